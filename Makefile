@@ -1,0 +1,28 @@
+# Every target sets itself up: a fresh clone needs nothing but python3 (>= 3.11).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint install clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m service.demo
+
+test: $(STAMP)
+	$(BIN)/ruff check service tests bench migrations
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check service tests bench migrations
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache shredcat.db demo-data test-artifacts
