@@ -1,0 +1,117 @@
+"""One error tree for the whole service.
+
+Bad input (a caller's fault, mapped to HTTP 4xx) is kept apart from misuse and internal faults.
+Every third-party library is wrapped by one module that translates its exceptions into these.
+The API maps each class to one status code in one handler (``service.api.errors``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ShredcatError(Exception):
+    """Base of every error shredcat raises on purpose."""
+
+    #: Stable machine-readable name, used as ``error.type`` in API bodies.
+    code: str = "internal_error"
+    #: HTTP status the API maps this class to.
+    http_status: int = 500
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+# --- Bad input: the caller can fix it ---------------------------------------------------------
+
+
+class BadInputError(ShredcatError):
+    code = "bad_input"
+    http_status = 422
+
+
+class InvalidParquetError(BadInputError):
+    """The bytes are not a readable Parquet file (magic, truncated or corrupt footer)."""
+
+    code = "invalid_parquet"
+
+
+class UnsupportedShreddingError(BadInputError):
+    """A Variant group whose shredding the spec forbids or shredcat cannot read
+    (unsigned ints, a wrong fixed length, unknown fields beside value/typed_value)."""
+
+    code = "unsupported_shredding"
+
+
+class InvalidPathError(BadInputError):
+    """A JSON path or DuckLake variant path that cannot be parsed."""
+
+    code = "invalid_path"
+
+
+class InvalidPredicateError(BadInputError):
+    """A predicate that cannot be parsed or uses something shredcat does not support."""
+
+    code = "invalid_predicate"
+
+
+class InvalidStatsError(BadInputError):
+    """Client-supplied statistics that are malformed or inconsistent."""
+
+    code = "invalid_stats"
+
+
+class LimitExceededError(BadInputError):
+    code = "limit_exceeded"
+    http_status = 413
+
+
+class FileAccessError(BadInputError):
+    """A file that cannot be opened or read (missing, permission, storage error)."""
+
+    code = "file_access"
+
+
+# --- Catalog state ----------------------------------------------------------------------------
+
+
+class NotFoundError(ShredcatError):
+    code = "not_found"
+    http_status = 404
+
+
+class AlreadyExistsError(ShredcatError):
+    code = "already_exists"
+    http_status = 409
+
+
+class ConflictError(ShredcatError):
+    """The request contradicts the catalog (same path, different content; stale snapshot)."""
+
+    code = "conflict"
+    http_status = 409
+
+
+# --- Security ---------------------------------------------------------------------------------
+
+
+class UnauthorizedError(ShredcatError):
+    code = "unauthorized"
+    http_status = 401
+
+
+class ForbiddenError(ShredcatError):
+    code = "forbidden"
+    http_status = 403
+
+
+# --- Infrastructure ---------------------------------------------------------------------------
+
+
+class StorageUnavailableError(ShredcatError):
+    """The catalog database cannot be reached; safe to retry."""
+
+    code = "storage_unavailable"
+    http_status = 503

@@ -1,0 +1,64 @@
+"""What the extractor produces for one Parquet file: typed, frozen, DuckLake-shaped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from service.stats.types import Bound, ShreddedType, format_bound
+
+
+@dataclass(frozen=True, slots=True)
+class PathStats:
+    """One row of ``ducklake_file_variant_stats`` (plus the Variant column it belongs to).
+
+    ``min_value``/``max_value`` are typed (see :mod:`service.stats.types`); ``None`` means the
+    bound is unknown, never "empty". ``contains_nan`` is None for non-float types.
+    """
+
+    column: str
+    variant_path: str
+    shredded_type: ShreddedType
+    column_size_bytes: int
+    value_count: int
+    null_count: int
+    min_value: Bound | None
+    max_value: Bound | None
+    contains_nan: bool | None
+    extra_stats: str | None = None
+
+    @property
+    def num_values(self) -> int:
+        return self.value_count + self.null_count
+
+    def ducklake_row(self) -> dict[str, Any]:
+        """The row exactly as DuckLake stores it (bounds rendered as DuckDB VARCHARs)."""
+        t = self.shredded_type
+        return {
+            "variant_path": self.variant_path,
+            "shredded_type": t.name,
+            "column_size_bytes": self.column_size_bytes,
+            "value_count": self.value_count,
+            "null_count": self.null_count,
+            "min_value": None if self.min_value is None else format_bound(t, self.min_value),
+            "max_value": None if self.max_value is None else format_bound(t, self.max_value),
+            "contains_nan": self.contains_nan,
+            "extra_stats": self.extra_stats,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FileStats:
+    """Everything the catalog stores about one data file."""
+
+    path: str
+    file_size_bytes: int
+    record_count: int
+    footer_size: int
+    #: Identifies the content at ``path`` (object-store etag, or mtime+size for local files), so
+    #: that re-registering a path whose bytes changed is detected.
+    content_id: str | None
+    #: Every Variant column found (dotted names for Variant fields nested in structs), including
+    #: those with no fully shredded path.
+    variant_columns: tuple[str, ...]
+    paths: tuple[PathStats, ...] = field(default_factory=tuple)
