@@ -9,8 +9,11 @@ bytes actually present before anything is allocated or looped over, and containe
 at :data:`MAX_DEPTH` so hostile input cannot reach Python's recursion limit.
 
 Where the spec is silent we are lenient (unused header bits are ignored); where it says "must" we
-check. The one strictness beyond the text: a top-level value or metadata passed on its own must be
-exactly as long as its encoding, since trailing bytes in a Parquet cell mean corruption.
+check, with two exceptions that real writers break and that a decoder does not need: dictionary
+strings flagged ``sorted_strings`` need not be sorted or unique, and object fields need not be listed
+in key order (DuckDB 1.5.5 writes both). Duplicate field names within one object are still rejected.
+The one strictness beyond the text: a top-level value or metadata passed on its own must be exactly
+as long as its encoding, since trailing bytes in a Parquet cell mean corruption.
 
 Misuse of the encoder (a value that does not fit its kind) raises ``ValueError``: that is a
 programming error, not bad input.
@@ -115,6 +118,9 @@ _MAX_DECIMAL_DIGITS: Final = 38
 
 @dataclass(frozen=True, slots=True)
 class VariantMetadata:
+    """A decoded metadata dictionary. ``sorted_strings`` is the header bit as written; it is not
+    verified (DuckDB sets it on unsorted dictionaries), so never binary-search ``keys`` on it."""
+
     version: int
     sorted_strings: bool
     keys: tuple[str, ...]
@@ -267,11 +273,9 @@ def decode_metadata(buf: bytes) -> VariantMetadata:
             raise _fail(f"metadata offsets decrease at string {i} ({start} > {stop})", offsets_start)
         keys.append(_utf8(buf[bytes_start + start : bytes_start + stop], bytes_start + start, "metadata key"))
     # "If `sorted_strings` is set to 1, strings in the dictionary must be unique and sorted in
-    # lexicographic order." UTF-8 byte order equals code point order, i.e. Python str order.
-    if sorted_strings:
-        for i in range(1, len(keys)):
-            if not keys[i - 1] < keys[i]:
-                raise _fail(f"sorted_strings is set but key {i} ({keys[i]!r}) is not after {keys[i - 1]!r}")
+    # lexicographic order." Deliberately not enforced: DuckDB 1.5.5 writes header 0x11 over
+    # dictionaries that are neither sorted nor unique (e.g. b, a, c, z, a, q), and nothing here
+    # relies on the order. The flag is reported as written, so callers must not trust it either.
     return VariantMetadata(version=version, sorted_strings=sorted_strings, keys=tuple(keys))
 
 
@@ -356,7 +360,9 @@ def _decode_primitive(buf: bytes, pos: int, type_id: int, end: int) -> tuple[Var
         size = _uint(buf, data, 4, end, f"{kind} size")
         _need(buf, data + 4, size, end, kind)
         raw = buf[data + 4 : data + 4 + size]
-        return VariantValue(kind, raw if kind == "binary" else _utf8(raw, data + 4, "string")), data + 4 + size
+        return VariantValue(
+            kind, raw if kind == "binary" else _utf8(raw, data + 4, "string")
+        ), data + 4 + size
     # uuid, the last ID: "16-byte big-endian"
     _need(buf, data, 16, end, "uuid")
     return VariantValue("uuid", uuid.UUID(bytes=buf[data : data + 16])), data + 16
@@ -409,7 +415,9 @@ def _child_offsets(
         # Values need not be in offset order ("offsets will not necessarily be listed in ascending
         # order"), but each must start inside the fields region.
         if off >= offsets[-1]:
-            raise _fail(f"{what} field_offset {i} ({off}) is not below the fields size {offsets[-1]}", offsets_start)
+            raise _fail(
+                f"{what} field_offset {i} ({off}) is not below the fields size {offsets[-1]}", offsets_start
+            )
     return offsets[:-1], fields_end
 
 
@@ -425,21 +433,22 @@ def _decode_object(
     )
     offsets, fields_end = _child_offsets(buf, count, offsets_start, offset_size, fields_start, end, "object")
     pairs: list[tuple[str, VariantValue]] = []
-    previous: str | None = None
+    seen: set[str] = set()
     for i in range(count):
         field_id = _uint(buf, ids_start + i * id_size, id_size, offsets_start, "object field_id")
         # "A `field_id` is an index into the dictionary in the metadata."
         if field_id >= len(keys):
             raise _fail(f"object field_id {field_id} is outside the {len(keys)}-key dictionary", ids_start)
         key = keys[field_id]
+        # "It is an error for an object to contain two fields with the same name, whether or not they
+        # have distinct dictionary IDs."
+        if key in seen:
+            raise _fail(f"object has duplicate field name {key!r}", ids_start)
+        seen.add(key)
         # "field IDs and offsets must be listed in the order of the corresponding field names,
-        # sorted lexicographically (using unsigned byte ordering for UTF-8)" and "It is an error for
-        # an object to contain two fields with the same name, whether or not they have distinct
-        # dictionary IDs." Strictly increasing names check both at once.
-        if previous is not None and not previous < key:
-            problem = "duplicate" if previous == key else "out-of-order"
-            raise _fail(f"object has {problem} field name {key!r} after {previous!r}", ids_start)
-        previous = key
+        # sorted lexicographically" is deliberately not enforced: DuckDB 1.5.5 lists fields in
+        # dictionary-ID order over an unsorted dictionary ({"z": .., "a": ..}). Fields are kept in
+        # the order encoded; nothing here binary-searches them.
         child, _ = _decode_at(keys, buf, fields_start + offsets[i], fields_end, depth + 1)
         pairs.append((key, child))
     return VariantValue("object", tuple(pairs)), fields_end
@@ -451,7 +460,9 @@ def _decode_array(
     # "array_header: (is_large << 2 | field_offset_size_minus_one)"
     offset_size = (header & 0x03) + 1
     is_large = bool(header & 0x04)
-    count, _, offsets_start, fields_start = _container_layout(buf, pos, end, is_large, 0, offset_size, "array")
+    count, _, offsets_start, fields_start = _container_layout(
+        buf, pos, end, is_large, 0, offset_size, "array"
+    )
     offsets, fields_end = _child_offsets(buf, count, offsets_start, offset_size, fields_start, end, "array")
     elements = tuple(_decode_at(keys, buf, fields_start + off, fields_end, depth + 1)[0] for off in offsets)
     return VariantValue("array", elements), fields_end

@@ -1,0 +1,46 @@
+"""The ``shredcat`` command line.
+
+Scripts run it in loops, so start-up stays cheap: this module imports only argparse; each
+command's module (and pyarrow, SQLAlchemy, FastAPI, PySpark behind it) is imported when that
+command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# command -> module in service.cli that defines `add_arguments(parser)` and `run(args) -> int`.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "stats": ("stats", "Print the fully shredded Variant paths of Parquet files, one JSON object per line."),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="shredcat",
+        description="Catalog of shredded Parquet Variant statistics: extract, register, merge, prune.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(f"service.cli.{module}").add_arguments(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    module = importlib.import_module(f"service.cli.{COMMANDS[args.command][0]}")
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `shredcat stats ... | head` closes the pipe early: not an error.
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""``shredcat stats PATH... [--json]``: the extractor's rows, one JSON object per line.
+
+Contract (other tools rely on it): one line per fully shredded path with keys file, column,
+variant_path, shredded_type, column_size_bytes, value_count, null_count, min_value, max_value,
+contains_nan, extra_stats; absent values are JSON null. Exit 0 on success; otherwise non-zero
+with one line on stderr per bad file, the good files still printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="Parquet files (local paths or pyarrow.fs URIs)")
+    p.add_argument("--json", action="store_true", help="JSON lines output (the default and only format)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from service.errors import ShredcatError
+    from service.stats.extract import extract_file
+
+    failed = 0
+    out = sys.stdout
+    for path in args.paths:
+        try:
+            fs = extract_file(path)
+        except ShredcatError as e:
+            failed += 1
+            print(f"shredcat: {e.message}", file=sys.stderr)
+            continue
+        for ps in fs.paths:
+            row = {"file": path, "column": ps.column, **ps.ducklake_row()}
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        out.flush()
+    return 1 if failed else 0

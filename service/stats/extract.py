@@ -1,0 +1,485 @@
+"""Per-file Variant statistics: every fully shredded path of a Parquet file, in DuckLake's format.
+
+The footer decides whatever it can prove; column data is read only where it cannot:
+
+* **Fully shredded** (DuckLake's definition, seeds/ducklake-pr-750): in every row the field is
+  missing, null, or held in ``typed_value`` with that type. Proven by the sibling ``value``
+  column being absent, all null (null_count == num_values), or holding only Variant null
+  (min == max == ``0x00``). Otherwise the ``value`` chunk is read. A Variant null beside a
+  non-null ``typed_value`` in the same entry is invalid shredding (spec: "Writers must not
+  produce data where both value and typed_value are non-null"), so that case is read too.
+* **Counts**: ``null_count`` is the ``typed_value`` chunk's null count (leaf entries whose
+  typed_value is null: missing keys, Variant nulls, rows whose ancestors have another shape,
+  empty arrays); ``value_count`` = num_values − null_count; sizes are the compressed sizes of
+  the ``typed_value`` chunks only. Absent null counts are read, never assumed zero.
+* **Bounds** come from ``min_value``/``max_value`` when the column order and writer make them
+  trustworthy and exact (seeds/parquet-statistics-rules.txt); otherwise the column is read.
+  Float columns are always read when they hold values: no footer proves the absence of NaN,
+  and DuckLake keeps the sign of the first zero seen.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from service.errors import InvalidParquetError
+from service.parquet.footer import (
+    ColumnMetaData,
+    FileMetaData,
+    SchemaNode,
+    build_schema_tree,
+    validate_row_groups,
+)
+from service.parquet.io import ColumnReader, open_parquet, read_metadata
+from service.stats.model import FileStats, PathStats
+from service.stats.types import (
+    INTEGER_RANGES,
+    Bound,
+    Kind,
+    ShreddedType,
+    needs_truncation,
+    truncate_lower,
+    truncate_upper,
+)
+from service.variant.binary import metadata_length
+from service.variant.schema import (
+    ShreddedLeaf,
+    ShredNode,
+    VariantColumn,
+    find_variant_columns,
+    shredded_leaves,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+VARIANT_NULL = b"\x00"
+
+
+# --- writer guards ----------------------------------------------------------------------------
+
+_CREATED_BY = re.compile(r"^(?P<app>[^ ]+) version (?P<ver>\d+(?:\.\d+)*)")
+
+
+def _writer(created_by: str | None) -> tuple[str, tuple[int, ...]]:
+    if not created_by:
+        return ("", ())
+    m = _CREATED_BY.match(created_by)
+    if not m:
+        return (created_by.split(" ")[0].lower(), ())
+    return (m.group("app").lower(), tuple(int(x) for x in m.group("ver").split(".")))
+
+
+def binary_stats_trusted(created_by: str | None) -> bool:
+    """parquet-mr before 1.8.0 wrote corrupt binary statistics (PARQUET-251); Arrow and
+    parquet-java ignore them by the same check."""
+    app, ver = _writer(created_by)
+    return not (app == "parquet-mr" and ver and ver < (1, 8, 0))
+
+
+# --- decoding footer statistics ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _StatBounds:
+    min: bytes | None
+    max: bytes | None
+
+
+def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData) -> _StatBounds:
+    """The raw min/max a reader may trust for ``leaf``, or None where it may not.
+
+    parquet.thrift: "Without column_orders, the meaning of the min_value and max_value fields
+    ... is undefined" and "The obsolete min and max fields ... are always sorted by signed
+    comparison regardless of column_orders". Signed order is the type order only for the
+    numeric and temporal types, so the deprecated fields are never used for byte arrays.
+    """
+    st = cm.statistics
+    if st is None:
+        return _StatBounds(None, None)
+    order_ok = True
+    if meta.column_orders is not None:
+        idx = leaf.leaf_index
+        order_ok = idx is not None and idx < len(meta.column_orders) and meta.column_orders[idx] == "TYPE_ORDER"
+    is_binary = cm.type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
+    if is_binary and not binary_stats_trusted(meta.created_by):
+        return _StatBounds(None, None)
+    lo = hi = None
+    if order_ok and (st.min_value is not None or st.max_value is not None):
+        lo = st.min_value if st.is_min_value_exact is not False else None
+        hi = st.max_value if st.is_max_value_exact is not False else None
+    elif not is_binary and cm.type != "INT96":
+        lo, hi = st.min, st.max
+    return _StatBounds(lo, hi)
+
+
+def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
+    """PLAIN-encoded statistic bytes → typed bound; None if malformed (then the data is read)."""
+    pt = node.element.type
+    try:
+        v: Any
+        if pt == "BOOLEAN":
+            if len(raw) != 1:
+                return None
+            v = raw[0] != 0
+        elif pt == "INT32":
+            if len(raw) != 4:
+                return None
+            v = struct.unpack("<i", raw)[0]
+        elif pt == "INT64":
+            if len(raw) != 8:
+                return None
+            v = struct.unpack("<q", raw)[0]
+        elif pt == "FLOAT":
+            if len(raw) != 4:
+                return None
+            v = struct.unpack("<f", raw)[0]
+        elif pt == "DOUBLE":
+            if len(raw) != 8:
+                return None
+            v = struct.unpack("<d", raw)[0]
+        elif pt in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
+            if pt == "FIXED_LEN_BYTE_ARRAY" and len(raw) != node.element.type_length:
+                return None
+            v = raw
+        else:
+            return None
+    except struct.error:
+        return None
+    k = t.kind
+    if k is Kind.DECIMAL:
+        assert t.scale is not None and t.precision is not None
+        unscaled = int.from_bytes(v, "big", signed=True) if isinstance(v, bytes) else int(v)
+        if isinstance(v, bytes) and not v:
+            return None
+        if abs(unscaled) >= 10**t.precision:
+            return None
+        return Decimal(unscaled).scaleb(-t.scale)
+    if k in INTEGER_RANGES:
+        lo, hi = INTEGER_RANGES[k]
+        return v if lo <= v <= hi else None
+    if k is Kind.VARCHAR:
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if k is Kind.UUID:
+        return uuid.UUID(bytes=v)
+    if k in (Kind.FLOAT32, Kind.FLOAT64):
+        # parquet.thrift: "If the min is a NaN, it should be ignored. If the max is a NaN, it
+        # should be ignored." Zeros are normalised by writers (-0.0 min, +0.0 max), which
+        # loses the sign DuckLake reports: read the data for those too.
+        if math.isnan(v) or v == 0.0:
+            return None
+        return float(v)
+    return v
+
+
+# --- reading column data ----------------------------------------------------------------------
+
+
+def _py_values(t: ShreddedType, arr: pa.Array) -> pa.Array:
+    """Cast an Arrow leaf array to the representation :mod:`service.stats.types` uses."""
+    import pyarrow as pa
+
+    if isinstance(arr, pa.ExtensionArray):
+        arr = arr.storage
+    k = t.kind
+    if k is Kind.DATE:
+        return arr.cast(pa.int32())
+    if k in (Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS):
+        return arr.cast(pa.int64())
+    if k is Kind.UUID and pa.types.is_fixed_size_binary(arr.type):
+        return arr.cast(pa.binary())
+    if k is Kind.DECIMAL and not pa.types.is_decimal(arr.type):
+        # Arrow reads DECIMAL-annotated ints as decimal already; anything else is a surprise.
+        raise InvalidParquetError(f"unexpected Arrow type {arr.type} for {t.name}")
+    return arr
+
+
+def _to_bound(t: ShreddedType, v: Any) -> Bound:
+    if t.kind is Kind.UUID:
+        return uuid.UUID(bytes=bytes(v))
+    if t.kind is Kind.DECIMAL:
+        assert t.scale is not None
+        return Decimal(v).quantize(Decimal(1).scaleb(-t.scale))
+    if t.kind in (Kind.FLOAT32, Kind.FLOAT64):
+        return float(v)
+    return v  # type: ignore[no-any-return]
+
+
+@dataclass(slots=True)
+class _DataSummary:
+    non_null: int = 0
+    min: Bound | None = None
+    max: Bound | None = None
+    has_nan: bool = False
+
+
+def _summarize(t: ShreddedType, arr: pa.Array) -> _DataSummary:
+    import pyarrow.compute as pc
+
+    vals = _py_values(t, arr).drop_null()
+    out = _DataSummary(non_null=len(vals))
+    if not len(vals):
+        return out
+    if t.is_float:
+        nan = pc.is_nan(vals)
+        out.has_nan = bool(pc.any(nan).as_py())
+        if out.has_nan:
+            vals = vals.filter(pc.invert(nan))
+        if not len(vals):
+            return out
+    mm = pc.min_max(vals)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    # -0.0 and 0.0 compare equal; DuckDB keeps the first one seen.
+    if t.is_float and (lo == 0.0 or hi == 0.0):
+        first_zero = vals[pc.index(vals, 0.0).as_py()].as_py()
+        lo = first_zero if lo == 0.0 else lo
+        hi = first_zero if hi == 0.0 else hi
+    out.min, out.max = _to_bound(t, lo), _to_bound(t, hi)
+    return out
+
+
+# --- per-path extraction ----------------------------------------------------------------------
+
+
+@dataclass
+class _Ctx:
+    meta: FileMetaData
+    root: SchemaNode
+    f: Any
+    _reader: ColumnReader | None = None
+    reads: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    #: Verdicts of ancestor checks, by id() of the ShredNode.
+    ancestor_ok: dict[int, bool] = field(default_factory=dict)
+
+    def read(self, rg: int, nodes: list[SchemaNode]) -> list[pa.Array]:
+        if self._reader is None:
+            self._reader = ColumnReader(self.f, self.root)
+        self.reads += 1
+        return self._reader.read(rg, nodes)
+
+
+def _chunk(meta: FileMetaData, rg: int, leaf: SchemaNode) -> ColumnMetaData:
+    assert leaf.leaf_index is not None
+    cm = meta.row_groups[rg].columns[leaf.leaf_index].meta_data
+    if cm is None:
+        raise InvalidParquetError(f"row group {rg}: column {'.'.join(leaf.path)} has no metadata")
+    return cm
+
+
+def _is_null_residual(b: bytes, concatenated: bool) -> bool:
+    if not concatenated:
+        return b == VARIANT_NULL
+    # Early Spark layout: untyped_value = metadata || value.
+    try:
+        n = metadata_length(b)
+    except Exception:
+        return False
+    return b[n:] == VARIANT_NULL
+
+
+def _value_chunk_state(ctx: _Ctx, rg: int, value: SchemaNode, concatenated: bool) -> str:
+    """'all_null', 'nulls_only' (only Variant nulls, conflicts unchecked), 'values', 'unknown'."""
+    cm = _chunk(ctx.meta, rg, value)
+    st = cm.statistics
+    if st is not None and st.null_count is not None and st.null_count == cm.num_values:
+        return "all_null"
+    b = _usable_raw_bounds(ctx.meta, value, cm)
+    if b.min is not None and b.max is not None:
+        if b.min == b.max and _is_null_residual(b.min, concatenated):
+            return "nulls_only"
+        return "values"
+    return "unknown"
+
+
+def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
+    """Spec: "If the value is not an object, typed_value must be null" and "If the value is an
+    array, value must be null". A residual beside a non-null shredded object must be an object
+    (partially shredded); beside a shredded array it must be null. Files breaking this are
+    invalid (conformance cases 87 and 128): the paths below get no stats row.
+    """
+    key = id(node)
+    if key in ctx.ancestor_ok:
+        return ctx.ancestor_ok[key]
+    ok = True
+    if node.value is not None and node.typed is not None:
+        import pyarrow.compute as pc
+
+        for rg in range(len(ctx.meta.row_groups)):
+            cm = _chunk(ctx.meta, rg, node.value)
+            st = cm.statistics
+            if st is not None and st.null_count is not None and st.null_count == cm.num_values:
+                continue
+            residual, group = ctx.read(rg, [node.value, node.typed])
+            both = pc.and_(residual.is_valid(), group.is_valid())
+            clash = residual.filter(both)
+            if not len(clash):
+                continue
+            if node.kind == "array":
+                ok = False
+            else:
+                for b in clash.to_pylist():
+                    body = b
+                    if node.concatenated:
+                        try:
+                            body = b[metadata_length(b) :]
+                        except Exception:
+                            body = b""
+                    # Variant value header: basic_type is the low 2 bits; 2 means object.
+                    if not body or body[0] & 0x03 != 2:
+                        ok = False
+                        break
+            if not ok:
+                break
+    ctx.ancestor_ok[key] = ok
+    return ok
+
+
+def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats | None:
+    node = leaf.node
+    typed = node.typed
+    t = node.shredded_type
+    assert typed is not None and t is not None
+    meta = ctx.meta
+    n_rg = len(meta.row_groups)
+    chunks = [_chunk(meta, rg, typed) for rg in range(n_rg)]
+
+    # 0. Enclosing objects and arrays must be validly shredded, or no row is confident.
+    for anc in leaf.ancestors:
+        if not _ancestor_valid(ctx, anc):
+            return None
+
+    # 1. Is the path fully shredded? Decide per row group, reading only where needed.
+    for rg in range(n_rg):
+        if node.value is None:
+            break
+        state = _value_chunk_state(ctx, rg, node.value, node.concatenated)
+        if state == "all_null":
+            continue
+        if state == "values":
+            return None
+        residual, typed_arr = ctx.read(rg, [node.value, typed])
+        valid = residual.is_valid()
+        if residual.null_count < len(residual):
+            present = residual.filter(valid).to_pylist()
+            if not all(_is_null_residual(b, node.concatenated) for b in present):
+                return None
+            import pyarrow.compute as pc
+
+            # A Variant null beside a typed value: invalid shredding; never a confident row.
+            if bool(pc.any(pc.and_(valid, typed_arr.is_valid())).as_py()):
+                return None
+
+    # 2. Counts and bounds, per row group.
+    null_count = 0
+    lo: Bound | None = None
+    hi: Bound | None = None
+    has_nan = False
+    for rg, cm in enumerate(chunks):
+        st = cm.statistics
+        rg_nulls = st.null_count if st is not None else None
+        lo_rg = hi_rg = None
+        need_read = rg_nulls is None or rg_nulls < 0 or rg_nulls > cm.num_values
+        rg_has_values = rg_nulls is None or rg_nulls < cm.num_values
+        if not need_read and rg_has_values:
+            if t.is_float:
+                need_read = True
+            else:
+                raw = _usable_raw_bounds(meta, typed, cm)
+                lo_rg = _decode_raw(t, typed, raw.min) if raw.min is not None else None
+                hi_rg = _decode_raw(t, typed, raw.max) if raw.max is not None else None
+                need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
+        if need_read:
+            (arr,) = ctx.read(rg, [typed])
+            s = _summarize(t, arr)
+            rg_nulls = cm.num_values - s.non_null
+            lo_rg, hi_rg, has_nan = s.min, s.max, has_nan or s.has_nan
+            if rg_nulls < 0:
+                raise InvalidParquetError(
+                    f"row group {rg}: {'.'.join(typed.path)} has more values than num_values"
+                )
+        assert rg_nulls is not None
+        null_count += rg_nulls
+        # Strict comparisons keep the first of equal values (DuckDB's -0.0 / 0.0 behaviour).
+        if lo_rg is not None and (lo is None or lo_rg < lo):  # type: ignore[operator]
+            lo = lo_rg
+        if hi_rg is not None and (hi is None or hi_rg > hi):  # type: ignore[operator]
+            hi = hi_rg
+
+    num_values = sum(cm.num_values for cm in chunks)
+    value_count = num_values - null_count
+    if value_count == 0:
+        lo = hi = None
+    # DuckLake's 256-byte rule, applied whatever the writer so rows match across tools.
+    if lo is not None and needs_truncation(t, lo):
+        lo = truncate_lower(t, lo)
+    if hi is not None and needs_truncation(t, hi):
+        hi = truncate_upper(t, hi)
+        if hi is None:
+            lo = None
+    return PathStats(
+        column=col.name,
+        variant_path=leaf.variant_path,
+        shredded_type=t,
+        column_size_bytes=sum(cm.total_compressed_size for cm in chunks),
+        value_count=value_count,
+        null_count=null_count,
+        min_value=lo,
+        max_value=hi,
+        contains_nan=has_nan if t.is_float else None,
+    )
+
+
+def extract_metadata_stats(meta: FileMetaData, f: Any) -> tuple[list[VariantColumn], list[PathStats]]:
+    """Stats of every fully shredded path, given a parsed footer and the open file."""
+    root = build_schema_tree(meta.schema)
+    validate_row_groups(root, meta)
+    columns = find_variant_columns(root)
+    ctx = _Ctx(meta=meta, root=root, f=f)
+    rows: list[PathStats] = []
+    for col in columns:
+        for leaf in shredded_leaves(col):
+            ps = _leaf_stats(ctx, col, leaf)
+            if ps is not None:
+                rows.append(ps)
+    return columns, rows
+
+
+def extract_file(uri: str) -> FileStats:
+    """Extract the Variant statistics of one Parquet file (local path or pyarrow.fs URI).
+
+    Raises :class:`~service.errors.InvalidParquetError`,
+    :class:`~service.errors.UnsupportedShreddingError` or
+    :class:`~service.errors.FileAccessError` with a message naming the file.
+    """
+    from service.errors import ShredcatError
+
+    try:
+        with open_parquet(uri) as (info, f, _):
+            meta = read_metadata(f, info.size)
+            columns, rows = extract_metadata_stats(meta, f)
+    except ShredcatError as e:
+        if not e.message.startswith(uri):
+            e.message = f"{uri}: {e.message}"
+        e.args = (e.message,)
+        e.details.setdefault("file", uri)
+        raise
+    return FileStats(
+        path=uri,
+        file_size_bytes=info.size,
+        record_count=meta.num_rows,
+        footer_size=meta.footer_size,
+        content_id=info.content_id,
+        variant_columns=tuple(c.name for c in columns),
+        paths=tuple(rows),
+    )
