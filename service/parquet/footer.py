@@ -675,19 +675,21 @@ def _list_header(buf: bytes, pos: int, depth: int, what: str) -> tuple[int, int,
 def _skip(buf: bytes, pos: int, wire: int, depth: int) -> int:
     """Step over one value of wire type ``wire`` without building it; returns the new position."""
     # "Therefore is also possible to handle unknown fields while decoding; these are simply ignored."
+    # Writers put fields we do not model (SizeStatistics histograms, bloom filter offsets, ...) in
+    # every column chunk, so varints are stepped over inline rather than decoded.
     if depth > MAX_THRIFT_DEPTH:
         raise _too_deep()
+    if _W_I16 <= wire <= _W_I64:
+        start = pos
+        while buf[pos] & 0x80:
+            pos += 1
+        pos += 1
+        if pos - start > 10:
+            raise _corrupt("varint longer than 10 bytes in a skipped field")
+        return pos
     if wire == _W_TRUE or wire == _W_FALSE:  # noqa: PLR1714 - the value is in the field header
         return pos
-    if wire == _W_I8:
-        pos += 1
-    elif _W_I16 <= wire <= _W_I64:
-        _, pos = _uvarint(buf, pos, 10, "a skipped field")
-    elif wire == _W_DOUBLE:
-        pos += 8  # "the compact protocol encodes it in little endian order": 8 bytes
-    elif wire == _W_UUID:
-        pos += 16  # "the field is always 16 bytes long"
-    elif wire == _W_BINARY:
+    if wire == _W_BINARY:
         n, pos = _uvarint(buf, pos, 5, "a skipped binary")
         pos += n
     elif wire == _W_STRUCT:
@@ -698,16 +700,41 @@ def _skip(buf: bytes, pos: int, wire: int, depth: int) -> int:
                 break
             if not header >> 4:
                 _, pos = _long_field_id(buf, pos, "a skipped struct")
-            pos = _skip(buf, pos, header & 0x0F, depth + 1)
-    elif wire == _W_LIST or wire == _W_SET:
+            wire = header & 0x0F
+            if _W_I16 <= wire <= _W_I64:
+                # Inline: skipped structs (SizeStatistics, ...) are mostly integers.
+                start = pos
+                while buf[pos] & 0x80:
+                    pos += 1
+                pos += 1
+                if pos - start > 10:
+                    raise _corrupt("varint longer than 10 bytes in a skipped field")
+            elif wire != _W_TRUE and wire != _W_FALSE:  # noqa: PLR1714
+                pos = _skip(buf, pos, wire, depth + 1)
+    elif wire == _W_LIST or wire == _W_SET:  # noqa: PLR1714
         size, element, pos = _list_header(buf, pos, depth + 1, "a skipped list")
-        if element == _W_TRUE or element == _W_FALSE:
+        if element == _W_TRUE or element == _W_FALSE:  # noqa: PLR1714
             # "Element values of type bool are sent as an int8". The element-type table says BOOL
             # is 2, some writers use 1 (the field-type code): both are one byte per element.
             pos += size
+        elif _W_I16 <= element <= _W_I64:
+            # Histograms (list<i64>) are the bulk of what gets skipped.
+            for _ in range(size):
+                start = pos
+                while buf[pos] & 0x80:
+                    pos += 1
+                pos += 1
+                if pos - start > 10:
+                    raise _corrupt("varint longer than 10 bytes in a skipped list")
         else:
             for _ in range(size):
                 pos = _skip(buf, pos, element, depth + 1)
+    elif wire == _W_I8:
+        pos += 1
+    elif wire == _W_DOUBLE:
+        pos += 8  # "the compact protocol encodes it in little endian order": 8 bytes
+    elif wire == _W_UUID:
+        pos += 16  # "the field is always 16 bytes long"
     elif wire == _W_MAP:
         # "empty-map ::= 0 ; non-empty-map ::= size key-element-type value-element-type (key value)+"
         size, pos = _uvarint(buf, pos, 5, "a skipped map")
@@ -716,8 +743,13 @@ def _skip(buf: bytes, pos: int, wire: int, depth: int) -> int:
                 raise _corrupt(f"a map claims {size} entries but only {len(buf) - pos} bytes are left")
             types = buf[pos]
             pos += 1
-            for element in (types >> 4, types & 0x0F) * size:
-                pos = pos + 1 if element == _W_TRUE or element == _W_FALSE else _skip(buf, pos, element, depth + 1)
+            key, value = types >> 4, types & 0x0F
+            for _ in range(size):
+                for element in (key, value):
+                    if element == _W_TRUE or element == _W_FALSE:  # noqa: PLR1714
+                        pos += 1
+                    else:
+                        pos = _skip(buf, pos, element, depth + 1)
     else:
         raise _corrupt(f"unknown compact protocol type {wire}")
     if pos > len(buf):

@@ -243,7 +243,9 @@ def read_ducklake_table(con: duckdb.DuckDBPyConnection, table: str = "t") -> Duc
         # Relative data file paths are relative to the table's directory, which is itself
         # relative to the schema's directory and DATA_PATH.
         abs_path = table_dir / p if f["path_is_relative"] else p
-        rows = sorted(per_file.get(f["data_file_id"], []), key=lambda r: (r["column_path"], r["variant_path"]))
+        rows = sorted(
+            per_file.get(f["data_file_id"], []), key=lambda r: (r["column_path"], r["variant_path"])
+        )
         files.append(
             DuckLakeFileStats(
                 path=str(abs_path),
@@ -264,7 +266,9 @@ def read_ducklake_table(con: duckdb.DuckDBPyConnection, table: str = "t") -> Duc
         global_stats[".".join(column_paths[column_id])] = _parse_json(extra)
 
     catalog = _fetch_one(con, "SELECT path FROM duckdb_databases() WHERE database_name = ?", [_ALIAS])
-    return DuckLakeTable(files=files, global_stats=global_stats, catalog_path=str(catalog), data_path=str(data_root))
+    return DuckLakeTable(
+        files=files, global_stats=global_stats, catalog_path=str(catalog), data_path=str(data_root)
+    )
 
 
 def _table_dir(con: duckdb.DuckDBPyConnection, table: str, data_root: Path) -> tuple[int, Path]:
