@@ -687,7 +687,7 @@ def _skip(buf: bytes, pos: int, wire: int, depth: int) -> int:
         if pos - start > 10:
             raise _corrupt("varint longer than 10 bytes in a skipped field")
         return pos
-    if wire == _W_TRUE or wire == _W_FALSE:  # noqa: PLR1714 - the value is in the field header
+    if wire in (_W_TRUE, _W_FALSE):
         return pos
     if wire == _W_BINARY:
         n, pos = _uvarint(buf, pos, 5, "a skipped binary")
@@ -709,11 +709,11 @@ def _skip(buf: bytes, pos: int, wire: int, depth: int) -> int:
                 pos += 1
                 if pos - start > 10:
                     raise _corrupt("varint longer than 10 bytes in a skipped field")
-            elif wire != _W_TRUE and wire != _W_FALSE:  # noqa: PLR1714
+            elif wire != _W_TRUE and wire != _W_FALSE:
                 pos = _skip(buf, pos, wire, depth + 1)
-    elif wire == _W_LIST or wire == _W_SET:  # noqa: PLR1714
+    elif wire in (_W_LIST, _W_SET):
         size, element, pos = _list_header(buf, pos, depth + 1, "a skipped list")
-        if element == _W_TRUE or element == _W_FALSE:  # noqa: PLR1714
+        if element in (_W_TRUE, _W_FALSE):
             # "Element values of type bool are sent as an int8". The element-type table says BOOL
             # is 2, some writers use 1 (the field-type code): both are one byte per element.
             pos += size
@@ -746,7 +746,7 @@ def _skip(buf: bytes, pos: int, wire: int, depth: int) -> int:
             key, value = types >> 4, types & 0x0F
             for _ in range(size):
                 for element in (key, value):
-                    if element == _W_TRUE or element == _W_FALSE:  # noqa: PLR1714
+                    if element in (_W_TRUE, _W_FALSE):
                         pos += 1
                     else:
                         pos = _skip(buf, pos, element, depth + 1)
@@ -783,7 +783,7 @@ def _list_reader(element: tuple[int, typing.Any], owner: str, fname: str) -> _Li
 
         return read_structs
 
-    if kind == _K_ENUM or kind == _K_INT:  # noqa: PLR1714
+    if kind in (_K_ENUM, _K_INT):
         table: dict[int, str] | None = arg if kind == _K_ENUM else None
 
         def read_ints(buf: bytes, pos: int, depth: int) -> tuple[tuple[typing.Any, ...], int]:
@@ -987,12 +987,12 @@ def _compile(spec: _Struct) -> typing.Any:
         )
 
     nslots = len(spec.defaults)
-    for slot, default in enumerate(spec.defaults):
-        namespace[f"D{slot}"] = default
     locals_ = ", ".join(f"v{i}" for i in range(nslots))
     source = "def read(buf, pos, depth):\n"
     source += "    if depth > MAX_THRIFT_DEPTH:\n        raise _too_deep()\n"
-    source += "".join(f"    v{i} = D{i}\n" for i in range(nslots))
+    for slot, default in enumerate(spec.defaults):
+        # Defaults are None, 0 or (): literals, so no global look-up per slot.
+        source += f"    v{slot} = {default!r}\n"
     source += "    last = 0\n    while True:\n"
     source += _indent(
         f"""\

@@ -1,0 +1,112 @@
+"""Extraction throughput: shredcat vs DuckDB's parquet_metadata() vs a full-data read.
+
+Generates N small shredded files with DuckDB's own writer (a few shredded paths each), then, in
+the same run and on the same files, measures files/s for:
+
+* shredcat's extractor (footer first; data read only where the footer cannot prove a fact),
+* DuckDB's ``parquet_metadata()`` (its C++ footer reader; no Variant logic at all),
+* a naive bound: reading every file's data with pyarrow.
+
+Usage: ``python bench/extract.py [--files 10000] [--dir /tmp/shredcat-bench-extract]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+
+def generate(out: Path, n: int) -> list[str]:
+    import duckdb
+
+    out.mkdir(parents=True, exist_ok=True)
+    existing = sorted(str(p) for p in out.glob("*.parquet"))
+    if len(existing) >= n:
+        return existing[:n]
+    con = duckdb.connect()
+    paths = []
+    for i in range(n):
+        p = out / f"part-{i:06d}.parquet"
+        paths.append(str(p))
+        if p.exists():
+            continue
+        # 20 rows per file; ids clustered by file so pruning has something to prune.
+        con.execute(
+            f"""COPY (SELECT {{'user': {{'id': ({i} * 20 + r)::BIGINT, 'name': 'u' || r}},
+                            'score': (r * 1.5)::DOUBLE,
+                            'ts': TIMESTAMP '2024-01-01' + INTERVAL ({i}) MINUTE,
+                            'kind': CASE WHEN r % 2 = 0 THEN 'a' ELSE 'b' END}}::VARIANT AS v
+                    FROM range(20) t(r)) TO '{p}' (FORMAT parquet)"""
+        )
+    return paths
+
+
+def bench_shredcat(paths: list[str]) -> tuple[float, int]:
+    from service.stats.extract import extract_file
+
+    t0 = time.perf_counter()
+    rows = 0
+    for p in paths:
+        rows += len(extract_file(p).paths)
+    return time.perf_counter() - t0, rows
+
+
+def bench_duckdb_metadata(paths: list[str], glob: str) -> float:
+    import duckdb
+
+    con = duckdb.connect()
+    t0 = time.perf_counter()
+    n = con.execute(f"SELECT count(DISTINCT file_name) FROM parquet_metadata('{glob}')").fetchone()
+    elapsed = time.perf_counter() - t0
+    assert n is not None and n[0] == len(paths), n
+    return elapsed
+
+
+def bench_full_read(paths: list[str]) -> float:
+    import pyarrow.parquet as pq
+
+    t0 = time.perf_counter()
+    for p in paths:
+        pq.read_table(p)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--files", type=int, default=10_000)
+    ap.add_argument("--dir", default="/tmp/shredcat-bench-extract")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--clean", action="store_true", help="regenerate the files")
+    args = ap.parse_args()
+    out = Path(args.dir)
+    if args.clean and out.exists():
+        shutil.rmtree(out)
+    t0 = time.perf_counter()
+    paths = generate(out, args.files)
+    print(f"generated/verified {len(paths)} files in {time.perf_counter() - t0:.1f}s ({out})")
+    glob = str(out / "part-*.parquet") if len(paths) == len(list(out.glob("part-*.parquet"))) else None
+    results: dict[str, list[float]] = {"shredcat extract": [], "duckdb parquet_metadata": [], "pyarrow full read": []}
+    rows = 0
+    for _ in range(args.repeat):
+        el, rows = bench_shredcat(paths)
+        results["shredcat extract"].append(el)
+        if glob:
+            results["duckdb parquet_metadata"].append(bench_duckdb_metadata(paths, glob))
+        results["pyarrow full read"].append(bench_full_read(paths))
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"files: {len(paths)}, stats rows extracted: {rows} ({rows / len(paths):.1f} paths/file)")
+    print(f"{'method':<26}{'median s':>10}{'files/s':>12}")
+    for name, xs in results.items():
+        if not xs:
+            continue
+        med = statistics.median(xs)
+        print(f"{name:<26}{med:>10.2f}{len(paths) / med:>12.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+"""The one module that wraps SQLAlchemy engines, transactions and migrations, and translates driver
+errors into :mod:`service.errors`.
+
+Backends:
+
+* **SQLite** (embedded default): WAL journal, ``foreign_keys=ON``, ``busy_timeout`` 30 s, and
+  writers start with ``BEGIN IMMEDIATE`` (readers with a deferred ``BEGIN``), so that writers are
+  serialized by SQLite's write lock instead of failing on a lock upgrade.
+* **PostgreSQL** (psycopg 3): READ COMMITTED; writers serialize per table by locking the table row
+  (``SELECT ... FOR UPDATE``, see :mod:`service.catalog.repository`).
+
+:func:`run_transaction` runs a function in one transaction and retries it a bounded number of times
+on serialization failures, deadlocks, lock timeouts and ``database is locked``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import create_engine, event, make_url
+from sqlalchemy.engine import URL, Connection, Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from service.errors import ConflictError, ShredcatError, StorageUnavailableError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Where the Alembic scripts live (repo root / migrations).
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+#: Attempts of one transaction on a retryable error (serialization, deadlock, locked).
+DEFAULT_ATTEMPTS = 6
+
+_WRITE_OPTION = "shredcat_write"
+
+
+# --- engines ----------------------------------------------------------------------------------
+
+
+def normalize_url(url: str | URL) -> URL:
+    """Parse a database URL; plain ``postgresql://``/``postgres://`` mean psycopg 3."""
+    u = make_url(url) if isinstance(url, str) else url
+    if u.drivername in ("postgresql", "postgres"):
+        u = u.set(drivername="postgresql+psycopg")
+    return u
+
+
+def backend_name(bind: Engine | Connection) -> str:
+    """``sqlite`` or ``postgresql``."""
+    return bind.dialect.name
+
+
+def make_engine(url: str | URL, **kwargs: Any) -> Engine:
+    """An engine configured for the catalog (see the module docstring)."""
+    u = normalize_url(url)
+    if u.get_backend_name() == "sqlite":
+        connect_args = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+        if u.database in (None, "", ":memory:"):
+            kwargs.setdefault("poolclass", StaticPool)
+        engine = create_engine(u, connect_args=connect_args, **kwargs)
+        _configure_sqlite(engine, in_memory=u.database in (None, "", ":memory:"))
+        return engine
+    if u.get_backend_name() == "postgresql":
+        kwargs.setdefault("pool_pre_ping", True)
+        kwargs.setdefault("pool_size", 5)
+        kwargs.setdefault("max_overflow", 10)
+        connect_args = kwargs.pop("connect_args", {})
+        connect_args.setdefault("connect_timeout", 10)
+        connect_args.setdefault("application_name", "shredcat")
+        return create_engine(u, connect_args=connect_args, **kwargs)
+    raise ShredcatError(f"unsupported catalog database {u.get_backend_name()!r}: use sqlite or postgresql")
+
+
+def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy's "begin" event below emit BEGIN, instead of pysqlite's implicit one.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute("PRAGMA foreign_keys = ON")
+        if not in_memory:
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = NORMAL")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        write = conn.get_execution_options().get(_WRITE_OPTION, True)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+_RETRYABLE_SQLSTATES = {"40001", "40P01", "55P03"}  # serialization_failure, deadlock, lock_not_available
+_UNAVAILABLE_SQLSTATE_CLASSES = ("08", "53", "57")  # connection, insufficient resources, operator
+
+
+def _sqlstate(exc: DBAPIError) -> str | None:
+    orig = exc.orig
+    return getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """True for errors after which re-running the whole transaction may succeed."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    state = _sqlstate(exc)
+    if state in _RETRYABLE_SQLSTATES:
+        return True
+    msg = str(exc.orig).lower()
+    return "database is locked" in msg or "database table is locked" in msg or "database is busy" in msg
+
+
+def translate_error(exc: SQLAlchemyError) -> ShredcatError:
+    """Map a SQLAlchemy/driver error onto the service's error tree."""
+    if isinstance(exc, IntegrityError):
+        return ConflictError(f"the catalog refused a conflicting change: {exc.orig}")
+    if isinstance(exc, DBAPIError):
+        state = _sqlstate(exc) or ""
+        if (
+            isinstance(exc, OperationalError | InterfaceError)
+            or exc.connection_invalidated
+            or state.startswith(_UNAVAILABLE_SQLSTATE_CLASSES)
+            or state in _RETRYABLE_SQLSTATES
+            or is_retryable(exc)
+        ):
+            return StorageUnavailableError(f"the catalog database is unavailable: {exc.orig}")
+        return ShredcatError(f"catalog database error: {exc.orig}")
+    return ShredcatError(f"catalog database error: {exc}")
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Translate SQLAlchemy errors raised inside the block (no retry)."""
+    try:
+        yield
+    except SQLAlchemyError as e:
+        raise translate_error(e) from e
+
+
+# --- transactions -----------------------------------------------------------------------------
+
+
+@contextmanager
+def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
+    """One transaction: committed when the block ends, rolled back on any exception."""
+    with engine.connect() as conn:
+        conn.execution_options(**{_WRITE_OPTION: write})
+        with conn.begin():
+            yield conn
+
+
+def run_transaction(
+    engine: Engine,
+    fn: Callable[[Connection], T],
+    *,
+    write: bool = True,
+    attempts: int = DEFAULT_ATTEMPTS,
+    retry_integrity: bool = False,
+) -> T:
+    """Run ``fn(conn)`` in one transaction, retrying on retryable errors; errors come out translated.
+
+    ``retry_integrity``: also retry once on a unique violation (for get-or-create races, where the
+    second attempt finds the row the other writer created).
+    """
+    integrity_retried = False
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            with transaction(engine, write=write) as conn:
+                return fn(conn)
+        except IntegrityError as e:
+            if retry_integrity and not integrity_retried:
+                integrity_retried = True
+                continue
+            raise translate_error(e) from e
+        except SQLAlchemyError as e:
+            if attempt < attempts and is_retryable(e):
+                delay = min(2.0, 0.02 * 2**attempt) * (0.5 + random.random())
+                log.info("catalog transaction retry %d after %s", attempt, e.__class__.__name__)
+                time.sleep(delay)
+                continue
+            raise translate_error(e) from e
+
+
+# --- migrations -------------------------------------------------------------------------------
+
+
+def alembic_config(connection: Connection | None = None, url: str | None = None) -> Any:
+    """An Alembic Config for ``migrations/``; ``env.py`` uses ``connection`` (or ``url``) if given,
+    else the settings' ``database_url``."""
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if url is not None:
+        cfg.set_main_option("sqlalchemy.url", str(url).replace("%", "%%"))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _with_alembic(bind: str | URL | Engine, action: Callable[[Any], None]) -> None:
+    from alembic import command  # noqa: F401  (import check before opening connections)
+
+    owned = not isinstance(bind, Engine)
+    engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
+    try:
+        with translated(), transaction(engine, write=True) as conn:
+            action(alembic_config(connection=conn))
+    finally:
+        if owned:
+            engine.dispose()
+
+
+def upgrade_to_head(bind: str | URL | Engine, revision: str = "head") -> None:
+    """Create or upgrade the catalog schema (``shredcat migrate``)."""
+    from alembic import command
+
+    _with_alembic(bind, lambda cfg: command.upgrade(cfg, revision))
+
+
+migrate = upgrade_to_head
+
+
+def downgrade(bind: str | URL | Engine, revision: str = "base") -> None:
+    from alembic import command
+
+    _with_alembic(bind, lambda cfg: command.downgrade(cfg, revision))
+
+
+def current_revision(bind: str | URL | Engine) -> str | None:
+    """The schema revision of the database (None when it was never migrated)."""
+    from alembic.runtime.migration import MigrationContext
+
+    owned = not isinstance(bind, Engine)
+    engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
+    try:
+        with translated(), transaction(engine, write=False) as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    finally:
+        if owned:
+            engine.dispose()
+
+
+def schema_drift(bind: str | URL | Engine) -> list[Any]:
+    """Differences between the models and the migrated database (empty = no drift)."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    from service.catalog.models import Base
+
+    owned = not isinstance(bind, Engine)
+    engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
+    try:
+        with translated(), transaction(engine, write=False) as conn:
+            ctx = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": True})
+            return list(compare_metadata(ctx, Base.metadata))
+    finally:
+        if owned:
+            engine.dispose()

@@ -1,0 +1,281 @@
+"""SQLAlchemy 2 models of the catalog. The schema itself is created and changed only by the Alembic
+migrations in ``migrations/``; these models are the source autogenerate compares against.
+
+DuckLake's table and column names are used wherever the concept is the same (``ducklake_schema``,
+``ducklake_table``, ``ducklake_column``, ``ducklake_snapshot``, ``ducklake_data_file``,
+``ducklake_file_variant_stats``, ``ducklake_table_column_stats``); DuckLake's columns keep their
+names and types, and shredcat's additions come after them. Tables of shredcat's own are prefixed
+``shredcat_``.
+
+Designed for pruning at scale (10^6 files x 10 paths = 10^7 stats rows):
+
+* ``ducklake_file_variant_stats`` carries, beside DuckLake's VARCHAR ``min_value``/``max_value``
+  (kept byte for byte), order-preserving typed keys from :func:`service.stats.types.index_key` in
+  one of three families (``*_num`` BIGINT, ``*_real`` DOUBLE, ``*_bin`` bytea/BLOB), a ``path_id``
+  into the small ``shredcat_variant_path`` dictionary, and the owning file's
+  ``begin_snapshot``/``end_snapshot`` (so live rows are filtered without a join). Partial indexes
+  ``WHERE end_snapshot IS NULL AND <key> IS NOT NULL`` on ``(path_id, <key>)`` serve range probes:
+  a row enters only the two indexes of its own family.
+* ``shredcat_variant_path`` keeps per-path live counters (files, values, nulls, sizes, NaN and
+  unknown-bound files) so that global stats are rebuilt after a removal without scanning the stats
+  rows, ``live_file_count`` for pruning (no anti-join needed when it equals the table's live file
+  count), and ``max_width_num``/``max_width_real``: the largest ``max - min`` of any file ever
+  committed (monotone, an over-estimate; NULL = unbounded), which turns a point probe into a
+  bounded index range ``min BETWEEN lit - width AND lit``.
+* ``path`` columns use the "C" collation on PostgreSQL, so ordering (keyset pagination, prefix
+  ranges) is byte order on both backends.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    Uuid,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+#: Surrogate keys: BIGINT on PostgreSQL, INTEGER (the rowid alias, 64-bit) on SQLite.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+#: File paths: byte-order collation on PostgreSQL ("C"), SQLite's default BINARY is byte order.
+PathString = String().with_variant(String(collation="C"), "postgresql")
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+LIVE = "end_snapshot IS NULL"
+
+
+def _live(extra: str | None = None) -> dict[str, object]:
+    """Partial-index predicate for both backends."""
+    cond = LIVE if extra is None else f"{LIVE} AND {extra}"
+    return {"postgresql_where": text(cond), "sqlite_where": text(cond)}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Snapshot(Base):
+    """``ducklake_snapshot``: one per change, globally and monotonically numbered."""
+
+    __tablename__ = "ducklake_snapshot"
+    __table_args__ = (
+        Index("ix_ducklake_snapshot_table_id_snapshot_id", "table_id", "snapshot_id"),
+        {"sqlite_autoincrement": True},
+    )
+
+    snapshot_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    snapshot_time: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: The table this snapshot changed (NULL for a namespace change).
+    table_id: Mapped[int | None] = mapped_column(BigInteger)
+    #: DuckLake-style summary: ``inserted_into_table:3``, ``created_table:"ns"."t"``...
+    changes_made: Mapped[str] = mapped_column(String)
+    added_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    removed_files: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class Schema(Base):
+    """``ducklake_schema``: namespaces."""
+
+    __tablename__ = "ducklake_schema"
+    __table_args__ = (Index("uq_ducklake_schema_live_name", "schema_name", unique=True, **_live()),)
+
+    schema_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    schema_uuid: Mapped[uuid.UUID] = mapped_column(Uuid)
+    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
+    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+    schema_name: Mapped[str] = mapped_column(String)
+
+
+class Table(Base):
+    """``ducklake_table`` plus live counters and the table's current snapshot (the row writers lock)."""
+
+    __tablename__ = "ducklake_table"
+    __table_args__ = (
+        Index("uq_ducklake_table_live_name", "schema_id", "table_name", unique=True, **_live()),
+    )
+
+    table_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    table_uuid: Mapped[uuid.UUID] = mapped_column(Uuid)
+    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
+    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+    schema_id: Mapped[int] = mapped_column(ForeignKey("ducklake_schema.schema_id"))
+    table_name: Mapped[str] = mapped_column(String)
+    # shredcat: maintained on every commit/removal, under the table lock.
+    live_file_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_record_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    current_snapshot_id: Mapped[int] = mapped_column(BigInteger)
+
+
+class Column(Base):
+    """``ducklake_column``: the table's Variant columns (dotted names for Variants nested in structs)."""
+
+    __tablename__ = "ducklake_column"
+    __table_args__ = (Index("uq_ducklake_column_live_name", "table_id", "column_name", unique=True, **_live()),)
+
+    column_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
+    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"))
+    column_order: Mapped[int] = mapped_column(BigInteger)
+    column_name: Mapped[str] = mapped_column(String)
+    column_type: Mapped[str] = mapped_column(String)
+    nulls_allowed: Mapped[bool] = mapped_column(Boolean, default=True)
+    parent_column: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class DataFile(Base):
+    """``ducklake_data_file`` plus ``content_id`` (etag or ``mtime_ns:size``) and the file's
+    Variant columns, to detect a path that now holds different content and to return the file's
+    stats as they were committed."""
+
+    __tablename__ = "ducklake_data_file"
+    __table_args__ = (
+        # A path is live at most once per table: the database itself refuses a double registration.
+        Index("uq_ducklake_data_file_live_path", "table_id", "path", unique=True, **_live()),
+        # Listing the files of any (historical) snapshot in path order.
+        Index("ix_ducklake_data_file_table_id_path", "table_id", "path"),
+    )
+
+    data_file_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"))
+    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
+    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+    file_order: Mapped[int | None] = mapped_column(BigInteger)
+    path: Mapped[str] = mapped_column(PathString)
+    path_is_relative: Mapped[bool] = mapped_column(Boolean, default=False)
+    file_format: Mapped[str] = mapped_column(String, default="parquet")
+    record_count: Mapped[int] = mapped_column(BigInteger)
+    file_size_bytes: Mapped[int] = mapped_column(BigInteger)
+    footer_size: Mapped[int] = mapped_column(BigInteger)
+    # shredcat
+    content_id: Mapped[str | None] = mapped_column(String)
+    #: JSON array of the Variant columns found in the file (FileStats.variant_columns).
+    variant_columns: Mapped[str] = mapped_column(Text)
+
+
+class VariantPath(Base):
+    """``shredcat_variant_path``: dictionary of (column, variant_path, shredded_type) per table, with
+    live counters (for global stats and pruning) and the maximum bound width ever seen."""
+
+    __tablename__ = "shredcat_variant_path"
+    __table_args__ = (
+        Index(
+            "uq_shredcat_variant_path_key", "table_id", "column_id", "variant_path", "shredded_type", unique=True
+        ),
+    )
+
+    path_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"))
+    column_id: Mapped[int] = mapped_column(ForeignKey("ducklake_column.column_id"))
+    variant_path: Mapped[str] = mapped_column(String)
+    shredded_type: Mapped[str] = mapped_column(String)
+    #: Live files having a stats row for this path (i.e. in which it is fully shredded with this type).
+    live_file_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_value_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_null_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_size_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: Live files with contains_nan true / NULL.
+    live_nan_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_nan_unknown_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: Live files with values but no min (max) bound.
+    live_min_unknown_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_max_unknown_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: Live files with values and a bound that has no typed key (decimals beyond int64).
+    live_min_keyless_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_max_keyless_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: Live files whose min is -0.0 (max is +0.0): ties the typed keys cannot tell apart.
+    live_min_negzero_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    live_max_poszero_files: Mapped[int] = mapped_column(BigInteger, default=0)
+    #: Max over files ever committed of (max_num - min_num); NULL = unbounded (overflow). 0 initially.
+    max_width_num: Mapped[int | None] = mapped_column(BigInteger, default=0)
+    #: Max over files ever committed of (max_real - min_real), rounded up; NULL = unbounded.
+    max_width_real: Mapped[float | None] = mapped_column(Double, default=0.0)
+
+
+class FileVariantStats(Base):
+    """``ducklake_file_variant_stats``: DuckLake's twelve columns byte for byte, then shredcat's."""
+
+    __tablename__ = "ducklake_file_variant_stats"
+    __table_args__ = (
+        *(
+            Index(f"ix_ducklake_file_variant_stats_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
+            for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
+        ),
+    )
+
+    # Primary key (data_file_id, path_id): also serves every lookup by data file.
+    data_file_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("ducklake_data_file.data_file_id"), primary_key=True
+    )
+    table_id: Mapped[int] = mapped_column(BigInteger)
+    column_id: Mapped[int] = mapped_column(BigInteger)
+    variant_path: Mapped[str] = mapped_column(String)
+    shredded_type: Mapped[str] = mapped_column(String)
+    column_size_bytes: Mapped[int] = mapped_column(BigInteger)
+    value_count: Mapped[int] = mapped_column(BigInteger)
+    null_count: Mapped[int] = mapped_column(BigInteger)
+    min_value: Mapped[str | None] = mapped_column(String)
+    max_value: Mapped[str | None] = mapped_column(String)
+    contains_nan: Mapped[bool | None] = mapped_column(Boolean)
+    extra_stats: Mapped[str | None] = mapped_column(String)
+    # shredcat
+    path_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("shredcat_variant_path.path_id"), primary_key=True
+    )
+    min_num: Mapped[int | None] = mapped_column(BigInteger)
+    max_num: Mapped[int | None] = mapped_column(BigInteger)
+    min_real: Mapped[float | None] = mapped_column(Double)
+    max_real: Mapped[float | None] = mapped_column(Double)
+    min_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
+    max_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
+    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
+    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class TableColumnStats(Base):
+    """``ducklake_table_column_stats``: for a Variant column, ``extra_stats`` holds the global
+    Variant stats as DuckLake's JSON (NULL when no path is kept)."""
+
+    __tablename__ = "ducklake_table_column_stats"
+
+    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"), primary_key=True)
+    column_id: Mapped[int] = mapped_column(ForeignKey("ducklake_column.column_id"), primary_key=True)
+    contains_null: Mapped[bool | None] = mapped_column(Boolean)
+    contains_nan: Mapped[bool | None] = mapped_column(Boolean)
+    min_value: Mapped[str | None] = mapped_column(String)
+    max_value: Mapped[str | None] = mapped_column(String)
+    extra_stats: Mapped[str | None] = mapped_column(String)
+
+
+class CommitKey(Base):
+    """``shredcat_commit_key``: idempotency keys of commits, per table, with the original result."""
+
+    __tablename__ = "shredcat_commit_key"
+
+    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"), primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String, primary_key=True)
+    request_hash: Mapped[str] = mapped_column(String(64))
+    snapshot_id: Mapped[int | None] = mapped_column(BigInteger)
+    result: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
