@@ -142,8 +142,10 @@ def ducklake_connection(
     insert write a Parquet file (otherwise small inserts stay in the catalog and no variant stats
     are written). ``ducklake_options`` are persisted with ``CALL dl.set_option(name, value)``
     (1.5.5 knows e.g. parquet_row_group_size, parquet_row_group_size_bytes ('64KB'),
-    target_file_size ('1MB'), parquet_compression, parquet_version, per_thread_output);
-    ``pre_sql`` runs after that (e.g. ``SET threads = 1``).
+    target_file_size ('1MB'), parquet_compression, parquet_version, per_thread_output).
+    Row groups never go below 2048 rows (DuckDB's vector size), and parquet_row_group_size_bytes
+    needs ``SET preserve_insertion_order = false`` or the insert fails. ``pre_sql`` runs after
+    the options (e.g. ``SET threads = 1`` for a deterministic row group layout).
     """
     import duckdb
 
