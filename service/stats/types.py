@@ -251,10 +251,7 @@ def _format_timestamp(units: int, per_second: int, digits: int, tz: bool) -> str
     days, rem = divmod(units, day_units)
     date_s = _format_date(days)
     time_s = _format_time_of_day(rem, per_second, digits)
-    if date_s.endswith(" (BC)"):
-        # DuckDB puts the era after the time: "0044-03-15 12:00:00 (BC)".
-        out = f"{date_s[:-5]} {time_s}"
-        return out + ("+00" if tz else "") + " (BC)"
+    # BC timestamps keep the era marker right after the date: "3957-03-15 (BC) 12:00:00".
     return f"{date_s} {time_s}" + ("+00" if tz else "")
 
 
@@ -342,7 +339,7 @@ def format_bound(t: ShreddedType, v: Bound) -> str:
 
 _TIME_RE = re.compile(r"(\d{2,}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?")
 _DATE_RE = re.compile(r"(-?\d{4,})-(\d{2})-(\d{2})( \(BC\))?")
-_TS_RE = re.compile(r"(-?\d{4,})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(\+00)?( \(BC\))?")
+_TS_RE = re.compile(r"(-?\d{4,})-(\d{2})-(\d{2})( \(BC\))? (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(\+00)?")
 
 
 def _parse_date(s: str) -> int:
@@ -375,17 +372,17 @@ def _parse_timestamp(s: str, per_second: int, digits: int, tz: bool) -> int:
     if s == "-infinity":
         return TS_NEG_INFINITY
     m = _TS_RE.fullmatch(s)
-    if not m or bool(m.group(8)) != tz or (m.group(7) and len(m.group(7)) > digits):
+    if not m or bool(m.group(9)) != tz or (m.group(8) and len(m.group(8)) > digits):
         raise ValueError(s)
     y, mo, d = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    if m.group(9):
+    if m.group(4):
         y = 1 - y
     _check_ymd(y, mo, d)
-    h, mi, sec = int(m.group(4)), int(m.group(5)), int(m.group(6))
+    h, mi, sec = int(m.group(5)), int(m.group(6)), int(m.group(7))
     if h > 23 or mi > 59 or sec > 59:
         raise ValueError(s)
     days = _days_from_civil(y, mo, d)
-    return (days * 86_400 + h * 3600 + mi * 60 + sec) * per_second + _frac(m.group(7), digits)
+    return (days * 86_400 + h * 3600 + mi * 60 + sec) * per_second + _frac(m.group(8), digits)
 
 
 def parse_bound(t: ShreddedType, s: str) -> Bound:

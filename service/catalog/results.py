@@ -1,0 +1,112 @@
+"""Frozen values the catalog API returns (never ORM objects)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from service.stats.merge import GlobalPathStats, render_ducklake_json
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceInfo:
+    namespace_id: int
+    name: str
+    begin_snapshot: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    table_id: int
+    namespace: str
+    name: str
+    #: Variant columns, in column order.
+    columns: tuple[str, ...]
+    live_file_count: int
+    live_record_count: int
+    live_bytes: int
+    #: The last snapshot that changed this table (its creation, a commit, a removal).
+    current_snapshot_id: int
+    snapshot_count: int
+    #: Time of the current snapshot.
+    last_commit_time: datetime | None
+    begin_snapshot: int
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    """``snapshot_id`` is None when nothing was added (every file was already live, unchanged)."""
+
+    snapshot_id: int | None
+    added: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    #: True when this result was replayed from an idempotency key.
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveResult:
+    snapshot_id: int | None
+    removed: tuple[str, ...]
+    #: Paths that were not live (only with ``missing_ok=True``).
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DataFileInfo:
+    data_file_id: int
+    path: str
+    file_size_bytes: int
+    record_count: int
+    footer_size: int
+    content_id: str | None
+    begin_snapshot: int
+    end_snapshot: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotInfo:
+    snapshot_id: int
+    snapshot_time: datetime
+    table_id: int | None
+    changes_made: str
+    added_files: int
+    removed_files: int
+
+
+@dataclass(frozen=True)
+class TableGlobalStats:
+    """Global Variant stats of a table at ``snapshot_id``: per Variant column (every column is a
+    key, possibly with no path) the kept paths, sorted by variant_path."""
+
+    snapshot_id: int
+    file_count: int
+    columns: Mapping[str, tuple[GlobalPathStats, ...]] = field(default_factory=dict)
+
+    def ducklake_json(self) -> dict[str, str | None]:
+        """``ducklake_table_column_stats.extra_stats`` per column, in DuckLake's layout."""
+        return {c: render_ducklake_json(paths) for c, paths in self.columns.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class PathCoverage:
+    """How widely one Variant path is fully shredded across the live files of a table."""
+
+    column: str
+    variant_path: str
+    #: Live files of the table.
+    live_files: int
+    #: Live files in which the path is fully shredded (with any type).
+    shredded_files: int
+    #: ``(shredded_type, live files)`` for each type the path is shredded as, most files first.
+    types: tuple[tuple[str, int], ...]
+
+    @property
+    def in_global_stats(self) -> bool:
+        """Fully shredded in every live file with one type (so it is in the global stats)."""
+        return self.live_files > 0 and len(self.types) == 1 and self.types[0][1] == self.live_files
