@@ -1,0 +1,1060 @@
+"""Tests for service.parquet.footer: agreement with pyarrow and DuckDB on real files, and
+robustness against hostile bytes (everything bad must end as InvalidParquetError, quickly)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import io
+import json
+import re
+import struct
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.errors import InvalidParquetError
+from service.parquet.footer import (
+    PARQUET_MAGIC,
+    TAIL_READ_SIZE,
+    FileMetaData,
+    LogicalType,
+    SchemaElement,
+    SchemaNode,
+    build_schema_tree,
+    iter_leaves,
+    parse_file_metadata,
+    read_file_metadata,
+    read_footer_bytes,
+    validate_row_groups,
+)
+
+CONFORMANCE_DIR = Path("/work/shared/conformance/parquet-testing/shredded_variant")
+CONFORMANCE_FILES = sorted(CONFORMANCE_DIR.glob("*.parquet"))
+
+
+# --- Helpers -------------------------------------------------------------------------------------
+
+
+def read_path(path: Path) -> FileMetaData:
+    with path.open("rb") as f:
+        return read_file_metadata(f)
+
+
+def footer_of(data: bytes) -> bytes:
+    offset, length = read_footer_bytes(data[-8:], len(data))
+    return data[offset : offset + length]
+
+
+def parse_or_invalid(data: bytes) -> FileMetaData | None:
+    """The robustness contract: a result (whose tree also builds or fails cleanly) or
+    InvalidParquetError, nothing else."""
+    try:
+        meta = parse_file_metadata(data)
+    except InvalidParquetError:
+        return None
+    try:
+        validate_row_groups(build_schema_tree(meta.schema), meta)
+    except InvalidParquetError:
+        pass
+    return meta
+
+
+_PA_UNITS = {"MILLIS": "milliseconds", "MICROS": "microseconds", "NANOS": "nanoseconds"}
+_PA_SIMPLE = {
+    "STRING": "String", "MAP": "Map", "LIST": "List", "ENUM": "Enum", "DATE": "Date", "UNKNOWN": "Null",
+    "JSON": "JSON", "BSON": "BSON", "UUID": "UUID", "FLOAT16": "Float16",
+}  # fmt: skip
+
+
+def pyarrow_logical_json(lt: LogicalType) -> dict[str, Any]:
+    """Our LogicalType in the shape of pyarrow's ``LogicalType.to_json()`` (a subset of its keys)."""
+    if lt.kind in _PA_SIMPLE:
+        return {"Type": _PA_SIMPLE[lt.kind]}
+    if lt.kind == "DECIMAL":
+        return {"Type": "Decimal", "precision": lt.precision, "scale": lt.scale}
+    if lt.kind in ("TIME", "TIMESTAMP"):
+        assert lt.unit is not None
+        return {"Type": lt.kind.title(), "isAdjustedToUTC": lt.is_adjusted_to_utc, "timeUnit": _PA_UNITS[lt.unit]}
+    if lt.kind == "INTEGER":
+        return {"Type": "Int", "bitWidth": lt.bit_width, "isSigned": lt.is_signed}
+    raise AssertionError(f"no pyarrow mapping for {lt}")
+
+
+# "optional group field_id=2 var (Variant(1)) {" / "required binary field_id=-1 metadata;"
+_SCHEMA_LINE = re.compile(
+    r"^\s*(?P<rep>required|optional|repeated) (?P<type>group|\S+) field_id=(?P<fid>-?\d+) "
+    r"(?P<name>[^ ;{]+)(?: \((?P<ann>.*)\))?\s*(?:\{|;)$"
+)
+
+
+def pyarrow_schema_lines(pa_meta: pq.FileMetaData) -> list[dict[str, str | None]]:
+    lines = [m.groupdict() for line in str(pa_meta.schema).splitlines() if (m := _SCHEMA_LINE.match(line))]
+    return lines
+
+
+_STATS_FORMAT = {"INT32": "<i", "INT64": "<q", "FLOAT": "<f", "DOUBLE": "<d"}
+
+
+def same_stat_value(raw: bytes, physical_type: str, expected: Any) -> bool:
+    """Does our raw PLAIN-encoded statistic equal pyarrow's decoded ``min_raw``/``max_raw``?"""
+    if physical_type in _STATS_FORMAT:
+        fmt = _STATS_FORMAT[physical_type]
+        (signed,) = struct.unpack(fmt, raw)
+        if signed == expected:
+            return True
+        # pyarrow decodes unsigned logical types as unsigned.
+        return fmt in ("<i", "<q") and struct.unpack(fmt.upper(), raw)[0] == expected
+    if physical_type == "BOOLEAN":
+        return raw == bytes([bool(expected)])
+    return raw == (expected.encode() if isinstance(expected, str) else expected)
+
+
+def assert_matches_pyarrow(meta: FileMetaData, pa_meta: pq.FileMetaData) -> None:
+    assert meta.num_rows == pa_meta.num_rows
+    assert len(meta.row_groups) == pa_meta.num_row_groups
+    assert meta.created_by == pa_meta.created_by
+    assert meta.footer_size == pa_meta.serialized_size
+    expected_kv = {k.decode(): v.decode() for k, v in (pa_meta.metadata or {}).items()}
+    assert {k: v for k, v in meta.key_value_metadata} == expected_kv
+
+    # Schema, every element (groups included), in order.
+    lines = pyarrow_schema_lines(pa_meta)
+    assert [line["name"] for line in lines] == [e.name for e in meta.schema]
+    for element, line in zip(meta.schema[1:], lines[1:], strict=True):
+        assert element.repetition == str(line["rep"]).upper()
+        assert (element.field_id if element.field_id is not None else -1) == int(str(line["fid"]))
+        if line["type"] == "group":
+            assert element.type is None
+            assert element.num_children is not None
+        lt = element.logical_type
+        if lt is not None and element.type is None:
+            assert line["ann"] is not None
+            # Groups carry LIST / MAP / VARIANT annotations: "(List)", "(Map)", "(Variant(1))".
+            expected = {"LIST": "List", "MAP": "Map"}.get(lt.kind) or f"Variant({lt.specification_version})"
+            assert line["ann"] == expected
+
+    # Leaves: physical type, levels, path, logical type.
+    root = build_schema_tree(meta.schema)
+    validate_row_groups(root, meta)
+    leaves = list(iter_leaves(root))
+    assert len(leaves) == pa_meta.num_columns
+    for leaf in leaves:
+        assert leaf.leaf_index is not None
+        column = pa_meta.schema.column(leaf.leaf_index)
+        assert ".".join(leaf.path) == column.path
+        assert leaf.element.type == column.physical_type
+        assert leaf.max_definition_level == column.max_definition_level
+        assert leaf.max_repetition_level == column.max_repetition_level
+        if leaf.element.type == "FIXED_LEN_BYTE_ARRAY":
+            assert leaf.element.type_length == column.length
+        lt = leaf.element.logical_type
+        if lt is not None and lt.kind != "UNRECOGNIZED":
+            actual = json.loads(column.logical_type.to_json())
+            expected = pyarrow_logical_json(lt)
+            assert {k: actual.get(k) for k in expected} == expected, leaf.path
+
+    # Column chunks and statistics.
+    for g, rg in enumerate(meta.row_groups):
+        pa_rg = pa_meta.row_group(g)
+        assert rg.num_rows == pa_rg.num_rows
+        assert rg.total_byte_size == pa_rg.total_byte_size
+        assert len(rg.columns) == pa_rg.num_columns
+        for c, chunk in enumerate(rg.columns):
+            pa_chunk = pa_rg.column(c)
+            md = chunk.meta_data
+            assert md is not None
+            assert (chunk.file_path or "") == pa_chunk.file_path
+            assert chunk.file_offset == pa_chunk.file_offset
+            assert ".".join(md.path_in_schema) == pa_chunk.path_in_schema
+            assert md.type == pa_chunk.physical_type
+            assert md.num_values == pa_chunk.num_values
+            assert md.total_compressed_size == pa_chunk.total_compressed_size
+            assert md.total_uncompressed_size == pa_chunk.total_uncompressed_size
+            assert md.data_page_offset == pa_chunk.data_page_offset
+            assert md.dictionary_page_offset == pa_chunk.dictionary_page_offset
+            # pyarrow names LZ4_RAW "LZ4" and the deprecated Hadoop LZ4 "LZ4_HADOOP".
+            assert {"LZ4_RAW": "LZ4", "LZ4": "LZ4_HADOOP"}.get(md.codec, md.codec) == pa_chunk.compression
+            assert set(md.encodings) == set(pa_chunk.encodings)
+            assert (chunk.column_index_offset is not None) == pa_chunk.has_column_index
+            assert (chunk.offset_index_offset is not None) == pa_chunk.has_offset_index
+            stats, pa_stats = md.statistics, pa_chunk.statistics
+            if pa_stats is None:
+                continue
+            assert stats is not None
+            # "Readers MUST distinguish between null_count not being present and null_count == 0."
+            assert stats.null_count == (pa_stats.null_count if pa_stats.has_null_count else None)
+            assert stats.distinct_count == (pa_stats.distinct_count if pa_stats.has_distinct_count else None)
+            if pa_stats.has_min_max:
+                low = stats.min_value if stats.min_value is not None else stats.min
+                high = stats.max_value if stats.max_value is not None else stats.max
+                assert low is not None
+                assert high is not None
+                assert same_stat_value(low, md.type, pa_stats.min_raw), (md.path_in_schema, low, pa_stats.min_raw)
+                assert same_stat_value(high, md.type, pa_stats.max_raw), (md.path_in_schema, high, pa_stats.max_raw)
+
+
+def assert_matches_duckdb(path: Path, meta: FileMetaData) -> None:
+    con = duckdb.connect()
+    rows = con.execute(
+        "SELECT name, type, type_length, repetition_type, num_children, converted_type, scale, precision, "
+        "field_id FROM parquet_schema(?) ORDER BY column_id",
+        [str(path)],
+    ).fetchall()
+    assert len(rows) == len(meta.schema)
+    for element, row in zip(meta.schema, rows, strict=True):
+        name, type_, type_length, repetition, num_children, converted, scale, precision, field_id = row
+        assert element.name == name
+        assert element.type == type_
+        assert element.type_length == (int(type_length) if type_length is not None else None)
+        if element.repetition is not None:
+            assert element.repetition == repetition
+        assert element.num_children == num_children
+        assert element.converted_type == converted
+        assert (element.scale, element.precision, element.field_id) == (scale, precision, field_id)
+
+    chunks = con.execute(
+        "SELECT row_group_id, column_id, num_values, stats_null_count, min_is_exact, max_is_exact, "
+        "total_compressed_size FROM parquet_metadata(?) ORDER BY row_group_id, column_id",
+        [str(path)],
+    ).fetchall()
+    ours = [
+        (g, c, chunk.meta_data, chunk.meta_data.statistics if chunk.meta_data else None)
+        for g, rg in enumerate(meta.row_groups)
+        for c, chunk in enumerate(rg.columns)
+    ]
+    assert len(chunks) == len(ours)
+    for (g, c, md, stats), row in zip(ours, chunks, strict=True):
+        assert md is not None
+        assert row[:3] == (g, c, md.num_values)
+        assert row[6] == md.total_compressed_size
+        if stats is not None:
+            assert (stats.null_count, stats.is_min_value_exact, stats.is_max_value_exact) == row[3:6]
+
+    (orders,) = con.execute("SELECT column_orders FROM parquet_file_metadata(?)", [str(path)]).fetchone() or (None,)
+    if meta.column_orders is None:
+        assert not orders
+    else:
+        assert [o.startswith("ColumnOrder(TYPE_ORDER=") for o in orders] == [
+            o == "TYPE_ORDER" for o in meta.column_orders
+        ]
+
+
+# --- Files to compare on -------------------------------------------------------------------------
+
+
+def _all_types_table(n: int) -> pa.Table:
+    base = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    return pa.table(
+        {
+            "bool": pa.array([i % 3 == 0 if i % 7 else None for i in range(n)]),
+            "i8": pa.array([i % 100 - 50 for i in range(n)], pa.int8()),
+            "u16": pa.array([i * 7 % 60000 for i in range(n)], pa.uint16()),
+            "i32": pa.array([i - n // 2 for i in range(n)], pa.int32()),
+            "u32": pa.array([4_000_000_000 - i for i in range(n)], pa.uint32()),
+            "i64": pa.array([i * 1_000_000_007 for i in range(n)], pa.int64()),
+            "u64": pa.array([2**64 - 1 - i for i in range(n)], pa.uint64()),
+            "f32": pa.array([i / 3 for i in range(n)], pa.float32()),
+            "f64": pa.array([-i / 7 if i % 5 else None for i in range(n)], pa.float64()),
+            "f16": pa.array([float(i % 50) for i in range(n)], pa.float16()),
+            "str": pa.array([f"s{i:05d}" if i % 4 else None for i in range(n)]),
+            "bin": pa.array([bytes([i % 256, 255 - i % 256]) for i in range(n)], pa.binary()),
+            "fixed": pa.array([i.to_bytes(4, "big") for i in range(n)], pa.binary(4)),
+            "dec32": pa.array([decimal.Decimal(i) / 100 for i in range(n)], pa.decimal128(7, 2)),
+            "dec64": pa.array([decimal.Decimal(i * 1000) / 1000 for i in range(n)], pa.decimal128(15, 3)),
+            "dec_flba": pa.array([decimal.Decimal(-i) / 10 for i in range(n)], pa.decimal128(30, 1)),
+            "date": pa.array([datetime.date(2020, 1, 1) + datetime.timedelta(days=i) for i in range(n)]),
+            "t_ms": pa.array([i * 1000 for i in range(n)], pa.time32("ms")),
+            "t_us": pa.array([i * 1000 for i in range(n)], pa.time64("us")),
+            "ts_ms": pa.array([base + datetime.timedelta(seconds=i) for i in range(n)], pa.timestamp("ms")),
+            "ts_us_utc": pa.array([base + datetime.timedelta(seconds=i) for i in range(n)], pa.timestamp("us", "UTC")),
+            "ts_ns": pa.array([i for i in range(n)], pa.timestamp("ns")),
+            "json": pa.array(['{"a": %d}' % i for i in range(n)], pa.json_()),
+            "uuid": pa.array([i.to_bytes(16, "big") for i in range(n)], pa.uuid()),
+            "null": pa.nulls(n),
+            "list": pa.array([[i, i + 1] if i % 3 else [] for i in range(n)], pa.list_(pa.int32())),
+            "struct": pa.array(
+                [{"x": i, "y": None if i % 2 else f"y{i}", "z": [{"q": float(i)}]} for i in range(n)],
+                pa.struct([("x", pa.int64()), ("y", pa.string()), ("z", pa.list_(pa.struct([("q", pa.float64())])))]),
+            ),
+            "map": pa.array([[("k", i), ("l", -i)] for i in range(n)], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def pyarrow_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    tmp = tmp_path_factory.mktemp("pyarrow")
+    table = _all_types_table(300)
+    variants: dict[str, dict[str, Any]] = {
+        "default": {"row_group_size": 100},
+        "int96_gzip_v2": {
+            "row_group_size": 128,
+            "use_deprecated_int96_timestamps": True,
+            "compression": "gzip",
+            "data_page_version": "2.0",
+            "store_decimal_as_integer": True,
+        },
+        "no_stats_no_dict": {"write_statistics": False, "use_dictionary": False, "compression": "none"},
+        "mixed": {
+            "compression": {"str": "zstd", "bin": "lz4", "i32": "brotli"},
+            "column_encoding": {"i64": "DELTA_BINARY_PACKED", "f64": "BYTE_STREAM_SPLIT"},
+            "use_dictionary": ["str"],
+            "write_page_index": True,
+            "write_statistics": ["i32", "str", "struct.x"],
+            "sorting_columns": [pq.SortingColumn(3, descending=True, nulls_first=True)],
+            "row_group_size": 50,
+        },
+    }
+    paths = []
+    for name, kwargs in variants.items():
+        path = tmp / f"{name}.parquet"
+        pq.write_table(table, path, **kwargs)
+        paths.append(path)
+    # Field ids and an empty file (no row groups).
+    with_ids = pa.schema([pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": b"7"})], metadata={b"k": b"v"})
+    path = tmp / "field_ids.parquet"
+    pq.write_table(pa.table({"a": [1, 2]}, schema=with_ids), path)
+    paths.append(path)
+    path = tmp / "empty.parquet"
+    pq.write_table(table.slice(0, 0), path)
+    paths.append(path)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def duckdb_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    tmp = tmp_path_factory.mktemp("duckdb")
+    con = duckdb.connect()
+    queries = {
+        "variant": "SELECT {'a': i}::VARIANT AS v FROM range(10) t(i)",
+        "mixed": """
+            SELECT (i % 100)::TINYINT a, (i % 200)::UTINYINT b, i::USMALLINT c, i::UBIGINT d, i::HUGEINT e,
+                   i::FLOAT f, (i / 3)::DECIMAL(4, 1) g, (i / 3)::DECIMAL(18, 3) h, (i / 3)::DECIMAL(30, 5) k,
+                   DATE '2020-01-01' + i::INT l, TIMESTAMP '2020-01-01' + INTERVAL (i) SECOND m,
+                   TIMESTAMPTZ '2020-01-01' + INTERVAL (i) SECOND n, TIMESTAMP_NS '2020-01-01' o, TIME '01:02:03' p,
+                   uuid() q, [i, i + 1] r, {'x': i, 'y': 'a' || i} s, MAP {'k': i} t, INTERVAL (i) DAY u,
+                   'blob'::BLOB w, i % 2 = 0 x, '{"a":1}'::JSON y, CASE WHEN i % 2 = 0 THEN NULL ELSE 'v' END z,
+                   {'a': i, 'b': [1, 2], 'c': 'x' || i}::VARIANT var
+            FROM range(2500) t(i)""",
+    }
+    paths = []
+    for name, query in queries.items():
+        path = tmp / f"{name}.parquet"
+        con.execute(f"COPY ({query}) TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 1000)")
+        paths.append(path)
+    return paths
+
+
+# --- Agreement with pyarrow and DuckDB -----------------------------------------------------------
+
+
+def test_conformance_files_exist() -> None:
+    assert len(CONFORMANCE_FILES) > 100
+
+
+def test_conformance_shredded_variant_files_match_pyarrow() -> None:
+    for path in CONFORMANCE_FILES:
+        meta = read_path(path)
+        assert_matches_pyarrow(meta, pq.read_metadata(path))
+
+
+def test_conformance_files_match_duckdb_sample() -> None:
+    # DuckDB's table functions are slower to call; a spread of files covers the same writer.
+    for path in CONFORMANCE_FILES[::10]:
+        assert_matches_duckdb(path, read_path(path))
+
+
+def test_conformance_variant_annotation() -> None:
+    meta = read_path(CONFORMANCE_FILES[0])
+    root = build_schema_tree(meta.schema)
+    var = root.child("var")
+    assert var is not None
+    assert var.element.logical_type == LogicalType("VARIANT", specification_version=1)
+    assert [c.name for c in var.children][:2] == ["metadata", "value"]
+    assert meta.column_orders is not None
+    assert set(meta.column_orders) == {"TYPE_ORDER"}
+
+
+def test_pyarrow_written_files(pyarrow_files: list[Path]) -> None:
+    for path in pyarrow_files:
+        meta = read_path(path)
+        assert_matches_pyarrow(meta, pq.read_metadata(path))
+        assert_matches_duckdb(path, meta)
+
+
+def test_pyarrow_details(pyarrow_files: list[Path]) -> None:
+    by_name = {p.stem: read_path(p) for p in pyarrow_files}
+    default = by_name["default"]
+    assert len(default.row_groups) == 3
+    schema = {e.name: e for e in default.schema}
+    assert schema["dec_flba"].type == "FIXED_LEN_BYTE_ARRAY"
+    assert schema["dec_flba"].logical_type == LogicalType("DECIMAL", precision=30, scale=1)
+    assert (schema["dec_flba"].precision, schema["dec_flba"].scale) == (30, 1)
+    assert schema["ts_us_utc"].logical_type == LogicalType("TIMESTAMP", is_adjusted_to_utc=True, unit="MICROS")
+    assert schema["ts_ns"].logical_type == LogicalType("TIMESTAMP", is_adjusted_to_utc=False, unit="NANOS")
+    assert schema["u64"].logical_type == LogicalType("INTEGER", bit_width=64, is_signed=False)
+    assert schema["u64"].converted_type == "UINT_64"
+    assert schema["uuid"].logical_type == LogicalType("UUID")
+    assert schema["null"].logical_type == LogicalType("UNKNOWN")
+    assert schema["f16"].logical_type == LogicalType("FLOAT16")
+    assert schema["list"].logical_type == LogicalType("LIST")
+    assert schema["map"].converted_type == "MAP"
+    assert all(kv[0] == "ARROW:schema" for kv in default.key_value_metadata)
+
+    int96 = {e.name: e for e in by_name["int96_gzip_v2"].schema}
+    assert int96["ts_ms"].type == "INT96"
+    assert int96["dec32"].type == "INT32"
+    assert {c.meta_data.codec for c in by_name["int96_gzip_v2"].row_groups[0].columns if c.meta_data} == {"GZIP"}
+
+    # write_statistics=False: no Statistics struct at all, which is not the same as zero nulls.
+    no_stats = by_name["no_stats_no_dict"]
+    assert all(c.meta_data and c.meta_data.statistics is None for rg in no_stats.row_groups for c in rg.columns)
+    assert all(c.meta_data and c.meta_data.dictionary_page_offset is None for c in no_stats.row_groups[0].columns)
+
+    mixed = by_name["mixed"]
+    rg0 = mixed.row_groups[0]
+    assert rg0.sorting_columns is not None
+    assert rg0.sorting_columns[0].column_idx == 3
+    assert rg0.sorting_columns[0].descending
+    assert rg0.ordinal == 0
+    codecs = {c.meta_data.path_in_schema: c.meta_data.codec for c in rg0.columns if c.meta_data}
+    assert codecs[("str",)] == "ZSTD"
+    assert codecs[("i32",)] == "BROTLI"
+    assert codecs[("bin",)] == "LZ4_RAW"
+    encodings = {c.meta_data.path_in_schema: c.meta_data.encodings for c in rg0.columns if c.meta_data}
+    assert "DELTA_BINARY_PACKED" in encodings[("i64",)]
+    assert "BYTE_STREAM_SPLIT" in encodings[("f64",)]
+    assert all(c.column_index_offset is not None for c in rg0.columns if c.meta_data and c.meta_data.statistics)
+    stats_on = {c.meta_data.path_in_schema for c in rg0.columns if c.meta_data and c.meta_data.statistics}
+    assert ("i32",) in stats_on
+    assert ("i64",) not in stats_on
+    dict_chunk = next(c for c in rg0.columns if c.meta_data and c.meta_data.path_in_schema == ("str",))
+    assert dict_chunk.meta_data is not None
+    assert dict_chunk.meta_data.dictionary_page_offset is not None
+    assert dict_chunk.meta_data.encoding_stats is not None
+    assert {s.page_type for s in dict_chunk.meta_data.encoding_stats} == {"DICTIONARY_PAGE", "DATA_PAGE"}
+
+    ids = by_name["field_ids"]
+    assert ids.schema[1].field_id == 7
+    assert ("k", "v") in ids.key_value_metadata
+
+    empty = by_name["empty"]
+    assert empty.num_rows == 0
+    assert empty.row_groups == ()
+    assert len(empty.schema) > 1
+
+
+def test_schema_tree_levels_and_paths(pyarrow_files: list[Path]) -> None:
+    meta = read_path(pyarrow_files[0])
+    root = build_schema_tree(meta.schema)
+    assert root.path == ()
+    assert (root.max_definition_level, root.max_repetition_level) == (0, 0)
+    struct_node = root.child("struct")
+    assert struct_node is not None
+    assert not struct_node.is_leaf
+    z = struct_node.child("z")
+    assert z is not None
+    element = z.child("list")
+    assert element is not None
+    q = element.children[0].child("q")
+    assert q is not None
+    assert q.is_leaf
+    assert q.path == ("struct", "z", "list", "element", "q")
+    # optional struct, optional list, repeated list, optional element, optional q
+    assert (q.max_definition_level, q.max_repetition_level) == (5, 1)
+    assert root.child("nope") is None
+    leaves = list(iter_leaves(root))
+    assert [leaf.leaf_index for leaf in leaves] == list(range(len(leaves)))
+
+
+def test_duckdb_written_files(duckdb_files: list[Path]) -> None:
+    for path in duckdb_files:
+        meta = read_path(path)
+        assert_matches_pyarrow(meta, pq.read_metadata(path))
+        assert_matches_duckdb(path, meta)
+
+
+def test_duckdb_variant_group_annotation(duckdb_files: list[Path]) -> None:
+    meta = read_path(duckdb_files[0])
+    root = build_schema_tree(meta.schema)
+    v = root.child("v")
+    assert v is not None
+    # DuckDB annotates the group with VariantType(specification_version=1) and no ConvertedType.
+    assert v.element.logical_type == LogicalType("VARIANT", specification_version=1)
+    assert v.element.converted_type is None
+    typed = v.child("typed_value")
+    assert typed is not None
+    a = typed.child("a")
+    assert a is not None
+    value = a.child("value")
+    assert value is not None
+    assert value.path == ("v", "typed_value", "a", "value")
+    assert value.is_leaf
+    assert meta.created_by is not None
+    assert meta.created_by.startswith("DuckDB")
+    stats = meta.row_groups[0].columns[0].meta_data.statistics  # type: ignore[union-attr]
+    assert stats is not None
+    assert stats.is_min_value_exact is True
+
+
+# --- read_file_metadata I/O behaviour ------------------------------------------------------------
+
+
+class CountingReader(io.RawIOBase):
+    """A seekable file that records reads and may return short reads, like a network stream."""
+
+    def __init__(self, data: bytes, max_chunk: int | None = None) -> None:
+        self._data = data
+        self._pos = 0
+        self.max_chunk = max_chunk
+        self.reads: list[tuple[int, int]] = []
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._pos = {0: offset, 1: self._pos + offset, 2: len(self._data) + offset}[whence]
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, size: int = -1) -> bytes:
+        if size < 0:
+            size = len(self._data) - self._pos
+        if self.max_chunk is not None:
+            size = min(size, self.max_chunk)
+        self.reads.append((self._pos, size))
+        chunk = self._data[self._pos : self._pos + size]
+        self._pos += len(chunk)
+        return chunk
+
+
+def _big_footer_file() -> bytes:
+    table = pa.table({f"column_with_a_long_name_{i:04d}": pa.array([i, i + 1]) for i in range(700)})
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return buf.getvalue()
+
+
+def test_small_footer_is_one_read(pyarrow_files: list[Path]) -> None:
+    data = pyarrow_files[0].read_bytes()
+    reader = CountingReader(data)
+    meta = read_file_metadata(reader)  # type: ignore[arg-type]
+    assert len(reader.reads) == 1
+    assert reader.reads[0] == (max(0, len(data) - TAIL_READ_SIZE), min(len(data), TAIL_READ_SIZE))
+    assert meta == read_file_metadata(io.BytesIO(data), len(data))
+
+
+def test_large_footer_takes_a_second_read() -> None:
+    data = _big_footer_file()
+    offset, length = read_footer_bytes(data[-8:], len(data))
+    assert length > TAIL_READ_SIZE
+    reader = CountingReader(data)
+    meta = read_file_metadata(reader)  # type: ignore[arg-type]
+    assert len(reader.reads) == 2
+    assert reader.reads[1][0] == offset
+    assert meta.footer_size == length
+    assert len(meta.schema) == 701
+    assert meta == parse_file_metadata(data[offset : offset + length])
+    assert meta.num_rows == pq.read_metadata(io.BytesIO(data)).num_rows
+
+
+def test_short_reads_are_retried(pyarrow_files: list[Path]) -> None:
+    data = pyarrow_files[0].read_bytes()
+    reader = CountingReader(data, max_chunk=1000)
+    assert read_file_metadata(reader) == read_file_metadata(io.BytesIO(data))  # type: ignore[arg-type]
+
+
+# --- Bad input -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_file() -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(_all_types_table(20).select(["i32", "str", "list", "struct", "dec_flba"]), buf)
+    return buf.getvalue()
+
+
+def test_empty_and_tiny_files() -> None:
+    for data in (b"", b"PAR1", b"PAR1PAR1", b"PAR1\x00\x00\x00\x00PAR"):
+        with pytest.raises(InvalidParquetError, match="not a Parquet file"):
+            read_file_metadata(io.BytesIO(data))
+
+
+def test_wrong_trailing_magic(small_file: bytes) -> None:
+    with pytest.raises(InvalidParquetError, match="trailing magic"):
+        read_file_metadata(io.BytesIO(small_file[:-4] + b"PAR2"))
+
+
+def test_wrong_leading_magic(small_file: bytes) -> None:
+    with pytest.raises(InvalidParquetError, match="leading magic"):
+        read_file_metadata(io.BytesIO(b"XXXX" + small_file[4:]))
+
+
+def test_encrypted_footer(small_file: bytes) -> None:
+    with pytest.raises(InvalidParquetError, match="encrypted footer not supported"):
+        read_file_metadata(io.BytesIO(small_file[:-4] + b"PARE"))
+
+
+def test_footer_length_larger_than_file(small_file: bytes) -> None:
+    for length in (len(small_file) - 11, len(small_file), 2**32 - 1):
+        data = small_file[:-8] + struct.pack("<I", length) + PARQUET_MAGIC
+        with pytest.raises(InvalidParquetError, match="footer length"):
+            read_file_metadata(io.BytesIO(data))
+
+
+def test_file_shorter_than_stated_size(small_file: bytes) -> None:
+    with pytest.raises(InvalidParquetError):
+        read_file_metadata(io.BytesIO(small_file), file_size=len(small_file) + 100)
+
+
+def test_every_truncation_of_a_footer_is_rejected(small_file: bytes) -> None:
+    footer = footer_of(small_file)
+    # The outer struct's stop byte is the footer's last byte, so no proper prefix is complete.
+    for end in range(len(footer)):
+        with pytest.raises(InvalidParquetError):
+            parse_file_metadata(footer[:end])
+
+
+def test_truncated_file_is_rejected(small_file: bytes) -> None:
+    footer = footer_of(small_file)
+    # Keep the length and magic but drop bytes before them: the length then overshoots or the
+    # footer starts in the wrong place.
+    for cut in (1, 10, len(footer) // 2):
+        data = small_file[: -8 - cut] + small_file[-8:]
+        with pytest.raises(InvalidParquetError):
+            read_file_metadata(io.BytesIO(data))
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(st.binary(max_size=600))
+def test_random_bytes(data: bytes) -> None:
+    parse_or_invalid(data)
+
+
+@settings(max_examples=50, deadline=None, database=None)
+@given(st.binary(max_size=300))
+def test_random_files(body: bytes) -> None:
+    data = PARQUET_MAGIC + body + struct.pack("<I", len(body)) + PARQUET_MAGIC
+    try:
+        read_file_metadata(io.BytesIO(data))
+    except InvalidParquetError:
+        pass
+
+
+@pytest.fixture(scope="module")
+def real_footer() -> bytes:
+    return footer_of(CONFORMANCE_FILES[0].read_bytes())
+
+
+@settings(
+    max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.data())
+def test_bit_flips_of_a_real_footer(real_footer: bytes, data: st.DataObject) -> None:
+    flips = data.draw(
+        st.lists(st.tuples(st.integers(0, len(real_footer) - 1), st.integers(0, 7)), min_size=1, max_size=4)
+    )
+    mutated = bytearray(real_footer)
+    for index, bit in flips:
+        mutated[index] ^= 1 << bit
+    start = time.perf_counter()
+    parse_or_invalid(bytes(mutated))
+    assert time.perf_counter() - start < 0.5
+
+
+def test_every_single_byte_change_of_a_footer(small_file: bytes) -> None:
+    # Deterministic companion to the hypothesis test: each byte replaced by a few nasty values.
+    footer = footer_of(small_file)
+    for i in range(len(footer)):
+        for value in (0x00, 0xFF, 0x0C, 0x19, footer[i] ^ 0x80):
+            parse_or_invalid(footer[:i] + bytes([value]) + footer[i + 1 :])
+
+
+# --- Synthetic footers: a tiny compact-protocol writer ---------------------------------------------
+
+# Tagged values: ("i32", n), ("i64", n), ("i8", n), ("bool", b), ("bin", bytes), ("double", x),
+# ("uuid", 16 bytes), ("struct", [(fid, value), ...]), ("list", element_type, [values]),
+# ("map", key_type, value_type, [(k, v), ...]).
+_WIRE = {"bool": 1, "i8": 3, "i16": 4, "i32": 5, "i64": 6, "double": 7, "bin": 8, "list": 9, "set": 10}
+_WIRE |= {"map": 11, "struct": 12, "uuid": 13}
+
+
+def uvarint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def zigzag(n: int) -> int:
+    return (n << 1) ^ (n >> 63)
+
+
+def encode_element(value: tuple[Any, ...]) -> bytes:
+    tag = value[0]
+    if tag == "bool":
+        return b"\x01" if value[1] else b"\x02"
+    if tag == "i8":
+        return struct.pack("<b", value[1])
+    if tag in ("i16", "i32", "i64"):
+        return uvarint(zigzag(value[1]))
+    if tag == "double":
+        return struct.pack("<d", value[1])
+    if tag == "bin":
+        return uvarint(len(value[1])) + value[1]
+    if tag == "uuid":
+        return value[1]
+    if tag == "struct":
+        return encode_struct(value[1])
+    if tag in ("list", "set"):
+        element_type, items = value[1], value[2]
+        wire = _WIRE[element_type] if element_type != "bool" else 2
+        header = bytes([(len(items) << 4) | wire]) if len(items) < 15 else bytes([0xF0 | wire]) + uvarint(len(items))
+        return header + b"".join(encode_element(item) for item in items)
+    if tag == "map":
+        _, key_type, value_type, items = value
+        if not items:
+            return b"\x00"
+        return (
+            uvarint(len(items))
+            + bytes([(_WIRE[key_type] << 4) | _WIRE[value_type]])
+            + b"".join(encode_element(k) + encode_element(v) for k, v in items)
+        )
+    raise AssertionError(tag)
+
+
+def encode_struct(fields: list[tuple[int, tuple[Any, ...]]], long_form: bool = False) -> bytes:
+    out = bytearray()
+    last = 0
+    for fid, value in fields:
+        tag = value[0]
+        wire = (1 if value[1] else 2) if tag == "bool" else _WIRE[tag]
+        if 0 < fid - last <= 15 and not long_form:
+            out.append(((fid - last) << 4) | wire)
+        else:
+            out.append(wire)
+            out += uvarint(zigzag(fid))
+        last = fid
+        if tag != "bool":
+            out += encode_element(value)
+    out.append(0)
+    return bytes(out)
+
+
+def s(text: str) -> tuple[str, bytes]:
+    return ("bin", text.encode())
+
+
+def schema_element(name: str, **fields: tuple[Any, ...]) -> tuple[str, list[tuple[int, tuple[Any, ...]]]]:
+    ids = {"type": 1, "type_length": 2, "repetition": 3, "num_children": 5, "converted_type": 6}
+    ids |= {"scale": 7, "precision": 8, "field_id": 9, "logical_type": 10}
+    return ("struct", sorted([(4, s(name))] + [(ids[k], v) for k, v in fields.items()]))
+
+
+def simple_footer(
+    *,
+    leaf_extra: dict[str, tuple[Any, ...]] | None = None,
+    meta_extra: list[tuple[int, tuple[Any, ...]]] | None = None,
+    chunk_md_extra: list[tuple[int, tuple[Any, ...]]] | None = None,
+    long_form: bool = False,
+) -> bytes:
+    """A one-column (required INT64 'x'), one-row-group FileMetaData."""
+    schema = [
+        schema_element("root", num_children=("i32", 1)),
+        schema_element("x", type=("i32", 2), repetition=("i32", 0), **(leaf_extra or {})),
+    ]
+    column_md = [
+        (1, ("i32", 2)),
+        (2, ("list", "i32", [("i32", 0)])),
+        (3, ("list", "bin", [s("x")])),
+        (4, ("i32", 0)),
+        (5, ("i64", 3)),
+        (6, ("i64", 40)),
+        (7, ("i64", 40)),
+        (9, ("i64", 4)),
+        *(chunk_md_extra or []),
+    ]
+    chunk = ("struct", [(2, ("i64", 0)), (3, ("struct", sorted(column_md)))])
+    row_group = ("struct", [(1, ("list", "struct", [chunk])), (2, ("i64", 40)), (3, ("i64", 3))])
+    fields = [
+        (1, ("i32", 1)),
+        (2, ("list", "struct", schema)),
+        (3, ("i64", 3)),
+        (4, ("list", "struct", [row_group])),
+        *(meta_extra or []),
+    ]
+    return encode_struct(sorted(fields, key=lambda f: f[0]), long_form=long_form)
+
+
+def test_synthetic_footer_roundtrip() -> None:
+    meta = parse_file_metadata(simple_footer())
+    assert meta.version == 1
+    assert meta.num_rows == 3
+    assert meta.schema[1] == SchemaElement("x", "INT64", None, "REQUIRED", None, None, None, None, None, None)
+    chunk = meta.row_groups[0].columns[0]
+    assert chunk.meta_data is not None
+    assert chunk.meta_data.path_in_schema == ("x",)
+    assert chunk.meta_data.statistics is None
+    assert meta.key_value_metadata == ()
+    assert meta.created_by is None
+    assert meta.column_orders is None
+    validate_row_groups(build_schema_tree(meta.schema), meta)
+    # Long-form field headers ("0000tttt" + zigzag field id) decode the same.
+    assert parse_file_metadata(simple_footer(long_form=True)) == meta
+
+
+def test_unknown_fields_of_every_type_are_skipped() -> None:
+    unknown = [
+        (20, ("bool", True)),
+        (21, ("i8", -3)),
+        (22, ("i16", 300)),
+        (23, ("double", 1.5)),
+        (24, ("uuid", bytes(16))),
+        (25, ("map", "bin", "list", [(s("k"), ("list", "bool", [("bool", True), ("bool", False)]))])),
+        (26, ("map", "i32", "i32", [])),
+        (27, ("set", "i64", [("i64", 2**40)])),
+        (28, ("struct", [(1, ("struct", [(1, ("list", "double", [("double", 2.0)]))]))])),
+        (300, ("list", "struct", [("struct", [(5, ("bin", b"\xff\xfe"))])])),
+    ]
+    base = parse_file_metadata(simple_footer())
+    meta = parse_file_metadata(simple_footer(meta_extra=unknown, chunk_md_extra=[(16, unknown[7][1])]))
+    assert dataclasses.replace(meta, footer_size=base.footer_size) == base
+
+
+def test_statistics_absent_fields_stay_none() -> None:
+    stats = ("struct", [(3, ("i64", 0)), (5, ("bin", b"\x09")), (8, ("bool", False))])
+    meta = parse_file_metadata(simple_footer(chunk_md_extra=[(12, stats)]))
+    md = meta.row_groups[0].columns[0].meta_data
+    assert md is not None
+    assert md.statistics is not None
+    assert md.statistics.null_count == 0
+    assert md.statistics.max_value == b"\x09"
+    assert md.statistics.is_min_value_exact is False
+    assert md.statistics.min is None
+    assert md.statistics.min_value is None
+    assert md.statistics.distinct_count is None
+    assert md.statistics.is_max_value_exact is None
+
+
+def test_logical_types() -> None:
+    def logical(member: int, body: list[tuple[int, tuple[Any, ...]]]) -> LogicalType | None:
+        lt = ("struct", [(member, ("struct", body))])
+        return parse_file_metadata(simple_footer(leaf_extra={"logical_type": lt})).schema[1].logical_type
+
+    micros = ("struct", [(2, ("struct", []))])
+    assert logical(8, [(1, ("bool", True)), (2, micros)]) == LogicalType(
+        "TIMESTAMP", is_adjusted_to_utc=True, unit="MICROS"
+    )
+    assert logical(10, [(1, ("i8", 16)), (2, ("bool", False))]) == LogicalType(
+        "INTEGER", bit_width=16, is_signed=False
+    )
+    assert logical(5, [(1, ("i32", 2)), (2, ("i32", 9))]) == LogicalType("DECIMAL", precision=9, scale=2)
+    assert logical(16, []) == LogicalType("VARIANT")
+    assert logical(16, [(1, ("i8", 1))]) == LogicalType("VARIANT", specification_version=1)
+    assert logical(18, [(1, s("OGC:CRS84")), (2, ("i32", 1))]) == LogicalType(
+        "GEOGRAPHY", crs="OGC:CRS84", algorithm="VINCENTY"
+    )
+    # Forward compatibility: an unknown member (and its unknown contents) is skipped.
+    assert logical(40, [(1, ("list", "i32", [("i32", 1)]))]) == LogicalType("UNRECOGNIZED")
+    # ... and so is an unknown TimeUnit.
+    assert logical(7, [(1, ("bool", False)), (2, ("struct", [(9, ("struct", []))]))]) == LogicalType("UNRECOGNIZED")
+    with pytest.raises(InvalidParquetError, match=r"DecimalType\.precision"):
+        logical(5, [(1, ("i32", 2))])
+    with pytest.raises(InvalidParquetError, match="more than one member"):
+        parse_file_metadata(
+            simple_footer(leaf_extra={"logical_type": ("struct", [(1, ("struct", [])), (3, ("struct", []))])})
+        )
+
+
+def test_column_orders() -> None:
+    type_order = ("struct", [(1, ("struct", []))])
+    other = ("struct", [(2, ("struct", []))])
+    meta = parse_file_metadata(simple_footer(meta_extra=[(7, ("list", "struct", [type_order]))]))
+    assert meta.column_orders == ("TYPE_ORDER",)
+    meta = parse_file_metadata(simple_footer(meta_extra=[(7, ("list", "struct", [other]))]))
+    assert meta.column_orders == ("UNKNOWN",)
+    meta = parse_file_metadata(simple_footer(meta_extra=[(7, ("list", "struct", [type_order, other]))]))
+    with pytest.raises(InvalidParquetError, match="column orders"):
+        validate_row_groups(build_schema_tree(meta.schema), meta)
+
+
+def test_unknown_enum_values() -> None:
+    meta = parse_file_metadata(simple_footer(chunk_md_extra=[]))
+    assert meta.row_groups[0].columns[0].meta_data is not None
+    # Open enums (codecs, encodings) keep unknown values visible; closed ones (physical type) fail.
+    footer = simple_footer().replace(b"\x19\x15\x00", b"\x19\x15\x62")  # encodings: [49]
+    md = parse_file_metadata(footer).row_groups[0].columns[0].meta_data
+    assert md is not None
+    assert md.encodings == ("UNKNOWN_49",)
+    with pytest.raises(InvalidParquetError, match=r"SchemaElement\.type has unknown value 9"):
+        parse_file_metadata(simple_footer(leaf_extra={"type": ("i32", 9)}))
+
+
+def test_missing_required_fields_are_named() -> None:
+    full = simple_footer()
+    meta_fields = [(1, ("i32", 1)), (3, ("i64", 3)), (4, ("list", "struct", []))]
+    with pytest.raises(InvalidParquetError, match=r"required field FileMetaData\.schema is missing"):
+        parse_file_metadata(encode_struct(meta_fields))
+    bad_leaf = schema_element("x", type=("i32", 2))[1]
+    nameless = ("struct", [f for f in bad_leaf if f[0] != 4])
+    with pytest.raises(InvalidParquetError, match=r"SchemaElement\.name"):
+        parse_file_metadata(encode_struct([(1, ("i32", 1)), (2, ("list", "struct", [nameless]))]))
+    assert parse_file_metadata(full).num_rows == 3
+
+
+def test_type_mismatch_is_rejected() -> None:
+    with pytest.raises(InvalidParquetError, match=r"FileMetaData\.num_rows should be integer but is encoded as binary"):
+        parse_file_metadata(encode_struct([(1, ("i32", 1)), (3, s("three"))]))
+
+
+def test_invalid_utf8_name() -> None:
+    footer = simple_footer().replace(b"\x48\x01x", b"\x48\x01\xff")
+    with pytest.raises(InvalidParquetError, match="UTF-8"):
+        parse_file_metadata(footer)
+    # created_by is informational: decoded with replacement characters rather than rejected.
+    meta = parse_file_metadata(simple_footer(meta_extra=[(6, ("bin", b"writer \xff"))]))
+    assert meta.created_by == "writer \ufffd"
+
+
+def test_overlong_varint() -> None:
+    with pytest.raises(InvalidParquetError, match="varint longer than 10 bytes"):
+        parse_file_metadata(b"\x15" + b"\xff" * 11 + b"\x01\x00")
+    with pytest.raises(InvalidParquetError, match="varint"):
+        parse_file_metadata(b"\x16" + b"\xff" * 9 + b"\x7f\x00")  # 10 bytes but > 64 bits
+
+
+def test_huge_list_size_fails_fast() -> None:
+    data = b"\x15\x02\x19\xfc" + uvarint(2**31 - 1) + b"\x00" * 10
+    start = time.perf_counter()
+    with pytest.raises(InvalidParquetError, match="claims 2147483647 elements"):
+        parse_file_metadata(data)
+    assert time.perf_counter() - start < 0.1
+
+
+def test_negative_lengths_are_impossible() -> None:
+    # Lengths are unsigned varints; a 5-byte one with all bits set is just huge, not negative.
+    with pytest.raises(InvalidParquetError, match="past the end"):
+        parse_file_metadata(b"\x15\x02\x68" + b"\xff\xff\xff\xff\x0f" + b"abc\x00")
+
+
+def test_deep_nesting_bombs() -> None:
+    depth = 5000
+    # Unknown field 20 holding struct{1: struct{1: ...}}.
+    struct_bomb = b"\x0c" + uvarint(zigzag(20)) + b"\x1c" * depth + b"\x00" * (depth + 2)
+    # Unknown field 20 holding list<list<list<...>>> with one element each.
+    list_bomb = b"\x09" + uvarint(zigzag(20)) + b"\x19" * depth + b"\x00" * 3
+    # A known field: nested LogicalType members are unknown structs.
+    logical_bomb = b"\x19\x1c\x48\x01x\xcc" + b"\x1c" * depth + b"\x00" * (depth + 4)
+    for data in (struct_bomb, list_bomb, logical_bomb):
+        start = time.perf_counter()
+        with pytest.raises(InvalidParquetError, match="nested more than"):
+            parse_file_metadata(data)
+        assert time.perf_counter() - start < 0.1
+
+
+# --- Schema tree and row-group validation --------------------------------------------------------
+
+
+def elem(name: str, *, type: str | None = None, rep: str | None = "OPTIONAL", children: int | None = None) -> SchemaElement:
+    return SchemaElement(name, type, None, rep, children, None, None, None, None, None)
+
+
+def test_build_schema_tree_errors() -> None:
+    root = elem("root", rep=None, children=2)
+    leaf = elem("a", type="INT32")
+    build_schema_tree([root, leaf, leaf])
+    with pytest.raises(InvalidParquetError, match="schema is empty"):
+        build_schema_tree([])
+    with pytest.raises(InvalidParquetError, match="declares more children"):
+        build_schema_tree([root, leaf])
+    with pytest.raises(InvalidParquetError, match="account for 3 elements but the schema has 4"):
+        build_schema_tree([root, leaf, leaf, leaf])
+    with pytest.raises(InvalidParquetError, match="not a group"):
+        build_schema_tree([leaf])
+    with pytest.raises(InvalidParquetError, match="neither a type nor children"):
+        build_schema_tree([elem("root", children=1), elem("g")])
+    with pytest.raises(InvalidParquetError, match="num_children=-1"):
+        build_schema_tree([elem("root", children=1), elem("g", children=-1)])
+    with pytest.raises(InvalidParquetError, match="no repetition_type"):
+        build_schema_tree([elem("root", children=1), elem("a", type="INT32", rep=None)])
+    chain = [elem("root", children=1)] + [elem(f"g{i}", children=1) for i in range(10_000)] + [leaf]
+    with pytest.raises(InvalidParquetError, match="nested more than"):
+        build_schema_tree(chain)
+
+
+def test_build_schema_tree_levels() -> None:
+    schema = [
+        elem("root", rep="REQUIRED", children=2),
+        elem("req", type="INT32", rep="REQUIRED"),
+        elem("l", rep="OPTIONAL", children=1),
+        elem("list", rep="REPEATED", children=1),
+        elem("element", type="BYTE_ARRAY", rep="OPTIONAL"),
+    ]
+    root = build_schema_tree(schema)
+    req = root.child("req")
+    assert req is not None
+    assert (req.max_definition_level, req.max_repetition_level, req.leaf_index) == (0, 0, 0)
+    leaf = next(n for n in iter_leaves(root) if n.name == "element")
+    assert leaf.path == ("l", "list", "element")
+    assert (leaf.max_definition_level, leaf.max_repetition_level, leaf.leaf_index) == (3, 1, 1)
+    group = root.child("l")
+    assert isinstance(group, SchemaNode)
+    assert group.leaf_index is None
+    assert not group.is_leaf
+
+
+def test_validate_row_groups_detects_mismatches() -> None:
+    meta = parse_file_metadata(simple_footer())
+    root = build_schema_tree(meta.schema)
+    validate_row_groups(root, meta)
+    rg = meta.row_groups[0]
+    chunk = rg.columns[0]
+    assert chunk.meta_data is not None
+    two_chunks = dataclasses.replace(meta, row_groups=(dataclasses.replace(rg, columns=(chunk, chunk)),))
+    with pytest.raises(InvalidParquetError, match="2 column chunks but the schema has 1"):
+        validate_row_groups(root, two_chunks)
+    moved = dataclasses.replace(chunk, meta_data=dataclasses.replace(chunk.meta_data, path_in_schema=("y",)))
+    wrong_path = dataclasses.replace(meta, row_groups=(dataclasses.replace(rg, columns=(moved,)),))
+    with pytest.raises(InvalidParquetError, match="has path 'y'"):
+        validate_row_groups(root, wrong_path)
+    retyped = dataclasses.replace(chunk, meta_data=dataclasses.replace(chunk.meta_data, type="INT32"))
+    wrong_type = dataclasses.replace(meta, row_groups=(dataclasses.replace(rg, columns=(retyped,)),))
+    with pytest.raises(InvalidParquetError, match="is INT32 in its chunk but INT64"):
+        validate_row_groups(root, wrong_type)
+
+
+def test_results_are_frozen() -> None:
+    meta = parse_file_metadata(simple_footer())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        meta.num_rows = 5  # type: ignore[misc]
+    assert not hasattr(meta, "__dict__")
+
+
+def _iter_all_footers(paths: list[Path]) -> Iterator[bytes]:
+    for path in paths:
+        yield footer_of(path.read_bytes())
+
+
+def test_reparse_is_deterministic(pyarrow_files: list[Path]) -> None:
+    for footer in _iter_all_footers(pyarrow_files):
+        assert parse_file_metadata(footer) == parse_file_metadata(bytearray(footer))  # type: ignore[arg-type]
