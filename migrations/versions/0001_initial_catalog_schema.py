@@ -60,7 +60,9 @@ def upgrade() -> None:
         sa.Column("schema_name", sa.String(), nullable=False),
         sa.PrimaryKeyConstraint("schema_id", name="pk_ducklake_schema"),
     )
-    op.create_index("uq_ducklake_schema_live_name", "ducklake_schema", ["schema_name"], unique=True, **_live())
+    op.create_index(
+        "uq_ducklake_schema_live_name", "ducklake_schema", ["schema_name"], unique=True, **_live()
+    )
 
     op.create_table(
         "ducklake_snapshot",
@@ -172,7 +174,9 @@ def upgrade() -> None:
             name="fk_ducklake_table_column_stats_column_id_ducklake_column",
         ),
         sa.ForeignKeyConstraint(
-            ["table_id"], ["ducklake_table.table_id"], name="fk_ducklake_table_column_stats_table_id_ducklake_table"
+            ["table_id"],
+            ["ducklake_table.table_id"],
+            name="fk_ducklake_table_column_stats_table_id_ducklake_table",
         ),
         sa.PrimaryKeyConstraint("table_id", "column_id", name="pk_ducklake_table_column_stats"),
     )
@@ -188,7 +192,9 @@ def upgrade() -> None:
         _big("max_width_num", nullable=True),
         sa.Column("max_width_real", sa.Double(), nullable=True),
         sa.ForeignKeyConstraint(
-            ["column_id"], ["ducklake_column.column_id"], name="fk_shredcat_variant_path_column_id_ducklake_column"
+            ["column_id"],
+            ["ducklake_column.column_id"],
+            name="fk_shredcat_variant_path_column_id_ducklake_column",
         ),
         sa.ForeignKeyConstraint(
             ["table_id"], ["ducklake_table.table_id"], name="fk_shredcat_variant_path_table_id_ducklake_table"

@@ -266,7 +266,9 @@ def schema_drift(bind: str | URL | Engine) -> list[Any]:
     engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
     try:
         with translated(), transaction(engine, write=False) as conn:
-            ctx = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": True})
+            ctx = MigrationContext.configure(
+                conn, opts={"compare_type": True, "compare_server_default": True}
+            )
             return list(compare_metadata(ctx, Base.metadata))
     finally:
         if owned:

@@ -131,7 +131,9 @@ class Column(Base):
     """``ducklake_column``: the table's Variant columns (dotted names for Variants nested in structs)."""
 
     __tablename__ = "ducklake_column"
-    __table_args__ = (Index("uq_ducklake_column_live_name", "table_id", "column_name", unique=True, **_live()),)
+    __table_args__ = (
+        Index("uq_ducklake_column_live_name", "table_id", "column_name", unique=True, **_live()),
+    )
 
     column_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     begin_snapshot: Mapped[int] = mapped_column(BigInteger)
@@ -181,7 +183,12 @@ class VariantPath(Base):
     __tablename__ = "shredcat_variant_path"
     __table_args__ = (
         Index(
-            "uq_shredcat_variant_path_key", "table_id", "column_id", "variant_path", "shredded_type", unique=True
+            "uq_shredcat_variant_path_key",
+            "table_id",
+            "column_id",
+            "variant_path",
+            "shredded_type",
+            unique=True,
         ),
     )
 

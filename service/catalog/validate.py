@@ -11,9 +11,10 @@ import hashlib
 import json
 from collections.abc import Collection, Iterable, Sequence
 
+from service.catalog.encode import bound_checker
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.stats.model import FileStats, PathStats
-from service.stats.types import ShreddedType, check_bound, format_bound
+from service.stats.types import ShreddedType, format_bound
 
 #: Longest file path / variant path accepted (bytes of UTF-8): both sit in B-tree index keys.
 MAX_PATH_BYTES = 2048
@@ -23,7 +24,7 @@ MAX_FILES_PER_COMMIT = 100_000
 
 
 def _is_count(v: object) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63
+    return type(v) is int and 0 <= v < 2**63  # type: ignore[operator]
 
 
 def check_name(kind: str, name: object) -> str:
@@ -36,36 +37,50 @@ def _file_error(path: str, msg: str, cls: type[ShredcatError] = InvalidStatsErro
     return cls(f"{path}: {msg}", details={"path": path})
 
 
+def _where(ps: PathStats) -> str:
+    return f"column {getattr(ps, 'column', None)!r} path {getattr(ps, 'variant_path', None)!r}"
+
+
 def _check_path_stats(fpath: str, columns: Collection[str], ps: PathStats) -> PathStats:
-    where = f"column {getattr(ps, 'column', None)!r} path {getattr(ps, 'variant_path', None)!r}"
-    if not isinstance(ps, PathStats):
+    # Hot loop (one call per stats row): cheap checks first, messages built only on error.
+    if type(ps) is not PathStats:
         raise _file_error(fpath, f"expected PathStats, got {type(ps).__name__}")
-    if not isinstance(ps.column, str) or ps.column not in columns:
-        raise _file_error(fpath, f"{where}: the column is not among the file's Variant columns")
-    if not isinstance(ps.variant_path, str) or not ps.variant_path or "\x00" in ps.variant_path:
-        raise _file_error(fpath, f"{where}: invalid variant_path")
-    if len(ps.variant_path.encode("utf-8")) > MAX_PATH_BYTES:
-        raise _file_error(fpath, f"{where}: variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError)
+    if ps.column not in columns:
+        raise _file_error(fpath, f"{_where(ps)}: the column is not among the file's Variant columns")
+    vp = ps.variant_path
+    if type(vp) is not str or not vp or "\x00" in vp:
+        raise _file_error(fpath, f"{_where(ps)}: invalid variant_path")
+    if len(vp) > MAX_PATH_BYTES // 4 and len(vp.encode("utf-8")) > MAX_PATH_BYTES:
+        raise _file_error(
+            fpath, f"{_where(ps)}: variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError
+        )
     t = ps.shredded_type
-    if not isinstance(t, ShreddedType):
-        raise _file_error(fpath, f"{where}: shredded_type must be a ShreddedType")
-    for name in ("column_size_bytes", "value_count", "null_count"):
-        if not _is_count(getattr(ps, name)):
-            raise _file_error(fpath, f"{where}: {name} must be a non-negative integer")
+    if type(t) is not ShreddedType:
+        raise _file_error(fpath, f"{_where(ps)}: shredded_type must be a ShreddedType")
+    if not (_is_count(ps.column_size_bytes) and _is_count(ps.value_count) and _is_count(ps.null_count)):
+        raise _file_error(
+            fpath,
+            f"{_where(ps)}: column_size_bytes, value_count and null_count must be non-negative integers",
+        )
+    lo, hi = ps.min_value, ps.max_value
     try:
-        lo = None if ps.min_value is None else check_bound(t, ps.min_value)
-        hi = None if ps.max_value is None else check_bound(t, ps.max_value)
-        if lo is not None and hi is not None and hi < lo:  # type: ignore[operator]
-            raise InvalidStatsError(f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
+        check = bound_checker(t)
+        if lo is not None:
+            lo = check(lo)
+        if hi is not None:
+            hi = check(hi)
+            if lo is not None and hi < lo:  # type: ignore[operator]
+                raise InvalidStatsError(f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
     except InvalidStatsError as e:
-        raise _file_error(fpath, f"{where}: {e.message}") from None
-    if t.is_float:
-        if ps.contains_nan is not None and not isinstance(ps.contains_nan, bool):
-            raise _file_error(fpath, f"{where}: contains_nan must be a boolean or None")
-    elif ps.contains_nan is not None:
-        raise _file_error(fpath, f"{where}: contains_nan is only defined for float types")
-    if ps.extra_stats is not None and not isinstance(ps.extra_stats, str):
-        raise _file_error(fpath, f"{where}: extra_stats must be a string or None")
+        raise _file_error(fpath, f"{_where(ps)}: {e.message}") from None
+    nan = ps.contains_nan
+    if nan is not None:
+        if not t.is_float:
+            raise _file_error(fpath, f"{_where(ps)}: contains_nan is only defined for float types")
+        if type(nan) is not bool:
+            raise _file_error(fpath, f"{_where(ps)}: contains_nan must be a boolean or None")
+    if ps.extra_stats is not None and type(ps.extra_stats) is not str:
+        raise _file_error(fpath, f"{_where(ps)}: extra_stats must be a string or None")
     if lo is ps.min_value and hi is ps.max_value:
         return ps
     return dataclasses.replace(ps, min_value=lo, max_value=hi)
@@ -87,7 +102,11 @@ def validate_file(f: FileStats) -> FileStats:
     if f.content_id is not None and (not isinstance(f.content_id, str) or len(f.content_id) > MAX_NAME_BYTES):
         raise _file_error(path, "content_id must be a string of at most 1024 characters or None")
     cols = f.variant_columns
-    if not isinstance(cols, tuple) or not all(isinstance(c, str) and c for c in cols) or len(set(cols)) != len(cols):
+    if (
+        not isinstance(cols, tuple)
+        or not all(isinstance(c, str) and c for c in cols)
+        or len(set(cols)) != len(cols)
+    ):
         raise _file_error(path, "variant_columns must be a tuple of distinct non-empty names")
     seen: set[tuple[str, str]] = set()
     out: list[PathStats] = []
@@ -130,7 +149,9 @@ def validate_batch(files: Iterable[FileStats]) -> list[FileStats]:
         if prev is None:
             out[v.path] = v
         elif prev != v:
-            raise _file_error(v.path, "appears twice in the batch with different content or stats", ConflictError)
+            raise _file_error(
+                v.path, "appears twice in the batch with different content or stats", ConflictError
+            )
         if len(out) > MAX_FILES_PER_COMMIT:
             raise LimitExceededError(f"at most {MAX_FILES_PER_COMMIT} files per commit")
     return list(out.values())

@@ -17,10 +17,12 @@ Sources quoted below:
       4-byte length in bytes of file metadata (little endian)
       4-byte magic number "PAR1"
 
-The decoder is table driven: each Thrift struct is described once by a :class:`_Struct` (field id
--> slot, expected kind, converter), and a single tight loop (:meth:`_Decoder.struct`) decodes any
-of them. Values land in a list of slots that is passed positionally to the result dataclass, so a
-struct costs one list, one loop and one constructor call.
+Each Thrift struct is described once, as data, by a :class:`_Struct` table (field id -> slot,
+expected kind, converter) next to the IDL it transcribes. At import time every table is compiled
+into a specialised decoding function (see "The decoder" below), so the per-field work is a few
+integer comparisons and inline varint arithmetic, and each struct costs one call and one
+constructor call. Fields not in a table (unknown ones, and those not modelled: encryption, size
+and geospatial statistics, bloom filter offsets, ...) are skipped, as the protocol allows.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from service.errors import InvalidParquetError
 
 __all__ = [
     "PARQUET_MAGIC",
+    "TAIL_READ_SIZE",
     "ColumnChunk",
     "ColumnMetaData",
     "FileMetaData",
@@ -242,9 +245,6 @@ _K_TEXT = 5  # lenient UTF-8: informational text (created_by, key/value metadata
 _K_STRUCT = 6
 _K_LIST = 7
 _KIND_NAMES = ("bool", "integer", "enum (i32)", "binary", "string", "string", "struct", "list")
-
-# Spec: "Var ints take 1 to 5 bytes (int32) or 1 to 10 bytes (int64)."
-_MAX_VARINT_SHIFT = 63  # the 10th byte starts at bit 63
 
 
 class _Struct:
@@ -848,15 +848,45 @@ def _list_reader(element: tuple[int, typing.Any], owner: str, fname: str) -> _Li
 
 
 # Source snippets per value kind. {v} is the slot's local, {q} the quoted "Struct.field" name,
-# {s}/{f} the quoted struct/field names for error helpers, {k} the kind number.
+# {s}/{f} the quoted struct/field names for error helpers, {k} the kind number. Wire type numbers
+# are literals here ("I8 3, I16 4, I32 5, I64 6, BINARY 8, LIST 9, SET 10, STRUCT 12") because
+# this is the hot path.
+
+# "Values of type int32 and int64 are first transformed to a zigzag int ... then encoded as a var
+#  int"; "Var ints take 1 to 5 bytes (int32) or 1 to 10 bytes (int64)."
 _INLINE_VARINT = """\
 b = buf[pos]
 pos += 1
 if b < 128:
     x = (b >> 1) ^ -(b & 1)
 else:
-    x, pos = _uvarint(buf, pos - 1, 10, {q})
+    x = b & 127
+    shift = 7
+    while True:
+        b = buf[pos]
+        pos += 1
+        x |= (b & 127) << shift
+        if b < 128:
+            break
+        shift += 7
+        if shift > 63:
+            raise _corrupt("varint longer than 10 bytes in " + {q})
+    if x >> 64:
+        raise _corrupt("varint overflows 64 bits in " + {q})
     x = (x >> 1) ^ -(x & 1)
+"""
+# "byte length is the length of the byte array, using var int encoding (must be >= 0)."
+_READ_BINARY = """\
+if w != 8:
+    raise _mismatch({s}, {f}, {k}, w)
+n = buf[pos]
+if n < 128:
+    pos += 1
+else:
+    n, pos = _uvarint(buf, pos, 5, {q})
+stop = pos + n
+if stop > len(buf):
+    raise _corrupt({q} + " runs past the end of the footer")
 """
 _SNIPPETS = {
     _K_INT: """\
@@ -869,6 +899,7 @@ elif w == 3:
 else:
     raise _mismatch({s}, {f}, {k}, w)
 """,
+    # "The generated code encodes Enums by taking the ordinal value and then encoding that as an int32."
     _K_ENUM: """\
 if 4 <= w <= 6:
 {varint}    {v} = {table}.get(x)
@@ -877,6 +908,7 @@ if 4 <= w <= 6:
 else:
     raise _mismatch({s}, {f}, {k}, w)
 """,
+    # "Field values are encoded directly in the field header." (BOOLEAN_TRUE 1, BOOLEAN_FALSE 2)
     _K_BOOL: """\
 if w == 1:
     {v} = True
@@ -885,20 +917,19 @@ elif w == 2:
 else:
     raise _mismatch({s}, {f}, {k}, w)
 """,
-    _K_BYTES: """\
-if w != 8:
-    raise _mismatch({s}, {f}, {k}, w)
-n = buf[pos]
-if n < 128:
-    pos += 1
-else:
-    n, pos = _uvarint(buf, pos, 5, {q})
-stop = pos + n
-if stop > len(buf):
-    raise _corrupt({q} + " runs past the end of the footer")
-{v} = buf[pos:stop]
+    _K_BYTES: _READ_BINARY + "{v} = buf[pos:stop]\npos = stop\n",
+    # "Strings are first encoded to UTF-8, and then send as binary."
+    _K_STR: _READ_BINARY
+    + """\
+try:
+    {v} = buf[pos:stop].decode("utf-8")
+except UnicodeDecodeError:
+    raise _corrupt({q} + " is not valid UTF-8: " + repr(buf[pos:stop][:64])) from None
 pos = stop
 """,
+    # Informational text (created_by, key/value metadata): a stray byte should not make the data
+    # unreadable, so it is replaced rather than rejected.
+    _K_TEXT: _READ_BINARY + '{v} = buf[pos:stop].decode("utf-8", "replace")\npos = stop\n',
     _K_STRUCT: """\
 if w != 12:
     raise _mismatch({s}, {f}, {k}, w)
@@ -910,21 +941,6 @@ if w != 9 and w != 10:
 {v}, pos = {reader}(buf, pos, depth + 1)
 """,
 }
-# "Strings are first encoded to UTF-8, and then send as binary."
-_SNIPPETS[_K_STR] = (
-    _SNIPPETS[_K_BYTES].replace("{v} = buf[pos:stop]\n", "")
-    + """\
-try:
-    {v} = buf[pos:stop].decode("utf-8")
-except UnicodeDecodeError:
-    raise _corrupt({q} + " is not valid UTF-8: " + repr(buf[pos:stop][:64])) from None
-"""
-    + "pos = stop\n"
-).replace("pos = stop\ntry:", "try:")
-# Informational text (created_by, key/value metadata): a stray byte should not make data unreadable.
-_SNIPPETS[_K_TEXT] = _SNIPPETS[_K_BYTES].replace(
-    "{v} = buf[pos:stop]\n", '{v} = buf[pos:stop].decode("utf-8", "replace")\n'
-)
 
 
 def _indent(text: str, level: int) -> str:
@@ -1252,10 +1268,13 @@ def iter_leaves(root: SchemaNode) -> Iterator[SchemaNode]:
 
 
 def validate_row_groups(root: SchemaNode, meta: FileMetaData) -> None:
-    """Check that every row group has one chunk per leaf, in leaf order.
+    """Check the footer against its own schema; raise InvalidParquetError where they disagree.
 
-    "RowGroup.columns: Metadata for each column chunk in this row group. This list must have the
-    same order as the SchemaElement list in FileMetaData."
+    * every row group has one chunk per leaf, in leaf order, with the leaf's path and physical
+      type: "RowGroup.columns: Metadata for each column chunk in this row group. This list must
+      have the same order as the SchemaElement list in FileMetaData.";
+    * ``column_orders``, when present, has one entry per leaf (otherwise which order applies to
+      which column is undefined, and min/max statistics could be misread).
     """
     leaves = list(iter_leaves(root))
     for g, rg in enumerate(meta.row_groups):

@@ -226,15 +226,115 @@ def merge_file_into(g: GlobalStats, file_paths: Iterable[PathStats]) -> GlobalSt
     return GlobalStats(g.file_count + 1, kept)
 
 
+def merge_stats(a: GlobalStats, b: GlobalStats) -> GlobalStats:
+    """Merge the global stats of two disjoint sets of files (commutative and associative):
+    ``merge_stats(g, recompute(batch))`` equals folding the batch into ``g`` file by file."""
+    if a.file_count == 0:
+        return b
+    if b.file_count == 0:
+        return a
+    kept: dict[PathKey, GlobalPathStats] = {}
+    for k, x in a.paths.items():
+        y = b.paths.get(k)
+        if y is not None and y.shredded_type == x.shredded_type:
+            kept[k] = merge_path(x, y)
+    return GlobalStats(a.file_count + b.file_count, kept)
+
+
 def merge_files_into(g: GlobalStats, files: Iterable[Iterable[PathStats]]) -> GlobalStats:
-    for f in files:
-        g = merge_file_into(g, f)
-    return g
+    """Add a batch of files to the global stats (the incremental merge of a commit)."""
+    return merge_stats(g, recompute(files))
+
+
+class _Acc:
+    """Mutable accumulator of one path during :func:`recompute` (same rules as merge_path)."""
+
+    __slots__ = ("column", "count", "hi", "last", "lo", "nan", "nulls", "path", "size", "type")
+
+    def __init__(self, ps: PathStats, n: int) -> None:
+        t = ps.shredded_type
+        self.column = ps.column
+        self.path = ps.variant_path
+        self.type = t
+        self.count = ps.value_count
+        self.nulls = ps.null_count
+        self.size = ps.column_size_bytes
+        has = ps.value_count > 0
+        self.lo = ps.min_value if has else None
+        self.hi = ps.max_value if has else None
+        self.nan = ps.contains_nan if t.is_float else None
+        self.last = n
+
+    def add(self, ps: PathStats, n: int) -> None:
+        t = self.type
+        vc = ps.value_count
+        if vc > 0:
+            if self.count == 0:
+                self.lo, self.hi = ps.min_value, ps.max_value
+            else:
+                lo, hi = self.lo, self.hi
+                if lo is not None:
+                    b = ps.min_value
+                    self.lo = None if b is None else _pick(t, lo, b, want_min=True)
+                if hi is not None:
+                    b = ps.max_value
+                    self.hi = None if b is None else _pick(t, hi, b, want_min=False)
+        self.count += vc
+        self.nulls += ps.null_count
+        self.size += ps.column_size_bytes
+        if t.is_float:
+            self.nan = or3(self.nan, ps.contains_nan)
+        self.last = n
+
+    def freeze(self) -> GlobalPathStats:
+        return GlobalPathStats(
+            column=self.column,
+            variant_path=self.path,
+            shredded_type=self.type,
+            value_count=self.count,
+            null_count=self.nulls,
+            column_size_bytes=self.size,
+            min_value=self.lo,
+            max_value=self.hi,
+            contains_nan=self.nan,
+        )
 
 
 def recompute(files: Iterable[Iterable[PathStats]]) -> GlobalStats:
-    """Global stats of exactly these files (each given as its PathStats), from nothing."""
-    return merge_files_into(EMPTY, files)
+    """Global stats of exactly these files (each given as its PathStats), from nothing.
+
+    Equal to folding :func:`merge_file_into` over the files (in any order), but with one mutable
+    accumulator per path instead of a new object per file and path.
+    """
+    acc: dict[PathKey, _Acc] | None = None
+    n = 0
+    for fp in files:
+        n += 1
+        if acc is None:
+            acc = {}
+            for ps in fp:
+                key = (ps.column, ps.variant_path)
+                if key in acc:
+                    raise InvalidStatsError(
+                        f"path {ps.variant_path!r} of column {ps.column!r} is reported twice"
+                    )
+                acc[key] = _Acc(ps, n)
+            continue
+        if not acc:
+            continue
+        for ps in fp:
+            a = acc.get((ps.column, ps.variant_path))
+            if a is None or a.type != ps.shredded_type:
+                continue
+            if a.last == n:
+                raise InvalidStatsError(f"path {ps.variant_path!r} of column {ps.column!r} is reported twice")
+            a.add(ps, n)
+        if any(a.last != n for a in acc.values()):
+            acc = {k: a for k, a in acc.items() if a.last == n}
+    if n == 0:
+        return EMPTY
+    assert acc is not None
+    return GlobalStats(n, {k: a.freeze() for k, a in acc.items()})
 
 
 # --- DuckLake JSON ----------------------------------------------------------------------------

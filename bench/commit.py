@@ -1,0 +1,217 @@
+"""Commit throughput of the catalog: N files with pre-extracted stats (P paths each) in batches.
+
+    .venv/bin/python bench/commit.py                      # 100,000 files x 10 paths, batches of 1,000, both backends
+    .venv/bin/python bench/commit.py --files 10000 --backend sqlite
+    .venv/bin/python bench/commit.py --verify             # also check global stats == recomputation
+
+The stats are generated before the clock starts (extraction is not measured). PostgreSQL: a fresh
+database ``shredcat_bench_<pid>`` is created on the server of ``--pg-admin-url``, migrated, and
+dropped afterwards (``--keep`` keeps it). SQLite: a fresh file in a temporary directory.
+Reports files/s and stats rows/s per backend; the timing covers every ``Catalog.commit`` call only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from service.catalog import Catalog  # noqa: E402
+from service.catalog.db import upgrade_to_head  # noqa: E402
+from service.stats.model import FileStats, PathStats  # noqa: E402
+from service.stats.types import ShreddedType  # noqa: E402
+
+DEFAULT_PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+# Ten paths of a typical event payload: a mix of every key family (num, real, bin).
+PATH_TYPES = [
+    ('"user_id"', "int64"),
+    ('"ts"', "timestamp"),
+    ('"price"', "decimal(18,2)"),
+    ('"score"', "float64"),
+    ('"country"', "varchar"),
+    ('"event"', "varchar"),
+    ('"qty"', "int32"),
+    ('"day"', "date"),
+    ('"ratio"', "float32"),
+    ('"session"', "uuid"),
+]
+
+
+def make_files(n: int, n_paths: int, seed: int = 7) -> list[FileStats]:
+    import uuid
+
+    rnd = random.Random(seed)
+    types = [(p, ShreddedType.parse(t)) for p, t in (PATH_TYPES * (n_paths // len(PATH_TYPES) + 1))[:n_paths]]
+    names = [p if i < len(PATH_TYPES) else f'"{p.strip(chr(34))}_{i}"' for i, (p, _) in enumerate(types)]
+    files = []
+    for i in range(n):
+        paths = []
+        for name, (_, t) in zip(names, types, strict=True):
+            k = t.kind.value
+            base = i * 1000
+            if k in ("int64", "int32"):
+                lo, hi = base + rnd.randrange(100), base + 100 + rnd.randrange(900)
+            elif k == "timestamp":
+                lo, hi = 1_700_000_000_000_000 + base * 1_000_000, 1_700_000_000_000_000 + (base + 999) * 1_000_000
+            elif k == "date":
+                lo, hi = 19000 + i // 100, 19000 + i // 100 + rnd.randrange(3)
+            elif k.startswith("decimal"):
+                lo, hi = Decimal(rnd.randrange(100, 10_000)) / 100, Decimal(rnd.randrange(10_000, 1_000_000)) / 100
+                lo, hi = lo.quantize(Decimal("0.01")), hi.quantize(Decimal("0.01"))
+            elif k == "float64":
+                lo, hi = rnd.random(), 1.0 + rnd.random()
+            elif k == "float32":
+                lo, hi = 0.25, 0.75
+            elif k == "uuid":
+                a, b = sorted((uuid.UUID(int=rnd.getrandbits(128)), uuid.UUID(int=rnd.getrandbits(128))))
+                lo, hi = a, b
+            else:
+                lo, hi = f"a{rnd.randrange(1000):04d}", f"z{rnd.randrange(1000):04d}"
+            paths.append(
+                PathStats(
+                    column="payload",
+                    variant_path=name,
+                    shredded_type=t,
+                    column_size_bytes=1000 + rnd.randrange(10_000),
+                    value_count=10_000,
+                    null_count=rnd.randrange(100),
+                    min_value=lo,
+                    max_value=hi,
+                    contains_nan=False if t.is_float else None,
+                )
+            )
+        files.append(
+            FileStats(
+                path=f"s3://bench-bucket/events/date=2026-01-{1 + i % 28:02d}/part-{i:07d}.parquet",
+                file_size_bytes=50_000_000 + i,
+                record_count=10_000,
+                footer_size=20_000,
+                content_id=f"etag-{i:08x}",
+                variant_columns=("payload",),
+                paths=tuple(paths),
+            )
+        )
+    return files
+
+
+@contextmanager
+def sqlite_url() -> Iterator[str]:
+    d = tempfile.mkdtemp(prefix="shredcat-bench-")
+    try:
+        yield f"sqlite:///{d}/bench.db"
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@contextmanager
+def postgres_url(admin_url: str, keep: bool) -> Iterator[str]:
+    import psycopg
+    from sqlalchemy import make_url
+
+    admin = make_url(admin_url)
+    name = f"shredcat_bench_{os.getpid()}"
+    dsn = f"host={admin.host} port={admin.port or 5432} user={admin.username} dbname={admin.database}"
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        c.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
+    finally:
+        if not keep:
+            with psycopg.connect(dsn, autocommit=True) as c:
+                c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def run(url: str, files: list[FileStats], batch: int, verify: bool) -> dict[str, float]:
+    upgrade_to_head(url)
+    with Catalog(url) as cat:
+        cat.create_table("bench", "events", ["payload"])
+        latencies = []
+        t0 = time.perf_counter()
+        for i in range(0, len(files), batch):
+            b0 = time.perf_counter()
+            cat.commit("bench", "events", files[i : i + batch])
+            latencies.append(time.perf_counter() - b0)
+        elapsed = time.perf_counter() - t0
+        info = cat.get_table("bench", "events")
+        assert info.live_file_count == len(files), info
+        out = {
+            "seconds": elapsed,
+            "files_per_s": len(files) / elapsed,
+            "rows_per_s": sum(len(f.paths) for f in files) / elapsed,
+            "p50_batch_ms": sorted(latencies)[len(latencies) // 2] * 1000,
+            "max_batch_ms": max(latencies) * 1000,
+        }
+        # One removal of a batch (rebuilds global stats from the per-path counters).
+        r0 = time.perf_counter()
+        cat.remove("bench", "events", [f.path for f in files[:batch]])
+        out["remove_batch_ms"] = (time.perf_counter() - r0) * 1000
+        if verify:
+            v0 = time.perf_counter()
+            assert cat.global_stats("bench", "events") == cat.recompute_global_stats("bench", "events")
+            out["verify_s"] = time.perf_counter() - v0
+    return out
+
+
+def machine() -> str:
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f"{kb / 2**20:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    return f"{os.cpu_count()} CPUs ({cpu}), {mem} RAM, Python {platform.python_version()}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--files", type=int, default=100_000)
+    p.add_argument("--batch", type=int, default=1_000)
+    p.add_argument("--paths", type=int, default=10)
+    p.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
+    p.add_argument("--pg-admin-url", default=os.environ.get("SHREDCAT_BENCH_PG_ADMIN_URL", DEFAULT_PG_ADMIN))
+    p.add_argument("--keep", action="store_true", help="keep the PostgreSQL bench database")
+    p.add_argument("--verify", action="store_true", help="check global stats == recomputation at the end")
+    args = p.parse_args(argv)
+
+    g0 = time.perf_counter()
+    files = make_files(args.files, args.paths)
+    print(f"generated {len(files):,} files x {args.paths} paths in {time.perf_counter() - g0:.1f}s")
+    print(f"machine: {machine()}")
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    for b in backends:
+        ctx = sqlite_url() if b == "sqlite" else postgres_url(args.pg_admin_url, args.keep)
+        with ctx as url:
+            r = run(url, files, args.batch, args.verify)
+        extra = f", verify {r['verify_s']:.1f}s" if "verify_s" in r else ""
+        print(
+            f"{b:9s} {args.files:,} files in batches of {args.batch:,}: {r['seconds']:.1f}s = "
+            f"{r['files_per_s']:,.0f} files/s ({r['rows_per_s']:,.0f} stats rows/s); "
+            f"batch p50 {r['p50_batch_ms']:.0f} ms, max {r['max_batch_ms']:.0f} ms; "
+            f"remove of one batch {r['remove_batch_ms']:.0f} ms{extra}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""The FastAPI application factory.
+
+``create_app(settings)`` builds the app without touching the database: the catalog (engine and
+pool) and the extraction thread pool are made by the lifespan and disposed when it ends, so
+importing this module, or building an app in a test, connects to nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+
+import service
+from service.api import commits, health, namespaces, plan, reads, tables
+from service.api.auth import Authenticator
+from service.api.deps import AppContext
+from service.api.errors import install_error_handlers
+from service.api.metrics import Metrics
+from service.api.middleware import RequestContextMiddleware
+from service.api.paths import parse_roots
+from service.settings import Settings, get_settings
+
+log = logging.getLogger("service.api")
+
+DESCRIPTION = """\
+REST API of **shredcat**, a lakehouse catalog for shredded Parquet Variant statistics.
+
+Routes follow the Iceberg REST catalog where the concept exists there (`/v1/namespaces`,
+`/v1/namespaces/{namespace}/tables/{table}`, `.../plan`). Every error body is
+`{"error": {"type", "message", "details", "code"}}`.
+
+Authentication: `Authorization: Bearer <token>`; roles `reader` (list, stats, plan),
+`writer` (also commit and remove files), `admin` (also create and drop namespaces and tables).
+"""
+
+TAGS = [
+    {"name": "namespaces", "description": "Namespaces (DuckLake schemas)."},
+    {"name": "tables", "description": "Tables and their Variant columns."},
+    {"name": "files", "description": "Registering, removing and listing data files; their statistics."},
+    {"name": "plan", "description": "Pruning: which files can hold rows matching a predicate."},
+    {"name": "operations", "description": "Health and metrics."},
+]
+
+
+def create_app(settings: Settings | None = None, *, catalog: Any | None = None) -> FastAPI:
+    """Build the app. ``catalog``: use this :class:`~service.catalog.Catalog` instead of opening
+    one on ``settings.database_url`` (the caller then owns it)."""
+    settings = settings or get_settings()
+    metrics = Metrics()
+    ctx = AppContext(
+        settings=settings,
+        roots=parse_roots(settings.warehouse_roots),
+        metrics=metrics,
+        authenticator=Authenticator(enabled=settings.auth == "on", tokens=settings.tokens),
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.auth == "off":
+            log.warning("SHREDCAT_AUTH=off: authentication is disabled, every caller is an admin (local use only)")
+        elif not settings.tokens:
+            log.warning("no SHREDCAT_TOKENS configured: every request but /health will be refused (401)")
+        if not ctx.roots:
+            log.warning("no SHREDCAT_WAREHOUSE_ROOTS configured: registering files is refused")
+        owned = catalog is None
+        if owned:
+            from service.catalog import Catalog
+
+            ctx.catalog = Catalog(settings.database_url)
+        else:
+            ctx.catalog = catalog
+        ctx.executor = ThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
+        try:
+            yield
+        finally:
+            ctx.executor.shutdown(wait=False, cancel_futures=True)
+            if owned:
+                ctx.catalog.close()
+            ctx.catalog = None
+            ctx.executor = None
+
+    app = FastAPI(
+        title="shredcat",
+        version=service.__version__,
+        description=DESCRIPTION,
+        openapi_tags=TAGS,
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    app.state.authenticator = ctx.authenticator
+    install_error_handlers(app)
+    for module in (health, namespaces, tables, commits, reads, plan):
+        app.include_router(module.router)
+    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
+    return app

@@ -1,0 +1,96 @@
+"""Registering and removing data files: ``POST .../commits`` and ``POST .../files/remove``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header
+
+from service.api.auth import Principal, require_writer
+from service.api.deps import COMMON, AppContext, check_count, error_responses, field_error, get_ctx
+from service.api.ingest import check_paths, extract_all, file_from_body
+from service.api.namespaces import NamespaceName
+from service.api.schemas import CommitRequest, CommitResponse, RemoveFilesRequest, RemoveFilesResponse
+from service.api.tables import TableName
+from service.errors import ShredcatError
+from service.stats.model import FileStats
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\x21-\x7e]+$",
+        description="Makes a retried commit apply once: a replay with the same key and body returns the "
+        "original result (`replayed: true`); the same key with another body is 409.",
+    ),
+]
+
+
+@router.post(
+    "/commits",
+    operation_id="commitFiles",
+    summary="Register a batch of files as one snapshot (by path, or with client-side statistics)",
+    response_model=CommitResponse,
+    responses=error_responses(*COMMON, 404, 409),
+)
+def commit_files(
+    namespace: NamespaceName,
+    table: TableName,
+    body: CommitRequest,
+    _: Annotated[Principal, Depends(require_writer)],
+    ctx: Annotated[AppContext, Depends(get_ctx)],
+    idempotency_key: IdempotencyKey = None,
+) -> CommitResponse:
+    catalog = ctx.catalog
+    assert catalog is not None and ctx.executor is not None
+    paths = body.paths or []
+    bodies = body.files or []
+    mode = "paths" if paths and not bodies else "stats" if bodies and not paths else "mixed"
+    try:
+        if not paths and not bodies:
+            raise field_error("body", "nothing to commit: give paths or files")
+        check_count(ctx, len(paths) + len(bodies), "files")
+        # Everything is checked before anything is read, and everything is read before the commit.
+        given = [file_from_body(i, f, ctx.roots) for i, f in enumerate(bodies)]
+        checked = check_paths(paths, ctx.roots)
+        if checked:
+            catalog.get_table(namespace, table)  # a missing table fails before reading files
+        files: list[FileStats] = [*extract_all(checked, ctx.executor), *given]
+        result = catalog.commit(namespace, table, files, idempotency_key=idempotency_key)
+    except ShredcatError as e:
+        ctx.metrics.commits.labels(mode=mode, outcome=e.code).inc()
+        raise
+    ctx.metrics.commits.labels(mode=mode, outcome="replayed" if result.replayed else "ok").inc()
+    if not result.replayed:
+        ctx.metrics.files_registered.inc(len(result.added))
+    return CommitResponse(
+        snapshot_id=result.snapshot_id,
+        added=list(result.added),
+        unchanged=list(result.unchanged),
+        replayed=result.replayed,
+    )
+
+
+@router.post(
+    "/files/remove",
+    operation_id="removeFiles",
+    summary="Remove files from the table at one new snapshot",
+    response_model=RemoveFilesResponse,
+    responses=error_responses(*COMMON, 404),
+)
+def remove_files(
+    namespace: NamespaceName,
+    table: TableName,
+    body: RemoveFilesRequest,
+    _: Annotated[Principal, Depends(require_writer)],
+    ctx: Annotated[AppContext, Depends(get_ctx)],
+) -> RemoveFilesResponse:
+    assert ctx.catalog is not None
+    check_count(ctx, len(body.paths), "paths")
+    result = ctx.catalog.remove(namespace, table, body.paths, missing_ok=body.missing_ok)
+    ctx.metrics.files_removed.inc(len(result.removed))
+    return RemoveFilesResponse(snapshot_id=result.snapshot_id, removed=list(result.removed), missing=list(result.missing))

@@ -1,0 +1,107 @@
+"""What routes share: the app context (settings, catalog, roots, metrics) and small helpers."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Request
+
+from service.api.auth import Authenticator
+from service.api.errors import field_name
+from service.api.metrics import Metrics
+from service.api.paths import WarehouseRoot
+from service.errors import BadInputError, LimitExceededError, ShredcatError
+from service.settings import Settings
+
+if TYPE_CHECKING:
+    from service.catalog import Catalog
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    roots: tuple[WarehouseRoot, ...]
+    metrics: Metrics
+    authenticator: Authenticator
+    #: Set by the lifespan.
+    catalog: Catalog | None = None
+    executor: ThreadPoolExecutor | None = field(default=None, repr=False)
+
+
+def get_ctx(request: Request) -> AppContext:
+    ctx: AppContext = request.app.state.ctx
+    if ctx.catalog is None:  # the lifespan did not run (a test using a bare ASGI transport)
+        raise ShredcatError("the application was not started (lifespan not run)")
+    return ctx
+
+
+def get_catalog(request: Request) -> Catalog:
+    c = get_ctx(request).catalog
+    assert c is not None
+    return c
+
+
+def field_error(field: tuple[Any, ...] | str, message: str, cls: type[ShredcatError] = BadInputError) -> ShredcatError:
+    name = field if isinstance(field, str) else field_name(field)
+    return cls(f"{name}: {message}", details={"field": name})
+
+
+def check_page_size(ctx: AppContext, page_size: int, *, cap: int | None = None, field: str = "page-size") -> int:
+    limit = ctx.settings.max_page_size if cap is None else min(cap, ctx.settings.max_page_size)
+    if page_size > limit:
+        raise field_error(field, f"at most {limit} (SHREDCAT_MAX_PAGE_SIZE)")
+    return page_size
+
+
+def check_count(ctx: AppContext, n: int, what: str) -> None:
+    limit = ctx.settings.max_files_per_commit
+    if n > limit:
+        raise LimitExceededError(
+            f"{n} {what} in one request: at most {limit} (SHREDCAT_MAX_FILES_PER_COMMIT)",
+            details={"limit": limit, "count": n},
+        )
+
+
+# --- page tokens: opaque to clients, base64url JSON -----------------------------------------------
+
+
+def encode_token(doc: dict[str, Any]) -> str:
+    raw = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_token(token: str, field: str = "page-token") -> dict[str, Any]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        doc = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        raise field_error(field, "invalid page token") from None
+    if not isinstance(doc, dict):
+        raise field_error(field, "invalid page token")
+    return doc
+
+
+#: Errors every route may answer; documented in the OpenAPI spec.
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    from service.api.schemas import ErrorResponse
+
+    text = {
+        400: "Malformed request.",
+        401: "Missing or invalid bearer token.",
+        403: "The token's role does not allow this operation, or a path outside the warehouse roots.",
+        404: "No such namespace, table, file or snapshot.",
+        409: "Conflict with the catalog's state.",
+        413: "A limit was exceeded (body size, files per request, IN-list length, predicate depth).",
+        422: "Invalid request (the field is named in `details.field`).",
+        500: "Internal error (details only in the server log).",
+        503: "The catalog database is unavailable; retry.",
+    }
+    return {s: {"model": ErrorResponse, "description": text[s]} for s in statuses}
+
+
+COMMON = (401, 403, 413, 422, 503)

@@ -1,0 +1,77 @@
+"""``/health`` (readiness: the database answers and its schema is at the code's head revision),
+``/health/live`` (the process answers) and ``/metrics`` (Prometheus text)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Response
+
+import service
+from service.api.auth import Principal, require_reader
+from service.api.deps import AppContext, error_responses, get_ctx
+from service.api.metrics import CONTENT_TYPE
+from service.api.schemas import HealthResponse
+from service.errors import StorageUnavailableError
+
+router = APIRouter(tags=["operations"])
+
+
+class SchemaNotMigratedError(StorageUnavailableError):
+    code = "schema_not_migrated"
+
+
+@lru_cache(maxsize=1)
+def head_revision() -> str | None:
+    from alembic.script import ScriptDirectory
+
+    from service.catalog.db import alembic_config
+
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+@router.get(
+    "/health",
+    operation_id="health",
+    summary="Readiness: the catalog database answers and is migrated (no token needed)",
+    response_model=HealthResponse,
+    responses=error_responses(503),
+)
+def health(ctx: Annotated[AppContext, Depends(get_ctx)]) -> HealthResponse:
+    from service.catalog.db import current_revision
+
+    assert ctx.catalog is not None
+    revision = current_revision(ctx.catalog.engine)  # StorageUnavailableError -> 503
+    head = head_revision()
+    if revision != head:
+        raise SchemaNotMigratedError(
+            f"the catalog schema is at revision {revision}, the code needs {head}: run `shredcat migrate`"
+        )
+    return HealthResponse(status="ok", backend=ctx.catalog.backend, schema_revision=revision, version=service.__version__)
+
+
+@router.get(
+    "/health/live",
+    operation_id="liveness",
+    summary="Liveness: the process answers (no database call, no token needed)",
+    response_model=HealthResponse,
+)
+def liveness() -> HealthResponse:
+    return HealthResponse(status="ok", version=service.__version__)
+
+
+@router.get(
+    "/metrics",
+    operation_id="metrics",
+    summary="Prometheus metrics (text exposition format)",
+    response_class=Response,
+    responses={
+        200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}, "description": "Metrics."},
+        **error_responses(401, 403),
+    },
+)
+def metrics(
+    _: Annotated[Principal, Depends(require_reader)], ctx: Annotated[AppContext, Depends(get_ctx)]
+) -> Response:
+    return Response(content=ctx.metrics.render(), media_type=CONTENT_TYPE)

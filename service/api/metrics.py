@@ -1,0 +1,42 @@
+"""Prometheus metrics, in a registry of the app's own (tests build many apps in one process)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.request_latency = Histogram(
+            "shredcat_http_request_duration_seconds",
+            "HTTP request latency by route template, method and status.",
+            ["method", "route", "status"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.commits = Counter(
+            "shredcat_commits_total",
+            "Commits answered, by how the files were given (paths or stats) and outcome.",
+            ["mode", "outcome"],
+            registry=r,
+        )
+        self.files_registered = Counter(
+            "shredcat_files_registered_total", "Data files added to tables by commits.", registry=r
+        )
+        self.files_removed = Counter("shredcat_files_removed_total", "Data files removed from tables.", registry=r)
+        self.prune_calls = Counter(
+            "shredcat_prune_calls_total", "Plan (prune) calls answered, by outcome.", ["outcome"], registry=r
+        )
+        self.files_considered = Counter(
+            "shredcat_prune_files_considered_total", "Live files considered by plan calls.", registry=r
+        )
+        self.files_pruned = Counter("shredcat_prune_files_pruned_total", "Files skipped by plan calls.", registry=r)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,199 @@
+"""Which data-file paths a caller may register: only Parquet files inside the configured warehouse roots.
+
+Pure functions (no I/O but ``os.path.realpath`` on local paths), applied to every path **before**
+anything opens it:
+
+* Local files are given as absolute paths (``/lake/t/f.parquet``) or ``file:`` URIs
+  (``file:///lake/t/f.parquet``, percent-escapes decoded, no host). They are resolved with
+  :func:`os.path.realpath`, so a symlink that leads out of a root is refused; the resolved path is
+  what gets opened and stored.
+* Object-store URIs (``s3://bucket/prefix/f.parquet``) are accepted only for schemes of configured
+  roots. pyarrow decodes percent-escapes and reads ``?key=value`` as filesystem options (such as
+  ``endpoint_override``), so queries, fragments and user info are refused, and the decoded key is
+  what is checked.
+* Any ``..`` segment is refused outright (even one that would stay inside a root), as are NUL and
+  other control characters, relative paths and names not ending in ``.parquet``.
+* Containment is by whole path components: ``/lake`` does not contain ``/lake2/f.parquet``.
+
+Errors: :class:`PathNotAllowedError` (403) for a path outside every root or a scheme not
+configured, :class:`InvalidFilePathError` (422) for malformed paths.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+from service.errors import BadInputError, ForbiddenError
+
+PARQUET_SUFFIX = ".parquet"
+LOCAL_SCHEME = "file"
+
+
+class PathNotAllowedError(ForbiddenError):
+    """A data-file path outside every warehouse root (or with a scheme no root uses)."""
+
+    code = "path_not_allowed"
+
+
+class InvalidFilePathError(BadInputError):
+    """A data-file path that is malformed (relative, control characters, not ``.parquet``)."""
+
+    code = "invalid_file_path"
+
+
+@dataclass(frozen=True, slots=True)
+class WarehouseRoot:
+    #: ``file`` for local directories, else the URI scheme (``s3``, ``gs``, ``abfs``...).
+    scheme: str
+    #: Local: the resolved absolute directory's components. Object store: bucket, then key components.
+    parts: tuple[str, ...]
+    #: As configured.
+    text: str
+
+    def contains(self, scheme: str, parts: Sequence[str]) -> bool:
+        return scheme == self.scheme and tuple(parts[: len(self.parts)]) == self.parts
+
+
+def _has_control(s: str) -> bool:
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in s)
+
+
+def _split_scheme(s: str) -> tuple[str | None, str]:
+    """(scheme, rest) when ``s`` is a URI (``scheme:``), else (None, s)."""
+    i = s.find(":")
+    if i <= 0 or "/" in s[:i]:
+        return None, s
+    scheme = s[:i]
+    if not (scheme[0].isascii() and scheme[0].isalpha()) or not all(
+        c.isascii() and (c.isalnum() or c in "+-.") for c in scheme
+    ):
+        return None, s
+    return scheme.lower(), s[i + 1 :]
+
+
+def _local_parts(abs_path: str) -> tuple[str, ...]:
+    return tuple(p for p in abs_path.split("/") if p)
+
+
+def _file_uri_path(original: str, rest: str) -> str:
+    """The local path of a ``file:`` URI (``file:///p``, ``file:/p``), percent-decoded."""
+    if rest.startswith("//"):
+        host, sep, path = rest[2:].partition("/")
+        if host not in ("", "localhost"):
+            raise PathNotAllowedError(f"{original}: file URIs with a host are not allowed", details={"path": original})
+        rest = sep + path
+    if "?" in rest or "#" in rest:
+        raise InvalidFilePathError(f"{original}: a file URI takes no query or fragment", details={"path": original})
+    return unquote(rest)
+
+
+def parse_roots(roots: Iterable[str]) -> tuple[WarehouseRoot, ...]:
+    """Parse the configured roots (local roots are resolved now, once). Raises ValueError on a bad root."""
+    out: list[WarehouseRoot] = []
+    for text in roots:
+        if not isinstance(text, str) or not text.strip() or "\x00" in text:
+            raise ValueError(f"invalid warehouse root {text!r}")
+        raw = text.strip()
+        scheme, rest = _split_scheme(raw)
+        if scheme is None or scheme == LOCAL_SCHEME:
+            local = raw if scheme is None else _file_uri_path(raw, rest)
+            if not local.startswith("/"):
+                raise ValueError(f"warehouse root {text!r} must be an absolute directory")
+            out.append(WarehouseRoot(LOCAL_SCHEME, _local_parts(os.path.realpath(local)), text))
+            continue
+        if not rest.startswith("//") or "?" in rest or "#" in rest:
+            raise ValueError(f"warehouse root {text!r} must look like {scheme}://bucket/prefix/")
+        authority, _, key = rest[2:].partition("/")
+        if not authority or "@" in authority:
+            raise ValueError(f"warehouse root {text!r} needs a bucket (and no user info)")
+        key_parts = [p for p in unquote(key).split("/") if p]
+        if any(p in (".", "..") for p in key_parts):
+            raise ValueError(f"warehouse root {text!r} must not contain '.' or '..' segments")
+        out.append(WarehouseRoot(scheme, (authority, *key_parts), text))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedPath:
+    #: What to store in the catalog (and, for registration by path, to open).
+    path: str
+    scheme: str
+    #: Whether this is a local file (opened through the local filesystem).
+    local: bool
+
+
+def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bool = True) -> CheckedPath:
+    """Check that ``path`` names a Parquet file inside one of ``roots``; return its canonical form.
+
+    ``resolve``: resolve symlinks of local paths (registration by path, where the service opens the
+    file). With ``resolve=False`` (client-side statistics, where the service never opens the file)
+    local paths are normalised lexically only.
+    """
+    if not isinstance(path, str) or not path:
+        raise InvalidFilePathError("a file path must be a non-empty string", details={"path": path})
+    details = {"path": path}
+    if "\x00" in path or _has_control(path):
+        raise InvalidFilePathError(f"{path!r}: control characters are not allowed in file paths", details=details)
+    if "\\" in path:
+        raise InvalidFilePathError(f"{path}: backslashes are not allowed in file paths", details=details)
+    if not roots:
+        raise PathNotAllowedError(
+            "no warehouse roots are configured (SHREDCAT_WAREHOUSE_ROOTS): file registration is disabled",
+            details=details,
+        )
+    scheme, rest = _split_scheme(path)
+    if scheme is None or scheme == LOCAL_SCHEME:
+        local = path if scheme is None else _file_uri_path(path, rest)
+        if not local.startswith("/"):
+            raise InvalidFilePathError(f"{path}: file paths must be absolute", details=details)
+        segments = local.split("/")
+        if ".." in segments:
+            raise PathNotAllowedError(f"{path}: '..' is not allowed in file paths", details=details)
+        if not local.lower().endswith(PARQUET_SUFFIX) or local.endswith("/"):
+            raise InvalidFilePathError(f"{path}: only {PARQUET_SUFFIX} files can be registered", details=details)
+        normal = posixpath.normpath(local)
+        if normal.startswith("//"):  # POSIX keeps a leading '//' as implementation-defined: not ours
+            normal = "/" + normal.lstrip("/")
+        final = os.path.realpath(normal) if resolve else normal
+        if not final.lower().endswith(PARQUET_SUFFIX):
+            raise InvalidFilePathError(
+                f"{path}: resolves to {final}, which is not a {PARQUET_SUFFIX} file", details=details
+            )
+        parts = _local_parts(final)
+        if not any(r.contains(LOCAL_SCHEME, parts) and len(parts) > len(r.parts) for r in roots):
+            why = "resolves (through a symlink) to a file outside" if final != normal else "is outside"
+            raise PathNotAllowedError(f"{path}: {why} the warehouse roots", details=details)
+        return CheckedPath(final, LOCAL_SCHEME, True)
+
+    if not any(r.scheme == scheme for r in roots):
+        raise PathNotAllowedError(f"{path}: the URI scheme {scheme!r} is not allowed here", details=details)
+    if not rest.startswith("//"):
+        raise InvalidFilePathError(f"{path}: expected {scheme}://bucket/key", details=details)
+    if "?" in rest or "#" in rest:
+        raise InvalidFilePathError(f"{path}: queries and fragments are not allowed in file URIs", details=details)
+    if any(c.isspace() for c in rest):
+        raise InvalidFilePathError(f"{path}: whitespace must be percent-encoded in file URIs", details=details)
+    authority, _, key = rest[2:].partition("/")
+    if not authority or "@" in authority:
+        raise PathNotAllowedError(f"{path}: a bucket without user info is required", details=details)
+    try:
+        decoded = unquote(key, errors="strict")
+    except UnicodeDecodeError:
+        raise InvalidFilePathError(f"{path}: invalid percent-encoding", details=details) from None
+    if _has_control(decoded) or "\\" in decoded:
+        raise InvalidFilePathError(f"{path}: control characters are not allowed in file paths", details=details)
+    segments = decoded.split("/")
+    if any(s in (".", "..") for s in segments):
+        raise PathNotAllowedError(f"{path}: '.' and '..' are not allowed in file paths", details=details)
+    if "" in segments:
+        raise InvalidFilePathError(f"{path}: empty path segments are not allowed", details=details)
+    if not decoded.lower().endswith(PARQUET_SUFFIX):
+        raise InvalidFilePathError(f"{path}: only {PARQUET_SUFFIX} files can be registered", details=details)
+    parts = (authority, *segments)
+    if not any(r.contains(scheme, parts) and len(parts) > len(r.parts) for r in roots):
+        raise PathNotAllowedError(f"{path}: is outside the warehouse roots", details=details)
+    return CheckedPath(path, scheme, False)

@@ -1,0 +1,190 @@
+"""Reading a table: its files (paginated), one file's stats, global stats, snapshots."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+
+from service.api.auth import Principal, require_reader
+from service.api.deps import COMMON, AppContext, check_page_size, decode_token, encode_token, error_responses, field_error, get_ctx
+from service.api.namespaces import NamespaceName
+from service.api.schemas import (
+    DataFile,
+    FileStatsResponse,
+    ListFilesResponse,
+    ListSnapshotsResponse,
+    Snapshot,
+    TableStatsResponse,
+    VariantStatsRow,
+)
+from service.api.tables import TableName
+from service.catalog.service import MAX_PAGE as CATALOG_MAX_PAGE
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
+
+SnapshotId = Annotated[
+    int | None,
+    Query(alias="snapshot-id", ge=0, le=2**63 - 1, description="Read as of this snapshot (default: current)."),
+]
+PageToken = Annotated[
+    str | None, Query(alias="page-token", max_length=4096, description="`next-page-token` of the previous page.")
+]
+PageSize = Annotated[int, Query(alias="page-size", ge=1, description="At most SHREDCAT_MAX_PAGE_SIZE.")]
+
+
+def _int_or_none(v: object, field: str) -> int | None:
+    if v is None:
+        return None
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise field_error(field, "invalid page token")
+    return v
+
+
+@router.get(
+    "/files",
+    operation_id="listFiles",
+    summary="List the table's files in path order (keyset-paginated, optionally by path prefix)",
+    response_model=ListFilesResponse,
+    responses=error_responses(*COMMON, 404),
+)
+def list_files(
+    namespace: NamespaceName,
+    table: TableName,
+    _: Annotated[Principal, Depends(require_reader)],
+    ctx: Annotated[AppContext, Depends(get_ctx)],
+    prefix: Annotated[str | None, Query(max_length=2048, description="Only paths starting with this.")] = None,
+    snapshot_id: SnapshotId = None,
+    page_token: PageToken = None,
+    page_size: PageSize = 1000,
+) -> ListFilesResponse:
+    catalog = ctx.catalog
+    assert catalog is not None
+    check_page_size(ctx, page_size, cap=CATALOG_MAX_PAGE, field="query.page-size")
+    after: str | None = None
+    if page_token is not None:
+        doc = decode_token(page_token, "query.page-token")
+        after = doc.get("after")
+        if not isinstance(after, str):
+            raise field_error("query.page-token", "invalid page token")
+        pinned = _int_or_none(doc.get("snapshot"), "query.page-token")
+        if snapshot_id is not None and pinned is not None and snapshot_id != pinned:
+            raise field_error("query.page-token", "the page token belongs to another snapshot-id")
+        snapshot_id = pinned
+    if snapshot_id is None:
+        # Pin the snapshot so that later pages list the same set of files.
+        snapshot_id = catalog.get_table(namespace, table).current_snapshot_id
+    limit = min(page_size + 1, CATALOG_MAX_PAGE)
+    rows = catalog.list_files(namespace, table, snapshot=snapshot_id, prefix=prefix or None, after=after, limit=limit)
+    more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
+    rows = rows[:page_size]
+    token = encode_token({"after": rows[-1].path, "snapshot": snapshot_id}) if more and rows else None
+    return ListFilesResponse(
+        snapshot_id=snapshot_id,
+        files=[
+            DataFile(
+                path=r.path,
+                file_size_bytes=r.file_size_bytes,
+                record_count=r.record_count,
+                footer_size=r.footer_size,
+                content_id=r.content_id,
+                begin_snapshot=r.begin_snapshot,
+                end_snapshot=r.end_snapshot,
+            )
+            for r in rows
+        ],
+        next_page_token=token,
+    )
+
+
+@router.get(
+    "/files/stats",
+    operation_id="loadFileStats",
+    summary="One file's Variant statistics as committed (DuckLake rows)",
+    response_model=FileStatsResponse,
+    responses=error_responses(*COMMON, 404),
+)
+def load_file_stats(
+    namespace: NamespaceName,
+    table: TableName,
+    path: Annotated[str, Query(min_length=1, max_length=2048, description="The file's path as registered.")],
+    _: Annotated[Principal, Depends(require_reader)],
+    ctx: Annotated[AppContext, Depends(get_ctx)],
+    snapshot_id: SnapshotId = None,
+) -> FileStatsResponse:
+    assert ctx.catalog is not None
+    fs = ctx.catalog.file_stats(namespace, table, path, snapshot=snapshot_id)
+    return FileStatsResponse(
+        path=fs.path,
+        file_size_bytes=fs.file_size_bytes,
+        record_count=fs.record_count,
+        footer_size=fs.footer_size,
+        content_id=fs.content_id,
+        variant_columns=list(fs.variant_columns),
+        variant_stats=[VariantStatsRow(column=ps.column, **ps.ducklake_row()) for ps in fs.paths],
+    )
+
+
+@router.get(
+    "/stats",
+    operation_id="loadTableStats",
+    summary="The table's global Variant statistics (DuckLake's global JSON per Variant column)",
+    response_model=TableStatsResponse,
+    responses=error_responses(*COMMON, 404),
+)
+def load_table_stats(
+    namespace: NamespaceName,
+    table: TableName,
+    _: Annotated[Principal, Depends(require_reader)],
+    ctx: Annotated[AppContext, Depends(get_ctx)],
+    snapshot_id: SnapshotId = None,
+) -> TableStatsResponse:
+    assert ctx.catalog is not None
+    g = ctx.catalog.global_stats(namespace, table, snapshot=snapshot_id)
+    return TableStatsResponse(
+        snapshot_id=g.snapshot_id,
+        file_count=g.file_count,
+        columns={c: [p.ducklake_object() for p in paths] for c, paths in g.columns.items()},
+        extra_stats=g.ducklake_json(),
+    )
+
+
+@router.get(
+    "/snapshots",
+    operation_id="listSnapshots",
+    summary="Snapshots that changed the table, oldest first (paginated)",
+    response_model=ListSnapshotsResponse,
+    responses=error_responses(*COMMON, 404),
+)
+def list_snapshots(
+    namespace: NamespaceName,
+    table: TableName,
+    _: Annotated[Principal, Depends(require_reader)],
+    ctx: Annotated[AppContext, Depends(get_ctx)],
+    page_token: PageToken = None,
+    page_size: PageSize = 1000,
+) -> ListSnapshotsResponse:
+    assert ctx.catalog is not None
+    check_page_size(ctx, page_size, cap=CATALOG_MAX_PAGE, field="query.page-size")
+    after = None
+    if page_token is not None:
+        after = _int_or_none(decode_token(page_token, "query.page-token").get("after"), "query.page-token")
+        if after is None:
+            raise field_error("query.page-token", "invalid page token")
+    limit = min(page_size + 1, CATALOG_MAX_PAGE)
+    rows = ctx.catalog.list_snapshots(namespace, table, after=after, limit=limit)
+    more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
+    rows = rows[:page_size]
+    return ListSnapshotsResponse(
+        snapshots=[
+            Snapshot(
+                snapshot_id=s.snapshot_id,
+                snapshot_time=s.snapshot_time,
+                changes_made=s.changes_made,
+                added_files=s.added_files,
+                removed_files=s.removed_files,
+            )
+            for s in rows
+        ],
+        next_page_token=encode_token({"after": rows[-1].snapshot_id}) if more and rows else None,
+    )

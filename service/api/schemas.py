@@ -1,0 +1,386 @@
+"""Request and response bodies of the REST API (pydantic v2).
+
+JSON keys are kebab-case, as in the Iceberg REST catalog (``snapshot-id``, ``next-page-token``);
+snake_case names are accepted on input too. The per-path statistics rows are the exception: they
+are DuckLake's ``ducklake_file_variant_stats`` rows, with DuckLake's column names
+(``variant_path``, ``min_value``...), exactly as ``shredcat stats`` prints them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+
+Count = Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]
+Name = Annotated[StrictStr, Field(min_length=1, max_length=1024)]
+FilePath = Annotated[StrictStr, Field(min_length=1, max_length=2048)]
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class ApiModel(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=_kebab, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
+
+class RequestModel(ApiModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+class ErrorDetail(ApiModel):
+    type: str = Field(description="Stable machine-readable error name (`not_found`, `invalid_stats`...).")
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    code: int = Field(description="The HTTP status, repeated.")
+
+
+class ErrorResponse(ApiModel):
+    error: ErrorDetail
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "error": {
+                        "type": "not_found",
+                        "message": "table lake.events does not exist",
+                        "details": {"table": "lake.events"},
+                        "code": 404,
+                    }
+                }
+            ]
+        }
+    )
+
+
+# --- namespaces -------------------------------------------------------------------------------
+
+
+class CreateNamespaceRequest(RequestModel):
+    namespace: list[Name] = Field(min_length=1, max_length=1, description="One level: `[\"lake\"]`.")
+    properties: dict[str, str] = Field(
+        default_factory=dict, description="Not supported: must be empty (accepted for Iceberg clients)."
+    )
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"namespace": ["lake"]}]})
+
+
+class NamespaceResponse(ApiModel):
+    namespace: list[str]
+    properties: dict[str, str] = Field(default_factory=dict)
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"namespace": ["lake"], "properties": {"begin-snapshot": "1"}}]}
+    )
+
+
+class ListNamespacesResponse(ApiModel):
+    namespaces: list[list[str]]
+    next_page_token: str | None = None
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+class TableIdentifier(ApiModel):
+    namespace: list[str]
+    name: str
+
+
+class CreateTableRequest(RequestModel):
+    name: Name
+    variant_columns: list[Name] | None = Field(
+        default=None,
+        max_length=1000,
+        description="The table's Variant columns (dotted names for Variants inside structs).",
+    )
+    infer_from: FilePath | None = Field(
+        default=None,
+        description="Or: a Parquet file inside the warehouse roots whose Variant columns the table takes "
+        "(the file itself is not registered).",
+    )
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"name": "events", "variant-columns": ["v"]},
+                {"name": "events", "infer-from": "/data/lake/events/part-0.parquet"},
+            ]
+        }
+    )
+
+
+class TableResponse(ApiModel):
+    identifier: TableIdentifier
+    table_id: int
+    variant_columns: list[str]
+    live_file_count: int
+    live_record_count: int
+    live_bytes: int
+    current_snapshot_id: int
+    snapshot_count: int
+    last_commit_time: datetime | None
+    begin_snapshot: int
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "identifier": {"namespace": ["lake"], "name": "events"},
+                    "table-id": 1,
+                    "variant-columns": ["v"],
+                    "live-file-count": 8,
+                    "live-record-count": 8000,
+                    "live-bytes": 123456,
+                    "current-snapshot-id": 5,
+                    "snapshot-count": 3,
+                    "last-commit-time": "2024-05-01T12:00:00Z",
+                    "begin-snapshot": 2,
+                }
+            ]
+        }
+    )
+
+
+class ListTablesResponse(ApiModel):
+    identifiers: list[TableIdentifier]
+    next_page_token: str | None = None
+
+
+class DropResponse(ApiModel):
+    snapshot_id: int | None
+
+
+# --- statistics rows (DuckLake's names) ---------------------------------------------------------
+
+
+class VariantStatsRow(BaseModel):
+    """One ``ducklake_file_variant_stats`` row of a file, plus its Variant column."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    column: Name
+    variant_path: Annotated[StrictStr, Field(min_length=1, max_length=2048)]
+    shredded_type: Annotated[StrictStr, Field(min_length=1, max_length=64)]
+    column_size_bytes: Count
+    value_count: Count
+    null_count: Count
+    min_value: StrictStr | None = None
+    max_value: StrictStr | None = None
+    contains_nan: StrictBool | None = None
+    extra_stats: StrictStr | None = None
+    #: ``shredcat stats`` prints the file on every row; accepted (must equal the file's path).
+    file: StrictStr | None = None
+
+
+class FileStatsBody(RequestModel):
+    """A data file with the statistics shredcat's extractor found (``service.stats.extract``)."""
+
+    path: FilePath
+    file_size_bytes: Count
+    record_count: Count
+    footer_size: Count
+    content_id: Annotated[StrictStr, Field(max_length=1024)] | None = None
+    variant_columns: list[Name] = Field(max_length=1000)
+    variant_stats: list[VariantStatsRow] = Field(default_factory=list, max_length=100_000)
+
+
+_FILE_EXAMPLE = {
+    "path": "s3://lake/events/part-0.parquet",
+    "file-size-bytes": 52311,
+    "record-count": 1000,
+    "footer-size": 2113,
+    "content-id": "\"9b2cf535f27731c974343645a3985328\"",
+    "variant-columns": ["v"],
+    "variant-stats": [
+        {
+            "column": "v",
+            "variant_path": '"user"."id"',
+            "shredded_type": "int64",
+            "column_size_bytes": 8123,
+            "value_count": 1000,
+            "null_count": 0,
+            "min_value": "0",
+            "max_value": "999",
+            "contains_nan": None,
+            "extra_stats": None,
+        }
+    ],
+}
+
+
+class FileStatsResponse(ApiModel):
+    path: str
+    file_size_bytes: int
+    record_count: int
+    footer_size: int
+    content_id: str | None
+    variant_columns: list[str]
+    variant_stats: list[VariantStatsRow]
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_FILE_EXAMPLE]})
+
+
+# --- commits and removals -----------------------------------------------------------------------
+
+
+class CommitRequest(RequestModel):
+    paths: list[FilePath] | None = Field(
+        default=None, description="Files the service reads itself (inside the warehouse roots)."
+    )
+    files: list[FileStatsBody] | None = Field(
+        default=None, description="Files with statistics extracted on the client side."
+    )
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"paths": ["/data/lake/events/part-0.parquet", "/data/lake/events/part-1.parquet"]},
+                {"files": [_FILE_EXAMPLE]},
+            ]
+        }
+    )
+
+
+class CommitResponse(ApiModel):
+    snapshot_id: int | None = Field(description="The new snapshot; null when every file was already live.")
+    added: list[str]
+    unchanged: list[str]
+    replayed: bool = Field(description="True when answered from an earlier commit with the same Idempotency-Key.")
+
+
+class RemoveFilesRequest(RequestModel):
+    paths: list[FilePath] = Field(min_length=1)
+    missing_ok: StrictBool = False
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"paths": ["s3://lake/events/part-0.parquet"]}]})
+
+
+class RemoveFilesResponse(ApiModel):
+    snapshot_id: int | None
+    removed: list[str]
+    missing: list[str]
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+class DataFile(ApiModel):
+    path: str
+    file_size_bytes: int
+    record_count: int
+    footer_size: int
+    content_id: str | None
+    begin_snapshot: int
+    end_snapshot: int | None
+
+
+class ListFilesResponse(ApiModel):
+    snapshot_id: int
+    files: list[DataFile]
+    next_page_token: str | None = None
+
+
+class TableStatsResponse(ApiModel):
+    snapshot_id: int
+    file_count: int
+    columns: dict[str, list[dict[str, Any]]] = Field(
+        description="Per Variant column, its global path stats as objects of DuckLake's global JSON array."
+    )
+    extra_stats: dict[str, str | None] = Field(
+        description="Per Variant column, ``ducklake_table_column_stats.extra_stats`` (DuckLake's JSON text)."
+    )
+
+
+class Snapshot(ApiModel):
+    snapshot_id: int
+    snapshot_time: datetime
+    changes_made: str
+    added_files: int
+    removed_files: int
+
+
+class ListSnapshotsResponse(ApiModel):
+    snapshots: list[Snapshot]
+    next_page_token: str | None = None
+
+
+# --- plan -----------------------------------------------------------------------------------------
+
+
+class PlanRequest(RequestModel):
+    filter: Any = Field(
+        default=None,
+        description="An Iceberg-style JSON expression, with a `variant` term for Variant paths "
+        "(see the pruning docs). Exactly one of `filter` and `sql`.",
+    )
+    sql: Annotated[StrictStr, Field(max_length=1_000_000)] | None = Field(
+        default=None, description="A Spark SQL predicate, e.g. `variant_get(v, '$.user.id', 'bigint') = 42`."
+    )
+    snapshot_id: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = None
+    explain: StrictBool = False
+    page_token: Annotated[StrictStr, Field(max_length=4096)] | None = None
+    page_size: Annotated[StrictInt, Field(ge=1)] = 1000
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"sql": "variant_get(v, '$.user.id', 'bigint') = 42"},
+                {
+                    "filter": {
+                        "type": "eq",
+                        "term": {"type": "variant", "column": "v", "path": "$.user.id", "as": "bigint"},
+                        "value": 42,
+                    },
+                    "explain": True,
+                },
+            ]
+        }
+    )
+
+
+class PlanFile(ApiModel):
+    path: str
+    file_size_bytes: int
+    record_count: int
+
+
+class PlanMetrics(ApiModel):
+    files_considered: int
+    files_pruned: int
+    files_kept: int
+    rows_skipped: int
+    bytes_skipped: int
+
+
+class FileExplanation(ApiModel):
+    path: str
+    kept: bool
+    reason: str
+
+
+class PlanResponse(ApiModel):
+    status: Literal["completed"] = "completed"
+    snapshot_id: int | None
+    files: list[PlanFile]
+    next_page_token: str | None = None
+    metrics: PlanMetrics
+    explain: list[FileExplanation] | None = None
+
+
+# --- health -----------------------------------------------------------------------------------------
+
+
+class HealthResponse(ApiModel):
+    status: Literal["ok"]
+    backend: str | None = None
+    schema_revision: str | None = None
+    version: str

@@ -1,0 +1,122 @@
+"""``/v1/namespaces/{namespace}/tables``: list, create (declared or inferred columns), load, drop."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path
+
+from service.api.auth import Principal, require_admin, require_reader
+from service.api.deps import COMMON, AppContext, error_responses, field_error, get_catalog, get_ctx
+from service.api.ingest import check_paths, extract_all
+from service.api.namespaces import NamespaceName, find_namespace
+from service.api.schemas import (
+    CreateTableRequest,
+    DropResponse,
+    ListTablesResponse,
+    TableIdentifier,
+    TableResponse,
+)
+from service.catalog import Catalog, TableInfo
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}/tables", tags=["tables"])
+
+TableName = Annotated[str, Path(min_length=1, max_length=1024, description="Table name.")]
+
+
+def table_response(t: TableInfo) -> TableResponse:
+    return TableResponse(
+        identifier=TableIdentifier(namespace=[t.namespace], name=t.name),
+        table_id=t.table_id,
+        variant_columns=list(t.columns),
+        live_file_count=t.live_file_count,
+        live_record_count=t.live_record_count,
+        live_bytes=t.live_bytes,
+        current_snapshot_id=t.current_snapshot_id,
+        snapshot_count=t.snapshot_count,
+        last_commit_time=t.last_commit_time,
+        begin_snapshot=t.begin_snapshot,
+    )
+
+
+@router.get(
+    "",
+    operation_id="listTables",
+    summary="List the tables of a namespace",
+    response_model=ListTablesResponse,
+    responses=error_responses(*COMMON, 404),
+)
+def list_tables(
+    namespace: NamespaceName,
+    _: Annotated[Principal, Depends(require_reader)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
+) -> ListTablesResponse:
+    tables = catalog.list_tables(namespace)
+    if not tables:
+        find_namespace(catalog, namespace)  # 404 for a namespace that does not exist
+    return ListTablesResponse(identifiers=[TableIdentifier(namespace=[t.namespace], name=t.name) for t in tables])
+
+
+@router.post(
+    "",
+    operation_id="createTable",
+    summary="Create a table, declaring its Variant columns or inferring them from a file",
+    response_model=TableResponse,
+    responses=error_responses(*COMMON, 404, 409),
+)
+def create_table(
+    namespace: NamespaceName,
+    body: CreateTableRequest,
+    _: Annotated[Principal, Depends(require_admin)],
+    ctx: Annotated[AppContext, Depends(get_ctx)],
+) -> TableResponse:
+    catalog = ctx.catalog
+    assert catalog is not None
+    if (body.variant_columns is None) == (body.infer_from is None):
+        raise field_error("body", "give exactly one of variant-columns and infer-from")
+    if body.variant_columns is not None:
+        columns = list(body.variant_columns)
+        if len(set(columns)) != len(columns):
+            raise field_error("body.variant-columns", "duplicate column name")
+    else:
+        assert body.infer_from is not None
+        find_namespace(catalog, namespace)  # fail before reading any file
+        assert ctx.executor is not None
+        (fs,) = extract_all(check_paths([body.infer_from], ctx.roots, "body.infer-from"), ctx.executor)
+        columns = list(fs.variant_columns)
+        if not columns:
+            raise field_error("body.infer-from", f"{fs.path} has no Variant column")
+    return table_response(catalog.create_table(namespace, body.name, columns, create_namespace=False))
+
+
+@router.get(
+    "/{table}",
+    operation_id="loadTable",
+    summary="Load a table",
+    response_model=TableResponse,
+    responses=error_responses(*COMMON, 404),
+)
+def load_table(
+    namespace: NamespaceName,
+    table: TableName,
+    _: Annotated[Principal, Depends(require_reader)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
+) -> TableResponse:
+    return table_response(catalog.get_table(namespace, table))
+
+
+@router.delete(
+    "/{table}",
+    operation_id="dropTable",
+    summary="Drop a table (its files end at a new snapshot; history is kept)",
+    response_model=DropResponse,
+    responses=error_responses(*COMMON, 404),
+)
+def drop_table(
+    namespace: NamespaceName,
+    table: TableName,
+    _: Annotated[Principal, Depends(require_admin)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
+) -> DropResponse:
+    snap = catalog.drop_table(namespace, table)
+    return DropResponse(snapshot_id=snap.snapshot_id)

@@ -1,0 +1,1014 @@
+"""All the catalog's SQL. Every function takes a Connection inside a transaction opened (and
+retried) by :mod:`service.catalog.service`; nothing here commits.
+
+Writers serialize per table: :func:`find_table` with ``lock=True`` takes ``SELECT ... FOR UPDATE``
+on the ``ducklake_table`` row on PostgreSQL (on SQLite the transaction already holds the write lock
+from ``BEGIN IMMEDIATE``). Every read that decides a write happens after that lock.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, and_, bindparam, case, func, insert, or_, select, update
+from sqlalchemy.orm import aliased
+
+from service.catalog import models as m
+from service.catalog.encode import COUNTERS, PreparedBatch, Width, max_width
+from service.catalog.results import DataFileInfo, NamespaceInfo, SnapshotInfo, TableInfo
+from service.errors import InvalidStatsError, NotFoundError
+from service.stats.merge import GlobalPathStats, GlobalStats, merge_bound
+from service.stats.model import FileStats, PathStats
+from service.stats.types import Bound, ShreddedType, family, parse_bound
+
+#: Size of IN-lists and of row batches sent at once.
+CHUNK = 500
+
+D = m.DataFile
+S = m.FileVariantStats
+VP = m.VariantPath
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def chunks(seq: Sequence[Any], n: int = CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(seq), n):
+        yield seq[i : i + n]
+
+
+def quote_ident(name: str) -> str:
+    """DuckLake's quoting in ``changes_made``: double quotes, inner quotes doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+# --- snapshots, namespaces, tables ------------------------------------------------------------
+
+
+def new_snapshot(
+    conn: Connection, table_id: int | None, changes: str, *, added: int = 0, removed: int = 0
+) -> int:
+    stmt = (
+        insert(m.Snapshot)
+        .values(
+            snapshot_time=utcnow(),
+            table_id=table_id,
+            changes_made=changes,
+            added_files=added,
+            removed_files=removed,
+        )
+        .returning(m.Snapshot.snapshot_id)
+    )
+    return int(conn.execute(stmt).scalar_one())
+
+
+def find_namespace(conn: Connection, name: str) -> NamespaceInfo | None:
+    row = conn.execute(
+        select(m.Schema.schema_id, m.Schema.schema_name, m.Schema.begin_snapshot).where(
+            m.Schema.schema_name == name, m.Schema.end_snapshot.is_(None)
+        )
+    ).first()
+    return None if row is None else NamespaceInfo(row[0], row[1], row[2])
+
+
+def insert_namespace(conn: Connection, name: str) -> NamespaceInfo:
+    snap = new_snapshot(conn, None, f"created_schema:{quote_ident(name)}")
+    sid = conn.execute(
+        insert(m.Schema)
+        .values(schema_uuid=uuid.uuid4(), begin_snapshot=snap, end_snapshot=None, schema_name=name)
+        .returning(m.Schema.schema_id)
+    ).scalar_one()
+    return NamespaceInfo(int(sid), name, snap)
+
+
+def list_namespaces(conn: Connection) -> list[NamespaceInfo]:
+    rows = conn.execute(
+        select(m.Schema.schema_id, m.Schema.schema_name, m.Schema.begin_snapshot)
+        .where(m.Schema.end_snapshot.is_(None))
+        .order_by(m.Schema.schema_name)
+    ).all()
+    return [NamespaceInfo(r[0], r[1], r[2]) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    """The locked (or just read) table row, with its live Variant columns."""
+
+    table_id: int
+    schema_id: int
+    namespace: str
+    name: str
+    begin_snapshot: int
+    live_file_count: int
+    live_record_count: int
+    live_bytes: int
+    current_snapshot_id: int
+    #: column name -> column_id, in column order.
+    columns: Mapping[str, int]
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.namespace}.{self.name}"
+
+    @property
+    def column_names(self) -> dict[int, str]:
+        return {cid: name for name, cid in self.columns.items()}
+
+
+def load_columns(conn: Connection, table_id: int) -> dict[str, int]:
+    rows = conn.execute(
+        select(m.Column.column_name, m.Column.column_id)
+        .where(m.Column.table_id == table_id, m.Column.end_snapshot.is_(None))
+        .order_by(m.Column.column_order)
+    ).all()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def find_table(conn: Connection, namespace: str, name: str, *, lock: bool = False) -> TableRow | None:
+    T = m.Table
+    stmt = (
+        select(
+            T.table_id,
+            T.schema_id,
+            T.begin_snapshot,
+            T.live_file_count,
+            T.live_record_count,
+            T.live_bytes,
+            T.current_snapshot_id,
+        )
+        .join(m.Schema, m.Schema.schema_id == T.schema_id)
+        .where(
+            m.Schema.schema_name == namespace,
+            m.Schema.end_snapshot.is_(None),
+            T.table_name == name,
+            T.end_snapshot.is_(None),
+        )
+    )
+    if lock:
+        stmt = stmt.with_for_update(of=T)
+    row = conn.execute(stmt).first()
+    if row is None:
+        return None
+    return TableRow(
+        table_id=int(row[0]),
+        schema_id=int(row[1]),
+        namespace=namespace,
+        name=name,
+        begin_snapshot=int(row[2]),
+        live_file_count=int(row[3]),
+        live_record_count=int(row[4]),
+        live_bytes=int(row[5]),
+        current_snapshot_id=int(row[6]),
+        columns=load_columns(conn, int(row[0])),
+    )
+
+
+def require_table(conn: Connection, namespace: str, name: str, *, lock: bool = False) -> TableRow:
+    t = find_table(conn, namespace, name, lock=lock)
+    if t is None:
+        raise NotFoundError(
+            f"table {namespace}.{name} does not exist", details={"table": f"{namespace}.{name}"}
+        )
+    return t
+
+
+def insert_table(conn: Connection, ns: NamespaceInfo, name: str, columns: Sequence[str]) -> int:
+    snap = new_snapshot(conn, None, f"created_table:{quote_ident(ns.name)}.{quote_ident(name)}")
+    table_id = int(
+        conn.execute(
+            insert(m.Table)
+            .values(
+                table_uuid=uuid.uuid4(),
+                begin_snapshot=snap,
+                end_snapshot=None,
+                schema_id=ns.namespace_id,
+                table_name=name,
+                live_file_count=0,
+                live_record_count=0,
+                live_bytes=0,
+                current_snapshot_id=snap,
+            )
+            .returning(m.Table.table_id)
+        ).scalar_one()
+    )
+    conn.execute(update(m.Snapshot).where(m.Snapshot.snapshot_id == snap).values(table_id=table_id))
+    for order, col in enumerate(columns):
+        column_id = conn.execute(
+            insert(m.Column)
+            .values(
+                begin_snapshot=snap,
+                end_snapshot=None,
+                table_id=table_id,
+                column_order=order,
+                column_name=col,
+                column_type="variant",
+                nulls_allowed=True,
+                parent_column=None,
+            )
+            .returning(m.Column.column_id)
+        ).scalar_one()
+        conn.execute(
+            insert(m.TableColumnStats).values(
+                table_id=table_id,
+                column_id=column_id,
+                contains_null=None,
+                contains_nan=None,
+                min_value=None,
+                max_value=None,
+                extra_stats=None,
+            )
+        )
+    return table_id
+
+
+def drop_table(conn: Connection, t: TableRow) -> int:
+    snap = new_snapshot(conn, t.table_id, f"dropped_table:{t.table_id}", removed=t.live_file_count)
+    conn.execute(
+        update(m.Table)
+        .where(m.Table.table_id == t.table_id)
+        .values(end_snapshot=snap, current_snapshot_id=snap)
+    )
+    conn.execute(
+        update(m.Column)
+        .where(m.Column.table_id == t.table_id, m.Column.end_snapshot.is_(None))
+        .values(end_snapshot=snap)
+    )
+    conn.execute(
+        update(D).where(D.table_id == t.table_id, D.end_snapshot.is_(None)).values(end_snapshot=snap)
+    )
+    conn.execute(
+        update(S).where(S.table_id == t.table_id, S.end_snapshot.is_(None)).values(end_snapshot=snap)
+    )
+    return snap
+
+
+def table_infos(conn: Connection, namespace: str | None = None, name: str | None = None) -> list[TableInfo]:
+    T = m.Table
+    counts = (
+        select(m.Snapshot.table_id.label("table_id"), func.count().label("n"))
+        .where(m.Snapshot.table_id.is_not(None))
+        .group_by(m.Snapshot.table_id)
+        .subquery()
+    )
+    cur = aliased(m.Snapshot)
+    stmt = (
+        select(
+            T.table_id,
+            m.Schema.schema_name,
+            T.table_name,
+            T.live_file_count,
+            T.live_record_count,
+            T.live_bytes,
+            T.current_snapshot_id,
+            counts.c.n,
+            cur.snapshot_time,
+            T.begin_snapshot,
+        )
+        .join(m.Schema, m.Schema.schema_id == T.schema_id)
+        .outerjoin(counts, counts.c.table_id == T.table_id)
+        .outerjoin(cur, cur.snapshot_id == T.current_snapshot_id)
+        .where(T.end_snapshot.is_(None), m.Schema.end_snapshot.is_(None))
+        .order_by(m.Schema.schema_name, T.table_name)
+    )
+    if namespace is not None:
+        stmt = stmt.where(m.Schema.schema_name == namespace)
+    if name is not None:
+        stmt = stmt.where(T.table_name == name)
+    rows = conn.execute(stmt).all()
+    cols: dict[int, list[str]] = defaultdict(list)
+    ids = [int(r[0]) for r in rows]
+    for chunk in chunks(ids):
+        for tid, cname in conn.execute(
+            select(m.Column.table_id, m.Column.column_name)
+            .where(m.Column.table_id.in_(chunk), m.Column.end_snapshot.is_(None))
+            .order_by(m.Column.table_id, m.Column.column_order)
+        ):
+            cols[int(tid)].append(cname)
+    return [
+        TableInfo(
+            table_id=int(r[0]),
+            namespace=r[1],
+            name=r[2],
+            columns=tuple(cols[int(r[0])]),
+            live_file_count=int(r[3]),
+            live_record_count=int(r[4]),
+            live_bytes=int(r[5]),
+            current_snapshot_id=int(r[6]),
+            snapshot_count=int(r[7] or 0),
+            last_commit_time=_aware(r[8]),
+            begin_snapshot=int(r[9]),
+        )
+        for r in rows
+    ]
+
+
+def _aware(ts: datetime | None) -> datetime | None:
+    """SQLite returns naive datetimes (stored in UTC)."""
+    if ts is not None and ts.tzinfo is None:
+        return ts.replace(tzinfo=UTC)
+    return ts
+
+
+# --- commit -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LiveFile:
+    data_file_id: int
+    path: str
+    content_id: str | None
+    file_size_bytes: int
+    record_count: int
+    footer_size: int
+
+    @property
+    def identity(self) -> tuple[str | None, int, int, int]:
+        return (self.content_id, self.file_size_bytes, self.record_count, self.footer_size)
+
+
+def live_files_by_path(conn: Connection, table_id: int, paths: Sequence[str]) -> dict[str, LiveFile]:
+    out: dict[str, LiveFile] = {}
+    for chunk in chunks(list(paths)):
+        rows = conn.execute(
+            select(
+                D.data_file_id, D.path, D.content_id, D.file_size_bytes, D.record_count, D.footer_size
+            ).where(D.table_id == table_id, D.end_snapshot.is_(None), D.path.in_(chunk))
+        )
+        for r in rows:
+            out[r[1]] = LiveFile(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), int(r[5]))
+    return out
+
+
+def _removed_counters() -> list[Any]:
+    """SQL aggregates giving the COUNTERS of a set of stats rows (mirrors
+    :func:`service.catalog.encode._finish`, which computes them in Python on commit)."""
+
+    def flag(cond: Any) -> Any:
+        return func.sum(case((cond, 1), else_=0))
+
+    has = S.value_count > 0
+    return [
+        func.count(),
+        func.sum(S.value_count),
+        func.sum(S.null_count),
+        func.sum(S.column_size_bytes),
+        flag(S.contains_nan.is_(True)),
+        flag(S.contains_nan.is_(None)),
+        flag(and_(has, S.min_value.is_(None))),
+        flag(and_(has, S.max_value.is_(None))),
+        flag(
+            and_(
+                has, S.min_value.is_not(None), S.min_num.is_(None), S.min_real.is_(None), S.min_bin.is_(None)
+            )
+        ),
+        flag(
+            and_(
+                has, S.max_value.is_not(None), S.max_num.is_(None), S.max_real.is_(None), S.max_bin.is_(None)
+            )
+        ),
+        flag(and_(has, S.min_real == 0, S.min_value == "-0.0")),
+        flag(and_(has, S.max_real == 0, S.max_value == "0.0")),
+    ]
+
+
+@dataclass(slots=True)
+class _PathRow:
+    path_id: int
+    width: Width
+
+
+def ensure_paths(
+    conn: Connection, table_id: int, keys: set[tuple[int, str, str]]
+) -> dict[tuple[int, str, str], _PathRow]:
+    """Get or create the dictionary rows of ``(column_id, variant_path, shredded_type)``."""
+    out: dict[tuple[int, str, str], _PathRow] = {}
+    vps = sorted({k[1] for k in keys})
+    for chunk in chunks(vps):
+        rows = conn.execute(
+            select(
+                VP.path_id,
+                VP.column_id,
+                VP.variant_path,
+                VP.shredded_type,
+                VP.max_width_num,
+                VP.max_width_real,
+            ).where(VP.table_id == table_id, VP.variant_path.in_(chunk))
+        )
+        for pid, cid, vp, tname, wn, wr in rows:
+            k = (int(cid), vp, tname)
+            if k in keys:
+                out[k] = _PathRow(
+                    int(pid), (None if wn is None else int(wn), None if wr is None else float(wr))
+                )
+    missing = sorted(keys - out.keys())
+    if missing:
+        params = [
+            {
+                "table_id": table_id,
+                "column_id": cid,
+                "variant_path": vp,
+                "shredded_type": tname,
+                **dict.fromkeys(COUNTERS, 0),
+                "max_width_num": 0,
+                "max_width_real": 0.0,
+            }
+            for cid, vp, tname in missing
+        ]
+        ids = (
+            conn.execute(insert(VP).returning(VP.path_id, sort_by_parameter_order=True), params)
+            .scalars()
+            .all()
+        )
+        for k, pid in zip(missing, ids, strict=True):
+            out[k] = _PathRow(int(pid), (0, 0.0))
+    return out
+
+
+_UPDATE_COUNTERS = (
+    update(VP)
+    .where(VP.path_id == bindparam("p_path_id"))
+    .values({**{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTERS}})
+)
+_UPDATE_COUNTERS_AND_WIDTHS = (
+    update(VP)
+    .where(VP.path_id == bindparam("p_path_id"))
+    .values(
+        {
+            **{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTERS},
+            "max_width_num": bindparam("p_width_num", type_=VP.max_width_num.type),
+            "max_width_real": bindparam("p_width_real", type_=VP.max_width_real.type),
+        }
+    )
+)
+
+
+def _apply_counters(
+    conn: Connection, deltas: Mapping[int, Sequence[int]], widths: Mapping[int, Width] | None
+) -> None:
+    params = []
+    for pid, d in sorted(deltas.items()):
+        p: dict[str, Any] = {
+            "p_path_id": pid,
+            **{f"d_{name}": int(v) for name, v in zip(COUNTERS, d, strict=True)},
+        }
+        if widths is not None:
+            p["p_width_num"], p["p_width_real"] = widths[pid]
+        params.append(p)
+    if params:
+        conn.execute(_UPDATE_COUNTERS_AND_WIDTHS if widths is not None else _UPDATE_COUNTERS, params)
+
+
+STATS_COLUMNS = (
+    "data_file_id",
+    "table_id",
+    "column_id",
+    "variant_path",
+    "shredded_type",
+    "column_size_bytes",
+    "value_count",
+    "null_count",
+    "min_value",
+    "max_value",
+    "contains_nan",
+    "extra_stats",
+    "path_id",
+    "min_num",
+    "max_num",
+    "min_real",
+    "max_real",
+    "min_bin",
+    "max_bin",
+    "begin_snapshot",
+    "end_snapshot",
+)
+STATS_PG_TYPES = (
+    *(
+        "int8",
+        "int8",
+        "int8",
+        "varchar",
+        "varchar",
+        "int8",
+        "int8",
+        "int8",
+        "varchar",
+        "varchar",
+        "bool",
+        "varchar",
+    ),
+    *("int8", "int8", "int8", "float8", "float8", "bytea", "bytea", "int8", "int8"),
+)
+FILE_COLUMNS = (
+    "data_file_id",
+    "table_id",
+    "begin_snapshot",
+    "end_snapshot",
+    "file_order",
+    "path",
+    "path_is_relative",
+    "file_format",
+    "record_count",
+    "file_size_bytes",
+    "footer_size",
+    "content_id",
+    "variant_columns",
+)
+FILE_PG_TYPES = (
+    *(
+        "int8",
+        "int8",
+        "int8",
+        "int8",
+        "int8",
+        "varchar",
+        "bool",
+        "varchar",
+        "int8",
+        "int8",
+        "int8",
+        "varchar",
+        "text",
+    ),
+)
+
+
+def _is_postgres(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
+def _copy_rows(
+    conn: Connection, table: str, columns: Sequence[str], types: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> None:
+    """PostgreSQL binary COPY through the connection's own psycopg connection (same transaction)."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+    with raw.cursor() as cur, cur.copy(sql) as cp:  # type: ignore[attr-defined]
+        cp.set_types(list(types))
+        for r in rows:
+            cp.write_row(r)
+
+
+def _insert_files(conn: Connection, table_id: int, snap: int, files: Sequence[FileStats]) -> list[int]:
+    def row(f: FileStats) -> tuple[Any, ...]:
+        return (
+            table_id,
+            snap,
+            None,
+            None,
+            f.path,
+            False,
+            "parquet",
+            f.record_count,
+            f.file_size_bytes,
+            f.footer_size,
+            f.content_id,
+            json.dumps(list(f.variant_columns), ensure_ascii=False),
+        )
+
+    if _is_postgres(conn):
+        # Reserve ids from the sequence, then COPY: several times faster than INSERT ... RETURNING.
+        ids = [
+            int(i)
+            for i in conn.exec_driver_sql(
+                "SELECT nextval(pg_get_serial_sequence('ducklake_data_file', 'data_file_id')) "
+                "FROM generate_series(1, %(n)s)",
+                {"n": len(files)},
+            ).scalars()
+        ]
+        _copy_rows(
+            conn,
+            "ducklake_data_file",
+            FILE_COLUMNS,
+            FILE_PG_TYPES,
+            ((fid, *row(f)) for fid, f in zip(ids, files, strict=True)),
+        )
+        return ids
+    stmt = insert(D).returning(D.data_file_id, sort_by_parameter_order=True)
+    params = [dict(zip(FILE_COLUMNS[1:], row(f), strict=True)) for f in files]
+    return [int(i) for i in conn.execute(stmt, params).scalars().all()]
+
+
+_SQLITE_INSERT_STATS = (
+    f"INSERT INTO ducklake_file_variant_stats ({', '.join(STATS_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(STATS_COLUMNS))})"
+)
+
+
+def _insert_stats(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    if not rows:
+        return
+    if _is_postgres(conn):
+        _copy_rows(conn, "ducklake_file_variant_stats", STATS_COLUMNS, STATS_PG_TYPES, rows)
+        return
+    conn.exec_driver_sql(_SQLITE_INSERT_STATS, rows)  # executemany on the DB-API cursor
+
+
+def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) -> None:
+    """Insert the batch's files, their stats rows and the dictionary counters; update the table's
+    counters. Global stats are merged by the caller."""
+    files = batch.files
+    ids = _insert_files(conn, t.table_id, snap, files)
+    cols = t.columns
+    path_rows = ensure_paths(conn, t.table_id, {(cols[c], vp, tn) for c, vp, tn in batch.counters})
+    pid_of = {k: path_rows[(cols[k[0]], k[1], k[2])].path_id for k in batch.counters}
+    tid = t.table_id
+    stats_rows: list[tuple[Any, ...]] = []
+    append = stats_rows.append
+    for fid, fr in zip(ids, batch.rows, strict=True):
+        for r in fr:
+            append(
+                (
+                    fid, tid, cols[r[0]], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+                    pid_of[(r[0], r[1], r[2])], r[10], r[11], r[12], r[13], r[14], r[15], snap, None,
+                )
+            )  # fmt: skip
+    _insert_stats(conn, stats_rows)
+    deltas = {pid_of[k]: c for k, c in batch.counters.items()}
+    widths = {
+        pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, w) for k, w in batch.widths.items()
+    }
+    _apply_counters(conn, deltas, widths)
+    conn.execute(
+        update(m.Table)
+        .where(m.Table.table_id == t.table_id)
+        .values(
+            live_file_count=m.Table.live_file_count + len(files),
+            live_record_count=m.Table.live_record_count + sum(f.record_count for f in files),
+            live_bytes=m.Table.live_bytes + sum(f.file_size_bytes for f in files),
+            current_snapshot_id=snap,
+        )
+    )
+
+
+# --- removal ----------------------------------------------------------------------------------
+
+
+def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]) -> None:
+    """End ``live`` files at ``snap`` (rows are kept for history); update counters."""
+    ids = [lf.data_file_id for lf in live]
+    deltas: dict[int, list[int]] = {}
+    agg = _removed_counters()
+    for chunk in chunks(ids):
+        conn.execute(update(D).where(D.data_file_id.in_(chunk)).values(end_snapshot=snap))
+        for row in conn.execute(
+            select(S.path_id, *agg)
+            .where(S.data_file_id.in_(chunk), S.end_snapshot.is_(None))
+            .group_by(S.path_id)
+        ):
+            d = deltas.setdefault(int(row[0]), [0] * len(COUNTERS))
+            for i, v in enumerate(row[1:]):
+                d[i] -= int(v or 0)
+        conn.execute(
+            update(S).where(S.data_file_id.in_(chunk), S.end_snapshot.is_(None)).values(end_snapshot=snap)
+        )
+    _apply_counters(conn, deltas, None)
+    conn.execute(
+        update(m.Table)
+        .where(m.Table.table_id == t.table_id)
+        .values(
+            live_file_count=m.Table.live_file_count - len(live),
+            live_record_count=m.Table.live_record_count - sum(lf.record_count for lf in live),
+            live_bytes=m.Table.live_bytes - sum(lf.file_size_bytes for lf in live),
+            current_snapshot_id=snap,
+        )
+    )
+
+
+# --- global stats -----------------------------------------------------------------------------
+
+
+def read_global_json(conn: Connection, t: TableRow) -> dict[str, str | None]:
+    names = t.column_names
+    rows = conn.execute(
+        select(m.TableColumnStats.column_id, m.TableColumnStats.extra_stats).where(
+            m.TableColumnStats.table_id == t.table_id
+        )
+    ).all()
+    out: dict[str, str | None] = dict.fromkeys(t.columns)
+    for cid, text in rows:
+        if int(cid) in names:
+            out[names[int(cid)]] = text
+    return out
+
+
+def write_global_json(
+    conn: Connection, t: TableRow, new: Mapping[str, str | None], old: Mapping[str, str | None]
+) -> None:
+    for col, text in new.items():
+        if old.get(col) != text:
+            conn.execute(
+                update(m.TableColumnStats)
+                .where(
+                    m.TableColumnStats.table_id == t.table_id, m.TableColumnStats.column_id == t.columns[col]
+                )
+                .values(extra_stats=text)
+            )
+
+
+def _probe_bound(conn: Connection, path_id: int, t: ShreddedType, *, want_min: bool) -> Bound | None:
+    """The extreme known bound among live rows with values, through the partial index."""
+    fam = family(t)
+    key = getattr(S, f"{'min' if want_min else 'max'}_{fam}")
+    value = S.min_value if want_min else S.max_value
+    s = conn.execute(
+        select(value)
+        .where(S.path_id == path_id, S.end_snapshot.is_(None), key.is_not(None), S.value_count > 0)
+        .order_by(key.asc() if want_min else key.desc())
+        .limit(1)
+    ).scalar()
+    return None if s is None else parse_bound(t, s)
+
+
+def _scan_bounds(conn: Connection, path_id: int, t: ShreddedType) -> tuple[Bound | None, Bound | None]:
+    """Fallback for paths with bounds that have no typed key: merge every live row in Python."""
+    lo: Bound | None = None
+    hi: Bound | None = None
+    count = 0
+    stmt = select(S.value_count, S.min_value, S.max_value).where(
+        S.path_id == path_id, S.end_snapshot.is_(None)
+    )
+    for vc, smin, smax in conn.execute(stmt.execution_options(yield_per=10_000)):
+        if not vc:
+            continue
+        flo = None if smin is None else parse_bound(t, smin)
+        fhi = None if smax is None else parse_bound(t, smax)
+        lo = merge_bound(t, count, lo, vc, flo, want_min=True)
+        hi = merge_bound(t, count, hi, vc, fhi, want_min=False)
+        count += vc
+    return lo, hi
+
+
+def rebuild_global(conn: Connection, t: TableRow, live_file_count: int) -> GlobalStats:
+    """Global stats of the live files from the dictionary counters plus one index probe per kept
+    bound: O(paths), not O(stats rows). Used after removals (where an incremental merge is
+    impossible)."""
+    if live_file_count == 0:
+        return GlobalStats(0, {})
+    names = t.column_names
+    rows = conn.execute(
+        select(
+            VP.path_id, VP.column_id, VP.variant_path, VP.shredded_type, *(getattr(VP, c) for c in COUNTERS)
+        ).where(VP.table_id == t.table_id, VP.live_file_count == live_file_count)
+    ).all()
+    paths: dict[tuple[str, str], GlobalPathStats] = {}
+    for r in rows:
+        pid, cid, vp, tname = int(r[0]), int(r[1]), r[2], r[3]
+        if cid not in names:
+            continue
+        c = dict(zip(COUNTERS, (int(v) for v in r[4:]), strict=True))
+        st = ShreddedType.parse(tname)
+        lo: Bound | None = None
+        hi: Bound | None = None
+        slo: Bound | None = None
+        shi: Bound | None = None
+        if c["live_value_count"] > 0:
+            if c["live_min_keyless_files"] or c["live_max_keyless_files"]:
+                slo, shi = _scan_bounds(conn, pid, st)
+            if c["live_min_unknown_files"] == 0:
+                lo = slo if c["live_min_keyless_files"] else _probe_bound(conn, pid, st, want_min=True)
+                if st.is_float and lo == 0:
+                    lo = -0.0 if c["live_min_negzero_files"] else 0.0
+            if c["live_max_unknown_files"] == 0:
+                hi = shi if c["live_max_keyless_files"] else _probe_bound(conn, pid, st, want_min=False)
+                if st.is_float and hi == 0:
+                    hi = 0.0 if c["live_max_poszero_files"] else -0.0
+        nan: bool | None = None
+        if st.is_float:
+            nan = True if c["live_nan_files"] else (None if c["live_nan_unknown_files"] else False)
+        g = GlobalPathStats(
+            column=names[cid],
+            variant_path=vp,
+            shredded_type=st,
+            value_count=c["live_value_count"],
+            null_count=c["live_null_count"],
+            column_size_bytes=c["live_size_bytes"],
+            min_value=lo,
+            max_value=hi,
+            contains_nan=nan,
+        )
+        if g.key in paths:  # two types for one path in every file: impossible, one row per path per file
+            raise InvalidStatsError(f"inconsistent path dictionary for {g.key}")
+        paths[g.key] = g
+    return GlobalStats(live_file_count, paths)
+
+
+def _live_at(model: Any, snapshot: int | None) -> Any:
+    if snapshot is None:
+        return model.end_snapshot.is_(None)
+    return and_(
+        model.begin_snapshot <= snapshot, or_(model.end_snapshot.is_(None), model.end_snapshot > snapshot)
+    )
+
+
+def _path_stats(names: Mapping[int, str], r: Any) -> PathStats:
+    st = ShreddedType.parse(r.shredded_type)
+    return PathStats(
+        column=names.get(int(r.column_id), f"#{r.column_id}"),
+        variant_path=r.variant_path,
+        shredded_type=st,
+        column_size_bytes=int(r.column_size_bytes),
+        value_count=int(r.value_count),
+        null_count=int(r.null_count),
+        min_value=None if r.min_value is None else parse_bound(st, r.min_value),
+        max_value=None if r.max_value is None else parse_bound(st, r.max_value),
+        contains_nan=r.contains_nan,
+        extra_stats=r.extra_stats,
+    )
+
+
+_STATS_READ = (
+    S.data_file_id,
+    S.column_id,
+    S.variant_path,
+    S.shredded_type,
+    S.column_size_bytes,
+    S.value_count,
+    S.null_count,
+    S.min_value,
+    S.max_value,
+    S.contains_nan,
+    S.extra_stats,
+)
+
+
+def count_files(conn: Connection, table_id: int, snapshot: int | None) -> int:
+    return int(
+        conn.execute(
+            select(func.count()).select_from(D).where(D.table_id == table_id, _live_at(D, snapshot))
+        ).scalar_one()
+    )
+
+
+def iter_file_stats(conn: Connection, t: TableRow, snapshot: int | None) -> Iterator[list[PathStats]]:
+    """The PathStats of every file with stats rows live at ``snapshot`` (None = now), one list per
+    file, read from DuckLake's columns only (independent of the typed keys and counters)."""
+    names = t.column_names
+    stmt = (
+        select(*_STATS_READ)
+        .where(S.table_id == t.table_id, _live_at(S, snapshot))
+        .order_by(S.data_file_id)
+        .execution_options(yield_per=10_000)
+    )
+    cur_id: int | None = None
+    cur: list[PathStats] = []
+    for r in conn.execute(stmt):
+        if r.data_file_id != cur_id:
+            if cur_id is not None:
+                yield cur
+            cur_id, cur = r.data_file_id, []
+        cur.append(_path_stats(names, r))
+    if cur_id is not None:
+        yield cur
+
+
+# --- files and snapshots ----------------------------------------------------------------------
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix`` in code-point (=
+    UTF-8 byte) order, or None if there is none."""
+    chars = list(prefix)
+    while chars:
+        c = ord(chars[-1])
+        if c < 0x10FFFF:
+            c += 1
+            if 0xD800 <= c <= 0xDFFF:
+                c = 0xE000
+            chars[-1] = chr(c)
+            return "".join(chars)
+        chars.pop()
+    return None
+
+
+def _file_info(r: Any) -> DataFileInfo:
+    return DataFileInfo(
+        data_file_id=int(r.data_file_id),
+        path=r.path,
+        file_size_bytes=int(r.file_size_bytes),
+        record_count=int(r.record_count),
+        footer_size=int(r.footer_size),
+        content_id=r.content_id,
+        begin_snapshot=int(r.begin_snapshot),
+        end_snapshot=None if r.end_snapshot is None else int(r.end_snapshot),
+    )
+
+
+_FILE_READ = (
+    D.data_file_id,
+    D.path,
+    D.file_size_bytes,
+    D.record_count,
+    D.footer_size,
+    D.content_id,
+    D.begin_snapshot,
+    D.end_snapshot,
+)
+
+
+def list_files(
+    conn: Connection,
+    table_id: int,
+    *,
+    snapshot: int | None,
+    prefix: str | None,
+    after: str | None,
+    limit: int,
+) -> list[DataFileInfo]:
+    stmt = select(*_FILE_READ).where(D.table_id == table_id, _live_at(D, snapshot))
+    if prefix:
+        stmt = stmt.where(D.path >= prefix)
+        upper = prefix_upper_bound(prefix)
+        if upper is not None:
+            stmt = stmt.where(D.path < upper)
+    if after is not None:
+        stmt = stmt.where(D.path > after)
+    stmt = stmt.order_by(D.path).limit(limit)
+    return [_file_info(r) for r in conn.execute(stmt)]
+
+
+def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -> FileStats | None:
+    r = conn.execute(
+        select(*_FILE_READ, D.variant_columns).where(
+            D.table_id == t.table_id, D.path == path, _live_at(D, snapshot)
+        )
+    ).first()
+    if r is None:
+        return None
+    names = t.column_names
+    rows = conn.execute(
+        select(*_STATS_READ).where(S.data_file_id == r.data_file_id).order_by(S.path_id)
+    ).all()
+    return FileStats(
+        path=r.path,
+        file_size_bytes=int(r.file_size_bytes),
+        record_count=int(r.record_count),
+        footer_size=int(r.footer_size),
+        content_id=r.content_id,
+        variant_columns=tuple(json.loads(r.variant_columns)),
+        paths=tuple(_path_stats(names, x) for x in rows),
+    )
+
+
+def snapshot_exists(conn: Connection, snapshot: int) -> bool:
+    return (
+        conn.execute(select(m.Snapshot.snapshot_id).where(m.Snapshot.snapshot_id == snapshot)).first()
+        is not None
+    )
+
+
+def list_snapshots(conn: Connection, table_id: int, *, after: int | None, limit: int) -> list[SnapshotInfo]:
+    Sn = m.Snapshot
+    stmt = select(
+        Sn.snapshot_id, Sn.snapshot_time, Sn.table_id, Sn.changes_made, Sn.added_files, Sn.removed_files
+    ).where(Sn.table_id == table_id)
+    if after is not None:
+        stmt = stmt.where(Sn.snapshot_id > after)
+    stmt = stmt.order_by(Sn.snapshot_id).limit(limit)
+    return [
+        SnapshotInfo(int(r[0]), _aware(r[1]) or r[1], r[2], r[3], int(r[4]), int(r[5]))
+        for r in conn.execute(stmt)
+    ]
+
+
+def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, str, int]]:
+    rows = conn.execute(
+        select(VP.column_id, VP.variant_path, VP.shredded_type, VP.live_file_count).where(
+            VP.table_id == table_id, VP.live_file_count > 0
+        )
+    ).all()
+    return [(int(r[0]), r[1], r[2], int(r[3])) for r in rows]
+
+
+# --- idempotency keys -------------------------------------------------------------------------
+
+
+def get_commit_key(conn: Connection, table_id: int, key: str) -> tuple[str, str] | None:
+    row = conn.execute(
+        select(m.CommitKey.request_hash, m.CommitKey.result).where(
+            m.CommitKey.table_id == table_id, m.CommitKey.idempotency_key == key
+        )
+    ).first()
+    return None if row is None else (row[0], row[1])
+
+
+def put_commit_key(
+    conn: Connection, table_id: int, key: str, request_hash: str, snapshot: int | None, result: str
+) -> None:
+    conn.execute(
+        insert(m.CommitKey).values(
+            table_id=table_id,
+            idempotency_key=key,
+            request_hash=request_hash,
+            snapshot_id=snapshot,
+            result=result,
+            created_at=utcnow(),
+        )
+    )

@@ -1,0 +1,482 @@
+"""The catalog's library API, shared by the REST layer, the CLI and the tests.
+
+``Catalog`` runs every operation as one database transaction (retried on transient lock errors, see
+:func:`service.catalog.db.run_transaction`) and returns frozen dataclasses
+(:mod:`service.catalog.results`), never ORM objects. SQL lives in :mod:`service.catalog.repository`.
+
+Behaviour:
+
+* :meth:`Catalog.commit` registers a batch of files as **one** new snapshot, all or nothing. Invalid
+  stats fail the whole commit with an error naming the file. A path already live with the same
+  content (content_id, size, record count, footer size) is left unchanged, so a writer may retry; the
+  same path with different content is a :class:`~service.errors.ConflictError`. An optional
+  idempotency key makes a replay return the original result (same key, other request: conflict).
+* :meth:`Catalog.remove` ends files at a new snapshot (history is kept).
+* Global stats (``ducklake_table_column_stats.extra_stats``, DuckLake's JSON) always equal a
+  recomputation from the live files (:mod:`service.stats.merge`): merged incrementally on commit,
+  rebuilt from per-path counters after a removal.
+* Writers of one table are serialized (row lock on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so
+  concurrent commits never lose or duplicate a file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Connection
+from sqlalchemy.engine import URL, Engine
+
+from service.catalog import repository as repo
+from service.catalog.db import make_engine, run_transaction
+from service.catalog.encode import prepare_batch
+from service.catalog.results import (
+    CommitResult,
+    DataFileInfo,
+    NamespaceInfo,
+    PathCoverage,
+    RemoveResult,
+    SnapshotInfo,
+    TableGlobalStats,
+    TableInfo,
+)
+from service.catalog.validate import check_name, check_table_columns, identity, request_hash, validate_batch
+from service.errors import (
+    AlreadyExistsError,
+    BadInputError,
+    ConflictError,
+    InvalidStatsError,
+    NotFoundError,
+    ShredcatError,
+)
+from service.stats.merge import GlobalStats, from_ducklake_json, merge_stats, recompute
+from service.stats.model import FileStats
+
+#: Largest page of list_files / list_snapshots.
+MAX_PAGE = 10_000
+
+
+class Catalog:
+    """The catalog on one database.
+
+    ``Catalog(url)`` owns an engine made by :func:`service.catalog.db.make_engine` (closed by
+    :meth:`close`); ``Catalog(engine)`` borrows one. With no argument the URL comes from the
+    settings (``SHREDCAT_DATABASE_URL``). The schema must exist (``service.catalog.db.upgrade_to_head``).
+    Thread-safe: each call uses its own pooled connection.
+    """
+
+    def __init__(self, engine_or_url: Engine | str | URL | None = None) -> None:
+        if engine_or_url is None:
+            from service.settings import get_settings
+
+            engine_or_url = get_settings().database_url
+        if isinstance(engine_or_url, Engine):
+            self.engine = engine_or_url
+            self._owns_engine = False
+        else:
+            self.engine = make_engine(engine_or_url)
+            self._owns_engine = True
+
+    def close(self) -> None:
+        if self._owns_engine:
+            self.engine.dispose()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.engine.dialect.name
+
+    def _write(self, fn: Callable[[Connection], Any], *, retry_integrity: bool = False) -> Any:
+        return run_transaction(self.engine, fn, write=True, retry_integrity=retry_integrity)
+
+    def _read(self, fn: Callable[[Connection], Any]) -> Any:
+        return run_transaction(self.engine, fn, write=False)
+
+    # --- namespaces and tables ----------------------------------------------------------------
+
+    def create_namespace(self, name: str, *, if_not_exists: bool = False) -> NamespaceInfo:
+        """Create a namespace (DuckLake schema). AlreadyExistsError unless ``if_not_exists``."""
+        check_name("namespace", name)
+
+        def op(conn: Connection) -> NamespaceInfo:
+            ns = repo.find_namespace(conn, name)
+            if ns is not None:
+                if if_not_exists:
+                    return ns
+                raise AlreadyExistsError(f"namespace {name} already exists")
+            return repo.insert_namespace(conn, name)
+
+        return self._write(op, retry_integrity=True)
+
+    def list_namespaces(self) -> list[NamespaceInfo]:
+        return self._read(repo.list_namespaces)
+
+    def create_table(
+        self,
+        namespace: str,
+        name: str,
+        variant_columns: Sequence[str],
+        *,
+        if_not_exists: bool = False,
+        create_namespace: bool = True,
+    ) -> TableInfo:
+        """Create a table with these Variant columns (dotted names for Variants inside structs).
+
+        With ``if_not_exists`` an existing table is returned as it is (its columns are not
+        compared, like SQL's CREATE TABLE IF NOT EXISTS); otherwise AlreadyExistsError. The
+        namespace is created if missing unless ``create_namespace=False`` (then NotFoundError).
+        """
+        check_name("namespace", namespace)
+        check_name("table", name)
+        cols = tuple(variant_columns)
+        for c in cols:
+            check_name("column", c)
+        if len(set(cols)) != len(cols):
+            raise BadInputError(f"duplicate Variant column in {list(cols)}")
+
+        def op(conn: Connection) -> int:
+            ns = repo.find_namespace(conn, namespace)
+            if ns is None:
+                if not create_namespace:
+                    raise NotFoundError(f"namespace {namespace} does not exist")
+                ns = repo.insert_namespace(conn, namespace)
+            existing = repo.find_table(conn, namespace, name)
+            if existing is not None:
+                if if_not_exists:
+                    return existing.table_id
+                raise AlreadyExistsError(f"table {namespace}.{name} already exists")
+            return repo.insert_table(conn, ns, name, cols)
+
+        self._write(op, retry_integrity=True)
+        return self.get_table(namespace, name)
+
+    def drop_table(self, namespace: str, name: str) -> SnapshotInfo:
+        """Drop a table: the table, its columns and live files end at a new snapshot."""
+
+        def op(conn: Connection) -> int:
+            t = repo.require_table(conn, namespace, name, lock=True)
+            return repo.drop_table(conn, t)
+
+        snap = self._write(op)
+        return self._read(lambda conn: self._snapshot(conn, snap))
+
+    @staticmethod
+    def _snapshot(conn: Connection, snap: int) -> SnapshotInfo:
+        from service.catalog import models as m
+
+        r = conn.execute(
+            m.Snapshot.__table__.select().where(m.Snapshot.snapshot_id == snap)  # type: ignore[attr-defined]
+        ).first()
+        assert r is not None
+        return SnapshotInfo(
+            int(r.snapshot_id),
+            repo._aware(r.snapshot_time) or r.snapshot_time,
+            r.table_id,
+            r.changes_made,
+            int(r.added_files),
+            int(r.removed_files),
+        )
+
+    def get_table(self, namespace: str, name: str) -> TableInfo:
+        infos = self._read(lambda conn: repo.table_infos(conn, namespace, name))
+        if not infos:
+            raise NotFoundError(
+                f"table {namespace}.{name} does not exist", details={"table": f"{namespace}.{name}"}
+            )
+        return infos[0]
+
+    def list_tables(self, namespace: str | None = None) -> list[TableInfo]:
+        """Live tables (of one namespace, or all), with file/record/byte counts, snapshot count and
+        last commit time, ordered by namespace and name."""
+        return self._read(lambda conn: repo.table_infos(conn, namespace))
+
+    # --- commit -------------------------------------------------------------------------------
+
+    def commit(
+        self,
+        namespace: str,
+        table: str,
+        files: Iterable[FileStats],
+        *,
+        idempotency_key: str | None = None,
+    ) -> CommitResult:
+        """Register a batch of files (with their extracted stats) as one new snapshot, atomically.
+
+        Returns the new snapshot id (None if every file was already live and unchanged), the
+        paths added and the paths left unchanged. Raises InvalidStatsError naming the first bad
+        file, ConflictError for a live path whose content differs (or a reused idempotency key with
+        another request), NotFoundError for a missing table; in every error case nothing changes.
+        """
+        batch = validate_batch(files)
+        prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
+        if idempotency_key is not None:
+            check_name("idempotency key", idempotency_key)
+        req_hash = request_hash(batch) if idempotency_key is not None else ""
+
+        def op(conn: Connection) -> CommitResult:
+            t = repo.require_table(conn, namespace, table, lock=True)
+            if idempotency_key is not None:
+                stored = repo.get_commit_key(conn, t.table_id, idempotency_key)
+                if stored is not None:
+                    if stored[0] != req_hash:
+                        raise ConflictError(
+                            f"idempotency key {idempotency_key!r} was used for a different commit to {t.qualified_name}",
+                            details={"idempotency_key": idempotency_key},
+                        )
+                    return _result_from_json(stored[1])
+            for f in batch:
+                check_table_columns(f, t.columns, t.qualified_name)
+            live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch])
+            new: list[int] = []
+            unchanged: list[str] = []
+            for i, f in enumerate(batch):
+                lf = live.get(f.path)
+                if lf is None:
+                    new.append(i)
+                elif lf.identity == identity(f):
+                    unchanged.append(f.path)
+                else:
+                    raise ConflictError(
+                        f"{f.path}: already registered in {t.qualified_name} with different content "
+                        f"(content_id {lf.content_id!r}, {lf.file_size_bytes} bytes; now "
+                        f"{f.content_id!r}, {f.file_size_bytes} bytes): remove it first",
+                        details={"path": f.path},
+                    )
+            snap: int | None = None
+            if new:
+                adding = prepared if len(new) == len(batch) else prepared.subset(new)
+                snap = repo.new_snapshot(conn, t.table_id, f"inserted_into_table:{t.table_id}", added=len(new))
+                old_json = repo.read_global_json(conn, t)
+                repo.add_files(conn, t, snap, adding)
+                # Incremental: the stored global stats merged with the batch's own (never a rescan).
+                g = merge_stats(from_ducklake_json(t.live_file_count, old_json), adding.aggregate)
+                repo.write_global_json(conn, t, g.column_json(t.columns), old_json)
+            result = CommitResult(snap, tuple(batch[i].path for i in new), tuple(unchanged))
+            if idempotency_key is not None:
+                repo.put_commit_key(
+                    conn, t.table_id, idempotency_key, req_hash, snap, _result_to_json(result)
+                )
+            return result
+
+        return self._write(op)
+
+    def register(
+        self,
+        namespace: str,
+        table: str,
+        sources: Sequence[str],
+        *,
+        extract: Callable[[str], FileStats] | None = None,
+        idempotency_key: str | None = None,
+        create_table: bool = True,
+    ) -> CommitResult:
+        """Extract every source, then commit them as one snapshot (``shredcat register``).
+
+        A source whose stats cannot be extracted fails the whole registration with the extractor's
+        error, its message prefixed with the source; nothing is committed. With ``create_table``
+        a missing table is created from the union of the files' Variant columns.
+        ``extract`` defaults to :func:`service.stats.extract.extract_file`.
+        """
+        if extract is None:
+            from service.stats.extract import extract_file
+
+            extract = extract_file
+        files: list[FileStats] = []
+        for src in sources:
+            try:
+                files.append(extract(src))
+            except ShredcatError as e:
+                msg = e.message if src in e.message else f"{src}: {e.message}"
+                raise type(e)(msg, details={**e.details, "path": src}) from e
+        if create_table:
+            cols: dict[str, None] = {}
+            for f in files:
+                cols.update(dict.fromkeys(f.variant_columns))
+            self.create_table(namespace, table, list(cols), if_not_exists=True)
+        return self.commit(namespace, table, files, idempotency_key=idempotency_key)
+
+    # --- removal ------------------------------------------------------------------------------
+
+    def remove(
+        self, namespace: str, table: str, paths: Iterable[str], *, missing_ok: bool = False
+    ) -> RemoveResult:
+        """End these live files at one new snapshot (rows are kept for history) and rebuild the
+        global stats. NotFoundError if a path is not live, unless ``missing_ok`` (then it is
+        reported in ``missing``). No snapshot is made when nothing is removed."""
+        wanted = list(dict.fromkeys(paths))
+
+        def op(conn: Connection) -> RemoveResult:
+            t = repo.require_table(conn, namespace, table, lock=True)
+            live = repo.live_files_by_path(conn, t.table_id, wanted)
+            missing = tuple(p for p in wanted if p not in live)
+            if missing and not missing_ok:
+                raise NotFoundError(
+                    f"{missing[0]}: not a live file of {t.qualified_name}"
+                    + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+                    details={"paths": list(missing[:100])},
+                )
+            gone = [live[p] for p in wanted if p in live]
+            if not gone:
+                return RemoveResult(None, (), missing)
+            snap = repo.new_snapshot(conn, t.table_id, f"deleted_from_table:{t.table_id}", removed=len(gone))
+            old_json = repo.read_global_json(conn, t)
+            repo.end_files(conn, t, snap, gone)
+            g = repo.rebuild_global(conn, t, t.live_file_count - len(gone))
+            repo.write_global_json(conn, t, g.column_json(t.columns), old_json)
+            return RemoveResult(snap, tuple(lf.path for lf in gone), missing)
+
+        return self._write(op)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def _table(
+        self, conn: Connection, namespace: str, table: str, snapshot: int | None = None
+    ) -> repo.TableRow:
+        t = repo.require_table(conn, namespace, table)
+        if snapshot is not None and not repo.snapshot_exists(conn, snapshot):
+            raise NotFoundError(f"snapshot {snapshot} does not exist", details={"snapshot": snapshot})
+        return t
+
+    def list_files(
+        self,
+        namespace: str,
+        table: str,
+        *,
+        snapshot: int | None = None,
+        prefix: str | None = None,
+        after: str | None = None,
+        limit: int = 1000,
+    ) -> list[DataFileInfo]:
+        """Files live now (or at ``snapshot``), in path (byte) order, at most ``limit``.
+
+        Keyset pagination: pass the last path of a page as ``after`` to get the next page.
+        ``prefix`` keeps paths starting with it.
+        """
+        if not (1 <= limit <= MAX_PAGE):
+            raise BadInputError(f"limit must be between 1 and {MAX_PAGE}")
+
+        def op(conn: Connection) -> list[DataFileInfo]:
+            t = self._table(conn, namespace, table, snapshot)
+            return repo.list_files(
+                conn, t.table_id, snapshot=snapshot, prefix=prefix, after=after, limit=limit
+            )
+
+        return self._read(op)
+
+    def file_stats(self, namespace: str, table: str, path: str, *, snapshot: int | None = None) -> FileStats:
+        """The stats of one file as committed (live now, or at ``snapshot``)."""
+
+        def op(conn: Connection) -> FileStats:
+            t = self._table(conn, namespace, table, snapshot)
+            fs = repo.file_stats(conn, t, path, snapshot)
+            if fs is None:
+                raise NotFoundError(f"{path}: not a live file of {t.qualified_name}", details={"path": path})
+            return fs
+
+        return self._read(op)
+
+    def list_snapshots(
+        self, namespace: str, table: str, *, after: int | None = None, limit: int = 1000
+    ) -> list[SnapshotInfo]:
+        """Snapshots that changed this table (creation, commits, removals), oldest first."""
+        if not (1 <= limit <= MAX_PAGE):
+            raise BadInputError(f"limit must be between 1 and {MAX_PAGE}")
+
+        def op(conn: Connection) -> list[SnapshotInfo]:
+            t = self._table(conn, namespace, table)
+            return repo.list_snapshots(conn, t.table_id, after=after, limit=limit)
+
+        return self._read(op)
+
+    def global_stats(self, namespace: str, table: str, *, snapshot: int | None = None) -> TableGlobalStats:
+        """The stored global Variant stats (``snapshot=None``), or those of the files live at a past
+        snapshot (recomputed: global stats are tied to snapshots)."""
+        if snapshot is not None:
+            return self.recompute_global_stats(namespace, table, snapshot=snapshot)
+
+        def op(conn: Connection) -> TableGlobalStats:
+            t = self._table(conn, namespace, table)
+            g = from_ducklake_json(t.live_file_count, repo.read_global_json(conn, t))
+            return _table_stats(t, t.current_snapshot_id, g)
+
+        return self._read(op)
+
+    def global_stats_json(self, namespace: str, table: str) -> dict[str, str | None]:
+        """``ducklake_table_column_stats.extra_stats`` per Variant column, exactly as stored."""
+
+        def op(conn: Connection) -> dict[str, str | None]:
+            return repo.read_global_json(conn, self._table(conn, namespace, table))
+
+        return self._read(op)
+
+    def recompute_global_stats(
+        self, namespace: str, table: str, *, snapshot: int | None = None
+    ) -> TableGlobalStats:
+        """Global stats recomputed from scratch from the stats rows of the files live now (or at
+        ``snapshot``), with the pure merge: the reference the stored stats must always equal."""
+
+        def op(conn: Connection) -> TableGlobalStats:
+            t = self._table(conn, namespace, table, snapshot)
+            n = repo.count_files(conn, t.table_id, snapshot)
+            g = recompute(repo.iter_file_stats(conn, t, snapshot))
+            if g.file_count < n:  # files without any fully shredded path drop every path
+                g = GlobalStats(n, {})
+            elif n == 0:
+                g = GlobalStats(0, {})
+            return _table_stats(t, snapshot if snapshot is not None else t.current_snapshot_id, g)
+
+        return self._read(op)
+
+    def path_coverage(self, namespace: str, table: str) -> list[PathCoverage]:
+        """For every path fully shredded in at least one live file: in how many live files, with
+        which types. Sorted by column order, then variant_path."""
+
+        def op(conn: Connection) -> list[PathCoverage]:
+            t = self._table(conn, namespace, table)
+            names = t.column_names
+            order = {c: i for i, c in enumerate(t.columns)}
+            by_path: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+            for cid, vp, tname, n in repo.path_coverage_rows(conn, t.table_id):
+                if cid in names:
+                    by_path[(names[cid], vp)][tname] = n
+            out = []
+            for (col, vp), types in sorted(by_path.items(), key=lambda kv: (order[kv[0][0]], kv[0][1])):
+                out.append(
+                    PathCoverage(
+                        column=col,
+                        variant_path=vp,
+                        live_files=t.live_file_count,
+                        shredded_files=sum(types.values()),
+                        types=tuple(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
+                    )
+                )
+            return out
+
+        return self._read(op)
+
+
+def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobalStats:
+    return TableGlobalStats(snapshot_id=snapshot, file_count=g.file_count, columns=g.by_column(t.columns))
+
+
+def _result_to_json(r: CommitResult) -> str:
+    return json.dumps(
+        {"snapshot_id": r.snapshot_id, "added": list(r.added), "unchanged": list(r.unchanged)},
+        ensure_ascii=False,
+    )
+
+
+def _result_from_json(text: str) -> CommitResult:
+    try:
+        d = json.loads(text)
+        return CommitResult(d["snapshot_id"], tuple(d["added"]), tuple(d["unchanged"]), replayed=True)
+    except (ValueError, KeyError, TypeError) as e:  # pragma: no cover - written by us
+        raise InvalidStatsError(f"stored idempotency result is corrupt: {e}") from None

@@ -1,0 +1,369 @@
+"""Iceberg-REST-shaped filter JSON ⇄ predicate tree.
+
+Accepted (Iceberg's expression JSON plus a ``variant`` term)::
+
+    true | false | {"type": "true"} | {"type": "false"}
+    {"type": "and" | "or", "left": E, "right": E}
+    {"type": "not", "child": E}
+    {"type": "eq" | "not-eq" | "lt" | "lt-eq" | "gt" | "gt-eq", "term": T, "value": V}
+        (also "left"/"right" for term and value, either way round: a literal on the left
+         flips the comparison)
+    {"type": "in" | "not-in", "term": T, "values": [V, ...]}
+    {"type": "is-null" | "not-null" | "is-nan" | "not-nan", "term": T}
+    T = {"type": "variant", "column": "v", "path": "$.user.id", "as": "bigint", "try": false}
+
+Values are JSON scalars read by the term's type: numbers are exact numerals (a JSON float is
+taken as the decimal it prints as, so 0.1 means 0.1; send decimals as strings, "12.50", to keep
+digits a double cannot hold); dates ``"2024-01-01"``; timestamps ``"2024-01-01T10:00:00Z"`` (no
+zone: UTC); binary as hex; ``"Infinity"``/``"-Infinity"`` for float/double. Errors name the JSON
+pointer of the offending node. Unknown keys are errors: a misspelt ``"vlaue"`` must not pass.
+
+``to_json`` gives the canonical form back (``parse_json(to_json(e)) == e``); long AND/OR chains
+are emitted as balanced binary trees so the nesting stays logarithmic.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from service.errors import InvalidPathError, InvalidPredicateError, LimitExceededError, ShredcatError
+from service.pruning.expressions import (
+    FLIPPED,
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    LiteralPredicate,
+    Not,
+    Op,
+    Or,
+    SetPredicate,
+    UnaryPredicate,
+    VariantTerm,
+    and_,
+    compare,
+    in_list,
+    not_,
+    or_,
+    unary,
+)
+from service.pruning.literals import LiteralValue, format_date, format_timestamp, parse_numeral
+from service.pruning.paths import format_json_path, parse_json_path
+from service.pruning.spark_types import parse_spark_type, spark_type_name
+from service.stats.types import Bound, Kind, ShreddedType
+
+DEFAULT_MAX_DEPTH = 64
+DEFAULT_MAX_IN_LIST = 10_000
+
+_COMPARISONS = {
+    "eq": Op.EQ,
+    "not-eq": Op.NOT_EQ,
+    "lt": Op.LT,
+    "lt-eq": Op.LT_EQ,
+    "gt": Op.GT,
+    "gt-eq": Op.GT_EQ,
+}
+_SETS = {"in": Op.IN, "not-in": Op.NOT_IN}
+_UNARY = {"is-null": Op.IS_NULL, "not-null": Op.NOT_NULL, "is-nan": Op.IS_NAN, "not-nan": Op.NOT_NAN}
+_JSON_NAME = {op: name for name, op in (_COMPARISONS | _SETS | _UNARY).items()}
+_NON_FINITE = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"}
+_ALL_TYPES = ["true", "false", "and", "or", "not", *_COMPARISONS, *_SETS, *_UNARY]
+
+
+def _child(ptr: str, key: str | int) -> str:
+    return f"{ptr}/" + str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _err(ptr: str, msg: str) -> InvalidPredicateError:
+    return InvalidPredicateError(f"{ptr or '/'}: {msg}", details={"pointer": ptr or "/"})
+
+
+def _reraise(ptr: str, exc: ShredcatError) -> ShredcatError:
+    details = dict(exc.details)
+    details.setdefault("pointer", ptr or "/")
+    return type(exc)(f"{ptr or '/'}: {exc.message}", details=details)
+
+
+def _is_term(node: Any) -> bool:
+    return isinstance(node, Mapping) and node.get("type") == "variant"
+
+
+def _check_keys(node: Mapping[str, Any], ptr: str, allowed: set[str]) -> None:
+    extra = sorted(set(node) - allowed - {"type"})
+    if extra:
+        raise _err(ptr, f"unexpected key(s) {extra} in a {node.get('type')!r} node; allowed: {sorted(allowed)}")
+
+
+def _require(node: Mapping[str, Any], key: str, ptr: str) -> Any:
+    if key not in node:
+        raise _err(ptr, f"a {node.get('type')!r} node needs {key!r}")
+    return node[key]
+
+
+def parse_term(node: Any, ptr: str = "") -> VariantTerm:
+    if isinstance(node, str):
+        raise _err(ptr, f"plain column reference {node!r} is not supported; use a variant term "
+                   '{"type": "variant", "column": ..., "path": ..., "as": ...}')
+    if not isinstance(node, Mapping) or node.get("type") != "variant":
+        raise _err(ptr, 'expected a variant term {"type": "variant", "column": ..., "path": ..., "as": ...}')
+    _check_keys(node, ptr, {"column", "path", "as", "try"})
+    column = _require(node, "column", ptr)
+    if not isinstance(column, str) or not column:
+        raise _err(_child(ptr, "column"), "column must be a non-empty string")
+    path = _require(node, "path", ptr)
+    try:
+        jp = parse_json_path(path)
+    except InvalidPathError as e:
+        raise _reraise(_child(ptr, "path"), e) from None
+    as_type = _require(node, "as", ptr)
+    try:
+        target = parse_spark_type(as_type)
+    except InvalidPredicateError as e:
+        raise _reraise(_child(ptr, "as"), e) from None
+    try_cast = node.get("try", False)
+    if not isinstance(try_cast, bool):
+        raise _err(_child(ptr, "try"), "try must be true or false")
+    return VariantTerm(column, jp, target, try_cast)
+
+
+def _value(v: Any, target: ShreddedType, ptr: str) -> LiteralValue:
+    """A JSON scalar as a literal, read by the term's type."""
+    if v is None:
+        raise _err(ptr, "null is not a value (use is-null / not-null)")
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        if math.isnan(v):
+            raise _err(ptr, "NaN is not a comparable value (use is-nan / not-nan)")
+        if math.isinf(v):
+            return v
+        # The decimal the float prints as: what the JSON text said, for every target type.
+        return Decimal(repr(v))
+    if isinstance(v, Decimal):
+        return v
+    if isinstance(v, str):
+        k = target.kind
+        if k is Kind.BLOB:
+            try:
+                return bytes.fromhex(v)
+            except ValueError:
+                raise _err(ptr, f"binary values are hex strings; {v!r} is not hex") from None
+        if target.is_integer or target.is_float or k is Kind.DECIMAL:
+            if target.is_float and v.strip().lower() in _NON_FINITE:
+                return v
+            # JSON strings carry exact numerals (decimals that a double would round).
+            d = parse_numeral(v)
+            if d is None:
+                raise _err(ptr, f"{v!r} is not a number")
+            return d
+        return v
+    raise _err(ptr, f"expected a JSON scalar, got {type(v).__name__}")
+
+
+def parse_json(
+    doc: Any,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_in_list: int = DEFAULT_MAX_IN_LIST,
+) -> BooleanExpression:
+    """Parse filter JSON (a str/bytes document or already-decoded objects) into a tree.
+
+    ``max_depth`` bounds the nesting of and/or/not (a chain of the same operator counts once);
+    ``max_in_list`` bounds each in/not-in list. Both raise LimitExceededError.
+    """
+    if isinstance(doc, str | bytes | bytearray):
+        try:
+            # Decimal keeps every digit of a JSON number; NaN/Infinity are not JSON.
+            doc = json.loads(doc, parse_float=Decimal, parse_constant=_reject_constant)
+        except RecursionError:
+            raise LimitExceededError("filter JSON is nested too deeply", details={"limit": max_depth}) from None
+        except ValueError as e:
+            raise InvalidPredicateError(f"filter is not valid JSON: {e}") from None
+    return _Parser(max_depth, max_in_list).parse(doc, "", 0)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class _Parser:
+    def __init__(self, max_depth: int, max_in_list: int) -> None:
+        self.max_depth = max_depth
+        self.max_in_list = max_in_list
+
+    def parse(self, node: Any, ptr: str, depth: int) -> BooleanExpression:
+        if depth > self.max_depth:
+            raise LimitExceededError(
+                f"{ptr or '/'}: predicate nested deeper than {self.max_depth}",
+                details={"pointer": ptr or "/", "limit": self.max_depth},
+            )
+        if node is True:
+            return AlwaysTrue()
+        if node is False:
+            return AlwaysFalse()
+        if not isinstance(node, Mapping):
+            raise _err(ptr, f"expected an expression object, got {type(node).__name__}")
+        kind = node.get("type")
+        if not isinstance(kind, str):
+            raise _err(ptr, "an expression needs a string 'type'")
+        kind = kind.lower()
+        if kind in ("true", "false"):
+            _check_keys(node, ptr, set())
+            return AlwaysTrue() if kind == "true" else AlwaysFalse()
+        if kind in ("and", "or"):
+            return self._chain(node, ptr, depth, kind)
+        if kind == "not":
+            _check_keys(node, ptr, {"child"})
+            return not_(self.parse(_require(node, "child", ptr), _child(ptr, "child"), depth + 1))
+        if kind in _COMPARISONS:
+            return self._comparison(node, ptr, _COMPARISONS[kind])
+        if kind in _SETS:
+            return self._set(node, ptr, _SETS[kind])
+        if kind in _UNARY:
+            has_term = "term" in node
+            _check_keys(node, ptr, {"term"} if has_term else {"left"})
+            term = parse_term(_require(node, "term" if has_term else "left", ptr), _child(ptr, "term" if has_term else "left"))
+            return self._build(ptr, lambda: unary(_UNARY[kind], term))
+        raise _err(ptr, f"unknown expression type {kind!r}; expected one of {_ALL_TYPES}")
+
+    def _chain(self, node: Mapping[str, Any], ptr: str, depth: int, kind: str) -> BooleanExpression:
+        # A long left-deep chain (how clients write many conjuncts) is walked with a stack,
+        # counting as one level of nesting, so it neither recurses nor trips max_depth.
+        operands: list[tuple[Any, str]] = []
+        stack: list[tuple[Any, str]] = [(node, ptr)]
+        while stack:
+            n, p = stack.pop()
+            if isinstance(n, Mapping) and isinstance(n.get("type"), str) and n["type"].lower() == kind:
+                _check_keys(n, p, {"left", "right"})
+                stack.append((_require(n, "right", p), _child(p, "right")))
+                stack.append((_require(n, "left", p), _child(p, "left")))
+            else:
+                operands.append((n, p))
+        children = [self.parse(n, p, depth + 1) for n, p in operands]
+        return and_(*children) if kind == "and" else or_(*children)
+
+    def _build(self, ptr: str, make: Callable[[], BooleanExpression]) -> BooleanExpression:
+        try:
+            return make()
+        except (InvalidPredicateError, InvalidPathError) as e:
+            raise _reraise(ptr, e) from None
+
+    def _comparison(self, node: Mapping[str, Any], ptr: str, op: Op) -> BooleanExpression:
+        if "term" in node:
+            _check_keys(node, ptr, {"term", "value"})
+            term = parse_term(node["term"], _child(ptr, "term"))
+            value, vptr = _require(node, "value", ptr), _child(ptr, "value")
+        else:
+            _check_keys(node, ptr, {"left", "right"})
+            left, right = _require(node, "left", ptr), _require(node, "right", ptr)
+            if _is_term(left) and _is_term(right):
+                raise _err(ptr, "comparing two terms is not supported; compare a term with a value")
+            if _is_term(right):
+                term = parse_term(right, _child(ptr, "right"))
+                value, vptr, op = left, _child(ptr, "left"), FLIPPED[op]
+            else:
+                term = parse_term(left, _child(ptr, "left"))
+                value, vptr = right, _child(ptr, "right")
+        lit = _value(value, term.target, vptr)
+        return self._build(vptr, lambda: compare(op, term, lit))
+
+    def _set(self, node: Mapping[str, Any], ptr: str, op: Op) -> BooleanExpression:
+        has_term = "term" in node
+        _check_keys(node, ptr, {"term", "values"} if has_term else {"left", "values"})
+        tkey = "term" if has_term else "left"
+        term = parse_term(_require(node, tkey, ptr), _child(ptr, tkey))
+        values = _require(node, "values", ptr)
+        vptr = _child(ptr, "values")
+        if not isinstance(values, list | tuple):
+            raise _err(vptr, "values must be a list")
+        if len(values) > self.max_in_list:
+            raise LimitExceededError(
+                f"{vptr}: {len(values)} values in an in-list; the limit is {self.max_in_list}",
+                details={"pointer": vptr, "limit": self.max_in_list},
+            )
+        lits = [_value(v, term.target, _child(vptr, i)) for i, v in enumerate(values)]
+        for i, lit in enumerate(lits):
+            # Convert one by one first so an error points at the offending value.
+            self._build(_child(vptr, i), lambda lit=lit: compare(Op.EQ, term, lit))  # type: ignore[misc]
+        return self._build(vptr, lambda: in_list(op, term, lits))
+
+
+# --- to_json ----------------------------------------------------------------------------------
+
+
+def value_to_json(t: ShreddedType, v: Bound) -> Any:
+    k = t.kind
+    if k is Kind.BOOLEAN or t.is_integer:
+        return v
+    if t.is_float:
+        assert isinstance(v, float)
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        # A float32 is sent as its exact double value: Spark compares a float term with a
+        # JSON/decimal number in double, so a shorter spelling would name another value.
+        return v
+    if k is Kind.DECIMAL:
+        return f"{v:f}"
+    if k is Kind.DATE:
+        assert isinstance(v, int)
+        return format_date(v)
+    if k is Kind.TIMESTAMPTZ:
+        assert isinstance(v, int)
+        return format_timestamp(v, tz=True, sep="T")
+    if k is Kind.TIMESTAMP:
+        assert isinstance(v, int)
+        return format_timestamp(v, tz=False, sep="T")
+    if k is Kind.BLOB:
+        assert isinstance(v, bytes)
+        return v.hex().upper()
+    return v
+
+
+def term_to_json(term: VariantTerm) -> dict[str, Any]:
+    return {
+        "type": "variant",
+        "column": term.column,
+        "path": format_json_path(term.path),
+        "as": spark_type_name(term.target),
+        "try": term.try_cast,
+    }
+
+
+def _balanced(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+    if len(items) == 1:
+        return items[0]
+    mid = len(items) // 2
+    return {"type": kind, "left": _balanced(kind, items[:mid]), "right": _balanced(kind, items[mid:])}
+
+
+def to_json(e: BooleanExpression) -> Any:
+    """The canonical JSON of a tree (Python objects; ``json.dumps`` them to send)."""
+    if isinstance(e, AlwaysTrue):
+        return {"type": "true"}
+    if isinstance(e, AlwaysFalse):
+        return {"type": "false"}
+    if isinstance(e, And | Or):
+        return _balanced("and" if isinstance(e, And) else "or", [to_json(c) for c in e.children])
+    if isinstance(e, Not):
+        return {"type": "not", "child": to_json(e.child)}
+    if isinstance(e, UnaryPredicate):
+        return {"type": _JSON_NAME[e.op], "term": term_to_json(e.term)}
+    if isinstance(e, LiteralPredicate):
+        return {
+            "type": _JSON_NAME[e.op],
+            "term": term_to_json(e.term),
+            "value": value_to_json(e.term.target, e.literal),
+        }
+    if isinstance(e, SetPredicate):
+        return {
+            "type": _JSON_NAME[e.op],
+            "term": term_to_json(e.term),
+            "values": [value_to_json(e.term.target, v) for v in e.literals],
+        }
+    raise TypeError(f"not a BooleanExpression: {e!r}")

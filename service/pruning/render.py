@@ -1,0 +1,168 @@
+"""Render a predicate tree as Spark SQL (``to_sql``), text that selects exactly the rows the
+tree selects, so Spark helpers can apply the same predicate to rows that pruning used on files.
+
+* A term is ``variant_get(col, '<spark path>', '<type>')`` (``try_variant_get`` when asked).
+* A path with ``[*]`` is rendered with ``exists`` over the array, taken with
+  ``try_variant_get(.., 'array<variant>')`` so a non-array is NULL rather than an error:
+  ``exists(try_variant_get(v, '$.arr', 'array<variant>'), e1 -> variant_get(e1, '$.x', 'int') = 5)``.
+* ``x IN ()`` (no literal equals, see expressions.py) has no Spark spelling; it is rendered
+  ``CASE WHEN x IS NOT NULL THEN FALSE END``, NULL for a NULL x exactly like the comparison it
+  replaced; ``NOT IN ()`` likewise with TRUE.
+* Literals are typed so that Spark compares them exactly with the term: ``12.50BD``, ``1.5D``,
+  ``CAST('0.1' AS FLOAT)``, ``DATE '2024-01-01'``, ``TIMESTAMP '2024-01-01 10:00:00+00:00'``
+  (with an explicit zone, so the session time zone does not matter), ``TIMESTAMP_NTZ '...'``,
+  ``X'0A'``. String literals escape ``\\`` and ``'`` with a backslash, as Spark's lexer wants.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from functools import cache
+
+from service.pruning.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    LiteralPredicate,
+    Not,
+    Op,
+    Or,
+    SetPredicate,
+    UnaryPredicate,
+    VariantTerm,
+)
+from service.pruning.literals import format_date, format_timestamp
+from service.pruning.paths import AnyIndex, JsonPath, Step, format_spark_path
+from service.pruning.spark_types import spark_type_name
+from service.stats.types import FLOAT32_MAX, Bound, Kind, ShreddedType, format_bound
+
+_SYMBOL = {
+    Op.EQ: "=",
+    Op.NOT_EQ: "!=",
+    Op.LT: "<",
+    Op.LT_EQ: "<=",
+    Op.GT: ">",
+    Op.GT_EQ: ">=",
+}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@cache
+def _keywords() -> frozenset[str]:
+    from sqlglot.dialects.spark import Spark
+
+    return frozenset(k.upper() for k in Spark.Tokenizer.KEYWORDS if _IDENT.fullmatch(k))
+
+
+def sql_string(s: str) -> str:
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def quote_identifier(name: str) -> str:
+    if _IDENT.fullmatch(name) and name.upper() not in _keywords():
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+def render_column(column: str) -> str:
+    """A dotted column name is a Variant field nested in structs (as the catalog names them)."""
+    return ".".join(quote_identifier(p) for p in column.split("."))
+
+
+def render_literal(t: ShreddedType, v: Bound) -> str:
+    k = t.kind
+    if k is Kind.BOOLEAN:
+        return "TRUE" if v else "FALSE"
+    if t.is_integer:
+        return str(v)
+    if k is Kind.FLOAT64:
+        assert isinstance(v, float)
+        if math.isinf(v):
+            return "CAST('Infinity' AS DOUBLE)" if v > 0 else "CAST('-Infinity' AS DOUBLE)"
+        return f"{v!r}D"
+    if k is Kind.FLOAT32:
+        assert isinstance(v, float)
+        if math.isinf(v):
+            return "CAST('Infinity' AS FLOAT)" if v > 0 else "CAST('-Infinity' AS FLOAT)"
+        assert abs(v) <= FLOAT32_MAX
+        return f"CAST('{format_bound(t, v)}' AS FLOAT)"
+    if k is Kind.DECIMAL:
+        assert isinstance(v, Decimal)
+        return f"{v:f}BD"
+    if k is Kind.DATE:
+        assert isinstance(v, int)
+        return f"DATE '{format_date(v)}'"
+    if k is Kind.TIMESTAMPTZ:
+        assert isinstance(v, int)
+        return f"TIMESTAMP '{format_timestamp(v, tz=True)}'"
+    if k is Kind.TIMESTAMP:
+        assert isinstance(v, int)
+        return f"TIMESTAMP_NTZ '{format_timestamp(v, tz=False)}'"
+    if k is Kind.BLOB:
+        assert isinstance(v, bytes)
+        return f"X'{v.hex().upper()}'"
+    assert isinstance(v, str)
+    return sql_string(v)
+
+
+def render_term(term: VariantTerm, base: str | None = None, path: JsonPath | None = None) -> str:
+    fn = "try_variant_get" if term.try_cast else "variant_get"
+    b = render_column(term.column) if base is None else base
+    p = term.path if path is None else path
+    return f"{fn}({b}, {sql_string(format_spark_path(p))}, '{spark_type_name(term.target)}')"
+
+
+def _leaf_body(pred: UnaryPredicate | LiteralPredicate | SetPredicate, x: str) -> str:
+    t = pred.term.target
+    if isinstance(pred, UnaryPredicate):
+        return {
+            Op.IS_NULL: f"{x} IS NULL",
+            Op.NOT_NULL: f"{x} IS NOT NULL",
+            Op.IS_NAN: f"isnan({x})",
+            Op.NOT_NAN: f"NOT isnan({x})",
+        }[pred.op]
+    if isinstance(pred, LiteralPredicate):
+        return f"{x} {_SYMBOL[pred.op]} {render_literal(t, pred.literal)}"
+    if not pred.literals:
+        return f"CASE WHEN {x} IS NOT NULL THEN {'FALSE' if pred.op is Op.IN else 'TRUE'} END"
+    items = ", ".join(render_literal(t, v) for v in pred.literals)
+    return f"{x} {'IN' if pred.op is Op.IN else 'NOT IN'} ({items})"
+
+
+def render_predicate(pred: UnaryPredicate | LiteralPredicate | SetPredicate) -> str:
+    term = pred.term
+    parts: list[list[Step]] = [[]]
+    for s in term.path.steps:
+        if isinstance(s, AnyIndex):
+            parts.append([])
+        else:
+            parts[-1].append(s)
+    n = len(parts) - 1
+    if n == 0:
+        return _leaf_body(pred, render_term(term))
+    inner = _leaf_body(pred, render_term(term, f"e{n}", JsonPath(tuple(parts[n]))))
+    for i in range(n - 1, -1, -1):
+        base = render_column(term.column) if i == 0 else f"e{i}"
+        arr = f"try_variant_get({base}, {sql_string(format_spark_path(JsonPath(tuple(parts[i]))))}, 'array<variant>')"
+        inner = f"exists({arr}, e{i + 1} -> {inner})"
+    return inner
+
+
+def to_sql(e: BooleanExpression) -> str:
+    """Spark SQL text for a tree (see the module docstring)."""
+    if isinstance(e, AlwaysTrue):
+        return "TRUE"
+    if isinstance(e, AlwaysFalse):
+        return "FALSE"
+    if isinstance(e, And | Or):
+        word = " AND " if isinstance(e, And) else " OR "
+        return word.join(f"({to_sql(c)})" if isinstance(c, And | Or) else to_sql(c) for c in e.children)
+    if isinstance(e, Not):
+        inner = to_sql(e.child)
+        return f"NOT ({inner})" if isinstance(e.child, And | Or | Not) else f"NOT {inner}"
+    if isinstance(e, UnaryPredicate | LiteralPredicate | SetPredicate):
+        return render_predicate(e)
+    raise TypeError(f"not a BooleanExpression: {e!r}")
