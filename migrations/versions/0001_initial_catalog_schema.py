@@ -223,7 +223,7 @@ def upgrade() -> None:
         sa.Column("max_value", sa.String(), nullable=True),
         sa.Column("contains_nan", sa.Boolean(), nullable=True),
         sa.Column("extra_stats", sa.String(), nullable=True),
-        # shredcat's.
+        # shredcat's. No foreign keys on this table (see models.FileVariantStats).
         _big("path_id"),
         _big("min_num", nullable=True),
         _big("max_num", nullable=True),
@@ -233,16 +233,6 @@ def upgrade() -> None:
         sa.Column("max_bin", sa.LargeBinary(), nullable=True),
         _big("begin_snapshot"),
         _big("end_snapshot", nullable=True),
-        sa.ForeignKeyConstraint(
-            ["data_file_id"],
-            ["ducklake_data_file.data_file_id"],
-            name="fk_ducklake_file_variant_stats_data_file_id_ducklake_data_file",
-        ),
-        sa.ForeignKeyConstraint(
-            ["path_id"],
-            ["shredcat_variant_path.path_id"],
-            name="fk_ducklake_file_variant_stats_path_id_shredcat_variant_path",
-        ),
         sa.PrimaryKeyConstraint("data_file_id", "path_id", name="pk_ducklake_file_variant_stats"),
     )
     for key in STAT_KEYS:

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Annotated
 
 from fastapi import Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -60,6 +61,7 @@ class Authenticator:
 
 #: Declares the scheme in the OpenAPI spec; the header itself is parsed by :class:`Authenticator`.
 _bearer = HTTPBearer(auto_error=False, description="A token from SHREDCAT_TOKENS (roles: reader, writer, admin).")
+_BearerCredentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
 
 
 def require(role: str) -> Callable[[Request], Principal]:
@@ -68,9 +70,7 @@ def require(role: str) -> Callable[[Request], Principal]:
         raise ValueError(role)
     need = _RANK[role]
 
-    def dependency(
-        request: Request, _documented: HTTPAuthorizationCredentials | None = Security(_bearer)
-    ) -> Principal:
+    def dependency(request: Request, _documented: _BearerCredentials) -> Principal:
         auth: Authenticator = request.app.state.authenticator
         p = auth.authenticate(request.headers.get("authorization"))
         if _RANK[p.role] < need:

@@ -80,9 +80,12 @@ def shredcat_error_response(request: Request, exc: ShredcatError) -> JSONRespons
             # Driver messages name hosts and users: only our own subclasses' messages are shown.
             public = type(exc) is not StorageUnavailableError
             message = exc.message if public else "the catalog database is unavailable; retry later"
-        else:
+        elif status == 500:
             log.error("request %s: %s", request_id(request), exc.message, exc_info=exc)
             message = f"internal server error (request id {request_id(request)})"
+        else:  # 501 and the like: our own, safe messages
+            log.info("request %s: %s", request_id(request), exc.message)
+            message = exc.message
         return error_response(status, exc.code, message, {"request-id": request_id(request)}, headers)
     return error_response(status, exc.code, exc.message, _jsonable(exc.details), headers)
 

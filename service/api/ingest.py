@@ -28,12 +28,13 @@ PARQUET_OVERHEAD = 12
 
 
 def check_paths(paths: Sequence[str], roots: Sequence[WarehouseRoot], field: str = "body.paths") -> list[CheckedPath]:
+    """Check every path (``field``: the request field of the list, or of the single path)."""
     out = []
     for i, p in enumerate(paths):
         try:
             out.append(check_file_path(p, roots, resolve=True))
         except ShredcatError as e:
-            e.details.setdefault("field", f"{field}[{i}]")
+            e.details.setdefault("field", f"{field}[{i}]" if field.endswith("paths") else field)
             raise
     return out
 
@@ -59,7 +60,7 @@ def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor) -> l
     if len(paths) == 1:
         return [_extract_one(paths[0].path)]
     futures: list[Future[FileStats]] = [executor.submit(_extract_one, p.path) for p in paths]
-    done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+    _, pending = wait(futures, return_when=FIRST_EXCEPTION)
     for f in futures:
         if f.done() and not f.cancelled() and f.exception() is not None:
             for other in pending:

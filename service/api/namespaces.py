@@ -8,7 +8,12 @@ from fastapi import APIRouter, Depends, Path
 
 from service.api.auth import Principal, require_admin, require_reader
 from service.api.deps import COMMON, error_responses, field_error, get_catalog
-from service.api.schemas import CreateNamespaceRequest, DropResponse, ListNamespacesResponse, NamespaceResponse
+from service.api.schemas import (
+    CreateNamespaceRequest,
+    DropResponse,
+    ListNamespacesResponse,
+    NamespaceResponse,
+)
 from service.catalog import Catalog, NamespaceInfo
 from service.errors import NotFoundError, ShredcatError
 

@@ -7,7 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query
 
 from service.api.auth import Principal, require_reader
-from service.api.deps import COMMON, AppContext, check_page_size, decode_token, encode_token, error_responses, field_error, get_ctx
+from service.api.deps import (
+    COMMON,
+    AppContext,
+    check_page_size,
+    decode_token,
+    encode_token,
+    error_responses,
+    field_error,
+    get_ctx,
+)
 from service.api.namespaces import NamespaceName
 from service.api.schemas import (
     DataFile,

@@ -177,6 +177,9 @@ class VariantStatsRow(BaseModel):
     max_value: StrictStr | None = None
     contains_nan: StrictBool | None = None
     extra_stats: StrictStr | None = None
+
+
+class VariantStatsRowIn(VariantStatsRow):
     #: ``shredcat stats`` prints the file on every row; accepted (must equal the file's path).
     file: StrictStr | None = None
 
@@ -190,7 +193,7 @@ class FileStatsBody(RequestModel):
     footer_size: Count
     content_id: Annotated[StrictStr, Field(max_length=1024)] | None = None
     variant_columns: list[Name] = Field(max_length=1000)
-    variant_stats: list[VariantStatsRow] = Field(default_factory=list, max_length=100_000)
+    variant_stats: list[VariantStatsRowIn] = Field(default_factory=list, max_length=100_000)
 
 
 _FILE_EXAMPLE = {

@@ -1,27 +1,34 @@
-"""Per-type fast paths for the commit hot loop (10^4 stats rows per batch).
+"""Turning validated FileStats into catalog rows, fast (10^4 stats rows per commit batch).
 
-Each function is specialised once per :class:`ShreddedType` (cached) and gives exactly the result of
-the general functions in :mod:`service.stats.types` (``check_bound``, ``format_bound``,
-``index_key``), which remain the reference: the common types (integers, float64, varchar) skip the
-dispatch, every other type goes through the general function.
+The per-type functions are specialised once per :class:`ShreddedType` (cached) and give exactly the
+results of the general functions in :mod:`service.stats.types` (``check_bound``, ``format_bound``,
+``index_key``), which remain the reference (the tests compare them): common types skip the
+dispatch, the others call the general function. Everything here is pure and runs before the
+table lock is taken.
 """
 
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from functools import cache, partial
 from typing import Any
 
 from service.stats.merge import GlobalStats, recompute
 from service.stats.model import FileStats
 from service.stats.types import (
+    INT64_MAX,
+    INT64_MIN,
     INTEGER_RANGES,
     Bound,
     Kind,
     ShreddedType,
     check_bound,
+    family,
     format_bound,
     index_key,
 )
@@ -31,10 +38,13 @@ RowBounds = tuple[
     str | None, str | None, int | None, int | None, float | None, float | None, bytes | None, bytes | None
 ]
 
+_TIMESTAMP_KINDS = (Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
+
 
 @cache
 def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
-    """``check_bound`` specialised for ``t`` (same result, same errors)."""
+    """``check_bound`` specialised for ``t`` (same result, same errors; a valid bound already in
+    normal form is returned as the same object)."""
     k = t.kind
     if k in INTEGER_RANGES:
         lo, hi = INTEGER_RANGES[k]
@@ -45,6 +55,14 @@ def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
             return check_bound(t, v)
 
         return check_int
+    if k in _TIMESTAMP_KINDS:
+
+        def check_ts(v: Bound) -> Bound:
+            if type(v) is int and INT64_MIN <= v <= INT64_MAX:
+                return v
+            return check_bound(t, v)
+
+        return check_ts
     if k is Kind.FLOAT64:
 
         def check_f64(v: Bound) -> Bound:
@@ -53,15 +71,59 @@ def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
             return check_bound(t, v)
 
         return check_f64
-    if k is Kind.VARCHAR:
+    if k in (Kind.VARCHAR, Kind.BLOB, Kind.UUID):
+        cls = {Kind.VARCHAR: str, Kind.BLOB: bytes, Kind.UUID: uuid.UUID}[k]
 
-        def check_str(v: Bound) -> Bound:
-            if type(v) is str:
+        def check_type(v: Bound) -> Bound:
+            if type(v) is cls:
                 return v
             return check_bound(t, v)
 
-        return check_str
-    return lambda v: check_bound(t, v)
+        return check_type
+    if k is Kind.DECIMAL:
+        exp = -(t.scale or 0)
+        digits = t.precision or 0
+
+        def check_dec(v: Bound) -> Bound:
+            if type(v) is Decimal:
+                tup = v.as_tuple()
+                if tup.exponent == exp and len(tup.digits) <= digits:
+                    return v
+            return check_bound(t, v)
+
+        return check_dec
+    return partial(check_bound, t)
+
+
+_EPOCH = datetime(1970, 1, 1)
+_EPOCH_ORDINAL = _EPOCH.toordinal()
+#: Days / microseconds of 0001-01-01 and 9999-12-31 23:59:59.999999: Python's datetime range.
+_MIN_DAYS, _MAX_DAYS = date(1, 1, 1).toordinal() - _EPOCH_ORDINAL, date(9999, 12, 31).toordinal() - _EPOCH_ORDINAL
+_MIN_US, _MAX_US = _MIN_DAYS * 86_400_000_000, (_MAX_DAYS + 1) * 86_400_000_000 - 1
+
+
+def _fmt_date(t: ShreddedType, v: int) -> str:
+    if _MIN_DAYS <= v <= _MAX_DAYS:
+        return date.fromordinal(_EPOCH_ORDINAL + v).isoformat()
+    return format_bound(t, v)
+
+
+def _fmt_timestamp_us(t: ShreddedType, suffix: str, v: int) -> str:
+    if _MIN_US <= v <= _MAX_US:
+        s = (_EPOCH + timedelta(microseconds=v)).isoformat(" ")
+        if len(s) > 19:
+            s = s.rstrip("0")
+        return s + suffix
+    return format_bound(t, v)
+
+
+def _fmt_decimal(t: ShreddedType, exp: int, no_leading_zero: bool, v: Decimal) -> str:
+    if v.as_tuple().exponent != exp:
+        return format_bound(t, v)
+    s = f"{v:f}"
+    if no_leading_zero:
+        s = s.replace("0.", ".", 1)
+    return s
 
 
 def _fmt_f64(v: float) -> str:
@@ -76,42 +138,60 @@ def _fmt_f64(v: float) -> str:
 def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], RowBounds]:
     """(min, max) -> DuckLake strings and typed keys of one stats row."""
     k = t.kind
-    if k in INTEGER_RANGES:
+    fam = family(t)
+    fmt: Callable[[Any], str]
+    if k in INTEGER_RANGES or k is Kind.VARCHAR:
+        fmt = str
+    elif k is Kind.FLOAT64:
+        fmt = _fmt_f64
+    elif k is Kind.DATE:
+        fmt = partial(_fmt_date, t)
+    elif k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        fmt = partial(_fmt_timestamp_us, t, "+00" if k is Kind.TIMESTAMPTZ else "")
+    elif k is Kind.DECIMAL:
+        assert t.scale is not None
+        fmt = partial(_fmt_decimal, t, -t.scale, t.scale > 0 and t.precision == t.scale)
+    elif k is Kind.UUID:
+        fmt = str
+    else:
+        fmt = partial(format_bound, t)
 
-        def enc_int(lo: Bound | None, hi: Bound | None) -> RowBounds:
+    if k in INTEGER_RANGES or k in _TIMESTAMP_KINDS or k in (Kind.DATE, Kind.TIME):
+        # The bound is its own BIGINT key.
+        def enc_num(lo: Bound | None, hi: Bound | None) -> RowBounds:
             return (
-                None if lo is None else str(lo),
-                None if hi is None else str(hi),
+                None if lo is None else fmt(lo),
+                None if hi is None else fmt(hi),
                 lo,  # type: ignore[return-value]
-                hi,
+                hi,  # type: ignore[return-value]
                 None,
                 None,
                 None,
                 None,
             )
 
-        return enc_int
-    if k is Kind.FLOAT64:
+        return enc_num
+    if fam == "real":
 
-        def enc_f64(lo: Bound | None, hi: Bound | None) -> RowBounds:
+        def enc_real(lo: Bound | None, hi: Bound | None) -> RowBounds:
             return (
-                None if lo is None else _fmt_f64(lo),  # type: ignore[arg-type]
-                None if hi is None else _fmt_f64(hi),  # type: ignore[arg-type]
+                None if lo is None else fmt(lo),
+                None if hi is None else fmt(hi),
                 None,
                 None,
                 lo,  # type: ignore[return-value]
-                hi,
+                hi,  # type: ignore[return-value]
                 None,
                 None,
             )
 
-        return enc_f64
+        return enc_real
     if k is Kind.VARCHAR:
 
         def enc_str(lo: Bound | None, hi: Bound | None) -> RowBounds:
             return (
                 lo,  # type: ignore[return-value]
-                hi,
+                hi,  # type: ignore[return-value]
                 None,
                 None,
                 None,
@@ -126,8 +206,8 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
         a = index_key(t, lo)
         b = index_key(t, hi)
         return (
-            None if lo is None else format_bound(t, lo),
-            None if hi is None else format_bound(t, hi),
+            None if lo is None else fmt(lo),
+            None if hi is None else fmt(hi),
             a.num,
             b.num,
             a.real,
@@ -163,7 +243,6 @@ COUNTERS = (
 Width = tuple[int | None, float | None]
 """(max_width_num, max_width_real) of a path; None = unbounded."""
 
-INT64_MAX = 2**63 - 1
 
 
 def row_width(
@@ -209,73 +288,44 @@ class PreparedBatch:
 
     def subset(self, keep: Sequence[int]) -> PreparedBatch:
         """The same batch restricted to the files at these indexes."""
-        return _finish([self.files[i] for i in keep], [self.rows[i] for i in keep])
+        return prepare_batch([self.files[i] for i in keep])
 
 
 def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
-    """Encode validated files (:func:`service.catalog.validate.validate_batch`) for insertion."""
+    """Encode validated files (:func:`service.catalog.validate.validate_batch`) for insertion, and
+    compute the per-path counter deltas (the same definitions as ``repository._removed_counters``
+    in SQL), widths and the batch's global stats, in one pass."""
     rows: list[list[tuple[Any, ...]]] = []
+    counters: dict[PathTypeKey, list[int]] = {}
+    widths: dict[PathTypeKey, Width] = {}
+    n_counters = len(COUNTERS)
+    # Per ShreddedType object: hashing the frozen dataclass for every row would cost more.
+    encoders: dict[int, tuple[Callable[[Bound | None, Bound | None], RowBounds], str]] = {}
     for f in files:
         out = []
         for ps in f.paths:
             t = ps.shredded_type
-            e = bounds_encoder(t)(ps.min_value, ps.max_value)
+            cached = encoders.get(id(t))
+            if cached is None:
+                cached = encoders[id(t)] = (bounds_encoder(t), t.name)
+            enc, tname = cached
+            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
+            col, vp, vc, nan = ps.column, ps.variant_path, ps.value_count, ps.contains_nan
             out.append(
                 (
-                    ps.column,
-                    ps.variant_path,
-                    t.name,
-                    ps.column_size_bytes,
-                    ps.value_count,
-                    ps.null_count,
-                    e[0],
-                    e[1],
-                    ps.contains_nan,
-                    ps.extra_stats,
-                    e[2],
-                    e[3],
-                    e[4],
-                    e[5],
-                    e[6],
-                    e[7],
+                    col, vp, tname, ps.column_size_bytes, vc, ps.null_count, smin, smax, nan, ps.extra_stats,
+                    min_num, max_num, min_real, max_real, min_bin, max_bin,
                 )
-            )
-        rows.append(out)
-    return _finish(list(files), rows)
-
-
-def _finish(files: list[FileStats], rows: list[list[tuple[Any, ...]]]) -> PreparedBatch:
-    counters: dict[PathTypeKey, list[int]] = {}
-    widths: dict[PathTypeKey, Width] = {}
-    for fr in rows:
-        for r in fr:
-            (
-                col,
-                vp,
-                tname,
-                size,
-                vc,
-                nc,
-                smin,
-                smax,
-                nan,
-                _x,
-                min_num,
-                max_num,
-                min_real,
-                max_real,
-                min_bin,
-                max_bin,
-            ) = r
+            )  # fmt: skip
             key = (col, vp, tname)
             c = counters.get(key)
             if c is None:
-                c = counters[key] = [0] * len(COUNTERS)
+                c = counters[key] = [0] * n_counters
                 widths[key] = (0, 0.0)
             c[0] += 1
             c[1] += vc
-            c[2] += nc
-            c[3] += size
+            c[2] += ps.null_count
+            c[3] += ps.column_size_bytes
             if nan is True:
                 c[4] += 1
             elif nan is None:
@@ -293,8 +343,13 @@ def _finish(files: list[FileStats], rows: list[list[tuple[Any, ...]]]) -> Prepar
                     c[9] += 1
                 elif max_real == 0 and smax == "0.0":
                     c[11] += 1
-            if (min_num is not None and max_num is not None) or (
-                min_real is not None and max_real is not None
-            ):
-                widths[key] = max_width(widths[key], row_width(min_num, max_num, min_real, max_real))
-    return PreparedBatch(files, rows, counters, widths, recompute(f.paths for f in files))
+            if min_num is not None and max_num is not None:
+                w = widths[key]
+                if w[0] is not None:
+                    d = max_num - min_num
+                    if d > w[0]:
+                        widths[key] = (d if d <= INT64_MAX else None, w[1])
+            elif min_real is not None and max_real is not None:
+                widths[key] = max_width(widths[key], row_width(None, None, min_real, max_real))
+        rows.append(out)
+    return PreparedBatch(list(files), rows, counters, widths, recompute(f.paths for f in files))

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, case, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, any_, bindparam, case, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import aliased
 
 from service.catalog import models as m
@@ -333,13 +334,20 @@ class LiveFile:
         return (self.content_id, self.file_size_bytes, self.record_count, self.footer_size)
 
 
+def _in(conn: Connection, col: Any, values: Sequence[Any]) -> Any:
+    """``col IN values``: one array parameter on PostgreSQL (``= ANY``), a plain IN-list on SQLite."""
+    if _is_postgres(conn):
+        return col == any_(bindparam(None, list(values), type_=ARRAY(col.type)))
+    return col.in_(values)
+
+
 def live_files_by_path(conn: Connection, table_id: int, paths: Sequence[str]) -> dict[str, LiveFile]:
     out: dict[str, LiveFile] = {}
-    for chunk in chunks(list(paths)):
+    for chunk in chunks(list(paths), 10_000 if _is_postgres(conn) else CHUNK):
         rows = conn.execute(
-            select(
-                D.data_file_id, D.path, D.content_id, D.file_size_bytes, D.record_count, D.footer_size
-            ).where(D.table_id == table_id, D.end_snapshot.is_(None), D.path.in_(chunk))
+            select(D.data_file_id, D.path, D.content_id, D.file_size_bytes, D.record_count, D.footer_size).where(
+                D.table_id == table_id, D.end_snapshot.is_(None), _in(conn, D.path, chunk)
+            )
         )
         for r in rows:
             out[r[1]] = LiveFile(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), int(r[5]))

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 # command -> module in service.cli that defines `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("stats", "Print the fully shredded Variant paths of Parquet files, one JSON object per line."),
+    "serve": ("serve", "Run the REST API server (uvicorn)."),
+    "migrate": ("migrate", "Create or upgrade the catalog database schema."),
 }
 
 

@@ -1,0 +1,84 @@
+"""File pruning on shredded Variant statistics: predicate trees (parsed from Iceberg-style JSON or
+Spark SQL), the stats conditions they compile to, and the per-file evaluator.
+
+Pure logic: no database, no HTTP. ``sql.py`` / ``engine.py`` (the SQL execution layer) are
+reserved for the catalog side.
+"""
+
+from service.pruning.conditions import Condition, LeafCondition, compile_expression, usable_types
+from service.pruning.evaluator import (
+    CANNOT_MATCH,
+    MIGHT_MATCH,
+    FileEvaluator,
+    Verdict,
+    evaluate,
+    stats_by_path,
+)
+from service.pruning.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    LiteralPredicate,
+    Not,
+    Op,
+    Or,
+    SetPredicate,
+    UnaryPredicate,
+    VariantTerm,
+    and_,
+    not_,
+    or_,
+    variant,
+)
+from service.pruning.parse_json import parse_json, to_json
+from service.pruning.parse_sql import parse_sql, to_sql
+from service.pruning.paths import (
+    JsonPath,
+    format_json_path,
+    format_variant_path,
+    json_path_to_variant_path,
+    parse_json_path,
+    parse_variant_path,
+)
+from service.pruning.spark_types import parse_spark_type, spark_type_name
+
+__all__ = [
+    "CANNOT_MATCH",
+    "MIGHT_MATCH",
+    "AlwaysFalse",
+    "AlwaysTrue",
+    "And",
+    "BooleanExpression",
+    "Condition",
+    "FileEvaluator",
+    "JsonPath",
+    "LeafCondition",
+    "LiteralPredicate",
+    "Not",
+    "Op",
+    "Or",
+    "SetPredicate",
+    "UnaryPredicate",
+    "VariantTerm",
+    "Verdict",
+    "and_",
+    "compile_expression",
+    "evaluate",
+    "format_json_path",
+    "format_variant_path",
+    "json_path_to_variant_path",
+    "not_",
+    "or_",
+    "parse_json",
+    "parse_json_path",
+    "parse_spark_type",
+    "parse_sql",
+    "parse_variant_path",
+    "spark_type_name",
+    "stats_by_path",
+    "to_json",
+    "to_sql",
+    "usable_types",
+    "variant",
+]

@@ -40,6 +40,7 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from service.errors import InvalidPredicateError
+from service.pruning.spark_types import spark_type_name
 from service.stats.types import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
@@ -97,6 +98,14 @@ class Image:
     exact: Bound | None
     below: Bound | None = None
     above: Bound | None = None
+
+
+def _tn(t: ShreddedType) -> str:
+    """A type as the user wrote it (Spark's name), for messages."""
+    try:
+        return spark_type_name(t)
+    except InvalidPredicateError:
+        return t.name
 
 
 def _err(msg: str) -> InvalidPredicateError:
@@ -307,7 +316,7 @@ def check_spark_decimal_width(target: ShreddedType, lit: Decimal) -> None:
     l_int, l_scale = _decimal_digits(lit)
     if max(t_int, l_int) + max(t_scale, l_scale) > 38:
         raise _err(
-            f"decimal literal {lit} against {target.name} needs more than 38 digits; "
+            f"decimal literal {lit} against {_tn(target)} needs more than 38 digits; "
             "Spark would round it: write it with fewer digits"
         )
 
@@ -378,7 +387,7 @@ def _discrete_value(target: ShreddedType, v: LiteralValue) -> Fraction:
     """The literal as an exact number in the units of the target's discrete domain."""
     k = target.kind
     if isinstance(v, bool):
-        raise _err(f"boolean {v} cannot be compared with a {target.name} term")
+        raise _err(f"boolean {v} cannot be compared with a {_tn(target)} term")
     if k in INTEGER_KINDS or k is Kind.DECIMAL:
         unit = 10**target.scale if k is Kind.DECIMAL and target.scale else 1
         if isinstance(v, int):
@@ -387,26 +396,26 @@ def _discrete_value(target: ShreddedType, v: LiteralValue) -> Fraction:
             return _fraction(v) * unit
         if isinstance(v, float):
             if k is Kind.DECIMAL:
-                raise _err(f"double literal {v!r} against {target.name}: Spark compares them as doubles; use a decimal literal")
+                raise _err(f"double literal {v!r} against {_tn(target)}: Spark compares them as doubles; use a decimal literal")
             if math.isinf(v):
                 lo, hi = _discrete_domain(target)
                 return Fraction(hi + 1 if v > 0 else lo - 1)
             if abs(v) >= 2**53:
-                raise _err(f"double literal {v!r} is too large to compare exactly with {target.name}")
+                raise _err(f"double literal {v!r} is too large to compare exactly with {_tn(target)}")
             return Fraction(v)
         if isinstance(v, str):
             d = parse_numeral(v)
             if d is None:
-                raise _err(f"string {v!r} is not a {target.name} value")
+                raise _err(f"string {v!r} is not a {_tn(target)} value")
             x = _fraction(d) * unit
             lo, hi = _discrete_domain(target)
             if x.denominator != 1 or not lo <= x <= hi:
                 raise _err(
-                    f"string {v!r} is not exactly a {target.name} value and Spark's casts disagree about it; "
+                    f"string {v!r} is not exactly a {_tn(target)} value and Spark's casts disagree about it; "
                     "write a numeric literal"
                 )
             return x
-        raise _err(f"{describe_literal(v)} cannot be compared with a {target.name} term")
+        raise _err(f"{describe_literal(v)} cannot be compared with a {_tn(target)} term")
     if k is Kind.DATE:
         if isinstance(v, DateLiteral):
             return Fraction(v.days)
@@ -425,13 +434,13 @@ def _discrete_value(target: ShreddedType, v: LiteralValue) -> Fraction:
         return Fraction(v.days * MICROS_PER_DAY)
     if isinstance(v, str):
         return Fraction(parse_timestamp_text(v, ntz=ntz).micros)
-    raise _err(f"{describe_literal(v)} cannot be compared with a {target.name} term")
+    raise _err(f"{describe_literal(v)} cannot be compared with a {_tn(target)} term")
 
 
 def _float_value(target: ShreddedType, v: LiteralValue) -> float:
     """The double Spark compares a float/double term with (float32 values widen exactly)."""
     if isinstance(v, bool):
-        raise _err(f"boolean {v} cannot be compared with a {target.name} term")
+        raise _err(f"boolean {v} cannot be compared with a {_tn(target)} term")
     if isinstance(v, Float32Literal):
         return v.value
     if isinstance(v, float):
@@ -451,17 +460,17 @@ def _float_value(target: ShreddedType, v: LiteralValue) -> float:
             raise _err("NaN is not a comparable literal; use is_nan / not_nan")
         d = parse_numeral(v)
         if d is None:
-            raise _err(f"string {v!r} is not a {target.name} value")
+            raise _err(f"string {v!r} is not a {_tn(target)} value")
         f = float(d)
         if target.kind is Kind.FLOAT32:
             f = to_float32(f)
         if math.isfinite(f) and Fraction(f) != _fraction(d):
             raise _err(
-                f"string {v!r} is not exactly a {target.name} value and Spark's casts disagree about it; "
+                f"string {v!r} is not exactly a {_tn(target)} value and Spark's casts disagree about it; "
                 "write a numeric literal"
             )
         return f
-    raise _err(f"{describe_literal(v)} cannot be compared with a {target.name} term")
+    raise _err(f"{describe_literal(v)} cannot be compared with a {_tn(target)} term")
 
 
 def domain_extremes(target: ShreddedType) -> tuple[Bound, Bound]:
@@ -474,7 +483,7 @@ def domain_extremes(target: ShreddedType) -> tuple[Bound, Bound]:
     if k in INTEGER_KINDS or k in (Kind.DECIMAL, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
         lo, hi = _discrete_domain(target)
         return _discrete_bound(target, lo), _discrete_bound(target, hi)
-    raise _err(f"{target.name} has no greatest value")  # varchar/blob images are always exact
+    raise _err(f"{_tn(target)} has no greatest value")  # varchar/blob images are always exact
 
 
 def _no_neg_zero(f: float) -> float:
@@ -516,4 +525,4 @@ def literal_image(target: ShreddedType, v: LiteralValue) -> Image:
             # Spark casts a string to BINARY as its UTF-8 bytes.
             return Image(v.encode("utf-8"))
         raise _err(f"{describe_literal(v)} cannot be compared with a binary term")
-    raise _err(f"{target.name} is not a supported target type")
+    raise _err(f"{_tn(target)} is not a supported target type")

@@ -43,7 +43,9 @@ from service.stats.types import (
     Bound,
     Kind,
     ShreddedType,
+    decimal_from_unscaled,
     needs_truncation,
+    quantize_to_scale,
     truncate_lower,
     truncate_upper,
 )
@@ -160,7 +162,7 @@ def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
             return None
         if abs(unscaled) >= 10**t.precision:
             return None
-        return Decimal(unscaled).scaleb(-t.scale)
+        return decimal_from_unscaled(unscaled, t.scale)
     if k in INTEGER_RANGES:
         lo, hi = INTEGER_RANGES[k]
         return v if lo <= v <= hi else None
@@ -208,7 +210,7 @@ def _to_bound(t: ShreddedType, v: Any) -> Bound:
         return uuid.UUID(bytes=bytes(v))
     if t.kind is Kind.DECIMAL:
         assert t.scale is not None
-        return Decimal(v).quantize(Decimal(1).scaleb(-t.scale))
+        return quantize_to_scale(Decimal(v), t.scale)
     if t.kind in (Kind.FLOAT32, Kind.FLOAT64):
         return float(v)
     return v  # type: ignore[no-any-return]

@@ -26,7 +26,7 @@ import re
 import struct
 import uuid
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Union
 
@@ -73,6 +73,25 @@ DATE_INFINITY = 2**31 - 1
 DATE_NEG_INFINITY = -(2**31 - 1)
 TS_INFINITY = 2**63 - 1
 TS_NEG_INFINITY = -(2**63 - 1)
+
+# Python's default context keeps 28 digits; DECIMAL(38,S) needs 38 exactly (and a sum of scale
+# and digits a little more). Every decimal operation goes through this context.
+DECIMAL_CONTEXT = Context(prec=100)
+
+
+def decimal_from_unscaled(unscaled: int, scale: int) -> Decimal:
+    """The exact decimal ``unscaled * 10**-scale`` (no rounding, whatever the digit count)."""
+    sign = 1 if unscaled < 0 else 0
+    return Decimal((sign, tuple(int(c) for c in str(abs(unscaled))), -scale))
+
+
+def unscaled_of(v: Decimal, scale: int) -> Decimal:
+    return v.scaleb(scale, context=DECIMAL_CONTEXT)
+
+
+def quantize_to_scale(v: Decimal, scale: int) -> Decimal:
+    return v.quantize(Decimal(1).scaleb(-scale), context=DECIMAL_CONTEXT)
+
 
 _DECIMAL_NAME = re.compile(r"decimal\((\d+),(\d+)\)")
 
@@ -151,8 +170,8 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
         ok = isinstance(v, Decimal) and v.is_finite()
         if ok:
             assert t.scale is not None and t.precision is not None
-            unscaled = v.scaleb(t.scale)
-            ok = unscaled == unscaled.to_integral_value() and abs(unscaled) < 10**t.precision
+            unscaled = unscaled_of(v, t.scale)
+            ok = unscaled == unscaled.to_integral_value(context=DECIMAL_CONTEXT) and abs(unscaled) < 10**t.precision
     elif k is Kind.DATE:
         ok = isinstance(v, int) and not isinstance(v, bool) and DATE_NEG_INFINITY <= v <= DATE_INFINITY
     elif k is Kind.TIME:
@@ -169,7 +188,7 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
         raise InvalidStatsError(f"{v!r} is not a valid {t.name} bound")
     if k is Kind.DECIMAL:
         assert isinstance(v, Decimal) and t.scale is not None
-        return v.quantize(Decimal(1).scaleb(-t.scale))
+        return quantize_to_scale(v, t.scale)
     return v
 
 
@@ -286,7 +305,7 @@ def _format_float32(v: float) -> str:
 
 def _format_decimal(t: ShreddedType, v: Decimal) -> str:
     assert t.scale is not None and t.precision is not None
-    q = v.quantize(Decimal(1).scaleb(-t.scale))
+    q = quantize_to_scale(v, t.scale)
     s = f"{q:f}"
     if t.scale > 0 and t.precision == t.scale:
         # DuckDB prints DECIMAL(P,P) without the leading zero: .005 and -.999.
@@ -434,9 +453,9 @@ def parse_bound(t: ShreddedType, s: str) -> Bound:
             v = bytes.fromhex(s)
         else:
             v = s
+        return check_bound(t, v)
     except (ValueError, InvalidOperation, OverflowError):
         raise InvalidStatsError(f"{s!r} is not a valid {t.name} bound") from None
-    return check_bound(t, v)
 
 
 # --- DuckLake's 256-byte rule for strings and blobs ------------------------------------------
@@ -523,7 +542,7 @@ def index_key(t: ShreddedType, v: Bound | None) -> IndexKey:
         return IndexKey(bin=v.bytes)  # type: ignore[union-attr]
     if k is Kind.DECIMAL:
         assert isinstance(v, Decimal) and t.scale is not None
-        n = int(v.scaleb(t.scale))
+        n = int(unscaled_of(v, t.scale))
         return IndexKey(num=n) if INT64_MIN <= n <= INT64_MAX else IndexKey()
     return IndexKey(num=int(v))  # type: ignore[arg-type]
 

@@ -1,0 +1,120 @@
+"""``POST /v1/namespaces/{namespace}/tables/{table}/plan``: which files can hold matching rows.
+
+The predicate is Iceberg-style filter JSON (:mod:`service.pruning.parse_json`) or Spark SQL text
+(:mod:`service.pruning.parse_sql`), parsed with the configured limits (IN-list length, nesting
+depth); the execution is :func:`service.pruning.engine.plan`. JSON numbers of the filter are
+re-read from the raw body as exact decimals (a double would round ``12345678901234567.1``).
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
+
+from service.api.auth import Principal, require_reader
+from service.api.deps import COMMON, AppContext, check_page_size, error_responses, field_error, get_ctx
+from service.api.namespaces import NamespaceName
+from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse
+from service.api.tables import TableName
+from service.errors import ShredcatError
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"])
+
+
+class PlanningUnavailableError(ShredcatError):
+    code = "not_implemented"
+    http_status = 501
+
+
+def _exact_filter(raw: bytes, fallback: Any) -> Any:
+    """The ``filter`` member re-read with JSON numbers as Decimal (ints stay int)."""
+    try:
+        doc = json.loads(raw, parse_float=Decimal)
+    except (ValueError, RecursionError):
+        return fallback
+    return doc.get("filter", fallback) if isinstance(doc, dict) else fallback
+
+
+def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, flt: Any) -> PlanResponse:
+    s = ctx.settings
+    if (flt is None) == (body.sql is None):
+        raise field_error("body", "give exactly one of filter and sql")
+    check_page_size(ctx, body.page_size, field="body.page-size")
+    try:
+        if body.sql is not None:
+            from service.pruning.parse_sql import parse_sql
+
+            expr = parse_sql(body.sql, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list)
+        else:
+            from service.pruning.parse_json import parse_json
+
+            expr = parse_json(flt, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list)
+    except ShredcatError as e:
+        e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
+        raise
+    try:
+        from service.pruning import engine
+    except ImportError:
+        raise PlanningUnavailableError("the pruning engine is not available in this build") from None
+    result = engine.plan(
+        ctx.catalog,
+        namespace,
+        table,
+        expr,
+        snapshot_id=body.snapshot_id,
+        explain=body.explain,
+        page_size=body.page_size,
+        page_token=body.page_token,
+    )
+    m = ctx.metrics
+    m.prune_calls.labels(outcome="ok").inc()
+    if body.page_token is None:  # count each plan once, not once per page
+        m.files_considered.inc(result.files_considered)
+        m.files_pruned.inc(result.files_pruned)
+    return PlanResponse(
+        snapshot_id=result.snapshot_id,
+        files=[
+            PlanFile(path=c.path, file_size_bytes=c.file_size_bytes, record_count=c.record_count)
+            for c in result.candidates
+        ],
+        next_page_token=result.next_page_token,
+        metrics=PlanMetrics(
+            files_considered=result.files_considered,
+            files_pruned=result.files_pruned,
+            files_kept=result.files_kept,
+            rows_skipped=result.rows_skipped,
+            bytes_skipped=result.bytes_skipped,
+        ),
+        explain=None
+        if result.explain is None
+        else [FileExplanation(path=x.path, kept=x.kept, reason=x.reason) for x in result.explain],
+    )
+
+
+@router.post(
+    "/plan",
+    operation_id="planTableScan",
+    summary="Prune: the files that can hold rows matching a predicate on Variant paths",
+    response_model=PlanResponse,
+    responses=error_responses(*COMMON, 404),
+)
+async def plan_table_scan(
+    namespace: NamespaceName,
+    table: TableName,
+    body: PlanRequest,
+    request: Request,
+    _: Annotated[Principal, Depends(require_reader)],
+    ctx: Annotated[AppContext, Depends(get_ctx)],
+) -> PlanResponse:
+    flt = body.filter
+    if flt is not None:
+        flt = _exact_filter(await request.body(), flt)
+    try:
+        return await run_in_threadpool(_run_plan, ctx, namespace, table, body, flt)
+    except ShredcatError as e:
+        ctx.metrics.prune_calls.labels(outcome=e.code).inc()
+        raise

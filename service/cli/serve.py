@@ -1,0 +1,48 @@
+"""``shredcat serve [--host --port --workers]``: run the REST API with uvicorn.
+
+Settings come from the environment (``SHREDCAT_*``, see the README). ``--workers`` > 1 runs that
+many processes (each builds its own app and connection pool); the database must then be
+PostgreSQL or a SQLite file (never ``:memory:``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8181, help="TCP port (default 8181)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--log-level", default=None, help="override SHREDCAT_LOG_LEVEL (debug, info, warning...)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import logging
+    import sys
+
+    import uvicorn
+
+    from service.settings import get_settings
+
+    try:
+        settings = get_settings()
+    except Exception as e:  # pydantic ValidationError: a bad SHREDCAT_* variable
+        print(f"shredcat serve: invalid settings: {e}", file=sys.stderr)
+        return 2
+    if args.workers < 1 or not (0 <= args.port <= 65535):
+        print("shredcat serve: --workers must be >= 1 and --port in 0..65535", file=sys.stderr)
+        return 2
+    level = (args.log_level or settings.log_level).lower()
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    uvicorn.run(
+        "service.api:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=level,
+        proxy_headers=False,
+        server_header=False,
+    )
+    return 0

@@ -1,0 +1,216 @@
+"""The stateless per-file evaluator: does a file's variant stats rule out every row?
+
+``evaluate(expr, stats)`` compiles the tree into stats conditions (:mod:`.conditions`, where
+the rules and their reasons are documented) and interprets them over the stats rows of ONE
+file, given as ``{(column, variant_path): [PathStats, ...]}``. The answer is a :class:`Verdict`:
+CANNOT_MATCH (the file holds no row the predicate selects: skip it) or MIGHT_MATCH (read it;
+also the answer whenever in doubt), with a reason naming the conjunct, the bound and the rule,
+for explain mode.
+
+The interpreter here and the SQL translation the catalog will run must agree; both read the
+same Condition, so the rules live in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from service.pruning.conditions import (
+    DEFAULT_MAX_IN_POINTS,
+    AllOf,
+    AnyOf,
+    AnyPoint,
+    Condition,
+    Constant,
+    HasNulls,
+    HasValues,
+    Keep,
+    LeafCondition,
+    MayHaveNaN,
+    Never,
+    NotAllIn,
+    RangeMayContain,
+    Test,
+    compile_expression,
+    condition_paths,
+)
+from service.pruning.expressions import BooleanExpression
+from service.stats.model import PathStats
+from service.stats.types import Bound, ShreddedType, format_bound
+
+MIGHT_MATCH: Final = True
+CANNOT_MATCH: Final = False
+
+StatsIndex = Mapping[tuple[str, str], Sequence[PathStats]]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    might_match: bool
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return "MIGHT_MATCH" if self.might_match else "CANNOT_MATCH"
+
+    def __bool__(self) -> bool:
+        return self.might_match
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.reason}"
+
+
+def stats_by_path(rows: Iterable[PathStats]) -> dict[tuple[str, str], list[PathStats]]:
+    """Index one file's stats rows the way :func:`evaluate` reads them."""
+    out: dict[tuple[str, str], list[PathStats]] = {}
+    for r in rows:
+        out.setdefault((r.column, r.variant_path), []).append(r)
+    return out
+
+
+def _fmt(t: ShreddedType, v: Bound | None) -> str:
+    if v is None:
+        return "unknown"
+    try:
+        s = format_bound(t, v)
+    except Exception:  # a malformed client bound must not break explain
+        s = repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _cmp_le(a: Bound, b: Bound) -> bool:
+    return a <= b  # type: ignore[operator]
+
+
+def _cmp_lt(a: Bound, b: Bound) -> bool:
+    return a < b  # type: ignore[operator]
+
+
+def _above(upper: Bound | None, lower: Bound | None, inclusive: bool) -> bool:
+    """True when every value <= ``upper`` misses ``lower`` (``>= lower`` if inclusive, else
+    ``> lower``); an unknown side proves nothing."""
+    if upper is None or lower is None:
+        return False
+    return _cmp_lt(upper, lower) or (upper == lower and not inclusive)
+
+
+def _nan_possible(row: PathStats) -> bool:
+    # None (unknown) counts as possible: only an explicit false rules NaN out.
+    return row.contains_nan is not False
+
+
+def run_test(test: Test, row: PathStats) -> tuple[bool, str, str]:
+    """(might_match, why, rule) of one test over one stats row."""
+    t = row.shredded_type
+    if isinstance(test, Keep):
+        return True, "nothing can be concluded from the stats of this type", "keep"
+    if isinstance(test, Never):
+        return False, f"no {t.name} value can satisfy it (the literal is outside the stored type)", "stored-type range"
+    if isinstance(test, HasNulls):
+        if row.null_count > 0:
+            return True, f"null_count {row.null_count}", "is-null"
+        return False, f"null_count 0 and {t.name} values cast without NULL", "is-null needs nulls"
+    if row.value_count == 0:
+        # Every entry null or missing: no comparison, IN, is_nan or not_null can be TRUE,
+        # whatever the stored type.
+        return False, f"value_count 0 ({t.name}): every entry is null or missing", "all-null"
+    if isinstance(test, HasValues):
+        return True, f"value_count {row.value_count} of stored type {t.name}", "values present"
+    if isinstance(test, MayHaveNaN):
+        if _nan_possible(row):
+            return True, f"contains_nan {row.contains_nan}", "nan"
+        return False, "contains_nan false", "nan"
+    lo_v, hi_v = row.min_value, row.max_value
+    try:
+        if isinstance(test, RangeMayContain):
+            if test.nan_matches and _nan_possible(row):
+                return True, f"contains_nan {row.contains_nan} and NaN sorts above every number", "nan"
+            if _above(hi_v, test.lo, test.lo_inclusive):
+                op = ">=" if test.lo_inclusive else ">"
+                return False, f"max {_fmt(t, hi_v)} ({t.name}), no value {op} {_fmt(t, test.lo)}", "range"
+            if _above(test.hi, lo_v, test.hi_inclusive):
+                op = "<=" if test.hi_inclusive else "<"
+                return False, f"min {_fmt(t, lo_v)} ({t.name}), no value {op} {_fmt(t, test.hi)}", "range"
+            return True, f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) admit it", "range"
+        if isinstance(test, AnyPoint):
+            for p in test.points:
+                if (lo_v is None or _cmp_le(lo_v, p)) and (hi_v is None or _cmp_le(p, hi_v)):
+                    return True, f"{_fmt(t, p)} lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})", "in-list"
+            return False, f"none of {len(test.points)} values lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})", "in-list"
+        if isinstance(test, NotAllIn):
+            if test.nan_matches and _nan_possible(row):
+                return True, f"contains_nan {row.contains_nan}: a NaN differs from every literal", "nan"
+            if lo_v is not None and hi_v is not None and lo_v == hi_v and lo_v in test.values:
+                return False, f"every value equals {_fmt(t, lo_v)} (min = max, {t.name})", "all-equal"
+            return True, f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) hold other values", "all-equal"
+    except TypeError:
+        # Bounds of a Python type the stored type does not use (bad client stats): keep.
+        return True, f"bounds of {t.name} are not comparable with the literal", "keep"
+    raise TypeError(f"unknown test {test!r}")  # pragma: no cover
+
+
+def _leaf(c: LeafCondition, stats: StatsIndex) -> Verdict:
+    rows = stats.get((c.column, c.variant_path)) or ()
+    if not rows:
+        return Verdict(
+            MIGHT_MATCH, f"{c.label}: no stats for {c.column} {c.variant_path} (not fully shredded in this file)"
+        )
+    reasons = []
+    for row in rows:
+        might, why, rule = run_test(c.test_for(row.shredded_type), row)
+        if might:
+            return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]")
+        reasons.append(f"{why} [{rule}]")
+    where = f"{c.column} {c.variant_path}"
+    return Verdict(CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}")
+
+
+def interpret(c: Condition, stats: StatsIndex) -> Verdict:
+    """Interpret a compiled condition over one file's stats."""
+    if isinstance(c, LeafCondition):
+        return _leaf(c, stats)
+    if isinstance(c, Constant):
+        return Verdict(c.might_match, c.reason)
+    if isinstance(c, AllOf):
+        mights = []
+        for child in c.children:
+            v = interpret(child, stats)
+            if not v.might_match:
+                # One conjunct that cannot be TRUE makes the AND never TRUE.
+                return Verdict(CANNOT_MATCH, v.reason if isinstance(child, LeafCondition | Constant) else f"({v.reason})")
+            mights.append(v.reason)
+        return Verdict(MIGHT_MATCH, "every conjunct might match: " + "; ".join(mights))
+    if isinstance(c, AnyOf):
+        cannots = []
+        for child in c.children:
+            v = interpret(child, stats)
+            if v.might_match:
+                return Verdict(MIGHT_MATCH, v.reason)
+            cannots.append(v.reason)
+        return Verdict(CANNOT_MATCH, "no disjunct can match: " + " | ".join(cannots))
+    raise TypeError(f"not a Condition: {c!r}")
+
+
+class FileEvaluator:
+    """Compile once, evaluate many files."""
+
+    def __init__(self, expr: BooleanExpression, *, max_in_points: int = DEFAULT_MAX_IN_POINTS) -> None:
+        self.expression = expr
+        self.condition: Condition = compile_expression(expr, max_in_points=max_in_points)
+
+    @property
+    def paths(self) -> set[tuple[str, str]]:
+        """The (column, variant_path) stats rows the evaluation can read."""
+        return condition_paths(self.condition)
+
+    def evaluate(self, stats: StatsIndex) -> Verdict:
+        return interpret(self.condition, stats)
+
+
+def evaluate(
+    expr: BooleanExpression, stats: StatsIndex, *, max_in_points: int = DEFAULT_MAX_IN_POINTS
+) -> Verdict:
+    """MIGHT_MATCH / CANNOT_MATCH for one file whose stats rows are ``stats``."""
+    return FileEvaluator(expr, max_in_points=max_in_points).evaluate(stats)

@@ -1,0 +1,154 @@
+"""Hand-built FileStats/PathStats for the catalog tests (the extractor is tested elsewhere), and
+consistency checks shared by the catalog tests."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import text
+
+from service.catalog import Catalog
+from service.stats.model import FileStats, PathStats
+from service.stats.types import Bound, ShreddedType
+
+INT64 = ShreddedType.parse("int64")
+INT32 = ShreddedType.parse("int32")
+FLOAT64 = ShreddedType.parse("float64")
+FLOAT32 = ShreddedType.parse("float32")
+VARCHAR = ShreddedType.parse("varchar")
+DATE = ShreddedType.parse("date")
+DEC = ShreddedType.parse("decimal(38,2)")
+BLOB = ShreddedType.parse("blob")
+
+_counter = itertools.count()
+
+
+def ps(
+    path: str = '"a"',
+    t: ShreddedType = INT64,
+    lo: Bound | None = 0,
+    hi: Bound | None = 10,
+    *,
+    column: str = "v",
+    values: int = 10,
+    nulls: int = 0,
+    size: int = 100,
+    nan: bool | None = None,
+    extra: str | None = None,
+) -> PathStats:
+    if t.is_float and nan is None:
+        nan = False
+    return PathStats(
+        column=column,
+        variant_path=path,
+        shredded_type=t,
+        column_size_bytes=size,
+        value_count=values,
+        null_count=nulls,
+        min_value=lo,
+        max_value=hi,
+        contains_nan=nan,
+        extra_stats=extra,
+    )
+
+
+def fs(
+    path: str | None = None,
+    *paths: PathStats,
+    columns: Sequence[str] = ("v",),
+    records: int = 10,
+    size: int = 1000,
+    content_id: str | None = "auto",
+) -> FileStats:
+    if path is None:
+        path = f"s3://bucket/t/part-{next(_counter):06d}.parquet"
+    return FileStats(
+        path=path,
+        file_size_bytes=size,
+        record_count=records,
+        footer_size=100,
+        content_id=f"etag:{path}:{size}" if content_id == "auto" else content_id,
+        variant_columns=tuple(columns),
+        paths=tuple(paths),
+    )
+
+
+def int_file(path: str | None = None, lo: int = 0, hi: int = 10, **kw: Any) -> FileStats:
+    return fs(path, ps('"a"', INT64, lo, hi), **kw)
+
+
+def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
+    """Stored global stats == recomputation, and every counter shredcat maintains == a recount."""
+    stored = cat.global_stats(ns, table)
+    fresh = cat.recompute_global_stats(ns, table)
+    assert stored.file_count == fresh.file_count
+    assert stored.columns == fresh.columns
+    assert stored.ducklake_json() == fresh.ducklake_json()
+    assert cat.global_stats_json(ns, table) == fresh.ducklake_json()
+    info = cat.get_table(ns, table)
+    with cat.engine.connect() as c:
+        live = c.execute(
+            text(
+                "SELECT count(*), coalesce(sum(record_count), 0), coalesce(sum(file_size_bytes), 0) "
+                "FROM ducklake_data_file WHERE table_id = :t AND end_snapshot IS NULL"
+            ),
+            {"t": info.table_id},
+        ).one()
+        assert (info.live_file_count, info.live_record_count, info.live_bytes) == tuple(int(x) for x in live)
+        assert fresh.file_count == info.live_file_count
+        # Path dictionary counters == a recount over live stats rows.
+        recount = {
+            int(r[0]): (int(r[1]), int(r[2]), int(r[3]), int(r[4]))
+            for r in c.execute(
+                text(
+                    "SELECT path_id, count(*), sum(value_count), sum(null_count), sum(column_size_bytes) "
+                    "FROM ducklake_file_variant_stats WHERE table_id = :t AND end_snapshot IS NULL GROUP BY path_id"
+                ),
+                {"t": info.table_id},
+            )
+        }
+        for pid, n, vc, nc, sz, wn, wr in c.execute(
+            text(
+                "SELECT path_id, live_file_count, live_value_count, live_null_count, live_size_bytes, "
+                "max_width_num, max_width_real FROM shredcat_variant_path WHERE table_id = :t"
+            ),
+            {"t": info.table_id},
+        ):
+            assert (int(n), int(vc), int(nc), int(sz)) == recount.get(int(pid), (0, 0, 0, 0)), pid
+        # Widths are over-estimates of every live row's width (NULL = unbounded).
+        widths = {
+            int(r[0]): (r[1], r[2])
+            for r in c.execute(
+                text("SELECT path_id, max_width_num, max_width_real FROM shredcat_variant_path WHERE table_id = :t"),
+                {"t": info.table_id},
+            )
+        }
+        for pid, lo_n, hi_n, lo_r, hi_r in c.execute(
+            text(
+                "SELECT path_id, min_num, max_num, min_real, max_real FROM ducklake_file_variant_stats "
+                "WHERE table_id = :t AND end_snapshot IS NULL"
+            ),
+            {"t": info.table_id},
+        ):
+            wn, wr = widths[int(pid)]
+            if lo_n is not None and hi_n is not None:
+                assert wn is None or hi_n - lo_n <= wn, (pid, lo_n, hi_n, wn)
+            if lo_r is not None and hi_r is not None and lo_r != hi_r:
+                assert wr is None or hi_r - lo_r <= wr, (pid, lo_r, hi_r, wr)
+        # Denormalized snapshots on stats rows match their files.
+        bad = c.execute(
+            text(
+                "SELECT count(*) FROM ducklake_file_variant_stats s JOIN ducklake_data_file d "
+                "ON d.data_file_id = s.data_file_id WHERE s.table_id = :t AND (s.begin_snapshot <> d.begin_snapshot "
+                "OR coalesce(s.end_snapshot, -1) <> coalesce(d.end_snapshot, -1))"
+            ),
+            {"t": info.table_id},
+        ).scalar_one()
+        assert bad == 0
+
+
+def dec(s: str) -> Decimal:
+    return Decimal(s)

@@ -1,0 +1,150 @@
+"""Shared fixtures.
+
+Catalog databases (every catalog test runs on both backends):
+
+* ``catalog_url``: a migrated, empty catalog database, parametrized over ``sqlite`` (a file under the
+  test's tmp dir) and ``postgres`` (a fresh database with a unique name on 127.0.0.1:5432, user
+  postgres, cloned from a per-worker migrated template and dropped afterwards). The postgres
+  params carry the ``postgres`` marker (``-m "not postgres"`` runs the SQLite half).
+* ``empty_db_url``: the same, but not migrated (for migration tests).
+* ``catalog``: a :class:`service.catalog.Catalog` on ``catalog_url``.
+
+When PostgreSQL is unreachable the postgres params are skipped on a laptop, and fail loudly when
+``CI=true`` (``.ci/run`` sets it). Override the server with ``SHREDCAT_TEST_PG_URL`` (an admin URL
+whose user may create databases). Names are unique per worker and test, so ``pytest -n``
+(xdist) workers never collide.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+PG_ADMIN_URL = os.environ.get("SHREDCAT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+BACKENDS = [pytest.param("sqlite", id="sqlite"), pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)]
+
+
+def _admin_dsn() -> str:
+    from sqlalchemy import make_url
+
+    u = make_url(PG_ADMIN_URL)
+    parts = [f"host={u.host or '127.0.0.1'}", f"port={u.port or 5432}", f"dbname={u.database or 'postgres'}"]
+    if u.username:
+        parts.append(f"user={u.username}")
+    if u.password:
+        parts.append(f"password={u.password}")
+    return " ".join(parts)
+
+
+def _db_url(name: str) -> str:
+    from sqlalchemy import make_url
+
+    return (
+        make_url(PG_ADMIN_URL)
+        .set(drivername="postgresql+psycopg", database=name)
+        .render_as_string(hide_password=False)
+    )
+
+
+@functools.cache
+def _pg_unreachable() -> str | None:
+    """None when PostgreSQL answers, else why not."""
+    try:
+        import psycopg
+
+        with psycopg.connect(_admin_dsn(), connect_timeout=3, autocommit=True) as c:
+            c.execute("SELECT 1")
+    except Exception as e:  # any failure means "no server for the tests"
+        return f"{type(e).__name__}: {e}".strip()
+    return None
+
+
+def require_postgres() -> None:
+    """Skip (laptop) or fail (CI=true) when the PostgreSQL server is unreachable."""
+    why = _pg_unreachable()
+    if why is None:
+        return
+    msg = f"PostgreSQL is unreachable at {PG_ADMIN_URL} ({why})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(msg + ": CI requires it (start it with pg_ctlcluster, see .ci/run)", pytrace=False)
+    pytest.skip(msg)
+
+
+def _admin_execute(*sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(_admin_dsn(), autocommit=True) as c:
+        for s in sql:
+            c.execute(s)  # type: ignore[arg-type]
+
+
+def create_pg_database(prefix: str = "shredcat_test", template: str | None = None) -> str:
+    name = f"{prefix}_{uuid.uuid4().hex[:16]}"
+    _admin_execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    return name
+
+
+def drop_pg_database(name: str) -> None:
+    _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def _pg_template() -> Iterator[str]:
+    """A migrated database per worker session; test databases are cloned from it (fast)."""
+    require_postgres()
+    from service.catalog.db import upgrade_to_head
+
+    name = create_pg_database("shredcat_tpl")
+    try:
+        upgrade_to_head(_db_url(name))  # disposes its engine: no connection is left on the template
+        yield name
+    finally:
+        drop_pg_database(name)
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+    """An empty (not migrated) database of each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/catalog.db"
+        return
+    require_postgres()
+    name = create_pg_database()
+    try:
+        yield _db_url(name)
+    finally:
+        drop_pg_database(name)
+
+
+@pytest.fixture(params=BACKENDS)
+def catalog_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+    """A migrated, empty catalog database of each backend."""
+    if request.param == "sqlite":
+        from service.catalog.db import upgrade_to_head
+
+        url = f"sqlite:///{tmp_path}/catalog.db"
+        upgrade_to_head(url)
+        yield url
+        return
+    template = request.getfixturevalue("_pg_template")
+    name = create_pg_database(template=template)
+    try:
+        yield _db_url(name)
+    finally:
+        drop_pg_database(name)
+
+
+@pytest.fixture
+def catalog(catalog_url: str) -> Iterator[object]:
+    from service.catalog import Catalog
+
+    cat = Catalog(catalog_url)
+    try:
+        yield cat
+    finally:
+        cat.close()

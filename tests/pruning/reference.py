@@ -1,0 +1,263 @@
+"""A brute-force reference for pruning tests: evaluates a predicate tree over concrete Variant
+rows with Spark's three-valued semantics, and computes DuckLake stats rows from the same rows.
+
+Written from the rules (NOTES §2/§3), not from the evaluator's code: a row's value at a path is
+either NULL (missing key, Variant null, wrong shape, index past the end) or a typed value.
+A typed value reaches the target type exactly when the types match or a narrower integer /
+same-scale narrower decimal widens; any other stored type goes through Spark's cast, which the
+reference does not model: such a leaf may then be TRUE, FALSE or NULL.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from service.pruning.expressions import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    LiteralPredicate,
+    Not,
+    Op,
+    Or,
+    SetPredicate,
+    UnaryPredicate,
+)
+from service.pruning.paths import AnyIndex, Index, Key, Step
+from service.stats.model import PathStats
+from service.stats.types import (
+    INTEGER_RANGES,
+    Bound,
+    Kind,
+    ShreddedType,
+    truncate_lower,
+    truncate_upper,
+)
+
+T, F, N = True, False, None
+ALL = frozenset({T, F, N})
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A shredded primitive: its stored type and value (floats may be NaN)."""
+
+    type: ShreddedType
+    value: Bound
+
+
+def stats_row(
+    path: str,
+    shredded_type: str | ShreddedType,
+    value_count: int,
+    null_count: int,
+    min_value: Bound | None,
+    max_value: Bound | None,
+    contains_nan: bool | None = None,
+    column: str = "v",
+) -> PathStats:
+    t = ShreddedType.parse(shredded_type) if isinstance(shredded_type, str) else shredded_type
+    return PathStats(column, path, t, 100, value_count, null_count, min_value, max_value, contains_nan)
+
+
+# --- three-valued logic ------------------------------------------------------------------------
+
+
+def k_and(a: bool | None, b: bool | None) -> bool | None:
+    if a is F or b is F:
+        return F
+    if a is T and b is T:
+        return T
+    return N
+
+
+def k_or(a: bool | None, b: bool | None) -> bool | None:
+    if a is T or b is T:
+        return T
+    if a is F and b is F:
+        return F
+    return N
+
+
+def k_not(a: bool | None) -> bool | None:
+    return N if a is N else (not a)
+
+
+def _combine(sets: Sequence[frozenset[bool | None]], op: Any, empty: bool) -> frozenset[bool | None]:
+    acc: frozenset[bool | None] = frozenset({empty})
+    for s in sets:
+        acc = frozenset(op(a, b) for a in acc for b in s)
+    return acc
+
+
+# --- Spark's value semantics -------------------------------------------------------------------
+
+
+def exact_cast(stored: ShreddedType, target: ShreddedType) -> bool:
+    if stored == target:
+        return True
+    if stored.kind in INTEGER_RANGES and target.kind in INTEGER_RANGES:
+        slo, shi = INTEGER_RANGES[stored.kind]
+        tlo, thi = INTEGER_RANGES[target.kind]
+        return tlo <= slo and shi <= thi
+    if stored.kind is Kind.DECIMAL and target.kind is Kind.DECIMAL:
+        assert stored.precision is not None and target.precision is not None
+        return stored.scale == target.scale and stored.precision <= target.precision
+    return False
+
+
+def spark_cmp(a: Bound, b: Bound) -> int:
+    """Spark's total order: NaN above everything and equal to itself; -0.0 = 0.0."""
+    a_nan = isinstance(a, float) and math.isnan(a)
+    b_nan = isinstance(b, float) and math.isnan(b)
+    if a_nan or b_nan:
+        return 0 if a_nan and b_nan else (1 if a_nan else -1)
+    return -1 if a < b else (1 if a > b else 0)  # type: ignore[operator]
+
+
+def _leaf_on_value(pred: UnaryPredicate | LiteralPredicate | SetPredicate, v: Typed | None) -> frozenset[bool | None]:
+    target = pred.term.target
+    if isinstance(pred, UnaryPredicate):
+        if v is None:
+            return frozenset({{Op.IS_NULL: T, Op.NOT_NULL: F, Op.IS_NAN: F, Op.NOT_NAN: T}[pred.op]})
+        if not exact_cast(v.type, target):
+            return ALL  # a cast may fail (NULL under try_variant_get) or yield anything
+        if pred.op is Op.IS_NULL:
+            return frozenset({F})
+        if pred.op is Op.NOT_NULL:
+            return frozenset({T})
+        nan = isinstance(v.value, float) and math.isnan(v.value)
+        return frozenset({nan if pred.op is Op.IS_NAN else not nan})
+    if v is None:
+        return frozenset({N})
+    if not exact_cast(v.type, target):
+        return ALL
+    x = v.value
+    if isinstance(pred, LiteralPredicate):
+        c = spark_cmp(x, pred.literal)
+        return frozenset(
+            {
+                {
+                    Op.EQ: c == 0,
+                    Op.NOT_EQ: c != 0,
+                    Op.LT: c < 0,
+                    Op.LT_EQ: c <= 0,
+                    Op.GT: c > 0,
+                    Op.GT_EQ: c >= 0,
+                }[pred.op]
+            }
+        )
+    hit = any(spark_cmp(x, lit) == 0 for lit in pred.literals)
+    return frozenset({hit if pred.op is Op.IN else not hit})
+
+
+def _walk(value: Any, steps: Sequence[Step], pred: UnaryPredicate | LiteralPredicate | SetPredicate) -> frozenset[bool | None]:
+    """Evaluate a leaf at ``steps`` under ``value``; [*] is an existential (Spark's exists)."""
+    for i, s in enumerate(steps):
+        if isinstance(s, AnyIndex):
+            if not isinstance(value, list):
+                return frozenset({N})  # exists over a NULL array is NULL
+            return _combine([_walk(e, steps[i + 1 :], pred) for e in value], k_or, F)
+        if isinstance(s, Key):
+            value = value.get(s.name) if isinstance(value, dict) else None
+        else:
+            assert isinstance(s, Index)
+            value = value[s.index] if isinstance(value, list) and s.index < len(value) else None
+    if isinstance(value, dict | list):
+        value = None  # not a primitive: the typed read is NULL  # pragma: no cover
+    return _leaf_on_value(pred, value)
+
+
+def possible(expr: BooleanExpression, row: dict[str, Any]) -> frozenset[bool | None]:
+    """The truth values ``expr`` may take on ``row`` ({column: variant value})."""
+    if isinstance(expr, AlwaysTrue):
+        return frozenset({T})
+    if isinstance(expr, AlwaysFalse):
+        return frozenset({F})
+    if isinstance(expr, And):
+        return _combine([possible(c, row) for c in expr.children], k_and, T)
+    if isinstance(expr, Or):
+        return _combine([possible(c, row) for c in expr.children], k_or, F)
+    if isinstance(expr, Not):
+        return frozenset(k_not(x) for x in possible(expr.child, row))
+    assert isinstance(expr, UnaryPredicate | LiteralPredicate | SetPredicate)
+    return _walk(row.get(expr.term.column), expr.term.path.steps, expr)
+
+
+def may_select(expr: BooleanExpression, row: dict[str, Any]) -> bool:
+    return T in possible(expr, row)
+
+
+# --- stats from rows ---------------------------------------------------------------------------
+
+
+def _entries(value: Any, segments: Sequence[str | None]) -> Iterable[Typed | None]:
+    """Leaf entries of one row for a DuckLake path (None segment = element), as the Parquet
+    leaf column holds them: one per row, one per array element, one null per empty array."""
+    if not segments:
+        yield value if isinstance(value, Typed) else None
+        return
+    s, rest = segments[0], segments[1:]
+    if s is None:
+        if isinstance(value, list) and value:
+            for e in value:
+                yield from _entries(e, rest)
+        else:
+            yield None  # a missing, non-array or empty array: one null entry
+        return
+    yield from _entries(value.get(s) if isinstance(value, dict) else None, rest)
+
+
+def compute_stats(
+    column: str,
+    variant_path: str,
+    segments: Sequence[str | None],
+    stored: ShreddedType,
+    rows: Sequence[dict[str, Any]],
+    *,
+    drop_min: bool = False,
+    drop_max: bool = False,
+    unknown_nan: bool = False,
+) -> PathStats:
+    """The DuckLake stats row of a fully shredded path: every typed entry is of ``stored``."""
+    vc = nc = 0
+    lo: Bound | None = None
+    hi: Bound | None = None
+    has_nan = False
+    for row in rows:
+        for e in _entries(row.get(column), segments):
+            if e is None:
+                nc += 1
+                continue
+            assert e.type == stored
+            vc += 1
+            v = e.value
+            if isinstance(v, float) and math.isnan(v):
+                has_nan = True
+                continue
+            if lo is None or v < lo:  # type: ignore[operator]
+                lo = v
+            if hi is None or v > hi:  # type: ignore[operator]
+                hi = v
+    if lo is not None:
+        lo = truncate_lower(stored, lo)
+    if hi is not None:
+        hi = truncate_upper(stored, hi)
+    nan: bool | None = None
+    if stored.is_float:
+        nan = None if unknown_nan else has_nan
+    return PathStats(
+        column,
+        variant_path,
+        stored,
+        1,
+        vc,
+        nc,
+        None if drop_min else lo,
+        None if drop_max else hi,
+        nan,
+    )
