@@ -1,0 +1,496 @@
+"""Catalog behaviour, on SQLite and PostgreSQL (the ``catalog`` fixture is parametrized)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from sqlalchemy import text
+
+from service.catalog import Catalog
+from service.errors import (
+    AlreadyExistsError,
+    BadInputError,
+    ConflictError,
+    InvalidStatsError,
+    LimitExceededError,
+    NotFoundError,
+)
+from service.stats.model import FileStats
+from tests.catalog.factories import (
+    BLOB,
+    DATE,
+    DEC,
+    FLOAT32,
+    FLOAT64,
+    INT32,
+    INT64,
+    VARCHAR,
+    assert_consistent,
+    fs,
+    int_file,
+    ps,
+)
+
+NS, T = "lake", "events"
+
+
+@pytest.fixture
+def cat(catalog: Catalog) -> Catalog:
+    catalog.create_table(NS, T, ["v"])
+    return catalog
+
+
+def files_of(cat: Catalog, snapshot: int | None = None) -> list[str]:
+    return [f.path for f in cat.list_files(NS, T, snapshot=snapshot, limit=10_000)]
+
+
+def gjson(cat: Catalog, column: str = "v") -> list[dict] | None:
+    s = cat.global_stats_json(NS, T)[column]
+    return None if s is None else json.loads(s)
+
+
+def by_field(cat: Catalog, column: str = "v") -> dict[str, dict]:
+    return {o["field_name"]: o for o in gjson(cat, column) or []}
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def test_create_and_list_tables(catalog: Catalog) -> None:
+    info = catalog.create_table("ns1", "t1", ["v", "s.w"])
+    assert (info.namespace, info.name, info.columns) == ("ns1", "t1", ("v", "s.w"))
+    assert (info.live_file_count, info.live_record_count, info.live_bytes) == (0, 0, 0)
+    assert info.snapshot_count == 1 and info.last_commit_time is not None
+    catalog.create_table("ns1", "t0", ["v"])
+    catalog.create_table("ns2", "t1", ["v"])
+    assert [t.qualified_name for t in catalog.list_tables()] == ["ns1.t0", "ns1.t1", "ns2.t1"]
+    assert [t.qualified_name for t in catalog.list_tables("ns2")] == ["ns2.t1"]
+    assert [n.name for n in catalog.list_namespaces()] == ["ns1", "ns2"]
+    with pytest.raises(AlreadyExistsError):
+        catalog.create_table("ns1", "t1", ["v"])
+    again = catalog.create_table("ns1", "t1", ["other"], if_not_exists=True)
+    assert again.table_id == info.table_id and again.columns == ("v", "s.w")
+    with pytest.raises(NotFoundError):
+        catalog.create_table("nope", "t", ["v"], create_namespace=False)
+    with pytest.raises(BadInputError):
+        catalog.create_table("ns1", "dup", ["v", "v"])
+    with pytest.raises(NotFoundError):
+        catalog.get_table("ns1", "missing")
+
+
+def test_namespace_create(catalog: Catalog) -> None:
+    catalog.create_namespace("n")
+    with pytest.raises(AlreadyExistsError):
+        catalog.create_namespace("n")
+    assert catalog.create_namespace("n", if_not_exists=True).name == "n"
+
+
+def test_drop_table_keeps_history_and_frees_the_name(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a")])
+    snap = cat.drop_table(NS, T)
+    assert snap.changes_made.startswith("dropped_table:") and snap.removed_files == 1
+    with pytest.raises(NotFoundError):
+        cat.list_files(NS, T)
+    assert cat.list_tables() == []
+    cat.create_table(NS, T, ["v"])
+    assert files_of(cat) == []
+    cat.commit(NS, T, [int_file("a")])  # the path is free again in the new table
+    assert files_of(cat) == ["a"]
+
+
+def test_list_tables_counts(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a", records=5, size=100), int_file("b", records=7, size=50)])
+    cat.remove(NS, T, ["a"])
+    (info,) = cat.list_tables()
+    assert (info.live_file_count, info.live_record_count, info.live_bytes) == (1, 7, 50)
+    assert info.snapshot_count == 3
+    assert info.current_snapshot_id == cat.list_snapshots(NS, T)[-1].snapshot_id
+
+
+# --- commit -----------------------------------------------------------------------------------
+
+
+def test_commit_is_one_snapshot(cat: Catalog) -> None:
+    r = cat.commit(NS, T, [int_file("b"), int_file("a")])
+    assert r.snapshot_id is not None and r.added == ("b", "a") and r.unchanged == ()
+    assert files_of(cat) == ["a", "b"]
+    snaps = cat.list_snapshots(NS, T)
+    assert [s.changes_made for s in snaps] == ['created_table:"lake"."events"', f"inserted_into_table:{cat.get_table(NS, T).table_id}"]
+    assert snaps[-1].snapshot_id == r.snapshot_id and snaps[-1].added_files == 2
+    assert {f.begin_snapshot for f in cat.list_files(NS, T)} == {r.snapshot_id}
+    assert_consistent(cat, NS, T)
+
+
+def test_ducklake_columns_byte_for_byte(cat: Catalog) -> None:
+    f = fs(
+        "a",
+        ps('"l_tax"', DEC, Decimal("0.00"), Decimal("0.08"), values=15974400, nulls=0, size=806245),
+        ps('"x.y"."s t".element', VARCHAR, " Tiresias", "zzle? furiously iro", values=3, nulls=1, size=7),
+        ps("root", FLOAT32, -0.0, 0.3333333432674408, nan=True, size=9),
+        ps('"d"', DATE, -719893, 10957, size=4),
+        ps('"b"', BLOB, b"\x00\xff", b"\xff", extra='{"x":1}'),
+        ps('"n"', INT32, None, None, values=0, nulls=10),
+    )
+    cat.commit(NS, T, [f])
+    with cat.engine.connect() as c:
+        rows = c.execute(
+            text(
+                "SELECT data_file_id, table_id, column_id, variant_path, shredded_type, column_size_bytes, value_count, "
+                "null_count, min_value, max_value, contains_nan, extra_stats FROM ducklake_file_variant_stats "
+                "ORDER BY variant_path"
+            )
+        ).all()
+    got = {r.variant_path: tuple(r)[4:] for r in rows}
+    assert got == {
+        '"b"': ("blob", 100, 10, 0, "00FF", "FF", None, '{"x":1}'),
+        '"d"': ("date", 4, 10, 0, "0001-01-01 (BC)", "2000-01-01", None, None),
+        '"l_tax"': ("decimal(38,2)", 806245, 15974400, 0, "0.00", "0.08", None, None),
+        '"n"': ("int32", 100, 0, 10, None, None, None, None),
+        '"x.y"."s t".element': ("varchar", 7, 3, 1, " Tiresias", "zzle? furiously iro", None, None),
+        "root": ("float32", 9, 10, 0, "-0.0", "0.33333334", True, None),
+    }
+    assert len({(r.data_file_id, r.table_id, r.column_id) for r in rows}) == 1
+
+
+def test_file_stats_round_trip(cat: Catalog) -> None:
+    f = fs(
+        "a",
+        ps('"a"', INT64, -5, 7),
+        ps('"f"', FLOAT64, -1.5, float("inf"), nan=True),
+        ps('"s"', VARCHAR, "10", "9", column="w"),
+        ps('"p"', DEC, Decimal("-1.25"), Decimal("99999999999999999999999999999999.99")),
+        columns=("v", "w"),
+    )
+    cat.create_table(NS, "two", ["v", "w"])
+    cat.commit(NS, "two", [f])
+    got = cat.file_stats(NS, "two", "a")
+    assert got.path == f.path and got.variant_columns == ("v", "w")
+    assert sorted(got.paths, key=lambda p: p.variant_path) == sorted(f.paths, key=lambda p: p.variant_path)
+    with pytest.raises(NotFoundError):
+        cat.file_stats(NS, "two", "missing")
+
+
+def test_invalid_file_fails_the_whole_commit(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("keep")])
+    before = (files_of(cat), cat.global_stats_json(NS, T), len(cat.list_snapshots(NS, T)))
+    bad_batches = [
+        [int_file("ok1"), fs("bad.parquet", ps('"a"', INT64, 10, 1))],  # min > max
+        [int_file("ok1"), fs("bad.parquet", ps('"a"', INT32, 0, 2**40))],  # out of range
+        [int_file("ok1"), fs("bad.parquet", ps('"a"', INT64, 0, 1, nan=True))],  # NaN flag on an int
+        [int_file("ok1"), fs("bad.parquet", ps('"a"', INT64, 0, 1, column="w"))],  # column not in the file
+        [int_file("ok1"), fs("bad.parquet", ps('"a"'), ps('"a"'))],  # path twice
+        [int_file("ok1"), fs("bad.parquet", ps('"a"', FLOAT64, float("nan"), 1.0))],  # NaN bound
+        [int_file("ok1"), fs("bad.parquet", ps('"a"', INT64, "1", "2"))],  # wrong Python type
+    ]
+    for batch in bad_batches:
+        with pytest.raises(InvalidStatsError) as e:
+            cat.commit(NS, T, batch)
+        assert "bad.parquet" in e.value.message and e.value.details["path"] == "bad.parquet"
+    with pytest.raises(InvalidStatsError, match="bad.parquet.*'w' not in table"):
+        cat.commit(NS, T, [int_file("ok1"), fs("bad.parquet", ps('"a"', column="w"), columns=("v", "w"))])
+    with pytest.raises(LimitExceededError):
+        cat.commit(NS, T, [fs("x" * 3000, ps())])
+    assert (files_of(cat), cat.global_stats_json(NS, T), len(cat.list_snapshots(NS, T))) == before
+    assert_consistent(cat, NS, T)
+
+
+def test_register_extract_failure_names_the_file_and_changes_nothing(catalog: Catalog) -> None:
+    def extract(src: str) -> FileStats:
+        if "broken" in src:
+            raise InvalidStatsError("not a Parquet file (bad magic)")
+        return int_file(src)
+
+    with pytest.raises(InvalidStatsError) as e:
+        catalog.register(NS, T, ["a.parquet", "broken.parquet", "c.parquet"], extract=extract)
+    assert e.value.message == "broken.parquet: not a Parquet file (bad magic)"
+    assert e.value.details["path"] == "broken.parquet"
+    assert catalog.list_tables() == []  # not even the table was created
+    r = catalog.register(NS, T, ["a.parquet", "c.parquet"], extract=extract)
+    assert r.added == ("a.parquet", "c.parquet")
+    assert catalog.get_table(NS, T).columns == ("v",)
+    assert catalog.register(NS, T, ["a.parquet"], extract=extract).unchanged == ("a.parquet",)
+
+
+def test_same_content_is_a_noop_and_different_content_conflicts(cat: Catalog) -> None:
+    first = cat.commit(NS, T, [int_file("a"), int_file("b")])
+    again = cat.commit(NS, T, [int_file("a"), int_file("b")])
+    assert again.snapshot_id is None and again.added == () and again.unchanged == ("a", "b")
+    mixed = cat.commit(NS, T, [int_file("a"), int_file("c")])
+    assert mixed.added == ("c",) and mixed.unchanged == ("a",)
+    n_snaps = len(cat.list_snapshots(NS, T))
+    for changed in (
+        int_file("a", size=2000),
+        fs("a", ps(), content_id="other-etag"),
+        fs("a", ps(), records=11),
+        fs("a", ps(), content_id=None),
+    ):
+        with pytest.raises(ConflictError) as e:
+            cat.commit(NS, T, [int_file("new"), changed])
+        assert e.value.message.startswith("a: already registered") and e.value.details["path"] == "a"
+    assert len(cat.list_snapshots(NS, T)) == n_snaps and files_of(cat) == ["a", "b", "c"]
+    # A repeat inside one batch: identical is folded, different conflicts.
+    assert cat.commit(NS, T, [int_file("d"), int_file("d")]).added == ("d",)
+    with pytest.raises(ConflictError):
+        cat.commit(NS, T, [int_file("e"), int_file("e", size=5)])
+    assert first.snapshot_id is not None
+    assert_consistent(cat, NS, T)
+
+
+def test_removed_path_can_be_registered_again_with_new_content(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a", 0, 5)])
+    cat.remove(NS, T, ["a"])
+    r = cat.commit(NS, T, [int_file("a", 100, 200, size=77)])
+    assert r.added == ("a",)
+    assert [(f.path, f.file_size_bytes) for f in cat.list_files(NS, T)] == [("a", 77)]
+    assert by_field(cat)['"a"']["min"] == "100"
+    assert_consistent(cat, NS, T)
+
+
+def test_idempotency_key(cat: Catalog) -> None:
+    r1 = cat.commit(NS, T, [int_file("a"), int_file("b")], idempotency_key="job-1")
+    cat.remove(NS, T, ["a"])  # the replay must not re-add it
+    r2 = cat.commit(NS, T, [int_file("b"), int_file("a")], idempotency_key="job-1")  # order is irrelevant
+    assert r2.replayed and (r2.snapshot_id, r2.added, r2.unchanged) == (r1.snapshot_id, r1.added, r1.unchanged)
+    assert files_of(cat) == ["b"]
+    with pytest.raises(ConflictError, match="job-1"):
+        cat.commit(NS, T, [int_file("c")], idempotency_key="job-1")
+    with pytest.raises(ConflictError):
+        cat.commit(NS, T, [int_file("a", 0, 11)], idempotency_key="job-1")  # same path, other stats
+    noop = cat.commit(NS, T, [int_file("b")], idempotency_key="job-2")
+    assert noop.snapshot_id is None and cat.commit(NS, T, [int_file("b")], idempotency_key="job-2").replayed
+    # Keys are per table.
+    cat.create_table(NS, "other", ["v"])
+    assert not cat.commit(NS, "other", [int_file("c")], idempotency_key="job-1").replayed
+
+
+def test_errors_for_missing_things(cat: Catalog) -> None:
+    with pytest.raises(NotFoundError):
+        cat.commit(NS, "missing", [int_file("a")])
+    with pytest.raises(NotFoundError):
+        cat.remove(NS, T, ["nope"])
+    assert cat.remove(NS, T, ["nope"], missing_ok=True).snapshot_id is None
+    with pytest.raises(NotFoundError):
+        cat.list_files(NS, T, snapshot=10**9)
+    with pytest.raises(BadInputError):
+        cat.list_files(NS, T, limit=0)
+
+
+# --- removal, snapshots, listing --------------------------------------------------------------
+
+
+def test_remove_and_time_travel(cat: Catalog) -> None:
+    s1 = cat.commit(NS, T, [int_file("a"), int_file("b")]).snapshot_id
+    s2 = cat.commit(NS, T, [int_file("c")]).snapshot_id
+    r = cat.remove(NS, T, ["a", "c", "zzz"], missing_ok=True)
+    assert r.removed == ("a", "c") and r.missing == ("zzz",)
+    s3 = r.snapshot_id
+    assert files_of(cat) == ["b"]
+    assert files_of(cat, s1) == ["a", "b"]
+    assert files_of(cat, s2) == ["a", "b", "c"]
+    assert files_of(cat, s3) == ["b"]
+    ended = {f.path: f.end_snapshot for f in cat.list_files(NS, T, snapshot=s2)}
+    assert ended == {"a": s3, "b": None, "c": s3}
+    snaps = cat.list_snapshots(NS, T)
+    assert [s.snapshot_id for s in snaps][1:] == [s1, s2, s3]
+    assert (snaps[-1].added_files, snaps[-1].removed_files) == (0, 2)
+    assert snaps[-1].changes_made.startswith("deleted_from_table:")
+    assert [s.snapshot_id for s in cat.list_snapshots(NS, T, after=s1, limit=1)] == [s2]
+    # Stats of a removed file stay readable at its snapshots.
+    assert cat.file_stats(NS, T, "a", snapshot=s2).path == "a"
+    with pytest.raises(NotFoundError):
+        cat.file_stats(NS, T, "a")
+    # Global stats at a past snapshot are those of its live files.
+    past = cat.global_stats(NS, T, snapshot=s2)
+    assert past.file_count == 3 and past.snapshot_id == s2
+    assert_consistent(cat, NS, T)
+
+
+def test_list_files_keyset_pagination_and_prefix(cat: Catalog) -> None:
+    paths = [f"s3://b/t/date=2026-01-0{d}/f{i}.parquet" for d in (1, 2, 3) for i in range(4)]
+    paths += ["s3://b/t/date=2026-01-0\U0010ffff/x", "s3://b/t/date=2026-01-1/x", "s3://b/u/é", "s3://b/u/z"]
+    cat.commit(NS, T, [int_file(p) for p in reversed(paths)])
+    assert files_of(cat) == sorted(paths, key=lambda p: p.encode())
+    pages, after = [], None
+    while True:
+        page = cat.list_files(NS, T, after=after, limit=5)
+        if not page:
+            break
+        pages.append([f.path for f in page])
+        after = page[-1].path
+    assert [len(p) for p in pages] == [5, 5, 5, 1]
+    assert sum(pages, []) == sorted(paths, key=lambda p: p.encode())
+    pre = [f.path for f in cat.list_files(NS, T, prefix="s3://b/t/date=2026-01-02/")]
+    assert pre == [f"s3://b/t/date=2026-01-02/f{i}.parquet" for i in range(4)]
+    pre = [f.path for f in cat.list_files(NS, T, prefix="s3://b/t/date=2026-01-0")]
+    assert len(pre) == 13 and pre[-1].endswith("\U0010ffff/x")
+    assert [f.path for f in cat.list_files(NS, T, prefix="s3://b/u/")] == ["s3://b/u/z", "s3://b/u/é"]
+    assert cat.list_files(NS, T, prefix="s3://b/u/é", after="s3://b/u/é") == []
+
+
+# --- global stats -----------------------------------------------------------------------------
+
+
+def test_global_stats_layout_is_duckdb_json(cat: Catalog) -> None:
+    cat.commit(NS, T, [fs("a", ps('"a"', INT64, 0, 9, values=10), ps('"f"', FLOAT32, 0.0, 3.0, values=10, size=65))])
+    assert cat.global_stats_json(NS, T)["v"] == (
+        '[{"field_name":"\\"a\\"","shredded_type":"int64","null_count":0,"min":"0","max":"9","num_values":10,'
+        '"column_size_bytes":100,"any_valid":true},'
+        '{"field_name":"\\"f\\"","shredded_type":"float32","null_count":0,"min":"0.0","max":"3.0","num_values":10,'
+        '"contains_nan":false,"column_size_bytes":65,"any_valid":true}]'
+    )
+    with cat.engine.connect() as c:
+        row = c.execute(text("SELECT contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats")).one()
+    assert tuple(row) == (None, None, None, None)
+
+
+def test_typed_min_max_not_string_order(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a", 9, 9), int_file("b", 10, 10)])
+    g = by_field(cat)['"a"']
+    assert (g["min"], g["max"]) == ("9", "10")  # as strings "10" < "9"
+    cat.commit(NS, T, [fs("d1", ps('"a"'), ps('"d"', DEC, Decimal("-1.50"), Decimal("10.00")))])
+    cat.commit(NS, T, [fs("d2", ps('"a"'), ps('"d"', DEC, Decimal("-10.00"), Decimal("9.99")))])
+    cat.remove(NS, T, ["a", "b"])
+    g = by_field(cat)['"d"']
+    assert (g["min"], g["max"]) == ("-10.00", "10.00")
+    assert_consistent(cat, NS, T)
+
+
+def test_path_kept_only_if_shredded_in_every_file_with_one_type(cat: Catalog) -> None:
+    cat.commit(NS, T, [fs("a", ps('"x"'), ps('"y"'), ps('"z"'))])
+    cat.commit(NS, T, [fs("b", ps('"x"'), ps('"y"', VARCHAR, "a", "b"))])  # y: other type, z: missing
+    assert set(by_field(cat)) == {'"x"'}
+    assert_consistent(cat, NS, T)
+    cat.remove(NS, T, ["b"])  # y and z come back (DuckLake never brings them back)
+    assert set(by_field(cat)) == {'"x"', '"y"', '"z"'}
+    assert by_field(cat)['"y"']["shredded_type"] == "int64"
+    assert_consistent(cat, NS, T)
+    cat.commit(NS, T, [fs("c", columns=())])  # a file without the column drops everything
+    assert gjson(cat) is None
+    assert_consistent(cat, NS, T)
+    cat.remove(NS, T, ["a", "c"])
+    assert gjson(cat) is None and cat.global_stats(NS, T).file_count == 0
+    cat.commit(NS, T, [fs("d", ps('"w"'))])  # an empty table starts over
+    assert set(by_field(cat)) == {'"w"'}
+    assert_consistent(cat, NS, T)
+
+
+def test_all_null_files_do_not_move_bounds_in_any_order(catalog: Catalog) -> None:
+    null_file = fs("nulls", ps('"a"', INT64, None, None, values=0, nulls=10))
+    # DuckLake loses min/max for good when the all-null file comes first; shredcat never does.
+    for order, name in (([null_file, int_file("v", 3, 4)], "t1"), ([int_file("v", 3, 4), null_file], "t2")):
+        catalog.create_table(NS, name, ["v"])
+        for f in order:
+            catalog.commit(NS, name, [f])
+        g = json.loads(catalog.global_stats_json(NS, name)["v"])[0]
+        assert (g["min"], g["max"], g["null_count"], g["num_values"]) == ("3", "4", 10, 20)
+    catalog.create_table(NS, "t3", ["v"])
+    catalog.commit(NS, "t3", [null_file])
+    g = json.loads(catalog.global_stats_json(NS, "t3")["v"])[0]
+    assert "min" not in g and "max" not in g and g["num_values"] == 10
+    assert catalog.global_stats(NS, "t3").columns["v"][0].min_unknown is False
+
+
+def test_missing_bound_with_values_makes_the_bound_unknown(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a", 0, 5), fs("b", ps('"a"', INT64, None, 7))])
+    g = cat.global_stats(NS, T).columns["v"][0]
+    assert g.min_value is None and g.min_unknown and g.max_value == 7
+    cat.commit(NS, T, [int_file("c", -100, 100)])  # unknown beats known
+    assert cat.global_stats(NS, T).columns["v"][0].min_unknown
+    cat.remove(NS, T, ["b"])
+    g = cat.global_stats(NS, T).columns["v"][0]
+    assert (g.min_value, g.max_value) == (-100, 100)
+    assert_consistent(cat, NS, T)
+
+
+def test_counts_sum_and_nan_or(cat: Catalog) -> None:
+    cat.commit(NS, T, [fs("a", ps('"f"', FLOAT64, 1.0, 2.0, values=3, nulls=1, size=10))])
+    cat.commit(NS, T, [fs("b", ps('"f"', FLOAT64, -0.0, 0.0, values=4, nulls=2, size=20, nan=True))])
+    g = by_field(cat)['"f"']
+    assert (g["num_values"], g["null_count"], g["column_size_bytes"], g["contains_nan"]) == (10, 3, 30, True)
+    assert (g["min"], g["max"]) == ("-0.0", "2.0")
+    cat.remove(NS, T, ["a"])
+    g = by_field(cat)['"f"']
+    assert (g["min"], g["max"], g["contains_nan"]) == ("-0.0", "0.0", True)
+    cat.commit(NS, T, [fs("c", ps('"f"', FLOAT64, 0.0, -0.0 + 0.0, nan=False))])
+    assert_consistent(cat, NS, T)
+    cat.remove(NS, T, ["b"])
+    g = by_field(cat)['"f"']
+    assert (g["min"], g["max"], g["contains_nan"]) == ("0.0", "0.0", False)
+    assert_consistent(cat, NS, T)
+
+
+def test_signed_zero_ties_after_removal(cat: Catalog) -> None:
+    cat.commit(NS, T, [fs(f"z{i}", ps('"f"', FLOAT64, lo, hi)) for i, (lo, hi) in enumerate([(0.0, -0.0), (-0.0, 0.0), (0.0, 0.0)])])
+    assert (by_field(cat)['"f"']["min"], by_field(cat)['"f"']["max"]) == ("-0.0", "0.0")
+    for gone in ("z1", "z0"):
+        cat.remove(NS, T, [gone])
+        assert_consistent(cat, NS, T)
+    assert (by_field(cat)['"f"']["min"], by_field(cat)['"f"']["max"]) == ("0.0", "0.0")
+
+
+def test_unknown_nan_and_keyless_decimals_after_removal(cat: Catalog) -> None:
+    big = Decimal("99999999999999999999999999999999.99")  # beyond int64: no typed key
+    cat.commit(
+        NS,
+        T,
+        [
+            fs("a", ps('"f"', FLOAT64, 1.0, 2.0, nan=False), ps('"d"', DEC, Decimal("1.00"), big)),
+            fs("b", ps('"f"', FLOAT64, 0.5, 3.0, nan=None), ps('"d"', DEC, -big, Decimal("2.00"))),
+            fs("c", ps('"f"', FLOAT64, 0.7, 1.0), ps('"d"', DEC, Decimal("-3.00"), Decimal("4.00"))),
+        ],
+    )
+    g = by_field(cat)
+    assert "contains_nan" not in g['"f"']  # unknown: omitted
+    assert (g['"d"']["min"], g['"d"']["max"]) == ("-" + str(big), str(big))
+    cat.remove(NS, T, ["c"])
+    assert_consistent(cat, NS, T)
+    cat.remove(NS, T, ["b"])
+    g = by_field(cat)
+    assert g['"f"']["contains_nan"] is False and (g['"d"']["min"], g['"d"']["max"]) == ("1.00", str(big))
+    assert_consistent(cat, NS, T)
+
+
+def test_multiple_columns_and_path_coverage(catalog: Catalog) -> None:
+    catalog.create_table(NS, T, ["v", "w"])
+    catalog.commit(
+        NS,
+        T,
+        [
+            fs("a", ps('"x"'), ps('"y"'), ps('"k"', column="w"), columns=("v", "w")),
+            fs("b", ps('"x"'), ps('"y"', VARCHAR, "a", "b"), columns=("v",)),
+            fs("c", ps('"x"'), ps('"y"', VARCHAR, "c", "d"), ps('"k"', column="w"), columns=("v", "w")),
+        ],
+    )
+    assert set(json.loads(catalog.global_stats_json(NS, T)["v"]) and by_field_of(catalog, "v")) == {'"x"'}
+    assert catalog.global_stats_json(NS, T)["w"] is None
+    cov = {(c.column, c.variant_path): c for c in catalog.path_coverage(NS, T)}
+    assert list(cov) == [("v", '"x"'), ("v", '"y"'), ("w", '"k"')]
+    assert cov[("v", '"x"')].in_global_stats and cov[("v", '"x"')].types == (("int64", 3),)
+    assert cov[("v", '"y"')].types == (("varchar", 2), ("int64", 1)) and cov[("v", '"y"')].shredded_files == 3
+    assert not cov[("v", '"y"')].in_global_stats
+    assert cov[("w", '"k"')].shredded_files == 2 and cov[("w", '"k"')].live_files == 3
+    catalog.remove(NS, T, ["b"])
+    assert set(by_field_of(catalog, "w")) == {'"k"'}
+    assert_consistent(catalog, NS, T)
+
+
+def by_field_of(cat: Catalog, column: str) -> dict[str, dict]:
+    s = cat.global_stats_json(NS, T)[column]
+    return {o["field_name"]: o for o in (json.loads(s) if s else [])}
+
+
+def test_width_helpers_are_monotone_over_estimates(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a", 0, 10), fs("f", ps('"a"'), ps('"r"', FLOAT64, 0.1, 0.3))])
+    cat.commit(NS, T, [int_file("b", 5, 1000)])
+    cat.remove(NS, T, ["b"])
+    with cat.engine.connect() as c:
+        rows = dict(c.execute(text("SELECT variant_path, max_width_num FROM shredcat_variant_path")).all())
+        real = c.execute(text("SELECT max_width_real FROM shredcat_variant_path WHERE variant_path = '\"r\"'")).scalar()
+    assert rows['"a"'] == 995  # never shrinks
+    assert real >= 0.3 - 0.1
+    cat.commit(NS, T, [fs("huge", ps('"a"', INT64, -(2**63), 2**63 - 1))])
+    with cat.engine.connect() as c:
+        assert c.execute(text("SELECT max_width_num FROM shredcat_variant_path WHERE variant_path = '\"a\"'")).scalar() is None
+    assert_consistent(cat, NS, T)

@@ -1,0 +1,121 @@
+"""The typed bound model: DuckLake rendering, parsing back, validation, index keys."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.errors import InvalidStatsError
+from service.stats.types import (
+    Kind,
+    ShreddedType,
+    check_bound,
+    decimal_from_unscaled,
+    format_bound,
+    index_key,
+    parse_bound,
+    to_float32,
+    truncate_lower,
+    truncate_upper,
+)
+
+T = ShreddedType
+
+
+@pytest.mark.parametrize(
+    ("t", "v", "s"),
+    [
+        (T(Kind.BOOLEAN), True, "1"),
+        (T(Kind.INT64), -(2**63), "-9223372036854775808"),
+        (T(Kind.FLOAT64), 1e16, "1e+16"),
+        (T(Kind.FLOAT64), 1e-5, "1e-05"),
+        (T(Kind.FLOAT64), -0.0, "-0.0"),
+        (T(Kind.FLOAT64), math.inf, "inf"),
+        (T(Kind.FLOAT32), to_float32(1 / 3), "0.33333334"),
+        (T(Kind.FLOAT32), to_float32(3.4028235e38), "3.4028235e+38"),
+        (T.parse("decimal(5,3)"), Decimal("-0.05"), "-0.050"),
+        (T.parse("decimal(3,3)"), Decimal("-0.999"), "-.999"),
+        (T.parse("decimal(38,10)"), Decimal("1234567890123456789012345678.0123456789"), "1234567890123456789012345678.0123456789"),
+        (T.parse("decimal(38,38)"), Decimal("0.5"), "." + "5" + "0" * 37),
+        (T(Kind.DATE), -735160, "0044-03-15 (BC)"),
+        (T(Kind.DATE), 2**31 - 1, "infinity"),
+        (T(Kind.DATE), 2932897, "10000-01-01"),
+        (T(Kind.TIME), 86_400_000_000, "24:00:00"),
+        (T(Kind.TIME), 45_296_120_000, "12:34:56.12"),
+        (T(Kind.TIMESTAMP), 1704153600000000, "2024-01-02 00:00:00"),
+        (T(Kind.TIMESTAMPTZ), 1704157445000000, "2024-01-02 01:04:05+00"),
+        (T(Kind.TIMESTAMP_NS), 1704164645123456789, "2024-01-02 03:04:05.123456789"),
+        (T(Kind.UUID), uuid.UUID("01234567-89ab-cdef-0123-456789abcdef"), "01234567-89ab-cdef-0123-456789abcdef"),
+        (T(Kind.BLOB), b"\xff\x80", "FF80"),
+        (T(Kind.VARCHAR), "日本", "日本"),
+    ],
+)
+def test_ducklake_strings(t: ShreddedType, v: object, s: str) -> None:
+    assert format_bound(t, v) == s  # type: ignore[arg-type]
+    assert parse_bound(t, s) == v
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.tuples(st.just(T(Kind.INT64)), st.integers(-(2**63), 2**63 - 1)),
+        st.tuples(st.just(T(Kind.FLOAT64)), st.floats(allow_nan=False)),
+        st.tuples(st.just(T(Kind.FLOAT32)), st.floats(allow_nan=False, width=32)),
+        st.tuples(st.just(T(Kind.DATE)), st.integers(-(2**31) + 1, 2**31 - 1)),
+        st.tuples(st.just(T(Kind.TIMESTAMP)), st.integers(-(2**62), 2**62)),
+        st.tuples(st.just(T(Kind.TIMESTAMPTZ_NS)), st.integers(-(2**62), 2**62)),
+        st.tuples(st.just(T(Kind.TIME)), st.integers(0, 86_400_000_000)),
+        st.tuples(st.just(T.parse("decimal(38,9)")), st.integers(-(10**38) + 1, 10**38 - 1).map(lambda n: decimal_from_unscaled(n, 9))),
+        st.tuples(st.just(T(Kind.VARCHAR)), st.text()),
+        st.tuples(st.just(T(Kind.BLOB)), st.binary()),
+        st.tuples(st.just(T(Kind.UUID)), st.uuids()),
+    )
+)
+def test_round_trip(tv: tuple[ShreddedType, object]) -> None:
+    t, v = tv
+    s = format_bound(t, v)  # type: ignore[arg-type]
+    assert parse_bound(t, s) == v
+
+
+def test_invalid_bounds_are_typed_errors() -> None:
+    for t, s in [
+        (T(Kind.INT8), "300"),
+        (T(Kind.FLOAT64), "nan"),
+        (T(Kind.DATE), "2024-02-30"),
+        (T.parse("decimal(4,2)"), "123.456"),
+        (T(Kind.UUID), "not-a-uuid"),
+        (T(Kind.BLOB), "abc"),
+        (T(Kind.BOOLEAN), "true"),
+    ]:
+        with pytest.raises(InvalidStatsError):
+            parse_bound(t, s)
+    with pytest.raises(InvalidStatsError):
+        check_bound(T(Kind.INT64), True)
+    with pytest.raises(InvalidStatsError):
+        ShreddedType.parse("decimal(40,2)")
+    with pytest.raises(InvalidStatsError):
+        ShreddedType.parse("uint32")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=0, max_size=400), st.text(min_size=0, max_size=400))
+def test_truncated_bounds_stay_bounds(a: str, b: str) -> None:
+    t = T(Kind.VARCHAR)
+    lo_v, hi_v = min(a, b), max(a, b)
+    lo, hi = truncate_lower(t, lo_v), truncate_upper(t, hi_v)
+    assert len(lo.encode()) <= 256 and lo <= lo_v  # type: ignore[union-attr, operator]
+    if hi is not None:
+        assert len(hi.encode()) <= 256 and hi >= hi_v  # type: ignore[union-attr, operator]
+
+
+def test_index_keys_preserve_order() -> None:
+    t = T.parse("decimal(18,2)")
+    assert index_key(t, Decimal("-1.50")).num == -150
+    assert index_key(T.parse("decimal(38,0)"), Decimal(10**30)).num is None  # beyond int64: no key
+    assert index_key(T(Kind.UUID), uuid.UUID(int=1)).bin == b"\x00" * 15 + b"\x01"
+    assert index_key(T(Kind.VARCHAR), "é").bin == "é".encode()
