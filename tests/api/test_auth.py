@@ -29,7 +29,7 @@ ROUTES: list[tuple[str, str, str, Any, dict[str, Any] | None, str | None]] = [
     ),
     ("GET", "/v1/namespaces/{namespace}/tables/{table}", T, None, None, "reader"),
     ("DELETE", "/v1/namespaces/{namespace}/tables/{table}", "/v1/namespaces/lake/tables/gone", None, None, "admin"),
-    ("POST", "/v1/namespaces/{namespace}/tables/{table}/commits", T + "/commits", {"paths": ["/nowhere/x.parquet"]}, None, "writer"),
+    ("POST", "/v1/namespaces/{namespace}/tables/{table}/commits", T + "/commits", {"paths": ["@WAREHOUSE@/events/f0.parquet"]}, None, "writer"),
     ("POST", "/v1/namespaces/{namespace}/tables/{table}/files/remove", T + "/files/remove", {"paths": ["/x.parquet"], "missing-ok": True}, None, "writer"),
     ("GET", "/v1/namespaces/{namespace}/tables/{table}/files", T + "/files", None, None, "reader"),
     ("GET", "/v1/namespaces/{namespace}/tables/{table}/files/stats", T + "/files/stats", None, {"path": "/x.parquet"}, "reader"),
@@ -46,8 +46,10 @@ def test_matrix_covers_every_route(client) -> None:
 
 
 @pytest.mark.parametrize("caller", [None, "wrong", "reader", "writer", "admin"])
-def test_auth_matrix(client, table, caller: str | None) -> None:
+def test_auth_matrix(client, table, warehouse, caller: str | None) -> None:
     for method, tmpl, path, body, params, need in ROUTES:
+        if body and "paths" in body:
+            body = {**body, "paths": [p.replace("@WAREHOUSE@", str(warehouse)) for p in body["paths"]]}
         r = client.request(method, path, json=body, params=params, headers=auth(caller))
         where = f"{method} {tmpl} as {caller}: {r.status_code} {r.text[:200]}"
         if need is None:

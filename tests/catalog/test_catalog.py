@@ -129,7 +129,7 @@ def test_ducklake_columns_byte_for_byte(cat: Catalog) -> None:
         ps('"l_tax"', DEC, Decimal("0.00"), Decimal("0.08"), values=15974400, nulls=0, size=806245),
         ps('"x.y"."s t".element', VARCHAR, " Tiresias", "zzle? furiously iro", values=3, nulls=1, size=7),
         ps("root", FLOAT32, -0.0, 0.3333333432674408, nan=True, size=9),
-        ps('"d"', DATE, -719893, 10957, size=4),
+        ps('"d"', DATE, -719528, 10957, size=4),
         ps('"b"', BLOB, b"\x00\xff", b"\xff", extra='{"x":1}'),
         ps('"n"', INT32, None, None, values=0, nulls=10),
     )
@@ -463,7 +463,7 @@ def test_multiple_columns_and_path_coverage(catalog: Catalog) -> None:
             fs("c", ps('"x"'), ps('"y"', VARCHAR, "c", "d"), ps('"k"', column="w"), columns=("v", "w")),
         ],
     )
-    assert set(json.loads(catalog.global_stats_json(NS, T)["v"]) and by_field_of(catalog, "v")) == {'"x"'}
+    assert set(by_field_of(catalog, "v")) == {'"x"'}
     assert catalog.global_stats_json(NS, T)["w"] is None
     cov = {(c.column, c.variant_path): c for c in catalog.path_coverage(NS, T)}
     assert list(cov) == [("v", '"x"'), ("v", '"y"'), ("w", '"k"')]

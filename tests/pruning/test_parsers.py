@@ -1,0 +1,375 @@
+"""JSON and SQL parsers: the same predicates give the same trees through both forms; errors say
+what is wrong and where; limits; round trips through to_json / to_sql."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from service.errors import InvalidPathError, InvalidPredicateError, LimitExceededError
+from service.pruning.expressions import (
+    FALSE,
+    TRUE,
+    LiteralPredicate,
+    Not,
+    Op,
+    SetPredicate,
+    and_,
+    eq,
+    gt_eq,
+    lt_eq,
+    variant,
+)
+from service.pruning.literals import parse_date_text
+from service.pruning.parse_json import parse_json, to_json
+from service.pruning.parse_sql import parse_sql, to_sql
+
+
+def T(path: str, as_: str, column: str = "v", try_: bool = False) -> dict[str, Any]:
+    return {"type": "variant", "column": column, "path": path, "as": as_, "try": try_}
+
+
+ID = T("$.user.id", "bigint")
+A_INT = T("$.a", "int")
+F_DBL = T("$.f", "double")
+
+# (SQL, JSON): each pair must parse to the same tree.
+SAME = [
+    ("variant_get(v, '$.user.id', 'bigint') = 42", {"type": "eq", "term": ID, "value": 42}),
+    ("v:user.id::bigint = 42", {"type": "eq", "term": ID, "value": 42}),
+    ("CAST(v:user.id AS BIGINT) = 42", {"type": "eq", "term": ID, "value": 42}),
+    ("42 = variant_get(v, '$.user.id', 'bigint')", {"type": "eq", "left": 42, "right": ID}),
+    ("variant_get(v, '$.user.id', 'bigint') == 42", {"type": "eq", "left": ID, "right": 42}),
+    ("variant_get(v, '$.a', 'int') < 5", {"type": "lt", "term": A_INT, "value": 5}),
+    ("5 > variant_get(v, '$.a', 'int')", {"type": "lt", "term": A_INT, "value": 5}),
+    ("5 <= variant_get(v, '$.a', 'int')", {"type": "gt-eq", "term": A_INT, "value": 5}),
+    ("variant_get(v, '$.a', 'int') > 5", {"type": "lt", "left": 5, "right": A_INT}),
+    ("variant_get(v, '$.a', 'int') <> 5", {"type": "not-eq", "term": A_INT, "value": 5}),
+    ("variant_get(v, '$.a', 'int') != 5", {"type": "not-eq", "term": A_INT, "value": 5}),
+    ("variant_get(v, '$.a', 'int') >= -5", {"type": "gt-eq", "term": A_INT, "value": -5}),
+    (
+        "variant_get(v, '$.a', 'int') BETWEEN 1 AND 5",
+        {"type": "and", "left": {"type": "gt-eq", "term": A_INT, "value": 1}, "right": {"type": "lt-eq", "term": A_INT, "value": 5}},
+    ),
+    (
+        "variant_get(v, '$.a', 'int') NOT BETWEEN 1 AND 5",
+        {"type": "or", "left": {"type": "lt", "term": A_INT, "value": 1}, "right": {"type": "gt", "term": A_INT, "value": 5}},
+    ),
+    (
+        "NOT (variant_get(v, '$.a', 'int') BETWEEN 1 AND 5)",
+        {
+            "type": "not",
+            "child": {
+                "type": "and",
+                "left": {"type": "gt-eq", "term": A_INT, "value": 1},
+                "right": {"type": "lt-eq", "term": A_INT, "value": 5},
+            },
+        },
+    ),
+    ("variant_get(v, '$.a', 'int') IN (3, 1, 2)", {"type": "in", "term": A_INT, "values": [1, 2, 3]}),
+    ("variant_get(v, '$.a', 'int') IN (7)", {"type": "eq", "term": A_INT, "value": 7}),
+    ("variant_get(v, '$.a', 'int') NOT IN (1, 2)", {"type": "not-in", "term": A_INT, "values": [2, 1]}),
+    ("NOT variant_get(v, '$.a', 'int') IN (1, 2)", {"type": "not", "child": {"type": "in", "term": A_INT, "values": [1, 2]}}),
+    ("variant_get(v, '$.a', 'int') IS NULL", {"type": "is-null", "term": A_INT}),
+    ("isnull(variant_get(v, '$.a', 'int'))", {"type": "is-null", "term": A_INT}),
+    ("variant_get(v, '$.a', 'int') IS NOT NULL", {"type": "not-null", "term": A_INT}),
+    ("isnotnull(variant_get(v, '$.a', 'int'))", {"type": "not", "child": {"type": "is-null", "term": A_INT}}),
+    ("isnan(variant_get(v, '$.f', 'double'))", {"type": "is-nan", "term": F_DBL}),
+    ("NOT isnan(variant_get(v, '$.f', 'double'))", {"type": "not-nan", "term": F_DBL}),
+    ("TRUE", {"type": "true"}),
+    ("TRUE", True),
+    ("FALSE", False),
+    ("NOT TRUE", {"type": "false"}),
+    ("variant_get(v, '$.a', 'int') = 1 AND FALSE", False),
+    ("variant_get(v, '$.a', 'int') = 1 OR TRUE", True),
+    ("variant_get(v, '$.a', 'int') = 1 AND TRUE", {"type": "eq", "term": A_INT, "value": 1}),
+    (
+        "(variant_get(v, '$.a', 'int') = 1 OR variant_get(v, '$.a', 'int') = 2) AND NOT (variant_get(v, '$.f', 'double') > 0.5)",
+        {
+            "type": "and",
+            "left": {
+                "type": "or",
+                "left": {"type": "eq", "term": A_INT, "value": 1},
+                "right": {"type": "eq", "term": A_INT, "value": 2},
+            },
+            "right": {"type": "lt-eq", "term": F_DBL, "value": 0.5},
+        },
+    ),
+    (
+        "variant_get(v, '$.a', 'int') = 1 AND variant_get(v, '$.a', 'int') = 2 AND variant_get(v, '$.a', 'int') = 3",
+        {
+            "type": "and",
+            "left": {"type": "eq", "term": A_INT, "value": 1},
+            "right": {
+                "type": "and",
+                "left": {"type": "eq", "term": A_INT, "value": 2},
+                "right": {"type": "eq", "term": A_INT, "value": 3},
+            },
+        },
+    ),
+    ("variant_get(v, '$.d', 'date') = DATE '2024-01-01'", {"type": "eq", "term": T("$.d", "date"), "value": "2024-01-01"}),
+    ("variant_get(v, '$.d', 'date') = '2024-01-01'", {"type": "eq", "term": T("$.d", "date"), "value": "2024-01-01"}),
+    (
+        "variant_get(v, '$.t', 'timestamp') >= TIMESTAMP '2024-01-01 10:00:00'",
+        {"type": "gt-eq", "term": T("$.t", "timestamp"), "value": "2024-01-01T10:00:00Z"},
+    ),
+    (
+        "variant_get(v, '$.t', 'timestamp') >= TIMESTAMP '2024-01-01 12:00:00+02:00'",
+        {"type": "gt-eq", "term": T("$.t", "timestamp"), "value": "2024-01-01T10:00:00"},
+    ),
+    (
+        "variant_get(v, '$.t', 'timestamp_ntz') < TIMESTAMP_NTZ '2024-01-01 10:00:00.5'",
+        {"type": "lt", "term": T("$.t", "timestamp_ntz"), "value": "2024-01-01T10:00:00.500"},
+    ),
+    ("variant_get(v, '$.b', 'binary') = X'0A'", {"type": "eq", "term": T("$.b", "binary"), "value": "0a"}),
+    ("variant_get(v, '$.p', 'decimal(10,2)') = 12.50BD", {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.50"}),
+    ("variant_get(v, '$.p', 'decimal(10,2)') = 12.5", {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": 12.5}),
+    (
+        "variant_get(v, '$.p', 'decimal(10,2)') = CAST('12.5' AS DECIMAL(10,2))",
+        {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.5"},
+    ),
+    ("variant_get(v, '$.p', 'decimal(10,2)') = 12.505", {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.505"}),
+    ("try_variant_get(v, '$.a', 'int') = -5", {"type": "eq", "term": T("$.a", "int", try_=True), "value": -5}),
+    ("try_cast(v:a AS INT) = -5", {"type": "eq", "term": T("$.a", "int", try_=True), "value": -5}),
+    ("v:['a b']::int = 1", {"type": "eq", "term": T("$['a b']", "int"), "value": 1}),
+    ("v:arr[0].x::int = 1", {"type": "eq", "term": T("$.arr[0].x", "int"), "value": 1}),
+    ("variant_get(v, '$[\"we\"\"ird\"]', 'int') = 1", {"type": "eq", "term": T('$["we""ird"]', "int"), "value": 1}),
+    ("variant_get(v, '$.user.id', 'bigint') = 42.0", {"type": "eq", "term": ID, "value": 42}),
+    ("variant_get(v, '$.user.id', 'bigint') = 42.5", {"type": "in", "term": ID, "values": []}),
+    ("NOT variant_get(v, '$.user.id', 'bigint') = 42.5", {"type": "not-in", "term": ID, "values": [42.5]}),
+    ("variant_get(v, '$.user.id', 'bigint') < 42.5", {"type": "lt-eq", "term": ID, "value": 42}),
+    ("variant_get(v, '$.s', 'string') = 'it\\'s'", {"type": "eq", "term": T("$.s", "string"), "value": "it's"}),
+    ("variant_get(v, '$.s', 'string') = 'naïve 名'", {"type": "eq", "term": T("$.s", "string"), "value": "naïve 名"}),
+    ("variant_get(v, '$.f', 'double') = 1.5D", {"type": "eq", "term": F_DBL, "value": 1.5}),
+    ("variant_get(v, '$.f', 'double') > 1e3", {"type": "gt", "term": F_DBL, "value": 1000}),
+    ("variant_get(v, '$.f', 'double') > CAST('-Infinity' AS DOUBLE)", {"type": "gt", "term": F_DBL, "value": "-Infinity"}),
+    ("variant_get(v, '$.f', 'float') = 0.5", {"type": "eq", "term": T("$.f", "float"), "value": 0.5}),
+    ("variant_get(v, '$.ok', 'boolean') = TRUE", {"type": "eq", "term": T("$.ok", "boolean"), "value": True}),
+    ("variant_get(`my col`, '$.a', 'int') = 1", {"type": "eq", "term": T("$.a", "int", column="my col"), "value": 1}),
+    ("variant_get(s.v, '$.a', 'int') = 1", {"type": "eq", "term": T("$.a", "int", column="s.v"), "value": 1}),
+    (
+        "exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') = 5)",
+        {"type": "eq", "term": T("$.arr[*].x", "int"), "value": 5},
+    ),
+    (
+        "NOT exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') = 5)",
+        {"type": "not", "child": {"type": "eq", "term": T("$.arr[*].x", "int"), "value": 5}},
+    ),
+    (
+        "exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> NOT (variant_get(e, '$.x', 'int') = 5))",
+        {"type": "not-eq", "term": T("$.arr[*].x", "int"), "value": 5},
+    ),
+    (
+        "exists(try_variant_get(v, '$', 'array<variant>'), e -> exists(try_variant_get(e, '$.tags', 'array<variant>'), f -> variant_get(f, '$', 'string') = 'x'))",
+        {"type": "eq", "term": T("$[*].tags[*]", "string"), "value": "x"},
+    ),
+    ("variant_get(v, '$', 'int') = 1", {"type": "eq", "term": T("$", "int"), "value": 1}),
+    ("variant_get(v, '$[0]', 'int') = 1", {"type": "eq", "term": T("$[0]", "int"), "value": 1}),
+]
+
+
+@pytest.mark.parametrize(("sql", "doc"), SAME)
+def test_json_and_sql_give_the_same_tree(sql: str, doc: Any) -> None:
+    from_sql = parse_sql(sql)
+    from_json = parse_json(doc)
+    assert from_sql == from_json
+    # Both round-trip, and the JSON is plain JSON.
+    assert parse_sql(to_sql(from_sql)) == from_sql
+    text = json.dumps(to_json(from_sql))
+    assert parse_json(text) == from_sql
+    assert parse_json(json.loads(text)) == from_sql
+
+
+def test_expected_trees() -> None:
+    a = variant("v", "$.a", "int")
+    assert parse_sql("variant_get(v, '$.a', 'int') BETWEEN 1 AND 5") == and_(gt_eq(a, 1), lt_eq(a, 5))
+    assert parse_sql("TRUE") == TRUE
+    assert parse_sql("FALSE") == FALSE
+    bid = variant("v", "$.user.id", "bigint")
+    assert parse_sql("v:user.id::bigint = 42.5") == SetPredicate(Op.IN, bid, ())
+    d = variant("v", "$.d", "date")
+    assert parse_sql("variant_get(v, '$.d', 'date') = DATE '2024-01-01'") == LiteralPredicate(
+        Op.EQ, d, parse_date_text("2024-01-01")
+    )
+    w = variant("v", "$.arr[*].x", "int")
+    assert parse_sql("NOT exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') = 5)") == Not(eq(w, 5))
+
+
+def test_to_sql_text() -> None:
+    e = parse_json(
+        {
+            "type": "and",
+            "left": {"type": "in", "term": T("$.p", "decimal(10,2)"), "values": ["1.5", 2]},
+            "right": {"type": "not", "child": {"type": "eq", "term": T("$.arr[*]['a b']", "string"), "value": "it's"}},
+        }
+    )
+    assert to_sql(e) == (
+        "variant_get(v, '$.p', 'decimal(10,2)') IN (1.50BD, 2.00BD) AND NOT exists(try_variant_get(v, '$.arr', "
+        "'array<variant>'), e1 -> variant_get(e1, '$[\"a b\"]', 'string') = 'it\\'s')"
+    )
+    assert to_sql(parse_sql("v:a::bigint = 42.5")) == "CASE WHEN variant_get(v, '$.a', 'bigint') IS NOT NULL THEN FALSE END"
+    assert to_sql(parse_sql("variant_get(`select`, '$.t', 'timestamp') = '2024-01-01'")) == (
+        "variant_get(`select`, '$.t', 'timestamp') = TIMESTAMP '2024-01-01 00:00:00+00:00'"
+    )
+    assert to_sql(parse_sql("variant_get(v, '$.f', 'float') > 0.1")) == "variant_get(v, '$.f', 'float') >= CAST('0.1' AS FLOAT)"
+
+
+def test_to_json_shape() -> None:
+    e = parse_sql("variant_get(v, '$.p', 'decimal(10,2)') = 12.5 OR try_variant_get(v, '$.b', 'binary') IS NULL")
+    assert to_json(e) == {
+        "type": "or",
+        "left": {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.50"},
+        "right": {"type": "is-null", "term": T("$.b", "binary", try_=True)},
+    }
+
+
+# --- SQL errors -------------------------------------------------------------------------------
+
+SQL_ERRORS = [
+    ("variant_get(v, '$.a', 'string') LIKE 'a%'", "LIKE"),
+    ("variant_get(v, '$.a', 'int') = variant_get(v, '$.b', 'int')", "two terms"),
+    ("x = 1", "plain column"),
+    ("variant_get(v, '$.a', 'int') = x", "column comparison"),
+    ("variant_get(v, '$.a', 'int') + 1 = 2", "arithmetic"),
+    ("variant_get(v, '$.a', 'int') IN (SELECT 1)", "subquery"),
+    ("upper(variant_get(v, '$.a', 'string')) = 'A'", "function"),
+    ("variant_get(v, '$.a', 'int') = 1 OR rand() > 0.5", "function"),
+    ("variant_get(v, '$.a', 'int') <=> 1", "null-safe"),
+    ("variant_get(v, '$.a', 'int') = NULL", "IS NULL"),
+    ("variant_get(v, '$.a') = 1", "(column, path, type)"),
+    ("variant_get(v, '$.a', 'uuid') = 1", "unsupported target type"),
+    ("variant_get(v, '$.a', concat('in', 't')) = 1", "string literal path and type"),
+    ("variant_get(v, '$.a[*]', 'int') = 1", "exists"),
+    ("v:a = 1", "cast it"),
+    ("v:a[*]::int = 1", "exists"),
+    ("variant_get(v, '$.a', 'int')", "not a predicate"),
+    ("variant_get(v, '$.a', 'int') = 1; variant_get(v, '$.a', 'int') = 2", "exactly one"),
+    ("variant_get(v, '$.a', 'int') = = 1", "line 1"),
+    ("CAST(variant_get(v, '$.a', 'string') AS INT) = 5", "casting"),
+    ("variant_get(v, '$.a', 'int') BETWEEN SYMMETRIC 1 AND 2", "SYMMETRIC"),
+    ("variant_get(v, '$.a', 'int') IS TRUE", "IS TRUE"),
+    ("SELECT * FROM t WHERE variant_get(v, '$.a', 'int') = 1", "SELECT"),
+    ("variant_get(v, '$.d', 'decimal(10,2)') = 1.5D", "decimal literal"),
+    ("variant_get(v, '$.a', 'bigint') = 0.12345678901234567890123456789012345678", "38 digits"),
+    ("variant_get(v, '$.a', 'int') = 'abc'", "not a int value"),
+    ("variant_get(v, '$.f', 'double') = CAST('NaN' AS DOUBLE)", "is_nan"),
+    (
+        "exists(try_variant_get(v, '$.a', 'array<variant>'), e -> variant_get(e, '$.x', 'int') BETWEEN 1 AND 2)",
+        "exists body",
+    ),
+    ("exists(try_variant_get(v, '$.a', 'array<int>'), e -> e = 1)", "array<variant>"),
+    ("", "empty"),
+    ("variant_get(v, '$.a', 'int') = 'unterminated", "tokenize"),
+    ("NULL", "NULL"),
+    ("isnan(variant_get(v, '$.a', 'int'))", "float or double"),
+]
+
+
+@pytest.mark.parametrize(("sql", "message"), SQL_ERRORS)
+def test_unsupported_sql_is_an_error(sql: str, message: str) -> None:
+    with pytest.raises(InvalidPredicateError) as ei:
+        parse_sql(sql)
+    assert message in ei.value.message
+
+
+def test_bad_path_in_sql_names_the_position() -> None:
+    with pytest.raises(InvalidPathError) as ei:
+        parse_sql("variant_get(v, '$a', 'int') = 1")
+    assert ei.value.details["position"] == 1
+
+
+def test_sql_limits() -> None:
+    leaf = "variant_get(v, '$.a', 'int') = 1"
+    ok = leaf
+    for i in range(60):
+        ok = f"NOT ({ok} {'AND' if i % 2 else 'OR'} {leaf})"
+    parse_sql(ok)
+    deep = leaf
+    for i in range(70):
+        deep = f"NOT ({deep} {'AND' if i % 2 else 'OR'} {leaf})"
+    with pytest.raises(LimitExceededError):
+        parse_sql(deep)
+    parse_sql(deep, max_depth=200)  # the limit is a parameter
+    with pytest.raises(LimitExceededError):
+        parse_sql("(" * 1000 + leaf + ")" * 1000)
+    with pytest.raises(LimitExceededError):
+        parse_sql("NOT " * 1000 + leaf)
+    # A long chain of one operator is one level of nesting.
+    parse_sql(" AND ".join(f"variant_get(v, '$.a', 'int') != {i}" for i in range(2000)))
+    many = ", ".join(str(i) for i in range(10_001))
+    with pytest.raises(LimitExceededError):
+        parse_sql(f"variant_get(v, '$.a', 'int') IN ({many})")
+    with pytest.raises(LimitExceededError):
+        parse_sql("variant_get(v, '$.a', 'int') IN (1, 2, 3, 4)", max_in_list=3)
+    with pytest.raises(LimitExceededError):
+        parse_sql(leaf, max_length=10)
+
+
+# --- JSON errors ------------------------------------------------------------------------------
+
+JSON_ERRORS = [
+    (
+        {"type": "and", "left": {"type": "eq", "term": A_INT, "value": 1}, "right": {"type": "eq", "term": A_INT, "value": "abc"}},
+        InvalidPredicateError,
+        "/right/value",
+    ),
+    ({"type": "eq", "term": T("$a", "int"), "value": 1}, InvalidPathError, "/term/path"),
+    ({"type": "eq", "term": T("$.a", "uuid"), "value": 1}, InvalidPredicateError, "/term/as"),
+    ({"type": "eqq", "term": A_INT, "value": 1}, InvalidPredicateError, "/"),
+    ({"type": "eq", "term": A_INT, "vlaue": 1}, InvalidPredicateError, "/"),
+    ({"type": "in", "term": A_INT, "values": [1, "x"]}, InvalidPredicateError, "/values/1"),
+    ({"type": "in", "term": A_INT, "values": 1}, InvalidPredicateError, "/values"),
+    ({"type": "eq", "term": "a", "value": 1}, InvalidPredicateError, "/term"),
+    ({"type": "eq", "left": A_INT, "right": A_INT}, InvalidPredicateError, "/"),
+    ({"type": "not"}, InvalidPredicateError, "/"),
+    ({"type": "not", "child": {"type": "eq", "term": A_INT, "value": None}}, InvalidPredicateError, "/child/value"),
+    ({"type": "eq", "term": A_INT | {"try": "yes"}, "value": 1}, InvalidPredicateError, "/term/try"),
+    ({"type": "eq", "term": A_INT | {"column": ""}, "value": 1}, InvalidPredicateError, "/term/column"),
+    ({"type": "is-nan", "term": A_INT}, InvalidPredicateError, "/"),
+    ({"type": "eq", "term": T("$.b", "binary"), "value": "xyz"}, InvalidPredicateError, "/value"),
+    ({"type": "eq", "term": F_DBL, "value": "NaN"}, InvalidPredicateError, "/value"),
+    ([1, 2], InvalidPredicateError, "/"),
+    ("not json", InvalidPredicateError, None),
+    ('{"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.f", "as": "double"}, "value": NaN}', InvalidPredicateError, None),
+]
+
+
+@pytest.mark.parametrize(("doc", "error", "pointer"), JSON_ERRORS)
+def test_json_errors_name_the_node(doc: Any, error: type[Exception], pointer: str | None) -> None:
+    with pytest.raises(error) as ei:
+        parse_json(doc)
+    if pointer is not None:
+        assert ei.value.details["pointer"] == pointer  # type: ignore[attr-defined]
+        assert ei.value.message.startswith(pointer)  # type: ignore[attr-defined]
+
+
+def test_json_limits() -> None:
+    leaf = {"type": "eq", "term": A_INT, "value": 1}
+    doc: Any = leaf
+    for i in range(70):
+        doc = {"type": "not", "child": {"type": "and" if i % 2 else "or", "left": doc, "right": leaf}}
+    with pytest.raises(LimitExceededError) as ei:
+        parse_json(doc)
+    assert "pointer" in ei.value.details
+    parse_json(doc, max_depth=200)
+    chain: Any = leaf
+    for i in range(3000):
+        chain = {"type": "and", "left": chain, "right": {"type": "not-eq", "term": A_INT, "value": i}}
+    parse_json(chain)  # a left-deep chain is one level
+    with pytest.raises(LimitExceededError):
+        parse_json({"type": "in", "term": A_INT, "values": list(range(10_001))})
+    with pytest.raises(LimitExceededError):
+        parse_json({"type": "in", "term": A_INT, "values": [1, 2, 3]}, max_in_list=2)
+    with pytest.raises(LimitExceededError):
+        parse_json("[" * 100_000 + "]" * 100_000)
+
+
+def test_json_numbers_keep_their_digits() -> None:
+    d = T("$.p", "decimal(38,2)")
+    e = parse_json('{"type": "eq", "term": %s, "value": 123456789012345678901234567890123456.01}' % json.dumps(d))
+    assert isinstance(e, LiteralPredicate)
+    assert e.literal == Decimal("123456789012345678901234567890123456.01")
+    assert to_json(e)["value"] == "123456789012345678901234567890123456.01"
