@@ -80,6 +80,7 @@ from service.pruning.expressions import (
     UnaryPredicate,
     rewrite_not,
 )
+from service.pruning.literals import domain_extremes
 from service.pruning.paths import format_json_path
 from service.pruning.render import render_predicate
 from service.pruning.spark_types import spark_type_name
@@ -316,6 +317,25 @@ def leaf_condition(
     return leaf(_group(pairs), HasValues())
 
 
+def _unsatisfiable(pred: UnaryPredicate | LiteralPredicate | SetPredicate) -> bool:
+    """A leaf no value of its target type satisfies, whatever the stored type and stats:
+    ``IN ()`` (``bigint = 42.5``), ``x < least value``, ``x > greatest value`` (not for floats:
+    NaN > +inf)."""
+    if isinstance(pred, SetPredicate):
+        return pred.op is Op.IN and not pred.literals
+    if not isinstance(pred, LiteralPredicate) or pred.op not in (Op.LT, Op.GT):
+        return False
+    t = pred.term.target
+    if t.kind is Kind.VARCHAR:
+        return pred.op is Op.LT and pred.literal == ""
+    if t.kind is Kind.BLOB:
+        return pred.op is Op.LT and pred.literal == b""
+    lo, hi = domain_extremes(t)
+    if pred.op is Op.LT:
+        return pred.literal == lo
+    return pred.literal == hi and not t.is_float
+
+
 def compile_expression(expr: BooleanExpression, *, max_in_points: int = DEFAULT_MAX_IN_POINTS) -> Condition:
     """Compile a tree (Not pushed down first) into a Condition."""
     return _compile(rewrite_not(expr), max_in_points)
@@ -336,6 +356,8 @@ def _compile(e: BooleanExpression, max_in_points: int) -> Condition:
             True, f"NOT {label}: 'no element satisfies' cannot be decided from stats, which cover all elements"
         )
     if isinstance(e, UnaryPredicate | LiteralPredicate | SetPredicate):
+        if _unsatisfiable(e):
+            return Constant(False, f"{_label(e)}: no {spark_type_name(e.term.target)} value can satisfy it")
         return leaf_condition(e, max_in_points=max_in_points)
     raise TypeError(f"not a BooleanExpression: {e!r}")
 

@@ -406,7 +406,7 @@ def _discrete_value(target: ShreddedType, v: LiteralValue) -> Fraction:
         if isinstance(v, str):
             d = parse_numeral(v)
             if d is None:
-                raise _err(f"string {v!r} is not a {_tn(target)} value")
+                raise _err(f"string {v!r} is not a valid {_tn(target)}")
             x = _fraction(d) * unit
             lo, hi = _discrete_domain(target)
             if x.denominator != 1 or not lo <= x <= hi:
@@ -460,7 +460,7 @@ def _float_value(target: ShreddedType, v: LiteralValue) -> float:
             raise _err("NaN is not a comparable literal; use is_nan / not_nan")
         d = parse_numeral(v)
         if d is None:
-            raise _err(f"string {v!r} is not a {_tn(target)} value")
+            raise _err(f"string {v!r} is not a valid {_tn(target)}")
         f = float(d)
         if target.kind is Kind.FLOAT32:
             f = to_float32(f)

@@ -105,7 +105,7 @@ _UNSUPPORTED_NAMES: dict[type[exp.Expression], str] = {
     exp.Div: "arithmetic (/)",
     exp.Mod: "arithmetic (%)",
     exp.Subquery: "subqueries",
-    exp.Select: "subqueries / SELECT statements",
+    exp.Select: "a SELECT statement (pass only the predicate)",
     exp.NullSafeEQ: "<=> (null-safe equality)",
     exp.NullSafeNEQ: "null-safe inequality",
     exp.Xor: "XOR",
@@ -230,7 +230,8 @@ def parse_sql(
 
 def _snippet(node: exp.Expression) -> str:
     try:
-        s = node.sql(dialect="spark")
+        # databricks prints the `v:a` shorthand as written (spark would say GET_JSON_OBJECT).
+        s = node.sql(dialect="databricks")
     except Exception:  # pragma: no cover - printing is best effort
         s = type(node).__name__
     return s if len(s) <= 80 else s[:77] + "..."

@@ -36,11 +36,11 @@ def ps(
     values: int = 10,
     nulls: int = 0,
     size: int = 100,
-    nan: bool | None = None,
+    nan: bool | None | str = "auto",
     extra: str | None = None,
 ) -> PathStats:
-    if t.is_float and nan is None:
-        nan = False
+    if nan == "auto":
+        nan = False if t.is_float else None
     return PathStats(
         column=column,
         variant_path=path,
@@ -50,7 +50,7 @@ def ps(
         null_count=nulls,
         min_value=lo,
         max_value=hi,
-        contains_nan=nan,
+        contains_nan=nan,  # type: ignore[arg-type]
         extra_stats=extra,
     )
 

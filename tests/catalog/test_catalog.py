@@ -437,7 +437,7 @@ def test_unknown_nan_and_keyless_decimals_after_removal(cat: Catalog) -> None:
         T,
         [
             fs("a", ps('"f"', FLOAT64, 1.0, 2.0, nan=False), ps('"d"', DEC, Decimal("1.00"), big)),
-            fs("b", ps('"f"', FLOAT64, 0.5, 3.0, nan=None), ps('"d"', DEC, -big, Decimal("2.00"))),
+            fs("b", ps('"f"', FLOAT64, 0.5, 3.0, nan=None), ps('"d"', DEC, Decimal("-" + str(big)), Decimal("2.00"))),
             fs("c", ps('"f"', FLOAT64, 0.7, 1.0), ps('"d"', DEC, Decimal("-3.00"), Decimal("4.00"))),
         ],
     )

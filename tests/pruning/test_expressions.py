@@ -271,7 +271,7 @@ def test_literal_conversion(target: str, op: Op, value: object, expected: object
 @pytest.mark.parametrize(
     ("target", "value", "message"),
     [
-        ("bigint", "abc", "not a bigint value"),
+        ("bigint", "abc", "not a valid bigint"),
         ("bigint", "42.5", "not exactly"),
         ("bigint", True, "boolean"),
         ("bigint", 1e20, "too large"),
@@ -279,7 +279,7 @@ def test_literal_conversion(target: str, op: Op, value: object, expected: object
         ("decimal(10,2)", 1.5, "decimal literal"),
         ("double", math.nan, "NaN"),
         ("double", "NaN", "NaN"),
-        ("double", "0.1x", "not a double"),
+        ("double", "0.1x", "not a valid double"),
         ("float", "0.1", "not exactly"),
         ("string", 5, "string term"),
         ("binary", 5, "binary term"),

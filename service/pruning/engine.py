@@ -1,0 +1,539 @@
+"""Executing pruning in the catalog database: the stats-condition IR translated to SQL.
+
+The rules live in :mod:`service.pruning.conditions` (compiled once from the predicate); this
+module only translates each test of that IR into a WHERE clause over the typed key columns of
+``ducklake_file_variant_stats`` and combines leaves with set operations, so the same rules
+decide in Python (:mod:`service.pruning.evaluator`, used by explain mode and tests) and in SQL.
+
+Per leaf ``(column, variant_path)`` the candidate files are
+
+* the files whose stats row for the path passes the leaf's test (one row per path and file,
+  whose stored type picks the test), found through the partial indexes on
+  ``(path_id, min_*/max_*)``; a point probe becomes the bounded range
+  ``min BETWEEN lit - max_width AND lit`` thanks to the per-path maximum width the catalog
+  keeps, so a selective predicate reads a handful of index entries, not half the table;
+* plus the files with **no** row for the path (not fully shredded there: no facts). At the
+  current snapshot the per-path live counters tell when every live file has a row, which is
+  the common case and needs no anti-join.
+
+AllOf intersects children, AnyOf unites them. Results are paged by ``data_file_id`` (keyset),
+so a 900,000-file answer is never held in memory. Rows with a bound but no typed key (decimals
+beyond int64) are treated as unbounded: kept.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from service.catalog import repository as repo
+from service.catalog.db import run_transaction
+from service.errors import BadInputError, NotFoundError
+from service.pruning.conditions import (
+    AllOf,
+    AnyOf,
+    AnyPoint,
+    Condition,
+    Constant,
+    HasNulls,
+    HasValues,
+    Keep,
+    LeafCondition,
+    MayHaveNaN,
+    Never,
+    NotAllIn,
+    RangeMayContain,
+    Test,
+    compile_expression,
+)
+from service.pruning.evaluator import interpret, stats_by_path
+from service.pruning.expressions import BooleanExpression
+from service.stats.model import PathStats
+from service.stats.types import INT64_MIN, Bound, ShreddedType, family, index_key, parse_bound
+
+MAX_PAGE_SIZE = 10_000
+DEFAULT_EXPLAIN_SAMPLE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    path: str
+    file_size_bytes: int
+    record_count: int
+    data_file_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileExplanation:
+    path: str
+    kept: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    snapshot_id: int
+    candidates: tuple[Candidate, ...]
+    next_page_token: str | None
+    #: Counts over the whole answer (not just this page); None on follow-up pages.
+    files_considered: int | None
+    files_pruned: int | None
+    files_kept: int | None
+    rows_skipped: int | None
+    bytes_skipped: int | None
+    explain: tuple[FileExplanation, ...] | None = None
+
+
+# --- SQL building -----------------------------------------------------------------------------
+
+
+class _Sql:
+    """Accumulates SQL text with named bind parameters."""
+
+    def __init__(self) -> None:
+        self.params: dict[str, Any] = {}
+        self._n = 0
+
+    def bind(self, value: Any) -> str:
+        self._n += 1
+        name = f"p{self._n}"
+        self.params[name] = value
+        return f":{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class _PathRow:
+    path_id: int
+    shredded_type: ShreddedType
+    live_file_count: int
+    max_width_num: int | None
+    max_width_real: float | None
+    #: Live files with NaN (or unknown NaN), and with values but no usable key for a bound.
+    nan_files: int
+    unkeyed_files: int
+
+
+class _Planner:
+    def __init__(self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool) -> None:
+        self.conn = conn
+        self.t = t
+        self.snapshot = snapshot
+        self.current = current
+        self.sql = _Sql()
+        self._paths: dict[tuple[str, str], list[_PathRow]] = {}
+
+    # Live rows at the snapshot. At the current snapshot the literal `end_snapshot IS NULL`
+    # matches the partial indexes' predicate, which is what lets the planner use them.
+    def live(self, alias: str) -> str:
+        if self.current:
+            return f"{alias}.end_snapshot IS NULL"
+        s = self.sql.bind(self.snapshot)
+        return f"({alias}.begin_snapshot <= {s} AND ({alias}.end_snapshot IS NULL OR {alias}.end_snapshot > {s}))"
+
+    def all_files(self) -> str:
+        tid = self.sql.bind(self.t.table_id)
+        return f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.table_id = {tid} AND {self.live('f')}"
+
+    def paths(self, column: str, variant_path: str) -> list[_PathRow]:
+        key = (column, variant_path)
+        if key not in self._paths:
+            column_id = self.t.columns.get(column)
+            rows: list[_PathRow] = []
+            if column_id is not None:
+                for r in self.conn.execute(
+                    text(
+                        "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "
+                        "live_nan_files + live_nan_unknown_files, "
+                        "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
+                        "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
+                    ),
+                    {"t": self.t.table_id, "c": column_id, "p": variant_path},
+                ):
+                    rows.append(
+                        _PathRow(int(r[0]), ShreddedType.parse(r[1]), int(r[2]), r[3], r[4], int(r[5]), int(r[6]))
+                    )
+            self._paths[key] = rows
+        return self._paths[key]
+
+    # --- tests -> WHERE clauses over one stats row `s` --------------------------------------
+
+    def _key(self, t: ShreddedType, v: Bound) -> Any:
+        k = index_key(t, v)
+        return {"num": k.num, "real": k.real, "bin": k.bin}[family(t)]
+
+    # Each test becomes a list of branches: conjunctions over one stats row `s`, unioned.
+    # Range branches compare key columns with plain operators at the top level, which implies
+    # `key IS NOT NULL` and lets PostgreSQL and SQLite use the partial indexes; rows whose keys
+    # are NULL (no bound, or a decimal beyond int64) get their own branch, added only when the
+    # path's counters say such rows exist (or always, at a past snapshot).
+
+    def _maybe(self, count: int) -> bool:
+        return not self.current or count > 0
+
+    def _nan_branches(self, row: _PathRow) -> list[str]:
+        if not self._maybe(row.nan_files):
+            return []
+        return ["s.value_count > 0 AND (s.contains_nan IS NULL OR s.contains_nan)"]
+
+    def _unkeyed_branches(self, row: _PathRow) -> list[str]:
+        if not self._maybe(row.unkeyed_files):
+            return []
+        fam = family(row.shredded_type)
+        return [f"s.value_count > 0 AND (s.min_{fam} IS NULL OR s.max_{fam} IS NULL)"]
+
+    def _range(self, row: _PathRow, lo: Bound | None, hi: Bound | None, lo_inc: bool, hi_inc: bool) -> list[str]:
+        """Branches for the rows whose [min, max] meets lo..hi."""
+        t = row.shredded_type
+        fam = family(t)
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        lo_k = self._key(t, lo) if lo is not None else None
+        hi_k = self._key(t, hi) if hi is not None else None
+        if (lo is not None and lo_k is None) or (hi is not None and hi_k is None):
+            # A literal without a typed key (a decimal beyond int64): no SQL test, keep the rows.
+            return ["s.value_count > 0"]
+        parts = ["s.value_count > 0"]
+        if hi_k is not None:
+            parts.append(f"{mn} {'<=' if hi_inc else '<'} {self.sql.bind(hi_k)}")
+        else:
+            parts.append(f"{mn} IS NOT NULL")
+        if lo_k is not None:
+            parts.append(f"{mx} {'>=' if lo_inc else '>'} {self.sql.bind(lo_k)}")
+            # The width trick: max - min <= width for every file, so min >= lo - width, which
+            # turns a point probe into a short index range on (path_id, min).
+            floor = self._min_floor(row, fam, lo_k)
+            if floor is not None:
+                parts.append(f"{mn} >= {self.sql.bind(floor)}")
+        else:
+            parts.append(f"{mx} IS NOT NULL")
+        return [" AND ".join(parts), *self._unkeyed_branches(row)]
+
+    def _min_floor(self, row: _PathRow, fam: str, lo_k: Any) -> Any:
+        if lo_k is None:
+            return None
+        if fam == "num" and row.max_width_num is not None:
+            v = int(lo_k) - int(row.max_width_num)
+            return v if v >= INT64_MIN else None
+        if fam == "real" and row.max_width_real is not None and math.isfinite(lo_k):
+            v = float(lo_k) - float(row.max_width_real)
+            if not math.isfinite(v):
+                return None
+            # Step a few ulps down: the subtraction rounds, and a floor must never rise.
+            for _ in range(4):
+                v = math.nextafter(v, -math.inf)
+            return v
+        return None
+
+    def test_branches(self, row: _PathRow, test: Test) -> list[str]:
+        """WHERE conjunctions, unioned, TRUE for the rows that MIGHT match ([] = none can)."""
+        if isinstance(test, Keep):
+            return ["1=1"]
+        if isinstance(test, Never):
+            return []
+        if isinstance(test, HasValues):
+            return ["s.value_count > 0"]
+        if isinstance(test, HasNulls):
+            return ["s.null_count > 0"]
+        if isinstance(test, MayHaveNaN):
+            return self._nan_branches(row)
+        if isinstance(test, RangeMayContain):
+            out = self._range(row, test.lo, test.hi, test.lo_inclusive, test.hi_inclusive)
+            return out + (self._nan_branches(row) if test.nan_matches else [])
+        if isinstance(test, AnyPoint):
+            out = []
+            for p in test.points:
+                for b in self._range(row, p, p, True, True):
+                    if b not in out:
+                        out.append(b)
+            return out
+        if isinstance(test, NotAllIn):
+            t = row.shredded_type
+            fam = family(t)
+            keys = [self._key(t, v) for v in test.values]
+            if not keys or any(k is None for k in keys):
+                return ["s.value_count > 0"]
+            mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+            inlist = ", ".join(self.sql.bind(k) for k in keys)
+            out = [f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"]
+            return out + (self._nan_branches(row) if test.nan_matches else [])
+        raise AssertionError(f"unknown test {test!r}")
+
+    # --- conditions -> sets of data_file_id --------------------------------------------------
+
+    def leaf(self, c: LeafCondition) -> str:
+        rows = self.paths(c.column, c.variant_path)
+        branches: list[str] = []
+        for row in rows:
+            for clause in self.test_branches(row, c.test_for(row.shredded_type)):
+                pid = self.sql.bind(row.path_id)
+                branches.append(
+                    f"SELECT s.data_file_id FROM ducklake_file_variant_stats s "
+                    f"WHERE s.path_id = {pid} AND {self.live('s')} AND {clause}"
+                )
+        covered = sum(r.live_file_count for r in rows)
+        if not (self.current and covered == self.t.live_file_count):
+            # Files without a stats row for the path: nothing is known there, keep them.
+            ids = ", ".join(self.sql.bind(r.path_id) for r in rows)
+            no_row = self.all_files()
+            if ids:
+                no_row += (
+                    f" AND NOT EXISTS (SELECT 1 FROM ducklake_file_variant_stats s2 "
+                    f"WHERE s2.data_file_id = f.data_file_id AND s2.path_id IN ({ids}))"
+                )
+            branches.append(no_row)
+        if not branches:
+            return self.empty()
+        return " UNION ".join(f"SELECT data_file_id FROM ({b}) AS q{i}" for i, b in enumerate(branches))
+
+    def empty(self) -> str:
+        return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
+
+    def build(self, c: Condition) -> str:
+        if isinstance(c, Constant):
+            return self.all_files() if c.might_match else self.empty()
+        if isinstance(c, LeafCondition):
+            return self.leaf(c)
+        parts = [self.build(ch) for ch in c.children]
+        assert isinstance(c, AllOf | AnyOf)
+        op = " INTERSECT " if isinstance(c, AllOf) else " UNION "
+        return op.join(f"SELECT data_file_id FROM ({p}) AS c{i}" for i, p in enumerate(parts))
+
+
+# --- page tokens --------------------------------------------------------------------------
+
+
+def _fingerprint(condition: Condition, table_id: int) -> str:
+    return hashlib.sha256(f"{table_id}:{condition!r}".encode()).hexdigest()[:16]
+
+
+def _encode_token(after: int, snapshot: int, fp: str) -> str:
+    raw = json.dumps({"a": after, "s": snapshot, "f": fp}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_token(token: str) -> tuple[int, int, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        d = json.loads(raw)
+        return int(d["a"]), int(d["s"]), str(d["f"])
+    except (ValueError, KeyError, TypeError):
+        raise BadInputError("invalid page token", details={"field": "page-token"}) from None
+
+
+# --- entry points -------------------------------------------------------------------------
+
+
+def _resolve_snapshot(conn: Connection, t: repo.TableRow, snapshot_id: int | None) -> tuple[int, bool]:
+    if snapshot_id is None or snapshot_id >= t.current_snapshot_id:
+        if snapshot_id is not None and not repo.snapshot_exists(conn, snapshot_id):
+            raise NotFoundError(f"snapshot {snapshot_id} does not exist", details={"snapshot_id": snapshot_id})
+        return t.current_snapshot_id, True
+    if snapshot_id < t.begin_snapshot:
+        raise NotFoundError(
+            f"table {t.qualified_name} did not exist at snapshot {snapshot_id}",
+            details={"snapshot_id": snapshot_id},
+        )
+    if not repo.snapshot_exists(conn, snapshot_id):
+        raise NotFoundError(f"snapshot {snapshot_id} does not exist", details={"snapshot_id": snapshot_id})
+    return snapshot_id, False
+
+
+def plan_in(
+    conn: Connection,
+    namespace: str,
+    table: str,
+    expr: BooleanExpression,
+    *,
+    snapshot_id: int | None = None,
+    explain: bool = False,
+    page_size: int = 1000,
+    page_token: str | None = None,
+    explain_sample: int = DEFAULT_EXPLAIN_SAMPLE,
+) -> PlanResult:
+    """:func:`plan` inside an open transaction."""
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise BadInputError(f"page size must be between 1 and {MAX_PAGE_SIZE}", details={"field": "page-size"})
+    condition = compile_expression(expr)
+    t = repo.require_table(conn, namespace, table)
+    fp = _fingerprint(condition, t.table_id)
+    after = 0
+    if page_token is not None:
+        after, snapshot_id, token_fp = _decode_token(page_token)
+        if token_fp != fp:
+            raise BadInputError("the page token belongs to another predicate or table", details={"field": "page-token"})
+    snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
+    planner = _Planner(conn, t, snapshot, current)
+    cand_sql = planner.build(condition)
+    sql = planner.sql
+    rows = conn.execute(
+        text(
+            "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+            f"WHERE f.data_file_id IN ({cand_sql}) AND f.data_file_id > {sql.bind(after)} "
+            f"ORDER BY f.data_file_id LIMIT {sql.bind(page_size + 1)}"
+        ),
+        sql.params,
+    ).all()
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    candidates = tuple(Candidate(r[1], int(r[2]), int(r[3]), int(r[0])) for r in rows)
+    next_token = _encode_token(candidates[-1].data_file_id, snapshot, fp) if more else None
+
+    considered = pruned = kept = rows_skipped = bytes_skipped = None
+    if page_token is None:
+        kept_n, kept_rows, kept_bytes = conn.execute(
+            text(
+                "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
+                f"FROM ducklake_data_file f WHERE f.data_file_id IN ({cand_sql})"
+            ),
+            sql.params,
+        ).one()
+        if current:
+            total_n, total_rows, total_bytes = t.live_file_count, t.live_record_count, t.live_bytes
+        else:
+            total_n, total_rows, total_bytes = conn.execute(
+                text(
+                    "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
+                    f"FROM ({planner.all_files()}) a JOIN ducklake_data_file f ON f.data_file_id = a.data_file_id"
+                ),
+                sql.params,
+            ).one()
+        considered, kept = int(total_n), int(kept_n)
+        pruned = considered - kept
+        rows_skipped = int(total_rows) - int(kept_rows)
+        bytes_skipped = int(total_bytes) - int(kept_bytes)
+
+    explanation = None
+    if explain:
+        explanation = _explain(conn, planner, t, condition, cand_sql, candidates, explain_sample)
+    return PlanResult(
+        snapshot_id=snapshot,
+        candidates=candidates,
+        next_page_token=next_token,
+        files_considered=considered,
+        files_pruned=pruned,
+        files_kept=kept,
+        rows_skipped=rows_skipped,
+        bytes_skipped=bytes_skipped,
+        explain=explanation,
+    )
+
+
+def _explain(
+    conn: Connection,
+    planner: _Planner,
+    t: repo.TableRow,
+    condition: Condition,
+    cand_sql: str,
+    candidates: tuple[Candidate, ...],
+    sample: int,
+) -> tuple[FileExplanation, ...]:
+    """Reasons from the Python evaluator, for the kept files of this page (up to ``sample``) and
+    a sample of pruned files. Both layers interpret the same IR; should they ever disagree, the
+    file is reported kept (the SQL answer), never silently pruned."""
+    sql = planner.sql
+    pruned_rows = conn.execute(
+        text(
+            f"SELECT f.data_file_id, f.path FROM ducklake_data_file f WHERE f.data_file_id IN ({planner.all_files()}) "
+            f"AND f.data_file_id NOT IN ({cand_sql}) ORDER BY f.data_file_id LIMIT {sql.bind(sample)}"
+        ),
+        sql.params,
+    ).all()
+    kept_files = [(c.data_file_id, c.path, True) for c in candidates[:sample]]
+    files = kept_files + [(int(r[0]), r[1], False) for r in pruned_rows]
+    stats = _stats_for_files(conn, t, [f[0] for f in files])
+    out = []
+    for fid, path, kept in files:
+        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))
+        if kept:
+            reason = verdict.reason if verdict.might_match else f"kept by the SQL layer ({verdict.reason})"
+        else:
+            reason = verdict.reason
+        out.append(FileExplanation(path=path, kept=kept, reason=reason))
+    return tuple(out)
+
+
+def _stats_for_files(conn: Connection, t: repo.TableRow, ids: list[int]) -> dict[int, list[PathStats]]:
+    """The PathStats of the given files, from DuckLake's own columns (what explain reasons on)."""
+    out: dict[int, list[PathStats]] = {}
+    if not ids:
+        return out
+    names = t.column_names
+    sql = _Sql()
+    inlist = ", ".join(sql.bind(i) for i in ids)
+    for r in conn.execute(
+        text(
+            "SELECT data_file_id, column_id, variant_path, shredded_type, column_size_bytes, value_count, "
+            "null_count, min_value, max_value, contains_nan, extra_stats FROM ducklake_file_variant_stats "
+            f"WHERE data_file_id IN ({inlist})"
+        ),
+        sql.params,
+    ):
+        st = ShreddedType.parse(r[3])
+        out.setdefault(int(r[0]), []).append(
+            PathStats(
+                column=names.get(int(r[1]), f"#{r[1]}"),
+                variant_path=r[2],
+                shredded_type=st,
+                column_size_bytes=int(r[4]),
+                value_count=int(r[5]),
+                null_count=int(r[6]),
+                min_value=None if r[7] is None else parse_bound(st, r[7]),
+                max_value=None if r[8] is None else parse_bound(st, r[8]),
+                contains_nan=r[9],
+                extra_stats=r[10],
+            )
+        )
+    return out
+
+
+def plan(
+    catalog: Any,
+    namespace: str,
+    table: str,
+    expr: BooleanExpression,
+    *,
+    snapshot_id: int | None = None,
+    explain: bool = False,
+    page_size: int = 1000,
+    page_token: str | None = None,
+) -> PlanResult:
+    """Candidate files of ``namespace.table`` for ``expr`` (one page), with counts.
+
+    A pruned file never holds a matching row; when a rule cannot be proven the file is kept.
+    """
+    return run_transaction(
+        catalog.engine,
+        lambda conn: plan_in(
+            conn,
+            namespace,
+            table,
+            expr,
+            snapshot_id=snapshot_id,
+            explain=explain,
+            page_size=page_size,
+            page_token=page_token,
+        ),
+        write=False,
+    )
+
+
+def iter_candidates(
+    catalog: Any, namespace: str, table: str, expr: BooleanExpression, *, snapshot_id: int | None = None, page_size: int = 5000
+) -> Iterator[Candidate]:
+    """Every candidate, page by page (pinned to one snapshot by the page token)."""
+    token: str | None = None
+    first = True
+    while first or token is not None:
+        first = False
+        res = plan(catalog, namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
+        yield from res.candidates
+        token = res.next_page_token
+
+
+__all__ = ["Candidate", "FileExplanation", "PlanResult", "iter_candidates", "plan", "plan_in"]

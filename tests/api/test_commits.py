@@ -1,0 +1,253 @@
+"""Commits by path and with client-side statistics: validation of every row, idempotency keys,
+nothing partial on any error, and the request limits."""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.client import file_stats_payload
+from service.stats.extract import extract_file
+from tests.api.conftest import READER, WRITER, assert_error, write_variant_file
+
+T = "/v1/namespaces/lake/tables/events"
+
+
+def _p(warehouse: Path, i: int) -> str:
+    return os.path.realpath(warehouse / "events" / f"f{i}.parquet")
+
+
+@pytest.fixture(scope="module")
+def stats_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Client-side statistics of a real file (extracted here, as a Spark executor would)."""
+    p = write_variant_file(tmp_path_factory.mktemp("client") / "c.parquet", 50, extra=", 'tags': ['a', 'b']")
+    return file_stats_payload(extract_file(str(p)))
+
+
+def _doc(stats_doc: dict[str, Any], warehouse: Path, name: str = "remote.parquet") -> dict[str, Any]:
+    d = copy.deepcopy(stats_doc)
+    d["path"] = str(warehouse / "events" / name)  # the service never opens it
+    return d
+
+
+def _live(client) -> int:
+    return client.get(T, headers=READER).json()["live-file-count"]
+
+
+def test_commit_by_path(client, table, warehouse: Path) -> None:
+    r = client.post(T + "/commits", json={"paths": [_p(warehouse, 0), _p(warehouse, 1)]}, headers=WRITER)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["added"] == [_p(warehouse, 0), _p(warehouse, 1)] and body["unchanged"] == []
+    assert body["replayed"] is False and isinstance(body["snapshot-id"], int)
+    # Registering the same files again changes nothing (no new snapshot).
+    r = client.post(T + "/commits", json={"paths": [_p(warehouse, 1)]}, headers=WRITER)
+    assert r.json() == {"snapshot-id": None, "added": [], "unchanged": [_p(warehouse, 1)], "replayed": False}
+
+
+def test_commit_with_client_stats(client, table, warehouse: Path, stats_doc) -> None:
+    doc = _doc(stats_doc, warehouse)
+    assert any(r["variant_path"] == '"tags".element' for r in doc["variant-stats"])
+    r = client.post(T + "/commits", json={"files": [doc]}, headers=WRITER)
+    assert r.status_code == 200, r.text
+    assert r.json()["added"] == [doc["path"]]
+    # What comes back is what was sent (the stats GET is the commit shape).
+    got = client.get(T + "/files/stats", params={"path": doc["path"]}, headers=READER).json()
+    key = lambda rows: sorted(rows, key=lambda x: x["variant_path"])  # noqa: E731
+    assert key(got.pop("variant-stats")) == key(doc.pop("variant-stats"))
+    assert got == doc
+    # snake_case keys are accepted too, and rows printed by `shredcat stats` (with "file").
+    snake = {k.replace("-", "_"): v for k, v in _doc(stats_doc, warehouse, "snake.parquet").items()}
+    snake["variant_stats"] = [{**row, "file": snake["path"]} for row in snake["variant_stats"]]
+    r = client.post(T + "/commits", json={"files": [snake]}, headers=WRITER)
+    assert r.status_code == 200, r.text
+
+
+def test_mixed_commit_is_one_snapshot(client, table, warehouse: Path, stats_doc) -> None:
+    r = client.post(
+        T + "/commits", json={"paths": [_p(warehouse, 0)], "files": [_doc(stats_doc, warehouse)]}, headers=WRITER
+    )
+    assert r.status_code == 200, r.text
+    assert len(r.json()["added"]) == 2
+    snaps = client.get(T + "/snapshots", headers=READER).json()["snapshots"]
+    assert [s["added-files"] for s in snaps] == [0, 2]
+
+
+def _set(doc: dict[str, Any], dotted: str, value: Any) -> None:
+    cur: Any = doc
+    parts = dotted.split(".")
+    for p in parts[:-1]:
+        cur = cur[int(p)] if p.isdigit() else cur[p]
+    last = parts[-1]
+    if value is _DELETE:
+        del cur[last]
+    elif last.isdigit():
+        cur[int(last)] = value
+    else:
+        cur[last] = value
+
+
+_DELETE = object()
+
+
+def _row(doc: dict[str, Any], path: str) -> int:
+    return next(i for i, r in enumerate(doc["variant-stats"]) if r["variant_path"] == path)
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "field_suffix", "type_"),
+    [
+        # File level.
+        ("record-count", -1, "record-count", "validation_error"),
+        ("record-count", "50", "record-count", "validation_error"),  # strict types
+        ("record-count", 49, "value_count", "invalid_stats"),  # counts no longer add up
+        ("file-size-bytes", 10, "file-size-bytes", "invalid_stats"),  # smaller than its footer
+        ("footer-size", 1.5, "footer-size", "validation_error"),
+        ("variant-columns", ["v", "v"], "variant-columns", "invalid_stats"),
+        ("variant-columns", [], "column", "invalid_stats"),  # rows of an undeclared column
+        ("path", "relative.parquet", "path", "invalid_file_path"),
+        ("unknown", 1, "unknown", "validation_error"),
+        # Row level.
+        ("@id.shredded_type", "int128", "shredded_type", "invalid_stats"),
+        ("@id.shredded_type", "decimal(50,2)", "shredded_type", "invalid_stats"),
+        ("@id.shredded_type", "boolean", "max_value", "invalid_stats"),  # "49" is no boolean bound
+        ("@id.variant_path", "id", "variant_path", "invalid_stats"),  # unquoted key
+        ("@id.variant_path", '"id', "variant_path", "invalid_stats"),
+        ("@id.variant_path", '"name"', "variant_path", "invalid_stats"),  # reported twice
+        ("@id.min_value", "abc", "min_value", "invalid_stats"),
+        ("@id.min_value", 3, "min_value", "validation_error"),  # bounds are DuckLake strings
+        ("@id.min_value", "1000", "max_value", "invalid_stats"),  # min > max
+        ("@id.value_count", 49, "value_count", "invalid_stats"),
+        ("@id.null_count", -1, "null_count", "validation_error"),
+        ("@id.column_size_bytes", 10**12, "column_size_bytes", "invalid_stats"),
+        ("@id.contains_nan", True, "contains_nan", "invalid_stats"),  # not a float
+        ("@score.contains_nan", "no", "contains_nan", "validation_error"),
+        ("@score.min_value", "NaN", "min_value", "invalid_stats"),
+        ("@id.column", "w", "column", "invalid_stats"),
+        ("@id.file", "/other.parquet", "file", "invalid_stats"),
+        ("@id.shredded_type", _DELETE, "shredded_type", "validation_error"),
+    ],
+)
+def test_malformed_stats_are_refused(
+    client, table, warehouse: Path, stats_doc, where: str, value: Any, field_suffix: str, type_: str
+) -> None:
+    good = _doc(stats_doc, warehouse, "good.parquet")
+    bad = _doc(stats_doc, warehouse, "bad.parquet")
+    if where.startswith("@"):
+        name, key = where[1:].split(".")
+        where = f"variant-stats.{_row(bad, chr(34) + name + chr(34))}.{key}"
+    _set(bad, where, value)
+    r = client.post(T + "/commits", json={"files": [good, bad]}, headers=WRITER)
+    err = assert_error(r, 422, type_)
+    field = err["details"]["field"]
+    assert field.startswith("body.files[1]") and field.endswith(field_suffix), err
+    if type_ != "validation_error":
+        assert bad["path"] in err["message"]
+    assert _live(client) == 0  # the good file was not committed either
+
+
+def test_element_paths_may_have_more_entries_than_records(client, table, warehouse: Path, stats_doc) -> None:
+    doc = _doc(stats_doc, warehouse)
+    i = _row(doc, '"tags".element')
+    assert doc["variant-stats"][i]["value_count"] == 100 and doc["record-count"] == 50
+    r = client.post(T + "/commits", json={"files": [doc]}, headers=WRITER)
+    assert r.status_code == 200, r.text
+
+
+def test_all_null_path_with_bounds_is_refused(client, table, warehouse: Path, stats_doc) -> None:
+    doc = _doc(stats_doc, warehouse)
+    row = doc["variant-stats"][_row(doc, '"id"')]
+    row["null_count"], row["value_count"] = row["null_count"] + row["value_count"], 0
+    err = assert_error(client.post(T + "/commits", json={"files": [doc]}, headers=WRITER), 422, "invalid_stats")
+    assert err["details"]["field"].endswith("min_value")
+
+
+def test_same_path_different_content_conflicts(client, table, warehouse: Path, stats_doc) -> None:
+    doc = _doc(stats_doc, warehouse)
+    assert client.post(T + "/commits", json={"files": [doc]}, headers=WRITER).status_code == 200
+    doc["content-id"] = "changed"
+    assert_error(client.post(T + "/commits", json={"files": [doc]}, headers=WRITER), 409, "conflict")
+
+
+def test_unreadable_file_fails_the_whole_commit(client, table, warehouse: Path, tmp_path: Path) -> None:
+    broken = warehouse / "broken" / f"{tmp_path.name}.parquet"
+    broken.parent.mkdir(exist_ok=True)
+    broken.write_bytes(b"PAR1 not really parquet")
+    for bad, type_ in [(str(broken), "invalid_parquet"), (str(warehouse / "events" / "missing.parquet"), "file_access")]:
+        r = client.post(T + "/commits", json={"paths": [_p(warehouse, 0), bad, _p(warehouse, 1)]}, headers=WRITER)
+        err = assert_error(r, 422, type_)
+        assert os.path.basename(bad) in err["message"]
+    assert _live(client) == 0
+
+
+def test_idempotency_key(client, table, warehouse: Path) -> None:
+    body = {"paths": [_p(warehouse, 0)]}
+    h = {**WRITER, "Idempotency-Key": "commit-1"}
+    first = client.post(T + "/commits", json=body, headers=h).json()
+    assert first["replayed"] is False
+    again = client.post(T + "/commits", json=body, headers=h).json()
+    assert again == {**first, "replayed": True}
+    assert len(client.get(T + "/snapshots", headers=READER).json()["snapshots"]) == 2
+    # The same key with another request is a conflict.
+    r = client.post(T + "/commits", json={"paths": [_p(warehouse, 1)]}, headers=h)
+    assert_error(r, 409, "conflict")
+    # Malformed keys.
+    for key in ["", "x" * 256, "has space"]:
+        r = client.post(T + "/commits", json=body, headers={**WRITER, "Idempotency-Key": key})
+        assert_error(r, 422, field="header.Idempotency-Key")
+
+
+def test_empty_commit(client, table) -> None:
+    for body in [{}, {"paths": []}, {"paths": [], "files": []}]:
+        assert_error(client.post(T + "/commits", json=body, headers=WRITER), 422, field="body")
+
+
+def test_files_per_commit_limit(app_factory, warehouse: Path) -> None:
+    c = app_factory(max_files_per_commit=2)
+    c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers={"Authorization": "Bearer admin-token-3"})
+    c.post(
+        "/v1/namespaces/lake/tables",
+        json={"name": "events", "variant-columns": ["v"]},
+        headers={"Authorization": "Bearer admin-token-3"},
+    )
+    err = assert_error(
+        c.post(T + "/commits", json={"paths": [_p(warehouse, i) for i in range(3)]}, headers=WRITER),
+        413,
+        "limit_exceeded",
+    )
+    assert err["details"]["limit"] == 2
+    assert_error(c.post(T + "/files/remove", json={"paths": ["/a", "/b", "/c"]}, headers=WRITER), 413)
+    assert c.post(T + "/commits", json={"paths": [_p(warehouse, 0), _p(warehouse, 1)]}, headers=WRITER).status_code == 200
+
+
+def test_body_size_limit(app_factory) -> None:
+    c = app_factory(max_body_bytes=1000)
+    big = {"paths": ["/x/" + "a" * 2000 + ".parquet"]}
+    err = assert_error(c.post(T + "/commits", json=big, headers=WRITER), 413, "limit_exceeded")
+    assert err["details"]["limit"] == 1000
+
+    def chunks():
+        yield b'{"paths": ["'
+        yield b"a" * 2000
+        yield b'"]}'
+
+    r = c.post(T + "/commits", content=chunks(), headers={**WRITER, "content-type": "application/json"})
+    assert_error(r, 413, "limit_exceeded")
+    # A small chunked body goes through to the route.
+    r = c.post("/v1/namespaces", content=iter([b'{"namespace"', b': ["x"]}']), headers={"Authorization": "Bearer admin-token-3", "content-type": "application/json"})
+    assert r.status_code == 200, r.text
+
+
+def test_many_files_extracted_in_parallel(client, table, tmp_path: Path, warehouse: Path) -> None:
+    d = warehouse / "many" / tmp_path.name
+    paths = [os.path.realpath(write_variant_file(d / f"m{i:02d}.parquet", 20, i * 20)) for i in range(12)]
+    r = client.post(T + "/commits", json={"paths": paths}, headers=WRITER)
+    assert r.status_code == 200, r.text
+    assert sorted(r.json()["added"]) == paths
+    g = client.get(T + "/stats", headers=READER).json()
+    ids = next(o for o in g["columns"]["v"] if o["field_name"] == '"id"')
+    assert (ids["min"], ids["max"], ids["num_values"]) == ("0", "239", 240)

@@ -1,0 +1,127 @@
+"""``POST .../plan``: parsing and limits (always), execution (once ``service.pruning.engine`` exists)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.api.conftest import READER, WRITER, assert_error, needs_engine
+
+T = "/v1/namespaces/lake/tables/events"
+ID_EQ = "variant_get(v, '$.id', 'bigint') = {}"
+
+
+def _id_filter(op: str, value: int) -> dict:
+    return {"type": op, "term": {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}, "value": value}
+
+
+@pytest.fixture
+def loaded(client, table, warehouse: Path) -> list[str]:
+    paths = [os.path.realpath(warehouse / "events" / f"f{i}.parquet") for i in range(3)]
+    r = client.post(T + "/commits", json={"paths": paths}, headers=WRITER)
+    assert r.status_code == 200, r.text
+    return paths
+
+
+# --- request checks (no engine needed) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "type_", "field"),
+    [
+        ({}, 422, None, "body"),
+        ({"sql": ID_EQ.format(1), "filter": _id_filter("eq", 1)}, 422, None, "body"),
+        ({"sql": "variant_get(v, '$.id', 'bigint') = = 1"}, 422, "invalid_predicate", "body.sql"),
+        ({"sql": "v = 1"}, 422, None, "body.sql"),
+        ({"filter": {"type": "eq"}}, 422, "invalid_predicate", "body.filter"),
+        ({"filter": {"type": "bogus"}}, 422, "invalid_predicate", "body.filter"),
+        ({"filter": [1, 2]}, 422, "invalid_predicate", "body.filter"),
+        ({"filter": "not json {"}, 422, None, "body.filter"),
+        ({"sql": ID_EQ.format(1), "page-size": 0}, 422, "validation_error", "body.page-size"),
+        ({"sql": ID_EQ.format(1), "page-size": 10**9}, 422, None, "body.page-size"),
+        ({"sql": ID_EQ.format(1), "explain": "yes"}, 422, "validation_error", "body.explain"),
+        ({"sql": ID_EQ.format(1), "snapshot-id": "1"}, 422, "validation_error", "body.snapshot-id"),
+        ({"sql": ID_EQ.format(1), "unknown": 1}, 422, "validation_error", "body.unknown"),
+    ],
+)
+def test_plan_request_errors(client, table, body, status: int, type_: str | None, field: str) -> None:
+    assert_error(client.post(T + "/plan", json=body, headers=READER), status, type_, field)
+
+
+def test_in_list_and_depth_limits(app_factory) -> None:
+    c = app_factory(max_in_list=3, max_predicate_depth=4)
+    in4 = {"type": "in", "term": _id_filter("eq", 0)["term"], "values": [1, 2, 3, 4]}
+    err = assert_error(c.post(T + "/plan", json={"filter": in4}, headers=READER), 413, "limit_exceeded")
+    assert err["details"]["field"] == "body.filter"
+    err = assert_error(
+        c.post(T + "/plan", json={"sql": "variant_get(v, '$.id', 'bigint') IN (1, 2, 3, 4)"}, headers=READER), 413
+    )
+    assert err["details"]["field"] == "body.sql"
+    deep: dict = _id_filter("eq", 1)
+    for _ in range(6):
+        deep = {"type": "not", "child": {"type": "or", "left": deep, "right": _id_filter("eq", 2)}}
+    assert_error(c.post(T + "/plan", json={"filter": deep}, headers=READER), 413, "limit_exceeded")
+    sql = ID_EQ.format(1)
+    for _ in range(8):
+        sql = f"NOT ({sql} OR {ID_EQ.format(2)})"
+    assert_error(c.post(T + "/plan", json={"sql": sql}, headers=READER), 413, "limit_exceeded")
+
+
+def test_very_deep_json_does_not_crash(client, table) -> None:
+    raw = '{"filter": ' + '{"type": "not", "child": ' * 5000 + "true" + "}" * 5000 + "}"
+    r = client.post(T + "/plan", content=raw.encode(), headers={**READER, "content-type": "application/json"})
+    assert r.status_code in (413, 422), r.text
+
+
+# --- execution --------------------------------------------------------------------------------------
+
+
+@needs_engine
+def test_plan_prunes(client, loaded: list[str]) -> None:
+    r = client.post(T + "/plan", json={"sql": ID_EQ.format(150)}, headers=READER)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["status"] == "completed"
+    assert [f["path"] for f in body["files"]] == [loaded[1]]
+    assert body["files"][0]["record-count"] == 100
+    assert body["files"][0]["file-size-bytes"] == os.path.getsize(loaded[1])
+    m = body["metrics"]
+    assert (m["files-considered"], m["files-pruned"], m["files-kept"]) == (3, 2, 1)
+    assert m["rows-skipped"] == 200
+    assert body["explain"] is None
+    # The same predicate as filter JSON.
+    r2 = client.post(T + "/plan", json={"filter": _id_filter("eq", 150)}, headers=READER).json()
+    assert r2["files"] == body["files"]
+    metrics = client.get("/metrics", headers=READER).text
+    assert 'shredcat_prune_calls_total{outcome="ok"} 2.0' in metrics
+    assert "shredcat_prune_files_pruned_total 4.0" in metrics
+
+
+@needs_engine
+def test_plan_explain_and_pages(client, loaded: list[str]) -> None:
+    r = client.post(T + "/plan", json={"sql": ID_EQ.format(150), "explain": True}, headers=READER).json()
+    assert {x["path"]: x["kept"] for x in r["explain"]} == {loaded[0]: False, loaded[1]: True, loaded[2]: False}
+    assert all(x["reason"] for x in r["explain"])
+    seen, token = [], None
+    while True:
+        body = {"sql": "variant_get(v, '$.id', 'bigint') >= 0", "page-size": 1} | ({"page-token": token} if token else {})
+        page = client.post(T + "/plan", json=body, headers=READER).json()
+        assert len(page["files"]) <= 1
+        seen += [f["path"] for f in page["files"]]
+        token = page["next-page-token"]
+        if not token:
+            break
+    assert sorted(seen) == loaded
+
+
+@needs_engine
+def test_plan_at_snapshot_and_not_found(client, loaded: list[str]) -> None:
+    snap = client.get(T, headers=READER).json()["current-snapshot-id"]
+    client.post(T + "/files/remove", json={"paths": [loaded[1]]}, headers=WRITER)
+    now = client.post(T + "/plan", json={"sql": ID_EQ.format(150)}, headers=READER).json()
+    assert now["files"] == []
+    then = client.post(T + "/plan", json={"sql": ID_EQ.format(150), "snapshot-id": snap}, headers=READER).json()
+    assert [f["path"] for f in then["files"]] == [loaded[1]]
+    assert_error(client.post("/v1/namespaces/lake/tables/nope/plan", json={"sql": ID_EQ.format(1)}, headers=READER), 404)

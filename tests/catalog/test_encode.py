@@ -1,0 +1,118 @@
+"""The commit hot path's per-type fast paths equal the reference functions of service.stats.types."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.catalog.encode import bound_checker, bounds_encoder, prepare_batch, row_width
+from service.errors import InvalidStatsError
+from service.stats.types import (
+    DATE_INFINITY,
+    DATE_NEG_INFINITY,
+    TS_INFINITY,
+    TS_NEG_INFINITY,
+    ShreddedType,
+    check_bound,
+    format_bound,
+    index_key,
+)
+from tests.catalog.factories import FLOAT64, INT64, fs, ps
+
+TYPE_NAMES = [
+    "boolean", "int8", "int16", "int32", "int64", "float32", "float64", "decimal(5,5)", "decimal(18,2)",
+    "decimal(38,10)", "decimal(3,0)", "date", "time", "timestamp", "timestamptz", "timestamp_ns",
+    "timestamptz_ns", "uuid", "blob", "varchar",
+]  # fmt: skip
+
+
+def values_for(t: ShreddedType) -> st.SearchStrategy:
+    k = t.kind.value
+    if k == "boolean":
+        return st.booleans()
+    if k.startswith("int"):
+        return st.integers(-(2**63), 2**63 - 1)
+    if k.startswith("float"):
+        return st.floats(allow_nan=True, width=32 if k == "float32" else 64)
+    if k == "decimal":
+        return st.decimals(allow_nan=False, allow_infinity=False, places=t.scale)
+    if k == "date":
+        return st.one_of(
+            st.integers(-(2**31), 2**31), st.sampled_from([DATE_INFINITY, DATE_NEG_INFINITY, -719162, 2932896, 2932897])
+        )
+    if k == "time":
+        return st.integers(-1, 86_400_000_001)
+    if k.startswith("timestamp"):
+        return st.one_of(
+            st.integers(-(2**63), 2**63 - 1),
+            st.integers(-62135596800000000 - 2, 253402300800000000 + 2),
+            st.sampled_from([TS_INFINITY, TS_NEG_INFINITY, 0, 1_700_000_000_000_000]),
+        )
+    if k == "uuid":
+        return st.uuids()
+    if k == "blob":
+        return st.binary(max_size=8)
+    return st.text(max_size=8)
+
+
+def _outcome(fn, *a):  # type: ignore[no-untyped-def]
+    try:
+        return ("ok", fn(*a))
+    except InvalidStatsError:
+        return ("error", None)
+
+
+@pytest.mark.parametrize("name", TYPE_NAMES)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_fast_paths_equal_reference(name: str, data: st.DataObject) -> None:
+    t = ShreddedType.parse(name)
+    v = data.draw(st.one_of(values_for(t), st.sampled_from([True, 1, 1.0, "1", b"1", Decimal(1), uuid.UUID(int=1)])))
+    ref, fast = _outcome(check_bound, t, v), _outcome(bound_checker(t), v)
+    assert ref[0] == fast[0], (t, v)
+    if ref[0] == "error":
+        return
+    assert fast[1] == ref[1] and type(fast[1]) is type(ref[1])
+    if isinstance(ref[1], Decimal):
+        assert str(fast[1]) == str(ref[1])
+    b = ref[1]
+    key = index_key(t, b)
+    enc = bounds_encoder(t)(b, None)
+    assert enc[0] == format_bound(t, b)
+    assert (enc[2], enc[4], enc[6]) == (key.num, key.real, key.bin)
+    assert enc[1] is None and enc[3] is None and enc[5] is None and enc[7] is None
+
+
+def test_prepare_batch_counters_and_widths() -> None:
+    b = prepare_batch(
+        [
+            fs("a", ps('"a"', INT64, -5, 5), ps('"f"', FLOAT64, -0.0, 0.0, nan=True)),
+            fs("b", ps('"a"', INT64, None, 7, values=3), ps('"f"', FLOAT64, 1.0, 4.0, nan=None)),
+            fs("c", ps('"a"', INT64, None, None, values=0, nulls=2)),
+        ]
+    )
+    a = b.counters[("v", '"a"', "int64")]
+    f = b.counters[("v", '"f"', "float64")]
+    # files, values, nulls, size, nan, nan-unknown, min-unknown, max-unknown, keyless x2, -0 min, +0 max
+    assert a == [3, 13, 2, 300, 0, 3, 1, 0, 0, 0, 0, 0]
+    assert f == [2, 20, 0, 200, 1, 1, 0, 0, 0, 0, 1, 1]
+    assert b.widths[("v", '"a"', "int64")] == (10, 0.0)
+    assert b.widths[("v", '"f"', "float64")][1] >= 3.0
+    assert [r[0] for r in b.rows[0]] == ["v", "v"]
+    sub = b.subset([2])
+    assert sub.counters == {("v", '"a"', "int64"): [1, 0, 2, 100, 0, 1, 0, 0, 0, 0, 0, 0]}
+    assert sub.aggregate.file_count == 1
+
+
+def test_row_width_edges() -> None:
+    assert row_width(-(2**63), 2**63 - 1, None, None) == (None, 0.0)
+    assert row_width(None, None, -math.inf, math.inf) == (0, None)
+    assert row_width(None, None, math.inf, math.inf) == (0, 0.0)
+    assert row_width(None, None, -1e308, 1e308) == (0, None)
+    w = row_width(None, None, 0.1, 0.3)[1]
+    assert w is not None and w > 0.3 - 0.1
