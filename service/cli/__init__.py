@@ -15,6 +15,11 @@ from collections.abc import Sequence
 # command -> module in service.cli that defines `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("stats", "Print the fully shredded Variant paths of Parquet files, one JSON object per line."),
+    "register": ("register", "Extract Parquet files and commit them to a table as one snapshot."),
+    "files": ("files", "List the live files of a table."),
+    "global-stats": ("global_stats", "Print a table's global Variant stats (DuckLake's JSON)."),
+    "tables": ("tables", "List the tables with their file counts, rows and bytes."),
+    "prune": ("prune", "Print the candidate files of a table for a predicate on Variant paths."),
     "serve": ("serve", "Run the REST API server (uvicorn)."),
     "migrate": ("migrate", "Create or upgrade the catalog database schema."),
 }

@@ -1,0 +1,88 @@
+"""``shredcat prune --table NS.TABLE 'PREDICATE' [--snapshot N] [--explain] [--json]``.
+
+Prints the candidate files, one per line (every page), or the JSON result. The predicate is
+Spark SQL text (``variant_get(v, '$.user.id', 'bigint') = 42``) or, when it starts with ``{``,
+the Iceberg-style JSON expression. Counts go to stderr so stdout stays a clean file list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from service.cli._common import add_database_argument
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", required=True, help="NAMESPACE.TABLE")
+    p.add_argument("predicate", help="SQL text, or a JSON expression starting with '{'")
+    p.add_argument("--snapshot", type=int, default=None, help="prune the files live at this snapshot")
+    p.add_argument("--explain", action="store_true", help="why each file is kept or pruned (a sample)")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    add_database_argument(p)
+
+
+def parse_predicate(text: str):  # type: ignore[no-untyped-def]
+    from service.pruning.parse_json import parse_json
+    from service.pruning.parse_sql import parse_sql
+
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        try:
+            obj = json.loads(stripped)
+        except json.JSONDecodeError as e:
+            from service.errors import InvalidPredicateError
+
+            raise InvalidPredicateError(f"predicate JSON is not valid JSON: {e}") from None
+        return parse_json(obj)
+    return parse_sql(text)
+
+
+def run(args: argparse.Namespace) -> int:
+    from service.cli._common import open_catalog, split_table
+    from service.errors import ShredcatError
+    from service.pruning.engine import plan
+
+    try:
+        ns, table = split_table(args.table)
+        expr = parse_predicate(args.predicate)
+        with open_catalog(args) as catalog:
+            first = plan(catalog, ns, table, expr, snapshot_id=args.snapshot, explain=args.explain, page_size=5000)
+            pages = [first]
+            token = first.next_page_token
+            while token is not None:
+                nxt = plan(catalog, ns, table, expr, page_size=5000, page_token=token)
+                pages.append(nxt)
+                token = nxt.next_page_token
+    except ShredcatError as e:
+        print(f"shredcat prune: {e.message}", file=sys.stderr)
+        return 2 if e.http_status < 500 else 1
+    candidates = [c for p in pages for c in p.candidates]
+    if args.json:
+        out = {
+            "snapshot_id": first.snapshot_id,
+            "files_considered": first.files_considered,
+            "files_pruned": first.files_pruned,
+            "files_kept": first.files_kept,
+            "rows_skipped": first.rows_skipped,
+            "bytes_skipped": first.bytes_skipped,
+            "candidates": [
+                {"path": c.path, "file_size_bytes": c.file_size_bytes, "record_count": c.record_count} for c in candidates
+            ],
+        }
+        if first.explain is not None:
+            out["explain"] = [{"path": e.path, "kept": e.kept, "reason": e.reason} for e in first.explain]
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    for c in candidates:
+        print(c.path)
+    print(
+        f"{first.files_kept} of {first.files_considered} files kept, {first.files_pruned} pruned "
+        f"({first.rows_skipped} rows, {first.bytes_skipped} bytes skipped) at snapshot {first.snapshot_id}",
+        file=sys.stderr,
+    )
+    if first.explain is not None:
+        for e in first.explain:
+            print(f"{'KEEP ' if e.kept else 'PRUNE'} {e.path}: {e.reason}", file=sys.stderr)
+    return 0

@@ -1,0 +1,44 @@
+"""``shredcat tables [--json]``: every table with its live file count, rows and bytes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from service.cli._common import add_database_argument
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_database_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from service.cli._common import open_catalog
+    from service.errors import ShredcatError
+
+    try:
+        with open_catalog(args) as catalog:
+            tables = catalog.list_tables()
+    except ShredcatError as e:
+        print(f"shredcat tables: {e.message}", file=sys.stderr)
+        return 1
+    for t in tables:
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "table": t.qualified_name,
+                        "variant_columns": list(t.columns),
+                        "files": t.live_file_count,
+                        "rows": t.live_record_count,
+                        "bytes": t.live_bytes,
+                        "snapshot_id": t.current_snapshot_id,
+                        "snapshots": t.snapshot_count,
+                    }
+                )
+            )
+        else:
+            print(f"{t.qualified_name}\t{t.live_file_count} files\t{t.live_record_count} rows\t{t.live_bytes} bytes")
+    return 0
