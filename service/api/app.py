@@ -47,6 +47,31 @@ TAGS = [
 ]
 
 
+def _open(ctx: AppContext, settings: Settings, catalog: Any | None) -> None:
+    if settings.auth == "off":
+        log.warning("SHREDCAT_AUTH=off: authentication is disabled, every caller is an admin (local use only)")
+    elif not settings.tokens:
+        log.warning("no SHREDCAT_TOKENS configured: every request but /health will be refused (401)")
+    if not ctx.roots:
+        log.warning("no SHREDCAT_WAREHOUSE_ROOTS configured: registering files is refused")
+    if catalog is None:
+        from service.catalog import Catalog
+
+        catalog = Catalog(settings.database_url)
+    ctx.catalog = catalog
+    ctx.executor = ThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
+
+
+def _close(ctx: AppContext, *, owned: bool) -> None:
+    executor, catalog = ctx.executor, ctx.catalog
+    ctx.executor = None
+    ctx.catalog = None
+    if executor is not None:
+        executor.shutdown(wait=False, cancel_futures=True)
+    if owned and catalog is not None:
+        catalog.close()
+
+
 def create_app(settings: Settings | None = None, *, catalog: Any | None = None) -> FastAPI:
     """Build the app. ``catalog``: use this :class:`~service.catalog.Catalog` instead of opening
     one on ``settings.database_url`` (the caller then owns it)."""
@@ -61,28 +86,17 @@ def create_app(settings: Settings | None = None, *, catalog: Any | None = None) 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if settings.auth == "off":
-            log.warning("SHREDCAT_AUTH=off: authentication is disabled, every caller is an admin (local use only)")
-        elif not settings.tokens:
-            log.warning("no SHREDCAT_TOKENS configured: every request but /health will be refused (401)")
-        if not ctx.roots:
-            log.warning("no SHREDCAT_WAREHOUSE_ROOTS configured: registering files is refused")
-        owned = catalog is None
-        if owned:
-            from service.catalog import Catalog
-
-            ctx.catalog = Catalog(settings.database_url)
-        else:
-            ctx.catalog = catalog
-        ctx.executor = ThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
+        # Re-entrant: test tools may run the lifespan again around each request while an outer
+        # one is active; the first entry opens the catalog, the last exit closes it.
+        ctx.active += 1
+        if ctx.active == 1:
+            _open(ctx, settings, catalog)
         try:
             yield
         finally:
-            ctx.executor.shutdown(wait=False, cancel_futures=True)
-            if owned:
-                ctx.catalog.close()
-            ctx.catalog = None
-            ctx.executor = None
+            ctx.active -= 1
+            if ctx.active == 0:
+                _close(ctx, owned=catalog is None)
 
     app = FastAPI(
         title="shredcat",

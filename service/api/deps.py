@@ -31,6 +31,8 @@ class AppContext:
     #: Set by the lifespan.
     catalog: Catalog | None = None
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
+    #: Lifespans currently entered (see service.api.app).
+    active: int = 0
 
 
 def get_ctx(request: Request) -> AppContext:
@@ -99,9 +101,10 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         413: "A limit was exceeded (body size, files per request, IN-list length, predicate depth).",
         422: "Invalid request (the field is named in `details.field`).",
         500: "Internal error (details only in the server log).",
+        501: "Not supported by this version of the catalog.",
         503: "The catalog database is unavailable; retry.",
     }
     return {s: {"model": ErrorResponse, "description": text[s]} for s in statuses}
 
 
-COMMON = (401, 403, 413, 422, 503)
+COMMON = (400, 401, 403, 413, 422, 503)

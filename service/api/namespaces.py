@@ -88,7 +88,7 @@ def load_namespace(
     operation_id="dropNamespace",
     summary="Drop an empty namespace",
     response_model=DropResponse,
-    responses=error_responses(*COMMON, 404, 409),
+    responses=error_responses(*COMMON, 404, 409, 501),
 )
 def drop_namespace(
     namespace: NamespaceName,

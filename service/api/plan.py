@@ -30,6 +30,14 @@ class PlanningUnavailableError(ShredcatError):
     http_status = 501
 
 
+def _engine_max_page() -> int | None:
+    try:
+        from service.pruning.engine import MAX_PAGE_SIZE
+    except ImportError:
+        return None
+    return int(MAX_PAGE_SIZE)
+
+
 def _exact_filter(raw: bytes, fallback: Any) -> Any:
     """The ``filter`` member re-read with JSON numbers as Decimal (ints stay int)."""
     try:
@@ -43,7 +51,7 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
     s = ctx.settings
     if (flt is None) == (body.sql is None):
         raise field_error("body", "give exactly one of filter and sql")
-    check_page_size(ctx, body.page_size, field="body.page-size")
+    check_page_size(ctx, body.page_size, cap=_engine_max_page(), field="body.page-size")
     try:
         if body.sql is not None:
             from service.pruning.parse_sql import parse_sql
@@ -60,21 +68,27 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
         from service.pruning import engine
     except ImportError:
         raise PlanningUnavailableError("the pruning engine is not available in this build") from None
-    result = engine.plan(
-        ctx.catalog,
-        namespace,
-        table,
-        expr,
-        snapshot_id=body.snapshot_id,
-        explain=body.explain,
-        page_size=body.page_size,
-        page_token=body.page_token,
-    )
+    try:
+        result = engine.plan(
+            ctx.catalog,
+            namespace,
+            table,
+            expr,
+            snapshot_id=body.snapshot_id,
+            explain=body.explain,
+            page_size=body.page_size,
+            page_token=body.page_token,
+        )
+    except ShredcatError as e:
+        f = e.details.get("field")
+        if isinstance(f, str) and f in ("page-size", "page-token", "snapshot-id"):
+            e.details["field"] = f"body.{f}"
+        raise
     m = ctx.metrics
     m.prune_calls.labels(outcome="ok").inc()
-    if body.page_token is None:  # count each plan once, not once per page
-        m.files_considered.inc(result.files_considered)
-        m.files_pruned.inc(result.files_pruned)
+    # Counts cover the whole answer and come with the first page only.
+    m.files_considered.inc(result.files_considered or 0)
+    m.files_pruned.inc(result.files_pruned or 0)
     return PlanResponse(
         snapshot_id=result.snapshot_id,
         files=[

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 
 Count = Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=1024)]
+#: Namespace and table names travel in URL paths: no '/' (an encoded %2F is decoded before routing).
+ObjectName = Annotated[StrictStr, Field(min_length=1, max_length=1024, pattern=r"^[^/\x00-\x1f]+$")]
 FilePath = Annotated[StrictStr, Field(min_length=1, max_length=2048)]
 
 
@@ -65,7 +67,7 @@ class ErrorResponse(ApiModel):
 
 
 class CreateNamespaceRequest(RequestModel):
-    namespace: list[Name] = Field(min_length=1, max_length=1, description="One level: `[\"lake\"]`.")
+    namespace: list[ObjectName] = Field(min_length=1, max_length=1, description="One level: `[\"lake\"]`.")
     properties: dict[str, str] = Field(
         default_factory=dict, description="Not supported: must be empty (accepted for Iceberg clients)."
     )
@@ -96,7 +98,7 @@ class TableIdentifier(ApiModel):
 
 
 class CreateTableRequest(RequestModel):
-    name: Name
+    name: ObjectName
     variant_columns: list[Name] | None = Field(
         default=None,
         max_length=1000,
@@ -357,11 +359,13 @@ class PlanFile(ApiModel):
 
 
 class PlanMetrics(ApiModel):
-    files_considered: int
-    files_pruned: int
-    files_kept: int
-    rows_skipped: int
-    bytes_skipped: int
+    """Counts over the whole answer (every page); null on follow-up pages (with a page token)."""
+
+    files_considered: int | None
+    files_pruned: int | None
+    files_kept: int | None
+    rows_skipped: int | None
+    bytes_skipped: int | None
 
 
 class FileExplanation(ApiModel):

@@ -23,12 +23,17 @@ def run(args: argparse.Namespace) -> int:
 
     import uvicorn
 
+    from service.api.paths import parse_roots
     from service.settings import get_settings
 
     try:
         settings = get_settings()
-    except Exception as e:  # pydantic ValidationError: a bad SHREDCAT_* variable
-        print(f"shredcat serve: invalid settings: {e}", file=sys.stderr)
+        parse_roots(settings.warehouse_roots)
+    except Exception as e:  # pydantic ValidationError or a bad root: a bad SHREDCAT_* variable
+        errors = getattr(e, "errors", None)
+        # Not str(e): pydantic echoes the input, which may be a token pasted by mistake.
+        why = "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in errors()) if errors else str(e)
+        print(f"shredcat serve: invalid settings: {why}", file=sys.stderr)
         return 2
     if args.workers < 1 or not (0 <= args.port <= 65535):
         print("shredcat serve: --workers must be >= 1 and --port in 0..65535", file=sys.stderr)

@@ -417,9 +417,8 @@ class _Base:
             never_sent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
             if not (never_sent or (call.idempotent and isinstance(exc, httpx.TransportError))):
                 return None
-        elif response is not None:
-            if response.status_code not in _RETRY_STATUSES or not call.idempotent:
-                return None
+        elif response is not None and (response.status_code not in _RETRY_STATUSES or not call.idempotent):
+            return None
         delay = min(MAX_BACKOFF, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
         if response is not None:
             retry_after = response.headers.get("retry-after")

@@ -4,9 +4,7 @@ auth on and one token per role."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,7 +23,6 @@ from service.settings import Settings  # noqa: E402
 
 TOKENS = {"reader": "reader-token-1", "writer": "writer-token-2", "admin": "admin-token-3"}
 WRONG_TOKEN = "not-a-configured-token"
-PG_ADMIN_URL = os.environ.get("SHREDCAT_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 
 
 def auth(role: str | None) -> dict[str, str]:
@@ -142,39 +139,20 @@ def assert_error(r: Any, status: int, type_: str | None = None, field: str | Non
     return err
 
 
-# --- PostgreSQL ---------------------------------------------------------------------------------
-
-
-def _pg_unavailable(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"PostgreSQL is required in CI: {reason}")
-    pytest.skip(f"PostgreSQL not available: {reason}")
+# --- PostgreSQL (helpers of tests/conftest.py) -----------------------------------------------------
 
 
 @pytest.fixture
-def pg_url() -> Iterator[str]:
-    """A fresh, migrated PostgreSQL database of its own (dropped afterwards)."""
-    from sqlalchemy import create_engine, make_url, text
+def pg_url(_pg_template: str) -> Iterator[str]:
+    """A fresh, migrated PostgreSQL database of its own (cloned from the worker's template, dropped
+    afterwards). Skipped without a server on a laptop, failing when CI=true."""
+    from tests.conftest import _db_url, create_pg_database, drop_pg_database
 
+    name = create_pg_database("shredcat_api", template=_pg_template)
     try:
-        admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 3})
-        with admin.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except Exception as e:
-        _pg_unavailable(str(e).splitlines()[0])
-    name = f"shredcat_api_{uuid.uuid4().hex[:12]}"
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-    try:
-        from service.catalog.db import upgrade_to_head
-
-        upgrade_to_head(url)
-        yield url
+        yield _db_url(name)
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        drop_pg_database(name)
 
 
 def engine_available() -> bool:

@@ -359,3 +359,32 @@ def test_files_written_while_serving(client, table: str, tmp_path: Path, warehou
     p = write_variant_file(warehouse / "late" / f"{tmp_path.name}.parquet", 5)
     r = client.post(table + "/commits", json={"paths": [str(p)]}, headers=WRITER)
     assert r.status_code == 200 and r.json()["added"] == [os.path.realpath(p)]
+
+
+def test_operation_ids_are_stable(client) -> None:
+    spec = client.app.openapi()
+    ops = {(m.upper(), p): op["operationId"] for p, item in spec["paths"].items() for m, op in item.items()}
+    assert ops == {
+        ("GET", "/health"): "health",
+        ("GET", "/health/live"): "liveness",
+        ("GET", "/metrics"): "metrics",
+        ("GET", "/v1/namespaces"): "listNamespaces",
+        ("POST", "/v1/namespaces"): "createNamespace",
+        ("GET", "/v1/namespaces/{namespace}"): "loadNamespaceMetadata",
+        ("DELETE", "/v1/namespaces/{namespace}"): "dropNamespace",
+        ("GET", "/v1/namespaces/{namespace}/tables"): "listTables",
+        ("POST", "/v1/namespaces/{namespace}/tables"): "createTable",
+        ("GET", "/v1/namespaces/{namespace}/tables/{table}"): "loadTable",
+        ("DELETE", "/v1/namespaces/{namespace}/tables/{table}"): "dropTable",
+        ("POST", "/v1/namespaces/{namespace}/tables/{table}/commits"): "commitFiles",
+        ("POST", "/v1/namespaces/{namespace}/tables/{table}/files/remove"): "removeFiles",
+        ("GET", "/v1/namespaces/{namespace}/tables/{table}/files"): "listFiles",
+        ("GET", "/v1/namespaces/{namespace}/tables/{table}/files/stats"): "loadFileStats",
+        ("GET", "/v1/namespaces/{namespace}/tables/{table}/stats"): "loadTableStats",
+        ("GET", "/v1/namespaces/{namespace}/tables/{table}/snapshots"): "listSnapshots",
+        ("POST", "/v1/namespaces/{namespace}/tables/{table}/plan"): "planTableScan",
+    }
+    # Request bodies carry examples.
+    schemas = spec["components"]["schemas"]
+    for name in ("CreateNamespaceRequest", "CreateTableRequest", "CommitRequest", "PlanRequest", "RemoveFilesRequest"):
+        assert schemas[name].get("examples"), name

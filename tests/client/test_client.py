@@ -1,0 +1,309 @@
+"""The Python client: every route through the in-process app, typed errors, retries with backoff,
+and exactly-once commits through the idempotency key."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.client import (
+    AsyncShredcatClient,
+    ClientError,
+    CommitResult,
+    Conflict,
+    Forbidden,
+    NotFound,
+    PayloadTooLarge,
+    ServerError,
+    ServiceUnavailable,
+    ShredcatAPIError,
+    ShredcatClient,
+    ShredcatConnectionError,
+    Table,
+    Unauthorized,
+    Unprocessable,
+)
+from service.stats.extract import extract_file
+from tests.api.conftest import TOKENS, engine_available, write_variant_file
+
+
+@pytest.fixture
+def sc(client) -> ShredcatClient:
+    """An admin client sending through the in-process app."""
+    return ShredcatClient(http=client, token=TOKENS["admin"], sleep=lambda s: None)
+
+
+def _paths(warehouse: Path, *idx: int) -> list[str]:
+    return [os.path.realpath(warehouse / "events" / f"f{i}.parquet") for i in idx]
+
+
+def test_every_route(sc: ShredcatClient, warehouse: Path, tmp_path: Path) -> None:
+    assert sc.health()["status"] == "ok"
+    assert sc.create_namespace("lake")["namespace"] == ["lake"]
+    assert sc.list_namespaces() == ["lake"]
+    assert sc.load_namespace("lake")["namespace"] == ["lake"]
+    t = sc.create_table("lake", "events", variant_columns=["v"])
+    assert isinstance(t, Table) and t.variant_columns == ("v",) and t.namespace == "lake"
+    t2 = sc.create_table("lake", "inferred", infer_from=_paths(warehouse, 0)[0])
+    assert t2.variant_columns == ("v",)
+    assert sc.list_tables("lake") == ["events", "inferred"]
+
+    c1 = sc.commit_paths("lake", "events", _paths(warehouse, 0, 1))
+    assert isinstance(c1, CommitResult) and c1.added == tuple(_paths(warehouse, 0, 1)) and c1.idempotency_key
+    remote = write_variant_file(tmp_path / "remote.parquet", 10, 500)
+    fs = extract_file(str(remote))
+    from dataclasses import replace
+
+    fs = replace(fs, path=str(warehouse / "events" / "remote-client.parquet"))
+    c2 = sc.commit_files("lake", "events", [fs])
+    assert c2.added == (fs.path,) and c2.snapshot_id > c1.snapshot_id
+
+    loaded = sc.load_table("lake", "events")
+    assert loaded.live_file_count == 3 and loaded.live_record_count == 210 and loaded.last_commit_time is not None
+    page = sc.list_files("lake", "events", page_size=2)
+    assert len(page.files) == 2 and page.next_page_token
+    assert [f.path for f in sc.iter_files("lake", "events", page_size=2)] == sorted(
+        [*_paths(warehouse, 0, 1), fs.path]
+    )
+    assert [f.path for f in sc.iter_files("lake", "events", prefix=fs.path)] == [fs.path]
+    stats = sc.file_stats("lake", "events", fs.path)
+    assert {r["variant_path"] for r in stats["variant-stats"]} == {ps.variant_path for ps in fs.paths}
+    g = sc.table_stats("lake", "events")
+    assert g["file-count"] == 3
+    snaps = list(sc.iter_snapshots("lake", "events", page_size=1))
+    assert [s.added_files for s in snaps] == [0, 2, 1]
+    assert sc.list_snapshots("lake", "events").snapshots == tuple(snaps)
+    old = sc.table_stats("lake", "events", snapshot_id=c1.snapshot_id)
+    assert old["file-count"] == 2
+
+    if engine_available():
+        plan = sc.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 505", explain=True)
+        assert plan.paths == [fs.path] and plan.files_pruned == 2 and plan.explain is not None
+        flt = {"type": "lt", "term": {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}, "value": 150}
+        every = sc.plan_all("lake", "events", filter=flt, page_size=1)
+        assert sorted(every.paths) == _paths(warehouse, 0, 1) and every.files_considered == 3
+
+    r = sc.remove_files("lake", "events", [fs.path, "/gone.parquet"], missing_ok=True)
+    assert r.removed == (fs.path,) and r.missing == ("/gone.parquet",)
+    assert "shredcat_files_registered_total 3.0" in sc.metrics()
+    assert isinstance(sc.drop_table("lake", "inferred"), int)
+    assert sc.list_tables("lake") == ["events"]
+
+
+def test_typed_errors(sc: ShredcatClient, client, warehouse: Path) -> None:
+    with pytest.raises(NotFound) as ei:
+        sc.load_table("lake", "nope")
+    assert ei.value.status == 404 and ei.value.type == "not_found" and "does not exist" in ei.value.message
+    assert ei.value.request_id
+    sc.create_namespace("lake")
+    with pytest.raises(Conflict):
+        sc.create_namespace("lake")
+    sc.create_table("lake", "events", variant_columns=["v"])
+    with pytest.raises(Unprocessable) as ei2:
+        sc.create_table("lake", "bad")
+    assert ei2.value.details["field"] == "body"
+    with pytest.raises(Forbidden) as ei3:
+        sc.commit_paths("lake", "events", ["/etc/x.parquet"])
+    assert ei3.value.type == "path_not_allowed" and isinstance(ei3.value, ClientError)
+    with pytest.raises(Unauthorized):
+        ShredcatClient(http=client, token="nope").list_namespaces()
+    with pytest.raises(Forbidden):
+        ShredcatClient(http=client, token=TOKENS["reader"]).commit_paths("lake", "events", _paths(warehouse, 0))
+    with pytest.raises(Unauthorized):
+        ShredcatClient(http=client).list_namespaces()
+
+
+def test_names_are_percent_encoded(sc: ShredcatClient) -> None:
+    sc.create_namespace("a b%é")
+    sc.create_table("a b%é", "t?x#y", variant_columns=["v"])
+    assert sc.load_table("a b%é", "t?x#y").name == "t?x#y"
+    assert sc.list_tables("a b%é") == ["t?x#y"]
+    with pytest.raises(Unprocessable):  # a '/' could never be addressed in a URL path
+        sc.create_namespace("a/b")
+
+
+def test_payload_too_large(app_factory) -> None:
+    c = ShredcatClient(http=app_factory(max_body_bytes=100), token=TOKENS["admin"])
+    with pytest.raises(PayloadTooLarge):
+        c.commit_paths("lake", "events", ["/x/" + "a" * 200 + ".parquet"])
+
+
+# --- retries ---------------------------------------------------------------------------------------
+
+
+def _mock(handler: Callable[[httpx.Request], httpx.Response]) -> tuple[ShredcatClient, list[float]]:
+    sleeps: list[float] = []
+    c = ShredcatClient("http://shredcat.test", token="t", transport=httpx.MockTransport(handler), sleep=sleeps.append)
+    return c, sleeps
+
+
+def _ns_ok() -> httpx.Response:
+    return httpx.Response(200, json={"namespaces": [["lake"]], "next-page-token": None})
+
+
+def _error(status: int, type_: str = "x", headers: dict[str, str] | None = None) -> httpx.Response:
+    return httpx.Response(status, json={"error": {"type": type_, "message": "m", "details": {}, "code": status}}, headers=headers)
+
+
+def test_reads_retry_on_connection_errors_and_5xx() -> None:
+    calls: list[str] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        calls.append(req.headers["authorization"])
+        if len(calls) == 1:
+            raise httpx.ConnectError("refused", request=req)
+        if len(calls) == 2:
+            raise httpx.ReadTimeout("slow", request=req)
+        if len(calls) == 3:
+            return _error(503, "storage_unavailable", {"Retry-After": "2"})
+        return _ns_ok()
+
+    c, sleeps = _mock(handler)
+    assert c.list_namespaces() == ["lake"]
+    assert calls == ["Bearer t"] * 4
+    assert len(sleeps) == 3 and sleeps[0] <= 0.2 and sleeps[1] <= 0.4 and sleeps[2] >= 2.0
+
+
+def test_backoff_grows_and_gives_up() -> None:
+    c, sleeps = _mock(lambda req: _error(502))
+    with pytest.raises(ServerError) as ei:
+        c.list_namespaces()
+    assert ei.value.status == 502 and len(sleeps) == 3
+    assert all(0.5 * 0.2 * 2**i <= s <= 0.2 * 2**i for i, s in enumerate(sleeps))
+
+    def refuse(req: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=req)
+
+    c, sleeps = _mock(refuse)
+    with pytest.raises(ShredcatConnectionError):
+        c.list_namespaces()
+    assert len(sleeps) == 3
+    c0 = ShredcatClient("http://x.test", transport=httpx.MockTransport(refuse), retries=0)
+    with pytest.raises(ShredcatConnectionError):
+        c0.list_namespaces()
+
+
+def test_non_idempotent_calls_are_not_retried_once_sent() -> None:
+    n = {"calls": 0}
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        n["calls"] += 1
+        return _error(500, "internal_error")
+
+    c, _ = _mock(handler)
+    with pytest.raises(ServerError):
+        c.create_namespace("lake")
+    assert n["calls"] == 1
+
+    def timeout(req: httpx.Request) -> httpx.Response:
+        n["calls"] += 1
+        raise httpx.ReadTimeout("lost", request=req)
+
+    n["calls"] = 0
+    c, _ = _mock(timeout)
+    with pytest.raises(ShredcatConnectionError):
+        c.create_table("lake", "t", variant_columns=["v"])
+    assert n["calls"] == 1
+    # But a request that never left (connection refused) is retried.
+    n["calls"] = 0
+
+    def refuse_once(req: httpx.Request) -> httpx.Response:
+        n["calls"] += 1
+        if n["calls"] == 1:
+            raise httpx.ConnectError("refused", request=req)
+        return httpx.Response(200, json={"namespace": ["lake"], "properties": {}})
+
+    c, _ = _mock(refuse_once)
+    assert c.create_namespace("lake")["namespace"] == ["lake"]
+    # 4xx are never retried.
+    n["calls"] = 0
+
+    def not_found(req: httpx.Request) -> httpx.Response:
+        n["calls"] += 1
+        return _error(404, "not_found")
+
+    c, _ = _mock(not_found)
+    with pytest.raises(NotFound):
+        c.list_namespaces()
+    assert n["calls"] == 1
+
+
+def test_commit_retries_reuse_one_idempotency_key() -> None:
+    keys: list[str] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        keys.append(req.headers["idempotency-key"])
+        if len(keys) < 3:
+            return _error(500, "internal_error")
+        return httpx.Response(200, json={"snapshot-id": 7, "added": ["/a.parquet"], "unchanged": [], "replayed": True})
+
+    c, _ = _mock(handler)
+    r = c.commit_paths("lake", "t", ["/a.parquet"])
+    assert len(keys) == 3 and len(set(keys)) == 1 and r.idempotency_key == keys[0]
+    assert r.snapshot_id == 7 and r.replayed
+    keys.clear()
+    c.commit_paths("lake", "t", ["/a.parquet"])
+    assert keys[0] != r.idempotency_key  # a new logical commit gets a new key
+
+
+def test_non_json_error_bodies() -> None:
+    c, _ = _mock(lambda req: httpx.Response(503, text="<html>bad gateway</html>"))
+    with pytest.raises(ServiceUnavailable) as ei:
+        c.list_namespaces()
+    assert ei.value.type == "http_error" and "bad gateway" in ei.value.message
+    assert isinstance(ei.value, ShredcatAPIError)
+
+
+class _LoseFirstResponse(httpx.BaseTransport):
+    """Delivers every request to the app but loses the first commit's response (as a dropped
+    connection would), so the client must retry a commit the server already applied."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.lost = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.url.path.endswith("/commits") and self.lost == 0:
+            self.lost += 1
+            response.read()
+            raise httpx.ReadError("connection reset after the server answered", request=request)
+        return response
+
+
+def test_retried_commit_is_applied_exactly_once(sc: ShredcatClient, client, warehouse: Path) -> None:
+    sc.create_namespace("lake")
+    sc.create_table("lake", "events", variant_columns=["v"])
+    flaky = _LoseFirstResponse(client._transport)
+    c = ShredcatClient("http://testserver", token=TOKENS["writer"], transport=flaky, sleep=lambda s: None)
+    r = c.commit_paths("lake", "events", _paths(warehouse, 0, 1))
+    assert flaky.lost == 1
+    assert r.replayed is True and len(r.added) == 2
+    snaps = sc.list_snapshots("lake", "events").snapshots
+    assert [s.added_files for s in snaps] == [0, 2]  # one commit, not two
+
+
+# --- async ----------------------------------------------------------------------------------------
+
+
+def test_async_client(sc: ShredcatClient, client, warehouse: Path) -> None:
+    sc.create_namespace("lake")
+    sc.create_table("lake", "events", variant_columns=["v"])
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=client.app)
+        async with AsyncShredcatClient("http://testserver", token=TOKENS["admin"], transport=transport) as ac:
+            assert await ac.list_namespaces() == ["lake"]
+            r = await ac.commit_paths("lake", "events", _paths(warehouse, 0, 1, 2))
+            assert len(r.added) == 3
+            assert (await ac.load_table("lake", "events")).live_file_count == 3
+            assert [f.path async for f in ac.iter_files("lake", "events", page_size=2)] == _paths(warehouse, 0, 1, 2)
+            with pytest.raises(NotFound):
+                await ac.load_table("lake", "nope")
+
+    asyncio.run(main())
