@@ -56,6 +56,18 @@ def bench_shredcat(paths: list[str]) -> tuple[float, int]:
     return time.perf_counter() - t0, rows
 
 
+def bench_shredcat_parallel(paths: list[str], workers: int) -> float:
+    from concurrent.futures import ProcessPoolExecutor
+
+    from service.stats.extract import extract_file
+
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for _ in pool.map(extract_file, paths, chunksize=64):
+            pass
+    return time.perf_counter() - t0
+
+
 def bench_duckdb_metadata(paths: list[str], glob: str) -> float:
     import duckdb
 
@@ -90,15 +102,26 @@ def main() -> None:
     paths = generate(out, args.files)
     print(f"generated/verified {len(paths)} files in {time.perf_counter() - t0:.1f}s ({out})")
     glob = str(out / "part-*.parquet") if len(paths) == len(list(out.glob("part-*.parquet"))) else None
-    results: dict[str, list[float]] = {"shredcat extract": [], "duckdb parquet_metadata": [], "pyarrow full read": []}
+    workers = os.cpu_count() or 1
+    par = f"shredcat extract ({workers} procs)"
+    results: dict[str, list[float]] = {
+        "shredcat extract": [],
+        par: [],
+        "duckdb parquet_metadata": [],
+        "pyarrow full read": [],
+    }
     rows = 0
     for _ in range(args.repeat):
         el, rows = bench_shredcat(paths)
         results["shredcat extract"].append(el)
+        if workers > 1:
+            results[par].append(bench_shredcat_parallel(paths, workers))
         if glob:
             results["duckdb parquet_metadata"].append(bench_duckdb_metadata(paths, glob))
         results["pyarrow full read"].append(bench_full_read(paths))
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
     print(f"files: {len(paths)}, stats rows extracted: {rows} ({rows / len(paths):.1f} paths/file)")
     print(f"{'method':<26}{'median s':>10}{'files/s':>12}")
     for name, xs in results.items():

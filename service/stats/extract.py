@@ -394,13 +394,18 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats 
         need_read = rg_nulls is None or rg_nulls < 0 or rg_nulls > cm.num_values
         rg_has_values = rg_nulls is None or rg_nulls < cm.num_values
         if not need_read and rg_has_values:
-            if t.is_float:
+            nan_count = st.nan_count if st is not None else None
+            if t.is_float and (nan_count is None or nan_count < 0):
+                # No writer we know of fills nan_count yet; without it the footer cannot
+                # prove that NaN is absent, so the column is read.
                 need_read = True
             else:
                 raw = _usable_raw_bounds(meta, typed, cm)
                 lo_rg = _decode_raw(t, typed, raw.min) if raw.min is not None else None
                 hi_rg = _decode_raw(t, typed, raw.max) if raw.max is not None else None
                 need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
+                if t.is_float and not need_read:
+                    has_nan = has_nan or bool(nan_count)
         if need_read:
             (arr,) = ctx.read(rg, [typed])
             s = _summarize(t, arr)
