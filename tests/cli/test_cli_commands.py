@@ -1,0 +1,105 @@
+"""The ``shredcat`` command line as scripts use it: real subprocesses, real files, the embedded
+SQLite default (no server)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.shred_writer import write_shredded
+
+SHREDCAT = [sys.executable, "-m", "service.cli"]
+
+
+def _run(args: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
+    return subprocess.run([*SHREDCAT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload, no-any-return]
+
+
+def test_startup_imports_no_heavy_library() -> None:
+    """The CLI is run in loops: parsing arguments must not import pyarrow, SQLAlchemy, DuckDB,
+    FastAPI or PySpark."""
+    code = (
+        "import sys, service.cli as c; c.build_parser();"
+        "heavy = {'pyarrow', 'sqlalchemy', 'duckdb', 'fastapi', 'pyspark', 'uvicorn', 'sqlglot', 'pydantic'};"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_stats_contract(tmp_path: Path) -> None:
+    good = write_shredded(tmp_path / "good.parquet", [{"a": 1, "s": "x"}, {"a": 7, "s": "y"}], {"a": "int64", "s": "varchar"})
+    (tmp_path / "bad.parquet").write_text("not parquet")
+    r = _run(["stats", "good.parquet", "bad.parquet", "--json"], tmp_path)
+    assert r.returncode != 0
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [x["variant_path"] for x in lines] == ['"a"', '"s"']
+    assert list(lines[0]) == [
+        "file",
+        "column",
+        "variant_path",
+        "shredded_type",
+        "column_size_bytes",
+        "value_count",
+        "null_count",
+        "min_value",
+        "max_value",
+        "contains_nan",
+        "extra_stats",
+    ]
+    assert lines[0]["file"] == "good.parquet" and lines[0]["column"] == "v"
+    assert (lines[0]["min_value"], lines[0]["max_value"], lines[0]["extra_stats"]) == ("1", "7", None)
+    errors = r.stderr.strip().splitlines()
+    assert len(errors) == 1 and "bad.parquet" in errors[0]
+    assert _run(["stats", str(good)], tmp_path).returncode == 0
+
+
+def test_register_list_stats_and_prune_on_the_embedded_default(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(6):
+        write_shredded(data / f"f{i}.parquet", [{"id": i * 100 + r, "k": "ab"[r % 2]} for r in range(50)], {"id": "int64", "k": "varchar"})
+    files = sorted(str(p.relative_to(tmp_path)) for p in data.glob("*.parquet"))
+    r = _run(["register", "--table", "lake.ev", *files], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "6 added" in r.stdout
+    assert (tmp_path / "shredcat.db").exists(), "the embedded default is a SQLite file in the working directory"
+    # Re-registering the same files is a no-op.
+    r = _run(["register", "--table", "lake.ev", *files, "--json"], tmp_path)
+    assert json.loads(r.stdout)["snapshot_id"] is None
+    listed = _run(["files", "--table", "lake.ev"], tmp_path).stdout.splitlines()
+    assert listed == sorted(str((tmp_path / f).resolve()) for f in files), "local paths are stored absolute"
+    tables = _run(["tables", "--json"], tmp_path).stdout.splitlines()
+    assert json.loads(tables[0])["files"] == 6
+    gs = json.loads(_run(["global-stats", "--table", "lake.ev"], tmp_path).stdout)
+    ids = next(p for p in gs["extra_stats"] if p["field_name"] == '"id"')
+    assert (ids["min"], ids["max"], ids["num_values"]) == ("0", "549", 300)
+    r = _run(["prune", "--table", "lake.ev", "variant_get(v, '$.id', 'bigint') BETWEEN 120 AND 130"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [str((data / "f1.parquet").resolve())]
+    assert "1 of 6 files kept" in r.stderr
+    r = _run(["prune", "--table", "lake.ev", '{"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}, "value": 333}', "--json"], tmp_path)
+    out = json.loads(r.stdout)
+    assert [c["path"] for c in out["candidates"]] == [str((data / "f3.parquet").resolve())]
+    assert out["files_pruned"] == 5
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["prune", "--table", "lake.ev", "variant_get(v, '$.id', 'bigint') LIKE 3"], "not supported"),
+        (["prune", "--table", "nodot", "true"], "NAMESPACE.TABLE"),
+        (["files", "--table", "lake.missing"], "does not exist"),
+        (["register", "--table", "lake.ev", "missing.parquet"], "missing.parquet"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(tmp_path: Path, args: list[str], message: str) -> None:
+    r = _run(args, tmp_path)
+    assert r.returncode != 0
+    assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
