@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -20,9 +19,11 @@ from service.api import commits, health, namespaces, plan, reads, tables
 from service.api.auth import Authenticator
 from service.api.deps import AppContext
 from service.api.errors import install_error_handlers
+from service.api.logging import ContextThreadPoolExecutor, RequestLogMiddleware
 from service.api.metrics import Metrics
 from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
+from service.dashboard import router as dashboard_router
 from service.settings import Settings, get_settings
 
 log = logging.getLogger("service.api")
@@ -59,7 +60,7 @@ def _open(ctx: AppContext, settings: Settings, catalog: Any | None) -> None:
 
         catalog = Catalog(settings.database_url)
     ctx.catalog = catalog
-    ctx.executor = ThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
+    ctx.executor = ContextThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
 
 
 def _close(ctx: AppContext, *, owned: bool) -> None:
@@ -110,5 +111,7 @@ def create_app(settings: Settings | None = None, *, catalog: Any | None = None) 
     install_error_handlers(app)
     for module in (health, namespaces, tables, commits, reads, plan):
         app.include_router(module.router)
+    app.include_router(dashboard_router)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
+    app.add_middleware(RequestLogMiddleware)  # outermost: the request id is in every log line
     return app

@@ -1,0 +1,381 @@
+"""The path chart: each file's [min, max] for one Variant path, drawn as SVG on the server.
+
+Files go along the x axis (in the order given), values up the y axis. Bounds become positions:
+
+* numbers (integers, decimals, floats, booleans) as themselves;
+* dates, times and timestamps as their integer encoding (days, microseconds, nanoseconds), with
+  tick labels formatted back into dates and times;
+* strings, blobs and uuids by their ordinal rank among all the bounds drawn (the axis then says
+  "rank", with a few bound values as tick labels).
+
+Infinite bounds (float ±inf, DuckDB's date and timestamp infinities) are pinned to the edge of the
+plot. A file with values but an unknown bound is drawn to the edge on that side, hatched (pruning
+can never skip it on that side); a file whose path holds only nulls gets a grey mark on the
+baseline. No JavaScript: each bar has a ``<title>`` (tooltip) and, for small charts, links to its
+file's page.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from markupsafe import Markup, escape
+
+from service.stats.types import (
+    DATE_INFINITY,
+    DATE_NEG_INFINITY,
+    TS_INFINITY,
+    TS_NEG_INFINITY,
+    Bound,
+    Kind,
+    ShreddedType,
+    format_bound,
+    parse_bound,
+    sort_key,
+)
+
+WIDTH = 960
+HEIGHT = 380
+MARGIN_LEFT = 150
+MARGIN_RIGHT = 16
+MARGIN_TOP = 16
+MARGIN_BOTTOM = 48
+#: Bars are linked to their file's page up to this many files (links weigh on big charts).
+LINK_LIMIT = 300
+
+_TEMPORAL = {Kind.DATE, Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS}
+_ORDINAL = {Kind.VARCHAR, Kind.BLOB, Kind.UUID}
+
+
+@dataclass(frozen=True, slots=True)
+class ChartFile:
+    path: str
+    value_count: int
+    min_text: str | None
+    max_text: str | None
+    href: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    svg: Markup
+    drawn: int
+    #: Files with values and both bounds known / with an unknown bound / with no values.
+    known: int
+    unknown: int
+    no_values: int
+    #: Average share of the drawn files that a point lookup at a typical value (each file's
+    #: midpoint) keeps: 1/n is perfect clustering, 1.0 means pruning cannot help. None if no file
+    #: has values.
+    point_keep_ratio: float | None
+    axis: str
+
+
+def _is_infinite(t: ShreddedType, v: Bound) -> bool:
+    if isinstance(v, float):
+        return math.isinf(v)
+    if t.kind is Kind.DATE:
+        return v in (DATE_INFINITY, DATE_NEG_INFINITY)
+    if t.kind in _TEMPORAL and t.kind is not Kind.TIME:
+        return v in (TS_INFINITY, TS_NEG_INFINITY)
+    return False
+
+
+def _number(v: Bound) -> float:
+    if isinstance(v, bool):
+        return 1.0 if v else 0.0
+    if isinstance(v, int | float | Decimal):
+        return float(v)
+    raise TypeError(v)
+
+
+def nice_ticks(lo: float, hi: float, target: int = 6) -> list[float]:
+    """Round tick values (1, 2, 5 times a power of ten) covering [lo, hi]."""
+    span = hi - lo
+    if not math.isfinite(span) or span <= 0:
+        return [lo]
+    raw = span / max(1, target)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(s * mag for s in (1, 2, 2.5, 5, 10) if s * mag >= raw)
+    first = math.ceil(lo / step) * step
+    out = []
+    x = first
+    while x <= hi + step * 1e-9 and len(out) < 50:
+        out.append(0.0 if abs(x) < step * 1e-9 else x)
+        x += step
+    return out
+
+
+_SECOND_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200)
+_DAY_STEPS = (1, 2, 7, 14, 28, 91, 182, 365)
+
+
+def temporal_ticks(lo: float, hi: float, t: ShreddedType, target: int = 6) -> list[float]:
+    """Tick values on a date/time axis at round steps (seconds, minutes, hours, days, weeks,
+    roughly months and years), aligned to multiples of the step from the epoch (midnight UTC)."""
+    if t.kind is Kind.DATE:
+        per_day, steps = 1, [float(d) for d in _DAY_STEPS]
+    else:
+        per_second = 1_000_000_000 if t.kind in (Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS) else 1_000_000
+        per_day = 86_400 * per_second
+        steps = [float(s * per_second) for s in _SECOND_STEPS] + [float(d * per_day) for d in _DAY_STEPS]
+    span = hi - lo
+    if not math.isfinite(span) or span <= 0:
+        return [lo]
+    raw = span / max(1, target)
+    step = next((s for s in steps if s >= raw), None)
+    if step is None:  # beyond a year per tick: whole multiples of 365 days
+        years = nice_ticks(0, raw / (365 * per_day), 1)
+        step = max(years[-1], 1.0) * 365 * per_day if years else 365.0 * per_day
+        while step < raw:
+            step *= 2
+    first = math.ceil(lo / step) * step
+    out = []
+    x = first
+    while x <= hi and len(out) < 50:
+        out.append(x)
+        x += step
+    return out
+
+
+def _fmt_number(x: float, integral: bool) -> str:
+    if integral and abs(x) < 1e15:
+        return f"{round(x):,}"
+    return f"{x:.6g}"
+
+
+def _temporal_label(t: ShreddedType, x: float, span: float) -> str:
+    v = round(x)
+    try:
+        s = format_bound(t, v)
+    except (ValueError, OverflowError):
+        return ""
+    if t.kind is Kind.DATE or t.kind is Kind.TIME:
+        return s.split(".")[0]
+    per_day = 86_400 * (1_000_000_000 if t.kind in (Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS) else 1_000_000)
+    s = s.removesuffix("+00")
+    if span >= 3 * per_day:
+        return s.split(" ")[0]
+    return s.split(".")[0]
+
+
+def _shorten(s: str, n: int = 20) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+@dataclass
+class _Scale:
+    lo: float
+    hi: float
+    top: float
+    bottom: float
+
+    def y(self, v: float) -> float:
+        if self.hi == self.lo:
+            return (self.top + self.bottom) / 2
+        v = min(max(v, self.lo), self.hi)
+        return self.bottom - (v - self.lo) / (self.hi - self.lo) * (self.bottom - self.top)
+
+
+def render_chart(
+    t: ShreddedType,
+    files: Sequence[ChartFile],
+    *,
+    x_label: str,
+    title: str,
+) -> Chart:
+    """The SVG chart of ``files`` (already capped and ordered by the caller)."""
+    # 1. Parse bounds. Unparseable text (should not happen: the catalog validates) counts as unknown.
+    parsed: list[tuple[ChartFile, Bound | None, Bound | None]] = []
+    for f in files:
+        lo = hi = None
+        if f.value_count > 0:
+            try:
+                lo = None if f.min_text is None else parse_bound(t, f.min_text)
+                hi = None if f.max_text is None else parse_bound(t, f.max_text)
+            except Exception:  # a corrupt row must not take the page down
+                lo = hi = None
+        parsed.append((f, lo, hi))
+
+    # 2. Positions.
+    ordinal = t.kind in _ORDINAL
+    to_pos: Callable[[Bound], float]
+    rank_values: list[Bound] = []
+    if ordinal:
+        distinct = {sort_key(t, v): v for _, a, b in parsed for v in (a, b) if v is not None}
+        rank_values = [distinct[k] for k in sorted(distinct)]  # type: ignore[type-var]
+        rank = {sort_key(t, v): i for i, v in enumerate(rank_values)}
+
+        def to_pos(v: Bound) -> float:
+            return float(rank[sort_key(t, v)])
+
+    else:
+        to_pos = _number
+    finite = [to_pos(v) for _, a, b in parsed for v in (a, b) if v is not None and not _is_infinite(t, v)]
+    has_inf = any(v is not None and _is_infinite(t, v) for _, a, b in parsed for v in (a, b))
+    if finite:
+        lo_v, hi_v = min(finite), max(finite)
+    else:
+        lo_v, hi_v = 0.0, 1.0
+    if hi_v == lo_v:
+        pad = 1.0 if not ordinal else 0.5
+        lo_v, hi_v = lo_v - pad, hi_v + pad
+    else:
+        pad = (hi_v - lo_v) * 0.04
+        lo_v, hi_v = lo_v - pad, hi_v + pad
+    if has_inf:  # room at both edges for pinned infinities
+        pad = (hi_v - lo_v) * 0.04
+        lo_v, hi_v = lo_v - pad, hi_v + pad
+    plot_top, plot_bottom = MARGIN_TOP, HEIGHT - MARGIN_BOTTOM
+    plot_left, plot_right = MARGIN_LEFT, WIDTH - MARGIN_RIGHT
+    scale = _Scale(lo_v, hi_v, plot_top, plot_bottom)
+
+    def pos(v: Bound) -> float:
+        """The y coordinate of a bound (infinities pinned to the plot's edges)."""
+        if _is_infinite(t, v):
+            return plot_bottom if v < 0 else plot_top  # type: ignore[operator]
+        return scale.y(to_pos(v))
+
+    def value(v: Bound | None, missing: float) -> float:
+        """The value-space position of a bound for the clustering measure (unknown or infinite:
+        unbounded on that side)."""
+        if v is None:
+            return missing
+        if _is_infinite(t, v):
+            return -math.inf if v < 0 else math.inf  # type: ignore[operator]
+        return to_pos(v)
+
+    # 3. Ticks.
+    ticks: list[tuple[float, str]] = []
+    if ordinal:
+        n = len(rank_values)
+        if n:
+            count = min(n, 6)
+            idx = sorted({round(i * (n - 1) / max(1, count - 1)) for i in range(count)})
+            ticks = [(float(i), _shorten(format_bound(t, rank_values[i]))) for i in idx]
+        axis = "rank among the bounds drawn"
+    else:
+        raw_lo, raw_hi = (min(finite), max(finite)) if finite else (lo_v, hi_v)
+        span = raw_hi - raw_lo
+        integral = t.is_integer or t.kind in _TEMPORAL or t.kind is Kind.BOOLEAN
+        vals = temporal_ticks(lo_v, hi_v, t) if t.kind in _TEMPORAL else nice_ticks(lo_v, hi_v)
+        if integral:
+            vals = [v for v in vals if float(v).is_integer()] or vals
+        if t.kind in _TEMPORAL:
+            ticks = [(v, _temporal_label(t, v, span)) for v in vals]
+            axis = {Kind.DATE: "date", Kind.TIME: "time of day"}.get(t.kind, "timestamp (UTC)")
+        elif t.kind is Kind.BOOLEAN:
+            ticks = [(0.0, "false"), (1.0, "true")]
+            axis = "value"
+        else:
+            ticks = [(v, _fmt_number(v, integral)) for v in vals]
+            axis = "value"
+
+    # 4. Bars.
+    n = len(parsed)
+    step = (plot_right - plot_left) / max(1, n)
+    bar_w = min(24.0, max(step * 0.8, 0.6))
+    parts: list[str] = []
+    known = unknown = no_values = 0
+    intervals: list[tuple[float, float]] = []  # (min, max) in value space, for the clustering measure
+    link = n <= LINK_LIMIT
+    for i, (f, a, b) in enumerate(parsed):
+        x = plot_left + i * step + (step - bar_w) / 2
+        label = f"{f.path}: "
+        if f.value_count == 0:
+            no_values += 1
+            cy = plot_bottom - 3
+            label += "no values (only nulls)"
+            shape = (
+                f'<rect class="novalues" x="{x:.2f}" y="{cy - 2:.2f}" width="{max(bar_w, 2):.2f}" height="4">'
+                f"<title>{escape(label)}</title></rect>"
+            )
+        else:
+            y_max = pos(b) if b is not None else plot_top
+            y_min = pos(a) if a is not None else plot_bottom
+            lo_s = "unknown" if f.min_text is None else f.min_text
+            hi_s = "unknown" if f.max_text is None else f.max_text
+            label += f"min {lo_s}, max {hi_s}, {f.value_count:,} values"
+            if y_min - y_max < 2.0:  # a point (min = max) or nearly: a 2-unit tall mark
+                y0, h = (y_min + y_max) / 2 - 1.0, 2.0
+            else:
+                y0, h = y_max, y_min - y_max
+            cls = "bar" if a is not None and b is not None else "bar unknown"
+            if a is not None and b is not None:
+                known += 1
+            else:
+                unknown += 1
+            intervals.append((value(a, -math.inf), value(b, math.inf)))
+            shape = (
+                f'<rect class="{cls}" x="{x:.2f}" y="{y0:.2f}" width="{bar_w:.2f}" height="{h:.2f}">'
+                f"<title>{escape(label)}</title></rect>"
+            )
+        if link and f.href:
+            shape = f'<a href="{escape(f.href)}">{shape}</a>'
+        parts.append(shape)
+
+    # 5. Clustering measure: for each file's midpoint, the share of files whose range holds it.
+    ratio: float | None = None
+    if intervals:
+        lows = sorted(iv[0] for iv in intervals)
+        highs = sorted(iv[1] for iv in intervals)
+        total = 0.0
+        for lo, hi in intervals:
+            mid = _midpoint(lo, hi, lo_v, hi_v)
+            # ranges with low <= mid <= high: those starting at or below mid, less those ending below it
+            holding = bisect_right(lows, mid) - bisect_left(highs, mid)
+            total += holding / len(intervals)
+        ratio = total / len(intervals)
+
+    # 6. Assemble.
+    svg: list[str] = [
+        f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
+        f'role="img" aria-labelledby="chart-title chart-desc" data-files="{n}">',
+        f'<title id="chart-title">{escape(title)}</title>',
+        f'<desc id="chart-desc">{n} files along the x axis ({escape(x_label)}); each bar spans the '
+        f"file's minimum to maximum on the y axis ({escape(axis)}).</desc>",
+        "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fde4c3\"/>"
+        "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#d9822b\" stroke-width=\"3\"/></pattern></defs>",
+        f'<rect class="plot" x="{plot_left}" y="{plot_top}" width="{plot_right - plot_left}" '
+        f'height="{plot_bottom - plot_top}"/>',
+    ]
+    for v, text in ticks:
+        y = scale.y(v)
+        svg.append(
+            f'<line class="grid" x1="{plot_left}" x2="{plot_right}" y1="{y:.2f}" y2="{y:.2f}"/>'
+            f'<text class="tick" x="{plot_left - 6}" y="{y + 4:.2f}" text-anchor="end">{escape(text)}</text>'
+        )
+    svg.extend(parts)
+    svg.append(
+        f'<text class="axis" x="{(plot_left + plot_right) / 2:.0f}" y="{HEIGHT - 14}" text-anchor="middle">'
+        f"{escape(x_label)} →</text>"
+    )
+    svg.append(
+        f'<text class="axis" transform="translate(14 {(plot_top + plot_bottom) / 2:.0f}) rotate(-90)" '
+        f'text-anchor="middle">{escape(axis)}</text>'
+    )
+    svg.append("</svg>")
+    return Chart(
+        svg=Markup("".join(svg)),
+        drawn=n,
+        known=known,
+        unknown=unknown,
+        no_values=no_values,
+        point_keep_ratio=ratio,
+        axis=axis,
+    )
+
+
+def _midpoint(lo: float, hi: float, domain_lo: float, domain_hi: float) -> float:
+    if math.isinf(lo) and math.isinf(hi):
+        return (domain_lo + domain_hi) / 2
+    if math.isinf(lo):
+        return hi
+    if math.isinf(hi):
+        return lo
+    return (lo + hi) / 2

@@ -1,0 +1,134 @@
+"""Fixtures of the dashboard tests: real shredded files written by DuckDB (with a type conflict and
+a path shredded in one file only), a migrated SQLite catalog, and apps with auth on."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+warnings.filterwarnings("ignore", message=".*httpx2.*")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from service.api import create_app  # noqa: E402
+from tests.api.conftest import TOKENS, make_settings  # noqa: E402
+
+HTML = {"Accept": "text/html,application/xhtml+xml"}
+ADMIN_TOKEN = TOKENS["admin"]
+READER_TOKEN = TOKENS["reader"]
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def write_events(path: Path, n: int, offset: int, *, name_as_int: bool = False, extra: bool = False) -> Path:
+    """A DuckDB-shredded file: v = {id: bigint, name: varchar (bigint with ``name_as_int``),
+    score: double, ts: timestamp, day: date[, extra: int]}, ``n`` rows from ``offset``."""
+    import duckdb
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    name = "(r + 7)::BIGINT" if name_as_int else f"'n' || lpad((r + {offset})::VARCHAR, 6, '0')"
+    more = ", 'extra': (r % 5)::INTEGER" if extra else ""
+    con = duckdb.connect()
+    try:
+        con.execute(
+            f"""COPY (SELECT {{'id': (r + {offset})::BIGINT, 'name': {name}, 'score': ((r + {offset}) * 0.5)::DOUBLE,
+                               'ts': TIMESTAMP '2024-01-01 00:00:00' + to_hours(r + {offset}),
+                               'day': DATE '2024-01-01' + ((r + {offset}) // 24)::INTEGER{more}}}::VARIANT AS v
+                     FROM range({n}) t(r)) TO '{path}' (FORMAT parquet)"""
+        )
+    finally:
+        con.close()
+    return path
+
+
+@pytest.fixture(scope="session")
+def events_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Five files of 100 rows: ids 0..499 in order (well clustered); f4 has ``name`` as bigint
+    (a type conflict) and an ``extra`` path no other file has."""
+    root = tmp_path_factory.mktemp("dash-lake") / "warehouse" / "events"
+    out = []
+    for i in range(5):
+        out.append(str(write_events(root / f"part-{i}.parquet", 100, i * 100, name_as_int=i == 4, extra=i == 4)))
+    return out
+
+
+@pytest.fixture(scope="session")
+def _dash_template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from service.catalog.db import upgrade_to_head
+
+    p = tmp_path_factory.mktemp("dash-template") / "catalog.db"
+    upgrade_to_head(f"sqlite:///{p}")
+    return p
+
+
+@pytest.fixture
+def dash_url(_dash_template_db: Path, tmp_path: Path) -> str:
+    p = tmp_path / "catalog.db"
+    shutil.copyfile(_dash_template_db, p)
+    return f"sqlite:///{p}"
+
+
+@pytest.fixture
+def make_client(dash_url: str, events_files: list[str]) -> Iterator[Callable[..., TestClient]]:
+    """``make_client(**settings)`` -> a started TestClient on ``dash_url`` (auth on by default)."""
+    clients: list[TestClient] = []
+
+    def make(**kw: Any) -> TestClient:
+        roots = [str(Path(events_files[0]).parent.parent)]
+        settings = make_settings(dash_url, roots, **kw)
+        c = TestClient(create_app(settings), raise_server_exceptions=False, follow_redirects=False)
+        c.__enter__()
+        clients.append(c)
+        return c
+
+    yield make
+    for c in clients:
+        c.__exit__(None, None, None)
+
+
+@pytest.fixture
+def filled(dash_url: str, events_files: list[str]) -> str:
+    """The catalog of ``dash_url`` with ``lake.events`` (the five files, in two commits) and an
+    empty table ``lake.empty``; returns the URL."""
+    from service.catalog import Catalog
+
+    with Catalog(dash_url) as cat:
+        cat.register("lake", "events", events_files[:3])
+        cat.register("lake", "events", events_files[3:])
+        cat.create_table("lake", "empty", ["v"])
+    return dash_url
+
+
+@pytest.fixture
+def client(make_client: Callable[..., TestClient]) -> TestClient:
+    """Auth on, empty catalog."""
+    return make_client()
+
+
+@pytest.fixture
+def admin(make_client: Callable[..., TestClient], filled: str) -> TestClient:
+    """Auth on, filled catalog, every request carrying the admin bearer token and Accept: text/html."""
+    c = make_client()
+    c.headers.update({**HTML, **bearer(ADMIN_TOKEN)})
+    return c
+
+
+CSRF_RE = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def csrf_from(html: str) -> str:
+    m = CSRF_RE.search(html)
+    assert m, "no CSRF token in the page"
+    return m.group(1)
+
+
+def metrics_from(html: str) -> dict[str, int]:
+    return {k: int(v) for k, v in re.findall(r'data-metric="([^"]+)" data-value="(-?\d+)"', html)}

@@ -1,0 +1,464 @@
+"""The admin dashboard in-process (TestClient): every page renders from a real catalog, auth in a
+browser (redirect, 401, 403, sessions, CSRF), empty states, the SVG chart, the playground's numbers
+against the REST API."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from html import unescape
+from urllib.parse import parse_qs, quote, urlsplit
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.dashboard import routes, session
+from service.dashboard.chart import ChartFile, nice_ticks, render_chart
+from service.stats.types import ShreddedType
+from tests.dashboard.conftest import (
+    ADMIN_TOKEN,
+    HTML,
+    READER_TOKEN,
+    bearer,
+    csrf_from,
+    metrics_from,
+)
+
+T = "/admin/tables/lake/events"
+
+
+def _path_url(variant_path: str, **params: str) -> str:
+    q = "&".join(f"{k}={quote(v)}" for k, v in {"column": "v", "path": variant_path, **params}.items())
+    return f"{T}/path?{q}"
+
+
+def _links(html: str) -> list[str]:
+    return [unescape(h) for h in re.findall(r'href="([^"]+)"', html)]
+
+
+# --- pages ------------------------------------------------------------------------------------
+
+
+def test_overview_lists_tables_with_counts_and_recent_commits(admin: TestClient) -> None:
+    r = admin.get("/admin")
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("text/html")
+    html = r.text
+    row = re.search(r"<tr>\s*<th scope=\"row\"><a href=\"/admin/tables/lake/events\">lake.events</a>.*?</tr>", html, re.S)
+    assert row, html
+    cells = re.findall(r'data-value="(\d+)"', row.group(0))
+    files, rows, size = (int(x) for x in cells)
+    table = admin.get("/v1/namespaces/lake/tables/events", headers={"Accept": "application/json"}).json()
+    assert files == 5 and rows == 500
+    assert size == table.get("live-bytes", size)
+    assert "lake.empty" in html
+    # Recent commits: newest first, two commits of lake.events and the two table creations.
+    recent = re.search(r'<table class="data" id="recent">.*?</table>', html, re.S).group(0)
+    ids = [int(x) for x in re.findall(r'<td class="num">(\d+)</td>\s*<td>\d{4}-', recent)]
+    assert ids == sorted(ids, reverse=True) and len(ids) >= 4
+    assert "inserted_into_table" in recent
+
+
+def test_table_page_shows_global_stats_coverage_files_and_history(admin: TestClient) -> None:
+    r = admin.get(T)
+    assert r.status_code == 200, r.text
+    html = r.text
+    stats = re.search(r'<table class="data global-stats" data-column="v">.*?</table>', html, re.S).group(0)
+    # "name" (type conflict) and "extra" (one file) are not global; the others are, with merged bounds.
+    paths = [unescape(p) for p in re.findall(r"<code>([^<]+)</code></a></th>", stats)]
+    assert paths == ['"day"', '"id"', '"score"', '"ts"']
+    id_row = re.search(r"<code>&#34;id&#34;</code>.*?</tr>", stats, re.S).group(0)
+    assert ">0<" in id_row and ">499<" in id_row and "int64" in id_row
+    coverage = re.search(r'<table class="data" id="coverage">.*?</table>', html, re.S).group(0)
+    assert "type conflict: varchar, int64" in coverage
+    assert "not fully shredded in 4 of 5 files" in coverage
+    assert coverage.count("in the global stats") == 4
+    files = re.search(r'<table class="data" id="files-table">.*?</table>', html, re.S).group(0)
+    assert [p.rsplit("/", 1)[1] for p in re.findall(r'class="path"><a [^>]*>([^<]+)</a>', files)] == [
+        f"part-{i}.parquet" for i in range(5)
+    ]
+    history = re.search(r'<table class="data" id="snapshots">.*?</table>', html, re.S).group(0)
+    assert history.count("<tr>") == 1 + 3  # header + creation + two commits
+    # Every link on the page leads somewhere that renders.
+    for link in _links(html):
+        if link.startswith("/admin") and "/static/" not in link:
+            assert admin.get(link.split("#")[0]).status_code == 200, link
+
+
+def test_file_page_shows_metadata_and_per_path_stats(admin: TestClient, events_files: list[str]) -> None:
+    path = events_files[4]
+    r = admin.get(f"{T}/file", params={"path": path})
+    assert r.status_code == 200, r.text
+    html = r.text
+    assert unescape(re.search(r'id="file-path">([^<]+)<', html).group(1)) == path
+    stats = re.search(r'<table class="data" id="file-stats">.*?</table>', html, re.S).group(0)
+    rows = re.findall(r"<tr>.*?</tr>", stats, re.S)[1:]
+    assert len(rows) == 6  # id, name, score, ts, day, extra
+    name_row = next(x for x in rows if "&#34;name&#34;" in x)
+    assert "int64" in name_row and ">7<" in name_row and ">106<" in name_row
+    score_row = next(x for x in rows if "&#34;score&#34;" in x)
+    assert "float64" in score_row and "<td>no</td>" in score_row  # contains_nan false
+    missing = admin.get(f"{T}/file", params={"path": "/nowhere.parquet"})
+    assert missing.status_code == 404 and "not a live file" in missing.text
+
+
+def test_path_chart_is_server_side_svg(admin: TestClient) -> None:
+    r = admin.get(_path_url('"id"'))
+    assert r.status_code == 200, r.text
+    html = r.text
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", html, re.S).group(0)
+    assert 'data-files="5"' in svg and svg.count('class="bar"') == 5
+    assert "part-2.parquet: min 200, max 299" in svg
+    assert "<script" not in html
+    assert "keeps about <strong>20.0%</strong>" in html  # disjoint ranges: a point hits one file of five
+    # Ordered by path instead of min; timestamps and dates get formatted ticks.
+    assert admin.get(_path_url('"id"', order="path")).status_code == 200
+    ts = admin.get(_path_url('"ts"')).text
+    assert re.search(r'class="tick"[^>]*>2024-01-\d\d', ts)
+    day = admin.get(_path_url('"day"')).text
+    assert re.search(r'class="tick"[^>]*>2024-01-\d\d<', day)
+    strings = admin.get(_path_url('"name"', type="varchar")).text
+    assert "rank among the bounds drawn" in strings and 'data-files="4"' in strings
+
+
+def test_path_page_explains_why_a_path_has_no_global_stats(admin: TestClient) -> None:
+    html = admin.get(_path_url('"name"')).text
+    why = re.search(r'id="why-not-global">(.*?)</p>', html, re.S).group(1)
+    assert "2 different types (a type conflict)" in why and "not fully shredded" not in why
+    assert 'type=int64' in html  # link to the other type's chart
+    html = admin.get(_path_url('"extra"')).text
+    assert "not fully shredded in 4 live files" in html
+    gone = admin.get(_path_url('"nope"'))
+    assert gone.status_code == 200 and "not fully shredded in any live file" in gone.text
+    assert admin.get(_path_url('"id"', type="varchar")).status_code == 404
+    assert admin.get(f"{T}/path", params={"column": "w", "path": '"id"'}).status_code == 404
+    assert admin.get(f"{T}/path").status_code == 422
+
+
+def test_path_chart_is_capped(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(routes, "CHART_LIMIT", 2)
+    html = admin.get(_path_url('"id"')).text
+    assert 'data-files="2"' in html
+    assert "Showing the first 2 of 5 files" in html
+
+
+def test_files_are_paginated_sorted_and_filtered(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(routes, "FILES_PAGE", 2)
+
+    def walk(url: str) -> list[tuple[str, int, int]]:
+        seen: list[tuple[str, int, int]] = []
+        for _ in range(10):
+            html = admin.get(url).text
+            body = re.search(r'<table class="data" id="files-table">.*?</table>', html, re.S)
+            if body is None:
+                break
+            for path, size, rows in re.findall(
+                r'class="path"><a [^>]*>([^<]+)</a></th>\s*<td class="num" data-value="(\d+)">.*?data-value="(\d+)"',
+                body.group(0),
+                re.S,
+            ):
+                seen.append((unescape(path), int(size), int(rows)))
+            nxt = re.search(r'rel="next" href="([^"]+)"', html)
+            if not nxt:
+                break
+            url = unescape(nxt.group(1)).split("#")[0]
+        return seen
+
+    by_path = walk(T)
+    assert [p.rsplit("/", 1)[1] for p, _, _ in by_path] == [f"part-{i}.parquet" for i in range(5)]
+    by_size = walk(f"{T}?sort=size&order=desc")
+    assert len(by_size) == 5 and {p for p, _, _ in by_size} == {p for p, _, _ in by_path}
+    assert [s for _, s, _ in by_size] == sorted((s for _, s, _ in by_size), reverse=True)
+    by_rows = walk(f"{T}?sort=rows&order=asc")
+    assert len(by_rows) == 5
+    by_path_desc = walk(f"{T}?sort=path&order=desc")
+    assert [p for p, _, _ in by_path_desc] == [p for p, _, _ in reversed(by_path)]
+    prefix = by_path[0][0].rsplit("/", 1)[0] + "/part-3"
+    filtered = admin.get(T, params={"prefix": prefix}).text
+    assert "1 of 5 live files start with" in filtered
+    none = admin.get(T, params={"prefix": "/no/such/prefix"}).text
+    assert "No live file starts with" in none
+    assert admin.get(T, params={"cursor": "%%%"}).status_code == 422
+    assert admin.get(T, params={"sort": "colour"}).status_code == 422
+
+
+def test_empty_states(make_client: Callable[..., TestClient]) -> None:
+    c = make_client()
+    c.headers.update({**HTML, **bearer(ADMIN_TOKEN)})
+    html = c.get("/admin").text
+    assert "No tables yet" in html and "shredcat register" in html and "No commits yet" in html
+    from service.catalog import Catalog
+
+    with Catalog(c.app.state.ctx.catalog.engine) as cat:
+        cat.create_table("lake", "empty", ["v"])
+    html = c.get("/admin/tables/lake/empty").text
+    assert "No files yet" in html and "No path is fully shredded in any live file" in html
+    assert "No files yet, so no statistics" in html
+    prune = c.get("/admin/tables/lake/empty/prune").text
+    assert 'for="sql"' in prune
+    tok = csrf_from(prune)
+    r = c.post("/admin/tables/lake/empty/prune", data={"sql": "variant_get(v, '$.id', 'bigint') = 1", "csrf_token": tok})
+    assert r.status_code == 200 and metrics_from(r.text)["files-considered"] == 0
+    assert "No file can hold a matching row" in r.text
+    missing = c.get("/admin/tables/lake/nope")
+    assert missing.status_code == 404 and "does not exist" in missing.text
+
+
+# --- playground -------------------------------------------------------------------------------
+
+PREDICATES = [
+    "variant_get(v, '$.id', 'bigint') BETWEEN 150 AND 160",
+    "variant_get(v, '$.id', 'bigint') = 42 OR variant_get(v, '$.score', 'double') > 240",
+    "v:name::string = 'n000123'",
+    "variant_get(v, '$.extra', 'int') = 3",
+    "NOT variant_get(v, '$.id', 'bigint') < 1000",
+]
+
+
+@pytest.mark.parametrize("sql", PREDICATES)
+def test_playground_numbers_match_the_api(admin: TestClient, sql: str) -> None:
+    page = admin.get(f"{T}/prune")
+    assert page.status_code == 200
+    r = admin.post(f"{T}/prune", data={"sql": sql})  # bearer-authenticated: no CSRF token needed
+    assert r.status_code == 200, r.text
+    shown = metrics_from(r.text)
+    api = admin.post(
+        "/v1/namespaces/lake/tables/events/plan", json={"sql": sql, "page-size": 1000}, headers={"Accept": "application/json"}
+    ).json()
+    m = api["metrics"]
+    assert shown == {
+        "files-kept": m["files-kept"],
+        "files-considered": m["files-considered"],
+        "files-pruned": m["files-pruned"],
+        "rows-skipped": m["rows-skipped"],
+        "bytes-skipped": m["bytes-skipped"],
+    }
+    listed = [unescape(p) for p in re.findall(r'class="path"><a [^>]*>([^<]+)</a>', re.search(r'id="candidates">.*?</table>', r.text, re.S).group(0))] if m["files-kept"] else []
+    assert sorted(listed) == sorted(f["path"] for f in api["files"])
+    explain = re.search(r'id="explain">.*?</table>', r.text, re.S).group(0)
+    assert explain.count('class="kept"') == m["files-kept"] and explain.count('class="pruned"') == m["files-pruned"]
+
+
+def test_playground_errors_are_shown_inline(admin: TestClient) -> None:
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.id', 'bigint') >"})
+    assert r.status_code == 422
+    err = re.search(r'<p class="error" id="predicate-error" role="alert">(.*?)</p>', r.text, re.S)
+    assert err and err.group(1).strip()
+    assert 'aria-invalid="true" aria-describedby="predicate-error sql-help"' in r.text
+    assert "variant_get(v, &#39;$.id&#39;, &#39;bigint&#39;) &gt;</textarea>" in r.text  # kept for editing
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.id', 'bigint') = 1", "snapshot": "99999"})
+    assert r.status_code == 404 and 'id="predicate-error"' in r.text
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.id', 'bigint') = 1", "snapshot": "abc"})
+    assert r.status_code == 422 and "whole number" in r.text
+    r = admin.post(f"{T}/prune", data={"sql": "  "})
+    assert r.status_code == 422 and "enter a predicate" in r.text
+
+
+def test_playground_at_a_past_snapshot(admin: TestClient) -> None:
+    snaps = admin.get("/v1/namespaces/lake/tables/events/snapshots", headers={"Accept": "application/json"}).json()
+    first_commit = next(s for s in snaps["snapshots"] if s.get("added-files"))["snapshot-id"]
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.id', 'bigint') >= 0", "snapshot": str(first_commit)})
+    assert r.status_code == 200, r.text
+    assert metrics_from(r.text)["files-considered"] == 3
+
+
+def test_playground_get_prefills_and_offers_examples(admin: TestClient) -> None:
+    html = admin.get(f"{T}/prune").text
+    assert "Examples from this table" in html and "variant_get(v, &#39;$.day&#39;, &#39;date&#39;)" in html
+    html = admin.get(f"{T}/prune", params={"sql": "v:id::bigint = 5"}).text
+    assert "v:id::bigint = 5</textarea>" in html
+
+
+# --- auth -------------------------------------------------------------------------------------
+
+
+def test_no_token_browser_is_redirected_to_login(client: TestClient) -> None:
+    r = client.get(T + "?sort=size", headers=HTML)
+    assert r.status_code == 303
+    loc = urlsplit(r.headers["location"])
+    assert loc.path == "/admin/login" and parse_qs(loc.query)["next"] == [T + "?sort=size"]
+
+
+def test_no_token_api_client_gets_401(client: TestClient) -> None:
+    r = client.get("/admin", headers={"Accept": "application/json"})
+    assert r.status_code == 401
+    assert r.json()["error"]["type"] == "unauthorized"
+    assert r.headers["www-authenticate"].startswith("Bearer")
+    r = client.get("/admin", headers={**HTML, **bearer("not-a-token")})
+    assert r.status_code == 401
+
+
+def test_non_admin_token_gets_a_403_page(admin: TestClient) -> None:
+    for url in ("/admin", T, f"{T}/prune", _path_url('"id"')):
+        r = admin.get(url, headers=bearer(READER_TOKEN))
+        assert r.status_code == 403, url
+        assert "needs the admin role" in r.text and r.headers["content-type"].startswith("text/html")
+    r = admin.post(f"{T}/prune", data={"sql": "v:id::bigint = 1"}, headers=bearer(READER_TOKEN))
+    assert r.status_code == 403 and "data-metric" not in r.text
+
+
+def _login(c: TestClient, token: str, next_url: str | None = None) -> object:
+    page = c.get("/admin/login", headers=HTML, params={"next": next_url} if next_url else None)
+    assert page.status_code == 200
+    assert 'for="token"' in page.text and 'type="password"' in page.text
+    data = {"token": token, "csrf_token": csrf_from(page.text)}
+    if next_url:
+        data["next"] = next_url
+    return c.post("/admin/login", data=data, headers=HTML)
+
+
+def test_login_sets_a_signed_httponly_strict_cookie(make_client: Callable[..., TestClient], filled: str) -> None:
+    c = make_client()
+    r = _login(c, ADMIN_TOKEN, next_url=T)
+    assert r.status_code == 303 and r.headers["location"] == T
+    cookies = r.headers.get_list("set-cookie")
+    sess = next(x for x in cookies if x.startswith(session.SESSION_COOKIE + "="))
+    low = sess.lower()
+    assert "httponly" in low and "samesite=strict" in low and "path=/admin" in low and "max-age=43200" in low
+    assert ADMIN_TOKEN not in sess and "secure" not in low  # plain http here
+    page = c.get(T, headers=HTML)
+    assert page.status_code == 200 and "Sign out" in page.text
+    # Sign out: CSRF-protected, clears the cookie.
+    bad = c.post("/admin/logout", data={"csrf_token": "x" * 40}, headers=HTML)
+    assert bad.status_code == 403
+    out = c.post("/admin/logout", data={"csrf_token": csrf_from(page.text)}, headers=HTML)
+    assert out.status_code == 303 and out.headers["location"].startswith("/admin/login")
+    assert c.get(T, headers=HTML).status_code == 303
+
+
+def test_login_refuses_bad_and_non_admin_tokens(client: TestClient) -> None:
+    r = _login(client, "wrong-token")
+    assert r.status_code == 401 and "not valid" in r.text and 'aria-invalid="true"' in r.text
+    assert session.SESSION_COOKIE not in r.headers.get("set-cookie", "")
+    r = _login(client, READER_TOKEN)
+    assert r.status_code == 403 and "needs an admin token" in r.text
+    assert session.SESSION_COOKIE not in r.headers.get("set-cookie", "")
+
+
+def test_login_needs_the_csrf_token(client: TestClient) -> None:
+    r = client.post("/admin/login", data={"token": ADMIN_TOKEN}, headers=HTML)
+    assert r.status_code == 403 and session.SESSION_COOKIE not in r.headers.get("set-cookie", "")
+    client.get("/admin/login", headers=HTML)  # sets the CSRF cookie
+    r = client.post("/admin/login", data={"token": ADMIN_TOKEN, "csrf_token": "y" * 43}, headers=HTML)
+    assert r.status_code == 403
+
+
+def test_login_never_redirects_off_site(client: TestClient) -> None:
+    for target in ("https://evil.example/", "//evil.example/admin", "/admin.evil", "/v1/namespaces", "/admin\\x"):
+        r = _login(client, ADMIN_TOKEN, next_url=target)
+        assert r.status_code == 303 and r.headers["location"] == "/admin", target
+
+
+def test_forged_expired_and_revoked_sessions_are_refused(make_client: Callable[..., TestClient], filled: str) -> None:
+    c = make_client()
+    good = session.make_session(ADMIN_TOKEN)
+    c.cookies.set(session.SESSION_COOKIE, good)
+    assert c.get("/admin", headers=HTML).status_code == 200
+    exp = good.split(".")[1]
+    tampered = good.replace(f".{exp}.", f".{int(exp) + 3600}.")
+    for value in (tampered, session.make_session(ADMIN_TOKEN, now=time.time() - 13 * 3600), "v1.x.y", "garbage"):
+        c.cookies.set(session.SESSION_COOKIE, value)
+        r = c.get("/admin", headers=HTML)
+        assert r.status_code == 303, value
+        assert session.SESSION_COOKIE in r.headers.get("set-cookie", "")  # cleared
+    c.cookies.set(session.SESSION_COOKIE, session.make_session(READER_TOKEN))
+    assert c.get("/admin", headers=HTML).status_code == 403
+    # Removing the token from the configuration ends its sessions.
+    other = make_client(tokens={})
+    other.cookies.set(session.SESSION_COOKIE, good)
+    assert other.get("/admin", headers=HTML).status_code == 303
+
+
+def test_playground_post_with_a_session_needs_the_csrf_token(make_client: Callable[..., TestClient], filled: str) -> None:
+    c = make_client()
+    assert _login(c, ADMIN_TOKEN).status_code == 303
+    page = c.get(f"{T}/prune", headers=HTML)
+    sql = "variant_get(v, '$.id', 'bigint') = 250"
+    for data in ({"sql": sql}, {"sql": sql, "csrf_token": "z" * 43}):
+        r = c.post(f"{T}/prune", data=data, headers=HTML)
+        assert r.status_code == 403 and "data-metric" not in r.text
+    r = c.post(f"{T}/prune", data={"sql": sql, "csrf_token": csrf_from(page.text)}, headers=HTML)
+    assert r.status_code == 200 and metrics_from(r.text)["files-kept"] == 1
+
+
+def test_auth_off_opens_every_page(make_client: Callable[..., TestClient], filled: str) -> None:
+    c = make_client(auth="off")
+    for url in ("/admin", T, f"{T}/prune", _path_url('"id"')):
+        r = c.get(url, headers=HTML)
+        assert r.status_code == 200, url
+        assert "authentication off" in r.text
+    assert c.get("/admin/login", headers=HTML).status_code == 303
+
+
+# --- hygiene ----------------------------------------------------------------------------------
+
+
+def test_pages_are_self_contained_and_locked_down(admin: TestClient) -> None:
+    for url in ("/admin", T, f"{T}/prune", _path_url('"id"')):
+        r = admin.get(url)
+        csp = r.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "frame-ancestors 'none'" in csp
+        assert r.headers["cache-control"] == "no-store"
+        assert "<script" not in r.text
+        # Nothing fetched from elsewhere (offline): every src/href is local.
+        for ref in re.findall(r'(?:src|href)="([^"]+)"', r.text):
+            assert ref.startswith(("/admin", "#")), ref
+        assert 'style="' not in r.text  # the CSP allows no inline style
+    css = admin.get("/admin/static/dashboard.css")
+    assert css.status_code == 200 and css.headers["content-type"].startswith("text/css")
+    assert "@import" not in css.text and "url(http" not in css.text
+    assert admin.get("/admin/static/nope.js").status_code == 404
+
+
+def test_every_form_control_has_a_label(admin: TestClient) -> None:
+    for url in (T, f"{T}/prune", _path_url('"id"'), "/admin/login"):
+        html = admin.get(url).text
+        labels = set(re.findall(r'<label for="([^"]+)"', html))
+        for tag in re.findall(r"<(?:input|select|textarea)\b[^>]*>", html):
+            if 'type="hidden"' in tag:
+                continue
+            m = re.search(r'id="([^"]+)"', tag)
+            assert m and m.group(1) in labels, (url, tag)
+
+
+def test_dashboard_is_not_in_the_openapi_spec(admin: TestClient) -> None:
+    assert not [p for p in admin.app.openapi()["paths"] if p.startswith("/admin")]
+
+
+# --- units ------------------------------------------------------------------------------------
+
+
+def test_session_values_round_trip() -> None:
+    from service.api.auth import hash_token
+
+    tokens = {hash_token(ADMIN_TOKEN): "admin", hash_token(READER_TOKEN): "reader"}
+    v = session.make_session(ADMIN_TOKEN, now=1000)
+    p = session.verify_session(v, tokens, now=1001)
+    assert p is not None and p.role == "admin" and p.token_id == hash_token(ADMIN_TOKEN)[:8]
+    assert session.verify_session(v, tokens, now=1000 + session.SESSION_SECONDS) is None
+    assert session.verify_session(session.make_session(READER_TOKEN, now=1000), tokens, now=1001).role == "reader"  # type: ignore[union-attr]
+    assert session.verify_session(session.make_session("unknown", now=1000), tokens, now=1001) is None
+
+
+def test_chart_positions_and_marks() -> None:
+    t = ShreddedType.parse("int64")
+    files = [
+        ChartFile("a", 10, "0", "9"),
+        ChartFile("b", 10, None, "5"),  # unknown min
+        ChartFile("c", 0, None, None),  # only nulls
+        ChartFile("d", 10, "5", "5"),  # a point
+    ]
+    c = render_chart(t, files, x_label="files", title="x")
+    assert (c.drawn, c.known, c.unknown, c.no_values) == (4, 2, 1, 1)
+    assert c.svg.count('class="bar"') == 2 and c.svg.count('class="bar unknown"') == 1
+    assert c.svg.count('class="novalues"') == 1
+    # Midpoints: a 4.5 (held by a, b), b 5 (its known end: a, b, d), d 5 (a, b, d); c has no values.
+    assert c.point_keep_ratio == pytest.approx((2 + 3 + 3) / 9)
+    f = render_chart(ShreddedType.parse("float64"), [ChartFile("a", 1, "-inf", "inf"), ChartFile("b", 1, "1.0", "2.0")], x_label="x", title="t")
+    assert f.known == 2 and f.point_keep_ratio == pytest.approx(1.0)
+    s = render_chart(ShreddedType.parse("varchar"), [ChartFile("a", 1, "apple", "kiwi"), ChartFile("b", 1, "lemon", "zebra")], x_label="x", title="t")
+    assert s.point_keep_ratio == pytest.approx(0.5) and ">apple<" in s.svg
+    e = render_chart(t, [], x_label="x", title="t")
+    assert e.drawn == 0 and e.point_keep_ratio is None
+    assert nice_ticks(0, 10) == [0, 2, 4, 6, 8, 10]
