@@ -13,6 +13,7 @@ Reports files/s and stats rows/s per backend; the timing covers every ``Catalog.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import platform
 import random
@@ -27,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.catalog import Catalog  # noqa: E402
-from service.catalog.db import upgrade_to_head  # noqa: E402
-from service.stats.model import FileStats, PathStats  # noqa: E402
-from service.stats.types import ShreddedType  # noqa: E402
+from service.catalog import Catalog
+from service.catalog.db import upgrade_to_head
+from service.stats.model import FileStats, PathStats
+from service.stats.types import ShreddedType
 
 DEFAULT_PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 
@@ -49,61 +50,66 @@ PATH_TYPES = [
 ]
 
 
-def make_files(n: int, n_paths: int, seed: int = 7) -> list[FileStats]:
+def make_file(i: int, n_paths: int, seed: int = 7) -> FileStats:
+    """File number ``i`` (deterministic: any process can build any file)."""
     import uuid
 
-    rnd = random.Random(seed)
+    rnd = random.Random(seed * 1_000_003 + i)
     types = [(p, ShreddedType.parse(t)) for p, t in (PATH_TYPES * (n_paths // len(PATH_TYPES) + 1))[:n_paths]]
-    names = [p if i < len(PATH_TYPES) else f'"{p.strip(chr(34))}_{i}"' for i, (p, _) in enumerate(types)]
-    files = []
-    for i in range(n):
-        paths = []
-        for name, (_, t) in zip(names, types, strict=True):
-            k = t.kind.value
-            base = i * 1000
-            if k in ("int64", "int32"):
-                lo, hi = base + rnd.randrange(100), base + 100 + rnd.randrange(900)
-            elif k == "timestamp":
-                lo, hi = 1_700_000_000_000_000 + base * 1_000_000, 1_700_000_000_000_000 + (base + 999) * 1_000_000
-            elif k == "date":
-                lo, hi = 19000 + i // 100, 19000 + i // 100 + rnd.randrange(3)
-            elif k.startswith("decimal"):
-                lo, hi = Decimal(rnd.randrange(100, 10_000)) / 100, Decimal(rnd.randrange(10_000, 1_000_000)) / 100
-                lo, hi = lo.quantize(Decimal("0.01")), hi.quantize(Decimal("0.01"))
-            elif k == "float64":
-                lo, hi = rnd.random(), 1.0 + rnd.random()
-            elif k == "float32":
-                lo, hi = 0.25, 0.75
-            elif k == "uuid":
-                a, b = sorted((uuid.UUID(int=rnd.getrandbits(128)), uuid.UUID(int=rnd.getrandbits(128))))
-                lo, hi = a, b
-            else:
-                lo, hi = f"a{rnd.randrange(1000):04d}", f"z{rnd.randrange(1000):04d}"
-            paths.append(
-                PathStats(
-                    column="payload",
-                    variant_path=name,
-                    shredded_type=t,
-                    column_size_bytes=1000 + rnd.randrange(10_000),
-                    value_count=10_000,
-                    null_count=rnd.randrange(100),
-                    min_value=lo,
-                    max_value=hi,
-                    contains_nan=False if t.is_float else None,
-                )
+    paths = []
+    for j, (name, t) in enumerate(types):
+        if j >= len(PATH_TYPES):
+            name = f'"{name.strip(chr(34))}_{j}"'
+        k = t.kind.value
+        base = i * 1000
+        lo: object
+        hi: object
+        if k in ("int64", "int32"):
+            lo, hi = base + rnd.randrange(100), base + 100 + rnd.randrange(900)
+        elif k == "timestamp":
+            lo, hi = (
+                1_700_000_000_000_000 + base * 1_000_000,
+                1_700_000_000_000_000 + (base + 999) * 1_000_000,
             )
-        files.append(
-            FileStats(
-                path=f"s3://bench-bucket/events/date=2026-01-{1 + i % 28:02d}/part-{i:07d}.parquet",
-                file_size_bytes=50_000_000 + i,
-                record_count=10_000,
-                footer_size=20_000,
-                content_id=f"etag-{i:08x}",
-                variant_columns=("payload",),
-                paths=tuple(paths),
+        elif k == "date":
+            lo, hi = 19000 + i // 100, 19000 + i // 100 + rnd.randrange(3)
+        elif k.startswith("decimal"):
+            lo = (Decimal(rnd.randrange(100, 10_000)) / 100).quantize(Decimal("0.01"))
+            hi = (Decimal(rnd.randrange(10_000, 1_000_000)) / 100).quantize(Decimal("0.01"))
+        elif k == "float64":
+            lo, hi = rnd.random(), 1.0 + rnd.random()
+        elif k == "float32":
+            lo, hi = 0.25, 0.75
+        elif k == "uuid":
+            lo, hi = sorted((uuid.UUID(int=rnd.getrandbits(128)), uuid.UUID(int=rnd.getrandbits(128))))
+        else:
+            lo, hi = f"a{rnd.randrange(1000):04d}", f"z{rnd.randrange(1000):04d}"
+        paths.append(
+            PathStats(
+                column="payload",
+                variant_path=name,
+                shredded_type=t,
+                column_size_bytes=1000 + rnd.randrange(10_000),
+                value_count=10_000,
+                null_count=rnd.randrange(100),
+                min_value=lo,  # type: ignore[arg-type]
+                max_value=hi,  # type: ignore[arg-type]
+                contains_nan=False if t.is_float else None,
             )
         )
-    return files
+    return FileStats(
+        path=f"s3://bench-bucket/events/date=2026-01-{1 + i % 28:02d}/part-{i:07d}.parquet",
+        file_size_bytes=50_000_000 + i,
+        record_count=10_000,
+        footer_size=20_000,
+        content_id=f"etag-{i:08x}",
+        variant_columns=("payload",),
+        paths=tuple(paths),
+    )
+
+
+def make_files(n: int, n_paths: int, start: int = 0) -> list[FileStats]:
+    return [make_file(i, n_paths) for i in range(start, start + n)]
 
 
 @contextmanager
@@ -134,29 +140,57 @@ def postgres_url(admin_url: str, keep: bool) -> Iterator[str]:
                 c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def run(url: str, files: list[FileStats], batch: int, verify: bool) -> dict[str, float]:
+def _writer(url: str, n_paths: int, batches: list[tuple[int, int]], start_at: float) -> list[float]:
+    """One writer process: build its batches, wait for the common start, commit them."""
+    prepared = [make_files(n, n_paths, start) for start, n in batches]
+    with Catalog(url) as cat:
+        cat.list_tables()  # connect before the clock starts
+        time.sleep(max(0.0, start_at - time.time()))
+        latencies = []
+        for files in prepared:
+            b0 = time.perf_counter()
+            cat.commit("bench", "events", files)
+            latencies.append(time.perf_counter() - b0)
+    return latencies
+
+
+def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: bool) -> dict[str, float]:
     upgrade_to_head(url)
     with Catalog(url) as cat:
         cat.create_table("bench", "events", ["payload"])
-        latencies = []
-        t0 = time.perf_counter()
-        for i in range(0, len(files), batch):
-            b0 = time.perf_counter()
-            cat.commit("bench", "events", files[i : i + batch])
-            latencies.append(time.perf_counter() - b0)
-        elapsed = time.perf_counter() - t0
+    batches = [(s, min(batch, n_files - s)) for s in range(0, n_files, batch)]
+    if writers == 1:
+        files = make_files(n_files, n_paths)
+        with Catalog(url) as cat:
+            latencies = []
+            t0 = time.perf_counter()
+            for s, n in batches:
+                b0 = time.perf_counter()
+                cat.commit("bench", "events", files[s : s + n])
+                latencies.append(time.perf_counter() - b0)
+            elapsed = time.perf_counter() - t0
+    else:
+        # Separate processes (like several API workers): batch k goes to writer k % writers.
+        ctx = multiprocessing.get_context("spawn")
+        start_at = time.time() + 5.0 + n_files / 20_000  # after every writer has built its files
+        with ctx.Pool(writers) as pool:
+            parts = [batches[w::writers] for w in range(writers)]
+            res = [pool.apply_async(_writer, (url, n_paths, part, start_at)) for part in parts]
+            latencies = [x for r in res for x in r.get()]
+        elapsed = time.time() - start_at
+    with Catalog(url) as cat:
         info = cat.get_table("bench", "events")
-        assert info.live_file_count == len(files), info
+        assert info.live_file_count == n_files, info
         out = {
             "seconds": elapsed,
-            "files_per_s": len(files) / elapsed,
-            "rows_per_s": sum(len(f.paths) for f in files) / elapsed,
+            "files_per_s": n_files / elapsed,
+            "rows_per_s": n_files * n_paths / elapsed,
             "p50_batch_ms": sorted(latencies)[len(latencies) // 2] * 1000,
             "max_batch_ms": max(latencies) * 1000,
         }
         # One removal of a batch (rebuilds global stats from the per-path counters).
         r0 = time.perf_counter()
-        cat.remove("bench", "events", [f.path for f in files[:batch]])
+        cat.remove("bench", "events", [make_file(i, n_paths).path for i in range(batch)])
         out["remove_batch_ms"] = (time.perf_counter() - r0) * 1000
         if verify:
             v0 = time.perf_counter()
@@ -192,23 +226,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pg-admin-url", default=os.environ.get("SHREDCAT_BENCH_PG_ADMIN_URL", DEFAULT_PG_ADMIN))
     p.add_argument("--keep", action="store_true", help="keep the PostgreSQL bench database")
     p.add_argument("--verify", action="store_true", help="check global stats == recomputation at the end")
+    p.add_argument("--writers", type=int, default=1, help="concurrent writer processes (default 1)")
     args = p.parse_args(argv)
 
-    g0 = time.perf_counter()
-    files = make_files(args.files, args.paths)
-    print(f"generated {len(files):,} files x {args.paths} paths in {time.perf_counter() - g0:.1f}s")
-    print(f"machine: {machine()}")
+    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f} at start")
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     for b in backends:
         ctx = sqlite_url() if b == "sqlite" else postgres_url(args.pg_admin_url, args.keep)
         with ctx as url:
-            r = run(url, files, args.batch, args.verify)
+            r = run(url, args.files, args.paths, args.batch, args.writers, args.verify)
         extra = f", verify {r['verify_s']:.1f}s" if "verify_s" in r else ""
         print(
-            f"{b:9s} {args.files:,} files in batches of {args.batch:,}: {r['seconds']:.1f}s = "
+            f"{b:9s} {args.files:,} files in batches of {args.batch:,}, {args.writers} writer(s): {r['seconds']:.1f}s = "
             f"{r['files_per_s']:,.0f} files/s ({r['rows_per_s']:,.0f} stats rows/s); "
             f"batch p50 {r['p50_batch_ms']:.0f} ms, max {r['max_batch_ms']:.0f} ms; "
-            f"remove of one batch {r['remove_batch_ms']:.0f} ms{extra}"
+            f"remove of one batch {r['remove_batch_ms']:.0f} ms{extra}; load average {os.getloadavg()[0]:.1f}"
         )
     return 0
 

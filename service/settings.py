@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     extract_workers: int = Field(default=4, ge=1, le=64)
     #: Python logging level of the server.
     log_level: str = "INFO"
+    #: Server log lines: ``json`` (default; one object per line with the request id) or ``text``.
+    log_format: Literal["json", "text"] = "json"
 
     @field_validator("tokens")
     @classmethod

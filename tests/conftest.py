@@ -26,7 +26,10 @@ import pytest
 
 PG_ADMIN_URL = os.environ.get("SHREDCAT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
-BACKENDS = [pytest.param("sqlite", id="sqlite"), pytest.param("postgres", id="postgres", marks=pytest.mark.postgres)]
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
 
 
 def _admin_dsn() -> str:

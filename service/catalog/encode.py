@@ -98,7 +98,10 @@ def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_ORDINAL = _EPOCH.toordinal()
 #: Days / microseconds of 0001-01-01 and 9999-12-31 23:59:59.999999: Python's datetime range.
-_MIN_DAYS, _MAX_DAYS = date(1, 1, 1).toordinal() - _EPOCH_ORDINAL, date(9999, 12, 31).toordinal() - _EPOCH_ORDINAL
+_MIN_DAYS, _MAX_DAYS = (
+    date(1, 1, 1).toordinal() - _EPOCH_ORDINAL,
+    date(9999, 12, 31).toordinal() - _EPOCH_ORDINAL,
+)
 _MIN_US, _MAX_US = _MIN_DAYS * 86_400_000_000, (_MAX_DAYS + 1) * 86_400_000_000 - 1
 
 
@@ -244,7 +247,6 @@ Width = tuple[int | None, float | None]
 """(max_width_num, max_width_real) of a path; None = unbounded."""
 
 
-
 def row_width(
     min_num: int | None, max_num: int | None, min_real: float | None, max_real: float | None
 ) -> Width:
@@ -291,6 +293,11 @@ class PreparedBatch:
         return prepare_batch([self.files[i] for i in keep])
 
 
+@cache
+def _type_info(t: ShreddedType) -> tuple[Callable[[Bound | None, Bound | None], RowBounds], str]:
+    return bounds_encoder(t), t.name
+
+
 def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
     """Encode validated files (:func:`service.catalog.validate.validate_batch`) for insertion, and
     compute the per-path counter deltas (the same definitions as ``repository._removed_counters``
@@ -307,9 +314,11 @@ def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
             t = ps.shredded_type
             cached = encoders.get(id(t))
             if cached is None:
-                cached = encoders[id(t)] = (bounds_encoder(t), t.name)
+                cached = encoders[id(t)] = _type_info(t)
             enc, tname = cached
-            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
+            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(
+                ps.min_value, ps.max_value
+            )
             col, vp, vc, nan = ps.column, ps.variant_path, ps.value_count, ps.contains_nan
             out.append(
                 (

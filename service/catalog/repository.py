@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, any_, bindparam, case, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, any_, bindparam, case, func, insert, or_, select, text, update
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import aliased
 
@@ -244,19 +244,23 @@ def drop_table(conn: Connection, t: TableRow) -> int:
     conn.execute(
         update(D).where(D.table_id == t.table_id, D.end_snapshot.is_(None)).values(end_snapshot=snap)
     )
+    # Through the ended files (primary key of the stats rows), not a scan of every table's stats.
+    ended = select(D.data_file_id).where(D.table_id == t.table_id, D.end_snapshot == snap)
     conn.execute(
-        update(S).where(S.table_id == t.table_id, S.end_snapshot.is_(None)).values(end_snapshot=snap)
+        update(S).where(S.data_file_id.in_(ended), S.end_snapshot.is_(None)).values(end_snapshot=snap)
     )
     return snap
 
 
 def table_infos(conn: Connection, namespace: str | None = None, name: str | None = None) -> list[TableInfo]:
     T = m.Table
-    counts = (
-        select(m.Snapshot.table_id.label("table_id"), func.count().label("n"))
-        .where(m.Snapshot.table_id.is_not(None))
-        .group_by(m.Snapshot.table_id)
-        .subquery()
+    # Correlated: one index-only count per listed table (index on snapshot.table_id).
+    n_snapshots = (
+        select(func.count())
+        .select_from(m.Snapshot)
+        .where(m.Snapshot.table_id == T.table_id)
+        .correlate(T)
+        .scalar_subquery()
     )
     cur = aliased(m.Snapshot)
     stmt = (
@@ -268,12 +272,11 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
             T.live_record_count,
             T.live_bytes,
             T.current_snapshot_id,
-            counts.c.n,
+            n_snapshots,
             cur.snapshot_time,
             T.begin_snapshot,
         )
         .join(m.Schema, m.Schema.schema_id == T.schema_id)
-        .outerjoin(counts, counts.c.table_id == T.table_id)
         .outerjoin(cur, cur.snapshot_id == T.current_snapshot_id)
         .where(T.end_snapshot.is_(None), m.Schema.end_snapshot.is_(None))
         .order_by(m.Schema.schema_name, T.table_name)
@@ -341,14 +344,29 @@ def _in(conn: Connection, col: Any, values: Sequence[Any]) -> Any:
     return col.in_(values)
 
 
+# PostgreSQL: one parameterized unique-index probe per path. LIMIT 1 keeps the LATERAL subquery from
+# being flattened into a join, so the plan does not depend on table statistics (right after a bulk
+# load they are stale, and a plain "path = ANY(...)" was planned as a scan of every live file).
+_PG_LIVE_BY_PATH = text(
+    "SELECT d.data_file_id, d.path, d.content_id, d.file_size_bytes, d.record_count, d.footer_size "
+    "FROM unnest(CAST(:paths AS varchar[])) AS p(path) CROSS JOIN LATERAL ("
+    " SELECT * FROM ducklake_data_file x"
+    " WHERE x.table_id = :table_id AND x.path = p.path AND x.end_snapshot IS NULL LIMIT 1) AS d"
+)
+
+
 def live_files_by_path(conn: Connection, table_id: int, paths: Sequence[str]) -> dict[str, LiveFile]:
     out: dict[str, LiveFile] = {}
-    for chunk in chunks(list(paths), 10_000 if _is_postgres(conn) else CHUNK):
-        rows = conn.execute(
-            select(D.data_file_id, D.path, D.content_id, D.file_size_bytes, D.record_count, D.footer_size).where(
-                D.table_id == table_id, D.end_snapshot.is_(None), _in(conn, D.path, chunk)
+    pg = _is_postgres(conn)
+    for chunk in chunks(list(paths), 10_000 if pg else CHUNK):
+        if pg:
+            rows = conn.execute(_PG_LIVE_BY_PATH, {"paths": list(chunk), "table_id": table_id})
+        else:
+            rows = conn.execute(
+                select(
+                    D.data_file_id, D.path, D.content_id, D.file_size_bytes, D.record_count, D.footer_size
+                ).where(D.table_id == table_id, D.end_snapshot.is_(None), D.path.in_(chunk))
             )
-        )
         for r in rows:
             out[r[1]] = LiveFile(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), int(r[5]))
     return out
@@ -664,18 +682,20 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
     ids = [lf.data_file_id for lf in live]
     deltas: dict[int, list[int]] = {}
     agg = _removed_counters()
-    for chunk in chunks(ids):
-        conn.execute(update(D).where(D.data_file_id.in_(chunk)).values(end_snapshot=snap))
+    for chunk in chunks(ids, 10_000 if _is_postgres(conn) else CHUNK):
+        conn.execute(update(D).where(_in(conn, D.data_file_id, chunk)).values(end_snapshot=snap))
         for row in conn.execute(
             select(S.path_id, *agg)
-            .where(S.data_file_id.in_(chunk), S.end_snapshot.is_(None))
+            .where(_in(conn, S.data_file_id, chunk), S.end_snapshot.is_(None))
             .group_by(S.path_id)
         ):
             d = deltas.setdefault(int(row[0]), [0] * len(COUNTERS))
             for i, v in enumerate(row[1:]):
                 d[i] -= int(v or 0)
         conn.execute(
-            update(S).where(S.data_file_id.in_(chunk), S.end_snapshot.is_(None)).values(end_snapshot=snap)
+            update(S)
+            .where(_in(conn, S.data_file_id, chunk), S.end_snapshot.is_(None))
+            .values(end_snapshot=snap)
         )
     _apply_counters(conn, deltas, None)
     conn.execute(
@@ -701,23 +721,23 @@ def read_global_json(conn: Connection, t: TableRow) -> dict[str, str | None]:
         )
     ).all()
     out: dict[str, str | None] = dict.fromkeys(t.columns)
-    for cid, text in rows:
+    for cid, doc in rows:
         if int(cid) in names:
-            out[names[int(cid)]] = text
+            out[names[int(cid)]] = doc
     return out
 
 
 def write_global_json(
     conn: Connection, t: TableRow, new: Mapping[str, str | None], old: Mapping[str, str | None]
 ) -> None:
-    for col, text in new.items():
-        if old.get(col) != text:
+    for col, doc in new.items():
+        if old.get(col) != doc:
             conn.execute(
                 update(m.TableColumnStats)
                 .where(
                     m.TableColumnStats.table_id == t.table_id, m.TableColumnStats.column_id == t.columns[col]
                 )
-                .values(extra_stats=text)
+                .values(extra_stats=doc)
             )
 
 
@@ -861,7 +881,9 @@ def iter_file_stats(conn: Connection, t: TableRow, snapshot: int | None) -> Iter
     names = t.column_names
     stmt = (
         select(*_STATS_READ)
-        .where(S.table_id == t.table_id, _live_at(S, snapshot))
+        .select_from(D)
+        .join(S, S.data_file_id == D.data_file_id)
+        .where(D.table_id == t.table_id, _live_at(D, snapshot))
         .order_by(S.data_file_id)
         .execution_options(yield_per=10_000)
     )

@@ -253,7 +253,9 @@ class Catalog:
             snap: int | None = None
             if new:
                 adding = prepared if len(new) == len(batch) else prepared.subset(new)
-                snap = repo.new_snapshot(conn, t.table_id, f"inserted_into_table:{t.table_id}", added=len(new))
+                snap = repo.new_snapshot(
+                    conn, t.table_id, f"inserted_into_table:{t.table_id}", added=len(new)
+                )
                 old_json = repo.read_global_json(conn, t)
                 repo.add_files(conn, t, snap, adding)
                 # Incremental: the stored global stats merged with the batch's own (never a rescan).

@@ -9,12 +9,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from service.catalog.encode import bound_checker
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.stats.model import FileStats, PathStats
-from service.stats.types import ShreddedType, format_bound
+from service.stats.types import Bound, ShreddedType, format_bound
 
 #: Longest file path / variant path accepted (bytes of UTF-8): both sit in B-tree index keys.
 MAX_PATH_BYTES = 2048
@@ -41,7 +41,9 @@ def _where(ps: PathStats) -> str:
     return f"column {getattr(ps, 'column', None)!r} path {getattr(ps, 'variant_path', None)!r}"
 
 
-def _check_path_stats(fpath: str, columns: Collection[str], ps: PathStats) -> PathStats:
+def _check_path_stats(
+    fpath: str, columns: Collection[str], ps: PathStats, checkers: dict[int, Callable[[Bound], Bound]]
+) -> PathStats:
     # Hot loop (one call per stats row): cheap checks first, messages built only on error.
     if type(ps) is not PathStats:
         raise _file_error(fpath, f"expected PathStats, got {type(ps).__name__}")
@@ -64,7 +66,9 @@ def _check_path_stats(fpath: str, columns: Collection[str], ps: PathStats) -> Pa
         )
     lo, hi = ps.min_value, ps.max_value
     try:
-        check = bound_checker(t)
+        check = checkers.get(id(t))
+        if check is None:
+            check = checkers[id(t)] = bound_checker(t)
         if lo is not None:
             lo = check(lo)
         if hi is not None:
@@ -86,7 +90,7 @@ def _check_path_stats(fpath: str, columns: Collection[str], ps: PathStats) -> Pa
     return dataclasses.replace(ps, min_value=lo, max_value=hi)
 
 
-def validate_file(f: FileStats) -> FileStats:
+def validate_file(f: FileStats, _checkers: dict[int, Callable[[Bound], Bound]] | None = None) -> FileStats:
     """Check one file's stats; returns it with normalised bounds. Raises InvalidStatsError (or
     LimitExceededError) naming the file."""
     if not isinstance(f, FileStats):
@@ -108,11 +112,13 @@ def validate_file(f: FileStats) -> FileStats:
         or len(set(cols)) != len(cols)
     ):
         raise _file_error(path, "variant_columns must be a tuple of distinct non-empty names")
+    # Per ShreddedType object (alive for the whole call, so its id cannot be reused meanwhile).
+    checkers: dict[int, Callable[[Bound], Bound]] = {} if _checkers is None else _checkers
     seen: set[tuple[str, str]] = set()
     out: list[PathStats] = []
     changed = False
     for ps in f.paths:
-        nps = _check_path_stats(path, cols, ps)
+        nps = _check_path_stats(path, cols, ps, checkers)
         key = (nps.column, nps.variant_path)
         if key in seen:
             raise _file_error(path, f"column {key[0]!r} path {key[1]!r} is reported twice")
@@ -143,8 +149,9 @@ def validate_batch(files: Iterable[FileStats]) -> list[FileStats]:
     """Validate a commit batch: each file, and the same path at most once (an identical repeat is
     dropped; the same path with different content is a ConflictError)."""
     out: dict[str, FileStats] = {}
+    checkers: dict[int, Callable[[Bound], Bound]] = {}
     for f in files:
-        v = validate_file(f)
+        v = validate_file(f, checkers)
         prev = out.get(v.path)
         if prev is None:
             out[v.path] = v

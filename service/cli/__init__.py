@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prune": ("prune", "Print the candidate files of a table for a predicate on Variant paths."),
     "serve": ("serve", "Run the REST API server (uvicorn)."),
     "migrate": ("migrate", "Create or upgrade the catalog database schema."),
+    "backfill": ("backfill", "Register an existing lake of Parquet files, extracting on Spark executors."),
 }
 
 

@@ -18,11 +18,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import logging
     import sys
 
     import uvicorn
 
+    from service.api.logging import logging_config
     from service.api.paths import parse_roots
     from service.settings import get_settings
 
@@ -39,7 +39,6 @@ def run(args: argparse.Namespace) -> int:
         print("shredcat serve: --workers must be >= 1 and --port in 0..65535", file=sys.stderr)
         return 2
     level = (args.log_level or settings.log_level).lower()
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     uvicorn.run(
         "service.api:create_app",
         factory=True,
@@ -47,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=level,
+        # Applied by uvicorn in every worker process; one access line per request comes from the app.
+        log_config=logging_config(level, settings.log_format),
+        access_log=False,
         proxy_headers=False,
         server_header=False,
     )

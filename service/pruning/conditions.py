@@ -209,7 +209,7 @@ def _stored_range(stored: ShreddedType) -> tuple[Bound, Bound] | None:
     if stored.kind is Kind.DECIMAL:
         assert stored.precision is not None and stored.scale is not None
         lim = Decimal(f"{10**stored.precision - 1}E-{stored.scale}")
-        return -lim, lim
+        return lim.copy_negate(), lim  # copy_negate is exact; unary minus rounds to 28 digits
     return None
 
 
@@ -351,9 +351,14 @@ def _compile(e: BooleanExpression, max_in_points: int) -> Condition:
     if isinstance(e, Or):
         return AnyOf(tuple(_compile(c, max_in_points) for c in e.children))
     if isinstance(e, Not):
-        label = _label(e.child) if isinstance(e.child, UnaryPredicate | LiteralPredicate | SetPredicate) else str(e.child)
+        label = (
+            _label(e.child)
+            if isinstance(e.child, UnaryPredicate | LiteralPredicate | SetPredicate)
+            else str(e.child)
+        )
         return Constant(
-            True, f"NOT {label}: 'no element satisfies' cannot be decided from stats, which cover all elements"
+            True,
+            f"NOT {label}: 'no element satisfies' cannot be decided from stats, which cover all elements",
         )
     if isinstance(e, UnaryPredicate | LiteralPredicate | SetPredicate):
         if _unsatisfiable(e):

@@ -107,7 +107,11 @@ def run_test(test: Test, row: PathStats) -> tuple[bool, str, str]:
     if isinstance(test, Keep):
         return True, "nothing can be concluded from the stats of this type", "keep"
     if isinstance(test, Never):
-        return False, f"no {t.name} value can satisfy it (the literal is outside the stored type)", "stored-type range"
+        return (
+            False,
+            f"no {t.name} value can satisfy it (the literal is outside the stored type)",
+            "stored-type range",
+        )
     if isinstance(test, HasNulls):
         if row.null_count > 0:
             return True, f"null_count {row.null_count}", "is-null"
@@ -128,23 +132,35 @@ def run_test(test: Test, row: PathStats) -> tuple[bool, str, str]:
             if test.nan_matches and _nan_possible(row):
                 return True, f"contains_nan {row.contains_nan} and NaN sorts above every number", "nan"
             if _above(hi_v, test.lo, test.lo_inclusive):
-                op = ">=" if test.lo_inclusive else ">"
-                return False, f"max {_fmt(t, hi_v)} ({t.name}), no value {op} {_fmt(t, test.lo)}", "range"
+                op = "<" if test.lo_inclusive else "<="
+                return False, f"max {_fmt(t, hi_v)} {op} {_fmt(t, test.lo)} ({t.name})", "range"
             if _above(test.hi, lo_v, test.hi_inclusive):
-                op = "<=" if test.hi_inclusive else "<"
-                return False, f"min {_fmt(t, lo_v)} ({t.name}), no value {op} {_fmt(t, test.hi)}", "range"
+                op = ">" if test.hi_inclusive else ">="
+                return False, f"min {_fmt(t, lo_v)} {op} {_fmt(t, test.hi)} ({t.name})", "range"
             return True, f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) admit it", "range"
         if isinstance(test, AnyPoint):
             for p in test.points:
                 if (lo_v is None or _cmp_le(lo_v, p)) and (hi_v is None or _cmp_le(p, hi_v)):
-                    return True, f"{_fmt(t, p)} lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})", "in-list"
-            return False, f"none of {len(test.points)} values lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})", "in-list"
+                    return (
+                        True,
+                        f"{_fmt(t, p)} lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})",
+                        "in-list",
+                    )
+            return (
+                False,
+                f"none of {len(test.points)} values lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})",
+                "in-list",
+            )
         if isinstance(test, NotAllIn):
             if test.nan_matches and _nan_possible(row):
                 return True, f"contains_nan {row.contains_nan}: a NaN differs from every literal", "nan"
             if lo_v is not None and hi_v is not None and lo_v == hi_v and lo_v in test.values:
                 return False, f"every value equals {_fmt(t, lo_v)} (min = max, {t.name})", "all-equal"
-            return True, f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) hold other values", "all-equal"
+            return (
+                True,
+                f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) hold other values",
+                "all-equal",
+            )
     except TypeError:
         # Bounds of a Python type the stored type does not use (bad client stats): keep.
         return True, f"bounds of {t.name} are not comparable with the literal", "keep"
@@ -155,7 +171,8 @@ def _leaf(c: LeafCondition, stats: StatsIndex) -> Verdict:
     rows = stats.get((c.column, c.variant_path)) or ()
     if not rows:
         return Verdict(
-            MIGHT_MATCH, f"{c.label}: no stats for {c.column} {c.variant_path} (not fully shredded in this file)"
+            MIGHT_MATCH,
+            f"{c.label}: no stats for {c.column} {c.variant_path} (not fully shredded in this file)",
         )
     reasons = []
     for row in rows:
@@ -179,7 +196,9 @@ def interpret(c: Condition, stats: StatsIndex) -> Verdict:
             v = interpret(child, stats)
             if not v.might_match:
                 # One conjunct that cannot be TRUE makes the AND never TRUE.
-                return Verdict(CANNOT_MATCH, v.reason if isinstance(child, LeafCondition | Constant) else f"({v.reason})")
+                return Verdict(
+                    CANNOT_MATCH, v.reason if isinstance(child, LeafCondition | Constant) else f"({v.reason})"
+                )
             mights.append(v.reason)
         return Verdict(MIGHT_MATCH, "every conjunct might match: " + "; ".join(mights))
     if isinstance(c, AnyOf):

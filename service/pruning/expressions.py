@@ -111,7 +111,9 @@ class VariantTerm:
         return self.path.variant_path
 
 
-def variant(column: str, path: str | JsonPath, as_type: str | ShreddedType, try_cast: bool = False) -> VariantTerm:
+def variant(
+    column: str, path: str | JsonPath, as_type: str | ShreddedType, try_cast: bool = False
+) -> VariantTerm:
     """Convenience: ``variant("v", "$.user.id", "bigint")``."""
     jp = parse_json_path(path) if isinstance(path, str) else path
     t = parse_spark_type(as_type) if isinstance(as_type, str) else as_type
@@ -168,9 +170,12 @@ def _check_literal(term: VariantTerm, v: Bound) -> None:
         # check_bound's quantize would round past 28 digits; test the value directly.
         assert t.precision is not None and t.scale is not None
         ok = isinstance(v, Decimal) and v.is_finite() and v.as_tuple().exponent == -t.scale
-        ok = ok and abs(v) < Decimal(10) ** (t.precision - t.scale)
+        # copy_abs is exact; abs() would round to the context's 28 digits.
+        ok = ok and v.copy_abs() < Decimal(f"1E{t.precision - t.scale}")
         if not ok:
-            raise InvalidPredicateError(f"{v!r} is not a {t.name} value with exactly {t.scale} fraction digits")
+            raise InvalidPredicateError(
+                f"{v!r} is not a {t.name} value with exactly {t.scale} fraction digits"
+            )
         return
     try:
         check_bound(t, v)
@@ -326,8 +331,16 @@ def compare(op: Op | str, term: VariantTerm, value: LiteralValue) -> BooleanExpr
     lo, hi = domain_extremes(term.target)
     if op in (Op.LT, Op.LT_EQ):
         # x < 42.5 ⇔ x <= 42 for integers; nothing below the type's least value: x < MIN.
-        return LiteralPredicate(Op.LT, term, lo) if img.below is None else LiteralPredicate(Op.LT_EQ, term, img.below)
-    return LiteralPredicate(Op.GT, term, hi) if img.above is None else LiteralPredicate(Op.GT_EQ, term, img.above)
+        return (
+            LiteralPredicate(Op.LT, term, lo)
+            if img.below is None
+            else LiteralPredicate(Op.LT_EQ, term, img.below)
+        )
+    return (
+        LiteralPredicate(Op.GT, term, hi)
+        if img.above is None
+        else LiteralPredicate(Op.GT_EQ, term, img.above)
+    )
 
 
 def in_list(op: Op | str, term: VariantTerm, values: Iterable[LiteralValue]) -> BooleanExpression:

@@ -126,9 +126,10 @@ def describe_literal(v: LiteralValue) -> str:
 
 # --- dates and timestamps ---------------------------------------------------------------------
 
-_DATE_TEXT = re.compile(r"\s*([+-]?\d{4,6})-(\d{1,2})-(\d{1,2})\s*")
+# Up to 7 year digits: Spark's and DuckDB's dates reach year 5881580.
+_DATE_TEXT = re.compile(r"\s*([+-]?\d{4,7})-(\d{1,2})-(\d{1,2})\s*")
 _TS_TEXT = re.compile(
-    r"\s*([+-]?\d{4,6})-(\d{1,2})-(\d{1,2})"
+    r"\s*([+-]?\d{4,7})-(\d{1,2})-(\d{1,2})"
     r"(?:[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d*))?)?)?"
     r"\s*(Z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*",
     re.IGNORECASE,
@@ -232,8 +233,14 @@ def format_timestamp(micros: int, *, tz: bool, sep: str = " ") -> str:
 # --- numbers ----------------------------------------------------------------------------------
 
 _NUMERAL = re.compile(r"\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*")
-_INF = {"inf": math.inf, "+inf": math.inf, "infinity": math.inf, "+infinity": math.inf,
-        "-inf": -math.inf, "-infinity": -math.inf}
+_INF = {
+    "inf": math.inf,
+    "+inf": math.inf,
+    "infinity": math.inf,
+    "+infinity": math.inf,
+    "-inf": -math.inf,
+    "-infinity": -math.inf,
+}
 
 
 def parse_numeral(text: str) -> Decimal | None:
@@ -396,7 +403,9 @@ def _discrete_value(target: ShreddedType, v: LiteralValue) -> Fraction:
             return _fraction(v) * unit
         if isinstance(v, float):
             if k is Kind.DECIMAL:
-                raise _err(f"double literal {v!r} against {_tn(target)}: Spark compares them as doubles; use a decimal literal")
+                raise _err(
+                    f"double literal {v!r} against {_tn(target)}: Spark compares them as doubles; use a decimal literal"
+                )
             if math.isinf(v):
                 lo, hi = _discrete_domain(target)
                 return Fraction(hi + 1 if v > 0 else lo - 1)
@@ -516,8 +525,15 @@ def literal_image(target: ShreddedType, v: LiteralValue) -> Image:
         raise _err(f"{describe_literal(v)} cannot be compared with a boolean term")
     if k is Kind.VARCHAR:
         if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                # A lone surrogate (possible in JSON text) is no Spark string: no value equals it.
+                raise _err(f"string {v!r} is not valid Unicode") from None
             return Image(v)
-        raise _err(f"{describe_literal(v)} cannot be compared with a string term (write it as a string literal)")
+        raise _err(
+            f"{describe_literal(v)} cannot be compared with a string term (write it as a string literal)"
+        )
     if k is Kind.BLOB:
         if isinstance(v, bytes):
             return Image(v)

@@ -95,7 +95,9 @@ def _is_term(node: Any) -> bool:
 def _check_keys(node: Mapping[str, Any], ptr: str, allowed: set[str]) -> None:
     extra = sorted(set(node) - allowed - {"type"})
     if extra:
-        raise _err(ptr, f"unexpected key(s) {extra} in a {node.get('type')!r} node; allowed: {sorted(allowed)}")
+        raise _err(
+            ptr, f"unexpected key(s) {extra} in a {node.get('type')!r} node; allowed: {sorted(allowed)}"
+        )
 
 
 def _require(node: Mapping[str, Any], key: str, ptr: str) -> Any:
@@ -106,8 +108,11 @@ def _require(node: Mapping[str, Any], key: str, ptr: str) -> Any:
 
 def parse_term(node: Any, ptr: str = "") -> VariantTerm:
     if isinstance(node, str):
-        raise _err(ptr, f"plain column reference {node!r} is not supported; use a variant term "
-                   '{"type": "variant", "column": ..., "path": ..., "as": ...}')
+        raise _err(
+            ptr,
+            f"plain column reference {node!r} is not supported; use a variant term "
+            '{"type": "variant", "column": ..., "path": ..., "as": ...}',
+        )
     if not isinstance(node, Mapping) or node.get("type") != "variant":
         raise _err(ptr, 'expected a variant term {"type": "variant", "column": ..., "path": ..., "as": ...}')
     _check_keys(node, ptr, {"column", "path", "as", "try"})
@@ -182,7 +187,9 @@ def parse_json(
             # Decimal keeps every digit of a JSON number; NaN/Infinity are not JSON.
             doc = json.loads(doc, parse_float=Decimal, parse_constant=_reject_constant)
         except RecursionError:
-            raise LimitExceededError("filter JSON is nested too deeply", details={"limit": max_depth}) from None
+            raise LimitExceededError(
+                "filter JSON is nested too deeply", details={"limit": max_depth}
+            ) from None
         except ValueError as e:
             raise InvalidPredicateError(f"filter is not valid JSON: {e}") from None
     return _Parser(max_depth, max_in_list).parse(doc, "", 0)
@@ -228,7 +235,10 @@ class _Parser:
         if kind in _UNARY:
             has_term = "term" in node
             _check_keys(node, ptr, {"term"} if has_term else {"left"})
-            term = parse_term(_require(node, "term" if has_term else "left", ptr), _child(ptr, "term" if has_term else "left"))
+            term = parse_term(
+                _require(node, "term" if has_term else "left", ptr),
+                _child(ptr, "term" if has_term else "left"),
+            )
             return self._build(ptr, lambda: unary(_UNARY[kind], term))
         raise _err(ptr, f"unknown expression type {kind!r}; expected one of {_ALL_TYPES}")
 

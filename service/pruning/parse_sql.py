@@ -206,14 +206,16 @@ def parse_sql(
         raise InvalidPredicateError(f"a SQL predicate must be a string, not {type(text).__name__}")
     if len(text) > max_length:
         raise LimitExceededError(
-            f"SQL predicate is {len(text)} characters; the limit is {max_length}", details={"limit": max_length}
+            f"SQL predicate is {len(text)} characters; the limit is {max_length}",
+            details={"limit": max_length},
         )
     if not text.strip():
         raise InvalidPredicateError("empty SQL predicate")
     nesting = _nesting(text, "spark" if ":" not in text else "databricks")
     if nesting > max_depth + _PAREN_SLACK:
         raise LimitExceededError(
-            f"SQL predicate nested {nesting} levels deep; the limit is {max_depth}", details={"limit": max_depth}
+            f"SQL predicate nested {nesting} levels deep; the limit is {max_depth}",
+            details={"limit": max_depth},
         )
     try:
         with _recursion_headroom(_FRAMES_PER_LEVEL * (nesting + 10)):
@@ -310,9 +312,13 @@ class _Converter:
         if isinstance(node, exp.Case):
             return self._case(node)
         if isinstance(node, exp.Null):
-            raise InvalidPredicateError("a NULL predicate selects nothing; write FALSE, or use IS NULL on a term")
+            raise InvalidPredicateError(
+                "a NULL predicate selects nothing; write FALSE, or use IS NULL on a term"
+            )
         if self._term(node) is not None:
-            raise InvalidPredicateError(f"a term alone is not a predicate; compare it with a literal: {_snippet(node)}")
+            raise InvalidPredicateError(
+                f"a term alone is not a predicate; compare it with a literal: {_snippet(node)}"
+            )
         if isinstance(node, exp.Column):
             raise _unsupported(node, f"bare column {node.sql(dialect='spark')}")
         raise _unsupported(node)
@@ -447,7 +453,9 @@ class _Converter:
             v = self._literal_value(node.this)
             if isinstance(v, Float32Literal):
                 return Float32Literal(-v.value)
-            if isinstance(v, int | Decimal | float) and not isinstance(v, bool):
+            if isinstance(v, Decimal):
+                return v.copy_negate()  # exact; unary minus rounds to the context's 28 digits
+            if isinstance(v, int | float) and not isinstance(v, bool):
                 return -v
             raise InvalidPredicateError(f"cannot negate {_snippet(node.this)}")
         if isinstance(node, exp.Literal):
@@ -514,9 +522,15 @@ class _Converter:
         if number is None:
             if dt in (T.DOUBLE, T.FLOAT) and text is not None:
                 low = text.strip().lower()
-                special = {"nan": float("nan"), "infinity": float("inf"), "inf": float("inf"),
-                           "+infinity": float("inf"), "+inf": float("inf"),
-                           "-infinity": float("-inf"), "-inf": float("-inf")}
+                special = {
+                    "nan": float("nan"),
+                    "infinity": float("inf"),
+                    "inf": float("inf"),
+                    "+infinity": float("inf"),
+                    "+inf": float("inf"),
+                    "-infinity": float("-inf"),
+                    "-inf": float("-inf"),
+                }
                 if low in special:
                     f = special[low]
                     return f if dt is T.DOUBLE else Float32Literal(f)
@@ -536,16 +550,20 @@ class _Converter:
             p = int(params[0].this.this) if params else 10
             s = int(params[1].this.this) if len(params) > 1 else 0
             if isinstance(number, float):
-                raise InvalidPredicateError(f"a double cast to DECIMAL is rounded by Spark; write a decimal literal: {_snippet(node)}")
+                raise InvalidPredicateError(
+                    f"a double cast to DECIMAL is rounded by Spark; write a decimal literal: {_snippet(node)}"
+                )
             q = _quantize(Decimal(number), s)
-            if abs(q) >= Decimal(10) ** (p - s):
+            if q.copy_abs() >= Decimal(f"1E{p - s}"):
                 raise InvalidPredicateError(f"{_snippet(node)} does not fit DECIMAL({p},{s})")
             return q
         raise _unsupported(node, f"a literal of type {node.to.sql(dialect='spark')}")
 
     # -- leaves --
 
-    def _comparison(self, node: exp.Expression, op: Op, left: exp.Expression, right: exp.Expression) -> BooleanExpression:
+    def _comparison(
+        self, node: exp.Expression, op: Op, left: exp.Expression, right: exp.Expression
+    ) -> BooleanExpression:
         lt, rt = self._term(left), self._term(right)
         if lt is not None and rt is not None:
             raise InvalidPredicateError(f"comparing two terms is not supported: {_snippet(node)}")
@@ -564,7 +582,11 @@ class _Converter:
         return compare(op, term, self._literal(other, term))
 
     def _in(self, node: exp.In) -> BooleanExpression:
-        if node.args.get("query") is not None or node.args.get("unnest") is not None or node.args.get("field") is not None:
+        if (
+            node.args.get("query") is not None
+            or node.args.get("unnest") is not None
+            or node.args.get("field") is not None
+        ):
             raise _unsupported(node, "IN with a subquery")
         term = self._require_term(node.this, node)
         values = node.expressions
@@ -604,7 +626,9 @@ class _Converter:
         """``exists(try_variant_get(base, path, 'array<variant>'), e -> leaf)``: some element."""
         arr = _unparen(node.this)
         lam = node.args.get("expression")
-        if not (isinstance(arr, exp.Anonymous) and arr.name.lower() in _TERM_FUNCS and len(arr.expressions) == 3):
+        if not (
+            isinstance(arr, exp.Anonymous) and arr.name.lower() in _TERM_FUNCS and len(arr.expressions) == 3
+        ):
             raise _unsupported(node, "exists over something other than variant_get(.., 'array<variant>')")
         base_node, path_node, type_node = arr.expressions
         if not _is_string(type_node) or type_node.this.replace(" ", "").lower() != "array<variant>":
@@ -644,12 +668,15 @@ class _Converter:
                 self.lambda_var = saved
             if not isinstance(inner, UnaryPredicate | LiteralPredicate | SetPredicate):
                 raise _unsupported(
-                    node, "an exists body other than one comparison / IN / IS NULL / isnan on the lambda variable"
+                    node,
+                    "an exists body other than one comparison / IN / IS NULL / isnan on the lambda variable",
                 )
             if inner.term.column != _LAMBDA_COLUMN:
                 raise _unsupported(node, "an exists body that does not use the lambda variable")
             t = inner.term
-            inner = _reroot(inner, VariantTerm(_LAMBDA_COLUMN, JsonPath((*steps, *t.path.steps)), t.target, t.try_cast))
+            inner = _reroot(
+                inner, VariantTerm(_LAMBDA_COLUMN, JsonPath((*steps, *t.path.steps)), t.target, t.try_cast)
+            )
         if outer_var is None:
             assert isinstance(inner, UnaryPredicate | LiteralPredicate | SetPredicate)
             t = inner.term
@@ -696,4 +723,3 @@ def _as_number(v: Any) -> int | Decimal | float | None:
     if isinstance(v, str):
         return parse_numeral(v)
     return None
-

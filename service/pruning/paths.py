@@ -160,9 +160,7 @@ def parse_json_path(path: str) -> JsonPath:
                 steps.append(Index(idx))
                 i = j + 1
             else:
-                raise _path_error(
-                    path, i + 1, "expected a quoted key, a non-negative index or '*' after '['"
-                )
+                raise _path_error(path, i + 1, "expected a quoted key, a non-negative index or '*' after '['")
         else:
             raise _path_error(path, i, f"unexpected {c!r}; expected '.' or '['")
     return JsonPath(tuple(steps))

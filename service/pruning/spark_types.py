@@ -63,7 +63,9 @@ def parse_spark_type(name: str) -> ShreddedType:
         p = int(m.group(1)) if m.group(1) else 10
         s = int(m.group(2)) if m.group(2) else 0
         if not (1 <= p <= 38) or s > p:
-            raise InvalidPredicateError(f"invalid decimal type {name!r}: need 1 <= precision <= 38, scale <= precision")
+            raise InvalidPredicateError(
+                f"invalid decimal type {name!r}: need 1 <= precision <= 38, scale <= precision"
+            )
         return ShreddedType(Kind.DECIMAL, p, s)
     raise InvalidPredicateError(
         f"unsupported target type {name!r}; use one of boolean, tinyint, smallint, int, bigint, float, "

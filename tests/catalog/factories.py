@@ -36,7 +36,7 @@ def ps(
     values: int = 10,
     nulls: int = 0,
     size: int = 100,
-    nan: bool | None | str = "auto",
+    nan: bool | str | None = "auto",
     extra: str | None = None,
 ) -> PathStats:
     if nan == "auto":
@@ -110,10 +110,10 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
                 {"t": info.table_id},
             )
         }
-        for pid, n, vc, nc, sz, wn, wr in c.execute(
+        for pid, n, vc, nc, sz in c.execute(
             text(
-                "SELECT path_id, live_file_count, live_value_count, live_null_count, live_size_bytes, "
-                "max_width_num, max_width_real FROM shredcat_variant_path WHERE table_id = :t"
+                "SELECT path_id, live_file_count, live_value_count, live_null_count, live_size_bytes "
+                "FROM shredcat_variant_path WHERE table_id = :t"
             ),
             {"t": info.table_id},
         ):
@@ -122,7 +122,9 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
         widths = {
             int(r[0]): (r[1], r[2])
             for r in c.execute(
-                text("SELECT path_id, max_width_num, max_width_real FROM shredcat_variant_path WHERE table_id = :t"),
+                text(
+                    "SELECT path_id, max_width_num, max_width_real FROM shredcat_variant_path WHERE table_id = :t"
+                ),
                 {"t": info.table_id},
             )
         }

@@ -117,7 +117,10 @@ def test_commit_is_one_snapshot(cat: Catalog) -> None:
     assert r.snapshot_id is not None and r.added == ("b", "a") and r.unchanged == ()
     assert files_of(cat) == ["a", "b"]
     snaps = cat.list_snapshots(NS, T)
-    assert [s.changes_made for s in snaps] == ['created_table:"lake"."events"', f"inserted_into_table:{cat.get_table(NS, T).table_id}"]
+    assert [s.changes_made for s in snaps] == [
+        'created_table:"lake"."events"',
+        f"inserted_into_table:{cat.get_table(NS, T).table_id}",
+    ]
     assert snaps[-1].snapshot_id == r.snapshot_id and snaps[-1].added_files == 2
     assert {f.begin_snapshot for f in cat.list_files(NS, T)} == {r.snapshot_id}
     assert_consistent(cat, NS, T)
@@ -188,7 +191,7 @@ def test_invalid_file_fails_the_whole_commit(cat: Catalog) -> None:
         with pytest.raises(InvalidStatsError) as e:
             cat.commit(NS, T, batch)
         assert "bad.parquet" in e.value.message and e.value.details["path"] == "bad.parquet"
-    with pytest.raises(InvalidStatsError, match="bad.parquet.*'w' not in table"):
+    with pytest.raises(InvalidStatsError, match=r"bad\.parquet.*'w'.* not in table"):
         cat.commit(NS, T, [int_file("ok1"), fs("bad.parquet", ps('"a"', column="w"), columns=("v", "w"))])
     with pytest.raises(LimitExceededError):
         cat.commit(NS, T, [fs("x" * 3000, ps())])
@@ -252,7 +255,11 @@ def test_idempotency_key(cat: Catalog) -> None:
     r1 = cat.commit(NS, T, [int_file("a"), int_file("b")], idempotency_key="job-1")
     cat.remove(NS, T, ["a"])  # the replay must not re-add it
     r2 = cat.commit(NS, T, [int_file("b"), int_file("a")], idempotency_key="job-1")  # order is irrelevant
-    assert r2.replayed and (r2.snapshot_id, r2.added, r2.unchanged) == (r1.snapshot_id, r1.added, r1.unchanged)
+    assert r2.replayed and (r2.snapshot_id, r2.added, r2.unchanged) == (
+        r1.snapshot_id,
+        r1.added,
+        r1.unchanged,
+    )
     assert files_of(cat) == ["b"]
     with pytest.raises(ConflictError, match="job-1"):
         cat.commit(NS, T, [int_file("c")], idempotency_key="job-1")
@@ -320,7 +327,7 @@ def test_list_files_keyset_pagination_and_prefix(cat: Catalog) -> None:
         pages.append([f.path for f in page])
         after = page[-1].path
     assert [len(p) for p in pages] == [5, 5, 5, 1]
-    assert sum(pages, []) == sorted(paths, key=lambda p: p.encode())
+    assert [p for page in pages for p in page] == sorted(paths, key=lambda p: p.encode())
     pre = [f.path for f in cat.list_files(NS, T, prefix="s3://b/t/date=2026-01-02/")]
     assert pre == [f"s3://b/t/date=2026-01-02/f{i}.parquet" for i in range(4)]
     pre = [f.path for f in cat.list_files(NS, T, prefix="s3://b/t/date=2026-01-0")]
@@ -333,7 +340,9 @@ def test_list_files_keyset_pagination_and_prefix(cat: Catalog) -> None:
 
 
 def test_global_stats_layout_is_duckdb_json(cat: Catalog) -> None:
-    cat.commit(NS, T, [fs("a", ps('"a"', INT64, 0, 9, values=10), ps('"f"', FLOAT32, 0.0, 3.0, values=10, size=65))])
+    cat.commit(
+        NS, T, [fs("a", ps('"a"', INT64, 0, 9, values=10), ps('"f"', FLOAT32, 0.0, 3.0, values=10, size=65))]
+    )
     assert cat.global_stats_json(NS, T)["v"] == (
         '[{"field_name":"\\"a\\"","shredded_type":"int64","null_count":0,"min":"0","max":"9","num_values":10,'
         '"column_size_bytes":100,"any_valid":true},'
@@ -341,7 +350,9 @@ def test_global_stats_layout_is_duckdb_json(cat: Catalog) -> None:
         '"contains_nan":false,"column_size_bytes":65,"any_valid":true}]'
     )
     with cat.engine.connect() as c:
-        row = c.execute(text("SELECT contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats")).one()
+        row = c.execute(
+            text("SELECT contains_null, contains_nan, min_value, max_value FROM ducklake_table_column_stats")
+        ).one()
     assert tuple(row) == (None, None, None, None)
 
 
@@ -398,6 +409,9 @@ def test_missing_bound_with_values_makes_the_bound_unknown(cat: Catalog) -> None
     assert g.min_value is None and g.min_unknown and g.max_value == 7
     cat.commit(NS, T, [int_file("c", -100, 100)])  # unknown beats known
     assert cat.global_stats(NS, T).columns["v"][0].min_unknown
+    cat.remove(NS, T, ["a"])  # the unknown file stays: still unknown
+    assert cat.global_stats(NS, T).columns["v"][0].min_unknown
+    assert_consistent(cat, NS, T)
     cat.remove(NS, T, ["b"])
     g = cat.global_stats(NS, T).columns["v"][0]
     assert (g.min_value, g.max_value) == (-100, 100)
@@ -422,7 +436,14 @@ def test_counts_sum_and_nan_or(cat: Catalog) -> None:
 
 
 def test_signed_zero_ties_after_removal(cat: Catalog) -> None:
-    cat.commit(NS, T, [fs(f"z{i}", ps('"f"', FLOAT64, lo, hi)) for i, (lo, hi) in enumerate([(0.0, -0.0), (-0.0, 0.0), (0.0, 0.0)])])
+    cat.commit(
+        NS,
+        T,
+        [
+            fs(f"z{i}", ps('"f"', FLOAT64, lo, hi))
+            for i, (lo, hi) in enumerate([(0.0, -0.0), (-0.0, 0.0), (0.0, 0.0)])
+        ],
+    )
     assert (by_field(cat)['"f"']["min"], by_field(cat)['"f"']["max"]) == ("-0.0", "0.0")
     for gone in ("z1", "z0"):
         cat.remove(NS, T, [gone])
@@ -437,7 +458,11 @@ def test_unknown_nan_and_keyless_decimals_after_removal(cat: Catalog) -> None:
         T,
         [
             fs("a", ps('"f"', FLOAT64, 1.0, 2.0, nan=False), ps('"d"', DEC, Decimal("1.00"), big)),
-            fs("b", ps('"f"', FLOAT64, 0.5, 3.0, nan=None), ps('"d"', DEC, Decimal("-" + str(big)), Decimal("2.00"))),
+            fs(
+                "b",
+                ps('"f"', FLOAT64, 0.5, 3.0, nan=None),
+                ps('"d"', DEC, Decimal("-" + str(big)), Decimal("2.00")),
+            ),
             fs("c", ps('"f"', FLOAT64, 0.7, 1.0), ps('"d"', DEC, Decimal("-3.00"), Decimal("4.00"))),
         ],
     )
@@ -487,10 +512,17 @@ def test_width_helpers_are_monotone_over_estimates(cat: Catalog) -> None:
     cat.remove(NS, T, ["b"])
     with cat.engine.connect() as c:
         rows = dict(c.execute(text("SELECT variant_path, max_width_num FROM shredcat_variant_path")).all())
-        real = c.execute(text("SELECT max_width_real FROM shredcat_variant_path WHERE variant_path = '\"r\"'")).scalar()
+        real = c.execute(
+            text("SELECT max_width_real FROM shredcat_variant_path WHERE variant_path = '\"r\"'")
+        ).scalar()
     assert rows['"a"'] == 995  # never shrinks
     assert real >= 0.3 - 0.1
     cat.commit(NS, T, [fs("huge", ps('"a"', INT64, -(2**63), 2**63 - 1))])
     with cat.engine.connect() as c:
-        assert c.execute(text("SELECT max_width_num FROM shredcat_variant_path WHERE variant_path = '\"a\"'")).scalar() is None
+        assert (
+            c.execute(
+                text("SELECT max_width_num FROM shredcat_variant_path WHERE variant_path = '\"a\"'")
+            ).scalar()
+            is None
+        )
     assert_consistent(cat, NS, T)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from service.pruning.expressions import (
@@ -30,6 +31,8 @@ from service.pruning.expressions import (
 from service.pruning.paths import AnyIndex, Index, Key, Step
 from service.stats.model import PathStats
 from service.stats.types import (
+    DATE_INFINITY,
+    DATE_NEG_INFINITY,
     INTEGER_RANGES,
     Bound,
     Kind,
@@ -119,13 +122,49 @@ def spark_cmp(a: Bound, b: Bound) -> int:
     return -1 if a < b else (1 if a > b else 0)  # type: ignore[operator]
 
 
-def _leaf_on_value(pred: UnaryPredicate | LiteralPredicate | SetPredicate, v: Typed | None) -> frozenset[bool | None]:
+def _representatives(pred: LiteralPredicate | SetPredicate) -> list[Bound]:
+    """Target values enough to show whether some value satisfies the leaf: the type's extremes,
+    the literals, and just above each literal for unbounded strings."""
+    t = pred.term.target
+    lits = [pred.literal] if isinstance(pred, LiteralPredicate) else list(pred.literals)
+    out: list[Bound] = list(lits)
+    k = t.kind
+    if k in INTEGER_RANGES:
+        out += list(INTEGER_RANGES[k])
+    elif k is Kind.DECIMAL:
+        assert t.precision is not None and t.scale is not None
+        lim = Decimal(f"{10**t.precision - 1}E-{t.scale}")
+        out += [lim.copy_negate(), lim]
+    elif t.is_float:
+        out += [-math.inf, math.inf, math.nan]
+    elif k is Kind.BOOLEAN:
+        out += [False, True]
+    elif k is Kind.DATE:
+        out += [DATE_NEG_INFINITY, DATE_INFINITY]
+    elif k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        out += [-(2**63), 2**63 - 1]
+    elif k is Kind.VARCHAR:
+        out += [""] + [x + "\x00" for x in lits if isinstance(x, str)]
+    elif k is Kind.BLOB:
+        out += [b""] + [x + b"\x00" for x in lits if isinstance(x, bytes)]
+    return out
+
+
+def _leaf_on_value(
+    pred: UnaryPredicate | LiteralPredicate | SetPredicate, v: Typed | None
+) -> frozenset[bool | None]:
     target = pred.term.target
+    if v is not None and not exact_cast(v.type, target):
+        # Spark's cast of another stored type: NULL (failed try cast; an error returns no row
+        # either), or some value of the target type, which the reference does not model.
+        if isinstance(pred, UnaryPredicate):
+            return frozenset({T, F})
+        return frozenset({N}) | frozenset().union(
+            *(_leaf_on_value(pred, Typed(target, x)) for x in _representatives(pred))
+        )
     if isinstance(pred, UnaryPredicate):
         if v is None:
             return frozenset({{Op.IS_NULL: T, Op.NOT_NULL: F, Op.IS_NAN: F, Op.NOT_NAN: T}[pred.op]})
-        if not exact_cast(v.type, target):
-            return ALL  # a cast may fail (NULL under try_variant_get) or yield anything
         if pred.op is Op.IS_NULL:
             return frozenset({F})
         if pred.op is Op.NOT_NULL:
@@ -134,8 +173,6 @@ def _leaf_on_value(pred: UnaryPredicate | LiteralPredicate | SetPredicate, v: Ty
         return frozenset({nan if pred.op is Op.IS_NAN else not nan})
     if v is None:
         return frozenset({N})
-    if not exact_cast(v.type, target):
-        return ALL
     x = v.value
     if isinstance(pred, LiteralPredicate):
         c = spark_cmp(x, pred.literal)
@@ -155,7 +192,9 @@ def _leaf_on_value(pred: UnaryPredicate | LiteralPredicate | SetPredicate, v: Ty
     return frozenset({hit if pred.op is Op.IN else not hit})
 
 
-def _walk(value: Any, steps: Sequence[Step], pred: UnaryPredicate | LiteralPredicate | SetPredicate) -> frozenset[bool | None]:
+def _walk(
+    value: Any, steps: Sequence[Step], pred: UnaryPredicate | LiteralPredicate | SetPredicate
+) -> frozenset[bool | None]:
     """Evaluate a leaf at ``steps`` under ``value``; [*] is an existential (Spark's exists)."""
     for i, s in enumerate(steps):
         if isinstance(s, AnyIndex):

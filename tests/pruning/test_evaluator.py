@@ -63,11 +63,20 @@ A = vg("$.a", "bigint")
 I64 = S('"a"', "int64", 5, 0, 10, 20)
 SEVEN = S('"a"', "int64", 4, 0, 7, 7)
 LONG = "x" * 300 + "yz"
-LONG_ROW = S('"s"', "varchar", 2, 0, truncate_lower(ShreddedType.parse("varchar"), LONG), truncate_upper(ShreddedType.parse("varchar"), LONG))
+LONG_ROW = S(
+    '"s"',
+    "varchar",
+    2,
+    0,
+    truncate_lower(ShreddedType.parse("varchar"), LONG),
+    truncate_upper(ShreddedType.parse("varchar"), LONG),
+)
 F = vg("$.f", "double")
 
 
-def fl(lo: float | None, hi: float | None, nan: bool | None, vc: int = 5, type_: str = "float64") -> PathStats:
+def fl(
+    lo: float | None, hi: float | None, nan: bool | None, vc: int = 5, type_: str = "float64"
+) -> PathStats:
     return S('"f"', type_, vc, 0, lo, hi, nan)
 
 
@@ -106,7 +115,12 @@ CASES = [
     # --- literals no target value equals ---------------------------------------------------------
     case("no bigint equals 42.5, whatever the stats", [], f"{A} = 42.5", SKIP),
     case("no tinyint equals 300", [], f"{vg('$.a', 'tinyint')} = 300", SKIP),
-    case("every tinyint is < 300 (same as IS NOT NULL)", S('"a"', "int8", 5, 0, 1, 2), f"{vg('$.a', 'tinyint')} < 300", READ),
+    case(
+        "every tinyint is < 300 (same as IS NOT NULL)",
+        S('"a"', "int8", 5, 0, 1, 2),
+        f"{vg('$.a', 'tinyint')} < 300",
+        READ,
+    ),
     case("x < 300 needs a value", S('"a"', "int8", 0, 5, None, None), f"{vg('$.a', 'tinyint')} < 300", SKIP),
     case("bigint < 42.5 is <= 42, max 20", I64, f"{A} < 42.5", READ),
     case("bigint > 20.5 is >= 21, max 20", I64, f"{A} > 20.5", SKIP),
@@ -118,22 +132,87 @@ CASES = [
     case("no int8 is > 300", S('"a"', "int8", 5, 0, None, None), f"{A} > 300", SKIP),
     case("every int8 is >= -300", S('"a"', "int8", 5, 0, None, None), f"{A} >= -300", READ),
     case("no int8 is < -300", S('"a"', "int8", 5, 0, None, None), f"{A} < -300", SKIP),
-    case("int16 max 1000 serves an int target", S('"a"', "int16", 5, 0, 0, 1000), f"{vg('$.a', 'int')} > 2000", SKIP),
+    case(
+        "int16 max 1000 serves an int target",
+        S('"a"', "int16", 5, 0, 0, 1000),
+        f"{vg('$.a', 'int')} > 2000",
+        SKIP,
+    ),
     case("int16 range admits 500", S('"a"', "int16", 5, 0, 0, 1000), f"{vg('$.a', 'int')} = 500", READ),
-    case("int32 stats never serve a smallint target", S('"a"', "int32", 5, 0, 0, 10), f"{vg('$.a', 'smallint')} = 50", READ),
-    case("int64 stats never serve an int target", S('"a"', "int64", 5, 0, 0, 10), f"{vg('$.a', 'int')} = 50", READ),
+    case(
+        "int32 stats never serve a smallint target",
+        S('"a"', "int32", 5, 0, 0, 10),
+        f"{vg('$.a', 'smallint')} = 50",
+        READ,
+    ),
+    case(
+        "int64 stats never serve an int target",
+        S('"a"', "int64", 5, 0, 0, 10),
+        f"{vg('$.a', 'int')} = 50",
+        READ,
+    ),
     # --- decimals: same scale, no larger precision -----------------------------------------------
-    case("decimal(5,2) max 2.00 serves decimal(10,2)", S('"p"', "decimal(5,2)", 5, 0, D("1.00"), D("2.00")), f"{vg('$.p', 'decimal(10,2)')} = 3", SKIP),
-    case("decimal(5,2) range admits 1.50", S('"p"', "decimal(5,2)", 5, 0, D("1.00"), D("2.00")), f"{vg('$.p', 'decimal(10,2)')} = 1.5", READ),
-    case("decimal(5,2) cannot hold 1000.00", S('"p"', "decimal(5,2)", 5, 0, None, None), f"{vg('$.p', 'decimal(10,2)')} = 1000", SKIP),
-    case("another scale is another type", S('"p"', "decimal(5,3)", 5, 0, D("1.000"), D("2.000")), f"{vg('$.p', 'decimal(10,2)')} = 3", READ),
-    case("a larger stored precision may not fit", S('"p"', "decimal(12,2)", 5, 0, D("1.00"), D("2.00")), f"{vg('$.p', 'decimal(10,2)')} = 3", READ),
-    case("same decimal type", S('"p"', "decimal(10,2)", 5, 0, D("1.00"), D("2.00")), f"{vg('$.p', 'decimal(10,2)')} > 2.00", SKIP),
+    case(
+        "decimal(5,2) max 2.00 serves decimal(10,2)",
+        S('"p"', "decimal(5,2)", 5, 0, D("1.00"), D("2.00")),
+        f"{vg('$.p', 'decimal(10,2)')} = 3",
+        SKIP,
+    ),
+    case(
+        "decimal(5,2) range admits 1.50",
+        S('"p"', "decimal(5,2)", 5, 0, D("1.00"), D("2.00")),
+        f"{vg('$.p', 'decimal(10,2)')} = 1.5",
+        READ,
+    ),
+    case(
+        "decimal(5,2) cannot hold 1000.00",
+        S('"p"', "decimal(5,2)", 5, 0, None, None),
+        f"{vg('$.p', 'decimal(10,2)')} = 1000",
+        SKIP,
+    ),
+    case(
+        "another scale is another type",
+        S('"p"', "decimal(5,3)", 5, 0, D("1.000"), D("2.000")),
+        f"{vg('$.p', 'decimal(10,2)')} = 3",
+        READ,
+    ),
+    case(
+        "a larger stored precision may not fit",
+        S('"p"', "decimal(12,2)", 5, 0, D("1.00"), D("2.00")),
+        f"{vg('$.p', 'decimal(10,2)')} = 3",
+        READ,
+    ),
+    case(
+        "same decimal type",
+        S('"p"', "decimal(10,2)", 5, 0, D("1.00"), D("2.00")),
+        f"{vg('$.p', 'decimal(10,2)')} > 2.00",
+        SKIP,
+    ),
     # --- other stored types go through Spark's cast: keep ----------------------------------------
-    case('a stored string "5" casts to int 5', S('"a"', "varchar", 5, 0, "5", "5"), f"{vg('$.a', 'int')} = 6", READ),
-    case("a stored double 5.7 casts to int 5", S('"a"', "float64", 5, 0, 5.7, 5.7, False), f"{vg('$.a', 'int')} = 5", READ),
-    case("float32 stats do not serve a double target", fl(0.0, 1.0, False, type_="float32"), f"{F} > 100.0", READ),
-    case("timestamp_ntz stats do not serve a timestamp target", S('"t"', "timestamp", 5, 0, 0, 10), f"{vg('$.t', 'timestamp')} > '2024-01-01'", READ),
+    case(
+        'a stored string "5" casts to int 5',
+        S('"a"', "varchar", 5, 0, "5", "5"),
+        f"{vg('$.a', 'int')} = 6",
+        READ,
+    ),
+    case(
+        "a stored double 5.7 casts to int 5",
+        S('"a"', "float64", 5, 0, 5.7, 5.7, False),
+        f"{vg('$.a', 'int')} = 5",
+        READ,
+    ),
+    case(
+        "float32 stats do not serve a double target",
+        fl(0.0, 1.0, False, type_="float32"),
+        f"{F} > 100.0",
+        READ,
+    ),
+    case(
+        "timestamp_ntz stats do not serve a timestamp target",
+        S('"t"', "timestamp", 5, 0, 0, 10),
+        f"{vg('$.t', 'timestamp')} > '2024-01-01'",
+        READ,
+    ),
     # --- value_count 0: every entry null or missing, any type ------------------------------------
     case("all null: no comparison", S('"a"', "int64", 0, 10, None, None), f"{A} = 5", SKIP),
     case("all null: no !=", S('"a"', "int64", 0, 10, None, None), f"{A} != 5", SKIP),
@@ -141,16 +220,43 @@ CASES = [
     case("all null: no NOT IN", S('"a"', "int64", 0, 10, None, None), f"{A} NOT IN (1)", SKIP),
     case("all null: IS NOT NULL fails", S('"a"', "int64", 0, 10, None, None), f"{A} IS NOT NULL", SKIP),
     case("all null: IS NULL holds", S('"a"', "int64", 0, 10, None, None), f"{A} IS NULL", READ),
-    case("all null, other stored type: still no comparison", S('"a"', "varchar", 0, 10, None, None), f"{A} = 5", SKIP),
-    case("all null, other stored type: no isnan", S('"f"', "varchar", 0, 10, None, None), f"isnan({F})", SKIP),
-    case("all null: not_nan holds for NULL", S('"f"', "float64", 0, 10, None, None, False), f"NOT isnan({F})", READ),
+    case(
+        "all null, other stored type: still no comparison",
+        S('"a"', "varchar", 0, 10, None, None),
+        f"{A} = 5",
+        SKIP,
+    ),
+    case(
+        "all null, other stored type: no isnan", S('"f"', "varchar", 0, 10, None, None), f"isnan({F})", SKIP
+    ),
+    case(
+        "all null: not_nan holds for NULL",
+        S('"f"', "float64", 0, 10, None, None, False),
+        f"NOT isnan({F})",
+        READ,
+    ),
     # --- null_count and IS NULL ------------------------------------------------------------------
     case("null_count 0, exact type", S('"a"', "int64", 5, 0, 1, 2), f"{A} IS NULL", SKIP),
     case("null_count 3", S('"a"', "int64", 5, 3, 1, 2), f"{A} IS NULL", READ),
     case("null_count 0, int8 widens without NULL", S('"a"', "int8", 5, 0, 1, 2), f"{A} IS NULL", SKIP),
-    case("null_count 0, decimal widens without NULL", S('"p"', "decimal(5,2)", 5, 0, None, None), f"{vg('$.p', 'decimal(10,2)')} IS NULL", SKIP),
-    case("null_count 0 but a string may fail the cast", S('"a"', "varchar", 5, 0, "1", "2"), "try_variant_get(v, '$.a', 'bigint') IS NULL", READ),
-    case("null_count 0 on an element path: a short array is NULL", S('"arr".element', "int64", 5, 0, 1, 2), f"{vg('$.arr[3]', 'bigint')} IS NULL", READ),
+    case(
+        "null_count 0, decimal widens without NULL",
+        S('"p"', "decimal(5,2)", 5, 0, None, None),
+        f"{vg('$.p', 'decimal(10,2)')} IS NULL",
+        SKIP,
+    ),
+    case(
+        "null_count 0 but a string may fail the cast",
+        S('"a"', "varchar", 5, 0, "1", "2"),
+        "try_variant_get(v, '$.a', 'bigint') IS NULL",
+        READ,
+    ),
+    case(
+        "null_count 0 on an element path: a short array is NULL",
+        S('"arr".element', "int64", 5, 0, 1, 2),
+        f"{vg('$.arr[3]', 'bigint')} IS NULL",
+        READ,
+    ),
     case("values present", S('"a"', "int64", 5, 3, 1, 2), f"{A} IS NOT NULL", READ),
     # --- floats and NaN ----------------------------------------------------------------------------
     case("no NaN, max 5.0", fl(1.0, 5.0, False), f"{F} > 5.0", SKIP),
@@ -181,22 +287,59 @@ CASES = [
     case("float32 exact type", fl(0.0, 1.0, False, type_="float32"), f"{vg('$.f', 'float')} = 0.5", READ),
     case("float32 max 1.0", fl(0.0, 1.0, False, type_="float32"), f"{vg('$.f', 'float')} > 1.5", SKIP),
     # --- strings: truncated or absent bounds ---------------------------------------------------
-    case("a truncated max is still an upper bound", S('"s"', "varchar", 2, 0, "aaa", "aab"), f"{vg('$.s', 'string')} > 'aab'", SKIP),
-    case("within truncated bounds", S('"s"', "varchar", 2, 0, "aaa", "aab"), f"{vg('$.s', 'string')} = 'aaaz'", READ),
+    case(
+        "a truncated max is still an upper bound",
+        S('"s"', "varchar", 2, 0, "aaa", "aab"),
+        f"{vg('$.s', 'string')} > 'aab'",
+        SKIP,
+    ),
+    case(
+        "within truncated bounds",
+        S('"s"', "varchar", 2, 0, "aaa", "aab"),
+        f"{vg('$.s', 'string')} = 'aaaz'",
+        READ,
+    ),
     case("the long value itself", LONG_ROW, f"{vg('$.s', 'string')} = '{LONG}'", READ),
     case("past the truncated max", LONG_ROW, f"{vg('$.s', 'string')} = 'y'", SKIP),
     case("before the truncated min", LONG_ROW, f"{vg('$.s', 'string')} < 'x'", SKIP),
-    case("max absent: unknown, not empty", S('"s"', "varchar", 2, 0, "a", None), f"{vg('$.s', 'string')} > 'zzz'", READ),
-    case("min absent: unknown, not empty", S('"s"', "varchar", 2, 0, None, "b"), f"{vg('$.s', 'string')} < 'a'", READ),
+    case(
+        "max absent: unknown, not empty",
+        S('"s"', "varchar", 2, 0, "a", None),
+        f"{vg('$.s', 'string')} > 'zzz'",
+        READ,
+    ),
+    case(
+        "min absent: unknown, not empty",
+        S('"s"', "varchar", 2, 0, None, "b"),
+        f"{vg('$.s', 'string')} < 'a'",
+        READ,
+    ),
     case("nothing is < ''", S('"s"', "varchar", 2, 0, None, None), f"{vg('$.s', 'string')} < ''", SKIP),
     case("binary bounds", S('"b"', "blob", 2, 0, b"\x01", b"\x02"), f"{vg('$.b', 'binary')} = X'03'", SKIP),
-    case("binary in bounds", S('"b"', "blob", 2, 0, b"\x01", b"\x02"), f"{vg('$.b', 'binary')} = X'0150'", READ),
+    case(
+        "binary in bounds", S('"b"', "blob", 2, 0, b"\x01", b"\x02"), f"{vg('$.b', 'binary')} = X'0150'", READ
+    ),
     # --- other types -------------------------------------------------------------------------------
     case("all false", S('"ok"', "boolean", 2, 0, False, False), f"{vg('$.ok', 'boolean')} = TRUE", SKIP),
     case("false and true", S('"ok"', "boolean", 2, 0, False, True), f"{vg('$.ok', 'boolean')} = TRUE", READ),
-    case("dates before 2024", S('"d"', "date", 2, 0, 0, parse_date_text("2023-12-31")), f"{vg('$.d', 'date')} >= DATE '2024-01-01'", SKIP),
-    case("dates up to 2024-01-01", S('"d"', "date", 2, 0, 0, parse_date_text("2024-01-01")), f"{vg('$.d', 'date')} >= DATE '2024-01-01'", READ),
-    case("date vs a timestamp after midnight", S('"d"', "date", 2, 0, 0, parse_date_text("2024-01-01")), f"{vg('$.d', 'date')} > TIMESTAMP '2024-01-01 10:00:00'", SKIP),
+    case(
+        "dates before 2024",
+        S('"d"', "date", 2, 0, 0, parse_date_text("2023-12-31")),
+        f"{vg('$.d', 'date')} >= DATE '2024-01-01'",
+        SKIP,
+    ),
+    case(
+        "dates up to 2024-01-01",
+        S('"d"', "date", 2, 0, 0, parse_date_text("2024-01-01")),
+        f"{vg('$.d', 'date')} >= DATE '2024-01-01'",
+        READ,
+    ),
+    case(
+        "date vs a timestamp after midnight",
+        S('"d"', "date", 2, 0, 0, parse_date_text("2024-01-01")),
+        f"{vg('$.d', 'date')} > TIMESTAMP '2024-01-01 10:00:00'",
+        SKIP,
+    ),
     case(
         "timestamps before 10:00 UTC",
         S('"t"', "timestamptz", 2, 0, 0, parse_date_text("2024-01-01") * 86_400_000_000 + 9 * 3_600_000_000),
@@ -222,15 +365,52 @@ CASES = [
         "NOT exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') = 9)",
         READ,
     ),
-    case("element 0 is one of the elements", S('"arr".element', "int32", 5, 0, 1, 5), f"{vg('$.arr[0]', 'int')} > 5", SKIP),
-    case("no element has a value", S('"arr".element', "int32", 0, 3, None, None), f"{vg('$.arr[0]', 'int')} IS NOT NULL", SKIP),
-    case("some element may be >= 5", S('"arr".element', "int32", 5, 0, 1, 5), f"NOT ({vg('$.arr[0]', 'int')} < 5)", READ),
+    case(
+        "element 0 is one of the elements",
+        S('"arr".element', "int32", 5, 0, 1, 5),
+        f"{vg('$.arr[0]', 'int')} > 5",
+        SKIP,
+    ),
+    case(
+        "no element has a value",
+        S('"arr".element', "int32", 0, 3, None, None),
+        f"{vg('$.arr[0]', 'int')} IS NOT NULL",
+        SKIP,
+    ),
+    case(
+        "some element may be >= 5",
+        S('"arr".element', "int32", 5, 0, 1, 5),
+        f"NOT ({vg('$.arr[0]', 'int')} < 5)",
+        READ,
+    ),
     # --- AND / OR / NOT ----------------------------------------------------------------------------
-    case("one conjunct cannot match", [I64, S('"b"', "varchar", 1, 0, "a", "b")], f"{A} = 15 AND {vg('$.b', 'string')} = 'z'", SKIP),
-    case("each conjunct might match", [I64, S('"b"', "varchar", 1, 0, "a", "b")], f"{A} = 15 AND {vg('$.b', 'string')} = 'a'", READ),
-    case("a conjunct without stats does not save the other", I64, f"{A} = 99 AND {vg('$.z', 'int')} = 1", SKIP),
-    case("one disjunct might match", [I64, S('"b"', "varchar", 1, 0, "a", "b")], f"{A} = 99 OR {vg('$.b', 'string')} = 'a'", READ),
-    case("no disjunct can match", [I64, S('"b"', "varchar", 1, 0, "a", "b")], f"{A} = 99 OR {vg('$.b', 'string')} = 'z'", SKIP),
+    case(
+        "one conjunct cannot match",
+        [I64, S('"b"', "varchar", 1, 0, "a", "b")],
+        f"{A} = 15 AND {vg('$.b', 'string')} = 'z'",
+        SKIP,
+    ),
+    case(
+        "each conjunct might match",
+        [I64, S('"b"', "varchar", 1, 0, "a", "b")],
+        f"{A} = 15 AND {vg('$.b', 'string')} = 'a'",
+        READ,
+    ),
+    case(
+        "a conjunct without stats does not save the other", I64, f"{A} = 99 AND {vg('$.z', 'int')} = 1", SKIP
+    ),
+    case(
+        "one disjunct might match",
+        [I64, S('"b"', "varchar", 1, 0, "a", "b")],
+        f"{A} = 99 OR {vg('$.b', 'string')} = 'a'",
+        READ,
+    ),
+    case(
+        "no disjunct can match",
+        [I64, S('"b"', "varchar", 1, 0, "a", "b")],
+        f"{A} = 99 OR {vg('$.b', 'string')} = 'z'",
+        SKIP,
+    ),
     case("a disjunct without stats keeps the file", I64, f"{A} = 99 OR {vg('$.z', 'int')} = 1", READ),
     case("NOT (x < 10) is x >= 10", I64, f"NOT ({A} < 10)", READ),
     case("NOT (x >= 10) is x < 10, min 10", I64, f"NOT ({A} >= 10)", SKIP),
@@ -255,7 +435,9 @@ def test_rule(c: Case) -> None:
 @pytest.mark.parametrize("c", [c for c in CASES if "variant_get(v," in c.sql], ids=str)
 def test_try_variant_get_prunes_the_same(c: Case) -> None:
     # A failed cast is NULL under try_variant_get and an error under variant_get: no row either way.
-    tried = c.sql.replace("try_variant_get(v,", "variant_get(v,").replace("variant_get(v,", "try_variant_get(v,")
+    tried = c.sql.replace("try_variant_get(v,", "variant_get(v,").replace(
+        "variant_get(v,", "try_variant_get(v,"
+    )
     assert evaluate(parse_sql(tried), stats_by_path(c.rows)).might_match is c.expected
 
 
@@ -264,7 +446,7 @@ def test_reasons_name_the_conjunct_the_bound_and_the_rule() -> None:
     assert v == Verdict(CANNOT_MATCH, v.reason)
     assert v.name == "CANNOT_MATCH" and not v
     assert "variant_get(v, '$.a', 'bigint') > 25" in v.reason
-    assert "max 20" in v.reason and "[range]" in v.reason
+    assert "max 20 <= 25 (int64)" in v.reason and "[range]" in v.reason
     v = evaluate(parse_sql(f"{A} = 99 OR {A} = 1"), stats_by_path([I64]))
     assert v.reason.startswith("no disjunct can match")
     v = evaluate(parse_sql(f"{vg('$.z', 'int')} = 1"), stats_by_path([I64]))
@@ -280,15 +462,24 @@ def test_long_in_lists_use_their_hull() -> None:
     assert evaluate(expr, stats_by_path([row])).might_match is SKIP
     # Past the point limit the list is tested as [500, 502]: sound, less precise.
     assert evaluate(expr, stats_by_path([row]), max_in_points=1).might_match is READ
-    assert evaluate(parse_sql(f"{A} IN ({', '.join(str(i) for i in range(1000, 3000))})"), stats_by_path([row])).might_match is SKIP
+    assert (
+        evaluate(
+            parse_sql(f"{A} IN ({', '.join(str(i) for i in range(1000, 3000))})"), stats_by_path([row])
+        ).might_match
+        is SKIP
+    )
 
 
 def test_file_evaluator_reuses_the_compiled_condition() -> None:
-    any_null = "exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') IS NULL)"
+    any_null = (
+        "exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') IS NULL)"
+    )
     ev = FileEvaluator(parse_sql(f"{A} = 15 OR {any_null}"))
     assert ev.paths == {("v", '"a"'), ("v", '"arr".element."x"')}
     assert ev.evaluate(stats_by_path([I64])).might_match is READ
-    assert ev.evaluate(stats_by_path([SEVEN, S('"arr".element."x"', "int32", 3, 0, 1, 2)])).might_match is READ
+    assert (
+        ev.evaluate(stats_by_path([SEVEN, S('"arr".element."x"', "int32", 3, 0, 1, 2)])).might_match is READ
+    )
 
 
 # --- the IR -----------------------------------------------------------------------------------
@@ -303,7 +494,11 @@ def _leaf(sql: str) -> LeafCondition:
 def test_usable_types() -> None:
     names = [t.name for t in usable_types(ShreddedType.parse("int32"))]
     assert names == ["int8", "int16", "int32"]
-    assert [t.name for t in usable_types(ShreddedType.parse("decimal(4,2)"))] == ["decimal(2,2)", "decimal(3,2)", "decimal(4,2)"]
+    assert [t.name for t in usable_types(ShreddedType.parse("decimal(4,2)"))] == [
+        "decimal(2,2)",
+        "decimal(3,2)",
+        "decimal(4,2)",
+    ]
     assert [t.name for t in usable_types(ShreddedType.parse("float64"))] == ["float64"]
 
 
@@ -325,7 +520,9 @@ def test_ir_literals_are_in_the_stored_domain() -> None:
     assert c.cases[0].test == NotAllIn((1.0, 2.0), nan_matches=True)
     assert _leaf(f"{A} IS NULL").cases[0].test == HasNulls()
     assert _leaf(f"{vg('$.a[1]', 'bigint')} IS NULL").otherwise == Keep()
-    assert _leaf(f"{F} > 1.0").cases[0].test == RangeMayContain(1.0, None, lo_inclusive=False, nan_matches=True)
+    assert _leaf(f"{F} > 1.0").cases[0].test == RangeMayContain(
+        1.0, None, lo_inclusive=False, nan_matches=True
+    )
 
 
 def test_constants() -> None:

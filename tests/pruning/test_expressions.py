@@ -82,7 +82,9 @@ def test_spark_type_names(name: str, expected: str) -> None:
     assert parse_spark_type(spark_type_name(t)) == t
 
 
-@pytest.mark.parametrize("bad", ["varchar(3)", "uuid", "time", "decimal(39,2)", "decimal(5,6)", "array<int>", "", "variant"])
+@pytest.mark.parametrize(
+    "bad", ["varchar(3)", "uuid", "time", "decimal(39,2)", "decimal(5,6)", "array<int>", "", "variant"]
+)
 def test_unknown_types_are_invalid_predicates(bad: str) -> None:
     with pytest.raises(InvalidPredicateError):
         parse_spark_type(bad)

@@ -4,6 +4,7 @@ what is wrong and where; limits; round trips through to_json / to_sql."""
 from __future__ import annotations
 
 import json
+import math
 from decimal import Decimal
 from typing import Any
 
@@ -52,11 +53,19 @@ SAME = [
     ("variant_get(v, '$.a', 'int') >= -5", {"type": "gt-eq", "term": A_INT, "value": -5}),
     (
         "variant_get(v, '$.a', 'int') BETWEEN 1 AND 5",
-        {"type": "and", "left": {"type": "gt-eq", "term": A_INT, "value": 1}, "right": {"type": "lt-eq", "term": A_INT, "value": 5}},
+        {
+            "type": "and",
+            "left": {"type": "gt-eq", "term": A_INT, "value": 1},
+            "right": {"type": "lt-eq", "term": A_INT, "value": 5},
+        },
     ),
     (
         "variant_get(v, '$.a', 'int') NOT BETWEEN 1 AND 5",
-        {"type": "or", "left": {"type": "lt", "term": A_INT, "value": 1}, "right": {"type": "gt", "term": A_INT, "value": 5}},
+        {
+            "type": "or",
+            "left": {"type": "lt", "term": A_INT, "value": 1},
+            "right": {"type": "gt", "term": A_INT, "value": 5},
+        },
     ),
     (
         "NOT (variant_get(v, '$.a', 'int') BETWEEN 1 AND 5)",
@@ -72,7 +81,10 @@ SAME = [
     ("variant_get(v, '$.a', 'int') IN (3, 1, 2)", {"type": "in", "term": A_INT, "values": [1, 2, 3]}),
     ("variant_get(v, '$.a', 'int') IN (7)", {"type": "eq", "term": A_INT, "value": 7}),
     ("variant_get(v, '$.a', 'int') NOT IN (1, 2)", {"type": "not-in", "term": A_INT, "values": [2, 1]}),
-    ("NOT variant_get(v, '$.a', 'int') IN (1, 2)", {"type": "not", "child": {"type": "in", "term": A_INT, "values": [1, 2]}}),
+    (
+        "NOT variant_get(v, '$.a', 'int') IN (1, 2)",
+        {"type": "not", "child": {"type": "in", "term": A_INT, "values": [1, 2]}},
+    ),
     ("variant_get(v, '$.a', 'int') IS NULL", {"type": "is-null", "term": A_INT}),
     ("isnull(variant_get(v, '$.a', 'int'))", {"type": "is-null", "term": A_INT}),
     ("variant_get(v, '$.a', 'int') IS NOT NULL", {"type": "not-null", "term": A_INT}),
@@ -110,8 +122,14 @@ SAME = [
             },
         },
     ),
-    ("variant_get(v, '$.d', 'date') = DATE '2024-01-01'", {"type": "eq", "term": T("$.d", "date"), "value": "2024-01-01"}),
-    ("variant_get(v, '$.d', 'date') = '2024-01-01'", {"type": "eq", "term": T("$.d", "date"), "value": "2024-01-01"}),
+    (
+        "variant_get(v, '$.d', 'date') = DATE '2024-01-01'",
+        {"type": "eq", "term": T("$.d", "date"), "value": "2024-01-01"},
+    ),
+    (
+        "variant_get(v, '$.d', 'date') = '2024-01-01'",
+        {"type": "eq", "term": T("$.d", "date"), "value": "2024-01-01"},
+    ),
     (
         "variant_get(v, '$.t', 'timestamp') >= TIMESTAMP '2024-01-01 10:00:00'",
         {"type": "gt-eq", "term": T("$.t", "timestamp"), "value": "2024-01-01T10:00:00Z"},
@@ -125,30 +143,57 @@ SAME = [
         {"type": "lt", "term": T("$.t", "timestamp_ntz"), "value": "2024-01-01T10:00:00.500"},
     ),
     ("variant_get(v, '$.b', 'binary') = X'0A'", {"type": "eq", "term": T("$.b", "binary"), "value": "0a"}),
-    ("variant_get(v, '$.p', 'decimal(10,2)') = 12.50BD", {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.50"}),
-    ("variant_get(v, '$.p', 'decimal(10,2)') = 12.5", {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": 12.5}),
+    (
+        "variant_get(v, '$.p', 'decimal(10,2)') = 12.50BD",
+        {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.50"},
+    ),
+    (
+        "variant_get(v, '$.p', 'decimal(10,2)') = 12.5",
+        {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": 12.5},
+    ),
     (
         "variant_get(v, '$.p', 'decimal(10,2)') = CAST('12.5' AS DECIMAL(10,2))",
         {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.5"},
     ),
-    ("variant_get(v, '$.p', 'decimal(10,2)') = 12.505", {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.505"}),
-    ("try_variant_get(v, '$.a', 'int') = -5", {"type": "eq", "term": T("$.a", "int", try_=True), "value": -5}),
+    (
+        "variant_get(v, '$.p', 'decimal(10,2)') = 12.505",
+        {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.505"},
+    ),
+    (
+        "try_variant_get(v, '$.a', 'int') = -5",
+        {"type": "eq", "term": T("$.a", "int", try_=True), "value": -5},
+    ),
     ("try_cast(v:a AS INT) = -5", {"type": "eq", "term": T("$.a", "int", try_=True), "value": -5}),
     ("v:['a b']::int = 1", {"type": "eq", "term": T("$['a b']", "int"), "value": 1}),
     ("v:arr[0].x::int = 1", {"type": "eq", "term": T("$.arr[0].x", "int"), "value": 1}),
-    ("variant_get(v, '$[\"we\"\"ird\"]', 'int') = 1", {"type": "eq", "term": T('$["we""ird"]', "int"), "value": 1}),
+    (
+        "variant_get(v, '$[\"we\"\"ird\"]', 'int') = 1",
+        {"type": "eq", "term": T('$["we""ird"]', "int"), "value": 1},
+    ),
     ("variant_get(v, '$.user.id', 'bigint') = 42.0", {"type": "eq", "term": ID, "value": 42}),
     ("variant_get(v, '$.user.id', 'bigint') = 42.5", {"type": "in", "term": ID, "values": []}),
     ("NOT variant_get(v, '$.user.id', 'bigint') = 42.5", {"type": "not-in", "term": ID, "values": [42.5]}),
     ("variant_get(v, '$.user.id', 'bigint') < 42.5", {"type": "lt-eq", "term": ID, "value": 42}),
-    ("variant_get(v, '$.s', 'string') = 'it\\'s'", {"type": "eq", "term": T("$.s", "string"), "value": "it's"}),
-    ("variant_get(v, '$.s', 'string') = 'naïve 名'", {"type": "eq", "term": T("$.s", "string"), "value": "naïve 名"}),
+    (
+        "variant_get(v, '$.s', 'string') = 'it\\'s'",
+        {"type": "eq", "term": T("$.s", "string"), "value": "it's"},
+    ),
+    (
+        "variant_get(v, '$.s', 'string') = 'naïve 名'",
+        {"type": "eq", "term": T("$.s", "string"), "value": "naïve 名"},
+    ),
     ("variant_get(v, '$.f', 'double') = 1.5D", {"type": "eq", "term": F_DBL, "value": 1.5}),
     ("variant_get(v, '$.f', 'double') > 1e3", {"type": "gt", "term": F_DBL, "value": 1000}),
-    ("variant_get(v, '$.f', 'double') > CAST('-Infinity' AS DOUBLE)", {"type": "gt", "term": F_DBL, "value": "-Infinity"}),
+    (
+        "variant_get(v, '$.f', 'double') > CAST('-Infinity' AS DOUBLE)",
+        {"type": "gt", "term": F_DBL, "value": "-Infinity"},
+    ),
     ("variant_get(v, '$.f', 'float') = 0.5", {"type": "eq", "term": T("$.f", "float"), "value": 0.5}),
     ("variant_get(v, '$.ok', 'boolean') = TRUE", {"type": "eq", "term": T("$.ok", "boolean"), "value": True}),
-    ("variant_get(`my col`, '$.a', 'int') = 1", {"type": "eq", "term": T("$.a", "int", column="my col"), "value": 1}),
+    (
+        "variant_get(`my col`, '$.a', 'int') = 1",
+        {"type": "eq", "term": T("$.a", "int", column="my col"), "value": 1},
+    ),
     ("variant_get(s.v, '$.a', 'int') = 1", {"type": "eq", "term": T("$.a", "int", column="s.v"), "value": 1}),
     (
         "exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') = 5)",
@@ -195,7 +240,9 @@ def test_expected_trees() -> None:
         Op.EQ, d, parse_date_text("2024-01-01")
     )
     w = variant("v", "$.arr[*].x", "int")
-    assert parse_sql("NOT exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') = 5)") == Not(eq(w, 5))
+    assert parse_sql(
+        "NOT exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') = 5)"
+    ) == Not(eq(w, 5))
 
 
 def test_to_sql_text() -> None:
@@ -203,22 +250,33 @@ def test_to_sql_text() -> None:
         {
             "type": "and",
             "left": {"type": "in", "term": T("$.p", "decimal(10,2)"), "values": ["1.5", 2]},
-            "right": {"type": "not", "child": {"type": "eq", "term": T("$.arr[*]['a b']", "string"), "value": "it's"}},
+            "right": {
+                "type": "not",
+                "child": {"type": "eq", "term": T("$.arr[*]['a b']", "string"), "value": "it's"},
+            },
         }
     )
     assert to_sql(e) == (
         "variant_get(v, '$.p', 'decimal(10,2)') IN (1.50BD, 2.00BD) AND NOT exists(try_variant_get(v, '$.arr', "
         "'array<variant>'), e1 -> variant_get(e1, '$[\"a b\"]', 'string') = 'it\\'s')"
     )
-    assert to_sql(parse_sql("v:a::bigint = 42.5")) == "CASE WHEN variant_get(v, '$.a', 'bigint') IS NOT NULL THEN FALSE END"
+    assert (
+        to_sql(parse_sql("v:a::bigint = 42.5"))
+        == "CASE WHEN variant_get(v, '$.a', 'bigint') IS NOT NULL THEN FALSE END"
+    )
     assert to_sql(parse_sql("variant_get(`select`, '$.t', 'timestamp') = '2024-01-01'")) == (
         "variant_get(`select`, '$.t', 'timestamp') = TIMESTAMP '2024-01-01 00:00:00+00:00'"
     )
-    assert to_sql(parse_sql("variant_get(v, '$.f', 'float') > 0.1")) == "variant_get(v, '$.f', 'float') >= CAST('0.1' AS FLOAT)"
+    assert (
+        to_sql(parse_sql("variant_get(v, '$.f', 'float') > 0.1"))
+        == "variant_get(v, '$.f', 'float') >= CAST('0.1' AS FLOAT)"
+    )
 
 
 def test_to_json_shape() -> None:
-    e = parse_sql("variant_get(v, '$.p', 'decimal(10,2)') = 12.5 OR try_variant_get(v, '$.b', 'binary') IS NULL")
+    e = parse_sql(
+        "variant_get(v, '$.p', 'decimal(10,2)') = 12.5 OR try_variant_get(v, '$.b', 'binary') IS NULL"
+    )
     assert to_json(e) == {
         "type": "or",
         "left": {"type": "eq", "term": T("$.p", "decimal(10,2)"), "value": "12.50"},
@@ -312,7 +370,11 @@ def test_sql_limits() -> None:
 
 JSON_ERRORS = [
     (
-        {"type": "and", "left": {"type": "eq", "term": A_INT, "value": 1}, "right": {"type": "eq", "term": A_INT, "value": "abc"}},
+        {
+            "type": "and",
+            "left": {"type": "eq", "term": A_INT, "value": 1},
+            "right": {"type": "eq", "term": A_INT, "value": "abc"},
+        },
         InvalidPredicateError,
         "/right/value",
     ),
@@ -325,7 +387,11 @@ JSON_ERRORS = [
     ({"type": "eq", "term": "a", "value": 1}, InvalidPredicateError, "/term"),
     ({"type": "eq", "left": A_INT, "right": A_INT}, InvalidPredicateError, "/"),
     ({"type": "not"}, InvalidPredicateError, "/"),
-    ({"type": "not", "child": {"type": "eq", "term": A_INT, "value": None}}, InvalidPredicateError, "/child/value"),
+    (
+        {"type": "not", "child": {"type": "eq", "term": A_INT, "value": None}},
+        InvalidPredicateError,
+        "/child/value",
+    ),
     ({"type": "eq", "term": A_INT | {"try": "yes"}, "value": 1}, InvalidPredicateError, "/term/try"),
     ({"type": "eq", "term": A_INT | {"column": ""}, "value": 1}, InvalidPredicateError, "/term/column"),
     ({"type": "is-nan", "term": A_INT}, InvalidPredicateError, "/"),
@@ -333,7 +399,11 @@ JSON_ERRORS = [
     ({"type": "eq", "term": F_DBL, "value": "NaN"}, InvalidPredicateError, "/value"),
     ([1, 2], InvalidPredicateError, "/"),
     ("not json", InvalidPredicateError, None),
-    ('{"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.f", "as": "double"}, "value": NaN}', InvalidPredicateError, None),
+    (
+        '{"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.f", "as": "double"}, "value": NaN}',
+        InvalidPredicateError,
+        None,
+    ),
 ]
 
 
@@ -369,7 +439,50 @@ def test_json_limits() -> None:
 
 def test_json_numbers_keep_their_digits() -> None:
     d = T("$.p", "decimal(38,2)")
-    e = parse_json(f'{{"type": "eq", "term": {json.dumps(d)}, "value": 123456789012345678901234567890123456.01}}')
+    e = parse_json(
+        f'{{"type": "eq", "term": {json.dumps(d)}, "value": 123456789012345678901234567890123456.01}}'
+    )
     assert isinstance(e, LiteralPredicate)
     assert e.literal == Decimal("123456789012345678901234567890123456.01")
     assert to_json(e)["value"] == "123456789012345678901234567890123456.01"
+
+
+EXTREMES = [
+    ("tinyint", -128),
+    ("bigint", -(2**63)),
+    ("bigint", 2**63 - 1),
+    ("decimal(38,2)", Decimal("-999999999999999999999999999999999999.99")),
+    ("decimal(5,5)", Decimal("0.00001")),
+    ("decimal(3,0)", Decimal("-999")),
+    ("float", 3.4028234663852886e38),
+    ("float", 1.401298464324817e-45),
+    ("float", -math.inf),
+    ("double", 5e-324),
+    ("double", 1e16),
+    ("double", math.inf),
+    ("date", -(2**31 - 1)),
+    ("date", 2**31 - 1),
+    ("date", parse_date_text("-0043-03-15")),
+    ("timestamp", -(2**63)),
+    ("timestamp", 2**63 - 1),
+    ("timestamp_ntz", -1),
+    ("string", ""),
+    ("string", "a\\b'c\"d\ne\x00f"),
+    ("string", "名前 🙂"),
+    ("binary", b""),
+    ("binary", b"\x00\xff"),
+    ("boolean", False),
+]
+
+
+@pytest.mark.parametrize(("type_", "value"), EXTREMES)
+@pytest.mark.parametrize("op", [Op.EQ, Op.LT, Op.GT_EQ, Op.NOT_EQ])
+def test_extreme_literals_round_trip(type_: str, value: Any, op: Op) -> None:
+    e = LiteralPredicate(op, variant("v", "$.a", type_), value)
+    assert parse_sql(to_sql(e)) == e
+    assert parse_json(json.dumps(to_json(e))) == e
+
+
+def test_lone_surrogates_are_rejected() -> None:
+    with pytest.raises(InvalidPredicateError, match="Unicode"):
+        parse_json({"type": "eq", "term": T("$.s", "string"), "value": "\ud800"})

@@ -1,0 +1,102 @@
+"""``shredcat backfill --table NS.TABLE ROOT_URI``: register an existing lake of shredded Parquet
+files, extracting their statistics on Spark executors and committing them in batches through the
+REST API (see :mod:`service.spark.backfill`).
+
+The service is ``--url`` (default ``SHREDCAT_URL``, else http://127.0.0.1:8181) with the bearer
+token in ``SHREDCAT_TOKEN`` (a writer's; an admin's when the table must be created). Spark is
+the session ``spark-submit`` configured, else ``--master`` (default ``local[*]``). Progress goes
+to stderr, the summary to stdout. Exit status 0 when every batch was committed, 1 when some
+failed (rerun to retry them: what is live is skipped), 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", required=True, help="NAMESPACE.TABLE (created from the first file if missing)")
+    p.add_argument("root", metavar="ROOT_URI", help="directory or pyarrow.fs URI (s3://bucket/lake/events) to register")
+    p.add_argument("--url", default=None, help="service URL (default: SHREDCAT_URL, else http://127.0.0.1:8181)")
+    p.add_argument("--batch-size", type=int, default=1000, help="files per commit (default 1000)")
+    p.add_argument("--files-per-task", type=int, default=100, help="files per Spark task (default 100)")
+    p.add_argument("--master", default=None, help="Spark master when not set by spark-submit (default local[*])")
+    p.add_argument("--no-create", action="store_true", help="fail when the table does not exist")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import os
+    import sys
+
+    from service.client import ShredcatAPIError, ShredcatClient, ShredcatConnectionError
+    from service.spark import backfill
+    from service.spark._common import DEFAULT_URL, split_table
+
+    if args.batch_size < 1 or args.files_per_task < 1:
+        print("shredcat backfill: --batch-size and --files-per-task must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        split_table(args.table)
+    except ValueError as e:
+        print(f"shredcat backfill: {e}", file=sys.stderr)
+        return 2
+    try:
+        from pyspark import SparkConf
+        from pyspark.sql import SparkSession
+    except ImportError:
+        print("shredcat backfill: needs PySpark (pip install 'shredcat[spark]')", file=sys.stderr)
+        return 2
+
+    existing = SparkSession.getActiveSession()
+    if existing is not None:
+        spark, owned = existing, False
+    else:
+        builder = SparkSession.builder.appName("shredcat-backfill")
+        if args.master:
+            builder = builder.master(args.master)
+        elif not SparkConf().contains("spark.master"):
+            builder = builder.master("local[*]").config("spark.ui.showConsoleProgress", "false")
+        spark, owned = builder.getOrCreate(), True
+    url = args.url or os.environ.get("SHREDCAT_URL") or DEFAULT_URL
+    try:
+        with ShredcatClient(url, os.environ.get("SHREDCAT_TOKEN")) as client:
+            result = backfill(
+                spark,
+                args.root,
+                args.table,
+                client=client,
+                batch_size=args.batch_size,
+                files_per_task=args.files_per_task,
+                create=not args.no_create,
+            )
+    except (ShredcatAPIError, ShredcatConnectionError, ValueError, OSError) as e:
+        print(f"shredcat backfill: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if owned:
+            spark.stop()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "table": result.table,
+                    "root": result.root,
+                    "files-listed": result.files_listed,
+                    "already-live": result.already_live,
+                    "added": result.files_added,
+                    "unchanged": result.files_unchanged,
+                    "batches": result.batches,
+                    "batches-committed": result.batches_committed,
+                    "failed": [
+                        {"batch": b.index, "files": len(b.paths), "error": b.error, "bad-files": [list(x) for x in b.bad_files]}
+                        for b in result.failed
+                    ],
+                    "seconds": round(result.seconds, 3),
+                }
+            )
+        )
+    else:
+        print(result.summary())
+    return 0 if result.ok else 1

@@ -1,0 +1,272 @@
+"""Backfill: register an existing lake of shredded Parquet files, extracting on Spark executors.
+
+1. The driver lists ``ROOT_URI`` with ``pyarrow.fs`` (recursively, ``*.parquet``, hidden and
+   ``_``-prefixed paths skipped) and drops the paths already live in the table.
+2. The remaining paths, sorted, are cut into batches (``batch_size`` files, one commit each) and
+   the batches into waves. Each wave is one Spark job: ``sc.parallelize(paths, n).mapPartitions``
+   runs shredcat's own extractor (:func:`service.stats.extract.extract_file`) on the executors,
+   which need shredcat and pyarrow but never talk to the service. While the driver commits the
+   batches of one wave, the next wave is already being extracted.
+3. Each batch is committed through the REST API with client-side statistics and a deterministic
+   ``Idempotency-Key`` (table, snapshot the run started from, the batch's paths): a batch retried
+   after a lost answer is applied once, and a rerun skips what is already live.
+4. A file that cannot be extracted fails its batch (reported, not committed at all); the other
+   batches go on and the result lists what failed, so a rerun after a fix does the rest.
+
+Runs unchanged on ``local[*]`` or any cluster (the driver needs to reach the service, the
+executors the storage).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from service.spark._common import (
+    chunks,
+    ensure_table,
+    idempotency_key,
+    list_parquet_files,
+    listing_prefix,
+    split_table,
+)
+
+if TYPE_CHECKING:
+    from service.client import ShredcatClient
+
+__all__ = ["BackfillResult", "FailedBatch", "backfill", "extract_on_executors"]
+
+#: Largest wave (files extracted by one Spark job and held on the driver at once).
+MAX_WAVE_FILES = 50_000
+
+
+def _extract_partition(paths: Iterable[str]) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
+    """Runs on an executor: ``(path, commit JSON, None)`` or ``(path, None, error)`` per file."""
+    from service.client import file_stats_payload
+    from service.stats.extract import extract_file
+
+    for p in paths:
+        try:
+            yield p, file_stats_payload(extract_file(p)), None
+        except Exception as e:
+            yield p, None, f"{type(e).__name__}: {e}"
+
+
+def _slices(n_files: int, files_per_task: int) -> int:
+    return max(1, math.ceil(n_files / max(1, files_per_task)))
+
+
+def extract_on_executors(
+    spark: Any, paths: Sequence[str], *, files_per_task: int = 100
+) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+    """Extract ``paths`` on the executors: ``(path, payload, error)`` in the order given."""
+    if not paths:
+        return []
+    rdd = spark.sparkContext.parallelize(list(paths), _slices(len(paths), files_per_task))
+    return rdd.mapPartitions(_extract_partition).collect()
+
+
+@dataclass(frozen=True, slots=True)
+class FailedBatch:
+    index: int
+    paths: tuple[str, ...]
+    #: ``(path, error)`` of the files that could not be extracted (empty: the commit failed).
+    bad_files: tuple[tuple[str, str], ...]
+    error: str
+
+
+@dataclass
+class BackfillResult:
+    root: str
+    table: str
+    files_listed: int = 0
+    already_live: int = 0
+    files_added: int = 0
+    files_unchanged: int = 0
+    batches: int = 0
+    batches_committed: int = 0
+    batches_replayed: int = 0
+    failed: list[FailedBatch] = field(default_factory=list)
+    seconds: float = 0.0
+    table_created: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def summary(self) -> str:
+        rate = (self.files_added + self.files_unchanged) / self.seconds if self.seconds > 0 else 0.0
+        s = (
+            f"{self.table}: {self.files_listed} files under {self.root}, {self.already_live} already live, "
+            f"{self.files_added} added, {self.files_unchanged} unchanged in {self.batches_committed}/{self.batches} "
+            f"batches ({self.seconds:.1f}s, {rate:.0f} files/s)"
+        )
+        if self.failed:
+            n = sum(len(b.paths) for b in self.failed)
+            s += f"; {len(self.failed)} batches ({n} files) FAILED"
+        return s
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _commit_batch(
+    client: ShredcatClient,
+    ns: str,
+    name: str,
+    payloads: list[dict[str, Any]],
+    key: str,
+    *,
+    attempts: int,
+    backoff: float,
+    progress: Callable[[str], None],
+    label: str,
+) -> Any:
+    """Commit with one idempotency key, retrying transport failures and 5xx (never 4xx)."""
+    from service.client import ServerError, ShredcatConnectionError
+
+    for attempt in range(1, attempts + 1):
+        try:
+            return client.commit(ns, name, files=payloads, idempotency_key=key)
+        except (ShredcatConnectionError, ServerError) as e:
+            if attempt == attempts:
+                raise
+            delay = backoff * 2 ** (attempt - 1)
+            progress(f"{label}: commit attempt {attempt} failed ({e}); retrying in {delay:.1f}s with the same key")
+            time.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def backfill(
+    spark: Any,
+    root: str,
+    table: str | tuple[str, str],
+    *,
+    client: ShredcatClient,
+    batch_size: int = 1000,
+    files_per_task: int = 100,
+    wave_files: int | None = None,
+    commit_attempts: int = 4,
+    retry_backoff: float = 1.0,
+    create: bool = True,
+    progress: Callable[[str], None] | None = _stderr,
+) -> BackfillResult:
+    """Register every data file under ``root`` not yet live in ``table``, extracting on Spark
+    executors and committing ``batch_size`` files per snapshot. See the module docstring."""
+    from service.client import ShredcatAPIError, ShredcatConnectionError
+
+    if batch_size < 1 or files_per_task < 1:
+        raise ValueError("batch_size and files_per_task must be >= 1")
+    say = progress or (lambda _line: None)
+    ns, name = split_table(table)
+    started = time.perf_counter()
+    result = BackfillResult(root=root, table=f"{ns}.{name}")
+
+    listed = list_parquet_files(root)
+    result.files_listed = len(listed)
+    if not listed:
+        say(f"{result.table}: no Parquet file under {root}")
+        result.seconds = time.perf_counter() - started
+        return result
+    from service.client import NotFound
+
+    try:
+        snapshot = client.load_table(ns, name).current_snapshot_id
+        live = {f.path for f in client.iter_files(ns, name, prefix=listing_prefix(root))}
+    except NotFound:
+        if not create:
+            raise
+        from service.stats.extract import extract_file
+
+        result.table_created = ensure_table(client, ns, name, extract_file(listed[0]).variant_columns)
+        snapshot = client.load_table(ns, name).current_snapshot_id
+        live = {f.path for f in client.iter_files(ns, name, prefix=listing_prefix(root))}
+    pending = [p for p in listed if p not in live]
+    result.already_live = len(listed) - len(pending)
+    batches = chunks(pending, batch_size)
+    result.batches = len(batches)
+    say(
+        f"{result.table}: {len(listed)} files under {root}, {result.already_live} already live, "
+        f"{len(pending)} to register in {len(batches)} batches"
+    )
+    if not batches:
+        result.seconds = time.perf_counter() - started
+        return result
+
+    if wave_files is None:
+        parallelism = max(1, int(spark.sparkContext.defaultParallelism))
+        wave_files = 2 * parallelism * files_per_task
+    per_wave = max(1, min(MAX_WAVE_FILES, max(wave_files, batch_size)) // batch_size)
+    waves = [batches[i : i + per_wave] for i in range(0, len(batches), per_wave)]
+    salt = f"snapshot={snapshot}"
+
+    def extract_wave(wave: Sequence[Sequence[str]]) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+        flat = [p for b in wave for p in b]
+        sc = spark.sparkContext
+        sc.setJobDescription(f"shredcat backfill {result.table}: extract {len(flat)} files")
+        try:
+            return extract_on_executors(spark, flat, files_per_task=files_per_task)
+        finally:
+            sc.setJobDescription(None)
+
+    done_files = 0
+    index = 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shredcat-backfill") as pool:
+        future: Future[Any] | None = pool.submit(extract_wave, waves[0])
+        for w, wave in enumerate(waves):
+            assert future is not None
+            try:
+                rows = future.result()
+            except Exception as e:
+                # The Spark job itself failed: every batch of the wave fails, later waves go on.
+                future = pool.submit(extract_wave, waves[w + 1]) if w + 1 < len(waves) else None
+                for batch in wave:
+                    index += 1
+                    result.failed.append(FailedBatch(index, tuple(batch), (), f"extraction job failed: {e}"))
+                    say(f"{result.table}: batch {index}/{len(batches)} FAILED: extraction job failed: {e}")
+                continue
+            future = pool.submit(extract_wave, waves[w + 1]) if w + 1 < len(waves) else None
+            offset = 0
+            for batch in wave:
+                index += 1
+                part = rows[offset : offset + len(batch)]
+                offset += len(batch)
+                label = f"{result.table}: batch {index}/{len(batches)}"
+                bad = tuple((p, err) for p, _, err in part if err is not None)
+                if bad:
+                    result.failed.append(FailedBatch(index, tuple(batch), bad, f"{len(bad)} files cannot be extracted"))
+                    say(f"{label} FAILED, not committed: {len(bad)} of {len(batch)} files cannot be extracted")
+                    for p, err in bad:
+                        say(f"  {p}: {err}")
+                    continue
+                payloads = [payload for _, payload, _ in part if payload is not None]
+                key = idempotency_key("backfill", ns, name, batch, salt)
+                try:
+                    commit = _commit_batch(
+                        client, ns, name, payloads, key,
+                        attempts=commit_attempts, backoff=retry_backoff, progress=say, label=label,
+                    )
+                except (ShredcatAPIError, ShredcatConnectionError) as e:
+                    result.failed.append(FailedBatch(index, tuple(batch), (), f"commit failed: {e}"))
+                    say(f"{label} FAILED: commit failed: {e}")
+                    continue
+                result.batches_committed += 1
+                result.batches_replayed += int(commit.replayed)
+                result.files_added += len(commit.added)
+                result.files_unchanged += len(commit.unchanged)
+                done_files += len(batch)
+                elapsed = time.perf_counter() - started
+                say(
+                    f"{label} committed (snapshot {commit.snapshot_id}{', replayed' if commit.replayed else ''}): "
+                    f"{len(commit.added)} added, {len(commit.unchanged)} unchanged; "
+                    f"{done_files}/{len(pending)} files, {done_files / elapsed:.0f} files/s"
+                )
+    result.seconds = time.perf_counter() - started
+    say(result.summary())
+    return result

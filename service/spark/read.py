@@ -1,0 +1,218 @@
+"""Pruned reads: ask the service which files can hold matching rows, read only those.
+
+``read_pruned(spark, "lake.events", "variant_get(v, '$.user.id', 'bigint') = 42")`` returns
+``spark.read.parquet(*candidates).where(predicate)``: the predicate is applied to the rows too,
+so the result is exactly that of a full read with the same ``where``. The service is asked with
+the predicate's SQL form (see :mod:`service.spark.translate`); when there is none, every live
+file of the table is read and a warning says why. Never are rows dropped for a predicate the
+service does not understand.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from service.spark._common import client_for, split_table
+from service.spark.translate import (
+    Untranslatable,
+    column_to_sql,
+    is_column,
+    pruning_sql,
+    same_predicate,
+    session_is_utc,
+)
+
+if TYPE_CHECKING:
+    from service.client import ShredcatClient
+
+__all__ = ["PrunedScan", "plan_pruned", "read_pruned"]
+
+log = logging.getLogger("service.spark")
+
+_GLOB_CHARS = "\\*?[]{}"
+_SCHEMA_CACHE_SIZE = 64
+_SCHEMAS: dict[tuple[int, str, str | None], Any] = {}
+
+
+def spark_path(path: str) -> str:
+    """A path as Spark must be given it to read exactly that file: Hadoop expands glob characters
+    (``*?[]{}``) in paths, so they are escaped."""
+    if not any(c in path for c in _GLOB_CHARS):
+        return path
+    return "".join("\\" + c if c in _GLOB_CHARS else c for c in path)
+
+
+@dataclass(frozen=True, slots=True)
+class PrunedScan:
+    """What a pruned read will read."""
+
+    namespace: str
+    table: str
+    #: The predicate as given (SQL text or PySpark Column); applied to the rows.
+    predicate: Any
+    #: The SQL the service pruned with (None: nothing was pruned, see ``fallback``).
+    pruning_sql: str | None
+    #: The candidate files (all live files when nothing was pruned).
+    paths: tuple[str, ...]
+    #: Live files of the table at ``snapshot_id``.
+    files_total: int
+    files_pruned: int
+    snapshot_id: int | None
+    #: Why every file is read (None when the service pruned).
+    fallback: str | None
+    #: Seconds spent asking the service (and checking the predicate).
+    plan_seconds: float
+    #: One live file of the table, whose schema an empty result takes (None: the table has none).
+    schema_file: str | None = None
+    #: The table's Variant columns (the schema of an empty result when it has no file at all).
+    variant_columns: tuple[str, ...] = ()
+
+    @property
+    def candidates(self) -> int:
+        return len(self.paths)
+
+    def read(self, spark: Any, *, base_path: str | None = None, schema: Any = None) -> Any:
+        """``spark.read.parquet(*paths).where(predicate)``; no candidates: an empty DataFrame
+        with the table's schema (``schema`` if given, else that of one live file)."""
+        reader = spark.read
+        if base_path is not None:
+            reader = reader.option("basePath", base_path)
+        if schema is not None:
+            reader = reader.schema(schema)
+        if self.paths:
+            df = reader.parquet(*(spark_path(p) for p in self.paths))
+        else:
+            if schema is None:
+                schema = table_schema(spark, self.schema_file, self.variant_columns, base_path=base_path)
+            df = spark.createDataFrame([], schema)
+        return df.where(self.predicate)
+
+
+def table_schema(spark: Any, schema_file: str | None, variant_columns: tuple[str, ...] = (), *, base_path: str | None = None) -> Any:
+    """The Spark schema of a table: that of ``schema_file`` (Spark-written files of one table share
+    their logical schema; shredding is physical), else the Variant columns alone."""
+    if schema_file is not None:
+        # Data files are immutable: a file's schema is read once per session (it costs a Spark job).
+        key = (id(spark), schema_file, base_path)
+        cached = _SCHEMAS.get(key)
+        if cached is None:
+            reader = spark.read if base_path is None else spark.read.option("basePath", base_path)
+            cached = reader.parquet(spark_path(schema_file)).schema
+            if len(_SCHEMAS) >= _SCHEMA_CACHE_SIZE:
+                _SCHEMAS.pop(next(iter(_SCHEMAS)))
+            _SCHEMAS[key] = cached
+        return cached
+    from pyspark.sql.types import StructField, StructType, VariantType
+
+    return StructType([StructField(c, VariantType(), True) for c in variant_columns if "." not in c])
+
+
+def _one_file(client: ShredcatClient, namespace: str, table: str) -> str | None:
+    page = client.list_files(namespace, table, page_size=1)
+    return page.files[0].path if page.files else None
+
+
+def plan_pruned(
+    spark: Any,
+    table: str | tuple[str, str],
+    predicate: Any,
+    *,
+    client: ShredcatClient | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    base_path: str | None = None,
+) -> PrunedScan:
+    """Ask the service for the candidate files of ``predicate`` (SQL text or PySpark Column) on
+    ``table`` (``"ns.table"``). See :func:`read_pruned`."""
+    from service.client import BadRequest, PayloadTooLarge, Unprocessable
+
+    if not isinstance(predicate, str) and not is_column(predicate):
+        raise TypeError(f"a predicate is SQL text or a PySpark Column, not {type(predicate).__name__}")
+    ns, name = split_table(table)
+    start = time.perf_counter()
+    with client_for(client, url, token) as c:
+        fallback: str | None = None
+        sql: str | None = None
+        schema_file: str | None = None
+        text: str | None = None
+        if isinstance(predicate, str):
+            text = predicate
+        else:
+            try:
+                text = column_to_sql(spark, predicate)
+            except Untranslatable as e:
+                fallback = f"the Column has no SQL form ({e})"
+            if text is not None:
+                schema_file = _one_file(c, ns, name)
+                if schema_file is not None and not same_predicate(
+                    spark, table_schema(spark, schema_file, base_path=base_path), predicate, text
+                ):
+                    fallback = f"Spark does not read the Column's SQL form {text!r} as the same predicate"
+        if fallback is None and text is not None:
+            sql, fallback = pruning_sql(text, utc=session_is_utc(spark))
+        result = None
+        if sql is not None:
+            try:
+                result = c.plan_all(ns, name, sql=sql)
+            except (BadRequest, Unprocessable, PayloadTooLarge) as e:
+                fallback = f"the service refused the predicate ({e.type}: {e.message})"
+                sql = None
+        if result is not None:
+            paths = tuple(result.paths)
+            total, pruned, snapshot = result.files_considered, result.files_pruned, result.snapshot_id
+        else:
+            files = list(c.iter_files(ns, name))
+            paths = tuple(f.path for f in files)
+            total, pruned, snapshot = len(paths), 0, None
+            log.warning("read_pruned %s.%s: reading all %d files: %s", ns, name, total, fallback)
+        variant_columns: tuple[str, ...] = ()
+        if not paths:
+            schema_file = schema_file or _one_file(c, ns, name)
+            if schema_file is None:
+                variant_columns = tuple(c.load_table(ns, name).variant_columns)
+    seconds = time.perf_counter() - start
+    if result is not None:
+        log.info(
+            "read_pruned %s.%s: %d of %d files are candidates (%d pruned) in %.3fs",
+            ns, name, len(paths), total, pruned, seconds,
+        )
+    return PrunedScan(
+        namespace=ns,
+        table=name,
+        predicate=predicate,
+        pruning_sql=sql,
+        paths=paths,
+        files_total=total,
+        files_pruned=pruned,
+        snapshot_id=snapshot,
+        fallback=fallback,
+        plan_seconds=seconds,
+        schema_file=schema_file,
+        variant_columns=variant_columns,
+    )
+
+
+def read_pruned(
+    spark: Any,
+    table: str | tuple[str, str],
+    predicate: Any,
+    *,
+    client: ShredcatClient | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    base_path: str | None = None,
+    schema: Any = None,
+) -> Any:
+    """The rows of ``table`` matching ``predicate``, reading only the files the service keeps.
+
+    ``predicate``: Spark SQL text (``"variant_get(v, '$.a', 'bigint') = 5"``, ``"v:a::bigint = 5"``)
+    or a PySpark Column. ``client`` (or ``url``/``token``, default ``SHREDCAT_URL`` and
+    ``SHREDCAT_TOKEN``) reaches the service. ``base_path``: the table's root directory when it is
+    partitioned by directory (``key=value/``), so the partition columns are kept. Returns
+    ``spark.read.parquet(*candidates).where(predicate)``, an empty DataFrame with the table's
+    schema when there is no candidate."""
+    scan = plan_pruned(spark, table, predicate, client=client, url=url, token=token, base_path=base_path)
+    return scan.read(spark, base_path=base_path, schema=schema)

@@ -1,0 +1,192 @@
+"""Register what a Spark job wrote: exactly the files of that write, as one commit.
+
+``write_and_register(df, "/lake/events", "lake.events", client=c)`` lists the table's directory,
+writes ``df`` as Parquet (Variant columns are shredded by Spark's writer), lists again, and
+commits the new data files, nothing else: not files that were there before (earlier jobs,
+other tables' files), not ``_SUCCESS``, ``.crc``, ``_temporary/`` or other hidden files. All new
+files must come from one Spark write job (their names carry its UUID); files of another job that
+appeared meanwhile are never registered (a concurrent writer of the same job kind in the same
+directory is an error, since its files cannot be told apart).
+
+Registration is by path (the service reads the footers; the directory must be inside its
+``SHREDCAT_WAREHOUSE_ROOTS``) or with client-side statistics (``client_stats=True``: extracted
+on the Spark executors, or on the driver for a few files, with shredcat's own extractor). The
+commit carries a deterministic ``Idempotency-Key`` (table + the new paths), so repeating the
+registration of one write is applied once.
+
+With ``mode="overwrite"`` Spark deletes the directory's files first: the ones that vanished are
+removed from the table (a separate snapshot, before the new files are committed).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from service.spark._common import (
+    SPARK_PART_FILE,
+    chunks,
+    client_for,
+    ensure_table,
+    idempotency_key,
+    list_parquet_files,
+    split_table,
+)
+
+if TYPE_CHECKING:
+    from service.client import CommitResult, ShredcatClient
+
+__all__ = ["WriteResult", "register_written", "variant_columns_of", "write_and_register"]
+
+log = logging.getLogger("service.spark")
+
+#: Below this many files, client-side statistics are extracted on the driver (a Spark job costs more).
+DRIVER_EXTRACT_MAX = 16
+REMOVE_CHUNK = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    #: The files this write produced (and registered), sorted.
+    paths: tuple[str, ...]
+    #: The commit (None when the write produced no file).
+    commit: CommitResult | None
+    #: Files that vanished from the directory during the write (overwrite) and were removed from the table.
+    removed: tuple[str, ...] = ()
+    #: New files of other writers that were left alone.
+    ignored: tuple[str, ...] = ()
+
+
+def variant_columns_of(schema: Any, prefix: str = "") -> list[str]:
+    """The Variant columns of a Spark schema (dotted names for Variants inside structs)."""
+    from pyspark.sql.types import StructType, VariantType
+
+    out: list[str] = []
+    for f in schema.fields:
+        name = prefix + f.name
+        if isinstance(f.dataType, VariantType):
+            out.append(name)
+        elif isinstance(f.dataType, StructType):
+            out.extend(variant_columns_of(f.dataType, name + "."))
+    return out
+
+
+def extract_payloads(spark: Any, paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Client-side statistics of ``paths`` (commit JSON), on the executors for many files.
+    Raises on the first file that cannot be extracted."""
+    from service.client import file_stats_payload
+    from service.stats.extract import extract_file
+
+    if spark is None or len(paths) <= DRIVER_EXTRACT_MAX:
+        return [file_stats_payload(extract_file(p)) for p in paths]
+    from service.spark.backfill import extract_on_executors
+
+    out = []
+    for path, payload, error in extract_on_executors(spark, paths):
+        if error is not None:
+            raise RuntimeError(f"cannot extract the statistics of {path}: {error}")
+        out.append(payload)
+    return out
+
+
+def _job_files(new: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Split new files into those of one Spark write job and the others; more than one job: error."""
+    by_job: dict[str, list[str]] = {}
+    others = []
+    for p in new:
+        m = SPARK_PART_FILE.match(p.rsplit("/", 1)[-1])
+        if m is None:
+            others.append(p)
+        else:
+            by_job.setdefault(m.group(1).lower(), []).append(p)
+    if len(by_job) > 1:
+        raise RuntimeError(
+            f"files of {len(by_job)} Spark write jobs appeared during this write ({sorted(by_job)}): "
+            "another job wrote into the same directory concurrently; nothing was registered"
+        )
+    ours = next(iter(by_job.values()), [])
+    return sorted(ours), sorted(others)
+
+
+def register_written(
+    root: str,
+    table: str | tuple[str, str],
+    before: Iterable[str],
+    *,
+    client: ShredcatClient | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    client_stats: bool = False,
+    spark: Any = None,
+    variant_columns: Sequence[str] | None = None,
+    remove_vanished: bool = True,
+) -> WriteResult:
+    """Register the files of the Spark write that just went into ``root``: those listed now and
+    not in ``before`` (the listing of :func:`~service.spark.list_parquet_files` taken before the
+    write). Creates the table when missing (``variant_columns``, else those of the first new file)."""
+    ns, name = split_table(table)
+    before_set = set(before)
+    after = list_parquet_files(root)
+    ours, others = _job_files(p for p in after if p not in before_set)
+    if others:
+        log.warning("%s: %d new files were not written by this Spark job and are left alone", root, len(others))
+    vanished = sorted(before_set - set(after))
+    with client_for(client, url, token) as c:
+        if ours:
+            columns = list(variant_columns) if variant_columns else None
+            if columns is None:
+                from service.stats.extract import extract_file
+
+                columns = list(extract_file(ours[0]).variant_columns)
+            ensure_table(c, ns, name, columns)
+        removed: list[str] = []
+        if vanished and remove_vanished:
+            for part in chunks(vanished, REMOVE_CHUNK):
+                removed.extend(c.remove_files(ns, name, list(part), missing_ok=True).removed)
+        if not ours:
+            return WriteResult((), None, tuple(removed), tuple(others))
+        key = idempotency_key("write", ns, name, ours)
+        if client_stats:
+            result = c.commit(ns, name, files=extract_payloads(spark, ours), idempotency_key=key)
+        else:
+            result = c.commit(ns, name, paths=ours, idempotency_key=key)
+    log.info("%s.%s: registered %d files written to %s (snapshot %s)", ns, name, len(ours), root, result.snapshot_id)
+    return WriteResult(tuple(ours), result, tuple(removed), tuple(others))
+
+
+def write_and_register(
+    df: Any,
+    path: str,
+    table: str | tuple[str, str],
+    *,
+    client: ShredcatClient | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    mode: str = "append",
+    partition_by: Sequence[str] | None = None,
+    options: dict[str, str] | None = None,
+    client_stats: bool = False,
+) -> WriteResult:
+    """Write ``df`` as Parquet to ``path`` (``mode``: append, overwrite, error, ignore) and
+    register exactly the files this write produced as one commit of ``table`` (``"ns.table"``,
+    created with ``df``'s Variant columns when missing). See the module docstring."""
+    before = list_parquet_files(path)
+    writer = df.write.mode(mode)
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    if options:
+        writer = writer.options(**options)
+    writer.parquet(path)
+    return register_written(
+        path,
+        table,
+        before,
+        client=client,
+        url=url,
+        token=token,
+        client_stats=client_stats,
+        spark=df.sparkSession,
+        variant_columns=variant_columns_of(df.schema) or None,
+    )

@@ -1,0 +1,140 @@
+"""Engines, settings and error translation (service.catalog.db, service.settings)."""
+
+from __future__ import annotations
+
+import socket
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
+
+from service.catalog import Catalog
+from service.catalog.db import is_retryable, make_engine, normalize_url, run_transaction, transaction
+from service.errors import ConflictError, StorageUnavailableError
+from service.settings import Settings, get_settings
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_settings_default_and_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SHREDCAT_DATABASE_URL", raising=False)
+    assert Settings().database_url == "sqlite:///./shredcat.db"
+    monkeypatch.setenv("SHREDCAT_DATABASE_URL", "postgresql://u@h/db")
+    get_settings.cache_clear()
+    try:
+        assert get_settings().database_url == "postgresql://u@h/db"
+    finally:
+        get_settings.cache_clear()
+
+
+def test_catalog_defaults_to_the_settings_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SHREDCAT_DATABASE_URL", f"sqlite:///{tmp_path}/env.db")
+    get_settings.cache_clear()
+    try:
+        with Catalog() as cat:
+            assert cat.engine.url.database == f"{tmp_path}/env.db"
+    finally:
+        get_settings.cache_clear()
+
+
+def test_plain_postgres_urls_mean_psycopg3() -> None:
+    assert normalize_url("postgresql://u@h/db").drivername == "postgresql+psycopg"
+    assert normalize_url("postgres://u@h/db").drivername == "postgresql+psycopg"
+    assert normalize_url("sqlite:///x.db").drivername == "sqlite"
+
+
+def test_sqlite_pragmas(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path}/p.db")
+    try:
+        with transaction(engine, write=False) as c:
+            assert c.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert c.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+            assert c.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30_000
+    finally:
+        engine.dispose()
+
+
+def test_unreachable_postgres_is_storage_unavailable() -> None:
+    cat = Catalog(f"postgresql://postgres@127.0.0.1:{_free_port()}/nope")
+    try:
+        with pytest.raises(StorageUnavailableError):
+            cat.list_tables()
+    finally:
+        cat.close()
+
+
+def test_unopenable_sqlite_is_storage_unavailable(tmp_path: Path) -> None:
+    cat = Catalog(f"sqlite:///{tmp_path}/missing-dir/x.db")
+    try:
+        with pytest.raises(StorageUnavailableError):
+            cat.list_tables()
+    finally:
+        cat.close()
+
+
+def test_unmigrated_database_is_an_error_not_a_crash(empty_db_url: str) -> None:
+    cat = Catalog(empty_db_url)
+    try:
+        with pytest.raises(Exception) as e:
+            cat.list_tables()
+        assert e.type.__module__ == "service.errors"
+    finally:
+        cat.close()
+
+
+def test_integrity_errors_become_conflicts(catalog_url: str) -> None:
+    engine = make_engine(catalog_url)
+    try:
+
+        def dup(c):  # type: ignore[no-untyped-def]
+            c.execute(
+                text(
+                    "INSERT INTO shredcat_commit_key (table_id, idempotency_key, request_hash, result, created_at) "
+                    "VALUES (1, 'k', 'h', '{}', CURRENT_TIMESTAMP)"
+                )
+            )
+
+        with pytest.raises(ConflictError):  # no such table_id: foreign key violation
+            run_transaction(engine, dup)
+    finally:
+        engine.dispose()
+
+
+class _PgError(Exception):
+    def __init__(self, sqlstate: str) -> None:
+        super().__init__(f"sqlstate {sqlstate}")
+        self.sqlstate = sqlstate
+
+
+@pytest.mark.parametrize(
+    "orig",
+    [sqlite3.OperationalError("database is locked"), _PgError("40P01"), _PgError("40001"), _PgError("55P03")],
+    ids=["sqlite-locked", "pg-deadlock", "pg-serialization", "pg-lock-timeout"],
+)
+def test_transient_errors_are_retried(tmp_path: Path, orig: Exception) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path}/r.db")
+    calls: list[int] = []
+
+    def flaky(c):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) < 3:
+            raise OperationalError("SELECT 1", {}, orig)
+        return c.exec_driver_sql("SELECT 42").scalar()
+
+    try:
+        assert is_retryable(OperationalError("x", {}, orig))
+        assert run_transaction(engine, flaky) == 42 and len(calls) == 3
+
+        def always(c):  # type: ignore[no-untyped-def]
+            raise OperationalError("SELECT 1", {}, orig)
+
+        with pytest.raises(StorageUnavailableError):
+            run_transaction(engine, always, attempts=2)
+    finally:
+        engine.dispose()

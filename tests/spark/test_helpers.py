@@ -1,0 +1,317 @@
+"""service.spark with a real local SparkSession and a real service (uvicorn on 127.0.0.1):
+register-after-write and pruned reads over Spark-written shredded files."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.spark import (
+    LocalService,
+    list_parquet_files,
+    plan_pruned,
+    read_pruned,
+    register_written,
+    write_and_register,
+)
+from service.spark._common import SPARK_PART_FILE
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
+
+ROWS = 4000
+FILES = 20
+
+
+def events(spark: Any, n: int = ROWS, files: int = FILES, offset: int = 0) -> Any:
+    """Events clustered by id (so by user and time) over ``files`` files: nested objects, an
+    array, a field whose type drifts (int, then string), a field missing in most rows, nulls."""
+    # range() cuts [offset, offset + n) into `files` contiguous partitions: one file each, no shuffle.
+    return spark.range(offset, offset + n, 1, files).selectExpr(
+        "id",
+        f"""CASE WHEN id % 10 = 0 THEN to_variant_object(named_struct(
+                'user', named_struct('id', id DIV 50, 'name', concat('u', id DIV 50)),
+                'ts', TIMESTAMP '2024-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id),
+                'kind', 'purchase', 'amount', (id % 997) * 1.25D, 'tags', array('a', concat('t', id % 3)),
+                'drift', CASE WHEN id < {offset + n // 2} THEN CAST(id AS VARIANT) ELSE CAST(CAST(id AS STRING) AS VARIANT) END,
+                'coupon', CAST(NULL AS STRING)))
+            ELSE to_variant_object(named_struct(
+                'user', named_struct('id', id DIV 50, 'name', concat('u', id DIV 50)),
+                'ts', TIMESTAMP '2024-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id),
+                'kind', CASE WHEN id % 3 = 0 THEN 'click' ELSE 'view' END,
+                'drift', CASE WHEN id < {offset + n // 2} THEN CAST(id AS VARIANT) ELSE CAST(CAST(id AS STRING) AS VARIANT) END))
+            END AS v""",
+    )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers_use_this_python(spark: Any) -> Iterator[None]:
+    """Executors run shredcat's extractor: their Python must have shredcat and pyarrow, i.e. be
+    this virtualenv's (a deployment requirement; the shared session starts `python3`)."""
+    sc = spark.sparkContext
+    old, sc.pythonExec = sc.pythonExec, sys.executable
+    yield
+    sc.pythonExec = old
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spark-lake")
+
+
+@pytest.fixture(scope="module")
+def service(lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    db = tmp_path_factory.mktemp("spark-catalog") / "catalog.db"
+    with LocalService(f"sqlite:///{db}", [str(lake)]) as svc:
+        yield svc
+
+
+@pytest.fixture(scope="module")
+def client(service: LocalService) -> Iterator[Any]:
+    with service.client() as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def table(spark: Any, lake: Path, client: Any) -> str:
+    """lake.events: FILES Spark-written files, registered by write_and_register."""
+    res = write_and_register(events(spark), str(lake / "events"), "lake.events", client=client)
+    assert len(res.paths) == FILES
+    return str(lake / "events")
+
+
+def _rows(df: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in df.selectExpr("id", "to_json(v) AS j").collect())
+
+
+def _tagged_rows(frames: list[Any]) -> dict[int, list[tuple[Any, ...]]]:
+    """The rows of many frames in one Spark job: {index: sorted (id, json)}."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    tagged = [df.select(F.lit(i).alias("k"), "id", F.to_json("v").alias("j")) for i, df in enumerate(frames)]
+    out: dict[int, list[tuple[Any, ...]]] = {i: [] for i in range(len(frames))}
+    for r in reduce(lambda a, b: a.unionAll(b), tagged).collect():
+        out[r.k].append((r.id, r.j))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+SQL_PREDICATES = [
+    # (predicate, selective: strictly fewer files than the table)
+    ("variant_get(v, '$.user.id', 'bigint') = 42", True),
+    ("v:user.id::bigint BETWEEN 10 AND 12", True),
+    ("variant_get(v, '$.user.id', 'bigint') IN (3, 77)", True),
+    ("NOT (variant_get(v, '$.user.id', 'bigint') < 75)", True),
+    ("variant_get(v, '$.ts', 'timestamp') >= TIMESTAMP '2024-01-01 01:05:00'", True),
+    ("variant_get(v, '$.ts', 'timestamp') < TIMESTAMP '2024-01-01 00:01:00+00:00'", True),
+    # The drifting field: int-shredded files prune, string-shredded ones are kept and Spark casts.
+    ("variant_get(v, '$.drift', 'bigint') = 123", True),
+    ("variant_get(v, '$.drift', 'bigint') = 3500", False),
+    ("variant_get(v, '$.user.name', 'string') = 'u7'", True),
+    ("variant_get(v, '$.kind', 'string') = 'purchase'", False),
+    ("variant_get(v, '$.amount', 'double') > 1240.0", False),
+    ("variant_get(v, '$.coupon', 'string') IS NULL", False),
+    ("variant_get(v, '$.user.id', 'bigint') = 42 OR variant_get(v, '$.user.id', 'bigint') = 43", True),
+    # A plain column beside a Variant path: the Variant conjunct still prunes.
+    ("variant_get(v, '$.user.id', 'bigint') = 5 AND id % 2 = 0", True),
+    ("try_variant_get(v, '$.user.id', 'bigint') > 78", True),
+    # int64-shredded stats do not decide an int target (values beyond int are NULL): kept.
+    ("try_variant_get(v, '$.user.id', 'int') > 78", False),
+]
+
+
+def _column_predicates() -> list[tuple[Any, bool]]:
+    import datetime
+
+    from pyspark.sql import functions as F
+
+    uid = F.variant_get("v", "$.user.id", "bigint")
+    ts = F.variant_get("v", "$.ts", "timestamp")
+    return [
+        (uid == 42, True),
+        (uid.isin(3, 77), True),
+        (uid.between(10, 12), True),
+        (~(uid < 75), True),
+        ((uid == 5) & F.col("id").isNotNull(), True),
+        ((uid == 5) | (uid == 60), True),
+        (ts >= F.lit(datetime.datetime(2024, 1, 1, 1, 5, tzinfo=datetime.UTC)), True),
+        (ts < F.lit("2024-01-01 00:01:00").cast("timestamp"), True),
+        (F.variant_get("v", "$.user.name", "string") == "u7", True),
+        (F.variant_get("v", "$.amount", "double") > 1240.0, False),
+        (F.expr("v:user.id::bigint = 9"), True),
+        (F.variant_get("v", "$.user.id", "int") > F.lit(78), False),
+    ]
+
+
+def test_read_pruned_returns_exactly_the_rows_of_a_full_read(spark: Any, client: Any, table: str) -> None:
+    """SQL text and Columns: the same rows as spark.read.parquet(dir).where(p), fewer files read
+    for the selective predicates."""
+    cases = [*SQL_PREDICATES, *_column_predicates()]
+    pruned, full = [], []
+    whole = spark.read.parquet(table).cache()  # the reference, read once
+    for predicate, selective in cases:
+        scan = plan_pruned(spark, "lake.events", predicate, client=client)
+        assert scan.fallback is None, (str(predicate), scan.fallback)
+        assert scan.files_total == FILES and scan.files_pruned == FILES - scan.candidates
+        df = scan.read(spark)
+        if selective:
+            assert 0 < scan.candidates < FILES, (str(predicate), scan.candidates, scan.pruning_sql)
+            assert len(df.inputFiles()) == scan.candidates
+        pruned.append(df)
+        full.append(whole.where(predicate))
+    got, expected = _tagged_rows(pruned), _tagged_rows(full)
+    whole.unpersist()
+    for i, (predicate, _) in enumerate(cases):
+        assert got[i] == expected[i], str(predicate)
+    assert sum(len(v) for v in expected.values()) > 0
+
+
+def test_read_pruned_defaults_to_the_environment(spark: Any, service: LocalService, table: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SHREDCAT_URL", service.url)
+    df = read_pruned(spark, "lake.events", "variant_get(v, '$.user.id', 'bigint') = 42")
+    assert sorted(r.id for r in df.select("id").collect()) == list(range(2100, 2150))
+
+
+def test_untranslatable_predicates_read_everything_and_say_so(
+    spark: Any, client: Any, table: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from pyspark.sql import functions as F
+
+    is_even = F.udf(lambda i: i % 2 == 0, "boolean")
+    cases: list[Any] = [
+        "id % 7 = 3",  # no Variant path at all
+        F.col("id") % 7 == 3,
+        is_even(F.col("id")),  # a Python UDF has no SQL form
+        "variant_get(v, '$.user.id', 'bigint') = 42 OR id = 3",  # an OR with a plain column
+        "variant_get(v, '$.user.id', 'bigint') <=> 42",
+    ]
+    pruned, full = [], []
+    for predicate in cases:
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="service.spark"):
+            scan = plan_pruned(spark, "lake.events", predicate, client=client)
+        assert scan.fallback is not None and scan.pruning_sql is None
+        assert scan.candidates == FILES
+        assert any("reading all 20 files" in r.getMessage() for r in caplog.records), caplog.text
+        pruned.append(scan.read(spark))
+        full.append(spark.read.parquet(table).where(predicate))
+    assert _tagged_rows(pruned) == _tagged_rows(full)
+
+
+def test_non_utc_session_does_not_prune_timestamps(spark: Any, client: Any, table: str) -> None:
+    predicate = "variant_get(v, '$.ts', 'timestamp') < TIMESTAMP '2024-01-01 00:01:00'"
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        scan = plan_pruned(spark, "lake.events", predicate, client=client)
+        assert scan.fallback is not None and "time zone" in scan.fallback
+        assert _rows(scan.read(spark)) == _rows(spark.read.parquet(table).where(predicate))
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    # Non-timestamp predicates still prune in any zone.
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")
+    try:
+        assert plan_pruned(spark, "lake.events", "v:user.id::bigint = 3", client=client).candidates < FILES
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
+def test_no_candidate_gives_an_empty_frame_with_the_table_schema(spark: Any, client: Any, table: str) -> None:
+    from pyspark.sql import functions as F
+
+    full = spark.read.parquet(table)
+    for predicate in ("variant_get(v, '$.user.id', 'bigint') = 100000", F.variant_get("v", "$.user.id", "bigint") < -1):
+        scan = plan_pruned(spark, "lake.events", predicate, client=client)
+        assert scan.candidates == 0 and scan.files_pruned == FILES
+        df = scan.read(spark)
+        assert df.schema == full.schema
+        assert df.count() == 0
+
+
+def test_empty_table_reads_as_empty(spark: Any, client: Any) -> None:
+    client.create_table("lake", "nothing", variant_columns=["v"])
+    df = read_pruned(spark, "lake.nothing", "variant_get(v, '$.a', 'bigint') = 1", client=client)
+    assert df.count() == 0 and df.columns == ["v"]
+
+
+# --- register after write -----------------------------------------------------------------------
+
+
+def _live(client: Any, name: str) -> set[str]:
+    return {f.path for f in client.iter_files("lake", name)}
+
+
+def test_register_after_write_registers_exactly_the_new_files(spark: Any, client: Any, lake: Path) -> None:
+    out = lake / "appended"
+    # An earlier job's files, never registered, and debris a writer leaves around.
+    events(spark, 400, 3).write.parquet(str(out))
+    earlier = set(list_parquet_files(str(out)))
+    assert len(earlier) == 3
+    (out / "_staging").mkdir()
+    shutil.copy(sorted(earlier)[0], out / "_staging" / "part-00000-0bad0bad-0000-0000-0000-000000000000-c000.parquet")
+    shutil.copy(sorted(earlier)[0], out / ".hidden.parquet")
+
+    first = write_and_register(events(spark, 400, 4, offset=1000), str(out), "lake.appended", client=client)
+    assert len(first.paths) == 4 and not set(first.paths) & earlier
+    assert all(SPARK_PART_FILE.match(Path(p).name) for p in first.paths)
+    assert _live(client, "appended") == set(first.paths)
+    assert first.commit is not None and sorted(first.commit.added) == sorted(first.paths)
+
+    # Client-side statistics, extracted on the executors (more files than the driver threshold).
+    second = write_and_register(
+        events(spark, 2000, 20, offset=5000), str(out), "lake.appended", client=client, client_stats=True
+    )
+    assert len(second.paths) == 20 and not set(second.paths) & (earlier | set(first.paths))
+    assert _live(client, "appended") == set(first.paths) | set(second.paths)
+    # The statistics sent by the client equal those the server extracts itself.
+    one = second.paths[0]
+    by_client = client.file_stats("lake", "appended", one)
+    client.remove_files("lake", "appended", [one])
+    client.commit_paths("lake", "appended", [one])
+    assert client.file_stats("lake", "appended", one)["variant-stats"] == by_client["variant-stats"]
+
+    # Registering the same write again is a replay, not a second snapshot.
+    again = register_written(str(out), "lake.appended", sorted(earlier | set(first.paths)), client=client)
+    assert set(again.paths) == set(second.paths)
+    assert again.commit is not None and again.commit.replayed
+    assert _live(client, "appended") == set(first.paths) | set(second.paths)
+
+    # The data read back through the table is exactly what was written (plus nothing earlier).
+    got = read_pruned(spark, "lake.appended", "variant_get(v, '$.user.id', 'bigint') >= 0", client=client)
+    assert got.count() == 400 + 2000
+
+
+def test_register_after_overwrite_removes_the_replaced_files(spark: Any, client: Any, lake: Path) -> None:
+    out = str(lake / "overwritten")
+    first = write_and_register(events(spark, 300, 3), out, "lake.overwritten", client=client)
+    second = write_and_register(events(spark, 300, 2, offset=300), out, "lake.overwritten", client=client, mode="overwrite")
+    assert set(second.removed) == set(first.paths)
+    assert _live(client, "overwritten") == set(second.paths)
+    rows = read_pruned(spark, "lake.overwritten", "variant_get(v, '$.user.id', 'bigint') >= 0", client=client)
+    assert sorted(r.id for r in rows.select("id").collect()) == list(range(300, 600))
+
+
+def test_files_of_other_writers_are_never_registered(spark: Any, client: Any, lake: Path) -> None:
+    out = lake / "shared"
+    events(spark, 200, 2).write.parquet(str(out))
+    before = list_parquet_files(str(out))
+    events(spark, 200, 2, offset=200).write.mode("append").parquet(str(out))  # "our" job
+    ours = sorted(set(list_parquet_files(str(out))) - set(before))
+    shutil.copy(before[0], out / "manual-export.parquet")  # not a Spark part file: left alone
+    res = register_written(str(out), "lake.shared", before, client=client)
+    assert set(res.paths) == set(ours)
+    assert res.ignored == (str((out / "manual-export.parquet").resolve()),)
+    assert _live(client, "shared") == set(ours)
+
+    # Files of two Spark jobs appeared: which are ours cannot be told, nothing is registered.
+    before = list_parquet_files(str(out))
+    events(spark, 100, 1, offset=400).write.mode("append").parquet(str(out))
+    events(spark, 100, 1, offset=500).write.mode("append").parquet(str(out))
+    with pytest.raises(RuntimeError, match="2 Spark write jobs"):
+        register_written(str(out), "lake.shared", before, client=client)
+    assert _live(client, "shared") == set(ours)
