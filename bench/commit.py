@@ -140,18 +140,52 @@ def postgres_url(admin_url: str, keep: bool) -> Iterator[str]:
                 c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _writer(url: str, n_paths: int, batches: list[tuple[int, int]], start_at: float) -> list[float]:
-    """One writer process: build its batches, wait for the common start, commit them."""
-    prepared = [make_files(n, n_paths, start) for start, n in batches]
+def _proc_cpu_seconds(pid: int) -> float:
+    """utime + stime of a local process (Linux), 0 if unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _server_cpu_seconds(cat: Catalog) -> float:
+    """CPU used so far by this engine's PostgreSQL backends (same machine); 0 for SQLite."""
+    if cat.backend != "postgresql":
+        return 0.0
+    with cat.engine.connect() as c:
+        pids = [
+            int(p)
+            for p in c.exec_driver_sql(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND backend_type = 'client backend' AND application_name = 'shredcat'"
+            ).scalars()
+        ]
+    return sum(_proc_cpu_seconds(p) for p in pids)
+
+
+def _commit_all(
+    url: str, prepared: list[list[FileStats]], start_at: float | None
+) -> tuple[list[float], float, float]:
+    """Commit the batches in order; returns batch latencies, client and server CPU seconds."""
     with Catalog(url) as cat:
         cat.list_tables()  # connect before the clock starts
-        time.sleep(max(0.0, start_at - time.time()))
+        if start_at is not None:
+            time.sleep(max(0.0, start_at - time.time()))
+        cpu0, srv0 = time.process_time(), _server_cpu_seconds(cat)
         latencies = []
         for files in prepared:
             b0 = time.perf_counter()
             cat.commit("bench", "events", files)
             latencies.append(time.perf_counter() - b0)
-    return latencies
+        return latencies, time.process_time() - cpu0, _server_cpu_seconds(cat) - srv0
+
+
+def _writer(
+    url: str, n_paths: int, batches: list[tuple[int, int]], start_at: float
+) -> tuple[list[float], float, float]:
+    """One writer process: build its batches, wait for the common start, commit them."""
+    return _commit_all(url, [make_files(n, n_paths, start) for start, n in batches], start_at)
 
 
 def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: bool) -> dict[str, float]:
@@ -161,14 +195,9 @@ def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: 
     batches = [(s, min(batch, n_files - s)) for s in range(0, n_files, batch)]
     if writers == 1:
         files = make_files(n_files, n_paths)
-        with Catalog(url) as cat:
-            latencies = []
-            t0 = time.perf_counter()
-            for s, n in batches:
-                b0 = time.perf_counter()
-                cat.commit("bench", "events", files[s : s + n])
-                latencies.append(time.perf_counter() - b0)
-            elapsed = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        latencies, client_cpu, server_cpu = _commit_all(url, [files[s : s + n] for s, n in batches], None)
+        elapsed = time.perf_counter() - t0
     else:
         # Separate processes (like several API workers): batch k goes to writer k % writers.
         ctx = multiprocessing.get_context("spawn")
@@ -176,8 +205,11 @@ def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: 
         with ctx.Pool(writers) as pool:
             parts = [batches[w::writers] for w in range(writers)]
             res = [pool.apply_async(_writer, (url, n_paths, part, start_at)) for part in parts]
-            latencies = [x for r in res for x in r.get()]
+            outs = [r.get() for r in res]
         elapsed = time.time() - start_at
+        latencies = [x for o in outs for x in o[0]]
+        client_cpu = sum(o[1] for o in outs)
+        server_cpu = sum(o[2] for o in outs)
     with Catalog(url) as cat:
         info = cat.get_table("bench", "events")
         assert info.live_file_count == n_files, info
@@ -187,6 +219,8 @@ def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: 
             "rows_per_s": n_files * n_paths / elapsed,
             "p50_batch_ms": sorted(latencies)[len(latencies) // 2] * 1000,
             "max_batch_ms": max(latencies) * 1000,
+            "client_cpu_s": client_cpu,
+            "server_cpu_s": server_cpu,
         }
         # One removal of a batch (rebuilds global stats from the per-path counters).
         r0 = time.perf_counter()
@@ -236,11 +270,14 @@ def main(argv: list[str] | None = None) -> int:
         with ctx as url:
             r = run(url, args.files, args.paths, args.batch, args.writers, args.verify)
         extra = f", verify {r['verify_s']:.1f}s" if "verify_s" in r else ""
+        cpu = r["client_cpu_s"] + r["server_cpu_s"]
         print(
-            f"{b:9s} {args.files:,} files in batches of {args.batch:,}, {args.writers} writer(s): {r['seconds']:.1f}s = "
-            f"{r['files_per_s']:,.0f} files/s ({r['rows_per_s']:,.0f} stats rows/s); "
+            f"{b:9s} {args.files:,} files in batches of {args.batch:,}, {args.writers} writer(s): "
+            f"{r['seconds']:.1f}s = {r['files_per_s']:,.0f} files/s ({r['rows_per_s']:,.0f} stats rows/s); "
             f"batch p50 {r['p50_batch_ms']:.0f} ms, max {r['max_batch_ms']:.0f} ms; "
-            f"remove of one batch {r['remove_batch_ms']:.0f} ms{extra}; load average {os.getloadavg()[0]:.1f}"
+            f"remove of one batch {r['remove_batch_ms']:.0f} ms{extra}; load average {os.getloadavg()[0]:.1f}\n"
+            f"{'':9s} CPU: client {r['client_cpu_s']:.1f}s + database server {r['server_cpu_s']:.1f}s "
+            f"= {cpu * 1000 / args.files:.2f} ms per file -> {args.files / cpu:,.0f} files per CPU-second"
         )
     return 0
 

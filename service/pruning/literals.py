@@ -349,12 +349,6 @@ def decimal_from_unscaled(n: int, scale: int) -> Decimal:
     return Decimal(f"{n}E-{scale}")
 
 
-def unscaled(d: Decimal, scale: int) -> int:
-    f = Fraction(d) * 10**scale
-    assert f.denominator == 1
-    return int(f)
-
-
 def _discrete_bound(target: ShreddedType, n: int) -> Bound:
     if target.kind is Kind.DECIMAL:
         assert target.scale is not None

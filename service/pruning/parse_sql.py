@@ -641,14 +641,10 @@ class _Converter:
             base = self._column_name(base_node)
         finally:
             self.lambda_var = saved
-        if outer_var is None:
-            if base is None or base == _LAMBDA_COLUMN:
-                raise InvalidPredicateError(f"exists must start from a column: {_snippet(node)}")
-            column = base
-        else:
-            if base != _LAMBDA_COLUMN:
-                raise _unsupported(node, "a nested exists not over the enclosing lambda variable")
-            column = ""
+        if outer_var is None and (base is None or base == _LAMBDA_COLUMN):
+            raise InvalidPredicateError(f"exists must start from a column: {_snippet(node)}")
+        if outer_var is not None and base != _LAMBDA_COLUMN:
+            raise _unsupported(node, "a nested exists not over the enclosing lambda variable")
         arr_path = self._path(path_node.this, arr)
         if arr_path.has_wildcard:
             raise InvalidPredicateError(f"[*] is not part of Spark's variant_get paths: {_snippet(arr)}")
@@ -678,9 +674,10 @@ class _Converter:
                 inner, VariantTerm(_LAMBDA_COLUMN, JsonPath((*steps, *t.path.steps)), t.target, t.try_cast)
             )
         if outer_var is None:
-            assert isinstance(inner, UnaryPredicate | LiteralPredicate | SetPredicate)
+            # The outermost exists: the leaf's path is complete, put the real column under it.
+            assert base is not None and isinstance(inner, UnaryPredicate | LiteralPredicate | SetPredicate)
             t = inner.term
-            return _reroot(inner, VariantTerm(column, t.path, t.target, t.try_cast))
+            return _reroot(inner, VariantTerm(base, t.path, t.target, t.try_cast))
         return inner
 
 

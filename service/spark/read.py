@@ -80,10 +80,12 @@ class PrunedScan:
         reader = spark.read
         if base_path is not None:
             reader = reader.option("basePath", base_path)
-        if schema is not None:
-            reader = reader.schema(schema)
         if self.paths:
-            df = reader.parquet(*(spark_path(p) for p in self.paths))
+            # Spark takes a read's schema from its first file (without mergeSchema): so do we, from
+            # a per-file cache, which saves the schema-inference job of every read.
+            if schema is None:
+                schema = table_schema(spark, self.paths[0], base_path=base_path)
+            df = reader.schema(schema).parquet(*(spark_path(p) for p in self.paths))
         else:
             if schema is None:
                 schema = table_schema(spark, self.schema_file, self.variant_columns, base_path=base_path)

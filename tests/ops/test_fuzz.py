@@ -250,14 +250,14 @@ def _state(c: TestClient) -> tuple[int, int, int]:
     return t["snapshot-count"], t["live-file-count"], t["live-record-count"]
 
 
-def _post(c: TestClient, path: str, body: Any, headers: dict[str, str] | None = None) -> Any:
+def _post(c: TestClient, path: str, body: Any, headers: dict[str, str] | None = None, bound: float = BOUND_S) -> Any:
     started = time.perf_counter()
     if isinstance(body, bytes | str):
         r = c.post(path, content=body, headers={"Content-Type": "application/json", **WRITER, **(headers or {})})
     else:
         r = c.post(path, json=body, headers={**WRITER, **(headers or {})})
     elapsed = time.perf_counter() - started
-    assert elapsed < BOUND_S, f"{path} took {elapsed:.1f} s"
+    assert elapsed < bound, f"{path} took {elapsed:.1f} s"
     assert r.status_code < 500, r.text[:500]
     if r.status_code >= 400:
         err = r.json()["error"]
@@ -438,7 +438,8 @@ def _or_chain(n: int) -> str:
 def test_oversized_and_deep_predicates(api: tuple[TestClient, Path], body: Any, status: int | str) -> None:
     c, _ = api
     rss = _maxrss_kib()
-    r = _post(c, T + "/plan", body(), {**WRITER})
+    # One large body each (up to ~7 MB): a wider bound than the fuzz examples', still bounded.
+    r = _post(c, T + "/plan", body(), {**WRITER}, bound=3 * BOUND_S)
     if status == "4xx":
         assert 400 <= r.status_code < 500, r.text[:300]
     elif status != "any":

@@ -1,0 +1,169 @@
+"""``shredcat backfill``: a directory of a few hundred Spark-written files registered through a real
+service (uvicorn on 127.0.0.1, which the Spark executors could reach too), each exactly once:
+on rerun, after a lost commit answer, and around a file that cannot be extracted."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from service.client import ShredcatClient
+from service.spark import LocalService, backfill, list_parquet_files
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
+
+N_FILES = 300
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _workers_use_this_python(spark: Any) -> Iterator[None]:
+    """Executors run shredcat's extractor: their Python must have shredcat and pyarrow (this
+    virtualenv's; the shared session would start `python3`)."""
+    sc = spark.sparkContext
+    old, sc.pythonExec = sc.pythonExec, sys.executable
+    yield
+    sc.pythonExec = old
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("backfill-lake")
+
+
+@pytest.fixture(scope="module")
+def lake(spark: Any, root: Path) -> Path:
+    """N_FILES small Spark-written shredded files in two directories (nested listing)."""
+    out = root / "events"
+
+    def files(start: int, stop: int, n: int) -> Any:
+        return spark.range(start, stop, 1, n).selectExpr(
+            "to_variant_object(named_struct('user', named_struct('id', id DIV 10), 'n', id, "
+            "'tags', array(concat('t', id % 5)))) AS v"
+        )
+
+    files(0, 2000, 200).write.parquet(str(out / "day=1"))
+    files(2000, 3000, 100).write.parquet(str(out / "day=2"))
+    files = list_parquet_files(str(out))
+    assert len(files) == N_FILES
+    return out
+
+
+@pytest.fixture(scope="module")
+def service(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalService]:
+    db = tmp_path_factory.mktemp("backfill-catalog") / "catalog.db"
+    with LocalService(f"sqlite:///{db}", [str(root)]) as svc:
+        yield svc
+
+
+@pytest.fixture(scope="module")
+def client(service: LocalService) -> Iterator[ShredcatClient]:
+    with service.client() as c:
+        yield c
+
+
+def _live(client: ShredcatClient, name: str) -> list[str]:
+    return [f.path for f in client.iter_files("lake", name)]
+
+
+def test_backfill_registers_each_file_once_also_when_rerun(spark: Any, lake: Path, client: ShredcatClient) -> None:
+    lines: list[str] = []
+    first = backfill(spark, str(lake), "lake.events", client=client, batch_size=128, progress=lines.append)
+    assert first.ok and first.table_created
+    assert (first.files_listed, first.already_live, first.files_added, first.batches) == (N_FILES, 0, N_FILES, 3)
+    live = _live(client, "events")
+    assert len(live) == len(set(live)) == N_FILES
+    assert set(live) == set(list_parquet_files(str(lake)))
+    assert client.load_table("lake", "events").live_record_count == N_FILES * 10
+    assert client.load_table("lake", "events").snapshot_count == 1 + 3  # creation + one per batch
+    assert any("batch 3/3 committed" in line for line in lines), lines
+
+    again = backfill(spark, str(lake), "lake.events", client=client, batch_size=128, progress=None)
+    assert again.ok and (again.already_live, again.files_added, again.batches) == (N_FILES, 0, 0)
+    assert sorted(_live(client, "events")) == sorted(live)
+
+    # The statistics are those the server extracts itself, and pruning works on them.
+    plan = client.plan_all("lake", "events", sql="variant_get(v, '$.user.id', 'bigint') = 7")
+    assert plan.files_kept == 1 and "day=1" in plan.paths[0]
+
+
+class _LoseFirstCommitAnswer(httpx.BaseTransport):
+    """Sends every request, but for the first commit drops the answer (as a network cut would)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.lost = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        if request.url.path.endswith("/commits") and self.lost == 0:
+            response.read()
+            response.close()
+            self.lost += 1
+            raise httpx.ReadError("connection reset by peer", request=request)
+        return response
+
+
+def test_a_batch_whose_answer_was_lost_is_retried_and_applied_once(
+    spark: Any, lake: Path, service: LocalService
+) -> None:
+    transport = _LoseFirstCommitAnswer()
+    # No client-level retries: backfill's own batch retry must reuse the batch's key.
+    with ShredcatClient(service.url, retries=0, transport=transport) as c:
+        lines: list[str] = []
+        result = backfill(spark, str(lake), "lake.retried", client=c, batch_size=100, retry_backoff=0.01, progress=lines.append)
+        assert transport.lost == 1
+        assert result.ok and result.batches == 3 and result.batches_committed == 3
+        assert result.batches_replayed == 1, lines
+        assert any("retrying" in line for line in lines)
+        live = _live(c, "retried")
+        assert len(live) == len(set(live)) == N_FILES
+        snapshots = list(c.iter_snapshots("lake", "retried"))
+        assert len(snapshots) == 1 + 3
+
+
+def test_a_bad_file_fails_its_batch_only_and_a_rerun_completes(
+    spark: Any, lake: Path, root: Path, client: ShredcatClient
+) -> None:
+    mixed = root / "mixed"
+    shutil.copytree(lake, mixed)
+    files = list_parquet_files(str(mixed))
+    bad = Path(files[150])
+    bad.write_bytes(b"PAR1 this is not a parquet file PAR1")
+    lines: list[str] = []
+    result = backfill(spark, str(mixed), "lake.mixed", client=client, batch_size=100, progress=lines.append)
+    assert not result.ok and result.batches == 3 and result.batches_committed == 2
+    (failed,) = result.failed
+    assert failed.index == 2 and [p for p, _ in failed.bad_files] == [str(bad)]
+    assert any(str(bad) in line for line in lines)
+    live = set(_live(client, "mixed"))
+    assert len(live) == 200 and not live & set(failed.paths)  # nothing of the failed batch
+
+    bad.unlink()
+    rerun = backfill(spark, str(mixed), "lake.mixed", client=client, batch_size=100, progress=None)
+    assert rerun.ok and (rerun.already_live, rerun.files_added) == (200, 99)
+    live = _live(client, "mixed")
+    assert len(live) == len(set(live)) == N_FILES - 1
+
+
+def test_cli_backfill(lake: Path, service: LocalService, client: ShredcatClient, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from service.cli import main
+
+    monkeypatch.setenv("SHREDCAT_URL", service.url)
+    target = str(lake / "day=2")
+    assert main(["backfill", "--table", "lake.cli", target, "--batch-size", "50"]) == 0
+    out = capsys.readouterr()
+    assert "lake.cli:" in out.out and "added" in out.out
+    assert "batch 2/2 committed" in out.err
+    assert set(_live(client, "cli")) == set(list_parquet_files(target))
+    # A rerun has nothing to do; with --no-create a missing table is an error.
+    assert main(["backfill", "--table", "lake.cli", target, "--json"]) == 0
+    assert '"added": 0' in capsys.readouterr().out
+    assert main(["backfill", "--table", "lake.absent", target, "--no-create"]) == 1
+    assert "absent" in capsys.readouterr().err
+    assert main(["backfill", "--table", "nodot", target]) == 2
