@@ -42,6 +42,9 @@ def _exact_filter(raw: bytes, fallback: Any) -> Any:
     """The ``filter`` member re-read with JSON numbers as Decimal (ints stay int)."""
     try:
         doc = json.loads(raw, parse_float=Decimal)
+    except ArithmeticError:
+        # decimal.InvalidOperation: an exponent beyond what any literal type can hold.
+        raise field_error("body.filter", "a JSON number in the filter is out of range") from None
     except (ValueError, RecursionError):
         return fallback
     return doc.get("filter", fallback) if isinstance(doc, dict) else fallback

@@ -35,7 +35,7 @@ from sqlalchemy import Connection, text
 
 from service.catalog import repository as repo
 from service.catalog.db import run_transaction
-from service.errors import BadInputError, NotFoundError
+from service.errors import BadInputError, LimitExceededError, NotFoundError
 from service.pruning.conditions import (
     AllOf,
     AnyOf,
@@ -59,6 +59,11 @@ from service.stats.model import PathStats
 from service.stats.types import INT64_MIN, Bound, ShreddedType, family, index_key, parse_bound
 
 MAX_PAGE_SIZE = 10_000
+#: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
+#: 500 terms; past a few hundred the predicate is better rejected with a clear 413 anyway.
+MAX_SQL_TERMS = 400
+#: Point lists up to this size get one index probe each; longer ones one OR-ed scan of the path.
+MAX_POINT_PROBES = 16
 DEFAULT_EXPLAIN_SAMPLE = 50
 
 
@@ -128,6 +133,15 @@ class _Planner:
         self.current = current
         self.sql = _Sql()
         self._paths: dict[tuple[str, str], list[_PathRow]] = {}
+        self.terms = 0
+
+    def count(self, n: int) -> None:
+        self.terms += n
+        if self.terms > MAX_SQL_TERMS:
+            raise LimitExceededError(
+                f"the predicate needs more than {MAX_SQL_TERMS} index probes; split it or use IN lists",
+                details={"limit": MAX_SQL_TERMS},
+            )
 
     # Live rows at the snapshot. At the current snapshot the literal `end_snapshot IS NULL`
     # matches the partial indexes' predicate, which is what lets the planner use them.
@@ -246,12 +260,20 @@ class _Planner:
             out = self._range(row, test.lo, test.hi, test.lo_inclusive, test.hi_inclusive)
             return out + (self._nan_branches(row) if test.nan_matches else [])
         if isinstance(test, AnyPoint):
-            out = []
+            out: list[str] = []
+            if len(test.points) <= MAX_POINT_PROBES:
+                for p in test.points:
+                    for b in self._range(row, p, p, True, True):
+                        if b not in out:
+                            out.append(b)
+                return out
+            # Many points: one branch whose OR the database evaluates row by row.
+            ranges = []
             for p in test.points:
-                for b in self._range(row, p, p, True, True):
-                    if b not in out:
-                        out.append(b)
-            return out
+                first, *rest = self._range(row, p, p, True, True)
+                ranges.append(f"({first})")
+                out.extend(b for b in rest if b not in out)
+            return [" OR ".join(ranges), *out]
         if isinstance(test, NotAllIn):
             t = row.shredded_type
             fam = family(t)
@@ -271,6 +293,7 @@ class _Planner:
         branches: list[str] = []
         for row in rows:
             for clause in self.test_branches(row, c.test_for(row.shredded_type)):
+                self.count(1)
                 pid = self.sql.bind(row.path_id)
                 branches.append(
                     f"SELECT s.data_file_id FROM ducklake_file_variant_stats s "
@@ -286,6 +309,7 @@ class _Planner:
                     f" AND NOT EXISTS (SELECT 1 FROM ducklake_file_variant_stats s2 "
                     f"WHERE s2.data_file_id = f.data_file_id AND s2.path_id IN ({ids}))"
                 )
+            self.count(1)
             branches.append(no_row)
         if not branches:
             return self.empty()
@@ -299,6 +323,7 @@ class _Planner:
             return self.all_files() if c.might_match else self.empty()
         if isinstance(c, LeafCondition):
             return self.leaf(c)
+        self.count(len(c.children))
         parts = [self.build(ch) for ch in c.children]
         assert isinstance(c, AllOf | AnyOf)
         op = " INTERSECT " if isinstance(c, AllOf) else " UNION "

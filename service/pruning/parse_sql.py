@@ -700,6 +700,9 @@ def _is_literalish(node: exp.Expression) -> bool:
 def _number(text: str) -> int | Decimal | float:
     """A numeric literal as Spark types it: with an exponent a DOUBLE, with a point a DECIMAL,
     else an integer."""
+    if len(text) > 200:
+        # Beyond any DECIMAL(38) or double literal; also keeps int() under its digit limit.
+        raise InvalidPredicateError(f"number literal of {len(text)} characters is too long")
     d = parse_numeral(text)
     if d is None:
         raise InvalidPredicateError(f"bad number {text!r}")

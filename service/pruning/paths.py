@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from service.errors import InvalidPathError
+from service.variant import paths as _ducklake_paths
 
 # Spark's own index pattern is `\[(\d+)]`; bounded here so a hostile path cannot make a huge int.
 _MAX_INDEX = 2**31 - 1
@@ -230,57 +231,17 @@ def json_path_to_variant_path(path: str | JsonPath) -> str:
 
 
 def format_variant_path(segments: tuple[VariantSegment, ...] | list[VariantSegment]) -> str:
-    if not segments:
-        return "root"
-    parts = []
-    for s in segments:
-        if isinstance(s, Element):
-            parts.append("element")
-        else:
-            parts.append('"' + s.name.replace('"', '""') + '"')
-    return ".".join(parts)
+    """DuckLake's rendering, from the one implementation in :mod:`service.variant.paths`."""
+    names = ["element" if isinstance(s, Element) else s.name for s in segments]
+    elements = frozenset(i for i, s in enumerate(segments) if isinstance(s, Element))
+    return _ducklake_paths.format_variant_path(names, element=elements)
 
 
 def parse_variant_path(text: str) -> tuple[VariantSegment, ...]:
     """Parse a DuckLake ``variant_path``: ``root`` → ``()``, ``"a".element`` → (Key, ELEMENT)."""
     if not isinstance(text, str):
         raise InvalidPathError(f"a variant path must be a string, not {type(text).__name__}")
-    if text == "root":
-        return ()
+    return tuple(
+        ELEMENT if is_element else Key(name) for name, is_element in _ducklake_paths.parse_variant_path_steps(text)
+    )
 
-    def err(pos: int, why: str) -> InvalidPathError:
-        return InvalidPathError(
-            f"invalid variant path {text!r} at position {pos}: {why}",
-            details={"path": text, "position": pos},
-        )
-
-    segments: list[VariantSegment] = []
-    i, n = 0, len(text)
-    while True:
-        if text.startswith("element", i):
-            segments.append(ELEMENT)
-            i += len("element")
-        elif i < n and text[i] == '"':
-            out: list[str] = []
-            j = i + 1
-            while True:
-                if j >= n:
-                    raise err(i, 'unterminated quoted key (missing closing ")')
-                if text[j] == '"':
-                    if j + 1 < n and text[j + 1] == '"':
-                        out.append('"')
-                        j += 2
-                        continue
-                    break
-                out.append(text[j])
-                j += 1
-            segments.append(Key("".join(out)))
-            i = j + 1
-        else:
-            why = "'root' is only valid alone" if text.startswith("root", i) else 'expected element or "key"'
-            raise err(i, why)
-        if i == n:
-            return tuple(segments)
-        if text[i] != ".":
-            raise err(i, "expected '.' between segments")
-        i += 1

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,12 +87,38 @@ class PrunedScan:
             # a per-file cache, which saves the schema-inference job of every read.
             if schema is None:
                 schema = table_schema(spark, self.paths[0], base_path=base_path)
-            df = reader.schema(schema).parquet(*(spark_path(p) for p in self.paths))
+            with _driver_listing(spark, self.paths):
+                df = reader.schema(schema).parquet(*(spark_path(p) for p in self.paths))
         else:
             if schema is None:
                 schema = table_schema(spark, self.schema_file, self.variant_columns, base_path=base_path)
             df = spark.createDataFrame([], schema)
         return df.where(self.predicate)
+
+
+_LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+#: Local candidate files are listed by the driver up to this many (a Spark listing job costs ~1 s).
+MAX_DRIVER_LISTED = 10_000
+
+
+@contextmanager
+def _driver_listing(spark: Any, paths: tuple[str, ...]) -> Iterator[None]:
+    """Spark lists more than 32 explicit paths with a Spark job; for local files the driver is
+    much faster (a stat each), so the threshold is raised while this read's file index is built."""
+    local = all(p.startswith("/") or p.startswith("file:") for p in paths)
+    if not local or len(paths) <= 32 or len(paths) > MAX_DRIVER_LISTED:
+        yield
+        return
+    conf = spark.conf
+    old = conf.get(_LISTING_THRESHOLD, None)
+    conf.set(_LISTING_THRESHOLD, str(len(paths) + 1))
+    try:
+        yield
+    finally:
+        if old is None:
+            conf.unset(_LISTING_THRESHOLD)
+        else:
+            conf.set(_LISTING_THRESHOLD, old)
 
 
 def table_schema(spark: Any, schema_file: str | None, variant_columns: tuple[str, ...] = (), *, base_path: str | None = None) -> Any:

@@ -32,20 +32,26 @@ def parse_variant_path(path: str) -> list[str]:
 
 def parse_variant_path_steps(path: str) -> list[tuple[str, bool]]:
     """[(segment, is_array_step)]; raises InvalidPathError on malformed input."""
+    if not isinstance(path, str):
+        raise InvalidPathError(f"a variant path must be a string, not {type(path).__name__}")
     if path == ROOT:
         return []
     out: list[tuple[str, bool]] = []
     i, n = 0, len(path)
     while True:
-        if path.startswith(ELEMENT, i) and (i + len(ELEMENT) == n or path[i + len(ELEMENT)] == "."):
+        if path.startswith(ELEMENT, i):
             out.append((ELEMENT, True))
             i += len(ELEMENT)
         elif i < n and path[i] == '"':
+            start = i
             i += 1
             buf: list[str] = []
             while True:
                 if i >= n:
-                    raise InvalidPathError(f"unterminated quoted key in variant path {path!r}")
+                    raise InvalidPathError(
+                        f"invalid variant path {path!r} at position {start}: unterminated quoted key (missing closing \")",
+                        details={"path": path, "position": start},
+                    )
                 c = path[i]
                 if c == '"':
                     if i + 1 < n and path[i + 1] == '"':
@@ -58,9 +64,14 @@ def parse_variant_path_steps(path: str) -> list[tuple[str, bool]]:
                 i += 1
             out.append(("".join(buf), False))
         else:
-            raise InvalidPathError(f"invalid variant path {path!r} at position {i}: expected a quoted key or element")
+            raise InvalidPathError(
+                f"invalid variant path {path!r} at position {i}: expected a quoted key or element",
+                details={"path": path, "position": i},
+            )
         if i == n:
             return out
         if path[i] != ".":
-            raise InvalidPathError(f"invalid variant path {path!r} at position {i}: expected '.'")
+            raise InvalidPathError(
+                f"invalid variant path {path!r} at position {i}: expected '.'", details={"path": path, "position": i}
+            )
         i += 1

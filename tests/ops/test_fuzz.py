@@ -378,15 +378,6 @@ def _deep_json(depth: int) -> str:
     return '{"type": "not", "child": ' * depth + '{"type": "eq", "term": ' + json.dumps(TERM) + ', "value": 1}' + "}" * depth
 
 
-#: An OR of more leaves than SQLite's compound-SELECT limit (500): the pruning engine's SQL has one
-#: UNION branch per leaf, and SQLite's "too many terms in compound SELECT" comes back as a 503
-#: storage_unavailable (which clients retry) instead of a 4xx.
-_OR_LIMIT = pytest.mark.xfail(
-    strict=True,
-    reason="known: an OR of > 500 leaves is a 503 on SQLite (compound SELECT limit), see the ops report",
-)
-
-
 def _raw_eq(number: str) -> str:
     """A filter comparing with a raw JSON number (not a string)."""
     return '{"filter": {"type": "eq", "term": ' + json.dumps(TERM) + ', "value": ' + number + "}}"
@@ -414,7 +405,7 @@ def _or_chain(n: int) -> str:
         pytest.param(lambda: json.dumps({"sql": "NOT " * 10_000 + "variant_get(v, '$.id', 'bigint') = 1"}), "4xx",
                      id="sql-not-10000"),
         pytest.param(lambda: _or_chain(400), "any", id="sql-or-400"),
-        pytest.param(lambda: _or_chain(600), "any", id="sql-or-600", marks=_OR_LIMIT),
+        pytest.param(lambda: _or_chain(600), "4xx", id="sql-or-600"),
         pytest.param(lambda: json.dumps({"sql": "variant_get(v, '$.id', 'bigint') IN (" + ",".join(map(str, range(10_001))) + ")"}),
                      413, id="sql-in-10001"),
         pytest.param(lambda: json.dumps({"sql": "x" * 1_000_001}), 422, id="sql-too-long"),
@@ -427,12 +418,9 @@ def _or_chain(n: int) -> str:
         pytest.param(lambda: _raw_eq("9" * 5000), "4xx",
                      id="json-5000-digit-number"),
         pytest.param(lambda: json.dumps({"sql": "variant_get(v, '$.id', 'bigint') = " + "9" * 5000}), "4xx",
-                     id="sql-5000-digit-integer", marks=pytest.mark.xfail(strict=True, reason=(
-                         "known: int() refuses > 4300 digits (ValueError) in parse_sql._number: a 500"))),
+                     id="sql-5000-digit-integer"),
         pytest.param(lambda: _raw_eq("1e" + "9" * 30), "4xx",
-                     id="json-number-huge-exponent", marks=pytest.mark.xfail(strict=True, reason=(
-                         "known: json.loads(parse_float=Decimal) raises decimal.InvalidOperation, which "
-                         "plan._exact_filter does not catch: a 500"))),
+                     id="json-number-huge-exponent"),
     ],
 )
 def test_oversized_and_deep_predicates(api: tuple[TestClient, Path], body: Any, status: int | str) -> None:
