@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.spark import LocalService, plan_pruned, write_and_register  # noqa: E402
+from service.spark import LocalService, plan_pruned, write_and_register
 
 PREDICATES = [
     ("user.id = const", "variant_get(v, '$.user.id', 'bigint') = {uid}"),
@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         print("--files must be at least 200", file=sys.stderr)
         return 2
 
+    import logging
+
+    logging.getLogger("service.api").setLevel(logging.ERROR)  # the in-process service runs with auth off
     info = machine()
     work = Path(args.dir or tempfile.mkdtemp(prefix="shredcat-spark-e2e-"))
     lake = work / "lake"

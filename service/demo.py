@@ -8,7 +8,8 @@
 2. Spark writes it as shredded Parquet over many files under ``./demo-data/events/``;
    :func:`service.spark.write_and_register` registers exactly those files with the service.
 3. The service runs in this process (uvicorn on a free port of 127.0.0.1, ``SHREDCAT_AUTH=off``,
-   SQLite catalog ``./demo-data/catalog.db``), or ``--url`` points at a running one.
+   SQLite catalog ``./demo-data/catalog.db``), or ``--url`` points at a running one (whose
+   ``SHREDCAT_WAREHOUSE_ROOTS`` must include ``./demo-data``; token in ``SHREDCAT_TOKEN``).
 4. A few queries run through :func:`service.spark.read_pruned`; for each the demo prints the
    files total / candidates / pruned, and the time of the pruned read (service call included)
    against a plain ``spark.read.parquet(dir).where(...)``, checking both return the same rows.

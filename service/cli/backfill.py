@@ -54,10 +54,15 @@ def run(args: argparse.Namespace) -> int:
         spark, owned = existing, False
     else:
         builder = SparkSession.builder.appName("shredcat-backfill")
-        if args.master:
-            builder = builder.master(args.master)
-        elif not SparkConf().contains("spark.master"):
-            builder = builder.master("local[*]").config("spark.ui.showConsoleProgress", "false")
+        master = args.master
+        if master is None and not SparkConf().contains("spark.master"):
+            master = "local[*]"
+        if master is not None:
+            builder = builder.master(master)
+        if master is not None and master.startswith("local"):
+            # Local executors are Python processes of this machine: this interpreter has shredcat.
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            builder = builder.config("spark.ui.showConsoleProgress", "false")
         spark, owned = builder.getOrCreate(), True
     url = args.url or os.environ.get("SHREDCAT_URL") or DEFAULT_URL
     try:

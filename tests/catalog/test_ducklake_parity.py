@@ -12,7 +12,12 @@ import pytest
 from service.catalog import Catalog
 from service.stats.model import FileStats, PathStats
 from service.stats.types import ShreddedType, parse_bound
-from tests.peers.ducklake import DuckLakeFileStats, ducklake_available, unavailable_reason, write_ducklake_table
+from tests.peers.ducklake import (
+    DuckLakeFileStats,
+    ducklake_available,
+    unavailable_reason,
+    write_ducklake_table,
+)
 
 pytestmark = pytest.mark.skipif(not ducklake_available(), reason=unavailable_reason())
 

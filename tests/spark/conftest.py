@@ -17,7 +17,14 @@ import pytest
 def spark() -> Iterator[Any]:
     if shutil.which("java") is None:
         pytest.skip("no Java runtime for Spark")
+    import os
+    import sys
+
     from pyspark.sql import SparkSession
+
+    # Executors run shredcat's extractor: they need this interpreter (with pyarrow), not python3.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
 
     session = (
         SparkSession.builder.master("local[2]")
