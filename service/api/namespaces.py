@@ -15,16 +15,11 @@ from service.api.schemas import (
     NamespaceResponse,
 )
 from service.catalog import Catalog, NamespaceInfo
-from service.errors import NotFoundError, ShredcatError
+from service.errors import NotFoundError
 
 router = APIRouter(prefix="/v1/namespaces", tags=["namespaces"])
 
 NamespaceName = Annotated[str, Path(min_length=1, max_length=1024, description="Namespace name.")]
-
-
-class NotImplementedByCatalogError(ShredcatError):
-    code = "not_implemented"
-    http_status = 501
 
 
 def _namespace_response(ns: NamespaceInfo) -> NamespaceResponse:
@@ -88,15 +83,11 @@ def load_namespace(
     operation_id="dropNamespace",
     summary="Drop an empty namespace",
     response_model=DropResponse,
-    responses=error_responses(*COMMON, 404, 409, 501),
+    responses=error_responses(*COMMON, 404, 409),
 )
 def drop_namespace(
     namespace: NamespaceName,
     _: Annotated[Principal, Depends(require_admin)],
     catalog: Annotated[Catalog, Depends(get_catalog)],
 ) -> DropResponse:
-    drop = getattr(catalog, "drop_namespace", None)
-    if drop is None:
-        raise NotImplementedByCatalogError("dropping a namespace is not supported by this catalog version")
-    result = drop(namespace)
-    return DropResponse(snapshot_id=getattr(result, "snapshot_id", None))
+    return DropResponse(snapshot_id=catalog.drop_namespace(namespace).snapshot_id)

@@ -229,6 +229,23 @@ def insert_table(conn: Connection, ns: NamespaceInfo, name: str, columns: Sequen
     return table_id
 
 
+def drop_namespace(conn: Connection, ns: NamespaceInfo) -> int:
+    """End an empty namespace at a new snapshot (callers check it has no live table)."""
+    snap = new_snapshot(conn, None, f"dropped_schema:{ns.namespace_id}")
+    conn.execute(update(m.Schema).where(m.Schema.schema_id == ns.namespace_id).values(end_snapshot=snap))
+    return snap
+
+
+def count_live_tables(conn: Connection, ns: NamespaceInfo) -> int:
+    return int(
+        conn.execute(
+            select(func.count())
+            .select_from(m.Table)
+            .where(m.Table.schema_id == ns.namespace_id, m.Table.end_snapshot.is_(None))
+        ).scalar_one()
+    )
+
+
 def drop_table(conn: Connection, t: TableRow) -> int:
     snap = new_snapshot(conn, t.table_id, f"dropped_table:{t.table_id}", removed=t.live_file_count)
     conn.execute(

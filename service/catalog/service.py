@@ -119,6 +119,24 @@ class Catalog:
     def list_namespaces(self) -> list[NamespaceInfo]:
         return self._read(repo.list_namespaces)
 
+    def drop_namespace(self, name: str) -> SnapshotInfo:
+        """Drop an empty namespace (like Iceberg: ConflictError while it holds tables)."""
+
+        def op(conn: Connection) -> int:
+            ns = repo.find_namespace(conn, name)
+            if ns is None:
+                raise NotFoundError(f"namespace {name} does not exist", details={"namespace": name})
+            tables = repo.count_live_tables(conn, ns)
+            if tables:
+                raise ConflictError(
+                    f"namespace {name} is not empty: it holds {tables} table(s); drop them first",
+                    details={"namespace": name},
+                )
+            return repo.drop_namespace(conn, ns)
+
+        snap = self._write(op)
+        return self._read(lambda conn: self._snapshot(conn, snap))
+
     def create_table(
         self,
         namespace: str,

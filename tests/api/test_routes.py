@@ -144,13 +144,12 @@ def test_invalid_json_body(client) -> None:
 def test_drop_namespace(client) -> None:
     client.post("/v1/namespaces", json={"namespace": ["tmp"]}, headers=ADMIN)
     r = client.delete("/v1/namespaces/tmp", headers=ADMIN)
-    from service.catalog import Catalog
-
-    if not hasattr(Catalog, "drop_namespace"):
-        assert_error(r, 501, "not_implemented")
-        pytest.skip("the catalog library has no drop_namespace yet")
     assert r.status_code == 200, r.text
     assert_error(client.get("/v1/namespaces/tmp", headers=READER), 404)
+    assert_error(client.delete("/v1/namespaces/tmp", headers=ADMIN), 404)
+    client.post("/v1/namespaces", json={"namespace": ["busy"]}, headers=ADMIN)
+    client.post("/v1/namespaces/busy/tables", json={"name": "t", "variant-columns": ["v"]}, headers=ADMIN)
+    assert_error(client.delete("/v1/namespaces/busy", headers=ADMIN), 409)
 
 
 # --- tables ----------------------------------------------------------------------------------------

@@ -26,16 +26,12 @@ from schemathesis.checks import (
 )
 
 from service.api import create_app
-from service.catalog import Catalog
 from tests.api.conftest import ADMIN, make_settings, write_variant_file
 
 _DIR = Path(tempfile.mkdtemp(prefix="shredcat-schemathesis-"))
 _LAKE = _DIR / "lake"
 _APP = create_app(make_settings(f"sqlite:///{_DIR / 'catalog.db'}", [str(_LAKE)], max_page_size=100))
 schema = schemathesis.openapi.from_asgi("/openapi.json", _APP)
-if not hasattr(Catalog, "drop_namespace"):
-    # Answered 501 until the catalog library can drop namespaces (tested in test_routes).
-    schema = schema.exclude(operation_id="dropNamespace")
 
 
 @pytest.fixture(scope="module", autouse=True)
