@@ -37,9 +37,9 @@ from tests.ops.support import (
     fresh_database,
     live_files,
     run_migrate,
-    running_server,
     server_env,
 )
+from tests.support.server import running_server
 
 
 def machine() -> str:

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,19 +15,9 @@ import pytest
 from service.api.auth import hash_token
 from service.client import NotFound, ShredcatClient, Unauthorized
 from tests.api.conftest import engine_available, write_variant_file
+from tests.support.server import running_server, shredcat_cmd
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.xdist_group("e2e")]
-
-
-def _shredcat() -> list[str]:
-    exe = Path(sys.executable).parent / "shredcat"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "service.cli"]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -58,44 +44,11 @@ def server(pg_fresh_url: str, tmp_path: Path) -> Iterator[tuple[str, Path, str]]
         "SHREDCAT_WAREHOUSE_ROOTS": json.dumps([str(lake)]),
         "SHREDCAT_AUTH": "on",
     }
-    m = subprocess.run([*_shredcat(), "migrate"], env=env, capture_output=True, text=True, timeout=120)
+    m = subprocess.run([*shredcat_cmd(), "migrate"], env=env, capture_output=True, text=True, timeout=120)
     assert m.returncode == 0, m.stderr
     assert "revision" in m.stdout
-    port = _free_port()
-    log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen(
-        [*_shredcat(), "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        import httpx
-
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"shredcat serve exited with {proc.returncode}: {(tmp_path / 'server.log').read_text()}")
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("shredcat serve did not become healthy in 60 s")
-            time.sleep(0.1)
-        yield base, lake, str(tmp_path / "server.log")
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=15)
-        log.close()
+    with running_server(env, tmp_path / "server.log") as srv:
+        yield srv.base_url, lake, str(tmp_path / "server.log")
 
 
 def test_serve_register_prune_stop(server) -> None:

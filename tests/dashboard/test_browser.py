@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +22,7 @@ import pytest
 from service.api.auth import hash_token
 from service.client import ShredcatClient
 from tests.dashboard.conftest import write_events
+from tests.support.server import running_server, shredcat_cmd
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -45,19 +43,6 @@ def _require_chromium() -> None:
     pytest.skip(msg)
 
 
-def _shredcat() -> list[str]:
-    exe = Path(sys.executable).parent / "shredcat"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "service.cli"]
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A running ``shredcat serve`` with lake.events (five files in two commits, a type conflict on
@@ -76,50 +61,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         "SHREDCAT_WAREHOUSE_ROOTS": json.dumps([str(lake)]),
         "SHREDCAT_AUTH": "on",
     }
-    m = subprocess.run([*_shredcat(), "migrate"], env=env, capture_output=True, text=True, timeout=120)
+    m = subprocess.run([*shredcat_cmd(), "migrate"], env=env, capture_output=True, text=True, timeout=120)
     assert m.returncode == 0, m.stderr
-    port = _free_port()
     log_path = tmp / "server.log"
-    log = log_path.open("w")
-    proc = subprocess.Popen(
-        [*_shredcat(), "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        import httpx
-
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"shredcat serve exited with {proc.returncode}: {log_path.read_text()}")
-            try:
-                if httpx.get(base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("shredcat serve did not become healthy in 60 s")
-            time.sleep(0.1)
-        with ShredcatClient(base, token=ADMIN) as c:
+    with running_server(env, log_path) as srv:
+        with ShredcatClient(srv.base_url, token=ADMIN) as c:
             c.create_namespace("lake")
             c.create_table("lake", "events", infer_from=files[0])
             c.commit_paths("lake", "events", files[:3])
             c.commit_paths("lake", "events", files[3:])
             c.create_table("lake", "empty", variant_columns=["v"])
-        yield {"base": base, "files": [os.path.realpath(f) for f in files], "log": log_path}
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=15)
-        log.close()
+        yield {"base": srv.base_url, "files": [os.path.realpath(f) for f in files], "log": log_path}
     assert "Traceback" not in log_path.read_text()
 
 

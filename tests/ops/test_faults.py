@@ -30,18 +30,16 @@ from tests.ops.support import (
     LAKE_ROOT,
     TOKENS,
     PrivatePostgres,
-    Server,
     check_table_consistent,
     file_payload,
     fresh_database,
     live_files,
     run_migrate,
-    running_server,
     server_env,
     service_backends,
-    start_server,
     terminate_backends,
 )
+from tests.support.server import Server, running_server, start_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

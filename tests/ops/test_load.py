@@ -19,9 +19,9 @@ from tests.ops.support import (
     fresh_database,
     live_files,
     run_migrate,
-    running_server,
     server_env,
 )
+from tests.support.server import running_server
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.xdist_group("load")]
 
@@ -45,10 +45,16 @@ def test_writers_and_pruners_under_load(tmp_path: Path) -> None:
             assert result.errors == [], result.errors[:10]
             summary = result.summary()
             assert summary["commit"]["requests"] >= 8 and summary["plan"]["requests"] >= 16
-            with ShredcatClient(server.base_url, token=TOKENS["reader"]) as reader:
-                metrics = reader.metrics()
-                table = reader.load_table("lake", "events")
-            assert 'shredcat_commits_total{mode="stats",outcome="ok"}' in metrics
+            # Counters are per worker process (one registry each): ask on fresh connections until
+            # a worker that served commits answers.
+            seen = False
+            for _ in range(20):
+                with ShredcatClient(server.base_url, token=TOKENS["reader"]) as reader:
+                    if 'shredcat_commits_total{mode="stats",outcome="ok"}' in reader.metrics():
+                        seen = True
+                        table = reader.load_table("lake", "events")
+                        break
+            assert seen, "no worker reported its commits in /metrics"
             lines = server.log_lines()
         assert not any("Traceback" in line for line in lines)
         # Every committed file live exactly once; one snapshot per commit, all distinct.
