@@ -223,8 +223,9 @@ def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: 
             "server_cpu_s": server_cpu,
         }
         # One removal of a batch (rebuilds global stats from the per-path counters).
+        gone = [make_file(i, n_paths).path for i in range(batch)]
         r0 = time.perf_counter()
-        cat.remove("bench", "events", [make_file(i, n_paths).path for i in range(batch)])
+        cat.remove("bench", "events", gone)
         out["remove_batch_ms"] = (time.perf_counter() - r0) * 1000
         if verify:
             v0 = time.perf_counter()

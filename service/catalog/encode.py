@@ -18,7 +18,7 @@ from decimal import Decimal
 from functools import cache, partial
 from typing import Any
 
-from service.stats.merge import GlobalStats, recompute
+from service.stats.merge import GlobalPathStats, GlobalStats
 from service.stats.model import FileStats
 from service.stats.types import (
     INT64_MAX,
@@ -298,13 +298,19 @@ def _type_info(t: ShreddedType) -> tuple[Callable[[Bound | None, Bound | None], 
     return bounds_encoder(t), t.name
 
 
+_MISSING: Any = object()
+
+
 def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
     """Encode validated files (:func:`service.catalog.validate.validate_batch`) for insertion, and
-    compute the per-path counter deltas (the same definitions as ``repository._removed_counters``
-    in SQL), widths and the batch's global stats, in one pass."""
+    compute in the same pass the per-path counter deltas (the same definitions as
+    ``repository._removed_counters`` in SQL), the widths, and the batch's own global stats (equal
+    to :func:`service.stats.merge.recompute` of the files; the tests compare the two)."""
     rows: list[list[tuple[Any, ...]]] = []
     counters: dict[PathTypeKey, list[int]] = {}
     widths: dict[PathTypeKey, Width] = {}
+    lows: dict[PathTypeKey, Any] = {}
+    highs: dict[PathTypeKey, Any] = {}
     n_counters = len(COUNTERS)
     # Per ShreddedType object: hashing the frozen dataclass for every row would cost more.
     encoders: dict[int, tuple[Callable[[Bound | None, Bound | None], RowBounds], str]] = {}
@@ -316,9 +322,8 @@ def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
             if cached is None:
                 cached = encoders[id(t)] = _type_info(t)
             enc, tname = cached
-            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(
-                ps.min_value, ps.max_value
-            )
+            lo, hi = ps.min_value, ps.max_value
+            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(lo, hi)
             col, vp, vc, nan = ps.column, ps.variant_path, ps.value_count, ps.contains_nan
             out.append(
                 (
@@ -342,16 +347,25 @@ def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
             if vc > 0:
                 if smin is None:
                     c[6] += 1
-                elif min_num is None and min_real is None and min_bin is None:
-                    c[8] += 1
-                elif min_real == 0 and smin == "-0.0":
-                    c[10] += 1
+                else:
+                    if min_num is None and min_real is None and min_bin is None:
+                        c[8] += 1
+                    elif min_real == 0 and smin == "-0.0":
+                        c[10] += 1
+                    cur = lows.get(key, _MISSING)
+                    # Typed comparison; of -0.0 and 0.0 the minimum keeps -0.0 (as merge._pick).
+                    if cur is _MISSING or lo < cur or (min_real == 0 and lo == cur and smin == "-0.0"):
+                        lows[key] = lo
                 if smax is None:
                     c[7] += 1
-                elif max_num is None and max_real is None and max_bin is None:
-                    c[9] += 1
-                elif max_real == 0 and smax == "0.0":
-                    c[11] += 1
+                else:
+                    if max_num is None and max_real is None and max_bin is None:
+                        c[9] += 1
+                    elif max_real == 0 and smax == "0.0":
+                        c[11] += 1
+                    cur = highs.get(key, _MISSING)
+                    if cur is _MISSING or hi > cur or (max_real == 0 and hi == cur and smax == "0.0"):
+                        highs[key] = hi
             if min_num is not None and max_num is not None:
                 w = widths[key]
                 if w[0] is not None:
@@ -361,4 +375,36 @@ def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
             elif min_real is not None and max_real is not None:
                 widths[key] = max_width(widths[key], row_width(None, None, min_real, max_real))
         rows.append(out)
-    return PreparedBatch(list(files), rows, counters, widths, recompute(f.paths for f in files))
+    return PreparedBatch(list(files), rows, counters, widths, _aggregate(files, counters, lows, highs))
+
+
+def _aggregate(
+    files: Sequence[FileStats],
+    counters: dict[PathTypeKey, list[int]],
+    lows: dict[PathTypeKey, Any],
+    highs: dict[PathTypeKey, Any],
+) -> GlobalStats:
+    """The batch's global stats from the per-path counters: a path is kept when every file has it
+    with this type (a file reports a path once, so its count equals the number of files)."""
+    n = len(files)
+    if n == 0:
+        return GlobalStats()
+    paths: dict[tuple[str, str], GlobalPathStats] = {}
+    for key, c in counters.items():
+        if c[0] != n:
+            continue
+        col, vp, _tname = key
+        t = next(ps.shredded_type for ps in files[0].paths if ps.column == col and ps.variant_path == vp)
+        has = c[1] > 0
+        paths[(col, vp)] = GlobalPathStats(
+            column=col,
+            variant_path=vp,
+            shredded_type=t,
+            value_count=c[1],
+            null_count=c[2],
+            column_size_bytes=c[3],
+            min_value=lows.get(key) if has and not c[6] else None,
+            max_value=highs.get(key) if has and not c[7] else None,
+            contains_nan=(True if c[4] else (None if c[5] else False)) if t.is_float else None,
+        )
+    return GlobalStats(n, paths)

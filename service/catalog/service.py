@@ -123,7 +123,7 @@ class Catalog:
         """Drop an empty namespace (like Iceberg: ConflictError while it holds tables)."""
 
         def op(conn: Connection) -> int:
-            ns = repo.find_namespace(conn, name)
+            ns = repo.find_namespace(conn, name, lock=True)
             if ns is None:
                 raise NotFoundError(f"namespace {name} does not exist", details={"namespace": name})
             tables = repo.count_live_tables(conn, ns)
@@ -161,7 +161,7 @@ class Catalog:
             raise BadInputError(f"duplicate Variant column in {list(cols)}")
 
         def op(conn: Connection) -> int:
-            ns = repo.find_namespace(conn, namespace)
+            ns = repo.find_namespace(conn, namespace, lock=True)  # serializes with drop_namespace
             if ns is None:
                 if not create_namespace:
                     raise NotFoundError(f"namespace {namespace} does not exist")

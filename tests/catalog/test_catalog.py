@@ -526,3 +526,16 @@ def test_width_helpers_are_monotone_over_estimates(cat: Catalog) -> None:
             is None
         )
     assert_consistent(cat, NS, T)
+
+
+def test_drop_namespace_only_when_empty(catalog: Catalog) -> None:
+    catalog.create_table("n1", "t", ["v"])
+    with pytest.raises(ConflictError):
+        catalog.drop_namespace("n1")
+    catalog.drop_table("n1", "t")
+    snap = catalog.drop_namespace("n1")
+    assert snap.changes_made.startswith("dropped_schema:")
+    assert catalog.list_namespaces() == []
+    with pytest.raises(NotFoundError):
+        catalog.drop_namespace("n1")
+    assert catalog.create_table("n1", "t", ["v"]).namespace == "n1"  # the name is free again

@@ -11,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.catalog.encode import bound_checker, bounds_encoder, prepare_batch, row_width
+from service.catalog.validate import validate_batch
 from service.errors import InvalidStatsError
+from service.stats.merge import recompute
+from service.stats.model import PathStats
 from service.stats.types import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
@@ -23,6 +26,7 @@ from service.stats.types import (
     index_key,
 )
 from tests.catalog.factories import FLOAT64, INT64, fs, ps
+from tests.catalog.test_merge import file_paths
 
 TYPE_NAMES = [
     "boolean", "int8", "int16", "int32", "int64", "float32", "float64", "decimal(5,5)", "decimal(18,2)",
@@ -119,3 +123,15 @@ def test_row_width_edges() -> None:
     assert row_width(None, None, -1e308, 1e308) == (0, None)
     w = row_width(None, None, 0.1, 0.3)[1]
     assert w is not None and w > 0.3 - 0.1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(file_paths(), max_size=6))
+def test_prepared_aggregate_equals_recompute(paths: list[list[PathStats]]) -> None:
+    files = validate_batch(
+        [fs(f"f{i}", *p, columns=tuple(sorted({x.column for x in p} | {"v"}))) for i, p in enumerate(paths)]
+    )
+    got = prepare_batch(files).aggregate
+    ref = recompute(f.paths for f in files)
+    assert got == ref
+    assert got.column_json(["v", "w"]) == ref.column_json(["v", "w"])  # -0.0 ties too
