@@ -27,8 +27,8 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 COPY alembic.ini ./
 COPY migrations ./migrations
 COPY service ./service
-# Editable: the package is used from /app, where migrations/ sits beside it (service.catalog.db
-# finds the Alembic scripts relative to the package).
+# Editable: the package is used from /app, where migrations/ sits beside it (a plain install would
+# carry them too, under <prefix>/share/shredcat/migrations).
 RUN pip install --no-deps -e . \
     && python -m compileall -q /app/service /app/migrations
 

@@ -34,8 +34,19 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: Where the Alembic scripts live (repo root / migrations).
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+def _migrations_dir() -> Path:
+    """The Alembic scripts: ``migrations/`` beside the package in a checkout or editable install,
+    else the copy a wheel installs under ``<prefix>/share/shredcat/migrations``."""
+    import sys
+
+    source = Path(__file__).resolve().parents[2] / "migrations"
+    if (source / "env.py").exists():
+        return source
+    return Path(sys.prefix) / "share" / "shredcat" / "migrations"
+
+
+#: Where the Alembic scripts live.
+MIGRATIONS_DIR = _migrations_dir()
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 #: Attempts of one transaction on a retryable error (serialization, deadlock, locked).
