@@ -180,7 +180,6 @@ class Query:
     sql: str
     #: DNF-free tree for the peer: ("and"|"or", [Leaf|tree...]) or a Leaf.
     peer: Any
-    selective: bool = True
 
 
 def queries(n: int) -> list[Query]:
@@ -213,7 +212,7 @@ def queries(n: int) -> list[Query]:
             f"{ts} BETWEEN TIMESTAMP '{ts_text(ts_lo)}' AND TIMESTAMP '{ts_text(ts_hi)}'",
             Leaf(T, ts_lo, ts_hi),
         ),
-        Query("score>0", "variant_get(v, '$.score', 'double') > 0", Leaf(S, 0.0, None, lo_strict=True), selective=False),
+        Query("score>0", "variant_get(v, '$.score', 'double') > 0", Leaf(S, 0.0, None, lo_strict=True)),
     ]
 
 
@@ -419,7 +418,10 @@ def load(url: str, n: int, batch: int, seed: int) -> dict[str, float]:
             commit += c1 - c0
             if (k + 1) % 100 == 0:
                 done = min(n, start + batch)
-                print(f"  loaded {done:,}/{n:,} files ({commit:.0f}s in commits, {done / commit:,.0f} files/s)", flush=True)
+                print(
+                    f"  loaded {done:,}/{n:,} files ({commit:.0f}s in commits, {done / commit:,.0f} files/s)",
+                    flush=True,
+                )
         a0 = time.perf_counter()
         with cat.engine.connect() as c:
             if cat.backend == "postgresql":
@@ -429,7 +431,12 @@ def load(url: str, n: int, batch: int, seed: int) -> dict[str, float]:
                 c.commit()
         analyze = time.perf_counter() - a0
         assert cat.get_table(NS, TABLE).live_file_count == n
-    return {"generate_s": gen, "commit_s": commit, "analyze_s": analyze, "total_s": time.perf_counter() - t_all}
+    return {
+        "generate_s": gen,
+        "commit_s": commit,
+        "analyze_s": analyze,
+        "total_s": time.perf_counter() - t_all,
+    }
 
 
 DUCK_DATA_FILE = (
@@ -469,10 +476,13 @@ def build_duckdb(source_url: str, backend: str, path: Path, n: int) -> tuple[Any
             u = make_url(source_url)
             dsn = f"host={u.host} port={u.port or 5432} user={u.username} dbname={u.database}"
             with tempfile.NamedTemporaryFile(suffix=".csv", dir=path.parent) as tmp:
-                with psycopg.connect(dsn) as pg, pg.cursor() as cur:
-                    with cur.copy(f"COPY ({select}) TO STDOUT (FORMAT csv)") as cp:
-                        for block in cp:
-                            tmp.write(block)
+                with (
+                    psycopg.connect(dsn) as pg,
+                    pg.cursor() as cur,
+                    cur.copy(f"COPY ({select}) TO STDOUT (FORMAT csv)") as cp,
+                ):
+                    for block in cp:
+                        tmp.write(block)
                 tmp.flush()
                 cols = ", ".join(f"'{c.split()[0]}': '{' '.join(c.split()[1:])}'" for c in decl.split(", "))
                 con.execute(
@@ -589,8 +599,13 @@ def run_queries(
                 res["ducklake-duckdb"] = measure(peer_duck, args.warmup, args.repeat, args.budget)
         kept = {k: v.kept for k, v in res.items()}
         agree = len(set(kept.values())) == 1
-        line = "  ".join(f"{k} p50 {v.p50:8.2f} ms p95 {v.p95:8.2f} ms (n={len(v.runs)})" for k, v in res.items())
-        print(f"  {q.name:9s} kept {res['shredcat'].kept:>9,}  load avg {os.getloadavg()[0]:.1f}  parse {parse_ms:5.1f} ms  {line}", flush=True)
+        line = "  ".join(
+            f"{k} p50 {v.p50:8.2f} ms p95 {v.p95:8.2f} ms (n={len(v.runs)})" for k, v in res.items()
+        )
+        print(
+            f"  {q.name:9s} kept {res['shredcat'].kept:>9,}  load avg {os.getloadavg()[0]:.1f}  parse {parse_ms:5.1f} ms  {line}",
+            flush=True,
+        )
         if not agree:
             print(f"    WARNING: kept counts differ: {kept}")
         if args.explain:
@@ -603,7 +618,9 @@ def explain(cat: Catalog, expr: Any) -> None:
     """Run plan() once capturing its statements, then print the plan of each pruning statement."""
     captured: list[tuple[str, Any]] = []
 
-    def grab(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
+    def grab(
+        conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
+    ) -> None:
         if "ducklake_file_variant_stats" in statement:
             captured.append((statement, parameters))
 
@@ -633,14 +650,22 @@ def machine() -> dict[str, str]:
     except OSError:
         pass
     try:
-        mem = subprocess.run(["free", "-h"], capture_output=True, text=True, check=False).stdout.splitlines()[1]
+        mem = subprocess.run(["free", "-h"], capture_output=True, text=True, check=False).stdout.splitlines()[
+            1
+        ]
     except (OSError, IndexError):
         mem = "?"
+    import hashlib
     import sqlite3
 
     import duckdb
 
+    root = Path(__file__).resolve().parents[1] / "service" / "pruning"
+    code = hashlib.sha256(
+        b"".join((root / f).read_bytes() for f in ("engine.py", "conditions.py"))
+    ).hexdigest()
     return {
+        "engine": code[:12],  # which engine.py + conditions.py the numbers belong to
         "cpus": str(os.cpu_count()),
         "cpu": cpu,
         "memory": " ".join(mem.split()),
@@ -683,15 +708,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {q.name:9s} {q.sql if len(q.sql) < 150 else q.sql[:150] + '...'}")
     data_dir = Path(args.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"files": n, "machine": info, "queries": {q.name: q.sql for q in qs}, "runs": {}}
+    results: dict[str, Any] = {
+        "files": n,
+        "machine": info,
+        "queries": {q.name: q.sql for q in qs},
+        "runs": {},
+    }
     duck = None
     duck_path = data_dir / f"prune-v{DATA_VERSION}-{n}.duckdb"
     backends = ["postgres", "sqlite"] if args.backend == "both" else [args.backend]
     try:
         for b in backends:
-            ctx = postgres_db(args.pg_admin_url, n, args.keep) if b == "postgres" else sqlite_db(data_dir, n, args.keep)
+            ctx = (
+                postgres_db(args.pg_admin_url, n, args.keep)
+                if b == "postgres"
+                else sqlite_db(data_dir, n, args.keep)
+            )
             with ctx as (url, loaded):
-                print(f"{b}: {n:,} files x {len(PATHS)} paths ({'reused' if loaded else 'loading'})", flush=True)
+                print(
+                    f"{b}: {n:,} files x {len(PATHS)} paths ({'reused' if loaded else 'loading'})", flush=True
+                )
                 entry: dict[str, Any] = {}
                 if not loaded:
                     ld = load(url, n, args.batch, args.seed)
@@ -712,9 +748,15 @@ def main(argv: list[str] | None = None) -> int:
                         if not args.keep and duck_path.exists():
                             duck_path.unlink()
                         duck, secs, reused = build_duckdb(url, cat.backend, duck_path, n)
-                        print(f"  duckdb copy of DuckLake's columns: {'reused' if reused else f'{secs:.0f}s'}", flush=True)
+                        print(
+                            f"  duckdb copy of DuckLake's columns: {'reused' if reused else f'{secs:.0f}s'}",
+                            flush=True,
+                        )
                     entry["results"] = {
-                        q: {s: {"p50_ms": t.p50, "p95_ms": t.p95, "runs": len(t.runs), "kept": t.kept} for s, t in r.items()}
+                        q: {
+                            s: {"p50_ms": t.p50, "p95_ms": t.p95, "runs": len(t.runs), "kept": t.kept}
+                            for s, t in r.items()
+                        }
                         for q, r in run_queries(cat, duck if b == backends[0] else None, qs, args).items()
                     }
                 results["runs"][b] = entry
