@@ -289,21 +289,29 @@ class _Planner:
 
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
-    def leaf(self, c: LeafCondition) -> str:
+    def _leaf_parts(self, c: LeafCondition) -> tuple[list[tuple[int, str]], bool]:
+        """(path_id, WHERE clause) per branch over stats rows, and whether files without a
+        stats row for the path must be added (they are kept: nothing is known there)."""
         rows = self.paths(c.column, c.variant_path)
-        branches: list[str] = []
-        for row in rows:
-            for clause in self.test_branches(row, c.test_for(row.shredded_type)):
-                self.count(1)
-                pid = self.sql.bind(row.path_id)
-                branches.append(
-                    f"SELECT s.data_file_id FROM ducklake_file_variant_stats s "
-                    f"WHERE s.path_id = {pid} AND {self.live('s')} AND {clause}"
-                )
+        parts = [
+            (row.path_id, clause)
+            for row in rows
+            for clause in self.test_branches(row, c.test_for(row.shredded_type))
+        ]
         covered = sum(r.live_file_count for r in rows)
-        if not (self.current and covered == self.t.live_file_count):
-            # Files without a stats row for the path: nothing is known there, keep them.
-            ids = ", ".join(self.sql.bind(r.path_id) for r in rows)
+        return parts, not (self.current and covered == self.t.live_file_count)
+
+    def leaf(self, c: LeafCondition) -> str:
+        parts, uncovered = self._leaf_parts(c)
+        branches: list[str] = []
+        for path_id, clause in parts:
+            self.count(1)
+            branches.append(
+                f"SELECT s.data_file_id FROM ducklake_file_variant_stats s "
+                f"WHERE s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND {clause}"
+            )
+        if uncovered:
+            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
             no_row = self.all_files()
             if ids:
                 no_row += (
@@ -316,6 +324,23 @@ class _Planner:
             return self.empty()
         return " UNION ".join(f"SELECT data_file_id FROM ({b}) AS q{i}" for i, b in enumerate(branches))
 
+    def leaf_filter(self, c: LeafCondition, outer: str) -> str | None:
+        """The leaf as a correlated test of ``outer``'s data_file_id (an index lookup per
+        candidate on the stats primary key), or None when files without a row must be added."""
+        parts, uncovered = self._leaf_parts(c)
+        if uncovered:
+            return None
+        if not parts:
+            return "1=0"
+        tests = []
+        for path_id, clause in parts:
+            self.count(1)
+            tests.append(
+                f"EXISTS (SELECT 1 FROM ducklake_file_variant_stats s WHERE s.data_file_id = {outer} "
+                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND {clause})"
+            )
+        return "(" + " OR ".join(tests) + ")"
+
     def empty(self) -> str:
         return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
 
@@ -325,10 +350,41 @@ class _Planner:
         if isinstance(c, LeafCondition):
             return self.leaf(c)
         self.count(len(c.children))
+        if isinstance(c, AllOf):
+            return self._all_of(c)
+        assert isinstance(c, AnyOf)
         parts = [self.build(ch) for ch in c.children]
-        assert isinstance(c, AllOf | AnyOf)
-        op = " INTERSECT " if isinstance(c, AllOf) else " UNION "
-        return op.join(f"SELECT data_file_id FROM ({p}) AS c{i}" for i, p in enumerate(parts))
+        return " UNION ".join(f"SELECT data_file_id FROM ({p}) AS c{i}" for i, p in enumerate(parts))
+
+    def _all_of(self, c: AllOf) -> str:
+        """Drive from the most selective-looking child; test the others per candidate.
+
+        An INTERSECT would materialize every child: a low-cardinality string equality matches
+        nearly every file, while a bounded range matches a handful. Correlated EXISTS lets the
+        database look the few candidates up on the stats primary key instead.
+        """
+        kids = list(c.children)
+        drive = min(range(len(kids)), key=lambda i: _selectivity_rank(kids[i]))
+        driver = kids.pop(drive)
+        outer = "d.data_file_id"
+        conds = []
+        for k in kids:
+            f = self.leaf_filter(k, outer) if isinstance(k, LeafCondition) else None
+            conds.append(f if f is not None else f"{outer} IN ({self.build(k)})")
+        return f"SELECT d.data_file_id FROM ({self.build(driver)}) AS d WHERE " + " AND ".join(conds)
+
+
+def _selectivity_rank(c: Condition) -> int:
+    """0 for leaves whose usable tests are bounded ranges or points (few files), higher else."""
+    if not isinstance(c, LeafCondition):
+        return 3
+    tests = [case.test for case in c.cases]
+    if tests and all(
+        isinstance(t, AnyPoint | Never) or (isinstance(t, RangeMayContain) and t.lo is not None and t.hi is not None)
+        for t in tests
+    ):
+        return 0
+    return 1 if any(isinstance(t, RangeMayContain | AnyPoint) for t in tests) else 2
 
 
 # --- conjunctions on one path -------------------------------------------------------------
@@ -347,6 +403,14 @@ def _merge_tests(a: Test, b: Test) -> Test | None:
     if isinstance(a, Keep):
         return b
     if isinstance(b, Keep):
+        return a
+    if a == b:
+        return a
+    # These tests all require value_count > 0 already: HasValues adds nothing to them.
+    implies_values = (HasValues, RangeMayContain, AnyPoint, NotAllIn, MayHaveNaN)
+    if isinstance(a, HasValues) and isinstance(b, implies_values):
+        return b
+    if isinstance(b, HasValues) and isinstance(a, implies_values):
         return a
     if isinstance(a, RangeMayContain) and isinstance(b, RangeMayContain):
         if a.nan_matches != b.nan_matches:
