@@ -308,7 +308,7 @@ class _Planner:
             self.count(1)
             branches.append(
                 f"SELECT s.data_file_id FROM ducklake_file_variant_stats s "
-                f"WHERE s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND {clause}"
+                f"WHERE s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause})"
             )
         if uncovered:
             ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
@@ -337,7 +337,7 @@ class _Planner:
             self.count(1)
             tests.append(
                 f"EXISTS (SELECT 1 FROM ducklake_file_variant_stats s WHERE s.data_file_id = {outer} "
-                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND {clause})"
+                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}))"
             )
         return "(" + " OR ".join(tests) + ")"
 
