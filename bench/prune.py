@@ -22,14 +22,16 @@ system's runs exceed ``--budget`` seconds for the query, at least 5), p50/p95 re
   the same database: the live files LEFT JOINed to one stats row per referenced path, kept when
   ``(no row OR no values-or-bounds OR min/max cast to the type meet the literal) IS NOT FALSE``.
   PostgreSQL has no TRY_CAST: a regex-guarded ``CASE WHEN s ~ '^..$' THEN s::type END``; SQLite's
-  CAST never fails. The same two queries as shredcat: first page (ORDER BY data_file_id LIMIT
+  CAST never fails. A path tested by several leaves (OR, IN) is cast once per row in a
+  MATERIALIZED CTE. The same two queries as shredcat: first page (ORDER BY data_file_id LIMIT
   1001) and count/sum over all candidates.
 * ``ducklake-duckdb``: DuckLake's columns of the same rows copied into an in-process DuckDB
   database (``TRY_CAST``), same two queries.
 
 The kept-file counts of all systems are compared (they must agree on this data); a mismatch is
 printed. ``--explain`` prints the plans of shredcat's statements (EXPLAIN ANALYZE on PostgreSQL,
-EXPLAIN QUERY PLAN on SQLite). ``--json PATH`` writes every number.
+EXPLAIN QUERY PLAN on SQLite). ``--json PATH`` writes every number (after each query, so an
+interrupted run keeps what it measured), with a hash of the engine's source.
 """
 
 from __future__ import annotations
@@ -550,8 +552,12 @@ def measure(fn: Callable[[], int], warmup: int, repeat: int, budget: float) -> T
 
 
 def run_queries(
-    cat: Catalog, duck: Any, qs: list[Query], args: argparse.Namespace
-) -> dict[str, dict[str, Timing]]:
+    cat: Catalog,
+    duck: Any,
+    qs: list[Query],
+    args: argparse.Namespace,
+    on_result: Callable[[str, dict[str, Timing]], None],
+) -> None:
     backend = cat.backend
     with cat.engine.connect() as c:
         t_id, c_id = c.execute(
@@ -563,7 +569,6 @@ def run_queries(
             {"t": TABLE, "c": COLUMN},
         ).one()
     peer_name = "ducklake-pg" if backend == "postgresql" else "ducklake-sqlite"
-    out: dict[str, dict[str, Timing]] = {}
     for q in qs:
         p0 = time.perf_counter()
         expr = parse_sql(q.sql)
@@ -610,8 +615,7 @@ def run_queries(
             print(f"    WARNING: kept counts differ: {kept}")
         if args.explain:
             explain(cat, expr)
-        out[q.name] = res
-    return out
+        on_result(q.name, res)
 
 
 def explain(cat: Catalog, expr: Any) -> None:
@@ -752,14 +756,18 @@ def main(argv: list[str] | None = None) -> int:
                             f"  duckdb copy of DuckLake's columns: {'reused' if reused else f'{secs:.0f}s'}",
                             flush=True,
                         )
-                    entry["results"] = {
-                        q: {
+                    entry["results"] = {}
+                    results["runs"][b] = entry
+
+                    def record(name: str, r: dict[str, Timing], entry: dict[str, Any] = entry) -> None:
+                        entry["results"][name] = {
                             s: {"p50_ms": t.p50, "p95_ms": t.p95, "runs": len(t.runs), "kept": t.kept}
                             for s, t in r.items()
                         }
-                        for q, r in run_queries(cat, duck if b == backends[0] else None, qs, args).items()
-                    }
-                results["runs"][b] = entry
+                        if args.json:  # after every query: a run cut short keeps what it measured
+                            Path(args.json).write_text(json.dumps(results, indent=2))
+
+                    run_queries(cat, duck if b == backends[0] else None, qs, args, record)
     finally:
         if duck is not None:
             duck.close()
@@ -768,8 +776,6 @@ def main(argv: list[str] | None = None) -> int:
                 f = duck_path.with_name(duck_path.name + suffix)
                 if f.exists():
                     f.unlink()
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
     return 0
 
 
