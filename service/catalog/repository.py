@@ -901,6 +901,16 @@ def count_files(conn: Connection, table_id: int, snapshot: int | None) -> int:
     )
 
 
+def stats_for_files(conn: Connection, t: TableRow, ids: Sequence[int]) -> dict[int, list[PathStats]]:
+    """The PathStats of the given data files (a file's stats rows never change once committed)."""
+    names = t.column_names
+    out: dict[int, list[PathStats]] = {}
+    for chunk in chunks(list(ids)):
+        for r in conn.execute(select(*_STATS_READ).where(S.data_file_id.in_(chunk)).order_by(S.path_id)):
+            out.setdefault(int(r.data_file_id), []).append(_path_stats(names, r))
+    return out
+
+
 def iter_file_stats(conn: Connection, t: TableRow, snapshot: int | None) -> Iterator[list[PathStats]]:
     """The PathStats of every file with stats rows live at ``snapshot`` (None = now), one list per
     file, read from DuckLake's columns only (independent of the typed keys and counters)."""
@@ -944,7 +954,8 @@ def prefix_upper_bound(prefix: str) -> str | None:
     return None
 
 
-def _file_info(r: Any) -> DataFileInfo:
+def file_info(r: Any) -> DataFileInfo:
+    """A DataFileInfo from a row carrying the ``ducklake_data_file`` columns."""
     return DataFileInfo(
         data_file_id=int(r.data_file_id),
         path=r.path,
@@ -987,7 +998,7 @@ def list_files(
     if after is not None:
         stmt = stmt.where(D.path > after)
     stmt = stmt.order_by(D.path).limit(limit)
-    return [_file_info(r) for r in conn.execute(stmt)]
+    return [file_info(r) for r in conn.execute(stmt)]
 
 
 def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -> FileStats | None:

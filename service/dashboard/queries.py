@@ -126,19 +126,6 @@ FileSort = Literal["path", "size", "rows"]
 _SORT_COLUMNS = {"path": D.path, "size": D.file_size_bytes, "rows": D.record_count}
 
 
-def _file_info(r: Any) -> DataFileInfo:
-    return DataFileInfo(
-        data_file_id=int(r.data_file_id),
-        path=r.path,
-        file_size_bytes=int(r.file_size_bytes),
-        record_count=int(r.record_count),
-        footer_size=int(r.footer_size),
-        content_id=r.content_id,
-        begin_snapshot=int(r.begin_snapshot),
-        end_snapshot=None if r.end_snapshot is None else int(r.end_snapshot),
-    )
-
-
 def _prefix_filter(prefix: str | None) -> list[Any]:
     if not prefix:
         return []
@@ -194,7 +181,7 @@ def list_files_sorted(
                 else:
                     stmt = stmt.where(or_(key > value, and_(key == value, D.path > path)))
             stmt = stmt.order_by(key.desc(), D.path.desc()) if descending else stmt.order_by(key, D.path)
-        return [_file_info(r) for r in conn.execute(stmt.limit(limit))]
+        return [repo.file_info(r) for r in conn.execute(stmt.limit(limit))]
 
     return _read(catalog, op)
 
@@ -236,7 +223,7 @@ def find_file(catalog: Any, namespace: str, table: str, path: str) -> DataFileIn
         ).first()
         if r is None:
             raise NotFoundError(f"{path}: not a live file of {t.qualified_name}", details={"path": path})
-        return _file_info(r)
+        return repo.file_info(r)
 
     return _read(catalog, op)
 

@@ -56,8 +56,7 @@ from service.pruning.conditions import (
 )
 from service.pruning.evaluator import interpret, stats_by_path
 from service.pruning.expressions import BooleanExpression
-from service.stats.model import PathStats
-from service.stats.types import INT64_MIN, Bound, ShreddedType, family, index_key, parse_bound
+from service.stats.types import INT64_MIN, Bound, ShreddedType, family, index_key
 
 MAX_PAGE_SIZE = 10_000
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
@@ -602,7 +601,7 @@ def _explain(
     ).all()
     kept_files = [(c.data_file_id, c.path, True) for c in candidates[:sample]]
     files = kept_files + [(int(r[0]), r[1], False) for r in pruned_rows]
-    stats = _stats_for_files(conn, t, [f[0] for f in files])
+    stats = repo.stats_for_files(conn, t, [f[0] for f in files])
     out = []
     for fid, path, kept in files:
         verdict = interpret(condition, stats_by_path(stats.get(fid, [])))
@@ -612,40 +611,6 @@ def _explain(
             reason = verdict.reason
         out.append(FileExplanation(path=path, kept=kept, reason=reason))
     return tuple(out)
-
-
-def _stats_for_files(conn: Connection, t: repo.TableRow, ids: list[int]) -> dict[int, list[PathStats]]:
-    """The PathStats of the given files, from DuckLake's own columns (what explain reasons on)."""
-    out: dict[int, list[PathStats]] = {}
-    if not ids:
-        return out
-    names = t.column_names
-    sql = _Sql()
-    inlist = ", ".join(sql.bind(i) for i in ids)
-    for r in conn.execute(
-        text(
-            "SELECT data_file_id, column_id, variant_path, shredded_type, column_size_bytes, value_count, "
-            "null_count, min_value, max_value, contains_nan, extra_stats FROM ducklake_file_variant_stats "
-            f"WHERE data_file_id IN ({inlist})"
-        ),
-        sql.params,
-    ):
-        st = ShreddedType.parse(r[3])
-        out.setdefault(int(r[0]), []).append(
-            PathStats(
-                column=names.get(int(r[1]), f"#{r[1]}"),
-                variant_path=r[2],
-                shredded_type=st,
-                column_size_bytes=int(r[4]),
-                value_count=int(r[5]),
-                null_count=int(r[6]),
-                min_value=None if r[7] is None else parse_bound(st, r[7]),
-                max_value=None if r[8] is None else parse_bound(st, r[8]),
-                contains_nan=r[9],
-                extra_stats=r[10],
-            )
-        )
-    return out
 
 
 def plan(
