@@ -28,6 +28,7 @@ and geospatial statistics, bloom filter offsets, ...) are skipped, as the protoc
 from __future__ import annotations
 
 import struct
+import types
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -1039,7 +1040,101 @@ last = fid
     return spec.read
 
 
-_read_file_meta_data = _compile(_FILE_META_DATA)
+# --- The C accelerator ---------------------------------------------------------------------------
+#
+# service/parquet/_compact.c interprets the same _Struct tables in C and builds the same values.
+# It never raises for bad input: it returns None and the Python reader above decodes the bytes
+# again, so error messages and every forward-compatibility rule live in one place (this file).
+# Without a C compiler at install time the extension is absent and the Python reader does all the
+# work, about ten times slower.
+
+_MODE_SLOTS, _MODE_SPREAD, _MODE_LIST = 0, 1, 2
+
+try:
+    from service.parquet import _compact  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - built by `pip install` wherever a C compiler exists
+    _compact = None
+
+#: True when footers are decoded by the C accelerator.
+ACCELERATED = _compact is not None
+
+_programs: list[tuple[typing.Any, ...]] = []
+_program_index: dict[int, int] = {}
+_decoder: typing.Any = None
+
+
+def _slot_members(spec: _Struct) -> tuple[typing.Any, ...] | None:
+    """The member descriptors of a slots dataclass built positionally from ``spec``'s slots."""
+    import dataclasses
+
+    cls = spec.make
+    if not (spec.spread and isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        return None
+    names = [f.name for f in dataclasses.fields(cls)]
+    if len(names) != len(spec.defaults) or "__slots__" not in cls.__dict__:
+        return None
+    members = tuple(cls.__dict__.get(n) for n in names)
+    if not all(isinstance(m, types.MemberDescriptorType) for m in members):
+        return None
+    return members
+
+
+def _register(spec: _Struct) -> int:
+    """Give ``spec`` (and every struct it contains) a program number in the C decoder."""
+    key = id(spec)
+    if key in _program_index:
+        return _program_index[key]
+    index = len(_programs)
+    _program_index[key] = index
+    _programs.append(())  # placeholder: nested structs may refer back to this index
+    fields = []
+    for fid, (slot, kind, arg, _name) in spec.fields.items():
+        elem_kind, sub, table = -1, -1, None
+        if kind == _K_ENUM:
+            table = arg
+        elif kind == _K_STRUCT:
+            sub = _register(arg)
+        elif kind == _K_LIST:
+            elem_kind, elem_arg = arg
+            if elem_kind == _K_STRUCT:
+                sub = _register(elem_arg)
+            elif elem_kind == _K_ENUM:
+                table = elem_arg
+        fields.append((fid, slot, kind, elem_kind, sub, table))
+    members = _slot_members(spec)
+    mode = _MODE_SLOTS if members is not None else _MODE_SPREAD if spec.spread else _MODE_LIST
+    _programs[index] = (
+        len(spec.defaults),
+        mode,
+        spec.make,
+        members,
+        tuple(spec.defaults),
+        tuple(slot for slot, _ in spec.required),
+        tuple(fields),
+    )
+    return index
+
+
+def _fast(spec: _Struct) -> Callable[[bytes, int, int], tuple[typing.Any, int]]:
+    """A reader for ``spec`` with the signature of the generated ones, accelerated when it can be."""
+    slow = _compile(spec)
+    if _compact is None:
+        return slow
+    global _decoder
+    if id(spec) not in _program_index:
+        _register(spec)
+        _decoder = _compact.Decoder(tuple(_programs), MAX_THRIFT_DEPTH)
+    index = _program_index[id(spec)]
+
+    def read(buf: bytes, pos: int, depth: int) -> tuple[typing.Any, int]:
+        out = _decoder.decode(index, buf, pos, depth)
+        # None: the C decoder met something it leaves to the specification's reader.
+        return out if out is not None else slow(buf, pos, depth)
+
+    return read
+
+
+_read_file_meta_data = _fast(_FILE_META_DATA)
 
 
 # --- Public functions ----------------------------------------------------------------------------
@@ -1267,8 +1362,9 @@ def iter_leaves(root: SchemaNode) -> Iterator[SchemaNode]:
             stack.extend(reversed(node.children))
 
 
-def validate_row_groups(root: SchemaNode, meta: FileMetaData) -> None:
+def validate_row_groups(root: SchemaNode, meta: FileMetaData, leaves: Sequence[SchemaNode] | None = None) -> None:
     """Check the footer against its own schema; raise InvalidParquetError where they disagree.
+    ``leaves`` (the root's leaves in order) saves walking the tree when the caller has them.
 
     * every row group has one chunk per leaf, in leaf order, with the leaf's path and physical
       type: "RowGroup.columns: Metadata for each column chunk in this row group. This list must
@@ -1276,7 +1372,8 @@ def validate_row_groups(root: SchemaNode, meta: FileMetaData) -> None:
     * ``column_orders``, when present, has one entry per leaf (otherwise which order applies to
       which column is undefined, and min/max statistics could be misread).
     """
-    leaves = list(iter_leaves(root))
+    if leaves is None:
+        leaves = list(iter_leaves(root))
     for g, rg in enumerate(meta.row_groups):
         if len(rg.columns) != len(leaves):
             raise InvalidParquetError(
