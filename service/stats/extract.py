@@ -14,8 +14,10 @@ The footer decides whatever it can prove; column data is read only where it cann
   the ``typed_value`` chunks only. Absent null counts are read, never assumed zero.
 * **Bounds** come from ``min_value``/``max_value`` when the column order and writer make them
   trustworthy and exact (seeds/parquet-statistics-rules.txt); otherwise the column is read.
-  Float columns are always read when they hold values: no footer proves the absence of NaN,
-  and DuckLake keeps the sign of the first zero seen.
+  Float columns need two facts no footer holds (writers do not fill ``nan_count``, and they
+  normalise zero bounds while DuckLake keeps the sign of the first zero seen): their pages are
+  scanned for them (:mod:`service.parquet.pages`), and read through pyarrow only when the scan
+  cannot answer exactly.
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ from service.parquet.footer import (
     FileMetaData,
     SchemaElement,
     SchemaNode,
+    Statistics,
     build_schema_tree,
     iter_leaves,
     validate_row_groups,
 )
 from service.parquet.io import ColumnReader, open_parquet, read_metadata
+from service.parquet.pages import scan_float_chunk
 from service.stats.model import FileStats, PathStats
 from service.stats.types import (
     INTEGER_RANGES,
@@ -72,6 +76,7 @@ VARIANT_NULL = b"\x00"
 _CREATED_BY = re.compile(r"^(?P<app>[^ ]+) version (?P<ver>\d+(?:\.\d+)*)")
 
 
+@functools.lru_cache(maxsize=64)
 def _writer(created_by: str | None) -> tuple[str, tuple[int, ...]]:
     if not created_by:
         return ("", ())
@@ -178,9 +183,8 @@ def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
         return uuid.UUID(bytes=v)
     if k in (Kind.FLOAT32, Kind.FLOAT64):
         # parquet.thrift: "If the min is a NaN, it should be ignored. If the max is a NaN, it
-        # should be ignored." Zeros are normalised by writers (-0.0 min, +0.0 max), which
-        # loses the sign DuckLake reports: read the data for those too.
-        if math.isnan(v) or v == 0.0:
+        # should be ignored." Zeros come back as written; their sign is settled by the caller.
+        if math.isnan(v):
             return None
         return float(v)
     return v
@@ -261,7 +265,9 @@ class _Ctx:
     root: SchemaNode
     f: Any
     _reader: ColumnReader | None = None
+    #: Column reads through pyarrow, and float chunks answered by scanning their pages.
     reads: int = 0
+    scans: int = 0
     notes: list[str] = field(default_factory=list)
 
     #: Verdicts of ancestor checks, by id() of the ShredNode.
@@ -350,6 +356,23 @@ def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
     return ok
 
 
+def _float_facts(
+    ctx: _Ctx, cm: ColumnMetaData, typed: SchemaNode, st: Statistics | None, zero_bound: bool
+) -> tuple[bool, float | None] | None:
+    """(has NaN, the first zero) of a float chunk whose footer bounds are usable, or None when
+    only reading the column through pyarrow can tell."""
+    nan_count = st.nan_count if st is not None else None
+    if nan_count is not None and nan_count >= 0 and not zero_bound:
+        return nan_count > 0, None
+    scan = scan_float_chunk(ctx.f, cm, typed)
+    if scan is None or (zero_bound and scan.first_zero is None):
+        # The second case contradicts the footer (a zero bound, no zero in the data): let the
+        # full read decide.
+        return None
+    ctx.scans += 1
+    return scan.has_nan, scan.first_zero
+
+
 def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats | None:
     node = leaf.node
     typed = node.typed
@@ -397,18 +420,21 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats 
         need_read = rg_nulls is None or rg_nulls < 0 or rg_nulls > cm.num_values
         rg_has_values = rg_nulls is None or rg_nulls < cm.num_values
         if not need_read and rg_has_values:
-            nan_count = st.nan_count if st is not None else None
-            if t.is_float and (nan_count is None or nan_count < 0):
-                # No writer we know of fills nan_count yet; without it the footer cannot
-                # prove that NaN is absent, so the column is read.
-                need_read = True
-            else:
-                raw = _usable_raw_bounds(meta, typed, cm)
-                lo_rg = _decode_raw(t, typed, raw.min) if raw.min is not None else None
-                hi_rg = _decode_raw(t, typed, raw.max) if raw.max is not None else None
-                need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
-                if t.is_float and not need_read:
-                    has_nan = has_nan or bool(nan_count)
+            raw = _usable_raw_bounds(meta, typed, cm)
+            lo_rg = _decode_raw(t, typed, raw.min) if raw.min is not None else None
+            hi_rg = _decode_raw(t, typed, raw.max) if raw.max is not None else None
+            need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
+            if t.is_float and not need_read:
+                facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
+                if facts is None:
+                    need_read = True
+                else:
+                    rg_nan, zero = facts
+                    has_nan = has_nan or rg_nan
+                    # "If the min is +0, the row group may contain -0 values as well" (and the
+                    # reverse for max): the first zero in the data decides, as in DuckLake.
+                    lo_rg = zero if lo_rg == 0.0 else lo_rg
+                    hi_rg = zero if hi_rg == 0.0 else hi_rg
         if need_read:
             (arr,) = ctx.read(rg, [typed])
             s = _summarize(t, arr)
