@@ -15,6 +15,10 @@ FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONDONTWRITEBYTECODE=1
+# A C compiler for the footer decoder's accelerator (service/parquet/_compact.c); only in this stage.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 RUN python -m venv /opt/shredcat
 ENV PATH=/opt/shredcat/bin:$PATH
 WORKDIR /app
@@ -30,6 +34,7 @@ COPY service ./service
 # Editable: the package is used from /app, where migrations/ sits beside it (a plain install would
 # carry them too, under <prefix>/share/shredcat/migrations).
 RUN pip install --no-deps -e . \
+    && python -c "from service.parquet.footer import ACCELERATED; assert ACCELERATED, 'C accelerator not built'" \
     && python -m compileall -q /app/service /app/migrations
 
 # --- runtime ---------------------------------------------------------------------------------------

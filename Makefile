@@ -1,4 +1,5 @@
-# Every target sets itself up: a fresh clone needs nothing but python3 (>= 3.11).
+# Every target sets itself up: a fresh clone needs nothing but python3 (>= 3.11) and a C compiler
+# (for the footer decoder's accelerator, service/parquet/_compact.c).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -6,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint install clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml service/parquet/_compact.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'

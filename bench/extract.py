@@ -68,15 +68,39 @@ def bench_shredcat_parallel(paths: list[str], workers: int) -> float:
     return time.perf_counter() - t0
 
 
-def bench_duckdb_metadata(paths: list[str], glob: str) -> float:
+def bench_duckdb_metadata(paths: list[str], glob: str, threads: int | None = None) -> float:
     import duckdb
 
     con = duckdb.connect()
+    if threads is not None:
+        con.execute(f"SET threads = {threads}")
     t0 = time.perf_counter()
     n = con.execute(f"SELECT count(DISTINCT file_name) FROM parquet_metadata('{glob}')").fetchone()
     elapsed = time.perf_counter() - t0
     assert n is not None and n[0] == len(paths), n
     return elapsed
+
+
+def bench_footer_decode(paths: list[str]) -> tuple[float, float]:
+    """µs per footer for the C decoder and for the pure-Python reader, on the same footer bytes."""
+    from service.parquet import footer
+
+    footers = []
+    for p in paths[:2000]:
+        with open(p, "rb") as f:
+            data = f.read()
+        offset, length = footer.read_footer_bytes(data[-8:], len(data))
+        footers.append(data[offset : offset + length])
+    python_reader = footer._compile(footer._FILE_META_DATA)
+    t0 = time.perf_counter()
+    for d in footers:
+        footer.parse_file_metadata(d)
+    fast = (time.perf_counter() - t0) / len(footers) * 1e6
+    t0 = time.perf_counter()
+    for d in footers:
+        python_reader(d, 0, 0)
+    slow = (time.perf_counter() - t0) / len(footers) * 1e6
+    return fast, slow
 
 
 def bench_full_read(paths: list[str]) -> float:
@@ -108,9 +132,11 @@ def main() -> None:
         "shredcat extract": [],
         par: [],
         "duckdb parquet_metadata": [],
+        "duckdb parquet_metadata (1 thread)": [],
         "pyarrow full read": [],
     }
     rows = 0
+    load = os.getloadavg()
     for _ in range(args.repeat):
         el, rows = bench_shredcat(paths)
         results["shredcat extract"].append(el)
@@ -118,17 +144,26 @@ def main() -> None:
             results[par].append(bench_shredcat_parallel(paths, workers))
         if glob:
             results["duckdb parquet_metadata"].append(bench_duckdb_metadata(paths, glob))
+            results["duckdb parquet_metadata (1 thread)"].append(bench_duckdb_metadata(paths, glob, 1))
         results["pyarrow full read"].append(bench_full_read(paths))
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
     print(f"files: {len(paths)}, stats rows extracted: {rows} ({rows / len(paths):.1f} paths/file)")
-    print(f"{'method':<26}{'median s':>10}{'files/s':>12}")
+    print(f"load average before the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"{'method':<38}{'median s':>10}{'files/s':>12}")
     for name, xs in results.items():
         if not xs:
             continue
         med = statistics.median(xs)
-        print(f"{name:<26}{med:>10.2f}{len(paths) / med:>12.0f}")
+        print(f"{name:<38}{med:>10.2f}{len(paths) / med:>12.0f}")
+    from service.parquet.footer import ACCELERATED
+
+    fast, slow = bench_footer_decode(paths)
+    print(
+        f"footer decode: {fast:.1f} µs ({'C accelerator' if ACCELERATED else 'NOT accelerated'}), "
+        f"{slow:.1f} µs pure Python"
+    )
 
 
 if __name__ == "__main__":

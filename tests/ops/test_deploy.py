@@ -192,6 +192,10 @@ def test_dockerfile_is_slim_non_root_and_checks_health() -> None:
     runs = " ".join(a for k, a in steps if k == "RUN")
     assert "[project]" not in runs and "optional-dependencies" not in runs
     assert not re.search(r"\.\[|pytest|ruff|hypothesis|duckdb|pyspark|playwright", runs), runs
+    # The footer decoder's C accelerator is compiled in the build stage, which checks that it was
+    # built; the final image carries no compiler.
+    assert "gcc" in runs and "ACCELERATED" in runs
+    assert not any("gcc" in a for k, a in final if k == "RUN")
     for k, a in steps:
         if k == "ENV":
             for name in re.findall(r"\b(SHREDCAT_\w+)=", a):
