@@ -259,63 +259,97 @@ def test_postgres_server_restarted_mid_run(tmp_path: Path) -> None:
     assert _metric(metrics, COMMIT_500) == 0
 
 
+def _kill_during_inserts(server: Any, url: str, files: list[dict[str, Any]], key: str) -> dict[str, Any] | None:
+    """Send one commit and SIGKILL the server once its transaction is inserting rows. Returns the
+    client's outcome, or None when the commit completed before that moment was seen (a lost race:
+    the caller tries again with a bigger commit)."""
+    import psycopg
+    from sqlalchemy import make_url
+
+    from tests.ops.support import _psycopg_dsn, with_database
+
+    outcome: dict[str, Any] = {}
+
+    def send() -> None:
+        try:
+            outcome["status"] = httpx.post(
+                f"{server.base_url}/v1/namespaces/lake/tables/events/commits",
+                json={"files": files},
+                headers={"Authorization": f"Bearer {TOKENS['writer']}", "Idempotency-Key": key},
+                timeout=120,
+            ).status_code
+        except httpx.TransportError as e:
+            outcome["error"] = type(e).__name__
+
+    # One monitoring connection, polled every few ms: opening a connection per poll took longer
+    # than a whole commit on a busy machine.
+    db = make_url(url).database
+    with psycopg.connect(_psycopg_dsn(with_database(url, "postgres")), autocommit=True) as mon:
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
+        deadline = time.monotonic() + 60
+        while True:
+            (inserting,) = mon.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND application_name = 'shredcat' "
+                "AND xact_start IS NOT NULL AND upper(query) LIKE 'INSERT%%'",
+                (db,),
+            ).fetchone()  # type: ignore[misc]
+            if inserting:
+                break
+            if not sender.is_alive():
+                return None if outcome.get("status") == 200 else outcome
+            assert time.monotonic() < deadline, f"the commit never reached the database {outcome}"
+            time.sleep(0.002)
+    server.kill()
+    sender.join(timeout=30)
+    return outcome
+
+
 def test_shredcat_killed_mid_commit_leaves_nothing_partial(tmp_path: Path) -> None:
     from tests.conftest import PG_ADMIN_URL, require_postgres
 
     require_postgres()
-    n = 3000
-    files = [file_payload(f"{LAKE_ROOT}big/part-{i:05d}.parquet", i, records=100) for i in range(n)]
-    key = uuid.uuid4().hex
     with fresh_database(PG_ADMIN_URL, "shredcat_kill") as url:
         env = server_env(url)
         assert run_migrate(env).returncode == 0
-        server = start_server(env, tmp_path / "server.log", workers=1)
-        try:
-            _setup_table(server)
-            before = check_table_consistent(url, "lake", "events")
-            outcome: dict[str, Any] = {}
-
-            def send() -> None:
-                try:
-                    outcome["status"] = httpx.post(
-                        f"{server.base_url}/v1/namespaces/lake/tables/events/commits",
-                        json={"files": files},
-                        headers={"Authorization": f"Bearer {TOKENS['writer']}", "Idempotency-Key": key},
-                        timeout=120,
-                    ).status_code
-                except httpx.TransportError as e:
-                    outcome["error"] = type(e).__name__
-
-            sender = threading.Thread(target=send, daemon=True)
-            sender.start()
-            # Wait until the commit's transaction has started writing, then SIGKILL the server.
-            deadline = time.monotonic() + 60
-            while not any(in_tx and q.upper().startswith("INSERT") for _, _, in_tx, q in _backends(url)):
-                assert time.monotonic() < deadline and sender.is_alive(), f"the commit never reached the database {outcome}"
-                time.sleep(0.005)
-            server.kill()
-            sender.join(timeout=30)
-            assert outcome.get("status") in (None, 200), outcome  # normally the answer never came
-            # PostgreSQL rolls the dead client's transaction back once it notices.
-            deadline = time.monotonic() + 30
-            while service_backends(url):
-                assert time.monotonic() < deadline, "the dead server's backend lingers"
-                time.sleep(0.05)
-            after = check_table_consistent(url, "lake", "events")
-            print(f"\nserver killed mid-commit: {after.live_file_count} of {n} files visible afterwards")
-            assert after.live_file_count in (0, n)  # all or nothing
-            if after.live_file_count == 0:
-                assert after.snapshot_count == before.snapshot_count
-                assert live_files(url, "lake", "events") == []
-            else:
-                assert after.snapshot_count == before.snapshot_count + 1
-            if outcome.get("status") == 200:
-                assert after.live_file_count == n
-        finally:
-            server.stop()
+        # Bigger commits until one is caught mid-transaction (the first almost always is); a
+        # commit that won the race is simply part of the table the next attempt starts from.
+        for attempt, n in enumerate((3000, 10_000, 30_000)):
+            files = [file_payload(f"{LAKE_ROOT}big{attempt}/part-{i:05d}.parquet", i, records=100) for i in range(n)]
+            key = uuid.uuid4().hex
+            server = start_server(env, tmp_path / f"server{attempt}.log", workers=1)
+            try:
+                if attempt == 0:
+                    _setup_table(server)
+                before = check_table_consistent(url, "lake", "events")
+                before_live = sorted(f.path for f in live_files(url, "lake", "events"))
+                outcome = _kill_during_inserts(server, url, files, key)
+            finally:
+                server.stop()
+            if outcome is not None:
+                break
+        else:
+            pytest.fail("no commit was ever caught in its transaction")
+        assert outcome.get("status") in (None, 200), outcome  # normally the answer never came
+        # PostgreSQL rolls the dead client's transaction back once it notices.
+        deadline = time.monotonic() + 30
+        while service_backends(url):
+            assert time.monotonic() < deadline, "the dead server's backend lingers"
+            time.sleep(0.05)
+        after = check_table_consistent(url, "lake", "events")
+        added = after.live_file_count - before.live_file_count
+        print(f"\nserver killed mid-commit: {added} of {n} files visible afterwards")
+        assert added in (0, n)  # all or nothing
+        if added == 0:
+            assert after.snapshot_count == before.snapshot_count
+            assert sorted(f.path for f in live_files(url, "lake", "events")) == before_live
+        else:
+            assert after.snapshot_count == before.snapshot_count + 1
+        if outcome.get("status") == 200:
+            assert added == n
         # A new server; the client retries the same commit with the same key: applied exactly once.
         with (
-            running_server(env, tmp_path / "server2.log", workers=1) as server2,
+            running_server(env, tmp_path / "server-retry.log", workers=1) as server2,
             ShredcatClient(server2.base_url, token=TOKENS["writer"], timeout=120) as c,
         ):
             r = c.commit_files("lake", "events", files, idempotency_key=key)
@@ -323,22 +357,6 @@ def test_shredcat_killed_mid_commit_leaves_nothing_partial(tmp_path: Path) -> No
         assert again.replayed and again.snapshot_id == r.snapshot_id
         assert len(r.added) == n or r.replayed
         live = live_files(url, "lake", "events")
-        assert len(live) == len({f.path for f in live}) == n
+        assert len(live) == len({f.path for f in live}) == before.live_file_count + n
         info = check_table_consistent(url, "lake", "events")
         assert info.snapshot_count == before.snapshot_count + 1
-
-
-def _backends(url: str) -> list[tuple[int, str | None, bool, str]]:
-    from sqlalchemy import make_url
-
-    from tests.ops.support import admin_execute, with_database
-
-    db = make_url(url).database
-    return [
-        (int(r[0]), r[1], bool(r[2]), r[3] or "")
-        for r in admin_execute(
-            with_database(url, "postgres"),
-            "SELECT pid, state, xact_start IS NOT NULL, query FROM pg_stat_activity "
-            f"WHERE datname = '{db}' AND application_name = 'shredcat'",
-        )
-    ]
