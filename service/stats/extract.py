@@ -265,9 +265,7 @@ class _Ctx:
     root: SchemaNode
     f: Any
     _reader: ColumnReader | None = None
-    #: Column reads through pyarrow, and float chunks answered by scanning their pages.
     reads: int = 0
-    scans: int = 0
     notes: list[str] = field(default_factory=list)
 
     #: Verdicts of ancestor checks, by id() of the ShredNode.
@@ -369,7 +367,6 @@ def _float_facts(
         # The second case contradicts the footer (a zero bound, no zero in the data): let the
         # full read decide.
         return None
-    ctx.scans += 1
     return scan.has_nan, scan.first_zero
 
 
