@@ -88,11 +88,6 @@ def make_engine(url: str | URL, **kwargs: Any) -> Engine:
         connect_args = kwargs.pop("connect_args", {})
         connect_args.setdefault("connect_timeout", 10)
         connect_args.setdefault("application_name", "shredcat")
-        if "options" not in u.query:
-            # The catalog's statements are index probes and counts over the stats table; JIT
-            # compilation (triggered above jit_above_cost) costs more than it saves there, about
-            # 1.5 s on a count over a million stats rows. A URL with its own options keeps them.
-            connect_args.setdefault("options", "-c jit=off")
         return create_engine(u, connect_args=connect_args, **kwargs)
     raise ShredcatError(f"unsupported catalog database {u.get_backend_name()!r}: use sqlite or postgresql")
 

@@ -88,25 +88,6 @@ def test_unmigrated_database_is_an_error_not_a_crash(empty_db_url: str) -> None:
         cat.close()
 
 
-@pytest.mark.parametrize("catalog_url", [pytest.param("postgres", marks=pytest.mark.postgres)], indirect=True)
-def test_postgres_connections_run_without_jit(catalog_url: str) -> None:
-    engine = make_engine(catalog_url)
-    try:
-        with engine.connect() as c:
-            assert c.execute(text("SHOW jit")).scalar() == "off"
-            assert c.execute(text("SHOW application_name")).scalar() == "shredcat"
-    finally:
-        engine.dispose()
-    # Options given in the URL are the operator's: they are kept as they are.
-    sep = "&" if "?" in catalog_url else "?"
-    engine = make_engine(f"{catalog_url}{sep}options=-c%20jit%3Don")
-    try:
-        with engine.connect() as c:
-            assert c.execute(text("SHOW jit")).scalar() == "on"
-    finally:
-        engine.dispose()
-
-
 def test_integrity_errors_become_conflicts(catalog_url: str) -> None:
     engine = make_engine(catalog_url)
     try:
