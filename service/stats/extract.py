@@ -311,6 +311,19 @@ def _value_chunk_state(ctx: _Ctx, rg: int, value: SchemaNode, concatenated: bool
     return "unknown"
 
 
+def _only_objects(meta: FileMetaData, value: SchemaNode, cm: ColumnMetaData) -> bool:
+    """Whether the footer proves that every non-null residual of the chunk is a Variant object.
+
+    Binary statistics are ordered byte-wise, unsigned; when the exact min and max start with the
+    same byte, so does every value between them. Variant spec: the first byte of a value is its
+    header, whose low 2 bits are the basic_type, "2: Object". Partially shredded objects (Spark
+    writes one per row with unshredded fields) all start with the same header byte, so the
+    residuals need not be read to check them.
+    """
+    b = _usable_raw_bounds(meta, value, cm)
+    return bool(b.min) and bool(b.max) and b.min[0] == b.max[0] and b.min[0] & 0x03 == 2  # type: ignore[index]
+
+
 def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
     """Spec: "If the value is not an object, typed_value must be null" and "If the value is an
     array, value must be null". A residual beside a non-null shredded object must be an object
@@ -328,6 +341,8 @@ def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
             cm = _chunk(ctx.meta, rg, node.value)
             st = cm.statistics
             if st is not None and st.null_count is not None and st.null_count == cm.num_values:
+                continue
+            if node.kind == "object" and not node.concatenated and _only_objects(ctx.meta, node.value, cm):
                 continue
             residual, group = ctx.read(rg, [node.value, node.typed])
             both = pc.and_(residual.is_valid(), group.is_valid())

@@ -8,11 +8,14 @@ import math
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from service.parquet.footer import SchemaNode
 from service.stats import extract
 from service.stats.extract import extract_file
+from tests.support.shred_writer import write_shredded
 
 CONFORMANCE_DIR = Path("/work/shared/conformance/parquet-testing/shredded_variant")
 
@@ -117,3 +120,62 @@ def test_conformance_files_give_the_same_rows_both_ways(monkeypatch: pytest.Monk
         assert fast == _slow_rows(str(f), monkeypatch), f.name
         compared += 1
     assert compared > 100
+
+
+# --- residuals beside shredded objects -------------------------------------------------------
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every leaf the extractor reads through pyarrow."""
+    seen: list[str] = []
+    original = extract.ColumnReader.read
+
+    def read(self: extract.ColumnReader, rg: int, nodes: list[SchemaNode]) -> list[object]:
+        seen.extend(".".join(n.path) for n in nodes)
+        return original(self, rg, nodes)
+
+    monkeypatch.setattr(extract.ColumnReader, "read", read)
+    return seen
+
+
+def test_partially_shredded_objects_are_proven_from_the_footer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Spark's shape: every row has fields beyond the shredded ones, so the root residual holds an
+    # object in every row. Exact min and max share their first byte, an object header: no read.
+    rows = [{"a": i, "extra": f"x{i}", "more": i % 3} for i in range(50)]
+    p = write_shredded(tmp_path / "partial.parquet", rows, {"a": "int64"})
+    reads = _reads(monkeypatch)
+    (row,) = extract_file(str(p)).paths
+    assert (row.variant_path, row.min_value, row.max_value, row.null_count) == ('"a"', 0, 49, 0)
+    assert reads == []
+
+
+def test_a_non_object_residual_beside_an_object_is_still_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The residuals start with different bytes (an object header, then a short string's), so the
+    # footer proves nothing: the chunk is read, and the invalid row (a string residual beside a
+    # non-null shredded object; conformance cases 87 and 128) leaves the path without a row.
+    from tests.support.shred_writer import _Encoder
+
+    enc = _Encoder(["a", "extra"])
+    vtype = pa.struct(
+        [
+            pa.field("metadata", pa.binary(), nullable=False),
+            pa.field("value", pa.binary()),
+            pa.field(
+                "typed_value",
+                pa.struct([("a", pa.struct([("value", pa.binary()), ("typed_value", pa.int64())]))]),
+            ),
+        ]
+    )
+    typed = {"a": {"value": None, "typed_value": 1}}
+    good = {"metadata": enc.metadata, "value": enc.bytes({"extra": 1}), "typed_value": typed}
+    bad = {"metadata": enc.metadata, "value": enc.bytes("not an object"), "typed_value": typed}
+    for name, recs, expect_row in (("valid", [good, good], True), ("invalid", [good, bad, good], False)):
+        p = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"v": pa.array(recs, vtype)}), p)
+        reads = _reads(monkeypatch)
+        assert bool(extract_file(str(p)).paths) is expect_row, name
+        assert (reads == []) is expect_row, (name, reads)
