@@ -189,6 +189,8 @@ def queries(n: int) -> list[Query]:
     a = mid * 1000 + 500
     b = (n // 4) * 1000 + 250
     ids20 = [(n * (2 * k + 1) // 40) * 1000 + 321 for k in range(20)]
+    # Longer than the engine's MAX_POINT_PROBES: joined as a VALUES list of points.
+    ids200 = [(n * (2 * k + 1) // 400) * 1000 + 321 for k in range(200)]
     ts_lo = T0_US + (mid * 60 + 17) * 1_000_000
     ts_hi = ts_lo + 10 * 60 * 1_000_000
     uid = "variant_get(v, '$.user.id', 'bigint')"
@@ -208,6 +210,11 @@ def queries(n: int) -> list[Query]:
             "in20",
             f"{uid} IN ({', '.join(map(str, ids20))})",
             ("or", [Leaf(U, x, x) for x in ids20]),
+        ),
+        Query(
+            "in200",
+            f"{uid} IN ({', '.join(map(str, ids200))})",
+            ("or", [Leaf(U, x, x) for x in ids200]),
         ),
         Query(
             "ts_range",

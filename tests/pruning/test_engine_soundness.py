@@ -25,7 +25,7 @@ import pytest
 from service.catalog.service import Catalog
 from service.pruning import expressions as E
 from service.pruning.conditions import compile_expression
-from service.pruning.engine import iter_candidates, plan
+from service.pruning.engine import MAX_POINT_PROBES, iter_candidates, plan
 from service.pruning.evaluator import interpret, stats_by_path
 from service.pruning.parse_json import parse_json, to_json
 from service.pruning.parse_sql import parse_sql
@@ -168,7 +168,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dic
     return out
 
 
-def _random_leaf(rng: random.Random) -> E.BooleanExpression:
+def _random_leaf(rng: random.Random, long_in: int = 0) -> E.BooleanExpression:
     path, targets = rng.choice(
         [
             ("$.a", ["bigint", "int", "string", "double"]),
@@ -185,6 +185,8 @@ def _random_leaf(rng: random.Random) -> E.BooleanExpression:
     term = E.variant("v", path, target)
     kind = term.target.kind
     op = rng.choice(["eq", "not_eq", "lt", "lt_eq", "gt", "gt_eq", "in", "not_in", "is_null", "not_null", "is_nan"])
+    if long_in:
+        op = "in"
 
     def lit() -> Any:
         if kind in (Kind.INT64, Kind.INT32):
@@ -206,7 +208,7 @@ def _random_leaf(rng: random.Random) -> E.BooleanExpression:
             op = "not_null"
         return {"is_null": E.is_null, "not_null": E.not_null, "is_nan": E.is_nan}[op](term)
     if op in ("in", "not_in"):
-        vals = [lit() for _ in range(rng.randint(1, 4))]
+        vals = [lit() for _ in range(long_in or rng.randint(1, 4))]
         return (E.in_ if op == "in" else E.not_in)(term, vals)
     fn = {"eq": E.eq, "not_eq": E.not_eq, "lt": E.lt, "lt_eq": E.lt_eq, "gt": E.gt, "gt_eq": E.gt_eq}[op]
     return fn(term, lit())
@@ -261,6 +263,42 @@ def test_zero_false_prunes_on_real_files(catalog: Catalog, corpus: list[tuple[st
     assert false_prunes == 0
     print(f"\npruning effectiveness: {pruned} pruned of {optimal} prunable ({pairs} file x predicate pairs)")
     assert pruned > 0.3 * optimal, "pruning should be effective on clustered data"
+
+
+def test_long_in_lists_have_zero_false_prunes(
+    catalog: Catalog, corpus: list[tuple[str, list[dict[str, Any]]]]
+) -> None:
+    """IN lists longer than MAX_POINT_PROBES: one branch OR-ing every point (the path and
+    live-row filters once applied to the first point only)."""
+    paths = [p for p, _ in corpus]
+    stats = {p: extract_file(p) for p in paths}
+    catalog.create_table("lake", "events", ["v"])
+    catalog.commit("lake", "events", list(stats.values()))
+    rows_by_path = dict(corpus)
+    rng = random.Random(11)
+    exprs: list[E.BooleanExpression] = []
+    while len(exprs) < 60:
+        try:
+            leaf = _random_leaf(rng, long_in=rng.randint(MAX_POINT_PROBES + 1, MAX_POINT_PROBES + 80))
+        except Exception:  # a literal out of the target's range: draw again
+            continue
+        # Alone, and as the filter side of an AND (checked per candidate).
+        exprs.append(leaf if len(exprs) % 2 else E.and_(_random_leaf(rng), leaf))
+    pairs = pruned = 0
+    for expr in exprs:
+        kept = {c.path for c in iter_candidates(catalog, "lake", "events", expr)}
+        cond = compile_expression(expr)
+        for p in paths:
+            pairs += 1
+            if p not in kept:
+                pruned += 1
+                assert not any(may_select(expr, row) for row in rows_by_path[p]), (
+                    f"Should read: {p} holds a row selected by {to_sql(expr)}"
+                )
+            if interpret(cond, stats_by_path(stats[p].paths)).might_match:
+                assert p in kept, f"SQL pruned {p} that the evaluator keeps for {to_sql(expr)}"
+    print(f"\nlong IN lists: {pruned} of {pairs} file x predicate pairs pruned")
+    assert pruned > 0
 
 
 def test_json_and_sql_forms_prune_the_same(catalog: Catalog, corpus: list[tuple[str, list[dict[str, Any]]]]) -> None:
