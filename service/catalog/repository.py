@@ -954,8 +954,21 @@ def prefix_upper_bound(prefix: str) -> str | None:
     return None
 
 
+#: The ``ducklake_data_file`` columns :func:`file_info` reads.
+FILE_INFO_COLUMNS = (
+    D.data_file_id,
+    D.path,
+    D.file_size_bytes,
+    D.record_count,
+    D.footer_size,
+    D.content_id,
+    D.begin_snapshot,
+    D.end_snapshot,
+)
+
+
 def file_info(r: Any) -> DataFileInfo:
-    """A DataFileInfo from a row carrying the ``ducklake_data_file`` columns."""
+    """A DataFileInfo from a row carrying :data:`FILE_INFO_COLUMNS`."""
     return DataFileInfo(
         data_file_id=int(r.data_file_id),
         path=r.path,
@@ -968,17 +981,6 @@ def file_info(r: Any) -> DataFileInfo:
     )
 
 
-_FILE_READ = (
-    D.data_file_id,
-    D.path,
-    D.file_size_bytes,
-    D.record_count,
-    D.footer_size,
-    D.content_id,
-    D.begin_snapshot,
-    D.end_snapshot,
-)
-
 
 def list_files(
     conn: Connection,
@@ -989,7 +991,7 @@ def list_files(
     after: str | None,
     limit: int,
 ) -> list[DataFileInfo]:
-    stmt = select(*_FILE_READ).where(D.table_id == table_id, _live_at(D, snapshot))
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, _live_at(D, snapshot))
     if prefix:
         stmt = stmt.where(D.path >= prefix)
         upper = prefix_upper_bound(prefix)
@@ -1003,7 +1005,7 @@ def list_files(
 
 def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -> FileStats | None:
     r = conn.execute(
-        select(*_FILE_READ, D.variant_columns).where(
+        select(*FILE_INFO_COLUMNS, D.variant_columns).where(
             D.table_id == t.table_id, D.path == path, _live_at(D, snapshot)
         )
     ).first()

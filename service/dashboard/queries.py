@@ -159,16 +159,9 @@ def list_files_sorted(
 
     def op(conn: Connection) -> list[DataFileInfo]:
         t = repo.require_table(conn, namespace, table)
-        stmt = select(
-            D.data_file_id,
-            D.path,
-            D.file_size_bytes,
-            D.record_count,
-            D.footer_size,
-            D.content_id,
-            D.begin_snapshot,
-            D.end_snapshot,
-        ).where(D.table_id == t.table_id, D.end_snapshot.is_(None), *_prefix_filter(prefix))
+        stmt = select(*repo.FILE_INFO_COLUMNS).where(
+            D.table_id == t.table_id, D.end_snapshot.is_(None), *_prefix_filter(prefix)
+        )
         if sort == "path":
             if after is not None:
                 stmt = stmt.where(D.path < after[1] if descending else D.path > after[1])
@@ -210,16 +203,7 @@ def find_file(catalog: Any, namespace: str, table: str, path: str) -> DataFileIn
     def op(conn: Connection) -> DataFileInfo:
         t = repo.require_table(conn, namespace, table)
         r = conn.execute(
-            select(
-                D.data_file_id,
-                D.path,
-                D.file_size_bytes,
-                D.record_count,
-                D.footer_size,
-                D.content_id,
-                D.begin_snapshot,
-                D.end_snapshot,
-            ).where(D.table_id == t.table_id, D.path == path, D.end_snapshot.is_(None))
+            select(*repo.FILE_INFO_COLUMNS).where(D.table_id == t.table_id, D.path == path, D.end_snapshot.is_(None))
         ).first()
         if r is None:
             raise NotFoundError(f"{path}: not a live file of {t.qualified_name}", details={"path": path})
