@@ -42,6 +42,7 @@ from service.parquet.footer import parse_file_metadata, read_file_metadata  # no
 from service.stats.extract import extract_file  # noqa: E402
 from tests.api.conftest import ADMIN, WRITER, make_settings, write_variant_file  # noqa: E402
 from tests.ops.support import LAKE_ROOT, file_payload  # noqa: E402
+from tests.support.thrift import uvarint  # noqa: E402
 
 PAR1 = b"PAR1"
 #: Wall-clock bound of one example (a hang fails the test instead of the suite).
@@ -113,18 +114,6 @@ def crafted_file(footer: bytes, body: bytes = b"\x00" * 16) -> bytes:
     return PAR1 + body + footer + struct.pack("<I", len(footer)) + PAR1
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 @st.composite
 def crafted_footer(draw: st.DrawFn) -> bytes:
     """Thrift compact fragments that lie: huge list and string sizes, deep nesting, long varints,
@@ -133,9 +122,9 @@ def crafted_footer(draw: st.DrawFn) -> bytes:
     for _ in range(draw(st.integers(1, 6))):
         choice = draw(st.integers(0, 6))
         if choice == 0:  # field 1 (version, i32) then a list<struct> claiming up to 2^32 elements
-            pieces.append(b"\x15\x02\x19" + b"\xfc" + _varint(draw(st.integers(15, 2**32 - 1))))
+            pieces.append(b"\x15\x02\x19" + b"\xfc" + uvarint(draw(st.integers(15, 2**32 - 1))))
         elif choice == 1:  # a binary field claiming a huge length
-            pieces.append(b"\x18" + _varint(draw(st.integers(0, 2**40))))
+            pieces.append(b"\x18" + uvarint(draw(st.integers(0, 2**40))))
         elif choice == 2:  # structs nested far deeper than any footer
             pieces.append(b"\x1c" * draw(st.integers(1, 5000)))
         elif choice == 3:  # an over-long varint
@@ -143,7 +132,7 @@ def crafted_footer(draw: st.DrawFn) -> bytes:
         elif choice == 4:  # an invalid compact type
             pieces.append(bytes([(draw(st.integers(1, 15)) << 4) | draw(st.sampled_from([13, 14, 15]))]))
         elif choice == 5:  # a map with a huge count
-            pieces.append(b"\x1b" + _varint(draw(st.integers(1, 2**32))) + b"\x88")
+            pieces.append(b"\x1b" + uvarint(draw(st.integers(1, 2**32))) + b"\x88")
         else:
             pieces.append(draw(st.binary(max_size=64)))
     return b"".join(pieces) + draw(st.sampled_from([b"", b"\x00"]))
@@ -187,11 +176,11 @@ def test_footer_reader_on_hostile_files(seed_file: bytes) -> None:
 def test_crafted_footers_fail_typed_without_allocating() -> None:
     # Deterministic worst cases of the crafted strategy.
     for footer in (
-        b"\x15\x02\x19\xfc" + _varint(2**32 - 1),  # 4 billion schema elements announced
-        b"\x18" + _varint(2**40),  # a one-TiB string
+        b"\x15\x02\x19\xfc" + uvarint(2**32 - 1),  # 4 billion schema elements announced
+        b"\x18" + uvarint(2**40),  # a one-TiB string
         b"\x1c" * 100_000,  # 100,000 nested structs
         b"\x16" + b"\xff" * 1000,  # a 1000-byte varint
-        b"\x1b" + _varint(2**32) + b"\x88",  # a map of 4 billion entries
+        b"\x1b" + uvarint(2**32) + b"\x88",  # a map of 4 billion entries
     ):
         result = _bounded(parse_file_metadata, footer)
         assert isinstance(result, ShredcatError)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from service.errors import InvalidParquetError
 from service.parquet import footer
 from service.parquet.footer import MAX_THRIFT_DEPTH, read_footer_bytes
+from tests.support.thrift import uvarint, zigzag
 
 CONFORMANCE_DIR = Path("/work/shared/conformance/parquet-testing/shredded_variant")
 
@@ -171,20 +172,8 @@ def test_random_bytes_never_disagree(data: bytes) -> None:
 # --- crafted limits --------------------------------------------------------------------------------
 
 
-def uvarint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def zz(n: int) -> bytes:
-    return uvarint((n << 1) ^ (n >> 63))
+    return uvarint(zigzag(n))
 
 
 def minimal(extra: bytes = b"") -> bytes:

@@ -34,6 +34,7 @@ from service.parquet.footer import (
 )
 from service.parquet.io import decompress
 from service.parquet.pages import FloatScan, scan_float_chunk
+from tests.support.thrift import uvarint
 
 NAN = float("nan")
 INF = float("inf")
@@ -439,14 +440,6 @@ def test_hostile_sizes_do_not_allocate(sample: tuple[bytes, list[Chunk]]) -> Non
 def encode_hybrid(values: list[int], width: int, rng: random.Random) -> bytes:
     """A naive encoder mixing RLE runs and bit-packed runs (padded to groups of 8)."""
 
-    def varint(n: int) -> bytes:
-        out = bytearray()
-        while n >= 0x80:
-            out.append(n & 0x7F | 0x80)
-            n >>= 7
-        out.append(n)
-        return bytes(out)
-
     out = bytearray()
     i = 0
     while i < len(values):
@@ -454,14 +447,14 @@ def encode_hybrid(values: list[int], width: int, rng: random.Random) -> bytes:
             j = i
             while j < len(values) and values[j] == values[i]:
                 j += 1
-            out += varint((j - i) << 1) + values[i].to_bytes((width + 7) // 8, "little")
+            out += uvarint((j - i) << 1) + values[i].to_bytes((width + 7) // 8, "little")
             i = j
         else:
             groups = rng.randint(1, 4)
             chunk = values[i : i + groups * 8]
             padded = chunk + [rng.randrange(1 << width) if width else 0 for _ in range(groups * 8 - len(chunk))]
             acc = sum(v << (k * width) for k, v in enumerate(padded))
-            out += varint(groups << 1 | 1) + acc.to_bytes(groups * width, "little")
+            out += uvarint(groups << 1 | 1) + acc.to_bytes(groups * width, "little")
             i += len(chunk)
     return bytes(out)
 
