@@ -24,6 +24,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.pg import psycopg_dsn
+
 PG_ADMIN_URL = os.environ.get("SHREDCAT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 BACKENDS = [
@@ -33,15 +35,7 @@ BACKENDS = [
 
 
 def _admin_dsn() -> str:
-    from sqlalchemy import make_url
-
-    u = make_url(PG_ADMIN_URL)
-    parts = [f"host={u.host or '127.0.0.1'}", f"port={u.port or 5432}", f"dbname={u.database or 'postgres'}"]
-    if u.username:
-        parts.append(f"user={u.username}")
-    if u.password:
-        parts.append(f"password={u.password}")
-    return " ".join(parts)
+    return psycopg_dsn(PG_ADMIN_URL)
 
 
 def _db_url(name: str) -> str:

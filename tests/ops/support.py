@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from service.api.auth import hash_token
+from tests.support.pg import psycopg_dsn
 from tests.support.server import free_port, shredcat_cmd
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,18 +31,6 @@ LAKE_ROOT = "s3://ops-lake/warehouse/"
 # --- PostgreSQL -------------------------------------------------------------------------------------
 
 
-def _psycopg_dsn(url: str) -> str:
-    from sqlalchemy import make_url
-
-    u = make_url(url)
-    parts = [f"host={u.host or '127.0.0.1'}", f"port={u.port or 5432}", f"dbname={u.database or 'postgres'}"]
-    if u.username:
-        parts.append(f"user={u.username}")
-    if u.password:
-        parts.append(f"password={u.password}")
-    return " ".join(parts)
-
-
 def with_database(url: str, name: str) -> str:
     from sqlalchemy import make_url
 
@@ -53,7 +42,7 @@ def admin_execute(admin_url: str, *sql: str) -> list[Any]:
     import psycopg
 
     rows: list[Any] = []
-    with psycopg.connect(_psycopg_dsn(admin_url), autocommit=True, connect_timeout=10) as c:
+    with psycopg.connect(psycopg_dsn(admin_url), autocommit=True, connect_timeout=10) as c:
         for s in sql:
             cur = c.execute(s)  # type: ignore[arg-type]
             rows = cur.fetchall() if cur.description else []

@@ -266,7 +266,8 @@ def _kill_during_inserts(server: Any, url: str, files: list[dict[str, Any]], key
     import psycopg
     from sqlalchemy import make_url
 
-    from tests.ops.support import _psycopg_dsn, with_database
+    from tests.ops.support import with_database
+    from tests.support.pg import psycopg_dsn
 
     outcome: dict[str, Any] = {}
 
@@ -284,7 +285,7 @@ def _kill_during_inserts(server: Any, url: str, files: list[dict[str, Any]], key
     # One monitoring connection, polled every few ms: opening a connection per poll took longer
     # than a whole commit on a busy machine.
     db = make_url(url).database
-    with psycopg.connect(_psycopg_dsn(with_database(url, "postgres")), autocommit=True) as mon:
+    with psycopg.connect(psycopg_dsn(with_database(url, "postgres")), autocommit=True) as mon:
         sender = threading.Thread(target=send, daemon=True)
         sender.start()
         deadline = time.monotonic() + 60
