@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +147,23 @@ def catalog(catalog_url: str) -> Iterator[object]:
         yield cat
     finally:
         cat.close()
+
+
+# --- a migrated SQLite catalog per test ----------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def _template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Migrated once per session; each test gets a copy (faster than migrating per test)."""
+    from service.catalog.db import upgrade_to_head
+
+    p = tmp_path_factory.mktemp("template") / "catalog.db"
+    upgrade_to_head(f"sqlite:///{p}")
+    return p
+
+
+@pytest.fixture
+def sqlite_url(_template_db: Path, tmp_path: Path) -> str:
+    p = tmp_path / "catalog.db"
+    shutil.copyfile(_template_db, p)
+    return f"sqlite:///{p}"

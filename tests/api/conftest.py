@@ -4,7 +4,6 @@ auth on and one token per role."""
 
 from __future__ import annotations
 
-import shutil
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,22 +51,6 @@ def write_variant_file(path: Path, n: int = 100, offset: int = 0, *, extra: str 
     finally:
         con.close()
     return path
-
-
-@pytest.fixture(scope="session")
-def _template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from service.catalog.db import upgrade_to_head
-
-    p = tmp_path_factory.mktemp("template") / "catalog.db"
-    upgrade_to_head(f"sqlite:///{p}")
-    return p
-
-
-@pytest.fixture
-def sqlite_url(_template_db: Path, tmp_path: Path) -> str:
-    p = tmp_path / "catalog.db"
-    shutil.copyfile(_template_db, p)
-    return f"sqlite:///{p}"
 
 
 @pytest.fixture(scope="session")

@@ -1,3 +1,3 @@
 """The client tests run against the in-process app of tests/api (same fixtures)."""
 
-from tests.api.conftest import _template_db, app_factory, client, sqlite_url, warehouse  # noqa: F401
+from tests.api.conftest import app_factory, client, warehouse  # noqa: F401

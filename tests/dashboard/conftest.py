@@ -4,7 +4,6 @@ a path shredded in one file only), a migrated SQLite catalog, and apps with auth
 from __future__ import annotations
 
 import re
-import shutil
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -60,30 +59,14 @@ def events_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="session")
-def _dash_template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from service.catalog.db import upgrade_to_head
-
-    p = tmp_path_factory.mktemp("dash-template") / "catalog.db"
-    upgrade_to_head(f"sqlite:///{p}")
-    return p
-
-
 @pytest.fixture
-def dash_url(_dash_template_db: Path, tmp_path: Path) -> str:
-    p = tmp_path / "catalog.db"
-    shutil.copyfile(_dash_template_db, p)
-    return f"sqlite:///{p}"
-
-
-@pytest.fixture
-def make_client(dash_url: str, events_files: list[str]) -> Iterator[Callable[..., TestClient]]:
-    """``make_client(**settings)`` -> a started TestClient on ``dash_url`` (auth on by default)."""
+def make_client(sqlite_url: str, events_files: list[str]) -> Iterator[Callable[..., TestClient]]:
+    """``make_client(**settings)`` -> a started TestClient on ``sqlite_url`` (auth on by default)."""
     clients: list[TestClient] = []
 
     def make(**kw: Any) -> TestClient:
         roots = [str(Path(events_files[0]).parent.parent)]
-        settings = make_settings(dash_url, roots, **kw)
+        settings = make_settings(sqlite_url, roots, **kw)
         c = TestClient(create_app(settings), raise_server_exceptions=False, follow_redirects=False)
         c.__enter__()
         clients.append(c)
@@ -95,16 +78,16 @@ def make_client(dash_url: str, events_files: list[str]) -> Iterator[Callable[...
 
 
 @pytest.fixture
-def filled(dash_url: str, events_files: list[str]) -> str:
-    """The catalog of ``dash_url`` with ``lake.events`` (the five files, in two commits) and an
+def filled(sqlite_url: str, events_files: list[str]) -> str:
+    """The catalog of ``sqlite_url`` with ``lake.events`` (the five files, in two commits) and an
     empty table ``lake.empty``; returns the URL."""
     from service.catalog import Catalog
 
-    with Catalog(dash_url) as cat:
+    with Catalog(sqlite_url) as cat:
         cat.register("lake", "events", events_files[:3])
         cat.register("lake", "events", events_files[3:])
         cat.create_table("lake", "empty", ["v"])
-    return dash_url
+    return sqlite_url
 
 
 @pytest.fixture
