@@ -32,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.spark import LocalService, plan_pruned, write_and_register
+from service.spark import LocalService, local_session, plan_pruned, write_and_register
 
 PREDICATES = [
     ("user.id = const", "variant_get(v, '$.user.id', 'bigint') = {uid}"),
@@ -61,25 +61,6 @@ def machine() -> dict[str, Any]:
         "pyarrow": pyarrow.__version__,
         "platform": platform.platform(),
     }
-
-
-def session() -> Any:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("shredcat-bench-spark-e2e")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "2g")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
 
 
 def events(spark: Any, files: int, rows_per_file: int) -> Any:
@@ -123,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(args.dir or tempfile.mkdtemp(prefix="shredcat-spark-e2e-"))
     lake = work / "lake"
     lake.mkdir(parents=True, exist_ok=True)
-    spark = session()
+    spark = local_session("shredcat-bench-spark-e2e", driver_memory="2g")
     results = []
     try:
         with LocalService(f"sqlite:///{work / 'catalog.db'}", [str(lake.resolve())]) as svc, svc.client() as client:

@@ -94,24 +94,6 @@ def queries() -> list[tuple[str, Any]]:
     ]
 
 
-def _session() -> Any:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("shredcat-demo")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def _time(fn: Any, repeat: int) -> tuple[float, Any]:
     best, result = float("inf"), None
     for _ in range(repeat):
@@ -123,7 +105,7 @@ def _time(fn: Any, repeat: int) -> tuple[float, Any]:
 
 def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
     from service.client import ShredcatClient
-    from service.spark import LocalService, plan_pruned, write_and_register
+    from service.spark import LocalService, local_session, plan_pruned, write_and_register
     from service.stats.extract import extract_file
 
     started = time.perf_counter()
@@ -134,7 +116,7 @@ def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
     logging.getLogger("service.api").setLevel(logging.ERROR)  # "SHREDCAT_AUTH=off" is said below
 
     print("starting Spark (local[2]) ...", flush=True)
-    spark = _session()
+    spark = local_session("shredcat-demo")
     local = None
     try:
         if url is None:

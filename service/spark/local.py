@@ -1,4 +1,4 @@
-"""A shredcat service in this process, for the demo, benchmarks and tests.
+"""A shredcat service in this process, and a local SparkSession, for the demo, benchmarks and tests.
 
 ``with LocalService("sqlite:///./demo-data/catalog.db", ["./demo-data"]) as svc:`` migrates the
 database, runs the REST API with uvicorn in a background thread on a free port of 127.0.0.1, and
@@ -8,7 +8,9 @@ processes) can reach it too, which an in-process httpx transport could not.
 
 from __future__ import annotations
 
+import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -17,7 +19,32 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from service.client import ShredcatClient
 
-__all__ = ["LocalService"]
+__all__ = ["LocalService", "local_session"]
+
+
+def local_session(app_name: str, *, driver_memory: str | None = None) -> Any:
+    """A ``local[2]`` SparkSession: UI off, UTC, 2 shuffle partitions, warnings silenced.
+
+    Executors run shredcat's extractor, so unless the caller chose otherwise they run this
+    interpreter (the one with pyarrow), not whatever ``python3`` is on the PATH.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+    )
+    if driver_memory is not None:
+        builder = builder.config("spark.driver.memory", driver_memory)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
 
 
 class LocalService:

@@ -20,21 +20,11 @@ def spark() -> Iterator[Any]:
     import os
     import sys
 
-    from pyspark.sql import SparkSession
+    from service.spark import local_session
 
     # Executors run shredcat's extractor: they need this interpreter (with pyarrow), not python3.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("shredcat-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session = local_session("shredcat-tests", driver_memory="1g")
     yield session
     session.stop()
