@@ -38,9 +38,9 @@ from service.parquet.footer import (
     read_footer_bytes,
     validate_row_groups,
 )
-from tests.support.thrift import encode_struct, uvarint, zigzag
+from tests.support.conformance import SHREDDED_VARIANT as CONFORMANCE_DIR
+from tests.support.thrift import encode_struct, footer_of, uvarint, zigzag
 
-CONFORMANCE_DIR = Path("/work/shared/conformance/parquet-testing/shredded_variant")
 CONFORMANCE_FILES = sorted(CONFORMANCE_DIR.glob("*.parquet"))
 
 
@@ -50,11 +50,6 @@ CONFORMANCE_FILES = sorted(CONFORMANCE_DIR.glob("*.parquet"))
 def read_path(path: Path) -> FileMetaData:
     with path.open("rb") as f:
         return read_file_metadata(f)
-
-
-def footer_of(data: bytes) -> bytes:
-    offset, length = read_footer_bytes(data[-8:], len(data))
-    return data[offset : offset + length]
 
 
 def parse_or_invalid(data: bytes) -> FileMetaData | None:

@@ -9,7 +9,6 @@ hundreds of thousands of mutations of them, and on crafted edge cases at every l
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -21,10 +20,9 @@ from hypothesis import strategies as st
 
 from service.errors import InvalidParquetError
 from service.parquet import footer
-from service.parquet.footer import MAX_THRIFT_DEPTH, read_footer_bytes
-from tests.support.thrift import uvarint, zigzag
-
-CONFORMANCE_DIR = Path("/work/shared/conformance/parquet-testing/shredded_variant")
+from service.parquet.footer import MAX_THRIFT_DEPTH
+from tests.support.conformance import SHREDDED_VARIANT as CONFORMANCE_DIR
+from tests.support.thrift import footer_of, uvarint, zigzag
 
 _PY_READ = footer._compile(footer._FILE_META_DATA)
 _INDEX = footer._program_index[id(footer._FILE_META_DATA)]
@@ -52,11 +50,6 @@ def assert_agree(data: bytes) -> bool:
     assert slow is not InvalidParquetError, f"C accepted a footer Python rejects: {data[:80]!r}"
     assert fast[0] == slow
     return True
-
-
-def footer_of(data: bytes) -> bytes:
-    offset, length = read_footer_bytes(data[-8:], len(data))
-    return data[offset : offset + length]
 
 
 @pytest.fixture(scope="module")

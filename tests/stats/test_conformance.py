@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +19,7 @@ from service.stats.extract import extract_file
 from service.stats.types import Kind, ShreddedType
 from service.variant.binary import VariantValue, decode, metadata_length
 from service.variant.paths import parse_variant_path_steps
-
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "conformance" / "parquet-testing" / "shredded_variant"
+from tests.support.conformance import SHREDDED_VARIANT as CORPUS
 
 # Variant primitive kinds -> the shredded type kind that holds them exactly.
 VARIANT_TO_KIND = {

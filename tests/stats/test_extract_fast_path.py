@@ -15,9 +15,8 @@ import pytest
 from service.parquet.footer import SchemaNode
 from service.stats import extract
 from service.stats.extract import extract_file
+from tests.support.conformance import SHREDDED_VARIANT as CONFORMANCE_DIR
 from tests.support.shred_writer import write_shredded
-
-CONFORMANCE_DIR = Path("/work/shared/conformance/parquet-testing/shredded_variant")
 
 
 def _rows(path: str) -> list[tuple[object, ...]]:

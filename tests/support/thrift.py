@@ -9,6 +9,8 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from service.parquet.footer import read_footer_bytes
+
 # Tagged values: ("i32", n), ("i64", n), ("i8", n), ("bool", b), ("bin", bytes), ("double", x),
 # ("uuid", 16 bytes), ("struct", [(fid, value), ...]), ("list", element_type, [values]),
 # ("map", key_type, value_type, [(k, v), ...]).
@@ -85,3 +87,9 @@ def encode_struct(fields: list[tuple[int, tuple[Any, ...]]], long_form: bool = F
             out += encode_element(value)
     out.append(0)
     return bytes(out)
+
+
+def footer_of(data: bytes) -> bytes:
+    """The Thrift-encoded FileMetaData of a whole Parquet file's bytes."""
+    offset, length = read_footer_bytes(data[-8:], len(data))
+    return data[offset : offset + length]

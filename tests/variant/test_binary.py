@@ -41,8 +41,8 @@ from service.variant.binary import (
     vobj,
     vstr,
 )
+from tests.support.conformance import PARQUET_TESTING as CONFORMANCE
 
-CONFORMANCE = Path("/work/shared/conformance/parquet-testing")
 VARIANT_DIR = CONFORMANCE / "variant"
 SHREDDED_DIR = CONFORMANCE / "shredded_variant"
 
