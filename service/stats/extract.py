@@ -297,11 +297,16 @@ def _is_null_residual(b: bytes, concatenated: bool) -> bool:
     return b[n:] == VARIANT_NULL
 
 
+def _all_null(cm: ColumnMetaData) -> bool:
+    """The footer proves every entry of the chunk null (an absent null_count proves nothing)."""
+    st = cm.statistics
+    return st is not None and st.null_count is not None and st.null_count == cm.num_values
+
+
 def _value_chunk_state(ctx: _Ctx, rg: int, value: SchemaNode, concatenated: bool) -> str:
     """'all_null', 'nulls_only' (only Variant nulls, conflicts unchecked), 'values', 'unknown'."""
     cm = _chunk(ctx.meta, rg, value)
-    st = cm.statistics
-    if st is not None and st.null_count is not None and st.null_count == cm.num_values:
+    if _all_null(cm):
         return "all_null"
     b = _usable_raw_bounds(ctx.meta, value, cm)
     if b.min is not None and b.max is not None:
@@ -335,15 +340,14 @@ def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
         return ctx.ancestor_ok[key]
     ok = True
     if node.value is not None and node.typed is not None:
-        import pyarrow.compute as pc
-
         for rg in range(len(ctx.meta.row_groups)):
             cm = _chunk(ctx.meta, rg, node.value)
-            st = cm.statistics
-            if st is not None and st.null_count is not None and st.null_count == cm.num_values:
+            if _all_null(cm):
                 continue
             if node.kind == "object" and not node.concatenated and _only_objects(ctx.meta, node.value, cm):
                 continue
+            import pyarrow.compute as pc  # only when the footer could not decide
+
             residual, group = ctx.read(rg, [node.value, node.typed])
             both = pc.and_(residual.is_valid(), group.is_valid())
             clash = residual.filter(both)
