@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
-import platform
 import random
 import shutil
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.machine import describe
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
 from service.stats.model import FileStats, PathStats
@@ -234,24 +234,6 @@ def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: 
     return out
 
 
-def machine() -> str:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = "?"
-    try:
-        kb = int(Path("/proc/meminfo").read_text().split()[1])
-        mem = f"{kb / 2**20:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        pass
-    return f"{os.cpu_count()} CPUs ({cpu}), {mem} RAM, Python {platform.python_version()}"
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--files", type=int, default=100_000)
@@ -264,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--writers", type=int, default=1, help="concurrent writer processes (default 1)")
     args = p.parse_args(argv)
 
-    print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f} at start")
+    print(f"machine: {describe()}; load average {os.getloadavg()[0]:.1f} at start")
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     for b in backends:
         ctx = sqlite_url() if b == "sqlite" else postgres_url(args.pg_admin_url, args.keep)

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import statistics
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.machine import describe
 
 
 def generate(out: Path, n: int) -> list[str]:
@@ -146,9 +150,7 @@ def main() -> None:
             results["duckdb parquet_metadata"].append(bench_duckdb_metadata(paths, glob))
             results["duckdb parquet_metadata (1 thread)"].append(bench_duckdb_metadata(paths, glob, 1))
         results["pyarrow full read"].append(bench_full_read(paths))
-    print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    )
+    print(f"machine: {describe()}")
     print(f"files: {len(paths)}, stats rows extracted: {rows} ({rows / len(paths):.1f} paths/file)")
     print(f"load average before the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"{'method':<38}{'median s':>10}{'files/s':>12}")

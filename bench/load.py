@@ -16,10 +16,7 @@ Exit status 1 when any check fails. Only loopback addresses are used.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import platform
 import sys
 import tempfile
 import time
@@ -28,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.machine import describe
 from service.client import ShredcatClient
 from tests.ops.loadgen import run_load_sync
 from tests.ops.support import (
@@ -40,21 +38,6 @@ from tests.ops.support import (
     server_env,
 )
 from tests.support.server import running_server
-
-
-def machine() -> str:
-    cpu = platform.processor() or "?"
-    with contextlib.suppress(OSError, StopIteration):
-        cpu = next(
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        )
-    try:
-        mem = f"{int(Path('/proc/meminfo').read_text().split()[1]) / 2**20:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        mem = "?"
-    return f"{os.cpu_count()} CPUs ({cpu}), {mem} RAM, Python {platform.python_version()}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     summary = result.summary()
     if args.json:
         print(json.dumps({
-            "machine": machine(), "duration_s": result.duration_s, "workers": args.workers,
+            "machine": describe(), "duration_s": result.duration_s, "workers": args.workers,
             "writers": args.writers, "pruners": args.pruners, "batch": args.batch, "routes": summary,
             "files_committed": len(committed), "errors": len(result.errors), "problems": problems,
         }, indent=2))
     else:
-        print(f"machine: {machine()}")
+        print(f"machine: {describe()}")
         print(
             f"{result.duration_s:.1f} s, {args.workers} workers, {args.writers} writers x {args.batch} files/commit, "
             f"{args.pruners} pruners; PostgreSQL on loopback\n"

@@ -57,6 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import event, text
 
+from bench.machine import cpu_model
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
 from service.pruning.engine import plan
@@ -652,14 +653,7 @@ def explain(cat: Catalog, expr: Any) -> None:
 
 
 def machine() -> dict[str, str]:
-    cpu = platform.processor() or "?"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    cpu = cpu_model()
     try:
         mem = subprocess.run(["free", "-h"], capture_output=True, text=True, check=False).stdout.splitlines()[
             1
