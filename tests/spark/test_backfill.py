@@ -5,7 +5,6 @@ on rerun, after a lost commit answer, and around a file that cannot be extracted
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,16 +18,6 @@ from service.spark import LocalService, backfill, list_parquet_files
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
 N_FILES = 300
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _workers_use_this_python(spark: Any) -> Iterator[None]:
-    """Executors run shredcat's extractor: their Python must have shredcat and pyarrow (this
-    virtualenv's; the shared session would start `python3`)."""
-    sc = spark.sparkContext
-    old, sc.pythonExec = sc.pythonExec, sys.executable
-    yield
-    sc.pythonExec = old
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,16 +46,6 @@ def events(spark: Any, n: int = ROWS, files: int = FILES, offset: int = 0) -> An
                 'drift', CASE WHEN id < {offset + n // 2} THEN CAST(id AS VARIANT) ELSE CAST(CAST(id AS STRING) AS VARIANT) END))
             END AS v""",
     )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _workers_use_this_python(spark: Any) -> Iterator[None]:
-    """Executors run shredcat's extractor: their Python must have shredcat and pyarrow, i.e. be
-    this virtualenv's (a deployment requirement; the shared session starts `python3`)."""
-    sc = spark.sparkContext
-    old, sc.pythonExec = sc.pythonExec, sys.executable
-    yield
-    sc.pythonExec = old
 
 
 @pytest.fixture(scope="module")
