@@ -31,7 +31,7 @@ from bench.machine import describe
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
 from service.stats.model import FileStats, PathStats
-from service.stats.types import ShreddedType
+from service.values import ShreddedType
 
 DEFAULT_PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 

@@ -63,7 +63,7 @@ from service.catalog.db import upgrade_to_head
 from service.pruning.engine import plan
 from service.pruning.parse_sql import parse_sql
 from service.stats.model import FileStats, PathStats
-from service.stats.types import ShreddedType
+from service.values import ShreddedType
 
 DEFAULT_PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 #: Bump when the generated data changes: kept databases of another version are rebuilt.

@@ -18,7 +18,7 @@ from service.api.paths import CheckedPath, WarehouseRoot, check_file_path
 from service.api.schemas import FileStatsBody
 from service.errors import InvalidParquetError, InvalidStatsError, ShredcatError
 from service.stats.model import FileStats, PathStats
-from service.stats.types import ShreddedType, less, parse_bound
+from service.values import ShreddedType, parse_bound
 from service.variant.paths import parse_variant_path_steps
 
 log = logging.getLogger("service.api")
@@ -132,7 +132,7 @@ def file_from_body(i: int, f: FileStatsBody, roots: Sequence[WarehouseRoot]) -> 
             except ShredcatError as e:
                 raise _bad(f"{at}.{name}", path, e.message) from None
         lo, hi = bounds
-        if lo is not None and hi is not None and less(t, hi, lo):
+        if lo is not None and hi is not None and hi < lo:  # type: ignore[operator]
             raise _bad(f"{at}.max_value", path, f"max {r.max_value!r} is below min {r.min_value!r}")
         if r.contains_nan is not None:
             if not t.is_float:

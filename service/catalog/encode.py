@@ -1,35 +1,30 @@
 """Turning validated FileStats into catalog rows, fast (10^4 stats rows per commit batch).
 
-The per-type functions are specialised once per :class:`ShreddedType` (cached) and give exactly the
-results of the general functions in :mod:`service.stats.types` (``check_bound``, ``format_bound``,
-``index_key``), which remain the reference (the tests compare them): common types skip the
-dispatch, the others call the general function. Everything here is pure and runs before the
-table lock is taken.
+:func:`bounds_encoder` is specialised once per :class:`ShreddedType` (cached): it renders bounds
+with :func:`service.values.bound_formatter` and gives the typed keys of
+:func:`service.values.index_key` (the tests compare them), skipping the dispatch for common types.
+Everything here is pure and runs before the table lock is taken.
 """
 
 from __future__ import annotations
 
 import math
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
-from decimal import Decimal
-from functools import cache, partial
+from functools import cache
 from typing import Any
 
 from service.stats.merge import GlobalPathStats, GlobalStats
 from service.stats.model import FileStats
-from service.stats.types import (
+from service.values import (
     INT64_MAX,
-    INT64_MIN,
     INTEGER_RANGES,
+    TIMESTAMP_KINDS,
     Bound,
     Kind,
     ShreddedType,
-    check_bound,
+    bound_formatter,
     family,
-    format_bound,
     index_key,
 )
 
@@ -38,128 +33,15 @@ RowBounds = tuple[
     str | None, str | None, int | None, int | None, float | None, float | None, bytes | None, bytes | None
 ]
 
-_TIMESTAMP_KINDS = (Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
-
-
-@cache
-def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
-    """``check_bound`` specialised for ``t`` (same result, same errors; a valid bound already in
-    normal form is returned as the same object)."""
-    k = t.kind
-    if k in INTEGER_RANGES:
-        lo, hi = INTEGER_RANGES[k]
-
-        def check_int(v: Bound) -> Bound:
-            if type(v) is int and lo <= v <= hi:
-                return v
-            return check_bound(t, v)
-
-        return check_int
-    if k in _TIMESTAMP_KINDS:
-
-        def check_ts(v: Bound) -> Bound:
-            if type(v) is int and INT64_MIN <= v <= INT64_MAX:
-                return v
-            return check_bound(t, v)
-
-        return check_ts
-    if k is Kind.FLOAT64:
-
-        def check_f64(v: Bound) -> Bound:
-            if type(v) is float and v == v:
-                return v
-            return check_bound(t, v)
-
-        return check_f64
-    if k in (Kind.VARCHAR, Kind.BLOB, Kind.UUID):
-        cls = {Kind.VARCHAR: str, Kind.BLOB: bytes, Kind.UUID: uuid.UUID}[k]
-
-        def check_type(v: Bound) -> Bound:
-            if type(v) is cls:
-                return v
-            return check_bound(t, v)
-
-        return check_type
-    if k is Kind.DECIMAL:
-        exp = -(t.scale or 0)
-        digits = t.precision or 0
-
-        def check_dec(v: Bound) -> Bound:
-            if type(v) is Decimal:
-                tup = v.as_tuple()
-                if tup.exponent == exp and len(tup.digits) <= digits:
-                    return v
-            return check_bound(t, v)
-
-        return check_dec
-    return partial(check_bound, t)
-
-
-_EPOCH = datetime(1970, 1, 1)
-_EPOCH_ORDINAL = _EPOCH.toordinal()
-#: Days / microseconds of 0001-01-01 and 9999-12-31 23:59:59.999999: Python's datetime range.
-_MIN_DAYS, _MAX_DAYS = (
-    date(1, 1, 1).toordinal() - _EPOCH_ORDINAL,
-    date(9999, 12, 31).toordinal() - _EPOCH_ORDINAL,
-)
-_MIN_US, _MAX_US = _MIN_DAYS * 86_400_000_000, (_MAX_DAYS + 1) * 86_400_000_000 - 1
-
-
-def _fmt_date(t: ShreddedType, v: int) -> str:
-    if _MIN_DAYS <= v <= _MAX_DAYS:
-        return date.fromordinal(_EPOCH_ORDINAL + v).isoformat()
-    return format_bound(t, v)
-
-
-def _fmt_timestamp_us(t: ShreddedType, suffix: str, v: int) -> str:
-    if _MIN_US <= v <= _MAX_US:
-        s = (_EPOCH + timedelta(microseconds=v)).isoformat(" ")
-        if len(s) > 19:
-            s = s.rstrip("0")
-        return s + suffix
-    return format_bound(t, v)
-
-
-def _fmt_decimal(t: ShreddedType, exp: int, no_leading_zero: bool, v: Decimal) -> str:
-    if v.as_tuple().exponent != exp:
-        return format_bound(t, v)
-    s = f"{v:f}"
-    if no_leading_zero:
-        s = s.replace("0.", ".", 1)
-    return s
-
-
-def _fmt_f64(v: float) -> str:
-    if v == math.inf:
-        return "inf"
-    if v == -math.inf:
-        return "-inf"
-    return repr(v)
-
 
 @cache
 def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], RowBounds]:
     """(min, max) -> DuckLake strings and typed keys of one stats row."""
     k = t.kind
     fam = family(t)
-    fmt: Callable[[Any], str]
-    if k in INTEGER_RANGES or k is Kind.VARCHAR:
-        fmt = str
-    elif k is Kind.FLOAT64:
-        fmt = _fmt_f64
-    elif k is Kind.DATE:
-        fmt = partial(_fmt_date, t)
-    elif k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        fmt = partial(_fmt_timestamp_us, t, "+00" if k is Kind.TIMESTAMPTZ else "")
-    elif k is Kind.DECIMAL:
-        assert t.scale is not None
-        fmt = partial(_fmt_decimal, t, -t.scale, t.scale > 0 and t.precision == t.scale)
-    elif k is Kind.UUID:
-        fmt = str
-    else:
-        fmt = partial(format_bound, t)
+    fmt = bound_formatter(t)
 
-    if k in INTEGER_RANGES or k in _TIMESTAMP_KINDS or k in (Kind.DATE, Kind.TIME):
+    if k in INTEGER_RANGES or k in TIMESTAMP_KINDS or k in (Kind.DATE, Kind.TIME):
         # The bound is its own BIGINT key.
         def enc_num(lo: Bound | None, hi: Bound | None) -> RowBounds:
             return (

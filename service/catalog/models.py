@@ -10,7 +10,7 @@ names and types, and shredcat's additions come after them. Tables of shredcat's 
 Designed for pruning at scale (10^6 files x 10 paths = 10^7 stats rows):
 
 * ``ducklake_file_variant_stats`` carries, beside DuckLake's VARCHAR ``min_value``/``max_value``
-  (kept byte for byte), order-preserving typed keys from :func:`service.stats.types.index_key` in
+  (kept byte for byte), order-preserving typed keys from :func:`service.values.index_key` in
   one of three families (``*_num`` BIGINT, ``*_real`` DOUBLE, ``*_bin`` bytea/BLOB), a ``path_id``
   into the small ``shredcat_variant_path`` dictionary, and the owning file's
   ``begin_snapshot``/``end_snapshot`` (so live rows are filtered without a join). Partial indexes

@@ -26,7 +26,8 @@ from service.catalog.results import DataFileInfo, NamespaceInfo, SnapshotInfo, T
 from service.errors import InvalidStatsError, NotFoundError
 from service.stats.merge import GlobalPathStats, GlobalStats, merge_bound
 from service.stats.model import FileStats, PathStats
-from service.stats.types import Bound, ShreddedType, family, parse_bound
+from service.values import Bound, ShreddedType, family, parse_bound
+from service.variant.paths import quote_field
 
 #: Size of IN-lists and of row batches sent at once.
 CHUNK = 500
@@ -43,11 +44,6 @@ def utcnow() -> datetime:
 def chunks(seq: Sequence[Any], n: int = CHUNK) -> Iterator[Sequence[Any]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
-
-
-def quote_ident(name: str) -> str:
-    """DuckLake's quoting in ``changes_made``: double quotes, inner quotes doubled."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 # --- snapshots, namespaces, tables ------------------------------------------------------------
@@ -83,7 +79,7 @@ def find_namespace(conn: Connection, name: str, *, lock: bool = False) -> Namesp
 
 
 def insert_namespace(conn: Connection, name: str) -> NamespaceInfo:
-    snap = new_snapshot(conn, None, f"created_schema:{quote_ident(name)}")
+    snap = new_snapshot(conn, None, f"created_schema:{quote_field(name)}")
     sid = conn.execute(
         insert(m.Schema)
         .values(schema_uuid=uuid.uuid4(), begin_snapshot=snap, end_snapshot=None, schema_name=name)
@@ -184,7 +180,7 @@ def require_table(conn: Connection, namespace: str, name: str, *, lock: bool = F
 
 
 def insert_table(conn: Connection, ns: NamespaceInfo, name: str, columns: Sequence[str]) -> int:
-    snap = new_snapshot(conn, None, f"created_table:{quote_ident(ns.name)}.{quote_ident(name)}")
+    snap = new_snapshot(conn, None, f"created_table:{quote_field(ns.name)}.{quote_field(name)}")
     table_id = int(
         conn.execute(
             insert(m.Table)

@@ -1,7 +1,7 @@
 """Checks on what a writer commits (pure: no database). Every error names the offending file.
 
 The catalog accepts statistics from clients (REST, Spark drivers), so every FileStats is checked and
-normalised (bounds through :func:`service.stats.types.check_bound`) before it reaches SQL.
+normalised (bounds through :func:`service.values.check_bound`) before it reaches SQL.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Sequence
 
-from service.catalog.encode import bound_checker
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.stats.model import FileStats, PathStats
-from service.stats.types import Bound, ShreddedType, format_bound
+from service.values import Bound, ShreddedType, bound_checker, format_bound
 
 #: Longest file path / variant path accepted (bytes of UTF-8): both sit in B-tree index keys.
 MAX_PATH_BYTES = 2048

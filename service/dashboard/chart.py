@@ -25,7 +25,7 @@ from decimal import Decimal
 
 from markupsafe import Markup, escape
 
-from service.stats.types import (
+from service.values import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
     TS_INFINITY,
@@ -35,7 +35,6 @@ from service.stats.types import (
     ShreddedType,
     format_bound,
     parse_bound,
-    sort_key,
 )
 
 WIDTH = 960
@@ -206,12 +205,12 @@ def render_chart(
     to_pos: Callable[[Bound], float]
     rank_values: list[Bound] = []
     if ordinal:
-        distinct = {sort_key(t, v): v for _, a, b in parsed for v in (a, b) if v is not None}
-        rank_values = [distinct[k] for k in sorted(distinct)]  # type: ignore[type-var]
-        rank = {sort_key(t, v): i for i, v in enumerate(rank_values)}
+        # Python's order is the type's value order (service.values.types).
+        rank_values = sorted({v for _, a, b in parsed for v in (a, b) if v is not None})  # type: ignore[type-var]
+        rank = {v: i for i, v in enumerate(rank_values)}
 
         def to_pos(v: Bound) -> float:
-            return float(rank[sort_key(t, v)])
+            return float(rank[v])
 
     else:
         to_pos = _number

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from service.errors import ShredcatError
-from service.stats.types import Bound, ShreddedType, format_bound
+from service.values import Bound, ShreddedType, format_bound
 
 
 def num(n: int | None) -> str:

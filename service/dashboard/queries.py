@@ -28,7 +28,7 @@ from service.catalog import repository as repo
 from service.catalog.db import run_transaction
 from service.catalog.results import DataFileInfo
 from service.errors import BadInputError, NotFoundError
-from service.stats.types import ShreddedType, family
+from service.values import ShreddedType, family
 
 D = m.DataFile
 S = m.FileVariantStats

@@ -576,7 +576,7 @@ def _path(
     shredded = sum(n for _, n in pb.types)
     example = None
     if pb.shredded_type is not None and pb.files:
-        from service.stats.types import parse_bound
+        from service.values import parse_bound
 
         first = next((f for f in pb.files if f.min_value is not None), None)
         if first is not None and first.min_value is not None:

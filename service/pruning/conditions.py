@@ -37,7 +37,7 @@ NotAllIn           vc > 0 and not (min = max, that value in ``values``, and not
 Every literal in a test is a value of the case's stored type (int8 stats get int8 points:
 an int64 literal 300 cannot equal an int8 value, so that case is Never), so the SQL layer can
 compare it with the typed key columns (``min_num``/``max_num``, ``min_real``/``max_real``,
-``min_bin``/``max_bin`` via :func:`service.stats.types.index_key`) of exactly those types.
+``min_bin``/``max_bin`` via :func:`service.values.index_key`) of exactly those types.
 
 Soundness rules encoded here (a pruned file must never hold a matching row):
 
@@ -84,7 +84,7 @@ from service.pruning.literals import domain_extremes
 from service.pruning.paths import format_json_path
 from service.pruning.render import render_predicate
 from service.pruning.spark_types import spark_type_name
-from service.stats.types import INTEGER_KINDS, INTEGER_RANGES, Bound, Kind, ShreddedType
+from service.values import INTEGER_KINDS, INTEGER_RANGES, Bound, Kind, ShreddedType
 
 #: An IN list longer than this is tested as the range [min(list), max(list)]: still sound, and
 #: it keeps the work (and the SQL the later layer writes) bounded.

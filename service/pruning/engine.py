@@ -56,7 +56,7 @@ from service.pruning.conditions import (
 )
 from service.pruning.evaluator import interpret, stats_by_path
 from service.pruning.expressions import BooleanExpression
-from service.stats.types import INT64_MIN, Bound, ShreddedType, family, index_key
+from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
 
 MAX_PAGE_SIZE = 10_000
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than

@@ -38,7 +38,7 @@ from service.pruning.conditions import (
 )
 from service.pruning.expressions import BooleanExpression
 from service.stats.model import PathStats
-from service.stats.types import Bound, ShreddedType, format_bound
+from service.values import Bound, ShreddedType, format_bound
 
 MIGHT_MATCH: Final = True
 CANNOT_MATCH: Final = False

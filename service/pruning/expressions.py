@@ -38,7 +38,7 @@ from service.errors import InvalidPredicateError, InvalidStatsError
 from service.pruning.literals import LiteralValue, domain_extremes, literal_image
 from service.pruning.paths import JsonPath, parse_json_path
 from service.pruning.spark_types import parse_spark_type, spark_type_name
-from service.stats.types import Bound, Kind, ShreddedType, check_bound
+from service.values import Bound, Kind, ShreddedType, check_bound
 
 
 class Op(StrEnum):

@@ -35,27 +35,30 @@ import math
 import re
 import struct
 from dataclasses import dataclass
-from datetime import date
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from service.errors import InvalidPredicateError
 from service.pruning.spark_types import spark_type_name
-from service.stats.types import (
+from service.values import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
     FLOAT32_MAX,
+    INT64_MAX,
+    INT64_MIN,
     INTEGER_KINDS,
     INTEGER_RANGES,
+    MICROS_PER_DAY,
     Bound,
     Kind,
     ShreddedType,
+    civil_from_days,
+    days_from_civil,
+    decimal_from_unscaled,
     to_float32,
+    valid_ymd,
 )
 
-MICROS_PER_DAY = 86_400_000_000
-TS_MIN, TS_MAX = -(2**63), 2**63 - 1
-_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 # Digits of Spark's decimal image of each integer type (LongType → DECIMAL(20,0) etc.).
 _INT_DECIMAL_DIGITS = {Kind.INT8: 3, Kind.INT16: 5, Kind.INT32: 10, Kind.INT64: 20}
 
@@ -136,37 +139,10 @@ _TS_TEXT = re.compile(
 )
 
 
-def days_from_civil(y: int, m: int, d: int) -> int:
-    """Proleptic Gregorian days since 1970-01-01 for any year (H. Hinnant's algorithm)."""
-    y -= 1 if m <= 2 else 0
-    era = y // 400
-    yoe = y - era * 400
-    mp = m + (-3 if m > 2 else 9)
-    doy = (153 * mp + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def civil_from_days(z: int) -> tuple[int, int, int]:
-    z += 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    y = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + 3 if mp < 10 else mp - 9
-    return (y + (1 if m <= 2 else 0), m, d)
-
-
 def _ymd_days(text: str, y: int, m: int, d: int) -> int:
-    if not (1 <= m <= 12 and 1 <= d <= 31):
+    if not valid_ymd(y, m, d):
         raise _err(f"invalid date {text!r}")
-    days = days_from_civil(y, m, d)
-    if civil_from_days(days) != (y, m, d):
-        raise _err(f"invalid date {text!r}")
-    return days
+    return days_from_civil(y, m, d)
 
 
 def parse_date_text(text: str) -> int:
@@ -208,7 +184,7 @@ def parse_timestamp_text(text: str, *, ntz: bool) -> TimestampLiteral:
             offset_s = sign * (oh * 3600 + om * 60)
     secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_s
     micros = secs * 1_000_000 + int(frac.ljust(6, "0") or 0)
-    if not TS_MIN <= micros <= TS_MAX:
+    if not INT64_MIN <= micros <= INT64_MAX:
         raise _err(f"timestamp {text!r} is out of range")
     return TimestampLiteral(micros, ntz=ntz if zone is None else False)
 
@@ -341,12 +317,7 @@ def _discrete_domain(target: ShreddedType) -> tuple[int, int]:
         return -lim, lim
     if k is Kind.DATE:
         return DATE_NEG_INFINITY, DATE_INFINITY
-    return TS_MIN, TS_MAX
-
-
-def decimal_from_unscaled(n: int, scale: int) -> Decimal:
-    # From text: Decimal arithmetic (scaleb, quantize) rounds to the context's 28 digits.
-    return Decimal(f"{n}E-{scale}")
+    return INT64_MIN, INT64_MAX
 
 
 def _discrete_bound(target: ShreddedType, n: int) -> Bound:

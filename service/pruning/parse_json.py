@@ -54,7 +54,7 @@ from service.pruning.expressions import (
 from service.pruning.literals import LiteralValue, format_date, format_timestamp, parse_numeral
 from service.pruning.paths import format_json_path, parse_json_path
 from service.pruning.spark_types import parse_spark_type, spark_type_name
-from service.stats.types import Bound, Kind, ShreddedType
+from service.values import Bound, Kind, ShreddedType
 
 DEFAULT_MAX_DEPTH = 64
 DEFAULT_MAX_IN_LIST = 10_000

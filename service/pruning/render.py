@@ -37,7 +37,7 @@ from service.pruning.expressions import (
 from service.pruning.literals import format_date, format_timestamp
 from service.pruning.paths import AnyIndex, JsonPath, Step, format_spark_path
 from service.pruning.spark_types import spark_type_name
-from service.stats.types import FLOAT32_MAX, Bound, Kind, ShreddedType, format_bound
+from service.values import FLOAT32_MAX, Bound, Kind, ShreddedType, format_bound
 
 _SYMBOL = {
     Op.EQ: "=",

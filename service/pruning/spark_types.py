@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from service.errors import InvalidPredicateError
-from service.stats.types import Kind, ShreddedType
+from service.values import Kind, ShreddedType
 
 _SIMPLE: dict[str, ShreddedType] = {
     "boolean": ShreddedType(Kind.BOOLEAN),

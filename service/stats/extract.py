@@ -45,7 +45,7 @@ from service.parquet.footer import (
 from service.parquet.io import ColumnReader, open_parquet, read_metadata
 from service.parquet.pages import scan_float_chunk
 from service.stats.model import FileStats, PathStats
-from service.stats.types import (
+from service.values import (
     INTEGER_RANGES,
     Bound,
     Kind,
@@ -194,7 +194,7 @@ def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
 
 
 def _py_values(t: ShreddedType, arr: pa.Array) -> pa.Array:
-    """Cast an Arrow leaf array to the representation :mod:`service.stats.types` uses."""
+    """Cast an Arrow leaf array to the representation :mod:`service.values` uses."""
     import pyarrow as pa
 
     if isinstance(arr, pa.ExtensionArray):

@@ -9,7 +9,7 @@ The rules (``../shared/NOTES.md`` §2 gives DuckLake's, whose defects are delibe
   there) with the **same** shredded type. A file that does not report it drops it; removing that
   file brings it back (the catalog recomputes on removal).
 * ``value_count``, ``null_count`` and ``column_size_bytes`` are summed.
-* ``min``/``max`` are merged by typed comparison (:mod:`service.stats.types`), never as strings.
+* ``min``/``max`` are merged by typed comparison (:mod:`service.values`), never as strings.
   A file in which the path holds no value (``value_count == 0``) does not move the bounds, whatever
   bounds it claims; a file with values but no bound makes that bound *unknown*, and unknown beats
   known. Three states, kept apart without an extra field: ``value_count == 0`` (no values: no bound),
@@ -37,7 +37,7 @@ from typing import Any
 
 from service.errors import InvalidStatsError
 from service.stats.model import PathStats
-from service.stats.types import Bound, ShreddedType, check_bound, format_bound, parse_bound
+from service.values import Bound, ShreddedType, check_bound, format_bound, parse_bound
 
 PathKey = tuple[str, str]
 """``(column, variant_path)``: one path of one Variant column."""

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from service.stats.types import Bound, ShreddedType, format_bound
+from service.values import Bound, ShreddedType, format_bound
 
 
 @dataclass(frozen=True, slots=True)
 class PathStats:
     """One row of ``ducklake_file_variant_stats`` (plus the Variant column it belongs to).
 
-    ``min_value``/``max_value`` are typed (see :mod:`service.stats.types`); ``None`` means the
+    ``min_value``/``max_value`` are typed (see :mod:`service.values`); ``None`` means the
     bound is unknown, never "empty". ``contains_nan`` is None for non-float types.
     """
 

@@ -18,7 +18,7 @@ from typing import Literal
 
 from service.errors import UnsupportedShreddingError
 from service.parquet.footer import SchemaElement, SchemaNode
-from service.stats.types import Kind, ShreddedType
+from service.values import Kind, ShreddedType
 from service.variant.paths import ELEMENT, ROOT, quote_field
 
 Layout = Literal["spec", "spark-early"]

@@ -12,7 +12,7 @@ from sqlalchemy import text
 
 from service.catalog import Catalog
 from service.stats.model import FileStats, PathStats
-from service.stats.types import Bound, ShreddedType
+from service.values import Bound, ShreddedType
 
 INT64 = ShreddedType.parse("int64")
 INT32 = ShreddedType.parse("int32")

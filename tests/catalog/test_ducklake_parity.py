@@ -11,7 +11,7 @@ import pytest
 
 from service.catalog import Catalog
 from service.stats.model import FileStats, PathStats
-from service.stats.types import ShreddedType, parse_bound
+from service.values import ShreddedType, parse_bound
 from tests.peers.ducklake import (
     DuckLakeFileStats,
     ducklake_available,

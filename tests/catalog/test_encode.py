@@ -1,4 +1,4 @@
-"""The commit hot path's per-type fast paths equal the reference functions of service.stats.types."""
+"""The commit hot path's per-type fast paths equal the reference functions of service.values."""
 
 from __future__ import annotations
 
@@ -10,17 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.catalog.encode import bound_checker, bounds_encoder, prepare_batch, row_width
+from service.catalog.encode import bounds_encoder, prepare_batch, row_width
 from service.catalog.validate import validate_batch
 from service.errors import InvalidStatsError
 from service.stats.merge import recompute
 from service.stats.model import PathStats
-from service.stats.types import (
+from service.values import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
     TS_INFINITY,
     TS_NEG_INFINITY,
     ShreddedType,
+    bound_checker,
     check_bound,
     format_bound,
     index_key,

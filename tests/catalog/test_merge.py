@@ -22,7 +22,7 @@ from service.stats.merge import (
     render_ducklake_json,
 )
 from service.stats.model import PathStats
-from service.stats.types import ShreddedType
+from service.values import ShreddedType
 from tests.catalog.factories import FLOAT32, FLOAT64, INT64, VARCHAR, ps
 
 # --- rules ------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 from service.dashboard import routes, session
 from service.dashboard.chart import ChartFile, nice_ticks, render_chart
-from service.stats.types import ShreddedType
+from service.values import ShreddedType
 from tests.dashboard.conftest import (
     ADMIN_TOKEN,
     HTML,

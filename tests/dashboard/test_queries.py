@@ -10,7 +10,7 @@ import pytest
 from service.dashboard import queries
 from service.errors import BadInputError, NotFoundError
 from service.stats.model import FileStats, PathStats
-from service.stats.types import ShreddedType
+from service.values import ShreddedType
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ bounded from above without being the max (DuckLake drops both bounds). There the
 is the truth, computed in this module from the very values the SQL inserts.
 
 Cases marked xfail(strict) document shredcat bugs found here (none open: the 38-digit decimal
-rounding found by this module is fixed in service.stats.types.DECIMAL_CONTEXT).
+rounding found by this module is fixed in service.values.DECIMAL_CONTEXT).
 
 Speed: opening a DuckLake connection costs ~0.15 s and a table ~0.05 s per statement, so all
 cases that share options write their tables into one catalog (one table per case) over one

@@ -30,7 +30,7 @@ from service.pruning.expressions import (
 )
 from service.pruning.paths import AnyIndex, Index, Key, Step
 from service.stats.model import PathStats
-from service.stats.types import (
+from service.values import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
     INTEGER_RANGES,

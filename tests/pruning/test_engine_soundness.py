@@ -31,7 +31,7 @@ from service.pruning.parse_json import parse_json, to_json
 from service.pruning.parse_sql import parse_sql
 from service.pruning.render import to_sql
 from service.stats.extract import extract_file
-from service.stats.types import Kind, ShreddedType
+from service.values import Kind, ShreddedType
 from tests.pruning.reference import Typed, may_select
 from tests.support.shred_writer import MISSING, write_shredded
 

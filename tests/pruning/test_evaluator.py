@@ -33,7 +33,7 @@ from service.pruning.expressions import FALSE, TRUE
 from service.pruning.literals import parse_date_text
 from service.pruning.parse_sql import parse_sql
 from service.stats.model import PathStats
-from service.stats.types import ShreddedType, truncate_lower, truncate_upper
+from service.values import ShreddedType, truncate_lower, truncate_upper
 from tests.pruning.reference import stats_row as S
 
 D = Decimal

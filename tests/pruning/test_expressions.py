@@ -37,7 +37,7 @@ from service.pruning.expressions import (
 )
 from service.pruning.literals import DateLiteral, Float32Literal, TimestampLiteral, parse_date_text
 from service.pruning.spark_types import parse_spark_type, spark_type_name
-from service.stats.types import FLOAT32_MAX, Kind, ShreddedType
+from service.values import FLOAT32_MAX, Kind, ShreddedType
 
 A = variant("v", "$.a", "bigint")
 B = variant("v", "$.b", "string")

@@ -40,7 +40,7 @@ from service.pruning.literals import DateLiteral, LiteralValue, TimestampLiteral
 from service.pruning.parse_json import parse_json, to_json
 from service.pruning.parse_sql import parse_sql, to_sql
 from service.stats.model import PathStats
-from service.stats.types import INTEGER_RANGES, Kind, ShreddedType
+from service.values import INTEGER_RANGES, Kind, ShreddedType
 from tests.pruning.reference import Typed, compute_stats, may_select, possible, spark_cmp
 
 # PRUNING_EXAMPLES=5000 for a deeper run; the default keeps the suite at a few seconds.

@@ -16,7 +16,7 @@ import pytest
 
 from service.errors import InvalidParquetError, UnsupportedShreddingError
 from service.stats.extract import extract_file
-from service.stats.types import Kind, ShreddedType
+from service.values import Kind, ShreddedType
 from service.variant.binary import VariantValue, decode, metadata_length
 from service.variant.paths import parse_variant_path_steps
 from tests.support.conformance import SHREDDED_VARIANT as CORPUS

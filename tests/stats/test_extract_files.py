@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from service.errors import FileAccessError, InvalidParquetError
 from service.stats.extract import extract_file
 from service.stats.model import PathStats
-from service.stats.types import ShreddedType
+from service.values import ShreddedType
 from service.variant.paths import quote_field
 from tests.support.shred_writer import EPOCH, EPOCH_DT, MISSING, _fits, write_shredded
 

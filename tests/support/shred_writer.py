@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from service.stats.types import Kind, ShreddedType
+from service.values import Kind, ShreddedType
 from service.variant.binary import VariantValue, encode_metadata, encode_value, vint
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING"})()

@@ -1,4 +1,4 @@
-"""The typed bound model: DuckLake rendering, parsing back, validation, index keys."""
+"""The typed bound model: DuckLake rendering, parsing back, validation, the 256-byte rule."""
 
 from __future__ import annotations
 
@@ -11,13 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.errors import InvalidStatsError
-from service.stats.types import (
+from service.values import (
+    DATE_INFINITY,
+    DATE_NEG_INFINITY,
+    TS_INFINITY,
+    TS_NEG_INFINITY,
     Kind,
     ShreddedType,
     check_bound,
+    civil_from_days,
     decimal_from_unscaled,
     format_bound,
-    index_key,
     parse_bound,
     to_float32,
     truncate_lower,
@@ -113,9 +117,51 @@ def test_truncated_bounds_stay_bounds(a: str, b: str) -> None:
         assert len(hi.encode()) <= 256 and hi >= hi_v  # type: ignore[union-attr, operator]
 
 
-def test_index_keys_preserve_order() -> None:
-    t = T.parse("decimal(18,2)")
-    assert index_key(t, Decimal("-1.50")).num == -150
-    assert index_key(T.parse("decimal(38,0)"), Decimal(10**30)).num is None  # beyond int64: no key
-    assert index_key(T(Kind.UUID), uuid.UUID(int=1)).bin == b"\x00" * 15 + b"\x01"
-    assert index_key(T(Kind.VARCHAR), "é").bin == "é".encode()
+def _reference_date(days: int) -> str:
+    # Independent of the rendering under test: only the calendar and DuckDB's BC/infinity rules.
+    if days == DATE_INFINITY:
+        return "infinity"
+    if days == DATE_NEG_INFINITY:
+        return "-infinity"
+    y, m, d = civil_from_days(days)
+    return f"{1 - y:04d}-{m:02d}-{d:02d} (BC)" if y <= 0 else f"{y:04d}-{m:02d}-{d:02d}"
+
+
+def _reference_timestamp(units: int, per_second: int, digits: int, tz: bool) -> str:
+    if units == TS_INFINITY:
+        return "infinity"
+    if units == TS_NEG_INFINITY:
+        return "-infinity"
+    days, rem = divmod(units, 86_400 * per_second)
+    secs, frac = divmod(rem, per_second)
+    h, r = divmod(secs, 3600)
+    mi, sec = divmod(r, 60)
+    f = ("." + f"{frac:0{digits}d}".rstrip("0")) if frac else ""
+    return f"{_reference_date(days)} {h:02d}:{mi:02d}:{sec:02d}{f}" + ("+00" if tz else "")
+
+
+# Python's date/datetime render the common range fast; the edges of that range (years 1 and
+# 9999) and beyond must render exactly as the general calendar rule does.
+_DAY_EDGES = [-719163, -719162, -719161, 0, 2932895, 2932896, 2932897, DATE_INFINITY, DATE_NEG_INFINITY]
+_US_EDGES = [
+    -62135596800000001, -62135596800000000, -62135596799999999, 0, 1,
+    253402300799999999, 253402300800000000, 253402300800000001, TS_INFINITY, TS_NEG_INFINITY,
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.sampled_from(_DAY_EDGES), st.integers(-(2**31) + 1, 2**31 - 1)))
+def test_date_rendering_matches_the_calendar_rule(days: int) -> None:
+    assert format_bound(T(Kind.DATE), days) == _reference_date(days)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from([Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS]),
+    st.one_of(st.sampled_from(_US_EDGES), st.integers(-(2**63) + 1, 2**63 - 1)),
+)
+def test_timestamp_rendering_matches_the_calendar_rule(kind: Kind, units: int) -> None:
+    nanos = kind in (Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
+    tz = kind in (Kind.TIMESTAMPTZ, Kind.TIMESTAMPTZ_NS)
+    expected = _reference_timestamp(units, 10**9 if nanos else 10**6, 9 if nanos else 6, tz)
+    assert format_bound(T(kind), units) == expected
