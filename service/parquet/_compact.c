@@ -1,16 +1,17 @@
 /*
- * Accelerator for service/parquet/footer.py: the same table-driven Thrift Compact Protocol
- * decoder, in C.
+ * Accelerator for the footer reader (service/parquet/footer/): the same table-driven Thrift
+ * Compact Protocol decoder, in C.
  *
- * footer.py stays the specification: it declares every struct as a table (field id -> slot,
- * kind, argument), holds the error messages and the forward-compatibility rules. This module
- * interprets the same tables and produces the same Python values, only faster. It never reports
- * an error itself: on anything unusual (corrupt or truncated input, an unknown enum value, a
- * union with two members, a nesting limit) it gives up and returns None, and footer.py decodes
- * the bytes again with its Python reader, which raises the precise InvalidParquetError or accepts
- * the oddity. So this code must (1) never read outside the buffer and (2) never accept what the
- * Python reader rejects; tests/parquet/test_footer_accel.py holds both readers to the same
- * answers on real, mutated and crafted footers.
+ * The Python package stays the specification: it declares every struct as a table (field id ->
+ * slot, kind, argument; footer/thrift_tables.py), holds the error messages and the
+ * forward-compatibility rules. footer/accel.py hands this module the same tables as programs, and
+ * it produces the same Python values, only faster. It never reports an error itself: on anything
+ * unusual (corrupt or truncated input, an unknown enum value, a union with two members, a nesting
+ * limit) it gives up and returns None, and the generated Python reader (footer/codegen.py) decodes
+ * the bytes again, raising the precise InvalidParquetError or accepting the oddity. So this code
+ * must (1) never read outside the buffer and (2) never accept what the Python reader rejects;
+ * tests/parquet/footer/test_accel.py holds both readers to the same answers on real, mutated and
+ * crafted footers.
  *
  * Wire format quotes are from apache/thrift doc/specs/thrift-compact-protocol.md.
  */
@@ -20,9 +21,9 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Value kinds, as numbered in footer.py (_K_*). */
+/* Value kinds, as numbered in footer/compact.py (K_*). */
 enum { K_BOOL = 0, K_INT = 1, K_ENUM = 2, K_BYTES = 3, K_STR = 4, K_TEXT = 5, K_STRUCT = 6, K_LIST = 7 };
-/* How a struct's result is built (footer.py _Struct.make / spread). */
+/* How a struct's result is built (footer/compact.py Struct.make / spread). */
 enum { MODE_SLOTS = 0, MODE_SPREAD = 1, MODE_LIST = 2 };
 
 /* "BOOLEAN_TRUE 1, BOOLEAN_FALSE 2, I8 3, I16 4, I32 5, I64 6, DOUBLE 7, BINARY 8, LIST 9,
@@ -58,7 +59,7 @@ typedef struct {
     PyObject *keepalive;       /* the programs tuple: owns every table, class and callable */
 } Decoder;
 
-/* Mirrors footer.MAX_THRIFT_DEPTH; passed in by footer.py. */
+/* Mirrors footer.MAX_THRIFT_DEPTH; passed in by footer/accel.py. */
 static int max_depth = 64;
 
 typedef struct {
@@ -602,7 +603,7 @@ static PyTypeObject DecoderType = {
     .tp_basicsize = sizeof(Decoder),
     .tp_dealloc = (destructor)Decoder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Thrift compact decoder driven by footer.py's struct tables.",
+    .tp_doc = "Thrift compact decoder driven by service.parquet.footer's struct tables.",
     .tp_methods = Decoder_methods,
     .tp_init = (initproc)Decoder_init,
     .tp_new = PyType_GenericNew,

@@ -1,7 +1,7 @@
 """The one module that talks to pyarrow: opening files by path or URI and reading column data.
 
 Every pyarrow exception is translated here into :mod:`service.errors`, so callers never see
-``ArrowInvalid`` or ``OSError``. Footers are parsed by our own reader (``footer.py``); pyarrow is
+``ArrowInvalid`` or ``OSError``. Footers are parsed by our own reader (``footer``); pyarrow is
 used only where the data itself must be read.
 """
 

@@ -13,8 +13,9 @@ Sources quoted below:
   BYTE_STREAM_SPLIT encodings;
 * the Parquet README ("Data Pages", "Nested Encoding") for the page layout.
 
-Like ``footer.py``, everything is bounded by the input: each loop consumes input bytes, and no
-buffer larger than what the page headers promise (itself bounded by the value counts) is allocated.
+Like the footer reader (``service.parquet.footer``), whose table vocabulary declares the page
+headers here, everything is bounded by the input: each loop consumes input bytes, and no buffer
+larger than what the page headers promise (itself bounded by the value counts) is allocated.
 """
 
 from __future__ import annotations
@@ -26,21 +27,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from service.errors import InvalidParquetError
-from service.parquet.footer import (
-    _ENCODING,
-    _K_BOOL,
-    _K_ENUM,
-    _K_INT,
-    _K_STRUCT,
-    _OPT,
-    _PAGE_TYPE,
-    _REQ,
-    _STATISTICS,
-    ColumnMetaData,
-    SchemaNode,
-    _fast,
-    _Struct,
-)
+from service.parquet.footer import ColumnMetaData, SchemaNode
+from service.parquet.footer.accel import fast
+from service.parquet.footer.compact import K_BOOL, K_ENUM, K_INT, K_STRUCT, OPT, REQ, Struct
+from service.parquet.footer.thrift_tables import ENCODING, PAGE_TYPE, STATISTICS
 from service.parquet.io import decompress
 
 __all__ = ["FloatScan", "scan_float_chunk"]
@@ -64,14 +54,14 @@ class FloatScan:
 #   2: required Encoding encoding  "Encoding used for this data page"
 #   3: required Encoding definition_level_encoding;  4: required Encoding repetition_level_encoding;
 #   5: optional Statistics statistics; }
-_DATA_PAGE_HEADER = _Struct(
+_DATA_PAGE_HEADER = Struct(
     "DataPageHeader",
     [
-        (1, "num_values", _K_INT, None, _REQ),
-        (2, "encoding", _K_ENUM, _ENCODING, _REQ),
-        (3, "definition_level_encoding", _K_ENUM, _ENCODING, _REQ),
-        (4, "repetition_level_encoding", _K_ENUM, _ENCODING, _REQ),
-        (5, "statistics", _K_STRUCT, _STATISTICS, _OPT),
+        (1, "num_values", K_INT, None, REQ),
+        (2, "encoding", K_ENUM, ENCODING, REQ),
+        (3, "definition_level_encoding", K_ENUM, ENCODING, REQ),
+        (4, "repetition_level_encoding", K_ENUM, ENCODING, REQ),
+        (5, "statistics", K_STRUCT, STATISTICS, OPT),
     ],
     tuple,
     spread=False,
@@ -81,12 +71,12 @@ _DATA_PAGE_HEADER = _Struct(
 #   1: required i32 num_values  "Number of values in the dictionary"
 #   2: required Encoding encoding  "Encoding using this dictionary page"
 #   3: optional bool is_sorted  "If true, the entries in the dictionary are sorted in ascending order" }
-_DICTIONARY_PAGE_HEADER = _Struct(
+_DICTIONARY_PAGE_HEADER = Struct(
     "DictionaryPageHeader",
     [
-        (1, "num_values", _K_INT, None, _REQ),
-        (2, "encoding", _K_ENUM, _ENCODING, _REQ),
-        (3, "is_sorted", _K_BOOL, None, _OPT),
+        (1, "num_values", K_INT, None, REQ),
+        (2, "encoding", K_ENUM, ENCODING, REQ),
+        (3, "is_sorted", K_BOOL, None, OPT),
     ],
     tuple,
     spread=False,
@@ -104,17 +94,17 @@ _DICTIONARY_PAGE_HEADER = _Struct(
 #      compressed_page_size (included) is compressed with the compression_codec. If missing it is
 #      considered compressed"
 #   8: optional Statistics statistics; }
-_DATA_PAGE_HEADER_V2 = _Struct(
+_DATA_PAGE_HEADER_V2 = Struct(
     "DataPageHeaderV2",
     [
-        (1, "num_values", _K_INT, None, _REQ),
-        (2, "num_nulls", _K_INT, None, _REQ),
-        (3, "num_rows", _K_INT, None, _REQ),
-        (4, "encoding", _K_ENUM, _ENCODING, _REQ),
-        (5, "definition_levels_byte_length", _K_INT, None, _REQ),
-        (6, "repetition_levels_byte_length", _K_INT, None, _REQ),
-        (7, "is_compressed", _K_BOOL, None, _OPT),
-        (8, "statistics", _K_STRUCT, _STATISTICS, _OPT),
+        (1, "num_values", K_INT, None, REQ),
+        (2, "num_nulls", K_INT, None, REQ),
+        (3, "num_rows", K_INT, None, REQ),
+        (4, "encoding", K_ENUM, ENCODING, REQ),
+        (5, "definition_levels_byte_length", K_INT, None, REQ),
+        (6, "repetition_levels_byte_length", K_INT, None, REQ),
+        (7, "is_compressed", K_BOOL, None, OPT),
+        (8, "statistics", K_STRUCT, STATISTICS, OPT),
     ],
     tuple,
     spread=False,
@@ -130,22 +120,22 @@ _DATA_PAGE_HEADER_V2 = _Struct(
 #   6: optional IndexPageHeader index_page_header;  7: optional DictionaryPageHeader dictionary_page_header;
 #   8: optional DataPageHeaderV2 data_page_header_v2; }
 # IndexPageHeader is an empty struct ("TODO"); it is skipped like an unknown field.
-_PAGE_HEADER = _Struct(
+_PAGE_HEADER = Struct(
     "PageHeader",
     [
-        (1, "type", _K_ENUM, _PAGE_TYPE, _REQ),
-        (2, "uncompressed_page_size", _K_INT, None, _REQ),
-        (3, "compressed_page_size", _K_INT, None, _REQ),
-        (4, "crc", _K_INT, None, _OPT),
-        (5, "data_page_header", _K_STRUCT, _DATA_PAGE_HEADER, _OPT),
-        (7, "dictionary_page_header", _K_STRUCT, _DICTIONARY_PAGE_HEADER, _OPT),
-        (8, "data_page_header_v2", _K_STRUCT, _DATA_PAGE_HEADER_V2, _OPT),
+        (1, "type", K_ENUM, PAGE_TYPE, REQ),
+        (2, "uncompressed_page_size", K_INT, None, REQ),
+        (3, "compressed_page_size", K_INT, None, REQ),
+        (4, "crc", K_INT, None, OPT),
+        (5, "data_page_header", K_STRUCT, _DATA_PAGE_HEADER, OPT),
+        (7, "dictionary_page_header", K_STRUCT, _DICTIONARY_PAGE_HEADER, OPT),
+        (8, "data_page_header_v2", K_STRUCT, _DATA_PAGE_HEADER_V2, OPT),
     ],
     tuple,
     spread=False,
 )
 
-_read_page_header: typing.Callable[[bytes, int, int], tuple[tuple[typing.Any, ...], int]] = _fast(
+_read_page_header: typing.Callable[[bytes, int, int], tuple[tuple[typing.Any, ...], int]] = fast(
     _PAGE_HEADER
 )
 

@@ -1,4 +1,5 @@
-"""A tiny writer of the Thrift Compact Protocol, for crafting Parquet footers in tests.
+"""A tiny writer of the Thrift Compact Protocol for crafting Parquet footers in tests, and a minimal
+synthetic footer (``simple_footer``) built with it.
 
 thrift-compact-protocol.md: "Var ints take 1 to 5 bytes (int32) or 1 to 10 bytes (int64)";
 integers are zigzag-encoded first; field headers carry a 4-bit id delta and the wire type.
@@ -93,3 +94,55 @@ def footer_of(data: bytes) -> bytes:
     """The Thrift-encoded FileMetaData of a whole Parquet file's bytes."""
     offset, length = read_footer_bytes(data[-8:], len(data))
     return data[offset : offset + length]
+
+
+# --- Synthetic Parquet footers -------------------------------------------------------------------
+
+
+def s(text: str) -> tuple[str, bytes]:
+    return ("bin", text.encode())
+
+
+def schema_element(
+    name: str | bytes, **fields: tuple[Any, ...]
+) -> tuple[str, list[tuple[int, tuple[Any, ...]]]]:
+    ids = {"type": 1, "type_length": 2, "repetition": 3, "num_children": 5, "converted_type": 6}
+    ids |= {"scale": 7, "precision": 8, "field_id": 9, "logical_type": 10}
+    raw_name = name.encode() if isinstance(name, str) else name
+    return ("struct", sorted([(4, ("bin", raw_name))] + [(ids[k], v) for k, v in fields.items()]))
+
+
+def simple_footer(
+    *,
+    leaf_extra: dict[str, tuple[Any, ...]] | None = None,
+    meta_extra: list[tuple[int, tuple[Any, ...]]] | None = None,
+    chunk_md_extra: list[tuple[int, tuple[Any, ...]]] | None = None,
+    long_form: bool = False,
+    leaf_name: str | bytes = "x",
+) -> bytes:
+    """A one-column (required INT64 'x'), one-row-group FileMetaData."""
+    schema = [
+        schema_element("root", num_children=("i32", 1)),
+        schema_element(leaf_name, **({"type": ("i32", 2), "repetition": ("i32", 0)} | (leaf_extra or {}))),
+    ]
+    column_md = [
+        (1, ("i32", 2)),
+        (2, ("list", "i32", [("i32", 0)])),
+        (3, ("list", "bin", [s("x")])),
+        (4, ("i32", 0)),
+        (5, ("i64", 3)),
+        (6, ("i64", 40)),
+        (7, ("i64", 40)),
+        (9, ("i64", 4)),
+        *(chunk_md_extra or []),
+    ]
+    chunk = ("struct", [(2, ("i64", 0)), (3, ("struct", sorted(column_md)))])
+    row_group = ("struct", [(1, ("list", "struct", [chunk])), (2, ("i64", 40)), (3, ("i64", 3))])
+    fields = [
+        (1, ("i32", 1)),
+        (2, ("list", "struct", schema)),
+        (3, ("i64", 3)),
+        (4, ("list", "struct", [row_group])),
+        *(meta_extra or []),
+    ]
+    return encode_struct(sorted(fields, key=lambda f: f[0]), long_form=long_form)

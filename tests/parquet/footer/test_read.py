@@ -1,12 +1,11 @@
-"""Tests for service.parquet.footer: agreement with pyarrow and DuckDB on real files, and
-robustness against hostile bytes (everything bad must end as InvalidParquetError, quickly)."""
+"""Tests for service.parquet.footer.read and the Thrift tables and generated readers behind it:
+agreement with pyarrow and DuckDB on real files, and robustness against hostile bytes (everything
+bad must end as InvalidParquetError, quickly). The C accelerator has its own tests (test_accel.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime
-import decimal
 import io
 import json
 import re
@@ -30,7 +29,6 @@ from service.parquet.footer import (
     FileMetaData,
     LogicalType,
     SchemaElement,
-    SchemaNode,
     build_schema_tree,
     iter_leaves,
     parse_file_metadata,
@@ -39,7 +37,7 @@ from service.parquet.footer import (
     validate_row_groups,
 )
 from tests.support.conformance import SHREDDED_VARIANT as CONFORMANCE_DIR
-from tests.support.thrift import encode_struct, footer_of, uvarint, zigzag
+from tests.support.thrift import encode_struct, footer_of, s, schema_element, simple_footer, uvarint, zigzag
 
 CONFORMANCE_FILES = sorted(CONFORMANCE_DIR.glob("*.parquet"))
 
@@ -259,91 +257,7 @@ def assert_matches_duckdb(path: Path, meta: FileMetaData) -> None:
 
 
 # --- Files to compare on -------------------------------------------------------------------------
-
-
-def _all_types_table(n: int) -> pa.Table:
-    base = datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
-    return pa.table(
-        {
-            "bool": pa.array([i % 3 == 0 if i % 7 else None for i in range(n)]),
-            "i8": pa.array([i % 100 - 50 for i in range(n)], pa.int8()),
-            "u16": pa.array([i * 7 % 60000 for i in range(n)], pa.uint16()),
-            "i32": pa.array([i - n // 2 for i in range(n)], pa.int32()),
-            "u32": pa.array([4_000_000_000 - i for i in range(n)], pa.uint32()),
-            "i64": pa.array([i * 1_000_000_007 for i in range(n)], pa.int64()),
-            "u64": pa.array([2**64 - 1 - i for i in range(n)], pa.uint64()),
-            "f32": pa.array([i / 3 for i in range(n)], pa.float32()),
-            "f64": pa.array([-i / 7 if i % 5 else None for i in range(n)], pa.float64()),
-            "f16": pa.array([float(i % 50) for i in range(n)], pa.float16()),
-            "str": pa.array([f"s{i:05d}" if i % 4 else None for i in range(n)]),
-            "bin": pa.array([bytes([i % 256, 255 - i % 256]) for i in range(n)], pa.binary()),
-            "fixed": pa.array([i.to_bytes(4, "big") for i in range(n)], pa.binary(4)),
-            "dec32": pa.array([decimal.Decimal(i) / 100 for i in range(n)], pa.decimal128(7, 2)),
-            "dec64": pa.array([decimal.Decimal(i * 1000) / 1000 for i in range(n)], pa.decimal128(15, 3)),
-            "dec_flba": pa.array([decimal.Decimal(-i) / 10 for i in range(n)], pa.decimal128(30, 1)),
-            "date": pa.array([datetime.date(2020, 1, 1) + datetime.timedelta(days=i) for i in range(n)]),
-            "t_ms": pa.array([i * 1000 for i in range(n)], pa.time32("ms")),
-            "t_us": pa.array([i * 1000 for i in range(n)], pa.time64("us")),
-            "ts_ms": pa.array([base + datetime.timedelta(seconds=i) for i in range(n)], pa.timestamp("ms")),
-            "ts_us_utc": pa.array(
-                [base + datetime.timedelta(seconds=i) for i in range(n)], pa.timestamp("us", "UTC")
-            ),
-            "ts_ns": pa.array([i for i in range(n)], pa.timestamp("ns")),
-            "json": pa.array([json.dumps({"a": i}) for i in range(n)], pa.json_()),
-            "uuid": pa.array([i.to_bytes(16, "big") for i in range(n)], pa.uuid()),
-            "null": pa.nulls(n),
-            "list": pa.array([[i, i + 1] if i % 3 else [] for i in range(n)], pa.list_(pa.int32())),
-            "struct": pa.array(
-                [{"x": i, "y": None if i % 2 else f"y{i}", "z": [{"q": float(i)}]} for i in range(n)],
-                pa.struct(
-                    [("x", pa.int64()), ("y", pa.string()), ("z", pa.list_(pa.struct([("q", pa.float64())])))]
-                ),
-            ),
-            "map": pa.array([[("k", i), ("l", -i)] for i in range(n)], pa.map_(pa.string(), pa.int64())),
-        }
-    )
-
-
-@pytest.fixture(scope="module")
-def pyarrow_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    tmp = tmp_path_factory.mktemp("pyarrow")
-    table = _all_types_table(300)
-    variants: dict[str, dict[str, Any]] = {
-        "default": {"row_group_size": 100},
-        "int96_gzip_v2": {
-            "row_group_size": 128,
-            "use_deprecated_int96_timestamps": True,
-            "compression": "gzip",
-            "data_page_version": "2.0",
-            "store_decimal_as_integer": True,
-        },
-        "no_stats_no_dict": {"write_statistics": False, "use_dictionary": False, "compression": "none"},
-        "mixed": {
-            "compression": {"str": "zstd", "bin": "lz4", "i32": "brotli"},
-            "column_encoding": {"i64": "DELTA_BINARY_PACKED", "f64": "BYTE_STREAM_SPLIT"},
-            "use_dictionary": ["str"],
-            "write_page_index": True,
-            "write_statistics": ["i32", "str", "struct.x"],
-            "sorting_columns": [pq.SortingColumn(3, descending=True, nulls_first=True)],
-            "row_group_size": 50,
-        },
-    }
-    paths = []
-    for name, kwargs in variants.items():
-        path = tmp / f"{name}.parquet"
-        pq.write_table(table, path, **kwargs)
-        paths.append(path)
-    # Field ids and an empty file (no row groups).
-    with_ids = pa.schema(
-        [pa.field("a", pa.int32(), metadata={b"PARQUET:field_id": b"7"})], metadata={b"k": b"v"}
-    )
-    path = tmp / "field_ids.parquet"
-    pq.write_table(pa.table({"a": [1, 2]}, schema=with_ids), path)
-    paths.append(path)
-    path = tmp / "empty.parquet"
-    pq.write_table(table.slice(0, 0), path)
-    paths.append(path)
-    return paths
+# pyarrow's files (pyarrow_files, small_file) are in conftest.py: the schema tree tests use them too.
 
 
 @pytest.fixture(scope="module")
@@ -480,29 +394,6 @@ def test_pyarrow_details(pyarrow_files: list[Path]) -> None:
     assert len(empty.schema) > 1
 
 
-def test_schema_tree_levels_and_paths(pyarrow_files: list[Path]) -> None:
-    meta = read_path(pyarrow_files[0])
-    root = build_schema_tree(meta.schema)
-    assert root.path == ()
-    assert (root.max_definition_level, root.max_repetition_level) == (0, 0)
-    struct_node = root.child("struct")
-    assert struct_node is not None
-    assert not struct_node.is_leaf
-    z = struct_node.child("z")
-    assert z is not None
-    element = z.child("list")
-    assert element is not None
-    q = element.children[0].child("q")
-    assert q is not None
-    assert q.is_leaf
-    assert q.path == ("struct", "z", "list", "element", "q")
-    # optional struct, optional list, repeated list, optional element, optional q
-    assert (q.max_definition_level, q.max_repetition_level) == (5, 1)
-    assert root.child("nope") is None
-    leaves = list(iter_leaves(root))
-    assert [leaf.leaf_index for leaf in leaves] == list(range(len(leaves)))
-
-
 def test_duckdb_written_files(duckdb_files: list[Path]) -> None:
     for path in duckdb_files:
         meta = read_path(path)
@@ -608,14 +499,6 @@ def test_short_reads_are_retried(pyarrow_files: list[Path]) -> None:
 # --- Bad input -----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def small_file() -> bytes:
-    buf = io.BytesIO()
-    table = _all_types_table(20).select(["i32", "str", "list", "struct", "dec_flba"])
-    pq.write_table(table, buf, store_schema=False)  # no ARROW:schema: a small footer keeps tests fast
-    return buf.getvalue()
-
-
 def test_empty_and_tiny_files() -> None:
     for data in (b"", b"PAR1", b"PAR1PAR1", b"PAR1\x00\x00\x00\x00PAR"):
         with pytest.raises(InvalidParquetError, match="not a Parquet file"):
@@ -713,56 +596,7 @@ def test_every_single_byte_change_of_a_footer(small_file: bytes) -> None:
             parse_or_invalid(footer[:i] + bytes([value]) + footer[i + 1 :])
 
 
-# --- Synthetic footers: a tiny compact-protocol writer ---------------------------------------------
-
-
-def s(text: str) -> tuple[str, bytes]:
-    return ("bin", text.encode())
-
-
-def schema_element(
-    name: str | bytes, **fields: tuple[Any, ...]
-) -> tuple[str, list[tuple[int, tuple[Any, ...]]]]:
-    ids = {"type": 1, "type_length": 2, "repetition": 3, "num_children": 5, "converted_type": 6}
-    ids |= {"scale": 7, "precision": 8, "field_id": 9, "logical_type": 10}
-    raw_name = name.encode() if isinstance(name, str) else name
-    return ("struct", sorted([(4, ("bin", raw_name))] + [(ids[k], v) for k, v in fields.items()]))
-
-
-def simple_footer(
-    *,
-    leaf_extra: dict[str, tuple[Any, ...]] | None = None,
-    meta_extra: list[tuple[int, tuple[Any, ...]]] | None = None,
-    chunk_md_extra: list[tuple[int, tuple[Any, ...]]] | None = None,
-    long_form: bool = False,
-    leaf_name: str | bytes = "x",
-) -> bytes:
-    """A one-column (required INT64 'x'), one-row-group FileMetaData."""
-    schema = [
-        schema_element("root", num_children=("i32", 1)),
-        schema_element(leaf_name, **({"type": ("i32", 2), "repetition": ("i32", 0)} | (leaf_extra or {}))),
-    ]
-    column_md = [
-        (1, ("i32", 2)),
-        (2, ("list", "i32", [("i32", 0)])),
-        (3, ("list", "bin", [s("x")])),
-        (4, ("i32", 0)),
-        (5, ("i64", 3)),
-        (6, ("i64", 40)),
-        (7, ("i64", 40)),
-        (9, ("i64", 4)),
-        *(chunk_md_extra or []),
-    ]
-    chunk = ("struct", [(2, ("i64", 0)), (3, ("struct", sorted(column_md)))])
-    row_group = ("struct", [(1, ("list", "struct", [chunk])), (2, ("i64", 40)), (3, ("i64", 3))])
-    fields = [
-        (1, ("i32", 1)),
-        (2, ("list", "struct", schema)),
-        (3, ("i64", 3)),
-        (4, ("list", "struct", [row_group])),
-        *(meta_extra or []),
-    ]
-    return encode_struct(sorted(fields, key=lambda f: f[0]), long_form=long_form)
+# --- Synthetic footers (tests.support.thrift) ---------------------------------------------------
 
 
 def test_synthetic_footer_roundtrip() -> None:
@@ -942,79 +776,6 @@ def test_deep_nesting_bombs() -> None:
         with pytest.raises(InvalidParquetError, match="nested more than"):
             parse_file_metadata(data)
         assert time.perf_counter() - start < 0.1
-
-
-# --- Schema tree and row-group validation --------------------------------------------------------
-
-
-def elem(
-    name: str, *, type: str | None = None, rep: str | None = "OPTIONAL", children: int | None = None
-) -> SchemaElement:
-    return SchemaElement(name, type, None, rep, children, None, None, None, None, None)
-
-
-def test_build_schema_tree_errors() -> None:
-    root = elem("root", rep=None, children=2)
-    leaf = elem("a", type="INT32")
-    build_schema_tree([root, leaf, leaf])
-    with pytest.raises(InvalidParquetError, match="schema is empty"):
-        build_schema_tree([])
-    with pytest.raises(InvalidParquetError, match="declares more children"):
-        build_schema_tree([root, leaf])
-    with pytest.raises(InvalidParquetError, match="account for 3 elements but the schema has 4"):
-        build_schema_tree([root, leaf, leaf, leaf])
-    with pytest.raises(InvalidParquetError, match="not a group"):
-        build_schema_tree([leaf])
-    with pytest.raises(InvalidParquetError, match="neither a type nor children"):
-        build_schema_tree([elem("root", children=1), elem("g")])
-    with pytest.raises(InvalidParquetError, match="num_children=-1"):
-        build_schema_tree([elem("root", children=1), elem("g", children=-1)])
-    with pytest.raises(InvalidParquetError, match="no repetition_type"):
-        build_schema_tree([elem("root", children=1), elem("a", type="INT32", rep=None)])
-    chain = [elem("root", children=1)] + [elem(f"g{i}", children=1) for i in range(10_000)] + [leaf]
-    with pytest.raises(InvalidParquetError, match="nested more than"):
-        build_schema_tree(chain)
-
-
-def test_build_schema_tree_levels() -> None:
-    schema = [
-        elem("root", rep="REQUIRED", children=2),
-        elem("req", type="INT32", rep="REQUIRED"),
-        elem("l", rep="OPTIONAL", children=1),
-        elem("list", rep="REPEATED", children=1),
-        elem("element", type="BYTE_ARRAY", rep="OPTIONAL"),
-    ]
-    root = build_schema_tree(schema)
-    req = root.child("req")
-    assert req is not None
-    assert (req.max_definition_level, req.max_repetition_level, req.leaf_index) == (0, 0, 0)
-    leaf = next(n for n in iter_leaves(root) if n.name == "element")
-    assert leaf.path == ("l", "list", "element")
-    assert (leaf.max_definition_level, leaf.max_repetition_level, leaf.leaf_index) == (3, 1, 1)
-    group = root.child("l")
-    assert isinstance(group, SchemaNode)
-    assert group.leaf_index is None
-    assert not group.is_leaf
-
-
-def test_validate_row_groups_detects_mismatches() -> None:
-    meta = parse_file_metadata(simple_footer())
-    root = build_schema_tree(meta.schema)
-    validate_row_groups(root, meta)
-    rg = meta.row_groups[0]
-    chunk = rg.columns[0]
-    assert chunk.meta_data is not None
-    two_chunks = dataclasses.replace(meta, row_groups=(dataclasses.replace(rg, columns=(chunk, chunk)),))
-    with pytest.raises(InvalidParquetError, match="2 column chunks but the schema has 1"):
-        validate_row_groups(root, two_chunks)
-    moved = dataclasses.replace(chunk, meta_data=dataclasses.replace(chunk.meta_data, path_in_schema=("y",)))
-    wrong_path = dataclasses.replace(meta, row_groups=(dataclasses.replace(rg, columns=(moved,)),))
-    with pytest.raises(InvalidParquetError, match="has path 'y'"):
-        validate_row_groups(root, wrong_path)
-    retyped = dataclasses.replace(chunk, meta_data=dataclasses.replace(chunk.meta_data, type="INT32"))
-    wrong_type = dataclasses.replace(meta, row_groups=(dataclasses.replace(rg, columns=(retyped,)),))
-    with pytest.raises(InvalidParquetError, match="is INT32 in its chunk but INT64"):
-        validate_row_groups(root, wrong_type)
 
 
 def test_results_are_frozen() -> None:

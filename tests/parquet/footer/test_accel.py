@@ -1,4 +1,5 @@
-"""The C footer decoder (service/parquet/_compact.c) against the Python reader it accelerates.
+"""The C footer decoder (service/parquet/_compact.c, glued in by service.parquet.footer.accel)
+against the Python reader it accelerates.
 
 The contract: on any input, the C decoder either gives up (None, and the Python reader decides)
 or returns exactly what the Python reader returns. It must never accept bytes the Python reader
@@ -20,16 +21,16 @@ from hypothesis import strategies as st
 
 from service.errors import InvalidParquetError
 from service.parquet import footer
-from service.parquet.footer import MAX_THRIFT_DEPTH
+from service.parquet.footer import MAX_THRIFT_DEPTH, accel, codegen, thrift_tables
 from tests.support.conformance import SHREDDED_VARIANT as CONFORMANCE_DIR
 from tests.support.thrift import footer_of, uvarint, zigzag
 
-_PY_READ = footer._compile(footer._FILE_META_DATA)
-_INDEX = footer._program_index[id(footer._FILE_META_DATA)]
+_PY_READ = codegen.compile_reader(thrift_tables.FILE_META_DATA)
+_INDEX = accel._program_index[id(thrift_tables.FILE_META_DATA)]
 
 
 def c_decode(data: bytes) -> Any:
-    return footer._decoder.decode(_INDEX, data, 0, 0)
+    return accel._decoder.decode(_INDEX, data, 0, 0)
 
 
 def py_decode(data: bytes) -> Any:

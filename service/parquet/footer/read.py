@@ -1,0 +1,129 @@
+"""Locating and decoding the footer of a Parquet file: the package's public entry points.
+
+The Parquet format README gives the file layout::
+
+      4-byte magic number "PAR1"
+      <Column 1 Chunk 1> ... <Column N Chunk M>
+      File Metadata
+      4-byte length in bytes of file metadata (little endian)
+      4-byte magic number "PAR1"
+
+:func:`read_footer_bytes` checks the end of a file and locates the footer,
+:func:`parse_file_metadata` decodes it (with the C accelerator when it is built) and
+:func:`read_file_metadata` does both on an open file in one read for most footers.
+"""
+
+from __future__ import annotations
+
+import struct
+import typing
+
+from service.errors import InvalidParquetError
+from service.parquet.footer.accel import fast
+from service.parquet.footer.compact import corrupt
+from service.parquet.footer.metadata import FileMetaData
+from service.parquet.footer.thrift_tables import FILE_META_DATA
+
+PARQUET_MAGIC = b"PAR1"
+# Files with an encrypted footer end in "PARE" instead (Parquet Modular Encryption spec).
+PARQUET_ENCRYPTED_MAGIC = b"PARE"
+
+#: How much of the end of a file :func:`read_file_metadata` fetches in its first read. Most footers
+#: fit, so a remote file costs one ranged GET.
+TAIL_READ_SIZE = 64 * 1024
+
+# "4-byte magic" + "4-byte length" + "4-byte magic": the smallest file that has room for a footer.
+_MIN_FILE_SIZE = 12
+
+_read_file_meta_data = fast(FILE_META_DATA)
+
+
+def parse_file_metadata(data: bytes) -> FileMetaData:
+    """Decode the Thrift-encoded ``FileMetaData`` (the footer without length and magic)."""
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    try:
+        v, _ = _read_file_meta_data(data, 0, 0)
+    except IndexError:
+        # Every byte read indexes the buffer; running off its end is how truncation shows up.
+        raise corrupt(f"truncated: {len(data)} bytes end in the middle of a value") from None
+    except RecursionError:  # pragma: no cover - MAX_THRIFT_DEPTH keeps well below the limit
+        raise corrupt("structures nested too deep") from None
+    return FileMetaData(v[0], v[1], v[2], v[3], v[4], v[5], v[6], len(data))
+
+
+def read_footer_bytes(tail: bytes, file_size: int) -> tuple[int, int]:
+    """Check the end of a file and locate its footer.
+
+    ``tail`` is the last ``len(tail)`` (at least 8) bytes of a file of ``file_size`` bytes.
+    Returns ``(footer_offset, footer_length)``: the footer is ``file[footer_offset:footer_offset +
+    footer_length]``.
+    """
+    if file_size < _MIN_FILE_SIZE:
+        raise InvalidParquetError(
+            f"not a Parquet file: {file_size} bytes is smaller than the minimum of {_MIN_FILE_SIZE}"
+        )
+    if len(tail) < 8:
+        raise InvalidParquetError("not a Parquet file: fewer than 8 bytes at the end of the file")
+    magic = tail[-4:]
+    if magic == PARQUET_ENCRYPTED_MAGIC:
+        # Encrypted-footer files end in "PARE"; reading them needs keys and the crypto layer.
+        raise InvalidParquetError("encrypted footer not supported")
+    if magic != PARQUET_MAGIC:
+        # "4-byte magic number "PAR1"" closes every file.
+        raise InvalidParquetError(f"not a Parquet file: trailing magic is {bytes(magic)!r}, expected b'PAR1'")
+    # "4-byte length in bytes of file metadata (little endian)"
+    (length,) = struct.unpack("<I", tail[-8:-4])
+    # The footer sits between the leading magic and the length field.
+    if length > file_size - _MIN_FILE_SIZE:
+        raise InvalidParquetError(
+            f"corrupt Parquet file: footer length {length} does not fit in a file of {file_size} bytes"
+        )
+    return file_size - 8 - length, length
+
+
+def _read_exactly(f: typing.BinaryIO, n: int) -> bytes:
+    # Raw and network streams may return short reads; only an empty read means end of file.
+    chunks: list[bytes] = []
+    remaining = n
+    while remaining > 0:
+        chunk = f.read(remaining)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    if len(data) != n:
+        raise InvalidParquetError(
+            f"corrupt Parquet file: expected {n} bytes but the file ended after {len(data)}"
+        )
+    return bytes(data)
+
+
+def read_file_metadata(f: typing.BinaryIO, file_size: int | None = None) -> FileMetaData:
+    """Read and decode the footer of the Parquet file open as ``f`` (seekable, binary).
+
+    The last 64 KiB are fetched in one read; a second read is made only for a larger footer.
+    """
+    if file_size is None:
+        end = f.seek(0, 2)
+        file_size = end if end is not None else f.tell()
+    if file_size < _MIN_FILE_SIZE:
+        raise InvalidParquetError(
+            f"not a Parquet file: {file_size} bytes is smaller than the minimum of {_MIN_FILE_SIZE}"
+        )
+    tail_size = min(file_size, TAIL_READ_SIZE)
+    tail_start = file_size - tail_size
+    f.seek(tail_start)
+    tail = _read_exactly(f, tail_size)
+    offset, length = read_footer_bytes(tail, file_size)
+    if offset >= tail_start:
+        data = tail[offset - tail_start : offset - tail_start + length]
+    else:
+        f.seek(offset)
+        data = _read_exactly(f, tail_start - offset) + tail[: tail_size - 8]
+    if tail_start == 0 and tail[:4] != PARQUET_MAGIC:
+        # "4-byte magic number "PAR1"" also opens the file; checked only when already in hand, so
+        # that a remote file still costs a single read.
+        raise InvalidParquetError(f"not a Parquet file: leading magic is {tail[:4]!r}, expected b'PAR1'")
+    return parse_file_metadata(data)
