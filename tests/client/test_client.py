@@ -43,10 +43,10 @@ def _paths(warehouse: Path, *idx: int) -> list[str]:
 
 
 def test_every_route(sc: ShredcatClient, warehouse: Path, tmp_path: Path) -> None:
-    assert sc.health()["status"] == "ok"
-    assert sc.create_namespace("lake")["namespace"] == ["lake"]
+    assert sc.health().status == "ok"
+    assert sc.create_namespace("lake").name == "lake"
     assert sc.list_namespaces() == ["lake"]
-    assert sc.load_namespace("lake")["namespace"] == ["lake"]
+    assert sc.load_namespace("lake").name == "lake"
     t = sc.create_table("lake", "events", variant_columns=["v"])
     assert isinstance(t, Table) and t.variant_columns == ("v",) and t.namespace == "lake"
     t2 = sc.create_table("lake", "inferred", infer_from=_paths(warehouse, 0)[0])
@@ -219,7 +219,7 @@ def test_non_idempotent_calls_are_not_retried_once_sent() -> None:
         return httpx.Response(200, json={"namespace": ["lake"], "properties": {}})
 
     c, _ = _mock(refuse_once)
-    assert c.create_namespace("lake")["namespace"] == ["lake"]
+    assert c.create_namespace("lake").name == "lake"
     # 4xx are never retried.
     n["calls"] = 0
 
