@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 import httpx
@@ -16,7 +17,7 @@ from service.client.models import CommitResult, DataFile, PlanResult, Snapshot
 T = TypeVar("T")
 
 
-class AsyncShredcatClient(ClientBase):
+class AsyncShredcatClient(ClientBase[httpx.AsyncClient]):
     """Asynchronous client: the same methods as :class:`~service.client.ShredcatClient`, as
     coroutines (the iterators as async iterators). ``http``: an existing ``httpx.AsyncClient`` to
     send with (its base URL is used when ``base_url`` is None)."""
@@ -33,15 +34,8 @@ class AsyncShredcatClient(ClientBase):
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        super().__init__(base_url, token, retries=retries, backoff=backoff)
-        if http is None:
-            if base_url is None:
-                raise ValueError("base_url is required")
-            http = httpx.AsyncClient(base_url=base_url, timeout=timeout, transport=transport)
-            self._owns_http = True
-        else:
-            self._owns_http = False
-        self._http = http
+        opened = partial(httpx.AsyncClient, timeout=timeout, transport=transport)
+        super().__init__(base_url, token, retries=retries, backoff=backoff, http=http, open_http=opened)
         self._sleep = sleep
 
     async def aclose(self) -> None:
@@ -59,7 +53,7 @@ class AsyncShredcatClient(ClientBase):
         while True:
             wait: float | None
             try:
-                r = await self._http.send(self._request(self._http, call))
+                r = await self._http.send(self._request(call))
             except httpx.TransportError as e:
                 wait = self._wait_after_error(call, attempt, e)
             else:

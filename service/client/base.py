@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 T = TypeVar("T")
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
 
 DEFAULT_TIMEOUT = 60.0
 
@@ -58,7 +59,10 @@ class route(Generic[P, T]):
         return method
 
 
-class ClientBase:
+class ClientBase(Generic[H]):
+    """The state of a client over the httpx client ``H``, and every method that sends one call (its
+    request, parser and error map are in :mod:`service.client.calls`)."""
+
     health = route(calls.health)
     metrics = route(calls.metrics)
     list_namespaces = route(calls.list_namespaces)
@@ -79,16 +83,33 @@ class ClientBase:
     list_snapshots = route(calls.list_snapshots)
     plan = route(calls.plan)
 
-    def __init__(self, base_url: str | None, token: str | None, *, retries: int, backoff: float) -> None:
+    def __init__(
+        self,
+        base_url: str | None,
+        token: str | None,
+        *,
+        retries: int,
+        backoff: float,
+        http: H | None,
+        open_http: Callable[..., H],
+    ) -> None:
+        """``http``: the httpx client to send with, else one opened by
+        ``open_http(base_url=base_url)`` (and closed with this client)."""
         self._retry = RetryPolicy(retries, backoff)
         self._base_url = base_url
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        self._owns_http = http is None
+        if http is None:
+            if base_url is None:
+                raise ValueError("base_url is required")
+            http = open_http(base_url=base_url)
+        self._http: H = http
 
-    def _request(self, http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> httpx.Request:
+    def _request(self, call: Call[Any]) -> httpx.Request:
         # With a base URL, requests go below it even through an ``http`` client of another base;
         # without one, the ``http`` client's own base URL applies.
         url = call.path if self._base_url is None else self._base_url.rstrip("/") + call.path
-        return http.build_request(
+        return self._http.build_request(
             call.method, url, params=call.params, json=call.json, headers={**self._auth, **call.headers}
         )
 

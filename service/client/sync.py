@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any, TypeVar
 
 import httpx
@@ -16,7 +17,7 @@ from service.client.models import CommitResult, DataFile, PlanResult, Snapshot
 T = TypeVar("T")
 
 
-class ShredcatClient(ClientBase):
+class ShredcatClient(ClientBase[httpx.Client]):
     """Synchronous client. ``http``: an existing ``httpx.Client`` to send with (its base URL is used
     when ``base_url`` is None), e.g. a FastAPI TestClient."""
 
@@ -32,15 +33,8 @@ class ShredcatClient(ClientBase):
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        super().__init__(base_url, token, retries=retries, backoff=backoff)
-        if http is None:
-            if base_url is None:
-                raise ValueError("base_url is required")
-            http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
-            self._owns_http = True
-        else:
-            self._owns_http = False
-        self._http = http
+        opened = partial(httpx.Client, timeout=timeout, transport=transport)
+        super().__init__(base_url, token, retries=retries, backoff=backoff, http=http, open_http=opened)
         self._sleep = sleep
 
     def close(self) -> None:
@@ -58,7 +52,7 @@ class ShredcatClient(ClientBase):
         while True:
             wait: float | None
             try:
-                r = self._http.send(self._request(self._http, call))
+                r = self._http.send(self._request(call))
             except httpx.TransportError as e:
                 wait = self._wait_after_error(call, attempt, e)
             else:
