@@ -55,7 +55,7 @@ def test_serve_register_prune_stop(server) -> None:
     base, lake, log_path = server
     paths = [str(write_variant_file(lake / "events" / f"part-{i}.parquet", 200, i * 200)) for i in range(4)]
     with ShredcatClient(base, token="e2e-admin") as c:
-        assert c.health()["backend"] == "postgresql"
+        assert c.health().backend == "postgresql"
         c.create_namespace("lake")
         t = c.create_table("lake", "events", infer_from=paths[0])
         assert t.variant_columns == ("v",)

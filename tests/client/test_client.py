@@ -10,13 +10,20 @@ from pathlib import Path
 
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from service.client import (
     AsyncShredcatClient,
     ClientError,
+    CommitConflict,
     CommitResult,
     Conflict,
     Forbidden,
+    NamespaceAlreadyExists,
+    NamespaceNotEmpty,
+    NoSuchNamespace,
+    NoSuchTable,
     NotFound,
     PayloadTooLarge,
     ServerError,
@@ -25,6 +32,7 @@ from service.client import (
     ShredcatClient,
     ShredcatConnectionError,
     Table,
+    TableAlreadyExists,
     Unauthorized,
     Unprocessable,
 )
@@ -43,10 +51,10 @@ def _paths(warehouse: Path, *idx: int) -> list[str]:
 
 
 def test_every_route(sc: ShredcatClient, warehouse: Path, tmp_path: Path) -> None:
-    assert sc.health()["status"] == "ok"
-    assert sc.create_namespace("lake")["namespace"] == ["lake"]
+    assert sc.health().status == "ok"
+    assert sc.create_namespace("lake").name == "lake"
     assert sc.list_namespaces() == ["lake"]
-    assert sc.load_namespace("lake")["namespace"] == ["lake"]
+    assert sc.load_namespace("lake").name == "lake"
     t = sc.create_table("lake", "events", variant_columns=["v"])
     assert isinstance(t, Table) and t.variant_columns == ("v",) and t.namespace == "lake"
     t2 = sc.create_table("lake", "inferred", infer_from=_paths(warehouse, 0)[0])
@@ -116,6 +124,32 @@ def test_typed_errors(sc: ShredcatClient, client, warehouse: Path) -> None:
         ShredcatClient(http=client, token=TOKENS["reader"]).commit_paths("lake", "events", _paths(warehouse, 0))
     with pytest.raises(Unauthorized):
         ShredcatClient(http=client).list_namespaces()
+
+
+def test_per_call_errors_refine_the_status_classes(sc: ShredcatClient, warehouse: Path) -> None:
+    with pytest.raises(NoSuchNamespace):
+        sc.list_tables("lake")
+    with pytest.raises(NoSuchNamespace):
+        sc.create_table("lake", "events", variant_columns=["v"])
+    sc.create_namespace("lake")
+    with pytest.raises(NamespaceAlreadyExists) as ei:
+        sc.create_namespace("lake")
+    assert isinstance(ei.value, Conflict) and ei.value.status == 409
+    sc.create_table("lake", "events", variant_columns=["v"])
+    with pytest.raises(TableAlreadyExists):
+        sc.create_table("lake", "events", variant_columns=["v"])
+    with pytest.raises(NamespaceNotEmpty):
+        sc.drop_namespace("lake")
+    with pytest.raises(NoSuchTable) as ei2:
+        sc.load_table("lake", "nope")
+    assert isinstance(ei2.value, NotFound) and ei2.value.type == "not_found"
+    r = sc.commit_paths("lake", "events", _paths(warehouse, 0))
+    with pytest.raises(CommitConflict):  # the same key with another body
+        sc.commit_paths("lake", "events", _paths(warehouse, 1), idempotency_key=r.idempotency_key)
+    # Where a 404 may name a table, a file or a snapshot, it stays the plain status class.
+    with pytest.raises(NotFound) as ei3:
+        sc.file_stats("lake", "events", "/not/registered.parquet")
+    assert type(ei3.value) is NotFound
 
 
 def test_names_are_percent_encoded(sc: ShredcatClient) -> None:
@@ -219,7 +253,7 @@ def test_non_idempotent_calls_are_not_retried_once_sent() -> None:
         return httpx.Response(200, json={"namespace": ["lake"], "properties": {}})
 
     c, _ = _mock(refuse_once)
-    assert c.create_namespace("lake")["namespace"] == ["lake"]
+    assert c.create_namespace("lake").name == "lake"
     # 4xx are never retried.
     n["calls"] = 0
 
@@ -304,6 +338,82 @@ def test_async_client(sc: ShredcatClient, client, warehouse: Path) -> None:
             assert (await ac.load_table("lake", "events")).live_file_count == 3
             assert [f.path async for f in ac.iter_files("lake", "events", page_size=2)] == _paths(warehouse, 0, 1, 2)
             with pytest.raises(NotFound):
+                await ac.load_table("lake", "nope")
+
+    asyncio.run(main())
+
+
+def test_async_client_has_every_method_of_the_sync_one() -> None:
+    public = {n for n in dir(ShredcatClient) if not n.startswith("_")} - {"close"}
+    assert public - set(dir(AsyncShredcatClient)) == set()
+
+
+def test_async_paging_plans_and_client_side_commits(
+    app_factory, warehouse: Path, tmp_path: Path
+) -> None:
+    """The async iter_snapshots, plan_all and extract_and_commit answer as the sync ones do."""
+    client = app_factory(roots=[str(warehouse), str(tmp_path)])
+    sc = ShredcatClient(http=client, token=TOKENS["admin"])
+    sc.create_namespace("lake")
+    sc.create_table("lake", "events", variant_columns=["v"])
+    sc.commit_paths("lake", "events", _paths(warehouse, 0, 1))
+    local = str(write_variant_file(tmp_path / "local.parquet", 10, 500))
+    flt = {"type": "lt", "term": {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}, "value": 150}
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=client.app)
+        async with AsyncShredcatClient("http://testserver", token=TOKENS["admin"], transport=transport) as ac:
+            r = await ac.extract_and_commit("lake", "events", [local])
+            assert isinstance(r, CommitResult) and r.added == (local,) and r.idempotency_key
+            again = await ac.extract_and_commit("lake", "events", [local], idempotency_key=r.idempotency_key)
+            assert again.replayed and again.snapshot_id == r.snapshot_id
+            assert sc.file_stats("lake", "events", local)["record-count"] == 10
+
+            snaps = [s async for s in ac.iter_snapshots("lake", "events", page_size=1)]
+            assert [s.added_files for s in snaps] == [0, 2, 1]
+            assert snaps == list(sc.iter_snapshots("lake", "events", page_size=1))
+
+            if engine_available():
+                every = await ac.plan_all("lake", "events", filter=flt, page_size=1, explain=True)
+                assert sorted(every.paths) == _paths(warehouse, 0, 1) and every.files_considered == 3
+                assert every.next_page_token is None and every.explain is not None
+                assert {x.path for x in every.explain} == {*_paths(warehouse, 0, 1), local}
+                assert every == sc.plan_all("lake", "events", filter=flt, page_size=1, explain=True)
+
+    asyncio.run(main())
+
+
+# --- base URL ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("base", ["http://testserver/shredcat", "http://testserver/shredcat/"])
+def test_base_url_is_handled_alike_by_both_clients(client, base: str) -> None:
+    """A base URL with a path (the app served below ``/shredcat``): requests go below it whether
+    the client opens its own connection or is handed one without a base URL; handed one with a base
+    URL and given none, the client uses that one."""
+    from fastapi.testclient import TestClient
+
+    prefixed = Starlette(routes=[Mount("/shredcat", app=client.app)])
+    admin = TOKENS["admin"]
+    tc = TestClient(prefixed)
+    for sync in (
+        ShredcatClient(base, token=admin, transport=tc._transport),
+        ShredcatClient(base, token=admin, http=TestClient(prefixed, base_url="http://elsewhere")),
+        ShredcatClient(token=admin, http=TestClient(prefixed, base_url=base)),
+    ):
+        assert sync.list_namespaces() == []
+        with pytest.raises(NoSuchTable):
+            sync.load_table("lake", "nope")
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=prefixed)
+        for ac in (
+            AsyncShredcatClient(base, token=admin, transport=transport),
+            AsyncShredcatClient(base, token=admin, http=httpx.AsyncClient(transport=transport)),
+            AsyncShredcatClient(token=admin, http=httpx.AsyncClient(base_url=base, transport=transport)),
+        ):
+            assert await ac.list_namespaces() == []
+            with pytest.raises(NoSuchTable):
                 await ac.load_table("lake", "nope")
 
     asyncio.run(main())

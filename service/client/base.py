@@ -1,0 +1,125 @@
+"""What the sync and async clients share: the methods that send one call, the base URL, the token
+and the retry policy. A transport adds only how a request is sent and how a wait is slept
+(``_send``) and the calls that take several requests (paging, ``plan_all``, ``extract_and_commit``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
+
+import httpx
+
+from service.client import calls
+from service.client.calls import Call
+from service.client.errors import ShredcatConnectionError
+from service.client.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from service.client.async_ import AsyncShredcatClient
+    from service.client.sync import ShredcatClient
+
+P = ParamSpec("P")
+T = TypeVar("T")
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+
+DEFAULT_TIMEOUT = 60.0
+
+
+class route(Generic[P, T]):
+    """A client method that sends the call built by ``build``: on :class:`ShredcatClient` it returns
+    the answer's value, on :class:`AsyncShredcatClient` a coroutine of it."""
+
+    def __init__(self, build: Callable[P, Call[T]]) -> None:
+        self._build = build
+        self.__name__ = build.__name__
+        self.__doc__ = build.__doc__
+        self.__signature__ = inspect.signature(build).replace(return_annotation=inspect.Signature.empty)
+
+    @overload
+    def __get__(self, client: None, owner: type | None = None) -> route[P, T]: ...
+    @overload
+    def __get__(self, client: ShredcatClient, owner: type | None = None) -> Callable[P, T]: ...
+    @overload
+    def __get__(
+        self, client: AsyncShredcatClient, owner: type | None = None
+    ) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    def __get__(self, client: Any, owner: type | None = None) -> Any:
+        if client is None:
+            return self
+        build, send = self._build, client._send
+
+        def method(*args: P.args, **kwargs: P.kwargs) -> Any:
+            return send(build(*args, **kwargs))
+
+        method.__name__ = method.__qualname__ = self.__name__
+        method.__doc__ = self.__doc__
+        method.__signature__ = self.__signature__  # type: ignore[attr-defined]
+        return method
+
+
+class ClientBase(Generic[H]):
+    """The state of a client over the httpx client ``H``, and every method that sends one call (its
+    request, parser and error map are in :mod:`service.client.calls`)."""
+
+    health = route(calls.health)
+    metrics = route(calls.metrics)
+    list_namespaces = route(calls.list_namespaces)
+    create_namespace = route(calls.create_namespace)
+    load_namespace = route(calls.load_namespace)
+    drop_namespace = route(calls.drop_namespace)
+    list_tables = route(calls.list_tables)
+    create_table = route(calls.create_table)
+    load_table = route(calls.load_table)
+    drop_table = route(calls.drop_table)
+    commit = route(calls.commit)
+    commit_paths = route(calls.commit_paths)
+    commit_files = route(calls.commit_files)
+    remove_files = route(calls.remove_files)
+    list_files = route(calls.list_files)
+    file_stats = route(calls.file_stats)
+    table_stats = route(calls.table_stats)
+    list_snapshots = route(calls.list_snapshots)
+    plan = route(calls.plan)
+
+    def __init__(
+        self,
+        base_url: str | None,
+        token: str | None,
+        *,
+        retries: int,
+        backoff: float,
+        http: H | None,
+        open_http: Callable[..., H],
+    ) -> None:
+        """``http``: the httpx client to send with, else one opened by
+        ``open_http(base_url=base_url)`` (and closed with this client)."""
+        self._retry = RetryPolicy(retries, backoff)
+        self._base_url = base_url
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        self._owns_http = http is None
+        if http is None:
+            if base_url is None:
+                raise ValueError("base_url is required")
+            http = open_http(base_url=base_url)
+        self._http: H = http
+
+    def _request(self, call: Call[Any]) -> httpx.Request:
+        # With a base URL, requests go below it even through an ``http`` client of another base;
+        # without one, the ``http`` client's own base URL applies.
+        url = call.path if self._base_url is None else self._base_url.rstrip("/") + call.path
+        return self._http.build_request(
+            call.method, url, params=call.params, json=call.json, headers={**self._auth, **call.headers}
+        )
+
+    def _wait_after_error(self, call: Call[Any], attempt: int, exc: httpx.TransportError) -> float:
+        """The wait before the next attempt; ShredcatConnectionError when there is none."""
+        wait = self._retry.after_error(exc, attempt, idempotent=call.idempotent)
+        if wait is None:
+            raise ShredcatConnectionError(f"{call.method} {call.path}: {type(exc).__name__}: {exc}") from exc
+        return wait
+
+    def _wait_after_response(self, call: Call[Any], attempt: int, r: httpx.Response) -> float | None:
+        """The wait before the next attempt; None when ``r`` is the final answer."""
+        return self._retry.after_response(r, attempt, idempotent=call.idempotent)

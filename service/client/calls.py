@@ -1,0 +1,345 @@
+"""Every REST call of the client, described once and sent by either transport.
+
+A function per route builds a :class:`Call`: method, path (names percent-encoded), query, body,
+headers, whether it is safe to send again after a failure that may have reached the server, how
+its answer is parsed (a :mod:`service.client.models` type) and its error map (statuses that have a
+meaning of their own for this call; :data:`service.client.errors.DEFAULT_ERRORS` covers the rest).
+The clients expose these functions as methods (``client.load_table(...)`` sends
+``load_table(...)``), so the sync and async clients cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
+from urllib.parse import quote
+
+import httpx
+
+from service.client.errors import (
+    CommitConflict,
+    ErrorMap,
+    NamespaceAlreadyExists,
+    NamespaceNotEmpty,
+    NoSuchNamespace,
+    NoSuchTable,
+    TableAlreadyExists,
+    error_from_response,
+)
+from service.client.models import (
+    CommitResult,
+    FilesPage,
+    FileStatsJSON,
+    Health,
+    Namespace,
+    PlanResult,
+    RemoveResult,
+    SnapshotsPage,
+    Table,
+    TableStatsJSON,
+    VariantStatsRowJSON,
+    dropped_snapshot_id,
+    file_stats_json,
+    namespace_names,
+    table_names,
+    table_stats_json,
+)
+
+if TYPE_CHECKING:
+    from service.stats.model import FileStats
+
+T = TypeVar("T")
+
+
+class Page(Protocol):
+    """One page of a paged answer."""
+
+    @property
+    def next_page_token(self) -> str | None: ...
+
+
+PageT = TypeVar("PageT", bound=Page)
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    #: The value of a successful answer.
+    parse: Callable[[httpx.Response], T]
+    params: Mapping[str, Any] | None = None
+    json: Any = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    #: Safe to send again after a failure that may have reached the server.
+    idempotent: bool = False
+    errors: ErrorMap = field(default_factory=dict)
+
+    def result(self, r: httpx.Response) -> T:
+        """The parsed answer, or the error answer raised."""
+        if r.is_success:
+            return self.parse(r)
+        raise error_from_response(r, self.errors)
+
+
+def paged(build: Callable[..., Call[PageT]], *args: Any, **kwargs: Any) -> Callable[[str | None], Call[PageT]]:
+    """The call of one page of ``build(*args, **kwargs)`` by page token (None: the first page)."""
+    return lambda token: build(*args, **kwargs, page_token=token)
+
+
+def _json(parse: Callable[[Any], T]) -> Callable[[httpx.Response], T]:
+    return lambda r: parse(r.json())
+
+
+def _text(r: httpx.Response) -> str:
+    return r.text
+
+
+def _seg(name: str) -> str:
+    return quote(name, safe="")
+
+
+def _namespace_path(namespace: str) -> str:
+    return f"/v1/namespaces/{_seg(namespace)}"
+
+
+def _table_path(namespace: str, table: str) -> str:
+    return f"{_namespace_path(namespace)}/tables/{_seg(table)}"
+
+
+def _params(**kw: Any) -> dict[str, Any]:
+    return {k.replace("_", "-"): v for k, v in kw.items() if v is not None}
+
+
+_ON_NAMESPACE: ErrorMap = {404: NoSuchNamespace}
+_ON_TABLE: ErrorMap = {404: NoSuchTable}
+
+
+# --- operations -------------------------------------------------------------------------------
+
+
+def health() -> Call[Health]:
+    """Readiness (backend, schema revision, version); 503 raises."""
+    return Call("GET", "/health", _json(Health.from_json), idempotent=True)
+
+
+def metrics() -> Call[str]:
+    """The Prometheus exposition text."""
+    return Call("GET", "/metrics", _text, idempotent=True)
+
+
+# --- namespaces -------------------------------------------------------------------------------
+
+
+def list_namespaces() -> Call[list[str]]:
+    return Call("GET", "/v1/namespaces", _json(namespace_names), idempotent=True)
+
+
+def create_namespace(namespace: str) -> Call[Namespace]:
+    return Call(
+        "POST", "/v1/namespaces", _json(Namespace.from_json), json={"namespace": [namespace]},
+        errors={409: NamespaceAlreadyExists},
+    )
+
+
+def load_namespace(namespace: str) -> Call[Namespace]:
+    return Call("GET", _namespace_path(namespace), _json(Namespace.from_json), idempotent=True, errors=_ON_NAMESPACE)
+
+
+def drop_namespace(namespace: str) -> Call[int | None]:
+    """Drop an empty namespace; returns the snapshot id of the drop."""
+    return Call(
+        "DELETE", _namespace_path(namespace), _json(dropped_snapshot_id),
+        errors={**_ON_NAMESPACE, 409: NamespaceNotEmpty},
+    )
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def list_tables(namespace: str) -> Call[list[str]]:
+    return Call("GET", f"{_namespace_path(namespace)}/tables", _json(table_names), idempotent=True, errors=_ON_NAMESPACE)
+
+
+def create_table(
+    namespace: str, name: str, *, variant_columns: Sequence[str] | None = None, infer_from: str | None = None
+) -> Call[Table]:
+    """Create a table with these Variant columns, or those of the file ``infer_from`` (read by the
+    server, inside its warehouse roots)."""
+    body: dict[str, Any] = {"name": name}
+    if variant_columns is not None:
+        body["variant-columns"] = list(variant_columns)
+    if infer_from is not None:
+        body["infer-from"] = infer_from
+    return Call(
+        "POST", f"{_namespace_path(namespace)}/tables", _json(Table.from_json), json=body,
+        errors={**_ON_NAMESPACE, 409: TableAlreadyExists},
+    )
+
+
+def load_table(namespace: str, table: str) -> Call[Table]:
+    return Call("GET", _table_path(namespace, table), _json(Table.from_json), idempotent=True, errors=_ON_TABLE)
+
+
+def drop_table(namespace: str, table: str) -> Call[int | None]:
+    """Drop the table; returns the snapshot id of the drop."""
+    return Call("DELETE", _table_path(namespace, table), _json(dropped_snapshot_id), errors=_ON_TABLE)
+
+
+# --- commits ----------------------------------------------------------------------------------
+
+
+def file_stats_payload(fs: FileStats) -> FileStatsJSON:
+    """A :class:`~service.stats.model.FileStats` (from :func:`service.stats.extract.extract_file`) as
+    the JSON a commit with client-side statistics carries."""
+    rows = [cast(VariantStatsRowJSON, {"column": ps.column, **ps.ducklake_row()}) for ps in fs.paths]
+    return {
+        "path": fs.path,
+        "file-size-bytes": fs.file_size_bytes,
+        "record-count": fs.record_count,
+        "footer-size": fs.footer_size,
+        "content-id": fs.content_id,
+        "variant-columns": list(fs.variant_columns),
+        "variant-stats": rows,
+    }
+
+
+def commit(
+    namespace: str,
+    table: str,
+    *,
+    paths: Sequence[str] | None = None,
+    files: Sequence[FileStats | Mapping[str, Any]] | None = None,
+    idempotency_key: str | None = None,
+) -> Call[CommitResult]:
+    """Register files as one snapshot: ``paths`` the server reads itself, and/or ``files`` with
+    statistics extracted here (FileStats from ``extract_file``, or their JSON). The idempotency key
+    (a new uuid4 unless given) is reused by every retry of this call."""
+    key = idempotency_key or uuid.uuid4().hex
+    body: dict[str, Any] = {}
+    if paths is not None:
+        body["paths"] = list(paths)
+    if files is not None:
+        body["files"] = [f if isinstance(f, Mapping) else file_stats_payload(f) for f in files]
+    return Call(
+        "POST",
+        f"{_table_path(namespace, table)}/commits",
+        _json(lambda d: CommitResult.from_json(d, key)),
+        json=body,
+        headers={"Idempotency-Key": key},
+        idempotent=True,
+        errors={**_ON_TABLE, 409: CommitConflict},
+    )
+
+
+def commit_paths(
+    namespace: str, table: str, paths: Sequence[str], *, idempotency_key: str | None = None
+) -> Call[CommitResult]:
+    return commit(namespace, table, paths=paths, idempotency_key=idempotency_key)
+
+
+def commit_files(
+    namespace: str,
+    table: str,
+    files: Sequence[FileStats | Mapping[str, Any]],
+    *,
+    idempotency_key: str | None = None,
+) -> Call[CommitResult]:
+    return commit(namespace, table, files=files, idempotency_key=idempotency_key)
+
+
+def remove_files(namespace: str, table: str, paths: Sequence[str], *, missing_ok: bool = False) -> Call[RemoveResult]:
+    # A 404 names a missing table or a missing path: the default NotFound says no more than that.
+    return Call(
+        "POST",
+        f"{_table_path(namespace, table)}/files/remove",
+        _json(RemoveResult.from_json),
+        json={"paths": list(paths), "missing-ok": missing_ok},
+        # Removing the same paths again is harmless only when missing ones are tolerated.
+        idempotent=missing_ok,
+    )
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def list_files(
+    namespace: str,
+    table: str,
+    *,
+    prefix: str | None = None,
+    snapshot_id: int | None = None,
+    page_size: int | None = None,
+    page_token: str | None = None,
+) -> Call[FilesPage]:
+    """One page of files (path order); pass ``next_page_token`` back for the next."""
+    return Call(
+        "GET",
+        f"{_table_path(namespace, table)}/files",
+        _json(FilesPage.from_json),
+        params=_params(prefix=prefix, snapshot_id=snapshot_id, page_size=page_size, page_token=page_token),
+        idempotent=True,
+    )
+
+
+def file_stats(namespace: str, table: str, path: str, *, snapshot_id: int | None = None) -> Call[FileStatsJSON]:
+    """One file's stats as committed: the commit JSON shape, with DuckLake rows in ``variant-stats``."""
+    return Call(
+        "GET",
+        f"{_table_path(namespace, table)}/files/stats",
+        _json(file_stats_json),
+        params=_params(path=path, snapshot_id=snapshot_id),
+        idempotent=True,
+    )
+
+
+def table_stats(namespace: str, table: str, *, snapshot_id: int | None = None) -> Call[TableStatsJSON]:
+    """Global stats: ``{"snapshot-id", "file-count", "columns": {col: [DuckLake objects]},
+    "extra-stats": {col: DuckLake JSON text}}``."""
+    return Call(
+        "GET",
+        f"{_table_path(namespace, table)}/stats",
+        _json(table_stats_json),
+        params=_params(snapshot_id=snapshot_id),
+        idempotent=True,
+    )
+
+
+def list_snapshots(
+    namespace: str, table: str, *, page_size: int | None = None, page_token: str | None = None
+) -> Call[SnapshotsPage]:
+    return Call(
+        "GET",
+        f"{_table_path(namespace, table)}/snapshots",
+        _json(SnapshotsPage.from_json),
+        params=_params(page_size=page_size, page_token=page_token),
+        idempotent=True,
+        errors=_ON_TABLE,
+    )
+
+
+def plan(
+    namespace: str,
+    table: str,
+    *,
+    filter: Any = None,
+    sql: str | None = None,
+    snapshot_id: int | None = None,
+    explain: bool = False,
+    page_size: int | None = None,
+    page_token: str | None = None,
+) -> Call[PlanResult]:
+    """Prune: the candidate files for a predicate (filter JSON or SQL text), one page."""
+    body: dict[str, Any] = {"explain": explain}
+    if filter is not None:
+        body["filter"] = filter
+    if sql is not None:
+        body["sql"] = sql
+    if snapshot_id is not None:
+        body["snapshot-id"] = snapshot_id
+    if page_size is not None:
+        body["page-size"] = page_size
+    if page_token is not None:
+        body["page-token"] = page_token
+    return Call("POST", f"{_table_path(namespace, table)}/plan", _json(PlanResult.from_json), json=body, idempotent=True)

@@ -1,0 +1,294 @@
+"""What the client's calls return: a frozen dataclass per REST response, each parsed from the
+server's JSON in its ``from_json``, and the DuckLake-shaped statistics kept as the plain dicts the
+API sends, typed by ``TypedDict`` (their keys are the API's: kebab-case, DuckLake's snake_case
+inside the statistics rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, NotRequired, TypedDict, cast
+
+
+class VariantStatsRowJSON(TypedDict):
+    """One ``ducklake_file_variant_stats`` row of a file, plus its Variant column (bounds as DuckDB
+    text)."""
+
+    column: str
+    variant_path: str
+    shredded_type: str
+    column_size_bytes: int
+    value_count: int
+    null_count: int
+    min_value: str | None
+    max_value: str | None
+    contains_nan: bool | None
+    extra_stats: str | None
+
+
+#: A data file with its statistics: the body of a commit with client-side statistics, and the
+#: answer of ``file_stats``.
+FileStatsJSON = TypedDict(
+    "FileStatsJSON",
+    {
+        "path": str,
+        "file-size-bytes": int,
+        "record-count": int,
+        "footer-size": int,
+        "content-id": str | None,
+        "variant-columns": list[str],
+        "variant-stats": list[VariantStatsRowJSON],
+    },
+)
+
+class GlobalPathStatsJSON(TypedDict):
+    """One path of DuckLake's global JSON array (``ducklake_table_column_stats.extra_stats``);
+    ``min``, ``max`` and ``contains_nan`` are absent when unknown."""
+
+    field_name: str
+    shredded_type: str
+    null_count: int
+    min: NotRequired[str]
+    max: NotRequired[str]
+    num_values: int
+    contains_nan: NotRequired[bool]
+    column_size_bytes: int
+    any_valid: bool
+
+
+#: A table's global statistics: per Variant column its paths, and DuckLake's JSON text of them.
+TableStatsJSON = TypedDict(
+    "TableStatsJSON",
+    {
+        "snapshot-id": int,
+        "file-count": int,
+        "columns": dict[str, list[GlobalPathStatsJSON]],
+        "extra-stats": dict[str, str | None],
+    },
+)
+
+
+def _time(v: str) -> datetime:
+    return datetime.fromisoformat(v.replace("Z", "+00:00"))
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    status: str
+    version: str
+    #: ``sqlite`` or ``postgresql``.
+    backend: str | None
+    schema_revision: str | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Health:
+        return cls(d["status"], d["version"], d.get("backend"), d.get("schema-revision"))
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    name: str
+    #: Iceberg namespace properties; shredcat sets ``begin-snapshot``.
+    properties: Mapping[str, str]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Namespace:
+        return cls(".".join(d["namespace"]), dict(d.get("properties") or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    namespace: str
+    name: str
+    table_id: int
+    variant_columns: tuple[str, ...]
+    live_file_count: int
+    live_record_count: int
+    live_bytes: int
+    current_snapshot_id: int
+    snapshot_count: int
+    last_commit_time: datetime | None
+    begin_snapshot: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Table:
+        ident = d["identifier"]
+        last = d.get("last-commit-time")
+        return cls(
+            namespace=".".join(ident["namespace"]),
+            name=ident["name"],
+            table_id=d["table-id"],
+            variant_columns=tuple(d["variant-columns"]),
+            live_file_count=d["live-file-count"],
+            live_record_count=d["live-record-count"],
+            live_bytes=d["live-bytes"],
+            current_snapshot_id=d["current-snapshot-id"],
+            snapshot_count=d["snapshot-count"],
+            last_commit_time=None if last is None else _time(last),
+            begin_snapshot=d["begin-snapshot"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    snapshot_id: int | None
+    added: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    replayed: bool
+    #: The Idempotency-Key the commit was sent with.
+    idempotency_key: str | None = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any], idempotency_key: str | None) -> CommitResult:
+        return cls(d["snapshot-id"], tuple(d["added"]), tuple(d["unchanged"]), d["replayed"], idempotency_key)
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveResult:
+    snapshot_id: int | None
+    removed: tuple[str, ...]
+    missing: tuple[str, ...]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> RemoveResult:
+        return cls(d["snapshot-id"], tuple(d["removed"]), tuple(d["missing"]))
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    path: str
+    file_size_bytes: int
+    record_count: int
+    footer_size: int
+    content_id: str | None
+    begin_snapshot: int
+    end_snapshot: int | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> DataFile:
+        return cls(
+            d["path"], d["file-size-bytes"], d["record-count"], d["footer-size"], d.get("content-id"),
+            d["begin-snapshot"], d.get("end-snapshot"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FilesPage:
+    snapshot_id: int
+    files: tuple[DataFile, ...]
+    next_page_token: str | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> FilesPage:
+        return cls(d["snapshot-id"], tuple(DataFile.from_json(f) for f in d["files"]), d.get("next-page-token"))
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    snapshot_id: int
+    snapshot_time: datetime
+    changes_made: str
+    added_files: int
+    removed_files: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Snapshot:
+        return cls(d["snapshot-id"], _time(d["snapshot-time"]), d["changes-made"], d["added-files"], d["removed-files"])
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotsPage:
+    snapshots: tuple[Snapshot, ...]
+    next_page_token: str | None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SnapshotsPage:
+        return cls(tuple(Snapshot.from_json(s) for s in d["snapshots"]), d.get("next-page-token"))
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFile:
+    path: str
+    file_size_bytes: int
+    record_count: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PlanFile:
+        return cls(d["path"], d["file-size-bytes"], d["record-count"])
+
+
+@dataclass(frozen=True, slots=True)
+class FileExplanation:
+    path: str
+    kept: bool
+    reason: str
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> FileExplanation:
+        return cls(d["path"], d["kept"], d["reason"])
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    """One page of a plan. The counts cover the whole answer (every page) and are None on the pages
+    fetched with a page token."""
+
+    snapshot_id: int | None
+    files: tuple[PlanFile, ...]
+    next_page_token: str | None
+    files_considered: int | None
+    files_pruned: int | None
+    files_kept: int | None
+    rows_skipped: int | None
+    bytes_skipped: int | None
+    explain: tuple[FileExplanation, ...] | None = None
+
+    @property
+    def paths(self) -> list[str]:
+        return [f.path for f in self.files]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PlanResult:
+        m = d["metrics"]
+        explain = d.get("explain")
+        return cls(
+            snapshot_id=d.get("snapshot-id"),
+            files=tuple(PlanFile.from_json(f) for f in d["files"]),
+            next_page_token=d.get("next-page-token"),
+            files_considered=m["files-considered"],
+            files_pruned=m["files-pruned"],
+            files_kept=m["files-kept"],
+            rows_skipped=m["rows-skipped"],
+            bytes_skipped=m["bytes-skipped"],
+            explain=None if explain is None else tuple(FileExplanation.from_json(x) for x in explain),
+        )
+
+    @staticmethod
+    def merged(pages: Sequence[PlanResult]) -> PlanResult:
+        """The pages of one plan as one result: every page's files (and explanations), the first
+        page's snapshot and counts."""
+        first = pages[0]
+        explain = None if first.explain is None else tuple(x for p in pages for x in p.explain or ())
+        return replace(first, files=tuple(f for p in pages for f in p.files), next_page_token=None, explain=explain)
+
+
+def namespace_names(d: Mapping[str, Any]) -> list[str]:
+    return [".".join(n) for n in d["namespaces"]]
+
+
+def table_names(d: Mapping[str, Any]) -> list[str]:
+    return [i["name"] for i in d["identifiers"]]
+
+
+def dropped_snapshot_id(d: Mapping[str, Any]) -> int | None:
+    """The snapshot of a drop."""
+    return cast(int | None, d["snapshot-id"])
+
+
+def file_stats_json(d: Any) -> FileStatsJSON:
+    return cast(FileStatsJSON, d)
+
+
+def table_stats_json(d: Any) -> TableStatsJSON:
+    return cast(TableStatsJSON, d)
