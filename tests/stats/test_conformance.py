@@ -20,6 +20,7 @@ from service.values import Kind, ShreddedType
 from service.variant.binary import VariantValue, decode, metadata_length
 from service.variant.paths import parse_variant_path_steps
 from tests.support.conformance import SHREDDED_VARIANT as CORPUS
+from tests.support.conformance import require_corpus
 
 # Variant primitive kinds -> the shredded type kind that holds them exactly.
 VARIANT_TO_KIND = {
@@ -122,9 +123,12 @@ def _check_case(case: dict[str, Any]) -> None:
 CASES = _cases()
 
 
-@pytest.mark.skipif(not CASES, reason="conformance corpus not found beside the repository")
-@pytest.mark.parametrize("case", CASES, ids=[c["parquet_file"] for c in CASES])
-def test_conformance_case(case: dict[str, Any]) -> None:
+# Without the corpus one placeholder case runs, so the run skips (laptop) or fails (CI=true).
+@pytest.mark.parametrize("case", CASES or [None], ids=[c["parquet_file"] for c in CASES] or ["corpus-missing"])
+def test_conformance_case(case: dict[str, Any] | None) -> None:
+    if case is None:
+        require_corpus(CORPUS)
+        return
     if "error_message" in case:
         # Readers must reject these. For stats: a typed error, or no row for any path.
         try:
@@ -141,8 +145,7 @@ def test_conformance_case(case: dict[str, Any]) -> None:
 
 
 def test_corpus_is_complete() -> None:
-    if not CORPUS.exists():
-        pytest.skip("conformance corpus not found")
+    require_corpus(CORPUS)
     assert len(list(CORPUS.glob("*.parquet"))) == 137
     assert len(CASES) == 137
 
@@ -150,8 +153,7 @@ def test_corpus_is_complete() -> None:
 def test_reported_paths_cover_the_corpus() -> None:
     """Guards against an extractor that reports nothing: the valid single-type cases must yield
     rows (every primitive kind of the spec appears in the corpus)."""
-    if not CORPUS.exists():
-        pytest.skip("conformance corpus not found")
+    require_corpus(CORPUS)
     kinds = set()
     for case in CASES:
         if "error_message" in case:

@@ -42,14 +42,13 @@ from service.variant.binary import (
     vstr,
 )
 from tests.support.conformance import PARQUET_TESTING as CONFORMANCE
+from tests.support.conformance import needs_corpus
 
 VARIANT_DIR = CONFORMANCE / "variant"
 SHREDDED_DIR = CONFORMANCE / "shredded_variant"
 
-needs_variant_dir = pytest.mark.skipif(not VARIANT_DIR.is_dir(), reason="parquet-testing/variant not present")
-needs_shredded_dir = pytest.mark.skipif(
-    not SHREDDED_DIR.is_dir(), reason="parquet-testing/shredded_variant not present"
-)
+needs_variant_dir = needs_corpus(VARIANT_DIR)
+needs_shredded_dir = needs_corpus(SHREDDED_DIR)
 
 EMPTY_METADATA = b"\x01\x00\x00"
 EPOCH = dt.date(1970, 1, 1)
@@ -177,7 +176,8 @@ def test_every_variant_example_is_known() -> None:
 
 
 @needs_variant_dir
-@pytest.mark.parametrize("name", _variant_examples())
+# Without the corpus, one missing name runs: skipped by the marker on a laptop, failing under CI.
+@pytest.mark.parametrize("name", _variant_examples() or ["corpus-missing"])
 def test_variant_example_decodes_to_documented_value(name: str) -> None:
     metadata, value = _read_example(name)
     decoded = decode(metadata, value)
@@ -353,7 +353,9 @@ def test_every_variant_bin_decodes() -> None:
 
 
 @needs_shredded_dir
-@pytest.mark.parametrize("case", _shredded_cases(), ids=lambda c: f"case-{c['case_number']:03d}")
+@pytest.mark.parametrize(
+    "case", _shredded_cases() or [{"case_number": -1}], ids=lambda c: f"case-{c['case_number']:03d}"
+)
 def test_variant_bin_matches_cases_json(case: dict[str, object]) -> None:
     if "variant_file" in case:
         rendered = _iceberg_variant((SHREDDED_DIR / str(case["variant_file"])).read_bytes())
