@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from functools import singledispatch
 from typing import Final, Generic, TypeVar
 
 from service.errors import InvalidPathError
+from service.pruning.dispatch import dispatcher
 from service.variant import paths as _ducklake_paths
 
 # Spark's own index pattern is `\[(\d+)]`; bounded here so a hostile path cannot make a huge int.
@@ -79,7 +79,7 @@ class StepVisitor(Generic[T], ABC):
     def visit_any_index(self, step: AnyIndex) -> T: ...
 
 
-@singledispatch
+@dispatcher
 def visit_step(step: Step, visitor: StepVisitor[T]) -> T:
     raise TypeError(f"not a JSON path step: {step!r}")
 

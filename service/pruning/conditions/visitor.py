@@ -8,7 +8,6 @@ evaluator, the catalog's SQL translation) goes through these, so a new kind is r
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from functools import singledispatch
 from typing import Generic, TypeVar
 
 from service.pruning.conditions.model import (
@@ -27,6 +26,7 @@ from service.pruning.conditions.model import (
     RangeMayContain,
     Test,
 )
+from service.pruning.dispatch import dispatcher
 
 T = TypeVar("T")
 
@@ -47,7 +47,7 @@ class ConditionVisitor(Generic[T], ABC):
     def visit_constant(self, c: Constant) -> T: ...
 
 
-@singledispatch
+@dispatcher
 def visit_condition(c: Condition, visitor: ConditionVisitor[T]) -> T:
     raise TypeError(f"not a Condition: {c!r}")
 
@@ -100,7 +100,7 @@ class TestVisitor(Generic[T], ABC):
     def visit_not_all_in(self, t: NotAllIn) -> T: ...
 
 
-@singledispatch
+@dispatcher
 def visit_test(t: Test, visitor: TestVisitor[T]) -> T:
     raise TypeError(f"unknown test {t!r}")
 

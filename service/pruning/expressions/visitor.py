@@ -1,4 +1,5 @@
-"""The one way to dispatch on the kind of a tree node (as pyiceberg's ``expressions/visitors``).
+"""The one way to dispatch on the kind of a tree node (singledispatch, as pyiceberg's
+``expressions/visitors``; see :mod:`service.pruning.dispatch`).
 
 ``visit(node, visitor)`` calls the visitor's method for the node's kind: ``visit_true``,
 ``visit_false``, ``visit_and``, ``visit_or``, ``visit_not`` for the boolean structure, and
@@ -12,9 +13,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from functools import singledispatch
 from typing import Generic, TypeVar
 
+from service.pruning.dispatch import dispatcher
 from service.pruning.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -66,7 +67,7 @@ class BooleanExpressionVisitor(PredicateVisitor[T], ABC):
     def visit_not(self, node: Not) -> T: ...
 
 
-@singledispatch
+@dispatcher
 def visit(node: BooleanExpression, visitor: PredicateVisitor[T]) -> T:
     raise TypeError(f"not a BooleanExpression: {node!r}")
 
