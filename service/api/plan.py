@@ -21,21 +21,9 @@ from service.api.namespaces import NamespaceName
 from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse
 from service.api.tables import TableName
 from service.errors import ShredcatError
+from service.pruning import engine
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"])
-
-
-class PlanningUnavailableError(ShredcatError):
-    code = "not_implemented"
-    http_status = 501
-
-
-def _engine_max_page() -> int | None:
-    try:
-        from service.pruning.engine import MAX_PAGE_SIZE
-    except ImportError:
-        return None
-    return int(MAX_PAGE_SIZE)
 
 
 def _exact_filter(raw: bytes, fallback: Any) -> Any:
@@ -54,7 +42,7 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
     s = ctx.settings
     if (flt is None) == (body.sql is None):
         raise field_error("body", "give exactly one of filter and sql")
-    check_page_size(ctx, body.page_size, cap=_engine_max_page(), field="body.page-size")
+    check_page_size(ctx, body.page_size, cap=engine.MAX_PAGE_SIZE, field="body.page-size")
     try:
         if body.sql is not None:
             from service.pruning.parse_sql import parse_sql
@@ -67,10 +55,6 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
     except ShredcatError as e:
         e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
         raise
-    try:
-        from service.pruning import engine
-    except ImportError:
-        raise PlanningUnavailableError("the pruning engine is not available in this build") from None
     try:
         result = engine.plan(
             ctx.catalog,

@@ -1,8 +1,13 @@
-"""File pruning on shredded Variant statistics: predicate trees (parsed from Iceberg-style JSON or
-Spark SQL), the stats conditions they compile to, and the per-file evaluator.
+"""File pruning on shredded Variant statistics, as pure logic (no database, no HTTP):
 
-Pure logic: no database, no HTTP. ``sql.py`` / ``engine.py`` (the SQL execution layer) are
-reserved for the catalog side.
+* :mod:`.expressions`: the predicate tree, its builders and :func:`~.expressions.visit`;
+* :mod:`.parse_json` / :mod:`.parse_sql`: Iceberg-style filter JSON and Spark SQL text ⇄ tree,
+  :mod:`.render` the tree as Spark SQL; :mod:`.paths`, :mod:`.literals`, :mod:`.spark_types`
+  the pieces they share;
+* :mod:`.conditions`: the stats conditions a tree compiles to;
+* :mod:`.evaluator`: those conditions over one file's stats.
+
+Translating conditions into SQL over the catalog's tables lives under :mod:`service.catalog`.
 """
 
 from service.pruning.conditions import Condition, LeafCondition, compile_expression, usable_types

@@ -7,14 +7,15 @@ CANNOT_MATCH (the file holds no row the predicate selects: skip it) or MIGHT_MAT
 also the answer whenever in doubt), with a reason naming the conjunct, the bound and the rule,
 for explain mode.
 
-The interpreter here and the SQL translation the catalog will run must agree; both read the
-same Condition, so the rules live in one place.
+The interpreter here and the catalog's SQL translation must agree; both read the same
+Condition, so the rules live in one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import wraps
 from typing import Final
 
 from service.pruning.conditions import (
@@ -23,6 +24,7 @@ from service.pruning.conditions import (
     AnyOf,
     AnyPoint,
     Condition,
+    ConditionVisitor,
     Constant,
     HasNulls,
     HasValues,
@@ -33,8 +35,11 @@ from service.pruning.conditions import (
     NotAllIn,
     RangeMayContain,
     Test,
+    TestVisitor,
     compile_expression,
     condition_paths,
+    visit_condition,
+    visit_test,
 )
 from service.pruning.expressions import BooleanExpression
 from service.stats.model import PathStats
@@ -101,99 +106,149 @@ def _nan_possible(row: PathStats) -> bool:
     return row.contains_nan is not False
 
 
-def run_test(test: Test, row: PathStats) -> tuple[bool, str, str]:
+Outcome = tuple[bool, str, str]
+
+
+def _incomparable_keeps(method: Callable[[_RowTest, Test], Outcome]) -> Callable[[_RowTest, Test], Outcome]:
+    """Bounds of a Python type the stored type does not use (bad client stats): keep."""
+
+    @wraps(method)
+    def run(self: _RowTest, test: Test) -> Outcome:
+        try:
+            return method(self, test)
+        except TypeError:
+            return True, f"bounds of {self.row.shredded_type.name} are not comparable with the literal", "keep"
+
+    return run
+
+
+class _RowTest(TestVisitor[Outcome]):
     """(might_match, why, rule) of one test over one stats row."""
-    t = row.shredded_type
-    if isinstance(test, Keep):
+
+    def __init__(self, row: PathStats) -> None:
+        self.row = row
+
+    def _all_null(self) -> Outcome | None:
+        row = self.row
+        if row.value_count == 0:
+            # Every entry null or missing: no comparison, IN, is_nan or not_null can be TRUE,
+            # whatever the stored type.
+            return False, f"value_count 0 ({row.shredded_type.name}): every entry is null or missing", "all-null"
+        return None
+
+    def visit_keep(self, test: Keep) -> Outcome:
         return True, "nothing can be concluded from the stats of this type", "keep"
-    if isinstance(test, Never):
+
+    def visit_never(self, test: Never) -> Outcome:
         return (
             False,
-            f"no {t.name} value can satisfy it (the literal is outside the stored type)",
+            f"no {self.row.shredded_type.name} value can satisfy it (the literal is outside the stored type)",
             "stored-type range",
         )
-    if isinstance(test, HasNulls):
+
+    def visit_has_nulls(self, test: HasNulls) -> Outcome:
+        row = self.row
         if row.null_count > 0:
             return True, f"null_count {row.null_count}", "is-null"
-        return False, f"null_count 0 and {t.name} values cast without NULL", "is-null needs nulls"
-    if row.value_count == 0:
-        # Every entry null or missing: no comparison, IN, is_nan or not_null can be TRUE,
-        # whatever the stored type.
-        return False, f"value_count 0 ({t.name}): every entry is null or missing", "all-null"
-    if isinstance(test, HasValues):
-        return True, f"value_count {row.value_count} of stored type {t.name}", "values present"
-    if isinstance(test, MayHaveNaN):
-        if _nan_possible(row):
-            return True, f"contains_nan {row.contains_nan}", "nan"
+        return False, f"null_count 0 and {row.shredded_type.name} values cast without NULL", "is-null needs nulls"
+
+    def visit_has_values(self, test: HasValues) -> Outcome:
+        row = self.row
+        if (out := self._all_null()) is not None:
+            return out
+        return True, f"value_count {row.value_count} of stored type {row.shredded_type.name}", "values present"
+
+    def visit_may_have_nan(self, test: MayHaveNaN) -> Outcome:
+        if (out := self._all_null()) is not None:
+            return out
+        if _nan_possible(self.row):
+            return True, f"contains_nan {self.row.contains_nan}", "nan"
         return False, "contains_nan false", "nan"
-    lo_v, hi_v = row.min_value, row.max_value
-    try:
-        if isinstance(test, RangeMayContain):
-            if test.nan_matches and _nan_possible(row):
-                return True, f"contains_nan {row.contains_nan} and NaN sorts above every number", "nan"
-            if _above(hi_v, test.lo, test.lo_inclusive):
-                op = "<" if test.lo_inclusive else "<="
-                return False, f"max {_fmt(t, hi_v)} {op} {_fmt(t, test.lo)} ({t.name})", "range"
-            if _above(test.hi, lo_v, test.hi_inclusive):
-                op = ">" if test.hi_inclusive else ">="
-                return False, f"min {_fmt(t, lo_v)} {op} {_fmt(t, test.hi)} ({t.name})", "range"
-            return True, f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) admit it", "range"
-        if isinstance(test, AnyPoint):
-            for p in test.points:
-                if (lo_v is None or _cmp_le(lo_v, p)) and (hi_v is None or _cmp_le(p, hi_v)):
-                    return (
-                        True,
-                        f"{_fmt(t, p)} lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})",
-                        "in-list",
-                    )
-            return (
-                False,
-                f"none of {len(test.points)} values lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})",
-                "in-list",
-            )
-        if isinstance(test, NotAllIn):
-            if test.nan_matches and _nan_possible(row):
-                return True, f"contains_nan {row.contains_nan}: a NaN differs from every literal", "nan"
-            if lo_v is not None and hi_v is not None and lo_v == hi_v and lo_v in test.values:
-                return False, f"every value equals {_fmt(t, lo_v)} (min = max, {t.name})", "all-equal"
-            return (
-                True,
-                f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) hold other values",
-                "all-equal",
-            )
-    except TypeError:
-        # Bounds of a Python type the stored type does not use (bad client stats): keep.
-        return True, f"bounds of {t.name} are not comparable with the literal", "keep"
-    raise TypeError(f"unknown test {test!r}")  # pragma: no cover
 
+    @_incomparable_keeps
+    def visit_range(self, test: RangeMayContain) -> Outcome:
+        if (out := self._all_null()) is not None:
+            return out
+        row = self.row
+        t, lo_v, hi_v = row.shredded_type, row.min_value, row.max_value
+        if test.nan_matches and _nan_possible(row):
+            return True, f"contains_nan {row.contains_nan} and NaN sorts above every number", "nan"
+        if _above(hi_v, test.lo, test.lo_inclusive):
+            op = "<" if test.lo_inclusive else "<="
+            return False, f"max {_fmt(t, hi_v)} {op} {_fmt(t, test.lo)} ({t.name})", "range"
+        if _above(test.hi, lo_v, test.hi_inclusive):
+            op = ">" if test.hi_inclusive else ">="
+            return False, f"min {_fmt(t, lo_v)} {op} {_fmt(t, test.hi)} ({t.name})", "range"
+        return True, f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) admit it", "range"
 
-def _leaf(c: LeafCondition, stats: StatsIndex) -> Verdict:
-    rows = stats.get((c.column, c.variant_path)) or ()
-    if not rows:
-        return Verdict(
-            MIGHT_MATCH,
-            f"{c.label}: no stats for {c.column} {c.variant_path} (not fully shredded in this file)",
+    @_incomparable_keeps
+    def visit_any_point(self, test: AnyPoint) -> Outcome:
+        if (out := self._all_null()) is not None:
+            return out
+        row = self.row
+        t, lo_v, hi_v = row.shredded_type, row.min_value, row.max_value
+        for p in test.points:
+            if (lo_v is None or _cmp_le(lo_v, p)) and (hi_v is None or _cmp_le(p, hi_v)):
+                return (
+                    True,
+                    f"{_fmt(t, p)} lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})",
+                    "in-list",
+                )
+        return (
+            False,
+            f"none of {len(test.points)} values lies in [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name})",
+            "in-list",
         )
-    reasons = []
-    for row in rows:
-        might, why, rule = run_test(c.test_for(row.shredded_type), row)
-        if might:
-            return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]")
-        reasons.append(f"{why} [{rule}]")
-    where = f"{c.column} {c.variant_path}"
-    return Verdict(CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}")
+
+    @_incomparable_keeps
+    def visit_not_all_in(self, test: NotAllIn) -> Outcome:
+        if (out := self._all_null()) is not None:
+            return out
+        row = self.row
+        t, lo_v, hi_v = row.shredded_type, row.min_value, row.max_value
+        if test.nan_matches and _nan_possible(row):
+            return True, f"contains_nan {row.contains_nan}: a NaN differs from every literal", "nan"
+        if lo_v is not None and hi_v is not None and lo_v == hi_v and lo_v in test.values:
+            return False, f"every value equals {_fmt(t, lo_v)} (min = max, {t.name})", "all-equal"
+        return (
+            True,
+            f"bounds [{_fmt(t, lo_v)}, {_fmt(t, hi_v)}] ({t.name}) hold other values",
+            "all-equal",
+        )
 
 
-def interpret(c: Condition, stats: StatsIndex) -> Verdict:
-    """Interpret a compiled condition over one file's stats."""
-    if isinstance(c, LeafCondition):
-        return _leaf(c, stats)
-    if isinstance(c, Constant):
+def run_test(test: Test, row: PathStats) -> Outcome:
+    """(might_match, why, rule) of one test over one stats row."""
+    return visit_test(test, _RowTest(row))
+
+
+class _Interpreter(ConditionVisitor[Verdict]):
+    def __init__(self, stats: StatsIndex) -> None:
+        self.stats = stats
+
+    def visit_leaf(self, c: LeafCondition) -> Verdict:
+        rows = self.stats.get((c.column, c.variant_path)) or ()
+        if not rows:
+            return Verdict(
+                MIGHT_MATCH,
+                f"{c.label}: no stats for {c.column} {c.variant_path} (not fully shredded in this file)",
+            )
+        reasons = []
+        for row in rows:
+            might, why, rule = run_test(c.test_for(row.shredded_type), row)
+            if might:
+                return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]")
+            reasons.append(f"{why} [{rule}]")
+        where = f"{c.column} {c.variant_path}"
+        return Verdict(CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}")
+
+    def visit_constant(self, c: Constant) -> Verdict:
         return Verdict(c.might_match, c.reason)
-    if isinstance(c, AllOf):
+
+    def visit_all_of(self, c: AllOf) -> Verdict:
         mights = []
         for child in c.children:
-            v = interpret(child, stats)
+            v = visit_condition(child, self)
             if not v.might_match:
                 # One conjunct that cannot be TRUE makes the AND never TRUE.
                 return Verdict(
@@ -201,15 +256,20 @@ def interpret(c: Condition, stats: StatsIndex) -> Verdict:
                 )
             mights.append(v.reason)
         return Verdict(MIGHT_MATCH, "every conjunct might match: " + "; ".join(mights))
-    if isinstance(c, AnyOf):
+
+    def visit_any_of(self, c: AnyOf) -> Verdict:
         cannots = []
         for child in c.children:
-            v = interpret(child, stats)
+            v = visit_condition(child, self)
             if v.might_match:
                 return Verdict(MIGHT_MATCH, v.reason)
             cannots.append(v.reason)
         return Verdict(CANNOT_MATCH, "no disjunct can match: " + " | ".join(cannots))
-    raise TypeError(f"not a Condition: {c!r}")
+
+
+def interpret(c: Condition, stats: StatsIndex) -> Verdict:
+    """Interpret a compiled condition over one file's stats."""
+    return visit_condition(c, _Interpreter(stats))
 
 
 class FileEvaluator:

@@ -37,6 +37,7 @@ from service.pruning.expressions import (
     AlwaysTrue,
     And,
     BooleanExpression,
+    BooleanExpressionVisitor,
     LiteralPredicate,
     Not,
     Op,
@@ -50,6 +51,7 @@ from service.pruning.expressions import (
     not_,
     or_,
     unary,
+    visit,
 )
 from service.pruning.literals import LiteralValue, format_date, format_timestamp, parse_numeral
 from service.pruning.paths import format_json_path, parse_json_path
@@ -352,28 +354,43 @@ def _balanced(kind: str, items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": kind, "left": _balanced(kind, items[:mid]), "right": _balanced(kind, items[mid:])}
 
 
+class _Json(BooleanExpressionVisitor[Any]):
+    def visit_true(self) -> Any:
+        return {"type": "true"}
+
+    def visit_false(self) -> Any:
+        return {"type": "false"}
+
+    def visit_and(self, node: And) -> Any:
+        return _balanced("and", [visit(c, self) for c in node.children])
+
+    def visit_or(self, node: Or) -> Any:
+        return _balanced("or", [visit(c, self) for c in node.children])
+
+    def visit_not(self, node: Not) -> Any:
+        return {"type": "not", "child": visit(node.child, self)}
+
+    def visit_unary(self, pred: UnaryPredicate) -> Any:
+        return {"type": _JSON_NAME[pred.op], "term": term_to_json(pred.term)}
+
+    def visit_literal(self, pred: LiteralPredicate) -> Any:
+        return {
+            "type": _JSON_NAME[pred.op],
+            "term": term_to_json(pred.term),
+            "value": value_to_json(pred.term.target, pred.literal),
+        }
+
+    def visit_set(self, pred: SetPredicate) -> Any:
+        return {
+            "type": _JSON_NAME[pred.op],
+            "term": term_to_json(pred.term),
+            "values": [value_to_json(pred.term.target, v) for v in pred.literals],
+        }
+
+
+_JSON = _Json()
+
+
 def to_json(e: BooleanExpression) -> Any:
     """The canonical JSON of a tree (Python objects; ``json.dumps`` them to send)."""
-    if isinstance(e, AlwaysTrue):
-        return {"type": "true"}
-    if isinstance(e, AlwaysFalse):
-        return {"type": "false"}
-    if isinstance(e, And | Or):
-        return _balanced("and" if isinstance(e, And) else "or", [to_json(c) for c in e.children])
-    if isinstance(e, Not):
-        return {"type": "not", "child": to_json(e.child)}
-    if isinstance(e, UnaryPredicate):
-        return {"type": _JSON_NAME[e.op], "term": term_to_json(e.term)}
-    if isinstance(e, LiteralPredicate):
-        return {
-            "type": _JSON_NAME[e.op],
-            "term": term_to_json(e.term),
-            "value": value_to_json(e.term.target, e.literal),
-        }
-    if isinstance(e, SetPredicate):
-        return {
-            "type": _JSON_NAME[e.op],
-            "term": term_to_json(e.term),
-            "values": [value_to_json(e.term.target, v) for v in e.literals],
-        }
-    raise TypeError(f"not a BooleanExpression: {e!r}")
+    return visit(e, _JSON)

@@ -20,10 +20,12 @@ A JSON path names one position; stats describe every element of an array at once
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 from service.errors import InvalidPathError
+from service.pruning.dispatch import dispatcher
 from service.variant import paths as _ducklake_paths
 
 # Spark's own index pattern is `\[(\d+)]`; bounded here so a hostile path cannot make a huge int.
@@ -60,6 +62,41 @@ ELEMENT: Final = Element()
 
 Step = Key | Index | AnyIndex
 VariantSegment = Key | Element
+
+T = TypeVar("T")
+
+
+class StepVisitor(Generic[T], ABC):
+    """One handler per kind of JSON path step (dispatched by :func:`visit_step`)."""
+
+    @abstractmethod
+    def visit_key(self, step: Key) -> T: ...
+
+    @abstractmethod
+    def visit_index(self, step: Index) -> T: ...
+
+    @abstractmethod
+    def visit_any_index(self, step: AnyIndex) -> T: ...
+
+
+@dispatcher
+def visit_step(step: Step, visitor: StepVisitor[T]) -> T:
+    raise TypeError(f"not a JSON path step: {step!r}")
+
+
+@visit_step.register(Key)
+def _(step: Key, visitor: StepVisitor[T]) -> T:
+    return visitor.visit_key(step)
+
+
+@visit_step.register(Index)
+def _(step: Index, visitor: StepVisitor[T]) -> T:
+    return visitor.visit_index(step)
+
+
+@visit_step.register(AnyIndex)
+def _(step: AnyIndex, visitor: StepVisitor[T]) -> T:
+    return visitor.visit_any_index(step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,26 +204,56 @@ def parse_json_path(path: str) -> JsonPath:
     return JsonPath(tuple(steps))
 
 
+class _JsonText(StepVisitor[str]):
+    def visit_key(self, step: Key) -> str:
+        k = step.name
+        if _IDENTIFIER.fullmatch(k):
+            return "." + k
+        if k and "'" not in k and "\\" not in k:
+            return f"['{k}']"
+        if k and '"' not in k and "\\" not in k:
+            return f'["{k}"]'
+        return "['" + k.replace("\\", "\\\\").replace("'", "\\'") + "']"
+
+    def visit_index(self, step: Index) -> str:
+        return f"[{step.index}]"
+
+    def visit_any_index(self, step: AnyIndex) -> str:
+        return "[*]"
+
+
+class _SparkText(StepVisitor[str]):
+    def visit_key(self, step: Key) -> str:
+        k = step.name
+        if not k:
+            raise InvalidPathError("Spark's variant_get cannot address the empty key")
+        if _IDENTIFIER.fullmatch(k):
+            return "." + k
+        if '"' not in k:
+            # Spark's `["..."]` takes every character but " verbatim, backslashes included; it is
+            # preferred here because the path sits inside a single-quoted SQL string.
+            return f'["{k}"]'
+        if "'" not in k:
+            return f"['{k}']"
+        if "." not in k and "[" not in k:
+            return "." + k
+        raise InvalidPathError(f"key {k!r} cannot be written in a Spark variant_get path")
+
+    def visit_index(self, step: Index) -> str:
+        return f"[{step.index}]"
+
+    def visit_any_index(self, step: AnyIndex) -> str:
+        raise InvalidPathError("Spark's variant_get has no [*] step")
+
+
+_JSON_TEXT: Final = _JsonText()
+_SPARK_TEXT: Final = _SparkText()
+
+
 def format_json_path(path: JsonPath) -> str:
     """The canonical text of a path: Spark's syntax whenever it can express the key, so the
     text also works in ``variant_get``; our escapes only for keys Spark cannot name."""
-    out = ["$"]
-    for s in path.steps:
-        if isinstance(s, Key):
-            k = s.name
-            if _IDENTIFIER.fullmatch(k):
-                out.append("." + k)
-            elif k and "'" not in k and "\\" not in k:
-                out.append(f"['{k}']")
-            elif k and '"' not in k and "\\" not in k:
-                out.append(f'["{k}"]')
-            else:
-                out.append("['" + k.replace("\\", "\\\\").replace("'", "\\'") + "']")
-        elif isinstance(s, Index):
-            out.append(f"[{s.index}]")
-        else:
-            out.append("[*]")
-    return "".join(out)
+    return "$" + "".join(visit_step(s, _JSON_TEXT) for s in path.steps)
 
 
 def format_spark_path(path: JsonPath) -> str:
@@ -195,29 +262,7 @@ def format_spark_path(path: JsonPath) -> str:
     Raises InvalidPathError for what Spark cannot express: ``[*]`` (the caller renders those
     with ``exists``), the empty key, and a key holding both quote characters and ``.`` or ``[``.
     """
-    out = ["$"]
-    for s in path.steps:
-        if isinstance(s, AnyIndex):
-            raise InvalidPathError("Spark's variant_get has no [*] step")
-        if isinstance(s, Index):
-            out.append(f"[{s.index}]")
-            continue
-        k = s.name
-        if not k:
-            raise InvalidPathError("Spark's variant_get cannot address the empty key")
-        if _IDENTIFIER.fullmatch(k):
-            out.append("." + k)
-        elif '"' not in k:
-            # Spark's `["..."]` takes every character but " verbatim, backslashes included; it is
-            # preferred here because the path sits inside a single-quoted SQL string.
-            out.append(f'["{k}"]')
-        elif "'" not in k:
-            out.append(f"['{k}']")
-        elif "." not in k and "[" not in k:
-            out.append("." + k)
-        else:
-            raise InvalidPathError(f"key {k!r} cannot be written in a Spark variant_get path")
-    return "".join(out)
+    return "$" + "".join(visit_step(s, _SPARK_TEXT) for s in path.steps)
 
 
 def to_variant_segments(path: JsonPath) -> tuple[VariantSegment, ...]:

@@ -22,17 +22,19 @@ from decimal import Decimal
 from functools import cache
 
 from service.pruning.expressions import (
-    AlwaysFalse,
-    AlwaysTrue,
     And,
     BooleanExpression,
+    BooleanExpressionVisitor,
     LiteralPredicate,
     Not,
     Op,
     Or,
+    Predicate,
+    PredicateVisitor,
     SetPredicate,
     UnaryPredicate,
     VariantTerm,
+    visit,
 )
 from service.pruning.literals import format_date, format_timestamp
 from service.pruning.paths import AnyIndex, JsonPath, Step, format_spark_path
@@ -115,24 +117,34 @@ def render_term(term: VariantTerm, base: str | None = None, path: JsonPath | Non
     return f"{fn}({b}, {sql_string(format_spark_path(p))}, '{spark_type_name(term.target)}')"
 
 
-def _leaf_body(pred: UnaryPredicate | LiteralPredicate | SetPredicate, x: str) -> str:
-    t = pred.term.target
-    if isinstance(pred, UnaryPredicate):
-        return {
-            Op.IS_NULL: f"{x} IS NULL",
-            Op.NOT_NULL: f"{x} IS NOT NULL",
-            Op.IS_NAN: f"isnan({x})",
-            Op.NOT_NAN: f"NOT isnan({x})",
-        }[pred.op]
-    if isinstance(pred, LiteralPredicate):
-        return f"{x} {_SYMBOL[pred.op]} {render_literal(t, pred.literal)}"
-    if not pred.literals:
-        return f"CASE WHEN {x} IS NOT NULL THEN {'FALSE' if pred.op is Op.IN else 'TRUE'} END"
-    items = ", ".join(render_literal(t, v) for v in pred.literals)
-    return f"{x} {'IN' if pred.op is Op.IN else 'NOT IN'} ({items})"
+_UNARY = {
+    Op.IS_NULL: "{} IS NULL",
+    Op.NOT_NULL: "{} IS NOT NULL",
+    Op.IS_NAN: "isnan({})",
+    Op.NOT_NAN: "NOT isnan({})",
+}
 
 
-def render_predicate(pred: UnaryPredicate | LiteralPredicate | SetPredicate) -> str:
+class _LeafBody(PredicateVisitor[str]):
+    """A leaf applied to the rendered term ``x``."""
+
+    def __init__(self, x: str) -> None:
+        self.x = x
+
+    def visit_unary(self, pred: UnaryPredicate) -> str:
+        return _UNARY[pred.op].format(self.x)
+
+    def visit_literal(self, pred: LiteralPredicate) -> str:
+        return f"{self.x} {_SYMBOL[pred.op]} {render_literal(pred.term.target, pred.literal)}"
+
+    def visit_set(self, pred: SetPredicate) -> str:
+        if not pred.literals:
+            return f"CASE WHEN {self.x} IS NOT NULL THEN {'FALSE' if pred.op is Op.IN else 'TRUE'} END"
+        items = ", ".join(render_literal(pred.term.target, v) for v in pred.literals)
+        return f"{self.x} {'IN' if pred.op is Op.IN else 'NOT IN'} ({items})"
+
+
+def render_predicate(pred: Predicate) -> str:
     term = pred.term
     parts: list[list[Step]] = [[]]
     for s in term.path.steps:
@@ -142,8 +154,8 @@ def render_predicate(pred: UnaryPredicate | LiteralPredicate | SetPredicate) -> 
             parts[-1].append(s)
     n = len(parts) - 1
     if n == 0:
-        return _leaf_body(pred, render_term(term))
-    inner = _leaf_body(pred, render_term(term, f"e{n}", JsonPath(tuple(parts[n]))))
+        return visit(pred, _LeafBody(render_term(term)))
+    inner = visit(pred, _LeafBody(render_term(term, f"e{n}", JsonPath(tuple(parts[n])))))
     for i in range(n - 1, -1, -1):
         base = render_column(term.column) if i == 0 else f"e{i}"
         arr = f"try_variant_get({base}, {sql_string(format_spark_path(JsonPath(tuple(parts[i]))))}, 'array<variant>')"
@@ -151,18 +163,33 @@ def render_predicate(pred: UnaryPredicate | LiteralPredicate | SetPredicate) -> 
     return inner
 
 
+class _Sql(BooleanExpressionVisitor[str]):
+    def visit_true(self) -> str:
+        return "TRUE"
+
+    def visit_false(self) -> str:
+        return "FALSE"
+
+    def _operand(self, c: BooleanExpression) -> str:
+        return f"({visit(c, self)})" if isinstance(c, And | Or) else visit(c, self)
+
+    def visit_and(self, node: And) -> str:
+        return " AND ".join(self._operand(c) for c in node.children)
+
+    def visit_or(self, node: Or) -> str:
+        return " OR ".join(self._operand(c) for c in node.children)
+
+    def visit_not(self, node: Not) -> str:
+        inner = visit(node.child, self)
+        return f"NOT ({inner})" if isinstance(node.child, And | Or | Not) else f"NOT {inner}"
+
+    def visit_predicate(self, pred: Predicate) -> str:
+        return render_predicate(pred)
+
+
+_SQL = _Sql()
+
+
 def to_sql(e: BooleanExpression) -> str:
     """Spark SQL text for a tree (see the module docstring)."""
-    if isinstance(e, AlwaysTrue):
-        return "TRUE"
-    if isinstance(e, AlwaysFalse):
-        return "FALSE"
-    if isinstance(e, And | Or):
-        word = " AND " if isinstance(e, And) else " OR "
-        return word.join(f"({to_sql(c)})" if isinstance(c, And | Or) else to_sql(c) for c in e.children)
-    if isinstance(e, Not):
-        inner = to_sql(e.child)
-        return f"NOT ({inner})" if isinstance(e.child, And | Or | Not) else f"NOT {inner}"
-    if isinstance(e, UnaryPredicate | LiteralPredicate | SetPredicate):
-        return render_predicate(e)
-    raise TypeError(f"not a BooleanExpression: {e!r}")
+    return visit(e, _SQL)

@@ -63,41 +63,6 @@ def session_is_utc(spark: Any) -> bool:
 _TIMESTAMP = re.compile(r"(?i)timestamp")
 
 
-def _dialect_tree(text: str) -> tuple[Any, str] | None:
-    import sqlglot
-    from sqlglot.errors import SqlglotError
-
-    for dialect in ("spark", "databricks"):
-        try:
-            return sqlglot.parse_one(text, dialect=dialect), dialect
-        except (SqlglotError, RecursionError):
-            continue
-    return None
-
-
-def _conjuncts(text: str) -> list[str] | None:
-    """The top-level AND operands of ``text`` as SQL text, or None when it cannot be split."""
-    from sqlglot import exp
-
-    parsed = _dialect_tree(text)
-    if parsed is None:
-        return None
-    tree, dialect = parsed
-    out: list[exp.Expression] = []
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        while isinstance(node, exp.Paren):
-            node = node.this
-        if isinstance(node, exp.And):
-            stack.extend([node.right, node.left])
-        else:
-            out.append(node)
-    if len(out) < 2:
-        return None
-    return [n.sql(dialect=dialect) for n in out]
-
-
 def pruning_sql(text: str, *, utc: bool = True) -> tuple[str | None, str | None]:
     """``(sql to send the service, None)``, or ``(None, why nothing can be pruned)``.
 
@@ -105,6 +70,7 @@ def pruning_sql(text: str, *, utc: bool = True) -> tuple[str | None, str | None]
     (each rendered by :func:`service.pruning.render.to_sql`)."""
     from service.errors import ShredcatError
     from service.pruning.parse_sql import parse_sql
+    from service.pruning.parse_sql.syntax import split_conjunctions
     from service.pruning.render import to_sql
 
     if not utc and _TIMESTAMP.search(text):
@@ -116,7 +82,7 @@ def pruning_sql(text: str, *, utc: bool = True) -> tuple[str | None, str | None]
         first_error = e.message
     except Exception as e:  # a parser bug must cost pruning, not the query
         first_error = f"{type(e).__name__}: {e}"
-    parts = _conjuncts(text)
+    parts = split_conjunctions(text)
     kept = []
     for part in parts or ():
         try:

@@ -1,0 +1,136 @@
+"""Stats conditions: the small IR that the per-file evaluator interprets and that the catalog
+translates into WHERE clauses over its typed key columns.
+
+A predicate tree compiles to a :data:`Condition`::
+
+    Condition     = LeafCondition | AllOf(children) | AnyOf(children) | Constant(might_match, reason)
+    LeafCondition = (column, variant_path, cases: tuple[TypedTest, ...], otherwise: Test, label)
+    TypedTest     = (types: tuple[ShreddedType, ...], test: Test)
+    Test          = Keep | Never | HasValues | HasNulls | MayHaveNaN
+                  | RangeMayContain(lo, hi, lo_inclusive, hi_inclusive, nan_matches)
+                  | AnyPoint(points) | NotAllIn(values, nan_matches)
+
+Meaning, for ONE file. A LeafCondition reads the stats rows of ``(column, variant_path)``:
+
+* no row → the file MIGHT match (the path is not fully shredded in that file: no facts);
+* a row whose ``shredded_type`` is in some case's ``types`` → that case's test decides for the
+  row; any other stored type → ``otherwise`` (only type-independent facts hold there);
+* several rows → the file can be pruned only if every row's test says CANNOT.
+
+AllOf prunes if any child prunes, AnyOf only if every child does. Tests, per stats row
+(``vc`` = value_count, ``nc`` = null_count; an absent min/max is unbounded, never "empty"):
+
+=================  =====================================================================
+Keep               might match: nothing can be concluded
+Never              cannot match: no value of this stored type satisfies the leaf
+HasValues          vc > 0
+HasNulls           nc > 0
+MayHaveNaN         vc > 0 and contains_nan is not false
+RangeMayContain    vc > 0 and ((nan_matches and contains_nan is not false) or
+                   ([min, max] meets the interval lo..hi, bounds inclusive as flagged;
+                   lo/hi None = unbounded))
+AnyPoint           vc > 0 and some point p has min <= p <= max
+NotAllIn           vc > 0 and not (min = max, that value in ``values``, and not
+                   (nan_matches and contains_nan is not false))
+=================  =====================================================================
+
+Every literal in a test is a value of the case's stored type (int8 stats get int8 points:
+an int64 literal 300 cannot equal an int8 value, so that case is Never), so the SQL layer can
+compare it with the typed key columns (``min_num``/``max_num``, ``min_real``/``max_real``,
+``min_bin``/``max_bin`` via :func:`service.values.index_key`) of exactly those types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.values import Bound, ShreddedType
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Never:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class HasValues:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class HasNulls:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MayHaveNaN:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RangeMayContain:
+    lo: Bound | None
+    hi: Bound | None
+    lo_inclusive: bool = True
+    hi_inclusive: bool = True
+    nan_matches: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AnyPoint:
+    points: tuple[Bound, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NotAllIn:
+    values: tuple[Bound, ...]
+    nan_matches: bool = False
+
+
+Test = Keep | Never | HasValues | HasNulls | MayHaveNaN | RangeMayContain | AnyPoint | NotAllIn
+
+
+@dataclass(frozen=True, slots=True)
+class TypedTest:
+    types: tuple[ShreddedType, ...]
+    test: Test
+
+
+@dataclass(frozen=True, slots=True)
+class LeafCondition:
+    column: str
+    variant_path: str
+    cases: tuple[TypedTest, ...]
+    otherwise: Test
+    #: The predicate as Spark SQL, for reasons; not part of the condition's meaning.
+    label: str = ""
+
+    def test_for(self, stored: ShreddedType) -> Test:
+        for case in self.cases:
+            if stored in case.types:
+                return case.test
+        return self.otherwise
+
+
+@dataclass(frozen=True, slots=True)
+class AllOf:
+    children: tuple[Condition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    children: tuple[Condition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    might_match: bool
+    reason: str
+
+
+Condition = LeafCondition | AllOf | AnyOf | Constant

@@ -1,0 +1,249 @@
+"""Building predicate trees, with simplification.
+
+Building simplifies (``And(x, AlwaysFalse)`` → ``AlwaysFalse``, nested ``And`` flattened,
+duplicates dropped) and pushes ``Not`` down to the leaves at once:
+
+* De Morgan holds in three-valued (Kleene) logic, so ``NOT (a AND b)`` = ``NOT a OR NOT b``.
+* Every comparison is NULL on a NULL term and otherwise two-valued, so NOT of a comparison is
+  exactly the opposite comparison: ``NOT (x = 5)`` is TRUE only for a non-null x ≠ 5, which is
+  ``x != 5``. Spark orders NaN above every number and NaN = NaN, a total order, so
+  ``NOT (x < 5)`` = ``x >= 5`` holds for NaN too.
+* ``NOT is_null`` = ``not_null`` and ``NOT is_nan`` = ``not_nan`` exactly (both two-valued).
+* The one exception is a path with ``[*]``: such a leaf means "some element satisfies it"
+  (Spark's ``exists``), and NOT of "some element is 5" is "every element is not 5", which no
+  leaf expresses. ``Not`` stays above such a leaf, and only there.
+
+Simplification is applied only where it keeps the three-valued result, so the tree can be
+rendered back to SQL (``to_sql``) and filter rows exactly like the original text:
+``AlwaysFalse`` only ever stands for a real FALSE (never for "NULL or FALSE"), and a comparison
+whose literal no target value equals (``bigint = 42.5``) becomes ``x IN ()`` — NULL for a NULL
+x, FALSE otherwise — rather than ``AlwaysFalse``, whose negation would wrongly select NULLs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Final
+
+from service.errors import InvalidPredicateError
+from service.pruning.expressions.nodes import (
+    COMPARISON_OPS,
+    FALSE,
+    NEGATION,
+    SET_OPS,
+    TRUE,
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BooleanExpression,
+    LiteralPredicate,
+    Not,
+    Op,
+    Or,
+    Predicate,
+    SetPredicate,
+    UnaryPredicate,
+    VariantTerm,
+)
+from service.pruning.expressions.visitor import BooleanExpressionVisitor, visit
+from service.pruning.literals import LiteralValue, domain_extremes, literal_image
+from service.values import Bound
+
+
+def and_(*exprs: BooleanExpression) -> BooleanExpression:
+    out: list[BooleanExpression] = []
+    seen: set[BooleanExpression] = set()
+    stack = list(reversed(exprs))
+    while stack:
+        e = stack.pop()
+        if isinstance(e, AlwaysFalse):
+            return FALSE
+        if isinstance(e, AlwaysTrue):
+            continue
+        if isinstance(e, And):
+            stack.extend(reversed(e.children))
+            continue
+        if e not in seen:
+            seen.add(e)
+            out.append(e)
+    if not out:
+        return TRUE
+    return out[0] if len(out) == 1 else And(tuple(out))
+
+
+def or_(*exprs: BooleanExpression) -> BooleanExpression:
+    out: list[BooleanExpression] = []
+    seen: set[BooleanExpression] = set()
+    stack = list(reversed(exprs))
+    while stack:
+        e = stack.pop()
+        if isinstance(e, AlwaysTrue):
+            return TRUE
+        if isinstance(e, AlwaysFalse):
+            continue
+        if isinstance(e, Or):
+            stack.extend(reversed(e.children))
+            continue
+        if e not in seen:
+            seen.add(e)
+            out.append(e)
+    if not out:
+        return FALSE
+    return out[0] if len(out) == 1 else Or(tuple(out))
+
+
+class _Negate(BooleanExpressionVisitor[BooleanExpression]):
+    def visit_true(self) -> BooleanExpression:
+        return FALSE
+
+    def visit_false(self) -> BooleanExpression:
+        return TRUE
+
+    def visit_and(self, node: And) -> BooleanExpression:
+        return or_(*(visit(c, self) for c in node.children))
+
+    def visit_or(self, node: Or) -> BooleanExpression:
+        return and_(*(visit(c, self) for c in node.children))
+
+    def visit_not(self, node: Not) -> BooleanExpression:
+        return node.child
+
+    def visit_predicate(self, pred: Predicate) -> BooleanExpression:
+        if pred.term.path.has_wildcard:
+            return Not(pred)
+        return replace(pred, op=NEGATION[pred.op])
+
+
+class _RewriteNot(BooleanExpressionVisitor[BooleanExpression]):
+    def visit_true(self) -> BooleanExpression:
+        return TRUE
+
+    def visit_false(self) -> BooleanExpression:
+        return FALSE
+
+    def visit_and(self, node: And) -> BooleanExpression:
+        return and_(*(visit(c, self) for c in node.children))
+
+    def visit_or(self, node: Or) -> BooleanExpression:
+        return or_(*(visit(c, self) for c in node.children))
+
+    def visit_not(self, node: Not) -> BooleanExpression:
+        return not_(visit(node.child, self))
+
+    def visit_predicate(self, pred: Predicate) -> BooleanExpression:
+        return pred
+
+
+_NEGATE: Final = _Negate()
+_REWRITE_NOT: Final = _RewriteNot()
+
+
+def not_(e: BooleanExpression) -> BooleanExpression:
+    """Negation pushed to the leaves (see the module docstring for why each step is exact)."""
+    return visit(e, _NEGATE)
+
+
+def rewrite_not(e: BooleanExpression) -> BooleanExpression:
+    """The same tree with every ``Not`` pushed to the leaves and the simplifications applied;
+    for trees built by hand from the node classes (the builders already do this)."""
+    return visit(e, _REWRITE_NOT)
+
+
+def compare(op: Op | str, term: VariantTerm, value: LiteralValue) -> BooleanExpression:
+    """``term op value``, with the literal converted into the target type (literals.py):
+    ``bigint < 42.5`` → ``<= 42``, ``bigint = 42.5`` → ``IN ()``, ``tinyint < 300`` → ``<= 127``."""
+    op = Op(op)
+    if op in SET_OPS:
+        return in_list(op, term, [value])
+    if op not in COMPARISON_OPS:
+        raise InvalidPredicateError(f"{op.value} takes no literal")
+    img = literal_image(term.target, value)
+    if img.exact is not None:
+        return LiteralPredicate(op, term, img.exact)
+    if op is Op.EQ:
+        return SetPredicate(Op.IN, term, ())
+    if op is Op.NOT_EQ:
+        return SetPredicate(Op.NOT_IN, term, ())
+    lo, hi = domain_extremes(term.target)
+    if op in (Op.LT, Op.LT_EQ):
+        # x < 42.5 ⇔ x <= 42 for integers; nothing below the type's least value: x < MIN.
+        return (
+            LiteralPredicate(Op.LT, term, lo)
+            if img.below is None
+            else LiteralPredicate(Op.LT_EQ, term, img.below)
+        )
+    return (
+        LiteralPredicate(Op.GT, term, hi)
+        if img.above is None
+        else LiteralPredicate(Op.GT_EQ, term, img.above)
+    )
+
+
+def in_list(op: Op | str, term: VariantTerm, values: Iterable[LiteralValue]) -> BooleanExpression:
+    """``term IN (...)`` / ``NOT IN``. Literals no target value equals are dropped — exact, as
+    ``x IN (42.5, 43)`` is ``x = 43`` for an integer x — and one literal left makes ``=``/``!=``."""
+    op = Op(op)
+    if op not in SET_OPS:
+        raise InvalidPredicateError(f"{op.value} is not in / not_in")
+    exact: set[Bound] = set()
+    for v in values:
+        img = literal_image(term.target, v)
+        if img.exact is not None:
+            exact.add(img.exact)
+    lits = tuple(sorted(exact))  # type: ignore[type-var]
+    if len(lits) == 1:
+        return LiteralPredicate(Op.EQ if op is Op.IN else Op.NOT_EQ, term, lits[0])
+    return SetPredicate(op, term, lits)
+
+
+def unary(op: Op | str, term: VariantTerm) -> BooleanExpression:
+    return UnaryPredicate(Op(op), term)
+
+
+def eq(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+    return compare(Op.EQ, term, v)
+
+
+def not_eq(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+    return compare(Op.NOT_EQ, term, v)
+
+
+def lt(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+    return compare(Op.LT, term, v)
+
+
+def lt_eq(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+    return compare(Op.LT_EQ, term, v)
+
+
+def gt(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+    return compare(Op.GT, term, v)
+
+
+def gt_eq(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+    return compare(Op.GT_EQ, term, v)
+
+
+def in_(term: VariantTerm, values: Iterable[LiteralValue]) -> BooleanExpression:
+    return in_list(Op.IN, term, values)
+
+
+def not_in(term: VariantTerm, values: Iterable[LiteralValue]) -> BooleanExpression:
+    return in_list(Op.NOT_IN, term, values)
+
+
+def is_null(term: VariantTerm) -> BooleanExpression:
+    return UnaryPredicate(Op.IS_NULL, term)
+
+
+def not_null(term: VariantTerm) -> BooleanExpression:
+    return UnaryPredicate(Op.NOT_NULL, term)
+
+
+def is_nan(term: VariantTerm) -> BooleanExpression:
+    return UnaryPredicate(Op.IS_NAN, term)
+
+
+def not_nan(term: VariantTerm) -> BooleanExpression:
+    return UnaryPredicate(Op.NOT_NAN, term)

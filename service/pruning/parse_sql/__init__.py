@@ -1,0 +1,59 @@
+"""Spark SQL predicate text ⇄ predicate tree, with sqlglot.
+
+* :mod:`.guard`: length and nesting limits checked before sqlglot parses, in
+  :mod:`.recursion`'s headroom; :mod:`.syntax`: the one module that calls sqlglot and
+  translates its errors; :mod:`.convert` (with :mod:`.literal_nodes` and :mod:`.nodes`):
+  sqlglot's tree → predicate tree. Rendering back is :func:`service.pruning.render.to_sql`.
+
+Accepted, everything else being an InvalidPredicateError that names what is not supported
+(nothing is silently dropped: an ignored conjunct could only widen the result, but an ignored
+disjunct or negation would prune files that match):
+
+* Terms: ``variant_get(v, '$.path', 'type')``, ``try_variant_get(...)``, and the Databricks
+  shorthand ``v:a.b::bigint`` / ``v:['a b']::int`` / ``v:arr[0].x::int`` /
+  ``CAST(v:a AS INT)`` / ``try_cast(v:a AS INT)`` (parsed with sqlglot's ``databricks``
+  dialect, see :mod:`.syntax`).
+* ``term op literal`` and ``literal op term`` (=, ==, !=, <>, <, <=, >, >=), ``[NOT] BETWEEN``
+  (→ ``>= AND <=``, Spark's definition), ``[NOT] IN (...)``, ``IS [NOT] NULL``,
+  ``isnull(..)``/``isnotnull(..)``, ``isnan(..)``, ``AND``/``OR``/``NOT``, parentheses,
+  ``TRUE``/``FALSE``.
+* Literals typed as Spark types them: ``42`` (int), ``42.0`` (decimal), ``4.2e1``/``42D``
+  (double), ``1.5F`` (float), ``12.50BD``, ``CAST('12.5' AS DECIMAL(10,2))``, ``-5``,
+  ``'text'``, ``X'0A'``, ``DATE '2024-01-01'``, ``TIMESTAMP '2024-01-01 10:00:00'`` (no zone:
+  UTC, the service's session time zone), ``TIMESTAMP_NTZ '...'``. How a literal of another
+  family is compared with a term is decided in :mod:`service.pruning.literals`.
+* ``exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> <one comparison on
+  variant_get(e, ...)>)``: the "some element" form (``[*]``) that :func:`to_sql` writes.
+  ``[*]`` inside a ``variant_get`` path is refused: Spark's variant_get has no such step.
+
+Limits (LimitExceededError): ``max_depth`` for the nesting of AND/OR/NOT (a chain of one
+operator counts once), ``max_in_list`` per IN list, ``max_length`` characters of text.
+sqlglot's parser recurses ~20 Python frames per parenthesis, so the text's nesting is measured
+on the tokens before parsing and the recursion limit is raised for the parse.
+"""
+
+from __future__ import annotations
+
+from service.pruning.expressions import BooleanExpression
+from service.pruning.parse_sql.convert import Converter
+from service.pruning.parse_sql.guard import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_IN_LIST,
+    DEFAULT_MAX_LENGTH,
+    guarded_parse,
+)
+from service.pruning.render import to_sql
+
+__all__ = ["DEFAULT_MAX_DEPTH", "DEFAULT_MAX_IN_LIST", "DEFAULT_MAX_LENGTH", "parse_sql", "to_sql"]
+
+
+def parse_sql(
+    text: str,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_in_list: int = DEFAULT_MAX_IN_LIST,
+    max_length: int = DEFAULT_MAX_LENGTH,
+) -> BooleanExpression:
+    """Parse a Spark SQL predicate (the body of a WHERE clause) into a tree."""
+    tree = guarded_parse(text, max_depth=max_depth, max_length=max_length)
+    return Converter(max_depth, max_in_list).convert(tree, 0)

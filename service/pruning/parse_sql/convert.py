@@ -1,0 +1,360 @@
+"""sqlglot's tree of a predicate → the predicate tree (:mod:`service.pruning.expressions`).
+
+Nothing is silently dropped: an ignored conjunct could only widen the result, but an ignored
+disjunct or negation would prune files that match, so every construct not listed in
+:mod:`service.pruning.parse_sql` is an InvalidPredicateError naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+
+from sqlglot import exp
+
+from service.errors import InvalidPathError, InvalidPredicateError, LimitExceededError
+from service.pruning.expressions import (
+    FALSE,
+    FLIPPED,
+    TRUE,
+    BooleanExpression,
+    Op,
+    Predicate,
+    VariantTerm,
+    and_,
+    compare,
+    in_list,
+    not_,
+    or_,
+    unary,
+)
+from service.pruning.literals import LiteralValue, check_spark_decimal_width
+from service.pruning.parse_sql.literal_nodes import is_literalish, literal_value
+from service.pruning.parse_sql.nodes import is_string, snippet, unparen, unsupported
+from service.pruning.paths import ANY_INDEX, Index, JsonPath, Key, Step, parse_json_path
+from service.pruning.spark_types import parse_spark_type
+
+_CMP: dict[type[exp.Expression], Op] = {
+    exp.EQ: Op.EQ,
+    exp.NEQ: Op.NOT_EQ,
+    exp.LT: Op.LT,
+    exp.LTE: Op.LT_EQ,
+    exp.GT: Op.GT,
+    exp.GTE: Op.GT_EQ,
+}
+
+_TERM_FUNCS = ("variant_get", "try_variant_get")
+_LAMBDA_COLUMN = "\x00lambda"
+
+
+class Converter:
+    """sqlglot tree → predicate tree; every construct it does not know is an error."""
+
+    def __init__(self, max_depth: int, max_in_list: int) -> None:
+        self.max_depth = max_depth
+        self.max_in_list = max_in_list
+        self.lambda_var: str | None = None
+
+    # -- boolean structure --
+
+    def convert(self, node: exp.Expression, depth: int) -> BooleanExpression:
+        if depth > self.max_depth:
+            raise LimitExceededError(
+                f"SQL predicate nested deeper than {self.max_depth}", details={"limit": self.max_depth}
+            )
+        node = unparen(node)
+        if isinstance(node, exp.And | exp.Or):
+            return self._chain(node, depth)
+        if isinstance(node, exp.Not):
+            return not_(self.convert(node.this, depth + 1))
+        if isinstance(node, exp.Boolean):
+            return TRUE if node.this else FALSE
+        for cls, op in _CMP.items():
+            if type(node) is cls:
+                return self._comparison(node, op, node.this, node.expression)
+        if isinstance(node, exp.Is):
+            if not isinstance(node.expression, exp.Null):
+                raise unsupported(node, "IS TRUE / IS FALSE")
+            return unary(Op.IS_NULL, self._require_term(node.this, node))
+        if isinstance(node, exp.In):
+            return self._in(node)
+        if isinstance(node, exp.Between):
+            return self._between(node)
+        if isinstance(node, exp.IsNan):
+            return unary(Op.IS_NAN, self._require_term(node.this, node))
+        if isinstance(node, exp.Anonymous) and node.name.lower() in ("isnull", "isnotnull"):
+            if len(node.expressions) != 1:
+                raise InvalidPredicateError(f"{node.name}() takes one argument: {snippet(node)}")
+            op = Op.IS_NULL if node.name.lower() == "isnull" else Op.NOT_NULL
+            return unary(op, self._require_term(node.expressions[0], node))
+        if isinstance(node, exp.Exists):
+            return self._exists(node, depth, None, ())
+        if isinstance(node, exp.Case):
+            return self._case(node)
+        if isinstance(node, exp.Null):
+            raise InvalidPredicateError(
+                "a NULL predicate selects nothing; write FALSE, or use IS NULL on a term"
+            )
+        if self._term(node) is not None:
+            raise InvalidPredicateError(
+                f"a term alone is not a predicate; compare it with a literal: {snippet(node)}"
+            )
+        if isinstance(node, exp.Column):
+            raise unsupported(node, f"bare column {node.sql(dialect='spark')}")
+        raise unsupported(node)
+
+    def _chain(self, node: exp.And | exp.Or, depth: int) -> BooleanExpression:
+        # sqlglot builds `a AND b AND c ...` left-deep: walk it with a stack, one nesting level.
+        cls = type(node)
+        operands: list[exp.Expression] = []
+        stack: list[exp.Expression] = [node]
+        while stack:
+            n = unparen(stack.pop())
+            if type(n) is cls:
+                stack.append(n.expression)
+                stack.append(n.this)
+            else:
+                operands.append(n)
+        children = [self.convert(o, depth + 1) for o in operands]
+        return and_(*children) if cls is exp.And else or_(*children)
+
+    # -- terms --
+
+    def _column_name(self, node: exp.Expression) -> str | None:
+        node = unparen(node)
+        if isinstance(node, exp.Column):
+            parts = [p.name for p in node.parts]
+        elif isinstance(node, exp.Identifier):
+            parts = [node.name]
+        elif isinstance(node, exp.Dot):
+            left = self._column_name(node.this)
+            if left is None or not isinstance(node.expression, exp.Identifier):
+                return None
+            parts = [left, node.expression.name]
+        else:
+            return None
+        name = ".".join(parts)
+        if self.lambda_var is not None and name == self.lambda_var:
+            return _LAMBDA_COLUMN
+        return name
+
+    def _term(self, node: exp.Expression) -> VariantTerm | None:
+        """The variant term ``node`` is, None if it is not one; malformed terms raise."""
+        node = unparen(node)
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _TERM_FUNCS:
+            fn = node.name.lower()
+            args = node.expressions
+            if len(args) != 3:
+                raise InvalidPredicateError(
+                    f"{fn} needs (column, path, type) to be compared with a literal: {snippet(node)}"
+                )
+            column = self._column_name(args[0])
+            if column is None:
+                raise InvalidPredicateError(f"the first argument of {fn} must be a column: {snippet(node)}")
+            if not is_string(args[1]) or not is_string(args[2]):
+                raise InvalidPredicateError(f"{fn} needs a string literal path and type: {snippet(node)}")
+            path = self._path(args[1].this, node)
+            if path.has_wildcard:
+                raise InvalidPredicateError(
+                    f"[*] is not part of Spark's variant_get paths; write exists(...) for 'some element': {snippet(node)}"
+                )
+            return VariantTerm(column, path, parse_spark_type(args[2].this), fn == "try_variant_get")
+        if isinstance(node, exp.Cast):  # TryCast is a Cast
+            inner = unparen(node.this)
+            if isinstance(inner, exp.JSONExtract):
+                return self._shorthand(inner, node)
+            if self._is_term_like(inner):
+                raise InvalidPredicateError(
+                    f"casting a variant_get(...) term is not supported; give the type to variant_get: {snippet(node)}"
+                )
+            return None
+        if isinstance(node, exp.JSONExtract):
+            raise InvalidPredicateError(
+                f"{snippet(node)} is a VARIANT; cast it to compare it, e.g. {snippet(node)}::bigint"
+            )
+        return None
+
+    def _is_term_like(self, node: exp.Expression) -> bool:
+        return isinstance(node, exp.Anonymous) and node.name.lower() in _TERM_FUNCS
+
+    def _path(self, text: str, node: exp.Expression) -> JsonPath:
+        try:
+            return parse_json_path(text)
+        except InvalidPathError as e:
+            raise InvalidPathError(f"{e.message} in {snippet(node)}", details=e.details) from None
+
+    def _shorthand(self, extract: exp.JSONExtract, cast: exp.Cast) -> VariantTerm:
+        if not extract.args.get("variant_extract"):
+            raise unsupported(extract, "JSON extraction")
+        column = self._column_name(extract.this)
+        if column is None:
+            raise InvalidPredicateError(f"the ':' path must follow a column: {snippet(extract)}")
+        path = extract.expression
+        if not isinstance(path, exp.JSONPath):
+            raise unsupported(extract, "this ':' path form")
+        steps: list[Step] = []
+        for part in path.expressions:
+            if isinstance(part, exp.JSONPathRoot):
+                continue
+            if isinstance(part, exp.JSONPathKey) and isinstance(part.this, str):
+                steps.append(Key(part.this))
+            elif isinstance(part, exp.JSONPathSubscript) and isinstance(part.this, int):
+                steps.append(Index(part.this))
+            elif isinstance(part, exp.JSONPathSubscript | exp.JSONPathWildcard):
+                raise InvalidPredicateError(
+                    f"[*] in a ':' path yields an array, not a value; write exists(...) for 'some element': {snippet(cast)}"
+                )
+            else:
+                raise unsupported(cast, f"':' path step {part.sql(dialect='databricks')}")
+        type_name = cast.to.sql(dialect="spark")
+        is_try = isinstance(cast, exp.TryCast)
+        return VariantTerm(column, JsonPath(tuple(steps)), parse_spark_type(type_name), is_try)
+
+    def _require_term(self, node: exp.Expression, parent: exp.Expression) -> VariantTerm:
+        term = self._term(node)
+        if term is None:
+            raise InvalidPredicateError(
+                f"expected a variant_get(...) term, got {snippet(node)} in {snippet(parent)}"
+            )
+        return term
+
+    # -- literals --
+
+    def _literal(self, node: exp.Expression, target: VariantTerm) -> LiteralValue:
+        node = unparen(node)
+        v = literal_value(node, self._not_a_literal)
+        if isinstance(v, Decimal):
+            check_spark_decimal_width(target.target, v)
+        return v
+
+    def _not_a_literal(self, node: exp.Expression) -> LiteralValue:
+        if self._term(node) is not None:
+            raise InvalidPredicateError(f"comparing two terms is not supported: {snippet(node)}")
+        if isinstance(node, exp.Column):
+            raise unsupported(node, f"column comparison with {node.sql(dialect='spark')}")
+        raise InvalidPredicateError(
+            f"expected a literal, got {snippet(node)}",
+            details={"unsupported": type(node).__name__},
+        )
+
+    # -- leaves --
+
+    def _comparison(
+        self, node: exp.Expression, op: Op, left: exp.Expression, right: exp.Expression
+    ) -> BooleanExpression:
+        lt, rt = self._term(left), self._term(right)
+        if lt is not None and rt is not None:
+            raise InvalidPredicateError(f"comparing two terms is not supported: {snippet(node)}")
+        if lt is None and rt is None:
+            for side in (left, right):
+                s = unparen(side)
+                if isinstance(s, exp.Column):
+                    raise unsupported(node, "a comparison on a plain column (only variant_get(...) terms)")
+            # A term hidden in arithmetic or a function call is the usual cause.
+            raise unsupported(unparen(left) if not is_literalish(left) else unparen(right))
+        if lt is None:
+            assert rt is not None
+            term, other, op = rt, left, FLIPPED[op]
+        else:
+            term, other = lt, right
+        return compare(op, term, self._literal(other, term))
+
+    def _in(self, node: exp.In) -> BooleanExpression:
+        if (
+            node.args.get("query") is not None
+            or node.args.get("unnest") is not None
+            or node.args.get("field") is not None
+        ):
+            raise unsupported(node, "IN with a subquery")
+        term = self._require_term(node.this, node)
+        values = node.expressions
+        if len(values) > self.max_in_list:
+            raise LimitExceededError(
+                f"{len(values)} values in an IN list; the limit is {self.max_in_list}",
+                details={"limit": self.max_in_list},
+            )
+        return in_list(Op.IN, term, [self._literal(v, term) for v in values])
+
+    def _between(self, node: exp.Between) -> BooleanExpression:
+        if node.args.get("symmetric"):
+            raise unsupported(node, "BETWEEN SYMMETRIC")
+        term = self._require_term(node.this, node)
+        low = compare(Op.GT_EQ, term, self._literal(node.args["low"], term))
+        high = compare(Op.LT_EQ, term, self._literal(node.args["high"], term))
+        return and_(low, high)
+
+    def _case(self, node: exp.Case) -> BooleanExpression:
+        # Only the form to_sql writes for "no literal equals": CASE WHEN t IS NOT NULL THEN b END.
+        ifs = node.args.get("ifs") or []
+        if node.this is None and node.args.get("default") is None and len(ifs) == 1:
+            cond, then = unparen(ifs[0].this), unparen(ifs[0].args.get("true"))
+            if (
+                isinstance(cond, exp.Not)
+                and isinstance(unparen(cond.this), exp.Is)
+                and isinstance(unparen(cond.this).expression, exp.Null)
+                and isinstance(then, exp.Boolean)
+            ):
+                term = self._require_term(unparen(cond.this).this, node)
+                return in_list(Op.NOT_IN if then.this else Op.IN, term, [])
+        raise unsupported(node, "CASE")
+
+    def _exists(
+        self, node: exp.Exists, depth: int, outer_var: str | None, prefix: tuple[Step, ...]
+    ) -> BooleanExpression:
+        """``exists(try_variant_get(base, path, 'array<variant>'), e -> leaf)``: some element."""
+        arr = unparen(node.this)
+        lam = node.args.get("expression")
+        if not (
+            isinstance(arr, exp.Anonymous) and arr.name.lower() in _TERM_FUNCS and len(arr.expressions) == 3
+        ):
+            raise unsupported(node, "exists over something other than variant_get(.., 'array<variant>')")
+        base_node, path_node, type_node = arr.expressions
+        if not is_string(type_node) or type_node.this.replace(" ", "").lower() != "array<variant>":
+            raise unsupported(node, "exists over a type other than 'array<variant>'")
+        if not is_string(path_node):
+            raise InvalidPredicateError(f"exists needs a literal path: {snippet(node)}")
+        saved = self.lambda_var
+        self.lambda_var = outer_var
+        try:
+            base = self._column_name(base_node)
+        finally:
+            self.lambda_var = saved
+        if outer_var is None and (base is None or base == _LAMBDA_COLUMN):
+            raise InvalidPredicateError(f"exists must start from a column: {snippet(node)}")
+        if outer_var is not None and base != _LAMBDA_COLUMN:
+            raise unsupported(node, "a nested exists not over the enclosing lambda variable")
+        arr_path = self._path(path_node.this, arr)
+        if arr_path.has_wildcard:
+            raise InvalidPredicateError(f"[*] is not part of Spark's variant_get paths: {snippet(arr)}")
+        steps = (*prefix, *arr_path.steps, ANY_INDEX)
+        if not isinstance(lam, exp.Lambda) or len(lam.expressions) != 1:
+            raise unsupported(node, "exists without a one-argument lambda")
+        var = lam.expressions[0].name
+        body = unparen(lam.this)
+        if isinstance(body, exp.Exists):
+            inner = self._exists(body, depth, var, steps)
+        else:
+            saved = self.lambda_var
+            self.lambda_var = var
+            try:
+                inner = self.convert(body, depth + 1)
+            finally:
+                self.lambda_var = saved
+            if not isinstance(inner, Predicate):
+                raise unsupported(
+                    node,
+                    "an exists body other than one comparison / IN / IS NULL / isnan on the lambda variable",
+                )
+            if inner.term.column != _LAMBDA_COLUMN:
+                raise unsupported(node, "an exists body that does not use the lambda variable")
+            t = inner.term
+            inner = replace(
+                inner, term=VariantTerm(_LAMBDA_COLUMN, JsonPath((*steps, *t.path.steps)), t.target, t.try_cast)
+            )
+        if outer_var is None:
+            # The outermost exists: the leaf's path is complete, put the real column under it.
+            assert base is not None and isinstance(inner, Predicate)
+            t = inner.term
+            # replace(), not not_(): the leaf keeps its own polarity inside exists.
+            return replace(inner, term=VariantTerm(base, t.path, t.target, t.try_cast))
+        return inner
