@@ -372,12 +372,11 @@ def test_async_paging_plans_and_client_side_commits(
             assert [s.added_files for s in snaps] == [0, 2, 1]
             assert snaps == list(sc.iter_snapshots("lake", "events", page_size=1))
 
-            if engine_available():
-                every = await ac.plan_all("lake", "events", filter=flt, page_size=1, explain=True)
-                assert sorted(every.paths) == _paths(warehouse, 0, 1) and every.files_considered == 3
-                assert every.next_page_token is None and every.explain is not None
-                assert {x.path for x in every.explain} == {*_paths(warehouse, 0, 1), local}
-                assert every == sc.plan_all("lake", "events", filter=flt, page_size=1, explain=True)
+            every = await ac.plan_all("lake", "events", filter=flt, page_size=1, explain=True)
+            assert sorted(every.paths) == _paths(warehouse, 0, 1) and every.files_considered == 3
+            assert every.next_page_token is None and every.explain is not None
+            assert {x.path for x in every.explain} == {*_paths(warehouse, 0, 1), local}
+            assert every == sc.plan_all("lake", "events", filter=flt, page_size=1, explain=True)
 
     asyncio.run(main())
 
