@@ -1,8 +1,10 @@
 """File pruning on shredded Variant statistics: predicate trees (parsed from Iceberg-style JSON or
-Spark SQL), the stats conditions they compile to, and the per-file evaluator.
+Spark SQL), the stats conditions they compile to (and their same-path conjunction merge), and the
+per-file evaluator.
 
-Pure logic: no database, no HTTP. ``sql.py`` / ``engine.py`` (the SQL execution layer) are
-reserved for the catalog side.
+Pure logic: no database, no HTTP, no import of SQLAlchemy or :mod:`service.catalog`. Running a
+condition against the catalog is the catalog's job (:meth:`service.catalog.Catalog.plan`, whose
+planner translates the conditions defined here into SQL).
 """
 
 from service.pruning.conditions import Condition, LeafCondition, compile_expression, usable_types

@@ -137,13 +137,3 @@ def pg_url(_pg_template: str) -> Iterator[str]:
     finally:
         drop_pg_database(name)
 
-
-def engine_available() -> bool:
-    try:
-        import service.pruning.engine  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_engine = pytest.mark.skipif(not engine_available(), reason="service.pruning.engine is not written yet")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.conftest import READER, WRITER, assert_error, needs_engine
+from tests.api.conftest import READER, WRITER, assert_error
 
 T = "/v1/namespaces/lake/tables/events"
 ID_EQ = "variant_get(v, '$.id', 'bigint') = {}"
@@ -25,7 +25,7 @@ def loaded(client, table, warehouse: Path) -> list[str]:
     return paths
 
 
-# --- request checks (no engine needed) ----------------------------------------------------------
+# --- request checks (refused before planning) ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -79,7 +79,6 @@ def test_very_deep_json_does_not_crash(client, table) -> None:
 # --- execution --------------------------------------------------------------------------------------
 
 
-@needs_engine
 def test_plan_prunes(client, loaded: list[str]) -> None:
     r = client.post(T + "/plan", json={"sql": ID_EQ.format(150)}, headers=READER)
     assert r.status_code == 200, r.text
@@ -100,7 +99,6 @@ def test_plan_prunes(client, loaded: list[str]) -> None:
     assert "shredcat_prune_files_pruned_total 4.0" in metrics
 
 
-@needs_engine
 def test_plan_explain_and_pages(client, loaded: list[str]) -> None:
     r = client.post(T + "/plan", json={"sql": ID_EQ.format(150), "explain": True}, headers=READER).json()
     assert {x["path"]: x["kept"] for x in r["explain"]} == {loaded[0]: False, loaded[1]: True, loaded[2]: False}
@@ -117,7 +115,6 @@ def test_plan_explain_and_pages(client, loaded: list[str]) -> None:
     assert sorted(seen) == loaded
 
 
-@needs_engine
 def test_plan_at_snapshot_and_not_found(client, loaded: list[str]) -> None:
     snap = client.get(T, headers=READER).json()["current-snapshot-id"]
     client.post(T + "/files/remove", json={"paths": [loaded[1]]}, headers=WRITER)
