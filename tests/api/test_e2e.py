@@ -14,7 +14,7 @@ import pytest
 
 from service.api.auth import hash_token
 from service.client import NotFound, ShredcatClient, Unauthorized
-from tests.api.conftest import engine_available, write_variant_file
+from tests.api.conftest import write_variant_file
 from tests.support.server import running_server, shredcat_cmd
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.xdist_group("e2e")]
@@ -73,10 +73,9 @@ def test_serve_register_prune_stop(server) -> None:
         stats = c.table_stats("lake", "events")
         ids = next(o for o in stats["columns"]["v"] if o["field_name"] == '"id"')
         assert (ids["min"], ids["max"]) == ("0", "799")
-        if engine_available():
-            plan = c.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') BETWEEN 250 AND 260", explain=True)
-            assert [os.path.basename(p) for p in plan.paths] == ["part-1.parquet"]
-            assert plan.files_pruned == 3 and plan.rows_skipped == 600
+        plan = c.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') BETWEEN 250 AND 260", explain=True)
+        assert [os.path.basename(p) for p in plan.paths] == ["part-1.parquet"]
+        assert plan.files_pruned == 3 and plan.rows_skipped == 600
         with pytest.raises(NotFound):
             c.load_table("lake", "nope")
         assert "shredcat_commits_total" in c.metrics()

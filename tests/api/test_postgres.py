@@ -10,7 +10,7 @@ import pytest
 
 from service.client import file_stats_payload
 from service.stats.extract import extract_file
-from tests.api.conftest import ADMIN, READER, WRITER, assert_error, engine_available, write_variant_file
+from tests.api.conftest import ADMIN, READER, WRITER, assert_error, write_variant_file
 
 pytestmark = pytest.mark.postgres
 
@@ -65,9 +65,8 @@ def test_main_paths_on_postgres(pg_client, warehouse: Path, tmp_path: Path) -> N
     ids = next(o for o in c.get(T + "/stats", headers=READER).json()["columns"]["v"] if o["field_name"] == '"id"')
     assert ids["max"] == "199"
     assert len(c.get(T + "/snapshots", headers=READER).json()["snapshots"]) == 4
-    if engine_available():
-        plan = c.post(T + "/plan", json={"sql": "variant_get(v, '$.id', 'bigint') = 150"}, headers=READER).json()
-        assert [f["path"] for f in plan["files"]] == [paths[1]]
+    plan = c.post(T + "/plan", json={"sql": "variant_get(v, '$.id', 'bigint') = 150"}, headers=READER).json()
+    assert [f["path"] for f in plan["files"]] == [paths[1]]
     assert c.delete(T, headers=ADMIN).status_code == 200
     assert_error(c.get(T, headers=READER), 404)
 

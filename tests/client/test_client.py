@@ -29,7 +29,7 @@ from service.client import (
     Unprocessable,
 )
 from service.stats.extract import extract_file
-from tests.api.conftest import TOKENS, engine_available, write_variant_file
+from tests.api.conftest import TOKENS, write_variant_file
 
 
 @pytest.fixture
@@ -81,12 +81,11 @@ def test_every_route(sc: ShredcatClient, warehouse: Path, tmp_path: Path) -> Non
     old = sc.table_stats("lake", "events", snapshot_id=c1.snapshot_id)
     assert old["file-count"] == 2
 
-    if engine_available():
-        plan = sc.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 505", explain=True)
-        assert plan.paths == [fs.path] and plan.files_pruned == 2 and plan.explain is not None
-        flt = {"type": "lt", "term": {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}, "value": 150}
-        every = sc.plan_all("lake", "events", filter=flt, page_size=1)
-        assert sorted(every.paths) == _paths(warehouse, 0, 1) and every.files_considered == 3
+    plan = sc.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 505", explain=True)
+    assert plan.paths == [fs.path] and plan.files_pruned == 2 and plan.explain is not None
+    flt = {"type": "lt", "term": {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}, "value": 150}
+    every = sc.plan_all("lake", "events", filter=flt, page_size=1)
+    assert sorted(every.paths) == _paths(warehouse, 0, 1) and every.files_considered == 3
 
     r = sc.remove_files("lake", "events", [fs.path, "/gone.parquet"], missing_ok=True)
     assert r.removed == (fs.path,) and r.missing == ("/gone.parquet",)
