@@ -1,5 +1,6 @@
-"""All the catalog's SQL. Every function takes a Connection inside a transaction opened (and
-retried) by :mod:`service.catalog.service`; nothing here commits.
+"""The catalog's SQL (the planner's translation of stats conditions is :mod:`.planner`). Every
+function takes a Connection inside a transaction opened (and retried) by
+:mod:`service.catalog.service`; nothing here commits. Pages are keyset pages (:func:`keyset_page`).
 
 Writers serialize per table: :func:`find_table` with ``lock=True`` takes ``SELECT ... FOR UPDATE``
 on the ``ducklake_table`` row on PostgreSQL (on SQLite the transaction already holds the write lock

@@ -2,7 +2,8 @@
 
 ``Catalog`` runs every operation as one database transaction (retried on transient lock errors, see
 :func:`service.catalog.db.run_transaction`) and returns frozen dataclasses
-(:mod:`service.catalog.results`), never ORM objects. SQL lives in :mod:`service.catalog.repository`.
+(:mod:`service.catalog.results`), never ORM objects. It writes no SQL: that is the storage layer's,
+:mod:`service.catalog.repository` (and :mod:`service.catalog.planner` for :meth:`Catalog.plan`).
 
 Behaviour:
 
@@ -15,6 +16,9 @@ Behaviour:
 * Global stats (``ducklake_table_column_stats.extra_stats``, DuckLake's JSON) always equal a
   recomputation from the live files (:mod:`service.stats.merge`): merged incrementally on commit,
   rebuilt from per-path counters after a removal.
+* :meth:`Catalog.plan` compiles a predicate (:mod:`service.pruning`) and runs it in SQL: one page of
+  candidate files, pinned to a snapshot by its page token. The admin pages' reads (newest-first
+  history, files sorted by size or rows, a path's per-file bounds) are methods here too.
 * Writers of one table are serialized (row lock on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so
   concurrent commits never lose or duplicate a file.
 """
