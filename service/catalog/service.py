@@ -611,6 +611,8 @@ class Catalog:
         A pruned file never holds a matching row; when a rule cannot be proven the file is kept.
         ``next_page_token`` pins later pages to the first page's snapshot and predicate.
         """
+        # Imported here: the predicate machinery is not needed by the catalog's other callers
+        # (CLI commands import the catalog and should start fast).
         from service.catalog.planner import plan_in
         from service.pruning.conditions import compile_expression
         from service.pruning.conjunctions import merge_conjunctions
