@@ -15,7 +15,7 @@ fresh, drop at the end).
 For each query, each system, after ``--warmup`` runs: ``--repeat`` timed runs (fewer if one
 system's runs exceed ``--budget`` seconds for the query, at least 5), p50/p95 reported:
 
-* ``shredcat``: ``service.pruning.engine.plan(catalog, ...)`` end to end (first page of 1,000 plus
+* ``shredcat``: ``Catalog.plan(...)`` end to end (first page of 1,000 plus
   the counts), predicate text parsed once beforehand (parse time printed separately).
 * ``ducklake-pg`` (PostgreSQL runs) / ``ducklake-sqlite`` (SQLite runs): the way DuckLake prunes
   ordinary columns, on DuckLake's own columns of the same ``ducklake_file_variant_stats`` rows in
@@ -31,7 +31,7 @@ system's runs exceed ``--budget`` seconds for the query, at least 5), p50/p95 re
 The kept-file counts of all systems are compared (they must agree on this data); a mismatch is
 printed. ``--explain`` prints the plans of shredcat's statements (EXPLAIN ANALYZE on PostgreSQL,
 EXPLAIN QUERY PLAN on SQLite). ``--json PATH`` writes every number (after each query, so an
-interrupted run keeps what it measured), with a hash of the engine's source.
+interrupted run keeps what it measured), with a hash of the planner's source.
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ from sqlalchemy import event, text
 from bench.machine import cpu_model
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
-from service.pruning.engine import plan
 from service.pruning.parse_sql import parse_sql
 from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType
@@ -190,7 +189,7 @@ def queries(n: int) -> list[Query]:
     a = mid * 1000 + 500
     b = (n // 4) * 1000 + 250
     ids20 = [(n * (2 * k + 1) // 40) * 1000 + 321 for k in range(20)]
-    # Longer than the engine's MAX_POINT_PROBES: joined as a VALUES list of points.
+    # Longer than the planner's MAX_POINT_PROBES: joined as a VALUES list of points.
     ids200 = [(n * (2 * k + 1) // 400) * 1000 + 321 for k in range(200)]
     ts_lo = T0_US + (mid * 60 + 17) * 1_000_000
     ts_hi = ts_lo + 10 * 60 * 1_000_000
@@ -584,7 +583,7 @@ def run_queries(
         res: dict[str, Timing] = {}
 
         def shredcat(expr: Any = expr) -> int:
-            r = plan(cat, NS, TABLE, expr, page_size=PAGE_SIZE)
+            r = cat.plan(NS, TABLE, expr, page_size=PAGE_SIZE)
             assert r.files_kept is not None
             return r.files_kept
 
@@ -638,7 +637,7 @@ def explain(cat: Catalog, expr: Any) -> None:
 
     event.listen(cat.engine, "before_cursor_execute", grab)
     try:
-        plan(cat, NS, TABLE, expr, page_size=PAGE_SIZE)
+        cat.plan(NS, TABLE, expr, page_size=PAGE_SIZE)
     finally:
         event.remove(cat.engine, "before_cursor_execute", grab)
     pg = cat.backend == "postgresql"
@@ -665,12 +664,12 @@ def machine() -> dict[str, str]:
 
     import duckdb
 
-    root = Path(__file__).resolve().parents[1] / "service" / "pruning"
+    root = Path(__file__).resolve().parents[1] / "service"
     code = hashlib.sha256(
-        b"".join((root / f).read_bytes() for f in ("engine.py", "conditions.py"))
+        b"".join((root / f).read_bytes() for f in ("catalog/planner.py", "pruning/conditions.py"))
     ).hexdigest()
     return {
-        "engine": code[:12],  # which engine.py + conditions.py the numbers belong to
+        "engine": code[:12],  # which planner.py + conditions.py the numbers belong to
         "cpus": str(os.cpu_count()),
         "cpu": cpu,
         "memory": " ".join(mem.split()),

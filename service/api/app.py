@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI
 
@@ -25,6 +25,9 @@ from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
 from service.dashboard import router as dashboard_router
 from service.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from service.catalog import Catalog
 
 log = logging.getLogger("service.api")
 
@@ -48,7 +51,7 @@ TAGS = [
 ]
 
 
-def _open(ctx: AppContext, settings: Settings, catalog: Any | None) -> None:
+def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
     if settings.auth == "off":
         log.warning("SHREDCAT_AUTH=off: authentication is disabled, every caller is an admin (local use only)")
     elif not settings.tokens:
@@ -73,7 +76,7 @@ def _close(ctx: AppContext, *, owned: bool) -> None:
         catalog.close()
 
 
-def create_app(settings: Settings | None = None, *, catalog: Any | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, *, catalog: Catalog | None = None) -> FastAPI:
     """Build the app. ``catalog``: use this :class:`~service.catalog.Catalog` instead of opening
     one on ``settings.database_url`` (the caller then owns it)."""
     settings = settings or get_settings()

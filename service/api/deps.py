@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 
+from service import pagetoken
 from service.api.auth import Authenticator
 from service.api.errors import field_name
 from service.api.metrics import Metrics
@@ -69,22 +67,12 @@ def check_count(ctx: AppContext, n: int, what: str) -> None:
         )
 
 
-# --- page tokens: opaque to clients, base64url JSON -----------------------------------------------
-
-
-def encode_token(doc: dict[str, Any]) -> str:
-    raw = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def decode_token(token: str, field: str = "page-token") -> dict[str, Any]:
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        doc = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
-        raise field_error(field, "invalid page token") from None
+def decode_page_token(token: str, field: str) -> dict[str, Any]:
+    """A page token of this API (a JSON object), or the 422 naming ``field``."""
+    invalid = field_error(field, "invalid page token")
+    doc = pagetoken.decode(token, invalid)
     if not isinstance(doc, dict):
-        raise field_error(field, "invalid page token")
+        raise invalid
     return doc
 
 

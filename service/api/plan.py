@@ -2,7 +2,7 @@
 
 The predicate is Iceberg-style filter JSON (:mod:`service.pruning.parse_json`) or Spark SQL text
 (:mod:`service.pruning.parse_sql`), parsed with the configured limits (IN-list length, nesting
-depth); the execution is :func:`service.pruning.engine.plan`. JSON numbers of the filter are
+depth); the execution is :meth:`service.catalog.Catalog.plan`. JSON numbers of the filter are
 re-read from the raw body as exact decimals (a double would round ``12345678901234567.1``).
 """
 
@@ -20,8 +20,8 @@ from service.api.deps import COMMON, AppContext, check_page_size, error_response
 from service.api.namespaces import NamespaceName
 from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse
 from service.api.tables import TableName
+from service.catalog.service import MAX_PAGE as CATALOG_MAX_PAGE
 from service.errors import ShredcatError
-from service.pruning import engine
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"])
 
@@ -42,7 +42,7 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
     s = ctx.settings
     if (flt is None) == (body.sql is None):
         raise field_error("body", "give exactly one of filter and sql")
-    check_page_size(ctx, body.page_size, cap=engine.MAX_PAGE_SIZE, field="body.page-size")
+    check_page_size(ctx, body.page_size, cap=CATALOG_MAX_PAGE, field="body.page-size")
     try:
         if body.sql is not None:
             from service.pruning.parse_sql import parse_sql
@@ -55,9 +55,9 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
     except ShredcatError as e:
         e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
         raise
+    assert ctx.catalog is not None
     try:
-        result = engine.plan(
-            ctx.catalog,
+        result = ctx.catalog.plan(
             namespace,
             table,
             expr,

@@ -6,13 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
+from service import pagetoken
 from service.api.auth import Principal, require_reader
 from service.api.deps import (
     COMMON,
     AppContext,
     check_page_size,
-    decode_token,
-    encode_token,
+    decode_page_token,
     error_responses,
     field_error,
     get_ctx,
@@ -72,7 +72,7 @@ def list_files(
     check_page_size(ctx, page_size, cap=CATALOG_MAX_PAGE, field="query.page-size")
     after: str | None = None
     if page_token is not None:
-        doc = decode_token(page_token, "query.page-token")
+        doc = decode_page_token(page_token, "query.page-token")
         after = doc.get("after")
         if not isinstance(after, str):
             raise field_error("query.page-token", "invalid page token")
@@ -87,7 +87,7 @@ def list_files(
     rows = catalog.list_files(namespace, table, snapshot=snapshot_id, prefix=prefix or None, after=after, limit=limit)
     more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
     rows = rows[:page_size]
-    token = encode_token({"after": rows[-1].path, "snapshot": snapshot_id}) if more and rows else None
+    token = pagetoken.encode({"after": rows[-1].path, "snapshot": snapshot_id}) if more and rows else None
     return ListFilesResponse(
         snapshot_id=snapshot_id,
         files=[
@@ -177,7 +177,7 @@ def list_snapshots(
     check_page_size(ctx, page_size, cap=CATALOG_MAX_PAGE, field="query.page-size")
     after = None
     if page_token is not None:
-        after = _int_or_none(decode_token(page_token, "query.page-token").get("after"), "query.page-token")
+        after = _int_or_none(decode_page_token(page_token, "query.page-token").get("after"), "query.page-token")
         if after is None:
             raise field_error("query.page-token", "invalid page token")
     limit = min(page_size + 1, CATALOG_MAX_PAGE)
@@ -195,5 +195,5 @@ def list_snapshots(
             )
             for s in rows
         ],
-        next_page_token=encode_token({"after": rows[-1].snapshot_id}) if more and rows else None,
+        next_page_token=pagetoken.encode({"after": rows[-1].snapshot_id}) if more and rows else None,
     )

@@ -1,5 +1,6 @@
-"""All the catalog's SQL. Every function takes a Connection inside a transaction opened (and
-retried) by :mod:`service.catalog.service`; nothing here commits.
+"""The catalog's SQL (the planner's translation of stats conditions is :mod:`.planner`). Every
+function takes a Connection inside a transaction opened (and retried) by
+:mod:`service.catalog.service`; nothing here commits. Pages are keyset pages (:func:`keyset_page`).
 
 Writers serialize per table: :func:`find_table` with ``lock=True`` takes ``SELECT ... FOR UPDATE``
 on the ``ducklake_table`` row on PostgreSQL (on SQLite the transaction already holds the write lock
@@ -14,15 +15,36 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
-from sqlalchemy import Connection, and_, any_, bindparam, case, func, insert, or_, select, text, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    and_,
+    any_,
+    bindparam,
+    case,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import aliased
 
 from service.catalog import models as m
 from service.catalog.encode import COUNTERS, PreparedBatch, Width, max_width
-from service.catalog.results import DataFileInfo, NamespaceInfo, SnapshotInfo, TableInfo
+from service.catalog.results import (
+    DataFileInfo,
+    FileBound,
+    NamespaceInfo,
+    RecentSnapshot,
+    SnapshotInfo,
+    TableInfo,
+)
 from service.errors import InvalidStatsError, NotFoundError
 from service.stats.merge import GlobalPathStats, GlobalStats, merge_bound
 from service.stats.model import FileStats, PathStats
@@ -322,14 +344,14 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
             live_bytes=int(r[5]),
             current_snapshot_id=int(r[6]),
             snapshot_count=int(r[7] or 0),
-            last_commit_time=_aware(r[8]),
+            last_commit_time=aware(r[8]),
             begin_snapshot=int(r[9]),
         )
         for r in rows
     ]
 
 
-def _aware(ts: datetime | None) -> datetime | None:
+def aware(ts: datetime | None) -> datetime | None:
     """SQLite returns naive datetimes (stored in UTC)."""
     if ts is not None and ts.tzinfo is None:
         return ts.replace(tzinfo=UTC)
@@ -889,10 +911,13 @@ _STATS_READ = (
 )
 
 
-def count_files(conn: Connection, table_id: int, snapshot: int | None) -> int:
+def count_files(conn: Connection, table_id: int, snapshot: int | None, *, prefix: str | None = None) -> int:
+    """Files live at ``snapshot`` (None = now), only those under ``prefix`` if given."""
     return int(
         conn.execute(
-            select(func.count()).select_from(D).where(D.table_id == table_id, _live_at(D, snapshot))
+            select(func.count())
+            .select_from(D)
+            .where(D.table_id == table_id, _live_at(D, snapshot), *_prefix_filter(prefix))
         ).scalar_one()
     )
 
@@ -976,6 +1001,41 @@ def file_info(r: Any) -> DataFileInfo:
         end_snapshot=None if r.end_snapshot is None else int(r.end_snapshot),
     )
 
+def _prefix_filter(prefix: str | None) -> list[ColumnElement[bool]]:
+    """Conditions keeping the paths that start with ``prefix`` (a range: the path index serves it)."""
+    if not prefix:
+        return []
+    conds = [D.path >= prefix]
+    upper = prefix_upper_bound(prefix)
+    if upper is not None:
+        conds.append(D.path < upper)
+    return conds
+
+
+def keyset_page(
+    stmt: Select[Any],
+    keys: Sequence[ColumnElement[Any]],
+    after: Sequence[Any] | None,
+    *,
+    limit: int,
+    descending: bool = False,
+) -> Select[Any]:
+    """``stmt`` ordered by ``keys`` (all ascending, or all descending), from the first row past
+    the one whose keys are ``after`` (the last row of the previous page; None: from the start), at
+    most ``limit`` rows. Later keys break ties of earlier ones, so the key tuple must be unique."""
+    if after is not None:
+        stmt = stmt.where(_past(keys, after, descending))
+    return stmt.order_by(*(k.desc() if descending else k for k in keys)).limit(limit)
+
+
+def _past(keys: Sequence[ColumnElement[Any]], after: Sequence[Any], descending: bool) -> ColumnElement[bool]:
+    # (k1, k2) > (v1, v2) as k1 > v1 OR (k1 = v1 AND k2 > v2): row values are not portable, and
+    # the leading plain comparison keeps an index on k1 usable.
+    (key, *more_keys), (value, *more_values) = keys, after
+    beyond = key < value if descending else key > value
+    if not more_keys:
+        return beyond
+    return or_(beyond, and_(key == value, _past(more_keys, more_values, descending)))
 
 
 def list_files(
@@ -987,16 +1047,43 @@ def list_files(
     after: str | None,
     limit: int,
 ) -> list[DataFileInfo]:
-    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, _live_at(D, snapshot))
-    if prefix:
-        stmt = stmt.where(D.path >= prefix)
-        upper = prefix_upper_bound(prefix)
-        if upper is not None:
-            stmt = stmt.where(D.path < upper)
-    if after is not None:
-        stmt = stmt.where(D.path > after)
-    stmt = stmt.order_by(D.path).limit(limit)
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, _live_at(D, snapshot), *_prefix_filter(prefix))
+    stmt = keyset_page(stmt, [D.path], None if after is None else [after], limit=limit)
     return [file_info(r) for r in conn.execute(stmt)]
+
+
+#: Sort keys of :func:`list_files_sorted`.
+FileSort = Literal["path", "size", "rows"]
+_FILE_SORT_COLUMNS = {"path": D.path, "size": D.file_size_bytes, "rows": D.record_count}
+
+
+def list_files_sorted(
+    conn: Connection,
+    table_id: int,
+    *,
+    sort: FileSort,
+    descending: bool,
+    prefix: str | None,
+    after: tuple[int | str, str] | None,
+    limit: int,
+) -> list[DataFileInfo]:
+    """Live files ordered by ``sort`` then path, keyset on ``(sort value, path)`` (just the path
+    for ``sort="path"``). No index covers size or record count: a top-N sort per page."""
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.end_snapshot.is_(None), *_prefix_filter(prefix))
+    if sort == "path":
+        stmt = keyset_page(stmt, [D.path], None if after is None else [after[1]], limit=limit, descending=descending)
+    else:
+        key = _FILE_SORT_COLUMNS[sort]
+        last = None if after is None else [int(after[0]), after[1]]
+        stmt = keyset_page(stmt, [key, D.path], last, limit=limit, descending=descending)
+    return [file_info(r) for r in conn.execute(stmt)]
+
+
+def live_file(conn: Connection, table_id: int, path: str) -> DataFileInfo | None:
+    r = conn.execute(
+        select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.path == path, D.end_snapshot.is_(None))
+    ).first()
+    return None if r is None else file_info(r)
 
 
 def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -> FileStats | None:
@@ -1029,18 +1116,104 @@ def snapshot_exists(conn: Connection, snapshot: int) -> bool:
     )
 
 
+_SNAPSHOT_INFO_COLUMNS = (
+    m.Snapshot.snapshot_id,
+    m.Snapshot.snapshot_time,
+    m.Snapshot.table_id,
+    m.Snapshot.changes_made,
+    m.Snapshot.added_files,
+    m.Snapshot.removed_files,
+)
+
+
+def _snapshot_info(r: Any) -> SnapshotInfo:
+    return SnapshotInfo(int(r[0]), aware(r[1]) or r[1], r[2], r[3], int(r[4]), int(r[5]))
+
+
+def snapshot_info(conn: Connection, snapshot: int) -> SnapshotInfo:
+    """The snapshot ``snapshot`` (which exists)."""
+    r = conn.execute(select(*_SNAPSHOT_INFO_COLUMNS).where(m.Snapshot.snapshot_id == snapshot)).one()
+    return _snapshot_info(r)
+
+
 def list_snapshots(conn: Connection, table_id: int, *, after: int | None, limit: int) -> list[SnapshotInfo]:
-    Sn = m.Snapshot
-    stmt = select(
-        Sn.snapshot_id, Sn.snapshot_time, Sn.table_id, Sn.changes_made, Sn.added_files, Sn.removed_files
-    ).where(Sn.table_id == table_id)
-    if after is not None:
-        stmt = stmt.where(Sn.snapshot_id > after)
-    stmt = stmt.order_by(Sn.snapshot_id).limit(limit)
+    stmt = select(*_SNAPSHOT_INFO_COLUMNS).where(m.Snapshot.table_id == table_id)
+    stmt = keyset_page(stmt, [m.Snapshot.snapshot_id], None if after is None else [after], limit=limit)
+    return [_snapshot_info(r) for r in conn.execute(stmt)]
+
+
+def recent_snapshots(
+    conn: Connection, table_id: int | None, *, before: int | None, limit: int
+) -> list[RecentSnapshot]:
+    """Snapshots newest first (of one table, or all), with the table each changed; ``before`` is
+    the last snapshot id of the previous page."""
+    Sn, T, Sc = m.Snapshot, m.Table, m.Schema
+    stmt = (
+        select(
+            Sn.snapshot_id,
+            Sn.snapshot_time,
+            Sc.schema_name,
+            T.table_name,
+            T.end_snapshot,
+            Sn.changes_made,
+            Sn.added_files,
+            Sn.removed_files,
+        )
+        .outerjoin(T, T.table_id == Sn.table_id)
+        .outerjoin(Sc, Sc.schema_id == T.schema_id)
+    )
+    if table_id is not None:
+        stmt = stmt.where(Sn.table_id == table_id)
+    stmt = keyset_page(stmt, [Sn.snapshot_id], None if before is None else [before], limit=limit, descending=True)
     return [
-        SnapshotInfo(int(r[0]), _aware(r[1]) or r[1], r[2], r[3], int(r[4]), int(r[5]))
+        RecentSnapshot(
+            snapshot_id=int(r[0]),
+            snapshot_time=aware(r[1]),
+            table=None if r[3] is None else f"{r[2]}.{r[3]}",
+            table_live=r[3] is not None and r[4] is None,
+            namespace=r[2],
+            table_name=r[3],
+            changes_made=r[5],
+            added_files=int(r[6] or 0),
+            removed_files=int(r[7] or 0),
+        )
         for r in conn.execute(stmt)
     ]
+
+
+def path_types(conn: Connection, table_id: int, column_id: int, variant_path: str) -> list[tuple[int, str, int]]:
+    """``(path_id, shredded_type, live files)`` of each type the path is shredded as in live files."""
+    rows = conn.execute(
+        select(VP.path_id, VP.shredded_type, VP.live_file_count).where(
+            VP.table_id == table_id,
+            VP.column_id == column_id,
+            VP.variant_path == variant_path,
+            VP.live_file_count > 0,
+        )
+    ).all()
+    return [(int(r[0]), r[1], int(r[2])) for r in rows]
+
+
+def file_bounds(
+    conn: Connection, path_id: int, st: ShreddedType, order: Literal["min", "path"], limit: int
+) -> list[FileBound]:
+    """The live stats rows of ``path_id`` (at most ``limit``), by the typed min key (rows without
+    one last, by path) or by file path."""
+    cols = (D.path, S.value_count, S.null_count, S.min_value, S.max_value, S.contains_nan)
+    base = (
+        select(*cols)
+        .join(D, D.data_file_id == S.data_file_id)
+        .where(S.path_id == path_id, S.end_snapshot.is_(None))
+    )
+    if order == "path":
+        rows: Sequence[Any] = conn.execute(base.order_by(D.path).limit(limit)).all()
+    else:
+        key = getattr(S, f"min_{family(st)}")
+        # Two probes so the keyed part walks the partial (path_id, min_*) index in order.
+        rows = list(conn.execute(base.where(key.is_not(None)).order_by(key, S.data_file_id).limit(limit)))
+        if len(rows) < limit:
+            rows += conn.execute(base.where(key.is_(None)).order_by(D.path).limit(limit - len(rows))).all()
+    return [FileBound(r[0], int(r[1]), int(r[2]), r[3], r[4], r[5]) for r in rows]
 
 
 def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, str, int]]:

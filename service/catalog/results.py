@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from service.stats.merge import GlobalPathStats, render_ducklake_json
+from service.values import ShreddedType
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +111,84 @@ class PathCoverage:
     def in_global_stats(self) -> bool:
         """Fully shredded in every live file with one type (so it is in the global stats)."""
         return self.live_files > 0 and len(self.types) == 1 and self.types[0][1] == self.live_files
+
+
+@dataclass(frozen=True, slots=True)
+class RecentSnapshot:
+    """A snapshot as the history lists show it, with the table it changed."""
+
+    snapshot_id: int
+    snapshot_time: datetime | None
+    #: ``namespace.table`` of the table the snapshot changed (also for a dropped table), or None.
+    table: str | None
+    #: True when that table is live now (so a page about it exists).
+    table_live: bool
+    namespace: str | None
+    table_name: str | None
+    changes_made: str
+    added_files: int
+    removed_files: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileBound:
+    """One live file's statistics for one path (bounds as DuckLake strings)."""
+
+    path: str
+    value_count: int
+    null_count: int
+    min_value: str | None
+    max_value: str | None
+    contains_nan: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class PathBounds:
+    """The per-file bounds of one Variant path (what the dashboard's range chart draws)."""
+
+    column: str
+    variant_path: str
+    #: The type whose files are in ``files``; None when the path is shredded in no live file.
+    shredded_type: ShreddedType | None
+    #: ``(type name, live files)`` for every type the path is shredded as, most files first.
+    types: tuple[tuple[str, int], ...]
+    #: Live files of the table.
+    live_files: int
+    #: Live files with a stats row of ``shredded_type`` for the path (may exceed ``len(files)``).
+    total: int
+    files: tuple[FileBound, ...]
+    order: str
+
+
+# --- planning ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A file that may hold rows matching the predicate."""
+
+    path: str
+    file_size_bytes: int
+    record_count: int
+    data_file_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileExplanation:
+    path: str
+    kept: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlanResult:
+    snapshot_id: int
+    candidates: tuple[Candidate, ...]
+    next_page_token: str | None
+    #: Counts over the whole answer (not just this page); None on follow-up pages.
+    files_considered: int | None
+    files_pruned: int | None
+    files_kept: int | None
+    rows_skipped: int | None
+    bytes_skipped: int | None
+    explain: tuple[FileExplanation, ...] | None = None

@@ -2,7 +2,8 @@
 
 ``Catalog`` runs every operation as one database transaction (retried on transient lock errors, see
 :func:`service.catalog.db.run_transaction`) and returns frozen dataclasses
-(:mod:`service.catalog.results`), never ORM objects. SQL lives in :mod:`service.catalog.repository`.
+(:mod:`service.catalog.results`), never ORM objects. It writes no SQL: that is the storage layer's,
+:mod:`service.catalog.repository` (and :mod:`service.catalog.planner` for :meth:`Catalog.plan`).
 
 Behaviour:
 
@@ -15,6 +16,9 @@ Behaviour:
 * Global stats (``ducklake_table_column_stats.extra_stats``, DuckLake's JSON) always equal a
   recomputation from the live files (:mod:`service.stats.merge`): merged incrementally on commit,
   rebuilt from per-path counters after a removal.
+* :meth:`Catalog.plan` compiles a predicate (:mod:`service.pruning`) and runs it in SQL: one page of
+  candidate files, pinned to a snapshot by its page token. The admin pages' reads (newest-first
+  history, files sorted by size or rows, a path's per-file bounds) are methods here too.
 * Writers of one table are serialized (row lock on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so
   concurrent commits never lose or duplicate a file.
 """
@@ -23,8 +27,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import URL, Engine
@@ -32,11 +36,16 @@ from sqlalchemy.engine import URL, Engine
 from service.catalog import repository as repo
 from service.catalog.db import make_engine, run_transaction
 from service.catalog.encode import prepare_batch
+from service.catalog.repository import FileSort
 from service.catalog.results import (
+    Candidate,
     CommitResult,
     DataFileInfo,
     NamespaceInfo,
+    PathBounds,
     PathCoverage,
+    PlanResult,
+    RecentSnapshot,
     RemoveResult,
     SnapshotInfo,
     TableGlobalStats,
@@ -53,9 +62,18 @@ from service.errors import (
 )
 from service.stats.merge import GlobalStats, from_ducklake_json, merge_stats, recompute
 from service.stats.model import FileStats
+from service.values import ShreddedType
 
-#: Largest page of list_files / list_snapshots.
+if TYPE_CHECKING:
+    from service.pruning.expressions import BooleanExpression
+
+#: Largest page of every listing, of plan pages, and most files of a path's bounds.
 MAX_PAGE = 10_000
+
+
+def _check_limit(limit: int) -> None:
+    if not (1 <= limit <= MAX_PAGE):
+        raise BadInputError(f"limit must be between 1 and {MAX_PAGE}")
 
 
 class Catalog:
@@ -135,7 +153,7 @@ class Catalog:
             return repo.drop_namespace(conn, ns)
 
         snap = self._write(op)
-        return self._read(lambda conn: self._snapshot(conn, snap))
+        return self._read(lambda conn: repo.snapshot_info(conn, snap))
 
     def create_table(
         self,
@@ -184,24 +202,7 @@ class Catalog:
             return repo.drop_table(conn, t)
 
         snap = self._write(op)
-        return self._read(lambda conn: self._snapshot(conn, snap))
-
-    @staticmethod
-    def _snapshot(conn: Connection, snap: int) -> SnapshotInfo:
-        from service.catalog import models as m
-
-        r = conn.execute(
-            m.Snapshot.__table__.select().where(m.Snapshot.snapshot_id == snap)  # type: ignore[attr-defined]
-        ).first()
-        assert r is not None
-        return SnapshotInfo(
-            int(r.snapshot_id),
-            repo._aware(r.snapshot_time) or r.snapshot_time,
-            r.table_id,
-            r.changes_made,
-            int(r.added_files),
-            int(r.removed_files),
-        )
+        return self._read(lambda conn: repo.snapshot_info(conn, snap))
 
     def get_table(self, namespace: str, name: str) -> TableInfo:
         infos = self._read(lambda conn: repo.table_infos(conn, namespace, name))
@@ -380,8 +381,7 @@ class Catalog:
         Keyset pagination: pass the last path of a page as ``after`` to get the next page.
         ``prefix`` keeps paths starting with it.
         """
-        if not (1 <= limit <= MAX_PAGE):
-            raise BadInputError(f"limit must be between 1 and {MAX_PAGE}")
+        _check_limit(limit)
 
         def op(conn: Connection) -> list[DataFileInfo]:
             t = self._table(conn, namespace, table, snapshot)
@@ -407,8 +407,7 @@ class Catalog:
         self, namespace: str, table: str, *, after: int | None = None, limit: int = 1000
     ) -> list[SnapshotInfo]:
         """Snapshots that changed this table (creation, commits, removals), oldest first."""
-        if not (1 <= limit <= MAX_PAGE):
-            raise BadInputError(f"limit must be between 1 and {MAX_PAGE}")
+        _check_limit(limit)
 
         def op(conn: Connection) -> list[SnapshotInfo]:
             t = self._table(conn, namespace, table)
@@ -481,6 +480,176 @@ class Catalog:
             return out
 
         return self._read(op)
+
+    # --- what the admin pages read ------------------------------------------------------------
+
+    def recent_snapshots(
+        self, *, namespace: str | None = None, table: str | None = None, before: int | None = None, limit: int = 20
+    ) -> list[RecentSnapshot]:
+        """Snapshots newest first: of every table (and namespace changes), or of one live table
+        (``namespace`` and ``table``; NotFoundError when it does not exist). ``before``: keyset,
+        the last snapshot id of the previous page."""
+        _check_limit(limit)
+
+        def op(conn: Connection) -> list[RecentSnapshot]:
+            table_id = None if table is None else repo.require_table(conn, namespace or "", table).table_id
+            return repo.recent_snapshots(conn, table_id, before=before, limit=limit)
+
+        return self._read(op)
+
+    def list_files_sorted(
+        self,
+        namespace: str,
+        table: str,
+        *,
+        sort: FileSort = "size",
+        descending: bool = True,
+        prefix: str | None = None,
+        after: tuple[int | str, str] | None = None,
+        limit: int = 100,
+    ) -> list[DataFileInfo]:
+        """Live files ordered by ``sort`` (``path``, ``size`` or ``rows``) then path, both in the
+        chosen direction. ``after``: keyset, ``(sort value, path)`` of the last file of the
+        previous page (for ``sort="path"`` the value is the path itself). No index covers size or
+        record count, so each page sorts the table's live files (a top-N sort in the database);
+        path ascending at any snapshot is :meth:`list_files`."""
+        _check_limit(limit)
+        if sort not in ("path", "size", "rows"):
+            raise BadInputError(f"cannot sort files by {sort!r}")
+
+        def op(conn: Connection) -> list[DataFileInfo]:
+            t = repo.require_table(conn, namespace, table)
+            return repo.list_files_sorted(
+                conn, t.table_id, sort=sort, descending=descending, prefix=prefix, after=after, limit=limit
+            )
+
+        return self._read(op)
+
+    def count_files(self, namespace: str, table: str, *, prefix: str | None = None) -> int:
+        """Live files of the table whose path starts with ``prefix`` (all of them without one)."""
+
+        def op(conn: Connection) -> int:
+            t = repo.require_table(conn, namespace, table)
+            if not prefix:
+                return t.live_file_count
+            return repo.count_files(conn, t.table_id, None, prefix=prefix)
+
+        return self._read(op)
+
+    def find_file(self, namespace: str, table: str, path: str) -> DataFileInfo:
+        """The live file at ``path`` (NotFoundError if there is none)."""
+
+        def op(conn: Connection) -> DataFileInfo:
+            t = repo.require_table(conn, namespace, table)
+            f = repo.live_file(conn, t.table_id, path)
+            if f is None:
+                raise NotFoundError(f"{path}: not a live file of {t.qualified_name}", details={"path": path})
+            return f
+
+        return self._read(op)
+
+    def path_bounds(
+        self,
+        namespace: str,
+        table: str,
+        column: str,
+        variant_path: str,
+        *,
+        shredded_type: str | None = None,
+        order: Literal["min", "path"] = "min",
+        limit: int = 2000,
+    ) -> PathBounds:
+        """The bounds of ``column``/``variant_path`` in each live file where it is fully shredded
+        as ``shredded_type`` (default: the type with most files), at most ``limit`` files.
+
+        ``order="min"``: by the typed min key, files whose min has no key (unknown bound, no
+        values, decimals beyond int64) last; ``order="path"``: by file path.
+        """
+        _check_limit(limit)
+        if order not in ("min", "path"):
+            raise BadInputError(f"cannot order by {order!r}")
+
+        def op(conn: Connection) -> PathBounds:
+            t = repo.require_table(conn, namespace, table)
+            cid = t.columns.get(column)
+            if cid is None:
+                raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
+            rows = repo.path_types(conn, t.table_id, cid, variant_path)
+            if not rows:
+                return PathBounds(column, variant_path, None, (), t.live_file_count, 0, (), order)
+            types = tuple(sorted(((name, n) for _, name, n in rows), key=lambda kv: (-kv[1], kv[0])))
+            by_type = {name: (path_id, n) for path_id, name, n in rows}
+            chosen = shredded_type if shredded_type is not None else types[0][0]
+            if chosen not in by_type:
+                raise NotFoundError(
+                    f"{column} {variant_path} is not shredded as {chosen} in any live file",
+                    details={"shredded_type": chosen},
+                )
+            path_id, total = by_type[chosen]
+            st = ShreddedType.parse(chosen)
+            files = repo.file_bounds(conn, path_id, st, order, limit)
+            return PathBounds(column, variant_path, st, types, t.live_file_count, total, tuple(files), order)
+
+        return self._read(op)
+
+    # --- planning -----------------------------------------------------------------------------
+
+    def plan(
+        self,
+        namespace: str,
+        table: str,
+        expr: BooleanExpression,
+        *,
+        snapshot_id: int | None = None,
+        explain: bool = False,
+        page_size: int = 1000,
+        page_token: str | None = None,
+    ) -> PlanResult:
+        """Candidate files of ``namespace.table`` for ``expr`` (one page), with counts over the
+        whole answer on the first page; ``explain`` adds the evaluator's reasons for a sample.
+
+        A pruned file never holds a matching row; when a rule cannot be proven the file is kept.
+        ``next_page_token`` pins later pages to the first page's snapshot and predicate.
+        """
+        # Imported here: the predicate machinery is not needed by the catalog's other callers
+        # (CLI commands import the catalog and should start fast).
+        from service.catalog.planner import plan_in
+        from service.pruning.conditions import compile_expression
+        from service.pruning.conjunctions import merge_conjunctions
+
+        if not 1 <= page_size <= MAX_PAGE:
+            raise BadInputError(f"page size must be between 1 and {MAX_PAGE}", details={"field": "page-size"})
+        condition = merge_conjunctions(compile_expression(expr))
+        return self._read(
+            lambda conn: plan_in(
+                conn,
+                namespace,
+                table,
+                condition,
+                snapshot_id=snapshot_id,
+                explain=explain,
+                page_size=page_size,
+                page_token=page_token,
+            )
+        )
+
+    def iter_candidates(
+        self,
+        namespace: str,
+        table: str,
+        expr: BooleanExpression,
+        *,
+        snapshot_id: int | None = None,
+        page_size: int = 5000,
+    ) -> Iterator[Candidate]:
+        """Every candidate of :meth:`plan`, page by page (pinned to one snapshot by the page token)."""
+        token: str | None = None
+        first = True
+        while first or token is not None:
+            first = False
+            res = self.plan(namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
+            yield from res.candidates
+            token = res.next_page_token
 
 
 def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobalStats:

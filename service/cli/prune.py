@@ -42,17 +42,16 @@ def parse_predicate(text: str):  # type: ignore[no-untyped-def]
 def run(args: argparse.Namespace) -> int:
     from service.cli._common import open_catalog, split_table
     from service.errors import ShredcatError
-    from service.pruning.engine import plan
 
     try:
         ns, table = split_table(args.table)
         expr = parse_predicate(args.predicate)
         with open_catalog(args) as catalog:
-            first = plan(catalog, ns, table, expr, snapshot_id=args.snapshot, explain=args.explain, page_size=5000)
+            first = catalog.plan(ns, table, expr, snapshot_id=args.snapshot, explain=args.explain, page_size=5000)
             pages = [first]
             token = first.next_page_token
             while token is not None:
-                nxt = plan(catalog, ns, table, expr, page_size=5000, page_token=token)
+                nxt = catalog.plan(ns, table, expr, page_size=5000, page_token=token)
                 pages.append(nxt)
                 token = nxt.next_page_token
     except ShredcatError as e:

@@ -1,7 +1,7 @@
 """The admin dashboard: server-rendered pages under ``/admin`` (admin role).
 
-Pages call the catalog library (:class:`service.catalog.Catalog`), the pruning engine and the
-read-only :mod:`service.dashboard.queries`; no SQL here or in the templates. No JavaScript: forms,
+Pages read through the catalog library (:class:`service.catalog.Catalog`: its reads and its
+planner); no SQL or database access here or in the templates. No JavaScript: forms,
 links and an SVG drawn on the server. Every page answers HTML; only an unauthenticated request
 that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 401.
 
@@ -18,15 +18,12 @@ that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import APIRouter, Query, Request
@@ -35,10 +32,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 import service
+from service import pagetoken
 from service.api.auth import Principal
 from service.api.errors import request_id, shredcat_error_response
 from service.dashboard import format as fmt
-from service.dashboard import queries, session
+from service.dashboard import session
 from service.dashboard.chart import ChartFile, render_chart
 from service.errors import (
     BadInputError,
@@ -48,6 +46,9 @@ from service.errors import (
     StorageUnavailableError,
     UnauthorizedError,
 )
+
+if TYPE_CHECKING:
+    from service.catalog import Catalog, PathCoverage, TableGlobalStats
 
 log = logging.getLogger("service.dashboard")
 
@@ -151,7 +152,7 @@ def _ctx(request: Request) -> Any:
     return request.app.state.ctx
 
 
-def _catalog(request: Request) -> Any:
+def _catalog(request: Request) -> Catalog:
     ctx = _ctx(request)
     if ctx.catalog is None:  # the lifespan did not run
         raise ShredcatError("the application was not started (lifespan not run)")
@@ -371,7 +372,7 @@ def _overview(request: Request) -> Response:
     catalog = _catalog(request)
     tables = catalog.list_tables()
     namespaces = catalog.list_namespaces()
-    recent = queries.recent_snapshots(catalog, limit=15)
+    recent = catalog.recent_snapshots(limit=15)
     totals = {
         "files": sum(t.live_file_count for t in tables),
         "rows": sum(t.live_record_count for t in tables),
@@ -393,18 +394,17 @@ def _overview(request: Request) -> Response:
 # --- table ------------------------------------------------------------------------------------
 
 
-def _encode_cursor(value: Any) -> str:
-    raw = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def _decode_cursor(token: str | None) -> Any:
+def _decode_cursor(token: str | None) -> tuple[int | str, str] | None:
+    """``(sort value, path)`` of the last file of the previous page."""
     if not token:
         return None
-    try:
-        return json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
-        raise BadInputError("invalid page cursor: go back to the first page") from None
+    invalid = BadInputError("invalid page cursor: go back to the first page")
+    after = pagetoken.decode(token, invalid)
+    if not (
+        isinstance(after, list) and len(after) == 2 and isinstance(after[1], str) and isinstance(after[0], int | str)
+    ):
+        raise invalid
+    return after[0], after[1]
 
 
 _SORTS = ("path", "size", "rows")
@@ -424,7 +424,7 @@ async def table_page(
     return await _page(request, _table, namespace, table, prefix, sort, order, cursor, before)
 
 
-def _coverage_rows(coverage: list[Any]) -> list[dict[str, Any]]:
+def _coverage_rows(coverage: list[PathCoverage]) -> list[dict[str, Any]]:
     rows = []
     for c in coverage:
         if c.in_global_stats:
@@ -438,7 +438,7 @@ def _coverage_rows(coverage: list[Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _global_rows(gstats: Any) -> dict[str, list[dict[str, Any]]]:
+def _global_rows(gstats: TableGlobalStats) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for column, paths in gstats.columns.items():
         rows = []
@@ -476,24 +476,19 @@ def _table(
     if order not in ("asc", "desc"):
         raise BadInputError(f"order must be asc or desc, not {order!r}")
     after = _decode_cursor(cursor)
-    if after is not None and not (
-        isinstance(after, list) and len(after) == 2 and isinstance(after[1], str) and isinstance(after[0], int | str)
-    ):
-        raise BadInputError("invalid page cursor: go back to the first page")
     descending = order == "desc"
     if sort == "path" and not descending:
         files = catalog.list_files(
             namespace, table, prefix=prefix or None, after=None if after is None else after[1], limit=FILES_PAGE + 1
         )
     else:
-        files = queries.list_files_sorted(
-            catalog,
+        files = catalog.list_files_sorted(
             namespace,
             table,
             sort=sort,  # type: ignore[arg-type]
             descending=descending,
             prefix=prefix or None,
-            after=None if after is None else (after[0], after[1]),
+            after=after,
             limit=FILES_PAGE + 1,
         )
     more = len(files) > FILES_PAGE
@@ -502,11 +497,9 @@ def _table(
     if more:
         last = files[-1]
         key = {"path": last.path, "size": last.file_size_bytes, "rows": last.record_count}[sort]
-        next_cursor = _encode_cursor([key, last.path])
-    matching = queries.count_files(catalog, namespace, table, prefix=prefix) if prefix else info.live_file_count
-    snapshots = queries.recent_snapshots(
-        catalog, namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1
-    )
+        next_cursor = pagetoken.encode([key, last.path])
+    matching = catalog.count_files(namespace, table, prefix=prefix) if prefix else info.live_file_count
+    snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
     return render(
         request,
@@ -553,8 +546,8 @@ def _path(
         raise BadInputError("give a column and a variant path (?column=v&path=\"id\")")
     if order not in ("min", "path"):
         raise BadInputError(f"order must be min or path, not {order!r}")
-    pb = queries.path_bounds(
-        catalog, namespace, table, column, variant_path, shredded_type=type_, order=order, limit=CHART_LIMIT  # type: ignore[arg-type]
+    pb = catalog.path_bounds(
+        namespace, table, column, variant_path, shredded_type=type_, order=order, limit=CHART_LIMIT  # type: ignore[arg-type]
     )
     u = _urls(request)
     chart = None
@@ -612,7 +605,7 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
     info = catalog.get_table(namespace, table)
     if not path:
         raise BadInputError("give a file path (?path=...)")
-    meta = queries.find_file(catalog, namespace, table, path)
+    meta = catalog.find_file(namespace, table, path)
     fs = catalog.file_stats(namespace, table, path)
     rows = []
     for ps in fs.paths:
@@ -643,7 +636,7 @@ async def prune_run(request: Request, namespace: str, table: str) -> Response:
     return await _page(request, _prune, namespace, table, form, True)
 
 
-def _examples(catalog: Any, namespace: str, table: str) -> list[str]:
+def _examples(catalog: Catalog, namespace: str, table: str) -> list[str]:
     out = []
     gstats = catalog.global_stats(namespace, table)
     for column, paths in gstats.columns.items():
@@ -682,7 +675,6 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             if not snapshot_text.isdigit():
                 raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
             snapshot = int(snapshot_text)
-        from service.pruning import engine
         from service.pruning.parse_sql import parse_sql
 
         if not sql.strip():
@@ -693,9 +685,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             max_in_list=settings.max_in_list,
             max_length=MAX_PREDICATE_CHARS,
         )
-        result = engine.plan(
-            catalog, namespace, table, expr, snapshot_id=snapshot, explain=True, page_size=PLAYGROUND_PAGE
-        )
+        result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, explain=True, page_size=PLAYGROUND_PAGE)
     except NotFoundError as e:
         if e.details.get("snapshot_id") is None and e.details.get("snapshot") is None:
             raise

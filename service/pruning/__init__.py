@@ -1,13 +1,16 @@
-"""File pruning on shredded Variant statistics, as pure logic (no database, no HTTP):
+"""File pruning on shredded Variant statistics, as pure logic: no database, no HTTP, no import of
+SQLAlchemy or :mod:`service.catalog` (a test walks the imports).
 
 * :mod:`.expressions`: the predicate tree, its builders and :func:`~.expressions.visit`;
 * :mod:`.parse_json` / :mod:`.parse_sql`: Iceberg-style filter JSON and Spark SQL text ⇄ tree,
   :mod:`.render` the tree as Spark SQL; :mod:`.paths`, :mod:`.literals`, :mod:`.spark_types`
   the pieces they share;
-* :mod:`.conditions`: the stats conditions a tree compiles to;
+* :mod:`.conditions`: the stats conditions a tree compiles to, :mod:`.conjunctions` their
+  same-path merge;
 * :mod:`.evaluator`: those conditions over one file's stats.
 
-Translating conditions into SQL over the catalog's tables lives under :mod:`service.catalog`.
+Running conditions against the catalog is the catalog's job: :meth:`service.catalog.Catalog.plan`,
+whose planner (:mod:`service.catalog.planner`) translates the conditions defined here into SQL.
 """
 
 from service.pruning.conditions import Condition, LeafCondition, compile_expression, usable_types

@@ -1,4 +1,4 @@
-"""``POST .../plan``: parsing, limits and execution."""
+"""``POST .../plan``: parsing and limits, and execution through ``Catalog.plan``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from service import pagetoken
+from service.errors import BadInputError
 from tests.api.conftest import READER, WRITER, assert_error
 
 T = "/v1/namespaces/lake/tables/events"
@@ -25,7 +27,7 @@ def loaded(client, table, warehouse: Path) -> list[str]:
     return paths
 
 
-# --- request checks (no engine needed) ----------------------------------------------------------
+# --- request checks (refused before planning) ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -113,6 +115,19 @@ def test_plan_explain_and_pages(client, loaded: list[str]) -> None:
         if not token:
             break
     assert sorted(seen) == loaded
+
+
+@pytest.mark.parametrize("key", ["a", "s"])
+def test_plan_page_tokens_beyond_bigint_are_bad_requests(client, loaded: list[str], key: str) -> None:
+    """A real token with its last file id or pinned snapshot forged beyond BIGINT: 422 naming the
+    token (once a driver OverflowError, 500)."""
+    body = {"sql": "variant_get(v, '$.id', 'bigint') >= 0", "page-size": 1}
+    token = client.post(T + "/plan", json=body, headers=READER).json()["next-page-token"]
+    doc = pagetoken.decode(token, BadInputError("not a token of the API"))
+    for big in (2**70, -(2**70)):
+        forged = pagetoken.encode(doc | {key: big})
+        r = client.post(T + "/plan", json=body | {"page-token": forged}, headers=READER)
+        assert_error(r, 422, "bad_input", "body.page-token")
 
 
 def test_plan_at_snapshot_and_not_found(client, loaded: list[str]) -> None:

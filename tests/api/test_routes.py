@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from service import pagetoken
 from service.api import create_app
 from service.settings import Settings
 from tests.api.conftest import ADMIN, READER, WRITER, assert_error, write_variant_file
@@ -313,6 +314,22 @@ def test_snapshots_pagination(client, table: str, warehouse: Path) -> None:
         if not token:
             break
     assert seen == [s["snapshot-id"] for s in allsnaps["snapshots"]]
+
+
+@pytest.mark.parametrize("big", [2**70, -(2**70), 2**63])
+def test_page_tokens_beyond_bigint_are_bad_requests(client, table: str, warehouse: Path, big: int) -> None:
+    """A forged token whose keys no BIGINT holds is a 422 naming the token (once a driver
+    OverflowError, 500)."""
+    client.post(table + "/commits", json={"paths": _paths(warehouse, 0)}, headers=WRITER)
+    for route, doc in (
+        ("/files", {"after": "/a", "snapshot": big}),
+        ("/snapshots", {"after": big}),
+    ):
+        r = client.get(table + route, params={"page-token": pagetoken.encode(doc)}, headers=READER)
+        assert_error(r, 422, "bad_input", "query.page-token")
+    # The largest BIGINT is a valid key (that snapshot just has nothing after it).
+    r = client.get(table + "/snapshots", params={"page-token": pagetoken.encode({"after": 2**63 - 1})}, headers=READER)
+    assert r.status_code == 200 and r.json()["snapshots"] == []
 
 
 def test_remove_files(client, table: str, warehouse: Path) -> None:

@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from service.api import create_app  # noqa: E402
 from tests.api.conftest import TOKENS, make_settings  # noqa: E402
+from tests.support.events import write_event_files  # noqa: E402
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 ADMIN_TOKEN = TOKENS["admin"]
@@ -27,36 +28,10 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def write_events(path: Path, n: int, offset: int, *, name_as_int: bool = False, extra: bool = False) -> Path:
-    """A DuckDB-shredded file: v = {id: bigint, name: varchar (bigint with ``name_as_int``),
-    score: double, ts: timestamp, day: date[, extra: int]}, ``n`` rows from ``offset``."""
-    import duckdb
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    name = "(r + 7)::BIGINT" if name_as_int else f"'n' || lpad((r + {offset})::VARCHAR, 6, '0')"
-    more = ", 'extra': (r % 5)::INTEGER" if extra else ""
-    con = duckdb.connect()
-    try:
-        con.execute(
-            f"""COPY (SELECT {{'id': (r + {offset})::BIGINT, 'name': {name}, 'score': ((r + {offset}) * 0.5)::DOUBLE,
-                               'ts': TIMESTAMP '2024-01-01 00:00:00' + to_hours(r + {offset}),
-                               'day': DATE '2024-01-01' + ((r + {offset}) // 24)::INTEGER{more}}}::VARIANT AS v
-                     FROM range({n}) t(r)) TO '{path}' (FORMAT parquet)"""
-        )
-    finally:
-        con.close()
-    return path
-
-
 @pytest.fixture(scope="session")
 def events_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    """Five files of 100 rows: ids 0..499 in order (well clustered); f4 has ``name`` as bigint
-    (a type conflict) and an ``extra`` path no other file has."""
-    root = tmp_path_factory.mktemp("dash-lake") / "warehouse" / "events"
-    out = []
-    for i in range(5):
-        out.append(str(write_events(root / f"part-{i}.parquet", 100, i * 100, name_as_int=i == 4, extra=i == 4)))
-    return out
+    """The five files of :func:`tests.support.events.write_event_files`."""
+    return write_event_files(tmp_path_factory.mktemp("dash-lake") / "warehouse" / "events")
 
 
 @pytest.fixture

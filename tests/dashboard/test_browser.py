@@ -21,7 +21,7 @@ import pytest
 
 from service.api.auth import hash_token
 from service.client import ShredcatClient
-from tests.dashboard.conftest import write_events
+from tests.support.events import write_events
 from tests.support.server import running_server, shredcat_cmd
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]

@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
+from service import pagetoken
 from service.dashboard import routes, session
 from service.dashboard.chart import ChartFile, nice_ticks, render_chart
 from service.values import ShreddedType
@@ -180,6 +181,11 @@ def test_files_are_paginated_sorted_and_filtered(admin: TestClient, monkeypatch:
     none = admin.get(T, params={"prefix": "/no/such/prefix"}).text
     assert "No live file starts with" in none
     assert admin.get(T, params={"cursor": "%%%"}).status_code == 422
+    # A forged cursor beyond BIGINT is the same bad request (once a driver OverflowError, 500).
+    for forged in ([2**70, by_path[0][0]], [-(2**70), by_path[0][0]]):
+        r = admin.get(T, params={"sort": "size", "cursor": pagetoken.encode(forged)})
+        assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+        assert "invalid page cursor" in r.text
     assert admin.get(T, params={"sort": "colour"}).status_code == 422
 
 

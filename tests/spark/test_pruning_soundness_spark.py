@@ -16,7 +16,6 @@ import pytest
 
 from service.catalog.db import upgrade_to_head
 from service.catalog.service import Catalog
-from service.pruning.engine import iter_candidates
 from service.pruning.parse_sql import parse_sql
 from service.stats.extract import extract_file
 
@@ -83,7 +82,7 @@ def test_spark_written_files_are_never_pruned_wrongly(spark: Any, tmp_path: Path
         data = spark.read.parquet(*files)
         pruned_total = 0
         for text in _predicates(random.Random(11)):
-            candidates = {c.path for c in iter_candidates(catalog, "lake", "t", parse_sql(text))}
+            candidates = {c.path for c in catalog.iter_candidates("lake", "t", parse_sql(text))}
             truth = {
                 r[0].replace("file://", "")
                 for r in data.where(f"try_variant_get(v, '$.id', 'bigint') IS NOT NULL AND ({text.replace('variant_get(', 'try_variant_get(')})")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from service.catalog.planner import MAX_POINT_PROBES
 from service.catalog.service import Catalog
-from service.pruning.engine import MAX_POINT_PROBES, plan
 from service.pruning.parse_sql import parse_sql
 from service.stats.extract import extract_file
 from tests.support.shred_writer import write_shredded
@@ -28,7 +28,7 @@ def test_long_in_lists_stay_in_their_table_and_snapshot(catalog: Catalog, tmp_pa
         catalog.commit("lake", t, [extract_file(f) for f in files[t]])
     catalog.remove("lake", "a", [files["a"][4]])
     ids = ", ".join(str(x) for x in range(1000, 1000 + MAX_POINT_PROBES + 6)) + ", 5, 45"
-    res = plan(catalog, "lake", "a", parse_sql(f"variant_get(v, '$.id', 'bigint') IN ({ids})"))
+    res = catalog.plan("lake", "a", parse_sql(f"variant_get(v, '$.id', 'bigint') IN ({ids})"))
     assert [c.path for c in res.candidates] == [files["a"][0]], "Should read only a0: 45 is in the removed a4"
 
 
@@ -62,6 +62,6 @@ def test_long_in_lists_of_doubles_dates_and_decimals(catalog: Catalog, tmp_path:
     }
     for field, (target, lits) in cases.items():
         sql = f"variant_get(v, '$.{field}', '{target}') IN ({', '.join(lits)})"
-        got = [c.path for c in plan(catalog, "lake", "t", parse_sql(sql)).candidates]
+        got = [c.path for c in catalog.plan("lake", "t", parse_sql(sql)).candidates]
         want = paths[3] if field == "t" else paths[2]
         assert got == [want], f"Should read only {want} for {field}: {got}"

@@ -1,20 +1,26 @@
-"""The dashboard's read-only queries (service.dashboard.queries) on both backends, against the
-catalog library's own answers."""
+"""The catalog's reads for the admin pages (recent snapshots, sorted file pages, counts, one file,
+a path's per-file bounds) on both backends, against the catalog library's own listings."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
 
 import pytest
 
-from service.dashboard import queries
+from service.catalog import Catalog
 from service.errors import BadInputError, NotFoundError
 from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType
+from tests.support.events import write_event_files
+
+
+@pytest.fixture(scope="module")
+def events_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return write_event_files(Path(tmp_path_factory.mktemp("admin-reads")) / "warehouse" / "events")
 
 
 @pytest.fixture
-def filled_catalog(catalog: Any, events_files: list[str]) -> Any:
+def filled_catalog(catalog: Catalog, events_files: list[str]) -> Catalog:
     catalog.register("lake", "events", events_files[:3])
     catalog.register("lake", "events", events_files[3:])
     # A file registered with client-side statistics whose "id" bounds are unknown.
@@ -38,38 +44,38 @@ def filled_catalog(catalog: Any, events_files: list[str]) -> Any:
     return catalog
 
 
-def test_recent_snapshots_newest_first_with_keyset(filled_catalog: Any) -> None:
-    everything = queries.recent_snapshots(filled_catalog, limit=100)
+def test_recent_snapshots_newest_first_with_keyset(filled_catalog: Catalog) -> None:
+    everything = filled_catalog.recent_snapshots(limit=100)
     ids = [s.snapshot_id for s in everything]
     assert ids == sorted(ids, reverse=True)
     dropped = [s for s in everything if s.table == "lake.dropped"]
     assert dropped and not any(s.table_live for s in dropped)
-    events = queries.recent_snapshots(filled_catalog, namespace="lake", table="events", limit=100)
+    events = filled_catalog.recent_snapshots(namespace="lake", table="events", limit=100)
     lib = filled_catalog.list_snapshots("lake", "events")
     assert [s.snapshot_id for s in events] == [s.snapshot_id for s in reversed(lib)]
     assert all(s.table_live and s.table == "lake.events" for s in events)
-    page1 = queries.recent_snapshots(filled_catalog, namespace="lake", table="events", limit=2)
-    page2 = queries.recent_snapshots(
-        filled_catalog, namespace="lake", table="events", before=page1[-1].snapshot_id, limit=100
+    page1 = filled_catalog.recent_snapshots(namespace="lake", table="events", limit=2)
+    page2 = filled_catalog.recent_snapshots(
+        namespace="lake", table="events", before=page1[-1].snapshot_id, limit=100
     )
     assert [s.snapshot_id for s in page1 + page2] == [s.snapshot_id for s in events]
     with pytest.raises(NotFoundError):
-        queries.recent_snapshots(filled_catalog, namespace="lake", table="nope")
+        filled_catalog.recent_snapshots(namespace="lake", table="nope")
     with pytest.raises(BadInputError):
-        queries.recent_snapshots(filled_catalog, limit=0)
+        filled_catalog.recent_snapshots(limit=0)
 
 
 @pytest.mark.parametrize("sort", ["path", "size", "rows"])
 @pytest.mark.parametrize("descending", [False, True])
-def test_sorted_file_pages_cover_every_file_once(filled_catalog: Any, sort: str, descending: bool) -> None:
+def test_sorted_file_pages_cover_every_file_once(filled_catalog: Catalog, sort: str, descending: bool) -> None:
     every = filled_catalog.list_files("lake", "events")
     key = {"path": lambda f: (f.path,), "size": lambda f: (f.file_size_bytes, f.path), "rows": lambda f: (f.record_count, f.path)}[sort]
     expected = [f.path for f in sorted(every, key=key, reverse=descending)]
     seen: list[str] = []
     after = None
     while True:
-        page = queries.list_files_sorted(
-            filled_catalog, "lake", "events", sort=sort, descending=descending, after=after, limit=2  # type: ignore[arg-type]
+        page = filled_catalog.list_files_sorted(
+            "lake", "events", sort=sort, descending=descending, after=after, limit=2  # type: ignore[arg-type]
         )
         if not page:
             break
@@ -79,38 +85,38 @@ def test_sorted_file_pages_cover_every_file_once(filled_catalog: Any, sort: str,
     assert seen == expected  # rows tie everywhere (100): the path breaks ties, in the same direction
 
 
-def test_prefix_count_and_find_file(filled_catalog: Any, events_files: list[str]) -> None:
+def test_prefix_count_and_find_file(filled_catalog: Catalog, events_files: list[str]) -> None:
     prefix = events_files[0].rsplit("/", 1)[0] + "/part-"
-    assert queries.count_files(filled_catalog, "lake", "events", prefix=prefix) == 5
-    assert queries.count_files(filled_catalog, "lake", "events") == 6
-    sized = queries.list_files_sorted(filled_catalog, "lake", "events", sort="size", prefix="/lake/", limit=10)
+    assert filled_catalog.count_files("lake", "events", prefix=prefix) == 5
+    assert filled_catalog.count_files("lake", "events") == 6
+    sized = filled_catalog.list_files_sorted("lake", "events", sort="size", prefix="/lake/", limit=10)
     assert [f.path for f in sized] == ["/lake/unknown-bounds.parquet"]
-    f = queries.find_file(filled_catalog, "lake", "events", events_files[2])
+    f = filled_catalog.find_file("lake", "events", events_files[2])
     lib = filled_catalog.list_files("lake", "events", prefix=events_files[2], limit=1)[0]
     assert f == lib
     with pytest.raises(NotFoundError):
-        queries.find_file(filled_catalog, "lake", "events", "/nope.parquet")
+        filled_catalog.find_file("lake", "events", "/nope.parquet")
     with pytest.raises(BadInputError):
-        queries.list_files_sorted(filled_catalog, "lake", "events", sort="colour")  # type: ignore[arg-type]
+        filled_catalog.list_files_sorted("lake", "events", sort="colour")  # type: ignore[arg-type]
 
 
-def test_path_bounds(filled_catalog: Any) -> None:
-    pb = queries.path_bounds(filled_catalog, "lake", "events", "v", '"id"')
+def test_path_bounds(filled_catalog: Catalog) -> None:
+    pb = filled_catalog.path_bounds("lake", "events", "v", '"id"')
     assert pb.shredded_type == ShreddedType.parse("int64") and pb.total == 6 and pb.live_files == 6
     assert [(f.min_value, f.max_value) for f in pb.files] == [
         ("0", "99"), ("100", "199"), ("200", "299"), ("300", "399"), ("400", "499"), (None, None)
     ]  # unknown bounds last when ordered by min
-    by_path = queries.path_bounds(filled_catalog, "lake", "events", "v", '"id"', order="path")
+    by_path = filled_catalog.path_bounds("lake", "events", "v", '"id"', order="path")
     assert [f.path for f in by_path.files] == sorted(f.path for f in pb.files)
-    capped = queries.path_bounds(filled_catalog, "lake", "events", "v", '"id"', limit=2)
+    capped = filled_catalog.path_bounds("lake", "events", "v", '"id"', limit=2)
     assert len(capped.files) == 2 and capped.total == 6
-    name = queries.path_bounds(filled_catalog, "lake", "events", "v", '"name"')
+    name = filled_catalog.path_bounds("lake", "events", "v", '"name"')
     assert name.types == (("varchar", 4), ("int64", 1)) and name.shredded_type == ShreddedType.parse("varchar")
-    as_int = queries.path_bounds(filled_catalog, "lake", "events", "v", '"name"', shredded_type="int64")
+    as_int = filled_catalog.path_bounds("lake", "events", "v", '"name"', shredded_type="int64")
     assert [(f.min_value, f.max_value) for f in as_int.files] == [("7", "106")]
-    none = queries.path_bounds(filled_catalog, "lake", "events", "v", '"nope"')
+    none = filled_catalog.path_bounds("lake", "events", "v", '"nope"')
     assert none.shredded_type is None and none.files == () and none.live_files == 6
     with pytest.raises(NotFoundError):
-        queries.path_bounds(filled_catalog, "lake", "events", "w", '"id"')
+        filled_catalog.path_bounds("lake", "events", "w", '"id"')
     with pytest.raises(NotFoundError):
-        queries.path_bounds(filled_catalog, "lake", "events", "v", '"id"', shredded_type="varchar")
+        filled_catalog.path_bounds("lake", "events", "v", '"id"', shredded_type="varchar")

@@ -1,9 +1,10 @@
-"""Executing pruning in the catalog database: the stats-condition IR translated to SQL.
+"""Planning in the catalog database: the stats-condition IR translated to SQL.
 
 The rules live in :mod:`service.pruning.conditions` (compiled once from the predicate); this
 module only translates each test of that IR into a WHERE clause over the typed key columns of
 ``ducklake_file_variant_stats`` and combines leaves with set operations, so the same rules
 decide in Python (:mod:`service.pruning.evaluator`, used by explain mode and tests) and in SQL.
+:meth:`service.catalog.Catalog.plan` is the entry point.
 
 Per leaf ``(column, variant_path)`` the candidate files are
 
@@ -23,18 +24,17 @@ beyond int64) are treated as unbounded: kept.
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import math
-from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import singledispatch, singledispatchmethod
 from typing import Any
 
 from sqlalchemy import Connection, text
 
+from service import pagetoken
 from service.catalog import repository as repo
-from service.catalog.db import run_transaction
+from service.catalog.results import Candidate, FileExplanation, PlanResult
 from service.errors import BadInputError, LimitExceededError, NotFoundError
 from service.pruning.conditions import (
     AllOf,
@@ -51,52 +51,16 @@ from service.pruning.conditions import (
     NotAllIn,
     RangeMayContain,
     Test,
-    TypedTest,
-    compile_expression,
 )
 from service.pruning.evaluator import interpret, stats_by_path
-from service.pruning.expressions import BooleanExpression
 from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
 
-MAX_PAGE_SIZE = 10_000
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
 #: 500 terms; past a few hundred the predicate is better rejected with a clear 413 anyway.
 MAX_SQL_TERMS = 400
 #: Point lists up to this size get one index probe each; longer ones one OR-ed scan of the path.
 MAX_POINT_PROBES = 64
 DEFAULT_EXPLAIN_SAMPLE = 50
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    path: str
-    file_size_bytes: int
-    record_count: int
-    data_file_id: int
-
-
-@dataclass(frozen=True, slots=True)
-class FileExplanation:
-    path: str
-    kept: bool
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class PlanResult:
-    snapshot_id: int
-    candidates: tuple[Candidate, ...]
-    next_page_token: str | None
-    #: Counts over the whole answer (not just this page); None on follow-up pages.
-    files_considered: int | None
-    files_pruned: int | None
-    files_kept: int | None
-    rows_skipped: int | None
-    bytes_skipped: int | None
-    explain: tuple[FileExplanation, ...] | None = None
-
-
-# --- SQL building -----------------------------------------------------------------------------
 
 
 class _Sql:
@@ -244,47 +208,64 @@ class _Planner:
             return v
         return None
 
-    def test_branches(self, row: _PathRow, test: Test) -> list[str]:
+    @singledispatchmethod
+    def test_branches(self, test: Test, row: _PathRow) -> list[str]:
         """WHERE conjunctions, unioned, TRUE for the rows that MIGHT match ([] = none can)."""
-        if isinstance(test, Keep):
-            return ["1=1"]
-        if isinstance(test, Never):
-            return []
-        if isinstance(test, HasValues):
-            return ["s.value_count > 0"]
-        if isinstance(test, HasNulls):
-            return ["s.null_count > 0"]
-        if isinstance(test, MayHaveNaN):
-            return self._nan_branches(row)
-        if isinstance(test, RangeMayContain):
-            out = self._range(row, test.lo, test.hi, test.lo_inclusive, test.hi_inclusive)
-            return out + (self._nan_branches(row) if test.nan_matches else [])
-        if isinstance(test, AnyPoint):
-            out: list[str] = []
-            if len(test.points) <= MAX_POINT_PROBES:
-                for p in test.points:
-                    for b in self._range(row, p, p, True, True):
-                        if b not in out:
-                            out.append(b)
-                return out
-            # Many points: one branch whose OR the database evaluates row by row.
-            ranges = []
-            for p in test.points:
-                first, *rest = self._range(row, p, p, True, True)
-                ranges.append(f"({first})")
-                out.extend(b for b in rest if b not in out)
-            return [" OR ".join(ranges), *out]
-        if isinstance(test, NotAllIn):
-            t = row.shredded_type
-            fam = family(t)
-            keys = [self._key(t, v) for v in test.values]
-            if not keys or any(k is None for k in keys):
-                return ["s.value_count > 0"]
-            mn, mx = f"s.min_{fam}", f"s.max_{fam}"
-            inlist = ", ".join(self.sql.bind(k) for k in keys)
-            out = [f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"]
-            return out + (self._nan_branches(row) if test.nan_matches else [])
         raise AssertionError(f"unknown test {test!r}")
+
+    @test_branches.register
+    def _(self, test: Keep, row: _PathRow) -> list[str]:
+        return ["1=1"]
+
+    @test_branches.register
+    def _(self, test: Never, row: _PathRow) -> list[str]:
+        return []
+
+    @test_branches.register
+    def _(self, test: HasValues, row: _PathRow) -> list[str]:
+        return ["s.value_count > 0"]
+
+    @test_branches.register
+    def _(self, test: HasNulls, row: _PathRow) -> list[str]:
+        return ["s.null_count > 0"]
+
+    @test_branches.register
+    def _(self, test: MayHaveNaN, row: _PathRow) -> list[str]:
+        return self._nan_branches(row)
+
+    @test_branches.register
+    def _(self, test: RangeMayContain, row: _PathRow) -> list[str]:
+        out = self._range(row, test.lo, test.hi, test.lo_inclusive, test.hi_inclusive)
+        return out + (self._nan_branches(row) if test.nan_matches else [])
+
+    @test_branches.register
+    def _(self, test: AnyPoint, row: _PathRow) -> list[str]:
+        out: list[str] = []
+        if len(test.points) <= MAX_POINT_PROBES:
+            for p in test.points:
+                for b in self._range(row, p, p, True, True):
+                    if b not in out:
+                        out.append(b)
+            return out
+        # Many points: one branch whose OR the database evaluates row by row.
+        ranges = []
+        for p in test.points:
+            first, *rest = self._range(row, p, p, True, True)
+            ranges.append(f"({first})")
+            out.extend(b for b in rest if b not in out)
+        return [" OR ".join(ranges), *out]
+
+    @test_branches.register
+    def _(self, test: NotAllIn, row: _PathRow) -> list[str]:
+        t = row.shredded_type
+        fam = family(t)
+        keys = [self._key(t, v) for v in test.values]
+        if not keys or any(k is None for k in keys):
+            return ["s.value_count > 0"]
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        inlist = ", ".join(self.sql.bind(k) for k in keys)
+        out = [f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"]
+        return out + (self._nan_branches(row) if test.nan_matches else [])
 
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
@@ -295,12 +276,42 @@ class _Planner:
         parts = [
             (row.path_id, clause)
             for row in rows
-            for clause in self.test_branches(row, c.test_for(row.shredded_type))
+            for clause in self.test_branches(c.test_for(row.shredded_type), row)
         ]
         covered = sum(r.live_file_count for r in rows)
         return parts, not (self.current and covered == self.t.live_file_count)
 
-    def leaf(self, c: LeafCondition) -> str:
+    def leaf_filter(self, c: LeafCondition, outer: str) -> str | None:
+        """The leaf as a correlated test of ``outer``'s data_file_id (an index lookup per
+        candidate on the stats primary key), or None when files without a row must be added."""
+        parts, uncovered = self._leaf_parts(c)
+        if uncovered:
+            return None
+        if not parts:
+            return "1=0"
+        tests = []
+        for path_id, clause in parts:
+            self.count(1)
+            tests.append(
+                f"EXISTS (SELECT 1 FROM ducklake_file_variant_stats s WHERE s.data_file_id = {outer} "
+                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}))"
+            )
+        return "(" + " OR ".join(tests) + ")"
+
+    def empty(self) -> str:
+        return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
+
+    @singledispatchmethod
+    def build(self, c: Condition) -> str:
+        """A SELECT of the data_file_ids that might match ``c``."""
+        raise AssertionError(f"unknown condition {c!r}")
+
+    @build.register
+    def _(self, c: Constant) -> str:
+        return self.all_files() if c.might_match else self.empty()
+
+    @build.register
+    def _(self, c: LeafCondition) -> str:
         parts, uncovered = self._leaf_parts(c)
         branches: list[str] = []
         for path_id, clause in parts:
@@ -323,45 +334,21 @@ class _Planner:
             return self.empty()
         return " UNION ".join(f"SELECT data_file_id FROM ({b}) AS q{i}" for i, b in enumerate(branches))
 
-    def leaf_filter(self, c: LeafCondition, outer: str) -> str | None:
-        """The leaf as a correlated test of ``outer``'s data_file_id (an index lookup per
-        candidate on the stats primary key), or None when files without a row must be added."""
-        parts, uncovered = self._leaf_parts(c)
-        if uncovered:
-            return None
-        if not parts:
-            return "1=0"
-        tests = []
-        for path_id, clause in parts:
-            self.count(1)
-            tests.append(
-                f"EXISTS (SELECT 1 FROM ducklake_file_variant_stats s WHERE s.data_file_id = {outer} "
-                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}))"
-            )
-        return "(" + " OR ".join(tests) + ")"
-
-    def empty(self) -> str:
-        return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
-
-    def build(self, c: Condition) -> str:
-        if isinstance(c, Constant):
-            return self.all_files() if c.might_match else self.empty()
-        if isinstance(c, LeafCondition):
-            return self.leaf(c)
+    @build.register
+    def _(self, c: AnyOf) -> str:
         self.count(len(c.children))
-        if isinstance(c, AllOf):
-            return self._all_of(c)
-        assert isinstance(c, AnyOf)
         parts = [self.build(ch) for ch in c.children]
         return " UNION ".join(f"SELECT data_file_id FROM ({p}) AS c{i}" for i, p in enumerate(parts))
 
-    def _all_of(self, c: AllOf) -> str:
+    @build.register
+    def _(self, c: AllOf) -> str:
         """Drive from the most selective-looking child; test the others per candidate.
 
         An INTERSECT would materialize every child: a low-cardinality string equality matches
         nearly every file, while a bounded range matches a handful. Correlated EXISTS lets the
         database look the few candidates up on the stats primary key instead.
         """
+        self.count(len(c.children))
         kids = list(c.children)
         drive = min(range(len(kids)), key=lambda i: _selectivity_rank(kids[i]))
         driver = kids.pop(drive)
@@ -373,91 +360,42 @@ class _Planner:
         return f"SELECT d.data_file_id FROM ({self.build(driver)}) AS d WHERE " + " AND ".join(conds)
 
 
+# --- which child of an AllOf drives -----------------------------------------------------------
+
+
+@singledispatch
+def _narrowness(test: Test) -> tuple[bool, bool]:
+    """(whether the test matches few rows, whether it compares bounds) for a leaf's test."""
+    return False, False
+
+
+@_narrowness.register
+def _(test: AnyPoint) -> tuple[bool, bool]:
+    return True, True
+
+
+@_narrowness.register
+def _(test: Never) -> tuple[bool, bool]:
+    return True, False
+
+
+@_narrowness.register
+def _(test: RangeMayContain) -> tuple[bool, bool]:
+    return test.lo is not None and test.hi is not None, True
+
+
+@singledispatch
 def _selectivity_rank(c: Condition) -> int:
     """0 for leaves whose usable tests are bounded ranges or points (few files), higher else."""
-    if not isinstance(c, LeafCondition):
-        return 3
-    tests = [case.test for case in c.cases]
-    if tests and all(
-        isinstance(t, AnyPoint | Never) or (isinstance(t, RangeMayContain) and t.lo is not None and t.hi is not None)
-        for t in tests
-    ):
+    return 3
+
+
+@_selectivity_rank.register
+def _(c: LeafCondition) -> int:
+    kinds = [_narrowness(case.test) for case in c.cases]
+    if kinds and all(narrow for narrow, _ in kinds):
         return 0
-    return 1 if any(isinstance(t, RangeMayContain | AnyPoint) for t in tests) else 2
-
-
-# --- conjunctions on one path -------------------------------------------------------------
-#
-# `x >= a AND x <= b` compiles to two leaves on one path. Each alone matches half the files, so
-# intersecting them in SQL reads half the index twice. A file has one stats row per path, and for
-# that row "max >= a" and "min <= b" hold together exactly when [min, max] meets [a, b]; so the two
-# tests merge into one range test with the same verdict for every row, which the width-bounded
-# index probe answers from a handful of entries. Tests are merged only when that equivalence is
-# exact (same NaN behaviour on both sides); anything else stays a separate conjunct.
-
-
-def _merge_tests(a: Test, b: Test) -> Test | None:
-    if isinstance(a, Never) or isinstance(b, Never):
-        return Never()
-    if isinstance(a, Keep):
-        return b
-    if isinstance(b, Keep):
-        return a
-    if a == b:
-        return a
-    # These tests all require value_count > 0 already: HasValues adds nothing to them.
-    implies_values = (HasValues, RangeMayContain, AnyPoint, NotAllIn, MayHaveNaN)
-    if isinstance(a, HasValues) and isinstance(b, implies_values):
-        return b
-    if isinstance(b, HasValues) and isinstance(a, implies_values):
-        return a
-    if isinstance(a, RangeMayContain) and isinstance(b, RangeMayContain):
-        if a.nan_matches != b.nan_matches:
-            return None
-        lo, lo_inc = a.lo, a.lo_inclusive
-        if b.lo is not None and (lo is None or b.lo > lo or (b.lo == lo and not b.lo_inclusive)):  # type: ignore[operator]
-            lo, lo_inc = b.lo, b.lo_inclusive
-        hi, hi_inc = a.hi, a.hi_inclusive
-        if b.hi is not None and (hi is None or b.hi < hi or (b.hi == hi and not b.hi_inclusive)):  # type: ignore[operator]
-            hi, hi_inc = b.hi, b.hi_inclusive
-        return RangeMayContain(lo, hi, lo_inc, hi_inc, a.nan_matches)
-    return None
-
-
-def _merge_leaves(a: LeafCondition, b: LeafCondition) -> LeafCondition | None:
-    types = {t for case in (*a.cases, *b.cases) for t in case.types}
-    cases = []
-    for t in sorted(types, key=lambda t: t.name):
-        m = _merge_tests(a.test_for(t), b.test_for(t))
-        if m is None:
-            return None
-        cases.append(TypedTest((t,), m))
-    otherwise = _merge_tests(a.otherwise, b.otherwise)
-    if otherwise is None:
-        return None
-    return LeafCondition(a.column, a.variant_path, tuple(cases), otherwise, f"{a.label} AND {b.label}")
-
-
-def merge_conjunctions(c: Condition) -> Condition:
-    """The condition with same-path range conjuncts merged (same verdict for every file)."""
-    if isinstance(c, AnyOf):
-        return AnyOf(tuple(merge_conjunctions(ch) for ch in c.children))
-    if not isinstance(c, AllOf):
-        return c
-    children: list[Condition] = []
-    for ch in (merge_conjunctions(x) for x in c.children):
-        if isinstance(ch, LeafCondition):
-            for i, prev in enumerate(children):
-                if isinstance(prev, LeafCondition) and (prev.column, prev.variant_path) == (ch.column, ch.variant_path):
-                    merged = _merge_leaves(prev, ch)
-                    if merged is not None:
-                        children[i] = merged
-                        break
-            else:
-                children.append(ch)
-        else:
-            children.append(ch)
-    return children[0] if len(children) == 1 else AllOf(tuple(children))
+    return 1 if any(ranged for _, ranged in kinds) else 2
 
 
 # --- page tokens --------------------------------------------------------------------------
@@ -467,18 +405,21 @@ def _fingerprint(condition: Condition, table_id: int) -> str:
     return hashlib.sha256(f"{table_id}:{condition!r}".encode()).hexdigest()[:16]
 
 
-def _encode_token(after: int, snapshot: int, fp: str) -> str:
-    raw = json.dumps({"a": after, "s": snapshot, "f": fp}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
 def _decode_token(token: str) -> tuple[int, int, str]:
+    """(last data_file_id, pinned snapshot, fingerprint) of a page token."""
+    invalid = BadInputError("invalid page token", details={"field": "page-token"})
+    doc = pagetoken.decode(token, invalid)
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        d = json.loads(raw)
-        return int(d["a"]), int(d["s"]), str(d["f"])
-    except (ValueError, KeyError, TypeError):
-        raise BadInputError("invalid page token", details={"field": "page-token"}) from None
+        after, snapshot, fp = doc["a"], doc["s"], doc["f"]
+    except (KeyError, TypeError):
+        raise invalid from None
+    if not (_is_int(after) and _is_int(snapshot) and isinstance(fp, str)):
+        raise invalid
+    return after, snapshot, fp
+
+
+def _is_int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 # --- entry points -------------------------------------------------------------------------
@@ -503,7 +444,7 @@ def plan_in(
     conn: Connection,
     namespace: str,
     table: str,
-    expr: BooleanExpression,
+    condition: Condition,
     *,
     snapshot_id: int | None = None,
     explain: bool = False,
@@ -511,10 +452,8 @@ def plan_in(
     page_token: str | None = None,
     explain_sample: int = DEFAULT_EXPLAIN_SAMPLE,
 ) -> PlanResult:
-    """:func:`plan` inside an open transaction."""
-    if not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise BadInputError(f"page size must be between 1 and {MAX_PAGE_SIZE}", details={"field": "page-size"})
-    condition = merge_conjunctions(compile_expression(expr))
+    """One page of the candidates of ``condition`` (already compiled and merged), inside an open
+    transaction; see :meth:`service.catalog.Catalog.plan`."""
     t = repo.require_table(conn, namespace, table)
     fp = _fingerprint(condition, t.table_id)
     after = 0
@@ -537,7 +476,7 @@ def plan_in(
     more = len(rows) > page_size
     rows = rows[:page_size]
     candidates = tuple(Candidate(r[1], int(r[2]), int(r[3]), int(r[0])) for r in rows)
-    next_token = _encode_token(candidates[-1].data_file_id, snapshot, fp) if more else None
+    next_token = pagetoken.encode({"a": candidates[-1].data_file_id, "s": snapshot, "f": fp}) if more else None
 
     considered = pruned = kept = rows_skipped = bytes_skipped = None
     if page_token is None:
@@ -613,48 +552,4 @@ def _explain(
     return tuple(out)
 
 
-def plan(
-    catalog: Any,
-    namespace: str,
-    table: str,
-    expr: BooleanExpression,
-    *,
-    snapshot_id: int | None = None,
-    explain: bool = False,
-    page_size: int = 1000,
-    page_token: str | None = None,
-) -> PlanResult:
-    """Candidate files of ``namespace.table`` for ``expr`` (one page), with counts.
-
-    A pruned file never holds a matching row; when a rule cannot be proven the file is kept.
-    """
-    return run_transaction(
-        catalog.engine,
-        lambda conn: plan_in(
-            conn,
-            namespace,
-            table,
-            expr,
-            snapshot_id=snapshot_id,
-            explain=explain,
-            page_size=page_size,
-            page_token=page_token,
-        ),
-        write=False,
-    )
-
-
-def iter_candidates(
-    catalog: Any, namespace: str, table: str, expr: BooleanExpression, *, snapshot_id: int | None = None, page_size: int = 5000
-) -> Iterator[Candidate]:
-    """Every candidate, page by page (pinned to one snapshot by the page token)."""
-    token: str | None = None
-    first = True
-    while first or token is not None:
-        first = False
-        res = plan(catalog, namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
-        yield from res.candidates
-        token = res.next_page_token
-
-
-__all__ = ["Candidate", "FileExplanation", "PlanResult", "iter_candidates", "plan", "plan_in"]
+__all__ = ["DEFAULT_EXPLAIN_SAMPLE", "MAX_POINT_PROBES", "MAX_SQL_TERMS", "plan_in"]

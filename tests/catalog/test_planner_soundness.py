@@ -1,12 +1,12 @@
 """End-to-end soundness of pruning: real shredded files, the real catalog on both backends, the
-SQL engine, against ground truth computed from the rows themselves.
+catalog's SQL planner (``Catalog.plan``), against ground truth computed from the rows themselves.
 
 Files are written by the test shredding writer (pyarrow; random shredding schemas, late type
 mismatches, Variant nulls, missing fields, NaN/-0.0, several row groups, statistics on and off)
 and by DuckDB's own shredder. Predicates are random trees. For every (file, predicate) pair:
 
 * a pruned file holds no row the predicate can select (zero false prunes);
-* the SQL engine keeps at least the files the Python evaluator keeps (both read one IR);
+* the SQL planner keeps at least the files the Python evaluator keeps (both read one IR);
 * the JSON and SQL-text forms of a predicate prune identically.
 
 Effectiveness (files pruned vs. files with no selectable row) is printed, not asserted.
@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
+from service.catalog.planner import MAX_POINT_PROBES
 from service.catalog.service import Catalog
 from service.pruning import expressions as E
 from service.pruning.conditions import compile_expression
-from service.pruning.engine import MAX_POINT_PROBES, iter_candidates, plan
 from service.pruning.evaluator import interpret, stats_by_path
 from service.pruning.parse_json import parse_json, to_json
 from service.pruning.parse_sql import parse_sql
@@ -244,7 +244,7 @@ def test_zero_false_prunes_on_real_files(catalog: Catalog, corpus: list[tuple[st
     rows_by_path = dict(corpus)
     pairs = false_prunes = pruned = optimal = 0
     for expr in _predicates():
-        kept = {c.path for c in iter_candidates(catalog, "lake", "events", expr)}
+        kept = {c.path for c in catalog.iter_candidates("lake", "events", expr)}
         cond = compile_expression(expr)
         for p in paths:
             pairs += 1
@@ -286,7 +286,7 @@ def test_long_in_lists_have_zero_false_prunes(
         exprs.append(leaf if len(exprs) % 2 else E.and_(_random_leaf(rng), leaf))
     pairs = pruned = 0
     for expr in exprs:
-        kept = {c.path for c in iter_candidates(catalog, "lake", "events", expr)}
+        kept = {c.path for c in catalog.iter_candidates("lake", "events", expr)}
         cond = compile_expression(expr)
         for p in paths:
             pairs += 1
@@ -307,7 +307,7 @@ def test_json_and_sql_forms_prune_the_same(catalog: Catalog, corpus: list[tuple[
     for expr in _predicates()[:120]:
         via_json = parse_json(to_json(expr))
         via_sql = parse_sql(to_sql(expr))
-        base = plan(catalog, "lake", "events", expr, page_size=10_000)
+        base = catalog.plan("lake", "events", expr, page_size=10_000)
         for other in (via_json, via_sql):
-            got = plan(catalog, "lake", "events", other, page_size=10_000)
+            got = catalog.plan("lake", "events", other, page_size=10_000)
             assert [c.path for c in got.candidates] == [c.path for c in base.candidates], to_sql(expr)
