@@ -1,6 +1,35 @@
 """The admin dashboard: server-rendered HTML pages under ``/admin`` (admin role), included in the
-API app by :func:`service.api.create_app`. See :mod:`service.dashboard.routes`."""
+API app by :func:`service.api.create_app`.
 
-from service.dashboard.routes import router
+Pages read through the catalog library (:class:`service.catalog.Catalog`: its reads and its
+planner); no SQL or database access here or in the templates. No JavaScript: forms,
+links and an SVG drawn on the server. Every page answers HTML; only an unauthenticated request
+that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 401.
+
+* :mod:`.web`: templates, static files, URLs, rendering and error pages;
+* :mod:`.auth` (with :mod:`.session`): the admin check, login/logout, CSRF;
+* :mod:`.pages`: one module per page; :mod:`.chart` and :mod:`.format` draw and word values.
+
+=====================================================  =============================================
+``GET  /admin``                                        overview: tables, recent commits
+``GET  /admin/tables/{ns}/{table}``                    columns, global stats, coverage, files, history
+``GET  /admin/tables/{ns}/{table}/path``               one path's per-file [min, max] chart
+``GET  /admin/tables/{ns}/{table}/file``               one file's metadata and per-path stats
+``GET|POST /admin/tables/{ns}/{table}/prune``          prune playground (SQL predicate)
+``GET|POST /admin/login``, ``POST /admin/logout``      browser sessions (see :mod:`.session`)
+``GET  /admin/static/{name}``                          the stylesheet (no auth)
+=====================================================  =============================================
+"""
+
+from fastapi import APIRouter
+
+from service.dashboard import auth
+from service.dashboard.pages import file, overview, path, playground, table
+from service.dashboard.web import static_route
+
+router = APIRouter(include_in_schema=False)
+router.add_api_route("/admin/static/{name}", static_route, methods=["GET"])
+for _module in (auth, overview, table, path, file, playground):
+    router.include_router(_module.router, prefix="/admin")
 
 __all__ = ["router"]

@@ -14,8 +14,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service import pagetoken
-from service.dashboard import routes, session
+from service.dashboard import session
 from service.dashboard.chart import ChartFile, nice_ticks, render_chart
+from service.dashboard.pages import path as path_page
+from service.dashboard.pages import table as table_page
 from service.values import ShreddedType
 from tests.dashboard.conftest import (
     ADMIN_TOKEN,
@@ -138,14 +140,14 @@ def test_path_page_explains_why_a_path_has_no_global_stats(admin: TestClient) ->
 
 
 def test_path_chart_is_capped(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(routes, "CHART_LIMIT", 2)
+    monkeypatch.setattr(path_page, "CHART_LIMIT", 2)
     html = admin.get(_path_url('"id"')).text
     assert 'data-files="2"' in html
     assert "Showing the first 2 of 5 files" in html
 
 
 def test_files_are_paginated_sorted_and_filtered(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(routes, "FILES_PAGE", 2)
+    monkeypatch.setattr(table_page, "FILES_PAGE", 2)
 
     def walk(url: str) -> list[tuple[str, int, int]]:
         seen: list[tuple[str, int, int]] = []

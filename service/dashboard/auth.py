@@ -1,0 +1,144 @@
+"""Who may see the dashboard: the admin role, by ``Authorization`` header or browser session
+(:mod:`.session`), the login and logout forms, and CSRF checks on posted forms."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import RedirectResponse, Response
+
+from service.api.auth import Principal
+from service.api.errors import shredcat_error_response
+from service.dashboard import session
+from service.dashboard.web import (
+    app_context,
+    error_from,
+    error_page,
+    read_form,
+    render,
+    safe_next,
+    urls,
+    wants_html,
+)
+from service.errors import ShredcatError, UnauthorizedError
+
+router = APIRouter()
+
+
+def authenticate(request: Request) -> Principal | Response:
+    """The admin principal of the request, or the response to send instead (redirect to the
+    login page, 401, 403)."""
+    ctx = app_context(request)
+    settings = ctx.settings
+    if settings.auth != "on":
+        p = Principal("admin", "auth-off")
+    else:
+        header = request.headers.get("authorization")
+        if header:
+            try:
+                p = ctx.authenticator.authenticate(header)
+            except UnauthorizedError as e:
+                return shredcat_error_response(request, e)
+        else:
+            cookie = request.cookies.get(session.SESSION_COOKIE)
+            found = session.verify_session(cookie, settings.tokens) if cookie else None
+            if found is None:
+                if not wants_html(request):
+                    return shredcat_error_response(
+                        request, UnauthorizedError("sign in at /admin/login or send Authorization: Bearer <token>")
+                    )
+                target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+                response = RedirectResponse(urls(request).login(target), status_code=303)
+                if cookie:
+                    session.clear_session_cookie(response, request)
+                return response
+            p = found
+            request.state.via_cookie = True
+    request.state.principal = p
+    if p.role != "admin":
+        return error_page(
+            request,
+            403,
+            "Forbidden",
+            f"The dashboard needs the admin role; this token has the {p.role!r} role.",
+        )
+    return p
+
+
+Handler = Callable[..., Response]
+
+
+async def admin_page(request: Request, handler: Handler, *args: Any) -> Response:
+    """Authenticate, then run ``handler(request, *args)`` (blocking catalog calls) in a thread,
+    turning catalog errors into HTML error pages."""
+    guard = authenticate(request)
+    if isinstance(guard, Response):
+        return guard
+
+    def run() -> Response:
+        try:
+            return handler(request, *args)
+        except ShredcatError as e:
+            return error_from(request, e)
+
+    return await run_in_threadpool(run)
+
+
+def csrf_checked(request: Request, form: dict[str, str]) -> bool:
+    """Forms posted with a session cookie (or with auth off) must carry the CSRF token; requests
+    authenticated by an Authorization header need none."""
+    if request.headers.get("authorization") and app_context(request).settings.auth == "on":
+        return True
+    return session.csrf_ok(request, form.get(session.CSRF_FIELD))
+
+
+# --- login ------------------------------------------------------------------------------------
+
+
+@router.get("/login")
+async def loginread_form(request: Request, next_url: Annotated[str | None, Query(alias="next")] = None) -> Response:
+    u = urls(request)
+    if app_context(request).settings.auth != "on":
+        return RedirectResponse(safe_next(next_url, u.base), status_code=303)
+    return render(request, "login.html", next_url=safe_next(next_url, u.base), error=None, status_code=200)
+
+
+@router.post("/login")
+async def login_submit(request: Request) -> Response:
+    form = await read_form(request)
+    u = urls(request)
+    next_url = safe_next(form.get("next"), u.base)
+    ctx = app_context(request)
+    if ctx.settings.auth != "on":
+        return RedirectResponse(next_url, status_code=303)
+
+    def again(status: int, error: str) -> Response:
+        return render(request, "login.html", status=status, next_url=next_url, error=error, status_code=status)
+
+    if not session.csrf_ok(request, form.get(session.CSRF_FIELD)):
+        return again(403, "The form expired or cookies are blocked: reload the page and sign in again.")
+    token = form.get("token", "").strip()
+    if not token:
+        return again(422, "Enter a token.")
+    try:
+        p = ctx.authenticator.authenticate(f"Bearer {token}")
+    except UnauthorizedError:
+        return again(401, "This token is not valid.")
+    if p.role != "admin":
+        return again(403, f"This token has the {p.role!r} role; the dashboard needs an admin token.")
+    response = RedirectResponse(next_url, status_code=303)
+    session.set_session_cookie(response, request, session.make_session(token))
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    form = await read_form(request)
+    if not session.csrf_ok(request, form.get(session.CSRF_FIELD)):
+        return error_page(request, 403, "Forbidden", "Invalid form token: reload the page and try again.")
+    response = RedirectResponse(urls(request).login(), status_code=303)
+    session.clear_session_cookie(response, request)
+    return response

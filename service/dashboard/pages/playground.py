@@ -1,0 +1,102 @@
+"""``GET|POST /admin/tables/{ns}/{table}/prune``: the prune playground (SQL predicate)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from service.dashboard import format as fmt
+from service.dashboard.auth import admin_page, csrf_checked
+from service.dashboard.web import app_context, catalog_of, read_form, render
+from service.errors import BadInputError, InvalidPredicateError, NotFoundError, ShredcatError
+
+if TYPE_CHECKING:
+    from service.catalog import Catalog
+
+router = APIRouter()
+
+#: Candidates listed by the playground (the counts cover all of them).
+PLAYGROUND_PAGE = 100
+#: Longest predicate the playground takes (characters).
+MAX_PREDICATE_CHARS = 100_000
+
+
+@router.get("/tables/{namespace}/{table}/prune")
+async def pruneread_form(request: Request, namespace: str, table: str, sql: str = "") -> Response:
+    return await admin_page(request, _prune, namespace, table, {"sql": sql}, False)
+
+
+@router.post("/tables/{namespace}/{table}/prune")
+async def prune_run(request: Request, namespace: str, table: str) -> Response:
+    form = await read_form(request)
+    return await admin_page(request, _prune, namespace, table, form, True)
+
+
+def _examples(catalog: Catalog, namespace: str, table: str) -> list[str]:
+    out = []
+    gstats = catalog.global_stats(namespace, table)
+    for column, paths in gstats.columns.items():
+        for g in paths:
+            ex = fmt.example_predicate(column, g.variant_path, g.shredded_type, g.min_value)
+            if ex:
+                out.append(ex)
+            if len(out) >= 3:
+                return out
+    return out
+
+
+def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
+    catalog = catalog_of(request)
+    info = catalog.get_table(namespace, table)
+    sql = form.get("sql", "")
+    snapshot_text = form.get("snapshot", "").strip()
+    values: dict[str, Any] = {
+        "t": info,
+        "sql": sql,
+        "snapshot": snapshot_text,
+        "result": None,
+        "error": None,
+        "error_field": None,
+    }
+    values["examples"] = _examples(catalog, namespace, table)
+    if not run:
+        return render(request, "prune.html", **values)
+    if not csrf_checked(request, form):
+        values["error"] = "The form expired: reload the page and run the predicate again."
+        return render(request, "prune.html", status=403, **values)
+    settings = app_context(request).settings
+    try:
+        snapshot = None
+        if snapshot_text:
+            if not snapshot_text.isdigit():
+                raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
+            snapshot = int(snapshot_text)
+        from service.pruning.parse_sql import parse_sql
+
+        if not sql.strip():
+            raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
+        expr = parse_sql(
+            sql,
+            max_depth=settings.max_predicate_depth,
+            max_in_list=settings.max_in_list,
+            max_length=MAX_PREDICATE_CHARS,
+        )
+        result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, explain=True, page_size=PLAYGROUND_PAGE)
+    except NotFoundError as e:
+        if e.details.get("snapshot_id") is None and e.details.get("snapshot") is None:
+            raise
+        values["error"] = e.message
+        values["error_field"] = "snapshot"
+        return render(request, "prune.html", status=404, **values)
+    except ShredcatError as e:
+        if e.http_status >= 500:
+            raise
+        values["error"] = e.message
+        values["error_field"] = "snapshot" if e.details.get("field") == "snapshot" else "sql"
+        return render(request, "prune.html", status=e.http_status, **values)
+    values["result"] = result
+    values["kept_explained"] = [x for x in (result.explain or ()) if x.kept]
+    values["pruned_explained"] = [x for x in (result.explain or ()) if not x.kept]
+    return render(request, "prune.html", **values)
