@@ -507,13 +507,14 @@ _UPDATE_COUNTERS_AND_WIDTHS = (
 
 
 def _apply_counters(
-    conn: Connection, deltas: Mapping[int, PathCounters], widths: Mapping[int, Width] | None
+    conn: Connection, counters: Mapping[int, PathCounters], widths: Mapping[int, Width] | None, *, sign: int = 1
 ) -> None:
+    """Add (``sign=1``) or subtract (``sign=-1``) these counters to the path dictionary's."""
     params = []
-    for pid, d in sorted(deltas.items()):
+    for pid, c in sorted(counters.items()):
         p: dict[str, Any] = {
             "p_path_id": pid,
-            **{f"d_{name}": v for name, v in zip(COUNTER_COLUMNS, d.values(), strict=True)},
+            **{f"d_{name}": sign * v for name, v in zip(COUNTER_COLUMNS, c.values(), strict=True)},
         }
         if widths is not None:
             p["p_width_num"], p["p_width_real"] = widths[pid]
@@ -717,7 +718,7 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
         # sequential scan (200 ms instead of 8 ms): forbid that for this transaction only.
         conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
     ids = [lf.data_file_id for lf in live]
-    deltas: dict[int, PathCounters] = {}
+    removed: dict[int, PathCounters] = {}
     agg = _removed_counters()
     for chunk in chunks(ids, 10_000 if _is_postgres(conn) else CHUNK):
         conn.execute(update(D).where(_in(conn, D.data_file_id, chunk)).values(end_snapshot=snap))
@@ -727,13 +728,15 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
             .group_by(S.path_id)
         ):
             pid = int(row[0])
-            deltas[pid] = deltas.get(pid, PathCounters()) - PathCounters(*(int(v or 0) for v in row[1:]))
+            c = PathCounters(*(int(v or 0) for v in row[1:]))  # PostgreSQL sums to NUMERIC
+            prev = removed.get(pid)
+            removed[pid] = c if prev is None else prev + c
         conn.execute(
             update(S)
             .where(_in(conn, S.data_file_id, chunk), S.end_snapshot.is_(None))
             .values(end_snapshot=snap)
         )
-    _apply_counters(conn, deltas, None)
+    _apply_counters(conn, removed, None, sign=-1)
     conn.execute(
         update(m.Table)
         .where(m.Table.table_id == t.table_id)

@@ -149,8 +149,8 @@ EMPTY = GlobalStats()
 class PathCounters:
     """Per-file counts of one ``(column, variant_path, shredded_type)`` over a set of files.
 
-    Additive and invertible, so the catalog keeps them for its live files (as the ``live_<field>``
-    columns of ``shredcat_variant_path``) and subtracts a removed file's. With the extreme known
+    Additive (and subtractable), so the catalog keeps them for its live files (as the
+    ``live_<field>`` columns of ``shredcat_variant_path``) and subtracts a removed file's. With the extreme known
     bounds they give the path's :class:`GlobalPathStats` (:meth:`PathAccumulator.restore`). A
     file counts in a ``*_files`` field as :meth:`PathAccumulator.add` defines.
     """
@@ -175,13 +175,14 @@ class PathCounters:
 
     def values(self) -> tuple[int, ...]:
         """The counts in field order (:data:`COUNTER_NAMES`)."""
-        return tuple(getattr(self, n) for n in COUNTER_NAMES)
+        return (
+            self.file_count, self.value_count, self.null_count, self.size_bytes, self.nan_files,
+            self.nan_unknown_files, self.min_unknown_files, self.max_unknown_files, self.min_keyless_files,
+            self.max_keyless_files, self.min_negzero_files, self.max_poszero_files,
+        )  # fmt: skip
 
     def __add__(self, other: PathCounters) -> PathCounters:
         return PathCounters(*(a + b for a, b in zip(self.values(), other.values(), strict=True)))
-
-    def __sub__(self, other: PathCounters) -> PathCounters:
-        return PathCounters(*(a - b for a, b in zip(self.values(), other.values(), strict=True)))
 
     @property
     def min_is_known(self) -> bool:
@@ -197,6 +198,9 @@ class PathCounters:
 COUNTER_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PathCounters))
 
 
+_NO_KEY = IndexKey()
+
+
 @cache
 def _keyless_test(t: ShreddedType) -> Callable[[Bound], bool] | None:
     """Whether a bound of ``t`` has no index key; None when every bound has one (all types but
@@ -204,9 +208,6 @@ def _keyless_test(t: ShreddedType) -> Callable[[Bound], bool] | None:
     if t.kind is not Kind.DECIMAL:
         return None
     return lambda v: index_key(t, v) == _NO_KEY
-
-
-_NO_KEY = IndexKey()
 
 
 class PathAccumulator:
@@ -323,7 +324,11 @@ class PathAccumulator:
             self._take_max(other.max_known)
 
     def counters(self) -> PathCounters:
-        return PathCounters(*(getattr(self, n) for n in COUNTER_NAMES))
+        return PathCounters(
+            self.file_count, self.value_count, self.null_count, self.size_bytes, self.nan_files,
+            self.nan_unknown_files, self.min_unknown_files, self.max_unknown_files, self.min_keyless_files,
+            self.max_keyless_files, self.min_negzero_files, self.max_poszero_files,
+        )  # fmt: skip
 
     def freeze(self) -> GlobalPathStats:
         c = self.counters()
