@@ -3,7 +3,9 @@
 :func:`bounds_encoder` is specialised once per :class:`ShreddedType` (cached): it renders bounds
 with :func:`service.values.bound_formatter` and gives the typed keys of
 :func:`service.values.index_key` (the tests compare them), skipping the dispatch for common types.
-Everything here is pure and runs before the table lock is taken.
+:func:`prepare_batch` merges each path of the batch in the same pass
+(:class:`service.stats.merge.PathAccumulator`), in time linear in the stats rows. Everything here
+is pure and runs before the table lock is taken.
 """
 
 from __future__ import annotations
