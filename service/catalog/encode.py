@@ -3,7 +3,9 @@
 :func:`bounds_encoder` is specialised once per :class:`ShreddedType` (cached): it renders bounds
 with :func:`service.values.bound_formatter` and gives the typed keys of
 :func:`service.values.index_key` (the tests compare them), skipping the dispatch for common types.
-Everything here is pure and runs before the table lock is taken.
+:func:`prepare_batch` merges each path of the batch in the same pass
+(:class:`service.stats.merge.PathAccumulator`), in time linear in the stats rows. Everything here
+is pure and runs before the table lock is taken.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from service.stats.merge import GlobalPathStats, GlobalStats
+from service.stats.merge import GlobalStats, PathAccumulator, PathCounters, complete_paths
 from service.stats.model import FileStats
 from service.values import (
     INT64_MAX,
@@ -109,22 +111,6 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
 PathTypeKey = tuple[str, str, str]
 """(column name, variant_path, shredded_type name): one entry of the path dictionary."""
 
-#: Per-path live counters kept in ``shredcat_variant_path``, in this order (see models.VariantPath).
-COUNTERS = (
-    "live_file_count",
-    "live_value_count",
-    "live_null_count",
-    "live_size_bytes",
-    "live_nan_files",
-    "live_nan_unknown_files",
-    "live_min_unknown_files",
-    "live_max_unknown_files",
-    "live_min_keyless_files",
-    "live_max_keyless_files",
-    "live_min_negzero_files",
-    "live_max_poszero_files",
-)
-
 Width = tuple[int | None, float | None]
 """(max_width_num, max_width_real) of a path; None = unbounded."""
 
@@ -166,7 +152,7 @@ class PreparedBatch:
     #: null_count, min_value, max_value, contains_nan, extra_stats, min_num, max_num, min_real,
     #: max_real, min_bin, max_bin).
     rows: list[list[tuple[Any, ...]]]
-    counters: dict[PathTypeKey, list[int]] = field(default_factory=dict)
+    counters: dict[PathTypeKey, PathCounters] = field(default_factory=dict)
     widths: dict[PathTypeKey, Width] = field(default_factory=dict)
     aggregate: GlobalStats = field(default_factory=GlobalStats)
 
@@ -180,20 +166,14 @@ def _type_info(t: ShreddedType) -> tuple[Callable[[Bound | None, Bound | None], 
     return bounds_encoder(t), t.name
 
 
-_MISSING: Any = object()
-
-
 def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
     """Encode validated files (:func:`service.catalog.validate.validate_batch`) for insertion, and
-    compute in the same pass the per-path counter deltas (the same definitions as
-    ``repository._removed_counters`` in SQL), the widths, and the batch's own global stats (equal
-    to :func:`service.stats.merge.recompute` of the files; the tests compare the two)."""
+    merge in the same pass each (column, path, type) of the batch with
+    :class:`~service.stats.merge.PathAccumulator`: its counters are the deltas of the path
+    dictionary and the complete paths the batch's own global stats (linear in the rows)."""
     rows: list[list[tuple[Any, ...]]] = []
-    counters: dict[PathTypeKey, list[int]] = {}
+    paths: dict[PathTypeKey, PathAccumulator] = {}
     widths: dict[PathTypeKey, Width] = {}
-    lows: dict[PathTypeKey, Any] = {}
-    highs: dict[PathTypeKey, Any] = {}
-    n_counters = len(COUNTERS)
     # Per ShreddedType object: hashing the frozen dataclass for every row would cost more.
     encoders: dict[int, tuple[Callable[[Bound | None, Bound | None], RowBounds], str]] = {}
     for f in files:
@@ -204,50 +184,24 @@ def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
             if cached is None:
                 cached = encoders[id(t)] = _type_info(t)
             enc, tname = cached
-            lo, hi = ps.min_value, ps.max_value
-            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(lo, hi)
-            col, vp, vc, nan = ps.column, ps.variant_path, ps.value_count, ps.contains_nan
+            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
+            col, vp = ps.column, ps.variant_path
             out.append(
                 (
-                    col, vp, tname, ps.column_size_bytes, vc, ps.null_count, smin, smax, nan, ps.extra_stats,
-                    min_num, max_num, min_real, max_real, min_bin, max_bin,
+                    col, vp, tname, ps.column_size_bytes, ps.value_count, ps.null_count, smin, smax,
+                    ps.contains_nan, ps.extra_stats, min_num, max_num, min_real, max_real, min_bin, max_bin,
                 )
             )  # fmt: skip
             key = (col, vp, tname)
-            c = counters.get(key)
-            if c is None:
-                c = counters[key] = [0] * n_counters
+            acc = paths.get(key)
+            if acc is None:
+                acc = paths[key] = PathAccumulator(col, vp, t)
                 widths[key] = (0, 0.0)
-            c[0] += 1
-            c[1] += vc
-            c[2] += ps.null_count
-            c[3] += ps.column_size_bytes
-            if nan is True:
-                c[4] += 1
-            elif nan is None:
-                c[5] += 1
-            if vc > 0:
-                if smin is None:
-                    c[6] += 1
-                else:
-                    if min_num is None and min_real is None and min_bin is None:
-                        c[8] += 1
-                    elif min_real == 0 and smin == "-0.0":
-                        c[10] += 1
-                    cur = lows.get(key, _MISSING)
-                    # Typed comparison; of -0.0 and 0.0 the minimum keeps -0.0 (as merge._pick).
-                    if cur is _MISSING or lo < cur or (min_real == 0 and lo == cur and smin == "-0.0"):
-                        lows[key] = lo
-                if smax is None:
-                    c[7] += 1
-                else:
-                    if max_num is None and max_real is None and max_bin is None:
-                        c[9] += 1
-                    elif max_real == 0 and smax == "0.0":
-                        c[11] += 1
-                    cur = highs.get(key, _MISSING)
-                    if cur is _MISSING or hi > cur or (max_real == 0 and hi == cur and smax == "0.0"):
-                        highs[key] = hi
+            acc.add_row(
+                ps,
+                min_keyless=min_num is None and min_real is None and min_bin is None,
+                max_keyless=max_num is None and max_real is None and max_bin is None,
+            )
             if min_num is not None and max_num is not None:
                 w = widths[key]
                 if w[0] is not None:
@@ -257,36 +211,10 @@ def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
             elif min_real is not None and max_real is not None:
                 widths[key] = max_width(widths[key], row_width(None, None, min_real, max_real))
         rows.append(out)
-    return PreparedBatch(list(files), rows, counters, widths, _aggregate(files, counters, lows, highs))
-
-
-def _aggregate(
-    files: Sequence[FileStats],
-    counters: dict[PathTypeKey, list[int]],
-    lows: dict[PathTypeKey, Any],
-    highs: dict[PathTypeKey, Any],
-) -> GlobalStats:
-    """The batch's global stats from the per-path counters: a path is kept when every file has it
-    with this type (a file reports a path once, so its count equals the number of files)."""
-    n = len(files)
-    if n == 0:
-        return GlobalStats()
-    paths: dict[tuple[str, str], GlobalPathStats] = {}
-    for key, c in counters.items():
-        if c[0] != n:
-            continue
-        col, vp, _tname = key
-        t = next(ps.shredded_type for ps in files[0].paths if ps.column == col and ps.variant_path == vp)
-        has = c[1] > 0
-        paths[(col, vp)] = GlobalPathStats(
-            column=col,
-            variant_path=vp,
-            shredded_type=t,
-            value_count=c[1],
-            null_count=c[2],
-            column_size_bytes=c[3],
-            min_value=lows.get(key) if has and not c[6] else None,
-            max_value=highs.get(key) if has and not c[7] else None,
-            contains_nan=(True if c[4] else (None if c[5] else False)) if t.is_float else None,
-        )
-    return GlobalStats(n, paths)
+    return PreparedBatch(
+        list(files),
+        rows,
+        {k: a.counters() for k, a in paths.items()},
+        widths,
+        complete_paths(len(files), paths.values()),
+    )

@@ -36,7 +36,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import aliased
 
 from service.catalog import models as m
-from service.catalog.encode import COUNTERS, PreparedBatch, Width, max_width
+from service.catalog.encode import PreparedBatch, Width, max_width
 from service.catalog.results import (
     DataFileInfo,
     FileBound,
@@ -45,10 +45,10 @@ from service.catalog.results import (
     SnapshotInfo,
     TableInfo,
 )
-from service.errors import InvalidStatsError, NotFoundError
-from service.stats.merge import GlobalPathStats, GlobalStats, merge_bound
+from service.errors import NotFoundError
+from service.stats.merge import COUNTER_NAMES, GlobalStats, PathAccumulator, PathCounters, complete_paths
 from service.stats.model import FileStats, PathStats
-from service.values import Bound, ShreddedType, family, parse_bound
+from service.values import Bound, ShreddedType, family, format_bound, parse_bound
 from service.variant.paths import quote_field
 
 #: Size of IN-lists and of row batches sent at once.
@@ -410,9 +410,24 @@ def live_files_by_path(conn: Connection, table_id: int, paths: Sequence[str]) ->
     return out
 
 
+#: The path dictionary's counter columns: ``live_<field>`` for each field of PathCounters.
+COUNTER_COLUMNS = tuple(f"live_{n}" for n in COUNTER_NAMES)
+
+_FLOAT64 = ShreddedType.parse("float64")
+#: -0.0 and 0.0 as DuckLake renders them (float32 the same). The typed key column ``*_real`` holds
+#: both as equal zeros (SQLite stores a whole REAL as an integer, dropping the sign), so in SQL the
+#: stored text is the only way to tell them apart; Python checks the typed value
+#: (:func:`service.values.is_negative_zero`).
+_NEG_ZERO_TEXT = format_bound(_FLOAT64, -0.0)
+_POS_ZERO_TEXT = format_bound(_FLOAT64, 0.0)
+
+
 def _removed_counters() -> list[Any]:
-    """SQL aggregates giving the COUNTERS of a set of stats rows (mirrors
-    :func:`service.catalog.encode._finish`, which computes them in Python on commit)."""
+    """SQL aggregates giving the :class:`PathCounters` of a set of stats rows, in field order.
+
+    A projection of :meth:`service.stats.merge.PathAccumulator.add_row` (same definitions, with a
+    bound "keyless" when its row has no typed key), kept in SQL so that a removal reads one row per
+    path instead of every removed stats row."""
 
     def flag(cond: Any) -> Any:
         return func.sum(case((cond, 1), else_=0))
@@ -437,8 +452,8 @@ def _removed_counters() -> list[Any]:
                 has, S.max_value.is_not(None), S.max_num.is_(None), S.max_real.is_(None), S.max_bin.is_(None)
             )
         ),
-        flag(and_(has, S.min_real == 0, S.min_value == "-0.0")),
-        flag(and_(has, S.max_real == 0, S.max_value == "0.0")),
+        flag(and_(has, S.min_real == 0, S.min_value == _NEG_ZERO_TEXT)),
+        flag(and_(has, S.max_real == 0, S.max_value == _POS_ZERO_TEXT)),
     ]
 
 
@@ -479,7 +494,7 @@ def ensure_paths(
                 "column_id": cid,
                 "variant_path": vp,
                 "shredded_type": tname,
-                **dict.fromkeys(COUNTERS, 0),
+                **dict.fromkeys(COUNTER_COLUMNS, 0),
                 "max_width_num": 0,
                 "max_width_real": 0.0,
             }
@@ -498,14 +513,14 @@ def ensure_paths(
 _UPDATE_COUNTERS = (
     update(VP)
     .where(VP.path_id == bindparam("p_path_id"))
-    .values({**{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTERS}})
+    .values({**{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTER_COLUMNS}})
 )
 _UPDATE_COUNTERS_AND_WIDTHS = (
     update(VP)
     .where(VP.path_id == bindparam("p_path_id"))
     .values(
         {
-            **{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTERS},
+            **{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTER_COLUMNS},
             "max_width_num": bindparam("p_width_num", type_=VP.max_width_num.type),
             "max_width_real": bindparam("p_width_real", type_=VP.max_width_real.type),
         }
@@ -514,13 +529,14 @@ _UPDATE_COUNTERS_AND_WIDTHS = (
 
 
 def _apply_counters(
-    conn: Connection, deltas: Mapping[int, Sequence[int]], widths: Mapping[int, Width] | None
+    conn: Connection, counters: Mapping[int, PathCounters], widths: Mapping[int, Width] | None, *, sign: int = 1
 ) -> None:
+    """Add (``sign=1``) or subtract (``sign=-1``) these counters to the path dictionary's."""
     params = []
-    for pid, d in sorted(deltas.items()):
+    for pid, c in sorted(counters.items()):
         p: dict[str, Any] = {
             "p_path_id": pid,
-            **{f"d_{name}": int(v) for name, v in zip(COUNTERS, d, strict=True)},
+            **{f"d_{name}": sign * v for name, v in zip(COUNTER_COLUMNS, c.values(), strict=True)},
         }
         if widths is not None:
             p["p_width_num"], p["p_width_real"] = widths[pid]
@@ -724,7 +740,7 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
         # sequential scan (200 ms instead of 8 ms): forbid that for this transaction only.
         conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
     ids = [lf.data_file_id for lf in live]
-    deltas: dict[int, list[int]] = {}
+    removed: dict[int, PathCounters] = {}
     agg = _removed_counters()
     for chunk in chunks(ids, 10_000 if _is_postgres(conn) else CHUNK):
         conn.execute(update(D).where(_in(conn, D.data_file_id, chunk)).values(end_snapshot=snap))
@@ -733,15 +749,16 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
             .where(_in(conn, S.data_file_id, chunk), S.end_snapshot.is_(None))
             .group_by(S.path_id)
         ):
-            d = deltas.setdefault(int(row[0]), [0] * len(COUNTERS))
-            for i, v in enumerate(row[1:]):
-                d[i] -= int(v or 0)
+            pid = int(row[0])
+            c = PathCounters(*(int(v or 0) for v in row[1:]))  # PostgreSQL sums to NUMERIC
+            prev = removed.get(pid)
+            removed[pid] = c if prev is None else prev + c
         conn.execute(
             update(S)
             .where(_in(conn, S.data_file_id, chunk), S.end_snapshot.is_(None))
             .values(end_snapshot=snap)
         )
-    _apply_counters(conn, deltas, None)
+    _apply_counters(conn, removed, None, sign=-1)
     conn.execute(
         update(m.Table)
         .where(m.Table.table_id == t.table_id)
@@ -799,23 +816,18 @@ def _probe_bound(conn: Connection, path_id: int, t: ShreddedType, *, want_min: b
     return None if s is None else parse_bound(t, s)
 
 
-def _scan_bounds(conn: Connection, path_id: int, t: ShreddedType) -> tuple[Bound | None, Bound | None]:
-    """Fallback for paths with bounds that have no typed key: merge every live row in Python."""
-    lo: Bound | None = None
-    hi: Bound | None = None
-    count = 0
-    stmt = select(S.value_count, S.min_value, S.max_value).where(
-        S.path_id == path_id, S.end_snapshot.is_(None)
-    )
-    for vc, smin, smax in conn.execute(stmt.execution_options(yield_per=10_000)):
-        if not vc:
-            continue
-        flo = None if smin is None else parse_bound(t, smin)
-        fhi = None if smax is None else parse_bound(t, smax)
-        lo = merge_bound(t, count, lo, vc, flo, want_min=True)
-        hi = merge_bound(t, count, hi, vc, fhi, want_min=False)
-        count += vc
-    return lo, hi
+def _scan_path(conn: Connection, names: Mapping[int, str], path_id: int, t: ShreddedType) -> PathAccumulator:
+    """The merge of a path's live rows, read one by one: for bounds without a typed key, which the
+    index cannot order."""
+    stmt = select(*_STATS_READ).where(S.path_id == path_id, S.end_snapshot.is_(None))
+    acc: PathAccumulator | None = None
+    for r in conn.execute(stmt.execution_options(yield_per=10_000)):
+        ps = _path_stats(names, r)
+        if acc is None:
+            acc = PathAccumulator(ps.column, ps.variant_path, t)
+        acc.add(ps)
+    assert acc is not None, "a path with keyless bounds has live rows"
+    return acc
 
 
 def rebuild_global(conn: Connection, t: TableRow, live_file_count: int) -> GlobalStats:
@@ -825,51 +837,26 @@ def rebuild_global(conn: Connection, t: TableRow, live_file_count: int) -> Globa
     if live_file_count == 0:
         return GlobalStats(0, {})
     names = t.column_names
+    # Only the paths every live file has (complete_paths keeps no other).
     rows = conn.execute(
         select(
-            VP.path_id, VP.column_id, VP.variant_path, VP.shredded_type, *(getattr(VP, c) for c in COUNTERS)
+            VP.path_id, VP.column_id, VP.variant_path, VP.shredded_type, *(getattr(VP, c) for c in COUNTER_COLUMNS)
         ).where(VP.table_id == t.table_id, VP.live_file_count == live_file_count)
     ).all()
-    paths: dict[tuple[str, str], GlobalPathStats] = {}
+    paths: list[PathAccumulator] = []
     for r in rows:
         pid, cid, vp, tname = int(r[0]), int(r[1]), r[2], r[3]
         if cid not in names:
             continue
-        c = dict(zip(COUNTERS, (int(v) for v in r[4:]), strict=True))
+        c = PathCounters(*(int(v) for v in r[4:]))
         st = ShreddedType.parse(tname)
-        lo: Bound | None = None
-        hi: Bound | None = None
-        slo: Bound | None = None
-        shi: Bound | None = None
-        if c["live_value_count"] > 0:
-            if c["live_min_keyless_files"] or c["live_max_keyless_files"]:
-                slo, shi = _scan_bounds(conn, pid, st)
-            if c["live_min_unknown_files"] == 0:
-                lo = slo if c["live_min_keyless_files"] else _probe_bound(conn, pid, st, want_min=True)
-                if st.is_float and lo == 0:
-                    lo = -0.0 if c["live_min_negzero_files"] else 0.0
-            if c["live_max_unknown_files"] == 0:
-                hi = shi if c["live_max_keyless_files"] else _probe_bound(conn, pid, st, want_min=False)
-                if st.is_float and hi == 0:
-                    hi = 0.0 if c["live_max_poszero_files"] else -0.0
-        nan: bool | None = None
-        if st.is_float:
-            nan = True if c["live_nan_files"] else (None if c["live_nan_unknown_files"] else False)
-        g = GlobalPathStats(
-            column=names[cid],
-            variant_path=vp,
-            shredded_type=st,
-            value_count=c["live_value_count"],
-            null_count=c["live_null_count"],
-            column_size_bytes=c["live_size_bytes"],
-            min_value=lo,
-            max_value=hi,
-            contains_nan=nan,
-        )
-        if g.key in paths:  # two types for one path in every file: impossible, one row per path per file
-            raise InvalidStatsError(f"inconsistent path dictionary for {g.key}")
-        paths[g.key] = g
-    return GlobalStats(live_file_count, paths)
+        if c.min_keyless_files or c.max_keyless_files:
+            paths.append(_scan_path(conn, names, pid, st))
+            continue
+        lo = _probe_bound(conn, pid, st, want_min=True) if c.min_is_known else None
+        hi = _probe_bound(conn, pid, st, want_min=False) if c.max_is_known else None
+        paths.append(PathAccumulator.restore(names[cid], vp, st, c, lo, hi))
+    return complete_paths(live_file_count, paths)
 
 
 def _live_at(model: Any, snapshot: int | None) -> Any:

@@ -60,7 +60,7 @@ from service.errors import (
     NotFoundError,
     ShredcatError,
 )
-from service.stats.merge import GlobalStats, from_ducklake_json, merge_stats, recompute
+from service.stats.merge import GlobalStats, GlobalStatsAccumulator, from_ducklake_json, recompute
 from service.stats.model import FileStats
 from service.values import ShreddedType
 
@@ -278,7 +278,9 @@ class Catalog:
                 old_json = repo.read_global_json(conn, t)
                 repo.add_files(conn, t, snap, adding)
                 # Incremental: the stored global stats merged with the batch's own (never a rescan).
-                g = merge_stats(from_ducklake_json(t.live_file_count, old_json), adding.aggregate)
+                merged = GlobalStatsAccumulator(from_ducklake_json(t.live_file_count, old_json))
+                merged.merge(adding.aggregate)
+                g = merged.freeze()
                 repo.write_global_json(conn, t, g.column_json(t.columns), old_json)
             result = CommitResult(snap, tuple(batch[i].path for i in new), tuple(unchanged))
             if idempotency_key is not None:

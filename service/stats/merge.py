@@ -1,13 +1,17 @@
-"""Global (table-level) Variant statistics: the pure merge, and DuckLake's JSON layout.
+"""Global (table-level) Variant statistics: the one merge algebra, and DuckLake's JSON layout.
 
-No database here: plain functions over small frozen types, so the rules can be unit-tested and the
-catalog can merge incrementally on commit while checks recompute from scratch.
+No database here. :class:`PathAccumulator` is the merge of one path over a set of files (as
+DuckLake keeps one ``Merge`` per stats kind): its :class:`PathCounters` plus the extreme known
+bounds. Every global-stats computation uses it: a commit batch's own stats and per-path counter
+deltas (:mod:`service.catalog.encode`), the commit's merge with the stored stats and
+:func:`recompute` (through :class:`GlobalStatsAccumulator`), and the catalog's rebuild from its
+stored counters and index probes after a removal (:meth:`PathAccumulator.restore`).
 
 The rules (``../shared/NOTES.md`` §2 gives DuckLake's, whose defects are deliberately fixed):
 
 * A ``(column, variant_path)`` is kept only if **every** live file reports it (is fully shredded
   there) with the **same** shredded type. A file that does not report it drops it; removing that
-  file brings it back (the catalog recomputes on removal).
+  file brings it back (the catalog rebuilds on removal).
 * ``value_count``, ``null_count`` and ``column_size_bytes`` are summed.
 * ``min``/``max`` are merged by typed comparison (:mod:`service.values`), never as strings.
   A file in which the path holds no value (``value_count == 0``) does not move the bounds, whatever
@@ -30,14 +34,24 @@ no path is kept. shredcat orders the array by ``field_name`` (the order carries 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cache
 from typing import Any
 
 from service.errors import InvalidStatsError
 from service.stats.model import PathStats
-from service.values import Bound, ShreddedType, check_bound, format_bound, parse_bound
+from service.values import (
+    Bound,
+    IndexKey,
+    Kind,
+    ShreddedType,
+    check_bound,
+    format_bound,
+    index_key,
+    is_negative_zero,
+    parse_bound,
+)
 
 PathKey = tuple[str, str]
 """``(column, variant_path)``: one path of one Variant column."""
@@ -131,210 +145,335 @@ EMPTY = GlobalStats()
 # --- merging ----------------------------------------------------------------------------------
 
 
-def from_path_stats(ps: PathStats) -> GlobalPathStats:
-    """The global state of one file's path: normalised (no bounds when there are no values;
-    contains_nan only for float types)."""
-    t = ps.shredded_type
-    has_values = ps.value_count > 0
-    return GlobalPathStats(
-        column=ps.column,
-        variant_path=ps.variant_path,
-        shredded_type=t,
-        value_count=ps.value_count,
-        null_count=ps.null_count,
-        column_size_bytes=ps.column_size_bytes,
-        min_value=ps.min_value if has_values else None,
-        max_value=ps.max_value if has_values else None,
-        contains_nan=ps.contains_nan if t.is_float else None,
-    )
+@dataclass(frozen=True, slots=True)
+class PathCounters:
+    """Per-file counts of one ``(column, variant_path, shredded_type)`` over a set of files.
+
+    Additive (and subtractable), so the catalog keeps them for its live files (as the
+    ``live_<field>`` columns of ``shredcat_variant_path``) and subtracts a removed file's. With the extreme known
+    bounds they give the path's :class:`GlobalPathStats` (:meth:`PathAccumulator.restore`). A
+    file counts in a ``*_files`` field as :meth:`PathAccumulator.add` defines.
+    """
+
+    file_count: int = 0
+    value_count: int = 0
+    null_count: int = 0
+    size_bytes: int = 0
+    #: Files with contains_nan true / unknown (None: every file of a non-float type).
+    nan_files: int = 0
+    nan_unknown_files: int = 0
+    #: Files with values but no min (max) bound: the merged bound is unknown.
+    min_unknown_files: int = 0
+    max_unknown_files: int = 0
+    #: Files with values and a bound that has no index key (:func:`service.values.index_key`): the
+    #: catalog cannot find the extreme through its index and reads the path's rows instead.
+    min_keyless_files: int = 0
+    max_keyless_files: int = 0
+    #: Files with values whose min is -0.0 (max is +0.0): the index ranks -0.0 and 0.0 equal.
+    min_negzero_files: int = 0
+    max_poszero_files: int = 0
+
+    def values(self) -> tuple[int, ...]:
+        """The counts in field order (:data:`COUNTER_NAMES`)."""
+        return (
+            self.file_count, self.value_count, self.null_count, self.size_bytes, self.nan_files,
+            self.nan_unknown_files, self.min_unknown_files, self.max_unknown_files, self.min_keyless_files,
+            self.max_keyless_files, self.min_negzero_files, self.max_poszero_files,
+        )  # fmt: skip
+
+    def __add__(self, other: PathCounters) -> PathCounters:
+        return PathCounters(*(a + b for a, b in zip(self.values(), other.values(), strict=True)))
+
+    @property
+    def min_is_known(self) -> bool:
+        """The merged min is a bound (there are values, and every file with values has a min)."""
+        return self.value_count > 0 and self.min_unknown_files == 0
+
+    @property
+    def max_is_known(self) -> bool:
+        return self.value_count > 0 and self.max_unknown_files == 0
 
 
-def _pick(t: ShreddedType, a: Bound, b: Bound, *, want_min: bool) -> Bound:
-    if t.is_float and a == b:
-        # -0.0 == 0.0: choose by sign so that the result does not depend on the order.
-        a_neg = math.copysign(1.0, a) < 0  # type: ignore[arg-type]
-        if want_min:
-            return a if a_neg else b
-        return b if a_neg else a
-    if want_min:
-        return b if b < a else a  # type: ignore[operator]
-    return b if b > a else a  # type: ignore[operator]
+#: The fields of :class:`PathCounters`, in order.
+COUNTER_NAMES: tuple[str, ...] = tuple(f.name for f in fields(PathCounters))
 
 
-def merge_bound(
-    t: ShreddedType, a_count: int, a: Bound | None, b_count: int, b: Bound | None, *, want_min: bool
-) -> Bound | None:
-    """Merge two bounds given the value counts behind them (0 = no values = identity; a missing
-    bound with values = unknown = absorbing)."""
-    if a_count == 0:
-        return b if b_count > 0 else None
-    if b_count == 0:
-        return a
-    if a is None or b is None:
+_NO_KEY = IndexKey()
+
+
+@cache
+def _keyless_test(t: ShreddedType) -> Callable[[Bound], bool] | None:
+    """Whether a bound of ``t`` has no index key; None when every bound has one (all types but
+    decimal, as :class:`service.values.IndexKey` says), so the common types skip the test."""
+    if t.kind is not Kind.DECIMAL:
         return None
-    return _pick(t, a, b, want_min=want_min)
+    return lambda v: index_key(t, v) == _NO_KEY
 
 
-def or3(a: bool | None, b: bool | None) -> bool | None:
-    """Three-valued OR: true dominates, then unknown."""
-    if a is True or b is True:
-        return True
-    if a is None or b is None:
-        return None
-    return False
+class PathAccumulator:
+    """The merge of one path with one shredded type over a set of files: its
+    :class:`PathCounters` and the extreme *known* bounds (over files with values). Every global
+    stats computation goes through it: a commit batch's, the commit's merge with the stored
+    stats, the rebuild from the catalog's counters after a removal, and :func:`recompute`.
 
+    :meth:`add` (one file's stats row) and :meth:`merge` (another set of files) are commutative
+    and associative; :meth:`freeze` gives the merged :class:`GlobalPathStats`.
+    """
 
-def merge_path(a: GlobalPathStats, b: GlobalPathStats) -> GlobalPathStats:
-    """Merge two states of the same path and type (commutative and associative)."""
-    if a.key != b.key or a.shredded_type != b.shredded_type:
-        raise ValueError(f"cannot merge {a.key}/{a.shredded_type} with {b.key}/{b.shredded_type}")
-    t = a.shredded_type
-    return GlobalPathStats(
-        column=a.column,
-        variant_path=a.variant_path,
-        shredded_type=t,
-        value_count=a.value_count + b.value_count,
-        null_count=a.null_count + b.null_count,
-        column_size_bytes=a.column_size_bytes + b.column_size_bytes,
-        min_value=merge_bound(t, a.value_count, a.min_value, b.value_count, b.min_value, want_min=True),
-        max_value=merge_bound(t, a.value_count, a.max_value, b.value_count, b.max_value, want_min=False),
-        contains_nan=or3(a.contains_nan, b.contains_nan) if t.is_float else None,
-    )
+    __slots__ = (
+        "column", "variant_path", "shredded_type", "_float", "_keyless",
+        *COUNTER_NAMES, "min_known", "max_known",
+    )  # fmt: skip
 
+    def __init__(self, column: str, variant_path: str, t: ShreddedType) -> None:
+        self.column = column
+        self.variant_path = variant_path
+        self.shredded_type = t
+        self._float = t.is_float
+        self._keyless = _keyless_test(t)
+        self.file_count = 0
+        self.value_count = 0
+        self.null_count = 0
+        self.size_bytes = 0
+        self.nan_files = 0
+        self.nan_unknown_files = 0
+        self.min_unknown_files = 0
+        self.max_unknown_files = 0
+        self.min_keyless_files = 0
+        self.max_keyless_files = 0
+        self.min_negzero_files = 0
+        self.max_poszero_files = 0
+        #: The least (greatest) bound of the files with values that have one; None if none has.
+        self.min_known: Bound | None = None
+        self.max_known: Bound | None = None
 
-def file_state(file_paths: Iterable[PathStats]) -> dict[PathKey, GlobalPathStats]:
-    """One file's paths as global states; a path reported twice is invalid stats."""
-    out: dict[PathKey, GlobalPathStats] = {}
-    for ps in file_paths:
-        g = from_path_stats(ps)
-        if g.key in out:
-            raise InvalidStatsError(f"path {ps.variant_path!r} of column {ps.column!r} is reported twice")
-        out[g.key] = g
-    return out
+    @property
+    def key(self) -> PathKey:
+        return (self.column, self.variant_path)
 
+    # -- the rules --
 
-def merge_file_into(g: GlobalStats, file_paths: Iterable[PathStats]) -> GlobalStats:
-    """Add one file (its PathStats) to the global stats: the incremental merge done on commit."""
-    fp = file_state(file_paths)
-    if g.file_count == 0:
-        return GlobalStats(1, fp)
-    kept: dict[PathKey, GlobalPathStats] = {}
-    for k, cur in g.paths.items():
-        f = fp.get(k)
-        if f is not None and f.shredded_type == cur.shredded_type:
-            kept[k] = merge_path(cur, f)
-    return GlobalStats(g.file_count + 1, kept)
+    def _take_min(self, b: Bound) -> None:
+        cur = self.min_known
+        # Of -0.0 and 0.0 (equal) the minimum keeps -0.0, whatever the order.
+        if cur is None or b < cur or (self._float and b == cur and is_negative_zero(b)):  # type: ignore[operator]
+            self.min_known = b
 
+    def _take_max(self, b: Bound) -> None:
+        cur = self.max_known
+        # Of -0.0 and 0.0 (equal) the maximum keeps 0.0, whatever the order.
+        if cur is None or b > cur or (self._float and b == cur and is_negative_zero(cur)):  # type: ignore[operator]
+            self.max_known = b
 
-def merge_stats(a: GlobalStats, b: GlobalStats) -> GlobalStats:
-    """Merge the global stats of two disjoint sets of files (commutative and associative):
-    ``merge_stats(g, recompute(batch))`` equals folding the batch into ``g`` file by file."""
-    if a.file_count == 0:
-        return b
-    if b.file_count == 0:
-        return a
-    kept: dict[PathKey, GlobalPathStats] = {}
-    for k, x in a.paths.items():
-        y = b.paths.get(k)
-        if y is not None and y.shredded_type == x.shredded_type:
-            kept[k] = merge_path(x, y)
-    return GlobalStats(a.file_count + b.file_count, kept)
-
-
-def merge_files_into(g: GlobalStats, files: Iterable[Iterable[PathStats]]) -> GlobalStats:
-    """Add a batch of files to the global stats (the incremental merge of a commit)."""
-    return merge_stats(g, recompute(files))
-
-
-class _Acc:
-    """Mutable accumulator of one path during :func:`recompute` (same rules as merge_path)."""
-
-    __slots__ = ("column", "count", "hi", "last", "lo", "nan", "nulls", "path", "size", "type")
-
-    def __init__(self, ps: PathStats, n: int) -> None:
-        t = ps.shredded_type
-        self.column = ps.column
-        self.path = ps.variant_path
-        self.type = t
-        self.count = ps.value_count
-        self.nulls = ps.null_count
-        self.size = ps.column_size_bytes
-        has = ps.value_count > 0
-        self.lo = ps.min_value if has else None
-        self.hi = ps.max_value if has else None
-        self.nan = ps.contains_nan if t.is_float else None
-        self.last = n
-
-    def add(self, ps: PathStats, n: int) -> None:
-        t = self.type
+    def add(self, ps: PathStats) -> None:
+        """Add one file's stats row of this path (its column, path and type are not checked)."""
+        kl = self._keyless
         vc = ps.value_count
-        if vc > 0:
-            if self.count == 0:
-                self.lo, self.hi = ps.min_value, ps.max_value
-            else:
-                lo, hi = self.lo, self.hi
-                if lo is not None:
-                    b = ps.min_value
-                    self.lo = None if b is None else _pick(t, lo, b, want_min=True)
-                if hi is not None:
-                    b = ps.max_value
-                    self.hi = None if b is None else _pick(t, hi, b, want_min=False)
-        self.count += vc
-        self.nulls += ps.null_count
-        self.size += ps.column_size_bytes
-        if t.is_float:
-            self.nan = or3(self.nan, ps.contains_nan)
-        self.last = n
+        lo, hi = ps.min_value, ps.max_value
+        self.add_row(
+            ps,
+            min_keyless=kl is not None and vc > 0 and lo is not None and kl(lo),
+            max_keyless=kl is not None and vc > 0 and hi is not None and kl(hi),
+        )
+
+    def add_row(self, ps: PathStats, *, min_keyless: bool, max_keyless: bool) -> None:
+        """:meth:`add`, for a caller that has the row's index keys already (whether each bound has
+        none; ignored for a missing bound)."""
+        vc = ps.value_count
+        self.file_count += 1
+        self.value_count += vc
+        self.null_count += ps.null_count
+        self.size_bytes += ps.column_size_bytes
+        nan = ps.contains_nan
+        if nan is True:
+            self.nan_files += 1
+        elif nan is None:
+            self.nan_unknown_files += 1
+        if vc == 0:
+            return  # no values: whatever bounds the file claims, they do not count
+        lo = ps.min_value
+        if lo is None:
+            self.min_unknown_files += 1
+        else:
+            if min_keyless:
+                self.min_keyless_files += 1
+            elif self._float and is_negative_zero(lo):
+                self.min_negzero_files += 1
+            self._take_min(lo)
+        hi = ps.max_value
+        if hi is None:
+            self.max_unknown_files += 1
+        else:
+            if max_keyless:
+                self.max_keyless_files += 1
+            elif self._float and hi == 0 and not is_negative_zero(hi):
+                self.max_poszero_files += 1
+            self._take_max(hi)
+
+    def merge(self, other: PathAccumulator) -> None:
+        """Add another set of files' merge of the same path and type."""
+        if other.key != self.key or other.shredded_type != self.shredded_type:
+            raise ValueError(
+                f"cannot merge {self.key}/{self.shredded_type} with {other.key}/{other.shredded_type}"
+            )
+        for n in COUNTER_NAMES:
+            setattr(self, n, getattr(self, n) + getattr(other, n))
+        if other.min_known is not None:
+            self._take_min(other.min_known)
+        if other.max_known is not None:
+            self._take_max(other.max_known)
+
+    def counters(self) -> PathCounters:
+        return PathCounters(
+            self.file_count, self.value_count, self.null_count, self.size_bytes, self.nan_files,
+            self.nan_unknown_files, self.min_unknown_files, self.max_unknown_files, self.min_keyless_files,
+            self.max_keyless_files, self.min_negzero_files, self.max_poszero_files,
+        )  # fmt: skip
 
     def freeze(self) -> GlobalPathStats:
+        c = self.counters()
+        nan: bool | None = None
+        if self._float:
+            nan = True if c.nan_files else (None if c.nan_unknown_files else False)
         return GlobalPathStats(
             column=self.column,
-            variant_path=self.path,
-            shredded_type=self.type,
-            value_count=self.count,
-            null_count=self.nulls,
-            column_size_bytes=self.size,
-            min_value=self.lo,
-            max_value=self.hi,
-            contains_nan=self.nan,
+            variant_path=self.variant_path,
+            shredded_type=self.shredded_type,
+            value_count=c.value_count,
+            null_count=c.null_count,
+            column_size_bytes=c.size_bytes,
+            min_value=self.min_known if c.min_is_known else None,
+            max_value=self.max_known if c.max_is_known else None,
+            contains_nan=nan,
         )
+
+    # -- from stored states --
+
+    @classmethod
+    def restore(
+        cls,
+        column: str,
+        variant_path: str,
+        t: ShreddedType,
+        counters: PathCounters,
+        min_known: Bound | None,
+        max_known: Bound | None,
+    ) -> PathAccumulator:
+        """The merge of files known by their counters and their extreme known bounds as found by
+        an index that ranks -0.0 and 0.0 equal: the counters tell which zero it is."""
+        acc = cls(column, variant_path, t)
+        for n, v in zip(COUNTER_NAMES, counters.values(), strict=True):
+            setattr(acc, n, v)
+        if t.is_float:
+            if min_known == 0:
+                min_known = -0.0 if counters.min_negzero_files else 0.0
+            if max_known == 0:
+                max_known = 0.0 if counters.max_poszero_files else -0.0
+        acc.min_known, acc.max_known = min_known, max_known
+        return acc
+
+    @classmethod
+    def of(cls, g: GlobalPathStats, file_count: int) -> PathAccumulator:
+        """The merge state that ``g`` (over ``file_count`` files, all of which have the path)
+        freezes from. The per-file counts behind its flags are not in ``g``: each flag becomes a
+        count of 0 or 1, which merges and freezes the same (these are not the catalog's counters).
+        """
+        acc = cls(g.column, g.variant_path, g.shredded_type)
+        acc.file_count = file_count
+        acc.value_count = g.value_count
+        acc.null_count = g.null_count
+        acc.size_bytes = g.column_size_bytes
+        acc.nan_files = int(g.contains_nan is True)
+        acc.nan_unknown_files = int(g.contains_nan is None)
+        acc.min_unknown_files = int(g.min_unknown)
+        acc.max_unknown_files = int(g.max_unknown)
+        acc.min_known, acc.max_known = g.min_value, g.max_value
+        return acc
+
+
+def complete_paths(file_count: int, paths: Iterable[PathAccumulator]) -> GlobalStats:
+    """The global stats of ``file_count`` files from the merges of their paths: a path is kept
+    when every file has it with this type, i.e. when its file count is ``file_count`` (a file
+    reports a path once). The paths may include incomplete ones (they are left out)."""
+    if file_count == 0:
+        return EMPTY
+    kept: dict[PathKey, GlobalPathStats] = {}
+    for acc in paths:
+        if acc.file_count != file_count:
+            continue
+        if acc.key in kept:
+            raise InvalidStatsError(
+                f"path {acc.variant_path!r} of column {acc.column!r} has two types in every file"
+            )
+        kept[acc.key] = acc.freeze()
+    return GlobalStats(file_count, kept)
+
+
+class GlobalStatsAccumulator:
+    """The global stats of a set of files under construction: :meth:`add_file` one file,
+    :meth:`merge` the global stats of another (disjoint) set, :meth:`freeze` the result.
+
+    Only the paths every file so far has (with the same type) are tracked: a path a file lacks
+    can never be kept again while that file lives.
+    """
+
+    __slots__ = ("_paths", "file_count")
+
+    def __init__(self, g: GlobalStats = EMPTY) -> None:
+        self.file_count = g.file_count
+        self._paths: dict[PathKey, PathAccumulator] = {
+            k: PathAccumulator.of(p, g.file_count) for k, p in g.paths.items()
+        }
+
+    def add_file(self, file_paths: Iterable[PathStats]) -> None:
+        """Add one file's stats rows; a path reported twice is invalid stats."""
+        first = self.file_count == 0
+        self.file_count = n = self.file_count + 1
+        paths = self._paths
+        if not first and not paths:
+            return
+        for ps in file_paths:
+            key = (ps.column, ps.variant_path)
+            acc = paths.get(key)
+            if acc is None:
+                if not first:
+                    continue
+                acc = paths[key] = PathAccumulator(ps.column, ps.variant_path, ps.shredded_type)
+            elif acc.shredded_type != ps.shredded_type:
+                continue
+            if acc.file_count == n:
+                raise InvalidStatsError(f"path {ps.variant_path!r} of column {ps.column!r} is reported twice")
+            acc.add(ps)
+        if any(a.file_count != n for a in paths.values()):
+            self._paths = {k: a for k, a in paths.items() if a.file_count == n}
+
+    def merge(self, other: GlobalStats) -> None:
+        """Add the global stats of a disjoint set of files (commutative and associative)."""
+        if other.file_count == 0:
+            return
+        if self.file_count == 0:
+            self.file_count = other.file_count
+            self._paths = {k: PathAccumulator.of(p, other.file_count) for k, p in other.paths.items()}
+            return
+        kept: dict[PathKey, PathAccumulator] = {}
+        for k, acc in self._paths.items():
+            p = other.paths.get(k)
+            if p is not None and p.shredded_type == acc.shredded_type:
+                acc.merge(PathAccumulator.of(p, other.file_count))
+                kept[k] = acc
+        self.file_count += other.file_count
+        self._paths = kept
+
+    def freeze(self) -> GlobalStats:
+        return complete_paths(self.file_count, self._paths.values())
 
 
 def recompute(files: Iterable[Iterable[PathStats]]) -> GlobalStats:
-    """Global stats of exactly these files (each given as its PathStats), from nothing.
-
-    Equal to folding :func:`merge_file_into` over the files (in any order), but with one mutable
-    accumulator per path instead of a new object per file and path.
-    """
-    acc: dict[PathKey, _Acc] | None = None
-    n = 0
+    """Global stats of exactly these files (each given as its PathStats), from nothing."""
+    acc = GlobalStatsAccumulator()
     for fp in files:
-        n += 1
-        if acc is None:
-            acc = {}
-            for ps in fp:
-                key = (ps.column, ps.variant_path)
-                if key in acc:
-                    raise InvalidStatsError(
-                        f"path {ps.variant_path!r} of column {ps.column!r} is reported twice"
-                    )
-                acc[key] = _Acc(ps, n)
-            continue
-        if not acc:
-            continue
-        for ps in fp:
-            a = acc.get((ps.column, ps.variant_path))
-            if a is None or a.type != ps.shredded_type:
-                continue
-            if a.last == n:
-                raise InvalidStatsError(f"path {ps.variant_path!r} of column {ps.column!r} is reported twice")
-            a.add(ps, n)
-        if any(a.last != n for a in acc.values()):
-            acc = {k: a for k, a in acc.items() if a.last == n}
-    if n == 0:
-        return EMPTY
-    assert acc is not None
-    return GlobalStats(n, {k: a.freeze() for k, a in acc.items()})
+        acc.add_file(fp)
+    return acc.freeze()
 
 
 # --- DuckLake JSON ----------------------------------------------------------------------------

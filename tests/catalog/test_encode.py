@@ -26,7 +26,7 @@ from service.values import (
     format_bound,
     index_key,
 )
-from tests.catalog.factories import FLOAT64, INT64, fs, ps
+from tests.catalog.factories import DEC, FLOAT64, INT64, VARCHAR, fs, ps
 from tests.catalog.test_merge import file_paths
 
 TYPE_NAMES = [
@@ -107,13 +107,15 @@ def test_prepare_batch_counters_and_widths() -> None:
     a = b.counters[("v", '"a"', "int64")]
     f = b.counters[("v", '"f"', "float64")]
     # files, values, nulls, size, nan, nan-unknown, min-unknown, max-unknown, keyless x2, -0 min, +0 max
-    assert a == [3, 13, 2, 300, 0, 3, 1, 0, 0, 0, 0, 0]
-    assert f == [2, 20, 0, 200, 1, 1, 0, 0, 0, 0, 1, 1]
+    assert a.values() == (3, 13, 2, 300, 0, 3, 1, 0, 0, 0, 0, 0)
+    assert f.values() == (2, 20, 0, 200, 1, 1, 0, 0, 0, 0, 1, 1)
     assert b.widths[("v", '"a"', "int64")] == (10, 0.0)
     assert b.widths[("v", '"f"', "float64")][1] >= 3.0
     assert [r[0] for r in b.rows[0]] == ["v", "v"]
     sub = b.subset([2])
-    assert sub.counters == {("v", '"a"', "int64"): [1, 0, 2, 100, 0, 1, 0, 0, 0, 0, 0, 0]}
+    assert {k: c.values() for k, c in sub.counters.items()} == {
+        ("v", '"a"', "int64"): (1, 0, 2, 100, 0, 1, 0, 0, 0, 0, 0, 0)
+    }
     assert sub.aggregate.file_count == 1
 
 
@@ -136,3 +138,48 @@ def test_prepared_aggregate_equals_recompute(paths: list[list[PathStats]]) -> No
     ref = recompute(f.paths for f in files)
     assert got == ref
     assert got.column_json(["v", "w"]) == ref.column_json(["v", "w"])  # -0.0 ties too
+
+
+def _row(i: int) -> PathStats:
+    """Row ``i`` of a large batch: every key family, signed zeros, unknown and keyless bounds."""
+    k = i % 5
+    if k == 0:
+        return ps(f'"p{i}"', INT64, -i, i, values=i % 3)
+    if k == 1:
+        zero = -0.0 if i % 2 else 0.0
+        return ps(f'"p{i}"', FLOAT64, zero, zero if i % 7 else 1.5, nan=(True, False, None)[i % 3])
+    if k == 2:
+        return ps(f'"p{i}"', VARCHAR, f"a{i}", None if i % 11 == 0 else f"z{i}")
+    if k == 3:
+        return ps(f'"p{i}"', DEC, Decimal(i).scaleb(-2), Decimal(10**20 + i))  # max beyond int64: keyless
+    return ps(f'"p{i}"', INT64, None, None, values=0, nulls=i)
+
+
+def _renamed(p: PathStats, path: str) -> PathStats:
+    return PathStats(
+        p.column, path, p.shredded_type, p.column_size_bytes, p.value_count, p.null_count,
+        p.min_value, p.max_value, p.contains_nan,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", ["one file, 50,000 rows", "50,000 files, one row"])
+def test_large_batch_aggregate_equals_recompute(shape: str) -> None:
+    # The batch's own global stats and counters are linear in its rows (a file with 10^5 rows
+    # once took minutes); here only their values are checked.
+    n = 50_000
+    if shape.startswith("one"):
+        files = [fs("wide", *(_row(i) for i in range(n)))]
+    else:
+        files = [fs(f"f{j}", _renamed(_row(5 * j + 1), '"p"')) for j in range(n)]  # one float64 path
+    b = prepare_batch(files)
+    ref = recompute(f.paths for f in files)
+    assert b.aggregate == ref
+    assert b.aggregate.column_json(["v"]) == ref.column_json(["v"])
+    assert sum(c.file_count for c in b.counters.values()) == sum(len(f.paths) for f in files)
+    if shape.startswith("one"):
+        assert len(ref.paths) == n
+        keyless = b.counters[("v", '"p3"', DEC.name)]
+        assert (keyless.min_keyless_files, keyless.max_keyless_files) == (0, 1)
+    else:
+        p = ref.paths[("v", '"p"')]
+        assert (str(p.min_value), p.max_value, p.contains_nan) == ("-0.0", 1.5, True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterable
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,10 +14,8 @@ from service.errors import InvalidStatsError
 from service.stats.merge import (
     EMPTY,
     GlobalStats,
+    GlobalStatsAccumulator,
     from_ducklake_json,
-    merge_file_into,
-    merge_files_into,
-    merge_stats,
     parse_ducklake_json,
     recompute,
     render_ducklake_json,
@@ -24,6 +23,28 @@ from service.stats.merge import (
 from service.stats.model import PathStats
 from service.values import ShreddedType
 from tests.catalog.factories import FLOAT32, FLOAT64, INT64, VARCHAR, ps
+
+# --- the incremental merges, as the catalog makes them from frozen global stats ----------------
+
+
+def merge_file_into(g: GlobalStats, file_paths: Iterable[PathStats]) -> GlobalStats:
+    """Add one file to frozen global stats."""
+    acc = GlobalStatsAccumulator(g)
+    acc.add_file(file_paths)
+    return acc.freeze()
+
+
+def merge_stats(a: GlobalStats, b: GlobalStats) -> GlobalStats:
+    """Merge the frozen global stats of two disjoint sets of files (what a commit does)."""
+    acc = GlobalStatsAccumulator(a)
+    acc.merge(b)
+    return acc.freeze()
+
+
+def merge_files_into(g: GlobalStats, files: Iterable[Iterable[PathStats]]) -> GlobalStats:
+    """Add a batch of files to frozen global stats, through the batch's own."""
+    return merge_stats(g, recompute(files))
+
 
 # --- rules ------------------------------------------------------------------------------------
 
