@@ -42,7 +42,16 @@ from service.catalog.results import (
     TableGlobalStats,
     TableInfo,
 )
-from service.catalog.validate import check_name, check_table_columns, identity, request_hash, validate_batch
+from service.catalog.validate import (
+    Limits,
+    check_file_count,
+    check_name,
+    check_table_columns,
+    check_table_totals,
+    identity,
+    request_hash,
+    validate_batch,
+)
 from service.errors import (
     AlreadyExistsError,
     BadInputError,
@@ -54,9 +63,6 @@ from service.errors import (
 from service.stats.merge import GlobalStats, from_ducklake_json, merge_stats, recompute
 from service.stats.model import FileStats
 
-#: Largest page of list_files / list_snapshots.
-MAX_PAGE = 10_000
-
 
 class Catalog:
     """The catalog on one database.
@@ -64,14 +70,19 @@ class Catalog:
     ``Catalog(url)`` owns an engine made by :func:`service.catalog.db.make_engine` (closed by
     :meth:`close`); ``Catalog(engine)`` borrows one. With no argument the URL comes from the
     settings (``SHREDCAT_DATABASE_URL``). The schema must exist (``service.catalog.db.upgrade_to_head``).
-    Thread-safe: each call uses its own pooled connection.
+    ``limits`` (files per commit, stats rows per file, string lengths, page size) default to the
+    settings'. Thread-safe: each call uses its own pooled connection.
     """
 
-    def __init__(self, engine_or_url: Engine | str | URL | None = None) -> None:
-        if engine_or_url is None:
+    def __init__(self, engine_or_url: Engine | str | URL | None = None, *, limits: Limits | None = None) -> None:
+        if engine_or_url is None or limits is None:
             from service.settings import get_settings
 
-            engine_or_url = get_settings().database_url
+            if engine_or_url is None:
+                engine_or_url = get_settings().database_url
+            if limits is None:
+                limits = Limits.from_settings(get_settings())
+        self.limits = limits
         if isinstance(engine_or_url, Engine):
             self.engine = engine_or_url
             self._owns_engine = False
@@ -233,7 +244,7 @@ class Catalog:
         file, ConflictError for a live path whose content differs (or a reused idempotency key with
         another request), NotFoundError for a missing table; in every error case nothing changes.
         """
-        batch = validate_batch(files)
+        batch = validate_batch(files, self.limits)
         prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
         if idempotency_key is not None:
             check_name("idempotency key", idempotency_key)
@@ -270,6 +281,7 @@ class Catalog:
                     )
             snap: int | None = None
             if new:
+                check_table_totals(t.qualified_name, t.live_record_count, t.live_bytes, [batch[i] for i in new])
                 adding = prepared if len(new) == len(batch) else prepared.subset(new)
                 snap = repo.new_snapshot(
                     conn, t.table_id, f"inserted_into_table:{t.table_id}", added=len(new)
@@ -332,6 +344,7 @@ class Catalog:
         global stats. NotFoundError if a path is not live, unless ``missing_ok`` (then it is
         reported in ``missing``). No snapshot is made when nothing is removed."""
         wanted = list(dict.fromkeys(paths))
+        check_file_count(len(wanted), self.limits, "paths")
 
         def op(conn: Connection) -> RemoveResult:
             t = repo.require_table(conn, namespace, table, lock=True)
@@ -380,8 +393,8 @@ class Catalog:
         Keyset pagination: pass the last path of a page as ``after`` to get the next page.
         ``prefix`` keeps paths starting with it.
         """
-        if not (1 <= limit <= MAX_PAGE):
-            raise BadInputError(f"limit must be between 1 and {MAX_PAGE}")
+        if not (1 <= limit <= self.limits.max_page_size):
+            raise BadInputError(f"limit must be between 1 and {self.limits.max_page_size}")
 
         def op(conn: Connection) -> list[DataFileInfo]:
             t = self._table(conn, namespace, table, snapshot)
@@ -407,8 +420,8 @@ class Catalog:
         self, namespace: str, table: str, *, after: int | None = None, limit: int = 1000
     ) -> list[SnapshotInfo]:
         """Snapshots that changed this table (creation, commits, removals), oldest first."""
-        if not (1 <= limit <= MAX_PAGE):
-            raise BadInputError(f"limit must be between 1 and {MAX_PAGE}")
+        if not (1 <= limit <= self.limits.max_page_size):
+            raise BadInputError(f"limit must be between 1 and {self.limits.max_page_size}")
 
         def op(conn: Connection) -> list[SnapshotInfo]:
             t = self._table(conn, namespace, table)
