@@ -4,9 +4,8 @@ defects (order-dependent all-null files, removals)."""
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 from pathlib import Path
 
 import pytest
