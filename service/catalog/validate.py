@@ -125,102 +125,103 @@ class _Memo:
         self.in_array: dict[str, bool] = {}
 
 
-def _path_in_array(memo: _Memo, vp: str) -> bool:
-    in_array = memo.in_array.get(vp)
-    if in_array is None:
-        in_array = memo.in_array[vp] = any(is_array for _, is_array in parse_variant_path_steps(vp))
-    return in_array
+_COUNTS = ("column_size_bytes", "value_count", "null_count")
 
 
-def _bound_too_long(v: Bound, limit: int) -> bool:
-    return isinstance(v, str | bytes) and len(v) > limit
+def _row_error(
+    f: FileStats, j: int, ps: PathStats, attribute: str, msg: str, cls: type[ShredcatError] = InvalidStatsError
+) -> ShredcatError:
+    where = row_where(getattr(ps, "column", None), getattr(ps, "variant_path", None))
+    return file_error(f.path, f"{where}: {msg}", cls, attribute=attribute, row=j)
 
 
 def _check_row(
     f: FileStats, j: int, ps: PathStats, limits: Limits, memo: _Memo, check_record_counts: bool
 ) -> PathStats:
     # Hot loop (one call per stats row): cheap checks first, messages built only on error.
-    def fail(attribute: str, msg: str, cls: type[ShredcatError] = InvalidStatsError) -> ShredcatError:
-        where = row_where(getattr(ps, "column", None), getattr(ps, "variant_path", None))
-        return file_error(f.path, f"{where}: {msg}", cls, attribute=attribute, row=j)
-
     if type(ps) is not PathStats:
         raise file_error(f.path, f"expected PathStats, got {type(ps).__name__}", row=j)
     if ps.column not in f.variant_columns:
-        raise fail("column", f"the column is not among the file's Variant columns {list(f.variant_columns)}")
+        raise _row_error(f, j, ps, "column", f"the column is not among the file's Variant columns {list(f.variant_columns)}")
     vp = ps.variant_path
     if type(vp) is not str or not vp or "\x00" in vp:
-        raise fail("variant_path", "invalid variant_path")
+        raise _row_error(f, j, ps, "variant_path", "invalid variant_path")
     if len(vp) > MAX_PATH_BYTES // 4 and len(vp.encode("utf-8")) > MAX_PATH_BYTES:
-        raise fail("variant_path", f"variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError)
-    try:
-        in_array = _path_in_array(memo, vp)
-    except ShredcatError as e:
-        raise fail("variant_path", e.message) from None
+        raise _row_error(f, j, ps, "variant_path", f"variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError)
+    in_array = memo.in_array.get(vp)
+    if in_array is None:
+        try:
+            in_array = memo.in_array[vp] = any(is_array for _, is_array in parse_variant_path_steps(vp))
+        except ShredcatError as e:
+            raise _row_error(f, j, ps, "variant_path", e.message) from None
     t = ps.shredded_type
     if type(t) is not ShreddedType:
-        raise fail("shredded_type", "shredded_type must be a ShreddedType")
-    for name in ("column_size_bytes", "value_count", "null_count"):
-        if not _is_count(getattr(ps, name)):
-            raise fail(name, f"{name} must be an integer between 0 and {MAX_COUNT}")
+        raise _row_error(f, j, ps, "shredded_type", "shredded_type must be a ShreddedType")
     vc = ps.value_count
+    if not (_is_count(ps.column_size_bytes) and _is_count(vc) and _is_count(ps.null_count)):
+        name = next(n for n in _COUNTS if not _is_count(getattr(ps, n)))
+        raise _row_error(f, j, ps, name, f"{name} must be an integer between 0 and {MAX_COUNT}")
     if check_record_counts and not in_array and vc + ps.null_count != f.record_count:
-        raise fail(
-            "value_count",
+        raise _row_error(
+            f, j, ps, "value_count",
             f"value_count + null_count = {vc + ps.null_count}, but a path outside arrays has exactly "
             f"one entry per record (record_count {f.record_count})",
         )
     if ps.column_size_bytes > f.file_size_bytes:
-        raise fail("column_size_bytes", f"column_size_bytes {ps.column_size_bytes} is larger than the file")
+        raise _row_error(
+            f, j, ps, "column_size_bytes", f"column_size_bytes {ps.column_size_bytes} is larger than the file"
+        )
     lo, hi = ps.min_value, ps.max_value
     if lo is not None or hi is not None:
         check = memo.checkers.get(id(t))
         if check is None:
             check = memo.checkers[id(t)] = bound_checker(t)
-        for name, b in (("min_value", lo), ("max_value", hi)):
-            if b is None:
-                continue
-            if vc == 0:
-                raise fail(name, "a bound was given but value_count is 0")
-            if _bound_too_long(b, limits.max_bound_chars):
-                raise fail(
-                    name,
-                    f"{name} longer than {limits.max_bound_chars} (SHREDCAT_MAX_BOUND_CHARS)",
-                    LimitExceededError,
-                )
-        try:
-            if lo is not None:
+        if vc == 0:
+            raise _row_error(
+                f, j, ps, "min_value" if lo is not None else "max_value", "a bound was given but value_count is 0"
+            )
+        cap = limits.max_bound_chars
+        if lo is not None:
+            if (type(lo) is str or type(lo) is bytes) and len(lo) > cap:
+                raise _bound_too_long(f, j, ps, "min_value", cap)
+            try:
                 lo = check(lo)
-        except InvalidStatsError as e:
-            raise fail("min_value", e.message) from None
-        try:
-            if hi is not None:
+            except InvalidStatsError as e:
+                raise _row_error(f, j, ps, "min_value", e.message) from None
+        if hi is not None:
+            if (type(hi) is str or type(hi) is bytes) and len(hi) > cap:
+                raise _bound_too_long(f, j, ps, "max_value", cap)
+            try:
                 hi = check(hi)
-        except InvalidStatsError as e:
-            raise fail("max_value", e.message) from None
-        if lo is not None and hi is not None and hi < lo:  # type: ignore[operator]
-            raise fail("max_value", f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
+            except InvalidStatsError as e:
+                raise _row_error(f, j, ps, "max_value", e.message) from None
+            if lo is not None and hi < lo:  # type: ignore[operator]
+                raise _row_error(f, j, ps, "max_value", f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
     nan = ps.contains_nan
     if nan is not None:
         if type(nan) is not bool:
-            raise fail("contains_nan", "contains_nan must be a boolean or None")
+            raise _row_error(f, j, ps, "contains_nan", "contains_nan must be a boolean or None")
         if not t.is_float:
-            raise fail("contains_nan", f"contains_nan is only defined for float types (type {t.name})")
+            raise _row_error(f, j, ps, "contains_nan", f"contains_nan is only defined for float types (type {t.name})")
         if nan and vc == 0:
-            raise fail("contains_nan", "contains_nan is true but value_count is 0")
+            raise _row_error(f, j, ps, "contains_nan", "contains_nan is true but value_count is 0")
     extra = ps.extra_stats
     if extra is not None:
         if type(extra) is not str:
-            raise fail("extra_stats", "extra_stats must be a string or None")
+            raise _row_error(f, j, ps, "extra_stats", "extra_stats must be a string or None")
         if len(extra) > limits.max_extra_stats_chars:
-            raise fail(
-                "extra_stats",
+            raise _row_error(
+                f, j, ps, "extra_stats",
                 f"extra_stats longer than {limits.max_extra_stats_chars} (SHREDCAT_MAX_EXTRA_STATS_CHARS)",
                 LimitExceededError,
             )
     if lo is ps.min_value and hi is ps.max_value:
         return ps
     return dataclasses.replace(ps, min_value=lo, max_value=hi)
+
+
+def _bound_too_long(f: FileStats, j: int, ps: PathStats, name: str, cap: int) -> ShredcatError:
+    return _row_error(f, j, ps, name, f"{name} longer than {cap} (SHREDCAT_MAX_BOUND_CHARS)", LimitExceededError)
 
 
 def validate_file(
