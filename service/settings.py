@@ -37,8 +37,15 @@ class Settings(BaseSettings):
     warehouse_roots: list[str] = Field(default_factory=list)
     #: Largest request body accepted (bytes).
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
-    #: Most files in one commit or removal.
+    #: Most files in one commit or removal (REST, CLI and library commits alike).
     max_files_per_commit: int = Field(default=10_000, ge=1)
+    #: Most statistics rows (fully shredded paths) of one file in a commit.
+    max_stats_rows_per_file: int = Field(default=10_000, ge=1)
+    #: Longest ``min_value``/``max_value`` of a statistics row (characters of a string bound, bytes
+    #: of a blob bound). DuckLake truncates string bounds to 256 bytes, so real files stay far below.
+    max_bound_chars: int = Field(default=1024, ge=1)
+    #: Longest ``extra_stats`` of a statistics row (characters).
+    max_extra_stats_chars: int = Field(default=64 * 1024, ge=1)
     #: Longest IN list in a predicate.
     max_in_list: int = Field(default=10_000, ge=1)
     #: Deepest predicate nesting (and/or/not levels).

@@ -23,6 +23,7 @@ from service.api.logging import ContextThreadPoolExecutor, RequestLogMiddleware
 from service.api.metrics import Metrics
 from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
+from service.catalog.validate import Limits
 from service.dashboard import router as dashboard_router
 from service.settings import Settings, get_settings
 
@@ -61,7 +62,7 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
     if catalog is None:
         from service.catalog import Catalog
 
-        catalog = Catalog(settings.database_url)
+        catalog = Catalog(settings.database_url, limits=ctx.limits)
     ctx.catalog = catalog
     ctx.executor = ContextThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
 
@@ -86,6 +87,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         roots=parse_roots(settings.warehouse_roots),
         metrics=metrics,
         authenticator=Authenticator(enabled=settings.auth == "on", tokens=settings.tokens),
+        limits=Limits.from_settings(settings),
     )
 
     @asynccontextmanager

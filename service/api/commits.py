@@ -7,11 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header
 
 from service.api.auth import Principal, require_writer
-from service.api.deps import COMMON, AppContext, check_count, error_responses, field_error, get_ctx
+from service.api.deps import COMMON, AppContext, error_responses, field_error, get_ctx
 from service.api.ingest import check_paths, extract_all, file_from_body
 from service.api.namespaces import NamespaceName
 from service.api.schemas import CommitRequest, CommitResponse, RemoveFilesRequest, RemoveFilesResponse
 from service.api.tables import TableName
+from service.catalog.validate import check_file_count
 from service.errors import ShredcatError
 from service.stats.model import FileStats
 
@@ -53,9 +54,9 @@ def commit_files(
     try:
         if not paths and not bodies:
             raise field_error("body", "nothing to commit: give paths or files")
-        check_count(ctx, len(paths) + len(bodies), "files")
+        check_file_count(len(paths) + len(bodies), ctx.limits)
         # Everything is checked before anything is read, and everything is read before the commit.
-        given = [file_from_body(i, f, ctx.roots) for i, f in enumerate(bodies)]
+        given = [file_from_body(i, f, ctx.roots, ctx.limits) for i, f in enumerate(bodies)]
         checked = check_paths(paths, ctx.roots)
         if checked:
             catalog.get_table(namespace, table)  # a missing table fails before reading files
@@ -90,7 +91,7 @@ def remove_files(
     ctx: Annotated[AppContext, Depends(get_ctx)],
 ) -> RemoveFilesResponse:
     assert ctx.catalog is not None
-    check_count(ctx, len(body.paths), "paths")
+    check_file_count(len(body.paths), ctx.limits, "paths")
     result = ctx.catalog.remove(namespace, table, body.paths, missing_ok=body.missing_ok)
     ctx.metrics.files_removed.inc(len(result.removed))
     return RemoveFilesResponse(snapshot_id=result.snapshot_id, removed=list(result.removed), missing=list(result.missing))

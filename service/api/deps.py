@@ -13,7 +13,8 @@ from service.api.auth import Authenticator
 from service.api.errors import field_name
 from service.api.metrics import Metrics
 from service.api.paths import WarehouseRoot
-from service.errors import BadInputError, LimitExceededError, ShredcatError
+from service.catalog.validate import Limits
+from service.errors import BadInputError, ShredcatError
 from service.settings import Settings
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ class AppContext:
     roots: tuple[WarehouseRoot, ...]
     metrics: Metrics
     authenticator: Authenticator
+    #: From the settings; the catalog the app opens gets the same.
+    limits: Limits
     #: Set by the lifespan.
     catalog: Catalog | None = None
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
@@ -51,20 +54,11 @@ def field_error(field: tuple[Any, ...] | str, message: str, cls: type[ShredcatEr
     return cls(f"{name}: {message}", details={"field": name})
 
 
-def check_page_size(ctx: AppContext, page_size: int, *, cap: int | None = None, field: str = "page-size") -> int:
-    limit = ctx.settings.max_page_size if cap is None else min(cap, ctx.settings.max_page_size)
+def check_page_size(ctx: AppContext, page_size: int, *, field: str = "page-size") -> int:
+    limit = ctx.limits.max_page_size
     if page_size > limit:
         raise field_error(field, f"at most {limit} (SHREDCAT_MAX_PAGE_SIZE)")
     return page_size
-
-
-def check_count(ctx: AppContext, n: int, what: str) -> None:
-    limit = ctx.settings.max_files_per_commit
-    if n > limit:
-        raise LimitExceededError(
-            f"{n} {what} in one request: at most {limit} (SHREDCAT_MAX_FILES_PER_COMMIT)",
-            details={"limit": limit, "count": n},
-        )
 
 
 def decode_page_token(token: str, field: str) -> dict[str, Any]:
@@ -86,7 +80,8 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         403: "The token's role does not allow this operation, or a path outside the warehouse roots.",
         404: "No such namespace, table, file or snapshot.",
         409: "Conflict with the catalog's state.",
-        413: "A limit was exceeded (body size, files per request, IN-list length, predicate depth).",
+        413: "A limit was exceeded (body size, files per request, stats rows per file, string length, IN-list "
+        "length, predicate depth).",
         422: "Invalid request (the field is named in `details.field`).",
         500: "Internal error (details only in the server log).",
         501: "Not supported by this version of the catalog.",

@@ -3,9 +3,11 @@
 * **By path**: every path is checked against the warehouse roots first (:mod:`service.api.paths`);
   only then are the files read, by the extractor, in the app's bounded thread pool. The first
   failure cancels the rest and fails the request (nothing is committed).
-* **With client statistics**: every row is checked (types, DuckLake path syntax, bounds, counts
-  consistent with the file's record count) and the first bad one fails the request with 422 naming
-  the file and the field (``details.field``, e.g. ``body.files[2].variant-stats[0].min_value``).
+* **With client statistics**: the JSON is turned into FileStats (type names and bound strings
+  parsed) and checked by the catalog's one validator (:mod:`service.catalog.validate`), with the
+  rule that counts add up to the file's record count. The first bad row fails the request (422, or
+  413 for a limit) naming the file and the field (``details.field``, e.g.
+  ``body.files[2].variant-stats[0].min_value``).
 """
 
 from __future__ import annotations
@@ -15,16 +17,13 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 
 from service.api.paths import CheckedPath, WarehouseRoot, check_file_path
-from service.api.schemas import FileStatsBody
+from service.api.schemas import FileStatsBody, VariantStatsRowIn
+from service.catalog.validate import Limits, check_row_count, row_where, validate_file
 from service.errors import InvalidParquetError, InvalidStatsError, ShredcatError
 from service.stats.model import FileStats, PathStats
-from service.values import ShreddedType, parse_bound
-from service.variant.paths import parse_variant_path_steps
+from service.values import Bound, ShreddedType, parse_bound
 
 log = logging.getLogger("service.api")
-
-#: Bytes of a Parquet file besides its footer: "PAR1", footer length (4), "PAR1".
-PARQUET_OVERHEAD = 12
 
 
 def check_paths(paths: Sequence[str], roots: Sequence[WarehouseRoot], field: str = "body.paths") -> list[CheckedPath]:
@@ -70,95 +69,83 @@ def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor) -> l
     return [f.result() for f in futures]
 
 
-def _bad(field: str, path: str, message: str) -> InvalidStatsError:
-    return InvalidStatsError(f"{path}: {field.removeprefix('body.')}: {message}", details={"field": field, "path": path})
+#: FileStats attributes -> their JSON keys in a commit body (stats rows keep DuckLake's names).
+_FILE_FIELDS = {
+    "path": "path",
+    "file_size_bytes": "file-size-bytes",
+    "record_count": "record-count",
+    "footer_size": "footer-size",
+    "content_id": "content-id",
+    "variant_columns": "variant-columns",
+    "paths": "variant-stats",
+}
 
 
-def file_from_body(i: int, f: FileStatsBody, roots: Sequence[WarehouseRoot]) -> FileStats:
-    """Validate one client-supplied file and build its FileStats (raises naming file and field)."""
+def _field(where: str, details: dict[str, object]) -> str:
+    """The JSON field of an error located by the validator (``details`` attribute and row)."""
+    attribute = details.pop("attribute", None)
+    row = details.pop("row", None)
+    if row is not None:
+        return f"{where}.variant-stats[{row}]" + (f".{attribute}" if attribute else "")
+    return f"{where}.{_FILE_FIELDS[attribute]}" if isinstance(attribute, str) else where
+
+
+def _bad(at: str, path: str, r: VariantStatsRowIn, attribute: str, message: str) -> InvalidStatsError:
+    return InvalidStatsError(
+        f"{path}: {row_where(r.column, r.variant_path)}: {message}", details={"field": f"{at}.{attribute}", "path": path}
+    )
+
+
+def _row(at: str, path: str, r: VariantStatsRowIn) -> PathStats:
+    """One stats row as typed PathStats (type name and bound strings parsed; nothing else checked)."""
+    if r.file is not None and r.file != path:
+        raise _bad(at, path, r, "file", f"row of another file ({r.file!r})")
+    try:
+        t = ShreddedType.parse(r.shredded_type)
+    except ShredcatError as e:
+        raise _bad(at, path, r, "shredded_type", e.message) from None
+    bounds: list[Bound | None] = []
+    for name, text in (("min_value", r.min_value), ("max_value", r.max_value)):
+        try:
+            bounds.append(None if text is None else parse_bound(t, text))
+        except ShredcatError as e:
+            raise _bad(at, path, r, name, e.message) from None
+    return PathStats(
+        column=r.column,
+        variant_path=r.variant_path,
+        shredded_type=t,
+        column_size_bytes=r.column_size_bytes,
+        value_count=r.value_count,
+        null_count=r.null_count,
+        min_value=bounds[0],
+        max_value=bounds[1],
+        contains_nan=r.contains_nan,
+        extra_stats=r.extra_stats,
+    )
+
+
+def file_from_body(i: int, f: FileStatsBody, roots: Sequence[WarehouseRoot], limits: Limits) -> FileStats:
+    """One client-supplied file as FileStats, checked by the catalog's validator (with the record
+    count rule of client stats); errors name the file and the JSON field (``details.field``)."""
     where = f"body.files[{i}]"
     try:
         checked = check_file_path(f.path, roots, resolve=False)
     except ShredcatError as e:
         e.details.setdefault("field", f"{where}.path")
         raise
-    path = f.path
-    if f.file_size_bytes < f.footer_size + PARQUET_OVERHEAD:
-        raise _bad(
-            f"{where}.file-size-bytes", path,
-            f"{f.file_size_bytes} bytes cannot hold a {f.footer_size}-byte footer (needs footer-size + 12)",
+    try:
+        check_row_count(checked.path, len(f.variant_stats), limits)  # before any row is parsed
+        fs = FileStats(
+            path=checked.path,
+            file_size_bytes=f.file_size_bytes,
+            record_count=f.record_count,
+            footer_size=f.footer_size,
+            content_id=f.content_id,
+            variant_columns=tuple(f.variant_columns),
+            paths=tuple(_row(f"{where}.variant-stats[{j}]", checked.path, r) for j, r in enumerate(f.variant_stats)),
         )
-    columns = tuple(f.variant_columns)
-    if len(set(columns)) != len(columns):
-        raise _bad(f"{where}.variant-columns", path, "duplicate column name")
-    rows: list[PathStats] = []
-    seen: set[tuple[str, str]] = set()
-    for j, r in enumerate(f.variant_stats):
-        at = f"{where}.variant-stats[{j}]"
-        if r.file is not None and r.file != path:
-            raise _bad(f"{at}.file", path, f"row of another file ({r.file!r})")
-        if r.column not in columns:
-            raise _bad(f"{at}.column", path, f"{r.column!r} is not among variant-columns {list(columns)}")
-        try:
-            t = ShreddedType.parse(r.shredded_type)
-        except ShredcatError as e:
-            raise _bad(f"{at}.shredded_type", path, e.message) from None
-        try:
-            steps = parse_variant_path_steps(r.variant_path)
-        except ShredcatError as e:
-            raise _bad(f"{at}.variant_path", path, e.message) from None
-        key = (r.column, r.variant_path)
-        if key in seen:
-            raise _bad(f"{at}.variant_path", path, f"column {r.column!r} path {r.variant_path} is reported twice")
-        seen.add(key)
-        in_array = any(is_array for _, is_array in steps)
-        if not in_array and r.value_count + r.null_count != f.record_count:
-            raise _bad(
-                f"{at}.value_count", path,
-                f"value_count + null_count = {r.value_count + r.null_count}, but a path outside arrays has "
-                f"exactly one entry per record (record-count {f.record_count})",
-            )
-        if r.column_size_bytes > f.file_size_bytes:
-            raise _bad(f"{at}.column_size_bytes", path, "larger than the file")
-        bounds = []
-        for name, text in (("min_value", r.min_value), ("max_value", r.max_value)):
-            if text is None:
-                bounds.append(None)
-                continue
-            if r.value_count == 0:
-                raise _bad(f"{at}.{name}", path, "a bound was given but value_count is 0")
-            try:
-                bounds.append(parse_bound(t, text))
-            except ShredcatError as e:
-                raise _bad(f"{at}.{name}", path, e.message) from None
-        lo, hi = bounds
-        if lo is not None and hi is not None and hi < lo:  # type: ignore[operator]
-            raise _bad(f"{at}.max_value", path, f"max {r.max_value!r} is below min {r.min_value!r}")
-        if r.contains_nan is not None:
-            if not t.is_float:
-                raise _bad(f"{at}.contains_nan", path, f"only float types have contains_nan (type {t.name})")
-            if r.contains_nan and r.value_count == 0:
-                raise _bad(f"{at}.contains_nan", path, "contains_nan is true but value_count is 0")
-        rows.append(
-            PathStats(
-                column=r.column,
-                variant_path=r.variant_path,
-                shredded_type=t,
-                column_size_bytes=r.column_size_bytes,
-                value_count=r.value_count,
-                null_count=r.null_count,
-                min_value=lo,
-                max_value=hi,
-                contains_nan=r.contains_nan,
-                extra_stats=r.extra_stats,
-            )
-        )
-    return FileStats(
-        path=checked.path,
-        file_size_bytes=f.file_size_bytes,
-        record_count=f.record_count,
-        footer_size=f.footer_size,
-        content_id=f.content_id,
-        variant_columns=columns,
-        paths=tuple(rows),
-    )
+        return validate_file(fs, limits, check_record_counts=True)
+    except ShredcatError as e:
+        if "field" not in e.details:
+            e.details["field"] = _field(where, e.details)
+        raise

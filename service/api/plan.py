@@ -20,7 +20,6 @@ from service.api.deps import COMMON, AppContext, check_page_size, error_response
 from service.api.namespaces import NamespaceName
 from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse
 from service.api.tables import TableName
-from service.catalog.service import MAX_PAGE as CATALOG_MAX_PAGE
 from service.errors import ShredcatError
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"])
@@ -42,7 +41,7 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
     s = ctx.settings
     if (flt is None) == (body.sql is None):
         raise field_error("body", "give exactly one of filter and sql")
-    check_page_size(ctx, body.page_size, cap=CATALOG_MAX_PAGE, field="body.page-size")
+    check_page_size(ctx, body.page_size, field="body.page-size")
     try:
         if body.sql is not None:
             from service.pruning.parse_sql import parse_sql

@@ -28,7 +28,6 @@ from service.api.schemas import (
     VariantStatsRow,
 )
 from service.api.tables import TableName
-from service.catalog.service import MAX_PAGE as CATALOG_MAX_PAGE
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
 
@@ -69,7 +68,7 @@ def list_files(
 ) -> ListFilesResponse:
     catalog = ctx.catalog
     assert catalog is not None
-    check_page_size(ctx, page_size, cap=CATALOG_MAX_PAGE, field="query.page-size")
+    check_page_size(ctx, page_size, field="query.page-size")
     after: str | None = None
     if page_token is not None:
         doc = decode_page_token(page_token, "query.page-token")
@@ -83,7 +82,7 @@ def list_files(
     if snapshot_id is None:
         # Pin the snapshot so that later pages list the same set of files.
         snapshot_id = catalog.get_table(namespace, table).current_snapshot_id
-    limit = min(page_size + 1, CATALOG_MAX_PAGE)
+    limit = min(page_size + 1, catalog.limits.max_page_size)
     rows = catalog.list_files(namespace, table, snapshot=snapshot_id, prefix=prefix or None, after=after, limit=limit)
     more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
     rows = rows[:page_size]
@@ -174,13 +173,13 @@ def list_snapshots(
     page_size: PageSize = 1000,
 ) -> ListSnapshotsResponse:
     assert ctx.catalog is not None
-    check_page_size(ctx, page_size, cap=CATALOG_MAX_PAGE, field="query.page-size")
+    check_page_size(ctx, page_size, field="query.page-size")
     after = None
     if page_token is not None:
         after = _int_or_none(decode_page_token(page_token, "query.page-token").get("after"), "query.page-token")
         if after is None:
             raise field_error("query.page-token", "invalid page token")
-    limit = min(page_size + 1, CATALOG_MAX_PAGE)
+    limit = min(page_size + 1, ctx.catalog.limits.max_page_size)
     rows = ctx.catalog.list_snapshots(namespace, table, after=after, limit=limit)
     more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
     rows = rows[:page_size]

@@ -13,11 +13,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-Count = Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]
-Name = Annotated[StrictStr, Field(min_length=1, max_length=1024)]
+from service.catalog.validate import MAX_COUNT, MAX_NAME_BYTES, MAX_PATH_BYTES
+
+#: Lengths are checked in characters here, in UTF-8 bytes by the catalog's validator.
+Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)]
+Name = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_BYTES)]
 #: Namespace and table names travel in URL paths: no '/' (an encoded %2F is decoded before routing).
-ObjectName = Annotated[StrictStr, Field(min_length=1, max_length=1024, pattern=r"^[^/\x00-\x1f]+$")]
-FilePath = Annotated[StrictStr, Field(min_length=1, max_length=2048)]
+ObjectName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_BYTES, pattern=r"^[^/\x00-\x1f]+$")]
+FilePath = Annotated[StrictStr, Field(min_length=1, max_length=MAX_PATH_BYTES)]
 
 
 def _kebab(name: str) -> str:
@@ -170,7 +173,7 @@ class VariantStatsRow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     column: Name
-    variant_path: Annotated[StrictStr, Field(min_length=1, max_length=2048)]
+    variant_path: Annotated[StrictStr, Field(min_length=1, max_length=MAX_PATH_BYTES)]
     shredded_type: Annotated[StrictStr, Field(min_length=1, max_length=64)]
     column_size_bytes: Count
     value_count: Count
@@ -193,9 +196,10 @@ class FileStatsBody(RequestModel):
     file_size_bytes: Count
     record_count: Count
     footer_size: Count
-    content_id: Annotated[StrictStr, Field(max_length=1024)] | None = None
+    content_id: Annotated[StrictStr, Field(max_length=MAX_NAME_BYTES)] | None = None
     variant_columns: list[Name] = Field(max_length=1000)
-    variant_stats: list[VariantStatsRowIn] = Field(default_factory=list, max_length=100_000)
+    #: At most SHREDCAT_MAX_STATS_ROWS_PER_FILE rows (413 beyond).
+    variant_stats: list[VariantStatsRowIn] = Field(default_factory=list)
 
 
 _FILE_EXAMPLE = {

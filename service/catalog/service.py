@@ -51,7 +51,16 @@ from service.catalog.results import (
     TableGlobalStats,
     TableInfo,
 )
-from service.catalog.validate import check_name, check_table_columns, identity, request_hash, validate_batch
+from service.catalog.validate import (
+    Limits,
+    check_file_count,
+    check_name,
+    check_table_columns,
+    check_table_totals,
+    identity,
+    request_hash,
+    validate_batch,
+)
 from service.errors import (
     AlreadyExistsError,
     BadInputError,
@@ -67,14 +76,6 @@ from service.values import ShreddedType
 if TYPE_CHECKING:
     from service.pruning.expressions import BooleanExpression
 
-#: Largest page of every listing, of plan pages, and most files of a path's bounds.
-MAX_PAGE = 10_000
-
-
-def _check_limit(limit: int) -> None:
-    if not (1 <= limit <= MAX_PAGE):
-        raise BadInputError(f"limit must be between 1 and {MAX_PAGE}")
-
 
 class Catalog:
     """The catalog on one database.
@@ -82,14 +83,19 @@ class Catalog:
     ``Catalog(url)`` owns an engine made by :func:`service.catalog.db.make_engine` (closed by
     :meth:`close`); ``Catalog(engine)`` borrows one. With no argument the URL comes from the
     settings (``SHREDCAT_DATABASE_URL``). The schema must exist (``service.catalog.db.upgrade_to_head``).
-    Thread-safe: each call uses its own pooled connection.
+    ``limits`` (files per commit, stats rows per file, string lengths, page size) default to the
+    settings'. Thread-safe: each call uses its own pooled connection.
     """
 
-    def __init__(self, engine_or_url: Engine | str | URL | None = None) -> None:
-        if engine_or_url is None:
+    def __init__(self, engine_or_url: Engine | str | URL | None = None, *, limits: Limits | None = None) -> None:
+        if engine_or_url is None or limits is None:
             from service.settings import get_settings
 
-            engine_or_url = get_settings().database_url
+            if engine_or_url is None:
+                engine_or_url = get_settings().database_url
+            if limits is None:
+                limits = Limits.from_settings(get_settings())
+        self.limits = limits
         if isinstance(engine_or_url, Engine):
             self.engine = engine_or_url
             self._owns_engine = False
@@ -111,6 +117,10 @@ class Catalog:
     def backend(self) -> str:
         """``sqlite`` or ``postgresql``."""
         return self.engine.dialect.name
+
+    def _check_limit(self, limit: int) -> None:
+        if not (1 <= limit <= self.limits.max_page_size):
+            raise BadInputError(f"limit must be between 1 and {self.limits.max_page_size}")
 
     def _write(self, fn: Callable[[Connection], Any], *, retry_integrity: bool = False) -> Any:
         return run_transaction(self.engine, fn, write=True, retry_integrity=retry_integrity)
@@ -234,7 +244,7 @@ class Catalog:
         file, ConflictError for a live path whose content differs (or a reused idempotency key with
         another request), NotFoundError for a missing table; in every error case nothing changes.
         """
-        batch = validate_batch(files)
+        batch = validate_batch(files, self.limits)
         prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
         if idempotency_key is not None:
             check_name("idempotency key", idempotency_key)
@@ -271,6 +281,7 @@ class Catalog:
                     )
             snap: int | None = None
             if new:
+                check_table_totals(t.qualified_name, t.live_record_count, t.live_bytes, [batch[i] for i in new])
                 adding = prepared if len(new) == len(batch) else prepared.subset(new)
                 snap = repo.new_snapshot(
                     conn, t.table_id, f"inserted_into_table:{t.table_id}", added=len(new)
@@ -335,6 +346,7 @@ class Catalog:
         global stats. NotFoundError if a path is not live, unless ``missing_ok`` (then it is
         reported in ``missing``). No snapshot is made when nothing is removed."""
         wanted = list(dict.fromkeys(paths))
+        check_file_count(len(wanted), self.limits, "paths")
 
         def op(conn: Connection) -> RemoveResult:
             t = repo.require_table(conn, namespace, table, lock=True)
@@ -383,7 +395,7 @@ class Catalog:
         Keyset pagination: pass the last path of a page as ``after`` to get the next page.
         ``prefix`` keeps paths starting with it.
         """
-        _check_limit(limit)
+        self._check_limit(limit)
 
         def op(conn: Connection) -> list[DataFileInfo]:
             t = self._table(conn, namespace, table, snapshot)
@@ -409,7 +421,7 @@ class Catalog:
         self, namespace: str, table: str, *, after: int | None = None, limit: int = 1000
     ) -> list[SnapshotInfo]:
         """Snapshots that changed this table (creation, commits, removals), oldest first."""
-        _check_limit(limit)
+        self._check_limit(limit)
 
         def op(conn: Connection) -> list[SnapshotInfo]:
             t = self._table(conn, namespace, table)
@@ -491,7 +503,7 @@ class Catalog:
         """Snapshots newest first: of every table (and namespace changes), or of one live table
         (``namespace`` and ``table``; NotFoundError when it does not exist). ``before``: keyset,
         the last snapshot id of the previous page."""
-        _check_limit(limit)
+        self._check_limit(limit)
 
         def op(conn: Connection) -> list[RecentSnapshot]:
             table_id = None if table is None else repo.require_table(conn, namespace or "", table).table_id
@@ -515,7 +527,7 @@ class Catalog:
         previous page (for ``sort="path"`` the value is the path itself). No index covers size or
         record count, so each page sorts the table's live files (a top-N sort in the database);
         path ascending at any snapshot is :meth:`list_files`."""
-        _check_limit(limit)
+        self._check_limit(limit)
         if sort not in ("path", "size", "rows"):
             raise BadInputError(f"cannot sort files by {sort!r}")
 
@@ -567,7 +579,7 @@ class Catalog:
         ``order="min"``: by the typed min key, files whose min has no key (unknown bound, no
         values, decimals beyond int64) last; ``order="path"``: by file path.
         """
-        _check_limit(limit)
+        self._check_limit(limit)
         if order not in ("min", "path"):
             raise BadInputError(f"cannot order by {order!r}")
 
@@ -619,8 +631,10 @@ class Catalog:
         from service.pruning.conditions import compile_expression
         from service.pruning.conjunctions import merge_conjunctions
 
-        if not 1 <= page_size <= MAX_PAGE:
-            raise BadInputError(f"page size must be between 1 and {MAX_PAGE}", details={"field": "page-size"})
+        if not 1 <= page_size <= self.limits.max_page_size:
+            raise BadInputError(
+                f"page size must be between 1 and {self.limits.max_page_size}", details={"field": "page-size"}
+            )
         condition = merge_conjunctions(compile_expression(expr))
         return self._read(
             lambda conn: plan_in(

@@ -1,7 +1,14 @@
-"""Checks on what a writer commits (pure: no database). Every error names the offending file.
+"""The one validator of what a writer commits (pure: no database, no settings).
 
-The catalog accepts statistics from clients (REST, Spark drivers), so every FileStats is checked and
-normalised (bounds through :func:`service.values.check_bound`) before it reaches SQL.
+Every FileStats reaches SQL through :func:`validate_batch`: the library API (``Catalog.commit``),
+the REST commit by path (extracted stats) and the REST commit with client-side stats, which
+:mod:`service.api.ingest` turns into FileStats and checks here first with ``check_record_counts``.
+Bounds are normalised through :func:`service.values.check_bound`.
+
+Every error names the file (``details["path"]``) and, when one attribute is at fault, where:
+``details["attribute"]`` (a FileStats or PathStats attribute) and ``details["row"]`` (the index in
+``FileStats.paths``), which the REST API maps to the JSON field it came from. Limits are given by
+the caller as :class:`Limits` (the catalog builds them from :class:`service.settings.Settings`).
 """
 
 from __future__ import annotations
@@ -10,20 +17,50 @@ import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.stats.model import FileStats, PathStats
 from service.values import Bound, ShreddedType, bound_checker, format_bound
+from service.variant.paths import parse_variant_path_steps
+
+if TYPE_CHECKING:
+    from service.settings import Settings
 
 #: Longest file path / variant path accepted (bytes of UTF-8): both sit in B-tree index keys.
 MAX_PATH_BYTES = 2048
 MAX_NAME_BYTES = 1024
-#: Largest batch in one commit.
-MAX_FILES_PER_COMMIT = 100_000
+#: Bytes of a Parquet file besides its footer: "PAR1", footer length (4), "PAR1".
+PARQUET_OVERHEAD = 12
+#: Counts, sizes and their sums are stored as signed BIGINT.
+MAX_COUNT = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much one commit may hold, and the largest page a read returns (settings of the same
+    names)."""
+
+    max_files_per_commit: int
+    max_stats_rows_per_file: int
+    max_bound_chars: int
+    max_extra_stats_chars: int
+    max_page_size: int
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> Limits:
+        return cls(
+            max_files_per_commit=s.max_files_per_commit,
+            max_stats_rows_per_file=s.max_stats_rows_per_file,
+            max_bound_chars=s.max_bound_chars,
+            max_extra_stats_chars=s.max_extra_stats_chars,
+            max_page_size=s.max_page_size,
+        )
 
 
 def _is_count(v: object) -> bool:
-    return type(v) is int and 0 <= v < 2**63  # type: ignore[operator]
+    return type(v) is int and 0 <= v <= MAX_COUNT  # type: ignore[operator]
 
 
 def check_name(kind: str, name: object) -> str:
@@ -32,95 +69,211 @@ def check_name(kind: str, name: object) -> str:
     return name
 
 
-def _file_error(path: str, msg: str, cls: type[ShredcatError] = InvalidStatsError) -> ShredcatError:
-    return cls(f"{path}: {msg}", details={"path": path})
+def file_error(
+    path: str,
+    msg: str,
+    cls: type[ShredcatError] = InvalidStatsError,
+    *,
+    attribute: str | None = None,
+    row: int | None = None,
+) -> ShredcatError:
+    """An error about one file (and one of its attributes, of one stats row)."""
+    details: dict[str, object] = {"path": path}
+    if attribute is not None:
+        details["attribute"] = attribute
+    if row is not None:
+        details["row"] = row
+    return cls(f"{path}: {msg}", details=details)
 
 
-def _where(ps: PathStats) -> str:
-    return f"column {getattr(ps, 'column', None)!r} path {getattr(ps, 'variant_path', None)!r}"
+def row_where(column: object, variant_path: object) -> str:
+    return f"column {column!r} path {variant_path!r}"
 
 
-def _check_path_stats(
-    fpath: str, columns: Collection[str], ps: PathStats, checkers: dict[int, Callable[[Bound], Bound]]
+def check_file_count(n: int, limits: Limits, what: str = "files") -> None:
+    """At most ``limits.max_files_per_commit`` files (or paths to remove) in one request."""
+    limit = limits.max_files_per_commit
+    if n > limit:
+        raise LimitExceededError(
+            f"{n} {what} in one request: at most {limit} (SHREDCAT_MAX_FILES_PER_COMMIT)",
+            details={"limit": limit, "count": n},
+        )
+
+
+def check_row_count(path: str, n: int, limits: Limits) -> None:
+    """At most ``limits.max_stats_rows_per_file`` stats rows in one file."""
+    limit = limits.max_stats_rows_per_file
+    if n > limit:
+        err = file_error(
+            path,
+            f"{n} statistics rows: at most {limit} per file (SHREDCAT_MAX_STATS_ROWS_PER_FILE)",
+            LimitExceededError,
+            attribute="paths",
+        )
+        err.details.update(limit=limit, count=n)
+        raise err
+
+
+class _Memo:
+    """What a batch's rows share: one bound checker per ShreddedType object (alive for the whole
+    call, so its id cannot be reused meanwhile) and whether each variant path is inside an array."""
+
+    __slots__ = ("checkers", "in_array")
+
+    def __init__(self) -> None:
+        self.checkers: dict[int, Callable[[Bound], Bound]] = {}
+        self.in_array: dict[str, bool] = {}
+
+
+_COUNTS = ("column_size_bytes", "value_count", "null_count")
+
+
+def _row_error(
+    f: FileStats, j: int, ps: PathStats, attribute: str, msg: str, cls: type[ShredcatError] = InvalidStatsError
+) -> ShredcatError:
+    where = row_where(getattr(ps, "column", None), getattr(ps, "variant_path", None))
+    return file_error(f.path, f"{where}: {msg}", cls, attribute=attribute, row=j)
+
+
+def _check_row(
+    f: FileStats, j: int, ps: PathStats, limits: Limits, memo: _Memo, check_record_counts: bool
 ) -> PathStats:
     # Hot loop (one call per stats row): cheap checks first, messages built only on error.
     if type(ps) is not PathStats:
-        raise _file_error(fpath, f"expected PathStats, got {type(ps).__name__}")
-    if ps.column not in columns:
-        raise _file_error(fpath, f"{_where(ps)}: the column is not among the file's Variant columns")
+        raise file_error(f.path, f"expected PathStats, got {type(ps).__name__}", row=j)
+    if ps.column not in f.variant_columns:
+        raise _row_error(f, j, ps, "column", f"the column is not among the file's Variant columns {list(f.variant_columns)}")
     vp = ps.variant_path
     if type(vp) is not str or not vp or "\x00" in vp:
-        raise _file_error(fpath, f"{_where(ps)}: invalid variant_path")
+        raise _row_error(f, j, ps, "variant_path", "invalid variant_path")
     if len(vp) > MAX_PATH_BYTES // 4 and len(vp.encode("utf-8")) > MAX_PATH_BYTES:
-        raise _file_error(
-            fpath, f"{_where(ps)}: variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError
-        )
+        raise _row_error(f, j, ps, "variant_path", f"variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError)
+    in_array = memo.in_array.get(vp)
+    if in_array is None:
+        try:
+            in_array = memo.in_array[vp] = any(is_array for _, is_array in parse_variant_path_steps(vp))
+        except ShredcatError as e:
+            raise _row_error(f, j, ps, "variant_path", e.message) from None
     t = ps.shredded_type
     if type(t) is not ShreddedType:
-        raise _file_error(fpath, f"{_where(ps)}: shredded_type must be a ShreddedType")
-    if not (_is_count(ps.column_size_bytes) and _is_count(ps.value_count) and _is_count(ps.null_count)):
-        raise _file_error(
-            fpath,
-            f"{_where(ps)}: column_size_bytes, value_count and null_count must be non-negative integers",
+        raise _row_error(f, j, ps, "shredded_type", "shredded_type must be a ShreddedType")
+    vc = ps.value_count
+    if not (_is_count(ps.column_size_bytes) and _is_count(vc) and _is_count(ps.null_count)):
+        name = next(n for n in _COUNTS if not _is_count(getattr(ps, n)))
+        raise _row_error(f, j, ps, name, f"{name} must be an integer between 0 and {MAX_COUNT}")
+    if check_record_counts and not in_array and vc + ps.null_count != f.record_count:
+        raise _row_error(
+            f, j, ps, "value_count",
+            f"value_count + null_count = {vc + ps.null_count}, but a path outside arrays has exactly "
+            f"one entry per record (record_count {f.record_count})",
+        )
+    if ps.column_size_bytes > f.file_size_bytes:
+        raise _row_error(
+            f, j, ps, "column_size_bytes", f"column_size_bytes {ps.column_size_bytes} is larger than the file"
         )
     lo, hi = ps.min_value, ps.max_value
-    try:
-        check = checkers.get(id(t))
+    if lo is not None or hi is not None:
+        check = memo.checkers.get(id(t))
         if check is None:
-            check = checkers[id(t)] = bound_checker(t)
+            check = memo.checkers[id(t)] = bound_checker(t)
+        if vc == 0:
+            raise _row_error(
+                f, j, ps, "min_value" if lo is not None else "max_value", "a bound was given but value_count is 0"
+            )
+        cap = limits.max_bound_chars
         if lo is not None:
-            lo = check(lo)
+            if (type(lo) is str or type(lo) is bytes) and len(lo) > cap:
+                raise _bound_too_long(f, j, ps, "min_value", cap)
+            try:
+                lo = check(lo)
+            except InvalidStatsError as e:
+                raise _row_error(f, j, ps, "min_value", e.message) from None
         if hi is not None:
-            hi = check(hi)
+            if (type(hi) is str or type(hi) is bytes) and len(hi) > cap:
+                raise _bound_too_long(f, j, ps, "max_value", cap)
+            try:
+                hi = check(hi)
+            except InvalidStatsError as e:
+                raise _row_error(f, j, ps, "max_value", e.message) from None
             if lo is not None and hi < lo:  # type: ignore[operator]
-                raise InvalidStatsError(f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
-    except InvalidStatsError as e:
-        raise _file_error(fpath, f"{_where(ps)}: {e.message}") from None
+                raise _row_error(f, j, ps, "max_value", f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
     nan = ps.contains_nan
     if nan is not None:
-        if not t.is_float:
-            raise _file_error(fpath, f"{_where(ps)}: contains_nan is only defined for float types")
         if type(nan) is not bool:
-            raise _file_error(fpath, f"{_where(ps)}: contains_nan must be a boolean or None")
-    if ps.extra_stats is not None and type(ps.extra_stats) is not str:
-        raise _file_error(fpath, f"{_where(ps)}: extra_stats must be a string or None")
+            raise _row_error(f, j, ps, "contains_nan", "contains_nan must be a boolean or None")
+        if not t.is_float:
+            raise _row_error(f, j, ps, "contains_nan", f"contains_nan is only defined for float types (type {t.name})")
+        if nan and vc == 0:
+            raise _row_error(f, j, ps, "contains_nan", "contains_nan is true but value_count is 0")
+    extra = ps.extra_stats
+    if extra is not None:
+        if type(extra) is not str:
+            raise _row_error(f, j, ps, "extra_stats", "extra_stats must be a string or None")
+        if len(extra) > limits.max_extra_stats_chars:
+            raise _row_error(
+                f, j, ps, "extra_stats",
+                f"extra_stats longer than {limits.max_extra_stats_chars} (SHREDCAT_MAX_EXTRA_STATS_CHARS)",
+                LimitExceededError,
+            )
     if lo is ps.min_value and hi is ps.max_value:
         return ps
     return dataclasses.replace(ps, min_value=lo, max_value=hi)
 
 
-def validate_file(f: FileStats, _checkers: dict[int, Callable[[Bound], Bound]] | None = None) -> FileStats:
+def _bound_too_long(f: FileStats, j: int, ps: PathStats, name: str, cap: int) -> ShredcatError:
+    return _row_error(f, j, ps, name, f"{name} longer than {cap} (SHREDCAT_MAX_BOUND_CHARS)", LimitExceededError)
+
+
+def validate_file(
+    f: FileStats, limits: Limits, *, check_record_counts: bool = False, _memo: _Memo | None = None
+) -> FileStats:
     """Check one file's stats; returns it with normalised bounds. Raises InvalidStatsError (or
-    LimitExceededError) naming the file."""
+    LimitExceededError) naming the file.
+
+    ``check_record_counts`` also requires ``value_count + null_count == record_count`` for paths
+    outside arrays. It is on for client-side stats only: the extractor reports what a file holds,
+    and a corrupt footer's row count may disagree with its column chunks.
+    """
     if not isinstance(f, FileStats):
         raise InvalidStatsError(f"expected FileStats, got {type(f).__name__}")
     path = f.path
     if not isinstance(path, str) or not path or "\x00" in path:
-        raise InvalidStatsError(f"invalid file path {path!r}")
+        raise InvalidStatsError(f"invalid file path {path!r}", details={"attribute": "path"})
     if len(path.encode("utf-8")) > MAX_PATH_BYTES:
-        raise _file_error(path, f"path longer than {MAX_PATH_BYTES} bytes", LimitExceededError)
+        raise file_error(path, f"path longer than {MAX_PATH_BYTES} bytes", LimitExceededError, attribute="path")
     for name in ("file_size_bytes", "record_count", "footer_size"):
         if not _is_count(getattr(f, name)):
-            raise _file_error(path, f"{name} must be a non-negative integer")
+            raise file_error(path, f"{name} must be an integer between 0 and {MAX_COUNT}", attribute=name)
+    if f.file_size_bytes < f.footer_size + PARQUET_OVERHEAD:
+        raise file_error(
+            path,
+            f"{f.file_size_bytes} bytes cannot hold a {f.footer_size}-byte footer "
+            f"(needs footer_size + {PARQUET_OVERHEAD})",
+            attribute="file_size_bytes",
+        )
     if f.content_id is not None and (not isinstance(f.content_id, str) or len(f.content_id) > MAX_NAME_BYTES):
-        raise _file_error(path, "content_id must be a string of at most 1024 characters or None")
+        raise file_error(
+            path, f"content_id must be a string of at most {MAX_NAME_BYTES} characters or None", attribute="content_id"
+        )
     cols = f.variant_columns
     if (
         not isinstance(cols, tuple)
         or not all(isinstance(c, str) and c for c in cols)
         or len(set(cols)) != len(cols)
     ):
-        raise _file_error(path, "variant_columns must be a tuple of distinct non-empty names")
-    # Per ShreddedType object (alive for the whole call, so its id cannot be reused meanwhile).
-    checkers: dict[int, Callable[[Bound], Bound]] = {} if _checkers is None else _checkers
+        raise file_error(path, "variant_columns must be a tuple of distinct non-empty names", attribute="variant_columns")
+    check_row_count(path, len(f.paths), limits)
+    memo = _Memo() if _memo is None else _memo
     seen: set[tuple[str, str]] = set()
     out: list[PathStats] = []
     changed = False
-    for ps in f.paths:
-        nps = _check_path_stats(path, cols, ps, checkers)
+    for j, ps in enumerate(f.paths):
+        nps = _check_row(f, j, ps, limits, memo, check_record_counts)
         key = (nps.column, nps.variant_path)
         if key in seen:
-            raise _file_error(path, f"column {key[0]!r} path {key[1]!r} is reported twice")
+            raise file_error(
+                path, f"{row_where(*key)} is reported twice", attribute="variant_path", row=j
+            )
         seen.add(key)
         changed |= nps is not ps
         out.append(nps)
@@ -132,11 +285,25 @@ def validate_file(f: FileStats, _checkers: dict[int, Callable[[Bound], Bound]] |
 def check_table_columns(f: FileStats, table_columns: Collection[str], table: str) -> None:
     extra = [c for c in f.variant_columns if c not in table_columns]
     if extra:
-        raise _file_error(
+        raise file_error(
             f.path,
             f"Variant column(s) {', '.join(map(repr, extra))} not in table {table} "
             f"(its Variant columns: {', '.join(map(repr, table_columns)) or 'none'})",
+            attribute="variant_columns",
         )
+
+
+def check_table_totals(table: str, live_record_count: int, live_bytes: int, adding: Sequence[FileStats]) -> None:
+    """The table's record and byte counters stay within BIGINT after adding these files."""
+    for what, live, added in (
+        ("records", live_record_count, sum(f.record_count for f in adding)),
+        ("bytes", live_bytes, sum(f.file_size_bytes for f in adding)),
+    ):
+        if live + added > MAX_COUNT:
+            raise InvalidStatsError(
+                f"{table} would hold {live + added} live {what}: more than {MAX_COUNT} (a signed 64-bit counter)",
+                details={"table": table},
+            )
 
 
 def identity(f: FileStats) -> tuple[str | None, int, int, int]:
@@ -144,22 +311,20 @@ def identity(f: FileStats) -> tuple[str | None, int, int, int]:
     return (f.content_id, f.file_size_bytes, f.record_count, f.footer_size)
 
 
-def validate_batch(files: Iterable[FileStats]) -> list[FileStats]:
+def validate_batch(files: Iterable[FileStats], limits: Limits) -> list[FileStats]:
     """Validate a commit batch: each file, and the same path at most once (an identical repeat is
     dropped; the same path with different content is a ConflictError)."""
+    files = list(files)
+    check_file_count(len(files), limits)
     out: dict[str, FileStats] = {}
-    checkers: dict[int, Callable[[Bound], Bound]] = {}
+    memo = _Memo()
     for f in files:
-        v = validate_file(f, checkers)
+        v = validate_file(f, limits, _memo=memo)
         prev = out.get(v.path)
         if prev is None:
             out[v.path] = v
         elif prev != v:
-            raise _file_error(
-                v.path, "appears twice in the batch with different content or stats", ConflictError
-            )
-        if len(out) > MAX_FILES_PER_COMMIT:
-            raise LimitExceededError(f"at most {MAX_FILES_PER_COMMIT} files per commit")
+            raise file_error(v.path, "appears twice in the batch with different content or stats", ConflictError)
     return list(out.values())
 
 

@@ -166,6 +166,61 @@ def test_all_null_path_with_bounds_is_refused(client, table, warehouse: Path, st
     assert err["details"]["field"].endswith("min_value")
 
 
+def _no_values(row: dict[str, Any]) -> None:
+    row["null_count"], row["value_count"] = row["null_count"] + row["value_count"], 0
+    row["min_value"] = row["max_value"] = None
+
+
+def _rule_cases() -> list[Any]:
+    """Rules the REST path and the library path (tests/catalog/test_validate.py) share: one
+    validator. (mutation of the bad file, field suffix, status, error type)."""
+
+    def at(name: str, fn: Any) -> Any:
+        return lambda d: fn(d["variant-stats"][_row(d, f'"{name}"')])
+
+    return [
+        pytest.param(
+            at("score", lambda r: (_no_values(r), r.update(contains_nan=True))),
+            "variant-stats[{score}].contains_nan", 422, "invalid_stats", id="nan-with-no-values",
+        ),
+        pytest.param(
+            at("id", lambda r: (_no_values(r), r.update(max_value="3"))),
+            "variant-stats[{id}].max_value", 422, "invalid_stats", id="max-with-no-values",
+        ),
+        pytest.param(
+            at("id", lambda r: r.update(variant_path='"' + "\U0001f600" * 600 + '"')),
+            "variant-stats[{id}].variant_path", 413, "limit_exceeded", id="variant-path-bytes",
+        ),
+        pytest.param(
+            at("id", lambda r: r.update(variant_path='"id".element.')),
+            "variant-stats[{id}].variant_path", 422, "invalid_stats", id="variant-path-syntax",
+        ),
+        pytest.param(
+            lambda d: d.update({"footer-size": d["file-size-bytes"] - 11}),
+            "file-size-bytes", 422, "invalid_stats", id="footer-plus-12",
+        ),
+        pytest.param(
+            lambda d: d.update({"path": d["path"].rsplit("/", 1)[0] + "/" + "\u00e9" * 1100 + ".parquet"}),
+            "path", 413, "limit_exceeded", id="path-bytes",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("mutate", "field", "status", "type_"), _rule_cases())
+def test_the_catalog_validator_checks_client_stats(
+    client, table, warehouse: Path, stats_doc, mutate: Any, field: str, status: int, type_: str
+) -> None:
+    good = _doc(stats_doc, warehouse, "good.parquet")
+    bad = _doc(stats_doc, warehouse, "bad.parquet")
+    mutate(bad)
+    r = client.post(T + "/commits", json={"files": [good, bad]}, headers=WRITER)
+    err = assert_error(r, status, type_)
+    rows = {k: _row(good, f'"{k}"') for k in ("id", "score")}
+    assert err["details"] == {"field": "body.files[1]." + field.format(**rows), "path": bad["path"]}
+    assert bad["path"] in err["message"]
+    assert _live(client) == 0
+
+
 def test_same_path_different_content_conflicts(client, table, warehouse: Path, stats_doc) -> None:
     doc = _doc(stats_doc, warehouse)
     assert client.post(T + "/commits", json={"files": [doc]}, headers=WRITER).status_code == 200
@@ -251,3 +306,72 @@ def test_many_files_extracted_in_parallel(client, table, tmp_path: Path, warehou
     g = client.get(T + "/stats", headers=READER).json()
     ids = next(o for o in g["columns"]["v"] if o["field_name"] == '"id"')
     assert (ids["min"], ids["max"], ids["num_values"]) == ("0", "239", 240)
+
+
+def _limited_app(app_factory, **limits: int):  # type: ignore[no-untyped-def]
+    c = app_factory(**limits)
+    c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers={"Authorization": "Bearer admin-token-3"})
+    c.post(
+        "/v1/namespaces/lake/tables",
+        json={"name": "events", "variant-columns": ["v"]},
+        headers={"Authorization": "Bearer admin-token-3"},
+    )
+    return c
+
+
+def test_stats_rows_per_file_limit(app_factory, warehouse: Path, stats_doc) -> None:
+    n = len(stats_doc["variant-stats"])
+    c = _limited_app(app_factory, max_stats_rows_per_file=n - 1)
+    good, bad = _doc(stats_doc, warehouse, "good.parquet"), _doc(stats_doc, warehouse, "bad.parquet")
+    bad["variant-stats"][0]["shredded_type"] = "not a type"  # the count is checked before any row
+    err = assert_error(c.post(T + "/commits", json={"files": [bad]}, headers=WRITER), 413, "limit_exceeded")
+    assert err["details"] == {"field": "body.files[0].variant-stats", "path": bad["path"], "limit": n - 1, "count": n}
+    assert "SHREDCAT_MAX_STATS_ROWS_PER_FILE" in err["message"] and bad["path"] in err["message"]
+    good["variant-stats"].pop()
+    assert c.post(T + "/commits", json={"files": [good]}, headers=WRITER).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "field_suffix"),
+    [
+        ("@name.max_value", "n" + "z" * 40, "max_value"),
+        ("@name.min_value", "n" * 41, "min_value"),
+        ("@id.extra_stats", "{" + " " * 99 + "}", "extra_stats"),
+    ],
+)
+def test_string_length_limits(app_factory, warehouse: Path, stats_doc, where: str, value: str, field_suffix: str) -> None:
+    c = _limited_app(app_factory, max_bound_chars=40, max_extra_stats_chars=100)
+    bad = _doc(stats_doc, warehouse, "bad.parquet")
+    name, key = where[1:].split(".")
+    _set(bad, f"variant-stats.{_row(bad, chr(34) + name + chr(34))}.{key}", value)
+    err = assert_error(c.post(T + "/commits", json={"files": [bad]}, headers=WRITER), 413, "limit_exceeded")
+    assert err["details"]["field"].startswith("body.files[0].variant-stats[") and err["details"]["field"].endswith(field_suffix)
+    assert "SHREDCAT_MAX_" in err["message"] and bad["path"] in err["message"]
+    assert _live(c) == 0
+    _set(bad, f"variant-stats.{_row(bad, chr(34) + name + chr(34))}.{key}", value[:-1])  # at the limit: accepted
+    if key == "min_value":
+        _set(bad, f"variant-stats.{_row(bad, chr(34) + name + chr(34))}.max_value", "z")
+    assert c.post(T + "/commits", json={"files": [bad]}, headers=WRITER).status_code == 200
+
+
+def test_counts_beyond_bigint_are_refused(client, table, warehouse: Path, stats_doc) -> None:
+    big = 2**63 - 1
+
+    def empty(name: str) -> dict[str, Any]:
+        d = _doc(stats_doc, warehouse, name)
+        d["record-count"], d["variant-stats"] = big, []
+        return d
+
+    # One count beyond BIGINT: refused by the schema.
+    too_big = empty("too-big.parquet")
+    too_big["record-count"] = big + 1
+    assert_error(client.post(T + "/commits", json={"files": [too_big]}, headers=WRITER), 422, field="body.files[0].record-count")
+    # Two files whose record counts sum beyond it: refused in one commit and across two, exact sums.
+    two = [empty("a.parquet"), empty("b.parquet")]
+    err = assert_error(client.post(T + "/commits", json={"files": two}, headers=WRITER), 422, "invalid_stats")
+    assert str(2 * big) in err["message"]
+    assert _live(client) == 0
+    assert client.post(T + "/commits", json={"files": two[:1]}, headers=WRITER).status_code == 200
+    assert_error(client.post(T + "/commits", json={"files": two[1:]}, headers=WRITER), 422, "invalid_stats")
+    got = client.get(T, headers=READER).json()
+    assert (got["live-file-count"], got["live-record-count"]) == (1, big)

@@ -3,6 +3,7 @@ consistency checks shared by the catalog tests."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from decimal import Decimal
@@ -11,6 +12,8 @@ from typing import Any
 from sqlalchemy import text
 
 from service.catalog import Catalog
+from service.catalog.validate import Limits
+from service.settings import Settings
 from service.stats.model import FileStats, PathStats
 from service.values import Bound, ShreddedType
 
@@ -22,6 +25,9 @@ VARCHAR = ShreddedType.parse("varchar")
 DATE = ShreddedType.parse("date")
 DEC = ShreddedType.parse("decimal(38,2)")
 BLOB = ShreddedType.parse("blob")
+
+#: The default limits (the settings' defaults).
+LIMITS = Limits.from_settings(Settings())
 
 _counter = itertools.count()
 
@@ -53,6 +59,14 @@ def ps(
         contains_nan=nan,  # type: ignore[arg-type]
         extra_stats=extra,
     )
+
+
+def committable(p: PathStats) -> PathStats:
+    """``p`` as the catalog's validator accepts it: a path with no values has no bounds and no NaN
+    (the merge tests also feed such rows to the pure merge, which ignores them)."""
+    if p.value_count:
+        return p
+    return dataclasses.replace(p, min_value=None, max_value=None, contains_nan=p.contains_nan and None)
 
 
 def fs(

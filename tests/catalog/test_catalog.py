@@ -101,10 +101,10 @@ def test_drop_table_keeps_history_and_frees_the_name(cat: Catalog) -> None:
 
 
 def test_list_tables_counts(cat: Catalog) -> None:
-    cat.commit(NS, T, [int_file("a", records=5, size=100), int_file("b", records=7, size=50)])
+    cat.commit(NS, T, [int_file("a", records=5, size=200), int_file("b", records=7, size=150)])
     cat.remove(NS, T, ["a"])
     (info,) = cat.list_tables()
-    assert (info.live_file_count, info.live_record_count, info.live_bytes) == (1, 7, 50)
+    assert (info.live_file_count, info.live_record_count, info.live_bytes) == (1, 7, 150)
     assert info.snapshot_count == 3
     assert info.current_snapshot_id == cat.list_snapshots(NS, T)[-1].snapshot_id
 
@@ -135,6 +135,7 @@ def test_ducklake_columns_byte_for_byte(cat: Catalog) -> None:
         ps('"d"', DATE, -719528, 10957, size=4),
         ps('"b"', BLOB, b"\x00\xff", b"\xff", extra='{"x":1}'),
         ps('"n"', INT32, None, None, values=0, nulls=10),
+        size=2_000_000,  # holds its largest column
     )
     cat.commit(NS, T, [f])
     with cat.engine.connect() as c:
@@ -236,7 +237,7 @@ def test_same_content_is_a_noop_and_different_content_conflicts(cat: Catalog) ->
     # A repeat inside one batch: identical is folded, different conflicts.
     assert cat.commit(NS, T, [int_file("d"), int_file("d")]).added == ("d",)
     with pytest.raises(ConflictError):
-        cat.commit(NS, T, [int_file("e"), int_file("e", size=5)])
+        cat.commit(NS, T, [int_file("e"), int_file("e", size=500)])
     assert first.snapshot_id is not None
     assert_consistent(cat, NS, T)
 
@@ -244,9 +245,9 @@ def test_same_content_is_a_noop_and_different_content_conflicts(cat: Catalog) ->
 def test_removed_path_can_be_registered_again_with_new_content(cat: Catalog) -> None:
     cat.commit(NS, T, [int_file("a", 0, 5)])
     cat.remove(NS, T, ["a"])
-    r = cat.commit(NS, T, [int_file("a", 100, 200, size=77)])
+    r = cat.commit(NS, T, [int_file("a", 100, 200, size=177)])
     assert r.added == ("a",)
-    assert [(f.path, f.file_size_bytes) for f in cat.list_files(NS, T)] == [("a", 77)]
+    assert [(f.path, f.file_size_bytes) for f in cat.list_files(NS, T)] == [("a", 177)]
     assert by_field(cat)['"a"']["min"] == "100"
     assert_consistent(cat, NS, T)
 

@@ -5,6 +5,7 @@ defects (order-dependent all-null files, removals)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,10 @@ def to_file_stats(f: DuckLakeFileStats, column: str) -> FileStats:
                 extra_stats=r["extra_stats"],
             )
         )
-    return FileStats(f.path, 1, f.record_count, 0, f"dl-{f.data_file_id}", (column,), tuple(paths))
+    with open(f.path, "rb") as fh:  # the real size and footer length: the validator checks both
+        size = fh.seek(-8, os.SEEK_END) + 8
+        footer = int.from_bytes(fh.read(4), "little")
+    return FileStats(f.path, size, f.record_count, footer, f"dl-{f.data_file_id}", (column,), tuple(paths))
 
 
 def test_global_json_equals_ducklakes(catalog: Catalog, tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from service.values import (
     format_bound,
     index_key,
 )
-from tests.catalog.factories import DEC, FLOAT64, INT64, VARCHAR, fs, ps
+from tests.catalog.factories import DEC, FLOAT64, INT64, LIMITS, VARCHAR, committable, fs, ps
 from tests.catalog.test_merge import file_paths
 
 TYPE_NAMES = [
@@ -132,7 +132,11 @@ def test_row_width_edges() -> None:
 @given(st.lists(file_paths(), max_size=6))
 def test_prepared_aggregate_equals_recompute(paths: list[list[PathStats]]) -> None:
     files = validate_batch(
-        [fs(f"f{i}", *p, columns=tuple(sorted({x.column for x in p} | {"v"}))) for i, p in enumerate(paths)]
+        [
+            fs(f"f{i}", *map(committable, p), columns=tuple(sorted({x.column for x in p} | {"v"})))
+            for i, p in enumerate(paths)
+        ],
+        LIMITS,
     )
     got = prepare_batch(files).aggregate
     ref = recompute(f.paths for f in files)

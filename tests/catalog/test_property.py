@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from service.catalog import Catalog
 from service.stats.merge import recompute
 from service.stats.model import FileStats, PathStats
-from tests.catalog.factories import assert_consistent, fs
+from tests.catalog.factories import assert_consistent, committable, fs
 from tests.catalog.test_merge import file_paths
 
 _tables = itertools.count()
@@ -24,7 +24,7 @@ def files_and_ops(draw: st.DrawFn) -> tuple[list[FileStats], list[tuple[str, lis
     for i in range(n):
         paths: list[PathStats] = draw(file_paths())
         cols = sorted({p.column for p in paths} | set(draw(st.sampled_from([(), ("v",), ("v", "w")]))))
-        files.append(fs(f"f{i}", *paths, columns=tuple(cols)))
+        files.append(fs(f"f{i}", *map(committable, paths), columns=tuple(cols)))
     ops = draw(
         st.lists(
             st.tuples(

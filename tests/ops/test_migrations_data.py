@@ -73,7 +73,7 @@ def _batch2() -> list[Any]:
            ps('"n"', INT32, 0, 7, values=50, nulls=50),
            ps('"r"', FLOAT32, 0.5, 1.5, values=100, nulls=0),
            ps('"blob"', BLOB, b"\x00", b"\xff" * 3, values=100, nulls=0),
-           ps('"items"[*]."x"', INT64, 1, 2, values=300, nulls=0),
+           ps('"items".element."x"', INT64, 1, 2, values=300, nulls=0),
            columns=("v", "w"), records=100)
         for i in range(4)
     ]
