@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 import service
 from service.api import commits, health, namespaces, plan, reads, tables
-from service.api.auth import Authenticator
+from service.api.auth import Authenticator, RouteRoles
 from service.api.deps import AppContext
 from service.api.errors import install_error_handlers
 from service.api.logging import ContextThreadPoolExecutor, RequestLogMiddleware
@@ -112,6 +112,12 @@ def create_app(settings: Settings | None = None, *, catalog: Any | None = None) 
     for module in (health, namespaces, tables, commits, reads, plan):
         app.include_router(module.router)
     app.include_router(dashboard_router)
-    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
+    app.add_middleware(
+        RequestContextMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        metrics=metrics,
+        authenticator=ctx.authenticator,
+        roles=RouteRoles.of(app.router.routes),  # every route is included above
+    )
     app.add_middleware(RequestLogMiddleware)  # outermost: the request id is in every log line
     return app
