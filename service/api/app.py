@@ -8,6 +8,7 @@ importing this module, or building an app in a test, connects to nothing.
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,6 +25,7 @@ from service.api.metrics import Metrics
 from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
 from service.dashboard import router as dashboard_router
+from service.dashboard.session import LoginThrottle, SessionSigner
 from service.settings import Settings, get_settings
 
 log = logging.getLogger("service.api")
@@ -55,6 +57,11 @@ def _open(ctx: AppContext, settings: Settings, catalog: Any | None) -> None:
         log.warning("no SHREDCAT_TOKENS configured: every request but /health will be refused (401)")
     if not ctx.roots:
         log.warning("no SHREDCAT_WAREHOUSE_ROOTS configured: registering files is refused")
+    if settings.auth == "on" and not settings.session_secrets:
+        log.warning(
+            "no SHREDCAT_SESSION_SECRETS configured: dashboard sessions are signed with a key made at start, "
+            "so they end when the server restarts (and are not shared with other servers)"
+        )
     if catalog is None:
         from service.catalog import Catalog
 
@@ -108,16 +115,22 @@ def create_app(settings: Settings | None = None, *, catalog: Any | None = None) 
     )
     app.state.ctx = ctx
     app.state.authenticator = ctx.authenticator
+    app.state.session_signer = SessionSigner(
+        [k.get_secret_value().encode("utf-8") for k in settings.session_secrets] or [secrets.token_bytes(32)]
+    )
+    app.state.login_throttle = LoginThrottle(
+        per_address=settings.login_failures_per_address, total=settings.login_failures_total
+    )
     install_error_handlers(app)
-    for module in (health, namespaces, tables, commits, reads, plan):
-        app.include_router(module.router)
-    app.include_router(dashboard_router)
+    routers = [m.router for m in (health, namespaces, tables, commits, reads, plan)] + [dashboard_router]
+    for router in routers:
+        app.include_router(router)
     app.add_middleware(
         RequestContextMiddleware,
         max_body_bytes=settings.max_body_bytes,
         metrics=metrics,
         authenticator=ctx.authenticator,
-        roles=RouteRoles.of(app.router.routes),  # every route is included above
+        roles=RouteRoles.of([route for router in routers for route in router.routes]),
     )
     app.add_middleware(RequestLogMiddleware)  # outermost: the request id is in every log line
     return app

@@ -113,7 +113,8 @@ class RouteRoles:
     the outermost middleware refuse a caller before the request body is read (FastAPI itself reads
     and parses the body before it runs any dependency)."""
 
-    #: Every route in the router's order (None: a public route).
+    #: Every route in the app's order (None: a public route). Built from the routers the app
+    #: includes (whose routes carry their full paths), not from the app's own routing table.
     routes: tuple[tuple[BaseRoute, str | None], ...]
 
     @classmethod
