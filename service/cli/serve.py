@@ -24,6 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import json
+    import logging.config
     import os
     import secrets
     import sys
@@ -46,16 +47,16 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1 or not (0 <= args.port <= 65535):
         print("shredcat serve: --workers must be >= 1 and --port in 0..65535", file=sys.stderr)
         return 2
+    level = (args.log_level or settings.log_level).lower()
     if settings.auth == "on" and not settings.session_secrets:
         # Workers inherit the environment; the in-process app (one worker) re-reads the settings.
         os.environ["SHREDCAT_SESSION_SECRETS"] = json.dumps([secrets.token_urlsafe(32)])
         get_settings.cache_clear()
-        print(
-            "shredcat serve: no SHREDCAT_SESSION_SECRETS configured: dashboard sessions use a key made now "
-            "and end when the server restarts",
-            file=sys.stderr,
+        logging.config.dictConfig(logging_config(level, settings.log_format))
+        logging.getLogger("service.api").warning(
+            "no SHREDCAT_SESSION_SECRETS configured: dashboard sessions are signed with a key made at start "
+            "(shared by the workers) and end when the server restarts"
         )
-    level = (args.log_level or settings.log_level).lower()
     trusted = settings.forwarded_allow_ips.strip()
     uvicorn.run(
         "service.api:create_app",
