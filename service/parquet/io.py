@@ -1,7 +1,8 @@
 """The one module that talks to pyarrow: opening files by path or URI and reading column data.
 
 Every pyarrow exception is translated here into :mod:`service.errors`, so callers never see
-``ArrowInvalid`` or ``OSError``. Footers are parsed by our own reader (``footer``); pyarrow is
+``ArrowInvalid`` or ``OSError``. Local files are opened without blocking and judged by the opened
+descriptor (a regular file or nothing); :func:`open_beneath` also never leaves a given directory. Footers are parsed by our own reader (``footer``); pyarrow is
 used only where the data itself must be read.
 """
 
