@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Role = Literal["reader", "writer", "admin"]
@@ -52,12 +52,37 @@ class Settings(BaseSettings):
     max_predicate_depth: int = Field(default=64, ge=1)
     #: Largest page of files/candidates/snapshots a list call returns.
     max_page_size: int = Field(default=10_000, ge=1)
+    #: Longest Parquet footer read from a file registered by path (or by ``shredcat stats`` and
+    #: ``shredcat register``); checked from the file's last 8 bytes before the footer is read. The
+    #: default (16 MiB) is ``service.parquet.footer.DEFAULT_MAX_FOOTER_BYTES``.
+    max_footer_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
     #: Threads extracting statistics of files registered by path (shared by all requests).
     extract_workers: int = Field(default=4, ge=1, le=64)
+    #: Keys that sign dashboard session cookies, as a JSON list: the first signs new sessions, all
+    #: verify (rotate by putting a new key first and dropping the old one after a session lifetime).
+    #: Each at least 32 characters. Empty: ``shredcat serve`` makes one random key per start
+    #: (shared by its workers) and warns that sessions then end with every restart.
+    session_secrets: list[SecretStr] = Field(default_factory=list)
+    #: Failed dashboard logins allowed per client address in a minute (then 429 with Retry-After).
+    login_failures_per_address: int = Field(default=10, ge=1)
+    #: Failed dashboard logins allowed from all addresses together in a minute.
+    login_failures_total: int = Field(default=100, ge=1)
+    #: Reverse proxies whose ``X-Forwarded-For``/``X-Forwarded-Proto`` headers are believed
+    #: (uvicorn's ``forwarded_allow_ips``: comma-separated addresses or networks, ``*`` for any).
+    #: Empty (default): the headers are ignored. Behind a TLS-terminating proxy, list it here so that
+    #: the client's address is the real one and session cookies get the ``Secure`` flag.
+    forwarded_allow_ips: str = ""
     #: Python logging level of the server.
     log_level: str = "INFO"
     #: Server log lines: ``json`` (default; one object per line with the request id) or ``text``.
     log_format: Literal["json", "text"] = "json"
+
+    @field_validator("session_secrets")
+    @classmethod
+    def _check_session_secrets(cls, v: list[SecretStr]) -> list[SecretStr]:
+        if any(len(x.get_secret_value()) < 32 for x in v):
+            raise ValueError("SHREDCAT_SESSION_SECRETS entries must be at least 32 characters long")
+        return v
 
     @field_validator("tokens")
     @classmethod

@@ -8,6 +8,7 @@ importing this module, or building an app in a test, connects to nothing.
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from fastapi import FastAPI
 
 import service
 from service.api import commits, health, namespaces, plan, reads, tables
-from service.api.auth import Authenticator
+from service.api.auth import Authenticator, RouteRoles
 from service.api.deps import AppContext
 from service.api.errors import install_error_handlers
 from service.api.logging import ContextThreadPoolExecutor, RequestLogMiddleware
@@ -25,6 +26,7 @@ from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
 from service.catalog.validate import Limits
 from service.dashboard import router as dashboard_router
+from service.dashboard.session import LoginThrottle, SessionSigner
 from service.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -59,6 +61,11 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         log.warning("no SHREDCAT_TOKENS configured: every request but /health will be refused (401)")
     if not ctx.roots:
         log.warning("no SHREDCAT_WAREHOUSE_ROOTS configured: registering files is refused")
+    if settings.auth == "on" and not settings.session_secrets:
+        log.warning(
+            "no SHREDCAT_SESSION_SECRETS configured: dashboard sessions are signed with a key made at start, "
+            "so they end when the server restarts (and are not shared with other servers)"
+        )
     if catalog is None:
         from service.catalog import Catalog
 
@@ -113,10 +120,22 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
     )
     app.state.ctx = ctx
     app.state.authenticator = ctx.authenticator
+    app.state.session_signer = SessionSigner(
+        [k.get_secret_value().encode("utf-8") for k in settings.session_secrets] or [secrets.token_bytes(32)]
+    )
+    app.state.login_throttle = LoginThrottle(
+        per_address=settings.login_failures_per_address, total=settings.login_failures_total
+    )
     install_error_handlers(app)
-    for module in (health, namespaces, tables, commits, reads, plan):
-        app.include_router(module.router)
-    app.include_router(dashboard_router)
-    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes, metrics=metrics)
+    routers = [m.router for m in (health, namespaces, tables, commits, reads, plan)] + [dashboard_router]
+    for router in routers:
+        app.include_router(router)
+    app.add_middleware(
+        RequestContextMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        metrics=metrics,
+        authenticator=ctx.authenticator,
+        roles=RouteRoles.of([route for router in routers for route in router.routes]),
+    )
     app.add_middleware(RequestLogMiddleware)  # outermost: the request id is in every log line
     return app

@@ -4,18 +4,24 @@ Tokens are configured by their sha256 hex digest (``SHREDCAT_TOKENS``); a presen
 and compared with **every** configured digest in constant time (no early exit, so timing says
 nothing about which digest matched or how far). A missing or unknown token is 401, a known token
 with too small a role 403. ``SHREDCAT_AUTH=off`` makes every caller an admin.
+
+Each route declares its role with a :func:`require` dependency; :class:`RouteRoles` reads that
+declaration back so that the outermost middleware can answer 401/403 before the body is read.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Request, Security
+from fastapi.dependencies.models import Dependant
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.routing import BaseRoute, Match
+from starlette.types import Scope
 
 from service.errors import ForbiddenError, UnauthorizedError
 
@@ -58,6 +64,13 @@ class Authenticator:
             raise UnauthorizedError("invalid bearer token")
         return Principal(found, presented.hex()[:8])
 
+    def check(self, authorization: str | None, role: str) -> Principal:
+        """The caller's principal if it holds ``role`` (or a higher one); else 401 or 403."""
+        p = self.authenticate(authorization)
+        if _RANK[p.role] < _RANK[role]:
+            raise ForbiddenError(f"this operation needs the {role!r} role (the token has {p.role!r})")
+        return p
+
 
 #: Declares the scheme in the OpenAPI spec; the header itself is parsed by :class:`Authenticator`.
 _bearer = HTTPBearer(auto_error=False, description="A token from SHREDCAT_TOKENS (roles: reader, writer, admin).")
@@ -68,18 +81,58 @@ def require(role: str) -> Callable[[Request], Principal]:
     """A FastAPI dependency: the caller must hold ``role`` (or a higher one)."""
     if role not in _RANK:
         raise ValueError(role)
-    need = _RANK[role]
 
     def dependency(request: Request, _documented: _BearerCredentials) -> Principal:
         auth: Authenticator = request.app.state.authenticator
-        p = auth.authenticate(request.headers.get("authorization"))
-        if _RANK[p.role] < need:
-            raise ForbiddenError(f"this operation needs the {role!r} role (the token has {p.role!r})")
+        p = auth.check(request.headers.get("authorization"), role)
         request.state.principal = p
         return p
 
     dependency.__name__ = f"require_{role}"
+    setattr(dependency, _ROLE_ATTRIBUTE, role)
     return dependency
+
+
+_ROLE_ATTRIBUTE = "shredcat_required_role"
+
+
+def _dependant_role(dependant: Dependant) -> str | None:
+    role = getattr(dependant.call, _ROLE_ATTRIBUTE, None)
+    if role is not None:
+        return str(role)
+    for d in dependant.dependencies:
+        found = _dependant_role(d)
+        if found is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RouteRoles:
+    """Which role each route of an app requires, read from its :func:`require` dependency: lets
+    the outermost middleware refuse a caller before the request body is read (FastAPI itself reads
+    and parses the body before it runs any dependency)."""
+
+    #: Every route in the app's order (None: a public route). Built from the routers the app
+    #: includes (whose routes carry their full paths), not from the app's own routing table.
+    routes: tuple[tuple[BaseRoute, str | None], ...]
+
+    @classmethod
+    def of(cls, routes: Sequence[BaseRoute]) -> RouteRoles:
+        out = []
+        for route in routes:
+            dependant = getattr(route, "dependant", None)
+            out.append((route, _dependant_role(dependant) if dependant is not None else None))
+        return cls(tuple(out))
+
+    def role_for(self, scope: Scope) -> str | None:
+        """The role the route that will answer this request requires; None for a public route, no
+        route, or a method the route does not take (the router then answers 404/405)."""
+        for route, role in self.routes:
+            match, _ = route.matches(scope)
+            if match is Match.FULL:
+                return role
+        return None
 
 
 require_reader = require("reader")

@@ -60,7 +60,7 @@ def commit_files(
         checked = check_paths(paths, ctx.roots)
         if checked:
             catalog.get_table(namespace, table)  # a missing table fails before reading files
-        files: list[FileStats] = [*extract_all(checked, ctx.executor), *given]
+        files: list[FileStats] = [*extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes), *given]
         result = catalog.commit(namespace, table, files, idempotency_key=idempotency_key)
     except ShredcatError as e:
         ctx.metrics.commits.labels(mode=mode, outcome=e.code).inc()

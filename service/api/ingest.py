@@ -1,7 +1,9 @@
 """Turning a commit request into :class:`~service.stats.model.FileStats`, before the catalog sees it.
 
 * **By path**: every path is checked against the warehouse roots first (:mod:`service.api.paths`);
-  only then are the files read, by the extractor, in the app's bounded thread pool. The first
+  only then are the files read, by the extractor, in the app's bounded thread pool. A local file is
+  opened beneath its root without following symlinks (what is read is what was checked) and its
+  footer is read only when no longer than ``SHREDCAT_MAX_FOOTER_BYTES``. The first
   failure cancels the rest and fails the request (nothing is committed).
 * **With client statistics**: the JSON is turned into FileStats (type names and bound strings
   parsed) and checked by the catalog's one validator (:mod:`service.catalog.validate`), with the
@@ -38,11 +40,14 @@ def check_paths(paths: Sequence[str], roots: Sequence[WarehouseRoot], field: str
     return out
 
 
-def _extract_one(path: str) -> FileStats:
-    from service.stats.extract import extract_file
+def _extract_one(checked: CheckedPath, max_footer_bytes: int) -> FileStats:
+    from service.stats import extract
 
+    path = checked.path
     try:
-        return extract_file(path)
+        if checked.root is not None:
+            return extract.extract_file_beneath(checked.root, path, max_footer_bytes=max_footer_bytes)
+        return extract.extract_file(path, max_footer_bytes=max_footer_bytes)
     except ShredcatError:
         raise
     except Exception as e:  # a bug in the extractor on a strange file must not become a 500 loop
@@ -52,13 +57,13 @@ def _extract_one(path: str) -> FileStats:
         ) from None
 
 
-def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor) -> list[FileStats]:
+def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, max_footer_bytes: int) -> list[FileStats]:
     """Extract every file (in the bounded pool); the first error cancels the rest and is raised."""
     if not paths:
         return []
     if len(paths) == 1:
-        return [_extract_one(paths[0].path)]
-    futures: list[Future[FileStats]] = [executor.submit(_extract_one, p.path) for p in paths]
+        return [_extract_one(paths[0], max_footer_bytes)]
+    futures: list[Future[FileStats]] = [executor.submit(_extract_one, p, max_footer_bytes) for p in paths]
     _, pending = wait(futures, return_when=FIRST_EXCEPTION)
     for f in futures:
         if f.done() and not f.cancelled() and f.exception() is not None:

@@ -1,10 +1,18 @@
-"""The outermost ASGI layer: request id, body size limit, latency metric, and the last-resort 500.
+"""The outermost ASGI layer: request id, authentication and body size before the body, latency
+metric, and the last-resort 500.
 
 * ``X-Request-ID``: echoed when the caller sends a sane one (≤ 128 printable ASCII), else a new
   uuid4 hex; stored in ``scope["state"]["request_id"]`` for handlers and logs.
+* The bearer token is checked against the role the matched route requires (:class:`RouteRoles`)
+  before a byte of the body is read: an unauthenticated or under-privileged caller gets its 401/403
+  at once, whatever it is sending. The route's own dependency checks again (cheap) and records
+  the principal.
 * Bodies larger than ``max_body_bytes`` are refused with 413 before the route runs (by
-  ``Content-Length``, or by counting a chunked body, which is then replayed to the app).
+  ``Content-Length`` before reading, or by counting a chunked body while it streams in, cut at the
+  limit; the counted body is then replayed to the app).
 * Any exception escaping the app becomes a logged 500 with the error model, never a traceback.
+* The latency metric's labels are bounded: methods outside :data:`METHODS` are counted as
+  ``other`` and requests no route matches as route ``unmatched``.
 """
 
 from __future__ import annotations
@@ -17,12 +25,16 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from service.api.auth import Authenticator, RouteRoles
 from service.api.errors import error_body
 from service.api.metrics import Metrics
+from service.errors import ShredcatError
 
 log = logging.getLogger("service.api")
 
 _BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+#: Methods with a label value of their own in the metrics; any other is ``other``.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 def _clean_request_id(raw: str | None) -> str:
@@ -36,10 +48,20 @@ class _TooLarge(Exception):
 
 
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        metrics: Metrics,
+        authenticator: Authenticator,
+        roles: RouteRoles,
+    ) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.metrics = metrics
+        self.authenticator = authenticator
+        self.roles = roles
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -60,19 +82,37 @@ class RequestContextMiddleware:
                 message = {**message, "headers": hs}
             await send(message)
 
-        async def respond_error(status: int, type_: str, msg: str, details: dict[str, Any] | None = None) -> None:
+        async def respond_error(
+            status: int,
+            type_: str,
+            msg: str,
+            details: dict[str, Any] | None = None,
+            extra_headers: tuple[tuple[bytes, bytes], ...] = (),
+        ) -> None:
             body = json.dumps(error_body(status, type_, msg, details)).encode()
             await send_wrapper(
                 {
                     "type": "http.response.start",
                     "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode()),
+                        *extra_headers,
+                    ],
                 }
             )
             await send_wrapper({"type": "http.response.body", "body": body})
 
         try:
             app_receive = receive
+            role = self.roles.role_for(scope)
+            if role is not None:
+                try:
+                    self.authenticator.check(headers.get("authorization"), role)
+                except ShredcatError as e:
+                    challenge = ((b"www-authenticate", b'Bearer realm="shredcat"'),) if e.http_status == 401 else ()
+                    await respond_error(e.http_status, e.code, e.message, extra_headers=challenge)
+                    return
             if scope.get("method") in _BODY_METHODS:
                 limit = self.max_body_bytes
                 declared = headers.get("content-length")
@@ -103,8 +143,9 @@ class RequestContextMiddleware:
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
+            method = scope.get("method", "")
             self.metrics.request_latency.labels(
-                method=scope.get("method", ""), route=template, status=str(status_holder["status"])
+                method=method if method in METHODS else "other", route=template, status=str(status_holder["status"])
             ).observe(time.perf_counter() - started)
 
     @staticmethod

@@ -1,12 +1,13 @@
 """Which data-file paths a caller may register: only Parquet files inside the configured warehouse roots.
 
 Pure functions (no I/O but ``os.path.realpath`` on local paths), applied to every path **before**
-anything opens it:
+anything opens it (and the opening itself never leaves the root, see
+:func:`service.parquet.io.open_beneath`, so a path changed after this check is refused, not followed):
 
 * Local files are given as absolute paths (``/lake/t/f.parquet``) or ``file:`` URIs
   (``file:///lake/t/f.parquet``, percent-escapes decoded, no host). They are resolved with
-  :func:`os.path.realpath`, so a symlink that leads out of a root is refused; the resolved path is
-  what gets opened and stored.
+  :func:`os.path.realpath`, so a symlink that leads out of a root is refused (without naming its
+  target); the resolved path is what gets opened and stored.
 * Object-store URIs (``s3://bucket/prefix/f.parquet``) are accepted only for schemes of configured
   roots. pyarrow decodes percent-escapes and reads ``?key=value`` as filesystem options (such as
   ``endpoint_override``), so queries, fragments and user info are refused, and the decoded key is
@@ -124,6 +125,9 @@ class CheckedPath:
     scheme: str
     #: Whether this is a local file (opened through the local filesystem).
     local: bool
+    #: Local files: the directory of the root that holds ``path``, which the file is opened
+    #: beneath (:func:`service.parquet.io.open_beneath`). None for object-store paths.
+    root: str | None = None
 
 
 def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bool = True) -> CheckedPath:
@@ -159,15 +163,17 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
         if normal.startswith("//"):  # POSIX keeps a leading '//' as implementation-defined: not ours
             normal = "/" + normal.lstrip("/")
         final = os.path.realpath(normal) if resolve else normal
+        # Where a symlink leads is never named: it may be anything on the server (/dev/zero,
+        # /etc/...), and saying so would let a writer probe the filesystem outside the roots.
+        via = " (through a symlink)" if final != normal else ""
         if not final.lower().endswith(PARQUET_SUFFIX):
-            raise InvalidFilePathError(
-                f"{path}: resolves to {final}, which is not a {PARQUET_SUFFIX} file", details=details
-            )
+            raise InvalidFilePathError(f"{path}: resolves{via} to a file that is not a {PARQUET_SUFFIX} file", details=details)
         parts = _local_parts(final)
-        if not any(r.contains(LOCAL_SCHEME, parts) and len(parts) > len(r.parts) for r in roots):
-            why = "resolves (through a symlink) to a file outside" if final != normal else "is outside"
+        root = next((r for r in roots if r.contains(LOCAL_SCHEME, parts) and len(parts) > len(r.parts)), None)
+        if root is None:
+            why = "resolves (through a symlink) to a file outside" if via else "is outside"
             raise PathNotAllowedError(f"{path}: {why} the warehouse roots", details=details)
-        return CheckedPath(final, LOCAL_SCHEME, True)
+        return CheckedPath(final, LOCAL_SCHEME, True, "/" + "/".join(root.parts))
 
     if not any(r.scheme == scheme for r in roots):
         raise PathNotAllowedError(f"{path}: the URI scheme {scheme!r} is not allowed here", details=details)

@@ -82,7 +82,11 @@ def create_table(
         assert body.infer_from is not None
         find_namespace(catalog, namespace)  # fail before reading any file
         assert ctx.executor is not None
-        (fs,) = extract_all(check_paths([body.infer_from], ctx.roots, "body.infer-from"), ctx.executor)
+        (fs,) = extract_all(
+            check_paths([body.infer_from], ctx.roots, "body.infer-from"),
+            ctx.executor,
+            max_footer_bytes=ctx.settings.max_footer_bytes,
+        )
         columns = list(fs.variant_columns)
         if not columns:
             raise field_error("body.infer-from", f"{fs.path} has no Variant column")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -133,19 +134,40 @@ def is_retryable(exc: BaseException) -> bool:
     return "database is locked" in msg or "database table is locked" in msg or "database is busy" in msg
 
 
+#: SQLite's messages for a database that is busy or cannot be reached right now (sqlite3 raises
+#: them all as OperationalError, like its messages for SQL mistakes: the text tells them apart).
+_SQLITE_UNAVAILABLE = (
+    "database is locked",
+    "database table is locked",
+    "database is busy",
+    "unable to open database",
+    "disk i/o error",
+    "database or disk is full",
+)
+
+
+def is_unavailable(exc: DBAPIError) -> bool:
+    """True when the database is busy, locked or unreachable (worth retrying later: 503), False
+    for a mistake in the statement or the schema (no such table, syntax error: a 500)."""
+    if exc.connection_invalidated or isinstance(exc, InterfaceError) or is_retryable(exc):
+        return True
+    if isinstance(exc.orig, sqlite3.Error):
+        msg = str(exc.orig).lower()
+        return any(m in msg for m in _SQLITE_UNAVAILABLE)
+    state = _sqlstate(exc) or ""
+    if state:
+        return state.startswith(_UNAVAILABLE_SQLSTATE_CLASSES)
+    # psycopg raises OperationalError without a SQLSTATE when it cannot connect at all.
+    return isinstance(exc, OperationalError)
+
+
 def translate_error(exc: SQLAlchemyError) -> ShredcatError:
-    """Map a SQLAlchemy/driver error onto the service's error tree."""
+    """Map a SQLAlchemy/driver error onto the service's error tree: a conflict (409), an
+    unavailable database (503), or an internal error (500; the API shows none of its text)."""
     if isinstance(exc, IntegrityError):
         return ConflictError(f"the catalog refused a conflicting change: {exc.orig}")
     if isinstance(exc, DBAPIError):
-        state = _sqlstate(exc) or ""
-        if (
-            isinstance(exc, OperationalError | InterfaceError)
-            or exc.connection_invalidated
-            or state.startswith(_UNAVAILABLE_SQLSTATE_CLASSES)
-            or state in _RETRYABLE_SQLSTATES
-            or is_retryable(exc)
-        ):
+        if is_unavailable(exc):
             return StorageUnavailableError(f"the catalog database is unavailable: {exc.orig}")
         return ShredcatError(f"catalog database error: {exc.orig}")
     return ShredcatError(f"catalog database error: {exc}")

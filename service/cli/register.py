@@ -26,21 +26,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _extract_all(sources: list[str], workers: int | None) -> list:  # type: ignore[type-arg]
     import os
     from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
 
     from service.cli._common import Progress
+    from service.settings import get_settings
     from service.stats.extract import extract_file
 
+    extract = partial(extract_file, max_footer_bytes=get_settings().max_footer_bytes)
     progress = Progress(len(sources), "extracting")
     n = workers if workers is not None else min(os.cpu_count() or 1, 8)
     if n <= 1 or len(sources) < 64:
         out = []
         for s in sources:
-            out.append(extract_file(s))
+            out.append(extract(s))
             progress.step()
         return out
     out = []
     with ProcessPoolExecutor(max_workers=n) as pool:
-        for fs in pool.map(extract_file, sources, chunksize=32):
+        for fs in pool.map(extract, sources, chunksize=32):
             out.append(fs)
             progress.step()
     return out

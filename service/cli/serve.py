@@ -3,6 +3,11 @@
 Settings come from the environment (``SHREDCAT_*``, see the README). ``--workers`` > 1 runs that
 many processes (each builds its own app and connection pool); the database must then be
 PostgreSQL or a SQLite file (never ``:memory:``).
+
+With authentication on and no ``SHREDCAT_SESSION_SECRETS``, one random session key is made here
+and handed to every worker through the environment (so a dashboard session works on all of them);
+sessions then end when the server restarts, which is logged as a warning.
+``SHREDCAT_FORWARDED_ALLOW_IPS`` turns on uvicorn's proxy headers for the listed proxies only.
 """
 
 from __future__ import annotations
@@ -18,6 +23,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import json
+    import logging.config
+    import os
+    import secrets
     import sys
 
     import uvicorn
@@ -39,6 +48,16 @@ def run(args: argparse.Namespace) -> int:
         print("shredcat serve: --workers must be >= 1 and --port in 0..65535", file=sys.stderr)
         return 2
     level = (args.log_level or settings.log_level).lower()
+    if settings.auth == "on" and not settings.session_secrets:
+        # Workers inherit the environment; the in-process app (one worker) re-reads the settings.
+        os.environ["SHREDCAT_SESSION_SECRETS"] = json.dumps([secrets.token_urlsafe(32)])
+        get_settings.cache_clear()
+        logging.config.dictConfig(logging_config(level, settings.log_format))
+        logging.getLogger("service.api").warning(
+            "no SHREDCAT_SESSION_SECRETS configured: dashboard sessions are signed with a key made at start "
+            "(shared by the workers) and end when the server restarts"
+        )
+    trusted = settings.forwarded_allow_ips.strip()
     uvicorn.run(
         "service.api:create_app",
         factory=True,
@@ -49,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         # Applied by uvicorn in every worker process; one access line per request comes from the app.
         log_config=logging_config(level, settings.log_format),
         access_log=False,
-        proxy_headers=False,
+        # X-Forwarded-For/-Proto are believed from the configured proxies only (none by default).
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted or None,
         server_header=False,
     )
     return 0

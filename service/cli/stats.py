@@ -20,13 +20,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from service.errors import ShredcatError
+    from service.settings import get_settings
     from service.stats.extract import extract_file
 
+    cap = get_settings().max_footer_bytes
     failed = 0
     out = sys.stdout
     for path in args.paths:
         try:
-            fs = extract_file(path)
+            fs = extract_file(path, max_footer_bytes=cap)
         except ShredcatError as e:
             failed += 1
             print(f"shredcat: {e.message}", file=sys.stderr)

@@ -44,7 +44,8 @@ def authenticate(request: Request) -> Principal | Response:
                 return shredcat_error_response(request, e)
         else:
             cookie = request.cookies.get(session.SESSION_COOKIE)
-            found = session.verify_session(cookie, settings.tokens) if cookie else None
+            signer: session.SessionSigner = request.app.state.session_signer
+            found = signer.verify(cookie, settings.tokens) if cookie else None
             if found is None:
                 if not wants_html(request):
                     return shredcat_error_response(
@@ -118,6 +119,13 @@ async def login_submit(request: Request) -> Response:
     def again(status: int, error: str) -> Response:
         return render(request, "login.html", status=status, next_url=next_url, error=error, status_code=status)
 
+    throttle: session.LoginThrottle = request.app.state.login_throttle
+    address = request.client.host if request.client else "-"
+    wait = throttle.retry_after(address)
+    if wait is not None:
+        response = again(429, f"Too many failed sign-ins: try again in {wait} seconds.")
+        response.headers["Retry-After"] = str(wait)
+        return response
     if not session.csrf_ok(request, form.get(session.CSRF_FIELD)):
         return again(403, "The form expired or cookies are blocked: reload the page and sign in again.")
     token = form.get("token", "").strip()
@@ -126,11 +134,13 @@ async def login_submit(request: Request) -> Response:
     try:
         p = ctx.authenticator.authenticate(f"Bearer {token}")
     except UnauthorizedError:
+        throttle.failed(address)
         return again(401, "This token is not valid.")
     if p.role != "admin":
         return again(403, f"This token has the {p.role!r} role; the dashboard needs an admin token.")
     response = RedirectResponse(next_url, status_code=303)
-    session.set_session_cookie(response, request, session.make_session(token))
+    signer: session.SessionSigner = request.app.state.session_signer
+    session.set_session_cookie(response, request, signer.make(token))
     return response
 
 

@@ -1,17 +1,25 @@
-"""Who is calling a dashboard page: a bearer token or a signed session cookie; and CSRF tokens.
+"""Who is calling a dashboard page: a bearer token or a signed session cookie; failed-login
+throttling; and CSRF tokens.
 
 A browser does not send ``Authorization: Bearer`` on a plain navigation, so ``/admin/login`` takes
 the token once and sets a session cookie. The cookie never holds the token: it is
 
-    ``v1.<expiry unix seconds>.<base64url HMAC-SHA256(key=sha256(token), "shredcat-dashboard:v1:<expiry>")>``
+    ``v2.<expiry unix seconds>.<base64url HMAC-SHA256(key=<session key>, "shredcat-dashboard:v2:<expiry>:" + sha256(token))>``
 
-keyed by the token's digest, which only the server (``SHREDCAT_TOKENS``) and the token's holder
-know. Verifying computes the MAC under **every** configured digest and compares each in constant
-time (like :class:`service.api.auth.Authenticator`), so the role comes from the current
-configuration: removing a token from ``SHREDCAT_TOKENS`` ends its sessions at once, and a changed
-role applies to the next request. Sessions are stateless (any worker process verifies them) and
-expire after :data:`SESSION_SECONDS`. Cookies are ``HttpOnly``, ``SameSite=Strict``, ``Path=/admin``,
-and ``Secure`` when the request came over https.
+keyed by a session key (``SHREDCAT_SESSION_SECRETS``) that is not in ``SHREDCAT_TOKENS``: the
+token digests of the configuration alone do not let anyone make a cookie. The first key signs; all
+keys verify, so a key is rotated by putting a new one first and dropping the old one a session
+lifetime later. Verifying computes the MAC for **every** (key, configured digest) pair and compares
+each in constant time (like :class:`service.api.auth.Authenticator`), so the role comes from the
+current configuration: removing a token from ``SHREDCAT_TOKENS`` ends its sessions at once, and a
+changed role applies to the next request. Sessions are stateless (any worker process holding the
+keys verifies them) and expire after :data:`SESSION_SECONDS`; an expiry further ahead than that is
+refused whoever signed it. Cookies are ``HttpOnly``, ``SameSite=Strict``, ``Path=/admin``, and
+``Secure`` when the request came over https (directly, or through a proxy listed in
+``SHREDCAT_FORWARDED_ALLOW_IPS``).
+
+Failed sign-ins are counted per client address and overall (:class:`LoginThrottle`): past the
+limits, ``/admin/login`` answers 429 with ``Retry-After`` without looking at the token.
 
 Forms (login, logout, the prune playground) carry a CSRF token checked against a second cookie
 (double submit): a cross-site page can neither read the cookie nor, with ``SameSite=Strict``, make
@@ -24,9 +32,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import secrets
+import threading
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Mapping, Sequence
 
 from fastapi import Request
 from starlette.responses import Response
@@ -37,45 +48,97 @@ SESSION_COOKIE = "shredcat_session"
 CSRF_COOKIE = "shredcat_csrf"
 CSRF_FIELD = "csrf_token"
 COOKIE_PATH = "/admin"
-#: Lifetime of a dashboard session (12 hours).
+#: Lifetime of a dashboard session (12 hours), also the furthest expiry a cookie may carry.
 SESSION_SECONDS = 12 * 3600
-_CONTEXT = b"shredcat-dashboard:v1:"
+#: Clock difference tolerated between the process that signed a cookie and the one verifying it.
+CLOCK_SKEW_SECONDS = 60
+_CONTEXT = b"shredcat-dashboard:v2:"
 
 
 def _b64(raw: bytes) -> str:
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def _mac(digest: bytes, expiry: int) -> bytes:
-    return hmac.new(digest, _CONTEXT + str(expiry).encode("ascii"), hashlib.sha256).digest()
+class SessionSigner:
+    """Makes and verifies session cookie values with the session keys (first signs, all verify)."""
+
+    def __init__(self, keys: Sequence[bytes]) -> None:
+        if not keys:
+            raise ValueError("at least one session key is needed")
+        self._keys = tuple(keys)
+
+    @staticmethod
+    def _mac(key: bytes, expiry: int, digest: bytes) -> bytes:
+        return hmac.new(key, _CONTEXT + str(expiry).encode("ascii") + b":" + digest, hashlib.sha256).digest()
+
+    def make(self, token: str, *, now: float | None = None) -> str:
+        """The session cookie value for ``token`` (the caller has already checked the token)."""
+        expiry = int(now if now is not None else time.time()) + SESSION_SECONDS
+        digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+        return f"v2.{expiry}.{_b64(self._mac(self._keys[0], expiry, digest))}"
+
+    def verify(self, value: str, tokens: Mapping[str, str], *, now: float | None = None) -> Principal | None:
+        """The principal of a session cookie, or None (malformed, expired, expiring further ahead
+        than a session lasts, or signed by no (key, configured token) pair)."""
+        parts = value.split(".")
+        if len(parts) != 3 or parts[0] != "v2" or not parts[1].isdigit() or len(parts[1]) > 12:
+            return None
+        expiry = int(parts[1])
+        t = now if now is not None else time.time()
+        if not t < expiry <= t + SESSION_SECONDS + CLOCK_SKEW_SECONDS:
+            return None
+        try:
+            presented = base64.urlsafe_b64decode(parts[2] + "=" * (-len(parts[2]) % 4))
+        except (ValueError, TypeError):
+            return None
+        found: Principal | None = None
+        for digest_hex, role in tokens.items():
+            digest = bytes.fromhex(digest_hex)
+            for key in self._keys:
+                if hmac.compare_digest(self._mac(key, expiry, digest), presented) and found is None:
+                    found = Principal(role, digest_hex[:8])
+        return found
 
 
-def make_session(token: str, *, now: float | None = None, ttl: int = SESSION_SECONDS) -> str:
-    """The session cookie value for ``token`` (the caller has already checked the token)."""
-    expiry = int(now if now is not None else time.time()) + ttl
-    digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
-    return f"v1.{expiry}.{_b64(_mac(digest, expiry))}"
+class LoginThrottle:
+    """Failed sign-ins in the last ``window`` seconds, per client address and overall.
 
+    Memory is bounded: an address keeps at most ``per_address`` times, the total at most
+    ``total``, and failures are recorded only while not throttled, so at most ``total`` addresses
+    hold a recent failure; the others are dropped when the table grows.
+    """
 
-def verify_session(value: str, tokens: Mapping[str, str], *, now: float | None = None) -> Principal | None:
-    """The principal of a session cookie, or None (malformed, expired, or no configured token
-    signs it)."""
-    parts = value.split(".")
-    if len(parts) != 3 or parts[0] != "v1" or not parts[1].isdigit() or len(parts[1]) > 12:
-        return None
-    expiry = int(parts[1])
-    if expiry <= (now if now is not None else time.time()):
-        return None
-    try:
-        presented = base64.urlsafe_b64decode(parts[2] + "=" * (-len(parts[2]) % 4))
-    except (ValueError, TypeError):
-        return None
-    found: Principal | None = None
-    for digest_hex, role in tokens.items():
-        digest = bytes.fromhex(digest_hex)
-        if hmac.compare_digest(_mac(digest, expiry), presented) and found is None:
-            found = Principal(role, digest_hex[:8])
-    return found
+    def __init__(self, *, per_address: int, total: int, window: float = 60.0) -> None:
+        self.per_address = per_address
+        self.total = total
+        self.window = window
+        self._by_address: dict[str, deque[float]] = {}
+        self._all: deque[float] = deque(maxlen=total)
+        self._lock = threading.Lock()
+
+    def _wait(self, times: deque[float], limit: int, now: float) -> float:
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        return times[0] + self.window - now if len(times) >= limit else 0.0
+
+    def retry_after(self, address: str, *, now: float | None = None) -> int | None:
+        """Seconds to wait before ``address`` may try again, or None when it may try now."""
+        t = now if now is not None else time.monotonic()
+        with self._lock:
+            wait = self._wait(self._all, self.total, t)
+            mine = self._by_address.get(address)
+            if mine is not None:
+                wait = max(wait, self._wait(mine, self.per_address, t))
+        return max(1, math.ceil(wait)) if wait > 0 else None
+
+    def failed(self, address: str, *, now: float | None = None) -> None:
+        t = now if now is not None else time.monotonic()
+        with self._lock:
+            if len(self._by_address) > 2 * self.total:
+                for a in [a for a, times in self._by_address.items() if not times or times[-1] <= t - self.window]:
+                    del self._by_address[a]
+            self._by_address.setdefault(address, deque(maxlen=self.per_address)).append(t)
+            self._all.append(t)
 
 
 def _secure(request: Request) -> bool:

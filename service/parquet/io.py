@@ -1,12 +1,14 @@
 """The one module that talks to pyarrow: opening files by path or URI and reading column data.
 
 Every pyarrow exception is translated here into :mod:`service.errors`, so callers never see
-``ArrowInvalid`` or ``OSError``. Footers are parsed by our own reader (``footer``); pyarrow is
+``ArrowInvalid`` or ``OSError``. Local files are opened without blocking and judged by the opened
+descriptor (a regular file or nothing); :func:`open_beneath` also never leaves a given directory. Footers are parsed by our own reader (``footer``); pyarrow is
 used only where the data itself must be read.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator, Sequence
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from service.errors import FileAccessError, InvalidParquetError
-from service.parquet.footer import FileMetaData, SchemaNode, read_file_metadata
+from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, FileMetaData, SchemaNode, read_file_metadata
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -73,30 +75,92 @@ def open_parquet(uri: str) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
         f.close()
 
 
+#: Opening never blocks (a FIFO opens at once, a device is not waited on); ``_adopt`` then refuses
+#: anything but a regular file, judged on what was opened, not on a name that may have changed.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _access_error(uri: str, e: OSError) -> FileAccessError:
+    if isinstance(e, FileNotFoundError):
+        return FileAccessError(f"{uri}: no such file")
+    return FileAccessError(f"cannot open {uri}: {e.strerror or type(e).__name__}")
+
+
 @contextmanager
-def _open_local(uri: str) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
-    path = os.path.abspath(uri)
+def _adopt(uri: str, fd: int) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
+    """Take ownership of ``fd``: refuse it unless it is a regular file, then yield it as a file."""
     try:
-        # Checked before opening: opening a FIFO or a device could block or have side effects.
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise FileAccessError(f"{uri}: not a regular file")
-        f = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below, after the caller's block
-    except FileNotFoundError:
-        raise FileAccessError(f"{uri}: no such file") from None
-    except OSError as e:
-        raise FileAccessError(f"cannot open {uri}: {e.strerror or e}") from None
+        f = open(fd, "rb", buffering=0, closefd=True)  # noqa: SIM115 - closed below, after the caller's block
+    except BaseException:
+        os.close(fd)
+        raise
     try:
-        # Size and mtime of the bytes actually opened (the path may have been replaced since).
-        st = os.fstat(f.fileno())
-        # Same content id as pyarrow.fs gives for local files: mtime in ns, then size.
+        # Same content id as pyarrow.fs gives for local files: mtime in ns, then size, of the bytes
+        # actually opened.
         yield OpenedFile(uri=uri, size=st.st_size, content_id=f"{st.st_mtime_ns}:{st.st_size}"), f, f  # type: ignore[misc]
     finally:
         f.close()
 
 
-def read_metadata(f: BinaryIO, size: int) -> FileMetaData:
+@contextmanager
+def _open_local(uri: str) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
     try:
-        return read_file_metadata(f, size)
+        fd = os.open(os.path.abspath(uri), _OPEN_FLAGS)
+    except OSError as e:
+        raise _access_error(uri, e) from None
+    with _adopt(uri, fd) as opened:
+        yield opened
+
+
+@contextmanager
+def open_beneath(root: str, path: str) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
+    """Open the local file ``path`` (absolute, normalised, inside the directory ``root``) without
+    ever leaving ``root``: each component below ``root`` is opened relative to its parent's
+    descriptor and never through a symlink, so a directory swapped for a symlink between a check
+    and this open cannot redirect it. Yields like :func:`open_parquet`.
+
+    A symlink anywhere below ``root`` (the caller has already resolved the path, so one here
+    appeared since), a missing component, a non-regular file: :class:`FileAccessError`, whose
+    message names ``path`` only, never what a symlink points to.
+    """
+    prefix = root.rstrip("/") + "/"
+    if not path.startswith(prefix):
+        raise FileAccessError(f"{path}: not inside {root}")
+    parts = path[len(prefix) :].split("/")
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError as e:
+        raise _access_error(path, e) from None
+    try:
+        for name in parts[:-1]:
+            parent = fd
+            fd = -1
+            try:
+                fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
+            finally:
+                os.close(parent)
+        leaf = os.open(parts[-1], _OPEN_FLAGS | _NOFOLLOW, dir_fd=fd)
+    except (NotADirectoryError, IsADirectoryError):
+        raise FileAccessError(f"{path}: changed while it was being opened (not a plain file path)") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
+            raise FileAccessError(f"{path}: changed while it was being opened (a symlink)") from None
+        raise _access_error(path, e) from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    with _adopt(path, leaf) as opened:
+        yield opened
+
+
+def read_metadata(f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileMetaData:
+    try:
+        return read_file_metadata(f, size, max_footer_bytes)
     except OSError as e:
         raise FileAccessError(f"read failed: {e}") from None
 

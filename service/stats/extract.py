@@ -27,12 +27,15 @@ import math
 import re
 import struct
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from service.errors import InvalidParquetError
+from service.errors import InvalidParquetError, ShredcatError
 from service.parquet.footer import (
+    DEFAULT_MAX_FOOTER_BYTES,
     ColumnMetaData,
     FileMetaData,
     SchemaElement,
@@ -42,7 +45,7 @@ from service.parquet.footer import (
     iter_leaves,
     validate_row_groups,
 )
-from service.parquet.io import ColumnReader, open_parquet, read_metadata
+from service.parquet.io import ColumnReader, OpenedFile, open_beneath, open_parquet, read_metadata
 from service.parquet.pages import scan_float_chunk
 from service.stats.model import FileStats, PathStats
 from service.values import (
@@ -529,25 +532,40 @@ def extract_metadata_stats(meta: FileMetaData, f: Any) -> tuple[list[VariantColu
     return list(plan.columns), rows
 
 
-def extract_file(uri: str) -> FileStats:
+def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
     """Extract the Variant statistics of one Parquet file (local path or pyarrow.fs URI).
 
-    Raises :class:`~service.errors.InvalidParquetError`,
-    :class:`~service.errors.UnsupportedShreddingError` or
+    Raises :class:`~service.errors.InvalidParquetError` (also for a footer longer than
+    ``max_footer_bytes``), :class:`~service.errors.UnsupportedShreddingError` or
     :class:`~service.errors.FileAccessError` with a message naming the file.
     """
-    from service.errors import ShredcatError
+    with _named(uri), open_parquet(uri) as (info, f, _):
+        return _extract_open(uri, info, f, max_footer_bytes)
 
+
+def extract_file_beneath(root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
+    """:func:`extract_file` of the local file ``path``, opened without leaving the directory
+    ``root`` (:func:`service.parquet.io.open_beneath`): what registration by path uses, so that
+    what is read is what was checked."""
+    with _named(path), open_beneath(root, path) as (info, f, _):
+        return _extract_open(path, info, f, max_footer_bytes)
+
+
+@contextmanager
+def _named(uri: str) -> Iterator[None]:
     try:
-        with open_parquet(uri) as (info, f, _):
-            meta = read_metadata(f, info.size)
-            columns, rows = extract_metadata_stats(meta, f)
+        yield
     except ShredcatError as e:
         if not e.message.startswith(uri):
             e.message = f"{uri}: {e.message}"
         e.args = (e.message,)
         e.details.setdefault("file", uri)
         raise
+
+
+def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int) -> FileStats:
+    meta = read_metadata(f, info.size, max_footer_bytes)
+    columns, rows = extract_metadata_stats(meta, f)
     return FileStats(
         path=uri,
         file_size_bytes=info.size,

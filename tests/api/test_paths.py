@@ -164,8 +164,10 @@ def test_routes_refuse_before_reading(app_factory, tmp_path: Path, monkeypatch: 
     import service.stats.extract as extract
 
     opened: list[str] = []
-    real = extract.extract_file
-    monkeypatch.setattr(extract, "extract_file", lambda p: (opened.append(p), real(p))[1])
+    real = extract.extract_file_beneath
+    monkeypatch.setattr(
+        extract, "extract_file_beneath", lambda root, p, **kw: (opened.append(p), real(root, p, **kw))[1]
+    )
     url = "/v1/namespaces/lake/tables/t/commits"
     cases = [
         (str(outside), 403, "path_not_allowed"),

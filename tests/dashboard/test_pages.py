@@ -306,6 +306,9 @@ def test_non_admin_token_gets_a_403_page(admin: TestClient) -> None:
     assert r.status_code == 403 and "data-metric" not in r.text
 
 
+SESSION_KEY = "k" * 40
+
+
 def _login(c: TestClient, token: str, next_url: str | None = None) -> object:
     page = c.get("/admin/login", headers=HTML, params={"next": next_url} if next_url else None)
     assert page.status_code == 200
@@ -359,21 +362,22 @@ def test_login_never_redirects_off_site(client: TestClient) -> None:
 
 
 def test_forged_expired_and_revoked_sessions_are_refused(make_client: Callable[..., TestClient], filled: str) -> None:
-    c = make_client()
-    good = session.make_session(ADMIN_TOKEN)
+    c = make_client(session_secrets=[SESSION_KEY])
+    signer = session.SessionSigner([SESSION_KEY.encode()])
+    good = signer.make(ADMIN_TOKEN)
     c.cookies.set(session.SESSION_COOKIE, good)
     assert c.get("/admin", headers=HTML).status_code == 200
     exp = good.split(".")[1]
     tampered = good.replace(f".{exp}.", f".{int(exp) + 3600}.")
-    for value in (tampered, session.make_session(ADMIN_TOKEN, now=time.time() - 13 * 3600), "v1.x.y", "garbage"):
+    for value in (tampered, signer.make(ADMIN_TOKEN, now=time.time() - 13 * 3600), "v1.x.y", "garbage"):
         c.cookies.set(session.SESSION_COOKIE, value)
         r = c.get("/admin", headers=HTML)
         assert r.status_code == 303, value
         assert session.SESSION_COOKIE in r.headers.get("set-cookie", "")  # cleared
-    c.cookies.set(session.SESSION_COOKIE, session.make_session(READER_TOKEN))
+    c.cookies.set(session.SESSION_COOKIE, signer.make(READER_TOKEN))
     assert c.get("/admin", headers=HTML).status_code == 403
     # Removing the token from the configuration ends its sessions.
-    other = make_client(tokens={})
+    other = make_client(tokens={}, session_secrets=[SESSION_KEY])
     other.cookies.set(session.SESSION_COOKIE, good)
     assert other.get("/admin", headers=HTML).status_code == 303
 
@@ -441,12 +445,13 @@ def test_session_values_round_trip() -> None:
     from service.api.auth import hash_token
 
     tokens = {hash_token(ADMIN_TOKEN): "admin", hash_token(READER_TOKEN): "reader"}
-    v = session.make_session(ADMIN_TOKEN, now=1000)
-    p = session.verify_session(v, tokens, now=1001)
+    signer = session.SessionSigner([SESSION_KEY.encode()])
+    v = signer.make(ADMIN_TOKEN, now=1000)
+    p = signer.verify(v, tokens, now=1001)
     assert p is not None and p.role == "admin" and p.token_id == hash_token(ADMIN_TOKEN)[:8]
-    assert session.verify_session(v, tokens, now=1000 + session.SESSION_SECONDS) is None
-    assert session.verify_session(session.make_session(READER_TOKEN, now=1000), tokens, now=1001).role == "reader"  # type: ignore[union-attr]
-    assert session.verify_session(session.make_session("unknown", now=1000), tokens, now=1001) is None
+    assert signer.verify(v, tokens, now=1000 + session.SESSION_SECONDS) is None
+    assert signer.verify(signer.make(READER_TOKEN, now=1000), tokens, now=1001).role == "reader"  # type: ignore[union-attr]
+    assert signer.verify(signer.make("unknown", now=1000), tokens, now=1001) is None
 
 
 def test_chart_positions_and_marks() -> None:

@@ -34,6 +34,7 @@ from service.parquet.footer.metadata import (
     Statistics,
 )
 from service.parquet.footer.read import (
+    DEFAULT_MAX_FOOTER_BYTES,
     PARQUET_MAGIC,
     TAIL_READ_SIZE,
     parse_file_metadata,
@@ -49,6 +50,7 @@ from service.parquet.footer.schema_tree import (
 
 __all__ = [
     "ACCELERATED",
+    "DEFAULT_MAX_FOOTER_BYTES",
     "MAX_THRIFT_DEPTH",
     "PARQUET_MAGIC",
     "TAIL_READ_SIZE",

@@ -28,6 +28,11 @@ PARQUET_MAGIC = b"PAR1"
 # Files with an encrypted footer end in "PARE" instead (Parquet Modular Encryption spec).
 PARQUET_ENCRYPTED_MAGIC = b"PARE"
 
+#: Largest footer read by default (16 MiB). Real footers are far smaller (kilobytes; megabytes for
+#: thousands of columns times hundreds of row groups), and the length is checked from the last 8
+#: bytes before anything else is read, so a file claiming a huge footer costs nothing.
+DEFAULT_MAX_FOOTER_BYTES = 16 * 1024 * 1024
+
 #: How much of the end of a file :func:`read_file_metadata` fetches in its first read. Most footers
 #: fit, so a remote file costs one ranged GET.
 TAIL_READ_SIZE = 64 * 1024
@@ -52,12 +57,15 @@ def parse_file_metadata(data: bytes) -> FileMetaData:
     return FileMetaData(v[0], v[1], v[2], v[3], v[4], v[5], v[6], len(data))
 
 
-def read_footer_bytes(tail: bytes, file_size: int) -> tuple[int, int]:
+def read_footer_bytes(
+    tail: bytes, file_size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES
+) -> tuple[int, int]:
     """Check the end of a file and locate its footer.
 
     ``tail`` is the last ``len(tail)`` (at least 8) bytes of a file of ``file_size`` bytes.
     Returns ``(footer_offset, footer_length)``: the footer is ``file[footer_offset:footer_offset +
-    footer_length]``.
+    footer_length]``. A footer longer than ``max_footer_bytes`` is refused like a corrupt one
+    (:class:`~service.errors.InvalidParquetError`): the file is not one this reader accepts.
     """
     if file_size < _MIN_FILE_SIZE:
         raise InvalidParquetError(
@@ -78,6 +86,11 @@ def read_footer_bytes(tail: bytes, file_size: int) -> tuple[int, int]:
     if length > file_size - _MIN_FILE_SIZE:
         raise InvalidParquetError(
             f"corrupt Parquet file: footer length {length} does not fit in a file of {file_size} bytes"
+        )
+    if length > max_footer_bytes:
+        raise InvalidParquetError(
+            f"footer of {length} bytes is larger than the limit of {max_footer_bytes} bytes",
+            details={"limit": max_footer_bytes, "footer-size": length},
         )
     return file_size - 8 - length, length
 
@@ -100,10 +113,13 @@ def _read_exactly(f: typing.BinaryIO, n: int) -> bytes:
     return bytes(data)
 
 
-def read_file_metadata(f: typing.BinaryIO, file_size: int | None = None) -> FileMetaData:
+def read_file_metadata(
+    f: typing.BinaryIO, file_size: int | None = None, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES
+) -> FileMetaData:
     """Read and decode the footer of the Parquet file open as ``f`` (seekable, binary).
 
-    The last 64 KiB are fetched in one read; a second read is made only for a larger footer.
+    The last 64 KiB are fetched in one read; a second read is made only for a larger footer, and
+    only when it is at most ``max_footer_bytes`` long.
     """
     if file_size is None:
         end = f.seek(0, 2)
@@ -116,7 +132,7 @@ def read_file_metadata(f: typing.BinaryIO, file_size: int | None = None) -> File
     tail_start = file_size - tail_size
     f.seek(tail_start)
     tail = _read_exactly(f, tail_size)
-    offset, length = read_footer_bytes(tail, file_size)
+    offset, length = read_footer_bytes(tail, file_size, max_footer_bytes)
     if offset >= tail_start:
         data = tail[offset - tail_start : offset - tail_start + length]
     else:

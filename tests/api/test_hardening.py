@@ -1,0 +1,235 @@
+"""Hardening at the API level (issue 14), in process: catalog errors split into 503 (busy, locked,
+unreachable) and 500 (a SQL mistake, no internals shown) on both backends; the footer-size cap at
+the edges (REST, CLI); the failed-login throttle and session key rotation as units. The same rows
+against a real ``shredcat serve`` are in ``tests/ops/test_hardening.py``."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import struct
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from service.api.auth import hash_token
+from service.catalog.db import make_engine, translate_error
+from service.dashboard.session import SESSION_SECONDS, LoginThrottle, SessionSigner
+from service.errors import InvalidParquetError, StorageUnavailableError
+from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, read_file_metadata
+from service.settings import Settings
+from tests.api.conftest import ADMIN, READER, WRITER, assert_error, write_variant_file
+from tests.support.server import free_port, shredcat_cmd
+
+INTERNALS = ("select", "from ", "no such", "relation", "ducklake_", "sqlite", "psycopg", "does not exist")
+
+
+def _no_internals(r: object) -> None:
+    body = r.text.lower()  # type: ignore[attr-defined]
+    for word in INTERNALS:
+        assert word not in body, (word, body)
+
+
+# --- catalog errors: 500 for mistakes, 503 for unavailability ----------------------------------
+
+
+def test_a_sql_mistake_is_a_500_with_no_internals(app_factory: Callable[..., TestClient], catalog_url: str) -> None:
+    # A migrated catalog whose namespace table was renamed: listing namespaces names a missing table.
+    engine = make_engine(catalog_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("ALTER TABLE ducklake_schema RENAME TO gone"))
+    finally:
+        engine.dispose()
+    c = app_factory(database_url=catalog_url)
+    r = c.get("/v1/namespaces", headers=READER)
+    err = assert_error(r, 500, "internal_error")
+    assert "request id" in err["message"] and "retry-after" not in r.headers
+    _no_internals(r)
+
+
+@pytest.mark.parametrize("url", ["sqlite:////nonexistent-dir/x/catalog.db", "postgresql://nobody@127.0.0.1:{port}/x"])
+def test_an_unreachable_catalog_is_a_503(app_factory: Callable[..., TestClient], url: str) -> None:
+    c = app_factory(database_url=url.format(port=free_port()))
+    r = c.get("/v1/namespaces", headers=READER)
+    assert_error(r, 503, "storage_unavailable")
+    assert r.headers["retry-after"] == "1"
+    _no_internals(r)
+
+
+def _raised(engine_url: str, sql: str) -> SQLAlchemyError:
+    engine = make_engine(engine_url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(sql))
+    except SQLAlchemyError as e:
+        return e
+    finally:
+        engine.dispose()
+    raise AssertionError(f"{sql} did not fail")
+
+
+def test_translate_error_on_real_driver_errors(empty_db_url: str, tmp_path: Path) -> None:
+    for sql in ("SELEC 1", "SELECT * FROM no_such_table", "SELECT no_such_column FROM (SELECT 1 AS a) t"):
+        e = translate_error(_raised(empty_db_url, sql))
+        assert not isinstance(e, StorageUnavailableError) and e.http_status == 500, (sql, e)
+    if empty_db_url.startswith("sqlite"):
+        # A write lock held by another connection: "database is locked" once the wait gives up.
+        db = tmp_path / "locked.db"
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("CREATE TABLE t (x)")
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            waiter = sqlite3.connect(db, timeout=0)
+            try:
+                waiter.execute("SELECT * FROM t")
+            except sqlite3.OperationalError as orig:
+                assert "locked" in str(orig)
+                from sqlalchemy.exc import OperationalError
+
+                assert isinstance(translate_error(OperationalError("SELECT", {}, orig)), StorageUnavailableError)
+            else:
+                raise AssertionError("no lock error")
+            finally:
+                waiter.close()
+        finally:
+            holder.close()
+        return
+    # PostgreSQL: a lock that cannot be had in time (55P03), through the real driver.
+    import psycopg
+
+    from tests.support.pg import psycopg_dsn
+
+    engine = make_engine(empty_db_url)
+    try:
+        with psycopg.connect(psycopg_dsn(empty_db_url), autocommit=True) as setup:
+            setup.execute("CREATE TABLE t (x int)")
+        with engine.connect() as holder, engine.connect() as waiter:
+            holder.execute(text("BEGIN"))
+            holder.execute(text("LOCK TABLE t IN ACCESS EXCLUSIVE MODE"))
+            waiter.execute(text("SET lock_timeout = '50ms'"))
+            try:
+                waiter.execute(text("SELECT * FROM t"))
+            except SQLAlchemyError as e:
+                assert isinstance(translate_error(e), StorageUnavailableError)
+            else:
+                raise AssertionError("no lock error")
+    finally:
+        engine.dispose()
+
+
+# --- footer-size cap ----------------------------------------------------------------------------
+
+
+def _claiming_footer(claimed: int, size: int) -> bytes:
+    return b"PAR1" + b"\0" * (size - 12) + struct.pack("<I", claimed) + b"PAR1"
+
+
+def test_footer_cap_is_checked_before_the_footer_is_read(tmp_path: Path) -> None:
+    class CountingReads(io.BytesIO):
+        largest = 0
+
+        def read(self, n: int | None = -1) -> bytes:
+            out = super().read(n)
+            CountingReads.largest = max(CountingReads.largest, len(out))
+            return out
+
+    data = _claiming_footer(200_000, 300_000)
+    with pytest.raises(InvalidParquetError, match="larger than the limit of 100000"):
+        read_file_metadata(CountingReads(data), max_footer_bytes=100_000)
+    assert CountingReads.largest <= 64 * 1024  # the tail only
+    # A real file's footer is small: well under the default cap, refused under a tiny one.
+    real = write_variant_file(tmp_path / "real.parquet", 10)
+    with real.open("rb") as f:
+        meta = read_file_metadata(f)
+        assert meta.footer_size < DEFAULT_MAX_FOOTER_BYTES
+        with pytest.raises(InvalidParquetError, match="limit"):
+            read_file_metadata(f, max_footer_bytes=meta.footer_size - 1)
+    assert Settings().max_footer_bytes == DEFAULT_MAX_FOOTER_BYTES
+
+
+def test_footer_cap_applies_to_rest_and_cli(app_factory: Callable[..., TestClient], tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    real = write_variant_file(lake / "real.parquet", 10)
+    c = app_factory(roots=[str(lake)], max_footer_bytes=1024)
+    assert c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=ADMIN).status_code == 200
+    r = c.post("/v1/namespaces/lake/tables", json={"name": "t", "variant-columns": ["v"]}, headers=ADMIN)
+    assert r.status_code == 200
+    footer = real.stat().st_size  # any real footer is smaller than its file
+    big = lake / "big.parquet"
+    big.write_bytes(_claiming_footer(4096, 8192))
+    r = c.post("/v1/namespaces/lake/tables/t/commits", json={"paths": [str(big)]}, headers=WRITER)
+    err = assert_error(r, 422, "invalid_parquet")
+    assert "larger than the limit of 1024" in err["message"] and footer > 0
+    assert c.get("/v1/namespaces/lake/tables/t", headers=ADMIN).json()["live-file-count"] == 0
+    env = {"SHREDCAT_MAX_FOOTER_BYTES": "1024", "PATH": "/usr/bin:/bin"}
+    import os
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}, **env}
+    out = subprocess.run([*shredcat_cmd(), "stats", str(big), str(real)], env=env, capture_output=True, text=True)
+    assert out.returncode == 1 and "larger than the limit of 1024" in out.stderr
+    assert [json.loads(line)["file"] for line in out.stdout.splitlines()][:1] == [str(real)]
+
+
+# --- sessions and the login throttle (units) -----------------------------------------------------
+
+
+def test_session_keys_rotate_and_expiry_is_capped() -> None:
+    tokens = {hash_token("t0k3n"): "admin"}
+    old, new = b"o" * 32, b"n" * 32
+    by_old = SessionSigner([old]).make("t0k3n", now=1000)
+    rotated = SessionSigner([new, old])
+    assert rotated.verify(by_old, tokens, now=1001) is not None  # old sessions survive the rotation
+    by_new = rotated.make("t0k3n", now=1000)
+    assert SessionSigner([new]).verify(by_new, tokens, now=1001) is not None  # the first key signs
+    assert SessionSigner([new]).verify(by_old, tokens, now=1001) is None  # a dropped key is refused
+    # The token's digest from the configuration is not a key.
+    forged = SessionSigner([bytes.fromhex(hash_token("t0k3n"))]).make("t0k3n", now=1000)
+    assert rotated.verify(forged, tokens, now=1001) is None
+    # A validly signed cookie whose expiry is further ahead than a session lasts is refused.
+    far = SessionSigner([new]).make("t0k3n", now=1000 + 2 * SESSION_SECONDS)
+    assert rotated.verify(far, tokens, now=1001) is None
+
+
+def test_login_throttle_per_address_and_overall() -> None:
+    th = LoginThrottle(per_address=3, total=5, window=60)
+    for _ in range(3):
+        assert th.retry_after("a", now=100) is None
+        th.failed("a", now=100)
+    assert th.retry_after("a", now=101) == 59
+    assert th.retry_after("b", now=101) is None
+    for addr in ("b", "c"):
+        th.failed(addr, now=120)
+    # 5 failures in the last minute from all addresses: everyone waits, even a new address.
+    assert th.retry_after("new", now=121) == 39
+    assert th.retry_after("new", now=161) is None
+    assert th.retry_after("a", now=161) is None  # the window has passed
+
+
+def test_login_is_throttled_with_429_and_retry_after(app_factory: Callable[..., TestClient]) -> None:
+    import re
+
+    c = app_factory(login_failures_per_address=2)
+    html = {"Accept": "text/html"}
+
+    def attempt(token: str) -> object:
+        page = c.get("/admin/login", headers=html)
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        return c.post("/admin/login", data={"token": token, "csrf_token": csrf}, headers=html, follow_redirects=False)
+
+    assert attempt("wrong").status_code == 401  # type: ignore[attr-defined]
+    assert attempt("wrong").status_code == 401  # type: ignore[attr-defined]
+    r = attempt("admin-token-3")
+    assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1  # type: ignore[attr-defined]
+    assert "Too many failed sign-ins" in r.text  # type: ignore[attr-defined]
+
+
+def test_session_secrets_must_be_long() -> None:
+    with pytest.raises(ValueError, match="at least 32"):
+        Settings(session_secrets=["short"])
