@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from service.errors import BadInputError, ForbiddenError
+from service.errors import BadInputError, FileAccessError, ForbiddenError
 
 PARQUET_SUFFIX = ".parquet"
 LOCAL_SCHEME = "file"
@@ -162,7 +162,12 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
         normal = posixpath.normpath(local)
         if normal.startswith("//"):  # POSIX keeps a leading '//' as implementation-defined: not ours
             normal = "/" + normal.lstrip("/")
-        final = os.path.realpath(normal) if resolve else normal
+        try:
+            final = os.path.realpath(normal) if resolve else normal
+        except OSError:
+            # realpath races a concurrent rename (readlink of what lstat just saw as a link):
+            # the path changed under us, which is the writer's to retry, never a server fault.
+            raise FileAccessError(f"{path}: the path changed while it was being checked; retry", details=details) from None
         # Where a symlink leads is never named: it may be anything on the server (/dev/zero,
         # /etc/...), and saying so would let a writer probe the filesystem outside the roots.
         via = " (through a symlink)" if final != normal else ""
