@@ -389,8 +389,10 @@ def test_sql_term_limit_is_checked_before_sqlglot(monkeypatch: pytest.MonkeyPatc
         (" AND ".join(f"NOT variant_get(v, '$.a', 'int') BETWEEN {i} AND {i + 1}" for i in range(6)), 11),
     ]:
         with pytest.raises(LimitExceededError) as ei:
-            parse_sql(text, max_terms=limit)
+            parse_sql(text, max_terms=limit, max_length=len(text))
         assert ei.value.details["limit"] == limit
+    with pytest.raises(LimitExceededError, match="characters"):
+        parse_sql(_or_chain(22_000))  # ~1 MB: refused by its length at the defaults
     monkeypatch.undo()
     # AND/OR inside strings, quoted identifiers and comments are not connectives.
     words = " or and OR AND " * 50

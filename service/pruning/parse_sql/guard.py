@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_DEPTH = 64
 DEFAULT_MAX_IN_LIST = 10_000
-DEFAULT_MAX_LENGTH = 1_000_000
+DEFAULT_MAX_LENGTH = 256 * 1024
 DEFAULT_MAX_TERMS = 400
 
 # Slack over max_depth for parentheses that are not boolean nesting (function calls, casts).
