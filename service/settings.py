@@ -50,6 +50,13 @@ class Settings(BaseSettings):
     max_in_list: int = Field(default=10_000, ge=1)
     #: Deepest predicate nesting (and/or/not levels).
     max_predicate_depth: int = Field(default=64, ge=1)
+    #: Most terms in one predicate: comparisons (and TRUE/FALSE) joined by AND/OR, a BETWEEN
+    #: counting as two. Counted before the predicate is parsed; the planner needs at least one
+    #: index probe per term and refuses plans of more than 400 probes.
+    max_predicate_terms: int = Field(default=400, ge=1)
+    #: Longest SQL predicate (characters), refused before it is parsed (parsing costs ~3 ms per
+    #: KiB). Enough for an IN list of 10,000 values of up to ~25 characters each.
+    max_predicate_length: int = Field(default=256 * 1024, ge=1)
     #: Largest page of files/candidates/snapshots a list call returns.
     max_page_size: int = Field(default=10_000, ge=1)
     #: Longest Parquet footer read from a file registered by path (or by ``shredcat stats`` and

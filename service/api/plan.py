@@ -1,18 +1,21 @@
 """``POST /v1/namespaces/{namespace}/tables/{table}/plan``: which files can hold matching rows.
 
 The predicate is Iceberg-style filter JSON (:mod:`service.pruning.parse_json`) or Spark SQL text
-(:mod:`service.pruning.parse_sql`), parsed with the configured limits (IN-list length, nesting
-depth); the execution is :meth:`service.catalog.Catalog.plan`. JSON numbers of the filter are
-re-read from the raw body as exact decimals (a double would round ``12345678901234567.1``).
+(:mod:`service.pruning.parse_sql`), parsed with the configured limits (terms, length, IN-list
+length, nesting depth; terms and length checked before parsing); the execution is
+:meth:`service.catalog.Catalog.plan`. The body is decoded with every JSON number exact
+(:func:`service.pruning.parse_json.decode_json`): a double would round ``12345678901234567.1``,
+and a number the decoder cannot hold (``1e999``, 5,000 digits) is refused by the filter's rules
+as a 422 naming its node, not by the decoder.
 """
 
 from __future__ import annotations
 
-import json
-from decimal import Decimal
+from collections.abc import Callable, Coroutine
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
 from service.api.auth import Principal, require_reader
@@ -21,24 +24,34 @@ from service.api.namespaces import NamespaceName
 from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse
 from service.api.tables import TableName
 from service.errors import ShredcatError
-
-router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"])
-
-
-def _exact_filter(raw: bytes, fallback: Any) -> Any:
-    """The ``filter`` member re-read with JSON numbers as Decimal (ints stay int)."""
-    try:
-        doc = json.loads(raw, parse_float=Decimal)
-    except ArithmeticError:
-        # decimal.InvalidOperation: an exponent beyond what any literal type can hold.
-        raise field_error("body.filter", "a JSON number in the filter is out of range") from None
-    except (ValueError, RecursionError):
-        return fallback
-    return doc.get("filter", fallback) if isinstance(doc, dict) else fallback
+from service.pruning.parse_json import decode_json
 
 
-def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, flt: Any) -> PlanResponse:
+class _ExactJSONRequest(Request):
+    async def json(self) -> Any:
+        if not hasattr(self, "_exact_json"):
+            self._exact_json = decode_json(await self.body())
+        return self._exact_json
+
+
+class _ExactJSONRoute(APIRoute):
+    """Hands FastAPI a request whose ``json()`` is :func:`decode_json`."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def exact(request: Request) -> Response:
+            return await handler(_ExactJSONRequest(request.scope, request.receive))
+
+        return exact
+
+
+router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"], route_class=_ExactJSONRoute)
+
+
+def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) -> PlanResponse:
     s = ctx.settings
+    flt = body.filter
     if (flt is None) == (body.sql is None):
         raise field_error("body", "give exactly one of filter and sql")
     check_page_size(ctx, body.page_size, field="body.page-size")
@@ -46,11 +59,19 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
         if body.sql is not None:
             from service.pruning.parse_sql import parse_sql
 
-            expr = parse_sql(body.sql, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list)
+            expr = parse_sql(
+                body.sql,
+                max_depth=s.max_predicate_depth,
+                max_in_list=s.max_in_list,
+                max_length=s.max_predicate_length,
+                max_terms=s.max_predicate_terms,
+            )
         else:
             from service.pruning.parse_json import parse_json
 
-            expr = parse_json(flt, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list)
+            expr = parse_json(
+                flt, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list, max_terms=s.max_predicate_terms
+            )
     except ShredcatError as e:
         e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
         raise
@@ -106,15 +127,11 @@ async def plan_table_scan(
     namespace: NamespaceName,
     table: TableName,
     body: PlanRequest,
-    request: Request,
     _: Annotated[Principal, Depends(require_reader)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
 ) -> PlanResponse:
-    flt = body.filter
-    if flt is not None:
-        flt = _exact_filter(await request.body(), flt)
     try:
-        return await run_in_threadpool(_run_plan, ctx, namespace, table, body, flt)
+        return await run_in_threadpool(_run_plan, ctx, namespace, table, body)
     except ShredcatError as e:
         ctx.metrics.prune_calls.labels(outcome=e.code).inc()
         raise

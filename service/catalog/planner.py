@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from functools import singledispatch, singledispatchmethod
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -41,6 +40,7 @@ from service.pruning.conditions import (
     AnyOf,
     AnyPoint,
     Condition,
+    ConditionVisitor,
     Constant,
     HasNulls,
     HasValues,
@@ -50,7 +50,9 @@ from service.pruning.conditions import (
     Never,
     NotAllIn,
     RangeMayContain,
-    Test,
+    TestVisitor,
+    visit_condition,
+    visit_test,
 )
 from service.pruning.evaluator import interpret, stats_by_path
 from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
@@ -89,7 +91,9 @@ class _PathRow:
     unkeyed_files: int
 
 
-class _Planner:
+class _Planner(ConditionVisitor[str]):
+    """Translates a condition into a SELECT of the data_file_ids that might match it."""
+
     def __init__(self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool) -> None:
         self.conn = conn
         self.t = t
@@ -140,133 +144,6 @@ class _Planner:
             self._paths[key] = rows
         return self._paths[key]
 
-    # --- tests -> WHERE clauses over one stats row `s` --------------------------------------
-
-    def _key(self, t: ShreddedType, v: Bound) -> Any:
-        k = index_key(t, v)
-        return {"num": k.num, "real": k.real, "bin": k.bin}[family(t)]
-
-    # Each test becomes a list of branches: conjunctions over one stats row `s`, unioned.
-    # Range branches compare key columns with plain operators at the top level, which implies
-    # `key IS NOT NULL` and lets PostgreSQL and SQLite use the partial indexes; rows whose keys
-    # are NULL (no bound, or a decimal beyond int64) get their own branch, added only when the
-    # path's counters say such rows exist (or always, at a past snapshot).
-
-    def _maybe(self, count: int) -> bool:
-        return not self.current or count > 0
-
-    def _nan_branches(self, row: _PathRow) -> list[str]:
-        if not self._maybe(row.nan_files):
-            return []
-        return ["s.value_count > 0 AND (s.contains_nan IS NULL OR s.contains_nan)"]
-
-    def _unkeyed_branches(self, row: _PathRow) -> list[str]:
-        if not self._maybe(row.unkeyed_files):
-            return []
-        fam = family(row.shredded_type)
-        return [f"s.value_count > 0 AND (s.min_{fam} IS NULL OR s.max_{fam} IS NULL)"]
-
-    def _range(self, row: _PathRow, lo: Bound | None, hi: Bound | None, lo_inc: bool, hi_inc: bool) -> list[str]:
-        """Branches for the rows whose [min, max] meets lo..hi."""
-        t = row.shredded_type
-        fam = family(t)
-        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
-        lo_k = self._key(t, lo) if lo is not None else None
-        hi_k = self._key(t, hi) if hi is not None else None
-        if (lo is not None and lo_k is None) or (hi is not None and hi_k is None):
-            # A literal without a typed key (a decimal beyond int64): no SQL test, keep the rows.
-            return ["s.value_count > 0"]
-        parts = ["s.value_count > 0"]
-        if hi_k is not None:
-            parts.append(f"{mn} {'<=' if hi_inc else '<'} {self.sql.bind(hi_k)}")
-        else:
-            parts.append(f"{mn} IS NOT NULL")
-        if lo_k is not None:
-            parts.append(f"{mx} {'>=' if lo_inc else '>'} {self.sql.bind(lo_k)}")
-            # The width trick: max - min <= width for every file, so min >= lo - width, which
-            # turns a point probe into a short index range on (path_id, min).
-            floor = self._min_floor(row, fam, lo_k)
-            if floor is not None:
-                parts.append(f"{mn} >= {self.sql.bind(floor)}")
-        else:
-            parts.append(f"{mx} IS NOT NULL")
-        return [" AND ".join(parts), *self._unkeyed_branches(row)]
-
-    def _min_floor(self, row: _PathRow, fam: str, lo_k: Any) -> Any:
-        if lo_k is None:
-            return None
-        if fam == "num" and row.max_width_num is not None:
-            v = int(lo_k) - int(row.max_width_num)
-            return v if v >= INT64_MIN else None
-        if fam == "real" and row.max_width_real is not None and math.isfinite(lo_k):
-            v = float(lo_k) - float(row.max_width_real)
-            if not math.isfinite(v):
-                return None
-            # Step a few ulps down: the subtraction rounds, and a floor must never rise.
-            for _ in range(4):
-                v = math.nextafter(v, -math.inf)
-            return v
-        return None
-
-    @singledispatchmethod
-    def test_branches(self, test: Test, row: _PathRow) -> list[str]:
-        """WHERE conjunctions, unioned, TRUE for the rows that MIGHT match ([] = none can)."""
-        raise AssertionError(f"unknown test {test!r}")
-
-    @test_branches.register
-    def _(self, test: Keep, row: _PathRow) -> list[str]:
-        return ["1=1"]
-
-    @test_branches.register
-    def _(self, test: Never, row: _PathRow) -> list[str]:
-        return []
-
-    @test_branches.register
-    def _(self, test: HasValues, row: _PathRow) -> list[str]:
-        return ["s.value_count > 0"]
-
-    @test_branches.register
-    def _(self, test: HasNulls, row: _PathRow) -> list[str]:
-        return ["s.null_count > 0"]
-
-    @test_branches.register
-    def _(self, test: MayHaveNaN, row: _PathRow) -> list[str]:
-        return self._nan_branches(row)
-
-    @test_branches.register
-    def _(self, test: RangeMayContain, row: _PathRow) -> list[str]:
-        out = self._range(row, test.lo, test.hi, test.lo_inclusive, test.hi_inclusive)
-        return out + (self._nan_branches(row) if test.nan_matches else [])
-
-    @test_branches.register
-    def _(self, test: AnyPoint, row: _PathRow) -> list[str]:
-        out: list[str] = []
-        if len(test.points) <= MAX_POINT_PROBES:
-            for p in test.points:
-                for b in self._range(row, p, p, True, True):
-                    if b not in out:
-                        out.append(b)
-            return out
-        # Many points: one branch whose OR the database evaluates row by row.
-        ranges = []
-        for p in test.points:
-            first, *rest = self._range(row, p, p, True, True)
-            ranges.append(f"({first})")
-            out.extend(b for b in rest if b not in out)
-        return [" OR ".join(ranges), *out]
-
-    @test_branches.register
-    def _(self, test: NotAllIn, row: _PathRow) -> list[str]:
-        t = row.shredded_type
-        fam = family(t)
-        keys = [self._key(t, v) for v in test.values]
-        if not keys or any(k is None for k in keys):
-            return ["s.value_count > 0"]
-        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
-        inlist = ", ".join(self.sql.bind(k) for k in keys)
-        out = [f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"]
-        return out + (self._nan_branches(row) if test.nan_matches else [])
-
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
     def _leaf_parts(self, c: LeafCondition) -> tuple[list[tuple[int, str]], bool]:
@@ -276,7 +153,7 @@ class _Planner:
         parts = [
             (row.path_id, clause)
             for row in rows
-            for clause in self.test_branches(c.test_for(row.shredded_type), row)
+            for clause in visit_test(c.test_for(row.shredded_type), _RowClauses(self, row))
         ]
         covered = sum(r.live_file_count for r in rows)
         return parts, not (self.current and covered == self.t.live_file_count)
@@ -301,17 +178,14 @@ class _Planner:
     def empty(self) -> str:
         return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
 
-    @singledispatchmethod
     def build(self, c: Condition) -> str:
         """A SELECT of the data_file_ids that might match ``c``."""
-        raise AssertionError(f"unknown condition {c!r}")
+        return visit_condition(c, self)
 
-    @build.register
-    def _(self, c: Constant) -> str:
+    def visit_constant(self, c: Constant) -> str:
         return self.all_files() if c.might_match else self.empty()
 
-    @build.register
-    def _(self, c: LeafCondition) -> str:
+    def visit_leaf(self, c: LeafCondition) -> str:
         parts, uncovered = self._leaf_parts(c)
         branches: list[str] = []
         for path_id, clause in parts:
@@ -334,14 +208,12 @@ class _Planner:
             return self.empty()
         return " UNION ".join(f"SELECT data_file_id FROM ({b}) AS q{i}" for i, b in enumerate(branches))
 
-    @build.register
-    def _(self, c: AnyOf) -> str:
+    def visit_any_of(self, c: AnyOf) -> str:
         self.count(len(c.children))
         parts = [self.build(ch) for ch in c.children]
         return " UNION ".join(f"SELECT data_file_id FROM ({p}) AS c{i}" for i, p in enumerate(parts))
 
-    @build.register
-    def _(self, c: AllOf) -> str:
+    def visit_all_of(self, c: AllOf) -> str:
         """Drive from the most selective-looking child; test the others per candidate.
 
         An INTERSECT would materialize every child: a low-cardinality string equality matches
@@ -350,7 +222,7 @@ class _Planner:
         """
         self.count(len(c.children))
         kids = list(c.children)
-        drive = min(range(len(kids)), key=lambda i: _selectivity_rank(kids[i]))
+        drive = min(range(len(kids)), key=lambda i: visit_condition(kids[i], _SELECTIVITY))
         driver = kids.pop(drive)
         outer = "d.data_file_id"
         conds = []
@@ -360,42 +232,185 @@ class _Planner:
         return f"SELECT d.data_file_id FROM ({self.build(driver)}) AS d WHERE " + " AND ".join(conds)
 
 
+# --- tests -> WHERE clauses over one stats row `s` ------------------------------------------
+
+
+class _RowClauses(TestVisitor[list[str]]):
+    """A test as WHERE conjunctions over one stats row ``s`` of one path, unioned: TRUE for the
+    rows that MIGHT match ([] = none can).
+
+    Range branches compare key columns with plain operators at the top level, which implies
+    ``key IS NOT NULL`` and lets PostgreSQL and SQLite use the partial indexes; rows whose keys
+    are NULL (no bound, or a decimal beyond int64) get their own branch, added only when the
+    path's counters say such rows exist (or always, at a past snapshot).
+    """
+
+    def __init__(self, planner: _Planner, row: _PathRow) -> None:
+        self.sql = planner.sql
+        self.current = planner.current
+        self.row = row
+
+    def _key(self, v: Bound) -> Any:
+        t = self.row.shredded_type
+        k = index_key(t, v)
+        return {"num": k.num, "real": k.real, "bin": k.bin}[family(t)]
+
+    def _maybe(self, count: int) -> bool:
+        return not self.current or count > 0
+
+    def _nan_branches(self) -> list[str]:
+        if not self._maybe(self.row.nan_files):
+            return []
+        return ["s.value_count > 0 AND (s.contains_nan IS NULL OR s.contains_nan)"]
+
+    def _unkeyed_branches(self) -> list[str]:
+        if not self._maybe(self.row.unkeyed_files):
+            return []
+        fam = family(self.row.shredded_type)
+        return [f"s.value_count > 0 AND (s.min_{fam} IS NULL OR s.max_{fam} IS NULL)"]
+
+    def _range(self, lo: Bound | None, hi: Bound | None, lo_inc: bool, hi_inc: bool) -> list[str]:
+        """Branches for the rows whose [min, max] meets lo..hi."""
+        fam = family(self.row.shredded_type)
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        lo_k = self._key(lo) if lo is not None else None
+        hi_k = self._key(hi) if hi is not None else None
+        if (lo is not None and lo_k is None) or (hi is not None and hi_k is None):
+            # A literal without a typed key (a decimal beyond int64): no SQL test, keep the rows.
+            return ["s.value_count > 0"]
+        parts = ["s.value_count > 0"]
+        if hi_k is not None:
+            parts.append(f"{mn} {'<=' if hi_inc else '<'} {self.sql.bind(hi_k)}")
+        else:
+            parts.append(f"{mn} IS NOT NULL")
+        if lo_k is not None:
+            parts.append(f"{mx} {'>=' if lo_inc else '>'} {self.sql.bind(lo_k)}")
+            # The width trick: max - min <= width for every file, so min >= lo - width, which
+            # turns a point probe into a short index range on (path_id, min).
+            floor = self._min_floor(fam, lo_k)
+            if floor is not None:
+                parts.append(f"{mn} >= {self.sql.bind(floor)}")
+        else:
+            parts.append(f"{mx} IS NOT NULL")
+        return [" AND ".join(parts), *self._unkeyed_branches()]
+
+    def _min_floor(self, fam: str, lo_k: Any) -> Any:
+        row = self.row
+        if lo_k is None:
+            return None
+        if fam == "num" and row.max_width_num is not None:
+            v = int(lo_k) - int(row.max_width_num)
+            return v if v >= INT64_MIN else None
+        if fam == "real" and row.max_width_real is not None and math.isfinite(lo_k):
+            v = float(lo_k) - float(row.max_width_real)
+            if not math.isfinite(v):
+                return None
+            # Step a few ulps down: the subtraction rounds, and a floor must never rise.
+            for _ in range(4):
+                v = math.nextafter(v, -math.inf)
+            return v
+        return None
+
+    def visit_keep(self, t: Keep) -> list[str]:
+        return ["1=1"]
+
+    def visit_never(self, t: Never) -> list[str]:
+        return []
+
+    def visit_has_values(self, t: HasValues) -> list[str]:
+        return ["s.value_count > 0"]
+
+    def visit_has_nulls(self, t: HasNulls) -> list[str]:
+        return ["s.null_count > 0"]
+
+    def visit_may_have_nan(self, t: MayHaveNaN) -> list[str]:
+        return self._nan_branches()
+
+    def visit_range(self, t: RangeMayContain) -> list[str]:
+        out = self._range(t.lo, t.hi, t.lo_inclusive, t.hi_inclusive)
+        return out + (self._nan_branches() if t.nan_matches else [])
+
+    def visit_any_point(self, t: AnyPoint) -> list[str]:
+        out: list[str] = []
+        if len(t.points) <= MAX_POINT_PROBES:
+            for p in t.points:
+                for b in self._range(p, p, True, True):
+                    if b not in out:
+                        out.append(b)
+            return out
+        # Many points: one branch whose OR the database evaluates row by row.
+        ranges = []
+        for p in t.points:
+            first, *rest = self._range(p, p, True, True)
+            ranges.append(f"({first})")
+            out.extend(b for b in rest if b not in out)
+        return [" OR ".join(ranges), *out]
+
+    def visit_not_all_in(self, t: NotAllIn) -> list[str]:
+        fam = family(self.row.shredded_type)
+        keys = [self._key(v) for v in t.values]
+        if not keys or any(k is None for k in keys):
+            return ["s.value_count > 0"]
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        inlist = ", ".join(self.sql.bind(k) for k in keys)
+        out = [f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"]
+        return out + (self._nan_branches() if t.nan_matches else [])
+
+
 # --- which child of an AllOf drives -----------------------------------------------------------
 
+_Narrow = tuple[bool, bool]
 
-@singledispatch
-def _narrowness(test: Test) -> tuple[bool, bool]:
+
+class _Narrowness(TestVisitor[_Narrow]):
     """(whether the test matches few rows, whether it compares bounds) for a leaf's test."""
-    return False, False
+
+    def visit_keep(self, t: Keep) -> _Narrow:
+        return False, False
+
+    def visit_never(self, t: Never) -> _Narrow:
+        return True, False
+
+    def visit_has_values(self, t: HasValues) -> _Narrow:
+        return False, False
+
+    def visit_has_nulls(self, t: HasNulls) -> _Narrow:
+        return False, False
+
+    def visit_may_have_nan(self, t: MayHaveNaN) -> _Narrow:
+        return False, False
+
+    def visit_range(self, t: RangeMayContain) -> _Narrow:
+        return t.lo is not None and t.hi is not None, True
+
+    def visit_any_point(self, t: AnyPoint) -> _Narrow:
+        return True, True
+
+    def visit_not_all_in(self, t: NotAllIn) -> _Narrow:
+        return False, False
 
 
-@_narrowness.register
-def _(test: AnyPoint) -> tuple[bool, bool]:
-    return True, True
-
-
-@_narrowness.register
-def _(test: Never) -> tuple[bool, bool]:
-    return True, False
-
-
-@_narrowness.register
-def _(test: RangeMayContain) -> tuple[bool, bool]:
-    return test.lo is not None and test.hi is not None, True
-
-
-@singledispatch
-def _selectivity_rank(c: Condition) -> int:
+class _SelectivityRank(ConditionVisitor[int]):
     """0 for leaves whose usable tests are bounded ranges or points (few files), higher else."""
-    return 3
+
+    def visit_leaf(self, c: LeafCondition) -> int:
+        kinds = [visit_test(case.test, _NARROWNESS) for case in c.cases]
+        if kinds and all(narrow for narrow, _ in kinds):
+            return 0
+        return 1 if any(ranged for _, ranged in kinds) else 2
+
+    def visit_all_of(self, c: AllOf) -> int:
+        return 3
+
+    def visit_any_of(self, c: AnyOf) -> int:
+        return 3
+
+    def visit_constant(self, c: Constant) -> int:
+        return 3
 
 
-@_selectivity_rank.register
-def _(c: LeafCondition) -> int:
-    kinds = [_narrowness(case.test) for case in c.cases]
-    if kinds and all(narrow for narrow, _ in kinds):
-        return 0
-    return 1 if any(ranged for _, ranged in kinds) else 2
+_NARROWNESS = _Narrowness()
+_SELECTIVITY = _SelectivityRank()
 
 
 # --- page tokens --------------------------------------------------------------------------

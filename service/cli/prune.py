@@ -24,19 +24,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def parse_predicate(text: str):  # type: ignore[no-untyped-def]
-    from service.pruning.parse_json import parse_json
+    from service.pruning.parse_json import decode_json, parse_json
     from service.pruning.parse_sql import parse_sql
+    from service.settings import get_settings
 
+    s = get_settings()
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            obj = json.loads(stripped)
+            obj = decode_json(stripped)
         except json.JSONDecodeError as e:
             from service.errors import InvalidPredicateError
 
             raise InvalidPredicateError(f"predicate JSON is not valid JSON: {e}") from None
-        return parse_json(obj)
-    return parse_sql(text)
+        return parse_json(
+            obj, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list, max_terms=s.max_predicate_terms
+        )
+    return parse_sql(
+        text,
+        max_depth=s.max_predicate_depth,
+        max_in_list=s.max_in_list,
+        max_length=s.max_predicate_length,
+        max_terms=s.max_predicate_terms,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -10,13 +10,13 @@ probe answers from a handful of entries. Tests are merged only when that equival
 
 from __future__ import annotations
 
-from functools import singledispatch
-
 from service.pruning.conditions import (
     AllOf,
     AnyOf,
     AnyPoint,
     Condition,
+    ConditionVisitor,
+    Constant,
     HasValues,
     Keep,
     LeafCondition,
@@ -26,6 +26,7 @@ from service.pruning.conditions import (
     RangeMayContain,
     Test,
     TypedTest,
+    visit_condition,
 )
 
 # These tests all require value_count > 0 already: HasValues adds nothing to them.
@@ -73,33 +74,37 @@ def _merge_leaves(a: LeafCondition, b: LeafCondition) -> LeafCondition | None:
     return LeafCondition(a.column, a.variant_path, tuple(cases), otherwise, f"{a.label} AND {b.label}")
 
 
-@singledispatch
-def merge_conjunctions(c: Condition) -> Condition:
-    """The condition with same-path range conjuncts merged (same verdict for every file)."""
-    return c  # a leaf or a constant: nothing to merge
+class _Merge(ConditionVisitor[Condition]):
+    def visit_leaf(self, c: LeafCondition) -> Condition:
+        return c
 
+    def visit_constant(self, c: Constant) -> Condition:
+        return c
 
-@merge_conjunctions.register
-def _(c: AnyOf) -> Condition:
-    return AnyOf(tuple(merge_conjunctions(ch) for ch in c.children))
+    def visit_any_of(self, c: AnyOf) -> Condition:
+        return AnyOf(tuple(visit_condition(ch, self) for ch in c.children))
 
-
-@merge_conjunctions.register
-def _(c: AllOf) -> Condition:
-    children: list[Condition] = []
-    for ch in (merge_conjunctions(x) for x in c.children):
-        if isinstance(ch, LeafCondition):
-            for i, prev in enumerate(children):
-                if isinstance(prev, LeafCondition) and (prev.column, prev.variant_path) == (ch.column, ch.variant_path):
-                    merged = _merge_leaves(prev, ch)
-                    if merged is not None:
-                        children[i] = merged
-                        break
+    def visit_all_of(self, c: AllOf) -> Condition:
+        children: list[Condition] = []
+        for ch in (visit_condition(x, self) for x in c.children):
+            if isinstance(ch, LeafCondition):
+                path = (ch.column, ch.variant_path)
+                for i, prev in enumerate(children):
+                    if isinstance(prev, LeafCondition) and (prev.column, prev.variant_path) == path:
+                        merged = _merge_leaves(prev, ch)
+                        if merged is not None:
+                            children[i] = merged
+                            break
+                else:
+                    children.append(ch)
             else:
                 children.append(ch)
-        else:
-            children.append(ch)
-    return children[0] if len(children) == 1 else AllOf(tuple(children))
+        return children[0] if len(children) == 1 else AllOf(tuple(children))
+
+
+def merge_conjunctions(c: Condition) -> Condition:
+    """The condition with same-path range conjuncts merged (same verdict for every file)."""
+    return visit_condition(c, _Merge())
 
 
 __all__ = ["merge_conjunctions"]

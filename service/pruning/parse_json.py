@@ -14,9 +14,15 @@ Accepted (Iceberg's expression JSON plus a ``variant`` term)::
 
 Values are JSON scalars read by the term's type: numbers are exact numerals (a JSON float is
 taken as the decimal it prints as, so 0.1 means 0.1; send decimals as strings, "12.50", to keep
-digits a double cannot hold); dates ``"2024-01-01"``; timestamps ``"2024-01-01T10:00:00Z"`` (no
-zone: UTC); binary as hex; ``"Infinity"``/``"-Infinity"`` for float/double. Errors name the JSON
-pointer of the offending node. Unknown keys are errors: a misspelt ``"vlaue"`` must not pass.
+digits a double cannot hold) within the range of a double; dates ``"2024-01-01"``; timestamps
+``"2024-01-01T10:00:00Z"`` (no zone: UTC); binary as hex; ``"Infinity"``/``"-Infinity"`` for
+float/double. Errors name the JSON pointer of the offending node. Unknown keys are errors: a
+misspelt ``"vlaue"`` must not pass.
+
+Limits (LimitExceededError): ``max_depth`` for the nesting of and/or/not, ``max_in_list`` per
+in-list, ``max_terms`` leaves joined by and/or (counted as the tree is walked: a chain's operands
+are counted before any of them is built). :func:`decode_json` reads JSON text the way filters
+read numbers, for callers that decode a document holding a filter.
 
 ``to_json`` gives the canonical form back (``parse_json(to_json(e)) == e``); long AND/OR chains
 are emitted as balanced binary trees so the nesting stays logarithmic.
@@ -60,6 +66,7 @@ from service.values import Bound, Kind, ShreddedType
 
 DEFAULT_MAX_DEPTH = 64
 DEFAULT_MAX_IN_LIST = 10_000
+DEFAULT_MAX_TERMS = 400
 
 _COMPARISONS = {
     "eq": Op.EQ,
@@ -137,6 +144,18 @@ def parse_term(node: Any, ptr: str = "") -> VariantTerm:
     return VariantTerm(column, jp, target, try_cast)
 
 
+def _in_double_range(v: int | Decimal, ptr: str) -> int | Decimal:
+    # JSON numbers are interoperable within the double range (RFC 8259 §6); beyond it a decoder
+    # gives infinity or fails, so such a number is refused rather than read as something else.
+    try:
+        finite = not math.isinf(float(v))
+    except OverflowError:  # an int beyond the double range
+        finite = False
+    if not finite:
+        raise _err(ptr, 'a number beyond the range of a double (use "Infinity" for an infinite double)')
+    return v
+
+
 def _value(v: Any, target: ShreddedType, ptr: str) -> LiteralValue:
     """A JSON scalar as a literal, read by the term's type."""
     if v is None:
@@ -144,16 +163,15 @@ def _value(v: Any, target: ShreddedType, ptr: str) -> LiteralValue:
     if isinstance(v, bool):
         return v
     if isinstance(v, int):
-        return v
+        return _in_double_range(v, ptr)
     if isinstance(v, float):
         if math.isnan(v):
             raise _err(ptr, "NaN is not a comparable value (use is-nan / not-nan)")
-        if math.isinf(v):
-            return v
-        # The decimal the float prints as: what the JSON text said, for every target type.
-        return Decimal(repr(v))
+        # The decimal the float prints as: what the JSON text said, for every target type (an
+        # infinite float is a JSON number that overflowed the decoder's double).
+        return _in_double_range(Decimal(repr(v)) if math.isfinite(v) else Decimal(v), ptr)
     if isinstance(v, Decimal):
-        return v
+        return _in_double_range(v, ptr)
     if isinstance(v, str):
         k = target.kind
         if k is Kind.BLOB:
@@ -168,9 +186,31 @@ def _value(v: Any, target: ShreddedType, ptr: str) -> LiteralValue:
             d = parse_numeral(v)
             if d is None:
                 raise _err(ptr, f"{v!r} is not a number")
-            return d
+            return _in_double_range(d, ptr)
         return v
     raise _err(ptr, f"expected a JSON scalar, got {type(v).__name__}")
+
+
+def _exact_int(text: str) -> int | Decimal:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python reads into an int: far beyond any literal type
+        return Decimal(text)
+
+
+def _exact_float(text: str) -> Decimal | float:
+    try:
+        return Decimal(text)
+    except ArithmeticError:  # an exponent beyond Decimal's: read as the infinity it is refused as
+        return float(text)
+
+
+def decode_json(text: str | bytes | bytearray) -> Any:
+    """JSON text decoded with every number exact (Decimal for fractions and exponents, int or,
+    past Python's int-from-text limit, Decimal for integers), so no number fails the decoder:
+    one out of range is refused by the filter's rules, naming its node. JSONDecodeError and
+    RecursionError pass through."""
+    return json.loads(text, parse_float=_exact_float, parse_int=_exact_int)
 
 
 def parse_json(
@@ -178,23 +218,27 @@ def parse_json(
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_in_list: int = DEFAULT_MAX_IN_LIST,
+    max_terms: int = DEFAULT_MAX_TERMS,
 ) -> BooleanExpression:
     """Parse filter JSON (a str/bytes document or already-decoded objects) into a tree.
 
     ``max_depth`` bounds the nesting of and/or/not (a chain of the same operator counts once);
-    ``max_in_list`` bounds each in/not-in list. Both raise LimitExceededError.
+    ``max_in_list`` bounds each in/not-in list; ``max_terms`` the leaves joined by and/or. All
+    raise LimitExceededError.
     """
     if isinstance(doc, str | bytes | bytearray):
         try:
-            # Decimal keeps every digit of a JSON number; NaN/Infinity are not JSON.
-            doc = json.loads(doc, parse_float=Decimal, parse_constant=_reject_constant)
+            # NaN/Infinity are not JSON.
+            doc = json.loads(
+                doc, parse_float=_exact_float, parse_int=_exact_int, parse_constant=_reject_constant
+            )
         except RecursionError:
             raise LimitExceededError(
                 "filter JSON is nested too deeply", details={"limit": max_depth}
             ) from None
         except ValueError as e:
             raise InvalidPredicateError(f"filter is not valid JSON: {e}") from None
-    return _Parser(max_depth, max_in_list).parse(doc, "", 0)
+    return _Parser(max_depth, max_in_list, max_terms).parse(doc, "", 0)
 
 
 def _reject_constant(name: str) -> Any:
@@ -202,9 +246,23 @@ def _reject_constant(name: str) -> Any:
 
 
 class _Parser:
-    def __init__(self, max_depth: int, max_in_list: int) -> None:
+    def __init__(self, max_depth: int, max_in_list: int, max_terms: int) -> None:
         self.max_depth = max_depth
         self.max_in_list = max_in_list
+        self.max_terms = max_terms
+        self.terms = 0
+
+    def _room(self, ptr: str, n: int) -> None:
+        """Refuse when ``n`` more leaves would pass max_terms."""
+        if self.terms + n > self.max_terms:
+            raise LimitExceededError(
+                f"{ptr or '/'}: more than {self.max_terms} terms joined by and/or (the limit); use in-lists",
+                details={"pointer": ptr or "/", "limit": self.max_terms},
+            )
+
+    def _leaf(self, ptr: str) -> None:
+        self._room(ptr, 1)
+        self.terms += 1
 
     def parse(self, node: Any, ptr: str, depth: int) -> BooleanExpression:
         if depth > self.max_depth:
@@ -212,10 +270,9 @@ class _Parser:
                 f"{ptr or '/'}: predicate nested deeper than {self.max_depth}",
                 details={"pointer": ptr or "/", "limit": self.max_depth},
             )
-        if node is True:
-            return AlwaysTrue()
-        if node is False:
-            return AlwaysFalse()
+        if node is True or node is False:
+            self._leaf(ptr)
+            return AlwaysTrue() if node else AlwaysFalse()
         if not isinstance(node, Mapping):
             raise _err(ptr, f"expected an expression object, got {type(node).__name__}")
         kind = node.get("type")
@@ -224,6 +281,7 @@ class _Parser:
         kind = kind.lower()
         if kind in ("true", "false"):
             _check_keys(node, ptr, set())
+            self._leaf(ptr)
             return AlwaysTrue() if kind == "true" else AlwaysFalse()
         if kind in ("and", "or"):
             return self._chain(node, ptr, depth, kind)
@@ -231,10 +289,13 @@ class _Parser:
             _check_keys(node, ptr, {"child"})
             return not_(self.parse(_require(node, "child", ptr), _child(ptr, "child"), depth + 1))
         if kind in _COMPARISONS:
+            self._leaf(ptr)
             return self._comparison(node, ptr, _COMPARISONS[kind])
         if kind in _SETS:
+            self._leaf(ptr)
             return self._set(node, ptr, _SETS[kind])
         if kind in _UNARY:
+            self._leaf(ptr)
             has_term = "term" in node
             _check_keys(node, ptr, {"term"} if has_term else {"left"})
             term = parse_term(
@@ -257,6 +318,8 @@ class _Parser:
                 stack.append((_require(n, "left", p), _child(p, "left")))
             else:
                 operands.append((n, p))
+        # Every operand holds at least one leaf: a chain too long is refused before it is built.
+        self._room(ptr, len(operands))
         children = [self.parse(n, p, depth + 1) for n, p in operands]
         return and_(*children) if kind == "and" else or_(*children)
 

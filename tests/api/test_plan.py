@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from service import pagetoken
 from service.errors import BadInputError
-from tests.api.conftest import READER, WRITER, assert_error
+from tests.api.conftest import ADMIN, READER, WRITER, assert_error
 
 T = "/v1/namespaces/lake/tables/events"
 ID_EQ = "variant_get(v, '$.id', 'bigint') = {}"
@@ -69,6 +70,110 @@ def test_in_list_and_depth_limits(app_factory) -> None:
     for _ in range(8):
         sql = f"NOT ({sql} OR {ID_EQ.format(2)})"
     assert_error(c.post(T + "/plan", json={"sql": sql}, headers=READER), 413, "limit_exceeded")
+
+
+def test_term_and_length_limits_come_from_settings(app_factory) -> None:
+    c = app_factory(max_predicate_terms=3, max_predicate_length=200)
+    three = " OR ".join(ID_EQ.format(i) for i in range(3))
+    four = " OR ".join(ID_EQ.format(i) for i in range(4))
+    assert c.post(T + "/plan", json={"sql": three}, headers=READER).status_code == 404  # no table: parsed
+    err = assert_error(c.post(T + "/plan", json={"sql": four}, headers=READER), 413, "limit_exceeded", "body.sql")
+    assert err["details"]["limit"] == 3
+    long = ID_EQ.format("1" + " " * 200)
+    err = assert_error(c.post(T + "/plan", json={"sql": long}, headers=READER), 413, "limit_exceeded", "body.sql")
+    assert err["details"]["limit"] == 200
+    f: dict = _id_filter("eq", 0)
+    for i in range(1, 4):
+        f = {"type": "and", "left": f, "right": _id_filter("not-eq", i)}
+    err = assert_error(c.post(T + "/plan", json={"filter": f}, headers=READER), 413, "limit_exceeded", "body.filter")
+    assert err["details"]["limit"] == 3
+
+
+def _sql_or(n: int) -> str:
+    return " OR ".join(ID_EQ.format(i) for i in range(n))
+
+
+def _json_or(lo: int, hi: int) -> dict:
+    """A balanced OR of ``$.id = i`` for i in lo..hi-1."""
+    if hi - lo == 1:
+        return _id_filter("eq", lo)
+    mid = (lo + hi) // 2
+    return {"type": "or", "left": _json_or(lo, mid), "right": _json_or(mid, hi)}
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def loaded_any(request, app_factory, warehouse: Path):
+    """A client on each backend with table ``lake.events`` holding f0..f2 (ids 0..299)."""
+    kw = {"database_url": request.getfixturevalue("pg_url")} if request.param == "postgres" else {}
+    c = app_factory(**kw)
+    assert c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=ADMIN).status_code == 200
+    r = c.post("/v1/namespaces/lake/tables", json={"name": "events", "variant-columns": ["v"]}, headers=ADMIN)
+    assert r.status_code == 200, r.text
+    paths = [os.path.realpath(warehouse / "events" / f"f{i}.parquet") for i in range(3)]
+    assert c.post(T + "/commits", json={"paths": paths}, headers=WRITER).status_code == 200
+    return c, paths
+
+
+def test_too_many_terms_are_refused_before_parsing_and_sql(loaded_any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """More OR-ed comparisons than the planner can probe (on SQLite, once past 500 a compound
+    SELECT the database refuses, 503): 413 from the predicate's own limit, before sqlglot parses
+    the text and before any SQL runs."""
+    import sqlglot
+
+    from service.catalog import Catalog
+
+    c, paths = loaded_any
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("ran on a predicate refused by its size")
+
+    with monkeypatch.context() as m:
+        m.setattr(sqlglot, "tokenize", must_not_run)
+        m.setattr(sqlglot, "parse", must_not_run)
+        m.setattr(Catalog, "plan", must_not_run)
+        for n in (401, 600, 22_000):
+            r = c.post(T + "/plan", json={"sql": _sql_or(n)}, headers=READER)
+            assert_error(r, 413, "limit_exceeded", "body.sql")
+        for n in (401, 600, 22_000):
+            r = c.post(T + "/plan", json={"filter": _json_or(0, n)}, headers=READER)
+            assert_error(r, 413, "limit_exceeded", "body.filter")
+    # What the limits allow is still planned, on either backend.
+    for body in ({"sql": _sql_or(100)}, {"filter": _json_or(0, 100)}):
+        r = c.post(T + "/plan", json=body, headers=READER)
+        assert r.status_code == 200, r.text
+        assert [f["path"] for f in r.json()["files"]] == [paths[0]]
+    ids = ", ".join(str(250 + 7 * i) for i in range(10_000))
+    r = c.post(T + "/plan", json={"sql": f"variant_get(v, '$.id', 'bigint') IN ({ids})"}, headers=READER)
+    assert r.status_code == 200, r.text
+    assert [f["path"] for f in r.json()["files"]] == [paths[2]]
+
+
+def _raw(node: dict, key: str, json_text: str) -> bytes:
+    """A plan body whose filter is ``node`` with ``key`` holding ``json_text`` verbatim."""
+    return json.dumps({"filter": {**node, key: "@raw@"}}).replace('"@raw@"', json_text).encode()
+
+
+ID = {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}
+SCORE = {"type": "variant", "column": "v", "path": "$.score", "as": "double"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        (_raw({"type": "eq", "term": ID}, "value", "1e999"), "body.filter"),
+        (_raw({"type": "lt", "term": SCORE}, "value", "-1e999"), "body.filter"),
+        (_raw({"type": "in", "term": SCORE}, "values", "[1, 1e999]"), "body.filter"),
+        (_raw({"type": "eq", "term": ID}, "value", "9" * 5000), "body.filter"),
+        (_raw({"type": "not-in", "term": ID}, "values", "[-" + "9" * 5000 + "]"), "body.filter"),
+        (json.dumps({"sql": "variant_get(v, '$.score', 'double') > 1e999"}).encode(), "body.sql"),
+        (json.dumps({"sql": ID_EQ.format("9" * 5000)}).encode(), "body.sql"),
+    ],
+)
+def test_numbers_beyond_the_double_range_are_invalid_predicates(client, table, raw: bytes, field: str) -> None:
+    """Once 200 (read as infinity, or as an out-of-range integer) or 500 (Python's int-from-text
+    limit): a 422 naming the field."""
+    r = client.post(T + "/plan", content=raw, headers={**READER, "content-type": "application/json"})
+    assert_error(r, 422, "invalid_predicate", field)
 
 
 def test_very_deep_json_does_not_crash(client, table) -> None:

@@ -8,7 +8,7 @@
   with crafted files registered by path inside a warehouse root: never a 5xx, and a refused commit
   changes nothing;
 * oversized and deeply nested predicates (JSON and SQL) on the plan route: a 4xx, never a 5xx, in
-  bounded time.
+  bounded time; the same refusals from a real ``shredcat serve``, which stays healthy.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ from service.errors import ShredcatError  # noqa: E402
 from service.parquet.footer import parse_file_metadata, read_file_metadata  # noqa: E402
 from service.stats.extract import extract_file  # noqa: E402
 from tests.api.conftest import ADMIN, WRITER, make_settings, write_variant_file  # noqa: E402
-from tests.ops.support import LAKE_ROOT, file_payload  # noqa: E402
+from tests.ops.support import LAKE_ROOT, file_payload, run_migrate, server_env  # noqa: E402
+from tests.ops.support import TOKENS as OPS_TOKENS  # noqa: E402
+from tests.support.server import running_server  # noqa: E402
 from tests.support.thrift import uvarint  # noqa: E402
 
 PAR1 = b"PAR1"
@@ -376,10 +378,27 @@ def _or_chain(n: int) -> str:
     return json.dumps({"sql": " OR ".join(f"variant_get(v, '$.id', 'bigint') = {i}" for i in range(n))})
 
 
+def _json_or(n: int) -> str:
+    """A filter OR-ing n comparisons as a balanced tree (shallow enough for any JSON decoder)."""
+
+    def tree(lo: int, hi: int) -> Any:
+        if hi - lo == 1:
+            return {"type": "eq", "term": TERM, "value": lo}
+        mid = (lo + hi) // 2
+        return {"type": "or", "left": tree(lo, mid), "right": tree(mid, hi)}
+
+    return json.dumps({"filter": tree(0, n)})
+
+
+def _raw_in(*numbers: str) -> str:
+    return '{"filter": {"type": "in", "term": ' + json.dumps(TERM) + ', "values": [' + ", ".join(numbers) + "]}}"
+
+
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        # status: the exact answer expected; "4xx": any refusal; "any": accepted or refused, never 5xx.
+        # status: the exact answer expected, or (status, error type); "4xx": any refusal; "any":
+        # accepted or refused, never 5xx.
         pytest.param(lambda: '{"filter": ' + _deep_json(65) + "}", 413, id="json-depth-65"),
         pytest.param(lambda: '{"filter": ' + _deep_json(5_000) + "}", "4xx", id="json-depth-5000"),
         pytest.param(lambda: '{"filter": ' + _deep_json(200_000) + "}", "4xx", id="json-depth-200000"),
@@ -394,7 +413,10 @@ def _or_chain(n: int) -> str:
         pytest.param(lambda: json.dumps({"sql": "NOT " * 10_000 + "variant_get(v, '$.id', 'bigint') = 1"}), "4xx",
                      id="sql-not-10000"),
         pytest.param(lambda: _or_chain(400), "any", id="sql-or-400"),
-        pytest.param(lambda: _or_chain(600), "4xx", id="sql-or-600"),
+        pytest.param(lambda: _or_chain(600), (413, "limit_exceeded"), id="sql-or-600"),
+        pytest.param(lambda: _or_chain(22_000), (413, "limit_exceeded"), id="sql-or-22000-1mb"),
+        pytest.param(lambda: _json_or(600), (413, "limit_exceeded"), id="json-or-600"),
+        pytest.param(lambda: _json_or(22_000), (413, "limit_exceeded"), id="json-or-22000"),
         pytest.param(lambda: json.dumps({"sql": "variant_get(v, '$.id', 'bigint') IN (" + ",".join(map(str, range(10_001))) + ")"}),
                      413, id="sql-in-10001"),
         pytest.param(lambda: json.dumps({"sql": "x" * 1_000_001}), 422, id="sql-too-long"),
@@ -404,24 +426,77 @@ def _or_chain(n: int) -> str:
                      id="sql-100000-digit-decimal"),
         pytest.param(lambda: json.dumps({"filter": {"type": "eq", "term": TERM, "value": "9" * 100_000}}), "any",
                      id="json-100000-digit-string"),
-        pytest.param(lambda: _raw_eq("9" * 5000), "4xx",
+        pytest.param(lambda: _raw_eq("9" * 5000), (422, "invalid_predicate"),
                      id="json-5000-digit-number"),
-        pytest.param(lambda: json.dumps({"sql": "variant_get(v, '$.id', 'bigint') = " + "9" * 5000}), "4xx",
-                     id="sql-5000-digit-integer"),
-        pytest.param(lambda: _raw_eq("1e" + "9" * 30), "4xx",
+        pytest.param(lambda: _raw_in("1", "-" + "9" * 5000), (422, "invalid_predicate"),
+                     id="json-5000-digit-number-in-list"),
+        pytest.param(lambda: json.dumps({"sql": "variant_get(v, '$.id', 'bigint') = " + "9" * 5000}),
+                     (422, "invalid_predicate"), id="sql-5000-digit-integer"),
+        pytest.param(lambda: _raw_eq("1e" + "9" * 30), (422, "invalid_predicate"),
                      id="json-number-huge-exponent"),
+        pytest.param(lambda: _raw_eq("1e999"), (422, "invalid_predicate"), id="json-1e999"),
+        pytest.param(lambda: _raw_eq("-1e999"), (422, "invalid_predicate"), id="json-minus-1e999"),
+        pytest.param(lambda: _raw_in("1", "1e999"), (422, "invalid_predicate"), id="json-1e999-in-list"),
+        pytest.param(lambda: json.dumps({"sql": "variant_get(v, '$.id', 'double') = -9e999"}),
+                     (422, "invalid_predicate"), id="sql-minus-9e999"),
     ],
 )
-def test_oversized_and_deep_predicates(api: tuple[TestClient, Path], body: Any, status: int | str) -> None:
+def test_oversized_and_deep_predicates(
+    api: tuple[TestClient, Path], body: Any, status: int | str | tuple[int, str]
+) -> None:
     c, _ = api
     rss = _maxrss_kib()
     # One large body each (up to ~7 MB): a wider bound than the fuzz examples', still bounded.
     r = _post(c, T + "/plan", body(), {**WRITER}, bound=3 * BOUND_S)
     if status == "4xx":
         assert 400 <= r.status_code < 500, r.text[:300]
+    elif isinstance(status, tuple):
+        assert (r.status_code, r.json()["error"]["type"]) == status, r.text[:300]
     elif status != "any":
         assert r.status_code == status, r.text[:300]
     assert _maxrss_kib() - rss < RSS_BOUND_KIB
+
+
+@pytest.mark.slow
+def test_real_server_refuses_huge_predicates_and_stays_healthy(tmp_path: Path) -> None:
+    """Issue 14 rows 12 and 13 against ``shredcat serve`` (auth on, SQLite catalog): a megabyte of
+    22,000 OR-ed comparisons and 600 of them (SQL and JSON) get 413, numbers beyond a double 422;
+    the catalog is unchanged and the server answers plans and health checks afterwards."""
+    import httpx
+
+    env = server_env(f"sqlite:///{tmp_path / 'catalog.db'}")
+    assert run_migrate(env).returncode == 0
+    admin, reader = ({"Authorization": f"Bearer {OPS_TOKENS[role]}"} for role in ("admin", "reader"))
+    writer = {"Authorization": f"Bearer {OPS_TOKENS['writer']}"}
+    with running_server(env, tmp_path / "server.log") as srv, httpx.Client(base_url=srv.base_url, timeout=120) as h:
+        assert h.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=admin).status_code == 200
+        r = h.post("/v1/namespaces/lake/tables", json={"name": "events", "variant-columns": ["v"]}, headers=admin)
+        assert r.status_code == 200, r.text
+        files = [file_payload(f"{LAKE_ROOT}huge/{i}.parquet", i, records=100) for i in range(3)]
+        assert h.post(T + "/commits", json={"files": files}, headers=writer).status_code == 200
+        before = h.get(T, headers=admin).json()
+
+        def refused(body: str, status: int, type_: str) -> None:
+            r = h.post(T + "/plan", content=body, headers={**reader, "Content-Type": "application/json"})
+            assert (r.status_code, r.json()["error"]["type"]) == (status, type_), r.text[:300]
+
+        big = _or_chain(22_000)
+        assert len(big) > 900_000
+        refused(big, 413, "limit_exceeded")
+        refused(_or_chain(600), 413, "limit_exceeded")
+        refused(_json_or(22_000), 413, "limit_exceeded")
+        refused(_json_or(600), 413, "limit_exceeded")
+        for number in ("1e999", "-1e999", "9" * 5000):
+            refused(_raw_eq(number), 422, "invalid_predicate")
+        refused(_raw_in("1", "1e999"), 422, "invalid_predicate")
+        refused(json.dumps({"sql": "variant_get(v, '$.id', 'bigint') = " + "9" * 5000}), 422, "invalid_predicate")
+
+        assert h.get("/health").status_code == 200
+        assert h.get(T, headers=admin).json() == before
+        r = h.post(T + "/plan", json={"sql": "variant_get(v, '$.id', 'bigint') = 150"}, headers=reader)
+        assert r.status_code == 200, r.text
+        assert [f["path"] for f in r.json()["files"]] == [files[1]["path"]]
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
 
 
 SQL_WORDS = st.sampled_from(

@@ -27,6 +27,7 @@ from service.pruning.expressions import (
 from service.pruning.literals import parse_date_text
 from service.pruning.parse_json import parse_json, to_json
 from service.pruning.parse_sql import parse_sql, to_sql
+from service.pruning.parse_sql.guard import too_many_terms
 
 
 def T(path: str, as_: str, column: str = "v", try_: bool = False) -> dict[str, Any]:
@@ -356,7 +357,7 @@ def test_sql_limits() -> None:
     with pytest.raises(LimitExceededError):
         parse_sql("NOT " * 1000 + leaf)
     # A long chain of one operator is one level of nesting.
-    parse_sql(" AND ".join(f"variant_get(v, '$.a', 'int') != {i}" for i in range(2000)))
+    parse_sql(" AND ".join(f"variant_get(v, '$.a', 'int') != {i}" for i in range(2000)), max_terms=2000)
     many = ", ".join(str(i) for i in range(10_001))
     with pytest.raises(LimitExceededError):
         parse_sql(f"variant_get(v, '$.a', 'int') IN ({many})")
@@ -364,6 +365,124 @@ def test_sql_limits() -> None:
         parse_sql("variant_get(v, '$.a', 'int') IN (1, 2, 3, 4)", max_in_list=3)
     with pytest.raises(LimitExceededError):
         parse_sql(leaf, max_length=10)
+
+
+def _or_chain(n: int, leaf: str = "variant_get(v, '$.a', 'int') = {i}") -> str:
+    return " OR ".join(leaf.format(i=i) for i in range(n))
+
+
+def test_sql_term_limit_is_checked_before_sqlglot(monkeypatch: pytest.MonkeyPatch) -> None:
+    parse_sql(_or_chain(400))  # the default limit, 400 terms
+    parse_sql(_or_chain(10), max_terms=10)
+    import sqlglot
+
+    def no_sqlglot(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("sqlglot ran on a predicate the pre-scan refuses")
+
+    monkeypatch.setattr(sqlglot, "tokenize", no_sqlglot)
+    monkeypatch.setattr(sqlglot, "parse", no_sqlglot)
+    for text, limit in [
+        (_or_chain(401), 400),
+        (_or_chain(22_000), 400),
+        (_or_chain(11), 10),
+        # A BETWEEN is two comparisons; NOT adds none.
+        (" AND ".join(f"NOT variant_get(v, '$.a', 'int') BETWEEN {i} AND {i + 1}" for i in range(6)), 11),
+    ]:
+        with pytest.raises(LimitExceededError) as ei:
+            parse_sql(text, max_terms=limit, max_length=len(text))
+        assert ei.value.details["limit"] == limit
+    with pytest.raises(LimitExceededError, match="characters"):
+        parse_sql(_or_chain(22_000))  # ~1 MB: refused by its length at the defaults
+    monkeypatch.undo()
+    # AND/OR inside strings, quoted identifiers and comments are not connectives.
+    words = " or and OR AND " * 50
+    parse_sql(
+        f"variant_get(v, '$.s', 'string') IN ('{words}', \"{words}\", '\\' {words}') -- {words}\n"
+        f"/* {words} */ AND variant_get(`v`, '$.a', 'int') = 1",
+        max_terms=2,
+    )
+    # A raw string has no escapes: what follows r'\' is code.
+    assert too_many_terms("r'\\' OR x OR y", 2)
+    assert not too_many_terms("'\\' OR x OR y'", 2)
+
+
+def test_sql_double_literals_are_finite() -> None:
+    for text in ("1e999", "-9e999", "1e999D", "1E+400"):
+        with pytest.raises(InvalidPredicateError, match="beyond the range of DOUBLE"):
+            parse_sql(f"variant_get(v, '$.f', 'double') = {text}")
+    e = parse_sql("variant_get(v, '$.f', 'double') = 1.7976931348623157e308")
+    assert isinstance(e, LiteralPredicate) and e.literal == 1.7976931348623157e308
+    e = parse_sql("variant_get(v, '$.f', 'double') = CAST('Infinity' AS DOUBLE)")
+    assert isinstance(e, LiteralPredicate) and e.literal == math.inf
+
+
+def test_json_term_limit_is_checked_before_building(monkeypatch: pytest.MonkeyPatch) -> None:
+    def leaf(i: int) -> dict[str, Any]:
+        return {"type": "eq", "term": A_INT, "value": i}
+
+    def chain(n: int, kind: str = "or") -> Any:
+        doc: Any = leaf(0)
+        for i in range(1, n):
+            doc = {"type": kind, "left": doc, "right": leaf(i)}
+        return doc
+
+    parse_json(chain(400))  # the default limit, 400 terms
+    parse_json({"type": "and", "left": chain(5), "right": {"type": "not", "child": chain(5)}}, max_terms=10)
+    import importlib
+
+    pj = importlib.import_module("service.pruning.parse_json")  # the package re-exports a function of that name
+
+    def no_build(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a leaf was built for a filter the term count refuses")
+
+    monkeypatch.setattr(pj, "compare", no_build)
+    with pytest.raises(LimitExceededError) as ei:
+        parse_json(chain(22_000))
+    assert ei.value.details == {"pointer": "/", "limit": 400}
+    monkeypatch.undo()
+    # Terms are counted over the whole tree, not per chain.
+    with pytest.raises(LimitExceededError) as ei:
+        parse_json({"type": "and", "left": chain(6), "right": {"type": "not", "child": chain(5)}}, max_terms=10)
+    assert ei.value.details["limit"] == 10
+    with pytest.raises(LimitExceededError):
+        parse_json({"type": "or", "left": True, "right": chain(2, "and")}, max_terms=2)
+
+
+def _raw(node: dict[str, Any], key: str, json_text: str) -> str:
+    """``node`` as JSON text with ``key`` holding ``json_text`` verbatim (a number no encoder writes)."""
+    return json.dumps({**node, key: "@raw@"}).replace('"@raw@"', json_text)
+
+
+@pytest.mark.parametrize(
+    ("raw", "pointer"),
+    [
+        (_raw({"type": "eq", "term": A_INT}, "value", "1e999"), "/value"),
+        (_raw({"type": "eq", "term": F_DBL}, "value", "-1e999"), "/value"),
+        (_raw({"type": "in", "term": F_DBL}, "values", "[1, 1e999]"), "/values/1"),
+        (_raw({"type": "eq", "term": F_DBL}, "value", "1e99999999999999999999"), "/value"),
+        (_raw({"type": "eq", "term": A_INT}, "value", "9" * 5000), "/value"),
+        (_raw({"type": "eq", "term": A_INT}, "value", "-" + "9" * 400), "/value"),
+        (json.dumps({"type": "lt", "term": F_DBL, "value": "1e999"}), "/value"),
+    ],
+)
+def test_json_numbers_beyond_the_double_range_are_refused(raw: str, pointer: str) -> None:
+    from service.pruning.parse_json import decode_json
+
+    for doc in (raw, decode_json(raw)):
+        with pytest.raises(InvalidPredicateError, match="beyond the range of a double") as ei:
+            parse_json(doc)
+        assert ei.value.details["pointer"] == pointer
+
+
+def test_json_number_range_edges() -> None:
+    with pytest.raises(InvalidPredicateError, match="beyond the range of a double"):
+        parse_json({"type": "eq", "term": F_DBL, "value": math.inf})
+    e = parse_json(_raw({"type": "eq", "term": F_DBL}, "value", "1.7976931348623157e308"))
+    assert isinstance(e, LiteralPredicate) and e.literal == 1.7976931348623157e308
+    e = parse_json({"type": "eq", "term": F_DBL, "value": "-Infinity"})
+    assert isinstance(e, LiteralPredicate) and e.literal == -math.inf
+    e = parse_json(_raw({"type": "eq", "term": T("$.a", "bigint")}, "value", str(2**70)))
+    assert e == parse_sql(f"variant_get(v, '$.a', 'bigint') = {2**70}")
 
 
 # --- JSON errors ------------------------------------------------------------------------------
@@ -428,7 +547,7 @@ def test_json_limits() -> None:
     chain: Any = leaf
     for i in range(3000):
         chain = {"type": "and", "left": chain, "right": {"type": "not-eq", "term": A_INT, "value": i}}
-    parse_json(chain)  # a left-deep chain is one level
+    parse_json(chain, max_terms=3001)  # a left-deep chain is one level
     with pytest.raises(LimitExceededError):
         parse_json({"type": "in", "term": A_INT, "values": list(range(10_001))})
     with pytest.raises(LimitExceededError):

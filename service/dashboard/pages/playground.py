@@ -19,8 +19,6 @@ router = APIRouter()
 
 #: Candidates listed by the playground (the counts cover all of them).
 PLAYGROUND_PAGE = 100
-#: Longest predicate the playground takes (characters).
-MAX_PREDICATE_CHARS = 100_000
 
 
 @router.get("/tables/{namespace}/{table}/prune")
@@ -81,7 +79,8 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             sql,
             max_depth=settings.max_predicate_depth,
             max_in_list=settings.max_in_list,
-            max_length=MAX_PREDICATE_CHARS,
+            max_length=settings.max_predicate_length,
+            max_terms=settings.max_predicate_terms,
         )
         result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, explain=True, page_size=PLAYGROUND_PAGE)
     except NotFoundError as e:

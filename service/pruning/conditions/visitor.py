@@ -2,7 +2,8 @@
 way :func:`service.pruning.expressions.visit` dispatches on tree nodes: ``visit_condition(c, v)``
 calls ``v.visit_leaf`` / ``visit_all_of`` / ``visit_any_of`` / ``visit_constant``, and
 ``visit_test(t, v)`` one method per test kind. Every interpreter of conditions (the per-file
-evaluator, the catalog's SQL translation) goes through these, so a new kind is registered once.
+evaluator, the conjunction merge, the catalog's SQL translation) goes through these, so a new kind
+is registered once and each concern's visitor must say what it does with it.
 """
 
 from __future__ import annotations

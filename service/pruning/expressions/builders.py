@@ -33,8 +33,6 @@ from service.pruning.expressions.nodes import (
     NEGATION,
     SET_OPS,
     TRUE,
-    AlwaysFalse,
-    AlwaysTrue,
     And,
     BooleanExpression,
     LiteralPredicate,
@@ -51,46 +49,37 @@ from service.pruning.literals import LiteralValue, domain_extremes, literal_imag
 from service.values import Bound
 
 
-def and_(*exprs: BooleanExpression) -> BooleanExpression:
+def _junction(
+    exprs: tuple[BooleanExpression, ...], kind: type[And] | type[Or], zero: BooleanExpression, unit: BooleanExpression
+) -> BooleanExpression:
+    """``kind`` of ``exprs``, flattened and deduplicated in order; ``zero`` absorbs the whole
+    junction (FALSE for AND, TRUE for OR) and ``unit`` drops out (the other constant)."""
     out: list[BooleanExpression] = []
     seen: set[BooleanExpression] = set()
     stack = list(reversed(exprs))
     while stack:
         e = stack.pop()
-        if isinstance(e, AlwaysFalse):
-            return FALSE
-        if isinstance(e, AlwaysTrue):
+        if e == zero:
+            return zero
+        if e == unit:
             continue
-        if isinstance(e, And):
+        if isinstance(e, kind):
             stack.extend(reversed(e.children))
             continue
         if e not in seen:
             seen.add(e)
             out.append(e)
     if not out:
-        return TRUE
-    return out[0] if len(out) == 1 else And(tuple(out))
+        return unit
+    return out[0] if len(out) == 1 else kind(tuple(out))
+
+
+def and_(*exprs: BooleanExpression) -> BooleanExpression:
+    return _junction(exprs, And, FALSE, TRUE)
 
 
 def or_(*exprs: BooleanExpression) -> BooleanExpression:
-    out: list[BooleanExpression] = []
-    seen: set[BooleanExpression] = set()
-    stack = list(reversed(exprs))
-    while stack:
-        e = stack.pop()
-        if isinstance(e, AlwaysTrue):
-            return TRUE
-        if isinstance(e, AlwaysFalse):
-            continue
-        if isinstance(e, Or):
-            stack.extend(reversed(e.children))
-            continue
-        if e not in seen:
-            seen.add(e)
-            out.append(e)
-    if not out:
-        return FALSE
-    return out[0] if len(out) == 1 else Or(tuple(out))
+    return _junction(exprs, Or, TRUE, FALSE)
 
 
 class _Negate(BooleanExpressionVisitor[BooleanExpression]):

@@ -27,9 +27,11 @@ disjunct or negation would prune files that match):
   ``[*]`` inside a ``variant_get`` path is refused: Spark's variant_get has no such step.
 
 Limits (LimitExceededError): ``max_depth`` for the nesting of AND/OR/NOT (a chain of one
-operator counts once), ``max_in_list`` per IN list, ``max_length`` characters of text.
-sqlglot's parser recurses ~20 Python frames per parenthesis, so the text's nesting is measured
-on the tokens before parsing and the recursion limit is raised for the parse.
+operator counts once), ``max_in_list`` per IN list, ``max_length`` characters of text and
+``max_terms`` terms joined by AND/OR. Length and terms are checked on the raw text, in
+microseconds, before sqlglot sees it. sqlglot's parser recurses ~20 Python frames per
+parenthesis, so the text's nesting is measured on the tokens before parsing and the recursion
+limit is raised for the parse.
 """
 
 from __future__ import annotations
@@ -40,11 +42,19 @@ from service.pruning.parse_sql.guard import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_IN_LIST,
     DEFAULT_MAX_LENGTH,
+    DEFAULT_MAX_TERMS,
     guarded_parse,
 )
 from service.pruning.render import to_sql
 
-__all__ = ["DEFAULT_MAX_DEPTH", "DEFAULT_MAX_IN_LIST", "DEFAULT_MAX_LENGTH", "parse_sql", "to_sql"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_IN_LIST",
+    "DEFAULT_MAX_LENGTH",
+    "DEFAULT_MAX_TERMS",
+    "parse_sql",
+    "to_sql",
+]
 
 
 def parse_sql(
@@ -53,7 +63,8 @@ def parse_sql(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_in_list: int = DEFAULT_MAX_IN_LIST,
     max_length: int = DEFAULT_MAX_LENGTH,
+    max_terms: int = DEFAULT_MAX_TERMS,
 ) -> BooleanExpression:
     """Parse a Spark SQL predicate (the body of a WHERE clause) into a tree."""
-    tree = guarded_parse(text, max_depth=max_depth, max_length=max_length)
+    tree = guarded_parse(text, max_depth=max_depth, max_length=max_length, max_terms=max_terms)
     return Converter(max_depth, max_in_list).convert(tree, 0)

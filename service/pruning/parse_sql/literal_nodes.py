@@ -4,6 +4,7 @@ another family is compared with a term is decided in :mod:`service.pruning.liter
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Context, Decimal
 from fractions import Fraction
@@ -140,8 +141,8 @@ def is_literalish(node: exp.Expression) -> bool:
 
 
 def number_literal(text: str) -> int | Decimal | float:
-    """A numeric literal as Spark types it: with an exponent a DOUBLE, with a point a DECIMAL,
-    else an integer."""
+    """A numeric literal as Spark types it: with an exponent a DOUBLE (finite), with a point a
+    DECIMAL, else an integer."""
     if len(text) > 200:
         # Beyond any DECIMAL(38) or double literal; also keeps int() under its digit limit.
         raise InvalidPredicateError(f"number literal of {len(text)} characters is too long")
@@ -149,7 +150,11 @@ def number_literal(text: str) -> int | Decimal | float:
     if d is None:
         raise InvalidPredicateError(f"bad number {text!r}")
     if "e" in text.lower():
-        return float(d)
+        f = float(d)
+        if math.isinf(f):
+            # Spark refuses it too: a double literal must be finite (write CAST('Infinity' AS DOUBLE)).
+            raise InvalidPredicateError(f"number literal {text} is beyond the range of DOUBLE")
+        return f
     if "." in text:
         return d
     return int(text)
