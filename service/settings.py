@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from service import limits
+
 Role = Literal["reader", "writer", "admin"]
 
 
@@ -47,22 +49,22 @@ class Settings(BaseSettings):
     #: Longest ``extra_stats`` of a statistics row (characters).
     max_extra_stats_chars: int = Field(default=64 * 1024, ge=1)
     #: Longest IN list in a predicate.
-    max_in_list: int = Field(default=10_000, ge=1)
+    max_in_list: int = Field(default=limits.MAX_IN_LIST, ge=1)
     #: Deepest predicate nesting (and/or/not levels).
-    max_predicate_depth: int = Field(default=64, ge=1)
+    max_predicate_depth: int = Field(default=limits.MAX_PREDICATE_DEPTH, ge=1)
     #: Most terms in one predicate: comparisons (and TRUE/FALSE) joined by AND/OR, a BETWEEN
     #: counting as two. Counted before the predicate is parsed; the planner needs at least one
     #: index probe per term and refuses plans of more than 400 probes.
-    max_predicate_terms: int = Field(default=400, ge=1)
+    max_predicate_terms: int = Field(default=limits.MAX_PREDICATE_TERMS, ge=1)
     #: Longest SQL predicate (characters), refused before it is parsed (parsing costs ~3 ms per
     #: KiB). Enough for an IN list of 10,000 values of up to ~25 characters each.
-    max_predicate_length: int = Field(default=256 * 1024, ge=1)
+    max_predicate_length: int = Field(default=limits.MAX_PREDICATE_LENGTH, ge=1)
     #: Largest page of files/candidates/snapshots a list call returns.
     max_page_size: int = Field(default=10_000, ge=1)
     #: Longest Parquet footer read from a file registered by path (or by ``shredcat stats`` and
     #: ``shredcat register``); checked from the file's last 8 bytes before the footer is read. The
-    #: default (16 MiB) is ``service.parquet.footer.DEFAULT_MAX_FOOTER_BYTES``.
-    max_footer_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    #: default is 16 MiB.
+    max_footer_bytes: int = Field(default=limits.MAX_FOOTER_BYTES, ge=1024)
     #: Threads extracting statistics of files registered by path (shared by all requests).
     extract_workers: int = Field(default=4, ge=1, le=64)
     #: Keys that sign dashboard session cookies, as a JSON list: the first signs new sessions, all

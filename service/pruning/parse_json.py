@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from service import limits
 from service.errors import InvalidPathError, InvalidPredicateError, LimitExceededError, ShredcatError
 from service.pruning.expressions import (
     FLIPPED,
@@ -64,9 +65,9 @@ from service.pruning.paths import format_json_path, parse_json_path
 from service.pruning.spark_types import parse_spark_type, spark_type_name
 from service.values import Bound, Kind, ShreddedType
 
-DEFAULT_MAX_DEPTH = 64
-DEFAULT_MAX_IN_LIST = 10_000
-DEFAULT_MAX_TERMS = 400
+DEFAULT_MAX_DEPTH = limits.MAX_PREDICATE_DEPTH
+DEFAULT_MAX_IN_LIST = limits.MAX_IN_LIST
+DEFAULT_MAX_TERMS = limits.MAX_PREDICATE_TERMS
 
 _COMPARISONS = {
     "eq": Op.EQ,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import struct
 import typing
 
+from service import limits
 from service.errors import InvalidParquetError
 from service.parquet.footer.accel import fast
 from service.parquet.footer.compact import corrupt
@@ -31,7 +32,7 @@ PARQUET_ENCRYPTED_MAGIC = b"PARE"
 #: Largest footer read by default (16 MiB). Real footers are far smaller (kilobytes; megabytes for
 #: thousands of columns times hundreds of row groups), and the length is checked from the last 8
 #: bytes before anything else is read, so a file claiming a huge footer costs nothing.
-DEFAULT_MAX_FOOTER_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_FOOTER_BYTES = limits.MAX_FOOTER_BYTES
 
 #: How much of the end of a file :func:`read_file_metadata` fetches in its first read. Most footers
 #: fit, so a remote file costs one ranged GET.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from service import limits
 from service.errors import InvalidPredicateError, LimitExceededError
 from service.pruning.parse_sql.recursion import recursion_headroom
 from service.pruning.parse_sql.syntax import nesting, parse_predicate
@@ -20,10 +21,10 @@ from service.pruning.parse_sql.syntax import nesting, parse_predicate
 if TYPE_CHECKING:
     from sqlglot import exp
 
-DEFAULT_MAX_DEPTH = 64
-DEFAULT_MAX_IN_LIST = 10_000
-DEFAULT_MAX_LENGTH = 256 * 1024
-DEFAULT_MAX_TERMS = 400
+DEFAULT_MAX_DEPTH = limits.MAX_PREDICATE_DEPTH
+DEFAULT_MAX_IN_LIST = limits.MAX_IN_LIST
+DEFAULT_MAX_LENGTH = limits.MAX_PREDICATE_LENGTH
+DEFAULT_MAX_TERMS = limits.MAX_PREDICATE_TERMS
 
 # Slack over max_depth for parentheses that are not boolean nesting (function calls, casts).
 _PAREN_SLACK = 16

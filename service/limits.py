@@ -1,0 +1,18 @@
+"""The default of every limit that pure code also needs, written once.
+
+:class:`service.settings.Settings` takes its defaults from here (``SHREDCAT_MAX_IN_LIST`` and the
+others override them), and the API, CLI and dashboard pass the values in force to the pure
+parsers and readers, whose own defaults are these, so a library caller gets the same limits.
+Import-free on purpose: the settings and the CLI read it at start-up.
+"""
+
+#: Deepest predicate nesting (and/or/not levels).
+MAX_PREDICATE_DEPTH = 64
+#: Longest IN list in a predicate.
+MAX_IN_LIST = 10_000
+#: Most terms in one predicate (comparisons joined by AND/OR; a BETWEEN counts as two).
+MAX_PREDICATE_TERMS = 400
+#: Longest SQL predicate text (characters): an IN list of 10,000 values of ~25 characters each.
+MAX_PREDICATE_LENGTH = 256 * 1024
+#: Longest Parquet footer read (bytes), checked from the file's last 8 bytes first.
+MAX_FOOTER_BYTES = 16 * 1024 * 1024
