@@ -71,10 +71,17 @@ from service.errors import (
 )
 from service.stats.merge import GlobalStats, GlobalStatsAccumulator, from_ducklake_json, recompute
 from service.stats.model import FileStats
-from service.values import ShreddedType
+from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
     from service.pruning.expressions import BooleanExpression
+
+
+def _check_id(field: str, value: int | None) -> None:
+    """Snapshot ids are BIGINTs: a larger one cannot exist, and must not reach the driver (whose
+    OverflowError would be a 500)."""
+    if value is not None and not INT64_MIN <= value <= INT64_MAX:
+        raise BadInputError(f"{field}: {value} is not a snapshot id (a 64-bit integer)", details={"field": field})
 
 
 class Catalog:
@@ -375,6 +382,7 @@ class Catalog:
     def _table(
         self, conn: Connection, namespace: str, table: str, snapshot: int | None = None
     ) -> repo.TableRow:
+        _check_id("snapshot", snapshot)
         t = repo.require_table(conn, namespace, table)
         if snapshot is not None and not repo.snapshot_exists(conn, snapshot):
             raise NotFoundError(f"snapshot {snapshot} does not exist", details={"snapshot": snapshot})
@@ -422,6 +430,7 @@ class Catalog:
     ) -> list[SnapshotInfo]:
         """Snapshots that changed this table (creation, commits, removals), oldest first."""
         self._check_limit(limit)
+        _check_id("after", after)
 
         def op(conn: Connection) -> list[SnapshotInfo]:
             t = self._table(conn, namespace, table)
@@ -504,6 +513,7 @@ class Catalog:
         (``namespace`` and ``table``; NotFoundError when it does not exist). ``before``: keyset,
         the last snapshot id of the previous page."""
         self._check_limit(limit)
+        _check_id("before", before)
 
         def op(conn: Connection) -> list[RecentSnapshot]:
             table_id = None if table is None else repo.require_table(conn, namespace or "", table).table_id
@@ -635,6 +645,7 @@ class Catalog:
             raise BadInputError(
                 f"page size must be between 1 and {self.limits.max_page_size}", details={"field": "page-size"}
             )
+        _check_id("snapshot", snapshot_id)
         condition = merge_conjunctions(compile_expression(expr))
         return self._read(
             lambda conn: plan_in(

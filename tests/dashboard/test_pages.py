@@ -475,3 +475,12 @@ def test_chart_positions_and_marks() -> None:
     e = render_chart(t, [], x_label="x", title="t")
     assert e.drawn == 0 and e.point_keep_ratio is None
     assert nice_ticks(0, 10) == [0, 2, 4, 6, 8, 10]
+
+
+def test_snapshot_ids_beyond_bigint_are_bad_requests(admin: TestClient) -> None:
+    # Issue 14 row 4: ``before`` and the playground's snapshot once reached the driver (500).
+    for big in (2**70, -(2**70)):
+        r = admin.get(T, params={"before": big})
+        assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.id', 'bigint') = 1", "snapshot": str(2**70)})
+    assert r.status_code == 422 and 'id="predicate-error"' in r.text
