@@ -1,11 +1,13 @@
 """The catalog: registered files, per-file Variant stats, snapshots and exact global stats, on SQLite
-and PostgreSQL; the only package that talks to the database.
+and PostgreSQL.
 
-:class:`~service.catalog.service.Catalog` is the boundary: every read, write and plan the API, the
-CLI, the dashboard and Spark need is a method returning frozen results (:mod:`.results`). Below it
-only the storage layer writes SQL: :mod:`.repository` (tables, files, snapshots, stats, keyset
-pages) and :mod:`.planner` (a compiled stats condition of :mod:`service.pruning` translated to SQL).
-Schema: :mod:`.models` (created by the Alembic migrations, :func:`service.catalog.db.upgrade_to_head`).
+:class:`~service.catalog.service.Catalog` is the library API and the only database boundary: every
+read, write and plan the API, the CLI, the dashboard and Spark need is one of its methods, and
+:mod:`.service` runs each as one (retried) transaction. Only :mod:`.repository` (tables, commits,
+path counters and global stats, reads, idempotency keys) and :mod:`.planner` (a compiled stats
+condition translated to SQL) write SQL. :mod:`.validate` is the one validator of what a writer
+commits, :mod:`.encode` prepares a commit batch's rows, :mod:`.results` holds the frozen result
+types. Schema: :mod:`.models` (created by the Alembic migrations, :func:`.db.upgrade_to_head`).
 """
 
 from service.catalog.results import (

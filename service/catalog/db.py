@@ -7,7 +7,7 @@ Backends:
   writers start with ``BEGIN IMMEDIATE`` (readers with a deferred ``BEGIN``), so that writers are
   serialized by SQLite's write lock instead of failing on a lock upgrade.
 * **PostgreSQL** (psycopg 3): READ COMMITTED; writers serialize per table by locking the table row
-  (``SELECT ... FOR UPDATE``, see :mod:`service.catalog.repository`).
+  (``SELECT ... FOR UPDATE``, see :mod:`service.catalog.repository.tables`).
 
 :func:`run_transaction` runs a function in one transaction and retries it a bounded number of times
 on serialization failures, deadlocks, lock timeouts and ``database is locked``.

@@ -182,19 +182,9 @@ def _check_row(
             )
         cap = limits.max_bound_chars
         if lo is not None:
-            if (type(lo) is str or type(lo) is bytes) and len(lo) > cap:
-                raise _bound_too_long(f, j, ps, "min_value", cap)
-            try:
-                lo = check(lo)
-            except InvalidStatsError as e:
-                raise _row_error(f, j, ps, "min_value", e.message) from None
+            lo = _checked_bound(f, j, ps, "min_value", lo, check, cap)
         if hi is not None:
-            if (type(hi) is str or type(hi) is bytes) and len(hi) > cap:
-                raise _bound_too_long(f, j, ps, "max_value", cap)
-            try:
-                hi = check(hi)
-            except InvalidStatsError as e:
-                raise _row_error(f, j, ps, "max_value", e.message) from None
+            hi = _checked_bound(f, j, ps, "max_value", hi, check, cap)
             if lo is not None and hi < lo:  # type: ignore[operator]
                 raise _row_error(f, j, ps, "max_value", f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
     nan = ps.contains_nan
@@ -220,8 +210,16 @@ def _check_row(
     return dataclasses.replace(ps, min_value=lo, max_value=hi)
 
 
-def _bound_too_long(f: FileStats, j: int, ps: PathStats, name: str, cap: int) -> ShredcatError:
-    return _row_error(f, j, ps, name, f"{name} longer than {cap} (SHREDCAT_MAX_BOUND_CHARS)", LimitExceededError)
+def _checked_bound(
+    f: FileStats, j: int, ps: PathStats, name: str, v: Bound, check: Callable[[Bound], Bound], cap: int
+) -> Bound:
+    """The bound ``name`` of a row normalised by ``check``, within ``cap`` characters."""
+    if (type(v) is str or type(v) is bytes) and len(v) > cap:
+        raise _row_error(f, j, ps, name, f"{name} longer than {cap} (SHREDCAT_MAX_BOUND_CHARS)", LimitExceededError)
+    try:
+        return check(v)
+    except InvalidStatsError as e:
+        raise _row_error(f, j, ps, name, e.message) from None
 
 
 def validate_file(

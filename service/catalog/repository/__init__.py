@@ -1,0 +1,88 @@
+"""The catalog's storage layer: with :mod:`service.catalog.planner` (a compiled stats condition of
+:mod:`service.pruning` translated to SQL) the only code that writes SQL. Every function takes a
+Connection inside a transaction opened (and retried) by :mod:`service.catalog.service`; nothing
+here commits.
+
+- :mod:`.common`: table aliases, chunking, timestamps, the live-at filter, :func:`keyset_page`.
+- :mod:`.tables`: snapshots, namespaces and tables, and the per-table writer lock.
+- :mod:`.commit`: inserting files and stats rows (COPY on PostgreSQL), ending files.
+- :mod:`.path_stats`: the path dictionary's counters and widths, global stats and their rebuild.
+- :mod:`.reads`: files, stats, snapshots, coverage and the admin pages' reads.
+- :mod:`.idempotency`: commit idempotency keys.
+"""
+
+from service.catalog.repository.commit import LiveFile, add_files, end_files, live_files_by_path
+from service.catalog.repository.common import keyset_page
+from service.catalog.repository.idempotency import get_commit_key, put_commit_key
+from service.catalog.repository.path_stats import read_global_json, rebuild_global, write_global_json
+from service.catalog.repository.reads import (
+    FileSort,
+    count_files,
+    file_bounds,
+    file_stats,
+    iter_file_stats,
+    list_files,
+    list_files_sorted,
+    list_snapshots,
+    live_file,
+    path_coverage_rows,
+    path_types,
+    recent_snapshots,
+    snapshot_exists,
+    snapshot_info,
+    stats_for_files,
+)
+from service.catalog.repository.tables import (
+    TableRow,
+    count_live_tables,
+    drop_namespace,
+    drop_table,
+    find_namespace,
+    find_table,
+    insert_namespace,
+    insert_table,
+    list_namespaces,
+    new_snapshot,
+    require_table,
+    table_infos,
+)
+
+__all__ = [
+    "FileSort",
+    "LiveFile",
+    "TableRow",
+    "add_files",
+    "count_files",
+    "count_live_tables",
+    "drop_namespace",
+    "drop_table",
+    "end_files",
+    "file_bounds",
+    "file_stats",
+    "find_namespace",
+    "find_table",
+    "get_commit_key",
+    "insert_namespace",
+    "insert_table",
+    "iter_file_stats",
+    "keyset_page",
+    "list_files",
+    "list_files_sorted",
+    "list_namespaces",
+    "list_snapshots",
+    "live_file",
+    "live_files_by_path",
+    "new_snapshot",
+    "path_coverage_rows",
+    "path_types",
+    "put_commit_key",
+    "read_global_json",
+    "rebuild_global",
+    "recent_snapshots",
+    "require_table",
+    "snapshot_exists",
+    "snapshot_info",
+    "stats_for_files",
+    "table_infos",
+    "write_global_json",
+]

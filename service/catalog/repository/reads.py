@@ -1,0 +1,319 @@
+"""The reads: counts and keyset pages of files (by path, or by size or rows for the admin pages),
+one file and its stats, the stats of many files (for planning) or of every live file (for a
+recomputation), snapshots (one, a table's pages, newest-first history), and a path's types,
+per-file bounds and coverage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+from sqlalchemy import ColumnElement, Connection, func, select
+
+from service.catalog import models as m
+from service.catalog.repository.common import (
+    _STATS_READ,
+    VP,
+    D,
+    S,
+    _live_at,
+    _path_stats,
+    aware,
+    chunks,
+    keyset_page,
+)
+from service.catalog.repository.tables import TableRow
+from service.catalog.results import DataFileInfo, FileBound, RecentSnapshot, SnapshotInfo
+from service.stats.model import FileStats, PathStats
+from service.values import ShreddedType, family
+
+
+def count_files(conn: Connection, table_id: int, snapshot: int | None, *, prefix: str | None = None) -> int:
+    """Files live at ``snapshot`` (None = now), only those under ``prefix`` if given."""
+    return int(
+        conn.execute(
+            select(func.count())
+            .select_from(D)
+            .where(D.table_id == table_id, _live_at(D, snapshot), *_prefix_filter(prefix))
+        ).scalar_one()
+    )
+
+
+def stats_for_files(conn: Connection, t: TableRow, ids: Sequence[int]) -> dict[int, list[PathStats]]:
+    """The PathStats of the given data files (a file's stats rows never change once committed)."""
+    names = t.column_names
+    out: dict[int, list[PathStats]] = {}
+    for chunk in chunks(list(ids)):
+        for r in conn.execute(select(*_STATS_READ).where(S.data_file_id.in_(chunk)).order_by(S.path_id)):
+            out.setdefault(int(r.data_file_id), []).append(_path_stats(names, r))
+    return out
+
+
+def iter_file_stats(conn: Connection, t: TableRow, snapshot: int | None) -> Iterator[list[PathStats]]:
+    """The PathStats of every file with stats rows live at ``snapshot`` (None = now), one list per
+    file, read from DuckLake's columns only (independent of the typed keys and counters)."""
+    names = t.column_names
+    stmt = (
+        select(*_STATS_READ)
+        .select_from(D)
+        .join(S, S.data_file_id == D.data_file_id)
+        .where(D.table_id == t.table_id, _live_at(D, snapshot))
+        .order_by(S.data_file_id)
+        .execution_options(yield_per=10_000)
+    )
+    cur_id: int | None = None
+    cur: list[PathStats] = []
+    for r in conn.execute(stmt):
+        if r.data_file_id != cur_id:
+            if cur_id is not None:
+                yield cur
+            cur_id, cur = r.data_file_id, []
+        cur.append(_path_stats(names, r))
+    if cur_id is not None:
+        yield cur
+
+
+# --- files and snapshots ----------------------------------------------------------------------
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The smallest string greater than every string starting with ``prefix`` in code-point (=
+    UTF-8 byte) order, or None if there is none."""
+    chars = list(prefix)
+    while chars:
+        c = ord(chars[-1])
+        if c < 0x10FFFF:
+            c += 1
+            if 0xD800 <= c <= 0xDFFF:
+                c = 0xE000
+            chars[-1] = chr(c)
+            return "".join(chars)
+        chars.pop()
+    return None
+
+
+#: The ``ducklake_data_file`` columns :func:`file_info` reads.
+FILE_INFO_COLUMNS = (
+    D.data_file_id,
+    D.path,
+    D.file_size_bytes,
+    D.record_count,
+    D.footer_size,
+    D.content_id,
+    D.begin_snapshot,
+    D.end_snapshot,
+)
+
+
+def file_info(r: Any) -> DataFileInfo:
+    """A DataFileInfo from a row carrying :data:`FILE_INFO_COLUMNS`."""
+    return DataFileInfo(
+        data_file_id=int(r.data_file_id),
+        path=r.path,
+        file_size_bytes=int(r.file_size_bytes),
+        record_count=int(r.record_count),
+        footer_size=int(r.footer_size),
+        content_id=r.content_id,
+        begin_snapshot=int(r.begin_snapshot),
+        end_snapshot=None if r.end_snapshot is None else int(r.end_snapshot),
+    )
+
+
+def _prefix_filter(prefix: str | None) -> list[ColumnElement[bool]]:
+    """Conditions keeping the paths that start with ``prefix`` (a range: the path index serves it)."""
+    if not prefix:
+        return []
+    conds = [D.path >= prefix]
+    upper = prefix_upper_bound(prefix)
+    if upper is not None:
+        conds.append(D.path < upper)
+    return conds
+
+
+def list_files(
+    conn: Connection,
+    table_id: int,
+    *,
+    snapshot: int | None,
+    prefix: str | None,
+    after: str | None,
+    limit: int,
+) -> list[DataFileInfo]:
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, _live_at(D, snapshot), *_prefix_filter(prefix))
+    stmt = keyset_page(stmt, [D.path], None if after is None else [after], limit=limit)
+    return [file_info(r) for r in conn.execute(stmt)]
+
+
+#: Sort keys of :func:`list_files_sorted`.
+FileSort = Literal["path", "size", "rows"]
+_FILE_SORT_COLUMNS = {"path": D.path, "size": D.file_size_bytes, "rows": D.record_count}
+
+
+def list_files_sorted(
+    conn: Connection,
+    table_id: int,
+    *,
+    sort: FileSort,
+    descending: bool,
+    prefix: str | None,
+    after: tuple[int | str, str] | None,
+    limit: int,
+) -> list[DataFileInfo]:
+    """Live files ordered by ``sort`` then path, keyset on ``(sort value, path)`` (just the path
+    for ``sort="path"``). No index covers size or record count: a top-N sort per page."""
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.end_snapshot.is_(None), *_prefix_filter(prefix))
+    if sort == "path":
+        stmt = keyset_page(stmt, [D.path], None if after is None else [after[1]], limit=limit, descending=descending)
+    else:
+        key = _FILE_SORT_COLUMNS[sort]
+        last = None if after is None else [int(after[0]), after[1]]
+        stmt = keyset_page(stmt, [key, D.path], last, limit=limit, descending=descending)
+    return [file_info(r) for r in conn.execute(stmt)]
+
+
+def live_file(conn: Connection, table_id: int, path: str) -> DataFileInfo | None:
+    r = conn.execute(
+        select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.path == path, D.end_snapshot.is_(None))
+    ).first()
+    return None if r is None else file_info(r)
+
+
+def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -> FileStats | None:
+    r = conn.execute(
+        select(*FILE_INFO_COLUMNS, D.variant_columns).where(
+            D.table_id == t.table_id, D.path == path, _live_at(D, snapshot)
+        )
+    ).first()
+    if r is None:
+        return None
+    names = t.column_names
+    rows = conn.execute(
+        select(*_STATS_READ).where(S.data_file_id == r.data_file_id).order_by(S.path_id)
+    ).all()
+    return FileStats(
+        path=r.path,
+        file_size_bytes=int(r.file_size_bytes),
+        record_count=int(r.record_count),
+        footer_size=int(r.footer_size),
+        content_id=r.content_id,
+        variant_columns=tuple(json.loads(r.variant_columns)),
+        paths=tuple(_path_stats(names, x) for x in rows),
+    )
+
+
+def snapshot_exists(conn: Connection, snapshot: int) -> bool:
+    return (
+        conn.execute(select(m.Snapshot.snapshot_id).where(m.Snapshot.snapshot_id == snapshot)).first()
+        is not None
+    )
+
+
+_SNAPSHOT_INFO_COLUMNS = (
+    m.Snapshot.snapshot_id,
+    m.Snapshot.snapshot_time,
+    m.Snapshot.table_id,
+    m.Snapshot.changes_made,
+    m.Snapshot.added_files,
+    m.Snapshot.removed_files,
+)
+
+
+def _snapshot_info(r: Any) -> SnapshotInfo:
+    return SnapshotInfo(int(r[0]), aware(r[1]) or r[1], r[2], r[3], int(r[4]), int(r[5]))
+
+
+def snapshot_info(conn: Connection, snapshot: int) -> SnapshotInfo:
+    """The snapshot ``snapshot`` (which exists)."""
+    r = conn.execute(select(*_SNAPSHOT_INFO_COLUMNS).where(m.Snapshot.snapshot_id == snapshot)).one()
+    return _snapshot_info(r)
+
+
+def list_snapshots(conn: Connection, table_id: int, *, after: int | None, limit: int) -> list[SnapshotInfo]:
+    stmt = select(*_SNAPSHOT_INFO_COLUMNS).where(m.Snapshot.table_id == table_id)
+    stmt = keyset_page(stmt, [m.Snapshot.snapshot_id], None if after is None else [after], limit=limit)
+    return [_snapshot_info(r) for r in conn.execute(stmt)]
+
+
+def recent_snapshots(
+    conn: Connection, table_id: int | None, *, before: int | None, limit: int
+) -> list[RecentSnapshot]:
+    """Snapshots newest first (of one table, or all), with the table each changed; ``before`` is
+    the last snapshot id of the previous page."""
+    Sn, T, Sc = m.Snapshot, m.Table, m.Schema
+    stmt = (
+        select(
+            Sn.snapshot_id,
+            Sn.snapshot_time,
+            Sc.schema_name,
+            T.table_name,
+            T.end_snapshot,
+            Sn.changes_made,
+            Sn.added_files,
+            Sn.removed_files,
+        )
+        .outerjoin(T, T.table_id == Sn.table_id)
+        .outerjoin(Sc, Sc.schema_id == T.schema_id)
+    )
+    if table_id is not None:
+        stmt = stmt.where(Sn.table_id == table_id)
+    stmt = keyset_page(stmt, [Sn.snapshot_id], None if before is None else [before], limit=limit, descending=True)
+    return [
+        RecentSnapshot(
+            snapshot_id=int(r[0]),
+            snapshot_time=aware(r[1]),
+            table=None if r[3] is None else f"{r[2]}.{r[3]}",
+            table_live=r[3] is not None and r[4] is None,
+            namespace=r[2],
+            table_name=r[3],
+            changes_made=r[5],
+            added_files=int(r[6] or 0),
+            removed_files=int(r[7] or 0),
+        )
+        for r in conn.execute(stmt)
+    ]
+
+
+def path_types(conn: Connection, table_id: int, column_id: int, variant_path: str) -> list[tuple[int, str, int]]:
+    """``(path_id, shredded_type, live files)`` of each type the path is shredded as in live files."""
+    rows = conn.execute(
+        select(VP.path_id, VP.shredded_type, VP.live_file_count).where(
+            VP.table_id == table_id,
+            VP.column_id == column_id,
+            VP.variant_path == variant_path,
+            VP.live_file_count > 0,
+        )
+    ).all()
+    return [(int(r[0]), r[1], int(r[2])) for r in rows]
+
+
+def file_bounds(
+    conn: Connection, path_id: int, st: ShreddedType, order: Literal["min", "path"], limit: int
+) -> list[FileBound]:
+    """The live stats rows of ``path_id`` (at most ``limit``), by the typed min key (rows without
+    one last, by path) or by file path."""
+    cols = (D.path, S.value_count, S.null_count, S.min_value, S.max_value, S.contains_nan)
+    base = (
+        select(*cols)
+        .join(D, D.data_file_id == S.data_file_id)
+        .where(S.path_id == path_id, S.end_snapshot.is_(None))
+    )
+    if order == "path":
+        rows: Sequence[Any] = conn.execute(base.order_by(D.path).limit(limit)).all()
+    else:
+        key = getattr(S, f"min_{family(st)}")
+        # Two probes so the keyed part walks the partial (path_id, min_*) index in order.
+        rows = list(conn.execute(base.where(key.is_not(None)).order_by(key, S.data_file_id).limit(limit)))
+        if len(rows) < limit:
+            rows += conn.execute(base.where(key.is_(None)).order_by(D.path).limit(limit - len(rows))).all()
+    return [FileBound(r[0], int(r[1]), int(r[2]), r[3], r[4], r[5]) for r in rows]
+
+
+def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, str, int]]:
+    rows = conn.execute(
+        select(VP.column_id, VP.variant_path, VP.shredded_type, VP.live_file_count).where(
+            VP.table_id == table_id, VP.live_file_count > 0
+        )
+    ).all()
+    return [(int(r[0]), r[1], r[2], int(r[3])) for r in rows]
