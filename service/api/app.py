@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from fastapi import FastAPI
 
 import service
-from service.api import commits, health, namespaces, plan, reads, tables
+from service.api import commits, health, namespaces, plan, reads, tables, verify
 from service.api.auth import Authenticator, RouteRoles
 from service.api.deps import AppContext
 from service.api.errors import install_error_handlers
@@ -42,7 +42,8 @@ Routes follow the Iceberg REST catalog where the concept exists there (`/v1/name
 `{"error": {"type", "message", "details", "code"}}`.
 
 Authentication: `Authorization: Bearer <token>`; roles `reader` (list, stats, plan),
-`writer` (also commit and remove files), `admin` (also create and drop namespaces and tables).
+`writer` (also commit and remove files), `admin` (also create and drop namespaces and tables, and
+verify stored statistics against the files).
 """
 
 TAGS = [
@@ -127,7 +128,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         per_address=settings.login_failures_per_address, total=settings.login_failures_total
     )
     install_error_handlers(app)
-    routers = [m.router for m in (health, namespaces, tables, commits, reads, plan)] + [dashboard_router]
+    routers = [m.router for m in (health, namespaces, tables, commits, reads, plan, verify)] + [dashboard_router]
     for router in routers:
         app.include_router(router)
     app.add_middleware(

@@ -39,6 +39,18 @@ class Principal:
     role: str
     #: First 8 hex digits of the token's digest (for logs), or "auth-off".
     token_id: str
+    #: Who the caller is, for scoping what it owns (idempotency keys): ``token:`` and a hash of the
+    #: token's digest (never the digest itself, which the configuration holds), or "auth-off".
+    identity: str
+
+    @classmethod
+    def of_token(cls, role: str, digest_hex: str) -> Principal:
+        identity = hashlib.sha256(b"shredcat-principal\0" + bytes.fromhex(digest_hex)).hexdigest()[:32]
+        return cls(role, digest_hex[:8], f"token:{identity}")
+
+
+#: Every caller when authentication is off.
+AUTH_OFF = Principal("admin", "auth-off", "auth-off")
 
 
 class Authenticator:
@@ -48,7 +60,7 @@ class Authenticator:
 
     def authenticate(self, authorization: str | None) -> Principal:
         if not self.enabled:
-            return Principal("admin", "auth-off")
+            return AUTH_OFF
         if not authorization:
             raise UnauthorizedError("missing bearer token (Authorization: Bearer <token>)")
         scheme, _, token = authorization.partition(" ")
@@ -62,7 +74,7 @@ class Authenticator:
                 found = role
         if found is None:
             raise UnauthorizedError("invalid bearer token")
-        return Principal(found, presented.hex()[:8])
+        return Principal.of_token(found, presented.hex())
 
     def check(self, authorization: str | None, role: str) -> Principal:
         """The caller's principal if it holds ``role`` (or a higher one); else 401 or 403."""

@@ -26,7 +26,8 @@ IdempotencyKey = Annotated[
         max_length=255,
         pattern=r"^[\x21-\x7e]+$",
         description="Makes a retried commit apply once: a replay with the same key and body returns the "
-        "original result (`replayed: true`); the same key with another body is 409.",
+        "original result (`replayed: true`), which describes the snapshot that commit created even if its "
+        "files were removed since; the same key with another body is 409. Keys are per table and per token.",
     ),
 ]
 
@@ -42,7 +43,7 @@ def commit_files(
     namespace: NamespaceName,
     table: TableName,
     body: CommitRequest,
-    _: Annotated[Principal, Depends(require_writer)],
+    principal: Annotated[Principal, Depends(require_writer)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
     idempotency_key: IdempotencyKey = None,
 ) -> CommitResponse:
@@ -60,8 +61,16 @@ def commit_files(
         checked = check_paths(paths, ctx.roots)
         if checked:
             catalog.get_table(namespace, table)  # a missing table fails before reading files
-        files: list[FileStats] = [*extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes), *given]
-        result = catalog.commit(namespace, table, files, idempotency_key=idempotency_key)
+        extracted = extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes)
+        files: list[FileStats] = [*extracted, *given]
+        result = catalog.commit(
+            namespace,
+            table,
+            files,
+            idempotency_key=idempotency_key,
+            principal=principal.identity,
+            extracted=[f.path for f in extracted],
+        )
     except ShredcatError as e:
         ctx.metrics.commits.labels(mode=mode, outcome=e.code).inc()
         raise
@@ -72,6 +81,7 @@ def commit_files(
         snapshot_id=result.snapshot_id,
         added=list(result.added),
         unchanged=list(result.unchanged),
+        restated=list(result.restated),
         replayed=result.replayed,
     )
 

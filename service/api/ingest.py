@@ -40,7 +40,8 @@ def check_paths(paths: Sequence[str], roots: Sequence[WarehouseRoot], field: str
     return out
 
 
-def _extract_one(checked: CheckedPath, max_footer_bytes: int) -> FileStats:
+def extract_checked(checked: CheckedPath, max_footer_bytes: int) -> FileStats:
+    """The stats of one checked path (local files opened beneath their root); errors name the path."""
     from service.stats import extract
 
     path = checked.path
@@ -62,8 +63,8 @@ def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, m
     if not paths:
         return []
     if len(paths) == 1:
-        return [_extract_one(paths[0], max_footer_bytes)]
-    futures: list[Future[FileStats]] = [executor.submit(_extract_one, p, max_footer_bytes) for p in paths]
+        return [extract_checked(paths[0], max_footer_bytes)]
+    futures: list[Future[FileStats]] = [executor.submit(extract_checked, p, max_footer_bytes) for p in paths]
     _, pending = wait(futures, return_when=FIRST_EXCEPTION)
     for f in futures:
         if f.done() and not f.cancelled() and f.exception() is not None:

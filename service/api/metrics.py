@@ -1,8 +1,21 @@
-"""Prometheus metrics, in a registry of the app's own (tests build many apps in one process)."""
+"""Prometheus metrics, in a registry of the app's own (tests build many apps in one process).
+
+With several worker processes (``shredcat serve --workers N``) each worker counts what it served,
+so ``/metrics`` uses prometheus_client's multiprocess mode: ``PROMETHEUS_MULTIPROC_DIR`` (set by
+``shredcat serve``) makes every worker write its values to files there, and whichever worker
+answers ``/metrics`` sums them (:class:`~prometheus_client.multiprocess.MultiProcessCollector`).
+There are only counters and histograms, whose samples of a worker that exited are kept (they
+still count what it served).
+"""
 
 from __future__ import annotations
 
+import os
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+#: prometheus_client reads this variable when it is imported (it selects the value storage).
+MULTIPROC_DIR_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -11,6 +24,7 @@ _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.
 
 class Metrics:
     def __init__(self) -> None:
+        self.multiprocess = bool(os.environ.get(MULTIPROC_DIR_ENV))
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.request_latency = Histogram(
@@ -39,4 +53,10 @@ class Metrics:
         self.files_pruned = Counter("shredcat_prune_files_pruned_total", "Files skipped by plan calls.", registry=r)
 
     def render(self) -> bytes:
+        if self.multiprocess:
+            from prometheus_client.multiprocess import MultiProcessCollector
+
+            every_worker = CollectorRegistry()
+            MultiProcessCollector(every_worker)
+            return generate_latest(every_worker)
         return generate_latest(self.registry)

@@ -263,6 +263,10 @@ class CommitResponse(ApiModel):
     snapshot_id: int | None = Field(description="The new snapshot; null when every file was already live.")
     added: list[str]
     unchanged: list[str]
+    restated: list[str] = Field(
+        description="Files given by path, already live with the same content, whose stored statistics differed "
+        "from the file's: their statistics were replaced at the new snapshot."
+    )
     replayed: bool = Field(description="True when answered from an earlier commit with the same Idempotency-Key.")
 
 
@@ -395,3 +399,46 @@ class HealthResponse(ApiModel):
     backend: str | None = None
     schema_revision: str | None = None
     version: str
+
+
+# --- verification -------------------------------------------------------------------------------
+
+
+class VerifyRequest(RequestModel):
+    sample: Annotated[StrictInt, Field(ge=1)] | None = Field(
+        default=None, description="Verify this many live files chosen at random."
+    )
+    all: StrictBool = Field(default=False, description="Verify every live file.")
+    seed: StrictInt | None = Field(default=None, description="Makes the random sample repeatable.")
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"sample": 100}, {"all": True}]})
+
+
+class StatsDifference(ApiModel):
+    field: str = Field(
+        description="A file attribute (`record_count`...), `row` (a stats row on one side only) or a stats "
+        "row's attribute (`min_value`...)."
+    )
+    stored: Any
+    extracted: Any
+    column: str | None = None
+    #: DuckLake's name, as in the stats rows (and in ``shredcat verify --json``).
+    variant_path: str | None = Field(default=None, alias="variant_path")
+
+
+class FileVerification(ApiModel):
+    path: str
+    status: Literal["different", "unverifiable"]
+    differences: list[StatsDifference] = Field(default_factory=list)
+    reason: str | None = Field(default=None, description="Why the file could not be read (unverifiable).")
+
+
+class VerifyResponse(ApiModel):
+    table: str
+    snapshot_id: int = Field(description="The files live at this snapshot were checked.")
+    live_files: int
+    chosen: int = Field(description="Files chosen: the sample, or every live file.")
+    checked: int = Field(description="Files compared or found unreadable.")
+    matching: int
+    complete: bool = Field(description="False when the time limit ended the check before every chosen file.")
+    problems: list[FileVerification] = Field(description="Every file whose stored stats differ, or unreadable.")

@@ -274,11 +274,13 @@ class TableColumnStats(Base):
 
 
 class CommitKey(Base):
-    """``shredcat_commit_key``: idempotency keys of commits, per table, with the original result."""
+    """``shredcat_commit_key``: idempotency keys of commits, per table and principal (who committed),
+    with the original result."""
 
     __tablename__ = "shredcat_commit_key"
 
     table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"), primary_key=True)
+    principal: Mapped[str] = mapped_column(String, primary_key=True)
     idempotency_key: Mapped[str] = mapped_column(String, primary_key=True)
     request_hash: Mapped[str] = mapped_column(String(64))
     snapshot_id: Mapped[int | None] = mapped_column(BigInteger)

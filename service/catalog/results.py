@@ -41,13 +41,19 @@ class TableInfo:
 
 @dataclass(frozen=True, slots=True)
 class CommitResult:
-    """``snapshot_id`` is None when nothing was added (every file was already live, unchanged)."""
+    """``snapshot_id`` is None when nothing changed (every file was already live, unchanged).
+
+    A replayed result is the original one: it describes the snapshot that commit created, even if
+    its files were removed since (the replay changes nothing)."""
 
     snapshot_id: int | None
     added: tuple[str, ...]
     unchanged: tuple[str, ...]
     #: True when this result was replayed from an idempotency key.
     replayed: bool = False
+    #: Live files re-registered by path whose stored stats differed from the file's: their stats
+    #: were replaced at ``snapshot_id``.
+    restated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

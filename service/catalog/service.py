@@ -9,9 +9,12 @@ Behaviour:
 
 * :meth:`Catalog.commit` registers a batch of files as **one** new snapshot, all or nothing. Invalid
   stats fail the whole commit with an error naming the file. A path already live with the same
-  content (content_id, size, record count, footer size) is left unchanged, so a writer may retry; the
-  same path with different content is a :class:`~service.errors.ConflictError`. An optional
-  idempotency key makes a replay return the original result (same key, other request: conflict).
+  content (content_id, size, record count, footer size) is left unchanged, so a writer may retry,
+  unless the file was re-extracted by path and its stored stats differ: then its stats are
+  restated at the new snapshot (:mod:`service.catalog.verify`). The same path with different
+  content is a :class:`~service.errors.ConflictError`. An optional idempotency key (per table and
+  principal) makes a replay return the original result (same key, other request: conflict).
+* :meth:`Catalog.verify` re-extracts live files and reports those whose stored stats differ.
 * :meth:`Catalog.remove` ends files at a new snapshot (history is kept).
 * Global stats (``ducklake_table_column_stats.extra_stats``, DuckLake's JSON) always equal a
   recomputation from the live files (:mod:`service.stats.merge`): merged incrementally on commit,
@@ -26,8 +29,11 @@ Behaviour:
 from __future__ import annotations
 
 import json
+import random
+import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import Connection
@@ -60,12 +66,15 @@ from service.catalog.validate import (
     identity,
     request_hash,
     validate_batch,
+    validate_file,
 )
+from service.catalog.verify import FileCheck, VerifyReport, compare_file_stats
 from service.errors import (
     AlreadyExistsError,
     BadInputError,
     ConflictError,
     InvalidStatsError,
+    LimitExceededError,
     NotFoundError,
     ShredcatError,
 )
@@ -75,6 +84,9 @@ from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
     from service.pruning.expressions import BooleanExpression
+
+#: The principal of idempotency keys of library callers that name none (the CLI, scripts).
+LIBRARY_PRINCIPAL = "library"
 
 
 def _check_id(field: str, value: int | None) -> None:
@@ -243,24 +255,37 @@ class Catalog:
         files: Iterable[FileStats],
         *,
         idempotency_key: str | None = None,
+        principal: str = LIBRARY_PRINCIPAL,
+        extracted: Collection[str] = (),
     ) -> CommitResult:
         """Register a batch of files (with their extracted stats) as one new snapshot, atomically.
 
         Returns the new snapshot id (None if every file was already live and unchanged), the
-        paths added and the paths left unchanged. Raises InvalidStatsError naming the first bad
+        paths added, left unchanged and restated. Raises InvalidStatsError naming the first bad
         file, ConflictError for a live path whose content differs (or a reused idempotency key with
         another request), NotFoundError for a missing table; in every error case nothing changes.
+
+        ``extracted``: the paths of ``files`` whose stats were extracted from the file by the
+        caller itself (registration by path), not sent by a client. Such a file already live with
+        the same content but other stored stats is **restated**: its row ends and the fresh stats
+        are added at the new snapshot (history kept). Client-side stats of a live file with the
+        same content are left unchanged (``shredcat verify`` finds stored stats that are wrong).
+
+        Idempotency keys belong to one table and one ``principal`` (who commits: the REST API
+        passes the token's identity); the same key of another principal is another key.
         """
         batch = validate_batch(files, self.limits)
         prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
         if idempotency_key is not None:
             check_name("idempotency key", idempotency_key)
+            check_name("principal", principal)
         req_hash = request_hash(batch) if idempotency_key is not None else ""
+        trusted = frozenset(extracted)
 
         def op(conn: Connection) -> CommitResult:
             t = repo.require_table(conn, namespace, table, lock=True)
             if idempotency_key is not None:
-                stored = repo.get_commit_key(conn, t.table_id, idempotency_key)
+                stored = repo.get_commit_key(conn, t.table_id, principal, idempotency_key)
                 if stored is not None:
                     if stored[0] != req_hash:
                         raise ConflictError(
@@ -272,13 +297,13 @@ class Catalog:
                 check_table_columns(f, t.columns, t.qualified_name)
             live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch])
             new: list[int] = []
-            unchanged: list[str] = []
+            same: list[int] = []
             for i, f in enumerate(batch):
                 lf = live.get(f.path)
                 if lf is None:
                     new.append(i)
                 elif lf.identity == identity(f):
-                    unchanged.append(f.path)
+                    same.append(i)
                 else:
                     raise ConflictError(
                         f"{f.path}: already registered in {t.qualified_name} with different content "
@@ -286,24 +311,43 @@ class Catalog:
                         f"{f.content_id!r}, {f.file_size_bytes} bytes): remove it first",
                         details={"path": f.path},
                     )
+            restate = [i for i in same if batch[i].path in trusted and _stats_differ(conn, t, batch[i])]
             snap: int | None = None
-            if new:
-                check_table_totals(t.qualified_name, t.live_record_count, t.live_bytes, [batch[i] for i in new])
-                adding = prepared if len(new) == len(batch) else prepared.subset(new)
+            if new or restate:
+                check_table_totals(
+                    t.qualified_name, t.live_record_count, t.live_bytes, [batch[i] for i in new]
+                )
+                changes = f"inserted_into_table:{t.table_id}"
+                if restate:
+                    changes += f",deleted_from_table:{t.table_id}"
                 snap = repo.new_snapshot(
-                    conn, t.table_id, f"inserted_into_table:{t.table_id}", added=len(new)
+                    conn, t.table_id, changes, added=len(new) + len(restate), removed=len(restate)
                 )
                 old_json = repo.read_global_json(conn, t)
-                repo.add_files(conn, t, snap, adding)
-                # Incremental: the stored global stats merged with the batch's own (never a rescan).
-                merged = GlobalStatsAccumulator(from_ducklake_json(t.live_file_count, old_json))
-                merged.merge(adding.aggregate)
-                g = merged.freeze()
+                keep = sorted(new + restate)
+                adding = prepared if len(keep) == len(batch) else prepared.subset(keep)
+                if restate:
+                    # The old rows end first: a path has one live row at a time.
+                    repo.end_files(conn, t, snap, [live[batch[i].path] for i in restate])
+                    repo.add_files(conn, t, snap, adding)
+                    g = repo.rebuild_global(conn, t, t.live_file_count + len(new))
+                else:
+                    repo.add_files(conn, t, snap, adding)
+                    # Incremental: the stored global stats merged with the batch's own (never a rescan).
+                    merged = GlobalStatsAccumulator(from_ducklake_json(t.live_file_count, old_json))
+                    merged.merge(adding.aggregate)
+                    g = merged.freeze()
                 repo.write_global_json(conn, t, g.column_json(t.columns), old_json)
-            result = CommitResult(snap, tuple(batch[i].path for i in new), tuple(unchanged))
+            restated = set(restate)
+            result = CommitResult(
+                snap,
+                tuple(batch[i].path for i in new),
+                tuple(batch[i].path for i in same if i not in restated),
+                restated=tuple(batch[i].path for i in restate),
+            )
             if idempotency_key is not None:
                 repo.put_commit_key(
-                    conn, t.table_id, idempotency_key, req_hash, snap, _result_to_json(result)
+                    conn, t.table_id, principal, idempotency_key, req_hash, snap, _result_to_json(result)
                 )
             return result
 
@@ -317,6 +361,7 @@ class Catalog:
         *,
         extract: Callable[[str], FileStats] | None = None,
         idempotency_key: str | None = None,
+        principal: str = LIBRARY_PRINCIPAL,
         create_table: bool = True,
     ) -> CommitResult:
         """Extract every source, then commit them as one snapshot (``shredcat register``).
@@ -324,7 +369,9 @@ class Catalog:
         A source whose stats cannot be extracted fails the whole registration with the extractor's
         error, its message prefixed with the source; nothing is committed. With ``create_table``
         a missing table is created from the union of the files' Variant columns.
-        ``extract`` defaults to :func:`service.stats.extract.extract_file`.
+        ``extract`` defaults to :func:`service.stats.extract.extract_file`. The stats are the
+        caller's own extraction, so a live file whose stored stats differ is restated (see
+        :meth:`commit`).
         """
         if extract is None:
             from service.stats.extract import extract_file
@@ -342,7 +389,14 @@ class Catalog:
             for f in files:
                 cols.update(dict.fromkeys(f.variant_columns))
             self.create_table(namespace, table, list(cols), if_not_exists=True)
-        return self.commit(namespace, table, files, idempotency_key=idempotency_key)
+        return self.commit(
+            namespace,
+            table,
+            files,
+            idempotency_key=idempotency_key,
+            principal=principal,
+            extracted=[f.path for f in files],
+        )
 
     # --- removal ------------------------------------------------------------------------------
 
@@ -376,6 +430,99 @@ class Catalog:
             return RemoveResult(snap, tuple(lf.path for lf in gone), missing)
 
         return self._write(op)
+
+    # --- verification -------------------------------------------------------------------------
+
+    def verify(
+        self,
+        namespace: str,
+        table: str,
+        read: Callable[[str], FileStats],
+        *,
+        sample: int | None = None,
+        seed: int | None = None,
+        max_files: int | None = None,
+        deadline: float | None = None,
+        executor: Executor | None = None,
+    ) -> VerifyReport:
+        """Re-extract live files with ``read`` and compare them with their stored stats
+        (:func:`service.catalog.verify.compare_file_stats`).
+
+        ``sample``: that many live files chosen at random (``seed`` makes the choice repeatable),
+        else every live file; more than ``max_files`` chosen is a LimitExceededError. The files
+        live at the table's current snapshot are checked against their stats at that snapshot.
+        A file ``read`` cannot read (any error) is ``unverifiable`` with the error's message,
+        never ``different``. ``deadline`` (a :func:`time.monotonic` value): no new file is started
+        after it, and the report says how many were checked. ``executor`` reads files in parallel.
+        No transaction is held while files are read.
+        """
+        if sample is not None and sample < 1:
+            raise BadInputError("the sample size must be at least 1", details={"field": "sample"})
+
+        def pick(conn: Connection) -> tuple[repo.TableRow, list[str]]:
+            t = repo.require_table(conn, namespace, table)
+            paths: list[str] = []
+            after: str | None = None
+            while True:
+                page = repo.list_files(
+                    conn, t.table_id, snapshot=t.current_snapshot_id, prefix=None, after=after, limit=10_000
+                )
+                paths.extend(f.path for f in page)
+                if len(page) < 10_000:
+                    return t, paths
+                after = page[-1].path
+
+        t, paths = self._read(pick)
+        chosen = (
+            paths
+            if sample is None or sample >= len(paths)
+            else sorted(random.Random(seed).sample(paths, sample))
+        )
+        if max_files is not None and len(chosen) > max_files:
+            raise LimitExceededError(
+                f"{len(chosen)} files to verify in {t.qualified_name}: at most {max_files} per call "
+                "(verify a sample, or use `shredcat verify --all`)",
+                details={"files": len(chosen), "max": max_files},
+            )
+        snap = t.current_snapshot_id
+        checks: list[FileCheck] = []
+        for chunk in repo.chunks(chosen, 64):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+
+            def stored_stats(conn: Connection, chunk: Sequence[str] = chunk) -> list[FileStats | None]:
+                return [repo.file_stats(conn, t, p, snap) for p in chunk]
+
+            stored = self._read(stored_stats)
+            fresh = list(
+                executor.map(_try_read(read), chunk) if executor is not None else map(_try_read(read), chunk)
+            )
+            for path, old, new in zip(chunk, stored, fresh, strict=True):
+                checks.append(self._check_one(path, old, new))
+        problems = tuple(c for c in checks if c.status != "match")
+        return VerifyReport(
+            table=t.qualified_name,
+            snapshot_id=snap,
+            live_files=len(paths),
+            chosen=len(chosen),
+            checked=len(checks),
+            matching=len(checks) - len(problems),
+            problems=problems,
+        )
+
+    def _check_one(self, path: str, stored: FileStats | None, fresh: FileStats | str) -> FileCheck:
+        if stored is None:  # pragma: no cover - rows of a past snapshot are never deleted
+            return FileCheck(path, "unverifiable", reason="no stored stats at the snapshot")
+        if isinstance(fresh, str):
+            return FileCheck(path, "unverifiable", reason=fresh)
+        try:
+            # The same normalisation as a commit (float32 bounds, truncated strings...), so that only
+            # what a commit of these stats would store differently is reported.
+            fresh = validate_file(fresh, self.limits)
+        except ShredcatError as e:
+            return FileCheck(path, "unverifiable", reason=e.message)
+        differences = compare_file_stats(stored, fresh)
+        return FileCheck(path, "different", differences) if differences else FileCheck(path, "match")
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -683,9 +830,33 @@ def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobal
     return TableGlobalStats(snapshot_id=snapshot, file_count=g.file_count, columns=g.by_column(t.columns))
 
 
+def _try_read(read: Callable[[str], FileStats]) -> Callable[[str], FileStats | str]:
+    """``read`` giving the error's message instead of raising (an unreadable file is unverifiable)."""
+
+    def attempt(path: str) -> FileStats | str:
+        try:
+            return read(path)
+        except ShredcatError as e:
+            return e.message
+        except Exception as e:  # any failure to read is "unverifiable", reported as such
+            return f"cannot read the file ({type(e).__name__})"
+
+    return attempt
+
+
+def _stats_differ(conn: Connection, t: repo.TableRow, f: FileStats) -> bool:
+    stored = repo.file_stats(conn, t, f.path, None)
+    return stored is not None and bool(compare_file_stats(stored, f))
+
+
 def _result_to_json(r: CommitResult) -> str:
     return json.dumps(
-        {"snapshot_id": r.snapshot_id, "added": list(r.added), "unchanged": list(r.unchanged)},
+        {
+            "snapshot_id": r.snapshot_id,
+            "added": list(r.added),
+            "unchanged": list(r.unchanged),
+            "restated": list(r.restated),
+        },
         ensure_ascii=False,
     )
 
@@ -693,6 +864,12 @@ def _result_to_json(r: CommitResult) -> str:
 def _result_from_json(text: str) -> CommitResult:
     try:
         d = json.loads(text)
-        return CommitResult(d["snapshot_id"], tuple(d["added"]), tuple(d["unchanged"]), replayed=True)
+        return CommitResult(
+            d["snapshot_id"],
+            tuple(d["added"]),
+            tuple(d["unchanged"]),
+            replayed=True,
+            restated=tuple(d.get("restated", ())),  # absent from results stored before restatement
+        )
     except (ValueError, KeyError, TypeError) as e:  # pragma: no cover - written by us
         raise InvalidStatsError(f"stored idempotency result is corrupt: {e}") from None

@@ -1,6 +1,7 @@
 """``shredcat register --table NS.TABLE PATH...``: extract and commit the files as one snapshot.
 
-The table is created when it does not exist, with the Variant columns found in the files.
+The table is created when it does not exist, with the Variant columns found in the files. A file
+already live with the same content whose stored stats differ from the extraction is restated.
 Extraction runs in worker processes for many files (the footer reader is pure Python); the
 commit is one transaction: a file that cannot be extracted fails the whole registration.
 """
@@ -60,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
         with open_catalog(args) as catalog:
             columns = list(dict.fromkeys(c for f in files for c in f.variant_columns))
             catalog.create_table(ns, table, columns, if_not_exists=True)
-            result = catalog.commit(ns, table, files, idempotency_key=args.idempotency_key)
+            # Extracted here from the files: a live file whose stored stats differ is restated.
+            result = catalog.commit(
+                ns, table, files, idempotency_key=args.idempotency_key, extracted=[f.path for f in files]
+            )
     except ShredcatError as e:
         print(f"shredcat register: {e.message}", file=sys.stderr)
         return 1
@@ -71,11 +75,13 @@ def run(args: argparse.Namespace) -> int:
                     "snapshot_id": result.snapshot_id,
                     "added": list(result.added),
                     "unchanged": list(result.unchanged),
+                    "restated": list(result.restated),
                     "replayed": result.replayed,
                 }
             )
         )
     else:
         snap = "no new snapshot" if result.snapshot_id is None else f"snapshot {result.snapshot_id}"
-        print(f"{ns}.{table}: {len(result.added)} added, {len(result.unchanged)} unchanged ({snap})")
+        restated = f", {len(result.restated)} restated" if result.restated else ""
+        print(f"{ns}.{table}: {len(result.added)} added, {len(result.unchanged)} unchanged{restated} ({snap})")
     return 0

@@ -8,11 +8,19 @@ With authentication on and no ``SHREDCAT_SESSION_SECRETS``, one random session k
 and handed to every worker through the environment (so a dashboard session works on all of them);
 sessions then end when the server restarts, which is logged as a warning.
 ``SHREDCAT_FORWARDED_ALLOW_IPS`` turns on uvicorn's proxy headers for the listed proxies only.
+
+With more than one worker, ``/metrics`` sums every worker's counters (prometheus_client's
+multiprocess mode, :mod:`service.api.metrics`): the workers share a directory made here (removed
+at exit), or ``PROMETHEUS_MULTIPROC_DIR`` when it is set (its metric files are deleted at start,
+so counters start at zero with the server).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
+from collections.abc import Iterator
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,8 +36,6 @@ def run(args: argparse.Namespace) -> int:
     import os
     import secrets
     import sys
-
-    import uvicorn
 
     from service.api.logging import logging_config
     from service.api.paths import parse_roots
@@ -48,16 +54,57 @@ def run(args: argparse.Namespace) -> int:
         print("shredcat serve: --workers must be >= 1 and --port in 0..65535", file=sys.stderr)
         return 2
     level = (args.log_level or settings.log_level).lower()
+    logging.config.dictConfig(logging_config(level, settings.log_format))
     if settings.auth == "on" and not settings.session_secrets:
         # Workers inherit the environment; the in-process app (one worker) re-reads the settings.
         os.environ["SHREDCAT_SESSION_SECRETS"] = json.dumps([secrets.token_urlsafe(32)])
         get_settings.cache_clear()
-        logging.config.dictConfig(logging_config(level, settings.log_format))
         logging.getLogger("service.api").warning(
             "no SHREDCAT_SESSION_SECRETS configured: dashboard sessions are signed with a key made at start "
             "(shared by the workers) and end when the server restarts"
         )
     trusted = settings.forwarded_allow_ips.strip()
+    with _metrics_directory(args.workers):
+        _serve(args, level, settings.log_format, trusted)
+    return 0
+
+
+@contextlib.contextmanager
+def _metrics_directory(workers: int) -> Iterator[None]:
+    """Multiprocess metrics for the workers: ``PROMETHEUS_MULTIPROC_DIR`` (emptied of metric
+    files), else with several workers a fresh directory, removed at exit. Set before any worker
+    imports prometheus_client, which reads it once."""
+    import glob
+    import os
+    import shutil
+    import tempfile
+
+    from service.api.metrics import MULTIPROC_DIR_ENV
+
+    given = os.environ.get(MULTIPROC_DIR_ENV)
+    if given:
+        for stale in glob.glob(os.path.join(given, "*.db")):
+            os.remove(stale)
+        yield
+        return
+    if workers == 1:
+        yield
+        return
+    made = tempfile.mkdtemp(prefix="shredcat-metrics-")
+    os.environ[MULTIPROC_DIR_ENV] = made
+    logging.getLogger("service.api").info("metrics of the %d workers are summed through %s", workers, made)
+    try:
+        yield
+    finally:
+        del os.environ[MULTIPROC_DIR_ENV]
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def _serve(args: argparse.Namespace, level: str, log_format: str, trusted: str) -> None:
+    import uvicorn
+
+    from service.api.logging import logging_config
+
     uvicorn.run(
         "service.api:create_app",
         factory=True,
@@ -66,11 +113,10 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
         log_level=level,
         # Applied by uvicorn in every worker process; one access line per request comes from the app.
-        log_config=logging_config(level, settings.log_format),
+        log_config=logging_config(level, log_format),
         access_log=False,
         # X-Forwarded-For/-Proto are believed from the configured proxies only (none by default).
         proxy_headers=bool(trusted),
         forwarded_allow_ips=trusted or None,
         server_header=False,
     )
-    return 0

@@ -138,10 +138,19 @@ class CommitResult:
     replayed: bool
     #: The Idempotency-Key the commit was sent with.
     idempotency_key: str | None = None
+    #: Files given by path whose stored statistics differed from the file's and were replaced.
+    restated: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], idempotency_key: str | None) -> CommitResult:
-        return cls(d["snapshot-id"], tuple(d["added"]), tuple(d["unchanged"]), d["replayed"], idempotency_key)
+        return cls(
+            d["snapshot-id"],
+            tuple(d["added"]),
+            tuple(d["unchanged"]),
+            d["replayed"],
+            idempotency_key,
+            tuple(d["restated"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)

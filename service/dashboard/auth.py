@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import RedirectResponse, Response
 
-from service.api.auth import Principal
+from service.api.auth import AUTH_OFF, Principal
 from service.api.errors import shredcat_error_response
 from service.dashboard import session
 from service.dashboard.web import (
@@ -34,7 +34,7 @@ def authenticate(request: Request) -> Principal | Response:
     ctx = app_context(request)
     settings = ctx.settings
     if settings.auth != "on":
-        p = Principal("admin", "auth-off")
+        p = AUTH_OFF
     else:
         header = request.headers.get("authorization")
         if header:

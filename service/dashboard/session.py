@@ -96,7 +96,7 @@ class SessionSigner:
             digest = bytes.fromhex(digest_hex)
             for key in self._keys:
                 if hmac.compare_digest(self._mac(key, expiry, digest), presented) and found is None:
-                    found = Principal(role, digest_hex[:8])
+                    found = Principal.of_token(role, digest_hex)
         return found
 
 

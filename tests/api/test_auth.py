@@ -36,6 +36,7 @@ ROUTES: list[tuple[str, str, str, Any, dict[str, Any] | None, str | None]] = [
     ("GET", "/v1/namespaces/{namespace}/tables/{table}/stats", T + "/stats", None, None, "reader"),
     ("GET", "/v1/namespaces/{namespace}/tables/{table}/snapshots", T + "/snapshots", None, None, "reader"),
     ("POST", "/v1/namespaces/{namespace}/tables/{table}/plan", T + "/plan", {"sql": "variant_get(v, '$.id', 'bigint') = 1"}, None, "reader"),
+    ("POST", "/v1/namespaces/{namespace}/tables/{table}/verify", T + "/verify", {"all": True}, None, "admin"),
 ]
 RANK = {"reader": 0, "writer": 1, "admin": 2}
 

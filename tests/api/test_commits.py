@@ -46,7 +46,9 @@ def test_commit_by_path(client, table, warehouse: Path) -> None:
     assert body["replayed"] is False and isinstance(body["snapshot-id"], int)
     # Registering the same files again changes nothing (no new snapshot).
     r = client.post(T + "/commits", json={"paths": [_p(warehouse, 1)]}, headers=WRITER)
-    assert r.json() == {"snapshot-id": None, "added": [], "unchanged": [_p(warehouse, 1)], "replayed": False}
+    assert r.json() == {
+        "snapshot-id": None, "added": [], "unchanged": [_p(warehouse, 1)], "restated": [], "replayed": False
+    }
 
 
 def test_commit_with_client_stats(client, table, warehouse: Path, stats_doc) -> None:

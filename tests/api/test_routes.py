@@ -399,8 +399,10 @@ def test_operation_ids_are_stable(client) -> None:
         ("GET", "/v1/namespaces/{namespace}/tables/{table}/stats"): "loadTableStats",
         ("GET", "/v1/namespaces/{namespace}/tables/{table}/snapshots"): "listSnapshots",
         ("POST", "/v1/namespaces/{namespace}/tables/{table}/plan"): "planTableScan",
+        ("POST", "/v1/namespaces/{namespace}/tables/{table}/verify"): "verifyFiles",
     }
     # Request bodies carry examples.
     schemas = spec["components"]["schemas"]
-    for name in ("CreateNamespaceRequest", "CreateTableRequest", "CommitRequest", "PlanRequest", "RemoveFilesRequest"):
+    for name in ("CreateNamespaceRequest", "CreateTableRequest", "CommitRequest", "PlanRequest", "RemoveFilesRequest",
+                 "VerifyRequest"):
         assert schemas[name].get("examples"), name

@@ -12,6 +12,7 @@ from service.catalog.db import current_revision, downgrade, make_engine, schema_
 from service.catalog.models import Base
 
 REPO = Path(__file__).resolve().parents[2]
+HEAD = "0002"
 
 
 def _tables(url: str) -> set[str]:
@@ -25,14 +26,14 @@ def _tables(url: str) -> set[str]:
 def test_upgrade_downgrade_round_trip(empty_db_url: str) -> None:
     assert current_revision(empty_db_url) is None
     upgrade_to_head(empty_db_url)
-    assert current_revision(empty_db_url) == "0001"
+    assert current_revision(empty_db_url) == HEAD
     assert set(Base.metadata.tables) <= _tables(empty_db_url)
     upgrade_to_head(empty_db_url)  # idempotent
     downgrade(empty_db_url, "base")
     assert current_revision(empty_db_url) is None
     assert _tables(empty_db_url) <= {"alembic_version"}
     upgrade_to_head(empty_db_url)  # and up again from scratch
-    assert current_revision(empty_db_url) == "0001"
+    assert current_revision(empty_db_url) == HEAD
 
 
 def test_models_and_migrations_do_not_drift(catalog_url: str) -> None:
@@ -62,4 +63,55 @@ def test_alembic_command_line_uses_the_url_argument(tmp_path: Path) -> None:
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert current_revision(url) == "0001"
+    assert current_revision(url) == HEAD
+
+
+def _keys(url: str) -> list[tuple[object, ...]]:
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            cols = {c["name"] for c in inspect(conn).get_columns("shredcat_commit_key")}
+            who = "principal" if "principal" in cols else "'-'"
+            rows = conn.exec_driver_sql(f"SELECT table_id, {who}, idempotency_key, result FROM shredcat_commit_key")
+            return sorted(tuple(r) for r in rows)
+    finally:
+        engine.dispose()
+
+
+def _insert_key(url: str, table_id: int, principal: str | None, result: str, day: int) -> None:
+    from datetime import UTC, datetime
+
+    from sqlalchemy import text
+
+    cols, values = ("principal, ", ":p, ") if principal is not None else ("", "")
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    f"INSERT INTO shredcat_commit_key (table_id, {cols}idempotency_key, request_hash, snapshot_id, "
+                    f"result, created_at) VALUES (:t, {values}'k1', 'h', NULL, :r, :at)"
+                ),
+                {"t": table_id, "p": principal, "r": result, "at": datetime(2026, 1, day, tzinfo=UTC)},
+            )
+    finally:
+        engine.dispose()
+
+
+def test_commit_keys_get_a_principal_and_a_wider_primary_key(empty_db_url: str) -> None:
+    """0001 -> 0002: existing keys belong to the library principal; the same key of another
+    principal is then another row; the downgrade keeps the earliest key of each (table, key)."""
+    from service.catalog import Catalog
+
+    upgrade_to_head(empty_db_url, "0001")
+    with Catalog(empty_db_url) as catalog:  # creating a table does not touch the commit keys
+        table_id = catalog.create_table("ns", "t", ["v"]).table_id
+    _insert_key(empty_db_url, table_id, None, "r1", 1)
+    upgrade_to_head(empty_db_url)
+    assert _keys(empty_db_url) == [(table_id, "library", "k1", "r1")]
+    _insert_key(empty_db_url, table_id, "token:ab", "r2", 2)
+    assert [k[1:] for k in _keys(empty_db_url)] == [("library", "k1", "r1"), ("token:ab", "k1", "r2")]
+    downgrade(empty_db_url, "0001")
+    assert _keys(empty_db_url) == [(table_id, "-", "k1", "r1")]
+    upgrade_to_head(empty_db_url)
+    assert schema_drift(empty_db_url) == []

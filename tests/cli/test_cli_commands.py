@@ -103,3 +103,55 @@ def test_bad_input_is_a_one_line_error(tmp_path: Path, args: list[str], message:
     r = _run(args, tmp_path)
     assert r.returncode != 0
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_verify_contract(tmp_path: Path) -> None:
+    """``shredcat verify``: 0 when every file matches, 1 when stored stats differ (one JSON object
+    per problem file), 3 when none differs but some file could not be read, 2 on usage errors;
+    re-registering the file by path restates its stats."""
+    import dataclasses
+
+    from service.catalog import Catalog
+    from service.values import ShreddedType
+
+    url = f"sqlite:///{tmp_path}/cat.db"
+    files = [
+        write_shredded(tmp_path / f"f{i}.parquet", [{"a": i}, {"a": i + 10}], {"a": "int64"}) for i in range(3)
+    ]
+    db = ["--database-url", url]
+    assert _run(["register", "--table", "ns.t", str(files[0]), str(files[1]), *db], tmp_path).returncode == 0
+    r = _run(["verify", "--table", "ns.t", "--all", *db], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and "2 match, 0 differ, 0 unverifiable" in r.stderr
+    # Client-side stats of f2 claim a wrong max (a pruning hazard); f1 disappears.
+    from service.stats.extract import extract_file
+
+    good = extract_file(str(files[2]))
+    (row,) = good.paths
+    assert (row.min_value, row.max_value, row.shredded_type) == (2, 12, ShreddedType.parse("int64"))
+    with Catalog(url) as cat:
+        cat.commit("ns", "t", [dataclasses.replace(good, paths=(dataclasses.replace(row, max_value=5),))])
+    files[1].unlink()
+    r = _run(["verify", "--table", "ns.t", "--all", "--json", *db], tmp_path)
+    assert r.returncode == 1, r.stderr
+    lines = {x["path"]: x for x in map(json.loads, r.stdout.splitlines())}
+    assert lines[str(files[2])] == {
+        "path": str(files[2]),
+        "status": "different",
+        "differences": [
+            {"field": "max_value", "stored": "5", "extracted": "12", "column": "v", "variant_path": '"a"'}
+        ],
+    }
+    assert lines[str(files[1])]["status"] == "unverifiable" and "f1.parquet" in lines[str(files[1])]["reason"]
+    assert len(lines) == 2
+    text = _run(["verify", "--table", "ns.t", "--sample", "3", "--seed", "1", *db], tmp_path)
+    assert text.returncode == 1 and f"different {files[2]}" in text.stdout and "max_value" in text.stdout
+    # Registering f2 by path re-extracts it: its stats are restated; only the missing file is left.
+    r = _run(["register", "--table", "ns.t", str(files[2]), "--json", *db], tmp_path)
+    assert json.loads(r.stdout)["restated"] == [str(files[2])]
+    assert _run(["verify", "--table", "ns.t", "--all", *db], tmp_path).returncode == 3
+    for usage in (["--table", "ns.t"], ["--table", "ns.t", "--all", "--sample", "1"], ["--table", "ns.t", "--sample", "0"],
+                  ["--table", "nodot", "--all"], ["--table", "ns.missing", "--all"]):  # fmt: skip
+        r = _run(["verify", *usage, *db], tmp_path)
+        assert r.returncode == 2, (usage, r.stderr)
+        assert r.stderr

@@ -273,7 +273,7 @@ def test_commit_retries_reuse_one_idempotency_key() -> None:
         keys.append(req.headers["idempotency-key"])
         if len(keys) < 3:
             return _error(500, "internal_error")
-        return httpx.Response(200, json={"snapshot-id": 7, "added": ["/a.parquet"], "unchanged": [], "replayed": True})
+        return httpx.Response(200, json={"snapshot-id": 7, "added": ["/a.parquet"], "unchanged": [], "restated": [], "replayed": True})
 
     c, _ = _mock(handler)
     r = c.commit_paths("lake", "t", ["/a.parquet"])

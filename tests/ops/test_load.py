@@ -45,8 +45,8 @@ def test_writers_and_pruners_under_load(tmp_path: Path) -> None:
             assert result.errors == [], result.errors[:10]
             summary = result.summary()
             assert summary["commit"]["requests"] >= 8 and summary["plan"]["requests"] >= 16
-            # Counters are per worker process (one registry each): ask on fresh connections until
-            # a worker that served commits answers.
+            # Every worker's counters are summed (multiprocess mode): any worker answering on a
+            # fresh connection reports the commits.
             seen = False
             for _ in range(20):
                 with ShredcatClient(server.base_url, token=TOKENS["reader"]) as reader:

@@ -9,10 +9,10 @@
   (``base`` first) a database at ``b`` is taken down to ``a`` and up to head again: no drift from the
   models, and commits and global stats work on it.
 
-Today there is one revision (``0001``), so the upgrade is a no-op and ``base -> 0001`` is the only
-pair: the harness is in place, and every future revision is covered by these parameters without
-editing this file. A revision whose schema the head library can no longer write gets its own seeder
-in ``SEEDERS`` (plain SQL for that revision).
+Every revision is covered by these parameters without editing this file. A revision whose schema
+the head library can no longer write gets its own seeder in ``SEEDERS`` (plain SQL for that
+revision): ``0001``, whose idempotency keys have no principal (``0002`` added it; the upgraded
+key belongs to the library's principal, so the library's replay still finds it).
 """
 
 from __future__ import annotations
@@ -92,8 +92,50 @@ def _seed_with_library(url: str) -> None:
         cat.commit("other", "t", [fs("s3://b/other/x.parquet", ps('"k"', VARCHAR, "a", "b"))])
 
 
+def _seed_0001(url: str) -> None:
+    """0001's commit keys have no principal: the keyed commit is made without a key by the library,
+    and its key is written as 0001 stored it."""
+    import json
+    from datetime import UTC, datetime
+
+    from sqlalchemy import text
+
+    from service.catalog.db import make_engine
+    from service.catalog.validate import Limits, request_hash, validate_batch
+    from service.settings import Settings
+
+    with Catalog(url) as cat:
+        cat.create_table("lake", "events", ["v", "w"])
+        cat.create_table("other", "t", ["v"])
+        cat.commit("lake", "events", _batch1())
+        r = cat.commit("lake", "events", _batch2())
+        table_id = cat.get_table("lake", "events").table_id
+        cat.remove("lake", "events", ["s3://b/events/a1.parquet", "s3://b/events/b3.parquet"])
+        cat.commit("other", "t", [fs("s3://b/other/x.parquet", ps('"k"', VARCHAR, "a", "b"))])
+    result = {"snapshot_id": r.snapshot_id, "added": list(r.added), "unchanged": list(r.unchanged)}
+    engine = make_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO shredcat_commit_key (table_id, idempotency_key, request_hash, snapshot_id, "
+                    "result, created_at) VALUES (:t, :k, :h, :s, :r, :at)"
+                ),
+                {
+                    "t": table_id,
+                    "k": KEY,
+                    "h": request_hash(validate_batch(_batch2(), Limits.from_settings(Settings()))),
+                    "s": r.snapshot_id,
+                    "r": json.dumps(result),
+                    "at": datetime.now(UTC),
+                },
+            )
+    finally:
+        engine.dispose()
+
+
 #: revision -> how to fill a database at that revision (default: the head library).
-SEEDERS: dict[str, Callable[[str], None]] = {}
+SEEDERS: dict[str, Callable[[str], None]] = {"0001": _seed_0001}
 
 
 def fingerprint(url: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ here commits.
 """
 
 from service.catalog.repository.commit import LiveFile, add_files, end_files, live_files_by_path
-from service.catalog.repository.common import keyset_page
+from service.catalog.repository.common import chunks, keyset_page
 from service.catalog.repository.idempotency import get_commit_key, put_commit_key
 from service.catalog.repository.path_stats import read_global_json, rebuild_global, write_global_json
 from service.catalog.repository.reads import (
@@ -52,6 +52,7 @@ __all__ = [
     "LiveFile",
     "TableRow",
     "add_files",
+    "chunks",
     "count_files",
     "count_live_tables",
     "drop_namespace",
