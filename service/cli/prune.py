@@ -24,11 +24,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def parse_predicate(text: str):  # type: ignore[no-untyped-def]
-    from service.pruning.parse_json import parse_json
-    from service.pruning.parse_sql import parse_sql
-
+    # Each parser is imported only for its own kind of text: the SQL one brings sqlglot.
     stripped = text.lstrip()
     if stripped.startswith("{"):
+        from service.pruning.parse_json import parse_json
+
         try:
             obj = json.loads(stripped)
         except json.JSONDecodeError as e:
@@ -36,6 +36,8 @@ def parse_predicate(text: str):  # type: ignore[no-untyped-def]
 
             raise InvalidPredicateError(f"predicate JSON is not valid JSON: {e}") from None
         return parse_json(obj)
+    from service.pruning.parse_sql import parse_sql
+
     return parse_sql(text)
 
 
