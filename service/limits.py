@@ -16,3 +16,13 @@ MAX_PREDICATE_TERMS = 400
 MAX_PREDICATE_LENGTH = 256 * 1024
 #: Longest Parquet footer read (bytes), checked from the file's last 8 bytes first.
 MAX_FOOTER_BYTES = 16 * 1024 * 1024
+#: Most files in one commit or removal.
+MAX_FILES_PER_COMMIT = 10_000
+#: Most statistics rows (fully shredded paths) of one file in a commit.
+MAX_STATS_ROWS_PER_FILE = 10_000
+#: Longest min_value/max_value of a statistics row (DuckLake truncates string bounds to 256 bytes).
+MAX_BOUND_CHARS = 1024
+#: Longest extra_stats of a statistics row (characters).
+MAX_EXTRA_STATS_CHARS = 64 * 1024
+#: Largest page of files/candidates/snapshots a list call returns.
+MAX_PAGE_SIZE = 10_000

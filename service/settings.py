@@ -40,14 +40,14 @@ class Settings(BaseSettings):
     #: Largest request body accepted (bytes).
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     #: Most files in one commit or removal (REST, CLI and library commits alike).
-    max_files_per_commit: int = Field(default=10_000, ge=1)
+    max_files_per_commit: int = Field(default=limits.MAX_FILES_PER_COMMIT, ge=1)
     #: Most statistics rows (fully shredded paths) of one file in a commit.
-    max_stats_rows_per_file: int = Field(default=10_000, ge=1)
+    max_stats_rows_per_file: int = Field(default=limits.MAX_STATS_ROWS_PER_FILE, ge=1)
     #: Longest ``min_value``/``max_value`` of a statistics row (characters of a string bound, bytes
     #: of a blob bound). DuckLake truncates string bounds to 256 bytes, so real files stay far below.
-    max_bound_chars: int = Field(default=1024, ge=1)
+    max_bound_chars: int = Field(default=limits.MAX_BOUND_CHARS, ge=1)
     #: Longest ``extra_stats`` of a statistics row (characters).
-    max_extra_stats_chars: int = Field(default=64 * 1024, ge=1)
+    max_extra_stats_chars: int = Field(default=limits.MAX_EXTRA_STATS_CHARS, ge=1)
     #: Longest IN list in a predicate.
     max_in_list: int = Field(default=limits.MAX_IN_LIST, ge=1)
     #: Deepest predicate nesting (and/or/not levels).
@@ -60,7 +60,7 @@ class Settings(BaseSettings):
     #: KiB). Enough for an IN list of 10,000 values of up to ~25 characters each.
     max_predicate_length: int = Field(default=limits.MAX_PREDICATE_LENGTH, ge=1)
     #: Largest page of files/candidates/snapshots a list call returns.
-    max_page_size: int = Field(default=10_000, ge=1)
+    max_page_size: int = Field(default=limits.MAX_PAGE_SIZE, ge=1)
     #: Longest Parquet footer read from a file registered by path (or by ``shredcat stats`` and
     #: ``shredcat register``); checked from the file's last 8 bytes before the footer is read. The
     #: default is 16 MiB.

@@ -274,18 +274,30 @@ def downgrade(bind: str | URL | Engine, revision: str = "base") -> None:
     _with_alembic(bind, lambda cfg: command.downgrade(cfg, revision))
 
 
-def current_revision(bind: str | URL | Engine) -> str | None:
-    """The schema revision of the database (None when it was never migrated)."""
-    from alembic.runtime.migration import MigrationContext
+#: Alembic's table holding the schema revision (its default name; ``migrations/env.py`` keeps it).
+VERSION_TABLE = "alembic_version"
 
+
+def current_revision(bind: str | URL | Engine) -> str | None:
+    """The schema revision of the database (None when it was never migrated).
+
+    A plain read of Alembic's version table, as Alembic's ``get_current_revision`` does, without
+    importing Alembic: every CLI catalog command checks the revision, and importing Alembic would
+    cost more start-up than the command's own work.
+    """
     owned = not isinstance(bind, Engine)
     engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
     try:
         with translated(), transaction(engine, write=False) as conn:
-            return MigrationContext.configure(conn).get_current_revision()
+            if not conn.dialect.has_table(conn, VERSION_TABLE):
+                return None
+            heads = conn.exec_driver_sql(f"SELECT version_num FROM {VERSION_TABLE}").scalars().all()
     finally:
         if owned:
             engine.dispose()
+    if len(heads) > 1:
+        raise ShredcatError(f"the catalog schema has several revisions at once: {sorted(heads)}")
+    return heads[0] if heads else None
 
 
 def schema_drift(bind: str | URL | Engine) -> list[Any]:

@@ -7,10 +7,12 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from service import limits
 from service.errors import BadInputError
 
 if TYPE_CHECKING:
     from service.catalog.service import Catalog
+    from service.catalog.validate import Limits
 
 
 def add_database_argument(p: argparse.ArgumentParser) -> None:
@@ -24,21 +26,83 @@ def split_table(name: str) -> tuple[str, str]:
     return ns, table
 
 
+#: ``Settings.database_url``'s environment variable and default.
+DATABASE_URL_VARIABLE = "SHREDCAT_DATABASE_URL"
+DEFAULT_DATABASE_URL = "sqlite:///./shredcat.db"
+#: The settings' defaults of :class:`~service.catalog.validate.Limits` (field name -> value).
+DEFAULT_LIMITS = {
+    "max_files_per_commit": limits.MAX_FILES_PER_COMMIT,
+    "max_stats_rows_per_file": limits.MAX_STATS_ROWS_PER_FILE,
+    "max_bound_chars": limits.MAX_BOUND_CHARS,
+    "max_extra_stats_chars": limits.MAX_EXTRA_STATS_CHARS,
+    "max_page_size": limits.MAX_PAGE_SIZE,
+}
+#: The settings' defaults of the predicate limits (parser keyword -> value).
+DEFAULT_PREDICATE_LIMITS = {
+    "max_depth": limits.MAX_PREDICATE_DEPTH,
+    "max_in_list": limits.MAX_IN_LIST,
+    "max_terms": limits.MAX_PREDICATE_TERMS,
+    "max_length": limits.MAX_PREDICATE_LENGTH,
+}
+
+
+def _defaults_only() -> bool:
+    """True when no ``SHREDCAT_`` variable but the URL's is set: every other setting is its default."""
+    names = [k for k in os.environ if k.upper().startswith("SHREDCAT_")]
+    # pydantic-settings matches variable names case-insensitively: so does this check.
+    return not names or (len(names) == 1 and names[0].upper() == DATABASE_URL_VARIABLE)
+
+
+def predicate_limits() -> dict[str, int]:
+    """The predicate limits in force, as keywords of ``parse_sql`` (``parse_json`` takes all but
+    ``max_length``); pydantic-settings is imported only when a setting may differ from its default."""
+    if _defaults_only():
+        return dict(DEFAULT_PREDICATE_LIMITS)
+    from service.settings import get_settings
+
+    s = get_settings()
+    return {
+        "max_depth": s.max_predicate_depth,
+        "max_in_list": s.max_in_list,
+        "max_terms": s.max_predicate_terms,
+        "max_length": s.max_predicate_length,
+    }
+
+
+def catalog_settings(database_url: str | None) -> tuple[str, Limits]:
+    """The catalog's URL (``database_url`` if given, else the settings') and the settings' limits.
+
+    With no ``SHREDCAT_`` variable in the environment but the URL's, every setting is its default
+    and pydantic-settings (a quarter of a second of start-up, more than a read command's own work)
+    is not imported; otherwise :func:`service.settings.get_settings` reads and validates them all,
+    as the server does. ``tests/cli/test_imports.py`` keeps the defaults here equal to the settings'.
+    """
+    from service.catalog.validate import Limits
+
+    if _defaults_only():
+        url = next((v for k, v in os.environ.items() if k.upper() == DATABASE_URL_VARIABLE), DEFAULT_DATABASE_URL)
+        return database_url or url, Limits(**DEFAULT_LIMITS)
+    from service.settings import get_settings
+
+    settings = get_settings()
+    return database_url or settings.database_url, Limits.from_settings(settings)
+
+
 def open_catalog(args: argparse.Namespace) -> Catalog:
     """The catalog at --database-url or SHREDCAT_DATABASE_URL.
 
     The embedded SQLite default is created and migrated on first use, so the commands work with
-    no set-up; a server database (PostgreSQL) is migrated only by ``shredcat migrate``.
+    no set-up; a server database (PostgreSQL) is migrated only by ``shredcat migrate``. Otherwise
+    the only schema check is a read of the revision (Alembic itself is imported only to migrate).
     """
     from service.catalog.db import current_revision, make_engine, upgrade_to_head
     from service.catalog.service import Catalog
-    from service.settings import get_settings
 
-    url = args.database_url or get_settings().database_url
+    url, limits = catalog_settings(args.database_url)
     engine = make_engine(url)
     if engine.dialect.name == "sqlite" and current_revision(engine) is None:
         upgrade_to_head(engine)
-    return Catalog(engine)
+    return Catalog(engine, limits=limits)
 
 
 def normalize_source(path: str) -> str:

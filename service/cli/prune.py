@@ -24,29 +24,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def parse_predicate(text: str):  # type: ignore[no-untyped-def]
-    from service.pruning.parse_json import decode_json, parse_json
-    from service.pruning.parse_sql import parse_sql
-    from service.settings import get_settings
+    from service.cli._common import predicate_limits
 
-    s = get_settings()
+    # Each parser is imported only for its own kind of text: the SQL one brings sqlglot.
+    lim = predicate_limits()
     stripped = text.lstrip()
     if stripped.startswith("{"):
+        from service.pruning.parse_json import decode_json, parse_json
+
         try:
             obj = decode_json(stripped)
         except json.JSONDecodeError as e:
             from service.errors import InvalidPredicateError
 
             raise InvalidPredicateError(f"predicate JSON is not valid JSON: {e}") from None
-        return parse_json(
-            obj, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list, max_terms=s.max_predicate_terms
-        )
-    return parse_sql(
-        text,
-        max_depth=s.max_predicate_depth,
-        max_in_list=s.max_in_list,
-        max_length=s.max_predicate_length,
-        max_terms=s.max_predicate_terms,
-    )
+        return parse_json(obj, max_depth=lim["max_depth"], max_in_list=lim["max_in_list"], max_terms=lim["max_terms"])
+    from service.pruning.parse_sql import parse_sql
+
+    return parse_sql(text, **lim)
 
 
 def run(args: argparse.Namespace) -> int:

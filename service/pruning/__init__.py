@@ -40,7 +40,6 @@ from service.pruning.expressions import (
     variant,
 )
 from service.pruning.parse_json import parse_json, to_json
-from service.pruning.parse_sql import parse_sql, to_sql
 from service.pruning.paths import (
     JsonPath,
     format_json_path,
@@ -81,12 +80,10 @@ __all__ = [
     "parse_json",
     "parse_json_path",
     "parse_spark_type",
-    "parse_sql",
     "parse_variant_path",
     "spark_type_name",
     "stats_by_path",
     "to_json",
-    "to_sql",
     "usable_types",
     "variant",
 ]

@@ -19,6 +19,7 @@ from service.pruning.conditions import (
     Constant,
     HasValues,
     Keep,
+    Label,
     LeafCondition,
     MayHaveNaN,
     Never,
@@ -71,7 +72,7 @@ def _merge_leaves(a: LeafCondition, b: LeafCondition) -> LeafCondition | None:
     otherwise = _merge_tests(a.otherwise, b.otherwise)
     if otherwise is None:
         return None
-    return LeafCondition(a.column, a.variant_path, tuple(cases), otherwise, f"{a.label} AND {b.label}")
+    return LeafCondition(a.column, a.variant_path, tuple(cases), otherwise, Label(lambda: f"{a.label} AND {b.label}"))
 
 
 class _Merge(ConditionVisitor[Condition]):

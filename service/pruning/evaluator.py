@@ -243,7 +243,7 @@ class _Interpreter(ConditionVisitor[Verdict]):
         return Verdict(CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}")
 
     def visit_constant(self, c: Constant) -> Verdict:
-        return Verdict(c.might_match, c.reason)
+        return Verdict(c.might_match, str(c.reason))
 
     def visit_all_of(self, c: AllOf) -> Verdict:
         mights = []

@@ -11,8 +11,16 @@ from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
 from service.catalog import Catalog
-from service.catalog.db import is_retryable, make_engine, normalize_url, run_transaction, transaction
-from service.errors import ConflictError, StorageUnavailableError
+from service.catalog.db import (
+    current_revision,
+    is_retryable,
+    make_engine,
+    normalize_url,
+    run_transaction,
+    transaction,
+    upgrade_to_head,
+)
+from service.errors import ConflictError, ShredcatError, StorageUnavailableError
 from service.settings import Settings, get_settings
 
 
@@ -86,6 +94,34 @@ def test_unmigrated_database_is_an_error_not_a_crash(empty_db_url: str) -> None:
         assert e.type.__module__ == "service.errors"
     finally:
         cat.close()
+
+
+def test_current_revision_reads_what_alembic_reads(empty_db_url: str) -> None:
+    """The cheap revision read (no Alembic import) agrees with Alembic's own at every state."""
+    from alembic.runtime.migration import MigrationContext
+
+    def alembic_revision() -> str | None:
+        engine = make_engine(empty_db_url)
+        try:
+            with engine.connect() as conn:
+                return MigrationContext.configure(conn).get_current_revision()
+        finally:
+            engine.dispose()
+
+    assert current_revision(empty_db_url) is None is alembic_revision()
+    upgrade_to_head(empty_db_url)
+    assert current_revision(empty_db_url) == alembic_revision() is not None
+    engine = make_engine(empty_db_url)
+    try:
+        with transaction(engine) as conn:
+            conn.execute(text("INSERT INTO alembic_version (version_num) VALUES ('other')"))
+        with pytest.raises(ShredcatError, match="several revisions"):
+            current_revision(engine)
+        with transaction(engine) as conn:
+            conn.execute(text("DELETE FROM alembic_version"))
+        assert current_revision(engine) is None is alembic_revision()
+    finally:
+        engine.dispose()
 
 
 def test_integrity_errors_become_conflicts(catalog_url: str) -> None:

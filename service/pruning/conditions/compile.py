@@ -37,6 +37,7 @@ from service.pruning.conditions.model import (
     HasNulls,
     HasValues,
     Keep,
+    Label,
     LeafCondition,
     MayHaveNaN,
     Never,
@@ -104,12 +105,16 @@ def _stored_range(stored: ShreddedType) -> tuple[Bound, Bound] | None:
 # --- compilation -------------------------------------------------------------------------------
 
 
-def _label(pred: Predicate) -> str:
+def _render_label(pred: Predicate) -> str:
     try:
         return render_predicate(pred)
     except InvalidPathError:
         t = pred.term
         return f"{pred.op.value}({t.column}:{format_json_path(t.path)}::{spark_type_name(t.target)})"
+
+
+def _label(pred: Predicate) -> Label:
+    return Label(lambda: _render_label(pred))
 
 
 def _comparison_test(op: Op, stored: ShreddedType, v: Bound, is_float: bool) -> Test:
@@ -263,14 +268,20 @@ class _Compiler(BooleanExpressionVisitor[Condition]):
     def visit_not(self, node: Not) -> Condition:
         # rewrite_not leaves a Not only directly above a [*] leaf.
         assert isinstance(node.child, Predicate)
+        child = node.child
         return Constant(
             True,
-            f"NOT {_label(node.child)}: 'no element satisfies' cannot be decided from stats, which cover all elements",
+            Label(
+                lambda: f"NOT {_render_label(child)}: 'no element satisfies' cannot be decided from stats, "
+                "which cover all elements"
+            ),
         )
 
     def visit_predicate(self, pred: Predicate) -> Condition:
         if visit(pred, _UNSATISFIABLE):
-            return Constant(False, f"{_label(pred)}: no {spark_type_name(pred.term.target)} value can satisfy it")
+            return Constant(
+                False, Label(lambda: f"{_render_label(pred)}: no {spark_type_name(pred.term.target)} value can satisfy it")
+            )
         return visit(pred, self.leaves)
 
 

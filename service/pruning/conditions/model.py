@@ -42,7 +42,8 @@ compare it with the typed key columns (``min_num``/``max_num``, ``min_real``/``m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from service.values import Bound, ShreddedType
 
@@ -101,14 +102,48 @@ class TypedTest:
     test: Test
 
 
+class Label:
+    """Text for people (a predicate as Spark SQL, a reason), rendered when first read.
+
+    Reasons are read only by explain mode and error messages, so planning never pays for
+    rendering, nor for the SQL renderer's imports (sqlglot's keyword table, which the CLI's JSON
+    predicates would otherwise load). Compares and hashes as its text.
+    """
+
+    __slots__ = ("_render", "_text")
+
+    def __init__(self, render: Callable[[], str]) -> None:
+        self._render: Callable[[], str] | None = render
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            assert self._render is not None
+            self._text, self._render = self._render(), None
+        return self._text
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return repr(str(self))
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == str(other) if isinstance(other, Label | str) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
 @dataclass(frozen=True, slots=True)
 class LeafCondition:
     column: str
     variant_path: str
     cases: tuple[TypedTest, ...]
     otherwise: Test
-    #: The predicate as Spark SQL, for reasons; not part of the condition's meaning.
-    label: str = ""
+    #: The predicate as Spark SQL, for reasons; not part of the condition's meaning (nor of its
+    #: equality and repr, which page tokens fingerprint).
+    label: Label | str = field(default="", compare=False, repr=False)
 
     def test_for(self, stored: ShreddedType) -> Test:
         for case in self.cases:
@@ -130,7 +165,7 @@ class AnyOf:
 @dataclass(frozen=True, slots=True)
 class Constant:
     might_match: bool
-    reason: str
+    reason: Label | str = field(compare=False, repr=False)
 
 
 Condition = LeafCondition | AllOf | AnyOf | Constant

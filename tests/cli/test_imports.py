@@ -1,0 +1,181 @@
+"""What each read-only catalog command imports: scripts run them in loops, so each imports only
+what it needs (no server stack, no pydantic-settings, no Alembic, sqlglot only to parse SQL text).
+The checks are on ``sys.modules`` after a real run in a fresh interpreter, never on time;
+``bench/cli.py`` measures the time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from service.catalog import Catalog
+from service.catalog.db import upgrade_to_head
+from service.catalog.validate import Limits
+from service.cli._common import catalog_settings
+from service.settings import Settings, get_settings
+from service.stats.model import FileStats, PathStats
+from service.values import ShreddedType
+
+#: Third-party packages a read-only command may import: SQLAlchemy (the catalog) and what it needs.
+CATALOG_PACKAGES = {"sqlalchemy", "typing_extensions", "cython_runtime"}
+#: Named separately so that a failure says which heavy library came back.
+HEAVY = {
+    "alembic", "duckdb", "fastapi", "httpx", "numpy", "pandas", "psycopg", "pyarrow", "pydantic",
+    "pydantic_core", "pydantic_settings", "pyspark", "sqlglot", "starlette", "uvicorn",
+}  # fmt: skip
+#: shredcat modules none of them needs: the settings (pydantic) and the other front ends.
+NOT_SERVICE = (
+    "service.settings",
+    "service.api",
+    "service.dashboard",
+    "service.client",
+    "service.spark",
+    "service.parquet",
+)
+
+SQL = "variant_get(v, '$.id', 'bigint') = 150"
+JSON = (
+    '{"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}, "value": 150}'
+)
+
+RUN = """
+import contextlib, io, json, sys
+from service.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
+    rc = main(json.loads(sys.argv[1]))
+print(json.dumps({"rc": rc, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.upper().startswith("SHREDCAT_")}
+
+
+@pytest.fixture(scope="module")
+def catalog_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = f"sqlite:///{tmp_path_factory.mktemp('imports') / 'c.db'}"
+    upgrade_to_head(url)
+    t = ShreddedType.parse("int64")
+    files = [
+        FileStats(
+            path=f"/lake/f{i}.parquet",
+            file_size_bytes=1000,
+            record_count=100,
+            footer_size=200,
+            content_id=f"etag-{i}",
+            variant_columns=("v",),
+            paths=(
+                PathStats(
+                    column="v",
+                    variant_path='"id"',
+                    shredded_type=t,
+                    column_size_bytes=500,
+                    value_count=100,
+                    null_count=0,
+                    min_value=i * 100,
+                    max_value=i * 100 + 99,
+                    contains_nan=None,
+                ),
+            ),
+        )
+        for i in range(3)
+    ]
+    with Catalog(url) as cat:
+        cat.create_table("lake", "ev", ["v"])
+        cat.commit("lake", "ev", files)
+    return url
+
+
+def _run(argv: list[str]) -> tuple[str, set[str]]:
+    r = subprocess.run(
+        [sys.executable, "-c", RUN, json.dumps(argv)],
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["rc"] == 0, result
+    return result["out"], set(result["modules"])
+
+
+def _third_party(modules: set[str]) -> set[str]:
+    tops = {m.split(".")[0] for m in modules}
+    return {m for m in tops if m != "service" and not m.startswith("_") and m not in sys.stdlib_module_names}
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected", "extra"),
+    [
+        (["tables"], "lake.ev\t3 files", set()),
+        (["files", "--table", "lake.ev"], "/lake/f0.parquet", set()),
+        (["global-stats", "--table", "lake.ev"], '"column": "v"', set()),
+        (["prune", "--table", "lake.ev", SQL], "/lake/f1.parquet", {"sqlglot"}),
+        (["prune", "--table", "lake.ev", JSON], "/lake/f1.parquet", set()),
+    ],
+    ids=["tables", "files", "global-stats", "prune-sql", "prune-json"],
+)
+def test_read_commands_import_only_the_catalog(
+    catalog_url: str, argv: list[str], expected: str, extra: set[str]
+) -> None:
+    out, modules = _run([*argv, "--database-url", catalog_url])
+    assert expected in out
+    third_party = _third_party(modules)
+    assert third_party & HEAVY == extra
+    assert third_party <= CATALOG_PACKAGES | extra
+    assert not [m for m in modules if m.startswith(NOT_SERVICE)]
+
+
+def test_an_empty_embedded_catalog_is_still_created_on_first_use(tmp_path: Path) -> None:
+    """The cheap revision read does not skip the migration the embedded default needs."""
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    out, modules = _run(["tables", "--database-url", url])
+    assert out == ""
+    assert "alembic" in {m.split(".")[0] for m in modules}
+    _, modules = _run(["tables", "--database-url", url])
+    assert "alembic" not in {m.split(".")[0] for m in modules}
+
+
+@pytest.fixture
+def no_shredcat_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in list(os.environ):
+        if k.upper().startswith("SHREDCAT_"):
+            monkeypatch.delenv(k)
+    get_settings.cache_clear()
+
+
+def test_the_cli_defaults_are_the_settings_defaults(no_shredcat_env: None) -> None:
+    s = Settings()
+    assert catalog_settings(None) == (s.database_url, Limits.from_settings(s))
+    assert catalog_settings("sqlite:///x.db") == ("sqlite:///x.db", Limits.from_settings(s))
+
+
+@pytest.mark.parametrize("name", ["SHREDCAT_DATABASE_URL", "shredcat_database_url"])
+def test_the_cli_reads_the_url_as_the_settings_do(
+    no_shredcat_env: None, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    monkeypatch.setenv(name, "sqlite:///from-env.db")
+    assert Settings().database_url == "sqlite:///from-env.db"
+    assert catalog_settings(None)[0] == "sqlite:///from-env.db"
+    assert catalog_settings("sqlite:///flag.db")[0] == "sqlite:///flag.db"
+
+
+def test_any_other_setting_is_read_and_validated_by_the_settings(
+    no_shredcat_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHREDCAT_MAX_PAGE_SIZE", "500")
+    try:
+        assert catalog_settings(None) == ("sqlite:///./shredcat.db", Limits.from_settings(Settings()))
+        assert catalog_settings(None)[1].max_page_size == 500
+        monkeypatch.setenv("SHREDCAT_MAX_PAGE_SIZE", "0")
+        get_settings.cache_clear()
+        with pytest.raises(ValueError, match="max_page_size"):
+            catalog_settings(None)
+    finally:
+        get_settings.cache_clear()
