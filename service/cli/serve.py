@@ -72,5 +72,7 @@ def run(args: argparse.Namespace) -> int:
         proxy_headers=bool(trusted),
         forwarded_allow_ips=trusted or None,
         server_header=False,
+        # TCP_NODELAY on every accepted connection, also in the workers (see the module).
+        http="service.api.transport:NoDelayHTTPProtocol",
     )
     return 0
