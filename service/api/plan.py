@@ -4,13 +4,16 @@ The predicate is Iceberg-style filter JSON (:mod:`service.pruning.parse_json`) o
 (:mod:`service.pruning.parse_sql`), parsed with the configured limits (IN-list length, nesting
 depth); the execution is :meth:`service.catalog.Catalog.plan`. JSON numbers of the filter are
 re-read from the raw body as exact decimals (a double would round ``12345678901234567.1``).
+SQL texts up to :data:`CACHED_SQL_CHARS` are parsed once per (text, limits) and the immutable
+tree is reused (an LRU of 512): clients plan the same few predicates again and again.
 """
 
 from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Annotated, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
@@ -21,6 +24,9 @@ from service.api.namespaces import NamespaceName
 from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse
 from service.api.tables import TableName
 from service.errors import ShredcatError
+
+if TYPE_CHECKING:
+    from service.pruning.expressions import BooleanExpression
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"])
 
@@ -37,6 +43,28 @@ def _exact_filter(raw: bytes, fallback: Any) -> Any:
     return doc.get("filter", fallback) if isinstance(doc, dict) else fallback
 
 
+#: Predicates at most this long are remembered once parsed (a client plans the same few texts
+#: again and again; a long IN list is parsed anew rather than held in memory).
+CACHED_SQL_CHARS = 4096
+
+
+@lru_cache(maxsize=512)
+def _parse_sql_cached(sql: str, max_depth: int, max_in_list: int) -> BooleanExpression:
+    from service.pruning.parse_sql import parse_sql
+
+    return parse_sql(sql, max_depth=max_depth, max_in_list=max_in_list)
+
+
+def _parsed_sql(sql: str, max_depth: int, max_in_list: int) -> BooleanExpression:
+    """The tree of a SQL predicate under these limits (trees are immutable, so one is shared by
+    every request with the same text; a text that fails to parse raises each time)."""
+    if len(sql) <= CACHED_SQL_CHARS:
+        return _parse_sql_cached(sql, max_depth, max_in_list)
+    from service.pruning.parse_sql import parse_sql
+
+    return parse_sql(sql, max_depth=max_depth, max_in_list=max_in_list)
+
+
 def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, flt: Any) -> PlanResponse:
     s = ctx.settings
     if (flt is None) == (body.sql is None):
@@ -44,9 +72,7 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest, fl
     check_page_size(ctx, body.page_size, field="body.page-size")
     try:
         if body.sql is not None:
-            from service.pruning.parse_sql import parse_sql
-
-            expr = parse_sql(body.sql, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list)
+            expr = _parsed_sql(body.sql, s.max_predicate_depth, s.max_in_list)
         else:
             from service.pruning.parse_json import parse_json
 
