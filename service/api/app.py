@@ -68,9 +68,15 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
             "so they end when the server restarts (and are not shared with other servers)"
         )
     if catalog is None:
-        from service.catalog import Catalog
+        import anyio.to_thread
 
-        catalog = Catalog(settings.database_url, limits=ctx.limits)
+        from service.catalog import Catalog
+        from service.catalog.db import make_engine
+
+        # FastAPI runs the endpoints that use the catalog on anyio's thread limiter: one pooled
+        # connection per thread that may hold one, so a steady load opens no new sessions.
+        threads = anyio.to_thread.current_default_thread_limiter().total_tokens
+        catalog = Catalog(make_engine(settings.database_url, concurrency=int(threads)), limits=ctx.limits)
     ctx.catalog = catalog
     ctx.executor = ContextThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
 
@@ -82,7 +88,7 @@ def _close(ctx: AppContext, *, owned: bool) -> None:
     if executor is not None:
         executor.shutdown(wait=False, cancel_futures=True)
     if owned and catalog is not None:
-        catalog.close()
+        catalog.engine.dispose()  # made by _open, so the Catalog does not own it
 
 
 def create_app(settings: Settings | None = None, *, catalog: Catalog | None = None) -> FastAPI:

@@ -7,12 +7,15 @@ length, nesting depth; terms and length checked before parsing); the execution i
 (:func:`service.pruning.parse_json.decode_json`): a double would round ``12345678901234567.1``,
 and a number the decoder cannot hold (``1e999``, 5,000 digits) is refused by the filter's rules
 as a 422 naming its node, not by the decoder.
+SQL texts up to :data:`CACHED_SQL_CHARS` are parsed once per (text, limits) and the immutable
+tree is reused (an LRU of 512): clients plan the same few predicates again and again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Annotated, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.routing import APIRoute
@@ -25,6 +28,9 @@ from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequ
 from service.api.tables import TableName
 from service.errors import ShredcatError
 from service.pruning.parse_json import decode_json
+
+if TYPE_CHECKING:
+    from service.pruning.expressions import BooleanExpression
 
 
 class _ExactJSONRequest(Request):
@@ -49,6 +55,32 @@ class _ExactJSONRoute(APIRoute):
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"], route_class=_ExactJSONRoute)
 
 
+#: Predicates at most this long are remembered once parsed (a client plans the same few texts
+#: again and again; a long IN list is parsed anew rather than held in memory).
+CACHED_SQL_CHARS = 4096
+
+
+@lru_cache(maxsize=512)
+def _parse_sql_cached(sql: str, limits: tuple[int, int, int, int]) -> BooleanExpression:
+    return _parse_sql(sql, limits)
+
+
+def _parse_sql(sql: str, limits: tuple[int, int, int, int]) -> BooleanExpression:
+    from service.pruning.parse_sql import parse_sql
+
+    max_depth, max_in_list, max_length, max_terms = limits
+    return parse_sql(sql, max_depth=max_depth, max_in_list=max_in_list, max_length=max_length, max_terms=max_terms)
+
+
+def _parsed_sql(sql: str, limits: tuple[int, int, int, int]) -> BooleanExpression:
+    """The tree of a SQL predicate under these limits (depth, IN list, length, terms): trees are
+    immutable, so one is shared by every request with the same text; a text that fails to parse
+    raises each time (errors are not cached)."""
+    if len(sql) <= CACHED_SQL_CHARS:
+        return _parse_sql_cached(sql, limits)
+    return _parse_sql(sql, limits)
+
+
 def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) -> PlanResponse:
     s = ctx.settings
     flt = body.filter
@@ -57,14 +89,8 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
     check_page_size(ctx, body.page_size, field="body.page-size")
     try:
         if body.sql is not None:
-            from service.pruning.parse_sql import parse_sql
-
-            expr = parse_sql(
-                body.sql,
-                max_depth=s.max_predicate_depth,
-                max_in_list=s.max_in_list,
-                max_length=s.max_predicate_length,
-                max_terms=s.max_predicate_terms,
+            expr = _parsed_sql(
+                body.sql, (s.max_predicate_depth, s.max_in_list, s.max_predicate_length, s.max_predicate_terms)
             )
         else:
             from service.pruning.parse_json import parse_json

@@ -72,8 +72,18 @@ def backend_name(bind: Engine | Connection) -> str:
     return bind.dialect.name
 
 
-def make_engine(url: str | URL, **kwargs: Any) -> Engine:
-    """An engine configured for the catalog (see the module docstring)."""
+#: PostgreSQL connections an engine keeps when no ``concurrency`` is given (a library or CLI user).
+DEFAULT_POOL_SIZE = 5
+
+
+def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any) -> Engine:
+    """An engine configured for the catalog (see the module docstring).
+
+    ``concurrency``: how many threads may use the engine at once (a server's thread pool). A
+    PostgreSQL pool then keeps that many connections, plus a small overflow: connections beyond
+    the pool size are closed when returned, so a pool smaller than the load opens a new database
+    session for most requests. Connections are opened on first use, never ahead.
+    """
     u = normalize_url(url)
     if u.get_backend_name() == "sqlite":
         connect_args = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
@@ -84,8 +94,8 @@ def make_engine(url: str | URL, **kwargs: Any) -> Engine:
         return engine
     if u.get_backend_name() == "postgresql":
         kwargs.setdefault("pool_pre_ping", True)
-        kwargs.setdefault("pool_size", 5)
-        kwargs.setdefault("max_overflow", 10)
+        kwargs.setdefault("pool_size", concurrency or DEFAULT_POOL_SIZE)
+        kwargs.setdefault("max_overflow", 2 if concurrency else 10)
         connect_args = kwargs.pop("connect_args", {})
         connect_args.setdefault("connect_timeout", 10)
         connect_args.setdefault("application_name", "shredcat")

@@ -119,4 +119,6 @@ def _serve(args: argparse.Namespace, level: str, log_format: str, trusted: str) 
         proxy_headers=bool(trusted),
         forwarded_allow_ips=trusted or None,
         server_header=False,
+        # TCP_NODELAY on every accepted connection, also in the workers (see the module).
+        http="service.api.transport:NoDelayHTTPProtocol",
     )

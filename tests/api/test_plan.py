@@ -176,6 +176,20 @@ def test_numbers_beyond_the_double_range_are_invalid_predicates(client, table, r
     assert_error(r, 422, "invalid_predicate", field)
 
 
+def test_parsed_predicates_are_reused_only_under_the_same_limits(app_factory, client, loaded: list[str]) -> None:
+    # Parsed trees are cached by (text, limits): the same text is refused by a server with a
+    # smaller IN-list limit after another server accepted it, and a refusal is never remembered.
+    in4 = {"sql": "variant_get(v, '$.id', 'bigint') IN (1, 2, 3, 150)"}
+    for _ in range(2):
+        r = client.post(T + "/plan", json=in4, headers=READER)
+        assert r.status_code == 200, r.text
+        assert [f["path"] for f in r.json()["files"]] == loaded[:2]
+        assert_error(app_factory(max_in_list=3).post(T + "/plan", json=in4, headers=READER), 413, "limit_exceeded")
+    bad = {"sql": "variant_get(v, '$.id', 'bigint') = = 1"}
+    for _ in range(2):
+        assert_error(client.post(T + "/plan", json=bad, headers=READER), 422, "invalid_predicate", "body.sql")
+
+
 def test_very_deep_json_does_not_crash(client, table) -> None:
     raw = '{"filter": ' + '{"type": "not", "child": ' * 5000 + "true" + "}" * 5000 + "}"
     r = client.post(T + "/plan", content=raw.encode(), headers={**READER, "content-type": "application/json"})

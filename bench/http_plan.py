@@ -1,0 +1,301 @@
+"""Per-request cost over HTTP: a real ``shredcat serve`` on PostgreSQL answering selective plans
+(``POST .../plan``, one file kept) from 1, 8 and 32 concurrent keep-alive clients, with
+``--workers 1`` and ``--workers 2``.
+
+    .venv/bin/python bench/http_plan.py                                  # 100,000 files, 1000 requests a cell
+    .venv/bin/python bench/http_plan.py --files 1000000 --keep           # the issue's scale, data kept
+    .venv/bin/python bench/http_plan.py --baseline /tmp/old-checkout     # the same run against older code
+
+The catalog is ``bench/prune.py``'s data (same generator, same ``--keep`` database
+``shredcat_bench_prune_v<V>_<N>``), loaded through the library and ANALYZEd. Each client is a
+thread with one ``http.client`` connection (``TCP_NODELAY``, reader token); the requests cycle
+through 64 point predicates on ``$.user.id`` (SQL text, each keeps one file). After a warm-up
+of ``--warmup`` requests per client, each cell reports:
+
+* requests/s and client-side p50/p99 latency (the HTTP round trip included);
+* the server's own p50 for the same requests (``duration_ms`` of its access log lines);
+* CPU per request, in ms, of the client process, of the server (master and workers) and of the
+  PostgreSQL backends of the database, all from ``/proc/<pid>/stat`` (backends that end within a
+  cell are not counted: see the new-sessions column);
+* new PostgreSQL sessions opened during the cell (``pg_stat_database.sessions``; 0 when the
+  connection pool fits the load).
+
+``--baseline DIR`` runs every cell a second time with the server's code from ``DIR`` (a checkout,
+e.g. ``git archive <rev> | tar -x -C DIR``) in the same run, for before/after tables.
+Only loopback addresses are used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import itertools
+import json
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.machine import describe
+from bench.prune import DEFAULT_PG_ADMIN, NS, TABLE, load, postgres_db
+from tests.ops.support import TOKENS, admin_execute, server_env, with_database
+from tests.support.server import running_server
+
+REPO = Path(__file__).resolve().parents[1]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PREDICATES = 64
+
+
+# --- /proc --------------------------------------------------------------------------------------
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of one process (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def process_tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        with contextlib.suppress(OSError):
+            for task in os.listdir(f"/proc/{p}/task"):
+                todo.extend(int(c) for c in Path(f"/proc/{p}/task/{task}/children").read_text().split())
+    return pids
+
+
+# --- PostgreSQL ---------------------------------------------------------------------------------
+
+
+def backend_pids(url: str) -> list[int]:
+    from sqlalchemy import make_url
+
+    db = make_url(url).database
+    rows = admin_execute(
+        with_database(url, "postgres"),
+        f"SELECT pid FROM pg_stat_activity WHERE datname = '{db}' AND application_name = 'shredcat'",
+    )
+    return [int(r[0]) for r in rows]
+
+
+def sessions(url: str) -> int:
+    from sqlalchemy import make_url
+
+    db = make_url(url).database
+    rows = admin_execute(with_database(url, "postgres"), f"SELECT sessions FROM pg_stat_database WHERE datname = '{db}'")
+    return int(rows[0][0])
+
+
+# --- the client ---------------------------------------------------------------------------------
+
+
+def plan_bodies(n_files: int) -> list[bytes]:
+    ids = [(n_files * (2 * k + 1) // (2 * PREDICATES)) * 1000 + 500 for k in range(PREDICATES)]
+    return [json.dumps({"sql": f"variant_get(v, '$.user.id', 'bigint') = {i}"}).encode() for i in ids]
+
+
+@dataclass(frozen=True)
+class Cell:
+    code: str
+    workers: int
+    concurrency: int
+    requests: int
+    seconds: float
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    server_p50_ms: float
+    client_cpu_ms: float
+    server_cpu_ms: float
+    pg_cpu_ms: float
+    new_sessions: int
+
+
+def _connect(host: str, port: int) -> http.client.HTTPConnection:
+    conn = http.client.HTTPConnection(host, port, timeout=60)
+    conn.connect()
+    assert conn.sock is not None
+    conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return conn
+
+
+def _plan(conn: http.client.HTTPConnection, path: str, body: bytes, headers: dict[str, str]) -> None:
+    conn.request("POST", path, body=body, headers=headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    if resp.status != 200:
+        raise RuntimeError(f"plan answered {resp.status}: {data[:300]!r}")
+
+
+def _server_durations(log: Path, offset: int) -> list[float]:
+    out = []
+    with log.open("rb") as f:
+        f.seek(offset)
+        for line in f:
+            with contextlib.suppress(ValueError):
+                rec = json.loads(line)
+                if rec.get("path", "").endswith("/plan") and "duration_ms" in rec:
+                    out.append(float(rec["duration_ms"]))
+    return out
+
+
+def run_cell(
+    server: Any, url: str, code: str, workers: int, concurrency: int, requests: int, warmup: int, bodies: list[bytes]
+) -> Cell:
+    host, port = server.base_url.removeprefix("http://").split(":")
+    path = f"/v1/namespaces/{NS}/tables/{TABLE}/plan"
+    headers = {"Authorization": f"Bearer {TOKENS['reader']}", "Content-Type": "application/json"}
+    counter = itertools.count()
+    latencies: list[float] = []
+    errors: list[BaseException] = []
+    warmed = threading.Barrier(concurrency + 1)
+    go = threading.Barrier(concurrency + 1)
+
+    def client(k: int) -> None:
+        try:
+            conn = _connect(host, int(port))
+        except BaseException as e:
+            errors.append(e)
+            conn = None
+        try:
+            for j in range(warmup if conn else 0):
+                _plan(conn, path, bodies[(k + j) % len(bodies)], headers)  # type: ignore[arg-type]
+        except BaseException as e:
+            errors.append(e)
+        warmed.wait()
+        go.wait()
+        mine = []
+        try:
+            while conn is not None and not errors and (i := next(counter)) < requests:
+                t0 = time.perf_counter()
+                _plan(conn, path, bodies[i % len(bodies)], headers)
+                mine.append(time.perf_counter() - t0)
+        except BaseException as e:
+            errors.append(e)
+        finally:
+            if conn is not None:
+                conn.close()
+        latencies.extend(mine)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(concurrency)]
+    for t in threads:
+        t.start()
+    warmed.wait()
+    time.sleep(0.2)  # let the warm-up's access lines reach the log
+    log_offset = server.log_path.stat().st_size
+    server_pids = process_tree(server.proc.pid)
+    pg_pids = backend_pids(url)
+    sessions0 = sessions(url)
+    server0 = sum(cpu_s(p) for p in server_pids)
+    pg0 = {p: cpu_s(p) for p in pg_pids}
+    client0 = sum(os.times()[:2])
+    t0 = time.perf_counter()
+    go.wait()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - t0
+    client_cpu = sum(os.times()[:2]) - client0
+    server_cpu = sum(cpu_s(p) for p in server_pids) - server0
+    pg_cpu = sum(cpu_s(p) - pg0.get(p, 0.0) for p in backend_pids(url))
+    new_sessions = sessions(url) - sessions0
+    if errors:
+        raise RuntimeError(f"{len(errors)} client errors, first: {errors[0]!r}")
+    time.sleep(0.2)
+    server_times = _server_durations(server.log_path, log_offset)
+    lat = sorted(latencies)
+    n = len(lat)
+    return Cell(
+        code=code,
+        workers=workers,
+        concurrency=concurrency,
+        requests=n,
+        seconds=round(seconds, 2),
+        rps=round(n / seconds, 1),
+        p50_ms=round(lat[n // 2] * 1000, 2),
+        p99_ms=round(lat[min(n - 1, int(n * 0.99))] * 1000, 2),
+        server_p50_ms=round(statistics.median(server_times), 2) if server_times else float("nan"),
+        client_cpu_ms=round(client_cpu * 1000 / n, 2),
+        server_cpu_ms=round(server_cpu * 1000 / n, 2),
+        pg_cpu_ms=round(pg_cpu * 1000 / n, 2),
+        new_sessions=new_sessions,
+    )
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def server_for(url: str, code_dir: Path, workers: int) -> Iterator[Any]:
+    env = server_env(url, PYTHONPATH=str(code_dir), SHREDCAT_LOG_LEVEL="info")
+    with tempfile.TemporaryDirectory() as tmp, running_server(env, Path(tmp) / "server.log", workers=workers) as s:
+        yield s
+
+
+def table(cells: list[Cell]) -> str:
+    head = (
+        "| code | workers | clients | requests/s | p50 ms | p99 ms | server p50 ms | client CPU ms/req "
+        "| server CPU ms/req | PostgreSQL CPU ms/req | new PG sessions |\n" + "|---" * 11 + "|"
+    )
+    rows = [
+        f"| {c.code} | {c.workers} | {c.concurrency} | {c.rps:,.0f} | {c.p50_ms:.1f} | {c.p99_ms:.1f} | "
+        f"{c.server_p50_ms:.1f} | {c.client_cpu_ms:.2f} | {c.server_cpu_ms:.2f} | {c.pg_cpu_ms:.2f} | {c.new_sessions} |"
+        for c in cells
+    ]
+    return "\n".join([head, *rows])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--files", type=int, default=100_000, help="files in the catalog (default 100,000)")
+    p.add_argument("--requests", type=int, default=1000, help="timed requests per cell (default 1000)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed requests per client first (default 10)")
+    p.add_argument("--concurrency", default="1,8,32", help="comma-separated client counts (default 1,8,32)")
+    p.add_argument("--workers", default="1,2", help="comma-separated server worker counts (default 1,2)")
+    p.add_argument("--baseline", type=Path, help="also run every cell with the server's code from this checkout")
+    p.add_argument("--pg-admin-url", default=os.environ.get("SHREDCAT_BENCH_PG_ADMIN_URL", DEFAULT_PG_ADMIN))
+    p.add_argument("--keep", action="store_true", help="keep (and reuse) the generated database")
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--json", help="write the cells here")
+    args = p.parse_args(argv)
+    concurrency = [int(x) for x in args.concurrency.split(",")]
+    workers = [int(x) for x in args.workers.split(",")]
+    codes = [("this", REPO)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+
+    print(f"machine: {describe()}; load average at start {os.getloadavg()[0]:.2f}", flush=True)
+    cells: list[Cell] = []
+    with postgres_db(args.pg_admin_url, args.files, args.keep) as (url, loaded):
+        if not loaded:
+            print(f"loading {args.files:,} files...", flush=True)
+            load(url, args.files, 1000, args.seed)
+        bodies = plan_bodies(args.files)
+        for w in workers:
+            for code, code_dir in codes:
+                with server_for(url, code_dir, w) as server:
+                    for c in concurrency:
+                        cell = run_cell(server, url, code, w, c, args.requests, args.warmup, bodies)
+                        cells.append(cell)
+                        print(table([cell]).splitlines()[-1], flush=True)
+                        if args.json:
+                            Path(args.json).write_text(json.dumps([asdict(x) for x in cells], indent=1))
+    print(f"\nload average at end {os.getloadavg()[0]:.2f}\n")
+    print(table(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,183 @@
+"""What a request costs a real ``shredcat serve`` beyond its own work.
+
+* No Nagle stalls, with one worker and with several: the server's side of every accepted
+  connection has ``TCP_NODELAY`` (read from the serving process itself with ``pidfd_getfd``), and
+  sequential requests on one connection never wait for the client's delayed ACK (≈ 40 ms each
+  when the option is missing).
+* No connection churn: under a steady load of concurrent clients the server opens no new
+  PostgreSQL sessions (its pool holds a connection per thread that may need one).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import http.client
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.ops.support import (
+    TOKENS,
+    admin_execute,
+    file_payload,
+    fresh_database,
+    run_migrate,
+    server_env,
+    with_database,
+)
+from tests.support.server import Server, running_server
+
+_SYS_PIDFD_GETFD = 438  # the same number on every Linux architecture
+
+
+def _process_tree(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        for task in os.listdir(f"/proc/{p}/task"):
+            children = Path(f"/proc/{p}/task/{task}/children").read_text().split()
+            todo.extend(int(c) for c in children)
+    return pids
+
+
+def _server_side_nodelay(server: Server, client: socket.socket) -> int:
+    """``TCP_NODELAY`` of the server's end of ``client``'s connection, read in the process that
+    accepted it (a copy of its descriptor through ``pidfd_getfd``)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    peer = client.getsockname()
+    for pid in _process_tree(server.proc.pid):
+        pidfd = os.pidfd_open(pid)
+        try:
+            for name in os.listdir(f"/proc/{pid}/fd"):
+                try:
+                    if not os.readlink(f"/proc/{pid}/fd/{name}").startswith("socket:"):
+                        continue
+                except OSError:
+                    continue
+                fd = libc.syscall(_SYS_PIDFD_GETFD, pidfd, int(name), 0)
+                if fd < 0:
+                    err = ctypes.get_errno()
+                    pytest.skip(f"pidfd_getfd is not allowed here: {os.strerror(err)}")
+                s = socket.socket(fileno=fd)
+                try:
+                    if s.family == socket.AF_INET and s.type == socket.SOCK_STREAM and s.getpeername() == peer:
+                        return s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+                except OSError:  # a listening or unconnected socket has no peer
+                    pass
+                finally:
+                    s.close()
+        finally:
+            os.close(pidfd)
+    raise AssertionError(f"no process of the server holds the connection from {peer}")
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    if not hasattr(os, "pidfd_open"):
+        pytest.skip("needs Linux pidfds")
+    env = server_env(f"sqlite:///{tmp_path / 'catalog.db'}", SHREDCAT_LOG_LEVEL="warning")
+    m = run_migrate(env)
+    assert m.returncode == 0, m.stderr
+    return env
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_accepted_sockets_have_tcp_nodelay(env: dict[str, str], tmp_path: Path, workers: int) -> None:
+    with running_server(env, tmp_path / "server.log", workers=workers) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        for _ in range(4):  # new connections, spread over the workers by the kernel
+            conn = http.client.HTTPConnection(host, int(port), timeout=10)
+            try:
+                conn.request("GET", "/health/live")
+                assert conn.getresponse().read()
+                assert conn.sock is not None
+                assert _server_side_nodelay(server, conn.sock) == 1
+            finally:
+                conn.close()
+
+
+def test_sequential_keep_alive_requests_do_not_stall_with_several_workers(env: dict[str, str], tmp_path: Path) -> None:
+    with running_server(env, tmp_path / "server.log", workers=2) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        try:
+            times = []
+            for _ in range(100):
+                t0 = time.perf_counter()
+                conn.request("GET", "/health/live")
+                assert conn.getresponse().read()
+                times.append(time.perf_counter() - t0)
+        finally:
+            conn.close()
+    # Without TCP_NODELAY nearly every request waits ≈ 40 ms; a shared machine may pause a few.
+    slow = [round(t * 1000, 1) for t in times if t > 0.030]
+    assert len(slow) <= 10, f"{len(slow)} of 100 keep-alive requests took > 30 ms: {slow}"
+
+
+def _sessions(url: str) -> int:
+    """Sessions ever opened on this URL's database (``pg_stat_database``, PostgreSQL 14+)."""
+    from sqlalchemy import make_url
+
+    db = make_url(url).database
+    return int(admin_execute(with_database(url, "postgres"), f"SELECT sessions FROM pg_stat_database WHERE datname = '{db}'")[0][0])
+
+
+@pytest.mark.postgres
+def test_concurrent_clients_open_no_new_database_sessions(tmp_path: Path) -> None:
+    from tests.conftest import PG_ADMIN_URL, require_postgres
+
+    require_postgres()
+    clients, warmup, timed = 8, 10, 40
+    with fresh_database(PG_ADMIN_URL, "shredcat_pool") as url:
+        env = server_env(url, SHREDCAT_LOG_LEVEL="warning")
+        m = run_migrate(env)
+        assert m.returncode == 0, m.stderr
+        with running_server(env, tmp_path / "server.log", workers=1) as server:
+            admin = {"Authorization": f"Bearer {TOKENS['admin']}"}
+            base = server.base_url + "/v1/namespaces"
+            assert httpx.post(base, json={"namespace": ["lake"]}, headers=admin).status_code == 200
+            r = httpx.post(f"{base}/lake/tables", json={"name": "events", "variant-columns": ["v"]}, headers=admin)
+            assert r.status_code == 200, r.text
+            files = [file_payload(f"s3://ops-lake/warehouse/events/f{i}.parquet", i) for i in range(20)]
+            r = httpx.post(f"{base}/lake/tables/events/commits", json={"files": files}, headers=admin)
+            assert r.status_code == 200, r.text
+
+            go = threading.Barrier(clients + 1)
+            counted = threading.Barrier(clients + 1)
+            errors: list[str] = []
+
+            def client(k: int) -> None:
+                headers = {"Authorization": f"Bearer {TOKENS['reader']}"}
+                with httpx.Client(base_url=server.base_url, headers=headers, timeout=60) as c:
+                    def plan(i: int) -> None:
+                        body = {"sql": f"variant_get(v, '$.id', 'bigint') = {(k * 7 + i) % 20 * 1000 + 5}"}
+                        resp = c.post("/v1/namespaces/lake/tables/events/plan", json=body)
+                        if resp.status_code != 200:
+                            errors.append(resp.text)
+
+                    for i in range(warmup):
+                        plan(i)
+                    go.wait()
+                    counted.wait()
+                    for i in range(timed):
+                        plan(i)
+
+            threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+            for t in threads:
+                t.start()
+            go.wait()
+            before = _sessions(url)
+            counted.wait()
+            for t in threads:
+                t.join()
+            after = _sessions(url)
+        assert errors == []
+        # The warm-up may not have had all 8 clients in flight at once: a pooled connection or
+        # two may still be opened later, never one per request as an undersized pool does.
+        assert after - before <= 2, f"{after - before} new sessions for {clients * timed} requests"
