@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     max_footer_bytes: int = Field(default=limits.MAX_FOOTER_BYTES, ge=1024)
     #: Threads extracting statistics of files registered by path (shared by all requests).
     extract_workers: int = Field(default=4, ge=1, le=64)
+    #: PostgreSQL connections each server process keeps for its request threads (no overflow: a
+    #: request beyond them waits for a free one, so a steady load opens no new sessions).
+    db_pool_size: int = Field(default=16, ge=1, le=200)
     #: Keys that sign dashboard session cookies, as a JSON list: the first signs new sessions, all
     #: verify (rotate by putting a new key first and dropping the old one after a session lifetime).
     #: Each at least 32 characters. Empty: ``shredcat serve`` makes one random key per start

@@ -73,10 +73,12 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         from service.catalog import Catalog
         from service.catalog.db import make_engine
 
-        # FastAPI runs the endpoints that use the catalog on anyio's thread limiter: one pooled
-        # connection per thread that may hold one, so a steady load opens no new sessions.
-        threads = anyio.to_thread.current_default_thread_limiter().total_tokens
-        catalog = Catalog(make_engine(settings.database_url, concurrency=int(threads)), limits=ctx.limits)
+        # FastAPI runs the endpoints that use the catalog on anyio's thread limiter (40): at most
+        # one pooled connection per such thread, capped by SHREDCAT_DB_POOL_SIZE, and kept, so a
+        # steady load opens no new sessions and workers x pool stays within max_connections.
+        threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
+        pool = min(threads, settings.db_pool_size)
+        catalog = Catalog(make_engine(settings.database_url, concurrency=pool), limits=ctx.limits)
     ctx.catalog = catalog
     ctx.executor = ContextThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
 

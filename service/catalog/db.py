@@ -79,10 +79,11 @@ DEFAULT_POOL_SIZE = 5
 def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any) -> Engine:
     """An engine configured for the catalog (see the module docstring).
 
-    ``concurrency``: how many threads may use the engine at once (a server's thread pool). A
-    PostgreSQL pool then keeps that many connections, plus a small overflow: connections beyond
-    the pool size are closed when returned, so a pool smaller than the load opens a new database
-    session for most requests. Connections are opened on first use, never ahead.
+    ``concurrency``: how many connections a server process keeps for its request threads. A
+    PostgreSQL pool then keeps that many and no overflow (overflow connections are closed when
+    returned, so a pool smaller than the load would open a new database session for most
+    requests; beyond the pool a thread waits for a free connection instead). Connections are
+    opened on first use, never ahead.
     """
     u = normalize_url(url)
     if u.get_backend_name() == "sqlite":
@@ -95,7 +96,7 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
     if u.get_backend_name() == "postgresql":
         kwargs.setdefault("pool_pre_ping", True)
         kwargs.setdefault("pool_size", concurrency or DEFAULT_POOL_SIZE)
-        kwargs.setdefault("max_overflow", 2 if concurrency else 10)
+        kwargs.setdefault("max_overflow", 0 if concurrency else 10)
         connect_args = kwargs.pop("connect_args", {})
         connect_args.setdefault("connect_timeout", 10)
         connect_args.setdefault("application_name", "shredcat")
