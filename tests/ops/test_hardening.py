@@ -537,6 +537,14 @@ def test_record_counts_beyond_bigint_are_refused_and_sums_stay_exact(lake: Lake)
     r = _refused(lake, {"files": [_stats_file(a, big, []), _stats_file(b, big, [])]}, 422)
     assert "record" in r.text
     _refused(lake, {"files": [_stats_file(a, 2**63, [])]}, 422)
+    # Up to BIGINT the total is exact (it was once summed through a float: 18446744073709551616).
+    with lake.client() as c:
+        r = c.post(COMMITS, json={"files": [_stats_file(a, 2**62, []), _stats_file(b, 2**62 - 1, [])]}, headers=bearer("writer"))
+        assert r.status_code == 200, r.text
+        assert c.get(TABLE_URL, headers=bearer("reader")).json()["live-record-count"] == 2**63 - 1
+        r = c.post(f"{TABLE_URL}/files/remove", json={"paths": [a, b]}, headers=bearer("writer"))
+        assert r.status_code == 200, r.text
+    lake.healthy()
 
 
 def test_page_tokens_and_snapshot_ids_beyond_bigint_are_bad_requests(lake: Lake) -> None:
