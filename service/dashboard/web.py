@@ -22,6 +22,7 @@ from service.dashboard import session
 from service.errors import ShredcatError, StorageUnavailableError
 
 if TYPE_CHECKING:
+    from service.api.deps import AppContext
     from service.catalog import Catalog
 
 log = logging.getLogger("service.dashboard")
@@ -111,8 +112,9 @@ def urls(request: Request) -> Urls:
 # --- rendering --------------------------------------------------------------------------------
 
 
-def app_context(request: Request) -> Any:
-    return request.app.state.ctx
+def app_context(request: Request) -> AppContext:
+    ctx: AppContext = request.app.state.ctx
+    return ctx
 
 
 def catalog_of(request: Request) -> Catalog:
