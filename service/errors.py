@@ -57,6 +57,12 @@ class InvalidPredicateError(BadInputError):
     code = "invalid_predicate"
 
 
+class UnknownColumnError(BadInputError):
+    """A predicate names a Variant column the table does not have."""
+
+    code = "unknown_column"
+
+
 class InvalidStatsError(BadInputError):
     """Client-supplied statistics that are malformed or inconsistent."""
 

@@ -9,6 +9,10 @@ and a number the decoder cannot hold (``1e999``, 5,000 digits) is refused by the
 as a 422 naming its node, not by the decoder.
 SQL texts up to :data:`CACHED_SQL_CHARS` are parsed once per (text, limits) and the immutable
 tree is reused (an LRU of 512): clients plan the same few predicates again and again.
+
+A Variant column the table does not have is a 422 ``unknown_column`` (``details.column``, and
+``details.columns`` the table's); the first page's ``warnings`` name the terms nothing can be
+pruned on (:mod:`service.pruning.diagnostics`).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from starlette.concurrency import run_in_threadpool
 from service.api.auth import Principal, require_reader
 from service.api.deps import COMMON, AppContext, check_page_size, error_responses, field_error, get_ctx
 from service.api.namespaces import NamespaceName
-from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse
+from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse, PlanWarning
 from service.api.tables import TableName
 from service.errors import ShredcatError
 from service.pruning.parse_json import decode_json
@@ -116,6 +120,8 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
         f = e.details.get("field")
         if isinstance(f, str) and f in ("page-size", "page-token", "snapshot-id"):
             e.details["field"] = f"body.{f}"
+        elif e.code == "unknown_column":
+            e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
         raise
     m = ctx.metrics
     m.prune_calls.labels(outcome="ok").inc()
@@ -139,6 +145,10 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
         explain=None
         if result.explain is None
         else [FileExplanation(path=x.path, kept=x.kept, reason=x.reason) for x in result.explain],
+        warnings=[
+            PlanWarning(type=w.type, column=w.column, path=w.path, message=w.message, suggestions=list(w.suggestions))
+            for w in result.warnings
+        ],
     )
 
 

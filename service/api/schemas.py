@@ -382,6 +382,24 @@ class FileExplanation(ApiModel):
     reason: str
 
 
+class PlanWarning(ApiModel):
+    """Something the predicate cannot prune on in this table; the candidates are as sound as ever."""
+
+    type: str = Field(
+        description="`path_not_shredded` (the path is fully shredded in no live file), `type_not_comparable` "
+        "(the path is stored only as types whose bounds do not speak for the requested type), "
+        "`predicate_prunes_nothing` (no file was pruned, because of the warnings before it)."
+    )
+    column: str | None = Field(default=None, description="The Variant column (null for the whole predicate).")
+    path: str | None = Field(default=None, description="The JSON path as written in the predicate.")
+    message: str
+    suggestions: list[str] = Field(
+        default_factory=list,
+        description="Close shredded paths of the column (`path_not_shredded`), or the types to ask for "
+        "(`type_not_comparable`).",
+    )
+
+
 class PlanResponse(ApiModel):
     status: Literal["completed"] = "completed"
     snapshot_id: int | None
@@ -389,6 +407,9 @@ class PlanResponse(ApiModel):
     next_page_token: str | None = None
     metrics: PlanMetrics
     explain: list[FileExplanation] | None = None
+    warnings: list[PlanWarning] = Field(
+        default_factory=list, description="On the first page only (like the counts); empty on follow-up pages."
+    )
 
 
 # --- health -----------------------------------------------------------------------------------------

@@ -457,8 +457,7 @@ def _resolve_snapshot(conn: Connection, t: repo.TableRow, snapshot_id: int | Non
 
 def plan_in(
     conn: Connection,
-    namespace: str,
-    table: str,
+    t: repo.TableRow,
     condition: Condition,
     *,
     snapshot_id: int | None = None,
@@ -468,8 +467,7 @@ def plan_in(
     explain_sample: int = DEFAULT_EXPLAIN_SAMPLE,
 ) -> PlanResult:
     """One page of the candidates of ``condition`` (already compiled and merged), inside an open
-    transaction; see :meth:`service.catalog.Catalog.plan`."""
-    t = repo.require_table(conn, namespace, table)
+    transaction, on the table row ``t`` read in it; see :meth:`service.catalog.Catalog.plan`."""
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:

@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from service.stats.merge import GlobalPathStats, render_ducklake_json
 from service.values import ShreddedType
+
+if TYPE_CHECKING:
+    from service.pruning.diagnostics import PlanWarning
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,3 +202,6 @@ class PlanResult:
     rows_skipped: int | None
     bytes_skipped: int | None
     explain: tuple[FileExplanation, ...] | None = None
+    #: What the predicate cannot prune on here (a path shredded nowhere, a type it is not stored
+    #: as); on the first page only, like the counts. Never a change to the candidates.
+    warnings: tuple[PlanWarning, ...] = ()

@@ -20,7 +20,8 @@ Behaviour:
   recomputation from the live files (:mod:`service.stats.merge`): merged incrementally on commit,
   rebuilt from per-path counters after a removal.
 * :meth:`Catalog.plan` compiles a predicate (:mod:`service.pruning`) and runs it in SQL: one page of
-  candidate files, pinned to a snapshot by its page token. The admin pages' reads (newest-first
+  candidate files, pinned to a snapshot by its page token; a column the table lacks is an error,
+  and the first page warns about the terms no file can be pruned on. The admin pages' reads (newest-first
   history, files sorted by size or rows, a path's per-file bounds) are methods here too.
 * Writers of one table are serialized (row lock on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so
   concurrent commits never lose or duplicate a file.
@@ -34,6 +35,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import Connection
@@ -77,12 +79,15 @@ from service.errors import (
     LimitExceededError,
     NotFoundError,
     ShredcatError,
+    UnknownColumnError,
 )
 from service.stats.merge import GlobalStats, GlobalStatsAccumulator, from_ducklake_json, recompute
 from service.stats.model import FileStats
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
+    from service.pruning.conditions import Condition
+    from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
 
 #: The principal of idempotency keys of library callers that name none (the CLI, scripts).
@@ -781,12 +786,16 @@ class Catalog:
 
         A pruned file never holds a matching row; when a rule cannot be proven the file is kept.
         ``next_page_token`` pins later pages to the first page's snapshot and predicate.
+        A Variant column the table does not have is an :class:`~service.errors.UnknownColumnError`;
+        the first page's ``warnings`` name the terms nothing can be pruned on
+        (:mod:`service.pruning.diagnostics`).
         """
         # Imported here: the predicate machinery is not needed by the catalog's other callers
         # (CLI commands import the catalog and should start fast).
         from service.catalog.planner import plan_in
         from service.pruning.conditions import compile_expression
         from service.pruning.conjunctions import merge_conjunctions
+        from service.pruning.diagnostics import referenced_columns
 
         if not 1 <= page_size <= self.limits.max_page_size:
             raise BadInputError(
@@ -794,18 +803,25 @@ class Catalog:
             )
         _check_id("snapshot", snapshot_id)
         condition = merge_conjunctions(compile_expression(expr))
-        return self._read(
-            lambda conn: plan_in(
+        columns = referenced_columns(expr)
+
+        def op(conn: Connection) -> PlanResult:
+            t = repo.require_table(conn, namespace, table)
+            _check_columns(t, columns)
+            result = plan_in(
                 conn,
-                namespace,
-                table,
+                t,
                 condition,
                 snapshot_id=snapshot_id,
                 explain=explain,
                 page_size=page_size,
                 page_token=page_token,
             )
-        )
+            if page_token is not None:
+                return result
+            return replace(result, warnings=_plan_warnings(conn, t, condition, result))
+
+        return self._read(op)
 
     def iter_candidates(
         self,
@@ -824,6 +840,46 @@ class Catalog:
             res = self.plan(namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
             yield from res.candidates
             token = res.next_page_token
+
+
+def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
+    """A predicate on a column the table does not have is an error, not a plan that prunes nothing."""
+    unknown = [c for c in columns if c not in t.columns]
+    if not unknown:
+        return
+    import difflib  # only on this error path: CLI commands import the catalog and should start fast
+
+    have = list(t.columns)
+    names = ", ".join(have) if have else "none"
+    close = difflib.get_close_matches(unknown[0], have, n=3) or [c for c in have if c.lower() == unknown[0].lower()]
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    raise UnknownColumnError(
+        f"{t.qualified_name} has no Variant column {', '.join(map(repr, unknown))}; its Variant columns: {names}{hint}",
+        details={"column": unknown[0], "unknown_columns": unknown, "columns": have, "suggestions": close},
+    )
+
+
+def _plan_warnings(
+    conn: Connection, t: repo.TableRow, condition: Condition, result: PlanResult
+) -> tuple[PlanWarning, ...]:
+    """The warnings of a first page, from the stored types of the leaves' paths at the planned
+    snapshot: the live counters at the current one; at a past one, every type a path was ever
+    stored as in the table (a superset, so a warning there is never wrong, though one may be
+    missed)."""
+    from service.pruning.diagnostics import leaf_terms, plan_warnings
+
+    uses = leaf_terms(condition)
+    if not uses:
+        return ()
+    live = result.snapshot_id == t.current_snapshot_id
+    keys = {(t.columns[u.column], u.variant_path) for u in uses}
+    rows = repo.shredded_types(conn, t.table_id, keys, live=live)
+    names = t.column_names
+    stored = {(names[cid], vp): [ShreddedType.parse(n) for n in types] for (cid, vp), types in rows.items()}
+    unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
+    paths = {c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live) for c in unshredded}
+    pruned_nothing = result.files_pruned == 0 and bool(result.files_considered)
+    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing)
 
 
 def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobalStats:

@@ -2,7 +2,10 @@
 
 Prints the candidate files, one per line (every page), or the JSON result. The predicate is
 Spark SQL text (``variant_get(v, '$.user.id', 'bigint') = 42``) or, when it starts with ``{``,
-the Iceberg-style JSON expression. Counts go to stderr so stdout stays a clean file list.
+the Iceberg-style JSON expression. Counts go to stderr so stdout stays a clean file list, and so
+do the plan's warnings (a ``warning:`` line each: a path shredded in no live file, a type the path
+is not stored as), also under ``warnings`` in the JSON result. A column the table does not have
+is an error (exit 2).
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"shredcat prune: {e.message}", file=sys.stderr)
         return 2 if e.http_status < 500 else 1
     candidates = [c for p in pages for c in p.candidates]
+    for w in first.warnings:
+        print(f"warning: {w.message}", file=sys.stderr)
     if args.json:
         out = {
             "snapshot_id": first.snapshot_id,
@@ -75,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
                 {"path": c.path, "file_size_bytes": c.file_size_bytes, "record_count": c.record_count} for c in candidates
             ],
         }
+        out["warnings"] = [
+            {"type": w.type, "column": w.column, "path": w.path, "message": w.message, "suggestions": list(w.suggestions)}
+            for w in first.warnings
+        ]
         if first.explain is not None:
             out["explain"] = [{"path": e.path, "kept": e.kept, "reason": e.reason} for e in first.explain]
         print(json.dumps(out, ensure_ascii=False))

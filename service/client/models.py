@@ -239,6 +239,24 @@ class FileExplanation:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanWarning:
+    """A term the plan could prune nothing on: ``type`` is ``path_not_shredded``,
+    ``type_not_comparable`` or ``predicate_prunes_nothing``; ``column`` and ``path`` (the JSON path
+    as written) are None for the whole predicate."""
+
+    type: str
+    message: str
+    column: str | None = None
+    path: str | None = None
+    #: Close shredded paths, or the types to ask for.
+    suggestions: tuple[str, ...] = ()
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PlanWarning:
+        return cls(d["type"], d["message"], d.get("column"), d.get("path"), tuple(d.get("suggestions") or ()))
+
+
+@dataclass(frozen=True, slots=True)
 class PlanResult:
     """One page of a plan. The counts cover the whole answer (every page) and are None on the pages
     fetched with a page token."""
@@ -252,6 +270,8 @@ class PlanResult:
     rows_skipped: int | None
     bytes_skipped: int | None
     explain: tuple[FileExplanation, ...] | None = None
+    #: On the first page only, like the counts (empty on the others).
+    warnings: tuple[PlanWarning, ...] = ()
 
     @property
     def paths(self) -> list[str]:
@@ -271,12 +291,13 @@ class PlanResult:
             rows_skipped=m["rows-skipped"],
             bytes_skipped=m["bytes-skipped"],
             explain=None if explain is None else tuple(FileExplanation.from_json(x) for x in explain),
+            warnings=tuple(PlanWarning.from_json(w) for w in d.get("warnings") or ()),
         )
 
     @staticmethod
     def merged(pages: Sequence[PlanResult]) -> PlanResult:
         """The pages of one plan as one result: every page's files (and explanations), the first
-        page's snapshot and counts."""
+        page's snapshot, counts and warnings."""
         first = pages[0]
         explain = None if first.explain is None else tuple(x for p in pages for x in p.explain or ())
         return replace(first, files=tuple(f for p in pages for f in p.files), next_page_token=None, explain=explain)

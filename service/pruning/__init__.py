@@ -7,7 +7,9 @@ SQLAlchemy or :mod:`service.catalog` (a test walks the imports).
   the pieces they share;
 * :mod:`.conditions`: the stats conditions a tree compiles to, :mod:`.conjunctions` their
   same-path merge;
-* :mod:`.evaluator`: those conditions over one file's stats.
+* :mod:`.evaluator`: those conditions over one file's stats;
+* :mod:`.diagnostics`: the columns a predicate names and the warnings of a plan (terms nothing can
+  be pruned on), from facts the catalog supplies.
 
 Running conditions against the catalog is the catalog's job: :meth:`service.catalog.Catalog.plan`,
 whose planner (:mod:`service.catalog.planner`) translates the conditions defined here into SQL.

@@ -72,7 +72,14 @@ def _merge_leaves(a: LeafCondition, b: LeafCondition) -> LeafCondition | None:
     otherwise = _merge_tests(a.otherwise, b.otherwise)
     if otherwise is None:
         return None
-    return LeafCondition(a.column, a.variant_path, tuple(cases), otherwise, Label(lambda: f"{a.label} AND {b.label}"))
+    return LeafCondition(
+        a.column,
+        a.variant_path,
+        tuple(cases),
+        otherwise,
+        Label(lambda: f"{a.label} AND {b.label}"),
+        a.terms + b.terms,
+    )
 
 
 class _Merge(ConditionVisitor[Condition]):

@@ -5,7 +5,8 @@
 so the result is exactly that of a full read with the same ``where``. The service is asked with
 the predicate's SQL form (see :mod:`service.spark.translate`); when there is none, every live
 file of the table is read and a warning says why. Never are rows dropped for a predicate the
-service does not understand.
+service does not understand. The service's own warnings about the predicate (a path shredded in
+no live file, a type it is not stored as) are logged and kept on :class:`PrunedScan`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from service.spark.translate import (
 )
 
 if TYPE_CHECKING:
-    from service.client import ShredcatClient
+    from service.client import PlanWarning, ShredcatClient
 
 __all__ = ["PrunedScan", "plan_pruned", "read_pruned"]
 
@@ -71,6 +72,9 @@ class PrunedScan:
     schema_file: str | None = None
     #: The table's Variant columns (the schema of an empty result when it has no file at all).
     variant_columns: tuple[str, ...] = ()
+    #: The plan's warnings (a path shredded in no live file, a type it is not stored as), also
+    #: logged; they never change ``paths``.
+    warnings: tuple[PlanWarning, ...] = ()
 
     @property
     def candidates(self) -> int:
@@ -204,11 +208,14 @@ def plan_pruned(
             if schema_file is None:
                 variant_columns = tuple(c.load_table(ns, name).variant_columns)
     seconds = time.perf_counter() - start
+    warnings = result.warnings if result is not None else ()
     if result is not None:
         log.info(
             "read_pruned %s.%s: %d of %d files are candidates (%d pruned) in %.3fs",
             ns, name, len(paths), total, pruned, seconds,
         )
+    for w in warnings:
+        log.warning("read_pruned %s.%s: %s", ns, name, w.message)
     return PrunedScan(
         namespace=ns,
         table=name,
@@ -222,6 +229,7 @@ def plan_pruned(
         plan_seconds=seconds,
         schema_file=schema_file,
         variant_columns=variant_columns,
+        warnings=warnings,
     )
 
 

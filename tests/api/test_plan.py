@@ -257,3 +257,93 @@ def test_plan_at_snapshot_and_not_found(client, loaded: list[str]) -> None:
     then = client.post(T + "/plan", json={"sql": ID_EQ.format(150), "snapshot-id": snap}, headers=READER).json()
     assert [f["path"] for f in then["files"]] == [loaded[1]]
     assert_error(client.post("/v1/namespaces/lake/tables/nope/plan", json={"sql": ID_EQ.format(1)}, headers=READER), 404)
+
+
+# --- errors and warnings that help ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"sql": "variant_get(w, '$.id', 'bigint') = 1234"},
+        {"filter": {"type": "eq", "term": {"type": "variant", "column": "w", "path": "$.id", "as": "bigint"}, "value": 1}},
+        # Also where no leaf is left to read the column's stats.
+        {"sql": "variant_get(w, '$.id', 'tinyint') < -128 OR variant_get(v, '$.id', 'bigint') = 1"},
+    ],
+)
+def test_an_unknown_column_is_a_422_naming_it_and_the_tables_columns(loaded_any, body: dict) -> None:
+    c, _ = loaded_any
+    field = "body.sql" if "sql" in body else "body.filter"
+    err = assert_error(c.post(T + "/plan", json=body, headers=READER), 422, "unknown_column", field)
+    assert err["details"]["column"] == "w" and err["details"]["columns"] == ["v"]
+    assert "'w'" in err["message"] and "its Variant columns: v" in err["message"]
+
+
+def _plan(c, sql: str, **kw) -> dict:
+    r = c.post(T + "/plan", json={"sql": sql, **kw}, headers=READER)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_warnings_for_a_path_shredded_nowhere_and_a_type_not_stored(loaded_any) -> None:
+    c, paths = loaded_any
+    body = _plan(c, "variant_get(v, '$.idd', 'bigint') = 1234")
+    assert [f["path"] for f in body["files"]] == paths
+    assert body["warnings"] == [
+        {
+            "type": "path_not_shredded",
+            "column": "v",
+            "path": "$.idd",
+            "message": "path $.idd of column v is not shredded in any live file: no file can be pruned on it "
+            "(did you mean $.id?)",
+            "suggestions": ["$.id"],
+        },
+        {
+            "type": "predicate_prunes_nothing",
+            "column": None,
+            "path": None,
+            "message": "the predicate pruned no file: every term that could prune is on a path warned about above",
+            "suggestions": [],
+        },
+    ]
+    body = _plan(c, "variant_get(v, '$.id', 'string') = '150'")
+    assert [w["type"] for w in body["warnings"]] == ["type_not_comparable", "predicate_prunes_nothing"]
+    w = body["warnings"][0]
+    assert (w["column"], w["path"], w["suggestions"]) == ("v", "$.id", ["bigint"])
+    assert "stored as int64, asked as string: not comparable" in w["message"]
+
+
+def test_no_warning_for_a_good_predicate_and_candidates_unchanged_by_warnings(loaded_any) -> None:
+    c, paths = loaded_any
+    good = _plan(c, ID_EQ.format(150))
+    assert good["warnings"] == [] and [f["path"] for f in good["files"]] == [paths[1]]
+    # A warned conjunct beside a pruning one: the same candidates, a warning, no "prunes nothing".
+    mixed = _plan(c, ID_EQ.format(150) + " AND variant_get(v, '$.idd', 'bigint') = 1")
+    assert mixed["files"] == good["files"] and mixed["metrics"] == good["metrics"]
+    assert [w["type"] for w in mixed["warnings"]] == ["path_not_shredded"]
+    # OR with a warned term keeps everything, as without any stats for it.
+    either = _plan(c, ID_EQ.format(150) + " OR variant_get(v, '$.idd', 'bigint') = 1")
+    assert [f["path"] for f in either["files"]] == paths
+    assert [w["type"] for w in either["warnings"]] == ["path_not_shredded", "predicate_prunes_nothing"]
+    typo = {"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.idd", "as": "bigint"}, "value": 1}
+    r = c.post(T + "/plan", json={"filter": {"type": "and", "left": _id_filter("eq", 150), "right": typo}}, headers=READER)
+    assert r.json()["files"] == good["files"] and r.json()["warnings"] == mixed["warnings"]
+
+
+def test_warnings_come_with_the_first_page_only(loaded_any) -> None:
+    c, _ = loaded_any
+    first = _plan(c, "variant_get(v, '$.idd', 'bigint') = 1", **{"page-size": 1})
+    assert first["warnings"] and first["next-page-token"]
+    nxt = _plan(c, "variant_get(v, '$.idd', 'bigint') = 1", **{"page-size": 1, "page-token": first["next-page-token"]})
+    assert nxt["warnings"] == [] and nxt["metrics"]["files-considered"] is None
+
+
+def test_warnings_at_a_past_snapshot(client, loaded: list[str]) -> None:
+    snap = client.get(T, headers=READER).json()["current-snapshot-id"]
+    client.post(T + "/files/remove", json={"paths": loaded}, headers=WRITER)
+    now = _plan(client, ID_EQ.format(150))
+    assert [w["type"] for w in now["warnings"]] == ["path_not_shredded"]  # no live file: nothing to prune
+    then = _plan(client, ID_EQ.format(150), **{"snapshot-id": snap})
+    assert then["warnings"] == [] and [f["path"] for f in then["files"]] == [loaded[1]]
+    then = _plan(client, "variant_get(v, '$.idd', 'bigint') = 1", **{"snapshot-id": snap})
+    assert [w["type"] for w in then["warnings"]] == ["path_not_shredded", "predicate_prunes_nothing"]

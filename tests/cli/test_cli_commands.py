@@ -90,6 +90,38 @@ def test_register_list_stats_and_prune_on_the_embedded_default(tmp_path: Path) -
     assert out["files_pruned"] == 5
 
 
+def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> None:
+    """A typo in a path or a type prunes nothing, soundly, with a ``warning:`` line per problem on
+    stderr (and under ``warnings`` with --json); a column the table does not have is exit 2 with
+    one line naming it and the table's columns."""
+    files = [
+        str(write_shredded(tmp_path / f"f{i}.parquet", [{"user": {"id": i * 10 + r}} for r in range(5)], {"user": {"id": "int64"}}))
+        for i in range(3)
+    ]
+    db = ["--database-url", f"sqlite:///{tmp_path}/cat.db"]
+    assert _run(["register", "--table", "demo.events", *files, *db], tmp_path).returncode == 0
+    r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.idd','bigint') = 1234", *db], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.splitlines()) == sorted(files)
+    warnings = [x for x in r.stderr.splitlines() if x.startswith("warning: ")]
+    assert warnings == [
+        "warning: path $.user.idd of column v is not shredded in any live file: no file can be pruned on it "
+        "(did you mean $.user.id?)",
+        "warning: the predicate pruned no file: every term that could prune is on a path warned about above",
+    ]
+    assert "3 of 3 files kept, 0 pruned" in r.stderr
+    r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.id','string') = '12'", "--json", *db], tmp_path)
+    out = json.loads(r.stdout)
+    assert [w["type"] for w in out["warnings"]] == ["type_not_comparable", "predicate_prunes_nothing"]
+    assert out["warnings"][0] | {"message": ""} == {"type": "type_not_comparable", "column": "v", "path": "$.user.id", "message": "", "suggestions": ["bigint"]}
+    assert r.stderr.count("warning: ") == 2
+    r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.id','bigint') = 12", "--json", *db], tmp_path)
+    assert json.loads(r.stdout)["warnings"] == [] and "warning" not in r.stderr
+    r = _run(["prune", "--table", "demo.events", "variant_get(w,'$.user.id','bigint') = 1234", *db], tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w'; its Variant columns: v"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

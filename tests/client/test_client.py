@@ -26,6 +26,7 @@ from service.client import (
     NoSuchTable,
     NotFound,
     PayloadTooLarge,
+    PlanWarning,
     ServerError,
     ServiceUnavailable,
     ShredcatAPIError,
@@ -377,6 +378,38 @@ def test_async_paging_plans_and_client_side_commits(
             assert every.next_page_token is None and every.explain is not None
             assert {x.path for x in every.explain} == {*_paths(warehouse, 0, 1), local}
             assert every == sc.plan_all("lake", "events", filter=flt, page_size=1, explain=True)
+
+    asyncio.run(main())
+
+
+def test_plan_warnings_and_unknown_columns_sync_and_async(client, warehouse: Path) -> None:
+    """Warnings come typed with the first page (and with plan_all's merged result); an unknown
+    column is Unprocessable with type ``unknown_column``."""
+    sc = ShredcatClient(http=client, token=TOKENS["admin"])
+    sc.create_namespace("lake")
+    sc.create_table("lake", "events", variant_columns=["v"])
+    sc.commit_paths("lake", "events", _paths(warehouse, 0, 1))
+    typo = "variant_get(v, '$.idd', 'bigint') = 5"
+    plan = sc.plan("lake", "events", sql=typo)
+    assert [type(w) for w in plan.warnings] == [PlanWarning, PlanWarning]
+    w = plan.warnings[0]
+    assert (w.type, w.column, w.path, w.suggestions) == ("path_not_shredded", "v", "$.idd", ("$.id",))
+    assert "not shredded in any live file" in w.message
+    assert plan.warnings[1].type == "predicate_prunes_nothing" and plan.warnings[1].path is None
+    every = sc.plan_all("lake", "events", sql=typo, page_size=1)
+    assert every.warnings == plan.warnings and len(every.files) == 2
+    assert sc.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 5").warnings == ()
+    with pytest.raises(Unprocessable) as ei:
+        sc.plan("lake", "events", sql="variant_get(w, '$.id', 'bigint') = 5")
+    assert ei.value.type == "unknown_column" and ei.value.details["columns"] == ["v"]
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=client.app)
+        async with AsyncShredcatClient("http://testserver", token=TOKENS["admin"], transport=transport) as ac:
+            assert (await ac.plan_all("lake", "events", sql=typo, page_size=1)).warnings == plan.warnings
+            with pytest.raises(Unprocessable) as ei:
+                await ac.plan("lake", "events", sql="variant_get(w, '$.id', 'bigint') = 5")
+            assert ei.value.details["column"] == "w"
 
     asyncio.run(main())
 

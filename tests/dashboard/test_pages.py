@@ -263,6 +263,30 @@ def test_playground_errors_are_shown_inline(admin: TestClient) -> None:
     assert r.status_code == 422 and "enter a predicate" in r.text
 
 
+def test_playground_shows_an_unknown_column_inline(admin: TestClient) -> None:
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(w, '$.id', 'bigint') = 1"})
+    assert r.status_code == 422
+    err = re.search(r'<p class="error" id="predicate-error" role="alert">(.*?)</p>', r.text, re.S)
+    assert err and unescape(err.group(1)) == "lake.events has no Variant column 'w'; its Variant columns: v"
+    assert 'aria-invalid="true" aria-describedby="predicate-error sql-help"' in r.text
+    assert 'id="result"' not in r.text
+
+
+def test_playground_shows_warnings_above_the_results(admin: TestClient) -> None:
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.idd', 'bigint') = 1"})
+    assert r.status_code == 200, r.text
+    warnings = re.search(r'<ul class="warnings" id="warnings".*?</ul>', r.text, re.S)
+    assert warnings and r.text.index('id="warnings"') < r.text.index('id="metrics"')
+    items = re.findall(r'<li class="note" data-warning="([a-z_]+)">(.*?)</li>', warnings.group(0), re.S)
+    assert [t for t, _ in items] == ["path_not_shredded", "predicate_prunes_nothing"]
+    assert "path $.idd of column v is not shredded in any live file" in unescape(items[0][1])
+    # The close path is offered as the same predicate with it.
+    (fix,) = re.findall(r'<a href="([^"]+)"><code>\$\.id</code></a>', items[0][1])
+    assert parse_qs(urlsplit(unescape(fix)).query)["sql"] == ["variant_get(v, '$.id', 'bigint') = 1"]
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.id', 'bigint') = 1"})
+    assert r.status_code == 200 and 'id="warnings"' not in r.text
+
+
 def test_playground_at_a_past_snapshot(admin: TestClient) -> None:
     snaps = admin.get("/v1/namespaces/lake/tables/events/snapshots", headers={"Accept": "application/json"}).json()
     first_commit = next(s for s in snaps["snapshots"] if s.get("added-files"))["snapshot-id"]

@@ -7,7 +7,7 @@ per-file bounds and coverage.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, Connection, func, select
@@ -317,3 +317,33 @@ def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, 
         )
     ).all()
     return [(int(r[0]), r[1], r[2], int(r[3])) for r in rows]
+
+
+def shredded_types(
+    conn: Connection, table_id: int, keys: Collection[tuple[int, str]], *, live: bool
+) -> dict[tuple[int, str], list[str]]:
+    """The types each ``(column_id, variant_path)`` is fully shredded as: in a live file
+    (``live``, from the live counters), or in any file ever committed (a superset of the types
+    at any past snapshot)."""
+    out: dict[tuple[int, str], list[str]] = {}
+    wanted = set(keys)
+    column_ids = sorted({cid for cid, _ in wanted})
+    for chunk in chunks(sorted({vp for _, vp in wanted})):
+        stmt = select(VP.column_id, VP.variant_path, VP.shredded_type).where(
+            VP.table_id == table_id, VP.column_id.in_(column_ids), VP.variant_path.in_(chunk)
+        )
+        if live:
+            stmt = stmt.where(VP.live_file_count > 0)
+        for cid, vp, tname in conn.execute(stmt):
+            if (int(cid), vp) in wanted:
+                out.setdefault((int(cid), vp), []).append(tname)
+    return out
+
+
+def shredded_paths(conn: Connection, table_id: int, column_id: int, *, live: bool) -> list[str]:
+    """The variant paths of a column fully shredded in a live file (``live``), or in any file
+    ever committed."""
+    stmt = select(VP.variant_path).distinct().where(VP.table_id == table_id, VP.column_id == column_id)
+    if live:
+        stmt = stmt.where(VP.live_file_count > 0)
+    return sorted(r[0] for r in conn.execute(stmt))

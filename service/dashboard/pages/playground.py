@@ -1,4 +1,8 @@
-"""``GET|POST /admin/tables/{ns}/{table}/prune``: the prune playground (SQL predicate)."""
+"""``GET|POST /admin/tables/{ns}/{table}/prune``: the prune playground (SQL predicate).
+
+Errors (a predicate that does not parse, a column the table does not have, a bad snapshot) are
+shown inline under the form; the plan's warnings above the results, a close shredded path as a
+link that runs the predicate with it."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from service.errors import BadInputError, InvalidPredicateError, NotFoundError, 
 
 if TYPE_CHECKING:
     from service.catalog import Catalog
+    from service.pruning.diagnostics import PlanWarning
 
 router = APIRouter()
 
@@ -42,6 +47,22 @@ def _examples(catalog: Catalog, namespace: str, table: str) -> list[str]:
                 out.append(ex)
             if len(out) >= 3:
                 return out
+    return out
+
+
+def _with_fixes(sql: str, warnings: tuple[PlanWarning, ...]) -> list[tuple[PlanWarning, list[tuple[str, str]]]]:
+    """Each warning with ``(suggested path, the predicate using it)`` for the suggested paths
+    whose original is written in the predicate as a quoted literal (so replacing it is exact)."""
+    out = []
+    for w in warnings:
+        fixes = []
+        if w.type == "path_not_shredded" and w.path is not None:
+            for quote in ("'", '"'):
+                written = f"{quote}{w.path}{quote}"
+                if written in sql:
+                    fixes = [(p, sql.replace(written, f"{quote}{p}{quote}")) for p in w.suggestions]
+                    break
+        out.append((w, fixes))
     return out
 
 
@@ -96,6 +117,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         values["error_field"] = "snapshot" if e.details.get("field") == "snapshot" else "sql"
         return render(request, "prune.html", status=e.http_status, **values)
     values["result"] = result
+    values["warnings"] = _with_fixes(sql, result.warnings)
     values["kept_explained"] = [x for x in (result.explain or ()) if x.kept]
     values["pruned_explained"] = [x for x in (result.explain or ()) if not x.kept]
     return render(request, "prune.html", **values)

@@ -39,6 +39,7 @@ from service.pruning.conditions.model import (
     Keep,
     Label,
     LeafCondition,
+    LeafTerm,
     MayHaveNaN,
     Never,
     NotAllIn,
@@ -184,7 +185,10 @@ class _LeafCompiler(PredicateVisitor[LeafCondition]):
     @staticmethod
     def _leaf(pred: Predicate, cases: tuple[TypedTest, ...], otherwise: Test) -> LeafCondition:
         t = pred.term
-        return LeafCondition(t.column, t.variant_path, cases, otherwise, _label(pred))
+        usable = tuple(s for case in cases for s in case.types)
+        return LeafCondition(
+            t.column, t.variant_path, cases, otherwise, _label(pred), (LeafTerm(t.path, t.target, usable),)
+        )
 
     def visit_unary(self, pred: UnaryPredicate) -> LeafCondition:
         target = pred.term.target

@@ -4,11 +4,14 @@ translates into WHERE clauses over its typed key columns.
 A predicate tree compiles to a :data:`Condition`::
 
     Condition     = LeafCondition | AllOf(children) | AnyOf(children) | Constant(might_match, reason)
-    LeafCondition = (column, variant_path, cases: tuple[TypedTest, ...], otherwise: Test, label)
+    LeafCondition = (column, variant_path, cases: tuple[TypedTest, ...], otherwise: Test, label, terms)
     TypedTest     = (types: tuple[ShreddedType, ...], test: Test)
     Test          = Keep | Never | HasValues | HasNulls | MayHaveNaN
                   | RangeMayContain(lo, hi, lo_inclusive, hi_inclusive, nan_matches)
                   | AnyPoint(points) | NotAllIn(values, nan_matches)
+
+``label`` (the predicate as Spark SQL) and ``terms`` (the terms as written, :class:`LeafTerm`) are
+for people and diagnostics only: they take no part in a leaf's meaning, equality or repr.
 
 Meaning, for ONE file. A LeafCondition reads the stats rows of ``(column, variant_path)``:
 
@@ -45,6 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from service.pruning.paths import JsonPath
 from service.values import Bound, ShreddedType
 
 
@@ -136,6 +140,19 @@ class Label:
 
 
 @dataclass(frozen=True, slots=True)
+class LeafTerm:
+    """One predicate term a leaf was compiled from, as the user wrote it (for diagnostics)."""
+
+    path: JsonPath
+    #: The type the term asks for (``variant_get``'s target).
+    requested: ShreddedType
+    #: The stored types whose type-specific facts (bounds, null counts, NaN) the leaf's test reads
+    #: for this term; empty when the test reads none (``IS NOT NULL``), so no stored type is
+    #: ever "not comparable" with it.
+    usable: tuple[ShreddedType, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class LeafCondition:
     column: str
     variant_path: str
@@ -144,6 +161,9 @@ class LeafCondition:
     #: The predicate as Spark SQL, for reasons; not part of the condition's meaning (nor of its
     #: equality and repr, which page tokens fingerprint).
     label: Label | str = field(default="", compare=False, repr=False)
+    #: The terms the leaf was compiled from (several once same-path conjuncts are merged), for
+    #: the plan's warnings; not part of the condition's meaning either.
+    terms: tuple[LeafTerm, ...] = field(default=(), compare=False, repr=False)
 
     def test_for(self, stored: ShreddedType) -> Test:
         for case in self.cases:

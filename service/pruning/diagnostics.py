@@ -1,0 +1,223 @@
+"""What a plan tells the user about the predicate itself: the columns it names, and the terms that
+cannot prune anything on this table (a typo in a path, a type the path is not stored as).
+
+Pure rules over a compiled condition and facts the catalog supplies; they never change which files
+are candidates.
+
+* :func:`referenced_columns`: the Variant columns a predicate names (a column the table lacks is
+  an error, raised by the catalog).
+* :func:`leaf_terms`: the condition's leaves as :class:`TermUse` (column, variant_path, the stored
+  types the leaf compares, the term's JSON path and requested type).
+* :func:`plan_warnings`: the warnings, from the stored types of each leaf's path in the live files
+  of the table at the planned snapshot:
+
+  - ``path_not_shredded``: the path is fully shredded in no live file, so no file has statistics
+    for it (with the table's close paths as suggestions);
+  - ``type_not_comparable``: the term compares bounds of its requested type, and the path is
+    stored only as types whose bounds do not speak for it (:func:`~.conditions.usable_types`);
+  - ``predicate_prunes_nothing``: no file was pruned, and the predicate could have pruned only
+    through the leaves above.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+
+from service.errors import InvalidPredicateError
+from service.pruning.conditions import (
+    AllOf,
+    AnyOf,
+    Condition,
+    ConditionVisitor,
+    Constant,
+    LeafCondition,
+    visit_condition,
+)
+from service.pruning.expressions import BooleanExpression, iter_predicates
+from service.pruning.paths import ANY_INDEX, JsonPath, Key, format_json_path, parse_variant_path
+from service.pruning.spark_types import spark_type_name
+from service.values import ShreddedType
+
+PATH_NOT_SHREDDED = "path_not_shredded"
+TYPE_NOT_COMPARABLE = "type_not_comparable"
+PREDICATE_PRUNES_NOTHING = "predicate_prunes_nothing"
+
+#: Close paths suggested for a path that is not shredded.
+MAX_SUGGESTIONS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class PlanWarning:
+    #: ``path_not_shredded``, ``type_not_comparable`` or ``predicate_prunes_nothing``.
+    type: str
+    message: str
+    #: The Variant column and JSON path the warning is about (None for the whole predicate).
+    column: str | None = None
+    path: str | None = None
+    #: Close shredded paths (``path_not_shredded``) or the Spark types the path is stored as
+    #: (``type_not_comparable``).
+    suggestions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TermUse:
+    """One term of a leaf: where it reads statistics and what it asks for."""
+
+    column: str
+    variant_path: str
+    #: Stored types the leaf compares for this term (empty: it reads only type-free facts).
+    usable: tuple[ShreddedType, ...]
+    json_path: str
+    requested: ShreddedType
+
+
+def referenced_columns(expr: BooleanExpression) -> tuple[str, ...]:
+    """The Variant columns the predicate names, each once, in order of appearance."""
+    return tuple(dict.fromkeys(p.term.column for p in iter_predicates(expr)))
+
+
+class _Leaves(ConditionVisitor[list[LeafCondition]]):
+    def visit_leaf(self, c: LeafCondition) -> list[LeafCondition]:
+        return [c]
+
+    def visit_all_of(self, c: AllOf) -> list[LeafCondition]:
+        return [leaf for ch in c.children for leaf in visit_condition(ch, self)]
+
+    def visit_any_of(self, c: AnyOf) -> list[LeafCondition]:
+        return [leaf for ch in c.children for leaf in visit_condition(ch, self)]
+
+    def visit_constant(self, c: Constant) -> list[LeafCondition]:
+        return []
+
+
+_LEAVES = _Leaves()
+
+
+def leaf_terms(condition: Condition) -> tuple[TermUse, ...]:
+    """Every term of the condition's leaves, each once, left to right."""
+    uses = (
+        TermUse(leaf.column, leaf.variant_path, t.usable, format_json_path(t.path), t.requested)
+        for leaf in visit_condition(condition, _LEAVES)
+        for t in leaf.terms
+    )
+    return tuple(dict.fromkeys(uses))
+
+
+def variant_path_as_json(variant_path: str) -> str:
+    """A DuckLake ``variant_path`` as a JSON path (``"a".element`` → ``$.a[*]``)."""
+    steps = tuple(s if isinstance(s, Key) else ANY_INDEX for s in parse_variant_path(variant_path))
+    return format_json_path(JsonPath(steps))
+
+
+def _spark_name(t: ShreddedType) -> str | None:
+    try:
+        return spark_type_name(t)
+    except InvalidPredicateError:
+        return None
+
+
+def _type_names(types: Collection[ShreddedType]) -> str:
+    return ", ".join(sorted(t.name for t in types))
+
+
+class _CanPrune(ConditionVisitor[bool]):
+    """Whether the condition can prune any file when the leaves ``blind`` picks prune none."""
+
+    def __init__(self, blind: Callable[[LeafCondition], bool]) -> None:
+        self.blind = blind
+
+    def visit_leaf(self, c: LeafCondition) -> bool:
+        return not self.blind(c)
+
+    def visit_all_of(self, c: AllOf) -> bool:
+        return any(visit_condition(ch, self) for ch in c.children)
+
+    def visit_any_of(self, c: AnyOf) -> bool:
+        return all(visit_condition(ch, self) for ch in c.children)
+
+    def visit_constant(self, c: Constant) -> bool:
+        return not c.might_match
+
+
+def _is_blind(leaf: LeafCondition, stored: Collection[ShreddedType]) -> bool:
+    """No file has a fact the leaf compares: no stats row at all, or only stored types outside
+    every case (whose ``otherwise`` test reads no bound)."""
+    if not stored:
+        return True
+    return bool(leaf.cases) and not any(s in case.types for case in leaf.cases for s in stored)
+
+
+def _never_blind(leaf: LeafCondition) -> bool:
+    return False
+
+
+def plan_warnings(
+    condition: Condition,
+    stored: Mapping[tuple[str, str], Collection[ShreddedType]],
+    shredded_paths: Mapping[str, Collection[str]],
+    *,
+    pruned_nothing: bool,
+) -> tuple[PlanWarning, ...]:
+    """The warnings of a plan of ``condition``.
+
+    ``stored``: per ``(column, variant_path)`` of the leaves, the types it is fully shredded as in
+    at least one live file (missing or empty: none). ``shredded_paths``: per column with such an
+    unshredded leaf, the variant paths shredded in the table (to suggest close ones).
+    ``pruned_nothing``: the plan kept every live file (and there was at least one).
+    """
+    out: list[PlanWarning] = []
+    seen: set[tuple[str, str, ShreddedType]] = set()
+    for use in leaf_terms(condition):
+        types = stored.get((use.column, use.variant_path), ())
+        key = (use.column, use.json_path, use.requested)
+        if key in seen:
+            continue
+        if not types:
+            known = [variant_path_as_json(p) for p in shredded_paths.get(use.column, ())]
+            close = tuple(difflib.get_close_matches(use.json_path, known, n=MAX_SUGGESTIONS))
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            message = (
+                f"path {use.json_path} of column {use.column} is not shredded in any live file: "
+                f"no file can be pruned on it{hint}"
+            )
+            out.append(PlanWarning(PATH_NOT_SHREDDED, message, use.column, use.json_path, close))
+            seen.add(key)
+        elif use.usable and not any(s in use.usable for s in types):
+            alternatives = tuple(sorted({n for n in map(_spark_name, types) if n is not None}))
+            hint = f" (ask for {' or '.join(alternatives)})" if alternatives else ""
+            message = (
+                f"path {use.json_path} of column {use.column} is stored as {_type_names(types)}, asked as "
+                f"{spark_type_name(use.requested)}: not comparable, no file can be pruned on its values{hint}"
+            )
+            out.append(PlanWarning(TYPE_NOT_COMPARABLE, message, use.column, use.json_path, alternatives))
+            seen.add(key)
+    if out and pruned_nothing:
+
+        def blind(leaf: LeafCondition) -> bool:
+            return _is_blind(leaf, stored.get((leaf.column, leaf.variant_path), ()))
+
+        # "Because of" the leaves above: the predicate could prune without them, and cannot with them.
+        if visit_condition(condition, _CanPrune(_never_blind)) and not visit_condition(condition, _CanPrune(blind)):
+            out.append(
+                PlanWarning(
+                    PREDICATE_PRUNES_NOTHING,
+                    "the predicate pruned no file: every term that could prune is on a path warned about above",
+                )
+            )
+    return tuple(out)
+
+
+__all__ = [
+    "MAX_SUGGESTIONS",
+    "PATH_NOT_SHREDDED",
+    "PREDICATE_PRUNES_NOTHING",
+    "TYPE_NOT_COMPARABLE",
+    "PlanWarning",
+    "TermUse",
+    "leaf_terms",
+    "plan_warnings",
+    "referenced_columns",
+    "variant_path_as_json",
+]
