@@ -676,6 +676,8 @@ class Catalog:
         sort: FileSort = "size",
         descending: bool = True,
         prefix: str | None = None,
+        contains: str | None = None,
+        added_in: int | None = None,
         after: tuple[int | str, str] | None = None,
         limit: int = 100,
     ) -> list[DataFileInfo]:
@@ -683,27 +685,60 @@ class Catalog:
         chosen direction. ``after``: keyset, ``(sort value, path)`` of the last file of the
         previous page (for ``sort="path"`` the value is the path itself). No index covers size or
         record count, so each page sorts the table's live files (a top-N sort in the database);
-        path ascending at any snapshot is :meth:`list_files`."""
+        path ascending at any snapshot is :meth:`list_files`. Filters: ``prefix`` (paths starting
+        with it), ``contains`` (paths containing it anywhere, ASCII case-insensitive, ``%`` and
+        ``_`` taken literally), ``added_in`` (files added at that snapshot)."""
         self._check_limit(limit)
+        _check_id("added_in", added_in)
         if sort not in ("path", "size", "rows"):
             raise BadInputError(f"cannot sort files by {sort!r}")
 
         def op(conn: Connection) -> list[DataFileInfo]:
             t = repo.require_table(conn, namespace, table)
             return repo.list_files_sorted(
-                conn, t.table_id, sort=sort, descending=descending, prefix=prefix, after=after, limit=limit
+                conn,
+                t.table_id,
+                sort=sort,
+                descending=descending,
+                prefix=prefix,
+                contains=contains,
+                added_in=added_in,
+                after=after,
+                limit=limit,
             )
 
         return self._read(op)
 
-    def count_files(self, namespace: str, table: str, *, prefix: str | None = None) -> int:
-        """Live files of the table whose path starts with ``prefix`` (all of them without one)."""
+    def count_files(
+        self,
+        namespace: str,
+        table: str,
+        *,
+        prefix: str | None = None,
+        contains: str | None = None,
+        added_in: int | None = None,
+    ) -> int:
+        """Live files of the table kept by the filters of :meth:`list_files_sorted` (all of them
+        without one)."""
+        _check_id("added_in", added_in)
 
         def op(conn: Connection) -> int:
             t = repo.require_table(conn, namespace, table)
-            if not prefix:
+            if not prefix and not contains and added_in is None:
                 return t.live_file_count
-            return repo.count_files(conn, t.table_id, None, prefix=prefix)
+            return repo.count_files(conn, t.table_id, None, prefix=prefix, contains=contains, added_in=added_in)
+
+        return self._read(op)
+
+    def files_removed_at(self, namespace: str, table: str, snapshot: int, *, limit: int = 100) -> list[DataFileInfo]:
+        """The files of the table that ``snapshot`` removed (no longer live), by path, at most
+        ``limit``."""
+        self._check_limit(limit)
+        _check_id("snapshot", snapshot)
+
+        def op(conn: Connection) -> list[DataFileInfo]:
+            t = repo.require_table(conn, namespace, table)
+            return repo.files_removed_at(conn, t.table_id, snapshot, limit)
 
         return self._read(op)
 

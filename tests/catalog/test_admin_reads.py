@@ -120,3 +120,40 @@ def test_path_bounds(filled_catalog: Catalog) -> None:
         filled_catalog.path_bounds("lake", "events", "w", '"id"')
     with pytest.raises(NotFoundError):
         filled_catalog.path_bounds("lake", "events", "v", '"id"', shredded_type="varchar")
+
+
+def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
+    def stats(path: str) -> FileStats:
+        return FileStats(path, 100, 1, 10, None, ("v",), ())
+
+    names = [
+        "/lake/a/part_1.parquet",
+        "/lake/a/partX1.parquet",
+        "/lake/b/50%.parquet",
+        "/lake/b/5.parquet",
+        "/lake/c/back\\slash.parquet",
+        "/lake/c/PART-upper.parquet",
+    ]
+    catalog.create_namespace("lake", if_not_exists=True)
+    catalog.create_table("lake", "t", ["v"])
+    first = catalog.commit("lake", "t", [stats(p) for p in names[:3]])
+    catalog.commit("lake", "t", [stats(p) for p in names[3:]])
+
+    def found(text: str, added_in: int | None = None) -> list[str]:
+        files = catalog.list_files_sorted("lake", "t", sort="path", descending=False, contains=text, added_in=added_in)
+        assert catalog.count_files("lake", "t", contains=text, added_in=added_in) == len(files)
+        return [f.path for f in files]
+
+    assert found("part_") == ["/lake/a/part_1.parquet"]  # "_" is not "any character"
+    assert found("0%") == ["/lake/b/50%.parquet"]  # "%" is not "anything"
+    assert found("k\\s") == ["/lake/c/back\\slash.parquet"]
+    assert found("part") == ["/lake/a/partX1.parquet", "/lake/a/part_1.parquet", "/lake/c/PART-upper.parquet"]
+    assert found("/b/") == ["/lake/b/5.parquet", "/lake/b/50%.parquet"]
+    assert found("parquet", added_in=first.snapshot_id) == sorted(names[:3])
+    assert found("nowhere") == []
+    assert catalog.count_files("lake", "t", added_in=first.snapshot_id) == 3
+    removed = catalog.remove("lake", "t", [names[0]])
+    assert [f.path for f in catalog.files_removed_at("lake", "t", removed.snapshot_id)] == [names[0]]
+    assert catalog.files_removed_at("lake", "t", first.snapshot_id) == []
+    with pytest.raises(BadInputError):
+        catalog.count_files("lake", "t", added_in=2**70)

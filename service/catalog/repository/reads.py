@@ -30,13 +30,21 @@ from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType, family
 
 
-def count_files(conn: Connection, table_id: int, snapshot: int | None, *, prefix: str | None = None) -> int:
-    """Files live at ``snapshot`` (None = now), only those under ``prefix`` if given."""
+def count_files(
+    conn: Connection,
+    table_id: int,
+    snapshot: int | None,
+    *,
+    prefix: str | None = None,
+    contains: str | None = None,
+    added_in: int | None = None,
+) -> int:
+    """Files live at ``snapshot`` (None = now), only those kept by :func:`file_filter` if given."""
     return int(
         conn.execute(
             select(func.count())
             .select_from(D)
-            .where(D.table_id == table_id, _live_at(D, snapshot), *_prefix_filter(prefix))
+            .where(D.table_id == table_id, _live_at(D, snapshot), *file_filter(prefix, contains, added_in))
         ).scalar_one()
     )
 
@@ -132,6 +140,33 @@ def _prefix_filter(prefix: str | None) -> list[ColumnElement[bool]]:
     return conds
 
 
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, its own ``%``, ``_`` and ``\\`` taken literally
+    (the escape character is ``\\``)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def file_filter(
+    prefix: str | None, contains: str | None = None, added_in: int | None = None
+) -> list[ColumnElement[bool]]:
+    """Paths starting with ``prefix``, paths containing ``contains`` (case-insensitive on both
+    backends: ILIKE on PostgreSQL, ``lower() LIKE lower()`` on SQLite; a scan of the table's live
+    files, no index serves a substring), files added at snapshot ``added_in``."""
+    conds = _prefix_filter(prefix)
+    if contains:
+        conds.append(D.path.ilike(like_pattern(contains), escape="\\"))
+    if added_in is not None:
+        conds.append(D.begin_snapshot == added_in)
+    return conds
+
+
+def files_removed_at(conn: Connection, table_id: int, snapshot: int, limit: int) -> list[DataFileInfo]:
+    """The files a snapshot removed (their ``end_snapshot``), by path."""
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.end_snapshot == snapshot)
+    return [file_info(r) for r in conn.execute(stmt.order_by(D.path).limit(limit))]
+
+
 def list_files(
     conn: Connection,
     table_id: int,
@@ -160,10 +195,15 @@ def list_files_sorted(
     prefix: str | None,
     after: tuple[int | str, str] | None,
     limit: int,
+    contains: str | None = None,
+    added_in: int | None = None,
 ) -> list[DataFileInfo]:
     """Live files ordered by ``sort`` then path, keyset on ``(sort value, path)`` (just the path
-    for ``sort="path"``). No index covers size or record count: a top-N sort per page."""
-    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.end_snapshot.is_(None), *_prefix_filter(prefix))
+    for ``sort="path"``), filtered by :func:`file_filter`. No index covers size or record count:
+    a top-N sort per page."""
+    stmt = select(*FILE_INFO_COLUMNS).where(
+        D.table_id == table_id, D.end_snapshot.is_(None), *file_filter(prefix, contains, added_in)
+    )
     if sort == "path":
         stmt = keyset_page(stmt, [D.path], None if after is None else [after[1]], limit=limit, descending=descending)
     else:
