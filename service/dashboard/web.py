@@ -36,7 +36,9 @@ ENV = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-ENV.filters.update(num=fmt.num, bytes=fmt.human_bytes, when=fmt.when, percent=fmt.percent)
+ENV.filters.update(
+    num=fmt.num, bytes=fmt.human_bytes, when=fmt.when, percent=fmt.percent, change=fmt.change_text
+)
 
 
 def static_files() -> dict[str, tuple[bytes, str, str]]:
