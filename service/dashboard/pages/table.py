@@ -66,13 +66,17 @@ async def tableadmin_page(
     table: str,
     prefix: str = "",
     contains: str = "",
-    snapshot: int | None = None,
+    snapshot: str = "",
     sort: str = "path",
     order: str = "asc",
     cursor: str | None = None,
     before: int | None = None,
 ) -> Response:
-    filters = _Filters(prefix, contains, snapshot)
+    # The filter form sends an empty field when no snapshot is asked for.
+    text = snapshot.strip()
+    if text and not text.isdigit():
+        raise BadInputError("snapshot: a snapshot id is a whole number")
+    filters = _Filters(prefix, contains, int(text) if text else None)
     return await admin_page(request, _table, namespace, table, filters, sort, order, cursor, before)
 
 
