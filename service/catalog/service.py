@@ -50,6 +50,7 @@ from service.catalog.results import (
     NamespaceInfo,
     PathBounds,
     PathCoverage,
+    PathHealth,
     PlanResult,
     RecentSnapshot,
     RemoveResult,
@@ -652,6 +653,50 @@ class Catalog:
         return self._read(op)
 
     # --- what the admin pages read ------------------------------------------------------------
+
+    def path_health(self) -> dict[int, PathHealth]:
+        """For every live table (by ``table_id``) with a path fully shredded in at least one live
+        file: how many such paths are in the global stats, in a type conflict, or partial (the
+        statuses of :meth:`path_coverage`). One query for all tables."""
+
+        def op(conn: Connection) -> dict[int, PathHealth]:
+            live: dict[int, int] = {}
+            types: dict[tuple[int, int, str], list[int]] = defaultdict(list)
+            for table_id, cid, vp, n, files in repo.live_path_rows(conn):
+                types[(table_id, cid, vp)].append(n)
+                live[table_id] = files
+            counts: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+            for (table_id, _, _), ns in types.items():
+                slot = 1 if len(ns) > 1 else 0 if ns[0] == live[table_id] else 2
+                counts[table_id][slot] += 1
+            return {tid: PathHealth(*c) for tid, c in counts.items()}
+
+        return self._read(op)
+
+    def files_by_path(
+        self,
+        namespace: str,
+        table: str,
+        column: str,
+        variant_path: str,
+        *,
+        shredded_type: str | None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[DataFileInfo]:
+        """Live files, by path (keyset ``after``), where ``column``/``variant_path`` is fully
+        shredded as ``shredded_type``, or, with None, where it is not fully shredded at all: the
+        files behind each status of :meth:`path_coverage`."""
+        self._check_limit(limit)
+
+        def op(conn: Connection) -> list[DataFileInfo]:
+            t = repo.require_table(conn, namespace, table)
+            cid = t.columns.get(column)
+            if cid is None:
+                raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
+            return repo.files_by_path(conn, t.table_id, cid, variant_path, shredded_type, after=after, limit=limit)
+
+        return self._read(op)
 
     def recent_snapshots(
         self, *, namespace: str | None = None, table: str | None = None, before: int | None = None, limit: int = 20

@@ -4,6 +4,7 @@ a path's per-file bounds) on both backends, against the catalog library's own li
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -157,3 +158,31 @@ def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
     assert catalog.files_removed_at("lake", "t", first.snapshot_id) == []
     with pytest.raises(BadInputError):
         catalog.count_files("lake", "t", added_in=2**70)
+
+
+def test_files_behind_each_coverage_status_and_health(filled_catalog: Catalog, events_files: list[str]) -> None:
+    # "name" is varchar in four files, int64 in part-4; "extra" only in part-4; "id" everywhere
+    # but with unknown bounds in the client-side file (which has no other path).
+    def names(files: list[Any]) -> list[str]:
+        return [f.path.rsplit("/", 1)[1] for f in files]
+
+    by_type = filled_catalog.files_by_path("lake", "events", "v", '"name"', shredded_type="int64")
+    assert names(by_type) == ["part-4.parquet"]
+    varchar = filled_catalog.files_by_path("lake", "events", "v", '"name"', shredded_type="varchar")
+    assert names(varchar) == [f"part-{i}.parquet" for i in range(4)]
+    absent = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None)
+    assert sorted(names(absent)) == [f"part-{i}.parquet" for i in range(4)] + ["unknown-bounds.parquet"]
+    assert [f.path for f in absent] == sorted(f.path for f in absent)
+    page = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None, limit=2)
+    rest = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None, after=page[-1].path)
+    assert names(page + rest) == names(absent)
+    assert filled_catalog.files_by_path("lake", "events", "v", '"id"', shredded_type=None) == []
+    with pytest.raises(NotFoundError):
+        filled_catalog.files_by_path("lake", "events", "w", '"id"', shredded_type=None)
+    # Health: matches path_coverage's statuses.
+    coverage = filled_catalog.path_coverage("lake", "events")
+    t = filled_catalog.get_table("lake", "events")
+    health = filled_catalog.path_health()[t.table_id]
+    assert health.in_stats == sum(c.in_global_stats for c in coverage) == 1  # only "id" is in all 6
+    assert health.conflict == sum(len(c.types) > 1 for c in coverage) == 1
+    assert health.in_stats + health.conflict + health.partial == len(coverage)

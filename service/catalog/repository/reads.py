@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, func, select
+from sqlalchemy import ColumnElement, Connection, exists, func, select
 
 from service.catalog import models as m
 from service.catalog.repository.common import (
@@ -357,3 +357,38 @@ def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, 
         )
     ).all()
     return [(int(r[0]), r[1], r[2], int(r[3])) for r in rows]
+
+
+def files_by_path(
+    conn: Connection,
+    table_id: int,
+    column_id: int,
+    variant_path: str,
+    shredded_type: str | None,
+    *,
+    after: str | None,
+    limit: int,
+) -> list[DataFileInfo]:
+    """Live files, by path, where ``column_id``/``variant_path`` is fully shredded as
+    ``shredded_type``, or (None) where it is not fully shredded with any type."""
+    has_path = select(S.data_file_id).where(
+        S.data_file_id == D.data_file_id,
+        S.column_id == column_id,
+        S.variant_path == variant_path,
+        S.end_snapshot.is_(None),
+    )
+    cond = exists(has_path.where(S.shredded_type == shredded_type)) if shredded_type else ~exists(has_path)
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.end_snapshot.is_(None), cond)
+    stmt = keyset_page(stmt, [D.path], None if after is None else [after], limit=limit)
+    return [file_info(r) for r in conn.execute(stmt)]
+
+
+def live_path_rows(conn: Connection) -> list[tuple[int, int, str, int, int]]:
+    """``(table_id, column_id, variant_path, live files with this type, live files of the table)``
+    of each type of each path of every live table, for a per-table health summary."""
+    rows = conn.execute(
+        select(VP.table_id, VP.column_id, VP.variant_path, VP.live_file_count, m.Table.live_file_count)
+        .join(m.Table, m.Table.table_id == VP.table_id)
+        .where(m.Table.end_snapshot.is_(None), VP.live_file_count > 0)
+    ).all()
+    return [(int(r[0]), int(r[1]), r[2], int(r[3]), int(r[4])) for r in rows]
