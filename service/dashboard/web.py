@@ -96,6 +96,13 @@ class Urls:
             {"column": column, "path": variant_path, **params},
         )
 
+    def coverage(self, ns: str, table: str, column: str, variant_path: str, shredded_type: str, **params: Any) -> str:
+        """The files where the path is shredded as ``shredded_type`` ("": not fully shredded)."""
+        return self._q(
+            f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/coverage",
+            {"column": column, "path": variant_path, "type": shredded_type, **params},
+        )
+
     def file(self, ns: str, table: str, path: str) -> str:
         return self._q(f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/file", {"path": path})
 

@@ -71,8 +71,13 @@ def test_table_page_shows_global_stats_coverage_files_and_history(admin: TestCli
     html = r.text
     stats = re.search(r'<table class="data global-stats" data-column="v">.*?</table>', html, re.S).group(0)
     # "name" (type conflict) and "extra" (one file) are not global; the others are, with merged bounds.
-    paths = [unescape(p) for p in re.findall(r"<code>([^<]+)</code></a></th>", stats)]
+    in_stats = re.search(r"<tbody>.*?</tbody>", stats, re.S).group(0)
+    paths = [unescape(p) for p in re.findall(r"<code>([^<]+)</code></a></th>", in_stats)]
     assert paths == ['"day"', '"id"', '"score"', '"ts"']
+    # The conflicting path is marked below them, with a link to the files of each type.
+    marked = re.search(r'<tbody class="not-global">.*?</tbody>', stats, re.S).group(0)
+    assert [unescape(p) for p in re.findall(r"<code>([^<]+)</code></a></th>", marked)] == ['"name"']
+    assert "type conflict" in marked and "int64 in 1 file<" in marked and "varchar in 4 files<" in marked
     id_row = re.search(r"<code>&#34;id&#34;</code>.*?</tr>", stats, re.S).group(0)
     assert ">0<" in id_row and ">499<" in id_row and "int64" in id_row
     coverage = re.search(r'<table class="data" id="coverage">.*?</table>', html, re.S).group(0)
@@ -100,10 +105,17 @@ def test_file_page_shows_metadata_and_per_path_stats(admin: TestClient, events_f
     html = r.text
     assert unescape(re.search(r'id="file-path">([^<]+)<', html).group(1)) == path
     stats = re.search(r'<table class="data" id="file-stats">.*?</table>', html, re.S).group(0)
-    rows = re.findall(r"<tr>.*?</tr>", stats, re.S)[1:]
+    rows = re.findall(r"<tr[^>]*>.*?</tr>", stats, re.S)[1:]
     assert len(rows) == 6  # id, name, score, ts, day, extra
     name_row = next(x for x in rows if "&#34;name&#34;" in x)
     assert "int64" in name_row and ">7<" in name_row and ">106<" in name_row
+    # Stored as int64 here, as varchar in the four other files: the row is marked.
+    assert name_row.startswith('<tr class="odd-type">') and "most files: varchar" in name_row
+    assert sum('class="odd-type"' in x for x in rows) == 1
+    assert "None: every path" in html  # this file has every path of the table
+    first = admin.get(f"{T}/file", params={"path": events_files[0]}).text
+    absent = re.search(r'<ul id="file-absent">.*?</ul>', first, re.S).group(0)
+    assert "&#34;extra&#34;" in absent and "in 1 of 5 files" in absent and 'class="odd-type"' not in first
     score_row = next(x for x in rows if "&#34;score&#34;" in x)
     assert "float64" in score_row and "<td>no</td>" in score_row  # contains_nan false
     missing = admin.get(f"{T}/file", params={"path": "/nowhere.parquet"})
@@ -558,3 +570,27 @@ def test_sizes_switch_unit_at_1000() -> None:
     ]
     assert change_text("inserted_into_table:2,deleted_from_table:2", 120, 1) == "added 120 files, removed 1 file"
     assert change_text('created_table:"lake"."events"', 0, 0) == "created table lake.events"
+
+
+def test_coverage_lists_the_files_behind_each_status(admin: TestClient, events_files: list[str]) -> None:
+    html = admin.get(T).text
+    coverage = re.search(r'<table class="data" id="coverage">.*?</table>', html, re.S).group(0)
+    links = {unescape(text): unescape(href) for href, text in re.findall(r'<a href="([^"]+/coverage\?[^"]+)">([^<]+)</a>', coverage)}
+    assert set(links) == {"varchar (4)", "int64 (1)", "int32 (1)", "absent (4)"}  # name; extra
+
+    def listed(url: str) -> list[str]:
+        page = admin.get(url)
+        assert page.status_code == 200, page.text
+        return [unescape(p) for p in re.findall(r'class="path"><a [^>]*title="([^"]+)"', page.text)]
+
+    assert listed(links["int64 (1)"]) == [events_files[4]]
+    assert listed(links["varchar (4)"]) == events_files[:4]
+    assert listed(links["absent (4)"]) == events_files[:4]  # "extra" is only in part-4
+    assert listed(links["int32 (1)"]) == [events_files[4]]
+    assert admin.get(f"{T}/coverage", params={"column": "w", "path": '"id"'}).status_code == 404
+    assert admin.get(f"{T}/coverage").status_code == 422
+    # The overview's health summary: paths in the global stats / in conflict / partial.
+    overview = admin.get("/admin").text
+    row = re.search(r'<th scope="row"><a href="/admin/tables/lake/events">.*?</tr>', overview, re.S).group(0)
+    health = re.sub(r"<[^>]+>", "", re.search(r'<td class="health">(.*?)</td>', row, re.S).group(1))
+    assert health.split() == ["4", "/", "1", "/", "1"]

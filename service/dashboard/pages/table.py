@@ -192,6 +192,11 @@ def _table(
         [] if filters.snapshot is None else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
     )
     base = fmt.common_dir([f.path for f in files])
+    cov_rows = _coverage_rows(coverage)
+    conflicts: dict[str, list[dict[str, Any]]] = {}
+    for row in cov_rows:
+        if row["kind"] == "conflict":
+            conflicts.setdefault(row["c"].column, []).append(row)
     snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
     return render(
@@ -200,7 +205,8 @@ def _table(
         t=info,
         global_rows=global_rows(gstats),
         global_file_count=gstats.file_count,
-        coverage=_coverage_rows(coverage),
+        coverage=cov_rows,
+        conflicts=conflicts,
         files=[{"f": f, "head": h, "tail": tl} for f in files for h, tl in [fmt.split_path(f.path, base)]],
         files_base=base,
         removed=[{"f": f, "head": h, "tail": tl} for f in removed for h, tl in [fmt.split_path(f.path, base)]],
