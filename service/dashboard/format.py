@@ -75,17 +75,21 @@ def common_dir(paths: list[str]) -> str:
     return first[: first.rfind("/", 0, n) + 1]
 
 
-#: Characters of a path kept whole at its end when the middle is elided (the file name, mostly).
-PATH_TAIL = 18
+#: Characters at the end of a path always shown when its middle is elided: the whole file name
+#: when it is at most this long, else its last :data:`PATH_TAIL_CUT` characters.
+PATH_TAIL = 32
+PATH_TAIL_CUT = 24
 
 
 def split_path(path: str, base: str) -> tuple[str, str]:
     """``path`` relative to ``base``, split into a head the page may elide (CSS ellipsis) and a
     tail always shown, so a long path reads ``date=2024-…/part-00017.parquet``."""
     rel = path[len(base) :] if base and path.startswith(base) and len(path) > len(base) else path
-    if len(rel) <= PATH_TAIL:
+    name = rel.rsplit("/", 1)[-1]
+    cut = len(name) if len(name) <= PATH_TAIL else PATH_TAIL_CUT
+    if len(rel) <= cut:
         return "", rel
-    return rel[:-PATH_TAIL], rel[-PATH_TAIL:]
+    return rel[:-cut], rel[-cut:]
 
 
 def percent(part: int, whole: int) -> str:

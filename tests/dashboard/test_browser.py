@@ -203,7 +203,8 @@ def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -
     assert page.url.endswith(TABLE)
     assert page.get_by_role("heading", name="lake.events", level=1).is_visible()
     stats = page.locator('table.global-stats[data-column="v"]')
-    assert stats.locator("tbody tr").count() == 4
+    assert stats.locator("tbody:not(.not-global) tr").count() == 4
+    assert stats.locator("tbody.not-global tr").count() == 1  # "name", marked as a type conflict
     assert "type conflict: varchar, int64" in page.locator("#coverage").inner_text()
     assert "not fully shredded in 4 of 5 files" in page.locator("#coverage").inner_text()
     assert page.locator("#files-table tbody tr").count() == 5
@@ -241,7 +242,9 @@ def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -
     assert page.locator("svg.chart rect.bar").count() == 4
     shot(page, "07-path-chart-conflict")
     page.get_by_role("link", name="int64").click()
-    assert page.locator("svg.chart rect.bar").count() == 1
+    from playwright.sync_api import expect
+
+    expect(page.locator("svg.chart rect.bar")).to_have_count(1)  # waits for the new page
 
     # A file, from the files table.
     page.goto(TABLE)
@@ -382,6 +385,7 @@ def test_every_page_fits_the_viewport(sized: tuple[str, Any], server: dict[str, 
         "path-conflict": f"{TABLE}/path?column=v&path=%22name%22",
         "many-chart": f"{MANY}/path?column=v&path={quoted}",
         "empty-table": "/admin/tables/lake/empty",
+        "coverage-absent": f"{TABLE}/coverage?column=v&path=%22extra%22&type=",
         "playground": f"{TABLE}/prune",
         "not-found": f"{TABLE}/file?path=/nowhere.parquet",
     }
@@ -463,3 +467,37 @@ def test_files_navigation(sized: tuple[str, Any], server: dict[str, Any]) -> Non
     page.wait_for_url("**/file?path=*")
     assert page.title().startswith(name + " · lake.many")
     assert page.locator("h1").inner_text() == f"File {name}"
+
+
+def test_coverage_and_conflicts(sized: tuple[str, Any], server: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    view, page = sized
+    # Overview: paths in the global stats / in conflict / partial, per table.
+    page.goto("/admin")
+    health = page.locator("#tables tbody tr", has_text="lake.events").locator("td.health")
+    assert health.inner_text().split() == ["4", "/", "1", "/", "1"]
+    # The global stats table marks the conflicting path; one click lists each type's files.
+    page.goto(TABLE)
+    marker = page.locator('table.global-stats[data-column="v"] tbody.not-global tr')
+    assert "type conflict" in marker.inner_text()
+    marker.get_by_role("link", name="int64 in 1 file").click()
+    page.wait_for_url("**/coverage?*")
+    expect(page.locator("#coverage-files tbody tr")).to_have_count(1)
+    assert page.locator("#coverage-files th.path a").get_attribute("title") == server["files"][4]
+    check_layout(page, view, "coverage-int64")
+    # From coverage: the files where "extra" is absent.
+    page.goto(TABLE)
+    page.locator("#coverage").get_by_role("link", name="absent (4)").click()
+    page.wait_for_url("**/coverage?*")
+    titles = page.locator("#coverage-files th.path a").evaluate_all("links => links.map(a => a.title)")
+    assert titles == server["files"][:4]
+    # The odd file: its "name" row is marked (int64 where most files have varchar).
+    page.locator("#coverage-files th.path a").first.click()
+    page.wait_for_url("**/file?*")
+    assert page.locator("#file-stats tr.odd-type").count() == 0
+    assert '"extra"' in page.locator("#file-absent").inner_text()
+    page.goto(f"{TABLE}/file?path={server['files'][4]}")
+    odd = page.locator("#file-stats tr.odd-type")
+    assert odd.count() == 1 and "most files: varchar" in odd.inner_text()
+    check_layout(page, view, "file-odd-type")
