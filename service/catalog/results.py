@@ -124,6 +124,16 @@ class PathCoverage:
 
 
 @dataclass(frozen=True, slots=True)
+class PathHealth:
+    """How a table's paths (fully shredded in at least one live file) stand: in the global stats,
+    shredded with more than one type, or fully shredded in only some live files with one type."""
+
+    in_stats: int
+    conflict: int
+    partial: int
+
+
+@dataclass(frozen=True, slots=True)
 class RecentSnapshot:
     """A snapshot as the history lists show it, with the table it changed."""
 

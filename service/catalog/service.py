@@ -52,6 +52,7 @@ from service.catalog.results import (
     NamespaceInfo,
     PathBounds,
     PathCoverage,
+    PathHealth,
     PlanResult,
     RecentSnapshot,
     RemoveResult,
@@ -658,6 +659,50 @@ class Catalog:
 
     # --- what the admin pages read ------------------------------------------------------------
 
+    def path_health(self) -> dict[int, PathHealth]:
+        """For every live table (by ``table_id``) with a path fully shredded in at least one live
+        file: how many such paths are in the global stats, in a type conflict, or partial (the
+        statuses of :meth:`path_coverage`). One query for all tables."""
+
+        def op(conn: Connection) -> dict[int, PathHealth]:
+            live: dict[int, int] = {}
+            types: dict[tuple[int, int, str], list[int]] = defaultdict(list)
+            for table_id, cid, vp, n, files in repo.live_path_rows(conn):
+                types[(table_id, cid, vp)].append(n)
+                live[table_id] = files
+            counts: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
+            for (table_id, _, _), ns in types.items():
+                slot = 1 if len(ns) > 1 else 0 if ns[0] == live[table_id] else 2
+                counts[table_id][slot] += 1
+            return {tid: PathHealth(*c) for tid, c in counts.items()}
+
+        return self._read(op)
+
+    def files_by_path(
+        self,
+        namespace: str,
+        table: str,
+        column: str,
+        variant_path: str,
+        *,
+        shredded_type: str | None,
+        after: str | None = None,
+        limit: int = 100,
+    ) -> list[DataFileInfo]:
+        """Live files, by path (keyset ``after``), where ``column``/``variant_path`` is fully
+        shredded as ``shredded_type``, or, with None, where it is not fully shredded at all: the
+        files behind each status of :meth:`path_coverage`."""
+        self._check_limit(limit)
+
+        def op(conn: Connection) -> list[DataFileInfo]:
+            t = repo.require_table(conn, namespace, table)
+            cid = t.columns.get(column)
+            if cid is None:
+                raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
+            return repo.files_by_path(conn, t.table_id, cid, variant_path, shredded_type, after=after, limit=limit)
+
+        return self._read(op)
+
     def recent_snapshots(
         self, *, namespace: str | None = None, table: str | None = None, before: int | None = None, limit: int = 20
     ) -> list[RecentSnapshot]:
@@ -681,6 +726,8 @@ class Catalog:
         sort: FileSort = "size",
         descending: bool = True,
         prefix: str | None = None,
+        contains: str | None = None,
+        added_in: int | None = None,
         after: tuple[int | str, str] | None = None,
         limit: int = 100,
     ) -> list[DataFileInfo]:
@@ -688,27 +735,60 @@ class Catalog:
         chosen direction. ``after``: keyset, ``(sort value, path)`` of the last file of the
         previous page (for ``sort="path"`` the value is the path itself). No index covers size or
         record count, so each page sorts the table's live files (a top-N sort in the database);
-        path ascending at any snapshot is :meth:`list_files`."""
+        path ascending at any snapshot is :meth:`list_files`. Filters: ``prefix`` (paths starting
+        with it), ``contains`` (paths containing it anywhere, ASCII case-insensitive, ``%`` and
+        ``_`` taken literally), ``added_in`` (files added at that snapshot)."""
         self._check_limit(limit)
+        _check_id("added_in", added_in)
         if sort not in ("path", "size", "rows"):
             raise BadInputError(f"cannot sort files by {sort!r}")
 
         def op(conn: Connection) -> list[DataFileInfo]:
             t = repo.require_table(conn, namespace, table)
             return repo.list_files_sorted(
-                conn, t.table_id, sort=sort, descending=descending, prefix=prefix, after=after, limit=limit
+                conn,
+                t.table_id,
+                sort=sort,
+                descending=descending,
+                prefix=prefix,
+                contains=contains,
+                added_in=added_in,
+                after=after,
+                limit=limit,
             )
 
         return self._read(op)
 
-    def count_files(self, namespace: str, table: str, *, prefix: str | None = None) -> int:
-        """Live files of the table whose path starts with ``prefix`` (all of them without one)."""
+    def count_files(
+        self,
+        namespace: str,
+        table: str,
+        *,
+        prefix: str | None = None,
+        contains: str | None = None,
+        added_in: int | None = None,
+    ) -> int:
+        """Live files of the table kept by the filters of :meth:`list_files_sorted` (all of them
+        without one)."""
+        _check_id("added_in", added_in)
 
         def op(conn: Connection) -> int:
             t = repo.require_table(conn, namespace, table)
-            if not prefix:
+            if not prefix and not contains and added_in is None:
                 return t.live_file_count
-            return repo.count_files(conn, t.table_id, None, prefix=prefix)
+            return repo.count_files(conn, t.table_id, None, prefix=prefix, contains=contains, added_in=added_in)
+
+        return self._read(op)
+
+    def files_removed_at(self, namespace: str, table: str, snapshot: int, *, limit: int = 100) -> list[DataFileInfo]:
+        """The files of the table that ``snapshot`` removed (no longer live), by path, at most
+        ``limit``."""
+        self._check_limit(limit)
+        _check_id("snapshot", snapshot)
+
+        def op(conn: Connection) -> list[DataFileInfo]:
+            t = repo.require_table(conn, namespace, table)
+            return repo.files_removed_at(conn, t.table_id, snapshot, limit)
 
         return self._read(op)
 

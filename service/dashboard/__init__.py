@@ -11,9 +11,10 @@ that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 
 * :mod:`.pages`: one module per page; :mod:`.chart` and :mod:`.format` draw and word values.
 
 =====================================================  =============================================
-``GET  /admin``                                        overview: tables, recent commits
+``GET  /admin``                                        overview: tables and their paths' health, recent commits
 ``GET  /admin/tables/{ns}/{table}``                    columns, global stats, coverage, files, history
 ``GET  /admin/tables/{ns}/{table}/path``               one path's per-file [min, max] chart
+``GET  /admin/tables/{ns}/{table}/coverage``           the files behind one coverage status of a path
 ``GET  /admin/tables/{ns}/{table}/file``               one file's metadata and per-path stats
 ``GET|POST /admin/tables/{ns}/{table}/prune``          prune playground (SQL predicate)
 ``GET|POST /admin/login``, ``POST /admin/logout``      browser sessions (see :mod:`.session`)
@@ -24,12 +25,12 @@ that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 
 from fastapi import APIRouter
 
 from service.dashboard import auth
-from service.dashboard.pages import file, overview, path, playground, table
+from service.dashboard.pages import coverage, file, overview, path, playground, table
 from service.dashboard.web import static_route
 
 router = APIRouter(include_in_schema=False)
 router.add_api_route("/admin/static/{name}", static_route, methods=["GET"])
-for _module in (auth, overview, table, path, file, playground):
+for _module in (auth, overview, table, path, coverage, file, playground):
     router.include_router(_module.router, prefix="/admin")
 
 __all__ = ["router"]

@@ -1,4 +1,6 @@
-"""Small presentation helpers: numbers, bytes, times, bounds, and a sample predicate for a path."""
+"""Small presentation helpers: numbers, bytes, times, snapshot changes in words, long paths,
+bounds, and a sample predicate for a path. Every size on every page goes through
+:func:`human_bytes`."""
 
 from __future__ import annotations
 
@@ -15,12 +17,13 @@ def num(n: int | None) -> str:
 def human_bytes(n: int | None) -> str:
     if n is None:
         return "—"
-    if n < 1024:
+    # Switch units at 1000, not 1024: "1010 B" would sit beside "1.0 KiB" (1030 B).
+    if n < 1000:
         return f"{n} B"
     value = float(n)
     for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
         value /= 1024
-        if value < 1024 or unit == "PiB":
+        if value < 999.95 or unit == "PiB":
             return f"{value:.1f} {unit}"
     raise AssertionError  # pragma: no cover
 
@@ -31,6 +34,62 @@ def when(ts: datetime | None) -> str:
     if ts.tzinfo is None:
         ts = ts.replace(tzinfo=UTC)
     return ts.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _files(n: int) -> str:
+    return f"{n:,} file" + ("" if n == 1 else "s")
+
+
+def change_text(changes_made: str, added: int, removed: int) -> str:
+    """A snapshot's DuckLake ``changes_made`` in words: ``inserted_into_table:2`` with 120 added
+    files reads "added 120 files"; an unknown kind is shown as stored."""
+    words = []
+    for part in changes_made.split(","):
+        kind, _, arg = part.partition(":")
+        name = arg.replace('"', "")
+        if kind == "inserted_into_table":
+            words.append(f"added {_files(added)}")
+        elif kind == "deleted_from_table":
+            words.append(f"removed {_files(removed)}")
+        elif kind == "created_table":
+            words.append(f"created table {name}")
+        elif kind == "dropped_table":
+            words.append(f"dropped the table ({_files(removed)})")
+        elif kind == "created_schema":
+            words.append(f"created namespace {name}")
+        elif kind == "dropped_schema":
+            words.append("dropped a namespace")
+        else:
+            words.append(part)
+    return ", ".join(words)
+
+
+def common_dir(paths: list[str]) -> str:
+    """The longest directory (ending with ``/``) every path is under, or "" when none is."""
+    if not paths:
+        return ""
+    first, last = min(paths), max(paths)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[: first.rfind("/", 0, n) + 1]
+
+
+#: Characters at the end of a path always shown when its middle is elided: the whole file name
+#: when it is at most this long, else its last :data:`PATH_TAIL_CUT` characters.
+PATH_TAIL = 32
+PATH_TAIL_CUT = 24
+
+
+def split_path(path: str, base: str) -> tuple[str, str]:
+    """``path`` relative to ``base``, split into a head the page may elide (CSS ellipsis) and a
+    tail always shown, so a long path reads ``date=2024-…/part-00017.parquet``."""
+    rel = path[len(base) :] if base and path.startswith(base) and len(path) > len(base) else path
+    name = rel.rsplit("/", 1)[-1]
+    cut = len(name) if len(name) <= PATH_TAIL else PATH_TAIL_CUT
+    if len(rel) <= cut:
+        return "", rel
+    return rel[:-cut], rel[-cut:]
 
 
 def percent(part: int, whole: int) -> str:

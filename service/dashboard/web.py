@@ -37,7 +37,9 @@ ENV = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-ENV.filters.update(num=fmt.num, bytes=fmt.human_bytes, when=fmt.when, percent=fmt.percent)
+ENV.filters.update(
+    num=fmt.num, bytes=fmt.human_bytes, when=fmt.when, percent=fmt.percent, change=fmt.change_text
+)
 
 
 def static_files() -> dict[str, tuple[bytes, str, str]]:
@@ -93,6 +95,13 @@ class Urls:
         return self._q(
             f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/path",
             {"column": column, "path": variant_path, **params},
+        )
+
+    def coverage(self, ns: str, table: str, column: str, variant_path: str, shredded_type: str, **params: Any) -> str:
+        """The files where the path is shredded as ``shredded_type`` ("": not fully shredded)."""
+        return self._q(
+            f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/coverage",
+            {"column": column, "path": variant_path, "type": shredded_type, **params},
         )
 
     def file(self, ns: str, table: str, path: str) -> str:

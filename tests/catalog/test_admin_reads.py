@@ -4,6 +4,7 @@ a path's per-file bounds) on both backends, against the catalog library's own li
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,3 +121,68 @@ def test_path_bounds(filled_catalog: Catalog) -> None:
         filled_catalog.path_bounds("lake", "events", "w", '"id"')
     with pytest.raises(NotFoundError):
         filled_catalog.path_bounds("lake", "events", "v", '"id"', shredded_type="varchar")
+
+
+def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
+    def stats(path: str) -> FileStats:
+        return FileStats(path, 100, 1, 10, None, ("v",), ())
+
+    names = [
+        "/lake/a/part_1.parquet",
+        "/lake/a/partX1.parquet",
+        "/lake/b/50%.parquet",
+        "/lake/b/5.parquet",
+        "/lake/c/back\\slash.parquet",
+        "/lake/c/PART-upper.parquet",
+    ]
+    catalog.create_namespace("lake", if_not_exists=True)
+    catalog.create_table("lake", "t", ["v"])
+    first = catalog.commit("lake", "t", [stats(p) for p in names[:3]])
+    catalog.commit("lake", "t", [stats(p) for p in names[3:]])
+
+    def found(text: str, added_in: int | None = None) -> list[str]:
+        files = catalog.list_files_sorted("lake", "t", sort="path", descending=False, contains=text, added_in=added_in)
+        assert catalog.count_files("lake", "t", contains=text, added_in=added_in) == len(files)
+        return [f.path for f in files]
+
+    assert found("part_") == ["/lake/a/part_1.parquet"]  # "_" is not "any character"
+    assert found("0%") == ["/lake/b/50%.parquet"]  # "%" is not "anything"
+    assert found("k\\s") == ["/lake/c/back\\slash.parquet"]
+    assert found("part") == ["/lake/a/partX1.parquet", "/lake/a/part_1.parquet", "/lake/c/PART-upper.parquet"]
+    assert found("/b/") == ["/lake/b/5.parquet", "/lake/b/50%.parquet"]
+    assert found("parquet", added_in=first.snapshot_id) == sorted(names[:3])
+    assert found("nowhere") == []
+    assert catalog.count_files("lake", "t", added_in=first.snapshot_id) == 3
+    removed = catalog.remove("lake", "t", [names[0]])
+    assert [f.path for f in catalog.files_removed_at("lake", "t", removed.snapshot_id)] == [names[0]]
+    assert catalog.files_removed_at("lake", "t", first.snapshot_id) == []
+    with pytest.raises(BadInputError):
+        catalog.count_files("lake", "t", added_in=2**70)
+
+
+def test_files_behind_each_coverage_status_and_health(filled_catalog: Catalog, events_files: list[str]) -> None:
+    # "name" is varchar in four files, int64 in part-4; "extra" only in part-4; "id" everywhere
+    # but with unknown bounds in the client-side file (which has no other path).
+    def names(files: list[Any]) -> list[str]:
+        return [f.path.rsplit("/", 1)[1] for f in files]
+
+    by_type = filled_catalog.files_by_path("lake", "events", "v", '"name"', shredded_type="int64")
+    assert names(by_type) == ["part-4.parquet"]
+    varchar = filled_catalog.files_by_path("lake", "events", "v", '"name"', shredded_type="varchar")
+    assert names(varchar) == [f"part-{i}.parquet" for i in range(4)]
+    absent = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None)
+    assert sorted(names(absent)) == [f"part-{i}.parquet" for i in range(4)] + ["unknown-bounds.parquet"]
+    assert [f.path for f in absent] == sorted(f.path for f in absent)
+    page = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None, limit=2)
+    rest = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None, after=page[-1].path)
+    assert names(page + rest) == names(absent)
+    assert filled_catalog.files_by_path("lake", "events", "v", '"id"', shredded_type=None) == []
+    with pytest.raises(NotFoundError):
+        filled_catalog.files_by_path("lake", "events", "w", '"id"', shredded_type=None)
+    # Health: matches path_coverage's statuses.
+    coverage = filled_catalog.path_coverage("lake", "events")
+    t = filled_catalog.get_table("lake", "events")
+    health = filled_catalog.path_health()[t.table_id]
+    assert health.in_stats == sum(c.in_global_stats for c in coverage) == 1  # only "id" is in all 6
+    assert health.conflict == sum(len(c.types) > 1 for c in coverage) == 1
+    assert health.in_stats + health.conflict + health.partial == len(coverage)

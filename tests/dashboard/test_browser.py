@@ -46,7 +46,8 @@ def _require_chromium() -> None:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """A running ``shredcat serve`` with lake.events (five files in two commits, a type conflict on
-    ``name``, a path only one file has) and an empty table lake.empty."""
+    ``name``, a path only one file has), an empty table lake.empty and lake.many (120 files with
+    long partitioned paths, statistics committed directly, for paging and narrow screens)."""
     _require_chromium()
     tmp = tmp_path_factory.mktemp("browser")
     lake = tmp / "lake"
@@ -71,8 +72,39 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
             c.commit_paths("lake", "events", files[:3])
             c.commit_paths("lake", "events", files[3:])
             c.create_table("lake", "empty", variant_columns=["v"])
+        _add_many_files(env["SHREDCAT_DATABASE_URL"], lake)
         yield {"base": srv.base_url, "files": [os.path.realpath(f) for f in files], "log": log_path}
     assert "Traceback" not in log_path.read_text()
+
+
+MANY = "/admin/tables/lake/many"
+
+
+def _add_many_files(url: str, lake: Path) -> None:
+    from service.catalog import Catalog
+    from service.stats.model import FileStats, PathStats
+    from service.values import ShreddedType
+
+    int64 = ShreddedType.parse("int64")
+    files = [
+        FileStats(
+            str(
+                lake / "many" / f"event_date=2024-03-{1 + i // 10:02d}" / f"hour={i % 24:02d}"
+                / f"part-{i:05d}-3f1c9a7e-5b2d-4c1e-9f0a-{i:012d}.c000.zstd.parquet"
+            ),
+            1000 + 37 * i,
+            100,
+            900 + i,
+            None,
+            ("v",),
+            (PathStats("v", '"id"', int64, 100, 100, 0, i * 100, i * 100 + 99, None),),
+        )
+        for i in range(120)
+    ]
+    with Catalog(url) as cat:
+        cat.create_table("lake", "many", ["v"])
+        cat.commit("lake", "many", files[:70])
+        cat.commit("lake", "many", files[70:])
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +203,8 @@ def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -
     assert page.url.endswith(TABLE)
     assert page.get_by_role("heading", name="lake.events", level=1).is_visible()
     stats = page.locator('table.global-stats[data-column="v"]')
-    assert stats.locator("tbody tr").count() == 4
+    assert stats.locator("tbody:not(.not-global) tr").count() == 4
+    assert stats.locator("tbody.not-global tr").count() == 1  # "name", marked as a type conflict
     assert "type conflict: varchar, int64" in page.locator("#coverage").inner_text()
     assert "not fully shredded in 4 of 5 files" in page.locator("#coverage").inner_text()
     assert page.locator("#files-table tbody tr").count() == 5
@@ -209,7 +242,9 @@ def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -
     assert page.locator("svg.chart rect.bar").count() == 4
     shot(page, "07-path-chart-conflict")
     page.get_by_role("link", name="int64").click()
-    assert page.locator("svg.chart rect.bar").count() == 1
+    from playwright.sync_api import expect
+
+    expect(page.locator("svg.chart rect.bar")).to_have_count(1)  # waits for the new page
 
     # A file, from the files table.
     page.goto(TABLE)
@@ -267,3 +302,202 @@ def test_sign_out(page: Any, server: dict[str, Any]) -> None:
     assert page.url.startswith(server["base"] + "/admin/login")
     page.goto("/admin")
     assert re.match(re.escape(server["base"]) + r"/admin/login", page.url)
+
+
+# --- layout at both widths (issue 17) ----------------------------------------------------------
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+VIEWPORTS = {"desktop": {"width": 1440, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+#: Layout facts of the page: its scroll and client widths, elements sticking out of the viewport
+#: (those inside a box that scrolls on its own excepted), and elements that should stay on one line.
+LAYOUT_JS = """() => {
+  const vw = document.documentElement.clientWidth;
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.closest('.skip, .sr')) continue;
+    const box = el.parentElement && el.parentElement.closest('.scroll, .chart-scroll');
+    if (box) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) continue;
+    if (r.right > vw + 0.5 || r.left < -0.5) {
+      out.push(`${el.tagName}.${el.className} ${Math.round(r.left)}..${Math.round(r.right)}`);
+    }
+  }
+  const lines = el => {  // distinct baselines (rect bottoms) of the element's text
+    const bottoms = new Set();
+    const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      for (const r of range.getClientRects()) if (r.width > 0) bottoms.add(Math.round(r.bottom / 4));
+    }
+    return bottoms.size;
+  };
+  const multi = [...document.querySelectorAll('time, td.bound, th.path, .mid, td.num')]
+    .filter(el => el.getBoundingClientRect().height > 0 && lines(el) > 1)
+    .map(el => `${el.tagName}.${el.className}: ${el.textContent.trim().slice(0, 40)}`);
+  return {scrollWidth: document.documentElement.scrollWidth, clientWidth: vw, wide: out, multi: multi};
+}"""
+
+#: The smallest text drawn in each chart, in CSS px after the SVG's scaling.
+CHART_TEXT_JS = """() => [...document.querySelectorAll('svg.chart')].map(svg => {
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale);
+  const heights = [...svg.querySelectorAll('text')].map(t => t.getBoundingClientRect().height);
+  return {scale: scale, smallest: Math.min(...sizes), lowest: Math.min(...heights), count: sizes.length};
+})"""
+
+
+@pytest.fixture(params=list(VIEWPORTS))
+def sized(request: pytest.FixtureRequest, browser: Any, server: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """``(viewport name, signed-in page)`` at 1440×900 and at 390 px wide."""
+    ctx = browser.new_context(base_url=server["base"], viewport=VIEWPORTS[request.param])
+    pg = ctx.new_page()
+    pg.set_default_timeout(15_000)
+    try:
+        yield request.param, login(pg, ADMIN)
+    finally:
+        ctx.close()
+
+
+def check_layout(page: Any, view: str, name: str) -> dict[str, Any]:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{view}-{name}.png"), full_page=True)
+    facts = page.evaluate(LAYOUT_JS)
+    assert facts["scrollWidth"] == facts["clientWidth"], (name, facts)
+    assert not facts["wide"], (name, facts["wide"][:10])
+    assert not facts["multi"], (name, facts["multi"][:10])
+    return facts
+
+
+def test_every_page_fits_the_viewport(sized: tuple[str, Any], server: dict[str, Any]) -> None:
+    view, page = sized
+    quoted = "%22id%22"
+    pages = {
+        "overview": "/admin",
+        "table": TABLE,
+        "table-search": TABLE + "?contains=part-3#files",
+        "many": MANY,
+        "many-page-2": None,  # followed from the pager below
+        "file": f"{TABLE}/file?path={server['files'][4]}",
+        "path-id": f"{TABLE}/path?column=v&path={quoted}",
+        "path-conflict": f"{TABLE}/path?column=v&path=%22name%22",
+        "many-chart": f"{MANY}/path?column=v&path={quoted}",
+        "empty-table": "/admin/tables/lake/empty",
+        "coverage-absent": f"{TABLE}/coverage?column=v&path=%22extra%22&type=",
+        "playground": f"{TABLE}/prune",
+        "not-found": f"{TABLE}/file?path=/nowhere.parquet",
+    }
+    for name, url in pages.items():
+        if url is None:
+            page.goto(MANY)
+            page.get_by_role("link", name="Next").click()
+            page.wait_for_url("**cursor=*")
+        else:
+            page.goto(url)
+        check_layout(page, view, name)
+    page.goto("/admin/login")
+    check_layout(page, view, "login")
+
+
+def test_chart_text_is_at_least_11px(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    for table in (TABLE, MANY):
+        page.goto(f"{table}/path?column=v&path=%22id%22")
+        charts = page.evaluate(CHART_TEXT_JS)
+        assert len(charts) == 1 and charts[0]["count"] > 3
+        assert charts[0]["scale"] >= 1 and charts[0]["smallest"] >= 11, charts
+        assert charts[0]["lowest"] >= 11, charts
+        box = page.locator(".chart-scroll").bounding_box()
+        assert box and box["x"] + box["width"] <= VIEWPORTS[view]["width"]
+
+
+def test_files_navigation(sized: tuple[str, Any], server: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    view, page = sized
+    page.goto(MANY)
+    expect(page.locator("#files-range")).to_have_text("1–50 of 120")
+    # Paths: relative to the files' directory, one line each, the full path in title and link.
+    cells = page.locator("#files-table th.path a")
+    assert cells.count() == 50
+    first = cells.first
+    full = first.get_attribute("title")
+    assert full.endswith("part-00000-3f1c9a7e-5b2d-4c1e-9f0a-000000000000.c000.zstd.parquet")
+    assert full.startswith(server["files"][0].rsplit("/events/", 1)[0])
+    assert "path=" + full.replace("/", "%2F").replace("=", "%3D") in first.get_attribute("href")
+    assert page.locator("#files-base").inner_text().endswith("/many/")
+    assert first.inner_text().startswith("event_date=2024-03-01/")
+    page.get_by_role("link", name="Next").click()
+    expect(page.locator("#files-range")).to_have_text("51–100 of 120")
+    page.get_by_role("link", name="Next").click()
+    expect(page.locator("#files-range")).to_have_text("101–120 of 120")
+    assert page.get_by_role("link", name="Next").count() == 0
+    page.get_by_role("link", name="Previous").click()
+    expect(page.locator("#files-range")).to_have_text("51–100 of 120")
+    page.get_by_role("link", name="Previous").click()
+    expect(page.locator("#files-range")).to_have_text("1–50 of 120")
+    assert page.get_by_role("link", name="Previous").count() == 0
+    # Substring search.
+    page.get_by_label("Path contains").fill("hour=07")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator("#files-table tbody tr")).to_have_count(5)  # i % 24 == 7 for i < 120
+    assert "5 of 120 live files contain" in page.locator("#files-count").inner_text()
+    check_layout(page, view, "many-search")
+    # A snapshot number in the history lists what that snapshot added and removed.
+    page.goto(MANY)
+    history = page.locator("#snapshots tbody tr")
+    assert "added 50 files" in history.first.inner_text()
+    newest = history.first.locator("td.num a").first
+    snapshot = newest.inner_text()
+    newest.click()
+    page.wait_for_url(f"**/lake/many?snapshot={snapshot}#files")
+    expect(page.locator("#files-table tbody tr")).to_have_count(50)
+    assert f"were added at snapshot {snapshot}" in page.locator("#files-count").inner_text()
+    assert page.locator("#removed").is_visible()
+    prune = page.get_by_role("link", name=f"Prune at snapshot {snapshot}…")
+    assert prune.get_attribute("href").endswith(f"/prune?snapshot={snapshot}")
+    check_layout(page, view, "many-snapshot")
+    # The file page is named after its file.
+    link = page.locator("#files-table th.path a").first
+    name = link.get_attribute("title").rsplit("/", 1)[1]
+    assert int(name[5:10]) >= 70  # a file of the second commit
+    link.click()
+    page.wait_for_url("**/file?path=*")
+    assert page.title().startswith(name + " · lake.many")
+    assert page.locator("h1").inner_text() == f"File {name}"
+
+
+def test_coverage_and_conflicts(sized: tuple[str, Any], server: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    view, page = sized
+    # Overview: paths in the global stats / in conflict / partial, per table.
+    page.goto("/admin")
+    health = page.locator("#tables tbody tr", has_text="lake.events").locator("td.health")
+    assert health.inner_text().split() == ["4", "/", "1", "/", "1"]
+    # The global stats table marks the conflicting path; one click lists each type's files.
+    page.goto(TABLE)
+    marker = page.locator('table.global-stats[data-column="v"] tbody.not-global tr')
+    assert "type conflict" in marker.inner_text()
+    marker.get_by_role("link", name="int64 in 1 file").click()
+    page.wait_for_url("**/coverage?*")
+    expect(page.locator("#coverage-files tbody tr")).to_have_count(1)
+    assert page.locator("#coverage-files th.path a").get_attribute("title") == server["files"][4]
+    check_layout(page, view, "coverage-int64")
+    # From coverage: the files where "extra" is absent.
+    page.goto(TABLE)
+    page.locator("#coverage").get_by_role("link", name="absent (4)").click()
+    page.wait_for_url("**/coverage?*")
+    titles = page.locator("#coverage-files th.path a").evaluate_all("links => links.map(a => a.title)")
+    assert titles == server["files"][:4]
+    # The odd file: its "name" row is marked (int64 where most files have varchar).
+    page.locator("#coverage-files th.path a").first.click()
+    page.wait_for_url("**/file?*")
+    assert page.locator("#file-stats tr.odd-type").count() == 0
+    assert '"extra"' in page.locator("#file-absent").inner_text()
+    page.goto(f"{TABLE}/file?path={server['files'][4]}")
+    odd = page.locator("#file-stats tr.odd-type")
+    assert odd.count() == 1 and "most files: varchar" in odd.inner_text()
+    check_layout(page, view, "file-odd-type")

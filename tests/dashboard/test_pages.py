@@ -58,9 +58,11 @@ def test_overview_lists_tables_with_counts_and_recent_commits(admin: TestClient)
     assert "lake.empty" in html
     # Recent commits: newest first, two commits of lake.events and the two table creations.
     recent = re.search(r'<table class="data" id="recent">.*?</table>', html, re.S).group(0)
-    ids = [int(x) for x in re.findall(r'<td class="num">(\d+)</td>\s*<td>\d{4}-', recent)]
+    ids = [int(x) for x in re.findall(r'<td class="num">(?:<a [^>]*>)?(\d+)(?:</a>)?</td>\s*<td><time>\d{4}-', recent)]
     assert ids == sorted(ids, reverse=True) and len(ids) >= 4
-    assert "inserted_into_table" in recent
+    # Changes in words, the stored DuckLake text in the title.
+    assert "added 3 files" in recent and "added 2 files" in recent and "created table lake.events" in recent
+    assert 'title="inserted_into_table' in recent
 
 
 def test_table_page_shows_global_stats_coverage_files_and_history(admin: TestClient) -> None:
@@ -69,8 +71,13 @@ def test_table_page_shows_global_stats_coverage_files_and_history(admin: TestCli
     html = r.text
     stats = re.search(r'<table class="data global-stats" data-column="v">.*?</table>', html, re.S).group(0)
     # "name" (type conflict) and "extra" (one file) are not global; the others are, with merged bounds.
-    paths = [unescape(p) for p in re.findall(r"<code>([^<]+)</code></a></th>", stats)]
+    in_stats = re.search(r"<tbody>.*?</tbody>", stats, re.S).group(0)
+    paths = [unescape(p) for p in re.findall(r"<code>([^<]+)</code></a></th>", in_stats)]
     assert paths == ['"day"', '"id"', '"score"', '"ts"']
+    # The conflicting path is marked below them, with a link to the files of each type.
+    marked = re.search(r'<tbody class="not-global">.*?</tbody>', stats, re.S).group(0)
+    assert [unescape(p) for p in re.findall(r"<code>([^<]+)</code></a></th>", marked)] == ['"name"']
+    assert "type conflict" in marked and "int64 in 1 file<" in marked and "varchar in 4 files<" in marked
     id_row = re.search(r"<code>&#34;id&#34;</code>.*?</tr>", stats, re.S).group(0)
     assert ">0<" in id_row and ">499<" in id_row and "int64" in id_row
     coverage = re.search(r'<table class="data" id="coverage">.*?</table>', html, re.S).group(0)
@@ -78,9 +85,11 @@ def test_table_page_shows_global_stats_coverage_files_and_history(admin: TestCli
     assert "not fully shredded in 4 of 5 files" in coverage
     assert coverage.count("in the global stats") == 4
     files = re.search(r'<table class="data" id="files-table">.*?</table>', html, re.S).group(0)
-    assert [p.rsplit("/", 1)[1] for p in re.findall(r'class="path"><a [^>]*>([^<]+)</a>', files)] == [
+    # The full path in the title (and the link), shown relative to the files' common directory.
+    assert [p.rsplit("/", 1)[1] for p in re.findall(r'class="path"><a [^>]*title="([^"]+)"', files)] == [
         f"part-{i}.parquet" for i in range(5)
     ]
+    assert re.findall(r'<span class="t">([^<]+)</span>', files) == [f"part-{i}.parquet" for i in range(5)]
     history = re.search(r'<table class="data" id="snapshots">.*?</table>', html, re.S).group(0)
     assert history.count("<tr>") == 1 + 3  # header + creation + two commits
     # Every link on the page leads somewhere that renders.
@@ -96,10 +105,17 @@ def test_file_page_shows_metadata_and_per_path_stats(admin: TestClient, events_f
     html = r.text
     assert unescape(re.search(r'id="file-path">([^<]+)<', html).group(1)) == path
     stats = re.search(r'<table class="data" id="file-stats">.*?</table>', html, re.S).group(0)
-    rows = re.findall(r"<tr>.*?</tr>", stats, re.S)[1:]
+    rows = re.findall(r"<tr[^>]*>.*?</tr>", stats, re.S)[1:]
     assert len(rows) == 6  # id, name, score, ts, day, extra
     name_row = next(x for x in rows if "&#34;name&#34;" in x)
     assert "int64" in name_row and ">7<" in name_row and ">106<" in name_row
+    # Stored as int64 here, as varchar in the four other files: the row is marked.
+    assert name_row.startswith('<tr class="odd-type">') and "most files: varchar" in name_row
+    assert sum('class="odd-type"' in x for x in rows) == 1
+    assert "None: every path" in html  # this file has every path of the table
+    first = admin.get(f"{T}/file", params={"path": events_files[0]}).text
+    absent = re.search(r'<ul id="file-absent">.*?</ul>', first, re.S).group(0)
+    assert "&#34;extra&#34;" in absent and "in 1 of 5 files" in absent and 'class="odd-type"' not in first
     score_row = next(x for x in rows if "&#34;score&#34;" in x)
     assert "float64" in score_row and "<td>no</td>" in score_row  # contains_nan false
     missing = admin.get(f"{T}/file", params={"path": "/nowhere.parquet"})
@@ -157,7 +173,7 @@ def test_files_are_paginated_sorted_and_filtered(admin: TestClient, monkeypatch:
             if body is None:
                 break
             for path, size, rows in re.findall(
-                r'class="path"><a [^>]*>([^<]+)</a></th>\s*<td class="num" data-value="(\d+)">.*?data-value="(\d+)"',
+                r'class="path"><a [^>]*title="([^"]+)"[^>]*>.*?</a></th>\s*<td class="num" data-value="(\d+)">.*?data-value="(\d+)"',
                 body.group(0),
                 re.S,
             ):
@@ -184,7 +200,7 @@ def test_files_are_paginated_sorted_and_filtered(admin: TestClient, monkeypatch:
     assert "No live file starts with" in none
     assert admin.get(T, params={"cursor": "%%%"}).status_code == 422
     # A forged cursor beyond BIGINT is the same bad request (once a driver OverflowError, 500).
-    for forged in ([2**70, by_path[0][0]], [-(2**70), by_path[0][0]]):
+    for forged in ([2**70, by_path[0][0], 0, "n"], [-(2**70), by_path[0][0], 0, "p"], [1, "x", -1, "n"], [1, "x"]):
         r = admin.get(T, params={"sort": "size", "cursor": pagetoken.encode(forged)})
         assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
         assert "invalid page cursor" in r.text
@@ -508,3 +524,97 @@ def test_snapshot_ids_beyond_bigint_are_bad_requests(admin: TestClient) -> None:
         assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
     r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.id', 'bigint') = 1", "snapshot": str(2**70)})
     assert r.status_code == 422 and 'id="predicate-error"' in r.text
+
+
+def test_files_search_paging_both_ways_and_snapshot_filter(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(table_page, "FILES_PAGE", 2)
+
+    def shown(html: str) -> list[str]:
+        return [p.rsplit("/", 1)[1] for p in re.findall(r'class="path"><a [^>]*title="([^"]+)"', html)]
+
+    def link(html: str, rel: str) -> str | None:
+        m = re.search(rf'rel="{rel}" href="([^"]+)"', html)
+        return None if m is None else unescape(m.group(1)).split("#")[0]
+
+    first = admin.get(T).text
+    assert "1–2 of 5" in first and link(first, "prev") is None
+    second = admin.get(link(first, "next")).text
+    assert shown(second) == ["part-2.parquet", "part-3.parquet"] and "3–4 of 5" in second
+    third = admin.get(link(second, "next")).text
+    assert shown(third) == ["part-4.parquet"] and "5–5 of 5" in third and link(third, "next") is None
+    back = admin.get(link(third, "prev")).text
+    assert shown(back) == ["part-2.parquet", "part-3.parquet"] and "3–4 of 5" in back
+    back = admin.get(link(back, "prev")).text
+    assert shown(back) == ["part-0.parquet", "part-1.parquet"] and "1–2 of 5" in back
+    assert link(back, "prev") is None and link(back, "next")
+    # Descending by size, backwards too.
+    desc = admin.get(T, params={"sort": "size", "order": "desc"}).text
+    later = admin.get(link(desc, "next")).text
+    assert shown(admin.get(link(later, "prev")).text) == shown(desc)
+
+    # Substring search (anywhere in the path, not only a prefix); filters survive paging.
+    found = admin.get(T, params={"contains": "RT-3"}).text
+    assert shown(found) == ["part-3.parquet"] and "1 of 5 live files contain" in found
+    many = admin.get(T, params={"contains": ".parquet"}).text
+    assert "contains=.parquet" in link(many, "next")
+    assert "No live file contains" in admin.get(T, params={"contains": "%"}).text
+
+    # A snapshot's number lists the files it added, those it removed, and links to the playground.
+    snaps = [int(s) for s in re.findall(r'href="/admin/tables/lake/events\?snapshot=(\d+)#files"', first)]
+    last_commit = max(snaps)
+    at = admin.get(T, params={"snapshot": last_commit}).text
+    assert shown(at) == ["part-3.parquet", "part-4.parquet"] and "were added at snapshot" in at
+    assert "This snapshot removed no file" in at
+    assert f'/admin/tables/lake/events/prune?snapshot={last_commit}"' in at
+    history = re.search(r'<table class="data" id="snapshots">.*?</table>', first, re.S).group(0)
+    assert "added 2 files" in history and "added 3 files" in history and "inserted_into_table:" not in re.sub(
+        r'title="[^"]*"', "", history
+    )
+    assert admin.get(T, params={"snapshot": 2**70}).status_code == 422
+
+
+def test_file_page_title_names_the_file_and_sizes_are_formatted(admin: TestClient, events_files: list[str]) -> None:
+    html = admin.get(f"{T}/file", params={"path": events_files[1]}).text
+    assert "<title>part-1.parquet · lake.events" in html
+    assert re.search(r"<dt>Footer</dt><dd>\d+(\.\d)? (B|KiB)</dd>", html)
+    table = admin.get(T).text
+    for size in re.findall(r">(\d+) B<", table):
+        assert int(size) < 1000
+
+
+def test_sizes_switch_unit_at_1000() -> None:
+    from service.dashboard.format import change_text, human_bytes
+
+    assert [human_bytes(n) for n in (999, 1000, 1010, 1030, 1023 * 1024)] == [
+        "999 B",
+        "1.0 KiB",
+        "1.0 KiB",
+        "1.0 KiB",
+        "1.0 MiB",
+    ]
+    assert change_text("inserted_into_table:2,deleted_from_table:2", 120, 1) == "added 120 files, removed 1 file"
+    assert change_text('created_table:"lake"."events"', 0, 0) == "created table lake.events"
+
+
+def test_coverage_lists_the_files_behind_each_status(admin: TestClient, events_files: list[str]) -> None:
+    html = admin.get(T).text
+    coverage = re.search(r'<table class="data" id="coverage">.*?</table>', html, re.S).group(0)
+    links = {unescape(text): unescape(href) for href, text in re.findall(r'<a href="([^"]+/coverage\?[^"]+)">([^<]+)</a>', coverage)}
+    assert set(links) == {"varchar (4)", "int64 (1)", "int32 (1)", "absent (4)"}  # name; extra
+
+    def listed(url: str) -> list[str]:
+        page = admin.get(url)
+        assert page.status_code == 200, page.text
+        return [unescape(p) for p in re.findall(r'class="path"><a [^>]*title="([^"]+)"', page.text)]
+
+    assert listed(links["int64 (1)"]) == [events_files[4]]
+    assert listed(links["varchar (4)"]) == events_files[:4]
+    assert listed(links["absent (4)"]) == events_files[:4]  # "extra" is only in part-4
+    assert listed(links["int32 (1)"]) == [events_files[4]]
+    assert admin.get(f"{T}/coverage", params={"column": "w", "path": '"id"'}).status_code == 404
+    assert admin.get(f"{T}/coverage").status_code == 422
+    # The overview's health summary: paths in the global stats / in conflict / partial.
+    overview = admin.get("/admin").text
+    row = re.search(r'<th scope="row"><a href="/admin/tables/lake/events">.*?</tr>', overview, re.S).group(0)
+    health = re.sub(r"<[^>]+>", "", re.search(r'<td class="health">(.*?)</td>', row, re.S).group(1))
+    assert health.split() == ["4", "/", "1", "/", "1"]

@@ -10,7 +10,7 @@ import json
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, func, select
+from sqlalchemy import ColumnElement, Connection, exists, func, select
 
 from service.catalog import models as m
 from service.catalog.repository.common import (
@@ -30,13 +30,21 @@ from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType, family
 
 
-def count_files(conn: Connection, table_id: int, snapshot: int | None, *, prefix: str | None = None) -> int:
-    """Files live at ``snapshot`` (None = now), only those under ``prefix`` if given."""
+def count_files(
+    conn: Connection,
+    table_id: int,
+    snapshot: int | None,
+    *,
+    prefix: str | None = None,
+    contains: str | None = None,
+    added_in: int | None = None,
+) -> int:
+    """Files live at ``snapshot`` (None = now), only those kept by :func:`file_filter` if given."""
     return int(
         conn.execute(
             select(func.count())
             .select_from(D)
-            .where(D.table_id == table_id, _live_at(D, snapshot), *_prefix_filter(prefix))
+            .where(D.table_id == table_id, _live_at(D, snapshot), *file_filter(prefix, contains, added_in))
         ).scalar_one()
     )
 
@@ -132,6 +140,33 @@ def _prefix_filter(prefix: str | None) -> list[ColumnElement[bool]]:
     return conds
 
 
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching ``text`` anywhere, its own ``%``, ``_`` and ``\\`` taken literally
+    (the escape character is ``\\``)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def file_filter(
+    prefix: str | None, contains: str | None = None, added_in: int | None = None
+) -> list[ColumnElement[bool]]:
+    """Paths starting with ``prefix``, paths containing ``contains`` (case-insensitive on both
+    backends: ILIKE on PostgreSQL, ``lower() LIKE lower()`` on SQLite; a scan of the table's live
+    files, no index serves a substring), files added at snapshot ``added_in``."""
+    conds = _prefix_filter(prefix)
+    if contains:
+        conds.append(D.path.ilike(like_pattern(contains), escape="\\"))
+    if added_in is not None:
+        conds.append(D.begin_snapshot == added_in)
+    return conds
+
+
+def files_removed_at(conn: Connection, table_id: int, snapshot: int, limit: int) -> list[DataFileInfo]:
+    """The files a snapshot removed (their ``end_snapshot``), by path."""
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.end_snapshot == snapshot)
+    return [file_info(r) for r in conn.execute(stmt.order_by(D.path).limit(limit))]
+
+
 def list_files(
     conn: Connection,
     table_id: int,
@@ -160,10 +195,15 @@ def list_files_sorted(
     prefix: str | None,
     after: tuple[int | str, str] | None,
     limit: int,
+    contains: str | None = None,
+    added_in: int | None = None,
 ) -> list[DataFileInfo]:
     """Live files ordered by ``sort`` then path, keyset on ``(sort value, path)`` (just the path
-    for ``sort="path"``). No index covers size or record count: a top-N sort per page."""
-    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.end_snapshot.is_(None), *_prefix_filter(prefix))
+    for ``sort="path"``), filtered by :func:`file_filter`. No index covers size or record count:
+    a top-N sort per page."""
+    stmt = select(*FILE_INFO_COLUMNS).where(
+        D.table_id == table_id, D.end_snapshot.is_(None), *file_filter(prefix, contains, added_in)
+    )
     if sort == "path":
         stmt = keyset_page(stmt, [D.path], None if after is None else [after[1]], limit=limit, descending=descending)
     else:
@@ -347,3 +387,38 @@ def shredded_paths(conn: Connection, table_id: int, column_id: int, *, live: boo
     if live:
         stmt = stmt.where(VP.live_file_count > 0)
     return sorted(r[0] for r in conn.execute(stmt))
+
+
+def files_by_path(
+    conn: Connection,
+    table_id: int,
+    column_id: int,
+    variant_path: str,
+    shredded_type: str | None,
+    *,
+    after: str | None,
+    limit: int,
+) -> list[DataFileInfo]:
+    """Live files, by path, where ``column_id``/``variant_path`` is fully shredded as
+    ``shredded_type``, or (None) where it is not fully shredded with any type."""
+    has_path = select(S.data_file_id).where(
+        S.data_file_id == D.data_file_id,
+        S.column_id == column_id,
+        S.variant_path == variant_path,
+        S.end_snapshot.is_(None),
+    )
+    cond = exists(has_path.where(S.shredded_type == shredded_type)) if shredded_type else ~exists(has_path)
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, D.end_snapshot.is_(None), cond)
+    stmt = keyset_page(stmt, [D.path], None if after is None else [after], limit=limit)
+    return [file_info(r) for r in conn.execute(stmt)]
+
+
+def live_path_rows(conn: Connection) -> list[tuple[int, int, str, int, int]]:
+    """``(table_id, column_id, variant_path, live files with this type, live files of the table)``
+    of each type of each path of every live table, for a per-table health summary."""
+    rows = conn.execute(
+        select(VP.table_id, VP.column_id, VP.variant_path, VP.live_file_count, m.Table.live_file_count)
+        .join(m.Table, m.Table.table_id == VP.table_id)
+        .where(m.Table.end_snapshot.is_(None), VP.live_file_count > 0)
+    ).all()
+    return [(int(r[0]), int(r[1]), r[2], int(r[3]), int(r[4])) for r in rows]

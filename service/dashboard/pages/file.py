@@ -1,4 +1,5 @@
-"""``GET /admin/tables/{ns}/{table}/file``: one file's metadata and per-path stats."""
+"""``GET /admin/tables/{ns}/{table}/file``: one file's metadata and per-path stats, rows whose type
+differs from the one most files store the path as, and the table's paths this file lacks."""
 
 from __future__ import annotations
 
@@ -25,16 +26,23 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
         raise BadInputError("give a file path (?path=...)")
     meta = catalog.find_file(namespace, table, path)
     fs = catalog.file_stats(namespace, table, path)
+    coverage = {(c.column, c.variant_path): c for c in catalog.path_coverage(namespace, table)}
     rows = []
     for ps in fs.paths:
         t = ps.shredded_type
+        c = coverage.get((ps.column, ps.variant_path))
+        # The type most live files store this path as (ties: the first by name, as coverage sorts).
+        majority = c.types[0] if c is not None and len(c.types) > 1 else None
         rows.append(
             {
                 "ps": ps,
                 "type": t.name,
+                "majority": majority if majority is not None and majority[0] != t.name else None,
                 "min": fmt.bound_text(t, ps.min_value, ps.value_count),
                 "max": fmt.bound_text(t, ps.max_value, ps.value_count),
                 "nan": fmt.nan_text(t, ps.contains_nan),
             }
         )
-    return render(request, "file.html", t=info, f=meta, fs=fs, rows=rows)
+    present = {(ps.column, ps.variant_path) for ps in fs.paths}
+    absent = [c for key, c in coverage.items() if key not in present]
+    return render(request, "file.html", t=info, f=meta, fs=fs, rows=rows, absent=absent)

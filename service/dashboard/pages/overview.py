@@ -1,4 +1,4 @@
-"""``GET /admin``: tables, totals, recent commits."""
+"""``GET /admin``: tables with their paths' health, totals, recent commits."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def _overview(request: Request) -> Response:
     tables = catalog.list_tables()
     namespaces = catalog.list_namespaces()
     recent = catalog.recent_snapshots(limit=15)
+    health = catalog.path_health()
     totals = {
         "files": sum(t.live_file_count for t in tables),
         "rows": sum(t.live_record_count for t in tables),
@@ -33,6 +34,7 @@ def _overview(request: Request) -> Response:
         request,
         "overview.html",
         tables=tables,
+        health=health,
         totals=totals,
         recent=recent,
         empty_namespaces=empty_namespaces,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
@@ -14,7 +15,7 @@ from service.dashboard.web import catalog_of, render
 from service.errors import BadInputError
 
 if TYPE_CHECKING:
-    from service.catalog import PathCoverage, TableGlobalStats
+    from service.catalog import DataFileInfo, PathCoverage, TableGlobalStats
 
 router = APIRouter()
 
@@ -23,17 +24,36 @@ FILES_PAGE = 50
 SNAPSHOTS_PAGE = 20
 
 
-def _decode_cursor(token: str | None) -> tuple[int | str, str] | None:
-    """``(sort value, path)`` of the last file of the previous page."""
+@dataclass(frozen=True)
+class _Cursor:
+    """Where a page of files starts: the first file past ``(key, path)`` in the page's order (or
+    before it, reading backwards, for a Previous link) and its position in the whole list."""
+
+    key: int | str
+    path: str
+    start: int
+    backward: bool
+
+    def encode(self) -> str:
+        return pagetoken.encode([self.key, self.path, self.start, "p" if self.backward else "n"])
+
+
+def _decode_cursor(token: str | None) -> _Cursor | None:
     if not token:
         return None
     invalid = BadInputError("invalid page cursor: go back to the first page")
-    after = pagetoken.decode(token, invalid)
+    doc = pagetoken.decode(token, invalid)
     if not (
-        isinstance(after, list) and len(after) == 2 and isinstance(after[1], str) and isinstance(after[0], int | str)
+        isinstance(doc, list)
+        and len(doc) == 4
+        and isinstance(doc[0], int | str)
+        and isinstance(doc[1], str)
+        and isinstance(doc[2], int)
+        and doc[2] >= 0
+        and doc[3] in ("n", "p")
     ):
         raise invalid
-    return after[0], after[1]
+    return _Cursor(doc[0], doc[1], doc[2], doc[3] == "p")
 
 
 _SORTS = ("path", "size", "rows")
@@ -45,12 +65,35 @@ async def tableadmin_page(
     namespace: str,
     table: str,
     prefix: str = "",
+    contains: str = "",
+    snapshot: str = "",
     sort: str = "path",
     order: str = "asc",
     cursor: str | None = None,
     before: int | None = None,
 ) -> Response:
-    return await admin_page(request, _table, namespace, table, prefix, sort, order, cursor, before)
+    # The filter form sends an empty field when no snapshot is asked for.
+    text = snapshot.strip()
+    if text and not text.isdigit():
+        raise BadInputError("snapshot: a snapshot id is a whole number")
+    filters = _Filters(prefix, contains, int(text) if text else None)
+    return await admin_page(request, _table, namespace, table, filters, sort, order, cursor, before)
+
+
+@dataclass(frozen=True)
+class _Filters:
+    """The files list's filters, as the query string carries them."""
+
+    prefix: str
+    contains: str
+    snapshot: int | None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.prefix or self.contains or self.snapshot is not None)
+
+    def params(self) -> dict[str, Any]:
+        return {"prefix": self.prefix, "contains": self.contains, "snapshot": self.snapshot}
 
 
 def _coverage_rows(coverage: list[PathCoverage]) -> list[dict[str, Any]]:
@@ -86,11 +129,15 @@ def global_rows(gstats: TableGlobalStats) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _sort_key(f: DataFileInfo, sort: str) -> int | str:
+    return {"path": f.path, "size": f.file_size_bytes, "rows": f.record_count}[sort]
+
+
 def _table(
     request: Request,
     namespace: str,
     table: str,
-    prefix: str,
+    filters: _Filters,
     sort: str,
     order: str,
     cursor: str | None,
@@ -104,30 +151,52 @@ def _table(
         raise BadInputError(f"cannot sort files by {sort!r} (path, size or rows)")
     if order not in ("asc", "desc"):
         raise BadInputError(f"order must be asc or desc, not {order!r}")
-    after = _decode_cursor(cursor)
+    cur = _decode_cursor(cursor)
     descending = order == "desc"
-    if sort == "path" and not descending:
-        files = catalog.list_files(
-            namespace, table, prefix=prefix or None, after=None if after is None else after[1], limit=FILES_PAGE + 1
-        )
-    else:
-        files = catalog.list_files_sorted(
+
+    def page(desc: bool, after: _Cursor | None) -> list[DataFileInfo]:
+        return catalog.list_files_sorted(
             namespace,
             table,
             sort=sort,  # type: ignore[arg-type]
-            descending=descending,
-            prefix=prefix or None,
-            after=after,
+            descending=desc,
+            prefix=filters.prefix or None,
+            contains=filters.contains or None,
+            added_in=filters.snapshot,
+            after=None if after is None else (after.key, after.path),
             limit=FILES_PAGE + 1,
         )
-    more = len(files) > FILES_PAGE
-    files = files[:FILES_PAGE]
-    next_cursor = None
-    if more:
+
+    if cur is not None and cur.backward:
+        # Previous page: read backwards from the first file of the page the user was on.
+        rows = page(not descending, cur)
+        more_before, more_after = len(rows) > FILES_PAGE, True
+        files = list(reversed(rows[:FILES_PAGE]))
+        start = cur.start if more_before else 0
+    else:
+        rows = page(descending, cur)
+        more_before, more_after = cur is not None, len(rows) > FILES_PAGE
+        files = rows[:FILES_PAGE]
+        start = 0 if cur is None else cur.start
+    next_cursor = prev_cursor = None
+    if files and more_after:
         last = files[-1]
-        key = {"path": last.path, "size": last.file_size_bytes, "rows": last.record_count}[sort]
-        next_cursor = pagetoken.encode([key, last.path])
-    matching = catalog.count_files(namespace, table, prefix=prefix) if prefix else info.live_file_count
+        next_cursor = _Cursor(_sort_key(last, sort), last.path, start + len(files), False).encode()
+    if files and more_before:
+        first = files[0]
+        prev_cursor = _Cursor(_sort_key(first, sort), first.path, max(0, start - FILES_PAGE), True).encode()
+    matching = catalog.count_files(
+        namespace, table, prefix=filters.prefix or None, contains=filters.contains or None, added_in=filters.snapshot
+    )
+    removed = (
+        [] if filters.snapshot is None else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
+    )
+    base = fmt.common_dir([f.path for f in files])
+    cov_rows = _coverage_rows(coverage)
+    conflicts: dict[str, list[dict[str, Any]]] = {}
+    for row in cov_rows:
+        if row["kind"] == "conflict":
+            conflicts.setdefault(row["c"].column, []).append(row)
     snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
     return render(
@@ -136,13 +205,20 @@ def _table(
         t=info,
         global_rows=global_rows(gstats),
         global_file_count=gstats.file_count,
-        coverage=_coverage_rows(coverage),
-        files=files,
-        prefix=prefix,
+        coverage=cov_rows,
+        conflicts=conflicts,
+        files=[{"f": f, "head": h, "tail": tl} for f in files for h, tl in [fmt.split_path(f.path, base)]],
+        files_base=base,
+        removed=[{"f": f, "head": h, "tail": tl} for f in removed for h, tl in [fmt.split_path(f.path, base)]],
+        filters=filters,
+        fp=filters.params(),
+        prefix=filters.prefix,
         sort=sort,
         order=order,
-        first_page=cursor is None,
+        first_page=cur is None,
+        start=start,
         next_cursor=next_cursor,
+        prev_cursor=prev_cursor,
         matching=matching,
         snapshots=snapshots[:SNAPSHOTS_PAGE],
         snapshots_first=before is None,
