@@ -100,7 +100,7 @@ def csrf_checked(request: Request, form: dict[str, str]) -> bool:
 
 
 @router.get("/login")
-async def loginread_form(request: Request, next_url: Annotated[str | None, Query(alias="next")] = None) -> Response:
+async def login_form(request: Request, next_url: Annotated[str | None, Query(alias="next")] = None) -> Response:
     u = urls(request)
     if app_context(request).settings.auth != "on":
         return RedirectResponse(safe_next(next_url, u.base), status_code=303)

@@ -318,6 +318,18 @@ def test_playground_get_prefills_and_offers_examples(admin: TestClient) -> None:
     assert "v:id::bigint = 5</textarea>" in html
 
 
+def test_playground_results_are_addressable_by_url(admin: TestClient) -> None:
+    # A GET with the predicate (and a snapshot) runs it without a CSRF token: links and shared URLs
+    # show the same result as the form.
+    sql = "variant_get(v, '$.id', 'bigint') >= 0"
+    by_get = admin.get(f"{T}/prune", params={"sql": sql})
+    assert by_get.status_code == 200 and 'class="kept"' in by_get.text
+    by_post = admin.post(f"{T}/prune", data={"sql": sql})
+    assert by_get.text.count('class="kept"') == by_post.text.count('class="kept"')
+    r = admin.get(f"{T}/prune", params={"sql": sql, "snapshot": "99999"})
+    assert r.status_code == 404 and 'id="predicate-error"' in r.text
+
+
 # --- auth -------------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ router = APIRouter()
 
 
 @router.get("/tables/{namespace}/{table}/file")
-async def fileadmin_page(request: Request, namespace: str, table: str, path: str = "") -> Response:
+async def file_page(request: Request, namespace: str, table: str, path: str = "") -> Response:
     return await admin_page(request, _file, namespace, table, path)
 
 

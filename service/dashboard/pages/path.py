@@ -22,7 +22,7 @@ CHART_LIMIT = 2000
 
 
 @router.get("/tables/{namespace}/{table}/path")
-async def pathadmin_page(
+async def path_page(
     request: Request,
     namespace: str,
     table: str,

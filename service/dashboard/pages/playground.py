@@ -1,4 +1,5 @@
-"""``GET|POST /admin/tables/{ns}/{table}/prune``: the prune playground (SQL predicate).
+"""``GET|POST /admin/tables/{ns}/{table}/prune``: the prune playground (SQL predicate); a GET
+with ``sql`` (and ``snapshot``) in the query string runs it, so results have a URL.
 
 Errors (a predicate that does not parse, a column the table does not have, a bad snapshot) are
 shown inline under the form; the plan's warnings above the results, a close shredded path as a
@@ -27,8 +28,11 @@ PLAYGROUND_PAGE = 100
 
 
 @router.get("/tables/{namespace}/{table}/prune")
-async def pruneread_form(request: Request, namespace: str, table: str, sql: str = "") -> Response:
-    return await admin_page(request, _prune, namespace, table, {"sql": sql}, False)
+async def prune_form(request: Request, namespace: str, table: str, sql: str = "", snapshot: str = "") -> Response:
+    # Results are addressable by URL (links from snapshots and examples, shared URLs): a GET with a
+    # predicate runs it. Planning changes nothing, so a GET needs no CSRF token.
+    form = {"sql": sql, "snapshot": snapshot}
+    return await admin_page(request, _prune, namespace, table, form, bool(sql.strip()))
 
 
 @router.post("/tables/{namespace}/{table}/prune")
@@ -82,7 +86,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     values["examples"] = _examples(catalog, namespace, table)
     if not run:
         return render(request, "prune.html", **values)
-    if not csrf_checked(request, form):
+    if request.method == "POST" and not csrf_checked(request, form):
         values["error"] = "The form expired: reload the page and run the predicate again."
         return render(request, "prune.html", status=403, **values)
     settings = app_context(request).settings

@@ -60,7 +60,7 @@ _SORTS = ("path", "size", "rows")
 
 
 @router.get("/tables/{namespace}/{table}")
-async def tableadmin_page(
+async def table_page(
     request: Request,
     namespace: str,
     table: str,
