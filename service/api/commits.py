@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Header
 
 from service.api.auth import Principal, require_writer
 from service.api.deps import COMMON, AppContext, error_responses, field_error, get_ctx
-from service.api.ingest import check_paths, extract_all, file_from_body
+from service.api.ingest import check_paths, expand_prefixes, extract_all, file_from_body
 from service.api.namespaces import NamespaceName
 from service.api.schemas import CommitRequest, CommitResponse, RemoveFilesRequest, RemoveFilesResponse
 from service.api.tables import TableName
@@ -50,15 +50,21 @@ def commit_files(
     catalog = ctx.catalog
     assert catalog is not None and ctx.executor is not None
     paths = body.paths or []
+    prefixes = body.prefixes or []
     bodies = body.files or []
-    mode = "paths" if paths and not bodies else "stats" if bodies and not paths else "mixed"
+    by_path = bool(paths or prefixes)
+    mode = "paths" if by_path and not bodies else "stats" if bodies and not by_path else "mixed"
     try:
-        if not paths and not bodies:
-            raise field_error("body", "nothing to commit: give paths or files")
+        if not by_path and not bodies:
+            raise field_error("body", "nothing to commit: give paths, prefixes or files")
         check_file_count(len(paths) + len(bodies), ctx.limits)
         # Everything is checked before anything is read, and everything is read before the commit.
         given = [file_from_body(i, f, ctx.roots, ctx.limits) for i, f in enumerate(bodies)]
         checked = check_paths(paths, ctx.roots)
+        if prefixes:
+            named = {c.path for c in checked}
+            listed = expand_prefixes(prefixes, ctx.roots, ctx.limits, given=len(paths) + len(bodies))
+            checked += [c for c in dict.fromkeys(listed) if c.path not in named]
         if checked:
             catalog.get_table(namespace, table)  # a missing table fails before reading files
         extracted = extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes)

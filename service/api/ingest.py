@@ -1,5 +1,8 @@
 """Turning a commit request into :class:`~service.stats.model.FileStats`, before the catalog sees it.
 
+* **By prefix**: every prefix is checked against the warehouse roots, then its data files are
+  listed (:func:`service.storage.list_data_files`, Spark's rules, the store's paginated listing,
+  stopped once the files-per-commit limit is passed) and each is checked and read like a path.
 * **By path**: every path is checked against the warehouse roots first (:mod:`service.api.paths`);
   only then are the files read, by the extractor, in the app's bounded thread pool. A local file is
   opened beneath its root without following symlinks (what is read is what was checked) and its
@@ -18,10 +21,10 @@ import logging
 from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 
-from service.api.paths import CheckedPath, WarehouseRoot, check_file_path
+from service.api.paths import CheckedPath, WarehouseRoot, check_file_path, check_prefix
 from service.api.schemas import FileStatsBody, VariantStatsRowIn
-from service.catalog.validate import Limits, check_row_count, row_where, validate_file
-from service.errors import InvalidParquetError, InvalidStatsError, ShredcatError
+from service.catalog.validate import Limits, check_file_count, check_row_count, row_where, validate_file
+from service.errors import FileAccessError, InvalidParquetError, InvalidStatsError, ShredcatError
 from service.stats.model import FileStats, PathStats
 from service.values import Bound, ShreddedType, parse_bound
 
@@ -36,6 +39,31 @@ def check_paths(paths: Sequence[str], roots: Sequence[WarehouseRoot], field: str
             out.append(check_file_path(p, roots, resolve=True))
         except ShredcatError as e:
             e.details.setdefault("field", f"{field}[{i}]" if field.endswith("paths") else field)
+            raise
+    return out
+
+
+def expand_prefixes(
+    prefixes: Sequence[str], roots: Sequence[WarehouseRoot], limits: Limits, *, given: int = 0
+) -> list[CheckedPath]:
+    """The data files under every prefix, each checked like a path given by name. ``given``: files
+    the request names otherwise; their count and the listed ones together stay within the limit
+    (the listing stops as soon as it is passed). An empty prefix is an error: nothing under it
+    would be committed, which is never what the caller meant."""
+    from service.storage import list_data_files
+
+    out: list[CheckedPath] = []
+    for i, p in enumerate(prefixes):
+        field = f"body.prefixes[{i}]"
+        try:
+            checked = check_prefix(p, roots)
+            listed = list_data_files(checked.prefix, limit=max(limits.max_files_per_commit - given - len(out), 0))
+            if not listed:
+                raise FileAccessError(f"{p}: no Parquet data files under this prefix", details={"path": p})
+            check_file_count(given + len(out) + len(listed), limits)
+            out.extend(check_file_path(f, roots, resolve=True) for f in listed)
+        except ShredcatError as e:
+            e.details.setdefault("field", field)
             raise
     return out
 

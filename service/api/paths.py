@@ -16,6 +16,10 @@ anything opens it (and the opening itself never leaves the root, see
   other control characters, relative paths and names not ending in ``.parquet``.
 * Containment is by whole path components: ``/lake`` does not contain ``/lake2/f.parquet``.
 
+Prefixes (a commit's ``prefixes``, whose data files are then listed) pass :func:`check_prefix`:
+the same rules but the ``.parquet`` suffix; a prefix may be a root itself. Every file listed
+under one is then checked again by :func:`check_file_path` like a path given by name.
+
 Errors: :class:`PathNotAllowedError` (403) for a path outside every root or a scheme not
 configured, :class:`InvalidFilePathError` (422) for malformed paths.
 """
@@ -208,3 +212,73 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
     if not any(r.contains(scheme, parts) and len(parts) > len(r.parts) for r in roots):
         raise PathNotAllowedError(f"{path}: is outside the warehouse roots", details=details)
     return CheckedPath(path, scheme, False)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedPrefix:
+    #: What to list: a resolved local directory, or the URI as given.
+    prefix: str
+    scheme: str
+    local: bool
+
+
+def check_prefix(prefix: object, roots: Sequence[WarehouseRoot]) -> CheckedPrefix:
+    """Check that ``prefix`` (a directory or an object-store prefix whose data files are to be
+    registered) is a root or lies inside one; return what to list. The rules of
+    :func:`check_file_path` but the ``.parquet`` suffix; local prefixes are resolved (a symlink out
+    of the roots is refused)."""
+    if not isinstance(prefix, str) or not prefix:
+        raise InvalidFilePathError("a prefix must be a non-empty string", details={"path": prefix})
+    details = {"path": prefix}
+    if _has_control(prefix):
+        raise InvalidFilePathError(f"{prefix!r}: control characters are not allowed in prefixes", details=details)
+    if "\\" in prefix:
+        raise InvalidFilePathError(f"{prefix}: backslashes are not allowed in prefixes", details=details)
+    if not roots:
+        raise PathNotAllowedError(
+            "no warehouse roots are configured (SHREDCAT_WAREHOUSE_ROOTS): file registration is disabled",
+            details=details,
+        )
+    scheme, rest = _split_scheme(prefix)
+    if scheme is None or scheme == LOCAL_SCHEME:
+        local = prefix if scheme is None else _file_uri_path(prefix, rest)
+        if not local.startswith("/"):
+            raise InvalidFilePathError(f"{prefix}: prefixes must be absolute", details=details)
+        if ".." in local.split("/"):
+            raise PathNotAllowedError(f"{prefix}: '..' is not allowed in prefixes", details=details)
+        try:
+            final = os.path.realpath(posixpath.normpath(local))
+        except OSError:
+            raise FileAccessError(f"{prefix}: the path changed while it was being checked; retry", details=details) from None
+        parts = _local_parts(final)
+        if not any(r.contains(LOCAL_SCHEME, parts) for r in roots):
+            raise PathNotAllowedError(f"{prefix}: is outside the warehouse roots", details=details)
+        return CheckedPrefix(final, LOCAL_SCHEME, True)
+
+    if not any(r.scheme == scheme for r in roots):
+        raise PathNotAllowedError(f"{prefix}: the URI scheme {scheme!r} is not allowed here", details=details)
+    if not rest.startswith("//"):
+        raise InvalidFilePathError(f"{prefix}: expected {scheme}://bucket/prefix/", details=details)
+    if "?" in rest or "#" in rest:
+        raise InvalidFilePathError(f"{prefix}: queries and fragments are not allowed in prefixes", details=details)
+    if any(c.isspace() for c in rest):
+        raise InvalidFilePathError(f"{prefix}: whitespace must be percent-encoded in prefixes", details=details)
+    authority, _, key = rest[2:].partition("/")
+    if not authority or "@" in authority:
+        raise PathNotAllowedError(f"{prefix}: a bucket without user info is required", details=details)
+    try:
+        decoded = unquote(key, errors="strict")
+    except UnicodeDecodeError:
+        raise InvalidFilePathError(f"{prefix}: invalid percent-encoding", details=details) from None
+    if _has_control(decoded) or "\\" in decoded:
+        raise InvalidFilePathError(f"{prefix}: control characters are not allowed in prefixes", details=details)
+    # A trailing '/' is how a prefix is usually written; any other empty segment is refused.
+    segments = decoded[:-1].split("/") if decoded.endswith("/") else decoded.split("/")
+    if decoded and any(s in (".", "..") for s in segments):
+        raise PathNotAllowedError(f"{prefix}: '.' and '..' are not allowed in prefixes", details=details)
+    if decoded and "" in segments:
+        raise InvalidFilePathError(f"{prefix}: empty path segments are not allowed", details=details)
+    parts = (authority, *(segments if decoded else ()))
+    if not any(r.contains(scheme, parts) and len(parts) >= len(r.parts) for r in roots):
+        raise PathNotAllowedError(f"{prefix}: is outside the warehouse roots", details=details)
+    return CheckedPrefix(prefix, scheme, False)

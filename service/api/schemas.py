@@ -245,6 +245,13 @@ class CommitRequest(RequestModel):
     paths: list[FilePath] | None = Field(
         default=None, description="Files the service reads itself (inside the warehouse roots)."
     )
+    prefixes: list[FilePath] | None = Field(
+        default=None,
+        description="Directories or object-store prefixes (inside the warehouse roots) whose data files the "
+        "service lists and reads itself: recursively, `*.parquet`, skipping names starting with `_` or `.` "
+        "(`_SUCCESS`, `_temporary/`) but keeping Hive `name=value` directories. The listed files count "
+        "against the files-per-commit limit.",
+    )
     files: list[FileStatsBody] | None = Field(
         default=None, description="Files with statistics extracted on the client side."
     )
@@ -253,6 +260,7 @@ class CommitRequest(RequestModel):
         json_schema_extra={
             "examples": [
                 {"paths": ["/data/lake/events/part-0.parquet", "/data/lake/events/part-1.parquet"]},
+                {"prefixes": ["s3://lake/events/date=2026-11-23/"]},
                 {"files": [_FILE_EXAMPLE]},
             ]
         }

@@ -1,5 +1,7 @@
 """``shredcat register --table NS.TABLE PATH...``: extract and commit the files as one snapshot.
 
+A directory or object-store prefix stands for its data files (:func:`service.storage.expand_sources`).
+
 The table is created when it does not exist, with the Variant columns found in the files. A file
 already live with the same content whose stored stats differ from the extraction is restated.
 Extraction runs in worker processes for many files (the footer reader is pure Python); the
@@ -17,7 +19,13 @@ from service.cli._common import add_database_argument
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="NAMESPACE.TABLE (created if missing)")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="Parquet files (local paths or pyarrow.fs URIs)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="Parquet files, directories or prefixes (local paths or pyarrow.fs URIs; a URI ending in / "
+        "or not in .parquet is a prefix): a directory means its data files, listed as Spark does",
+    )
     p.add_argument("--workers", type=int, default=None, help="extraction processes (default: CPU count)")
     p.add_argument("--idempotency-key", default=None, help="replaying a key returns the original result")
     p.add_argument("--json", action="store_true", help="print the commit result as JSON")
@@ -53,10 +61,11 @@ def _extract_all(sources: list[str], workers: int | None) -> list:  # type: igno
 def run(args: argparse.Namespace) -> int:
     from service.cli._common import normalize_source, open_catalog, split_table
     from service.errors import ShredcatError
+    from service.storage import expand_sources
 
     try:
         ns, table = split_table(args.table)
-        sources = list(dict.fromkeys(normalize_source(p) for p in args.paths))
+        sources = list(dict.fromkeys(normalize_source(p) for p in expand_sources(args.paths)))
         files = _extract_all(sources, args.workers)
         with open_catalog(args) as catalog:
             columns = list(dict.fromkeys(c for f in files for c in f.variant_columns))

@@ -2,8 +2,10 @@
 
 Contract (other tools rely on it): one line per fully shredded path with keys file, column,
 variant_path, shredded_type, column_size_bytes, value_count, null_count, min_value, max_value,
-contains_nan, extra_stats; absent values are JSON null. Exit 0 on success; otherwise non-zero
-with one line on stderr per bad file, the good files still printed.
+contains_nan, extra_stats; absent values are JSON null. A directory or prefix stands for its data
+files (:func:`service.storage.list_data_files`), each printed under its own path. Exit 0 on
+success; otherwise non-zero with one line on stderr per bad file or listing, the good files still
+printed.
 """
 
 from __future__ import annotations
@@ -14,7 +16,13 @@ import sys
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH", help="Parquet files (local paths or pyarrow.fs URIs)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="Parquet files, directories or prefixes (local paths or pyarrow.fs URIs; a URI ending in / "
+        "or not in .parquet is a prefix): a directory means its data files, listed as Spark does",
+    )
     p.add_argument("--json", action="store_true", help="JSON lines output (the default and only format)")
 
 
@@ -22,11 +30,19 @@ def run(args: argparse.Namespace) -> int:
     from service.errors import ShredcatError
     from service.settings import get_settings
     from service.stats.extract import extract_file
+    from service.storage import expand_sources
 
     cap = get_settings().max_footer_bytes
     failed = 0
     out = sys.stdout
-    for path in args.paths:
+    paths: list[str] = []
+    for given in args.paths:
+        try:
+            paths.extend(expand_sources([given]))
+        except ShredcatError as e:
+            failed += 1
+            print(f"shredcat: {e.message}", file=sys.stderr)
+    for path in dict.fromkeys(paths):
         try:
             fs = extract_file(path, max_footer_bytes=cap)
         except ShredcatError as e:

@@ -75,6 +75,7 @@ class ClientBase(Generic[H]):
     drop_table = route(calls.drop_table)
     commit = route(calls.commit)
     commit_paths = route(calls.commit_paths)
+    commit_prefixes = route(calls.commit_prefixes)
     commit_files = route(calls.commit_files)
     remove_files = route(calls.remove_files)
     list_files = route(calls.list_files)

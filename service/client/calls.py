@@ -210,16 +210,20 @@ def commit(
     table: str,
     *,
     paths: Sequence[str] | None = None,
+    prefixes: Sequence[str] | None = None,
     files: Sequence[FileStats | Mapping[str, Any]] | None = None,
     idempotency_key: str | None = None,
 ) -> Call[CommitResult]:
-    """Register files as one snapshot: ``paths`` the server reads itself, and/or ``files`` with
+    """Register files as one snapshot: ``paths`` the server reads itself, the data files the server
+    lists under ``prefixes`` (directories or object-store prefixes), and/or ``files`` with
     statistics extracted here (FileStats from ``extract_file``, or their JSON). The idempotency key
     (a new uuid4 unless given) is reused by every retry of this call."""
     key = idempotency_key or uuid.uuid4().hex
     body: dict[str, Any] = {}
     if paths is not None:
         body["paths"] = list(paths)
+    if prefixes is not None:
+        body["prefixes"] = list(prefixes)
     if files is not None:
         body["files"] = [f if isinstance(f, Mapping) else file_stats_payload(f) for f in files]
     return Call(
@@ -237,6 +241,14 @@ def commit_paths(
     namespace: str, table: str, paths: Sequence[str], *, idempotency_key: str | None = None
 ) -> Call[CommitResult]:
     return commit(namespace, table, paths=paths, idempotency_key=idempotency_key)
+
+
+def commit_prefixes(
+    namespace: str, table: str, prefixes: Sequence[str], *, idempotency_key: str | None = None
+) -> Call[CommitResult]:
+    """Register the data files the server lists under ``prefixes`` (directories or object-store
+    prefixes inside its warehouse roots) as one snapshot."""
+    return commit(namespace, table, prefixes=prefixes, idempotency_key=idempotency_key)
 
 
 def commit_files(

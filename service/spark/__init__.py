@@ -8,17 +8,18 @@ itself) does not need it.
 * :func:`read_pruned` / :func:`plan_pruned`: the rows matching a predicate (SQL text or Column),
   reading only the files the service keeps; exactly the rows of a full read.
 * :func:`backfill`: register an existing lake, extracting on the executors (``shredcat backfill``).
-* :func:`list_parquet_files`: the data files under a directory or URI.
+* :func:`list_parquet_files`: the data files under a directory or URI
+  (:func:`service.storage.list_data_files`).
 * :class:`LocalService`: the REST API in this process (demo, benchmarks, tests);
   :func:`local_session`: a local SparkSession for the same.
 """
 
-from service.spark._common import list_parquet_files
 from service.spark.backfill import BackfillResult, FailedBatch, backfill, extract_on_executors
 from service.spark.local import LocalService, local_session
 from service.spark.read import PrunedScan, plan_pruned, read_pruned
 from service.spark.translate import column_to_sql
 from service.spark.write import WriteResult, register_written, variant_columns_of, write_and_register
+from service.storage import list_data_files as list_parquet_files
 
 __all__ = [
     "BackfillResult",

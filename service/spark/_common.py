@@ -1,6 +1,6 @@
-"""Helpers shared by the Spark helpers: table names, clients, listing data files, idempotency keys.
+"""Helpers shared by the Spark helpers: table names, clients, idempotency keys.
 
-No PySpark here: listing uses ``pyarrow.fs`` so it works the same on the driver and in tests.
+No PySpark here. Data files are listed by :mod:`service.storage`, as the CLI and the API list them.
 """
 
 from __future__ import annotations
@@ -50,56 +50,6 @@ def client_for(client: ShredcatClient | None, url: str | None = None, token: str
         yield c
     finally:
         c.close()
-
-
-def _is_hidden(relative: str) -> bool:
-    # Spark's own rule for data paths: a component starting with "_" or "." is not data
-    # (_SUCCESS, _temporary/, _committed_*, .part-*.crc, .hidden/).
-    return any(part.startswith(("_", ".")) for part in relative.split("/") if part)
-
-
-def _filesystem(root: str) -> tuple[Any, str, str]:
-    """``(pyarrow filesystem, base path inside it, prefix that turns a listed path into a URI)``.
-    Local directories are resolved (symlinks), as the service stores local paths."""
-    from pyarrow import fs as pafs
-
-    if "://" not in root and not root.startswith("file:"):
-        return pafs.LocalFileSystem(), os.path.realpath(os.path.abspath(root)), ""
-    filesystem, base = pafs.FileSystem.from_uri(root)
-    if isinstance(filesystem, pafs.LocalFileSystem):
-        return filesystem, os.path.realpath(base), ""
-    return filesystem, base.rstrip("/"), root.split("://", 1)[0] + "://"
-
-
-def list_parquet_files(root: str) -> list[str]:
-    """Every data file under ``root`` (a local directory or a ``pyarrow.fs`` URI such as
-    ``s3://bucket/lake/events``), recursively, sorted: names ending in ``.parquet`` with no path
-    component starting with ``_`` or ``.`` (so no ``_SUCCESS``, ``_temporary/``, ``.crc``, hidden
-    files). Local paths come back absolute and resolved; others as URIs of the root's scheme.
-    A root that does not exist lists nothing."""
-    from pyarrow import fs as pafs
-
-    filesystem, base, scheme = _filesystem(root)
-    info = filesystem.get_file_info(base)
-    if info.type == pafs.FileType.NotFound:
-        return []
-    if info.type == pafs.FileType.File:
-        return [scheme + base] if base.endswith(".parquet") else []
-    out = []
-    for f in filesystem.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True)):
-        if f.type != pafs.FileType.File or not f.path.endswith(".parquet"):
-            continue
-        if _is_hidden(f.path[len(base) :]):
-            continue
-        out.append(scheme + f.path)
-    out.sort()
-    return out
-
-
-def listing_prefix(root: str) -> str:
-    """The path prefix every file :func:`list_parquet_files` returns for ``root`` starts with."""
-    _, base, scheme = _filesystem(root)
-    return scheme + base.rstrip("/") + "/"
 
 
 def idempotency_key(kind: str, namespace: str, table: str, paths: Iterable[str], salt: str = "") -> str:

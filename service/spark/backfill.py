@@ -31,10 +31,9 @@ from service.spark._common import (
     chunks,
     ensure_table,
     idempotency_key,
-    list_parquet_files,
-    listing_prefix,
     split_table,
 )
+from service.storage import list_data_files, listing_prefix
 
 if TYPE_CHECKING:
     from service.client import ShredcatClient
@@ -168,7 +167,7 @@ def backfill(
     started = time.perf_counter()
     result = BackfillResult(root=root, table=f"{ns}.{name}")
 
-    listed = list_parquet_files(root)
+    listed = list_data_files(root)
     result.files_listed = len(listed)
     if not listed:
         say(f"{result.table}: no Parquet file under {root}")

@@ -31,9 +31,9 @@ from service.spark._common import (
     client_for,
     ensure_table,
     idempotency_key,
-    list_parquet_files,
     split_table,
 )
+from service.storage import list_data_files
 
 if TYPE_CHECKING:
     from service.client import CommitResult, ShredcatClient
@@ -124,11 +124,11 @@ def register_written(
     remove_vanished: bool = True,
 ) -> WriteResult:
     """Register the files of the Spark write that just went into ``root``: those listed now and
-    not in ``before`` (the listing of :func:`~service.spark.list_parquet_files` taken before the
+    not in ``before`` (the listing of :func:`~service.storage.list_data_files` taken before the
     write). Creates the table when missing (``variant_columns``, else those of the first new file)."""
     ns, name = split_table(table)
     before_set = set(before)
-    after = list_parquet_files(root)
+    after = list_data_files(root)
     ours, others = _job_files(p for p in after if p not in before_set)
     if others:
         log.warning("%s: %d new files were not written by this Spark job and are left alone", root, len(others))
@@ -172,7 +172,7 @@ def write_and_register(
     """Write ``df`` as Parquet to ``path`` (``mode``: append, overwrite, error, ignore) and
     register exactly the files this write produced as one commit of ``table`` (``"ns.table"``,
     created with ``df``'s Variant columns when missing). See the module docstring."""
-    before = list_parquet_files(path)
+    before = list_data_files(path)
     writer = df.write.mode(mode)
     if partition_by:
         writer = writer.partitionBy(*partition_by)

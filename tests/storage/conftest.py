@@ -1,0 +1,159 @@
+"""An S3 API server on loopback for the storage tests, started like PostgreSQL is for the others.
+
+moto's server mode (``tests/storage/s3server.py``) in a process of its own, with IAM enforced:
+the tests' credentials belong to an IAM user allowed everything, so wrong credentials are refused
+(403) as by a real store. pyarrow reaches it through the SDK's usual environment only
+(``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ...), exactly as a deployment configures it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("moto", reason="the S3 API server of these tests is moto[server] (dev extra)")
+import boto3
+from fastapi.testclient import TestClient
+
+from service.api import create_app
+from tests.api.conftest import make_settings
+
+REPO = Path(__file__).resolve().parents[2]
+BUCKET = "lake"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class S3Server:
+    process: subprocess.Popen[str]
+    endpoint: str
+    key_id: str
+    secret: str
+
+    def env(self, **overrides: str) -> dict[str, str]:
+        """The SDK environment that points pyarrow at this server."""
+        return {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": self.key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret,
+            "AWS_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",
+            **overrides,
+        }
+
+    def boto(self) -> Any:
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=self.key_id,
+            aws_secret_access_key=self.secret,
+        )
+
+    def upload(self, local: Path, key: str) -> str:
+        self.boto().upload_file(str(local), BUCKET, key)
+        return f"s3://{BUCKET}/{key}"
+
+    def put(self, key: str, body: bytes) -> str:
+        self.boto().put_object(Bucket=BUCKET, Key=key, Body=body)
+        return f"s3://{BUCKET}/{key}"
+
+    def control(self, path: str, method: str = "POST") -> Any:
+        req = urllib.request.Request(self.endpoint + path, method=method)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def requests(self) -> list[dict[str, Any]]:
+        return list(self.control("/_test/requests", "GET"))
+
+    def stop(self) -> None:
+        self.process.kill()
+        self.process.wait(10)
+
+
+def start_s3_server() -> S3Server:
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.storage.s3server", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    if process.stdout.readline().strip() != "ready":
+        process.kill()
+        raise RuntimeError("the S3 API server did not start")
+    endpoint = f"http://127.0.0.1:{port}"
+    boot = {"endpoint_url": endpoint, "region_name": "us-east-1", "aws_access_key_id": "boot", "aws_secret_access_key": "boot"}
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            iam = boto3.client("iam", **boot)
+            iam.create_user(UserName="shredcat")
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise
+            time.sleep(0.1)
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+    iam.put_user_policy(UserName="shredcat", PolicyName="all", PolicyDocument=json.dumps(policy))
+    key = iam.create_access_key(UserName="shredcat")["AccessKey"]
+    boto3.client("s3", **boot).create_bucket(Bucket=BUCKET)
+    # From here on every request needs the IAM user's credentials.
+    req = urllib.request.Request(
+        endpoint + "/moto-api/reset-auth", data=b"0", method="POST", headers={"Content-Type": "text/plain"}
+    )
+    urllib.request.urlopen(req, timeout=10).read()
+    return S3Server(process, endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    server = start_s3_server()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
+    """The session's server, with this process's environment pointing at it."""
+    for k, v in s3_server.env().items():
+        monkeypatch.setenv(k, v)
+    return s3_server
+
+
+@pytest.fixture
+def app_factory(sqlite_url: str) -> Iterator[Callable[..., TestClient]]:
+    """``app_factory(roots=[...], **settings)`` -> a started TestClient, as in tests/api."""
+    clients: list[TestClient] = []
+
+    def make(roots: list[str], **kw: Any) -> TestClient:
+        c = TestClient(create_app(make_settings(sqlite_url, roots, **kw)), raise_server_exceptions=False)
+        c.__enter__()
+        clients.append(c)
+        return c
+
+    yield make
+    for c in clients:
+        c.__exit__(None, None, None)
