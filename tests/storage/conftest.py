@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("moto", reason="the S3 API server of these tests is moto[server] (dev extra)")
 import boto3
 from fastapi.testclient import TestClient
 
