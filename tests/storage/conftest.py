@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import boto3
+import pytest
 from fastapi.testclient import TestClient
 
 from service.api import create_app
