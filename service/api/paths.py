@@ -134,6 +134,70 @@ class CheckedPath:
     root: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Words:
+    """How errors name what was sent: a file path or a prefix."""
+
+    one: str
+    many: str
+    uris: str
+    shape: str
+
+
+_FILE_WORDS = _Words("a file path", "file paths", "file URIs", "bucket/key")
+_PREFIX_WORDS = _Words("a prefix", "prefixes", "prefixes", "bucket/prefix/")
+
+
+def _split_location(text: object, roots: Sequence[WarehouseRoot], w: _Words) -> tuple[str, str | None, str]:
+    """The checks every location gets before its scheme decides the rest: (text, scheme, rest)."""
+    if not isinstance(text, str) or not text:
+        raise InvalidFilePathError(f"{w.one} must be a non-empty string", details={"path": text})
+    details = {"path": text}
+    if "\x00" in text or _has_control(text):
+        raise InvalidFilePathError(f"{text!r}: control characters are not allowed in {w.many}", details=details)
+    if "\\" in text:
+        raise InvalidFilePathError(f"{text}: backslashes are not allowed in {w.many}", details=details)
+    if not roots:
+        raise PathNotAllowedError(
+            "no warehouse roots are configured (SHREDCAT_WAREHOUSE_ROOTS): file registration is disabled",
+            details=details,
+        )
+    scheme, rest = _split_scheme(text)
+    return text, scheme, rest
+
+
+def _object_location(
+    text: str, scheme: str, rest: str, roots: Sequence[WarehouseRoot], w: _Words, *, prefix: bool
+) -> tuple[tuple[str, ...], str]:
+    """An object-store URI's (bucket, *key segments) and its decoded key. A prefix may be the
+    bucket alone or end with '/'; any other empty segment, '.' or '..' is refused."""
+    details = {"path": text}
+    if not any(r.scheme == scheme for r in roots):
+        raise PathNotAllowedError(f"{text}: the URI scheme {scheme!r} is not allowed here", details=details)
+    if not rest.startswith("//"):
+        raise InvalidFilePathError(f"{text}: expected {scheme}://{w.shape}", details=details)
+    if "?" in rest or "#" in rest:
+        raise InvalidFilePathError(f"{text}: queries and fragments are not allowed in {w.uris}", details=details)
+    if any(c.isspace() for c in rest):
+        raise InvalidFilePathError(f"{text}: whitespace must be percent-encoded in {w.uris}", details=details)
+    authority, _, key = rest[2:].partition("/")
+    if not authority or "@" in authority:
+        raise PathNotAllowedError(f"{text}: a bucket without user info is required", details=details)
+    try:
+        decoded = unquote(key, errors="strict")
+    except UnicodeDecodeError:
+        raise InvalidFilePathError(f"{text}: invalid percent-encoding", details=details) from None
+    if _has_control(decoded) or "\\" in decoded:
+        raise InvalidFilePathError(f"{text}: control characters are not allowed in {w.many}", details=details)
+    body = decoded[:-1] if prefix and decoded.endswith("/") else decoded
+    segments = body.split("/") if decoded or not prefix else []
+    if any(s in (".", "..") for s in segments):
+        raise PathNotAllowedError(f"{text}: '.' and '..' are not allowed in {w.many}", details=details)
+    if "" in segments:
+        raise InvalidFilePathError(f"{text}: empty path segments are not allowed", details=details)
+    return (authority, *segments), decoded
+
+
 def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bool = True) -> CheckedPath:
     """Check that ``path`` names a Parquet file inside one of ``roots``; return its canonical form.
 
@@ -141,19 +205,8 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
     file). With ``resolve=False`` (client-side statistics, where the service never opens the file)
     local paths are normalised lexically only.
     """
-    if not isinstance(path, str) or not path:
-        raise InvalidFilePathError("a file path must be a non-empty string", details={"path": path})
+    path, scheme, rest = _split_location(path, roots, _FILE_WORDS)
     details = {"path": path}
-    if "\x00" in path or _has_control(path):
-        raise InvalidFilePathError(f"{path!r}: control characters are not allowed in file paths", details=details)
-    if "\\" in path:
-        raise InvalidFilePathError(f"{path}: backslashes are not allowed in file paths", details=details)
-    if not roots:
-        raise PathNotAllowedError(
-            "no warehouse roots are configured (SHREDCAT_WAREHOUSE_ROOTS): file registration is disabled",
-            details=details,
-        )
-    scheme, rest = _split_scheme(path)
     if scheme is None or scheme == LOCAL_SCHEME:
         local = path if scheme is None else _file_uri_path(path, rest)
         if not local.startswith("/"):
@@ -184,31 +237,9 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
             raise PathNotAllowedError(f"{path}: {why} the warehouse roots", details=details)
         return CheckedPath(final, LOCAL_SCHEME, True, "/" + "/".join(root.parts))
 
-    if not any(r.scheme == scheme for r in roots):
-        raise PathNotAllowedError(f"{path}: the URI scheme {scheme!r} is not allowed here", details=details)
-    if not rest.startswith("//"):
-        raise InvalidFilePathError(f"{path}: expected {scheme}://bucket/key", details=details)
-    if "?" in rest or "#" in rest:
-        raise InvalidFilePathError(f"{path}: queries and fragments are not allowed in file URIs", details=details)
-    if any(c.isspace() for c in rest):
-        raise InvalidFilePathError(f"{path}: whitespace must be percent-encoded in file URIs", details=details)
-    authority, _, key = rest[2:].partition("/")
-    if not authority or "@" in authority:
-        raise PathNotAllowedError(f"{path}: a bucket without user info is required", details=details)
-    try:
-        decoded = unquote(key, errors="strict")
-    except UnicodeDecodeError:
-        raise InvalidFilePathError(f"{path}: invalid percent-encoding", details=details) from None
-    if _has_control(decoded) or "\\" in decoded:
-        raise InvalidFilePathError(f"{path}: control characters are not allowed in file paths", details=details)
-    segments = decoded.split("/")
-    if any(s in (".", "..") for s in segments):
-        raise PathNotAllowedError(f"{path}: '.' and '..' are not allowed in file paths", details=details)
-    if "" in segments:
-        raise InvalidFilePathError(f"{path}: empty path segments are not allowed", details=details)
+    parts, decoded = _object_location(path, scheme, rest, roots, _FILE_WORDS, prefix=False)
     if not decoded.lower().endswith(PARQUET_SUFFIX):
         raise InvalidFilePathError(f"{path}: only {PARQUET_SUFFIX} files can be registered", details=details)
-    parts = (authority, *segments)
     if not any(r.contains(scheme, parts) and len(parts) > len(r.parts) for r in roots):
         raise PathNotAllowedError(f"{path}: is outside the warehouse roots", details=details)
     return CheckedPath(path, scheme, False)
@@ -227,19 +258,8 @@ def check_prefix(prefix: object, roots: Sequence[WarehouseRoot]) -> CheckedPrefi
     registered) is a root or lies inside one; return what to list. The rules of
     :func:`check_file_path` but the ``.parquet`` suffix; local prefixes are resolved (a symlink out
     of the roots is refused)."""
-    if not isinstance(prefix, str) or not prefix:
-        raise InvalidFilePathError("a prefix must be a non-empty string", details={"path": prefix})
+    prefix, scheme, rest = _split_location(prefix, roots, _PREFIX_WORDS)
     details = {"path": prefix}
-    if _has_control(prefix):
-        raise InvalidFilePathError(f"{prefix!r}: control characters are not allowed in prefixes", details=details)
-    if "\\" in prefix:
-        raise InvalidFilePathError(f"{prefix}: backslashes are not allowed in prefixes", details=details)
-    if not roots:
-        raise PathNotAllowedError(
-            "no warehouse roots are configured (SHREDCAT_WAREHOUSE_ROOTS): file registration is disabled",
-            details=details,
-        )
-    scheme, rest = _split_scheme(prefix)
     if scheme is None or scheme == LOCAL_SCHEME:
         local = prefix if scheme is None else _file_uri_path(prefix, rest)
         if not local.startswith("/"):
@@ -255,30 +275,7 @@ def check_prefix(prefix: object, roots: Sequence[WarehouseRoot]) -> CheckedPrefi
             raise PathNotAllowedError(f"{prefix}: is outside the warehouse roots", details=details)
         return CheckedPrefix(final, LOCAL_SCHEME, True)
 
-    if not any(r.scheme == scheme for r in roots):
-        raise PathNotAllowedError(f"{prefix}: the URI scheme {scheme!r} is not allowed here", details=details)
-    if not rest.startswith("//"):
-        raise InvalidFilePathError(f"{prefix}: expected {scheme}://bucket/prefix/", details=details)
-    if "?" in rest or "#" in rest:
-        raise InvalidFilePathError(f"{prefix}: queries and fragments are not allowed in prefixes", details=details)
-    if any(c.isspace() for c in rest):
-        raise InvalidFilePathError(f"{prefix}: whitespace must be percent-encoded in prefixes", details=details)
-    authority, _, key = rest[2:].partition("/")
-    if not authority or "@" in authority:
-        raise PathNotAllowedError(f"{prefix}: a bucket without user info is required", details=details)
-    try:
-        decoded = unquote(key, errors="strict")
-    except UnicodeDecodeError:
-        raise InvalidFilePathError(f"{prefix}: invalid percent-encoding", details=details) from None
-    if _has_control(decoded) or "\\" in decoded:
-        raise InvalidFilePathError(f"{prefix}: control characters are not allowed in prefixes", details=details)
-    # A trailing '/' is how a prefix is usually written; any other empty segment is refused.
-    segments = decoded[:-1].split("/") if decoded.endswith("/") else decoded.split("/")
-    if decoded and any(s in (".", "..") for s in segments):
-        raise PathNotAllowedError(f"{prefix}: '.' and '..' are not allowed in prefixes", details=details)
-    if decoded and "" in segments:
-        raise InvalidFilePathError(f"{prefix}: empty path segments are not allowed", details=details)
-    parts = (authority, *(segments if decoded else ()))
+    parts, _ = _object_location(prefix, scheme, rest, roots, _PREFIX_WORDS, prefix=True)
     if not any(r.contains(scheme, parts) and len(parts) >= len(r.parts) for r in roots):
         raise PathNotAllowedError(f"{prefix}: is outside the warehouse roots", details=details)
     return CheckedPrefix(prefix, scheme, False)
