@@ -144,6 +144,10 @@ class _Planner(ConditionVisitor[str]):
             self._paths[key] = rows
         return self._paths[key]
 
+    def path_rows(self) -> dict[tuple[str, str], list[_PathRow]]:
+        """Every path read so far, by (column, variant_path)."""
+        return dict(self._paths)
+
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
     def _leaf_parts(self, c: LeafCondition) -> tuple[list[tuple[int, str]], bool]:
@@ -465,9 +469,14 @@ def plan_in(
     page_size: int = 1000,
     page_token: str | None = None,
     explain_sample: int = DEFAULT_EXPLAIN_SAMPLE,
+    path_facts: dict[tuple[str, str], list[tuple[ShreddedType, int]]] | None = None,
 ) -> PlanResult:
     """One page of the candidates of ``condition`` (already compiled and merged), inside an open
-    transaction, on the table row ``t`` read in it; see :meth:`service.catalog.Catalog.plan`."""
+    transaction, on the table row ``t`` read in it; see :meth:`service.catalog.Catalog.plan`.
+
+    ``path_facts``, if given, receives what planning read of each leaf's path: ``(column,
+    variant_path) -> [(stored type, live files)]`` (every type ever stored), so the plan's
+    warnings need no second look at the same rows."""
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:
@@ -478,6 +487,9 @@ def plan_in(
     planner = _Planner(conn, t, snapshot, current)
     cand_sql = planner.build(condition)
     sql = planner.sql
+    if path_facts is not None:
+        for key, prows in planner.path_rows().items():
+            path_facts[key] = [(r.shredded_type, r.live_file_count) for r in prows]
     rows = conn.execute(
         text(
             "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "

@@ -33,7 +33,7 @@ import json
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -888,6 +888,7 @@ class Catalog:
         def op(conn: Connection) -> PlanResult:
             t = repo.require_table(conn, namespace, table)
             _check_columns(t, columns)
+            facts: dict[tuple[str, str], list[tuple[ShreddedType, int]]] = {}
             result = plan_in(
                 conn,
                 t,
@@ -896,10 +897,11 @@ class Catalog:
                 explain=explain,
                 page_size=page_size,
                 page_token=page_token,
+                path_facts=facts,
             )
             if page_token is not None:
                 return result
-            return replace(result, warnings=_plan_warnings(conn, t, condition, result))
+            return replace(result, warnings=_plan_warnings(conn, t, condition, result, facts))
 
         return self._read(op)
 
@@ -940,22 +942,33 @@ def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
 
 
 def _plan_warnings(
-    conn: Connection, t: repo.TableRow, condition: Condition, result: PlanResult
+    conn: Connection,
+    t: repo.TableRow,
+    condition: Condition,
+    result: PlanResult,
+    facts: Mapping[tuple[str, str], list[tuple[ShreddedType, int]]],
 ) -> tuple[PlanWarning, ...]:
     """The warnings of a first page, from the stored types of the leaves' paths at the planned
     snapshot: the live counters at the current one; at a past one, every type a path was ever
     stored as in the table (a superset, so a warning there is never wrong, though one may be
-    missed)."""
+    missed). ``facts`` holds what planning already read (:func:`~service.catalog.planner.plan_in`);
+    only paths it did not read are looked up."""
     from service.pruning.diagnostics import leaf_terms, plan_warnings
 
     uses = leaf_terms(condition)
     if not uses:
         return ()
     live = result.snapshot_id == t.current_snapshot_id
-    keys = {(t.columns[u.column], u.variant_path) for u in uses}
-    rows = repo.shredded_types(conn, t.table_id, keys, live=live)
-    names = t.column_names
-    stored = {(names[cid], vp): [ShreddedType.parse(n) for n in types] for (cid, vp), types in rows.items()}
+    stored: dict[tuple[str, str], list[ShreddedType]] = {}
+    for key, types in facts.items():
+        kept = [st for st, n in types if n > 0 or not live]
+        if kept:
+            stored[key] = kept
+    missing = {(t.columns[u.column], u.variant_path) for u in uses if (u.column, u.variant_path) not in facts}
+    if missing:
+        names = t.column_names
+        for (cid, vp), tnames in repo.shredded_types(conn, t.table_id, missing, live=live).items():
+            stored[(names[cid], vp)] = [ShreddedType.parse(n) for n in tnames]
     unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
     paths = {c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live) for c in unshredded}
     pruned_nothing = result.files_pruned == 0 and bool(result.files_considered)
