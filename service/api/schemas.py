@@ -343,7 +343,9 @@ class PlanRequest(RequestModel):
         description="An Iceberg-style JSON expression, with a `variant` term for Variant paths "
         "(see the pruning docs). Exactly one of `filter` and `sql`.",
     )
-    sql: Annotated[StrictStr, Field(max_length=1_000_000)] | None = Field(
+    # No max_length here: the predicate's own limit (SHREDCAT_MAX_PREDICATE_LENGTH, checked before
+    # parsing) answers 413 at any length, and the request body limit bounds what is read at all.
+    sql: StrictStr | None = Field(
         default=None, description="A Spark SQL predicate, e.g. `variant_get(v, '$.user.id', 'bigint') = 42`."
     )
     snapshot_id: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = None
