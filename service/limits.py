@@ -3,8 +3,10 @@
 :class:`service.settings.Settings` takes its defaults from here (``SHREDCAT_MAX_IN_LIST`` and the
 others override them), and the API, CLI and dashboard pass the values in force to the pure
 parsers and readers, whose own defaults are these, so a library caller gets the same limits.
-Import-free on purpose: the settings and the CLI read it at start-up.
+Import-free on purpose (the standard library only): the settings and the CLI read it at start-up.
 """
+
+from dataclasses import asdict, dataclass
 
 #: Deepest predicate nesting (and/or/not levels).
 MAX_PREDICATE_DEPTH = 64
@@ -26,3 +28,22 @@ MAX_BOUND_CHARS = 1024
 MAX_EXTRA_STATS_CHARS = 64 * 1024
 #: Largest page of files/candidates/snapshots a list call returns.
 MAX_PAGE_SIZE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class PredicateLimits:
+    """The predicate limits in force, as one hashable value (parsed predicates are cached by it).
+    ``Settings.predicate_limits`` gives the configured ones; ``PredicateLimits()`` the defaults."""
+
+    max_depth: int = MAX_PREDICATE_DEPTH
+    max_in_list: int = MAX_IN_LIST
+    max_terms: int = MAX_PREDICATE_TERMS
+    max_length: int = MAX_PREDICATE_LENGTH
+
+    def sql_keywords(self) -> dict[str, int]:
+        """Keywords of :func:`service.pruning.parse_sql.parse_sql`."""
+        return asdict(self)
+
+    def json_keywords(self) -> dict[str, int]:
+        """Keywords of :func:`service.pruning.parse_json.parse_json` (a JSON filter has no text length)."""
+        return {"max_depth": self.max_depth, "max_in_list": self.max_in_list, "max_terms": self.max_terms}

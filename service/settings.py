@@ -96,6 +96,15 @@ class Settings(BaseSettings):
             raise ValueError("SHREDCAT_SESSION_SECRETS entries must be at least 32 characters long")
         return v
 
+    @property
+    def predicate_limits(self) -> limits.PredicateLimits:
+        return limits.PredicateLimits(
+            max_depth=self.max_predicate_depth,
+            max_in_list=self.max_in_list,
+            max_terms=self.max_predicate_terms,
+            max_length=self.max_predicate_length,
+        )
+
     @field_validator("tokens")
     @classmethod
     def _check_token_hashes(cls, v: dict[str, str]) -> dict[str, str]:

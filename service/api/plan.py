@@ -31,6 +31,7 @@ from service.api.namespaces import NamespaceName
 from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse, PlanWarning
 from service.api.tables import TableName
 from service.errors import ShredcatError
+from service.limits import PredicateLimits
 from service.pruning.parse_json import decode_json
 
 if TYPE_CHECKING:
@@ -65,21 +66,20 @@ CACHED_SQL_CHARS = 4096
 
 
 @lru_cache(maxsize=512)
-def _parse_sql_cached(sql: str, limits: tuple[int, int, int, int]) -> BooleanExpression:
+def _parse_sql_cached(sql: str, limits: PredicateLimits) -> BooleanExpression:
     return _parse_sql(sql, limits)
 
 
-def _parse_sql(sql: str, limits: tuple[int, int, int, int]) -> BooleanExpression:
+def _parse_sql(sql: str, limits: PredicateLimits) -> BooleanExpression:
     from service.pruning.parse_sql import parse_sql
 
-    max_depth, max_in_list, max_length, max_terms = limits
-    return parse_sql(sql, max_depth=max_depth, max_in_list=max_in_list, max_length=max_length, max_terms=max_terms)
+    return parse_sql(sql, **limits.sql_keywords())
 
 
-def _parsed_sql(sql: str, limits: tuple[int, int, int, int]) -> BooleanExpression:
-    """The tree of a SQL predicate under these limits (depth, IN list, length, terms): trees are
-    immutable, so one is shared by every request with the same text; a text that fails to parse
-    raises each time (errors are not cached)."""
+def _parsed_sql(sql: str, limits: PredicateLimits) -> BooleanExpression:
+    """The tree of a SQL predicate under these limits: trees are immutable, so one is shared by
+    every request with the same text; a text that fails to parse raises each time (errors are
+    not cached)."""
     if len(sql) <= CACHED_SQL_CHARS:
         return _parse_sql_cached(sql, limits)
     return _parse_sql(sql, limits)
@@ -93,15 +93,11 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
     check_page_size(ctx, body.page_size, field="body.page-size")
     try:
         if body.sql is not None:
-            expr = _parsed_sql(
-                body.sql, (s.max_predicate_depth, s.max_in_list, s.max_predicate_length, s.max_predicate_terms)
-            )
+            expr = _parsed_sql(body.sql, s.predicate_limits)
         else:
             from service.pruning.parse_json import parse_json
 
-            expr = parse_json(
-                flt, max_depth=s.max_predicate_depth, max_in_list=s.max_in_list, max_terms=s.max_predicate_terms
-            )
+            expr = parse_json(flt, **s.predicate_limits.json_keywords())
     except ShredcatError as e:
         e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
         raise

@@ -37,13 +37,6 @@ DEFAULT_LIMITS = {
     "max_extra_stats_chars": limits.MAX_EXTRA_STATS_CHARS,
     "max_page_size": limits.MAX_PAGE_SIZE,
 }
-#: The settings' defaults of the predicate limits (parser keyword -> value).
-DEFAULT_PREDICATE_LIMITS = {
-    "max_depth": limits.MAX_PREDICATE_DEPTH,
-    "max_in_list": limits.MAX_IN_LIST,
-    "max_terms": limits.MAX_PREDICATE_TERMS,
-    "max_length": limits.MAX_PREDICATE_LENGTH,
-}
 
 
 def _defaults_only() -> bool:
@@ -53,20 +46,14 @@ def _defaults_only() -> bool:
     return not names or (len(names) == 1 and names[0].upper() == DATABASE_URL_VARIABLE)
 
 
-def predicate_limits() -> dict[str, int]:
-    """The predicate limits in force, as keywords of ``parse_sql`` (``parse_json`` takes all but
-    ``max_length``); pydantic-settings is imported only when a setting may differ from its default."""
+def predicate_limits() -> limits.PredicateLimits:
+    """The predicate limits in force; pydantic-settings is imported only when a setting may
+    differ from its default."""
     if _defaults_only():
-        return dict(DEFAULT_PREDICATE_LIMITS)
+        return limits.PredicateLimits()
     from service.settings import get_settings
 
-    s = get_settings()
-    return {
-        "max_depth": s.max_predicate_depth,
-        "max_in_list": s.max_in_list,
-        "max_terms": s.max_predicate_terms,
-        "max_length": s.max_predicate_length,
-    }
+    return get_settings().predicate_limits
 
 
 def catalog_settings(database_url: str | None) -> tuple[str, Limits]:

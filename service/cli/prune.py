@@ -41,10 +41,10 @@ def parse_predicate(text: str):  # type: ignore[no-untyped-def]
             from service.errors import InvalidPredicateError
 
             raise InvalidPredicateError(f"predicate JSON is not valid JSON: {e}") from None
-        return parse_json(obj, max_depth=lim["max_depth"], max_in_list=lim["max_in_list"], max_terms=lim["max_terms"])
+        return parse_json(obj, **lim.json_keywords())
     from service.pruning.parse_sql import parse_sql
 
-    return parse_sql(text, **lim)
+    return parse_sql(text, **lim.sql_keywords())
 
 
 def run(args: argparse.Namespace) -> int:

@@ -100,13 +100,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
 
         if not sql.strip():
             raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
-        expr = parse_sql(
-            sql,
-            max_depth=settings.max_predicate_depth,
-            max_in_list=settings.max_in_list,
-            max_length=settings.max_predicate_length,
-            max_terms=settings.max_predicate_terms,
-        )
+        expr = parse_sql(sql, **settings.predicate_limits.sql_keywords())
         result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, explain=True, page_size=PLAYGROUND_PAGE)
     except NotFoundError as e:
         if e.details.get("snapshot_id") is None and e.details.get("snapshot") is None:
