@@ -48,6 +48,47 @@ class PathStats:
 
 
 @dataclass(frozen=True, slots=True)
+class ColumnStats:
+    """One row of DuckLake's ``ducklake_file_column_stats`` for a plain (non-Variant) column.
+
+    ``column`` is the column's name, dotted for struct leaves (``a.b``); ``column_type`` is the
+    type its statistics are in, in the one value model (:mod:`service.values`), so the same
+    evaluator and typed keys serve plain columns and Variant paths. ``None`` bounds are unknown.
+    The pruning IR reads rows of both kinds alike: ``variant_path`` is ``None`` here.
+    """
+
+    column: str
+    column_type: ShreddedType
+    column_size_bytes: int
+    value_count: int
+    null_count: int
+    min_value: Bound | None
+    max_value: Bound | None
+    contains_nan: bool | None
+    extra_stats: str | None = None
+
+    @property
+    def variant_path(self) -> None:
+        return None
+
+    @property
+    def shredded_type(self) -> ShreddedType:
+        return self.column_type
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionValue:
+    """A Hive ``name=value`` directory segment of a file's path, typed (see
+    :mod:`service.storage.partitions`). ``value`` is None for ``__HIVE_DEFAULT_PARTITION__``
+    (SQL NULL); ``raw`` is the unescaped text as it appears in the path."""
+
+    column: str
+    raw: str | None
+    value_type: ShreddedType
+    value: Bound | None
+
+
+@dataclass(frozen=True, slots=True)
 class FileStats:
     """Everything the catalog stores about one data file."""
 
@@ -62,3 +103,7 @@ class FileStats:
     #: those with no fully shredded path.
     variant_columns: tuple[str, ...]
     paths: tuple[PathStats, ...] = field(default_factory=tuple)
+    #: Plain-column statistics from the footer (DuckLake's ``ducklake_file_column_stats``).
+    columns: tuple[ColumnStats, ...] = field(default_factory=tuple)
+    #: Hive partition values from the file's path, relative to the table's location.
+    partitions: tuple[PartitionValue, ...] = field(default_factory=tuple)

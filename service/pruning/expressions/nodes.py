@@ -94,6 +94,33 @@ class VariantTerm:
         return self.path.variant_path
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnTerm:
+    """A plain or partition column of the table (dotted for a struct leaf, ``a.b``), read as
+    ``target``: the column's type in the table (declared, or as Spark infers it for a partition
+    column). Stats of such a column are keyed ``(name, None)`` in the pruning IR."""
+
+    name: str
+    target: ShreddedType
+    partition: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise InvalidPredicateError("a column term needs a non-empty column name")
+
+    @property
+    def column(self) -> str:
+        return self.name
+
+    @property
+    def variant_path(self) -> None:
+        return None
+
+
+#: What a leaf compares: a Variant path read with ``variant_get``, or a plain/partition column.
+Term = VariantTerm | ColumnTerm
+
+
 def variant(
     column: str, path: str | JsonPath, as_type: str | ShreddedType, try_cast: bool = False
 ) -> VariantTerm:
