@@ -24,6 +24,7 @@ from service.catalog.results import (
     RecentSnapshot,
     RemoveResult,
     SnapshotInfo,
+    TableColumn,
     TableGlobalStats,
     TableInfo,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "RecentSnapshot",
     "RemoveResult",
     "SnapshotInfo",
+    "TableColumn",
     "TableGlobalStats",
     "TableInfo",
 ]

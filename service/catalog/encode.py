@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from service.catalog.models import COLUMN_KEY_PATH
 from service.stats.merge import GlobalStats, PathAccumulator, PathCounters, complete_paths
-from service.stats.model import FileStats
+from service.stats.model import ColumnStats, FileStats
 from service.values import (
     INT64_MAX,
     INTEGER_RANGES,
@@ -144,8 +145,12 @@ def max_width(a: Width, b: Width) -> Width:
 
 @dataclass(slots=True)
 class PreparedBatch:
-    """Validated files with their stats rows encoded, per-path counter deltas, widths, and the
-    batch's own global stats, all computed before the table lock is taken."""
+    """Validated files with their stats rows encoded, per-key counter deltas, widths, and the
+    batch's own global stats, all computed before the table lock is taken.
+
+    Plain and partition columns are keys of the same dictionary as Variant paths, with
+    ``variant_path`` :data:`COLUMN_KEY_PATH` (``''``): one set of counters and widths for both; only
+    their rows go to another table (``col_rows``)."""
 
     files: list[FileStats]
     #: Per file, per path: (column, variant_path, shredded_type, column_size_bytes, value_count,
@@ -155,6 +160,10 @@ class PreparedBatch:
     counters: dict[PathTypeKey, PathCounters] = field(default_factory=dict)
     widths: dict[PathTypeKey, Width] = field(default_factory=dict)
     aggregate: GlobalStats = field(default_factory=GlobalStats)
+    #: Per file, per plain or partition column: the same layout as ``rows`` (variant_path ``''``).
+    col_rows: list[list[tuple[Any, ...]]] = field(default_factory=list)
+    #: Per file: (partition column, raw value) in the file's order.
+    part_rows: list[list[tuple[str, str | None]]] = field(default_factory=list)
 
     def subset(self, keep: Sequence[int]) -> PreparedBatch:
         """The same batch restricted to the files at these indexes."""
@@ -166,17 +175,65 @@ def _type_info(t: ShreddedType) -> tuple[Callable[[Bound | None, Bound | None], 
     return bounds_encoder(t), t.name
 
 
+def file_column_stats(f: FileStats) -> list[ColumnStats]:
+    """A file's plain-column rows, then one constant row per partition value
+    (:func:`service.storage.partitions.partition_stats`): what ``ducklake_file_column_stats`` holds."""
+    if not f.partitions:
+        return list(f.columns)
+    from service.storage.partitions import partition_stats
+
+    return [*f.columns, *(partition_stats(pv, f.record_count) for pv in f.partitions)]
+
+
 def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
     """Encode validated files (:func:`service.catalog.validate.validate_batch`) for insertion, and
     merge in the same pass each (column, path, type) of the batch with
     :class:`~service.stats.merge.PathAccumulator`: its counters are the deltas of the path
-    dictionary and the complete paths the batch's own global stats (linear in the rows)."""
+    dictionary and the complete paths the batch's own global stats (linear in the rows). Plain
+    and partition columns are encoded the same way (their accumulators feed the counters only:
+    global stats are Variant stats)."""
     rows: list[list[tuple[Any, ...]]] = []
+    col_rows: list[list[tuple[Any, ...]]] = []
+    part_rows: list[list[tuple[str, str | None]]] = []
     paths: dict[PathTypeKey, PathAccumulator] = {}
+    columns: dict[PathTypeKey, PathAccumulator] = {}
     widths: dict[PathTypeKey, Width] = {}
     # Per ShreddedType object: hashing the frozen dataclass for every row would cost more.
     encoders: dict[int, tuple[Callable[[Bound | None, Bound | None], RowBounds], str]] = {}
+
+    def encode(ps: ColumnStats, vp: str, accs: dict[PathTypeKey, PathAccumulator]) -> tuple[Any, ...]:
+        t = ps.shredded_type
+        cached = encoders.get(id(t))
+        if cached is None:
+            cached = encoders[id(t)] = _type_info(t)
+        enc, tname = cached
+        smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
+        col = ps.column
+        key = (col, vp, tname)
+        acc = accs.get(key)
+        if acc is None:
+            acc = accs[key] = PathAccumulator(col, vp, t)
+            widths[key] = (0, 0.0)
+        acc.add_row(
+            ps,  # type: ignore[arg-type]  # a ColumnStats has every field the counters read
+            min_keyless=min_num is None and min_real is None and min_bin is None,
+            max_keyless=max_num is None and max_real is None and max_bin is None,
+        )
+        if min_num is not None and max_num is not None:
+            w = widths[key]
+            if w[0] is not None:
+                d = max_num - min_num
+                if d > w[0]:
+                    widths[key] = (d if d <= INT64_MAX else None, w[1])
+        elif min_real is not None and max_real is not None:
+            widths[key] = max_width(widths[key], row_width(None, None, min_real, max_real))
+        return (
+            col, vp, tname, ps.column_size_bytes, ps.value_count, ps.null_count, smin, smax,
+            ps.contains_nan, ps.extra_stats, min_num, max_num, min_real, max_real, min_bin, max_bin,
+        )  # fmt: skip
+
     for f in files:
+        # Variant rows inline (the hot loop of a commit: 10^4 rows per batch); columns via encode().
         out = []
         for ps in f.paths:
             t = ps.shredded_type
@@ -211,10 +268,16 @@ def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
             elif min_real is not None and max_real is not None:
                 widths[key] = max_width(widths[key], row_width(None, None, min_real, max_real))
         rows.append(out)
+        col_rows.append([encode(cs, COLUMN_KEY_PATH, columns) for cs in file_column_stats(f)])
+        part_rows.append([(pv.column, pv.raw) for pv in f.partitions])
+    counters = {k: a.counters() for k, a in paths.items()}
+    counters.update((k, a.counters()) for k, a in columns.items())
     return PreparedBatch(
         list(files),
         rows,
-        {k: a.counters() for k, a in paths.items()},
+        counters,
         widths,
         complete_paths(len(files), paths.values()),
+        col_rows,
+        part_rows,
     )

@@ -44,6 +44,7 @@ from sqlalchemy import (
     String,
     Text,
     Uuid,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -125,10 +126,17 @@ class Table(Base):
     live_record_count: Mapped[int] = mapped_column(BigInteger, default=0)
     live_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
     current_snapshot_id: Mapped[int] = mapped_column(BigInteger)
+    #: Where ``name=value`` path segments start being partition values (NULL: anywhere in the path).
+    location: Mapped[str | None] = mapped_column(String)
 
 
 class Column(Base):
-    """``ducklake_column``: the table's Variant columns (dotted names for Variants nested in structs)."""
+    """``ducklake_column``: the table's columns, dotted names for struct leaves and Variants nested
+    in structs (``parent_column`` stays NULL: a name is the whole address). ``column_kind`` says
+    which: ``variant`` (``column_type`` ``variant``), ``plain`` (a primitive column, ``column_type``
+    the DuckLake type name of the first file that had it) or ``partition`` (a Hive partition
+    column; ``type_declared`` when the table declares its type, else Spark's inference merged over
+    the files as they are committed)."""
 
     __tablename__ = "ducklake_column"
     __table_args__ = (
@@ -144,6 +152,9 @@ class Column(Base):
     column_type: Mapped[str] = mapped_column(String)
     nulls_allowed: Mapped[bool] = mapped_column(Boolean, default=True)
     parent_column: Mapped[int | None] = mapped_column(BigInteger)
+    # shredcat
+    column_kind: Mapped[str] = mapped_column(String, server_default="variant")
+    type_declared: Mapped[bool] = mapped_column(Boolean, server_default=false())
 
 
 class DataFile(Base):
@@ -178,7 +189,10 @@ class DataFile(Base):
 
 class VariantPath(Base):
     """``shredcat_variant_path``: dictionary of (column, variant_path, shredded_type) per table, with
-    live counters (for global stats and pruning) and the maximum bound width ever seen."""
+    live counters (for global stats and pruning) and the maximum bound width ever seen: the stats
+    keys of the planner. A plain or partition column's keys have ``variant_path = ''`` (the column
+    itself; no DuckLake path is empty) and their rows live in ``ducklake_file_column_stats``;
+    readers of Variant paths filter them out (``variant_path <> :data:`COLUMN_KEY_PATH```)."""
 
     __tablename__ = "shredcat_variant_path"
     __table_args__ = (
@@ -220,6 +234,10 @@ class VariantPath(Base):
     max_width_real: Mapped[float | None] = mapped_column(Double, default=0.0)
 
 
+#: The dictionary's plain and partition column keys (the "path" of the column itself).
+COLUMN_KEY_PATH = ""
+
+
 class FileVariantStats(Base):
     """``ducklake_file_variant_stats``: DuckLake's twelve columns byte for byte, then shredcat's."""
 
@@ -254,6 +272,62 @@ class FileVariantStats(Base):
     max_real: Mapped[float | None] = mapped_column(Double)
     min_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
     max_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
+    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
+    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class FileColumnStats(Base):
+    """``ducklake_file_column_stats``: DuckLake's ten columns, then shredcat's, as
+    :class:`FileVariantStats` (same typed keys and partial indexes). ``path_id`` is the key's row in
+    ``shredcat_variant_path`` (``variant_path = ''`` for a plain or partition column), so the planner
+    treats both kinds of key alike and only the stats table differs; ``column_type`` is the file's
+    own type of the column (which the table's type need not be). A partition column's value is one
+    row per file with min = max."""
+
+    __tablename__ = "ducklake_file_column_stats"
+    __table_args__ = (
+        *(
+            Index(f"ix_ducklake_file_column_stats_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
+            for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
+        ),
+    )
+
+    data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    table_id: Mapped[int] = mapped_column(BigInteger)
+    column_id: Mapped[int] = mapped_column(BigInteger)
+    column_size_bytes: Mapped[int] = mapped_column(BigInteger)
+    value_count: Mapped[int] = mapped_column(BigInteger)
+    null_count: Mapped[int] = mapped_column(BigInteger)
+    min_value: Mapped[str | None] = mapped_column(String)
+    max_value: Mapped[str | None] = mapped_column(String)
+    contains_nan: Mapped[bool | None] = mapped_column(Boolean)
+    extra_stats: Mapped[str | None] = mapped_column(String)
+    # shredcat
+    path_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    column_type: Mapped[str] = mapped_column(String)
+    min_num: Mapped[int | None] = mapped_column(BigInteger)
+    max_num: Mapped[int | None] = mapped_column(BigInteger)
+    min_real: Mapped[float | None] = mapped_column(Double)
+    max_real: Mapped[float | None] = mapped_column(Double)
+    min_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
+    max_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
+    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
+    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class FilePartitionValue(Base):
+    """``ducklake_file_partition_value``: DuckLake's four columns (``partition_value`` the raw,
+    unescaped path text, NULL for ``__HIVE_DEFAULT_PARTITION__``; ``partition_key_index`` the
+    column's place among the table's partition columns), then the column and the file's snapshots.
+    The typed value for pruning is the column's row in ``ducklake_file_column_stats``."""
+
+    __tablename__ = "ducklake_file_partition_value"
+
+    data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    table_id: Mapped[int] = mapped_column(BigInteger)
+    partition_key_index: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    partition_value: Mapped[str | None] = mapped_column(String)
+    column_id: Mapped[int] = mapped_column(BigInteger)
     begin_snapshot: Mapped[int] = mapped_column(BigInteger)
     end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
 

@@ -22,6 +22,20 @@ class NamespaceInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class TableColumn:
+    """One column of a table: ``kind`` ``variant``, ``plain`` (a primitive column or dotted struct
+    leaf) or ``partition`` (Hive); ``type`` a DuckLake type name (``variant`` for a Variant
+    column; for an undeclared partition column, Spark's inference merged over the live files, or
+    the stored type when no file is live); ``declared`` when the table declares a partition
+    column's type."""
+
+    name: str
+    type: str
+    kind: str
+    declared: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class TableInfo:
     table_id: int
     namespace: str
@@ -37,6 +51,14 @@ class TableInfo:
     #: Time of the current snapshot.
     last_commit_time: datetime | None
     begin_snapshot: int
+    #: Every column (Variant, plain, partition), in column order.
+    all_columns: tuple[TableColumn, ...] = ()
+    #: The base of partition directory segments (None: anywhere in a file's path).
+    location: str | None = None
+
+    @property
+    def partition_columns(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.all_columns if c.kind == "partition")
 
     @property
     def qualified_name(self) -> str:

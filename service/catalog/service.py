@@ -62,6 +62,8 @@ from service.catalog.results import (
 )
 from service.catalog.validate import (
     Limits,
+    check_batch_partitions,
+    check_file_columns,
     check_file_count,
     check_name,
     check_table_columns,
@@ -198,8 +200,17 @@ class Catalog:
         *,
         if_not_exists: bool = False,
         create_namespace: bool = True,
+        partition_columns: Mapping[str, str] | Sequence[tuple[str, str]] = (),
+        location: str | None = None,
     ) -> TableInfo:
         """Create a table with these Variant columns (dotted names for Variants inside structs).
+
+        ``partition_columns`` declares Hive partition columns, in path order, with their types
+        (DuckLake type names: ``int32``, ``int64``, ``decimal(P,S)``, ``float64``, ``date``,
+        ``timestamp``, ``varchar``...): files' partition values are typed so, not inferred; every
+        committed file must then have exactly these partition columns. ``location``: the table's
+        base path; only ``name=value`` directory segments below it are partition values.
+        Plain columns are not declared: they come from the committed files.
 
         With ``if_not_exists`` an existing table is returned as it is (its columns are not
         compared, like SQL's CREATE TABLE IF NOT EXISTS); otherwise AlreadyExistsError. The
@@ -212,6 +223,9 @@ class Catalog:
             check_name("column", c)
         if len(set(cols)) != len(cols):
             raise BadInputError(f"duplicate Variant column in {list(cols)}")
+        parts = _partition_declarations(partition_columns, cols)
+        if location is not None and (not isinstance(location, str) or not location or "\x00" in location):
+            raise BadInputError(f"invalid table location {location!r}", details={"field": "location"})
 
         def op(conn: Connection) -> int:
             ns = repo.find_namespace(conn, namespace, lock=True)  # serializes with drop_namespace
@@ -224,7 +238,7 @@ class Catalog:
                 if if_not_exists:
                     return existing.table_id
                 raise AlreadyExistsError(f"table {namespace}.{name} already exists")
-            return repo.insert_table(conn, ns, name, cols)
+            return repo.insert_table(conn, ns, name, cols, partition_columns=parts, location=location)
 
         self._write(op, retry_integrity=True)
         return self.get_table(namespace, name)
@@ -280,7 +294,11 @@ class Catalog:
         Idempotency keys belong to one table and one ``principal`` (who commits: the REST API
         passes the token's identity); the same key of another principal is another key.
         """
+        files = list(files)
+        if any(f.partitions for f in files):
+            files = self._table_partitions(namespace, table, files)
         batch = validate_batch(files, self.limits)
+        check_batch_partitions(batch)
         prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
         if idempotency_key is not None:
             check_name("idempotency key", idempotency_key)
@@ -299,8 +317,18 @@ class Catalog:
                             details={"idempotency_key": idempotency_key},
                         )
                     return _result_from_json(stored[1])
+            kinds = {name: c.kind for name, c in t.plain.items()}
             for f in batch:
                 check_table_columns(f, t.columns, t.qualified_name)
+                if f.columns or f.partitions or t.plain:
+                    check_file_columns(
+                        f,
+                        t.columns,
+                        kinds,
+                        t.partition_columns,
+                        t.qualified_name,
+                        unpartitioned_files=t.live_file_count > 0,
+                    )
             live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch])
             new: list[int] = []
             same: list[int] = []
@@ -332,6 +360,7 @@ class Catalog:
                 old_json = repo.read_global_json(conn, t)
                 keep = sorted(new + restate)
                 adding = prepared if len(keep) == len(batch) else prepared.subset(keep)
+                t = repo.add_file_columns(conn, t, snap, adding.files)
                 if restate:
                     # The old rows end first: a path has one live row at a time.
                     repo.end_files(conn, t, snap, [live[batch[i].path] for i in restate])
@@ -358,6 +387,38 @@ class Catalog:
             return result
 
         return self._write(op)
+
+    def _table_partitions(self, namespace: str, table: str, files: list[FileStats]) -> list[FileStats]:
+        """Files' partition values as the table sees them: relative to its location (the
+        extractor gives every ``name=value`` segment of the path), typed as it declares. The
+        location and declared types never change after creation, so this read needs no lock."""
+
+        def op(conn: Connection) -> repo.TableRow | None:
+            return repo.find_table(conn, namespace, table)
+
+        t = self._read(op)
+        if t is None:
+            return files  # the commit itself reports the missing table
+        declared = {name: c.type_name for name, c in t.plain.items() if c.partition and c.declared}
+        if t.location is None and not declared:
+            return files
+        from service.storage.partitions import partition_values, retype
+
+        out = []
+        for f in files:
+            pvs = partition_values(f.path, base=t.location) if t.location is not None else f.partitions
+            if declared:
+                try:
+                    pvs = tuple(
+                        retype(pv, ShreddedType.parse(declared[pv.column])) if pv.column in declared else pv
+                        for pv in pvs
+                    )
+                except ShredcatError as e:
+                    raise InvalidStatsError(
+                        f"{f.path}: {e.message}", details={"path": f.path, "attribute": "partitions"}
+                    ) from None
+            out.append(replace(f, partitions=tuple(pvs)))
+        return out
 
     def register(
         self,
@@ -922,6 +983,29 @@ class Catalog:
             res = self.plan(namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
             yield from res.candidates
             token = res.next_page_token
+
+
+def _partition_declarations(
+    declared: Mapping[str, str] | Sequence[tuple[str, str]], variant_columns: Sequence[str]
+) -> list[tuple[str, str]]:
+    """Declared partition columns as ``(name, type name)``, checked."""
+    items = list(declared.items()) if isinstance(declared, Mapping) else list(declared)
+    out: list[tuple[str, str]] = []
+    for item in items:
+        if not (isinstance(item, tuple | list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+            raise BadInputError(f"a partition column is a (name, type) pair, not {item!r}", details={"field": "partition-columns"})
+        name, tname = item
+        check_name("partition column", name)
+        try:
+            st = ShreddedType.parse(tname)
+        except ShredcatError as e:
+            raise BadInputError(
+                f"partition column {name!r}: {e.message}", details={"field": "partition-columns", "column": name}
+            ) from None
+        if name in variant_columns or any(n == name for n, _ in out):
+            raise BadInputError(f"duplicate column {name!r}", details={"field": "partition-columns", "column": name})
+        out.append((name, st.name))
+    return out
 
 
 def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:

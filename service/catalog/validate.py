@@ -16,12 +16,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
-from service.stats.model import FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType, bound_checker, format_bound
 from service.variant.paths import parse_variant_path_steps
 
@@ -128,9 +128,16 @@ class _Memo:
 _COUNTS = ("column_size_bytes", "value_count", "null_count")
 
 
+Row = PathStats | ColumnStats
+
+
 def _row_error(
-    f: FileStats, j: int, ps: PathStats, attribute: str, msg: str, cls: type[ShredcatError] = InvalidStatsError
+    f: FileStats, j: int, ps: Row, attribute: str, msg: str, cls: type[ShredcatError] = InvalidStatsError
 ) -> ShredcatError:
+    if type(ps) is ColumnStats:
+        err = file_error(f.path, f"column {ps.column!r}: {msg}", cls, attribute=attribute, row=j)
+        err.details["rows"] = "columns"  # a row of FileStats.columns, not of FileStats.paths
+        return err
     where = row_where(getattr(ps, "column", None), getattr(ps, "variant_path", None))
     return file_error(f.path, f"{where}: {msg}", cls, attribute=attribute, row=j)
 
@@ -154,19 +161,40 @@ def _check_row(
             in_array = memo.in_array[vp] = any(is_array for _, is_array in parse_variant_path_steps(vp))
         except ShredcatError as e:
             raise _row_error(f, j, ps, "variant_path", e.message) from None
+    out = _check_values(f, j, ps, limits, memo)
+    if check_record_counts and not in_array and ps.value_count + ps.null_count != f.record_count:
+        raise _row_error(
+            f, j, ps, "value_count",
+            f"value_count + null_count = {ps.value_count + ps.null_count}, but a path outside arrays has exactly "
+            f"one entry per record (record_count {f.record_count})",
+        )  # fmt: skip
+    return out
+
+
+def _check_column_row(f: FileStats, j: int, cs: ColumnStats, limits: Limits, memo: _Memo) -> ColumnStats:
+    if type(cs) is not ColumnStats:
+        err = file_error(f.path, f"expected ColumnStats, got {type(cs).__name__}", row=j)
+        err.details["rows"] = "columns"
+        raise err
+    name = cs.column
+    if type(name) is not str or not name or "\x00" in name or len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise _row_error(f, j, cs, "column", "invalid column name")
+    if name in f.variant_columns:
+        raise _row_error(f, j, cs, "column", "a Variant column of the file has no plain-column statistics")
+    return _check_values(f, j, cs, limits, memo)
+
+
+def _check_values(f: FileStats, j: int, ps: Row, limits: Limits, memo: _Memo) -> Row:
+    """What a Variant path's row and a plain column's row share: type, counts, bounds, NaN,
+    extra_stats. Returns the row with normalised bounds."""
     t = ps.shredded_type
     if type(t) is not ShreddedType:
-        raise _row_error(f, j, ps, "shredded_type", "shredded_type must be a ShreddedType")
+        attr = "shredded_type" if type(ps) is PathStats else "column_type"
+        raise _row_error(f, j, ps, attr, f"{attr} must be a ShreddedType")
     vc = ps.value_count
     if not (_is_count(ps.column_size_bytes) and _is_count(vc) and _is_count(ps.null_count)):
         name = next(n for n in _COUNTS if not _is_count(getattr(ps, n)))
         raise _row_error(f, j, ps, name, f"{name} must be an integer between 0 and {MAX_COUNT}")
-    if check_record_counts and not in_array and vc + ps.null_count != f.record_count:
-        raise _row_error(
-            f, j, ps, "value_count",
-            f"value_count + null_count = {vc + ps.null_count}, but a path outside arrays has exactly "
-            f"one entry per record (record_count {f.record_count})",
-        )
     if ps.column_size_bytes > f.file_size_bytes:
         raise _row_error(
             f, j, ps, "column_size_bytes", f"column_size_bytes {ps.column_size_bytes} is larger than the file"
@@ -211,7 +239,7 @@ def _check_row(
 
 
 def _checked_bound(
-    f: FileStats, j: int, ps: PathStats, name: str, v: Bound, check: Callable[[Bound], Bound], cap: int
+    f: FileStats, j: int, ps: Row, name: str, v: Bound, check: Callable[[Bound], Bound], cap: int
 ) -> Bound:
     """The bound ``name`` of a row normalised by ``check``, within ``cap`` characters."""
     if (type(v) is str or type(v) is bytes) and len(v) > cap:
@@ -260,7 +288,7 @@ def validate_file(
         or len(set(cols)) != len(cols)
     ):
         raise file_error(path, "variant_columns must be a tuple of distinct non-empty names", attribute="variant_columns")
-    check_row_count(path, len(f.paths), limits)
+    check_row_count(path, len(f.paths) + len(f.columns) + len(f.partitions), limits)
     memo = _Memo() if _memo is None else _memo
     seen: set[tuple[str, str]] = set()
     out: list[PathStats] = []
@@ -276,8 +304,61 @@ def validate_file(
         changed |= nps is not ps
         out.append(nps)
     if changed or not isinstance(f.paths, tuple):
-        return dataclasses.replace(f, paths=tuple(out))
+        f = dataclasses.replace(f, paths=tuple(out))
+    if f.columns or f.partitions or not isinstance(f.columns, tuple) or not isinstance(f.partitions, tuple):
+        f = _validate_columns(f, limits, memo)
     return f
+
+
+def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
+    """The plain-column rows (one per column name) and the partition values (one per name, none
+    also a column of the file) of one file."""
+    if not isinstance(f.columns, tuple | list) or not isinstance(f.partitions, tuple | list):
+        raise file_error(f.path, "columns and partitions must be tuples", attribute="columns")
+    cols: list[ColumnStats] = []
+    seen: set[str] = set()
+    for j, cs in enumerate(f.columns):
+        ncs = _check_column_row(f, j, cs, limits, memo)
+        if ncs.column in seen:
+            raise _row_error(f, j, ncs, "column", "is reported twice")
+        seen.add(ncs.column)
+        cols.append(ncs)
+    parts: list[PartitionValue] = []
+    names: set[str] = set()
+    for k, pv in enumerate(f.partitions):
+        where = f"partition value {k}"
+        if type(pv) is not PartitionValue:
+            raise file_error(f.path, f"{where}: expected PartitionValue, got {type(pv).__name__}", attribute="partitions")
+        name = pv.column
+        if type(name) is not str or not name or "\x00" in name or len(name.encode("utf-8")) > MAX_NAME_BYTES:
+            raise file_error(f.path, f"{where}: invalid partition column name", attribute="partitions")
+        if name in names:
+            raise file_error(f.path, f"partition column {name!r} appears twice in the path", attribute="partitions")
+        if name in seen or name in f.variant_columns:
+            raise file_error(
+                f.path, f"partition column {name!r} is also a column of the data file", attribute="partitions"
+            )
+        names.add(name)
+        if pv.raw is not None and (type(pv.raw) is not str or len(pv.raw) > limits.max_bound_chars):
+            raise file_error(
+                f.path,
+                f"partition column {name!r}: the value must be a string of at most {limits.max_bound_chars} characters",
+                LimitExceededError if type(pv.raw) is str else InvalidStatsError,
+                attribute="partitions",
+            )
+        if type(pv.value_type) is not ShreddedType:
+            raise file_error(f.path, f"partition column {name!r}: value_type must be a ShreddedType", attribute="partitions")
+        value = pv.value
+        if value is not None:
+            check = memo.checkers.get(id(pv.value_type))
+            if check is None:
+                check = memo.checkers[id(pv.value_type)] = bound_checker(pv.value_type)
+            try:
+                value = check(value)
+            except InvalidStatsError as e:
+                raise file_error(f.path, f"partition column {name!r}: {e.message}", attribute="partitions") from None
+        parts.append(pv if value is pv.value else dataclasses.replace(pv, value=value))
+    return dataclasses.replace(f, columns=tuple(cols), partitions=tuple(parts))
 
 
 def check_table_columns(f: FileStats, table_columns: Collection[str], table: str) -> None:
@@ -334,7 +415,72 @@ def request_hash(files: Sequence[FileStats]) -> str:
             ([ps.column, *ps.ducklake_row().values()] for ps in f.paths),
             key=lambda r: (r[0], r[1]),
         )
-        doc = [f.path, list(identity(f)), list(f.variant_columns), rows]
+        doc: list[object] = [f.path, list(identity(f)), list(f.variant_columns), rows]
+        if f.columns or f.partitions:  # absent otherwise: hashes of Variant-only commits stay as stored
+            doc.append(sorted([c.column, c.column_type.name, c.column_size_bytes, c.value_count, c.null_count,
+                               None if c.min_value is None else format_bound(c.column_type, c.min_value),
+                               None if c.max_value is None else format_bound(c.column_type, c.max_value),
+                               c.contains_nan, c.extra_stats] for c in f.columns))  # fmt: skip
+            doc.append([[p.column, p.raw, p.value_type.name] for p in f.partitions])
         h.update(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
         h.update(b"\n")
     return h.hexdigest()
+
+
+def check_file_columns(
+    f: FileStats,
+    variant_columns: Collection[str],
+    plain: Mapping[str, str],
+    partition_columns: Sequence[str],
+    table: str,
+    *,
+    unpartitioned_files: bool,
+) -> None:
+    """A validated file against its table's columns: a plain column is no Variant or partition
+    column of the table; the file's partition columns (names, in path order) are the table's,
+    like Spark's "Conflicting partition column names" (``plain``: the table's plain and partition
+    columns -> kind; ``unpartitioned_files``: the table has live files without partition values,
+    so a partitioned file cannot join it)."""
+    for j, c in enumerate(f.columns):
+        if c.column in variant_columns or plain.get(c.column) == "partition":
+            what = "a Variant" if c.column in variant_columns else "a partition"
+            err = file_error(
+                f.path, f"column {c.column!r} is {what} column of table {table}", attribute="column", row=j
+            )
+            err.details["rows"] = "columns"
+            raise err
+    names = [pv.column for pv in f.partitions]
+    for name in names:
+        if name in variant_columns or plain.get(name) == "plain":
+            raise file_error(
+                f.path, f"partition column {name!r} is a data column of table {table}", attribute="partitions"
+            )
+    if partition_columns:
+        expected = list(partition_columns)
+    elif unpartitioned_files:
+        expected = []
+    else:
+        return
+    if names != expected:
+        raise file_error(
+            f.path,
+            f"conflicting partition column names: the file's path gives {names or 'none'}, "
+            f"table {table} is partitioned by {expected or 'nothing'}",
+            attribute="partitions",
+        )
+
+
+def check_batch_partitions(files: Sequence[FileStats]) -> None:
+    """Every file of a batch has the same partition column names (in path order)."""
+    if not files:
+        return
+    first = [pv.column for pv in files[0].partitions]
+    for f in files[1:]:
+        names = [pv.column for pv in f.partitions]
+        if names != first:
+            raise file_error(
+                f.path,
+                f"conflicting partition column names in one commit: {names or 'none'} here, "
+                f"{first or 'none'} in {files[0].path}",
+                attribute="partitions",
+            )

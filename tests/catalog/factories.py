@@ -14,7 +14,7 @@ from sqlalchemy import text
 from service.catalog import Catalog
 from service.catalog.validate import Limits
 from service.settings import Settings
-from service.stats.model import FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType
 
 INT64 = ShreddedType.parse("int64")
@@ -118,8 +118,8 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
             int(r[0]): (int(r[1]), int(r[2]), int(r[3]), int(r[4]))
             for r in c.execute(
                 text(
-                    "SELECT path_id, count(*), sum(value_count), sum(null_count), sum(column_size_bytes) "
-                    "FROM ducklake_file_variant_stats WHERE table_id = :t AND end_snapshot IS NULL GROUP BY path_id"
+                    "SELECT path_id, count(*), sum(value_count), sum(null_count), sum(column_size_bytes) FROM ("
+                    f"{_ALL_STATS}) s WHERE table_id = :t AND end_snapshot IS NULL GROUP BY path_id"
                 ),
                 {"t": info.table_id},
             )
@@ -144,7 +144,7 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
         }
         for pid, lo_n, hi_n, lo_r, hi_r in c.execute(
             text(
-                "SELECT path_id, min_num, max_num, min_real, max_real FROM ducklake_file_variant_stats "
+                f"SELECT path_id, min_num, max_num, min_real, max_real FROM ({_ALL_STATS}) s "
                 "WHERE table_id = :t AND end_snapshot IS NULL"
             ),
             {"t": info.table_id},
@@ -154,16 +154,61 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
                 assert wn is None or hi_n - lo_n <= wn, (pid, lo_n, hi_n, wn)
             if lo_r is not None and hi_r is not None and lo_r != hi_r:
                 assert wr is None or hi_r - lo_r <= wr, (pid, lo_r, hi_r, wr)
-        # Denormalized snapshots on stats rows match their files.
+        # Denormalized snapshots on stats rows (both kinds) and partition values match their files.
         bad = c.execute(
             text(
-                "SELECT count(*) FROM ducklake_file_variant_stats s JOIN ducklake_data_file d "
+                f"SELECT count(*) FROM ({_ALL_STATS} UNION ALL SELECT data_file_id, table_id, 0, 0, 0, 0, "
+                "NULL, NULL, NULL, NULL, begin_snapshot, end_snapshot FROM ducklake_file_partition_value) s "
+                "JOIN ducklake_data_file d "
                 "ON d.data_file_id = s.data_file_id WHERE s.table_id = :t AND (s.begin_snapshot <> d.begin_snapshot "
                 "OR coalesce(s.end_snapshot, -1) <> coalesce(d.end_snapshot, -1))"
             ),
             {"t": info.table_id},
         ).scalar_one()
         assert bad == 0
+
+
+#: Both stats tables, in the columns the consistency checks read.
+_ALL_STATS = " UNION ALL ".join(
+    f"SELECT data_file_id, table_id, path_id, value_count, null_count, column_size_bytes, min_num, max_num, "
+    f"min_real, max_real, begin_snapshot, end_snapshot FROM {t}"
+    for t in ("ducklake_file_variant_stats", "ducklake_file_column_stats")
+)
+
+
+def cs(
+    column: str = "x",
+    t: ShreddedType = INT64,
+    lo: Bound | None = 0,
+    hi: Bound | None = 10,
+    *,
+    values: int = 10,
+    nulls: int = 0,
+    size: int = 100,
+    nan: bool | str | None = "auto",
+) -> ColumnStats:
+    """A plain column's stats row."""
+    if nan == "auto":
+        nan = False if t.is_float else None
+    return ColumnStats(
+        column=column,
+        column_type=t,
+        column_size_bytes=size,
+        value_count=values,
+        null_count=nulls,
+        min_value=lo,
+        max_value=hi,
+        contains_nan=nan,  # type: ignore[arg-type]
+    )
+
+
+def pv(column: str, raw: str | None, t: ShreddedType = VARCHAR, value: Bound | None | str = "raw") -> PartitionValue:
+    """A partition value (``value`` defaults to the raw text, for varchar)."""
+    return PartitionValue(column=column, raw=raw, value_type=t, value=raw if value == "raw" else value)  # type: ignore[arg-type]
+
+
+def with_columns(f: FileStats, *columns: ColumnStats, partitions: Sequence[PartitionValue] = ()) -> FileStats:
+    return dataclasses.replace(f, columns=tuple(columns), partitions=tuple(partitions))
 
 
 def dec(s: str) -> Decimal:

@@ -38,7 +38,9 @@ from service.catalog.repository.reads import (
     stats_for_files,
 )
 from service.catalog.repository.tables import (
+    ColumnRow,
     TableRow,
+    add_file_columns,
     count_live_tables,
     drop_namespace,
     drop_table,
@@ -53,9 +55,11 @@ from service.catalog.repository.tables import (
 )
 
 __all__ = [
+    "ColumnRow",
     "FileSort",
     "LiveFile",
     "TableRow",
+    "add_file_columns",
     "add_files",
     "chunks",
     "count_files",

@@ -16,7 +16,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from service.catalog import models as m
 from service.catalog.encode import PreparedBatch, max_width
-from service.catalog.repository.common import CHUNK, D, S, chunks
+from service.catalog.repository.common import CHUNK, CS, PV, D, S, chunks
 from service.catalog.repository.path_stats import _apply_counters, _removed_counters, ensure_paths
 from service.catalog.repository.tables import TableRow
 from service.stats.merge import PathCounters
@@ -112,6 +112,42 @@ STATS_PG_TYPES = (
     ),
     *("int8", "int8", "int8", "float8", "float8", "bytea", "bytea", "int8", "int8"),
 )
+COLUMN_STATS_COLUMNS = (
+    "data_file_id",
+    "table_id",
+    "column_id",
+    "column_size_bytes",
+    "value_count",
+    "null_count",
+    "min_value",
+    "max_value",
+    "contains_nan",
+    "extra_stats",
+    "path_id",
+    "column_type",
+    "min_num",
+    "max_num",
+    "min_real",
+    "max_real",
+    "min_bin",
+    "max_bin",
+    "begin_snapshot",
+    "end_snapshot",
+)
+COLUMN_STATS_PG_TYPES = (
+    *("int8", "int8", "int8", "int8", "int8", "int8", "varchar", "varchar", "bool", "varchar"),
+    *("int8", "varchar", "int8", "int8", "float8", "float8", "bytea", "bytea", "int8", "int8"),
+)
+PARTITION_COLUMNS = (
+    "data_file_id",
+    "table_id",
+    "partition_key_index",
+    "partition_value",
+    "column_id",
+    "begin_snapshot",
+    "end_snapshot",
+)
+PARTITION_PG_TYPES = ("int8", "int8", "int8", "varchar", "int8", "int8", "int8")
 FILE_COLUMNS = (
     "data_file_id",
     "table_id",
@@ -210,12 +246,22 @@ _SQLITE_INSERT_STATS = (
 
 
 def _insert_stats(conn: Connection, rows: list[tuple[Any, ...]]) -> None:
+    _insert_rows(conn, "ducklake_file_variant_stats", STATS_COLUMNS, STATS_PG_TYPES, rows)
+
+
+def _insert_rows(
+    conn: Connection, table: str, columns: Sequence[str], types: Sequence[str], rows: list[tuple[Any, ...]]
+) -> None:
     if not rows:
         return
     if _is_postgres(conn):
-        _copy_rows(conn, "ducklake_file_variant_stats", STATS_COLUMNS, STATS_PG_TYPES, rows)
+        _copy_rows(conn, table, columns, types, rows)
         return
-    conn.exec_driver_sql(_SQLITE_INSERT_STATS, rows)  # executemany on the DB-API cursor
+    if table == "ducklake_file_variant_stats":
+        sql = _SQLITE_INSERT_STATS
+    else:
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    conn.exec_driver_sql(sql, rows)  # executemany on the DB-API cursor
 
 
 def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) -> None:
@@ -223,7 +269,8 @@ def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) ->
     counters. Global stats are merged by the caller."""
     files = batch.files
     ids = _insert_files(conn, t.table_id, snap, files)
-    cols = t.columns
+    # Variant and plain/partition column names never clash (one ducklake_column per name).
+    cols = {**t.columns, **{name: c.column_id for name, c in t.plain.items()}}
     path_rows = ensure_paths(conn, t.table_id, {(cols[c], vp, tn) for c, vp, tn in batch.counters})
     pid_of = {k: path_rows[(cols[k[0]], k[1], k[2])].path_id for k in batch.counters}
     tid = t.table_id
@@ -238,6 +285,25 @@ def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) ->
                 )
             )  # fmt: skip
     _insert_stats(conn, stats_rows)
+    if any(batch.col_rows):
+        col_stats: list[tuple[Any, ...]] = []
+        for fid, fr in zip(ids, batch.col_rows, strict=True):
+            for r in fr:
+                col_stats.append(
+                    (
+                        fid, tid, cols[r[0]], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+                        pid_of[(r[0], r[1], r[2])], r[2], r[10], r[11], r[12], r[13], r[14], r[15], snap, None,
+                    )
+                )  # fmt: skip
+        _insert_rows(conn, "ducklake_file_column_stats", COLUMN_STATS_COLUMNS, COLUMN_STATS_PG_TYPES, col_stats)
+    if any(batch.part_rows):
+        index = {name: i for i, name in enumerate(t.partition_columns)}
+        parts = [
+            (fid, tid, index[name], raw, cols[name], snap, None)
+            for fid, fr in zip(ids, batch.part_rows, strict=True)
+            for name, raw in fr
+        ]
+        _insert_rows(conn, "ducklake_file_partition_value", PARTITION_COLUMNS, PARTITION_PG_TYPES, parts)
     deltas = {pid_of[k]: c for k, c in batch.counters.items()}
     widths = {
         pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, w) for k, w in batch.widths.items()
@@ -268,23 +334,27 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
         conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
     ids = [lf.data_file_id for lf in live]
     removed: dict[int, PathCounters] = {}
-    agg = _removed_counters()
+    with_columns = bool(t.plain)  # a table without plain/partition columns has no such rows
+    stats_tables = (S, CS) if with_columns else (S,)
+    aggs = [_removed_counters(model) for model in stats_tables]
     for chunk in chunks(ids, 10_000 if _is_postgres(conn) else CHUNK):
         conn.execute(update(D).where(_in(conn, D.data_file_id, chunk)).values(end_snapshot=snap))
-        for row in conn.execute(
-            select(S.path_id, *agg)
-            .where(_in(conn, S.data_file_id, chunk), S.end_snapshot.is_(None))
-            .group_by(S.path_id)
-        ):
-            pid = int(row[0])
-            c = PathCounters(*(int(v or 0) for v in row[1:]))  # PostgreSQL sums to NUMERIC
-            prev = removed.get(pid)
-            removed[pid] = c if prev is None else prev + c
-        conn.execute(
-            update(S)
-            .where(_in(conn, S.data_file_id, chunk), S.end_snapshot.is_(None))
-            .values(end_snapshot=snap)
-        )
+        for model, agg in zip(stats_tables, aggs, strict=True):
+            for row in conn.execute(
+                select(model.path_id, *agg)
+                .where(_in(conn, model.data_file_id, chunk), model.end_snapshot.is_(None))
+                .group_by(model.path_id)
+            ):
+                pid = int(row[0])
+                c = PathCounters(*(int(v or 0) for v in row[1:]))  # PostgreSQL sums to NUMERIC
+                prev = removed.get(pid)
+                removed[pid] = c if prev is None else prev + c
+        for model in (*stats_tables, PV) if with_columns else stats_tables:
+            conn.execute(
+                update(model)
+                .where(_in(conn, model.data_file_id, chunk), model.end_snapshot.is_(None))
+                .values(end_snapshot=snap)
+            )
     _apply_counters(conn, removed, None, sign=-1)
     conn.execute(
         update(m.Table)

@@ -1,4 +1,4 @@
-"""What every module of the repository shares: the table aliases ``D``, ``S``, ``VP``, IN-list and
+"""What every module of the repository shares: the table aliases ``D``, ``S``, ``VP``, ``CS``, ``PV``, IN-list and
 batch chunking (:data:`CHUNK`, :func:`chunks`), :func:`aware` for SQLite's naive timestamps, the
 "live at a snapshot" filter, the decoding of a stats row into a PathStats, and :func:`keyset_page`,
 the one keyset pager every page of files and snapshots goes through.
@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, or_
 
 from service.catalog import models as m
-from service.stats.model import PathStats
+from service.stats.model import ColumnStats, PathStats
 from service.values import ShreddedType, parse_bound
 
 #: Size of IN-lists and of row batches sent at once.
@@ -22,6 +22,8 @@ CHUNK = 500
 D = m.DataFile
 S = m.FileVariantStats
 VP = m.VariantPath
+CS = m.FileColumnStats
+PV = m.FilePartitionValue
 
 
 def utcnow() -> datetime:
@@ -63,6 +65,34 @@ def _path_stats(names: Mapping[int, str], r: Any) -> PathStats:
         extra_stats=r.extra_stats,
     )
 
+
+def _column_stats(names: Mapping[int, str], r: Any) -> ColumnStats:
+    st = ShreddedType.parse(r.column_type)
+    return ColumnStats(
+        column=names.get(int(r.column_id), f"#{r.column_id}"),
+        column_type=st,
+        column_size_bytes=int(r.column_size_bytes),
+        value_count=int(r.value_count),
+        null_count=int(r.null_count),
+        min_value=None if r.min_value is None else parse_bound(st, r.min_value),
+        max_value=None if r.max_value is None else parse_bound(st, r.max_value),
+        contains_nan=r.contains_nan,
+        extra_stats=r.extra_stats,
+    )
+
+
+_COLUMN_STATS_READ = (
+    CS.data_file_id,
+    CS.column_id,
+    CS.column_type,
+    CS.column_size_bytes,
+    CS.value_count,
+    CS.null_count,
+    CS.min_value,
+    CS.max_value,
+    CS.contains_nan,
+    CS.extra_stats,
+)
 
 _STATS_READ = (
     S.data_file_id,

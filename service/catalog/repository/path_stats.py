@@ -32,7 +32,7 @@ _NEG_ZERO_TEXT = format_bound(_FLOAT64, -0.0)
 _POS_ZERO_TEXT = format_bound(_FLOAT64, 0.0)
 
 
-def _removed_counters() -> list[Any]:
+def _removed_counters(S: Any = S) -> list[Any]:
     """SQL aggregates giving the :class:`PathCounters` of a set of stats rows, in field order.
 
     A projection of :meth:`service.stats.merge.PathAccumulator.add_row` (same definitions, with a
@@ -225,7 +225,9 @@ def rebuild_global(conn: Connection, t: TableRow, live_file_count: int) -> Globa
     rows = conn.execute(
         select(
             VP.path_id, VP.column_id, VP.variant_path, VP.shredded_type, *(getattr(VP, c) for c in COUNTER_COLUMNS)
-        ).where(VP.table_id == t.table_id, VP.live_file_count == live_file_count)
+        ).where(
+            VP.table_id == t.table_id, VP.live_file_count == live_file_count, VP.variant_path != m.COLUMN_KEY_PATH
+        )
     ).all()
     paths: list[PathAccumulator] = []
     for r in rows:

@@ -14,10 +14,14 @@ from sqlalchemy import ColumnElement, Connection, exists, func, select
 
 from service.catalog import models as m
 from service.catalog.repository.common import (
+    _COLUMN_STATS_READ,
     _STATS_READ,
+    CS,
+    PV,
     VP,
     D,
     S,
+    _column_stats,
     _live_at,
     _path_stats,
     aware,
@@ -26,7 +30,7 @@ from service.catalog.repository.common import (
 )
 from service.catalog.repository.tables import TableRow
 from service.catalog.results import DataFileInfo, FileBound, RecentSnapshot, SnapshotInfo
-from service.stats.model import FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import ShreddedType, family
 
 
@@ -49,13 +53,22 @@ def count_files(
     )
 
 
-def stats_for_files(conn: Connection, t: TableRow, ids: Sequence[int]) -> dict[int, list[PathStats]]:
-    """The PathStats of the given data files (a file's stats rows never change once committed)."""
+def stats_for_files(
+    conn: Connection, t: TableRow, ids: Sequence[int]
+) -> dict[int, list[PathStats | ColumnStats]]:
+    """The PathStats and ColumnStats (plain and partition columns) of the given data files (a
+    file's stats rows never change once committed)."""
     names = t.column_names
-    out: dict[int, list[PathStats]] = {}
+    out: dict[int, list[PathStats | ColumnStats]] = {}
     for chunk in chunks(list(ids)):
         for r in conn.execute(select(*_STATS_READ).where(S.data_file_id.in_(chunk)).order_by(S.path_id)):
             out.setdefault(int(r.data_file_id), []).append(_path_stats(names, r))
+        if t.plain:
+            plain = t.plain_names
+            for r in conn.execute(
+                select(*_COLUMN_STATS_READ).where(CS.data_file_id.in_(chunk)).order_by(CS.path_id)
+            ):
+                out.setdefault(int(r.data_file_id), []).append(_column_stats(plain, r))
     return out
 
 
@@ -232,6 +245,34 @@ def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -
     rows = conn.execute(
         select(*_STATS_READ).where(S.data_file_id == r.data_file_id).order_by(S.path_id)
     ).all()
+    columns: tuple[ColumnStats, ...] = ()
+    partitions: tuple[PartitionValue, ...] = ()
+    if t.plain:
+        plain = t.plain_names
+        part_of = {name: c for name, c in t.plain.items() if c.partition}
+        stats = [
+            _column_stats(plain, x)
+            for x in conn.execute(
+                select(*_COLUMN_STATS_READ).where(CS.data_file_id == r.data_file_id).order_by(CS.column_id)
+            )
+        ]
+        columns = tuple(c for c in stats if c.column not in part_of)
+        typed = {c.column: c for c in stats if c.column in part_of}
+        pv_rows = conn.execute(
+            select(PV.column_id, PV.partition_value)
+            .where(PV.data_file_id == r.data_file_id)
+            .order_by(PV.partition_key_index)
+        ).all()
+        partitions = tuple(
+            PartitionValue(
+                column=plain[int(cid)],
+                raw=raw,
+                value_type=typed[plain[int(cid)]].column_type,
+                value=typed[plain[int(cid)]].min_value,
+            )
+            for cid, raw in pv_rows
+            if int(cid) in plain and plain[int(cid)] in typed
+        )
     return FileStats(
         path=r.path,
         file_size_bytes=int(r.file_size_bytes),
@@ -240,6 +281,8 @@ def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -
         content_id=r.content_id,
         variant_columns=tuple(json.loads(r.variant_columns)),
         paths=tuple(_path_stats(names, x) for x in rows),
+        columns=columns,
+        partitions=partitions,
     )
 
 
@@ -353,7 +396,7 @@ def file_bounds(
 def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, str, int]]:
     rows = conn.execute(
         select(VP.column_id, VP.variant_path, VP.shredded_type, VP.live_file_count).where(
-            VP.table_id == table_id, VP.live_file_count > 0
+            VP.table_id == table_id, VP.live_file_count > 0, VP.variant_path != m.COLUMN_KEY_PATH
         )
     ).all()
     return [(int(r[0]), r[1], r[2], int(r[3])) for r in rows]
@@ -419,6 +462,6 @@ def live_path_rows(conn: Connection) -> list[tuple[int, int, str, int, int]]:
     rows = conn.execute(
         select(VP.table_id, VP.column_id, VP.variant_path, VP.live_file_count, m.Table.live_file_count)
         .join(m.Table, m.Table.table_id == VP.table_id)
-        .where(m.Table.end_snapshot.is_(None), VP.live_file_count > 0)
+        .where(m.Table.end_snapshot.is_(None), VP.live_file_count > 0, VP.variant_path != m.COLUMN_KEY_PATH)
     ).all()
     return [(int(r[0]), int(r[1]), r[2], int(r[3]), int(r[4])) for r in rows]

@@ -10,15 +10,16 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import Connection, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from service.catalog import models as m
-from service.catalog.repository.common import D, S, aware, chunks, utcnow
-from service.catalog.results import NamespaceInfo, TableInfo
+from service.catalog.repository.common import CS, PV, D, S, aware, chunks, utcnow
+from service.catalog.results import NamespaceInfo, TableColumn, TableInfo
 from service.errors import NotFoundError
+from service.stats.model import FileStats
 from service.variant.paths import quote_field
 
 
@@ -71,8 +72,26 @@ def list_namespaces(conn: Connection) -> list[NamespaceInfo]:
 
 
 @dataclass(frozen=True, slots=True)
+class ColumnRow:
+    """A live plain or partition column: its ``ducklake_column`` row."""
+
+    column_id: int
+    #: DuckLake type name as stored (the first file's type; a partition column's declared type,
+    #: or the type inferred when it was created: see :func:`service.catalog.repository.partition_types`).
+    type_name: str
+    kind: str
+    declared: bool = False
+
+    @property
+    def partition(self) -> bool:
+        return self.kind == "partition"
+
+
+@dataclass(frozen=True, slots=True)
 class TableRow:
-    """The locked (or just read) table row, with its live Variant columns."""
+    """The locked (or just read) table row, with its live Variant columns (``columns``) and its
+    live plain and partition columns (``plain``): kept apart so that every Variant reader (global
+    stats, coverage, warnings) sees Variant columns only."""
 
     table_id: int
     schema_id: int
@@ -83,8 +102,11 @@ class TableRow:
     live_record_count: int
     live_bytes: int
     current_snapshot_id: int
-    #: column name -> column_id, in column order.
+    #: Variant column name -> column_id, in column order.
     columns: Mapping[str, int]
+    #: Plain and partition column name -> its row, in column order.
+    plain: Mapping[str, ColumnRow] = field(default_factory=dict)
+    location: str | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -92,16 +114,43 @@ class TableRow:
 
     @property
     def column_names(self) -> dict[int, str]:
+        """Variant column_id -> name."""
         return {cid: name for name, cid in self.columns.items()}
 
+    @property
+    def plain_names(self) -> dict[int, str]:
+        """Plain and partition column_id -> name."""
+        return {c.column_id: name for name, c in self.plain.items()}
 
-def load_columns(conn: Connection, table_id: int) -> dict[str, int]:
+    @property
+    def partition_columns(self) -> list[str]:
+        """The partition columns, in order (their ``partition_key_index`` is the position here)."""
+        return [name for name, c in self.plain.items() if c.partition]
+
+    @property
+    def next_column_order(self) -> int:
+        return len(self.columns) + len(self.plain)
+
+
+def load_columns(conn: Connection, table_id: int) -> tuple[dict[str, int], dict[str, ColumnRow]]:
+    """(Variant columns, plain and partition columns) live now, in column order."""
     rows = conn.execute(
-        select(m.Column.column_name, m.Column.column_id)
+        select(m.Column.column_name, m.Column.column_id, m.Column.column_type, m.Column.column_kind, m.Column.type_declared)
         .where(m.Column.table_id == table_id, m.Column.end_snapshot.is_(None))
         .order_by(m.Column.column_order)
     ).all()
-    return {r[0]: int(r[1]) for r in rows}
+    variant: dict[str, int] = {}
+    plain: dict[str, ColumnRow] = {}
+    for name, cid, tname, kind, declared in rows:
+        if kind == VARIANT:
+            variant[name] = int(cid)
+        else:
+            plain[name] = ColumnRow(int(cid), tname, kind, bool(declared))
+    return variant, plain
+
+
+#: ``ducklake_column.column_kind`` values.
+VARIANT, PLAIN, PARTITION = "variant", "plain", "partition"
 
 
 def find_table(conn: Connection, namespace: str, name: str, *, lock: bool = False) -> TableRow | None:
@@ -115,6 +164,7 @@ def find_table(conn: Connection, namespace: str, name: str, *, lock: bool = Fals
             T.live_record_count,
             T.live_bytes,
             T.current_snapshot_id,
+            T.location,
         )
         .join(m.Schema, m.Schema.schema_id == T.schema_id)
         .where(
@@ -129,6 +179,7 @@ def find_table(conn: Connection, namespace: str, name: str, *, lock: bool = Fals
     row = conn.execute(stmt).first()
     if row is None:
         return None
+    variant, plain = load_columns(conn, int(row[0]))
     return TableRow(
         table_id=int(row[0]),
         schema_id=int(row[1]),
@@ -139,7 +190,9 @@ def find_table(conn: Connection, namespace: str, name: str, *, lock: bool = Fals
         live_record_count=int(row[4]),
         live_bytes=int(row[5]),
         current_snapshot_id=int(row[6]),
-        columns=load_columns(conn, int(row[0])),
+        columns=variant,
+        plain=plain,
+        location=row[7],
     )
 
 
@@ -152,7 +205,16 @@ def require_table(conn: Connection, namespace: str, name: str, *, lock: bool = F
     return t
 
 
-def insert_table(conn: Connection, ns: NamespaceInfo, name: str, columns: Sequence[str]) -> int:
+def insert_table(
+    conn: Connection,
+    ns: NamespaceInfo,
+    name: str,
+    columns: Sequence[str],
+    *,
+    partition_columns: Sequence[tuple[str, str]] = (),
+    location: str | None = None,
+) -> int:
+    """A new table with these Variant columns and declared partition columns ``(name, type)``."""
     snap = new_snapshot(conn, None, f"created_table:{quote_field(ns.name)}.{quote_field(name)}")
     table_id = int(
         conn.execute(
@@ -167,6 +229,7 @@ def insert_table(conn: Connection, ns: NamespaceInfo, name: str, columns: Sequen
                 live_record_count=0,
                 live_bytes=0,
                 current_snapshot_id=snap,
+                location=location,
             )
             .returning(m.Table.table_id)
         ).scalar_one()
@@ -198,7 +261,34 @@ def insert_table(conn: Connection, ns: NamespaceInfo, name: str, columns: Sequen
                 extra_stats=None,
             )
         )
+    for order, (col, tname) in enumerate(partition_columns, start=len(columns)):
+        insert_column(conn, table_id, snap, order, col, tname, PARTITION, declared=True)
     return table_id
+
+
+def insert_column(
+    conn: Connection, table_id: int, snap: int, order: int, name: str, type_name: str, kind: str, *, declared: bool = False
+) -> int:
+    """A plain or partition column (no ``ducklake_table_column_stats`` row: global stats are
+    Variant stats)."""
+    return int(
+        conn.execute(
+            insert(m.Column)
+            .values(
+                begin_snapshot=snap,
+                end_snapshot=None,
+                table_id=table_id,
+                column_order=order,
+                column_name=name,
+                column_type=type_name,
+                nulls_allowed=True,
+                parent_column=None,
+                column_kind=kind,
+                type_declared=declared,
+            )
+            .returning(m.Column.column_id)
+        ).scalar_one()
+    )
 
 
 def drop_namespace(conn: Connection, ns: NamespaceInfo) -> int:
@@ -235,9 +325,10 @@ def drop_table(conn: Connection, t: TableRow) -> int:
     )
     # Through the ended files (primary key of the stats rows), not a scan of every table's stats.
     ended = select(D.data_file_id).where(D.table_id == t.table_id, D.end_snapshot == snap)
-    conn.execute(
-        update(S).where(S.data_file_id.in_(ended), S.end_snapshot.is_(None)).values(end_snapshot=snap)
-    )
+    for model in (S, CS, PV):
+        conn.execute(
+            update(model).where(model.data_file_id.in_(ended), model.end_snapshot.is_(None)).values(end_snapshot=snap)
+        )
     return snap
 
 
@@ -264,6 +355,7 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
             n_snapshots,
             cur.snapshot_time,
             T.begin_snapshot,
+            T.location,
         )
         .join(m.Schema, m.Schema.schema_id == T.schema_id)
         .outerjoin(cur, cur.snapshot_id == T.current_snapshot_id)
@@ -276,14 +368,25 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
         stmt = stmt.where(T.table_name == name)
     rows = conn.execute(stmt).all()
     cols: dict[int, list[str]] = defaultdict(list)
+    every: dict[int, list[TableColumn]] = defaultdict(list)
     ids = [int(r[0]) for r in rows]
     for chunk in chunks(ids):
-        for tid, cname in conn.execute(
-            select(m.Column.table_id, m.Column.column_name)
+        for tid, cname, tname, kind, declared in conn.execute(
+            select(
+                m.Column.table_id, m.Column.column_name, m.Column.column_type, m.Column.column_kind, m.Column.type_declared
+            )
             .where(m.Column.table_id.in_(chunk), m.Column.end_snapshot.is_(None))
             .order_by(m.Column.table_id, m.Column.column_order)
         ):
-            cols[int(tid)].append(cname)
+            if kind == VARIANT:
+                cols[int(tid)].append(cname)
+            every[int(tid)].append(TableColumn(cname, tname, kind, bool(declared)))
+    merged = partition_types_of(conn, [t for t in ids if any(c.kind == PARTITION for c in every[t])])
+    for tid, types in merged.items():
+        every[tid] = [
+            replace(c, type=types[c.name]) if c.kind == PARTITION and not c.declared and c.name in types else c
+            for c in every[tid]
+        ]
     return [
         TableInfo(
             table_id=int(r[0]),
@@ -297,6 +400,78 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
             snapshot_count=int(r[7] or 0),
             last_commit_time=aware(r[8]),
             begin_snapshot=int(r[9]),
+            all_columns=tuple(every[int(r[0])]),
+            location=r[10],
         )
         for r in rows
     ]
+
+
+def partition_types_of(conn: Connection, table_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+    """The type of each undeclared partition column of these tables: Spark's merge
+    (:func:`service.storage.partitions.merge_types`) of the types its values are stored as in live
+    files, read from the key dictionary's live counters (one row per type, no file scan). A column
+    with no live file keeps its stored type (absent here)."""
+    if not table_ids:
+        return {}
+    C, VP = m.Column, m.VariantPath
+    found: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for chunk in chunks(list(table_ids)):
+        for tid, cname, tname in conn.execute(
+            select(C.table_id, C.column_name, VP.shredded_type)
+            .join(VP, VP.column_id == C.column_id)
+            .where(
+                C.table_id.in_(chunk),
+                C.end_snapshot.is_(None),
+                C.column_kind == PARTITION,
+                C.type_declared.is_(False),
+                VP.variant_path == m.COLUMN_KEY_PATH,
+                VP.live_file_count > 0,
+            )
+        ):
+            found[int(tid)][cname].append(tname)
+    out: dict[int, dict[str, str]] = {}
+    for tid, by_col in found.items():
+        out[tid] = {c: merge_type_names(ts) for c, ts in by_col.items()}
+    return out
+
+
+def merge_type_names(names: Sequence[str]) -> str:
+    """Spark's partition type merge of stored type names (one name: itself)."""
+    unique = sorted(set(names))
+    if len(unique) == 1:
+        return unique[0]
+    from service.storage.partitions import merge_types
+    from service.values import ShreddedType
+
+    return merge_types([ShreddedType.parse(n) for n in unique]).name
+
+
+
+def add_file_columns(conn: Connection, t: TableRow, snap: int, files: Sequence[FileStats]) -> TableRow:
+    """Create the plain and partition columns these (validated, checked) files bring, at ``snap``;
+    the table row with them. A plain column takes the type of the first file that has it (a later
+    file with another type keeps its own type in its stats rows; the planner decides whether those
+    serve a predicate). New partition columns (a table that had none) take Spark's merge of the
+    types the batch's values were inferred as, in the first file's order."""
+    new_plain: dict[str, str] = {}
+    for f in files:
+        for c in f.columns:
+            if c.column not in t.plain and c.column not in new_plain:
+                new_plain[c.column] = c.column_type.name
+    new_parts: dict[str, list[str]] = {}
+    if not t.partition_columns:
+        for f in files:
+            for pv in f.partitions:
+                new_parts.setdefault(pv.column, []).append(pv.value_type.name)
+    if not new_plain and not new_parts:
+        return t
+    order = t.next_column_order
+    for name, tname in new_plain.items():
+        insert_column(conn, t.table_id, snap, order, name, tname, PLAIN)
+        order += 1
+    for name, tnames in new_parts.items():
+        insert_column(conn, t.table_id, snap, order, name, merge_type_names(tnames), PARTITION)
+        order += 1
+    variant, plain = load_columns(conn, t.table_id)
+    return replace(t, columns=variant, plain=plain)
