@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,7 @@ from sqlalchemy import Connection, text
 
 from service import pagetoken
 from service.catalog import repository as repo
+from service.catalog.models import COLUMN_KEY_PATH
 from service.catalog.results import Candidate, FileExplanation, PlanResult
 from service.errors import BadInputError, LimitExceededError, NotFoundError
 from service.pruning.conditions import (
@@ -55,6 +57,7 @@ from service.pruning.conditions import (
     visit_test,
 )
 from service.pruning.evaluator import interpret, stats_by_path
+from service.stats.model import ColumnStats, PathStats
 from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
 
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
@@ -79,6 +82,11 @@ class _Sql:
         return f":{name}"
 
 
+#: Where the stats rows of a key live: Variant paths, and plain or partition columns.
+VARIANT_STATS = "ducklake_file_variant_stats"
+COLUMN_STATS = "ducklake_file_column_stats"
+
+
 @dataclass(frozen=True, slots=True)
 class _PathRow:
     path_id: int
@@ -89,18 +97,45 @@ class _PathRow:
     #: Live files with NaN (or unknown NaN), and with values but no usable key for a bound.
     nan_files: int
     unkeyed_files: int
+    #: The stats table of the key's rows (:data:`VARIANT_STATS` or :data:`COLUMN_STATS`).
+    table: str = VARIANT_STATS
+    #: False for a partition column's rows stored as a type the column's (merged) type does not
+    #: read exactly: those files are planned as if they had no row (kept).
+    usable: bool = True
+
+
+def partition_row_usable(stored: ShreddedType, column_type: ShreddedType | None) -> bool:
+    """Whether a partition value stored as ``stored`` (inferred per file) may decide a predicate on
+    a partition column of type ``column_type`` (declared, or Spark's merge over the live files):
+    the same type, or a narrower signed integer of a wider one (the same number). Anything else
+    (int stored, string merged: Spark compares the text) is kept, never pruned."""
+    if column_type is None:
+        return False
+    if stored == column_type:
+        return True
+    ranks = {"int8": 1, "int16": 2, "int32": 3, "int64": 4}
+    a, b = ranks.get(stored.name), ranks.get(column_type.name)
+    return a is not None and b is not None and a <= b
 
 
 class _Planner(ConditionVisitor[str]):
     """Translates a condition into a SELECT of the data_file_ids that might match it."""
 
-    def __init__(self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        t: repo.TableRow,
+        snapshot: int,
+        current: bool,
+        partition_types: Mapping[str, ShreddedType | None] | None = None,
+    ) -> None:
         self.conn = conn
         self.t = t
         self.snapshot = snapshot
         self.current = current
+        self.partition_types = partition_types or {}
         self.sql = _Sql()
-        self._paths: dict[tuple[str, str], list[_PathRow]] = {}
+        self._paths: dict[tuple[str, str | None], list[_PathRow]] = {}
         self.terms = 0
 
     def count(self, n: int) -> None:
@@ -123,10 +158,24 @@ class _Planner(ConditionVisitor[str]):
         tid = self.sql.bind(self.t.table_id)
         return f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.table_id = {tid} AND {self.live('f')}"
 
-    def paths(self, column: str, variant_path: str) -> list[_PathRow]:
+    def paths(self, column: str, variant_path: str | None) -> list[_PathRow]:
+        """The dictionary rows (one per stored type) of a Variant path, or (``variant_path``
+        None) of a plain or partition column: the same counters, another stats table."""
         key = (column, variant_path)
         if key not in self._paths:
-            column_id = self.t.columns.get(column)
+            table = VARIANT_STATS
+            #: A partition column's type as the predicate reads it (None: not a partition column).
+            partition_type: ShreddedType | None = None
+            is_partition = False
+            if variant_path is None:
+                plain = self.t.plain.get(column)
+                column_id = None if plain is None else plain.column_id
+                table = COLUMN_STATS
+                if plain is not None and plain.partition:
+                    is_partition = True
+                    partition_type = self._partition_type(column, plain.type_name)
+            else:
+                column_id = self.t.columns.get(column)
             rows: list[_PathRow] = []
             if column_id is not None:
                 for r in self.conn.execute(
@@ -136,36 +185,44 @@ class _Planner(ConditionVisitor[str]):
                         "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
                         "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
                     ),
-                    {"t": self.t.table_id, "c": column_id, "p": variant_path},
+                    {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
                 ):
-                    rows.append(
-                        _PathRow(int(r[0]), ShreddedType.parse(r[1]), int(r[2]), r[3], r[4], int(r[5]), int(r[6]))
-                    )
+                    st = ShreddedType.parse(r[1])
+                    usable = not is_partition or partition_row_usable(st, partition_type)
+                    rows.append(_PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table, usable))
             self._paths[key] = rows
         return self._paths[key]
 
-    def path_rows(self) -> dict[tuple[str, str], list[_PathRow]]:
-        """Every path read so far, by (column, variant_path)."""
+    def _partition_type(self, column: str, stored: str) -> ShreddedType | None:
+        if column in self.partition_types:
+            return self.partition_types[column]
+        return ShreddedType.parse(stored)
+
+    def path_rows(self) -> dict[tuple[str, str | None], list[_PathRow]]:
+        """Every key read so far, by (column, variant_path) (variant_path None: a plain or
+        partition column)."""
         return dict(self._paths)
 
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
-    def _leaf_parts(self, c: LeafCondition) -> tuple[list[tuple[int, str]], bool]:
-        """(path_id, WHERE clause) per branch over stats rows, and whether files without a
-        stats row for the path must be added (they are kept: nothing is known there)."""
-        rows = self.paths(c.column, c.variant_path)
+    def _leaf_parts(self, c: LeafCondition) -> tuple[list[tuple[int, str]], bool, str]:
+        """(path_id, WHERE clause) per branch over stats rows, whether files without a (usable)
+        stats row for the key must be added (they are kept: nothing is known there), and the
+        stats table."""
+        rows = [r for r in self.paths(c.column, c.variant_path) if r.usable]
         parts = [
             (row.path_id, clause)
             for row in rows
             for clause in visit_test(c.test_for(row.shredded_type), _RowClauses(self, row))
         ]
         covered = sum(r.live_file_count for r in rows)
-        return parts, not (self.current and covered == self.t.live_file_count)
+        table = COLUMN_STATS if c.variant_path is None else VARIANT_STATS
+        return parts, not (self.current and covered == self.t.live_file_count), table
 
     def leaf_filter(self, c: LeafCondition, outer: str) -> str | None:
         """The leaf as a correlated test of ``outer``'s data_file_id (an index lookup per
         candidate on the stats primary key), or None when files without a row must be added."""
-        parts, uncovered = self._leaf_parts(c)
+        parts, uncovered, table = self._leaf_parts(c)
         if uncovered:
             return None
         if not parts:
@@ -174,7 +231,7 @@ class _Planner(ConditionVisitor[str]):
         for path_id, clause in parts:
             self.count(1)
             tests.append(
-                f"EXISTS (SELECT 1 FROM ducklake_file_variant_stats s WHERE s.data_file_id = {outer} "
+                f"EXISTS (SELECT 1 FROM {table} s WHERE s.data_file_id = {outer} "
                 f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}))"
             )
         return "(" + " OR ".join(tests) + ")"
@@ -190,20 +247,20 @@ class _Planner(ConditionVisitor[str]):
         return self.all_files() if c.might_match else self.empty()
 
     def visit_leaf(self, c: LeafCondition) -> str:
-        parts, uncovered = self._leaf_parts(c)
+        parts, uncovered, table = self._leaf_parts(c)
         branches: list[str] = []
         for path_id, clause in parts:
             self.count(1)
             branches.append(
-                f"SELECT s.data_file_id FROM ducklake_file_variant_stats s "
+                f"SELECT s.data_file_id FROM {table} s "
                 f"WHERE s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause})"
             )
         if uncovered:
-            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
+            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path) if r.usable)
             no_row = self.all_files()
             if ids:
                 no_row += (
-                    f" AND NOT EXISTS (SELECT 1 FROM ducklake_file_variant_stats s2 "
+                    f" AND NOT EXISTS (SELECT 1 FROM {table} s2 "
                     f"WHERE s2.data_file_id = f.data_file_id AND s2.path_id IN ({ids}))"
                 )
             self.count(1)
@@ -469,14 +526,17 @@ def plan_in(
     page_size: int = 1000,
     page_token: str | None = None,
     explain_sample: int = DEFAULT_EXPLAIN_SAMPLE,
-    path_facts: dict[tuple[str, str], list[tuple[ShreddedType, int]]] | None = None,
+    path_facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] | None = None,
+    partition_types: Mapping[str, ShreddedType | None] | None = None,
 ) -> PlanResult:
     """One page of the candidates of ``condition`` (already compiled and merged), inside an open
     transaction, on the table row ``t`` read in it; see :meth:`service.catalog.Catalog.plan`.
 
     ``path_facts``, if given, receives what planning read of each leaf's path: ``(column,
     variant_path) -> [(stored type, live files)]`` (every type ever stored), so the plan's
-    warnings need no second look at the same rows."""
+    warnings need no second look at the same rows. ``partition_types``: the type of each partition
+    column as the predicate reads it (declared, or merged over the live files): a file whose value
+    is stored as another type is kept (:func:`partition_row_usable`)."""
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:
@@ -484,7 +544,7 @@ def plan_in(
         if token_fp != fp:
             raise BadInputError("the page token belongs to another predicate or table", details={"field": "page-token"})
     snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
-    planner = _Planner(conn, t, snapshot, current)
+    planner = _Planner(conn, t, snapshot, current, partition_types)
     cand_sql = planner.build(condition)
     sql = planner.sql
     if path_facts is not None:
@@ -568,7 +628,8 @@ def _explain(
     stats = repo.stats_for_files(conn, t, [f[0] for f in files])
     out = []
     for fid, path, kept in files:
-        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))
+        rows = [r for r in stats.get(fid, []) if _evaluator_may_read(planner, r)]
+        verdict = interpret(condition, stats_by_path(rows))  # type: ignore[arg-type]
         if kept:
             reason = verdict.reason if verdict.might_match else f"kept by the SQL layer ({verdict.reason})"
         else:
@@ -577,4 +638,23 @@ def _explain(
     return tuple(out)
 
 
-__all__ = ["DEFAULT_EXPLAIN_SAMPLE", "MAX_POINT_PROBES", "MAX_SQL_TERMS", "plan_in"]
+def _evaluator_may_read(planner: _Planner, row: PathStats | ColumnStats) -> bool:
+    """The evaluator reads the rows the SQL layer reads: not a partition value stored as a type
+    the column's type does not read exactly."""
+    if row.variant_path is not None:
+        return True
+    col = planner.t.plain.get(row.column)
+    if col is None or not col.partition:
+        return True
+    return partition_row_usable(row.shredded_type, planner._partition_type(row.column, col.type_name))
+
+
+__all__ = [
+    "COLUMN_STATS",
+    "DEFAULT_EXPLAIN_SAMPLE",
+    "MAX_POINT_PROBES",
+    "MAX_SQL_TERMS",
+    "VARIANT_STATS",
+    "partition_row_usable",
+    "plan_in",
+]

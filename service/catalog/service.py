@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import Connection
@@ -92,9 +94,12 @@ if TYPE_CHECKING:
     from service.pruning.conditions import Condition
     from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
+    from service.pruning.schema import TableSchema
 
 #: The principal of idempotency keys of library callers that name none (the CLI, scripts).
 LIBRARY_PRINCIPAL = "library"
+#: Table schemas (for parsing predicates) kept per Catalog, by (table, snapshot).
+SCHEMA_CACHE_SIZE = 256
 
 
 def _check_id(field: str, value: int | None) -> None:
@@ -123,6 +128,8 @@ class Catalog:
             if limits is None:
                 limits = Limits.from_settings(get_settings())
         self.limits = limits
+        self._schemas: dict[tuple[int, int], TableSchema] = {}
+        self._schema_lock = threading.Lock()
         if isinstance(engine_or_url, Engine):
             self.engine = engine_or_url
             self._owns_engine = False
@@ -911,11 +918,44 @@ class Catalog:
 
     # --- planning -----------------------------------------------------------------------------
 
+    def table_schema(self, namespace: str, table: str) -> TableSchema:
+        """What a predicate on the table may name (:class:`service.pruning.schema.TableSchema`):
+        its Variant columns, and its plain and partition columns with their types (a partition
+        column's declared type, or Spark's merge of the types its values were inferred as in the
+        live files). Cached per table and snapshot."""
+        return self._read(lambda conn: self._schema(conn, repo.require_table(conn, namespace, table)))
+
+    def _schema(self, conn: Connection, t: repo.TableRow) -> TableSchema:
+        key = (t.table_id, t.current_snapshot_id)
+        with self._schema_lock:
+            hit = self._schemas.get(key)
+        if hit is not None:
+            return hit
+        from service.pruning.schema import ColumnInfo, TableSchema
+
+        merged: dict[str, str] = {}
+        if any(c.partition and not c.declared for c in t.plain.values()):
+            merged = repo.partition_types_of(conn, [t.table_id]).get(t.table_id, {})
+        cols = {}
+        for name, c in t.plain.items():
+            tname = merged.get(name, c.type_name) if c.partition and not c.declared else c.type_name
+            try:
+                st: ShreddedType | None = ShreddedType.parse(tname)
+            except ShredcatError:
+                st = None
+            cols[name] = ColumnInfo(name, st, c.partition)
+        schema = TableSchema(tuple(t.columns), MappingProxyType(cols))
+        with self._schema_lock:
+            if len(self._schemas) >= SCHEMA_CACHE_SIZE:
+                self._schemas.pop(next(iter(self._schemas)))
+            self._schemas[key] = schema
+        return schema
+
     def plan(
         self,
         namespace: str,
         table: str,
-        expr: BooleanExpression,
+        expr: BooleanExpression | Callable[[TableSchema], BooleanExpression],
         *,
         snapshot_id: int | None = None,
         explain: bool = False,
@@ -925,9 +965,12 @@ class Catalog:
         """Candidate files of ``namespace.table`` for ``expr`` (one page), with counts over the
         whole answer on the first page; ``explain`` adds the evaluator's reasons for a sample.
 
+        ``expr`` is a predicate tree, or a parser given the table's :meth:`table_schema` (so that
+        a bare identifier resolves to the table's plain or partition column with its type, and an
+        unknown name fails): the REST API, the CLI and the playground pass their SQL/JSON parser.
         A pruned file never holds a matching row; when a rule cannot be proven the file is kept.
         ``next_page_token`` pins later pages to the first page's snapshot and predicate.
-        A Variant column the table does not have is an :class:`~service.errors.UnknownColumnError`;
+        A column the table does not have is an :class:`~service.errors.UnknownColumnError`;
         the first page's ``warnings`` name the terms nothing can be pruned on
         (:mod:`service.pruning.diagnostics`).
         """
@@ -943,26 +986,31 @@ class Catalog:
                 f"page size must be between 1 and {self.limits.max_page_size}", details={"field": "page-size"}
             )
         _check_id("snapshot", snapshot_id)
-        condition = merge_conjunctions(compile_expression(expr))
-        columns = referenced_columns(expr)
+        parse = expr if callable(expr) else None
+        condition = None if parse is not None else merge_conjunctions(compile_expression(expr))  # type: ignore[arg-type]
 
         def op(conn: Connection) -> PlanResult:
             t = repo.require_table(conn, namespace, table)
-            _check_columns(t, columns)
-            facts: dict[tuple[str, str], list[tuple[ShreddedType, int]]] = {}
+            schema = self._schema(conn, t)
+            tree = parse(schema) if parse is not None else expr
+            cond = condition if condition is not None else merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
+            _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
+            facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
+            partition_types = {n: c.type for n, c in schema.columns.items() if c.partition}
             result = plan_in(
                 conn,
                 t,
-                condition,
+                cond,
                 snapshot_id=snapshot_id,
                 explain=explain,
                 page_size=page_size,
                 page_token=page_token,
                 path_facts=facts,
+                partition_types=partition_types,
             )
             if page_token is not None:
                 return result
-            return replace(result, warnings=_plan_warnings(conn, t, condition, result, facts))
+            return replace(result, warnings=_plan_warnings(conn, t, cond, result, facts))
 
         return self._read(op)
 
@@ -970,7 +1018,7 @@ class Catalog:
         self,
         namespace: str,
         table: str,
-        expr: BooleanExpression,
+        expr: BooleanExpression | Callable[[TableSchema], BooleanExpression],
         *,
         snapshot_id: int | None = None,
         page_size: int = 5000,
@@ -1010,17 +1058,18 @@ def _partition_declarations(
 
 def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
     """A predicate on a column the table does not have is an error, not a plan that prunes nothing."""
-    unknown = [c for c in columns if c not in t.columns]
+    unknown = [c for c in columns if c not in t.columns and c not in t.plain]
     if not unknown:
         return
     import difflib  # only on this error path: CLI commands import the catalog and should start fast
 
-    have = list(t.columns)
+    have = [*t.columns, *t.plain]
     names = ", ".join(have) if have else "none"
     close = difflib.get_close_matches(unknown[0], have, n=3) or [c for c in have if c.lower() == unknown[0].lower()]
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    what = "Variant column" if not t.plain else "column"
     raise UnknownColumnError(
-        f"{t.qualified_name} has no Variant column {', '.join(map(repr, unknown))}; its Variant columns: {names}{hint}",
+        f"{t.qualified_name} has no {what} {', '.join(map(repr, unknown))}; its columns: {names}{hint}",
         details={"column": unknown[0], "unknown_columns": unknown, "columns": have, "suggestions": close},
     )
 
@@ -1030,7 +1079,7 @@ def _plan_warnings(
     t: repo.TableRow,
     condition: Condition,
     result: PlanResult,
-    facts: Mapping[tuple[str, str], list[tuple[ShreddedType, int]]],
+    facts: Mapping[tuple[str, str | None], list[tuple[ShreddedType, int]]],
 ) -> tuple[PlanWarning, ...]:
     """The warnings of a first page, from the stored types of the leaves' paths at the planned
     snapshot: the live counters at the current one; at a past one, every type a path was ever
@@ -1043,11 +1092,14 @@ def _plan_warnings(
     if not uses:
         return ()
     live = result.snapshot_id == t.current_snapshot_id
-    stored: dict[tuple[str, str], list[ShreddedType]] = {}
+    stored: dict[tuple[str, str | None], list[ShreddedType]] = {}
     for key, types in facts.items():
         kept = [st for st, n in types if n > 0 or not live]
         if kept:
             stored[key] = kept
+    # Plain and partition columns (variant_path None) have their stored types in ``facts``; only
+    # Variant paths are looked up, and only they have shredded paths to suggest.
+    uses = tuple(u for u in uses if u.variant_path is not None and u.column in t.columns)
     missing = {(t.columns[u.column], u.variant_path) for u in uses if (u.column, u.variant_path) not in facts}
     if missing:
         names = t.column_names
@@ -1056,7 +1108,7 @@ def _plan_warnings(
     unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
     paths = {c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live) for c in unshredded}
     pruned_nothing = result.files_pruned == 0 and bool(result.files_considered)
-    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing)
+    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing)  # type: ignore[arg-type]
 
 
 def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobalStats:

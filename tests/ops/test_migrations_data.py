@@ -11,8 +11,9 @@
 
 Every revision is covered by these parameters without editing this file. A revision whose schema
 the head library can no longer write gets its own seeder in ``SEEDERS`` (plain SQL for that
-revision): ``0001``, whose idempotency keys have no principal (``0002`` added it; the upgraded
-key belongs to the library's principal, so the library's replay still finds it).
+revision): every revision before ``0003`` (plain-column statistics), filled at head and taken
+down (``0001``'s idempotency keys lose their principal; the upgraded key belongs to the library's
+principal, so the library's replay still finds it).
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ from tests.catalog.factories import (
     INT64,
     VARCHAR,
     assert_consistent,
+    cs,
     fs,
     ps,
+    with_columns,
 )
 
 
@@ -92,50 +95,26 @@ def _seed_with_library(url: str) -> None:
         cat.commit("other", "t", [fs("s3://b/other/x.parquet", ps('"k"', VARCHAR, "a", "b"))])
 
 
-def _seed_0001(url: str) -> None:
-    """0001's commit keys have no principal: the keyed commit is made without a key by the library,
-    and its key is written as 0001 stored it."""
-    import json
-    from datetime import UTC, datetime
+def _seed_at_head_then_down_to(revision: str) -> Callable[[str], None]:
+    """For a revision whose schema the head library can no longer write: fill the database at head
+    with the library (plain and partition columns included), then take it down to ``revision``
+    (the downgrades drop what that revision cannot hold: plain-column rows, principals of keys)."""
 
-    from sqlalchemy import text
+    def seed(url: str) -> None:
+        upgrade_to_head(url)
+        _seed_with_library(url)
+        with Catalog(url) as cat:
+            cat.commit("other", "t", [with_columns(fs("s3://b/other/y.parquet", ps('"k"', VARCHAR, "c", "d")), cs("n", INT64, 1, 2))])
+            cat.remove("other", "t", ["s3://b/other/y.parquet"])
+        downgrade(url, revision)
 
-    from service.catalog.db import make_engine
-    from service.catalog.validate import Limits, request_hash, validate_batch
-    from service.settings import Settings
-
-    with Catalog(url) as cat:
-        cat.create_table("lake", "events", ["v", "w"])
-        cat.create_table("other", "t", ["v"])
-        cat.commit("lake", "events", _batch1())
-        r = cat.commit("lake", "events", _batch2())
-        table_id = cat.get_table("lake", "events").table_id
-        cat.remove("lake", "events", ["s3://b/events/a1.parquet", "s3://b/events/b3.parquet"])
-        cat.commit("other", "t", [fs("s3://b/other/x.parquet", ps('"k"', VARCHAR, "a", "b"))])
-    result = {"snapshot_id": r.snapshot_id, "added": list(r.added), "unchanged": list(r.unchanged)}
-    engine = make_engine(url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(
-                text(
-                    "INSERT INTO shredcat_commit_key (table_id, idempotency_key, request_hash, snapshot_id, "
-                    "result, created_at) VALUES (:t, :k, :h, :s, :r, :at)"
-                ),
-                {
-                    "t": table_id,
-                    "k": KEY,
-                    "h": request_hash(validate_batch(_batch2(), Limits.from_settings(Settings()))),
-                    "s": r.snapshot_id,
-                    "r": json.dumps(result),
-                    "at": datetime.now(UTC),
-                },
-            )
-    finally:
-        engine.dispose()
+    return seed
 
 
 #: revision -> how to fill a database at that revision (default: the head library).
-SEEDERS: dict[str, Callable[[str], None]] = {"0001": _seed_0001}
+SEEDERS: dict[str, Callable[[str], None]] = {
+    r: _seed_at_head_then_down_to(r) for r in REVISIONS[: REVISIONS.index("0003")]
+}
 
 
 def fingerprint(url: str) -> dict[str, Any]:
