@@ -396,36 +396,10 @@ class Catalog:
         return self._write(op)
 
     def _table_partitions(self, namespace: str, table: str, files: list[FileStats]) -> list[FileStats]:
-        """Files' partition values as the table sees them: relative to its location (the
-        extractor gives every ``name=value`` segment of the path), typed as it declares. The
-        location and declared types never change after creation, so this read needs no lock."""
-
-        def op(conn: Connection) -> repo.TableRow | None:
-            return repo.find_table(conn, namespace, table)
-
-        t = self._read(op)
-        if t is None:
-            return files  # the commit itself reports the missing table
-        declared = {name: c.type_name for name, c in t.plain.items() if c.partition and c.declared}
-        if t.location is None and not declared:
-            return files
-        from service.storage.partitions import partition_values, retype
-
-        out = []
-        for f in files:
-            pvs = partition_values(f.path, base=t.location) if t.location is not None else f.partitions
-            if declared:
-                try:
-                    pvs = tuple(
-                        retype(pv, ShreddedType.parse(declared[pv.column])) if pv.column in declared else pv
-                        for pv in pvs
-                    )
-                except ShredcatError as e:
-                    raise InvalidStatsError(
-                        f"{f.path}: {e.message}", details={"path": f.path, "attribute": "partitions"}
-                    ) from None
-            out.append(replace(f, partitions=tuple(pvs)))
-        return out
+        """:func:`table_partitions` of the table (its location and declared types never change
+        after creation, so this read needs no lock)."""
+        t = self._read(lambda conn: repo.find_table(conn, namespace, table))
+        return files if t is None else table_partitions(t, files)  # a missing table: the commit says so
 
     def register(
         self,
@@ -572,7 +546,7 @@ class Catalog:
                 executor.map(_try_read(read), chunk) if executor is not None else map(_try_read(read), chunk)
             )
             for path, old, new in zip(chunk, stored, fresh, strict=True):
-                checks.append(self._check_one(path, old, new))
+                checks.append(self._check_one(path, old, new, t))
         problems = tuple(c for c in checks if c.status != "match")
         return VerifyReport(
             table=t.qualified_name,
@@ -584,14 +558,19 @@ class Catalog:
             problems=problems,
         )
 
-    def _check_one(self, path: str, stored: FileStats | None, fresh: FileStats | str) -> FileCheck:
+    def _check_one(
+        self, path: str, stored: FileStats | None, fresh: FileStats | str, t: repo.TableRow
+    ) -> FileCheck:
         if stored is None:  # pragma: no cover - rows of a past snapshot are never deleted
             return FileCheck(path, "unverifiable", reason="no stored stats at the snapshot")
         if isinstance(fresh, str):
             return FileCheck(path, "unverifiable", reason=fresh)
         try:
-            # The same normalisation as a commit (float32 bounds, truncated strings...), so that only
-            # what a commit of these stats would store differently is reported.
+            # The same normalisation as a commit (float32 bounds, truncated strings, partition
+            # values under the table's location and types...), so that only what a commit of these
+            # stats would store differently is reported.
+            if fresh.partitions:
+                fresh = table_partitions(t, [fresh])[0]
             fresh = validate_file(fresh, self.limits)
         except ShredcatError as e:
             return FileCheck(path, "unverifiable", reason=e.message)
@@ -933,14 +912,15 @@ class Catalog:
             return hit
         from service.pruning.schema import ColumnInfo, TableSchema
 
-        merged: dict[str, str] = {}
+        merged: dict[str, str | None] = {}
         if any(c.partition and not c.declared for c in t.plain.values()):
             merged = repo.partition_types_of(conn, [t.table_id]).get(t.table_id, {})
         cols = {}
         for name, c in t.plain.items():
             tname = merged.get(name, c.type_name) if c.partition and not c.declared else c.type_name
             try:
-                st: ShreddedType | None = ShreddedType.parse(tname)
+                # None: a partition column whose live values are all NULL (Spark's void type).
+                st: ShreddedType | None = None if tname is None else ShreddedType.parse(tname)
             except ShredcatError:
                 st = None
             cols[name] = ColumnInfo(name, st, c.partition)
@@ -1031,6 +1011,30 @@ class Catalog:
             res = self.plan(namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
             yield from res.candidates
             token = res.next_page_token
+
+
+def table_partitions(t: repo.TableRow, files: list[FileStats]) -> list[FileStats]:
+    """Files' partition values as the table sees them: relative to its location (the extractor
+    gives every ``name=value`` segment of the path), typed as it declares (a value that is not of
+    the declared type: InvalidStatsError naming the file)."""
+    declared = {name: c.type_name for name, c in t.plain.items() if c.partition and c.declared}
+    if t.location is None and not declared:
+        return files
+    from service.storage.partitions import partition_values, retype
+
+    out = []
+    for f in files:
+        try:
+            pvs = partition_values(f.path, base=t.location) if t.location is not None else f.partitions
+            if declared:
+                pvs = tuple(
+                    retype(pv, ShreddedType.parse(declared[pv.column])) if pv.column in declared else pv for pv in pvs
+                )
+        except ShredcatError as e:
+            msg = e.message if f.path in e.message else f"{f.path}: {e.message}"
+            raise InvalidStatsError(msg, details={"path": f.path, "attribute": "partitions"}) from None
+        out.append(replace(f, partitions=tuple(pvs)))
+    return out
 
 
 def _partition_declarations(

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from service.stats.model import FileStats, PathStats
+from service.stats.model import FileStats, PartitionValue, PathStats
 from service.values import Bound, format_bound
 
 #: JSON-able rendering of one side of a difference (bounds in DuckLake's text form).
@@ -38,9 +38,10 @@ _COUNT_FIELDS = ("column_size_bytes", "value_count", "null_count")
 class Difference:
     """One field whose stored value differs from the file's.
 
-    ``field``: a file attribute (``record_count``, ``variant_columns``...), ``row`` when a stats
-    row exists on one side only (shown as ``"present"``/None), or a row attribute (``min_value``,
-    ``contains_nan``...) of the row ``column``/``variant_path``.
+    ``field``: a file attribute (``record_count``, ``variant_columns``, ``partitions``...), ``row``
+    when a stats row exists on one side only (shown as ``"present"``/None), or a row attribute
+    (``min_value``, ``contains_nan``...) of the row ``column``/``variant_path`` (``variant_path``
+    None: a plain or partition column's row).
     """
 
     field: str
@@ -173,4 +174,33 @@ def compare_file_stats(stored: FileStats, extracted: FileStats) -> tuple[Differe
             out.extend(_row_differences(s, e))
     for e in fresh.values():
         out.append(Difference("row", None, "present", e.column, e.variant_path))
+    # Plain and partition columns: rows keyed by column (variant_path None), partition values by
+    # column (raw text and type; the typed value is the column's stats row, compared above).
+    fresh_cols = {c.column: c for c in extracted.columns}
+    for sc in stored.columns:
+        ec = fresh_cols.pop(sc.column, None)
+        if ec is None:
+            out.append(Difference("row", "present", None, sc.column, None))
+        else:
+            out.extend(_row_differences(sc, ec))  # type: ignore[arg-type]  # same fields
+    for ec in fresh_cols.values():
+        out.append(Difference("row", None, "present", ec.column, None))
+    sp = [(p.column, p.raw, p.value_type.name) for p in stored.partitions]
+    ep = [(p.column, p.raw, p.value_type.name) for p in extracted.partitions]
+    if sp != ep:
+        out.append(
+            Difference(
+                "partitions",
+                [f"{c}={r} ({t})" for c, r, t in sp],
+                [f"{c}={r} ({t})" for c, r, t in ep],
+            )
+        )
+    else:
+        for a, b in zip(stored.partitions, extracted.partitions, strict=True):
+            if not same_bound(a.value, b.value):
+                out.append(Difference("partition_value", _show(a), _show(b), a.column, None))
     return tuple(out)
+
+
+def _show(p: PartitionValue) -> str | None:
+    return None if p.value is None else format_bound(p.value_type, p.value)

@@ -384,7 +384,9 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
     merged = partition_types_of(conn, [t for t in ids if any(c.kind == PARTITION for c in every[t])])
     for tid, types in merged.items():
         every[tid] = [
-            replace(c, type=types[c.name]) if c.kind == PARTITION and not c.declared and c.name in types else c
+            replace(c, type=types[c.name] or c.type)
+            if c.kind == PARTITION and not c.declared and c.name in types
+            else c
             for c in every[tid]
         ]
     return [
@@ -407,11 +409,11 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
     ]
 
 
-def partition_types_of(conn: Connection, table_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+def partition_types_of(conn: Connection, table_ids: Sequence[int]) -> dict[int, dict[str, str | None]]:
     """The type of each undeclared partition column of these tables: Spark's merge
-    (:func:`service.storage.partitions.merge_types`) of the types its values are stored as in live
-    files, read from the key dictionary's live counters (one row per type, no file scan). A column
-    with no live file keeps its stored type (absent here)."""
+    (:func:`service.storage.partitions.merge_types`) of the types its non-NULL values are stored as
+    in live files, read from the key dictionary's live counters (one row per type, no file scan).
+    A column with no live non-NULL value is absent (its stored type stands)."""
     if not table_ids:
         return {}
     C, VP = m.Column, m.VariantPath
@@ -426,25 +428,28 @@ def partition_types_of(conn: Connection, table_ids: Sequence[int]) -> dict[int, 
                 C.column_kind == PARTITION,
                 C.type_declared.is_(False),
                 VP.variant_path == m.COLUMN_KEY_PATH,
-                VP.live_file_count > 0,
+                # Types of non-NULL values only (a NULL value is no type, as in Spark).
+                VP.live_value_count > 0,
             )
         ):
             found[int(tid)][cname].append(tname)
-    out: dict[int, dict[str, str]] = {}
+    out: dict[int, dict[str, str | None]] = {}
     for tid, by_col in found.items():
         out[tid] = {c: merge_type_names(ts) for c, ts in by_col.items()}
     return out
 
 
-def merge_type_names(names: Sequence[str]) -> str:
-    """Spark's partition type merge of stored type names (one name: itself)."""
+def merge_type_names(names: Sequence[str]) -> str | None:
+    """Spark's partition type merge of stored type names (one name: itself; none: None, Spark's
+    ``void``)."""
     unique = sorted(set(names))
-    if len(unique) == 1:
-        return unique[0]
+    if len(unique) <= 1:
+        return unique[0] if unique else None
     from service.storage.partitions import merge_types
     from service.values import ShreddedType
 
-    return merge_types([ShreddedType.parse(n) for n in unique]).name
+    merged = merge_types([ShreddedType.parse(n) for n in unique])
+    return None if merged is None else merged.name
 
 
 
@@ -463,7 +468,9 @@ def add_file_columns(conn: Connection, t: TableRow, snap: int, files: Sequence[F
     if not t.partition_columns:
         for f in files:
             for pv in f.partitions:
-                new_parts.setdefault(pv.column, []).append(pv.value_type.name)
+                types = new_parts.setdefault(pv.column, [])
+                if pv.value is not None or pv.raw is not None:  # NULL takes no part in the merge
+                    types.append(pv.value_type.name)
     if not new_plain and not new_parts:
         return t
     order = t.next_column_order
@@ -471,7 +478,8 @@ def add_file_columns(conn: Connection, t: TableRow, snap: int, files: Sequence[F
         insert_column(conn, t.table_id, snap, order, name, tname, PLAIN)
         order += 1
     for name, tnames in new_parts.items():
-        insert_column(conn, t.table_id, snap, order, name, merge_type_names(tnames), PARTITION)
+        # Every value NULL (Spark's void): stored as varchar; NULL counts prune the same in any type.
+        insert_column(conn, t.table_id, snap, order, name, merge_type_names(tnames) or "varchar", PARTITION)
         order += 1
     variant, plain = load_columns(conn, t.table_id)
     return replace(t, columns=variant, plain=plain)
