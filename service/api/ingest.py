@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 
 from service.api.paths import CheckedPath, WarehouseRoot, check_file_path, check_prefix
-from service.api.schemas import FileStatsBody, VariantStatsRowIn
+from service.api.schemas import ColumnStatsRowIn, FileStatsBody, VariantStatsRowIn
 from service.catalog.validate import Limits, check_file_count, check_row_count, row_where, validate_file
 from service.errors import FileAccessError, InvalidParquetError, InvalidStatsError, ShredcatError
-from service.stats.model import FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import Bound, ShreddedType, parse_bound
 
 log = logging.getLogger("service.api")
@@ -119,9 +119,45 @@ def _field(where: str, details: dict[str, object]) -> str:
     """The JSON field of an error located by the validator (``details`` attribute and row)."""
     attribute = details.pop("attribute", None)
     row = details.pop("row", None)
+    rows = "column-stats" if details.pop("rows", None) == "columns" else "variant-stats"
     if row is not None:
-        return f"{where}.variant-stats[{row}]" + (f".{attribute}" if attribute else "")
+        return f"{where}.{rows}[{row}]" + (f".{attribute}" if attribute else "")
+    if attribute == "partitions":
+        return f"{where}.path"  # partition values come from the path
     return f"{where}.{_FILE_FIELDS[attribute]}" if isinstance(attribute, str) else where
+
+
+def _column_row(at: str, path: str, r: ColumnStatsRowIn) -> ColumnStats:
+    """One plain column's row as typed ColumnStats (type name and bounds parsed)."""
+
+    def bad(attribute: str, message: str) -> InvalidStatsError:
+        return InvalidStatsError(
+            f"{path}: column {r.column!r}: {message}", details={"field": f"{at}.{attribute}", "path": path}
+        )
+
+    if r.file is not None and r.file != path:
+        raise bad("file", f"row of another file ({r.file!r})")
+    try:
+        t = ShreddedType.parse(r.column_type)
+    except ShredcatError as e:
+        raise bad("column_type", e.message) from None
+    bounds: list[Bound | None] = []
+    for name, text in (("min_value", r.min_value), ("max_value", r.max_value)):
+        try:
+            bounds.append(None if text is None else parse_bound(t, text))
+        except ShredcatError as e:
+            raise bad(name, e.message) from None
+    return ColumnStats(
+        column=r.column,
+        column_type=t,
+        column_size_bytes=r.column_size_bytes,
+        value_count=r.value_count,
+        null_count=r.null_count,
+        min_value=bounds[0],
+        max_value=bounds[1],
+        contains_nan=r.contains_nan,
+        extra_stats=r.extra_stats,
+    )
 
 
 def _bad(at: str, path: str, r: VariantStatsRowIn, attribute: str, message: str) -> InvalidStatsError:
@@ -168,7 +204,7 @@ def file_from_body(i: int, f: FileStatsBody, roots: Sequence[WarehouseRoot], lim
         e.details.setdefault("field", f"{where}.path")
         raise
     try:
-        check_row_count(checked.path, len(f.variant_stats), limits)  # before any row is parsed
+        check_row_count(checked.path, len(f.variant_stats) + len(f.column_stats), limits)  # before any row is parsed
         fs = FileStats(
             path=checked.path,
             file_size_bytes=f.file_size_bytes,
@@ -177,6 +213,9 @@ def file_from_body(i: int, f: FileStatsBody, roots: Sequence[WarehouseRoot], lim
             content_id=f.content_id,
             variant_columns=tuple(f.variant_columns),
             paths=tuple(_row(f"{where}.variant-stats[{j}]", checked.path, r) for j, r in enumerate(f.variant_stats)),
+            columns=tuple(
+                _column_row(f"{where}.column-stats[{j}]", checked.path, r) for j, r in enumerate(f.column_stats)
+            ),
         )
         return validate_file(fs, limits, check_record_counts=True)
     except ShredcatError as e:

@@ -19,15 +19,19 @@ from service.api.deps import (
 )
 from service.api.namespaces import NamespaceName
 from service.api.schemas import (
+    ColumnStatsRow,
     DataFile,
     FileStatsResponse,
     ListFilesResponse,
     ListSnapshotsResponse,
+    PartitionValueOut,
     Snapshot,
     TableStatsResponse,
     VariantStatsRow,
 )
 from service.api.tables import TableName
+from service.stats.model import ColumnStats
+from service.values import format_bound
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
 
@@ -130,6 +134,32 @@ def load_file_stats(
         content_id=fs.content_id,
         variant_columns=list(fs.variant_columns),
         variant_stats=[VariantStatsRow(column=ps.column, **ps.ducklake_row()) for ps in fs.paths],
+        column_stats=[column_stats_row(c) for c in fs.columns],
+        partition_values=[
+            PartitionValueOut(
+                column=p.column,
+                raw=p.raw,
+                type=p.value_type.name,
+                value=None if p.value is None else format_bound(p.value_type, p.value),
+            )
+            for p in fs.partitions
+        ],
+    )
+
+
+def column_stats_row(c: ColumnStats) -> ColumnStatsRow:
+    """A plain column's stats as DuckLake's row, with its name and type."""
+    t = c.column_type
+    return ColumnStatsRow(
+        column=c.column,
+        column_type=t.name,
+        column_size_bytes=c.column_size_bytes,
+        value_count=c.value_count,
+        null_count=c.null_count,
+        min_value=None if c.min_value is None else format_bound(t, c.min_value),
+        max_value=None if c.max_value is None else format_bound(t, c.max_value),
+        contains_nan=c.contains_nan,
+        extra_stats=c.extra_stats,
     )
 
 

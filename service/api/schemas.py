@@ -100,6 +100,11 @@ class TableIdentifier(ApiModel):
     name: str
 
 
+class PartitionColumnSpec(RequestModel):
+    name: Name
+    type: Annotated[StrictStr, Field(min_length=1, max_length=64, description="A DuckLake type name (`date`, `int64`, `varchar`, `decimal(10,2)`...).")]
+
+
 class CreateTableRequest(RequestModel):
     name: ObjectName
     variant_columns: list[Name] | None = Field(
@@ -112,15 +117,43 @@ class CreateTableRequest(RequestModel):
         description="Or: a Parquet file inside the warehouse roots whose Variant columns the table takes "
         "(the file itself is not registered).",
     )
+    partition_columns: list[PartitionColumnSpec] | None = Field(
+        default=None,
+        max_length=100,
+        description="Hive partition columns with declared types, in path order (otherwise partition columns "
+        "come from the first files committed, typed as Spark infers them). Every file must then have exactly "
+        "these partition columns.",
+    )
+    location: FilePath | None = Field(
+        default=None,
+        description="The table's base path: only `name=value` directory segments below it are partition values.",
+    )
 
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
                 {"name": "events", "variant-columns": ["v"]},
                 {"name": "events", "infer-from": "/data/lake/events/part-0.parquet"},
+                {
+                    "name": "events",
+                    "variant-columns": ["v"],
+                    "partition-columns": [{"name": "event_date", "type": "date"}],
+                    "location": "s3://lake/events/",
+                },
             ]
         }
     )
+
+
+class TableColumn(ApiModel):
+    """A column of the table: ``kind`` ``variant``, ``plain`` (a primitive column or a dotted
+    struct leaf, typed as the first file that had it) or ``partition`` (Hive; declared or
+    inferred type)."""
+
+    name: str
+    type: str
+    kind: Literal["variant", "plain", "partition"]
+    declared: bool = False
 
 
 class TableResponse(ApiModel):
@@ -134,6 +167,10 @@ class TableResponse(ApiModel):
     snapshot_count: int
     last_commit_time: datetime | None
     begin_snapshot: int
+    #: Every column: Variant, plain and partition, in column order.
+    columns: list[TableColumn] = Field(default_factory=list)
+    partition_columns: list[str] = Field(default_factory=list)
+    location: str | None = None
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -142,6 +179,12 @@ class TableResponse(ApiModel):
                     "identifier": {"namespace": ["lake"], "name": "events"},
                     "table-id": 1,
                     "variant-columns": ["v"],
+                    "columns": [
+                        {"name": "v", "type": "variant", "kind": "variant", "declared": False},
+                        {"name": "id", "type": "int64", "kind": "plain", "declared": False},
+                        {"name": "event_date", "type": "date", "kind": "partition", "declared": False},
+                    ],
+                    "partition-columns": ["event_date"],
                     "live-file-count": 8,
                     "live-record-count": 8000,
                     "live-bytes": 123456,
@@ -189,6 +232,39 @@ class VariantStatsRowIn(VariantStatsRow):
     file: StrictStr | None = None
 
 
+class ColumnStatsRow(BaseModel):
+    """One ``ducklake_file_column_stats`` row of a file (a plain column, or a partition column's
+    constant value), with the column's name and the type its bounds are in (DuckLake keeps the
+    type in ``ducklake_column``; a file may have another type than the table's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    column: Name
+    column_type: Annotated[StrictStr, Field(min_length=1, max_length=64)]
+    column_size_bytes: Count
+    value_count: Count
+    null_count: Count
+    min_value: StrictStr | None = None
+    max_value: StrictStr | None = None
+    contains_nan: StrictBool | None = None
+    extra_stats: StrictStr | None = None
+
+
+class ColumnStatsRowIn(ColumnStatsRow):
+    #: ``shredcat stats --columns`` prints the file on every row; accepted (must equal the file's path).
+    file: StrictStr | None = None
+
+
+class PartitionValueOut(ApiModel):
+    """A partition value of a file: ``raw`` the unescaped path text (None for
+    ``__HIVE_DEFAULT_PARTITION__``), ``type`` the type it is stored as, ``value`` rendered in it."""
+
+    column: str
+    raw: str | None
+    type: str
+    value: str | None
+
+
 class FileStatsBody(RequestModel):
     """A data file with the statistics shredcat's extractor found (``service.stats.extract``)."""
 
@@ -200,6 +276,8 @@ class FileStatsBody(RequestModel):
     variant_columns: list[Name] = Field(max_length=1000)
     #: At most SHREDCAT_MAX_STATS_ROWS_PER_FILE rows (413 beyond).
     variant_stats: list[VariantStatsRowIn] = Field(default_factory=list)
+    #: Plain columns' rows (optional; partition values are read from the path by the server).
+    column_stats: list[ColumnStatsRowIn] = Field(default_factory=list)
 
 
 _FILE_EXAMPLE = {
@@ -234,6 +312,8 @@ class FileStatsResponse(ApiModel):
     content_id: str | None
     variant_columns: list[str]
     variant_stats: list[VariantStatsRow]
+    column_stats: list[ColumnStatsRow] = Field(default_factory=list)
+    partition_values: list[PartitionValueOut] = Field(default_factory=list)
 
     model_config = ConfigDict(json_schema_extra={"examples": [_FILE_EXAMPLE]})
 

@@ -14,10 +14,12 @@ from service.api.schemas import (
     CreateTableRequest,
     DropResponse,
     ListTablesResponse,
+    TableColumn,
     TableIdentifier,
     TableResponse,
 )
 from service.catalog import Catalog, TableInfo
+from service.errors import ShredcatError
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables", tags=["tables"])
 
@@ -36,6 +38,9 @@ def table_response(t: TableInfo) -> TableResponse:
         snapshot_count=t.snapshot_count,
         last_commit_time=t.last_commit_time,
         begin_snapshot=t.begin_snapshot,
+        columns=[TableColumn(name=c.name, type=c.type, kind=c.kind, declared=c.declared) for c in t.all_columns],  # type: ignore[arg-type]
+        partition_columns=list(t.partition_columns),
+        location=t.location,
     )
 
 
@@ -90,7 +95,17 @@ def create_table(
         columns = list(fs.variant_columns)
         if not columns:
             raise field_error("body.infer-from", f"{fs.path} has no Variant column")
-    return table_response(catalog.create_table(namespace, body.name, columns, create_namespace=False))
+    parts = [(p.name, p.type) for p in body.partition_columns or ()]
+    try:
+        # The location is only compared with file paths (nothing is read there), so it need not exist.
+        info = catalog.create_table(
+            namespace, body.name, columns, create_namespace=False, partition_columns=parts, location=body.location
+        )
+    except ShredcatError as e:
+        if e.details.get("field") in ("partition-columns", "location"):
+            e.details["field"] = f"body.{e.details['field']}"
+        raise
+    return table_response(info)
 
 
 @router.get(

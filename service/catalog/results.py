@@ -66,6 +66,18 @@ class TableInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class RefreshResult:
+    """What :meth:`~service.catalog.Catalog.refresh` did: ``read`` live files had no plain-column
+    or partition rows and were read again; ``refreshed`` of them got rows; ``without_columns``
+    have no plain or partition column at all (nothing to add)."""
+
+    table: str
+    read: int
+    refreshed: int
+    without_columns: int
+
+
+@dataclass(frozen=True, slots=True)
 class CommitResult:
     """``snapshot_id`` is None when nothing changed (every file was already live, unchanged).
 

@@ -57,6 +57,7 @@ from service.catalog.results import (
     PathHealth,
     PlanResult,
     RecentSnapshot,
+    RefreshResult,
     RemoveResult,
     SnapshotInfo,
     TableGlobalStats,
@@ -87,7 +88,7 @@ from service.errors import (
     UnknownColumnError,
 )
 from service.stats.merge import GlobalStats, GlobalStatsAccumulator, from_ducklake_json, recompute
-from service.stats.model import FileStats
+from service.stats.model import FileStats, PartitionValue
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
@@ -301,10 +302,9 @@ class Catalog:
         Idempotency keys belong to one table and one ``principal`` (who commits: the REST API
         passes the token's identity); the same key of another principal is another key.
         """
-        files = list(files)
-        if any(f.partitions for f in files):
-            files = self._table_partitions(namespace, table, files)
-        batch = validate_batch(files, self.limits)
+        # Partition values are read from the paths (every name=value segment; under the table's
+        # location and typed as it declares once the table row is read, below).
+        batch = validate_batch(path_partitions(files), self.limits)
         check_batch_partitions(batch)
         prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
         if idempotency_key is not None:
@@ -314,7 +314,13 @@ class Catalog:
         trusted = frozenset(extracted)
 
         def op(conn: Connection) -> CommitResult:
+            nonlocal batch, prepared
             t = repo.require_table(conn, namespace, table, lock=True)
+            if _partitions_depend_on(t) and any(f.partitions for f in batch):
+                # Rare (a table with a location or declared partition types): read again, re-prepare.
+                batch = validate_batch(table_partitions(t, batch), self.limits)
+                check_batch_partitions(batch)
+                prepared = prepare_batch(batch)
             if idempotency_key is not None:
                 stored = repo.get_commit_key(conn, t.table_id, principal, idempotency_key)
                 if stored is not None:
@@ -395,12 +401,6 @@ class Catalog:
 
         return self._write(op)
 
-    def _table_partitions(self, namespace: str, table: str, files: list[FileStats]) -> list[FileStats]:
-        """:func:`table_partitions` of the table (its location and declared types never change
-        after creation, so this read needs no lock)."""
-        t = self._read(lambda conn: repo.find_table(conn, namespace, table))
-        return files if t is None else table_partitions(t, files)  # a missing table: the commit says so
-
     def register(
         self,
         namespace: str,
@@ -445,6 +445,93 @@ class Catalog:
             principal=principal,
             extracted=[f.path for f in files],
         )
+
+    # --- refresh ------------------------------------------------------------------------------
+
+    def refresh(
+        self,
+        namespace: str,
+        table: str,
+        read: Callable[[str], FileStats] | None = None,
+        *,
+        read_all: Callable[[Sequence[str]], Sequence[FileStats]] | None = None,
+    ) -> RefreshResult:
+        """Fill in plain-column statistics and partition values for the live files that have
+        none (files committed before the catalog kept them: after upgrading to schema 0003),
+        **in place**: no new snapshot, each row begins at its file's own ``begin_snapshot`` (the
+        file's content is the same, so a plan at any past snapshot may use them too); the
+        Variant statistics are not touched (``verify`` checks those).
+
+        Every such file is read again (``read``, default the extractor; ``read_all`` reads them
+        all at once, e.g. in parallel processes), outside any transaction; then one transaction
+        adds all rows, or none: a file that cannot be read, that changed since it was committed
+        (another size, content id...), or whose partition columns conflict with the table's is an
+        error naming it, and nothing is written. Running it again adds nothing."""
+
+        def pick(conn: Connection) -> tuple[repo.TableRow, list[tuple[int, str, int, tuple[str | None, int, int, int]]]]:
+            t = repo.require_table(conn, namespace, table)
+            return t, repo.files_without_column_rows(conn, t.table_id)
+
+        t, todo = self._read(pick)
+        if not todo:
+            return RefreshResult(t.qualified_name, 0, 0, 0)
+        paths = [p for _, p, _, _ in todo]
+        if read_all is not None:
+            fresh = list(read_all(paths))
+        else:
+            if read is None:
+                from service.stats.extract import extract_file
+
+                read = extract_file
+            fresh = []
+            for p in paths:
+                try:
+                    fresh.append(read(p))
+                except ShredcatError as e:
+                    msg = e.message if p in e.message else f"{p}: {e.message}"
+                    raise type(e)(msg, details={**e.details, "path": p}) from e
+        for (_, p, _, ident), f in zip(todo, fresh, strict=True):
+            if f.path != p:
+                raise BadInputError(f"{p}: the reader answered for {f.path}", details={"path": p})
+            if identity(f) != ident:
+                raise ConflictError(
+                    f"{p}: the file changed since it was committed ({ident} then, {identity(f)} now); "
+                    "remove and register it again",
+                    details={"path": p},
+                )
+
+        def op(conn: Connection) -> RefreshResult:
+            lt = repo.require_table(conn, namespace, table, lock=True)
+            still = {fid: (p, begin) for fid, p, begin, _ in repo.files_without_column_rows(conn, lt.table_id)}
+            keep = [(fid, f) for (fid, _, _, _), f in zip(todo, fresh, strict=True) if fid in still]
+            files = validate_batch(table_partitions(lt, [f for _, f in keep]), self.limits)
+            check_batch_partitions(files)
+            with_rows = [(fid, f) for (fid, _), f in zip(keep, files, strict=True) if f.columns or f.partitions]
+            others = lt.live_file_count - len(with_rows)
+            kinds = {name: c.kind for name, c in lt.plain.items()}
+            for _, f in with_rows:
+                check_table_columns(f, lt.columns, lt.qualified_name)
+                check_file_columns(
+                    f,
+                    lt.columns,
+                    kinds,
+                    lt.partition_columns,
+                    lt.qualified_name,
+                    unpartitioned_files=others > 0 and not lt.partition_columns,
+                )
+            if not with_rows:
+                return RefreshResult(lt.qualified_name, len(todo), 0, len(todo))
+            prepared = prepare_batch([f for _, f in with_rows])
+            lt = repo.add_file_columns(conn, lt, lt.current_snapshot_id, prepared.files)
+            repo.add_column_rows(
+                conn, lt, [fid for fid, _ in with_rows], [still[fid][1] for fid, _ in with_rows], prepared
+            )
+            return RefreshResult(lt.qualified_name, len(todo), len(with_rows), len(todo) - len(with_rows))
+
+        result = self._write(op)
+        with self._schema_lock:
+            self._schemas.clear()  # columns may have been added without a new snapshot
+        return result
 
     # --- removal ------------------------------------------------------------------------------
 
@@ -569,9 +656,7 @@ class Catalog:
             # The same normalisation as a commit (float32 bounds, truncated strings, partition
             # values under the table's location and types...), so that only what a commit of these
             # stats would store differently is reported.
-            if fresh.partitions:
-                fresh = table_partitions(t, [fresh])[0]
-            fresh = validate_file(fresh, self.limits)
+            fresh = validate_file(table_partitions(t, [fresh])[0], self.limits)
         except ShredcatError as e:
             return FileCheck(path, "unverifiable", reason=e.message)
         differences = compare_file_stats(stored, fresh)
@@ -1013,19 +1098,46 @@ class Catalog:
             token = res.next_page_token
 
 
+def path_partitions(files: Iterable[FileStats]) -> list[FileStats]:
+    """Files with the partition values of their paths (every ``name=value`` segment, typed as
+    Spark infers each): the one way a file gets partition values (what a caller put in
+    ``FileStats.partitions`` is replaced). A path Spark would refuse (``a=``, a column twice):
+    InvalidStatsError naming the file."""
+    out = []
+    for f in files:
+        if not isinstance(f, FileStats) or not isinstance(f.path, str):
+            out.append(f)  # the validator names what is wrong
+            continue
+        try:
+            pvs: tuple[PartitionValue, ...] = ()
+            if "=" in f.path:  # no partition segment otherwise: the parser is not even imported
+                from service.storage.partitions import partition_values
+
+                pvs = partition_values(f.path)
+        except ShredcatError as e:
+            msg = e.message if f.path in e.message else f"{f.path}: {e.message}"
+            raise InvalidStatsError(msg, details={"path": f.path, "attribute": "partitions"}) from None
+        out.append(f if pvs == f.partitions else replace(f, partitions=pvs))
+    return out
+
+
+def _partitions_depend_on(t: repo.TableRow) -> bool:
+    return t.location is not None or any(c.partition and c.declared for c in t.plain.values())
+
+
 def table_partitions(t: repo.TableRow, files: list[FileStats]) -> list[FileStats]:
-    """Files' partition values as the table sees them: relative to its location (the extractor
-    gives every ``name=value`` segment of the path), typed as it declares (a value that is not of
-    the declared type: InvalidStatsError naming the file)."""
+    """Files' partition values as the table sees them: relative to its location (only segments
+    below it), typed as it declares (a value that is not of the declared type, or a file outside
+    the location: InvalidStatsError naming the file)."""
+    if not _partitions_depend_on(t):
+        return path_partitions(files)
     declared = {name: c.type_name for name, c in t.plain.items() if c.partition and c.declared}
-    if t.location is None and not declared:
-        return files
     from service.storage.partitions import partition_values, retype
 
     out = []
     for f in files:
         try:
-            pvs = partition_values(f.path, base=t.location) if t.location is not None else f.partitions
+            pvs = partition_values(f.path, base=t.location)
             if declared:
                 pvs = tuple(
                     retype(pv, ShreddedType.parse(declared[pv.column])) if pv.column in declared else pv for pv in pvs

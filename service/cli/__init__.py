@@ -19,8 +19,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "files": ("files", "List the live files of a table."),
     "global-stats": ("global_stats", "Print a table's global Variant stats (DuckLake's JSON)."),
     "tables": ("tables", "List the tables with their file counts, rows and bytes."),
-    "prune": ("prune", "Print the candidate files of a table for a predicate on Variant paths."),
+    "prune": ("prune", "Print the candidate files of a table for a predicate (Variant paths, plain and partition columns)."),
     "verify": ("verify", "Re-extract a table's files and report stored stats that differ from the files."),
+    "refresh": (
+        "refresh",
+        "Add plain-column statistics and partition values to live files that have none (after an upgrade).",
+    ),
     "serve": ("serve", "Run the REST API server (uvicorn)."),
     "migrate": ("migrate", "Create or upgrade the catalog database schema."),
     "backfill": ("backfill", "Register an existing lake of Parquet files, extracting on Spark executors."),

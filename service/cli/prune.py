@@ -26,7 +26,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_database_argument(p)
 
 
-def parse_predicate(text: str):  # type: ignore[no-untyped-def]
+def parse_predicate(text: str, schema=None):  # type: ignore[no-untyped-def]
+    """The predicate's tree; ``schema`` (the table's, :meth:`service.catalog.Catalog.table_schema`)
+    resolves bare column names."""
     from service.cli._common import predicate_limits
 
     # Each parser is imported only for its own kind of text: the SQL one brings sqlglot.
@@ -53,7 +55,11 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         ns, table = split_table(args.table)
-        expr = parse_predicate(args.predicate)
+        text = args.predicate
+
+        def expr(schema):  # type: ignore[no-untyped-def]  # parsed against the table's columns
+            return parse_predicate(text, schema)
+
         with open_catalog(args) as catalog:
             first = catalog.plan(ns, table, expr, snapshot_id=args.snapshot, explain=args.explain, page_size=5000)
             pages = [first]

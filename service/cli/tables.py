@@ -1,4 +1,7 @@
-"""``shredcat tables [--json]``: every table with its live file count, rows and bytes."""
+"""``shredcat tables [--json]``: every table with its live file count, rows and bytes, and its
+columns: ``name type`` each, comma-separated (a partition column marked ``partition``); under
+``--json`` as ``columns`` objects ``{"name", "type", "kind"}`` (``variant``, ``plain`` or
+``partition``)."""
 
 from __future__ import annotations
 
@@ -36,9 +39,17 @@ def run(args: argparse.Namespace) -> int:
                         "bytes": t.live_bytes,
                         "snapshot_id": t.current_snapshot_id,
                         "snapshots": t.snapshot_count,
+                        "columns": [{"name": c.name, "type": c.type, "kind": c.kind} for c in t.all_columns],
+                        "partition_columns": list(t.partition_columns),
                     }
                 )
             )
         else:
-            print(f"{t.qualified_name}\t{t.live_file_count} files\t{t.live_record_count} rows\t{t.live_bytes} bytes")
+            cols = ", ".join(
+                f"{c.name} {c.type}" + (" partition" if c.kind == "partition" else "") for c in t.all_columns
+            )
+            print(
+                f"{t.qualified_name}\t{t.live_file_count} files\t{t.live_record_count} rows\t{t.live_bytes} bytes"
+                f"\t{cols}"
+            )
     return 0

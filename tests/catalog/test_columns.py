@@ -287,3 +287,55 @@ def test_partition_rows_of_another_type_are_never_read() -> None:
     assert not partition_row_usable(DATE, VARCHAR)
     assert not partition_row_usable(INT32, FLOAT64)
     assert not partition_row_usable(VARCHAR, None)
+
+
+# --- refresh of tables committed before schema 0003 -----------------------------------------------
+
+
+def test_refresh_fills_columns_of_files_committed_at_0002(empty_db_url: str) -> None:
+    """A catalog at 0002 with files (made at head and taken down: the head library cannot write
+    0002), upgraded: ``refresh`` adds the files' column rows in place, once, without a snapshot."""
+    from service.catalog.db import downgrade, upgrade_to_head
+
+    upgrade_to_head(empty_db_url)
+    files = [_file(i, i * 10, i * 10 + 9) for i in range(4)]
+    bare = [dataclasses.replace(f, columns=()) for f in files]
+    with Catalog(empty_db_url) as cat:
+        cat.create_table("ns", "t", ["v"])
+        first = cat.commit("ns", "t", bare[:2]).snapshot_id
+        cat.commit("ns", "t", bare[2:])
+        cat.remove("ns", "t", [bare[3].path])
+    downgrade(empty_db_url, "0002")
+    upgrade_to_head(empty_db_url)
+    by_path = {f.path: f for f in files}
+    with Catalog(empty_db_url) as cat:
+        before = cat.get_table("ns", "t")
+        assert [c.kind for c in before.all_columns] == ["variant"]
+        r = cat.refresh("ns", "t", by_path.__getitem__)
+        assert (r.read, r.refreshed, r.without_columns) == (3, 3, 0)
+        after = cat.get_table("ns", "t")
+        assert after.current_snapshot_id == before.current_snapshot_id  # in place
+        assert [(c.name, c.kind) for c in after.all_columns] == [("v", "variant"), ("x", "plain"), ("name", "plain")]
+        for f in files[:3]:
+            assert cat.file_stats("ns", "t", f.path).columns == f.columns
+        assert_consistent(cat, "ns", "t")
+        # The rows begin with their files: a plan at the first snapshot prunes on them too.
+        cond = _column_leaf(E.eq(_v("$.a", "bigint"), 15), "x")
+        with cat.engine.connect() as conn:
+            t = require_table(conn, "ns", "t")
+            assert [c.path for c in plan_in(conn, t, cond, snapshot_id=first).candidates] == [files[1].path]
+        again = cat.refresh("ns", "t", by_path.__getitem__)
+        assert (again.read, again.refreshed) == (0, 0)
+
+
+def test_refresh_refuses_a_changed_file_and_writes_nothing(catalog: Catalog) -> None:
+    catalog.create_table("ns", "t", ["v"])
+    files = [dataclasses.replace(_file(i, 0, 9), columns=()) for i in range(2)]
+    catalog.commit("ns", "t", files)
+    changed = {f.path: _file(i, 0, 9) for i, f in enumerate(files)}
+    changed[files[1].path] = dataclasses.replace(changed[files[1].path], file_size_bytes=999_999)
+    from service.errors import ConflictError
+
+    with pytest.raises(ConflictError, match="changed since it was committed"):
+        catalog.refresh("ns", "t", changed.__getitem__)
+    assert all(not catalog.file_stats("ns", "t", f.path).columns for f in files)

@@ -11,7 +11,13 @@ here commits.
 - :mod:`.idempotency`: commit idempotency keys.
 """
 
-from service.catalog.repository.commit import LiveFile, add_files, end_files, live_files_by_path
+from service.catalog.repository.commit import (
+    LiveFile,
+    add_column_rows,
+    add_files,
+    end_files,
+    live_files_by_path,
+)
 from service.catalog.repository.common import chunks, keyset_page
 from service.catalog.repository.idempotency import get_commit_key, put_commit_key
 from service.catalog.repository.path_stats import read_global_json, rebuild_global, write_global_json
@@ -22,6 +28,7 @@ from service.catalog.repository.reads import (
     file_stats,
     files_by_path,
     files_removed_at,
+    files_without_column_rows,
     iter_file_stats,
     list_files,
     list_files_sorted,
@@ -59,6 +66,7 @@ __all__ = [
     "FileSort",
     "LiveFile",
     "TableRow",
+    "add_column_rows",
     "add_file_columns",
     "add_files",
     "chunks",
@@ -71,6 +79,7 @@ __all__ = [
     "file_stats",
     "files_by_path",
     "files_removed_at",
+    "files_without_column_rows",
     "find_namespace",
     "find_table",
     "get_commit_key",

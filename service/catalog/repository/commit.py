@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from service.catalog import models as m
 from service.catalog.encode import PreparedBatch, max_width
+from service.catalog.models import COLUMN_KEY_PATH
 from service.catalog.repository.common import CHUNK, CS, PV, D, S, chunks
 from service.catalog.repository.path_stats import _apply_counters, _removed_counters, ensure_paths
 from service.catalog.repository.tables import TableRow
@@ -269,25 +270,54 @@ def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) ->
     counters. Global stats are merged by the caller."""
     files = batch.files
     ids = _insert_files(conn, t.table_id, snap, files)
+    _add_rows(conn, t, ids, [snap] * len(ids), batch, variant=True)
+    conn.execute(
+        update(m.Table)
+        .where(m.Table.table_id == t.table_id)
+        .values(
+            live_file_count=m.Table.live_file_count + len(files),
+            live_record_count=m.Table.live_record_count + sum(f.record_count for f in files),
+            live_bytes=m.Table.live_bytes + sum(f.file_size_bytes for f in files),
+            current_snapshot_id=snap,
+        )
+    )
+
+
+def add_column_rows(
+    conn: Connection, t: TableRow, ids: Sequence[int], begins: Sequence[int], batch: PreparedBatch
+) -> None:
+    """Add plain-column and partition rows (and their keys' counters) to live files that have
+    none: ``shredcat refresh`` of files committed before the catalog kept them. Each row begins
+    at its file's ``begin_snapshot`` (``begins``): the file's content is what it always was."""
+    _add_rows(conn, t, ids, begins, batch, variant=False)
+
+
+def _add_rows(
+    conn: Connection, t: TableRow, ids: Sequence[int], begins: Sequence[int], batch: PreparedBatch, *, variant: bool
+) -> None:
+    """Stats rows of the files ``ids`` (rows begin at ``begins``), and the counters and widths of
+    their keys: Variant paths and columns, or (``variant=False``) columns only."""
     # Variant and plain/partition column names never clash (one ducklake_column per name).
     cols = {**t.columns, **{name: c.column_id for name, c in t.plain.items()}}
-    path_rows = ensure_paths(conn, t.table_id, {(cols[c], vp, tn) for c, vp, tn in batch.counters})
-    pid_of = {k: path_rows[(cols[k[0]], k[1], k[2])].path_id for k in batch.counters}
+    keys = [k for k in batch.counters if variant or k[1] == COLUMN_KEY_PATH]
+    path_rows = ensure_paths(conn, t.table_id, {(cols[c], vp, tn) for c, vp, tn in keys})
+    pid_of = {k: path_rows[(cols[k[0]], k[1], k[2])].path_id for k in keys}
     tid = t.table_id
-    stats_rows: list[tuple[Any, ...]] = []
-    append = stats_rows.append
-    for fid, fr in zip(ids, batch.rows, strict=True):
-        for r in fr:
-            append(
-                (
-                    fid, tid, cols[r[0]], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
-                    pid_of[(r[0], r[1], r[2])], r[10], r[11], r[12], r[13], r[14], r[15], snap, None,
-                )
-            )  # fmt: skip
-    _insert_stats(conn, stats_rows)
+    if variant:
+        stats_rows: list[tuple[Any, ...]] = []
+        append = stats_rows.append
+        for fid, snap, fr in zip(ids, begins, batch.rows, strict=True):
+            for r in fr:
+                append(
+                    (
+                        fid, tid, cols[r[0]], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9],
+                        pid_of[(r[0], r[1], r[2])], r[10], r[11], r[12], r[13], r[14], r[15], snap, None,
+                    )
+                )  # fmt: skip
+        _insert_stats(conn, stats_rows)
     if any(batch.col_rows):
         col_stats: list[tuple[Any, ...]] = []
-        for fid, fr in zip(ids, batch.col_rows, strict=True):
+        for fid, snap, fr in zip(ids, begins, batch.col_rows, strict=True):
             for r in fr:
                 col_stats.append(
                     (
@@ -300,25 +330,15 @@ def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) ->
         index = {name: i for i, name in enumerate(t.partition_columns)}
         parts = [
             (fid, tid, index[name], raw, cols[name], snap, None)
-            for fid, fr in zip(ids, batch.part_rows, strict=True)
+            for fid, snap, fr in zip(ids, begins, batch.part_rows, strict=True)
             for name, raw in fr
         ]
         _insert_rows(conn, "ducklake_file_partition_value", PARTITION_COLUMNS, PARTITION_PG_TYPES, parts)
-    deltas = {pid_of[k]: c for k, c in batch.counters.items()}
+    deltas = {pid_of[k]: batch.counters[k] for k in keys}
     widths = {
-        pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, w) for k, w in batch.widths.items()
+        pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, batch.widths[k]) for k in keys
     }
     _apply_counters(conn, deltas, widths)
-    conn.execute(
-        update(m.Table)
-        .where(m.Table.table_id == t.table_id)
-        .values(
-            live_file_count=m.Table.live_file_count + len(files),
-            live_record_count=m.Table.live_record_count + sum(f.record_count for f in files),
-            live_bytes=m.Table.live_bytes + sum(f.file_size_bytes for f in files),
-            current_snapshot_id=snap,
-        )
-    )
 
 
 # --- removal ----------------------------------------------------------------------------------

@@ -1,0 +1,57 @@
+"""``shredcat refresh --table NS.TABLE [--workers N] [--json]``: plain-column statistics and
+partition values for the live files that have none.
+
+Tables registered before schema 0003 (``shredcat migrate`` adds the tables, not the rows) get
+them this way: every live file without such rows is read again (its footer only, in worker
+processes for many files) and the rows are added **in place** in one transaction (no new
+snapshot; each row begins at its file's own snapshot; Variant statistics untouched). A file that
+cannot be read, that changed since it was committed, or whose partition directories conflict
+with the table's fails the whole refresh (exit 2; 1 for a database error), and nothing is written. Running it again adds
+nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from service.cli._common import add_database_argument
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--table", required=True, help="NAMESPACE.TABLE")
+    p.add_argument("--workers", type=int, default=None, help="extraction processes (default: CPU count)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_database_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from service.cli._common import open_catalog, split_table
+    from service.cli.register import _extract_all
+    from service.errors import ShredcatError
+
+    try:
+        ns, table = split_table(args.table)
+        with open_catalog(args) as catalog:
+            result = catalog.refresh(ns, table, read_all=lambda paths: _extract_all(list(paths), args.workers))
+    except ShredcatError as e:
+        print(f"shredcat refresh: {e.message}", file=sys.stderr)
+        return 2 if e.http_status < 500 else 1
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "table": result.table,
+                    "read": result.read,
+                    "refreshed": result.refreshed,
+                    "without_columns": result.without_columns,
+                }
+            )
+        )
+    else:
+        print(
+            f"{result.table}: {result.refreshed} files given plain-column statistics and partition values "
+            f"({result.read} read, {result.without_columns} without such columns)"
+        )
+    return 0
