@@ -17,7 +17,7 @@ pruned on (:mod:`service.pruning.diagnostics`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Hashable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,6 +36,7 @@ from service.pruning.parse_json import decode_json
 
 if TYPE_CHECKING:
     from service.pruning.expressions import BooleanExpression
+    from service.pruning.schema import TableSchema
 
 
 class _ExactJSONRequest(Request):
@@ -66,23 +67,44 @@ CACHED_SQL_CHARS = 4096
 
 
 @lru_cache(maxsize=512)
-def _parse_sql_cached(sql: str, limits: PredicateLimits) -> BooleanExpression:
-    return _parse_sql(sql, limits)
+def _parse_sql_cached(sql: str, limits: PredicateLimits, key: Hashable, schema: _Unhashed) -> BooleanExpression:
+    return _parse_sql(sql, limits, schema.value)
 
 
-def _parse_sql(sql: str, limits: PredicateLimits) -> BooleanExpression:
+def _parse_sql(sql: str, limits: PredicateLimits, schema: TableSchema) -> BooleanExpression:
     from service.pruning.parse_sql import parse_sql
 
     return parse_sql(sql, **limits.sql_keywords())
 
 
-def _parsed_sql(sql: str, limits: PredicateLimits) -> BooleanExpression:
-    """The tree of a SQL predicate under these limits: trees are immutable, so one is shared by
-    every request with the same text; a text that fails to parse raises each time (errors are
-    not cached)."""
+class _Unhashed:
+    """Carries the schema into the cached parser without taking part in the cache key (the
+    schema's ``key`` does)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: TableSchema) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unhashed)
+
+
+def schema_key(schema: TableSchema) -> Hashable:
+    """What of a table's schema a parse depends on: its column names, kinds and types."""
+    return (tuple(schema.variant_columns), tuple((n, c.type, c.partition) for n, c in schema.columns.items()))
+
+
+def _parsed_sql(sql: str, limits: PredicateLimits, schema: TableSchema) -> BooleanExpression:
+    """The tree of a SQL predicate under these limits, against this table schema: trees are
+    immutable, so one is shared by every request with the same text and schema; a text that fails
+    to parse raises each time (errors are not cached)."""
     if len(sql) <= CACHED_SQL_CHARS:
-        return _parse_sql_cached(sql, limits)
-    return _parse_sql(sql, limits)
+        return _parse_sql_cached(sql, limits, schema_key(schema), _Unhashed(schema))
+    return _parse_sql(sql, limits, schema)
 
 
 def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) -> PlanResponse:
@@ -91,16 +113,19 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
     if (flt is None) == (body.sql is None):
         raise field_error("body", "give exactly one of filter and sql")
     check_page_size(ctx, body.page_size, field="body.page-size")
-    try:
-        if body.sql is not None:
-            expr = _parsed_sql(body.sql, s.predicate_limits)
-        else:
+
+    def expr(schema: TableSchema) -> BooleanExpression:
+        """The predicate parsed against the table's columns (the catalog passes them)."""
+        try:
+            if body.sql is not None:
+                return _parsed_sql(body.sql, s.predicate_limits, schema)
             from service.pruning.parse_json import parse_json
 
-            expr = parse_json(flt, **s.predicate_limits.json_keywords())
-    except ShredcatError as e:
-        e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
-        raise
+            return parse_json(flt, **s.predicate_limits.json_keywords())
+        except ShredcatError as e:
+            e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
+            raise
+
     assert ctx.catalog is not None
     try:
         result = ctx.catalog.plan(

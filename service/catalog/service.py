@@ -1055,7 +1055,17 @@ class Catalog:
         condition = None if parse is not None else merge_conjunctions(compile_expression(expr))  # type: ignore[arg-type]
 
         def op(conn: Connection) -> PlanResult:
-            t = repo.require_table(conn, namespace, table)
+            found = repo.find_table(conn, namespace, table)
+            if found is None and parse is not None:
+                # A bad predicate (syntax, limits) is reported as such even on a missing table;
+                # names cannot be checked without one.
+                from service.pruning.schema import TableSchema
+
+                try:
+                    parse(TableSchema())
+                except UnknownColumnError:
+                    pass
+            t = found if found is not None else repo.require_table(conn, namespace, table)
             schema = self._schema(conn, t)
             tree = parse(schema) if parse is not None else expr
             cond = condition if condition is not None else merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
@@ -1185,7 +1195,7 @@ def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
     what = "Variant column" if not t.plain else "column"
     raise UnknownColumnError(
-        f"{t.qualified_name} has no {what} {', '.join(map(repr, unknown))}; its columns: {names}{hint}",
+        f"{t.qualified_name} has no {what} {', '.join(map(repr, unknown))}; its {what}s: {names}{hint}",
         details={"column": unknown[0], "unknown_columns": unknown, "columns": have, "suggestions": close},
     )
 

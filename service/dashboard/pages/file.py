@@ -1,5 +1,6 @@
 """``GET /admin/tables/{ns}/{table}/file``: one file's metadata and per-path stats, rows whose type
-differs from the one most files store the path as, and the table's paths this file lacks."""
+differs from the one most files store the path as, the table's paths this file lacks, and the
+file's partition values and plain-column statistics."""
 
 from __future__ import annotations
 
@@ -45,4 +46,36 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
         )
     present = {(ps.column, ps.variant_path) for ps in fs.paths}
     absent = [c for key, c in coverage.items() if key not in present]
-    return render(request, "file.html", t=info, f=meta, fs=fs, rows=rows, absent=absent)
+    table_types = {c.name: c.type for c in info.all_columns}
+    column_rows = [
+        {
+            "cs": cs,
+            "type": cs.column_type.name,
+            # The table's type of the column, when this file stores another (the planner decides
+            # whether those stats serve a predicate).
+            "table_type": table_types.get(cs.column) if table_types.get(cs.column) != cs.column_type.name else None,
+            "min": fmt.bound_text(cs.column_type, cs.min_value, cs.value_count),
+            "max": fmt.bound_text(cs.column_type, cs.max_value, cs.value_count),
+            "nan": fmt.nan_text(cs.column_type, cs.contains_nan),
+        }
+        for cs in fs.columns
+    ]
+    partitions = [
+        {
+            "pv": pv,
+            "value": "NULL" if pv.value is None else fmt.bound_text(pv.value_type, pv.value, 1),
+            "table_type": table_types.get(pv.column) if table_types.get(pv.column) != pv.value_type.name else None,
+        }
+        for pv in fs.partitions
+    ]
+    return render(
+        request,
+        "file.html",
+        t=info,
+        f=meta,
+        fs=fs,
+        rows=rows,
+        absent=absent,
+        column_rows=column_rows,
+        partitions=partitions,
+    )

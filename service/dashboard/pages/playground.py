@@ -100,8 +100,16 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
 
         if not sql.strip():
             raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
-        expr = parse_sql(sql, **settings.predicate_limits.sql_keywords())
-        result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, explain=True, page_size=PLAYGROUND_PAGE)
+        keywords = settings.predicate_limits.sql_keywords()
+        # Parsed against the table's columns, which the catalog passes (bare names resolve there).
+        result = catalog.plan(
+            namespace,
+            table,
+            lambda schema: parse_sql(sql, **keywords),
+            snapshot_id=snapshot,
+            explain=True,
+            page_size=PLAYGROUND_PAGE,
+        )
     except NotFoundError as e:
         if e.details.get("snapshot_id") is None and e.details.get("snapshot") is None:
             raise
