@@ -29,6 +29,7 @@ Behaviour:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import threading
@@ -1061,10 +1062,8 @@ class Catalog:
                 # names cannot be checked without one.
                 from service.pruning.schema import TableSchema
 
-                try:
+                with contextlib.suppress(UnknownColumnError):
                     parse(TableSchema())
-                except UnknownColumnError:
-                    pass
             t = found if found is not None else repo.require_table(conn, namespace, table)
             schema = self._schema(conn, t)
             tree = parse(schema) if parse is not None else expr
