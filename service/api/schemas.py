@@ -278,6 +278,9 @@ class FileStatsBody(RequestModel):
     variant_stats: list[VariantStatsRowIn] = Field(default_factory=list)
     #: Plain columns' rows (optional; partition values are read from the path by the server).
     column_stats: list[ColumnStatsRowIn] = Field(default_factory=list)
+    #: Accepted so that a loadFileStats answer can be committed again as it is; ignored: the
+    #: catalog reads partition values from the path.
+    partition_values: list[PartitionValueOut] = Field(default_factory=list, max_length=1000)
 
 
 _FILE_EXAMPLE = {

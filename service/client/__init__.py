@@ -55,6 +55,7 @@ from service.client.errors import (
     Unprocessable,
 )
 from service.client.models import (
+    ColumnStatsRowJSON,
     CommitResult,
     DataFile,
     FileExplanation,
@@ -63,6 +64,7 @@ from service.client.models import (
     GlobalPathStatsJSON,
     Health,
     Namespace,
+    PartitionValueJSON,
     PlanFile,
     PlanResult,
     PlanWarning,
@@ -70,6 +72,7 @@ from service.client.models import (
     Snapshot,
     SnapshotsPage,
     Table,
+    TableColumn,
     TableStatsJSON,
     VariantStatsRowJSON,
 )
@@ -79,6 +82,7 @@ __all__ = [
     "AsyncShredcatClient",
     "BadRequest",
     "ClientError",
+    "ColumnStatsRowJSON",
     "CommitConflict",
     "CommitResult",
     "Conflict",
@@ -95,6 +99,7 @@ __all__ = [
     "NoSuchNamespace",
     "NoSuchTable",
     "NotFound",
+    "PartitionValueJSON",
     "PayloadTooLarge",
     "PlanFile",
     "PlanResult",
@@ -109,6 +114,7 @@ __all__ = [
     "SnapshotsPage",
     "Table",
     "TableAlreadyExists",
+    "TableColumn",
     "TableStatsJSON",
     "Unauthorized",
     "Unprocessable",

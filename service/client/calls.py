@@ -29,6 +29,7 @@ from service.client.errors import (
     error_from_response,
 )
 from service.client.models import (
+    ColumnStatsRowJSON,
     CommitResult,
     FilesPage,
     FileStatsJSON,
@@ -48,7 +49,7 @@ from service.client.models import (
 )
 
 if TYPE_CHECKING:
-    from service.stats.model import FileStats
+    from service.stats.model import ColumnStats, FileStats
 
 T = TypeVar("T")
 
@@ -163,15 +164,29 @@ def list_tables(namespace: str) -> Call[list[str]]:
 
 
 def create_table(
-    namespace: str, name: str, *, variant_columns: Sequence[str] | None = None, infer_from: str | None = None
+    namespace: str,
+    name: str,
+    *,
+    variant_columns: Sequence[str] | None = None,
+    infer_from: str | None = None,
+    partition_columns: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+    location: str | None = None,
 ) -> Call[Table]:
     """Create a table with these Variant columns, or those of the file ``infer_from`` (read by the
-    server, inside its warehouse roots)."""
+    server, inside its warehouse roots). ``partition_columns``: Hive partition columns with
+    declared types (``{"event_date": "date"}``), in path order; ``location``: the table's base
+    path (only ``name=value`` directories below it are partition values). Plain columns come from
+    the committed files."""
     body: dict[str, Any] = {"name": name}
     if variant_columns is not None:
         body["variant-columns"] = list(variant_columns)
     if infer_from is not None:
         body["infer-from"] = infer_from
+    if partition_columns is not None:
+        items = partition_columns.items() if isinstance(partition_columns, Mapping) else partition_columns
+        body["partition-columns"] = [{"name": n, "type": t} for n, t in items]
+    if location is not None:
+        body["location"] = location
     return Call(
         "POST", f"{_namespace_path(namespace)}/tables", _json(Table.from_json), json=body,
         errors={**_ON_NAMESPACE, 409: TableAlreadyExists},
@@ -194,7 +209,7 @@ def file_stats_payload(fs: FileStats) -> FileStatsJSON:
     """A :class:`~service.stats.model.FileStats` (from :func:`service.stats.extract.extract_file`) as
     the JSON a commit with client-side statistics carries."""
     rows = [cast(VariantStatsRowJSON, {"column": ps.column, **ps.ducklake_row()}) for ps in fs.paths]
-    return {
+    out: FileStatsJSON = {
         "path": fs.path,
         "file-size-bytes": fs.file_size_bytes,
         "record-count": fs.record_count,
@@ -202,6 +217,27 @@ def file_stats_payload(fs: FileStats) -> FileStatsJSON:
         "content-id": fs.content_id,
         "variant-columns": list(fs.variant_columns),
         "variant-stats": rows,
+    }
+    if fs.columns:  # absent otherwise: a server before plain-column statistics accepts the body
+        out["column-stats"] = [column_stats_json(c) for c in fs.columns]
+    return out
+
+
+def column_stats_json(c: ColumnStats) -> ColumnStatsRowJSON:
+    """A plain column's ``ducklake_file_column_stats`` row with its name and type."""
+    from service.values import format_bound
+
+    t = c.column_type
+    return {
+        "column": c.column,
+        "column_type": t.name,
+        "column_size_bytes": c.column_size_bytes,
+        "value_count": c.value_count,
+        "null_count": c.null_count,
+        "min_value": None if c.min_value is None else format_bound(t, c.min_value),
+        "max_value": None if c.max_value is None else format_bound(t, c.max_value),
+        "contains_nan": c.contains_nan,
+        "extra_stats": c.extra_stats,
     }
 
 

@@ -29,6 +29,31 @@ class VariantStatsRowJSON(TypedDict):
 
 #: A data file with its statistics: the body of a commit with client-side statistics, and the
 #: answer of ``file_stats``.
+class ColumnStatsRowJSON(TypedDict):
+    """One ``ducklake_file_column_stats`` row of a file (a plain column, or a partition column's
+    constant value), with the column's name and the type its bounds are in."""
+
+    column: str
+    column_type: str
+    column_size_bytes: int
+    value_count: int
+    null_count: int
+    min_value: str | None
+    max_value: str | None
+    contains_nan: bool | None
+    extra_stats: str | None
+
+
+class PartitionValueJSON(TypedDict):
+    """A file's partition value: the path text (None for ``__HIVE_DEFAULT_PARTITION__``), the type
+    it is stored as and the value rendered in it."""
+
+    column: str
+    raw: str | None
+    type: str
+    value: str | None
+
+
 FileStatsJSON = TypedDict(
     "FileStatsJSON",
     {
@@ -39,6 +64,8 @@ FileStatsJSON = TypedDict(
         "content-id": str | None,
         "variant-columns": list[str],
         "variant-stats": list[VariantStatsRowJSON],
+        "column-stats": NotRequired[list[ColumnStatsRowJSON]],
+        "partition-values": NotRequired[list[PartitionValueJSON]],
     },
 )
 
@@ -110,6 +137,11 @@ class Table:
     snapshot_count: int
     last_commit_time: datetime | None
     begin_snapshot: int
+    #: Every column (Variant, plain, partition), in column order (empty from a server before
+    #: plain-column statistics).
+    columns: tuple[TableColumn, ...] = ()
+    partition_columns: tuple[str, ...] = ()
+    location: str | None = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Table:
@@ -127,7 +159,23 @@ class Table:
             snapshot_count=d["snapshot-count"],
             last_commit_time=None if last is None else _time(last),
             begin_snapshot=d["begin-snapshot"],
+            columns=tuple(
+                TableColumn(c["name"], c["type"], c["kind"], bool(c.get("declared", False))) for c in d.get("columns", ())
+            ),
+            partition_columns=tuple(d.get("partition-columns", ())),
+            location=d.get("location"),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class TableColumn:
+    """A column of a table: ``kind`` ``variant``, ``plain`` or ``partition``; ``type`` a DuckLake
+    type name (``variant`` for a Variant column)."""
+
+    name: str
+    type: str
+    kind: str
+    declared: bool = False
 
 
 @dataclass(frozen=True, slots=True)

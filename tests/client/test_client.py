@@ -448,3 +448,34 @@ def test_base_url_is_handled_alike_by_both_clients(client, base: str) -> None:
                 await ac.load_table("lake", "nope")
 
     asyncio.run(main())
+
+
+def test_columns_and_declared_partitions_sync_and_async(sc: ShredcatClient, client, warehouse: Path) -> None:
+    """create_table's partition declarations and location, Table.columns, and client-side stats
+    carrying plain-column rows (``column-stats``), through both clients."""
+    from service.client import TableColumn
+    from service.stats.model import ColumnStats
+    from service.values import ShreddedType
+
+    sc.create_namespace("lake")
+    loc = str(warehouse / "events")
+    t = sc.create_table("lake", "events", variant_columns=["v"], partition_columns={"day": "date"}, location=loc)
+    assert t.columns == (TableColumn("v", "variant", "variant"), TableColumn("day", "date", "partition", True))
+    assert t.partition_columns == ("day",) and t.location == loc
+    sc.create_table("lake", "plain", variant_columns=["v"])
+    fs = extract_file(_paths(warehouse, 0)[0])
+    id_stats = ColumnStats("id", ShreddedType.parse("int64"), 10, fs.record_count, 0, 1, 9, None)
+    import dataclasses
+
+    sc.commit_files("lake", "plain", [dataclasses.replace(fs, columns=(id_stats,))])
+    assert [c.name for c in sc.load_table("lake", "plain").columns] == ["v", "id"]
+    rows = sc.file_stats("lake", "plain", fs.path)["column-stats"]  # type: ignore[typeddict-item]
+    assert [(r["column"], r["column_type"], r["min_value"], r["max_value"]) for r in rows] == [("id", "int64", "1", "9")]
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=client.app)
+        async with AsyncShredcatClient("http://testserver", token=TOKENS["admin"], transport=transport) as ac:
+            got = await ac.load_table("lake", "events")
+            assert got.columns == t.columns and got.location == loc
+
+    asyncio.run(main())

@@ -1,0 +1,98 @@
+"""Plain and partition columns over REST: createTable with declared partition columns and a
+location, loadTable's columns, commits whose client-side statistics carry ``column-stats``,
+loadFileStats answering them (in the shape a commit takes), and their validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from service.client import file_stats_payload
+from service.stats.model import ColumnStats, FileStats, PathStats
+from service.values import ShreddedType
+from tests.api.conftest import ADMIN, READER, WRITER, assert_error
+
+INT64 = ShreddedType.parse("int64")
+VARCHAR = ShreddedType.parse("varchar")
+T = "/v1/namespaces/lake/tables/cols"
+
+
+def _file(warehouse: Path, name: str, lo: int, hi: int, **kw: Any) -> dict[str, Any]:
+    fs = FileStats(
+        path=str(warehouse / "cols" / name),
+        file_size_bytes=5000,
+        record_count=10,
+        footer_size=100,
+        content_id=f"etag-{name}",
+        variant_columns=("v",),
+        paths=(PathStats("v", '"a"', INT64, 100, 10, 0, lo, hi, None),),
+        columns=(
+            ColumnStats("id", INT64, 80, 10, 0, lo, hi, None),
+            ColumnStats("name", VARCHAR, 80, 9, 1, f"n{lo}", f"n{hi}", None),
+        ),
+    )
+    return {**file_stats_payload(fs), **kw}
+
+
+def _create(client: Any, **body: Any) -> dict[str, Any]:
+    r = client.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=ADMIN)
+    assert r.status_code in (200, 409), r.text
+    r = client.post("/v1/namespaces/lake/tables", json={"name": "cols", "variant-columns": ["v"], **body}, headers=ADMIN)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_columns_round_trip_over_rest(client: Any, warehouse: Path) -> None:
+    _create(client)
+    docs = [_file(warehouse, "a.parquet", 0, 9), _file(warehouse, "b.parquet", 50, 59)]
+    assert all("column-stats" in d for d in docs)
+    r = client.post(T + "/commits", json={"files": docs}, headers=WRITER)
+    assert r.status_code == 200, r.text
+    t = client.get(T, headers=READER).json()
+    assert t["variant-columns"] == ["v"]
+    assert t["columns"] == [
+        {"name": "v", "type": "variant", "kind": "variant", "declared": False},
+        {"name": "id", "type": "int64", "kind": "plain", "declared": False},
+        {"name": "name", "type": "varchar", "kind": "plain", "declared": False},
+    ]
+    got = client.get(T + "/files/stats", params={"path": docs[1]["path"]}, headers=READER).json()
+    assert sorted(got["column-stats"], key=lambda x: x["column"]) == sorted(
+        docs[1]["column-stats"], key=lambda x: x["column"]
+    )
+    assert got["partition-values"] == []
+    # What loadFileStats answers can be committed again as it is (an unchanged file).
+    again = client.post(T + "/commits", json={"files": [got]}, headers=WRITER)
+    assert again.status_code == 200, again.text
+    assert again.json()["unchanged"] == [docs[1]["path"]]
+
+
+def test_a_bad_column_row_names_its_field(client: Any, warehouse: Path) -> None:
+    _create(client)
+    good = _file(warehouse, "a.parquet", 0, 9)
+    bad = _file(warehouse, "b.parquet", 0, 9)
+    bad["column-stats"][1]["min_value"] = "z"
+    bad["column-stats"][1]["max_value"] = "a"
+    err = assert_error(client.post(T + "/commits", json={"files": [good, bad]}, headers=WRITER), 422)
+    assert err["details"]["field"] == "body.files[1].column-stats[1].max_value"
+    wrong_type = _file(warehouse, "c.parquet", 0, 9)
+    wrong_type["column-stats"][0]["column_type"] = "int99"
+    err = assert_error(client.post(T + "/commits", json={"files": [wrong_type]}, headers=WRITER), 422)
+    assert err["details"]["field"] == "body.files[0].column-stats[0].column_type"
+    bound = _file(warehouse, "d.parquet", 0, 9)
+    bound["column-stats"][0]["min_value"] = "ten"
+    err = assert_error(client.post(T + "/commits", json={"files": [bound]}, headers=WRITER), 422)
+    assert err["details"]["field"] == "body.files[0].column-stats[0].min_value"
+    assert client.get(T, headers=READER).json()["live-file-count"] == 0
+
+
+def test_create_table_with_declared_partition_columns(client: Any, warehouse: Path) -> None:
+    loc = str(warehouse / "cols")
+    t = _create(client, **{"partition-columns": [{"name": "day", "type": "date"}], "location": loc})
+    assert t["partition-columns"] == ["day"] and t["location"] == loc
+    assert t["columns"][-1] == {"name": "day", "type": "date", "kind": "partition", "declared": True}
+    r = client.post(
+        "/v1/namespaces/lake/tables",
+        json={"name": "bad", "variant-columns": ["v"], "partition-columns": [{"name": "d", "type": "nope"}]},
+        headers=ADMIN,
+    )
+    assert_error(r, 422, field="body.partition-columns")
