@@ -3,6 +3,13 @@
     .venv/bin/python bench/commit.py                      # 100,000 files x 10 paths, batches of 1,000, both backends
     .venv/bin/python bench/commit.py --files 10000 --backend sqlite
     .venv/bin/python bench/commit.py --verify             # also check global stats == recomputation
+    .venv/bin/python bench/commit.py --columns 8 --partitioned   # + 8 plain columns, 2 partition columns
+    .venv/bin/python bench/commit.py --compare            # Variant-only, then 8 plain + 2 partition columns
+
+``--columns C`` gives every file C plain-column stats rows (the types of the paths, in turn);
+``--partitioned`` puts it under two Hive directories (``date=.../hour=...``), whose values the
+catalog reads from the path. Without either, files are Variant-only (no ``name=value`` segment).
+``--compare`` measures both in the same run, per backend, Variant-only first.
 
 The stats are generated before the clock starts (extraction is not measured). PostgreSQL: a fresh
 database ``shredcat_bench_<pid>`` is created on the server of ``--pg-admin-url``, migrated, and
@@ -30,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.machine import describe
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
-from service.stats.model import FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import ShreddedType
 
 DEFAULT_PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -50,7 +57,7 @@ PATH_TYPES = [
 ]
 
 
-def make_file(i: int, n_paths: int, seed: int = 7) -> FileStats:
+def make_file(i: int, n_paths: int, seed: int = 7, *, columns: int = 0, partitioned: bool = False) -> FileStats:
     """File number ``i`` (deterministic: any process can build any file)."""
     import uuid
 
@@ -97,19 +104,39 @@ def make_file(i: int, n_paths: int, seed: int = 7) -> FileStats:
                 contains_nan=False if t.is_float else None,
             )
         )
+    # Plain columns: the same kinds of values as the paths (one per path type, in turn).
+    plain = tuple(
+        ColumnStats(
+            column=f"c{j}",
+            column_type=p.shredded_type,
+            column_size_bytes=p.column_size_bytes,
+            value_count=p.value_count,
+            null_count=p.null_count,
+            min_value=p.min_value,
+            max_value=p.max_value,
+            contains_nan=p.contains_nan,
+        )
+        for j, p in ((j, paths[j % len(paths)]) for j in range(columns))
+    )
+    where = f"date=2026-01-{1 + i % 28:02d}/hour={i % 24:02d}" if partitioned else f"d2026-01-{1 + i % 28:02d}"
     return FileStats(
-        path=f"s3://bench-bucket/events/date=2026-01-{1 + i % 28:02d}/part-{i:07d}.parquet",
+        path=f"s3://bench-bucket/events/{where}/part-{i:07d}.parquet",
         file_size_bytes=50_000_000 + i,
         record_count=10_000,
         footer_size=20_000,
         content_id=f"etag-{i:08x}",
         variant_columns=("payload",),
         paths=tuple(paths),
+        columns=plain,
     )
 
 
+#: (plain columns, partitioned) of the files a run commits (set by main for worker processes too).
+SHAPE = {"columns": 0, "partitioned": False}
+
+
 def make_files(n: int, n_paths: int, start: int = 0) -> list[FileStats]:
-    return [make_file(i, n_paths) for i in range(start, start + n)]
+    return [make_file(i, n_paths, **SHAPE) for i in range(start, start + n)]  # type: ignore[arg-type]
 
 
 @contextmanager
@@ -182,9 +209,10 @@ def _commit_all(
 
 
 def _writer(
-    url: str, n_paths: int, batches: list[tuple[int, int]], start_at: float
+    url: str, n_paths: int, batches: list[tuple[int, int]], start_at: float, shape: dict[str, object]
 ) -> tuple[list[float], float, float]:
     """One writer process: build its batches, wait for the common start, commit them."""
+    SHAPE.update(shape)  # type: ignore[arg-type]
     return _commit_all(url, [make_files(n, n_paths, start) for start, n in batches], start_at)
 
 
@@ -204,7 +232,7 @@ def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: 
         start_at = time.time() + 5.0 + n_files / 20_000  # after every writer has built its files
         with ctx.Pool(writers) as pool:
             parts = [batches[w::writers] for w in range(writers)]
-            res = [pool.apply_async(_writer, (url, n_paths, part, start_at)) for part in parts]
+            res = [pool.apply_async(_writer, (url, n_paths, part, start_at, dict(SHAPE))) for part in parts]
             outs = [r.get() for r in res]
         elapsed = time.time() - start_at
         latencies = [x for o in outs for x in o[0]]
@@ -223,7 +251,7 @@ def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: 
             "server_cpu_s": server_cpu,
         }
         # One removal of a batch (rebuilds global stats from the per-path counters).
-        gone = [make_file(i, n_paths).path for i in range(batch)]
+        gone = [make_file(i, n_paths, **SHAPE).path for i in range(batch)]  # type: ignore[arg-type]
         r0 = time.perf_counter()
         cat.remove("bench", "events", gone)
         out["remove_batch_ms"] = (time.perf_counter() - r0) * 1000
@@ -244,24 +272,36 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep the PostgreSQL bench database")
     p.add_argument("--verify", action="store_true", help="check global stats == recomputation at the end")
     p.add_argument("--writers", type=int, default=1, help="concurrent writer processes (default 1)")
+    p.add_argument("--columns", type=int, default=0, help="plain-column stats rows per file (default 0)")
+    p.add_argument("--partitioned", action="store_true", help="files under date=/hour= directories")
+    p.add_argument(
+        "--compare", action="store_true", help="Variant-only, then 8 plain + 2 partition columns, same run"
+    )
     args = p.parse_args(argv)
 
     print(f"machine: {describe()}; load average {os.getloadavg()[0]:.1f} at start")
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    shapes = (
+        [(0, False), (8, True)] if args.compare else [(args.columns, args.partitioned)]
+    )
     for b in backends:
-        ctx = sqlite_url() if b == "sqlite" else postgres_url(args.pg_admin_url, args.keep)
-        with ctx as url:
-            r = run(url, args.files, args.paths, args.batch, args.writers, args.verify)
-        extra = f", verify {r['verify_s']:.1f}s" if "verify_s" in r else ""
-        cpu = r["client_cpu_s"] + r["server_cpu_s"]
-        print(
-            f"{b:9s} {args.files:,} files in batches of {args.batch:,}, {args.writers} writer(s): "
-            f"{r['seconds']:.1f}s = {r['files_per_s']:,.0f} files/s ({r['rows_per_s']:,.0f} stats rows/s); "
-            f"batch p50 {r['p50_batch_ms']:.0f} ms, max {r['max_batch_ms']:.0f} ms; "
-            f"remove of one batch {r['remove_batch_ms']:.0f} ms{extra}; load average {os.getloadavg()[0]:.1f}\n"
-            f"{'':9s} CPU: client {r['client_cpu_s']:.1f}s + database server {r['server_cpu_s']:.1f}s "
-            f"= {cpu * 1000 / args.files:.2f} ms per file -> {args.files / cpu:,.0f} files per CPU-second"
-        )
+        for columns, partitioned in shapes:
+            SHAPE.update(columns=columns, partitioned=partitioned)
+            ctx = sqlite_url() if b == "sqlite" else postgres_url(args.pg_admin_url, args.keep)
+            with ctx as url:
+                r = run(url, args.files, args.paths, args.batch, args.writers, args.verify)
+            extra = f", verify {r['verify_s']:.1f}s" if "verify_s" in r else ""
+            cpu = r["client_cpu_s"] + r["server_cpu_s"]
+            shape = f"+{columns} plain, {2 if partitioned else 0} partition columns"
+            print(
+                f"{b:9s} [{shape}] {args.files:,} files in batches of {args.batch:,}, {args.writers} writer(s): "
+                f"{r['seconds']:.1f}s = {r['files_per_s']:,.0f} files/s ({r['rows_per_s']:,.0f} stats rows/s); "
+                f"batch p50 {r['p50_batch_ms']:.0f} ms, max {r['max_batch_ms']:.0f} ms; "
+                f"remove of one batch {r['remove_batch_ms']:.0f} ms{extra}; load average {os.getloadavg()[0]:.1f}\n"
+                f"{'':9s} CPU: client {r['client_cpu_s']:.1f}s + database server {r['server_cpu_s']:.1f}s "
+                f"= {cpu * 1000 / args.files:.2f} ms per file -> {args.files / cpu:,.0f} files per CPU-second",
+                flush=True,
+            )
     return 0
 
 
