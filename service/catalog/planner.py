@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Connection, text
@@ -57,7 +57,6 @@ from service.pruning.conditions import (
     visit_test,
 )
 from service.pruning.evaluator import interpret, stats_by_path
-from service.stats.model import ColumnStats, PathStats
 from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
 
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
@@ -99,16 +98,14 @@ class _PathRow:
     unkeyed_files: int
     #: The stats table of the key's rows (:data:`VARIANT_STATS` or :data:`COLUMN_STATS`).
     table: str = VARIANT_STATS
-    #: False for a partition column's rows stored as a type the column's (merged) type does not
-    #: read exactly: those files are planned as if they had no row (kept).
-    usable: bool = True
 
 
 def partition_row_usable(stored: ShreddedType, column_type: ShreddedType | None) -> bool:
     """Whether a partition value stored as ``stored`` (inferred per file) may decide a predicate on
-    a partition column of type ``column_type`` (declared, or Spark's merge over the live files):
-    the same type, or a narrower signed integer of a wider one (the same number). Anything else
-    (int stored, string merged: Spark compares the text) is kept, never pruned."""
+    a partition column of type ``column_type`` (declared, or Spark's merge over the live files) by
+    its value: the same type, or a narrower signed integer of a wider one (the same number).
+    Anything else (int stored, string merged: Spark compares the text) is judged by the leaf's
+    type-independent test only (:func:`restrict_partition_leaves`)."""
     if column_type is None:
         return False
     if stored == column_type:
@@ -121,19 +118,11 @@ def partition_row_usable(stored: ShreddedType, column_type: ShreddedType | None)
 class _Planner(ConditionVisitor[str]):
     """Translates a condition into a SELECT of the data_file_ids that might match it."""
 
-    def __init__(
-        self,
-        conn: Connection,
-        t: repo.TableRow,
-        snapshot: int,
-        current: bool,
-        partition_types: Mapping[str, ShreddedType | None] | None = None,
-    ) -> None:
+    def __init__(self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool) -> None:
         self.conn = conn
         self.t = t
         self.snapshot = snapshot
         self.current = current
-        self.partition_types = partition_types or {}
         self.sql = _Sql()
         self._paths: dict[tuple[str, str | None], list[_PathRow]] = {}
         self.terms = 0
@@ -164,16 +153,10 @@ class _Planner(ConditionVisitor[str]):
         key = (column, variant_path)
         if key not in self._paths:
             table = VARIANT_STATS
-            #: A partition column's type as the predicate reads it (None: not a partition column).
-            partition_type: ShreddedType | None = None
-            is_partition = False
             if variant_path is None:
                 plain = self.t.plain.get(column)
                 column_id = None if plain is None else plain.column_id
                 table = COLUMN_STATS
-                if plain is not None and plain.partition:
-                    is_partition = True
-                    partition_type = self._partition_type(column, plain.type_name)
             else:
                 column_id = self.t.columns.get(column)
             rows: list[_PathRow] = []
@@ -188,15 +171,9 @@ class _Planner(ConditionVisitor[str]):
                     {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
                 ):
                     st = ShreddedType.parse(r[1])
-                    usable = not is_partition or partition_row_usable(st, partition_type)
-                    rows.append(_PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table, usable))
+                    rows.append(_PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table))
             self._paths[key] = rows
         return self._paths[key]
-
-    def _partition_type(self, column: str, stored: str) -> ShreddedType | None:
-        if column in self.partition_types:
-            return self.partition_types[column]
-        return ShreddedType.parse(stored)
 
     def path_rows(self) -> dict[tuple[str, str | None], list[_PathRow]]:
         """Every key read so far, by (column, variant_path) (variant_path None: a plain or
@@ -206,10 +183,9 @@ class _Planner(ConditionVisitor[str]):
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
     def _leaf_parts(self, c: LeafCondition) -> tuple[list[tuple[int, str]], bool, str]:
-        """(path_id, WHERE clause) per branch over stats rows, whether files without a (usable)
-        stats row for the key must be added (they are kept: nothing is known there), and the
-        stats table."""
-        rows = [r for r in self.paths(c.column, c.variant_path) if r.usable]
+        """(path_id, WHERE clause) per branch over stats rows, whether files without a stats row
+        for the key must be added (they are kept: nothing is known there), and the stats table."""
+        rows = self.paths(c.column, c.variant_path)
         parts = [
             (row.path_id, clause)
             for row in rows
@@ -256,7 +232,7 @@ class _Planner(ConditionVisitor[str]):
                 f"WHERE s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause})"
             )
         if uncovered:
-            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path) if r.usable)
+            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
             no_row = self.all_files()
             if ids:
                 no_row += (
@@ -536,7 +512,8 @@ def plan_in(
     variant_path) -> [(stored type, live files)]`` (every type ever stored), so the plan's
     warnings need no second look at the same rows. ``partition_types``: the type of each partition
     column as the predicate reads it (declared, or merged over the live files): a file whose value
-    is stored as another type is kept (:func:`partition_row_usable`)."""
+    is stored as another type is judged by type-independent facts only
+    (:func:`restrict_partition_leaves`)."""
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:
@@ -544,7 +521,9 @@ def plan_in(
         if token_fp != fp:
             raise BadInputError("the page token belongs to another predicate or table", details={"field": "page-token"})
     snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
-    planner = _Planner(conn, t, snapshot, current, partition_types)
+    if partition_types is not None:
+        condition = restrict_partition_leaves(condition, t, partition_types)
+    planner = _Planner(conn, t, snapshot, current)
     cand_sql = planner.build(condition)
     sql = planner.sql
     if path_facts is not None:
@@ -628,8 +607,7 @@ def _explain(
     stats = repo.stats_for_files(conn, t, [f[0] for f in files])
     out = []
     for fid, path, kept in files:
-        rows = [r for r in stats.get(fid, []) if _evaluator_may_read(planner, r)]
-        verdict = interpret(condition, stats_by_path(rows))  # type: ignore[arg-type]
+        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))  # type: ignore[arg-type]
         if kept:
             reason = verdict.reason if verdict.might_match else f"kept by the SQL layer ({verdict.reason})"
         else:
@@ -638,15 +616,50 @@ def _explain(
     return tuple(out)
 
 
-def _evaluator_may_read(planner: _Planner, row: PathStats | ColumnStats) -> bool:
-    """The evaluator reads the rows the SQL layer reads: not a partition value stored as a type
-    the column's type does not read exactly."""
-    if row.variant_path is not None:
-        return True
-    col = planner.t.plain.get(row.column)
-    if col is None or not col.partition:
-        return True
-    return partition_row_usable(row.shredded_type, planner._partition_type(row.column, col.type_name))
+class _RestrictPartitions(ConditionVisitor[Condition]):
+    """The condition with every partition leaf's cases limited to the stored types that read as
+    the column's type (:func:`partition_row_usable`)."""
+
+    def __init__(self, partition: Mapping[str, ShreddedType | None]) -> None:
+        self.partition = partition
+
+    def visit_leaf(self, c: LeafCondition) -> Condition:
+        if c.variant_path is not None or c.column not in self.partition:
+            return c
+        want = self.partition[c.column]
+        cases = []
+        for case in c.cases:
+            types = tuple(st for st in case.types if partition_row_usable(st, want))
+            if types:
+                cases.append(case if len(types) == len(case.types) else replace(case, types=types))
+        return c if len(cases) == len(c.cases) and all(a is b for a, b in zip(cases, c.cases, strict=True)) else replace(c, cases=tuple(cases))
+
+    def visit_all_of(self, c: AllOf) -> Condition:
+        return AllOf(tuple(visit_condition(k, self) for k in c.children))
+
+    def visit_any_of(self, c: AnyOf) -> Condition:
+        return AnyOf(tuple(visit_condition(k, self) for k in c.children))
+
+    def visit_constant(self, c: Constant) -> Condition:
+        return c
+
+
+def restrict_partition_leaves(
+    condition: Condition, t: repo.TableRow, partition_types: Mapping[str, ShreddedType | None]
+) -> Condition:
+    """``condition`` with the leaves on partition columns judging a file's value by its bounds only
+    when it is stored as a type that reads as the column's type (declared, or Spark's merge over
+    the live files); a value stored as another type (``n=1`` inferred int, the column a string)
+    meets the leaf's ``otherwise`` test: type-independent facts (NULL counts) only. The SQL
+    planner and the evaluator (explain, tests) read the same restricted condition."""
+    wanted = {
+        name: partition_types.get(name, None if c.type_name is None else ShreddedType.parse(c.type_name))
+        for name, c in t.plain.items()
+        if c.partition
+    }
+    if not wanted:
+        return condition
+    return visit_condition(condition, _RestrictPartitions(wanted))
 
 
 __all__ = [
@@ -657,4 +670,5 @@ __all__ = [
     "VARIANT_STATS",
     "partition_row_usable",
     "plan_in",
+    "restrict_partition_leaves",
 ]

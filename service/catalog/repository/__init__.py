@@ -57,6 +57,7 @@ from service.catalog.repository.tables import (
     insert_table,
     list_namespaces,
     new_snapshot,
+    partition_types_of,
     require_table,
     table_infos,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "live_files_by_path",
     "live_path_rows",
     "new_snapshot",
+    "partition_types_of",
     "path_coverage_rows",
     "path_types",
     "put_commit_key",

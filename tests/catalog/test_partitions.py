@@ -1,0 +1,194 @@
+"""Hive partition values in the catalog, on both backends: read from the paths at commit, the
+table's partition columns (inferred and merged as Spark does, or declared), Spark's "conflicting
+partition column names", the table location, NULL partitions, and planning on partition leaves
+(a file whose value is stored as another type than the column's is kept, never pruned)."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+import pytest
+
+from service.catalog import Catalog
+from service.catalog.repository import require_table
+from service.errors import InvalidStatsError
+from service.pruning import expressions as E
+from service.pruning.conditions import LeafCondition, compile_expression
+from service.pruning.evaluator import interpret, stats_by_path
+from service.values import ShreddedType
+from tests.catalog.factories import INT32, INT64, VARCHAR, assert_consistent, cs, fs, ps, with_columns
+
+DATE = ShreddedType.parse("date")
+
+
+def _f(path: str, lo: int = 0, hi: int = 9, **kw: Any) -> Any:
+    return with_columns(fs(path, ps('"a"', INT64, lo, hi), **kw), cs("x", INT64, lo, hi))
+
+
+def _leaf(pred: Any, column: str) -> LeafCondition:
+    cond = compile_expression(pred)
+    assert isinstance(cond, LeafCondition)
+    return dataclasses.replace(cond, column=column, variant_path=None)
+
+
+def _plan(cat: Catalog, cond: Any, **kw: Any) -> list[str]:
+    from service.catalog.planner import plan_in
+
+    with cat.engine.connect() as conn:
+        t = require_table(conn, "ns", "t")
+        schema = cat.table_schema("ns", "t")
+        types = {n: c.type for n, c in schema.columns.items() if c.partition}
+        return sorted(c.path for c in plan_in(conn, t, cond, partition_types=types, **kw).candidates)
+
+
+def test_partition_values_come_from_the_paths(catalog: Catalog) -> None:
+    catalog.create_table("ns", "t", ["v"])
+    files = [_f(f"s3://b/t/day=2024-01-0{d}/region=eu/f{d}.parquet", d, d + 5) for d in range(1, 4)]
+    catalog.commit("ns", "t", files)
+    info = catalog.get_table("ns", "t")
+    assert [(c.name, c.type, c.kind) for c in info.all_columns] == [
+        ("v", "variant", "variant"),
+        ("x", "int64", "plain"),
+        ("day", "date", "partition"),
+        ("region", "varchar", "partition"),
+    ]
+    assert info.partition_columns == ("day", "region")
+    got = catalog.file_stats("ns", "t", files[1].path)
+    assert [(p.column, p.raw, p.value_type.name) for p in got.partitions] == [
+        ("day", "2024-01-02", "date"),
+        ("region", "eu", "varchar"),
+    ]
+    assert [c.column for c in got.columns] == ["x"]  # partition rows are not plain columns
+    assert_consistent(catalog, "ns", "t")
+    # Pruning on the partition column, alone and with a Variant leaf.
+    day = _leaf(E.eq(E.variant("v", "$.a", "date"), "2024-01-02"), "day")
+    assert _plan(catalog, day) == [files[1].path]
+    catalog.remove("ns", "t", [files[1].path])
+    assert _plan(catalog, day) == []
+    assert_consistent(catalog, "ns", "t")
+
+
+@pytest.mark.parametrize(
+    ("paths", "match"),
+    [
+        (["s3://b/t/day=1/f0.parquet", "s3://b/t/region=eu/f1.parquet"], "conflicting partition column names"),
+        (["s3://b/t/day=1/f0.parquet", "s3://b/t/f1.parquet"], "conflicting partition column names"),
+        (["s3://b/t/a=1/b=2/f0.parquet", "s3://b/t/b=2/a=1/f1.parquet"], "conflicting partition column names"),
+    ],
+)
+def test_conflicting_partition_columns_in_one_commit(catalog: Catalog, paths: list[str], match: str) -> None:
+    catalog.create_table("ns", "t", ["v"])
+    with pytest.raises(InvalidStatsError, match=match) as e:
+        catalog.commit("ns", "t", [_f(p) for p in paths])
+    assert e.value.http_status == 422
+    assert catalog.get_table("ns", "t").live_file_count == 0
+    assert catalog.get_table("ns", "t").partition_columns == ()
+
+
+def test_a_file_must_have_the_tables_partition_columns(catalog: Catalog) -> None:
+    catalog.create_table("ns", "t", ["v"])
+    catalog.commit("ns", "t", [_f("s3://b/t/day=2024-01-01/f0.parquet")])
+    for bad in ("s3://b/t/f1.parquet", "s3://b/t/region=eu/f1.parquet", "s3://b/t/day=2024-01-01/k=1/f1.parquet"):
+        with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
+            catalog.commit("ns", "t", [_f(bad)])
+    # And an unpartitioned table takes no partitioned file.
+    catalog.create_table("ns", "u", ["v"])
+    catalog.commit("ns", "u", [_f("s3://b/u/f0.parquet")])
+    with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
+        catalog.commit("ns", "u", [_f("s3://b/u/day=1/f1.parquet")])
+
+
+def test_undeclared_types_merge_and_other_types_are_kept(catalog: Catalog) -> None:
+    """``n=1`` is an int, ``n=3000000000`` a bigint, ``n=abc`` a string: the column's type is
+    Spark's merge over the live files; a file whose value is stored as a type the merged type does
+    not read exactly is never pruned on it."""
+    catalog.create_table("ns", "t", ["v"])
+    small = _f("s3://b/t/n=1/f0.parquet")
+    big = _f("s3://b/t/n=3000000000/f1.parquet")
+    catalog.commit("ns", "t", [small, big])
+    assert catalog.table_schema("ns", "t").columns["n"].type == INT64
+    eq1 = _leaf(E.eq(E.variant("v", "$.a", "bigint"), 1), "n")
+    assert _plan(catalog, eq1) == [small.path]  # int32 values serve a bigint column
+    text = _f("s3://b/t/n=abc/f2.parquet")
+    catalog.commit("ns", "t", [text])
+    assert catalog.table_schema("ns", "t").columns["n"].type == VARCHAR
+    assert {c.name: c.type for c in catalog.get_table("ns", "t").all_columns}["n"] == "varchar"
+    eq_abc = _leaf(E.eq(E.variant("v", "$.a", "string"), "abc"), "n")
+    # Only the string file can be judged: the int files are kept.
+    assert _plan(catalog, eq_abc) == sorted([small.path, big.path, text.path])
+    eq_zzz = _leaf(E.eq(E.variant("v", "$.a", "string"), "zzz"), "n")
+    assert _plan(catalog, eq_zzz) == sorted([small.path, big.path])
+    # Removing the string file makes the column bigint again.
+    catalog.remove("ns", "t", [text.path])
+    assert catalog.table_schema("ns", "t").columns["n"].type == INT64
+    assert_consistent(catalog, "ns", "t")
+
+
+def test_declared_partition_types_and_location(catalog: Catalog) -> None:
+    catalog.create_table(
+        "ns", "t", ["v"], partition_columns={"n": "int64", "day": "varchar"}, location="s3://b/env=prod/t"
+    )
+    f = _f("s3://b/env=prod/t/n=5/day=2024-01-01/f0.parquet")
+    catalog.commit("ns", "t", [f])
+    got = catalog.file_stats("ns", "t", f.path)
+    assert [(p.column, p.value_type, p.value) for p in got.partitions] == [("n", INT64, 5), ("day", VARCHAR, "2024-01-01")]
+    info = catalog.get_table("ns", "t")
+    assert [(c.name, c.type, c.declared) for c in info.all_columns if c.kind == "partition"] == [
+        ("n", "int64", True),
+        ("day", "varchar", True),
+    ]
+    with pytest.raises(InvalidStatsError, match="not a valid int64"):
+        catalog.commit("ns", "t", [_f("s3://b/env=prod/t/n=abc/day=x/f1.parquet")])
+    with pytest.raises(InvalidStatsError, match="not inside the table location"):
+        catalog.commit("ns", "t", [_f("s3://b/elsewhere/n=1/day=x/f1.parquet")])
+    assert catalog.get_table("ns", "t").live_file_count == 1
+    assert_consistent(catalog, "ns", "t")
+
+
+def test_null_partitions(catalog: Catalog) -> None:
+    catalog.create_table("ns", "t", ["v"])
+    null = _f("s3://b/t/k=__HIVE_DEFAULT_PARTITION__/f0.parquet")
+    one = _f("s3://b/t/k=1/f1.parquet")
+    catalog.commit("ns", "t", [null, one])
+    assert catalog.file_stats("ns", "t", null.path).partitions[0].raw is None
+    assert catalog.table_schema("ns", "t").columns["k"].type == INT32  # NULL takes no part
+    term = E.variant("v", "$.a", "int")
+    assert _plan(catalog, _leaf(E.is_null(term), "k")) == [null.path]
+    assert _plan(catalog, _leaf(E.not_null(term), "k")) == [one.path]
+    assert _plan(catalog, _leaf(E.eq(term, 1), "k")) == [one.path]
+
+
+def test_sql_planner_agrees_with_the_evaluator_on_partition_leaves(catalog: Catalog) -> None:
+    rng = random.Random(5)
+    catalog.create_table("ns", "t", ["v"])
+    files = [
+        _f(f"s3://b/t/day=2024-01-{1 + i % 20:02d}/h={i % 24}/f{i:03d}.parquet", i, i + rng.randint(0, 9))
+        for i in range(60)
+    ]
+    catalog.commit("ns", "t", files)
+    stored = {f.path: catalog.file_stats("ns", "t", f.path) for f in files}
+    from service.storage.partitions import partition_stats
+
+    for _ in range(60):
+        day = f"2024-01-{rng.randint(1, 21):02d}"
+        preds = [
+            _leaf(E.eq(E.variant("v", "$.a", "date"), day), "day"),
+            _leaf(E.gt_eq(E.variant("v", "$.a", "date"), day), "day"),
+            _leaf(E.in_(E.variant("v", "$.a", "int"), [rng.randint(0, 30) for _ in range(3)]), "h"),
+            _leaf(E.lt(E.variant("v", "$.a", "bigint"), rng.randint(0, 70)), "x"),
+        ]
+        from service.pruning.conditions import AllOf, AnyOf
+
+        cond = rng.choice([preds[0], preds[2], AllOf((preds[0], preds[3])), AnyOf((preds[1], preds[2]))])
+        got = _plan(catalog, cond)
+        want = sorted(
+            p
+            for p, s in stored.items()
+            if interpret(
+                cond,
+                stats_by_path([*s.paths, *s.columns, *(partition_stats(v, s.record_count) for v in s.partitions)]),
+            ).might_match
+        )
+        assert got == want, cond
