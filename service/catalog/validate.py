@@ -358,6 +358,13 @@ def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
             except InvalidStatsError as e:
                 raise file_error(f.path, f"partition column {name!r}: {e.message}", attribute="partitions") from None
         parts.append(pv if value is pv.value else dataclasses.replace(pv, value=value))
+    if (
+        isinstance(f.columns, tuple)
+        and isinstance(f.partitions, tuple)
+        and all(a is b for a, b in zip(cols, f.columns, strict=True))
+        and all(a is b for a, b in zip(parts, f.partitions, strict=True))
+    ):
+        return f  # nothing normalised: no copy
     return dataclasses.replace(f, columns=tuple(cols), partitions=tuple(parts))
 
 
