@@ -28,6 +28,13 @@ system's runs exceed ``--budget`` seconds for the query, at least 5), p50/p95 re
 * ``ducklake-duckdb``: DuckLake's columns of the same rows copied into an in-process DuckDB
   database (``TRY_CAST``), same two queries.
 
+``--mixed``: every file also has 8 plain columns (``ducklake_file_column_stats``: ``uid``,
+``ts``, ``event``, ``score``, ``price``, ``qty``, ``device``, ``status``, the same values as the
+paths) and 2 Hive partition columns from its path (``dt=YYYY-MM-DD/hr=H``, 60 files per hour), and
+the queries mix them with Variant paths (partition equality AND a Variant point; a plain range
+OR a Variant range...). The DuckLake-style peer reads the plain and partition columns'
+VARCHAR min/max from ``ducklake_file_column_stats`` with the same casts.
+
 The kept-file counts of all systems are compared (they must agree on this data); a mismatch is
 printed. ``--explain`` prints the plans of shredcat's statements (EXPLAIN ANALYZE on PostgreSQL,
 EXPLAIN QUERY PLAN on SQLite). ``--json PATH`` writes every number (after each query, so an
@@ -61,12 +68,18 @@ from bench.machine import cpu_model
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
 from service.pruning.parse_sql import parse_sql
-from service.stats.model import FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import ShreddedType
 
 DEFAULT_PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 #: Bump when the generated data changes: kept databases of another version are rebuilt.
-DATA_VERSION = 1
+DATA_VERSION = 2  # 2: the catalog reads the day=NNNNN directories as a partition column
+
+
+def _tag() -> str:
+    """The data version, ``m`` for the --mixed data."""
+    return f"v{DATA_VERSION}{'m' if MIXED['on'] else ''}"
+
 NS, TABLE, COLUMN = "bench", "events", "v"
 PAGE_SIZE = 1000
 
@@ -96,6 +109,28 @@ TYPES = {p: ShreddedType.parse(t) for p, t in PATHS}
 
 def _word(rnd: random.Random) -> str:
     return "".join(rnd.choice(ALPHA) for _ in range(8))
+
+
+#: --mixed: the plain columns (name, the path whose values they repeat) and partition columns.
+PLAIN = [
+    ("uid", '"user"."id"'),
+    ("ts", '"ts"'),
+    ("event", '"event"'),
+    ("score", '"score"'),
+    ("price", '"price"'),
+    ("qty", '"qty"'),
+    ("device", '"device"'),
+    ("status", '"http"."status"'),
+]
+PLAIN_TYPES = {name: TYPES[path] for name, path in PLAIN}
+PARTITION_TYPES = {"dt": ShreddedType.parse("date"), "hr": ShreddedType.parse("int32")}
+MIXED = {"on": False}
+
+
+def _day_text(i: int) -> str:
+    from datetime import date, timedelta
+
+    return (date(2025, 1, 1) + timedelta(days=i // 1440)).isoformat()
 
 
 def make_batch(start: int, stop: int, seed: int) -> list[FileStats]:
@@ -142,15 +177,34 @@ def make_batch(start: int, stop: int, seed: int) -> list[FileStats]:
                     contains_nan=False if t.is_float else None,
                 )
             )
+        columns: tuple[ColumnStats, ...] = ()
+        where = f"day={i // 1440:05d}"
+        if MIXED["on"]:
+            by_path = {ps.variant_path: ps for ps in paths}
+            columns = tuple(
+                ColumnStats(
+                    name,
+                    by_path[path].shredded_type,
+                    by_path[path].column_size_bytes,
+                    by_path[path].value_count,
+                    by_path[path].null_count,
+                    by_path[path].min_value,
+                    by_path[path].max_value,
+                    by_path[path].contains_nan,
+                )
+                for name, path in PLAIN
+            )
+            where = f"dt={_day_text(i)}/hr={(i % 1440) // 60}"
         out.append(
             FileStats(
-                path=f"s3://bench-bucket/events/day={i // 1440:05d}/part-{i:08d}.parquet",
+                path=f"s3://bench-bucket/events/{where}/part-{i:08d}.parquet",
                 file_size_bytes=64_000_000 + rnd.randrange(1_000_000),
                 record_count=10_000,
                 footer_size=20_000,
                 content_id=f"etag-{i:08x}",
                 variant_columns=(COLUMN,),
                 paths=tuple(paths),
+                columns=columns,
             )
         )
     return out
@@ -168,12 +222,20 @@ def ts_text(us: int) -> str:
 
 @dataclass(frozen=True)
 class Leaf:
-    """``lo <= value <= hi`` (None = open) on one path, for the DuckLake-style SQL."""
+    """``lo <= value <= hi`` (None = open) on one path (or, with ``column``, on a plain or
+    partition column: ``path`` is then its name), for the DuckLake-style SQL."""
 
     path: str
     lo: Any
     hi: Any
     lo_strict: bool = False
+    column: bool = False
+
+    @property
+    def type(self) -> ShreddedType:
+        if not self.column:
+            return TYPES[self.path]
+        return PLAIN_TYPES.get(self.path) or PARTITION_TYPES[self.path]
 
 
 @dataclass(frozen=True)
@@ -225,9 +287,54 @@ def queries(n: int) -> list[Query]:
     ]
 
 
+def mixed_queries(n: int) -> list[Query]:
+    """Predicates mixing partition columns, plain columns and Variant paths (``--mixed``)."""
+    mid = n // 2
+    a = mid * 1000 + 500
+    day = _day_text(mid)
+    day_num = DAY0 + mid // 1440
+    hr = (mid % 1440) // 60
+    ts_lo = T0_US + ((mid // 3) * 60 + 17) * 1_000_000
+    ts_hi = ts_lo + 10 * 60 * 1_000_000
+    uid = "variant_get(v, '$.user.id', 'bigint')"
+    ts = "variant_get(v, '$.ts', 'timestamp')"
+    U, T = '"user"."id"', '"ts"'
+    return [
+        Query(
+            "part_and_point",
+            f"dt = DATE '{day}' AND {uid} = {a}",
+            ("and", [Leaf("dt", day_num, day_num, column=True), Leaf(U, a, a)]),
+        ),
+        Query(
+            "plain_or_range",
+            f"uid BETWEEN {a} AND {a + 5000} OR {ts} BETWEEN TIMESTAMP '{ts_text(ts_lo)}' AND TIMESTAMP '{ts_text(ts_hi)}'",
+            ("or", [Leaf("uid", a, a + 5000, column=True), Leaf(T, ts_lo, ts_hi)]),
+        ),
+        Query(
+            "part_hour",
+            f"dt = DATE '{day}' AND hr = {hr}",
+            ("and", [Leaf("dt", day_num, day_num, column=True), Leaf("hr", hr, hr, column=True)]),
+        ),
+        Query("plain_point", f"uid = {a}", Leaf("uid", a, a, column=True)),
+        Query(
+            "mixed_and3",
+            f"dt = DATE '{day}' AND uid BETWEEN {a} AND {a + 100_000} AND variant_get(v, '$.event', 'string') = 'purchase'",
+            (
+                "and",
+                [
+                    Leaf("dt", day_num, day_num, column=True),
+                    Leaf("uid", a, a + 100_000, column=True),
+                    Leaf('"event"', "purchase", "purchase"),
+                ],
+            ),
+        ),
+    ]
+
+
 # --- DuckLake-style SQL -----------------------------------------------------------------------
 
 _PG_GUARD = {
+    "date": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
     "num": r"^-?[0-9]{1,18}$",
     "ts": r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?\+00$",
     "real": r"^-?[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$",
@@ -238,18 +345,22 @@ def _cast(dialect: str, kind: str, col: str) -> str:
     """DuckLake's min/max VARCHAR cast to the path's type (NULL when it does not parse)."""
     if kind == "varchar":
         return f'{col} COLLATE "C"' if dialect == "postgresql" else col
+    if kind in ("int32", "int16"):
+        kind = "int64"
     if dialect == "duckdb":
-        typ = {"int64": "BIGINT", "timestamptz": "TIMESTAMPTZ", "float64": "DOUBLE"}[kind]
+        typ = {"int64": "BIGINT", "timestamptz": "TIMESTAMPTZ", "float64": "DOUBLE", "date": "DATE"}[kind]
         return f"TRY_CAST({col} AS {typ})"
     if dialect == "postgresql":
         guard, typ = {
             "int64": ("num", "bigint"),
             "timestamptz": ("ts", "timestamptz"),
             "float64": ("real", "double precision"),
+            "date": ("date", "date"),
         }[kind]
         return f"(CASE WHEN {col} ~ '{_PG_GUARD[guard]}' THEN {col}::{typ} END)"
-    # SQLite: CAST never fails; DuckLake's timestamp text is fixed-width, so text order is time order.
-    if kind == "timestamptz":
+    # SQLite: CAST never fails; DuckLake's timestamp and date texts are fixed-width, so text order
+    # is time order.
+    if kind in ("timestamptz", "date"):
         return col
     return f"CAST({col} AS {'INTEGER' if kind == 'int64' else 'REAL'})"
 
@@ -257,6 +368,11 @@ def _cast(dialect: str, kind: str, col: str) -> str:
 def _literal(dialect: str, kind: str, v: Any) -> str:
     if kind == "varchar":
         return "'" + str(v).replace("'", "''") + "'"
+    if kind == "date":
+        from datetime import date, timedelta
+
+        s = (date(1970, 1, 1) + timedelta(days=v)).isoformat()
+        return f"'{s}'" if dialect == "sqlite" else f"DATE '{s}'"
     if kind == "timestamptz":
         s = ts_text(v) + "+00"
         return f"'{s}'" if dialect == "sqlite" else f"TIMESTAMPTZ '{s}'"
@@ -270,29 +386,40 @@ class PeerSql:
     its min/max once per row (PostgreSQL and DuckDB would otherwise cast once per leaf); a path
     tested once is LEFT JOINed directly."""
 
-    def __init__(self, dialect: str, table_id: int, column_id: int, tree: Any) -> None:
+    def __init__(
+        self, dialect: str, table_id: int, column_id: int, tree: Any, column_ids: dict[str, int] | None = None
+    ) -> None:
         self.dialect = dialect
         self.uses: dict[str, int] = {}
+        self.leaves: dict[str, Leaf] = {}
         self._count(tree)
         self.aliases = {p: f"s{i}" for i, p in enumerate(self.uses)}
         cond = self._render(tree)
         ctes, joins = [], []
         for p, al in self.aliases.items():
-            match = (
-                f"table_id = {table_id} AND column_id = {column_id} AND variant_path = '{p}' "
-                f"AND shredded_type = '{TYPES[p].name}'"
-            )
+            leaf = self.leaves[p]
+            if leaf.column:
+                # A plain or partition column: DuckLake's one row per (file, column).
+                assert column_ids is not None
+                stats = "ducklake_file_column_stats"
+                match = f"table_id = {table_id} AND column_id = {column_ids[p]}"
+            else:
+                stats = "ducklake_file_variant_stats"
+                match = (
+                    f"table_id = {table_id} AND column_id = {column_id} AND variant_path = '{p}' "
+                    f"AND shredded_type = '{TYPES[p].name}'"
+                )
             if self.uses[p] > 1:
-                kind = TYPES[p].kind.value
+                kind = leaf.type.kind.value
                 ctes.append(
                     f"{al} AS MATERIALIZED (SELECT data_file_id, value_count, min_value, max_value, contains_nan, "
                     f"{_cast(dialect, kind, 'min_value')} AS min_t, {_cast(dialect, kind, 'max_value')} AS max_t "
-                    f"FROM ducklake_file_variant_stats WHERE {match})"
+                    f"FROM {stats} WHERE {match})"
                 )
                 joins.append(f" LEFT JOIN {al} ON {al}.data_file_id = f.data_file_id")
             else:
                 joins.append(
-                    f" LEFT JOIN ducklake_file_variant_stats {al} ON {al}.data_file_id = f.data_file_id AND "
+                    f" LEFT JOIN {stats} {al} ON {al}.data_file_id = f.data_file_id AND "
                     + " AND ".join(f"{al}.{c}" for c in match.split(" AND "))
                 )
         with_ = f"WITH {', '.join(ctes)} " if ctes else ""
@@ -312,6 +439,7 @@ class PeerSql:
     def _count(self, tree: Any) -> None:
         if isinstance(tree, Leaf):
             self.uses[tree.path] = self.uses.get(tree.path, 0) + 1
+            self.leaves[tree.path] = tree
         else:
             for k in tree[1]:
                 self._count(k)
@@ -324,7 +452,7 @@ class PeerSql:
 
     def _leaf(self, leaf: Leaf) -> str:
         al = self.aliases[leaf.path]
-        kind = TYPES[leaf.path].kind.value
+        kind = leaf.type.kind.value
         if self.uses[leaf.path] > 1:
             mn, mx = f"{al}.min_t", f"{al}.max_t"
         else:
@@ -358,7 +486,7 @@ def _pg_dsn(admin_url: str) -> tuple[str, Any]:
 
 
 def _marker(n: int) -> str:
-    return f"shredcat prune bench v{DATA_VERSION} files={n} complete"
+    return f"shredcat prune bench {_tag()} files={n} complete"
 
 
 @contextmanager
@@ -367,7 +495,7 @@ def postgres_db(admin_url: str, n: int, keep: bool) -> Iterator[tuple[str, bool]
     import psycopg
 
     dsn, admin = _pg_dsn(admin_url)
-    name = f"shredcat_bench_prune_v{DATA_VERSION}_{n}" if keep else f"shredcat_bench_prune_{os.getpid()}"
+    name = f"shredcat_bench_prune_{_tag()}_{n}" if keep else f"shredcat_bench_prune_{os.getpid()}"
     loaded = False
     with psycopg.connect(dsn, autocommit=True) as c:
         row = c.execute(
@@ -394,10 +522,10 @@ def postgres_db(admin_url: str, n: int, keep: bool) -> Iterator[tuple[str, bool]
 def sqlite_db(data_dir: Path, n: int, keep: bool) -> Iterator[tuple[str, bool]]:
     if keep:
         data_dir.mkdir(parents=True, exist_ok=True)
-        f = data_dir / f"prune-v{DATA_VERSION}-{n}.db"
-        done = data_dir / f"prune-v{DATA_VERSION}-{n}.db.complete"
+        f = data_dir / f"prune-{_tag()}-{n}.db"
+        done = data_dir / f"prune-{_tag()}-{n}.db.complete"
         if not done.exists():
-            for p in data_dir.glob(f"prune-v{DATA_VERSION}-{n}.db*"):
+            for p in data_dir.glob(f"prune-{_tag()}-{n}.db*"):
                 p.unlink()
         yield f"sqlite:///{f}", done.exists()
         done.touch()
@@ -459,6 +587,12 @@ DUCK_STATS = (
 )
 
 
+DUCK_COLUMN_STATS = (
+    "data_file_id BIGINT, table_id BIGINT, column_id BIGINT, column_size_bytes BIGINT, value_count BIGINT, "
+    "null_count BIGINT, min_value VARCHAR, max_value VARCHAR, contains_nan BOOLEAN, extra_stats VARCHAR"
+)
+
+
 def _names(decl: str) -> str:
     return ", ".join(c.strip().split()[0] for c in decl.split(","))
 
@@ -475,7 +609,10 @@ def build_duckdb(source_url: str, backend: str, path: Path, n: int) -> tuple[Any
             p.unlink()
     t0 = time.perf_counter()
     con = duckdb.connect(str(path))
-    for table, decl in (("ducklake_data_file", DUCK_DATA_FILE), ("ducklake_file_variant_stats", DUCK_STATS)):
+    tables = [("ducklake_data_file", DUCK_DATA_FILE), ("ducklake_file_variant_stats", DUCK_STATS)]
+    if MIXED["on"]:
+        tables.append(("ducklake_file_column_stats", DUCK_COLUMN_STATS))
+    for table, decl in tables:
         con.execute(f"CREATE TABLE {table} ({decl})")
         select = f"SELECT {_names(decl)} FROM {table} ORDER BY data_file_id"
         if backend == "postgresql":
@@ -575,10 +712,20 @@ def run_queries(
             ),
             {"t": TABLE, "c": COLUMN},
         ).one()
+        column_ids = {
+            r[0]: int(r[1])
+            for r in c.execute(
+                text(
+                    "SELECT column_name, column_id FROM ducklake_column WHERE table_id = :t AND end_snapshot IS NULL"
+                ),
+                {"t": t_id},
+            )
+        }
     peer_name = "ducklake-pg" if backend == "postgresql" else "ducklake-sqlite"
+    schema = cat.table_schema(NS, TABLE)
     for q in qs:
         p0 = time.perf_counter()
-        expr = parse_sql(q.sql)
+        expr = parse_sql(q.sql, schema=schema)
         parse_ms = (time.perf_counter() - p0) * 1000
         res: dict[str, Timing] = {}
 
@@ -590,7 +737,7 @@ def run_queries(
         res["shredcat"] = measure(shredcat, args.warmup, args.repeat, args.budget)
 
         if not args.no_peers:
-            ps = PeerSql(backend, t_id, c_id, q.peer)
+            ps = PeerSql(backend, t_id, c_id, q.peer, column_ids)
 
             def peer_db(ps: PeerSql = ps) -> int:
                 with cat.engine.connect() as c:
@@ -601,7 +748,7 @@ def run_queries(
 
             res[peer_name] = measure(peer_db, args.warmup, args.repeat, args.budget)
             if duck is not None:
-                pd = PeerSql("duckdb", t_id, c_id, q.peer)
+                pd = PeerSql("duckdb", t_id, c_id, q.peer, column_ids)
 
                 def peer_duck(pd: PeerSql = pd) -> int:
                     duck.execute(pd.page).fetchall()
@@ -632,7 +779,7 @@ def explain(cat: Catalog, expr: Any) -> None:
     def grab(
         conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool
     ) -> None:
-        if "ducklake_file_variant_stats" in statement:
+        if "ducklake_file_variant_stats" in statement or "ducklake_file_column_stats" in statement:
             captured.append((statement, parameters))
 
     event.listen(cat.engine, "before_cursor_execute", grab)
@@ -696,14 +843,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", help="comma-separated query names")
     p.add_argument("--explain", action="store_true")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--mixed", action="store_true", help="8 plain + 2 partition columns, mixed predicates")
     args = p.parse_args(argv)
     n = 1_000_000 if args.large else args.files
+    MIXED["on"] = args.mixed
     if n % args.batch:
         p.error("--files must be a multiple of --batch")
 
     info = machine()
     print(f"machine: {info}")
-    qs = queries(n)
+    qs = mixed_queries(n) if args.mixed else queries(n)
     if args.only:
         wanted = set(args.only.split(","))
         qs = [q for q in qs if q.name in wanted]
@@ -718,7 +867,7 @@ def main(argv: list[str] | None = None) -> int:
         "runs": {},
     }
     duck = None
-    duck_path = data_dir / f"prune-v{DATA_VERSION}-{n}.duckdb"
+    duck_path = data_dir / f"prune-{_tag()}-{n}.duckdb"
     backends = ["postgres", "sqlite"] if args.backend == "both" else [args.backend]
     try:
         for b in backends:
