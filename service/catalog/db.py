@@ -198,9 +198,16 @@ def translated() -> Iterator[None]:
 
 @contextmanager
 def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
-    """One transaction: committed when the block ends, rolled back on any exception."""
+    """One transaction: committed when the block ends, rolled back on any exception.
+
+    A read on PostgreSQL is REPEATABLE READ: every statement of it sees the same snapshot, so a
+    plan's candidates and its counts (and the table row they are compared with) agree while
+    writers commit (under READ COMMITTED each statement saw the commits made meanwhile). SQLite's
+    transactions already read one snapshot."""
     with engine.connect() as conn:
         conn.execution_options(**{_WRITE_OPTION: write})
+        if not write and conn.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin():
             yield conn
 
