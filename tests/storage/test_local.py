@@ -19,7 +19,9 @@ T = "/v1/namespaces/lake/tables/events"
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     r = tmp_path / "root"
-    write_variant_file(r / "events" / "a.parquet", 10)
+    # Spark's layout: every data file under the table's one partition column (a file beside them
+    # would be Spark's "conflicting directory structures", refused by a commit).
+    write_variant_file(r / "events" / "d=0" / "a.parquet", 10)
     write_variant_file(r / "events" / "d=1" / "b.parquet", 10, 10)
     (r / "events" / "_temporary").mkdir()
     write_variant_file(r / "events" / "_temporary" / "c.parquet", 10, 20)
@@ -49,8 +51,9 @@ def test_local_listing_does_not_follow_directory_symlinks(root: Path, tmp_path: 
     (root / "events" / "link").symlink_to(outside)
     (root / "events" / "loop").symlink_to(root / "events")
     names = [os.path.relpath(p, root.resolve()) for p in list_data_files(str(root / "events"))]
-    assert names == ["events/a.parquet", "events/d=1/b.parquet"]
-    assert expand_sources([str(root / "events" / "a.parquet")]) == [str(root / "events" / "a.parquet")]
+    assert names == ["events/d=0/a.parquet", "events/d=1/b.parquet"]
+    a = str(root / "events" / "d=0" / "a.parquet")
+    assert expand_sources([a]) == [a]
 
 
 def _table(c: Any) -> Any:
@@ -65,7 +68,11 @@ def test_commit_a_local_prefix(root: Path, app_factory: Any) -> None:
     r = c.post(T + "/commits", json={"prefixes": [f"{root}/events/"]}, headers=WRITER)
     assert r.status_code == 200, r.text
     real = root.resolve()
-    assert sorted(r.json()["added"]) == [f"{real}/events/a.parquet", f"{real}/events/d=1/b.parquet"]
+    assert sorted(r.json()["added"]) == [f"{real}/events/d=0/a.parquet", f"{real}/events/d=1/b.parquet"]
+    # A file beside the partition directories conflicts with them, as in Spark: nothing committed.
+    write_variant_file(root / "events" / "loose.parquet", 10, 30)
+    err = assert_error(c.post(T + "/commits", json={"paths": [f"{real}/events/loose.parquet"]}, headers=WRITER), 422)
+    assert "conflicting partition column names" in err["message"]
 
 
 def test_a_symlinked_file_out_of_the_root_fails_the_whole_commit(root: Path, tmp_path: Path, app_factory: Any) -> None:

@@ -84,34 +84,35 @@ def test_stats_over_s3_gives_the_local_rows(s3_server: S3Server, corpus_uri: str
 
 @pytest.fixture
 def lake(s3: S3Server, duckdb_dir: Path, request: pytest.FixtureRequest) -> str:
-    """``s3://lake/lake/<test>/`` holding data files in Spark's layout: Hive partitions (one starting
-    with ``_``), plus what is not data (_SUCCESS, _temporary/, .crc, hidden files)."""
+    """``s3://lake/lake/<test>/`` holding data files in Spark's layout: Hive partitions of one column
+    (its name starting with ``_``, which Spark keeps because of the ``=``), plus what is not data
+    (_SUCCESS, _temporary/, .crc, hidden files)."""
     base = f"lake/{request.node.name.replace('[', '_').replace(']', '_')}/"
-    s3.upload(duckdb_dir / "d0.parquet", base + "part-0.parquet")
-    s3.upload(duckdb_dir / "d1.parquet", base + "date=2026-11-23/part-1.parquet")
-    s3.upload(duckdb_dir / "d2.parquet", base + "_c=1/part-2.parquet")
+    s3.upload(duckdb_dir / "d0.parquet", base + "_c=0/part-0.parquet")
+    s3.upload(duckdb_dir / "d1.parquet", base + "_c=1/part-1.parquet")
+    s3.upload(duckdb_dir / "d2.parquet", base + "_c=2/part-2.parquet")
     s3.put(base + "_SUCCESS", b"")
     s3.put(base + "_temporary/0/part-9.parquet", b"not yet written")
     s3.put(base + ".part-0.parquet.crc", b"crc")
-    s3.put(base + "date=2026-11-23/.hidden.parquet", b"x")
+    s3.put(base + "_c=1/.hidden.parquet", b"x")
     s3.put(base + "notes.txt", b"x")
     return f"s3://{BUCKET}/{base}"
 
 
 def _data_files(lake: str) -> list[str]:
-    return sorted([lake + "_c=1/part-2.parquet", lake + "date=2026-11-23/part-1.parquet", lake + "part-0.parquet"])
+    return sorted([lake + "_c=2/part-2.parquet", lake + "_c=1/part-1.parquet", lake + "_c=0/part-0.parquet"])
 
 
 def test_listing_follows_sparks_rules(lake: str, tmp_path: Path) -> None:
     assert list_data_files(lake) == _data_files(lake)
     assert list_data_files(lake.rstrip("/")) == _data_files(lake)
     assert listing_prefix(lake) == lake
-    assert expand_sources([lake, lake + "part-0.parquet"]) == _data_files(lake)
+    assert expand_sources([lake, lake + "_c=0/part-0.parquet"]) == _data_files(lake)
     assert list_data_files(lake, limit=1)[:1] and len(list_data_files(lake, limit=1)) == 2  # stops past the limit
     assert list_data_files(f"s3://{BUCKET}/nothing-here/") == []
     # The same tree on the local filesystem lists the same names.
-    for rel in ["part-0.parquet", "date=2026-11-23/part-1.parquet", "_c=1/part-2.parquet", "_SUCCESS",
-                "_temporary/0/part-9.parquet", ".part-0.parquet.crc", "date=2026-11-23/.hidden.parquet"]:  # fmt: skip
+    for rel in ["_c=0/part-0.parquet", "_c=1/part-1.parquet", "_c=2/part-2.parquet", "_SUCCESS",
+                "_temporary/0/part-9.parquet", ".part-0.parquet.crc", "_c=1/.hidden.parquet"]:  # fmt: skip
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_bytes(b"")
     local = [p[len(str(tmp_path.resolve())) + 1 :] for p in list_data_files(str(tmp_path))]
@@ -126,7 +127,7 @@ def test_register_a_prefix_with_the_cli(s3: S3Server, lake: str, tmp_path: Path)
     assert sorted(files.stdout.split()) == _data_files(lake)
     pruned = _cli(["prune", "--table", "lake.events", "variant_get(v, '$.id', 'bigint') = 60"], tmp_path, s3.env())
     assert pruned.returncode == 0, pruned.stderr
-    assert pruned.stdout.split() == [lake + "date=2026-11-23/part-1.parquet"]
+    assert pruned.stdout.split() == [lake + "_c=1/part-1.parquet"]
 
 
 def _s3_client(app_factory: Any) -> Any:
@@ -157,9 +158,9 @@ def test_commit_a_prefix_through_rest_and_prune(s3: S3Server, lake: str, app_fac
     assert sorted(r.json()["added"]) == _data_files(lake)
     plan = c.post(T + "/plan", json={"sql": "variant_get(v, '$.id', 'bigint') = 60"}, headers=READER)
     assert plan.status_code == 200, plan.text
-    assert [f["path"] for f in plan.json()["files"]] == [lake + "date=2026-11-23/part-1.parquet"]
+    assert [f["path"] for f in plan.json()["files"]] == [lake + "_c=1/part-1.parquet"]
     # Paths and prefixes together: a file named and listed is committed once.
-    again = c.post(T + "/commits", json={"paths": [lake + "part-0.parquet"], "prefixes": [lake]}, headers=WRITER)
+    again = c.post(T + "/commits", json={"paths": [lake + "_c=0/part-0.parquet"], "prefixes": [lake]}, headers=WRITER)
     assert again.status_code == 200, again.text
     assert sorted(again.json()["unchanged"]) == _data_files(lake)
 
@@ -168,10 +169,10 @@ def test_prefix_expansion_counts_against_the_file_limit(s3: S3Server, lake: str,
     c = _with_table(app_factory(roots=[ROOT], max_files_per_commit=2))
     assert_error(c.post(T + "/commits", json={"prefixes": [lake]}, headers=WRITER), 413, "limit_exceeded", "body.prefixes[0]")
     # Named paths count too: one named + two listed is one too many.
-    three = {"paths": [lake + "part-0.parquet"], "prefixes": [lake + "_c=1/", lake + "date=2026-11-23/"]}
+    three = {"paths": [lake + "_c=0/part-0.parquet"], "prefixes": [lake + "_c=2/", lake + "_c=1/"]}
     assert_error(c.post(T + "/commits", json=three, headers=WRITER), 413, "limit_exceeded", "body.prefixes[1]")
     _nothing_committed(c)
-    two = {"paths": [lake + "part-0.parquet"], "prefixes": [lake + "_c=1/"]}
+    two = {"paths": [lake + "_c=0/part-0.parquet"], "prefixes": [lake + "_c=2/"]}
     assert c.post(T + "/commits", json=two, headers=WRITER).status_code == 200
 
 
@@ -201,26 +202,26 @@ def _bad_commit(c: Any, body: dict[str, Any], needle: str) -> None:
 
 def test_a_missing_object_fails_the_commit(s3: S3Server, lake: str, app_factory: Any) -> None:
     c = _s3_client(app_factory)
-    missing = lake + "date=2026-11-23/gone.parquet"
-    _bad_commit(c, {"paths": [lake + "part-0.parquet", missing]}, f"{missing}: no such file")
+    missing = lake + "_c=1/gone.parquet"
+    _bad_commit(c, {"paths": [lake + "_c=0/part-0.parquet", missing]}, f"{missing}: no such file")
 
 
 def test_a_truncated_object_fails_the_commit(s3: S3Server, lake: str, duckdb_dir: Path, app_factory: Any) -> None:
     c = _s3_client(app_factory)
     whole = (duckdb_dir / "d0.parquet").read_bytes()
-    truncated = s3.put(lake[len(f"s3://{BUCKET}/") :] + "date=2026-11-24/part-3.parquet", whole[: len(whole) // 2])
+    truncated = s3.put(lake[len(f"s3://{BUCKET}/") :] + "_c=3/part-3.parquet", whole[: len(whole) // 2])
     _bad_commit(c, {"prefixes": [lake]}, truncated)
 
 
 def test_a_denied_request_fails_the_commit(s3: S3Server, lake: str, app_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     c = _s3_client(app_factory)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret")
-    _bad_commit(c, {"paths": [lake + "part-0.parquet"]}, "ACCESS_DENIED")
+    _bad_commit(c, {"paths": [lake + "_c=0/part-0.parquet"]}, "ACCESS_DENIED")
     _bad_commit(c, {"prefixes": [lake]}, f"cannot list {lake}")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "no-such-key")
     r = _cli(["register", "--table", "lake.events", lake], tmp_path, s3.env(AWS_ACCESS_KEY_ID="no-such-key"))
     assert r.returncode == 1 and f"cannot list {lake}" in r.stderr, r.stderr
-    stats = _cli(["stats", lake + "part-0.parquet"], tmp_path, s3.env(AWS_SECRET_ACCESS_KEY="wrong"))
+    stats = _cli(["stats", lake + "_c=0/part-0.parquet"], tmp_path, s3.env(AWS_SECRET_ACCESS_KEY="wrong"))
     assert stats.returncode == 1 and "ACCESS_DENIED" in stats.stderr and not stats.stdout
 
 
