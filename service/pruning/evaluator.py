@@ -1,8 +1,10 @@
-"""The stateless per-file evaluator: does a file's variant stats rule out every row?
+"""The stateless per-file evaluator: do a file's statistics rule out every row?
 
 ``evaluate(expr, stats)`` compiles the tree into stats conditions (:mod:`.conditions`, where
 the rules and their reasons are documented) and interprets them over the stats rows of ONE
-file, given as ``{(column, variant_path): [PathStats, ...]}``. The answer is a :class:`Verdict`:
+file, given as ``{(column, variant_path): [PathStats, ...]}`` for Variant paths and
+``{(column, None): [ColumnStats]}`` for plain columns and partition values (a partition value is
+given as the ColumnStats row it implies); both kinds of row are read alike. The answer is a :class:`Verdict`:
 CANNOT_MATCH (the file holds no row the predicate selects: skip it) or MIGHT_MATCH (read it;
 also the answer whenever in doubt), with a reason naming the conjunct, the bound and the rule,
 for explain mode.
@@ -42,13 +44,14 @@ from service.pruning.conditions import (
     visit_test,
 )
 from service.pruning.expressions import BooleanExpression
-from service.stats.model import PathStats
+from service.stats.model import ColumnStats, PathStats
 from service.values import Bound, ShreddedType, format_bound
 
 MIGHT_MATCH: Final = True
 CANNOT_MATCH: Final = False
 
-StatsIndex = Mapping[tuple[str, str], Sequence[PathStats]]
+StatsRow = PathStats | ColumnStats
+StatsIndex = Mapping[tuple[str, str | None], Sequence[StatsRow]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +70,10 @@ class Verdict:
         return f"{self.name}: {self.reason}"
 
 
-def stats_by_path(rows: Iterable[PathStats]) -> dict[tuple[str, str], list[PathStats]]:
-    """Index one file's stats rows the way :func:`evaluate` reads them."""
-    out: dict[tuple[str, str], list[PathStats]] = {}
+def stats_by_path(rows: Iterable[StatsRow]) -> dict[tuple[str, str | None], list[StatsRow]]:
+    """Index one file's stats rows (Variant paths and plain/partition columns) the way
+    :func:`evaluate` reads them."""
+    out: dict[tuple[str, str | None], list[StatsRow]] = {}
     for r in rows:
         out.setdefault((r.column, r.variant_path), []).append(r)
     return out
@@ -101,7 +105,7 @@ def _above(upper: Bound | None, lower: Bound | None, inclusive: bool) -> bool:
     return _cmp_lt(upper, lower) or (upper == lower and not inclusive)
 
 
-def _nan_possible(row: PathStats) -> bool:
+def _nan_possible(row: StatsRow) -> bool:
     # None (unknown) counts as possible: only an explicit false rules NaN out.
     return row.contains_nan is not False
 
@@ -125,7 +129,7 @@ def _incomparable_keeps(method: Callable[[_RowTest, Test], Outcome]) -> Callable
 class _RowTest(TestVisitor[Outcome]):
     """(might_match, why, rule) of one test over one stats row."""
 
-    def __init__(self, row: PathStats) -> None:
+    def __init__(self, row: StatsRow) -> None:
         self.row = row
 
     def _all_null(self) -> Outcome | None:
@@ -217,7 +221,7 @@ class _RowTest(TestVisitor[Outcome]):
         )
 
 
-def run_test(test: Test, row: PathStats) -> Outcome:
+def run_test(test: Test, row: StatsRow) -> Outcome:
     """(might_match, why, rule) of one test over one stats row."""
     return visit_test(test, _RowTest(row))
 
@@ -229,6 +233,8 @@ class _Interpreter(ConditionVisitor[Verdict]):
     def visit_leaf(self, c: LeafCondition) -> Verdict:
         rows = self.stats.get((c.column, c.variant_path)) or ()
         if not rows:
+            if c.variant_path is None:
+                return Verdict(MIGHT_MATCH, f"{c.label}: no stats for column {c.column} in this file")
             return Verdict(
                 MIGHT_MATCH,
                 f"{c.label}: no stats for {c.column} {c.variant_path} (not fully shredded in this file)",
@@ -239,7 +245,7 @@ class _Interpreter(ConditionVisitor[Verdict]):
             if might:
                 return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]")
             reasons.append(f"{why} [{rule}]")
-        where = f"{c.column} {c.variant_path}"
+        where = f"column {c.column}" if c.variant_path is None else f"{c.column} {c.variant_path}"
         return Verdict(CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}")
 
     def visit_constant(self, c: Constant) -> Verdict:
@@ -280,7 +286,7 @@ class FileEvaluator:
         self.condition: Condition = compile_expression(expr, max_in_points=max_in_points)
 
     @property
-    def paths(self) -> set[tuple[str, str]]:
+    def paths(self) -> set[tuple[str, str | None]]:
         """The (column, variant_path) stats rows the evaluation can read."""
         return condition_paths(self.condition)
 

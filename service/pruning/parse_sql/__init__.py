@@ -46,6 +46,7 @@ from service.pruning.parse_sql.guard import (
     guarded_parse,
 )
 from service.pruning.render import to_sql
+from service.pruning.schema import TableSchema
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -64,7 +65,14 @@ def parse_sql(
     max_in_list: int = DEFAULT_MAX_IN_LIST,
     max_length: int = DEFAULT_MAX_LENGTH,
     max_terms: int = DEFAULT_MAX_TERMS,
+    schema: TableSchema | None = None,
 ) -> BooleanExpression:
-    """Parse a Spark SQL predicate (the body of a WHERE clause) into a tree."""
+    """Parse a Spark SQL predicate (the body of a WHERE clause) into a tree.
+
+    With ``schema`` (the table's columns) any WHERE clause is accepted: names are resolved
+    against it, plain and partition columns become column terms, and what pruning cannot use
+    becomes :class:`~service.pruning.expressions.Unknown`; a name the table does not have is an
+    UnknownColumnError. Without it (callers not yet given the table's schema) only the forms
+    below are accepted and the catalog checks the Variant columns."""
     tree = guarded_parse(text, max_depth=max_depth, max_length=max_length, max_terms=max_terms)
-    return Converter(max_depth, max_in_list).convert(tree, 0)
+    return Converter(max_depth, max_in_list, schema).convert(tree, 0)
