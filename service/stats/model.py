@@ -75,6 +75,24 @@ class ColumnStats:
     def shredded_type(self) -> ShreddedType:
         return self.column_type
 
+    @property
+    def num_values(self) -> int:
+        return self.value_count + self.null_count
+
+    def ducklake_row(self) -> dict[str, Any]:
+        """The ``ducklake_file_column_stats`` columns exactly as DuckLake stores them (bounds
+        rendered as DuckDB VARCHARs), without the ids."""
+        t = self.column_type
+        return {
+            "column_size_bytes": self.column_size_bytes,
+            "value_count": self.value_count,
+            "null_count": self.null_count,
+            "min_value": None if self.min_value is None else format_bound(t, self.min_value),
+            "max_value": None if self.max_value is None else format_bound(t, self.max_value),
+            "contains_nan": self.contains_nan,
+            "extra_stats": self.extra_stats,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class PartitionValue:
