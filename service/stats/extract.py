@@ -482,6 +482,7 @@ def _chunk_stats(
     False (a column whose order no footer defines, e.g. INT96) counts only."""
     meta = ctx.meta
     dec = decode or _decode_raw
+    is_float = t.is_float
     null_count = 0
     lo: Bound | None = None
     hi: Bound | None = None
@@ -497,7 +498,7 @@ def _chunk_stats(
             lo_rg = dec(t, typed, raw.min) if raw.min is not None else None
             hi_rg = dec(t, typed, raw.max) if raw.max is not None else None
             need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
-            if t.is_float and not need_read:
+            if is_float and not need_read:
                 facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
                 if facts is None:
                     need_read = True
@@ -534,19 +535,20 @@ def _chunk_stats(
     if value_count == 0:
         lo = hi = None
     # DuckLake's 256-byte rule, applied whatever the writer so rows match across tools.
-    if lo is not None and needs_truncation(t, lo):
-        lo = truncate_lower(t, lo)
-    if hi is not None and needs_truncation(t, hi):
-        hi = truncate_upper(t, hi)
-        if hi is None:
-            lo = None
+    if t.is_string_like:
+        if lo is not None and needs_truncation(t, lo):
+            lo = truncate_lower(t, lo)
+        if hi is not None and needs_truncation(t, hi):
+            hi = truncate_upper(t, hi)
+            if hi is None:
+                lo = None
     return _ChunkStats(
         column_size_bytes=sum(cm.total_compressed_size for cm in chunks),
         value_count=value_count,
         null_count=null_count,
         min=lo,
         max=hi,
-        contains_nan=has_nan if t.is_float else None,
+        contains_nan=has_nan if is_float else None,
     )
 
 
@@ -667,7 +669,7 @@ def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf) -> ColumnStats | None:
     lo, hi = c.min, c.max
     # An unsigned 64-bit value above the int64 range has no place in the model: that bound is
     # unknown (the other one still bounds the data).
-    if t.is_integer:
+    if leaf.unsigned:
         rlo, rhi = INTEGER_RANGES[t.kind]
         lo = lo if isinstance(lo, int) and rlo <= lo <= rhi else None
         hi = hi if isinstance(hi, int) and rlo <= hi <= rhi else None
