@@ -5,10 +5,11 @@ file under it the constant ``value`` for column ``name``. This module follows Sp
 (``PartitioningUtils``, ``ExternalCatalogUtils``) with ``partitionColumnTypeInference.enabled``
 (the default) and the default timestamp type (``TIMESTAMP_LTZ``):
 
-* which segments count (:func:`partition_values`): walking up from the file's directory, segments
-  without ``=`` are skipped until the first ``name=value`` one, which starts a run that the next
-  segment without ``=`` ends; the walk also ends at ``base`` (the table's location) when one is
-  given. A ``_temporary`` directory on the way means the file has no partition values.
+* which segments count (:func:`partition_values`): walking up from the file's directory to
+  ``base`` (the table's location), segments without ``=`` are skipped until the first
+  ``name=value`` one, which starts a run that the next segment without ``=`` ends (Spark's
+  ``parsePartition``). Without a base, only the run directly above the file counts. A
+  ``_temporary`` directory on the way means the file has no partition values.
 * names and string values are unescaped by ``unescapePathName`` (``%XX`` of two ASCII hex digits
   is the character U+00XX; anything else stays as it is: ``%C3%A9`` is ``Ã©``, as in Spark);
   ``__HIVE_DEFAULT_PARTITION__`` is SQL NULL.
@@ -287,8 +288,9 @@ def partition_values(path: str, base: str | None = None) -> tuple[PartitionValue
     inference for that value alone (merge them per column with :func:`merge_types` and
     :func:`retype`).
 
-    With ``base`` (the table's location), only directories below it are considered and ``path``
-    must lie under it; without, the walk goes up to the root of the path. Raises
+    With ``base`` (the table's location), only directories below it are considered (as Spark's
+    walk from the file up to its base path) and ``path`` must lie under it; without, only the
+    contiguous run of ``name=value`` directories directly above the file counts. Raises
     :class:`~service.errors.InvalidPathError` for what Spark refuses: an empty name or value
     (``a=``), or one column twice in one path.
     """
@@ -306,7 +308,10 @@ def partition_values(path: str, base: str | None = None) -> tuple[PartitionValue
             return ()
         eq = segment.find("=")
         if eq < 0:
-            if found:
+            # Spark skips such directories below the first partition directory (a=1/sub/f), but
+            # only up to a base path it knows; without one, only the run directly above the
+            # file counts, so that a "=" in some unrelated ancestor is never a column.
+            if found or base is None:
                 break
             continue
         name = unescape_path_name(segment[:eq])

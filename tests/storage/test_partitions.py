@@ -187,6 +187,9 @@ def test_which_directories_count() -> None:
     # Nothing above the base counts.
     assert partition_values("/lake/x=1/t/part.parquet", "/lake/x=1/t") == ()
     assert partition_values("/lake/t/part.parquet") == ()
+    # Without a base, only the run directly above the file.
+    assert partition_values("/lake/t/a=1/sub/part.parquet") == ()
+    assert [p.column for p in partition_values("/x=0/t/a=1/b=2/part.parquet")] == ["a", "b"]
     assert partition_values("/lake/t/_temporary/a=1/part.parquet") == ()
     # Object-store URIs: the bucket is not a directory of the path.
     (pv,) = partition_values("s3://bkt/lake/t/d=2024-03-01/part.parquet", "s3://bkt/lake/t/")
