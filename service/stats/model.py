@@ -98,7 +98,11 @@ class ColumnStats:
 class PartitionValue:
     """A Hive ``name=value`` directory segment of a file's path, typed (see
     :mod:`service.storage.partitions`). ``value`` is None for ``__HIVE_DEFAULT_PARTITION__``
-    (SQL NULL); ``raw`` is the unescaped text as it appears in the path."""
+    (SQL NULL; then ``raw`` is None too, and ``value_type`` is ``varchar`` until the column's
+    type is known: NULLs take no part in :func:`~service.storage.partitions.merge_types`);
+    ``raw`` is the unescaped text as it appears in the path. A ``float64`` value may be NaN,
+    which is no bound (:func:`~service.storage.partitions.partition_stats` makes it
+    ``contains_nan``)."""
 
     column: str
     raw: str | None
