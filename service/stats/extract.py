@@ -135,9 +135,46 @@ def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData)
     return _StatBounds(lo, hi)
 
 
+_INT32 = struct.Struct("<i")
+_INT64 = struct.Struct("<q")
+
+
+@functools.cache
+def _raw_decoder(t: ShreddedType, pt: str | None, type_length: int | None) -> Callable[[bytes], Bound | None]:
+    """:func:`_decode_raw` specialised once per (type, physical type): statistics of every column
+    chunk of every file go through here, so the common integer and temporal cases skip the
+    general dispatch (same results)."""
+    k = t.kind
+    unpack: Callable[[bytes], tuple[Any, ...]] | None = None
+    size = 0
+    if pt == "INT32" and k is not Kind.DECIMAL:
+        unpack, size = _INT32.unpack, 4
+    elif pt == "INT64" and k is not Kind.DECIMAL:
+        unpack, size = _INT64.unpack, 8
+    if unpack is not None and (k in INTEGER_RANGES or k in _PLAIN_INT_KINDS):
+        lo, hi = INTEGER_RANGES.get(k, (INT64_MIN, INT64_MAX))
+
+        def decode_int(raw: bytes) -> Bound | None:
+            if len(raw) != size:
+                return None
+            v: int = unpack(raw)[0]
+            return v if lo <= v <= hi else None
+
+        return decode_int
+    return functools.partial(_decode_general, t, pt, type_length)
+
+
+# Integer-coded types whose bound is the stored integer itself.
+_PLAIN_INT_KINDS = (Kind.DATE, Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
+
+
 def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
     """PLAIN-encoded statistic bytes → typed bound; None if malformed (then the data is read)."""
-    pt = node.element.type
+    el = node.element
+    return _raw_decoder(t, el.type, el.type_length)(raw)
+
+
+def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, raw: bytes) -> Bound | None:
     try:
         v: Any
         if pt == "BOOLEAN":
@@ -161,7 +198,7 @@ def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
                 return None
             v = struct.unpack("<d", raw)[0]
         elif pt in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
-            if pt == "FIXED_LEN_BYTE_ARRAY" and len(raw) != node.element.type_length:
+            if pt == "FIXED_LEN_BYTE_ARRAY" and len(raw) != type_length:
                 return None
             v = raw
         else:
