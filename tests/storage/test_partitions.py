@@ -255,3 +255,27 @@ def test_partition_stats() -> None:
     f = partition_stats(partition_values("/t/p=1.5/f.parquet")[0], 3)
     assert f.contains_nan is False and f.ducklake_row()["min_value"] == "1.5"
     assert isinstance(pv, PartitionValue)
+
+
+def test_duckdb_partition_by_layout() -> None:
+    """Directories exactly as DuckDB 1.5.5 writes them (``COPY ... (PARTITION_BY (s, d, ts))``):
+    it escapes the space too, and writes NULL as Hive's default partition."""
+    base = "/data/ddpart"
+    files = [
+        "s=%25%3D/d=2024-01-03/ts=__HIVE_DEFAULT_PARTITION__/data_0.parquet",
+        "s=__HIVE_DEFAULT_PARTITION__/d=2024-01-02/ts=2024-01-01%2010%3A00%3A00.5/data_0.parquet",
+        "s=a%20b/d=2024-01-01/ts=2024-01-01%2010%3A00%3A00/data_0.parquet",
+        "s=a%2Fb/d=__HIVE_DEFAULT_PARTITION__/ts=__HIVE_DEFAULT_PARTITION__/data_0.parquet",
+    ]
+    pvs = [partition_values(f"{base}/{f}", base) for f in files]
+    assert [tuple(p.column for p in row) for row in pvs] == [("s", "d", "ts")] * 4
+    assert [row[0].raw for row in pvs] == ["%=", None, "a b", "a/b"]
+    assert merge_types(None if row[1].raw is None else row[1].value_type for row in pvs) == DATE
+    ts_type = merge_types(None if row[2].raw is None else row[2].value_type for row in pvs)
+    assert ts_type == TSTZ
+    assert [retype(row[2], TSTZ).value for row in pvs] == [
+        None,
+        ts(2024, 1, 1, 10, us=500000),
+        ts(2024, 1, 1, 10),
+        None,
+    ]
