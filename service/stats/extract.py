@@ -1,4 +1,5 @@
-"""Per-file Variant statistics: every fully shredded path of a Parquet file, in DuckLake's format.
+"""Per-file statistics in DuckLake's format: every fully shredded Variant path of a Parquet file
+(``ducklake_file_variant_stats``) and every plain column (``ducklake_file_column_stats``).
 
 The footer decides whatever it can prove; column data is read only where it cannot:
 
@@ -18,6 +19,15 @@ The footer decides whatever it can prove; column data is read only where it cann
   normalise zero bounds while DuckLake keeps the sign of the first zero seen): their pages are
   scanned for them (:mod:`service.parquet.pages`), and read through pyarrow only when the scan
   cannot answer exactly.
+* **Plain columns**: every top-level primitive column and struct leaf (dotted ``a.b``), never
+  inside a Variant group, a list, a map or a repeated field, one row each, by the same counts and
+  bounds rules (checked against the real DuckLake extension on DuckDB-written files). Types
+  beyond the Variant type table: unsigned integers (the next wider signed type; a UBIGINT bound
+  above int64 is unknown), millisecond timestamps and times (as microseconds), INT96 (an
+  instant, as Spark reads it; counts only, its order being undefined). No row for types with no
+  place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros.
+  HUGEINT, which DuckDB writes as a DOUBLE without bounds, is indistinguishable from a DOUBLE
+  whose NaN dropped the bounds: shredcat bounds the doubles, DuckLake writes none.
 """
 
 from __future__ import annotations
