@@ -599,20 +599,32 @@ def plan_files_in(
         where += f" AND f.data_file_id IN ({cand_sql})"
     elif decision == "skipped":
         where += f" AND f.data_file_id NOT IN ({cand_sql})"
-    kept_sql = (
-        f"CASE WHEN f.data_file_id IN ({cand_sql}) THEN 1 ELSE 0 END"
-        if decision == "all"
-        else ("1" if decision == "kept" else "0")
-    )
     rows = conn.execute(
         text(
-            f"SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count, {kept_sql} FROM ducklake_data_file f "
+            "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
             f"WHERE {where} ORDER BY f.data_file_id LIMIT {sql.bind(limit + 1)} OFFSET {sql.bind(offset)}"
         ),
         sql.params,
     ).all()
     more = len(rows) > limit
     rows = rows[:limit]
+    if decision == "all" and rows:
+        # The decision for this page's files only: the candidate set is read once, as a set,
+        # rather than probed per row of the whole table.
+        ids = ", ".join(sql.bind(int(r[0])) for r in rows)
+        kept_ids = {
+            int(x)
+            for (x,) in conn.execute(
+                text(
+                    f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.data_file_id IN ({ids}) "
+                    f"AND f.data_file_id IN ({cand_sql})"
+                ),
+                sql.params,
+            )
+        }
+    else:
+        kept_ids = {int(r[0]) for r in rows} if decision == "kept" else set()
+    rows = [(*r, int(r[0]) in kept_ids) for r in rows]
     stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows])
     files = []
     for r in rows:

@@ -355,7 +355,8 @@ def render_chart(
         axis = "rank among the bounds drawn"
     elif log:
         # Tick values in value space, placed through the same transform.
-        inv = [math.copysign(10 ** abs(x) - 1, x) for x in (lo_v, hi_v)]
+        # Ticks within the values drawn (not the padding around them).
+        inv = [math.copysign(10 ** abs(x) - 1, x) for x in ((min(finite), max(finite)) if finite else (lo_v, hi_v))]
         vals = log_ticks(inv[0], inv[1])
         ticks = list(zip((symlog(v) for v in vals), format_ticks(vals, True), strict=True))
         axis = "value (log scale)"
