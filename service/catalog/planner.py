@@ -51,6 +51,7 @@ from service.pruning.conditions import (
     NotAllIn,
     RangeMayContain,
     TestVisitor,
+    condition_paths,
     visit_condition,
     visit_test,
 )
@@ -625,7 +626,7 @@ def plan_files_in(
     else:
         kept_ids = {int(r[0]) for r in rows} if decision == "kept" else set()
     rows = [(*r, int(r[0]) in kept_ids) for r in rows]
-    stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows])
+    stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows], condition_paths(condition))
     files = []
     for r in rows:
         fid, kept = int(r[0]), bool(r[4])

@@ -296,22 +296,36 @@ def render_chart(
 
     else:
         to_pos = _number
+
+    def raw(v: Bound | None, missing: float) -> float:
+        """A bound's value-space position, once per bound: unknown is ``missing`` (unbounded on
+        that side), an infinity ±inf."""
+        if v is None:
+            return missing
+        if _is_infinite(t, v):
+            return -math.inf if v < 0 else math.inf  # type: ignore[operator]
+        return to_pos(v)
+
+    # (min, max) per file in value space (None: no values), computed once.
+    spans: list[tuple[float, float] | None] = [
+        None if f.value_count == 0 else (raw(a, -math.inf), raw(b, math.inf)) for f, a, b in parsed
+    ]
+    known_spans = [sp for sp, (_, a, b) in zip(spans, parsed, strict=True) if sp is not None and a is not None and b is not None]
     numeric = not ordinal and t.kind not in _TEMPORAL and t.kind is not Kind.BOOLEAN
-    log = numeric and use_log_scale(
-        [
-            (_number(a), _number(b))
-            for _, a, b in parsed
-            if a is not None and b is not None and not _is_infinite(t, a) and not _is_infinite(t, b)
-        ]
-    )
-    base_pos = to_pos  # value space, for the clustering measure (independent of the drawing)
-    if log:
-
-        def to_pos(v: Bound) -> float:
-            return symlog(_number(v))
-
-    finite = [to_pos(v) for _, a, b in parsed for v in (a, b) if v is not None and not _is_infinite(t, v)]
-    has_inf = any(v is not None and _is_infinite(t, v) for _, a, b in parsed for v in (a, b))
+    log = numeric and use_log_scale([sp for sp in known_spans if math.isfinite(sp[0]) and math.isfinite(sp[1])])
+    draw: Callable[[float], float] = symlog if log else float
+    finite: list[float] = []  # drawn positions of the known, finite bounds
+    has_inf = False
+    for sp, (_, a, b) in zip(spans, parsed, strict=True):
+        if sp is None:
+            continue
+        for x, v in ((sp[0], a), (sp[1], b)):
+            if v is None:
+                continue
+            if math.isinf(x):
+                has_inf = True
+            else:
+                finite.append(draw(x))
     if finite:
         lo_v, hi_v = min(finite), max(finite)
     else:
@@ -329,20 +343,11 @@ def render_chart(
     plot_left, plot_right = MARGIN_LEFT, WIDTH - MARGIN_RIGHT
     scale = _Scale(lo_v, hi_v, plot_top, plot_bottom)
 
-    def pos(v: Bound) -> float:
-        """The y coordinate of a bound (infinities pinned to the plot's edges)."""
-        if _is_infinite(t, v):
-            return plot_bottom if v < 0 else plot_top  # type: ignore[operator]
-        return scale.y(to_pos(v))
-
-    def value(v: Bound | None, missing: float) -> float:
-        """The value-space position of a bound for the clustering measure (unknown or infinite:
-        unbounded on that side)."""
-        if v is None:
-            return missing
-        if _is_infinite(t, v):
-            return -math.inf if v < 0 else math.inf  # type: ignore[operator]
-        return base_pos(v)
+    def pos(x: float) -> float:
+        """The y coordinate of a value-space position (infinities pinned to the plot's edges)."""
+        if math.isinf(x):
+            return plot_bottom if x < 0 else plot_top
+        return scale.y(draw(x))
 
     # 3. Ticks.
     ticks: list[tuple[float, str]] = []
@@ -393,13 +398,12 @@ def render_chart(
             no_values += 1
             cy = plot_bottom - 3
             label += "no values (only nulls)"
-            shape = (
-                f'<rect class="novalues" x="{x:.2f}" y="{cy - 2:.2f}" width="{max(bar_w, 2):.2f}" height="4">'
-                f"<title>{escape(label)}</title></rect>"
-            )
+            shape = f'<rect class="novalues" x="{x:.2f}" y="{cy - 2:.2f}" width="{max(bar_w, 2):.2f}" height="4"'
         else:
-            y_max = pos(b) if b is not None else plot_top
-            y_min = pos(a) if a is not None else plot_bottom
+            sp = spans[i]
+            assert sp is not None
+            y_max = pos(sp[1]) if b is not None else plot_top
+            y_min = pos(sp[0]) if a is not None else plot_bottom
             lo_s = "unknown" if f.min_text is None else f.min_text
             hi_s = "unknown" if f.max_text is None else f.max_text
             label += f"min {lo_s}, max {hi_s}, {f.value_count:,} values"
@@ -412,18 +416,17 @@ def render_chart(
                 known += 1
             else:
                 unknown += 1
-            intervals.append((value(a, -math.inf), value(b, math.inf)))
-            shape = (
-                f'<rect class="{cls}" x="{x:.2f}" y="{y0:.2f}" width="{bar_w:.2f}" height="{h:.2f}">'
-                f"<title>{escape(label)}</title></rect>"
-            )
-        # Roving tabindex: the first bar is the chart's one tab stop (dashboard.js moves it).
+            intervals.append(sp)
+            shape = f'<rect class="{cls}" x="{x:.2f}" y="{y0:.2f}" width="{bar_w:.2f}" height="{h:.2f}"'
+        # Roving tabindex: the first bar is the chart's one tab stop (dashboard.js moves it). The
+        # <title> is the tooltip and the bar's (or its link's) accessible name.
         tab = "0" if i == 0 else "-1"
         if link and f.href:
-            shape = f'<a href="{escape(f.href)}" data-bar="{i}" tabindex="{tab}" aria-label="{escape(label)}">{shape}</a>'
+            parts.append(
+                f'<a href="{escape(f.href)}" data-bar="{i}" tabindex="{tab}"><title>{escape(label)}</title>{shape}/></a>'
+            )
         else:
-            shape = shape.replace("<rect ", f'<rect data-bar="{i}" tabindex="{tab}" role="img" aria-label="{escape(label)}" ', 1)
-        parts.append(shape)
+            parts.append(f'{shape} data-bar="{i}" tabindex="{tab}" role="img"><title>{escape(label)}</title></rect>')
 
     # 5. Clustering measure: for each file's midpoint, the share of files whose range holds it.
     ratio: float | None = None

@@ -83,7 +83,8 @@ def test_bars_are_one_tab_stop() -> None:
     many = [ChartFile(f"f{i}", 10, str(i), str(i + 1), href=f"/file/{i}") for i in range(400)]  # unlinked beyond 300
     m = render_chart(INT64, many, x_label="x", title="t")
     assert m.svg.count('tabindex="0"') == 1 and m.svg.count("<a ") == 0
-    assert '<rect data-bar="0" tabindex="0" role="img" aria-label="f0: min 0, max 1, 10 values"' in m.svg
+    assert re.search(r'<rect class="bar" [^>]* data-bar="0" tabindex="0" role="img"><title>f0: min 0, max 1, 10 values</title></rect>', m.svg)
+    assert '<a href="/file/0" data-bar="0" tabindex="0"><title>f0: min 0, max 1, 10 values</title><rect ' in c.svg
 
 
 def test_insert_list_takes_any_columns() -> None:

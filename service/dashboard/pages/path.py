@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
-from service.dashboard.chart import ChartFile, render_chart
+from service.dashboard.chart import LINK_LIMIT, ChartFile, render_chart
 from service.dashboard.pages.table import global_rows
 from service.dashboard.web import catalog_of, render, urls
 from service.errors import BadInputError, ShredcatError
@@ -61,8 +61,10 @@ def _path(
     always_kept = max(0, pb.live_files - shredded) + other_types
     chart = None
     if pb.shredded_type is not None:
+        linked = len(pb.files) <= LINK_LIMIT  # beyond, bars carry no link: no URL to build either
         files = [
-            ChartFile(f.path, f.value_count, f.min_value, f.max_value, u.file(namespace, table, f.path)) for f in pb.files
+            ChartFile(f.path, f.value_count, f.min_value, f.max_value, u.file(namespace, table, f.path) if linked else None)
+            for f in pb.files
         ]
         x_label = f"files ordered by {'minimum' if order == 'min' else 'path'}"
         chart = render_chart(

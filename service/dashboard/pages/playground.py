@@ -152,7 +152,8 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         "error_field": None,
         "caret": None,
     }
-    values["examples"] = _examples(catalog, namespace, table)
+    # Examples are shown only before a predicate is run (reading them costs a global-stats merge).
+    values["examples"] = [] if run else _examples(catalog, namespace, table)
     values["inserts"] = insert_items([(c, "Variant column") for c in info.columns], catalog.path_coverage(namespace, table))
     if not run:
         return render(request, "prune.html", **values)
