@@ -49,12 +49,19 @@ def count_files(
     )
 
 
-def stats_for_files(conn: Connection, t: TableRow, ids: Sequence[int]) -> dict[int, list[PathStats]]:
-    """The PathStats of the given data files (a file's stats rows never change once committed)."""
+def stats_for_files(
+    conn: Connection, t: TableRow, ids: Sequence[int], paths: Collection[tuple[str, str]] | None = None
+) -> dict[int, list[PathStats]]:
+    """The PathStats of the given data files (a file's stats rows never change once committed);
+    ``paths``: only the rows of these ``(column, variant_path)`` (what a condition reads)."""
     names = t.column_names
     out: dict[int, list[PathStats]] = {}
+    only: list[ColumnElement[bool]] = []
+    if paths is not None:
+        column_ids = {t.columns[c] for c, _ in paths if c in t.columns}
+        only = [S.column_id.in_(sorted(column_ids)), S.variant_path.in_(sorted({p for _, p in paths}))]
     for chunk in chunks(list(ids)):
-        for r in conn.execute(select(*_STATS_READ).where(S.data_file_id.in_(chunk)).order_by(S.path_id)):
+        for r in conn.execute(select(*_STATS_READ).where(S.data_file_id.in_(chunk), *only).order_by(S.path_id)):
             out.setdefault(int(r.data_file_id), []).append(_path_stats(names, r))
     return out
 
