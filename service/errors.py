@@ -52,9 +52,18 @@ class InvalidPathError(BadInputError):
 
 
 class InvalidPredicateError(BadInputError):
-    """A predicate that cannot be parsed or uses something shredcat does not support."""
+    """A predicate that cannot be parsed or uses something shredcat does not support.
+
+    ``position``: for a syntax error, the 0-based character offset in the predicate text where
+    the parser stopped (also ``details["position"]``), so a form can point at it; else None."""
 
     code = "invalid_predicate"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None, position: int | None = None) -> None:
+        if position is not None:
+            details = {**(details or {}), "position": position}
+        super().__init__(message, details=details)
+        self.position = position
 
 
 class UnknownColumnError(BadInputError):

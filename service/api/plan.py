@@ -74,7 +74,7 @@ def _parse_sql_cached(sql: str, limits: PredicateLimits, key: Hashable, schema: 
 def _parse_sql(sql: str, limits: PredicateLimits, schema: TableSchema) -> BooleanExpression:
     from service.pruning.parse_sql import parse_sql
 
-    return parse_sql(sql, **limits.sql_keywords())
+    return parse_sql(sql, schema=schema, **limits.sql_keywords())
 
 
 class _Unhashed:
@@ -121,7 +121,7 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
                 return _parsed_sql(body.sql, s.predicate_limits, schema)
             from service.pruning.parse_json import parse_json
 
-            return parse_json(flt, **s.predicate_limits.json_keywords())
+            return parse_json(flt, schema=schema, **s.predicate_limits.json_keywords())
         except ShredcatError as e:
             e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
             raise

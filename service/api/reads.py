@@ -149,18 +149,7 @@ def load_file_stats(
 
 def column_stats_row(c: ColumnStats) -> ColumnStatsRow:
     """A plain column's stats as DuckLake's row, with its name and type."""
-    t = c.column_type
-    return ColumnStatsRow(
-        column=c.column,
-        column_type=t.name,
-        column_size_bytes=c.column_size_bytes,
-        value_count=c.value_count,
-        null_count=c.null_count,
-        min_value=None if c.min_value is None else format_bound(t, c.min_value),
-        max_value=None if c.max_value is None else format_bound(t, c.max_value),
-        contains_nan=c.contains_nan,
-        extra_stats=c.extra_stats,
-    )
+    return ColumnStatsRow(column=c.column, column_type=c.column_type.name, **c.ducklake_row())
 
 
 @router.get(

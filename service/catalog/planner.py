@@ -35,7 +35,7 @@ from sqlalchemy import Connection, text
 from service import pagetoken
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH
-from service.catalog.results import Candidate, FileExplanation, PlanResult
+from service.catalog.results import Candidate, FileExplanation, PlannedFile, PlannedFilesPage, PlanResult
 from service.errors import BadInputError, LimitExceededError, NotFoundError
 from service.pruning.conditions import (
     AllOf,
@@ -53,6 +53,7 @@ from service.pruning.conditions import (
     NotAllIn,
     RangeMayContain,
     TestVisitor,
+    condition_paths,
     visit_condition,
     visit_test,
 )
@@ -616,6 +617,69 @@ def _explain(
     return tuple(out)
 
 
+def plan_files_in(
+    conn: Connection,
+    t: repo.TableRow,
+    condition: Condition,
+    *,
+    snapshot_id: int | None = None,
+    decision: str = "all",
+    offset: int = 0,
+    limit: int = 100,
+    partition_types: Mapping[str, ShreddedType | None] | None = None,
+) -> PlannedFilesPage:
+    """A page of the live files (``decision``: all, kept or skipped ones), in ``data_file_id``
+    order from ``offset``, each with the SQL layer's decision and the evaluator's short reason.
+    Should the two layers ever disagree, the file is reported kept (the SQL answer)."""
+    snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
+    if partition_types is not None:
+        condition = restrict_partition_leaves(condition, t, partition_types)
+    planner = _Planner(conn, t, snapshot, current)
+    cand_sql = planner.build(condition)
+    sql = planner.sql
+    where = f"f.data_file_id IN ({planner.all_files()})"
+    if decision == "kept":
+        where += f" AND f.data_file_id IN ({cand_sql})"
+    elif decision == "skipped":
+        where += f" AND f.data_file_id NOT IN ({cand_sql})"
+    rows = conn.execute(
+        text(
+            "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+            f"WHERE {where} ORDER BY f.data_file_id LIMIT {sql.bind(limit + 1)} OFFSET {sql.bind(offset)}"
+        ),
+        sql.params,
+    ).all()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    if decision == "all" and rows:
+        # The decision for this page's files only: the candidate set is read once, as a set,
+        # rather than probed per row of the whole table.
+        ids = ", ".join(sql.bind(int(r[0])) for r in rows)
+        kept_ids = {
+            int(x)
+            for (x,) in conn.execute(
+                text(
+                    f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.data_file_id IN ({ids}) "
+                    f"AND f.data_file_id IN ({cand_sql})"
+                ),
+                sql.params,
+            )
+        }
+    else:
+        kept_ids = {int(r[0]) for r in rows} if decision == "kept" else set()
+    rows = [(*r, int(r[0]) in kept_ids) for r in rows]
+    stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows], condition_paths(condition))
+    files = []
+    for r in rows:
+        fid, kept = int(r[0]), bool(r[4])
+        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))
+        reason = f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
+        files.append(PlannedFile(r[1], int(r[2]), int(r[3]), fid, kept, reason))
+    return PlannedFilesPage(snapshot, tuple(files), offset, more)
+
+
+
+
 class _RestrictPartitions(ConditionVisitor[Condition]):
     """The condition with every partition leaf's cases limited to the stored types that read as
     the column's type (:func:`partition_row_usable`)."""
@@ -669,6 +733,7 @@ __all__ = [
     "MAX_SQL_TERMS",
     "VARIANT_STATS",
     "partition_row_usable",
+    "plan_files_in",
     "plan_in",
     "restrict_partition_leaves",
 ]

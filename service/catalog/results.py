@@ -235,6 +235,29 @@ class FileExplanation:
 
 
 @dataclass(frozen=True, slots=True)
+class PlannedFile:
+    """One live file and the plan's decision on it, with the reason in a few words
+    (:attr:`service.pruning.evaluator.Verdict.short`)."""
+
+    path: str
+    file_size_bytes: int
+    record_count: int
+    data_file_id: int
+    kept: bool
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedFilesPage:
+    """A page of :meth:`Catalog.plan_files`: files in ``data_file_id`` order from ``offset``."""
+
+    snapshot_id: int
+    files: tuple[PlannedFile, ...]
+    offset: int
+    has_more: bool
+
+
+@dataclass(frozen=True, slots=True)
 class PlanResult:
     snapshot_id: int
     candidates: tuple[Candidate, ...]

@@ -56,6 +56,7 @@ from service.catalog.results import (
     PathBounds,
     PathCoverage,
     PathHealth,
+    PlannedFilesPage,
     PlanResult,
     RecentSnapshot,
     RefreshResult,
@@ -1085,6 +1086,56 @@ class Catalog:
             if page_token is not None:
                 return result
             return replace(result, warnings=_plan_warnings(conn, t, cond, result, facts))
+
+        return self._read(op)
+
+    def plan_files(
+        self,
+        namespace: str,
+        table: str,
+        expr: BooleanExpression | Callable[[TableSchema], BooleanExpression],
+        *,
+        snapshot_id: int | None = None,
+        decision: Literal["all", "kept", "skipped"] = "all",
+        offset: int = 0,
+        limit: int = 100,
+    ) -> PlannedFilesPage:
+        """A page of ``namespace.table``'s live files with :meth:`plan`'s decision on each (kept
+        or skipped, filtered by ``decision``) and its reason in a few words, in ``data_file_id``
+        order from ``offset``; the counts and warnings are :meth:`plan`'s. ``expr``: a tree, or a
+        parser given the table's schema (as for :meth:`plan`)."""
+        from service.catalog.planner import plan_files_in
+        from service.pruning.conditions import compile_expression
+        from service.pruning.conjunctions import merge_conjunctions
+        from service.pruning.diagnostics import referenced_columns
+
+        if decision not in ("all", "kept", "skipped"):
+            raise BadInputError("decision must be all, kept or skipped", details={"field": "decision"})
+        if not 1 <= limit <= self.limits.max_page_size:
+            raise BadInputError(
+                f"page size must be between 1 and {self.limits.max_page_size}", details={"field": "page-size"}
+            )
+        if offset < 0:
+            raise BadInputError("offset must not be negative", details={"field": "offset"})
+        _check_id("snapshot", snapshot_id)
+        parse = expr if callable(expr) else None
+
+        def op(conn: Connection) -> PlannedFilesPage:
+            t = repo.require_table(conn, namespace, table)
+            schema = self._schema(conn, t)
+            tree = parse(schema) if parse is not None else expr
+            _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
+            condition = merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
+            return plan_files_in(
+                conn,
+                t,
+                condition,
+                snapshot_id=snapshot_id,
+                decision=decision,
+                offset=offset,
+                limit=limit,
+                partition_types={n: c.type for n, c in schema.columns.items() if c.partition},
+            )
 
         return self._read(op)
 

@@ -43,10 +43,10 @@ def parse_predicate(text: str, schema=None):  # type: ignore[no-untyped-def]
             from service.errors import InvalidPredicateError
 
             raise InvalidPredicateError(f"predicate JSON is not valid JSON: {e}") from None
-        return parse_json(obj, **lim.json_keywords())
+        return parse_json(obj, schema=schema, **lim.json_keywords())
     from service.pruning.parse_sql import parse_sql
 
-    return parse_sql(text, **lim.sql_keywords())
+    return parse_sql(text, schema=schema, **lim.sql_keywords())
 
 
 def run(args: argparse.Namespace) -> int:

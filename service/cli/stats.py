@@ -6,6 +6,10 @@ contains_nan, extra_stats; absent values are JSON null. A directory or prefix st
 files (:func:`service.storage.list_data_files`), each printed under its own path. Exit 0 on
 success; otherwise non-zero with one line on stderr per bad file or listing, the good files still
 printed.
+
+``--columns``: instead, one line per plain column (top-level primitive columns and struct leaves,
+dotted ``a.b``) with keys file, column, column_size_bytes, value_count, null_count, min_value,
+max_value, contains_nan, extra_stats: DuckLake's ``ducklake_file_column_stats`` row.
 """
 
 from __future__ import annotations
@@ -24,6 +28,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "or not in .parquet is a prefix): a directory means its data files, listed as Spark does",
     )
     p.add_argument("--json", action="store_true", help="JSON lines output (the default and only format)")
+    p.add_argument(
+        "--columns",
+        action="store_true",
+        help="print the plain columns' statistics (DuckLake's ducklake_file_column_stats rows) "
+        "instead of the Variant paths'",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             print(f"shredcat: {e.message}", file=sys.stderr)
             continue
-        for ps in fs.paths:
+        rows = fs.columns if args.columns else fs.paths
+        for ps in rows:
             row = {"file": path, "column": ps.column, **ps.ducklake_row()}
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
         out.flush()

@@ -225,20 +225,7 @@ def file_stats_payload(fs: FileStats) -> FileStatsJSON:
 
 def column_stats_json(c: ColumnStats) -> ColumnStatsRowJSON:
     """A plain column's ``ducklake_file_column_stats`` row with its name and type."""
-    from service.values import format_bound
-
-    t = c.column_type
-    return {
-        "column": c.column,
-        "column_type": t.name,
-        "column_size_bytes": c.column_size_bytes,
-        "value_count": c.value_count,
-        "null_count": c.null_count,
-        "min_value": None if c.min_value is None else format_bound(t, c.min_value),
-        "max_value": None if c.max_value is None else format_bound(t, c.max_value),
-        "contains_nan": c.contains_nan,
-        "extra_stats": c.extra_stats,
-    }
+    return cast(ColumnStatsRowJSON, {"column": c.column, "column_type": c.column_type.name, **c.ducklake_row()})
 
 
 def commit(

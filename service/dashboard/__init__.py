@@ -2,8 +2,9 @@
 API app by :func:`service.api.create_app`.
 
 Pages read through the catalog library (:class:`service.catalog.Catalog`: its reads and its
-planner); no SQL or database access here or in the templates. No JavaScript: forms,
-links and an SVG drawn on the server. Every page answers HTML; only an unauthenticated request
+planner); no SQL or database access here or in the templates. Forms, links and an SVG drawn
+on the server; one small script of our own (``static/dashboard.js``: click-to-insert in the
+playground, arrow keys across a chart's bars) that no page needs to work. Every page answers HTML; only an unauthenticated request
 that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 401.
 
 * :mod:`.web`: templates, static files, URLs, rendering and error pages;
@@ -18,7 +19,7 @@ that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 
 ``GET  /admin/tables/{ns}/{table}/file``               one file's metadata and per-path stats
 ``GET|POST /admin/tables/{ns}/{table}/prune``          prune playground (SQL predicate)
 ``GET|POST /admin/login``, ``POST /admin/logout``      browser sessions (see :mod:`.session`)
-``GET  /admin/static/{name}``                          the stylesheet (no auth)
+``GET  /admin/static/{name}``                          the stylesheet and the script (no auth)
 =====================================================  =============================================
 """
 

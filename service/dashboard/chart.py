@@ -8,11 +8,17 @@ Files go along the x axis (in the order given), values up the y axis. Bounds bec
 * strings, blobs and uuids by their ordinal rank among all the bounds drawn (the axis then says
   "rank", with a few bound values as tick labels).
 
+Numbers go on a symmetric log scale (``sign(x)·log10(1 + |x|)``, so zero and negatives keep
+their place) when one file's range dwarfs the others (:func:`use_log_scale`). Tick labels of one
+axis share one format: the same decimals, thousands separators, scientific notation for all or
+none; dates and times with the unit of their step. "UTC" is written only for zoned timestamps.
+
 Infinite bounds (float ±inf, DuckDB's date and timestamp infinities) are pinned to the edge of the
 plot. A file with values but an unknown bound is drawn to the edge on that side, hatched (pruning
 can never skip it on that side); a file whose path holds only nulls gets a grey mark on the
-baseline. No JavaScript: each bar has a ``<title>`` (tooltip) and, for small charts, links to its
-file's page.
+baseline. Each bar has a ``<title>`` (tooltip) and, for small charts, links to its file's page;
+the bars are one tab stop (roving ``tabindex``: the first bar is tabbable, ``static/dashboard.js``
+moves focus between them with the arrow keys).
 """
 
 from __future__ import annotations
@@ -67,11 +73,15 @@ class Chart:
     known: int
     unknown: int
     no_values: int
-    #: Average share of the drawn files that a point lookup at a typical value (each file's
-    #: midpoint) keeps: 1/n is perfect clustering, 1.0 means pruning cannot help. None if no file
-    #: has values.
+    #: Average share of the files (those drawn with values, and ``always_kept``) that a point
+    #: lookup at a typical value (each drawn file's midpoint) keeps: 1/n is perfect clustering,
+    #: 1.0 means pruning cannot help. None if no drawn file has values.
     point_keep_ratio: float | None
     axis: str
+    #: Files a point lookup keeps whatever the value (stored as another type, not shredded), counted
+    #: in :attr:`point_keep_ratio`.
+    always_kept: int = 0
+    log_scale: bool = False
 
 
 def _is_infinite(t: ShreddedType, v: Bound) -> bool:
@@ -141,25 +151,94 @@ def temporal_ticks(lo: float, hi: float, t: ShreddedType, target: int = 6) -> li
     return out
 
 
-def _fmt_number(x: float, integral: bool) -> str:
-    if integral and abs(x) < 1e15:
-        return f"{round(x):,}"
-    return f"{x:.6g}"
+def format_ticks(values: Sequence[float], integral: bool) -> list[str]:
+    """Labels of one numeric axis in one format: integers with thousands separators, or every
+    label with the same number of decimals (the fewest that tell them apart exactly), or, beyond
+    1e15 or below 1e-4, every label in scientific notation with the same mantissa digits."""
+    if not values:
+        return []
+    big = max(abs(v) for v in values)
+    if big >= 1e15 or 0 < big < 1e-4:
+        labels = [f"{v:.0e}" for v in values]
+        for d in range(0, 8):
+            labels = [f"{v:.{d}e}" for v in values]
+            if len(set(labels)) == len(labels):
+                break
+        return labels
+    if integral:
+        return [f"{round(v):,}" for v in values]
+    labels = [f"{v:,.0f}" for v in values]
+    for d in range(0, 10):
+        labels = [f"{v:,.{d}f}" for v in values]
+        if all(math.isclose(float(label.replace(",", "")), v, rel_tol=1e-9, abs_tol=1e-12) for label, v in zip(labels, values, strict=True)):
+            break
+    return labels
 
 
-def _temporal_label(t: ShreddedType, x: float, span: float) -> str:
+def _temporal_label(t: ShreddedType, x: float, step: float) -> str:
+    """A date/time tick in the unit of the axis's step: dates for whole days, minutes for whole
+    minutes, else seconds (every label of an axis has the same form)."""
     v = round(x)
     try:
         s = format_bound(t, v)
     except (ValueError, OverflowError):
         return ""
-    if t.kind is Kind.DATE or t.kind is Kind.TIME:
-        return s.split(".")[0]
-    per_day = 86_400 * (1_000_000_000 if t.kind in (Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS) else 1_000_000)
-    s = s.removesuffix("+00")
-    if span >= 3 * per_day:
+    per_second = 1_000_000_000 if t.kind in (Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS) else 1_000_000
+    if t.kind is Kind.DATE:
+        return s
+    s = s.split(".")[0].removesuffix("+00")
+    minutes = step % (60 * per_second) == 0
+    if t.kind is Kind.TIME:
+        return s[:5] if minutes else s
+    if step % (86_400 * per_second) == 0:
         return s.split(" ")[0]
-    return s.split(".")[0]
+    return s[:16] if minutes else s
+
+
+#: :func:`use_log_scale`: the widest range is at least this many times the extent of all the
+#: other files together...
+LOG_DWARF = 50
+#: ...and the log scale gives those others at least this many times their linear share of the axis.
+LOG_GAIN = 3.0
+
+
+def symlog(x: float) -> float:
+    """The symmetric log: monotonic, 0 at 0, ``log10(1 + |x|)`` with the sign of ``x``."""
+    return math.copysign(math.log10(1.0 + abs(x)), x)
+
+
+def use_log_scale(intervals: Sequence[tuple[float, float]]) -> bool:
+    """Whether a numeric axis drawing these finite ``(min, max)`` ranges should be logarithmic:
+    one range is at least :data:`LOG_DWARF` times the extent of all the others together (which a
+    linear axis squeezes into a sliver) and :func:`symlog` spreads them at least :data:`LOG_GAIN`
+    times wider. Ranges of values close together far from zero gain nothing and stay linear."""
+    if len(intervals) < 2:
+        return False
+    widest = max(range(len(intervals)), key=lambda i: intervals[i][1] - intervals[i][0])
+    others = [iv for i, iv in enumerate(intervals) if i != widest]
+    o_lo, o_hi = min(iv[0] for iv in others), max(iv[1] for iv in others)
+    lo, hi = min(o_lo, intervals[widest][0]), max(o_hi, intervals[widest][1])
+    if hi <= lo or intervals[widest][1] - intervals[widest][0] < LOG_DWARF * (o_hi - o_lo):
+        return False
+    linear = (o_hi - o_lo) / (hi - lo)
+    logged = (symlog(o_hi) - symlog(o_lo)) / (symlog(hi) - symlog(lo))
+    return logged > 0 and logged >= LOG_GAIN * linear
+
+
+def log_ticks(lo: float, hi: float, target: int = 7) -> list[float]:
+    """Tick values of a symlog axis covering the values [lo, hi]: 0 and ±powers of ten from 1 up
+    (every k-th power when there are too many)."""
+    top = max(abs(lo), abs(hi), 1.0)
+    decades = range(0, math.floor(math.log10(top)) + 1)
+    out = [0.0] if lo <= 0 <= hi else []
+    out += [10.0**k for k in decades if lo <= 10.0**k <= hi]
+    out += [-(10.0**k) for k in decades if lo <= -(10.0**k) <= hi]
+    out.sort()
+    every = max(1, math.ceil(len(out) / target))
+    if every > 1:
+        keep = {0.0} | {10.0**k for k in decades if k % every == 0} | {-(10.0**k) for k in decades if k % every == 0}
+        out = [v for v in out if v in keep]
+    return out
 
 
 def _shorten(s: str, n: int = 20) -> str:
@@ -186,8 +265,11 @@ def render_chart(
     *,
     x_label: str,
     title: str,
+    always_kept: int = 0,
 ) -> Chart:
-    """The SVG chart of ``files`` (already capped and ordered by the caller)."""
+    """The SVG chart of ``files`` (already capped and ordered by the caller). ``always_kept``:
+    files not drawn that any point lookup keeps (the path stored there as another type, or not
+    fully shredded), counted in the point-lookup estimate."""
     # 1. Parse bounds. Unparseable text (should not happen: the catalog validates) counts as unknown.
     parsed: list[tuple[ChartFile, Bound | None, Bound | None]] = []
     for f in files:
@@ -214,8 +296,36 @@ def render_chart(
 
     else:
         to_pos = _number
-    finite = [to_pos(v) for _, a, b in parsed for v in (a, b) if v is not None and not _is_infinite(t, v)]
-    has_inf = any(v is not None and _is_infinite(t, v) for _, a, b in parsed for v in (a, b))
+
+    def raw(v: Bound | None, missing: float) -> float:
+        """A bound's value-space position, once per bound: unknown is ``missing`` (unbounded on
+        that side), an infinity ±inf."""
+        if v is None:
+            return missing
+        if _is_infinite(t, v):
+            return -math.inf if v < 0 else math.inf  # type: ignore[operator]
+        return to_pos(v)
+
+    # (min, max) per file in value space (None: no values), computed once.
+    spans: list[tuple[float, float] | None] = [
+        None if f.value_count == 0 else (raw(a, -math.inf), raw(b, math.inf)) for f, a, b in parsed
+    ]
+    known_spans = [sp for sp, (_, a, b) in zip(spans, parsed, strict=True) if sp is not None and a is not None and b is not None]
+    numeric = not ordinal and t.kind not in _TEMPORAL and t.kind is not Kind.BOOLEAN
+    log = numeric and use_log_scale([sp for sp in known_spans if math.isfinite(sp[0]) and math.isfinite(sp[1])])
+    draw: Callable[[float], float] = symlog if log else float
+    finite: list[float] = []  # drawn positions of the known, finite bounds
+    has_inf = False
+    for sp, (_, a, b) in zip(spans, parsed, strict=True):
+        if sp is None:
+            continue
+        for x, v in ((sp[0], a), (sp[1], b)):
+            if v is None:
+                continue
+            if math.isinf(x):
+                has_inf = True
+            else:
+                finite.append(draw(x))
     if finite:
         lo_v, hi_v = min(finite), max(finite)
     else:
@@ -233,20 +343,11 @@ def render_chart(
     plot_left, plot_right = MARGIN_LEFT, WIDTH - MARGIN_RIGHT
     scale = _Scale(lo_v, hi_v, plot_top, plot_bottom)
 
-    def pos(v: Bound) -> float:
-        """The y coordinate of a bound (infinities pinned to the plot's edges)."""
-        if _is_infinite(t, v):
-            return plot_bottom if v < 0 else plot_top  # type: ignore[operator]
-        return scale.y(to_pos(v))
-
-    def value(v: Bound | None, missing: float) -> float:
-        """The value-space position of a bound for the clustering measure (unknown or infinite:
-        unbounded on that side)."""
-        if v is None:
-            return missing
-        if _is_infinite(t, v):
-            return -math.inf if v < 0 else math.inf  # type: ignore[operator]
-        return to_pos(v)
+    def pos(x: float) -> float:
+        """The y coordinate of a value-space position (infinities pinned to the plot's edges)."""
+        if math.isinf(x):
+            return plot_bottom if x < 0 else plot_top
+        return scale.y(draw(x))
 
     # 3. Ticks.
     ticks: list[tuple[float, str]] = []
@@ -257,21 +358,29 @@ def render_chart(
             idx = sorted({round(i * (n - 1) / max(1, count - 1)) for i in range(count)})
             ticks = [(float(i), _shorten(format_bound(t, rank_values[i]))) for i in idx]
         axis = "rank among the bounds drawn"
+    elif log:
+        # Tick values in value space, placed through the same transform.
+        # Ticks within the values drawn (not the padding around them).
+        inv = [math.copysign(10 ** abs(x) - 1, x) for x in ((min(finite), max(finite)) if finite else (lo_v, hi_v))]
+        vals = log_ticks(inv[0], inv[1])
+        ticks = list(zip((symlog(v) for v in vals), format_ticks(vals, True), strict=True))
+        axis = "value (log scale)"
     else:
-        raw_lo, raw_hi = (min(finite), max(finite)) if finite else (lo_v, hi_v)
-        span = raw_hi - raw_lo
         integral = t.is_integer or t.kind in _TEMPORAL or t.kind is Kind.BOOLEAN
         vals = temporal_ticks(lo_v, hi_v, t) if t.kind in _TEMPORAL else nice_ticks(lo_v, hi_v)
         if integral:
             vals = [v for v in vals if float(v).is_integer()] or vals
         if t.kind in _TEMPORAL:
-            ticks = [(v, _temporal_label(t, v, span)) for v in vals]
-            axis = {Kind.DATE: "date", Kind.TIME: "time of day"}.get(t.kind, "timestamp (UTC)")
+            step = vals[1] - vals[0] if len(vals) > 1 else 1.0
+            ticks = [(v, _temporal_label(t, v, step)) for v in vals]
+            axis = {Kind.DATE: "date", Kind.TIME: "time of day"}.get(t.kind, "timestamp")
+            if t.kind in (Kind.TIMESTAMPTZ, Kind.TIMESTAMPTZ_NS):
+                axis = "timestamp (UTC)"
         elif t.kind is Kind.BOOLEAN:
             ticks = [(0.0, "false"), (1.0, "true")]
             axis = "value"
         else:
-            ticks = [(v, _fmt_number(v, integral)) for v in vals]
+            ticks = list(zip(vals, format_ticks(vals, integral), strict=True))
             axis = "value"
 
     # 4. Bars.
@@ -289,13 +398,12 @@ def render_chart(
             no_values += 1
             cy = plot_bottom - 3
             label += "no values (only nulls)"
-            shape = (
-                f'<rect class="novalues" x="{x:.2f}" y="{cy - 2:.2f}" width="{max(bar_w, 2):.2f}" height="4">'
-                f"<title>{escape(label)}</title></rect>"
-            )
+            shape = f'<rect class="novalues" x="{x:.2f}" y="{cy - 2:.2f}" width="{max(bar_w, 2):.2f}" height="4"'
         else:
-            y_max = pos(b) if b is not None else plot_top
-            y_min = pos(a) if a is not None else plot_bottom
+            sp = spans[i]
+            assert sp is not None
+            y_max = pos(sp[1]) if b is not None else plot_top
+            y_min = pos(sp[0]) if a is not None else plot_bottom
             lo_s = "unknown" if f.min_text is None else f.min_text
             hi_s = "unknown" if f.max_text is None else f.max_text
             label += f"min {lo_s}, max {hi_s}, {f.value_count:,} values"
@@ -308,14 +416,17 @@ def render_chart(
                 known += 1
             else:
                 unknown += 1
-            intervals.append((value(a, -math.inf), value(b, math.inf)))
-            shape = (
-                f'<rect class="{cls}" x="{x:.2f}" y="{y0:.2f}" width="{bar_w:.2f}" height="{h:.2f}">'
-                f"<title>{escape(label)}</title></rect>"
-            )
+            intervals.append(sp)
+            shape = f'<rect class="{cls}" x="{x:.2f}" y="{y0:.2f}" width="{bar_w:.2f}" height="{h:.2f}"'
+        # Roving tabindex: the first bar is the chart's one tab stop (dashboard.js moves it). The
+        # <title> is the tooltip and the bar's (or its link's) accessible name.
+        tab = "0" if i == 0 else "-1"
         if link and f.href:
-            shape = f'<a href="{escape(f.href)}">{shape}</a>'
-        parts.append(shape)
+            parts.append(
+                f'<a href="{escape(f.href)}" data-bar="{i}" tabindex="{tab}"><title>{escape(label)}</title>{shape}/></a>'
+            )
+        else:
+            parts.append(f'{shape} data-bar="{i}" tabindex="{tab}" role="img"><title>{escape(label)}</title></rect>')
 
     # 5. Clustering measure: for each file's midpoint, the share of files whose range holds it.
     ratio: float | None = None
@@ -323,20 +434,24 @@ def render_chart(
         lows = sorted(iv[0] for iv in intervals)
         highs = sorted(iv[1] for iv in intervals)
         total = 0.0
+        finite_values = [x for iv in intervals for x in iv if math.isfinite(x)]
+        d_lo, d_hi = (min(finite_values), max(finite_values)) if finite_values else (0.0, 1.0)
         for lo, hi in intervals:
-            mid = _midpoint(lo, hi, lo_v, hi_v)
+            mid = _midpoint(lo, hi, d_lo, d_hi)
             # ranges with low <= mid <= high: those starting at or below mid, less those ending below it
             holding = bisect_right(lows, mid) - bisect_left(highs, mid)
-            total += holding / len(intervals)
+            total += (holding + always_kept) / (len(intervals) + always_kept)
         ratio = total / len(intervals)
 
     # 6. Assemble.
+    scale_attr = ' data-scale="log"' if log else ""
     svg: list[str] = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'role="img" aria-labelledby="chart-title chart-desc" data-files="{n}">',
+        f'role="group" aria-labelledby="chart-title chart-desc" data-files="{n}"{scale_attr}>',
         f'<title id="chart-title">{escape(title)}</title>',
         f'<desc id="chart-desc">{n} files along the x axis ({escape(x_label)}); each bar spans the '
-        f"file's minimum to maximum on the y axis ({escape(axis)}).</desc>",
+        f"file's minimum to maximum on the y axis ({escape(axis)}). The bars are one tab stop: "
+        "arrow keys move between them.</desc>",
         "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
         "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fde4c3\"/>"
         "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#d9822b\" stroke-width=\"3\"/></pattern></defs>",
@@ -349,7 +464,9 @@ def render_chart(
             f'<line class="grid" x1="{plot_left}" x2="{plot_right}" y1="{y:.2f}" y2="{y:.2f}"/>'
             f'<text class="tick" x="{plot_left - 6}" y="{y + 4:.2f}" text-anchor="end">{escape(text)}</text>'
         )
+    svg.append('<g class="bars">')
     svg.extend(parts)
+    svg.append("</g>")
     svg.append(
         f'<text class="axis" x="{(plot_left + plot_right) / 2:.0f}" y="{HEIGHT - 14}" text-anchor="middle">'
         f"{escape(x_label)} →</text>"
@@ -367,6 +484,8 @@ def render_chart(
         no_values=no_values,
         point_keep_ratio=ratio,
         axis=axis,
+        always_kept=always_kept,
+        log_scale=log,
     )
 
 

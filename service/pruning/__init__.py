@@ -1,7 +1,9 @@
 """File pruning on shredded Variant statistics, as pure logic: no database, no HTTP, no import of
 SQLAlchemy or :mod:`service.catalog` (a test walks the imports).
 
-* :mod:`.expressions`: the predicate tree, its builders and :func:`~.expressions.visit`;
+* :mod:`.expressions`: the predicate tree (leaves over a Variant path or a plain/partition column,
+  and Unknown for what pruning cannot use), its builders and :func:`~.expressions.visit`;
+* :mod:`.schema`: the table's columns, which the parsers resolve names against;
 * :mod:`.parse_json` / :mod:`.parse_sql`: Iceberg-style filter JSON and Spark SQL text ⇄ tree,
   :mod:`.render` the tree as Spark SQL; :mod:`.paths`, :mod:`.literals`, :mod:`.spark_types`
   the pieces they share;
@@ -29,12 +31,15 @@ from service.pruning.expressions import (
     AlwaysTrue,
     And,
     BooleanExpression,
+    ColumnTerm,
     LiteralPredicate,
     Not,
     Op,
     Or,
     SetPredicate,
+    Term,
     UnaryPredicate,
+    Unknown,
     VariantTerm,
     and_,
     not_,
@@ -50,6 +55,7 @@ from service.pruning.paths import (
     parse_json_path,
     parse_variant_path,
 )
+from service.pruning.schema import ColumnInfo, TableSchema
 from service.pruning.spark_types import parse_spark_type, spark_type_name
 
 __all__ = [
@@ -59,6 +65,8 @@ __all__ = [
     "AlwaysTrue",
     "And",
     "BooleanExpression",
+    "ColumnInfo",
+    "ColumnTerm",
     "Condition",
     "FileEvaluator",
     "JsonPath",
@@ -68,7 +76,10 @@ __all__ = [
     "Op",
     "Or",
     "SetPredicate",
+    "TableSchema",
+    "Term",
     "UnaryPredicate",
+    "Unknown",
     "VariantTerm",
     "Verdict",
     "and_",

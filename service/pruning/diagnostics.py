@@ -5,9 +5,12 @@ Pure rules over a compiled condition and facts the catalog supplies; they never 
 are candidates.
 
 * :func:`referenced_columns`: the Variant columns a predicate names (a column the table lacks is
-  an error, raised by the catalog).
-* :func:`leaf_terms`: the condition's leaves as :class:`TermUse` (column, variant_path, the stored
-  types the leaf compares, the term's JSON path and requested type).
+  an error, raised by the catalog; plain and partition columns are resolved by the parsers
+  against the table's schema).
+* :func:`leaf_terms`: the condition's Variant leaves as :class:`TermUse` (column, variant_path,
+  the stored types the leaf compares, the term's JSON path and requested type). Plain and
+  partition column leaves are not warned about (a column without statistics in any file is no
+  typo: the parser has already checked the name), so they are not listed.
 * :func:`plan_warnings`: the warnings, from the stored types of each leaf's path in the live files
   of the table at the planned snapshot:
 
@@ -35,7 +38,7 @@ from service.pruning.conditions import (
     LeafCondition,
     visit_condition,
 )
-from service.pruning.expressions import BooleanExpression, iter_predicates
+from service.pruning.expressions import BooleanExpression, VariantTerm, iter_predicates
 from service.pruning.paths import ANY_INDEX, JsonPath, Key, format_json_path, parse_variant_path
 from service.pruning.spark_types import spark_type_name
 from service.values import ShreddedType
@@ -75,7 +78,7 @@ class TermUse:
 
 def referenced_columns(expr: BooleanExpression) -> tuple[str, ...]:
     """The Variant columns the predicate names, each once, in order of appearance."""
-    return tuple(dict.fromkeys(p.term.column for p in iter_predicates(expr)))
+    return tuple(dict.fromkeys(p.term.column for p in iter_predicates(expr) if isinstance(p.term, VariantTerm)))
 
 
 class _Leaves(ConditionVisitor[list[LeafCondition]]):
@@ -100,7 +103,9 @@ def leaf_terms(condition: Condition) -> tuple[TermUse, ...]:
     uses = (
         TermUse(leaf.column, leaf.variant_path, t.usable, format_json_path(t.path), t.requested)
         for leaf in visit_condition(condition, _LEAVES)
+        if leaf.variant_path is not None
         for t in leaf.terms
+        if t.path is not None
     )
     return tuple(dict.fromkeys(uses))
 
@@ -143,7 +148,10 @@ class _CanPrune(ConditionVisitor[bool]):
 
 def _is_blind(leaf: LeafCondition, stored: Collection[ShreddedType]) -> bool:
     """No file has a fact the leaf compares: no stats row at all, or only stored types outside
-    every case (whose ``otherwise`` test reads no bound)."""
+    every case (whose ``otherwise`` test reads no bound). A plain or partition column leaf is
+    never called blind: it is not warned about, so the predicate was not blinded by a warning."""
+    if leaf.variant_path is None:
+        return False
     if not stored:
         return True
     return bool(leaf.cases) and not any(s in case.types for case in leaf.cases for s in stored)
@@ -155,7 +163,7 @@ def _never_blind(leaf: LeafCondition) -> bool:
 
 def plan_warnings(
     condition: Condition,
-    stored: Mapping[tuple[str, str], Collection[ShreddedType]],
+    stored: Mapping[tuple[str, str | None], Collection[ShreddedType]],
     shredded_paths: Mapping[str, Collection[str]],
     *,
     pruned_nothing: bool,

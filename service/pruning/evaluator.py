@@ -1,8 +1,10 @@
-"""The stateless per-file evaluator: does a file's variant stats rule out every row?
+"""The stateless per-file evaluator: do a file's statistics rule out every row?
 
 ``evaluate(expr, stats)`` compiles the tree into stats conditions (:mod:`.conditions`, where
 the rules and their reasons are documented) and interprets them over the stats rows of ONE
-file, given as ``{(column, variant_path): [PathStats, ...]}``. The answer is a :class:`Verdict`:
+file, given as ``{(column, variant_path): [PathStats, ...]}`` for Variant paths and
+``{(column, None): [ColumnStats]}`` for plain columns and partition values (a partition value is
+given as the ColumnStats row it implies); both kinds of row are read alike. The answer is a :class:`Verdict`:
 CANNOT_MATCH (the file holds no row the predicate selects: skip it) or MIGHT_MATCH (read it;
 also the answer whenever in doubt), with a reason naming the conjunct, the bound and the rule,
 for explain mode.
@@ -14,10 +16,11 @@ Condition, so the rules live in one place.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import wraps
 from typing import Final
 
+from service.errors import InvalidPredicateError
 from service.pruning.conditions import (
     DEFAULT_MAX_IN_POINTS,
     AllOf,
@@ -42,19 +45,26 @@ from service.pruning.conditions import (
     visit_test,
 )
 from service.pruning.expressions import BooleanExpression
-from service.stats.model import PathStats
+from service.pruning.paths import format_json_path
+from service.pruning.spark_types import spark_type_name
+from service.stats.model import ColumnStats, PathStats
 from service.values import Bound, ShreddedType, format_bound
 
 MIGHT_MATCH: Final = True
 CANNOT_MATCH: Final = False
 
-StatsIndex = Mapping[tuple[str, str], Sequence[PathStats]]
+StatsRow = PathStats | ColumnStats
+StatsIndex = Mapping[tuple[str, str | None], Sequence[StatsRow]]
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
     might_match: bool
     reason: str
+    #: The reason in a few words for a list of files ("max 49 < 4200", "path stored as int64,
+    #: asked as string: not comparable"): no predicate text, no rule names; each leaf's words
+    #: led by its path when the condition reads more than one path.
+    short: str = field(default="", compare=False)
 
     @property
     def name(self) -> str:
@@ -67,9 +77,10 @@ class Verdict:
         return f"{self.name}: {self.reason}"
 
 
-def stats_by_path(rows: Iterable[PathStats]) -> dict[tuple[str, str], list[PathStats]]:
-    """Index one file's stats rows the way :func:`evaluate` reads them."""
-    out: dict[tuple[str, str], list[PathStats]] = {}
+def stats_by_path(rows: Iterable[StatsRow]) -> dict[tuple[str, str | None], list[StatsRow]]:
+    """Index one file's stats rows (Variant paths and plain/partition columns) the way
+    :func:`evaluate` reads them."""
+    out: dict[tuple[str, str | None], list[StatsRow]] = {}
     for r in rows:
         out.setdefault((r.column, r.variant_path), []).append(r)
     return out
@@ -101,7 +112,7 @@ def _above(upper: Bound | None, lower: Bound | None, inclusive: bool) -> bool:
     return _cmp_lt(upper, lower) or (upper == lower and not inclusive)
 
 
-def _nan_possible(row: PathStats) -> bool:
+def _nan_possible(row: StatsRow) -> bool:
     # None (unknown) counts as possible: only an explicit false rules NaN out.
     return row.contains_nan is not False
 
@@ -125,7 +136,7 @@ def _incomparable_keeps(method: Callable[[_RowTest, Test], Outcome]) -> Callable
 class _RowTest(TestVisitor[Outcome]):
     """(might_match, why, rule) of one test over one stats row."""
 
-    def __init__(self, row: PathStats) -> None:
+    def __init__(self, row: StatsRow) -> None:
         self.row = row
 
     def _all_null(self) -> Outcome | None:
@@ -217,59 +228,108 @@ class _RowTest(TestVisitor[Outcome]):
         )
 
 
-def run_test(test: Test, row: PathStats) -> Outcome:
+def run_test(test: Test, row: StatsRow) -> Outcome:
     """(might_match, why, rule) of one test over one stats row."""
     return visit_test(test, _RowTest(row))
 
 
+def _short_why(c: LeafCondition, row: StatsRow, why: str) -> str:
+    """One row's outcome in words: the test's ``why`` without the stored type repeated, or, when
+    the row's type serves none of the leaf's requested types, that they are not comparable."""
+    t = row.shredded_type
+    if row.value_count > 0:
+        asked = sorted({_spark_name(term.requested) for term in c.terms if term.usable and t not in term.usable})
+        if asked:
+            what = "column" if c.variant_path is None else "path"
+            return f"{what} stored as {t.name}, asked as {' and '.join(asked)}: not comparable"
+    return why.replace(f" ({t.name})", "")
+
+
+def _spark_name(t: ShreddedType) -> str:
+    try:
+        return spark_type_name(t)
+    except InvalidPredicateError:
+        return t.name
+
+
+def _joined(parts: Iterable[str]) -> str:
+    return "; ".join(dict.fromkeys(p for p in parts if p))
+
+
 class _Interpreter(ConditionVisitor[Verdict]):
-    def __init__(self, stats: StatsIndex) -> None:
+    def __init__(self, stats: StatsIndex, prefix_paths: bool = False) -> None:
         self.stats = stats
+        self.prefix_paths = prefix_paths
+
+    def _short(self, c: LeafCondition, words: str) -> str:
+        if not self.prefix_paths:
+            return words
+        if c.variant_path is None:
+            where = c.column
+        else:
+            path = c.terms[0].path if c.terms else None
+            where = format_json_path(path) if path is not None else c.variant_path
+        return f"{where}: {words}"
 
     def visit_leaf(self, c: LeafCondition) -> Verdict:
         rows = self.stats.get((c.column, c.variant_path)) or ()
         if not rows:
+            if c.variant_path is None:
+                return Verdict(
+                    MIGHT_MATCH,
+                    f"{c.label}: no stats for column {c.column} in this file",
+                    self._short(c, "no stats in this file"),
+                )
             return Verdict(
                 MIGHT_MATCH,
                 f"{c.label}: no stats for {c.column} {c.variant_path} (not fully shredded in this file)",
+                self._short(c, "not fully shredded in this file: no stats"),
             )
         reasons = []
+        shorts = []
         for row in rows:
             might, why, rule = run_test(c.test_for(row.shredded_type), row)
             if might:
-                return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]")
+                return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]", self._short(c, _short_why(c, row, why)))
             reasons.append(f"{why} [{rule}]")
-        where = f"{c.column} {c.variant_path}"
-        return Verdict(CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}")
+            shorts.append(_short_why(c, row, why))
+        where = f"column {c.column}" if c.variant_path is None else f"{c.column} {c.variant_path}"
+        return Verdict(CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}", self._short(c, _joined(shorts)))
 
     def visit_constant(self, c: Constant) -> Verdict:
-        return Verdict(c.might_match, str(c.reason))
+        return Verdict(c.might_match, str(c.reason), str(c.reason))
 
     def visit_all_of(self, c: AllOf) -> Verdict:
         mights = []
+        shorts = []
         for child in c.children:
             v = visit_condition(child, self)
             if not v.might_match:
                 # One conjunct that cannot be TRUE makes the AND never TRUE.
                 return Verdict(
-                    CANNOT_MATCH, v.reason if isinstance(child, LeafCondition | Constant) else f"({v.reason})"
+                    CANNOT_MATCH,
+                    v.reason if isinstance(child, LeafCondition | Constant) else f"({v.reason})",
+                    v.short,
                 )
             mights.append(v.reason)
-        return Verdict(MIGHT_MATCH, "every conjunct might match: " + "; ".join(mights))
+            shorts.append(v.short)
+        return Verdict(MIGHT_MATCH, "every conjunct might match: " + "; ".join(mights), _joined(shorts))
 
     def visit_any_of(self, c: AnyOf) -> Verdict:
         cannots = []
+        shorts = []
         for child in c.children:
             v = visit_condition(child, self)
             if v.might_match:
-                return Verdict(MIGHT_MATCH, v.reason)
+                return Verdict(MIGHT_MATCH, v.reason, v.short)
             cannots.append(v.reason)
-        return Verdict(CANNOT_MATCH, "no disjunct can match: " + " | ".join(cannots))
+            shorts.append(v.short)
+        return Verdict(CANNOT_MATCH, "no disjunct can match: " + " | ".join(cannots), _joined(shorts))
 
 
 def interpret(c: Condition, stats: StatsIndex) -> Verdict:
     """Interpret a compiled condition over one file's stats."""
-    return visit_condition(c, _Interpreter(stats))
+    return visit_condition(c, _Interpreter(stats, prefix_paths=len(condition_paths(c)) > 1))
 
 
 class FileEvaluator:
@@ -280,7 +340,7 @@ class FileEvaluator:
         self.condition: Condition = compile_expression(expr, max_in_points=max_in_points)
 
     @property
-    def paths(self) -> set[tuple[str, str]]:
+    def paths(self) -> set[tuple[str, str | None]]:
         """The (column, variant_path) stats rows the evaluation can read."""
         return condition_paths(self.condition)
 

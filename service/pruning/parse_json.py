@@ -11,6 +11,15 @@ Accepted (Iceberg's expression JSON plus a ``variant`` term)::
     {"type": "in" | "not-in", "term": T, "values": [V, ...]}
     {"type": "is-null" | "not-null" | "is-nan" | "not-nan", "term": T}
     T = {"type": "variant", "column": "v", "path": "$.user.id", "as": "bigint", "try": false}
+      | "event_date" | {"type": "reference", "term": "event_date"}
+
+A plain or partition column is named as Iceberg's REST spec names a column (a ``Reference``, a
+bare string; the object form is accepted too) and needs the table's schema (``schema=``): it is
+resolved against the table's columns as Spark resolves names (case-insensitively, ``a.b`` for a
+struct leaf), and an unknown name is an UnknownColumnError; so is a Variant term's column, once a
+schema is given. A term on a column whose type pruning cannot compare (no type in the value
+model, or one Spark does not read as a comparable type) is kept as an unknown sub-expression:
+it never prunes.
 
 Values are JSON scalars read by the term's type: numbers are exact numerals (a JSON float is
 taken as the decimal it prints as, so 0.1 means 0.1; send decimals as strings, "12.50", to keep
@@ -45,12 +54,15 @@ from service.pruning.expressions import (
     And,
     BooleanExpression,
     BooleanExpressionVisitor,
+    ColumnTerm,
     LiteralPredicate,
     Not,
     Op,
     Or,
     SetPredicate,
+    Term,
     UnaryPredicate,
+    Unknown,
     VariantTerm,
     and_,
     compare,
@@ -62,6 +74,7 @@ from service.pruning.expressions import (
 )
 from service.pruning.literals import LiteralValue, format_date, format_timestamp, parse_numeral
 from service.pruning.paths import format_json_path, parse_json_path
+from service.pruning.schema import TableSchema
 from service.pruning.spark_types import parse_spark_type, spark_type_name
 from service.values import Bound, Kind, ShreddedType
 
@@ -99,7 +112,18 @@ def _reraise(ptr: str, exc: ShredcatError) -> ShredcatError:
 
 
 def _is_term(node: Any) -> bool:
-    return isinstance(node, Mapping) and node.get("type") == "variant"
+    """A term object rather than a value: a variant term or a ``reference`` object. (A bare
+    string is a column reference only where a term must be: ``term``, or ``left`` when ``right``
+    is not a term object.)"""
+    return isinstance(node, Mapping) and node.get("type") in ("variant", "reference")
+
+
+class _Untyped(Exception):
+    """A column term whose type pruning cannot compare: its leaf is unknown."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 def _check_keys(node: Mapping[str, Any], ptr: str, allowed: set[str]) -> None:
@@ -116,11 +140,31 @@ def _require(node: Mapping[str, Any], key: str, ptr: str) -> Any:
     return node[key]
 
 
-def parse_term(node: Any, ptr: str = "") -> VariantTerm:
-    if isinstance(node, str):
+def _reference(name: Any, ptr: str, schema: TableSchema) -> ColumnTerm:
+    if not isinstance(name, str) or not name:
+        raise _err(ptr, "a column reference must be a non-empty string")
+    info = schema.resolve(name)
+    if info is None:
+        e = schema.unknown_column(name)
+        raise type(e)(e.message, details={**e.details, "pointer": ptr or "/"})
+    if info.type is None:
+        raise _Untyped(info.name)
+    return ColumnTerm(info.name, info.type, info.partition)
+
+
+def parse_term(node: Any, ptr: str = "", schema: TableSchema | None = None) -> Term:
+    """A term: a variant term, or (with a schema) a column reference. A column whose type
+    pruning cannot compare raises the private ``_Untyped`` (the caller makes the leaf unknown)."""
+    if schema is not None and isinstance(node, str):
+        return _reference(node, ptr, schema)
+    if schema is not None and isinstance(node, Mapping) and node.get("type") == "reference":
+        _check_keys(node, ptr, {"term"})
+        return _reference(_require(node, "term", ptr), _child(ptr, "term"), schema)
+    if isinstance(node, str) or (isinstance(node, Mapping) and node.get("type") == "reference"):
+        name = node if isinstance(node, str) else node.get("term")
         raise _err(
             ptr,
-            f"plain column reference {node!r} is not supported; use a variant term "
+            f"plain column reference {name!r} needs the table's schema; use a variant term "
             '{"type": "variant", "column": ..., "path": ..., "as": ...}',
         )
     if not isinstance(node, Mapping) or node.get("type") != "variant":
@@ -129,6 +173,12 @@ def parse_term(node: Any, ptr: str = "") -> VariantTerm:
     column = _require(node, "column", ptr)
     if not isinstance(column, str) or not column:
         raise _err(_child(ptr, "column"), "column must be a non-empty string")
+    if schema is not None:
+        resolved = schema.resolve_variant(column)
+        if resolved is None:
+            e = schema.unknown_column(column, variant=True)
+            raise type(e)(e.message, details={**e.details, "pointer": _child(ptr, "column")})
+        column = resolved
     path = _require(node, "path", ptr)
     try:
         jp = parse_json_path(path)
@@ -220,8 +270,12 @@ def parse_json(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_in_list: int = DEFAULT_MAX_IN_LIST,
     max_terms: int = DEFAULT_MAX_TERMS,
+    schema: TableSchema | None = None,
 ) -> BooleanExpression:
     """Parse filter JSON (a str/bytes document or already-decoded objects) into a tree.
+
+    ``schema``: the table's columns; needed for column references, and Variant columns are
+    then checked against it (UnknownColumnError).
 
     ``max_depth`` bounds the nesting of and/or/not (a chain of the same operator counts once);
     ``max_in_list`` bounds each in/not-in list; ``max_terms`` the leaves joined by and/or. All
@@ -239,7 +293,7 @@ def parse_json(
             ) from None
         except ValueError as e:
             raise InvalidPredicateError(f"filter is not valid JSON: {e}") from None
-    return _Parser(max_depth, max_in_list, max_terms).parse(doc, "", 0)
+    return _Parser(max_depth, max_in_list, max_terms, schema).parse(doc, "", 0)
 
 
 def _reject_constant(name: str) -> Any:
@@ -247,11 +301,15 @@ def _reject_constant(name: str) -> Any:
 
 
 class _Parser:
-    def __init__(self, max_depth: int, max_in_list: int, max_terms: int) -> None:
+    def __init__(self, max_depth: int, max_in_list: int, max_terms: int, schema: TableSchema | None = None) -> None:
         self.max_depth = max_depth
         self.max_in_list = max_in_list
         self.max_terms = max_terms
+        self.schema = schema
         self.terms = 0
+
+    def _term(self, node: Any, ptr: str) -> Term:
+        return parse_term(node, ptr, self.schema)
 
     def _room(self, ptr: str, n: int) -> None:
         """Refuse when ``n`` more leaves would pass max_terms."""
@@ -291,20 +349,36 @@ class _Parser:
             return not_(self.parse(_require(node, "child", ptr), _child(ptr, "child"), depth + 1))
         if kind in _COMPARISONS:
             self._leaf(ptr)
-            return self._comparison(node, ptr, _COMPARISONS[kind])
+            return self._unknown_if_untyped(node, kind, lambda: self._comparison(node, ptr, _COMPARISONS[kind]))
         if kind in _SETS:
             self._leaf(ptr)
-            return self._set(node, ptr, _SETS[kind])
+            return self._unknown_if_untyped(node, kind, lambda: self._set(node, ptr, _SETS[kind]))
         if kind in _UNARY:
             self._leaf(ptr)
-            has_term = "term" in node
-            _check_keys(node, ptr, {"term"} if has_term else {"left"})
-            term = parse_term(
-                _require(node, "term" if has_term else "left", ptr),
-                _child(ptr, "term" if has_term else "left"),
-            )
-            return self._build(ptr, lambda: unary(_UNARY[kind], term))
+            return self._unknown_if_untyped(node, kind, lambda: self._unary(node, ptr, kind))
         raise _err(ptr, f"unknown expression type {kind!r}; expected one of {_ALL_TYPES}")
+
+    def _unary(self, node: Mapping[str, Any], ptr: str, kind: str) -> BooleanExpression:
+        has_term = "term" in node
+        _check_keys(node, ptr, {"term"} if has_term else {"left"})
+        term = self._term(
+            _require(node, "term" if has_term else "left", ptr),
+            _child(ptr, "term" if has_term else "left"),
+        )
+        if isinstance(term, ColumnTerm) and kind in ("is-nan", "not-nan") and not term.target.is_float:
+            raise _Untyped(term.name)  # Spark casts it to double: never NaN, but not ours to model
+        return self._build(ptr, lambda: unary(_UNARY[kind], term))
+
+    def _unknown_if_untyped(
+        self, node: Mapping[str, Any], kind: str, make: Callable[[], BooleanExpression]
+    ) -> BooleanExpression:
+        """The leaf ``make`` builds, or an Unknown when it compares a column whose values pruning
+        cannot compare (a column with no type in the value model, or one Spark has no literal
+        comparison for here: time, uuid, nanosecond timestamps)."""
+        try:
+            return make()
+        except _Untyped as u:
+            return Unknown(_leaf_sql(kind, u.name, node))
 
     def _chain(self, node: Mapping[str, Any], ptr: str, depth: int, kind: str) -> BooleanExpression:
         # A long left-deep chain (how clients write many conjuncts) is walked with a stack,
@@ -333,7 +407,7 @@ class _Parser:
     def _comparison(self, node: Mapping[str, Any], ptr: str, op: Op) -> BooleanExpression:
         if "term" in node:
             _check_keys(node, ptr, {"term", "value"})
-            term = parse_term(node["term"], _child(ptr, "term"))
+            term = self._term(node["term"], _child(ptr, "term"))
             value, vptr = _require(node, "value", ptr), _child(ptr, "value")
         else:
             _check_keys(node, ptr, {"left", "right"})
@@ -341,11 +415,12 @@ class _Parser:
             if _is_term(left) and _is_term(right):
                 raise _err(ptr, "comparing two terms is not supported; compare a term with a value")
             if _is_term(right):
-                term = parse_term(right, _child(ptr, "right"))
+                term = self._term(right, _child(ptr, "right"))
                 value, vptr, op = left, _child(ptr, "left"), FLIPPED[op]
             else:
-                term = parse_term(left, _child(ptr, "left"))
+                term = self._term(left, _child(ptr, "left"))
                 value, vptr = right, _child(ptr, "right")
+        _comparable(term)
         lit = _value(value, term.target, vptr)
         return self._build(vptr, lambda: compare(op, term, lit))
 
@@ -353,7 +428,8 @@ class _Parser:
         has_term = "term" in node
         _check_keys(node, ptr, {"term", "values"} if has_term else {"left", "values"})
         tkey = "term" if has_term else "left"
-        term = parse_term(_require(node, tkey, ptr), _child(ptr, tkey))
+        term = self._term(_require(node, tkey, ptr), _child(ptr, tkey))
+        _comparable(term)
         values = _require(node, "values", ptr)
         vptr = _child(ptr, "values")
         if not isinstance(values, list | tuple):
@@ -368,6 +444,57 @@ class _Parser:
             # Convert one by one first so an error points at the offending value.
             self._build(_child(vptr, i), lambda lit=lit: compare(Op.EQ, term, lit))  # type: ignore[misc]
         return self._build(vptr, lambda: in_list(op, term, lits))
+
+
+def _comparable(term: Term) -> None:
+    """A column of a type Spark has no name for here cannot be compared with a JSON value."""
+    if isinstance(term, ColumnTerm):
+        try:
+            spark_type_name(term.target)
+        except InvalidPredicateError:
+            raise _Untyped(term.name) from None
+
+
+_LEAF_SQL = {
+    "eq": "=",
+    "not-eq": "!=",
+    "lt": "<",
+    "lt-eq": "<=",
+    "gt": ">",
+    "gt-eq": ">=",
+}
+
+
+def _sql_value(v: Any) -> str:
+    from service.pruning.render import sql_string
+
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int | float | Decimal):
+        return str(v)
+    return sql_string(str(v))
+
+
+def _leaf_sql(kind: str, column: str, node: Mapping[str, Any]) -> str:
+    """Spark SQL for a JSON leaf on a column kept as an unknown sub-expression."""
+    from service.pruning.render import render_column
+
+    col = render_column(column)
+    if kind in _LEAF_SQL:
+        if "term" in node:
+            return f"{col} {_LEAF_SQL[kind]} {_sql_value(node.get('value'))}"
+        if _is_term(node.get("right")):  # a value on the left, as written
+            return f"{_sql_value(node.get('left'))} {_LEAF_SQL[kind]} {col}"
+        return f"{col} {_LEAF_SQL[kind]} {_sql_value(node.get('right'))}"
+    if kind in ("in", "not-in"):
+        items = ", ".join(_sql_value(v) for v in node.get("values", ()))
+        return f"{col} {'IN' if kind == 'in' else 'NOT IN'} ({items})"
+    return {
+        "is-null": f"{col} IS NULL",
+        "not-null": f"{col} IS NOT NULL",
+        "is-nan": f"isnan({col})",
+        "not-nan": f"NOT isnan({col})",
+    }[kind]
 
 
 # --- to_json ----------------------------------------------------------------------------------
@@ -401,7 +528,10 @@ def value_to_json(t: ShreddedType, v: Bound) -> Any:
     return v
 
 
-def term_to_json(term: VariantTerm) -> dict[str, Any]:
+def term_to_json(term: Term) -> Any:
+    """A variant term's object; a column as Iceberg names it, its bare name (a Reference)."""
+    if isinstance(term, ColumnTerm):
+        return term.name
     return {
         "type": "variant",
         "column": term.column,
@@ -433,6 +563,11 @@ class _Json(BooleanExpressionVisitor[Any]):
 
     def visit_not(self, node: Not) -> Any:
         return {"type": "not", "child": visit(node.child, self)}
+
+    def visit_unknown(self, node: Unknown) -> Any:
+        raise InvalidPredicateError(
+            f"the sub-expression {node.text!r} has no filter JSON form (it is not used for pruning)"
+        )
 
     def visit_unary(self, pred: UnaryPredicate) -> Any:
         return {"type": _JSON_NAME[pred.op], "term": term_to_json(pred.term)}

@@ -1,7 +1,9 @@
 """Render a predicate tree as Spark SQL (``to_sql``), text that selects exactly the rows the
 tree selects, so Spark helpers can apply the same predicate to rows that pruning used on files.
 
-* A term is ``variant_get(col, '<spark path>', '<type>')`` (``try_variant_get`` when asked).
+* A term is ``variant_get(col, '<spark path>', '<type>')`` (``try_variant_get`` when asked), or
+  a plain/partition column's name (backticked where Spark needs it, ``a.b`` for a struct leaf).
+* An :class:`Unknown` sub-expression is its own SQL text, in parentheses.
 * A path with ``[*]`` is rendered with ``exists`` over the array, taken with
   ``try_variant_get(.., 'array<variant>')`` so a non-array is NULL rather than an error:
   ``exists(try_variant_get(v, '$.arr', 'array<variant>'), e1 -> variant_get(e1, '$.x', 'int') = 5)``.
@@ -32,7 +34,9 @@ from service.pruning.expressions import (
     Predicate,
     PredicateVisitor,
     SetPredicate,
+    Term,
     UnaryPredicate,
+    Unknown,
     VariantTerm,
     visit,
 )
@@ -110,7 +114,9 @@ def render_literal(t: ShreddedType, v: Bound) -> str:
     return sql_string(v)
 
 
-def render_term(term: VariantTerm, base: str | None = None, path: JsonPath | None = None) -> str:
+def render_term(term: Term, base: str | None = None, path: JsonPath | None = None) -> str:
+    if not isinstance(term, VariantTerm):
+        return render_column(term.name)
     fn = "try_variant_get" if term.try_cast else "variant_get"
     b = render_column(term.column) if base is None else base
     p = term.path if path is None else path
@@ -146,6 +152,8 @@ class _LeafBody(PredicateVisitor[str]):
 
 def render_predicate(pred: Predicate) -> str:
     term = pred.term
+    if not isinstance(term, VariantTerm):
+        return visit(pred, _LeafBody(render_term(term)))
     parts: list[list[Step]] = [[]]
     for s in term.path.steps:
         if isinstance(s, AnyIndex):
@@ -182,6 +190,9 @@ class _Sql(BooleanExpressionVisitor[str]):
     def visit_not(self, node: Not) -> str:
         inner = visit(node.child, self)
         return f"NOT ({inner})" if isinstance(node.child, And | Or | Not) else f"NOT {inner}"
+
+    def visit_unknown(self, node: Unknown) -> str:
+        return f"({node.text})"
 
     def visit_predicate(self, pred: Predicate) -> str:
         return render_predicate(pred)

@@ -13,7 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from service.errors import UnknownColumnError
 from service.values import ShreddedType
+
+#: Close names suggested for a column the table does not have.
+MAX_SUGGESTIONS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,3 +50,37 @@ class TableSchema:
     def names(self) -> list[str]:
         """Every column name, Variant columns first, for error messages."""
         return [*self.variant_columns, *self.columns]
+
+    def resolve_variant(self, name: str) -> str | None:
+        """The Variant column ``name`` names (exact first, then the one case-insensitive match)."""
+        if name in self.variant_columns:
+            return name
+        folded = [c for c in self.variant_columns if c.casefold() == name.casefold()]
+        return folded[0] if len(folded) == 1 else None
+
+    def is_struct_prefix(self, name: str) -> bool:
+        """Whether ``name`` is a struct holding columns of the table (``a`` of ``a.b``): a known
+        name, though not one a term can compare."""
+        prefix = name.casefold() + "."
+        return any(n.casefold().startswith(prefix) for n in self.names())
+
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` is any column of the table (plain, partition, Variant or a struct)."""
+        return self.resolve(name) is not None or self.resolve_variant(name) is not None or self.is_struct_prefix(name)
+
+    def unknown_column(self, name: str, *, variant: bool = False) -> UnknownColumnError:
+        """The error for a name the table does not have (``variant``: where a Variant column is
+        needed, as the first argument of ``variant_get``)."""
+        import difflib  # only on this error path
+
+        have = list(self.variant_columns) if variant else self.names()
+        listed = ", ".join(have) if have else "none"
+        close = difflib.get_close_matches(name, have, n=MAX_SUGGESTIONS) or [
+            c for c in have if c.casefold() == name.casefold()
+        ]
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        what, whose = ("Variant column", "its Variant columns") if variant else ("column", "its columns")
+        return UnknownColumnError(
+            f"the table has no {what} {name!r}; {whose}: {listed}{hint}",
+            details={"column": name, "unknown_columns": [name], "columns": have, "suggestions": close},
+        )

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 from service.spark._common import client_for, split_table
 from service.spark.translate import (
     Untranslatable,
-    column_to_sql,
+    column_conjuncts,
     is_column,
-    pruning_sql,
+    pruning_attempts,
     same_predicate,
     session_is_utc,
+    table_schema_of,
 )
 
 if TYPE_CHECKING:
@@ -149,6 +150,35 @@ def _one_file(client: ShredcatClient, namespace: str, table: str) -> str | None:
     return page.files[0].path if page.files else None
 
 
+def _column_text(
+    spark: Any, c: ShredcatClient, ns: str, name: str, predicate: Any, base_path: str | None
+) -> tuple[str | None, str | None, str | None]:
+    """``(sql, fallback, schema_file)`` for a PySpark Column: the AND of its top-level conjuncts
+    that have a SQL form Spark itself reads as the same predicate (leaving one out only widens
+    the candidates), or None and why there is none."""
+    try:
+        parts = column_conjuncts(spark, predicate)
+    except Untranslatable as e:
+        return None, f"the Column has no SQL form ({e})", None
+    schema_file = _one_file(c, ns, name) if any(sql is not None for _, sql, _ in parts) else None
+    kept: list[str] = []
+    reasons: list[str] = []
+    for part, sql, why in parts:
+        if sql is None:
+            reasons.append(f"the Column has no SQL form ({why})")
+        elif schema_file is not None and not same_predicate(
+            spark, table_schema(spark, schema_file, base_path=base_path), part, sql
+        ):
+            reasons.append(f"Spark does not read the Column's SQL form {sql!r} as the same predicate")
+        else:
+            kept.append(sql)
+    if not kept:
+        return None, "; ".join(reasons), schema_file
+    if len(kept) == 1:
+        return kept[0], None, schema_file
+    return " AND ".join(f"({k})" for k in kept), None, schema_file
+
+
 def plan_pruned(
     spark: Any,
     table: str | tuple[str, str],
@@ -172,28 +202,28 @@ def plan_pruned(
         sql: str | None = None
         schema_file: str | None = None
         text: str | None = None
+        utc = session_is_utc(spark)
         if isinstance(predicate, str):
             text = predicate
         else:
-            try:
-                text = column_to_sql(spark, predicate)
-            except Untranslatable as e:
-                fallback = f"the Column has no SQL form ({e})"
-            if text is not None:
-                schema_file = _one_file(c, ns, name)
-                if schema_file is not None and not same_predicate(
-                    spark, table_schema(spark, schema_file, base_path=base_path), predicate, text
-                ):
-                    fallback = f"Spark does not read the Column's SQL form {text!r} as the same predicate"
+            text, fallback, schema_file = _column_text(spark, c, ns, name, predicate, base_path)
+        attempts: list[str] = []
         if fallback is None and text is not None:
-            sql, fallback = pruning_sql(text, utc=session_is_utc(spark))
+            spark_schema = None
+            if not utc:
+                # Timestamp columns compared with zone-less literals need the table's types.
+                schema_file = schema_file or _one_file(c, ns, name)
+                if schema_file is not None:
+                    spark_schema = table_schema_of(table_schema(spark, schema_file, base_path=base_path))
+            attempts, fallback = pruning_attempts(text, utc=utc, schema=spark_schema)
         result = None
-        if sql is not None:
+        for attempt in attempts:
             try:
-                result = c.plan_all(ns, name, sql=sql)
+                result = c.plan_all(ns, name, sql=attempt)
+                sql, fallback = attempt, None
+                break
             except (BadRequest, Unprocessable, PayloadTooLarge) as e:
                 fallback = f"the service refused the predicate ({e.type}: {e.message})"
-                sql = None
         if result is not None:
             paths = tuple(result.paths)
             total, pruned, snapshot = result.files_considered, result.files_pruned, result.snapshot_id

@@ -1,20 +1,26 @@
 """Turning a ``read_pruned`` predicate into the SQL text the service prunes with.
 
-* **SQL text** is sent as written when shredcat's parser accepts it (Spark accepts the same text,
-  ``v:a::bigint`` shorthand included, and applies it to the rows). When it does not (a plain
-  column, a UDF, ``<=>``...), the top-level ``AND`` is split and only the conjuncts shredcat
-  understands are sent (dropping a conjunct only widens the candidate set); with none left
-  nothing is pruned.
+* **SQL text** is sent as written first: the service parses it against the table's schema, so
+  plain and partition columns prune beside Variant paths and what it cannot use (a function of a
+  column, ``<=>``...) is kept as unknown. A service that refuses it (one that knows only Variant
+  terms, or a table whose catalog lacks a column Spark sees) is then asked with the top-level
+  ``AND`` split and only the conjuncts shredcat's schema-free parser understands (dropping a
+  conjunct only widens the candidate set); with none left nothing is pruned
+  (:func:`pruning_attempts`).
 * **A PySpark Column** (PySpark 4 keeps no Python-side tree and its printed form
   ``Column<'=(variant_get(v, '$.a', 'bigint'), 5)'>`` is not SQL) is rendered from its JVM
   ``ColumnNode`` tree through py4j: operators become infix SQL, literals are rendered by
   Catalyst (timestamps with an explicit ``+00:00``, floats as ``CAST('1.5' AS FLOAT)``),
-  ``F.expr`` fragments are taken verbatim. The text is then **checked by Spark itself**: both the
-  Column and the text are analyzed against the table's schema, constant-folded, and must be
-  semantically equal, so a rendering mistake can only cost pruning, never rows.
+  ``F.expr`` fragments are taken verbatim; plain and partition columns by the name Spark resolves.
+  A top-level ``AND`` is rendered conjunct by conjunct (:func:`column_conjuncts`), so one
+  conjunct without a SQL form (a Python UDF) is left out rather than losing the others. Each text
+  is then **checked by Spark itself**: the Column and the text are analyzed against the table's
+  schema, constant-folded, and must be semantically equal, so a rendering mistake can only cost
+  pruning, never rows.
 * **Time zones**: the service reads a timestamp literal without a zone as UTC. When the Spark
-  session time zone is not UTC, a predicate mentioning timestamps is not pruned (Spark would
-  read its literals in the session zone).
+  session time zone is not UTC, a predicate mentioning timestamps, or comparing a timestamp
+  column (``ts > '2024-03-01 10:00'`` names no type), is not pruned (Spark would read its
+  literals in the session zone).
 """
 
 from __future__ import annotations
@@ -25,7 +31,17 @@ import struct
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-__all__ = ["Untranslatable", "column_to_sql", "is_column", "pruning_sql", "same_predicate", "session_is_utc"]
+__all__ = [
+    "Untranslatable",
+    "column_conjuncts",
+    "column_to_sql",
+    "is_column",
+    "pruning_attempts",
+    "pruning_sql",
+    "same_predicate",
+    "session_is_utc",
+    "table_schema_of",
+]
 
 
 class Untranslatable(Exception):
@@ -61,6 +77,83 @@ def session_is_utc(spark: Any) -> bool:
 
 
 _TIMESTAMP = re.compile(r"(?i)timestamp")
+
+
+def table_schema_of(struct: Any) -> Any:
+    """The :class:`~service.pruning.schema.TableSchema` of a Spark schema (a StructType): Variant
+    fields are Variant columns, primitive fields (struct leaves dotted) plain columns typed in the
+    value model, any other type a column of no comparable type."""
+    from types import MappingProxyType
+
+    from service.pruning.schema import ColumnInfo, TableSchema
+    from service.pruning.spark_types import parse_spark_type
+
+    variants: list[str] = []
+    columns: dict[str, ColumnInfo] = {}
+
+    def walk(fields: Any, prefix: str) -> None:
+        for f in fields:
+            name = prefix + f.name
+            dt = f.dataType
+            kind = dt.typeName()
+            if kind == "variant":
+                variants.append(name)
+            elif kind == "struct":
+                walk(dt.fields, name + ".")
+            else:
+                simple = dt.simpleString()
+                if simple.startswith(("char", "varchar")):
+                    simple = "string"
+                try:
+                    columns[name] = ColumnInfo(name, parse_spark_type(simple))
+                except Exception:  # a list, a map, an interval...: known, never compared
+                    columns[name] = ColumnInfo(name, None)
+
+    walk(struct.fields, "")
+    return TableSchema(tuple(variants), MappingProxyType(columns))
+
+
+def _timestamp_columns(text: str, schema: Any) -> list[str]:
+    """The timestamp columns a predicate compares (whose literals Spark reads in its session zone)."""
+    from service.pruning.expressions import ColumnTerm, iter_predicates
+    from service.pruning.parse_sql import parse_sql
+    from service.values import Kind
+
+    try:
+        tree = parse_sql(text, schema=schema)
+    except Exception:
+        return []
+    return [
+        p.term.name
+        for p in iter_predicates(tree)
+        if isinstance(p.term, ColumnTerm) and p.term.target.kind in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ)
+    ]
+
+
+def pruning_attempts(text: str, *, utc: bool = True, schema: Any = None) -> tuple[list[str], str | None]:
+    """``(texts to ask the service with, in order, None)``, or ``([], why nothing can be
+    pruned)``: the text as written (the service resolves it against the table), then, for a
+    service that refuses it, :func:`pruning_sql`'s schema-free form when that differs.
+    ``schema``: the table's :class:`~service.pruning.schema.TableSchema` as Spark sees it, used
+    to find timestamp columns when the session is not UTC."""
+    from service.pruning.parse_sql.syntax import parse_predicate
+
+    if not utc and _TIMESTAMP.search(text):
+        return [], "the Spark session time zone is not UTC and the predicate involves timestamps"
+    if not utc and schema is not None and (cols := _timestamp_columns(text, schema)):
+        return [], f"the Spark session time zone is not UTC and the predicate compares timestamp column {cols[0]}"
+    attempts: list[str] = []
+    try:
+        parse_predicate(text)
+        attempts.append(text)
+    except Exception:
+        pass  # not even its syntax: the schema-free split may still find conjuncts
+    legacy, why = pruning_sql(text, utc=utc)
+    if legacy is not None and legacy not in attempts:
+        attempts.append(legacy)
+    if not attempts:
+        return [], why
+    return attempts, None
 
 
 def pruning_sql(text: str, *, utc: bool = True) -> tuple[str | None, str | None]:
@@ -192,18 +285,57 @@ class _Renderer:
         return f"{word}({self.render(child)} AS {target.sql()})"
 
 
-def column_to_sql(spark: Any, column: Any) -> str:
-    """Spark SQL text for a PySpark Column (raises :class:`Untranslatable`). The text is not
-    checked here: :func:`same_predicate` does that against a schema."""
-    jc = getattr(column, "_jc", None)
-    if jc is None or not hasattr(jc, "node"):
-        raise Untranslatable("not a classic PySpark Column (Spark Connect Columns are not supported)")
+def _render(spark: Any, node: Any) -> str:
     try:
-        return _Renderer(spark).render(jc.node())
+        return _Renderer(spark).render(node)
     except Untranslatable:
         raise
     except Exception as e:  # py4j errors on an unexpected node
         raise Untranslatable(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
+
+def _node(column: Any) -> Any:
+    jc = getattr(column, "_jc", None)
+    if jc is None or not hasattr(jc, "node"):
+        raise Untranslatable("not a classic PySpark Column (Spark Connect Columns are not supported)")
+    return jc.node()
+
+
+def column_to_sql(spark: Any, column: Any) -> str:
+    """Spark SQL text for a PySpark Column (raises :class:`Untranslatable`). The text is not
+    checked here: :func:`same_predicate` does that against a schema."""
+    return _render(spark, _node(column))
+
+
+def _and_operands(node: Any) -> list[Any]:
+    """The operands of a top-level AND chain of ColumnNodes (the node itself when it is none)."""
+    out: list[Any] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.getClass().getSimpleName() == "UnresolvedFunction" and str(n.functionName()).lower() == "and":
+            stack.extend(reversed(_seq(n.arguments())))
+        elif n.getClass().getSimpleName() == "Alias":
+            stack.append(n.child())
+        else:
+            out.append(n)
+    return out
+
+
+def column_conjuncts(spark: Any, column: Any) -> list[tuple[Any, str | None, str | None]]:
+    """The top-level AND operands of a PySpark Column, each as ``(Column, sql, None)`` or
+    ``(Column, None, why it has no SQL form)``; a Column that is no AND is its one operand.
+    Raises :class:`Untranslatable` for a Column that is not a classic one."""
+    from pyspark.sql import Column
+
+    out: list[tuple[Any, str | None, str | None]] = []
+    for n in _and_operands(_node(column)):
+        part = Column(spark._jvm.org.apache.spark.sql.Column(n))
+        try:
+            out.append((part, _render(spark, n), None))
+        except Untranslatable as e:
+            out.append((part, None, str(e)))
+    return out
 
 
 def _condition(frame: Any, predicate: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Per-file Variant statistics: every fully shredded path of a Parquet file, in DuckLake's format.
+"""Per-file statistics in DuckLake's format: every fully shredded Variant path of a Parquet file
+(``ducklake_file_variant_stats``) and every plain column (``ducklake_file_column_stats``).
 
 The footer decides whatever it can prove; column data is read only where it cannot:
 
@@ -18,6 +19,15 @@ The footer decides whatever it can prove; column data is read only where it cann
   normalise zero bounds while DuckLake keeps the sign of the first zero seen): their pages are
   scanned for them (:mod:`service.parquet.pages`), and read through pyarrow only when the scan
   cannot answer exactly.
+* **Plain columns**: every top-level primitive column and struct leaf (dotted ``a.b``), never
+  inside a Variant group, a list, a map or a repeated field, one row each, by the same counts and
+  bounds rules (checked against the real DuckLake extension on DuckDB-written files). Types
+  beyond the Variant type table: unsigned integers (the next wider signed type; a UBIGINT bound
+  above int64 is unknown), millisecond timestamps and times (as microseconds), INT96 (an
+  instant, as Spark reads it; counts only, its order being undefined). No row for types with no
+  place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros.
+  HUGEINT, which DuckDB writes as a DOUBLE without bounds, is indistinguishable from a DOUBLE
+  whose NaN dropped the bounds: shredcat bounds the doubles, DuckLake writes none.
 """
 
 from __future__ import annotations
@@ -27,13 +37,13 @@ import math
 import re
 import struct
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from service.errors import InvalidParquetError, ShredcatError
+from service.errors import InvalidParquetError, ShredcatError, UnsupportedShreddingError
 from service.parquet.footer import (
     DEFAULT_MAX_FOOTER_BYTES,
     ColumnMetaData,
@@ -47,8 +57,10 @@ from service.parquet.footer import (
 )
 from service.parquet.io import ColumnReader, OpenedFile, open_beneath, open_parquet, read_metadata
 from service.parquet.pages import scan_float_chunk
-from service.stats.model import FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import (
+    INT64_MAX,
+    INT64_MIN,
     INTEGER_RANGES,
     Bound,
     Kind,
@@ -66,6 +78,7 @@ from service.variant.schema import (
     VariantColumn,
     find_variant_columns,
     shredded_leaves,
+    shredded_type_of,
 )
 
 if TYPE_CHECKING:
@@ -132,9 +145,46 @@ def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData)
     return _StatBounds(lo, hi)
 
 
+_INT32 = struct.Struct("<i")
+_INT64 = struct.Struct("<q")
+
+
+@functools.cache
+def _raw_decoder(t: ShreddedType, pt: str | None, type_length: int | None) -> Callable[[bytes], Bound | None]:
+    """:func:`_decode_raw` specialised once per (type, physical type): statistics of every column
+    chunk of every file go through here, so the common integer and temporal cases skip the
+    general dispatch (same results)."""
+    k = t.kind
+    unpack: Callable[[bytes], tuple[Any, ...]] | None = None
+    size = 0
+    if pt == "INT32" and k is not Kind.DECIMAL:
+        unpack, size = _INT32.unpack, 4
+    elif pt == "INT64" and k is not Kind.DECIMAL:
+        unpack, size = _INT64.unpack, 8
+    if unpack is not None and (k in INTEGER_RANGES or k in _PLAIN_INT_KINDS):
+        lo, hi = INTEGER_RANGES.get(k, (INT64_MIN, INT64_MAX))
+
+        def decode_int(raw: bytes) -> Bound | None:
+            if len(raw) != size:
+                return None
+            v: int = unpack(raw)[0]
+            return v if lo <= v <= hi else None
+
+        return decode_int
+    return functools.partial(_decode_general, t, pt, type_length)
+
+
+# Integer-coded types whose bound is the stored integer itself.
+_PLAIN_INT_KINDS = (Kind.DATE, Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
+
+
 def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
     """PLAIN-encoded statistic bytes → typed bound; None if malformed (then the data is read)."""
-    pt = node.element.type
+    el = node.element
+    return _raw_decoder(t, el.type, el.type_length)(raw)
+
+
+def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, raw: bytes) -> Bound | None:
     try:
         v: Any
         if pt == "BOOLEAN":
@@ -158,7 +208,7 @@ def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
                 return None
             v = struct.unpack("<d", raw)[0]
         elif pt in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"):
-            if pt == "FIXED_LEN_BYTE_ARRAY" and len(raw) != node.element.type_length:
+            if pt == "FIXED_LEN_BYTE_ARRAY" and len(raw) != type_length:
                 return None
             v = raw
         else:
@@ -203,6 +253,16 @@ def _py_values(t: ShreddedType, arr: pa.Array) -> pa.Array:
     if isinstance(arr, pa.ExtensionArray):
         arr = arr.storage
     k = t.kind
+    # Plain columns in other units or signedness than the model's (Variant leaves never are).
+    at = arr.type
+    if pa.types.is_timestamp(at) and at.unit in ("s", "ms") and k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
+        arr = arr.cast(pa.timestamp("us", at.tz))
+    elif pa.types.is_time32(at):
+        arr = arr.cast(pa.time64("us"))
+    elif pa.types.is_unsigned_integer(at):
+        # Values above int64's range cannot be bounds of an int64 column: read as Python ints
+        # and let the caller drop them.
+        return arr if pa.types.is_uint64(at) else arr.cast(pa.int64())
     if k is Kind.DATE:
         return arr.cast(pa.int32())
     if k in (Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS):
@@ -428,6 +488,48 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats 
                 return None
 
     # 2. Counts and bounds, per row group.
+    c = _chunk_stats(ctx, typed, t, chunks)
+    return PathStats(
+        column=col.name,
+        variant_path=leaf.variant_path,
+        shredded_type=t,
+        column_size_bytes=c.column_size_bytes,
+        value_count=c.value_count,
+        null_count=c.null_count,
+        min_value=c.min,
+        max_value=c.max,
+        contains_nan=c.contains_nan,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ChunkStats:
+    column_size_bytes: int
+    value_count: int
+    null_count: int
+    min: Bound | None
+    max: Bound | None
+    contains_nan: bool | None
+
+
+def _chunk_stats(
+    ctx: _Ctx,
+    typed: SchemaNode,
+    t: ShreddedType,
+    chunks: list[ColumnMetaData],
+    *,
+    decode: Callable[[ShreddedType, SchemaNode, bytes], Bound | None] | None = None,
+    bounds: bool = True,
+) -> _ChunkStats:
+    """One leaf column's counts and bounds over all row groups, DuckLake's way: the footer where
+    it proves them, the float page scan for NaN and the sign of zeros, the column's data where
+    neither can answer. Shared by Variant paths and plain columns so both follow one rule.
+
+    ``decode`` turns a raw statistic into a bound (default :func:`_decode_raw`); ``bounds``
+    False (a column whose order no footer defines, e.g. INT96) counts only."""
+    meta = ctx.meta
+    dec = decode or _decode_raw
+    is_float = t.is_float
     null_count = 0
     lo: Bound | None = None
     hi: Bound | None = None
@@ -438,12 +540,12 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats 
         lo_rg = hi_rg = None
         need_read = rg_nulls is None or rg_nulls < 0 or rg_nulls > cm.num_values
         rg_has_values = rg_nulls is None or rg_nulls < cm.num_values
-        if not need_read and rg_has_values:
+        if not need_read and rg_has_values and bounds:
             raw = _usable_raw_bounds(meta, typed, cm)
-            lo_rg = _decode_raw(t, typed, raw.min) if raw.min is not None else None
-            hi_rg = _decode_raw(t, typed, raw.max) if raw.max is not None else None
+            lo_rg = dec(t, typed, raw.min) if raw.min is not None else None
+            hi_rg = dec(t, typed, raw.max) if raw.max is not None else None
             need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
-            if t.is_float and not need_read:
+            if is_float and not need_read:
                 facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
                 if facts is None:
                     need_read = True
@@ -456,9 +558,13 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats 
                     hi_rg = zero if hi_rg == 0.0 else hi_rg
         if need_read:
             (arr,) = ctx.read(rg, [typed])
-            s = _summarize(t, arr)
-            rg_nulls = cm.num_values - s.non_null
-            lo_rg, hi_rg, has_nan = s.min, s.max, has_nan or s.has_nan
+            if bounds:
+                s = _summarize(t, arr)
+                lo_rg, hi_rg, has_nan = s.min, s.max, has_nan or s.has_nan
+                non_null = s.non_null
+            else:
+                non_null = len(arr) - arr.null_count
+            rg_nulls = cm.num_values - non_null
             if rg_nulls < 0:
                 raise InvalidParquetError(
                     f"row group {rg}: {'.'.join(typed.path)} has more values than num_values"
@@ -476,22 +582,153 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats 
     if value_count == 0:
         lo = hi = None
     # DuckLake's 256-byte rule, applied whatever the writer so rows match across tools.
-    if lo is not None and needs_truncation(t, lo):
-        lo = truncate_lower(t, lo)
-    if hi is not None and needs_truncation(t, hi):
-        hi = truncate_upper(t, hi)
-        if hi is None:
-            lo = None
-    return PathStats(
-        column=col.name,
-        variant_path=leaf.variant_path,
-        shredded_type=t,
+    if t.is_string_like:
+        if lo is not None and needs_truncation(t, lo):
+            lo = truncate_lower(t, lo)
+        if hi is not None and needs_truncation(t, hi):
+            hi = truncate_upper(t, hi)
+            if hi is None:
+                lo = None
+    return _ChunkStats(
         column_size_bytes=sum(cm.total_compressed_size for cm in chunks),
         value_count=value_count,
         null_count=null_count,
+        min=lo,
+        max=hi,
+        contains_nan=has_nan if is_float else None,
+    )
+
+
+# --- plain columns ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _PlainLeaf:
+    """A primitive column outside any Variant, list or map, and how its values enter the value
+    model: ``unit`` multiplies a stored integer into the model's unit (milliseconds to
+    microseconds), ``unsigned`` reads the stored integer as unsigned, ``bounds`` False when no
+    footer defines the column's order (INT96: counts only)."""
+
+    name: str
+    node: SchemaNode
+    type: ShreddedType
+    unit: int = 1
+    unsigned: bool = False
+    bounds: bool = True
+
+
+_UNSIGNED_AS = {8: Kind.INT16, 16: Kind.INT32, 32: Kind.INT64, 64: Kind.INT64}
+
+
+def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
+    """The value-model type of a plain primitive column, or None when its values have no place
+    there (FLOAT16, INTERVAL, JSON/BSON/ENUM annotations, nanosecond times, geometry...): such a
+    column gets no row, as nothing about its order could be proven."""
+    try:
+        return _PlainLeaf(name, node, shredded_type_of(node))
+    except UnsupportedShreddingError:
+        pass
+    el = node.element
+    pt, lt, ct = el.type, el.logical_type, el.converted_type
+    lk = lt.kind if lt is not None else None
+    if lk == "INTEGER" and lt is not None and lt.is_signed is False and pt in ("INT32", "INT64"):
+        width = lt.bit_width or 0
+        if width in _UNSIGNED_AS and (width < 64) == (pt == "INT32"):
+            return _PlainLeaf(name, node, ShreddedType(_UNSIGNED_AS[width]), unsigned=True)
+        return None
+    if lk is None and ct in ("UINT_8", "UINT_16", "UINT_32", "UINT_64"):
+        width = int(ct[5:])
+        if (width < 64) == (pt == "INT32"):
+            return _PlainLeaf(name, node, ShreddedType(_UNSIGNED_AS[width]), unsigned=True)
+        return None
+    if pt == "INT64" and lk == "TIMESTAMP" and lt is not None and lt.unit == "MILLIS":
+        kind = Kind.TIMESTAMPTZ if lt.is_adjusted_to_utc else Kind.TIMESTAMP
+        return _PlainLeaf(name, node, ShreddedType(kind), unit=1000)
+    if pt == "INT64" and lk is None and ct == "TIMESTAMP_MILLIS":
+        return _PlainLeaf(name, node, ShreddedType(Kind.TIMESTAMPTZ), unit=1000)
+    if pt == "INT32" and ((lk == "TIME" and lt is not None and lt.unit == "MILLIS") or (lk is None and ct == "TIME_MILLIS")):
+        return _PlainLeaf(name, node, ShreddedType(Kind.TIME), unit=1000)
+    if pt == "INT96" and lk is None and ct is None:
+        # Spark's legacy timestamps (an instant). parquet.thrift leaves INT96's order undefined,
+        # so no footer bound is ever trusted: counts only.
+        return _PlainLeaf(name, node, ShreddedType(Kind.TIMESTAMPTZ), bounds=False)
+    return None
+
+
+def _plain_leaves(root: SchemaNode, variants: tuple[VariantColumn, ...]) -> tuple[_PlainLeaf, ...]:
+    """Top-level primitive columns and struct leaves (dotted names), in schema order; never
+    inside a Variant group, a list, a map or a repeated field."""
+    variant_groups = {id(c.group) for c in variants}
+    out: list[_PlainLeaf] = []
+    stack: list[tuple[SchemaNode, tuple[str, ...]]] = [(root, ())]
+    while stack:
+        n, names = stack.pop()
+        children = []
+        for c in n.children:
+            if c.element.repetition == "REPEATED" or id(c) in variant_groups:
+                continue
+            if c.is_leaf:
+                leaf = _plain_leaf(".".join((*names, c.name)), c)
+                if leaf is not None:
+                    out.append(leaf)
+            elif not (_is_list_or_map(c)):
+                children.append((c, (*names, c.name)))
+        stack.extend(reversed(children))
+    # Depth-first with leaves first within a group would reorder: sort by leaf index instead.
+    out.sort(key=lambda p: p.node.leaf_index or 0)
+    return tuple(out)
+
+
+def _is_list_or_map(n: SchemaNode) -> bool:
+    el = n.element
+    k = el.logical_type.kind if el.logical_type is not None else None
+    return k in ("LIST", "MAP") or el.converted_type in ("LIST", "MAP", "MAP_KEY_VALUE")
+
+
+def _decode_plain(meta: FileMetaData, leaf: _PlainLeaf) -> Callable[[ShreddedType, SchemaNode, bytes], Bound | None]:
+    if leaf.unit == 1 and not leaf.unsigned:
+        return _decode_raw
+    if leaf.unsigned and meta.column_orders is None:
+        # Only the deprecated min/max can be there, and they are in signed order: not bounds of
+        # unsigned values (the data is read instead).
+        return lambda t, node, raw: None
+    physical = ShreddedType(Kind.INT64) if leaf.node.element.type == "INT64" else ShreddedType(Kind.INT32)
+    bits = 64 if leaf.node.element.type == "INT64" else 32
+
+    def decode(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
+        v = _decode_raw(physical, node, raw)
+        if not isinstance(v, int):
+            return None
+        if leaf.unsigned:
+            v &= (1 << bits) - 1
+        v *= leaf.unit
+        lo, hi = INTEGER_RANGES.get(t.kind, (INT64_MIN, INT64_MAX))
+        return v if lo <= v <= hi else None
+
+    return decode
+
+
+def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf) -> ColumnStats | None:
+    meta = ctx.meta
+    t = leaf.type
+    chunks = [_chunk(meta, rg, leaf.node) for rg in range(len(meta.row_groups))]
+    c = _chunk_stats(ctx, leaf.node, t, chunks, decode=_decode_plain(meta, leaf), bounds=leaf.bounds)
+    lo, hi = c.min, c.max
+    # An unsigned 64-bit value above the int64 range has no place in the model: that bound is
+    # unknown (the other one still bounds the data).
+    if leaf.unsigned:
+        rlo, rhi = INTEGER_RANGES[t.kind]
+        lo = lo if isinstance(lo, int) and rlo <= lo <= rhi else None
+        hi = hi if isinstance(hi, int) and rlo <= hi <= rhi else None
+    return ColumnStats(
+        column=leaf.name,
+        column_type=t,
+        column_size_bytes=c.column_size_bytes,
+        value_count=c.value_count,
+        null_count=c.null_count,
         min_value=lo,
         max_value=hi,
-        contains_nan=has_nan if t.is_float else None,
+        contains_nan=c.contains_nan,
     )
 
 
@@ -503,6 +740,7 @@ class _SchemaPlan:
     leaves: tuple[SchemaNode, ...]
     columns: tuple[VariantColumn, ...]
     paths: tuple[tuple[VariantColumn, ShreddedLeaf], ...]
+    plain: tuple[_PlainLeaf, ...]
 
 
 @functools.lru_cache(maxsize=256)
@@ -516,11 +754,15 @@ def _schema_plan(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
         leaves=tuple(iter_leaves(root)),
         columns=columns,
         paths=tuple((col, leaf) for col in columns for leaf in shredded_leaves(col)),
+        plain=_plain_leaves(root, columns),
     )
 
 
-def extract_metadata_stats(meta: FileMetaData, f: Any) -> tuple[list[VariantColumn], list[PathStats]]:
-    """Stats of every fully shredded path, given a parsed footer and the open file."""
+def extract_metadata_stats(
+    meta: FileMetaData, f: Any
+) -> tuple[list[VariantColumn], list[PathStats], list[ColumnStats]]:
+    """Stats of every fully shredded path and of every plain column, given a parsed footer and
+    the open file."""
     plan = _schema_plan(meta.schema)
     validate_row_groups(plan.root, meta, plan.leaves)
     ctx = _Ctx(meta=meta, root=plan.root, f=f)
@@ -529,7 +771,12 @@ def extract_metadata_stats(meta: FileMetaData, f: Any) -> tuple[list[VariantColu
         ps = _leaf_stats(ctx, col, leaf)
         if ps is not None:
             rows.append(ps)
-    return list(plan.columns), rows
+    plain: list[ColumnStats] = []
+    for pl in plan.plain:
+        cs = _plain_stats(ctx, pl)
+        if cs is not None:
+            plain.append(cs)
+    return list(plan.columns), rows, plain
 
 
 def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
@@ -565,7 +812,7 @@ def _named(uri: str) -> Iterator[None]:
 
 def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int) -> FileStats:
     meta = read_metadata(f, info.size, max_footer_bytes)
-    columns, rows = extract_metadata_stats(meta, f)
+    columns, rows, plain = extract_metadata_stats(meta, f)
     return FileStats(
         path=uri,
         file_size_bytes=info.size,
@@ -574,4 +821,5 @@ def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int
         content_id=info.content_id,
         variant_columns=tuple(c.name for c in columns),
         paths=tuple(rows),
+        columns=tuple(plain),
     )

@@ -75,12 +75,34 @@ class ColumnStats:
     def shredded_type(self) -> ShreddedType:
         return self.column_type
 
+    @property
+    def num_values(self) -> int:
+        return self.value_count + self.null_count
+
+    def ducklake_row(self) -> dict[str, Any]:
+        """The ``ducklake_file_column_stats`` columns exactly as DuckLake stores them (bounds
+        rendered as DuckDB VARCHARs), without the ids."""
+        t = self.column_type
+        return {
+            "column_size_bytes": self.column_size_bytes,
+            "value_count": self.value_count,
+            "null_count": self.null_count,
+            "min_value": None if self.min_value is None else format_bound(t, self.min_value),
+            "max_value": None if self.max_value is None else format_bound(t, self.max_value),
+            "contains_nan": self.contains_nan,
+            "extra_stats": self.extra_stats,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class PartitionValue:
     """A Hive ``name=value`` directory segment of a file's path, typed (see
     :mod:`service.storage.partitions`). ``value`` is None for ``__HIVE_DEFAULT_PARTITION__``
-    (SQL NULL); ``raw`` is the unescaped text as it appears in the path."""
+    (SQL NULL; then ``raw`` is None too, and ``value_type`` is ``varchar`` until the column's
+    type is known: NULLs take no part in :func:`~service.storage.partitions.merge_types`);
+    ``raw`` is the unescaped text as it appears in the path. A ``float64`` value may be NaN,
+    which is no bound (:func:`~service.storage.partitions.partition_stats` makes it
+    ``contains_nan``)."""
 
     column: str
     raw: str | None

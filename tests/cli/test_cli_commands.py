@@ -60,6 +60,57 @@ def test_stats_contract(tmp_path: Path) -> None:
     assert _run(["stats", str(good)], tmp_path).returncode == 0
 
 
+def test_stats_columns_contract(tmp_path: Path) -> None:
+    """``--columns``: one line per plain column (struct leaves dotted, nothing inside lists or
+    Variant groups), DuckLake's ducklake_file_column_stats columns; without it, Variant rows only."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "id": pa.array([3, None, 9], pa.int64()),
+            "name": ["b", "a", None],
+            "s": pa.array([{"x": 1.5, "y": "q"}, None, {"x": -2.0, "y": None}]),
+            "tags": pa.array([[1], [], None], pa.list_(pa.int32())),
+        }
+    )
+    pq.write_table(table, tmp_path / "plain.parquet")
+    write_shredded(tmp_path / "shred.parquet", [{"a": 1}, {"a": 2}], {"a": "int64"})
+    r = _run(["stats", "--columns", "plain.parquet", "shred.parquet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [(x["file"], x["column"]) for x in lines] == [
+        ("plain.parquet", "id"),
+        ("plain.parquet", "name"),
+        ("plain.parquet", "s.x"),
+        ("plain.parquet", "s.y"),
+        ("shred.parquet", "id"),
+    ]
+    assert list(lines[0]) == [
+        "file",
+        "column",
+        "column_size_bytes",
+        "value_count",
+        "null_count",
+        "min_value",
+        "max_value",
+        "contains_nan",
+        "extra_stats",
+    ]
+    by = {x["column"]: x for x in lines if x["file"] == "plain.parquet"}
+    assert (by["id"]["value_count"], by["id"]["null_count"], by["id"]["min_value"], by["id"]["max_value"]) == (2, 1, "3", "9")
+    assert (by["name"]["min_value"], by["name"]["max_value"], by["name"]["contains_nan"]) == ("a", "b", None)
+    assert (by["s.x"]["null_count"], by["s.x"]["min_value"], by["s.x"]["max_value"], by["s.x"]["contains_nan"]) == (
+        1,
+        "-2.0",
+        "1.5",
+        False,
+    )
+    assert by["s.y"]["value_count"] == 1 and by["id"]["column_size_bytes"] > 0
+    plain_only = _run(["stats", "plain.parquet"], tmp_path)
+    assert plain_only.returncode == 0 and plain_only.stdout == ""
+
+
 def test_register_list_stats_and_prune_on_the_embedded_default(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()

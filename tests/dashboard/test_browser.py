@@ -73,6 +73,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
             c.commit_paths("lake", "events", files[3:])
             c.create_table("lake", "empty", variant_columns=["v"])
         _add_many_files(env["SHREDCAT_DATABASE_URL"], lake)
+        _add_skewed_table(env["SHREDCAT_DATABASE_URL"], lake)
         yield {"base": srv.base_url, "files": [os.path.realpath(f) for f in files], "log": log_path}
     assert "Traceback" not in log_path.read_text()
 
@@ -105,6 +106,33 @@ def _add_many_files(url: str, lake: Path) -> None:
         cat.create_table("lake", "many", ["v"])
         cat.commit("lake", "many", files[:70])
         cat.commit("lake", "many", files[70:])
+
+
+SKEW = "/admin/tables/lake/skew"
+
+
+def _add_skewed_table(url: str, lake: Path) -> None:
+    """lake.skew: 20 files whose "n" (int64) spans [10 i, 10 i + 9] and one spanning [0, 10^9]
+    (a range that dwarfs the others: the chart goes logarithmic); "tz" is a zoned timestamp."""
+    from service.catalog import Catalog
+    from service.stats.model import FileStats, PathStats
+    from service.values import ShreddedType
+
+    int64, tz = ShreddedType.parse("int64"), ShreddedType.parse("timestamptz")
+    t0 = 1_704_067_200_000_000  # 2024-01-01 00:00:00 UTC, in microseconds
+    files = [
+        FileStats(
+            str(lake / "skew" / f"part-{i:02d}.parquet"), 2000 + i, 10, 100, None, ("v",),
+            (
+                PathStats("v", '"n"', int64, 10, 10, 0, 0 if i == 20 else 10 * i, 10**9 if i == 20 else 10 * i + 9, None),
+                PathStats("v", '"tz"', tz, 10, 10, 0, t0 + i * 3_600_000_000, t0 + (i + 1) * 3_600_000_000, None),
+            ),
+        )
+        for i in range(21)
+    ]
+    with Catalog(url) as cat:
+        cat.create_table("lake", "skew", ["v"])
+        cat.commit("lake", "skew", files)
 
 
 @pytest.fixture(scope="module")
@@ -279,9 +307,9 @@ def test_playground_numbers_match_the_api(page: Any, server: dict[str, Any]) -> 
             assert metric(page, "files-pruned") == api.files_pruned
             assert metric(page, "rows-skipped") == api.rows_skipped
             assert metric(page, "bytes-skipped") == api.bytes_skipped
-            shown = page.locator("#candidates tbody th a").all_inner_texts() if api.files_kept else []
-            assert sorted(shown) == sorted(api.paths)
-            assert page.locator("#explain tr.pruned").count() == api.files_pruned
+            kept = page.locator("#plan-files tr.kept th a").evaluate_all("links => links.map(a => a.title)")
+            assert sorted(kept) == sorted(api.paths)
+            assert page.locator("#plan-files tr.pruned").count() == api.files_pruned
         shot(page, "11-playground-result")
     # An error in the predicate is shown inline, next to the text (kept for editing).
     bad = "variant_get(v, '$.id', 'bigint') >"
@@ -501,3 +529,196 @@ def test_coverage_and_conflicts(sized: tuple[str, Any], server: dict[str, Any]) 
     odd = page.locator("#file-stats tr.odd-type")
     assert odd.count() == 1 and "most files: varchar" in odd.inner_text()
     check_layout(page, view, "file-odd-type")
+
+
+# --- playground and range chart (issue 17) -------------------------------------------------------
+
+#: Tab presses (at most) from the element focused by ``start`` until focus leaves the chart, with
+#: the number of those stops that were bars.
+TAB_THROUGH_CHART = 400
+
+
+def _tab_stops_in_chart(page: Any) -> int:
+    page.locator("#chart-order").focus()
+    page.keyboard.press("Tab")  # the Redraw button
+    stops = 0
+    for _ in range(TAB_THROUGH_CHART):
+        page.keyboard.press("Tab")
+        if not page.evaluate("() => !!document.activeElement.closest('svg.chart')"):
+            return stops
+        stops += 1
+    return stops
+
+
+def test_playground_one_table_with_filter_paging_and_reasons(sized: tuple[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    view, page = sized
+    sql = "variant_get(v, '$.id', 'bigint') >= 5000"
+    page.goto(f"{MANY}/prune")
+    page.get_by_label("Predicate (Spark SQL)").fill(sql)
+    page.get_by_role("button", name="Run").click()
+    page.wait_for_url("**/prune?sql=*")  # a GET: the result has a URL
+    assert metric(page, "files-kept") == 70 and metric(page, "files-pruned") == 50
+    rows = page.locator("#plan-files tbody tr")
+    expect(rows).to_have_count(100)
+    expect(page.locator("#plan-range")).to_contain_text("1–100 of 120 files")
+    paths = page.locator("#plan-files th.path a").evaluate_all("links => links.map(a => a.title)")
+    assert len(set(paths)) == 100  # each file once
+    reasons = page.locator("#plan-files tr.pruned td.reason").all_inner_texts()
+    assert len(reasons) == 50 and all(re.fullmatch(r"max \d+ < 5000", r) for r in reasons), reasons[:3]
+    assert all(r == "bounds [" + r[8:] and r.endswith("admit it") for r in page.locator("#plan-files tr.kept td.reason").all_inner_texts())
+    check_layout(page, view, "playground-many")
+    page.get_by_role("link", name="Next ›").click()
+    expect(page.locator("#plan-range")).to_contain_text("101–120 of 120 files")
+    expect(rows).to_have_count(20)
+    assert "page=2" in page.url
+    page.get_by_role("link", name="‹ Previous").click()
+    expect(page.locator("#plan-range")).to_contain_text("1–100 of 120 files")
+    # The filter: only the skipped files, by URL too.
+    page.get_by_role("link", name="Skipped (50)").click()
+    expect(page.locator("#plan-range")).to_contain_text("1–50 of 50 skipped files")
+    expect(page.locator("#plan-files tr.pruned")).to_have_count(50)
+    assert page.locator("#plan-files tr.kept").count() == 0 and "show=skipped" in page.url
+    assert page.locator('#show a[aria-current="page"]').inner_text() == "Skipped (50)"
+    check_layout(page, view, "playground-skipped")
+    page.get_by_role("link", name="Kept (70)").click()
+    expect(page.locator("#plan-files tr.kept")).to_have_count(70)
+    assert page.locator("#plan-files tr.pruned").count() == 0
+
+
+def test_playground_type_mismatch_reads_in_words_below_the_warning(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{TABLE}/prune?sql=" + "variant_get(v, '$.id', 'string') = 'x'".replace(" ", "+"))
+    warning = page.locator('#warnings [data-warning="type_not_comparable"]')
+    assert warning.is_visible()
+    assert page.locator("#warnings").bounding_box()["y"] < page.locator("#plan-files").bounding_box()["y"]
+    reasons = page.locator("#plan-files td.reason").all_inner_texts()
+    assert reasons == ["path stored as int64, asked as string: not comparable"] * 5
+    check_layout(page, view, "playground-type-mismatch")
+
+
+def test_playground_syntax_error_has_a_caret_under_its_column(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{TABLE}/prune")
+    bad = "variant_get(v, '$.id', 'bigint') ="
+    page.get_by_label("Predicate (Spark SQL)").fill(bad)
+    page.get_by_role("button", name="Run").click()
+    assert page.get_by_role("alert").inner_text() == "expected a value after '=' at column 35"
+    caret = page.locator("#predicate-caret")
+    assert caret.inner_text() == bad + "\n" + " " * 34 + "^"
+    # The caret sits under column 35 of the line shown above it.
+    xs = caret.evaluate("""pre => {
+      const text = pre.firstChild, range = document.createRange();
+      const at = i => { range.setStart(text, i); range.setEnd(text, i + 1); return range.getBoundingClientRect().left; };
+      const line = text.data.split('\\n')[0];
+      return [at(line.length + 1 + 34), at(line.length - 1) + (at(line.length - 1) - at(line.length - 2))];
+    }""")
+    assert abs(xs[0] - xs[1]) < 1.0, xs
+    check_layout(page, view, "playground-syntax-error")
+
+
+def test_playground_columns_and_paths_insert_at_the_cursor(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{TABLE}/prune")
+    box = page.get_by_label("Predicate (Spark SQL)")
+    items = page.locator("#inserts button.insert")
+    assert items.all_inner_texts() == ["v", "$.day", "$.extra", "$.id", "$.name", "$.score", "$.ts"]
+    box.fill(" > 240")
+    box.evaluate("b => b.setSelectionRange(0, 0)")
+    page.locator("#inserts").get_by_role("button", name="$.score").click()
+    assert box.input_value() == "variant_get(v, '$.score', 'double') > 240"
+    assert page.evaluate("() => document.activeElement.id") == "sql"
+    assert box.evaluate("b => b.selectionStart") == len("variant_get(v, '$.score', 'double')")
+    page.keyboard.type(" OR ")
+    page.locator("#inserts").get_by_role("button", name="$.id").click()
+    page.keyboard.type(" = 3")
+    assert box.input_value() == "variant_get(v, '$.score', 'double') OR variant_get(v, '$.id', 'bigint') = 3 > 240"
+    check_layout(page, view, "playground-inserts")
+
+
+def test_chart_bars_are_one_tab_stop_with_arrow_keys(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    for table, n in ((TABLE, 5), (MANY, 120)):
+        page.goto(f"{table}/path?column=v&path=%22id%22")
+        assert page.locator("svg.chart [data-bar]").count() == n
+        assert page.locator('svg.chart [data-bar][tabindex="0"]').count() == 1
+        assert _tab_stops_in_chart(page) == 1
+    page.goto(f"{MANY}/path?column=v&path=%22id%22")
+    page.locator("#chart-order").focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    focused = "() => document.activeElement.getAttribute('data-bar')"
+    assert page.evaluate(focused) == "0"
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(focused) == "2"
+    assert page.locator('svg.chart [data-bar][tabindex="0"]').get_attribute("data-bar") == "2"
+    ring = page.evaluate("() => getComputedStyle(document.activeElement.querySelector('rect')).strokeWidth")
+    assert ring == "3px"  # the visible focus ring
+    page.keyboard.press("End")
+    assert page.evaluate(focused) == "119"
+    page.keyboard.press("Home")
+    assert page.evaluate(focused) == "0"
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(focused) == "0"
+    page.keyboard.press("ArrowRight")
+    page.screenshot(path=str(SCREENSHOTS / f"{view}-chart-focus.png"), full_page=True)
+    page.keyboard.press("Enter")  # follows the focused bar's link
+    page.wait_for_url("**/file?path=*")
+
+
+def test_chart_takes_the_playgrounds_path_syntax_and_suggests_close_paths(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{TABLE}/path?column=v&path=$.id")
+    assert page.locator("svg.chart rect.bar").count() == 5
+    assert "$.id" in page.locator("h1").inner_text()
+    check_layout(page, view, "path-json-syntax")
+    page.goto(f"{TABLE}/path?column=v&path=$.idd")
+    assert "not fully shredded in any live file" in page.locator("#no-chart").inner_text()
+    page.locator("#path-suggestions").get_by_role("link", name="$.id").click()
+    page.wait_for_url("**/path?*")
+    assert page.locator("svg.chart rect.bar").count() == 5
+    page.goto(f"{TABLE}/path?column=v&path=idd")  # no quotes, no $: still found
+    assert page.locator("#path-suggestions").get_by_role("link", name="$.id").count() == 1
+    check_layout(page, view, "path-suggestions")
+
+
+def test_chart_scale_ticks_and_time_zones(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{SKEW}/path?column=v&path=$.n")
+    svg = page.locator("svg.chart")
+    assert svg.get_attribute("data-scale") == "log"
+    assert "log scale" in svg.locator("text.axis").all_text_contents()[1]
+    ticks = svg.locator("text.tick").all_text_contents()
+    assert ticks[0] == "0" and "1,000,000" in ticks and len(set(ticks)) == len(ticks)
+    # The small ranges get real height (on a linear axis every one would be the 2 px minimum mark).
+    heights = svg.locator("rect.bar").evaluate_all("rs => rs.map(r => r.getBoundingClientRect().height)")
+    assert sorted(heights)[-2] > 20 and sum(h > 2.5 for h in heights) >= 5, heights
+    charts = page.evaluate(CHART_TEXT_JS)
+    assert charts[0]["smallest"] >= 11 and charts[0]["lowest"] >= 11
+    check_layout(page, view, "chart-log-scale")
+    page.goto(f"{MANY}/path?column=v&path=$.id")
+    assert page.locator("svg.chart").get_attribute("data-scale") is None  # no range dwarfs the others
+    ticks = page.locator("svg.chart text.tick").all_text_contents()
+    assert all(re.fullmatch(r"\d{1,3}(,\d{3})*", t) for t in ticks), ticks
+    # "UTC" for the zoned timestamp only; one label form per axis.
+    page.goto(f"{SKEW}/path?column=v&path=$.tz")
+    axis = page.locator("svg.chart text.axis").all_text_contents()[1]
+    assert axis == "timestamp (UTC)"
+    labels = page.locator("svg.chart text.tick").all_text_contents()
+    assert len({len(t) for t in labels}) == 1, labels
+    check_layout(page, view, "chart-timestamptz")
+    page.goto(f"{TABLE}/path?column=v&path=$.ts")
+    assert page.locator("svg.chart text.axis").all_text_contents()[1] == "timestamp"
+    assert not [t for t in page.locator("svg.chart text").all_text_contents() if "UTC" in t]
+
+
+def test_point_lookup_estimate_counts_files_of_other_types(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{TABLE}/path?column=v&path=$.name")  # varchar in 4 files, int64 in 1
+    text = page.locator("#clustering").inner_text()
+    assert "of the 5 files" in text and "1 store the path as another type" in text, text
+    # Disjoint ranges: each probe keeps its own file and the int64 one, 2 of 5.
+    assert "keeps about 40.0%" in text, text
+    check_layout(page, view, "path-other-type")

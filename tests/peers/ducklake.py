@@ -344,3 +344,67 @@ def _option_value(value: object) -> str:
 
 def _sql_str(text: str) -> str:
     return text.replace("'", "''")
+
+
+# ducklake_file_column_stats columns compared with shredcat's plain-column rows.
+COLUMN_STATS_KEYS: tuple[str, ...] = (
+    "column_size_bytes",
+    "value_count",
+    "null_count",
+    "min_value",
+    "max_value",
+    "contains_nan",
+    "extra_stats",
+)
+
+
+def read_file_column_stats(con: duckdb.DuckDBPyConnection, table: str = "t") -> dict[str, dict[str, dict[str, Any]]]:
+    """``ducklake_file_column_stats`` of the live files of ``dl.<table>``: absolute file path ->
+    dotted column path (``a``, ``s.b.c``) -> the row's :data:`COLUMN_STATS_KEYS`, as stored.
+    Rows of columns inside lists and maps are left out (their dotted paths would name the
+    LIST/MAP's own ``element``/``key``/``value`` children), and so are Variant columns."""
+    data_root = Path(str(_fetch_one(con, f"SELECT value FROM {_META}.ducklake_metadata WHERE key = 'data_path'")))
+    table_id, table_dir = _table_dir(con, table, data_root)
+    column_paths = _column_paths(con, table_id)
+    types = {
+        int(r["column_id"]): (str(r["column_type"]).lower(), r["parent_column"])
+        for r in _dicts(
+            con,
+            f"SELECT column_id, column_type, parent_column FROM {_META}.ducklake_column "
+            "WHERE table_id = ? AND end_snapshot IS NULL",
+            [table_id],
+        )
+    }
+
+    def inside_nested(cid: int) -> bool:
+        t, parent = types[cid]
+        if t == "variant":
+            return True
+        while parent is not None:
+            pt, parent2 = types[int(parent)]
+            if pt in ("list", "map", "variant"):
+                return True
+            parent = parent2
+        return False
+
+    files = {
+        int(f["data_file_id"]): str(table_dir / f["path"] if f["path_is_relative"] else Path(f["path"]))
+        for f in _dicts(
+            con,
+            f"SELECT data_file_id, path, path_is_relative FROM {_META}.ducklake_data_file "
+            "WHERE table_id = ? AND end_snapshot IS NULL",
+            [table_id],
+        )
+    }
+    out: dict[str, dict[str, dict[str, Any]]] = {p: {} for p in files.values()}
+    for r in _dicts(
+        con,
+        f"SELECT data_file_id, column_id, {', '.join(COLUMN_STATS_KEYS)} FROM {_META}.ducklake_file_column_stats "
+        "WHERE table_id = ?",
+        [table_id],
+    ):
+        cid = int(r["column_id"])
+        if r["data_file_id"] not in files or inside_nested(cid):
+            continue
+        out[files[r["data_file_id"]]][".".join(column_paths[cid])] = {k: r[k] for k in COLUMN_STATS_KEYS}
+    return out

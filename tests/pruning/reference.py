@@ -1,6 +1,11 @@
 """A brute-force reference for pruning tests: evaluates a predicate tree over concrete Variant
 rows with Spark's three-valued semantics, and computes DuckLake stats rows from the same rows.
 
+A row is ``{column: value}``: a Variant column holds the Variant value; a plain or partition
+column holds a :class:`Typed` (the type the file stores it as) or None (SQL NULL). An
+``Unknown`` sub-expression is evaluated by the caller's function for its text, or may take any
+truth value when none is given.
+
 Written from the rules (NOTES §2/§3), not from the evaluator's code: a row's value at a path is
 either NULL (missing key, Variant null, wrong shape, index past the end) or a typed value.
 A typed value reaches the target type exactly when the types match or a narrower integer /
@@ -11,7 +16,7 @@ reference does not model: such a leaf may then be TRUE, FALSE or NULL.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -21,15 +26,17 @@ from service.pruning.expressions import (
     AlwaysTrue,
     And,
     BooleanExpression,
+    ColumnTerm,
     LiteralPredicate,
     Not,
     Op,
     Or,
     SetPredicate,
     UnaryPredicate,
+    Unknown,
 )
 from service.pruning.paths import AnyIndex, Index, Key, Step
-from service.stats.model import PathStats
+from service.stats.model import ColumnStats, PathStats
 from service.values import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
@@ -211,24 +218,44 @@ def _walk(
     return _leaf_on_value(pred, value)
 
 
-def possible(expr: BooleanExpression, row: dict[str, Any]) -> frozenset[bool | None]:
-    """The truth values ``expr`` may take on ``row`` ({column: variant value})."""
+UnknownEval = Mapping[str, Callable[[dict[str, Any]], bool | None]]
+
+
+def possible(
+    expr: BooleanExpression, row: dict[str, Any], unknowns: UnknownEval | None = None
+) -> frozenset[bool | None]:
+    """The truth values ``expr`` may take on ``row`` (see the module docstring)."""
     if isinstance(expr, AlwaysTrue):
         return frozenset({T})
     if isinstance(expr, AlwaysFalse):
         return frozenset({F})
     if isinstance(expr, And):
-        return _combine([possible(c, row) for c in expr.children], k_and, T)
+        return _combine([possible(c, row, unknowns) for c in expr.children], k_and, T)
     if isinstance(expr, Or):
-        return _combine([possible(c, row) for c in expr.children], k_or, F)
+        return _combine([possible(c, row, unknowns) for c in expr.children], k_or, F)
     if isinstance(expr, Not):
-        return frozenset(k_not(x) for x in possible(expr.child, row))
+        return frozenset(k_not(x) for x in possible(expr.child, row, unknowns))
+    if isinstance(expr, Unknown):
+        # The builder writes NOT of an unknown as "NOT (text)".
+        table = unknowns or {}
+        text, negations = expr.text, 0
+        while text not in table and text.startswith("NOT (") and text.endswith(")"):
+            text, negations = text[5:-1], negations + 1
+        fn = table.get(text)
+        if fn is None:
+            return ALL
+        v = fn(row)
+        for _ in range(negations):
+            v = k_not(v)
+        return frozenset({v})
     assert isinstance(expr, UnaryPredicate | LiteralPredicate | SetPredicate)
+    if isinstance(expr.term, ColumnTerm):
+        return _leaf_on_value(expr, row.get(expr.term.name))
     return _walk(row.get(expr.term.column), expr.term.path.steps, expr)
 
 
-def may_select(expr: BooleanExpression, row: dict[str, Any]) -> bool:
-    return T in possible(expr, row)
+def may_select(expr: BooleanExpression, row: dict[str, Any], unknowns: UnknownEval | None = None) -> bool:
+    return T in possible(expr, row, unknowns)
 
 
 # --- stats from rows ---------------------------------------------------------------------------
@@ -299,4 +326,45 @@ def compute_stats(
         None if drop_min else lo,
         None if drop_max else hi,
         nan,
+    )
+
+
+def column_stats(
+    name: str,
+    stored: ShreddedType,
+    values: Sequence[Typed | None],
+    *,
+    drop_min: bool = False,
+    drop_max: bool = False,
+    unknown_nan: bool = False,
+) -> ColumnStats:
+    """DuckLake's ``ducklake_file_column_stats`` row of a plain column (or the row a partition
+    value implies) from its values in one file: NaN outside min/max, long strings truncated."""
+    vc = nc = 0
+    lo: Bound | None = None
+    hi: Bound | None = None
+    has_nan = False
+    for e in values:
+        if e is None:
+            nc += 1
+            continue
+        assert e.type == stored
+        vc += 1
+        v = e.value
+        if isinstance(v, float) and math.isnan(v):
+            has_nan = True
+            continue
+        if lo is None or v < lo:  # type: ignore[operator]
+            lo = v
+        if hi is None or v > hi:  # type: ignore[operator]
+            hi = v
+    if lo is not None:
+        lo = truncate_lower(stored, lo)
+    if hi is not None:
+        hi = truncate_upper(stored, hi)
+    nan: bool | None = None
+    if stored.is_float:
+        nan = None if unknown_nan else has_nan
+    return ColumnStats(
+        name, stored, 1, vc, nc, None if drop_min else lo, None if drop_max else hi, nan
     )

@@ -161,3 +161,27 @@ def test_reported_paths_cover_the_corpus() -> None:
         for ps in extract_file(str(CORPUS / case["parquet_file"])).paths:
             kinds.add(ps.shredded_type.kind)
     assert kinds >= set(VARIANT_TO_KIND.values())
+
+
+def test_plain_columns_of_the_corpus() -> None:
+    """Every corpus file has one plain column, ``id`` (int32), beside its Variant column: its row
+    must hold the counts and bounds of the data itself (read with pyarrow), and the Variant
+    column's own leaves (metadata, value, typed_value) must never appear as plain columns."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    require_corpus(CORPUS)
+    checked = 0
+    for path in sorted(CORPUS.glob("*.parquet")):
+        try:
+            fs = extract_file(str(path))
+        except (UnsupportedShreddingError, InvalidParquetError):
+            continue
+        ids = pq.read_table(path, columns=["id"])["id"]
+        (row,) = fs.columns
+        assert (row.column, row.column_type) == ("id", ShreddedType(Kind.INT32))
+        assert (row.value_count, row.null_count) == (len(ids) - ids.null_count, ids.null_count)
+        mm = pc.min_max(ids)
+        assert (row.min_value, row.max_value) == (mm["min"].as_py(), mm["max"].as_py())
+        checked += 1
+    assert checked >= 130

@@ -54,20 +54,29 @@ def count_files(
 
 
 def stats_for_files(
-    conn: Connection, t: TableRow, ids: Sequence[int]
+    conn: Connection, t: TableRow, ids: Sequence[int], paths: Collection[tuple[str, str | None]] | None = None
 ) -> dict[int, list[PathStats | ColumnStats]]:
     """The PathStats and ColumnStats (plain and partition columns) of the given data files (a
-    file's stats rows never change once committed)."""
+    file's stats rows never change once committed); ``paths``: only the rows of these ``(column,
+    variant_path)`` (what a condition reads; variant_path None: a plain or partition column)."""
     names = t.column_names
     out: dict[int, list[PathStats | ColumnStats]] = {}
+    only: list[ColumnElement[bool]] = []
+    plain_ids: list[int] | None = None
+    if paths is not None:
+        variant = [(c, p) for c, p in paths if p is not None]
+        column_ids = {t.columns[c] for c, _ in variant if c in t.columns}
+        only = [S.column_id.in_(sorted(column_ids)), S.variant_path.in_(sorted({p for _, p in variant}))]
+        plain_ids = sorted(t.plain[c].column_id for c, p in paths if p is None and c in t.plain)
     for chunk in chunks(list(ids)):
-        for r in conn.execute(select(*_STATS_READ).where(S.data_file_id.in_(chunk)).order_by(S.path_id)):
+        for r in conn.execute(select(*_STATS_READ).where(S.data_file_id.in_(chunk), *only).order_by(S.path_id)):
             out.setdefault(int(r.data_file_id), []).append(_path_stats(names, r))
-        if t.plain:
+        if t.plain and plain_ids != []:
             plain = t.plain_names
-            for r in conn.execute(
-                select(*_COLUMN_STATS_READ).where(CS.data_file_id.in_(chunk)).order_by(CS.path_id)
-            ):
+            where = [CS.data_file_id.in_(chunk)]
+            if plain_ids is not None:
+                where.append(CS.column_id.in_(plain_ids))
+            for r in conn.execute(select(*_COLUMN_STATS_READ).where(*where).order_by(CS.path_id)):
                 out.setdefault(int(r.data_file_id), []).append(_column_stats(plain, r))
     return out
 

@@ -1,12 +1,18 @@
 """``GET|POST /admin/tables/{ns}/{table}/prune``: the prune playground (SQL predicate); a GET
-with ``sql`` (and ``snapshot``) in the query string runs it, so results have a URL.
+with ``sql`` (and ``snapshot``, ``show=all|kept|skipped``, ``page``) in the query string runs it,
+so results have a URL.
 
-Errors (a predicate that does not parse, a column the table does not have, a bad snapshot) are
-shown inline under the form; the plan's warnings above the results, a close shredded path as a
-link that runs the predicate with it."""
+One table lists the live files, 100 a page, each kept or skipped with its reason in a few words
+(:meth:`Catalog.plan_files`). Errors (a predicate that does not parse, a column the table does not
+have, a bad snapshot) are shown inline under the form, a syntax error with a caret under its
+position; the plan's warnings above the results, a close shredded path as a link that runs the
+predicate with it. Beside the box, the table's columns and shredded paths insert themselves at
+the cursor on a click (``static/dashboard.js``; without script they are plain text to copy)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Request
@@ -18,20 +24,27 @@ from service.dashboard.web import app_context, catalog_of, read_form, render
 from service.errors import BadInputError, InvalidPredicateError, NotFoundError, ShredcatError
 
 if TYPE_CHECKING:
-    from service.catalog import Catalog
+    from service.catalog import Catalog, PathCoverage
     from service.pruning.diagnostics import PlanWarning
+    from service.pruning.expressions import BooleanExpression
+    from service.pruning.schema import TableSchema
 
 router = APIRouter()
 
-#: Candidates listed by the playground (the counts cover all of them).
+#: Files listed per page by the playground (the counts cover all of them).
 PLAYGROUND_PAGE = 100
+#: The playground's file filters: every live file, the candidates, the files pruning skips.
+SHOW = ("all", "kept", "skipped")
 
 
 @router.get("/tables/{namespace}/{table}/prune")
-async def prune_form(request: Request, namespace: str, table: str, sql: str = "", snapshot: str = "") -> Response:
-    # Results are addressable by URL (links from snapshots and examples, shared URLs): a GET with a
-    # predicate runs it. Planning changes nothing, so a GET needs no CSRF token.
-    form = {"sql": sql, "snapshot": snapshot}
+async def prune_form(
+    request: Request, namespace: str, table: str, sql: str = "", snapshot: str = "", show: str = "all", page: str = "1"
+) -> Response:
+    # Results are addressable by URL (links from snapshots and examples, shared URLs, the filter
+    # and the pages): a GET with a predicate runs it. Planning changes nothing, so a GET needs no
+    # CSRF token.
+    form = {"sql": sql, "snapshot": snapshot, "show": show, "page": page}
     return await admin_page(request, _prune, namespace, table, form, bool(sql.strip()))
 
 
@@ -70,20 +83,80 @@ def _with_fixes(sql: str, warnings: tuple[PlanWarning, ...]) -> list[tuple[PlanW
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class InsertItem:
+    """One entry of the list beside the predicate box: clicking it inserts ``text`` at the cursor."""
+
+    label: str
+    text: str
+    #: What the entry is ("Variant column", "int64 in 4 of 5 files"...).
+    note: str
+
+
+def insert_items(columns: Sequence[tuple[str, str]], coverage: Sequence[PathCoverage]) -> list[InsertItem]:
+    """The table's columns (``(name, kind)``, any kind of column) and the fully shredded paths of
+    its Variant columns (each as ``variant_get(col, '$.path', 'type')`` with the path's most
+    common type), for the playground's click-to-insert list."""
+    from service.pruning.paths import Element, JsonPath, format_json_path, parse_variant_path
+    from service.pruning.render import render_column, sql_string
+    from service.pruning.spark_types import spark_type_name
+    from service.values import ShreddedType
+
+    items = [InsertItem(name, render_column(name), kind) for name, kind in columns]
+    for c in coverage:
+        if not c.types:
+            continue
+        try:
+            segments = parse_variant_path(c.variant_path)
+            if any(isinstance(s, Element) for s in segments):
+                continue  # an array element has no variant_get spelling (exists(...) instead)
+            path = format_json_path(JsonPath(tuple(segments)))  # type: ignore[arg-type]
+            type_name, n = c.types[0]
+            spark = spark_type_name(ShreddedType.parse(type_name))
+        except ShredcatError:
+            continue
+        text = f"variant_get({render_column(c.column)}, {sql_string(path)}, '{spark}')"
+        label = path if len(columns) == 1 else f"{c.column} {path}"
+        items.append(InsertItem(label, text, f"{type_name} in {n:,} of {c.live_files:,} files"))
+    return items
+
+
+def _caret(sql: str, position: int | None) -> tuple[str, str] | None:
+    """The line of ``sql`` holding ``position`` and the spaces before a caret under it."""
+    if position is None or position < 0 or position > len(sql):
+        return None
+    start = sql.rfind("\n", 0, position) + 1
+    end = sql.find("\n", position)
+    line = sql[start : end if end >= 0 else len(sql)]
+    return line, " " * (position - start)
+
+
+def _page_number(text: str) -> int:
+    return int(text) if text.isdigit() and 0 < len(text) < 10 and int(text) > 0 else 1
+
+
 def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
     catalog = catalog_of(request)
     info = catalog.get_table(namespace, table)
     sql = form.get("sql", "")
     snapshot_text = form.get("snapshot", "").strip()
+    show = form.get("show", "all")
+    if show not in SHOW:
+        show = "all"
+    page = _page_number(form.get("page", "1"))
     values: dict[str, Any] = {
         "t": info,
         "sql": sql,
         "snapshot": snapshot_text,
+        "show": show,
         "result": None,
         "error": None,
         "error_field": None,
+        "caret": None,
     }
-    values["examples"] = _examples(catalog, namespace, table)
+    # Examples are shown only before a predicate is run (reading them costs a global-stats merge).
+    values["examples"] = [] if run else _examples(catalog, namespace, table)
+    values["inserts"] = insert_items([(c, "Variant column") for c in info.columns], catalog.path_coverage(namespace, table))
     if not run:
         return render(request, "prune.html", **values)
     if request.method == "POST" and not csrf_checked(request, form):
@@ -101,14 +174,24 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         if not sql.strip():
             raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
         keywords = settings.predicate_limits.sql_keywords()
-        # Parsed against the table's columns, which the catalog passes (bare names resolve there).
-        result = catalog.plan(
+
+        def expr(schema: TableSchema) -> BooleanExpression:
+            """Parsed against the table's columns, which the catalog passes (bare names resolve there)."""
+            return parse_sql(sql, schema=schema, **keywords)
+
+        # The counts and warnings of the whole answer; the listed files come from plan_files.
+        result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, page_size=1)
+        matching = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}[show] or 0
+        last = max(1, -(-matching // PLAYGROUND_PAGE))
+        page = min(page, last)
+        files = catalog.plan_files(
             namespace,
             table,
-            lambda schema: parse_sql(sql, **keywords),
-            snapshot_id=snapshot,
-            explain=True,
-            page_size=PLAYGROUND_PAGE,
+            expr,
+            snapshot_id=result.snapshot_id,
+            decision=show,  # type: ignore[arg-type]
+            offset=(page - 1) * PLAYGROUND_PAGE,
+            limit=PLAYGROUND_PAGE,
         )
     except NotFoundError as e:
         if e.details.get("snapshot_id") is None and e.details.get("snapshot") is None:
@@ -121,9 +204,20 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             raise
         values["error"] = e.message
         values["error_field"] = "snapshot" if e.details.get("field") == "snapshot" else "sql"
+        if isinstance(e, InvalidPredicateError):
+            values["caret"] = _caret(sql, e.position)
         return render(request, "prune.html", status=e.http_status, **values)
+    base = fmt.common_dir([f.path for f in files.files])
     values["result"] = result
     values["warnings"] = _with_fixes(sql, result.warnings)
-    values["kept_explained"] = [x for x in (result.explain or ()) if x.kept]
-    values["pruned_explained"] = [x for x in (result.explain or ()) if not x.kept]
+    values["files"] = [{"f": f, "head": h, "tail": tl} for f in files.files for h, tl in [fmt.split_path(f.path, base)]]
+    values["files_base"] = base
+    values["page"] = page
+    values["last_page"] = last
+    values["matching"] = matching
+    values["start"] = files.offset
+    values["counts"] = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}
+    # The filter and page links keep the predicate and the snapshot the counts were planned at, so
+    # a commit in between cannot shift the pages under the user.
+    values["link"] = {"sql": sql, "snapshot": result.snapshot_id}
     return render(request, "prune.html", **values)

@@ -20,6 +20,13 @@ Soundness rules encoded here (a pruned file must never hold a matching row):
 * not_nan is TRUE for NULL (Spark's isnan(NULL) is false), so it never prunes.
 * A ``Not`` left above a ``[*]`` leaf means "no element satisfies": stats cannot show that, so
   it compiles to Constant(MIGHT_MATCH).
+* Plain and partition columns (ColumnTerm) follow the same rules with ``variant_path`` None: a
+  file's stats of the column in the table's own type, or in a narrower integer / same-scale
+  decimal (files written before the column was widened, which Spark reads widened exactly), use
+  their bounds; any other stored type gets only type-free facts.
+* An :class:`~service.pruning.expressions.Unknown` sub-expression compiles to
+  Constant(MIGHT_MATCH, "not used for pruning: <text>"): an OR with it keeps every file (the
+  whole OR becomes that constant), an AND drops it and prunes on the other conjuncts.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from service.errors import InvalidPathError
+from service.errors import InvalidPathError, InvalidPredicateError
 from service.pruning.conditions.model import (
     AllOf,
     AnyOf,
@@ -59,6 +66,8 @@ from service.pruning.expressions import (
     PredicateVisitor,
     SetPredicate,
     UnaryPredicate,
+    Unknown,
+    VariantTerm,
     rewrite_not,
     visit,
 )
@@ -109,9 +118,18 @@ def _stored_range(stored: ShreddedType) -> tuple[Bound, Bound] | None:
 def _render_label(pred: Predicate) -> str:
     try:
         return render_predicate(pred)
-    except InvalidPathError:
+    except (InvalidPathError, InvalidPredicateError):
         t = pred.term
+        if not isinstance(t, VariantTerm):
+            return f"{pred.op.value}({t.name}::{t.target.name})"
         return f"{pred.op.value}({t.column}:{format_json_path(t.path)}::{spark_type_name(t.target)})"
+
+
+def _type_label(t: ShreddedType) -> str:
+    try:
+        return spark_type_name(t)
+    except InvalidPredicateError:
+        return t.name
 
 
 def _label(pred: Predicate) -> Label:
@@ -186,14 +204,15 @@ class _LeafCompiler(PredicateVisitor[LeafCondition]):
     def _leaf(pred: Predicate, cases: tuple[TypedTest, ...], otherwise: Test) -> LeafCondition:
         t = pred.term
         usable = tuple(s for case in cases for s in case.types)
+        path = t.path if isinstance(t, VariantTerm) else None
         return LeafCondition(
-            t.column, t.variant_path, cases, otherwise, _label(pred), (LeafTerm(t.path, t.target, usable),)
+            t.column, t.variant_path, cases, otherwise, _label(pred), (LeafTerm(path, t.target, usable),)
         )
 
     def visit_unary(self, pred: UnaryPredicate) -> LeafCondition:
         target = pred.term.target
         if pred.op is Op.IS_NULL:
-            if pred.term.path.has_element:
+            if isinstance(pred.term, VariantTerm) and pred.term.path.has_element:
                 return self._leaf(pred, (), Keep())
             return self._leaf(pred, (TypedTest(usable_types(target), HasNulls()),), Keep())
         if pred.op is Op.NOT_NULL:
@@ -264,10 +283,24 @@ class _Compiler(BooleanExpressionVisitor[Condition]):
         return Constant(False, "the predicate is FALSE")
 
     def visit_and(self, node: And) -> Condition:
-        return AllOf(tuple(visit(c, self) for c in node.children))
+        children = [visit(c, self) for c in node.children]
+        # A conjunct that keeps every file adds nothing (Unknown, NOT over [*]): drop it, so the
+        # catalog's SQL never intersects with "every file".
+        kept = [c for c in children if not (isinstance(c, Constant) and c.might_match)]
+        if not kept:
+            return children[0]
+        return kept[0] if len(kept) == 1 else AllOf(tuple(kept))
 
     def visit_or(self, node: Or) -> Condition:
-        return AnyOf(tuple(visit(c, self) for c in node.children))
+        children = [visit(c, self) for c in node.children]
+        for c in children:
+            if isinstance(c, Constant) and c.might_match:
+                # One disjunct that may be TRUE anywhere: the OR may be TRUE anywhere.
+                return c
+        return AnyOf(tuple(children))
+
+    def visit_unknown(self, node: Unknown) -> Condition:
+        return Constant(True, Label(lambda: f"not used for pruning: {node.text}"))
 
     def visit_not(self, node: Not) -> Condition:
         # rewrite_not leaves a Not only directly above a [*] leaf.
@@ -284,7 +317,7 @@ class _Compiler(BooleanExpressionVisitor[Condition]):
     def visit_predicate(self, pred: Predicate) -> Condition:
         if visit(pred, _UNSATISFIABLE):
             return Constant(
-                False, Label(lambda: f"{_render_label(pred)}: no {spark_type_name(pred.term.target)} value can satisfy it")
+                False, Label(lambda: f"{_render_label(pred)}: no {_type_label(pred.term.target)} value can satisfy it")
             )
         return visit(pred, self.leaves)
 

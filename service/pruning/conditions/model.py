@@ -13,9 +13,12 @@ A predicate tree compiles to a :data:`Condition`::
 ``label`` (the predicate as Spark SQL) and ``terms`` (the terms as written, :class:`LeafTerm`) are
 for people and diagnostics only: they take no part in a leaf's meaning, equality or repr.
 
-Meaning, for ONE file. A LeafCondition reads the stats rows of ``(column, variant_path)``:
+Meaning, for ONE file. A LeafCondition reads the stats rows of ``(column, variant_path)``;
+``variant_path`` is None for a plain or partition column, whose rows are
+:class:`~service.stats.model.ColumnStats` (a partition value is a row too), read alike:
 
-* no row → the file MIGHT match (the path is not fully shredded in that file: no facts);
+* no row → the file MIGHT match (the path is not fully shredded in that file, the column has no
+  statistics there: no facts);
 * a row whose ``shredded_type`` is in some case's ``types`` → that case's test decides for the
   row; any other stored type → ``otherwise`` (only type-independent facts hold there);
 * several rows → the file can be pruned only if every row's test says CANNOT.
@@ -143,8 +146,9 @@ class Label:
 class LeafTerm:
     """One predicate term a leaf was compiled from, as the user wrote it (for diagnostics)."""
 
-    path: JsonPath
-    #: The type the term asks for (``variant_get``'s target).
+    #: The term's JSON path; None for a plain or partition column.
+    path: JsonPath | None
+    #: The type the term asks for (``variant_get``'s target, or the column's type).
     requested: ShreddedType
     #: The stored types whose type-specific facts (bounds, null counts, NaN) the leaf's test reads
     #: for this term; empty when the test reads none (``IS NOT NULL``), so no stored type is
@@ -155,7 +159,8 @@ class LeafTerm:
 @dataclass(frozen=True, slots=True)
 class LeafCondition:
     column: str
-    variant_path: str
+    #: None for a plain or partition column.
+    variant_path: str | None
     cases: tuple[TypedTest, ...]
     otherwise: Test
     #: The predicate as Spark SQL, for reasons; not part of the condition's meaning (nor of its

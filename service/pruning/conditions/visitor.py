@@ -146,20 +146,21 @@ def _(t: NotAllIn, visitor: TestVisitor[T]) -> T:
     return visitor.visit_not_all_in(t)
 
 
-class _Paths(ConditionVisitor[set[tuple[str, str]]]):
-    def visit_leaf(self, c: LeafCondition) -> set[tuple[str, str]]:
+class _Paths(ConditionVisitor[set[tuple[str, str | None]]]):
+    def visit_leaf(self, c: LeafCondition) -> set[tuple[str, str | None]]:
         return {(c.column, c.variant_path)}
 
-    def visit_all_of(self, c: AllOf) -> set[tuple[str, str]]:
+    def visit_all_of(self, c: AllOf) -> set[tuple[str, str | None]]:
         return set().union(*(visit_condition(ch, self) for ch in c.children))
 
-    def visit_any_of(self, c: AnyOf) -> set[tuple[str, str]]:
+    def visit_any_of(self, c: AnyOf) -> set[tuple[str, str | None]]:
         return set().union(*(visit_condition(ch, self) for ch in c.children))
 
-    def visit_constant(self, c: Constant) -> set[tuple[str, str]]:
+    def visit_constant(self, c: Constant) -> set[tuple[str, str | None]]:
         return set()
 
 
-def condition_paths(c: Condition) -> set[tuple[str, str]]:
-    """The (column, variant_path) stats rows a condition reads."""
+def condition_paths(c: Condition) -> set[tuple[str, str | None]]:
+    """The (column, variant_path) stats rows a condition reads (variant_path None: a plain or
+    partition column)."""
     return visit_condition(c, _Paths())

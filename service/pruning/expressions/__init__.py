@@ -2,7 +2,8 @@
 stats compiler.
 
 * :mod:`.nodes`: the node classes (constants, And/Or/Not, the three leaf kinds over a
-  ``variant_get`` term) and the operator tables; Spark's three-valued semantics.
+  ``variant_get`` term or a plain/partition column, Unknown) and the operator tables; Spark's
+  three-valued semantics.
 * :mod:`.visitor`: :func:`visit`, the single dispatch on node kinds every concern uses.
 * :mod:`.builders`: building with simplification and ``Not`` pushed down to the leaves,
   literals converted into the term's type.
@@ -41,13 +42,16 @@ from service.pruning.expressions.nodes import (
     AlwaysTrue,
     And,
     BooleanExpression,
+    ColumnTerm,
     LiteralPredicate,
     Not,
     Op,
     Or,
     Predicate,
     SetPredicate,
+    Term,
     UnaryPredicate,
+    Unknown,
     VariantTerm,
     variant,
 )
@@ -72,6 +76,7 @@ __all__ = [
     "And",
     "BooleanExpression",
     "BooleanExpressionVisitor",
+    "ColumnTerm",
     "LiteralPredicate",
     "Not",
     "Op",
@@ -79,7 +84,9 @@ __all__ = [
     "Predicate",
     "PredicateVisitor",
     "SetPredicate",
+    "Term",
     "UnaryPredicate",
+    "Unknown",
     "VariantTerm",
     "and_",
     "compare",

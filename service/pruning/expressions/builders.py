@@ -9,6 +9,8 @@ duplicates dropped) and pushes ``Not`` down to the leaves at once:
   ``x != 5``. Spark orders NaN above every number and NaN = NaN, a total order, so
   ``NOT (x < 5)`` = ``x >= 5`` holds for NaN too.
 * ``NOT is_null`` = ``not_null`` and ``NOT is_nan`` = ``not_nan`` exactly (both two-valued).
+* ``NOT`` of an :class:`Unknown` is unknown too: it becomes ``Unknown("NOT (text)")``, so the
+  text still renders to the same rows.
 * The one exception is a path with ``[*]``: such a leaf means "some element satisfies it"
   (Spark's ``exists``), and NOT of "some element is 5" is "every element is not 5", which no
   leaf expresses. ``Not`` stays above such a leaf, and only there.
@@ -41,8 +43,9 @@ from service.pruning.expressions.nodes import (
     Or,
     Predicate,
     SetPredicate,
+    Term,
     UnaryPredicate,
-    VariantTerm,
+    Unknown,
 )
 from service.pruning.expressions.visitor import BooleanExpressionVisitor, visit
 from service.pruning.literals import LiteralValue, domain_extremes, literal_image
@@ -98,8 +101,11 @@ class _Negate(BooleanExpressionVisitor[BooleanExpression]):
     def visit_not(self, node: Not) -> BooleanExpression:
         return node.child
 
+    def visit_unknown(self, node: Unknown) -> BooleanExpression:
+        return Unknown(f"NOT ({node.text})")
+
     def visit_predicate(self, pred: Predicate) -> BooleanExpression:
-        if pred.term.path.has_wildcard:
+        if pred.term.has_wildcard:
             return Not(pred)
         return replace(pred, op=NEGATION[pred.op])
 
@@ -120,6 +126,9 @@ class _RewriteNot(BooleanExpressionVisitor[BooleanExpression]):
     def visit_not(self, node: Not) -> BooleanExpression:
         return not_(visit(node.child, self))
 
+    def visit_unknown(self, node: Unknown) -> BooleanExpression:
+        return node
+
     def visit_predicate(self, pred: Predicate) -> BooleanExpression:
         return pred
 
@@ -139,7 +148,7 @@ def rewrite_not(e: BooleanExpression) -> BooleanExpression:
     return visit(e, _REWRITE_NOT)
 
 
-def compare(op: Op | str, term: VariantTerm, value: LiteralValue) -> BooleanExpression:
+def compare(op: Op | str, term: Term, value: LiteralValue) -> BooleanExpression:
     """``term op value``, with the literal converted into the target type (literals.py):
     ``bigint < 42.5`` → ``<= 42``, ``bigint = 42.5`` → ``IN ()``, ``tinyint < 300`` → ``<= 127``."""
     op = Op(op)
@@ -169,7 +178,7 @@ def compare(op: Op | str, term: VariantTerm, value: LiteralValue) -> BooleanExpr
     )
 
 
-def in_list(op: Op | str, term: VariantTerm, values: Iterable[LiteralValue]) -> BooleanExpression:
+def in_list(op: Op | str, term: Term, values: Iterable[LiteralValue]) -> BooleanExpression:
     """``term IN (...)`` / ``NOT IN``. Literals no target value equals are dropped — exact, as
     ``x IN (42.5, 43)`` is ``x = 43`` for an integer x — and one literal left makes ``=``/``!=``."""
     op = Op(op)
@@ -186,53 +195,53 @@ def in_list(op: Op | str, term: VariantTerm, values: Iterable[LiteralValue]) -> 
     return SetPredicate(op, term, lits)
 
 
-def unary(op: Op | str, term: VariantTerm) -> BooleanExpression:
+def unary(op: Op | str, term: Term) -> BooleanExpression:
     return UnaryPredicate(Op(op), term)
 
 
-def eq(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+def eq(term: Term, v: LiteralValue) -> BooleanExpression:
     return compare(Op.EQ, term, v)
 
 
-def not_eq(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+def not_eq(term: Term, v: LiteralValue) -> BooleanExpression:
     return compare(Op.NOT_EQ, term, v)
 
 
-def lt(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+def lt(term: Term, v: LiteralValue) -> BooleanExpression:
     return compare(Op.LT, term, v)
 
 
-def lt_eq(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+def lt_eq(term: Term, v: LiteralValue) -> BooleanExpression:
     return compare(Op.LT_EQ, term, v)
 
 
-def gt(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+def gt(term: Term, v: LiteralValue) -> BooleanExpression:
     return compare(Op.GT, term, v)
 
 
-def gt_eq(term: VariantTerm, v: LiteralValue) -> BooleanExpression:
+def gt_eq(term: Term, v: LiteralValue) -> BooleanExpression:
     return compare(Op.GT_EQ, term, v)
 
 
-def in_(term: VariantTerm, values: Iterable[LiteralValue]) -> BooleanExpression:
+def in_(term: Term, values: Iterable[LiteralValue]) -> BooleanExpression:
     return in_list(Op.IN, term, values)
 
 
-def not_in(term: VariantTerm, values: Iterable[LiteralValue]) -> BooleanExpression:
+def not_in(term: Term, values: Iterable[LiteralValue]) -> BooleanExpression:
     return in_list(Op.NOT_IN, term, values)
 
 
-def is_null(term: VariantTerm) -> BooleanExpression:
+def is_null(term: Term) -> BooleanExpression:
     return UnaryPredicate(Op.IS_NULL, term)
 
 
-def not_null(term: VariantTerm) -> BooleanExpression:
+def not_null(term: Term) -> BooleanExpression:
     return UnaryPredicate(Op.NOT_NULL, term)
 
 
-def is_nan(term: VariantTerm) -> BooleanExpression:
+def is_nan(term: Term) -> BooleanExpression:
     return UnaryPredicate(Op.IS_NAN, term)
 
 
-def not_nan(term: VariantTerm) -> BooleanExpression:
+def not_nan(term: Term) -> BooleanExpression:
     return UnaryPredicate(Op.NOT_NAN, term)

@@ -6,6 +6,11 @@ failed ``try_variant_get`` cast) is NULL, and a row is selected only when the wh
 is TRUE. ``is_null``/``not_null`` and ``is_nan``/``not_nan`` are two-valued, as in Spark
 (``isnan(NULL)`` is false, so ``not_nan`` holds for NULL).
 
+A leaf's term is a :data:`Term`: a Variant path read with ``variant_get`` or a plain/partition
+column. :class:`Unknown` stands for a sub-expression the pruner cannot reason about (``length(name)
+> 3``, a UDF): it may be TRUE, FALSE or NULL on any row, so it never prunes, and it keeps its SQL
+text so that rendering selects the same rows.
+
 Nodes are plain values; build trees with :mod:`.builders` (which simplifies and pushes ``Not``
 down to the leaves) and walk them with :func:`.visitor.visit`.
 """
@@ -93,6 +98,10 @@ class VariantTerm:
     def variant_path(self) -> str:
         return self.path.variant_path
 
+    @property
+    def has_wildcard(self) -> bool:
+        return self.path.has_wildcard
+
 
 @dataclass(frozen=True, slots=True)
 class ColumnTerm:
@@ -115,6 +124,11 @@ class ColumnTerm:
     @property
     def variant_path(self) -> None:
         return None
+
+    @property
+    def has_wildcard(self) -> bool:
+        """A column holds one value per row: never "some element"."""
+        return False
 
 
 #: What a leaf compares: a Variant path read with ``variant_get``, or a plain/partition column.
@@ -142,7 +156,22 @@ class Predicate(BooleanExpression):
     __slots__ = ()
 
     op: Op
-    term: VariantTerm
+    term: Term
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown(BooleanExpression):
+    """A sub-expression the pruner cannot reason about, as Spark SQL text (``length(name) > 3``).
+
+    Its value may be TRUE, FALSE or NULL for any row: NOT of it is unknown (``Unknown("NOT
+    (...)")``), OR with it is unknown, and AND with it keeps the other side's pruning power. It
+    compiles to a condition that keeps every file, and renders as its text."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise InvalidPredicateError("an unknown sub-expression needs its SQL text")
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -178,7 +207,7 @@ class Not(BooleanExpression):
     child: BooleanExpression
 
 
-def _check_literal(term: VariantTerm, v: Bound) -> None:
+def _check_literal(term: Term, v: Bound) -> None:
     t = term.target
     if t.kind is Kind.DECIMAL:
         # check_bound's quantize would round past 28 digits; test the value directly.
@@ -202,7 +231,7 @@ def _check_literal(term: VariantTerm, v: Bound) -> None:
 @dataclass(frozen=True, slots=True)
 class UnaryPredicate(Predicate):
     op: Op
-    term: VariantTerm
+    term: Term
 
     def __post_init__(self) -> None:
         if self.op not in UNARY_OPS:
@@ -218,7 +247,7 @@ class LiteralPredicate(Predicate):
     """``term op literal`` with the literal a value of ``term.target`` (see literals.py)."""
 
     op: Op
-    term: VariantTerm
+    term: Term
     literal: Bound
 
     def __post_init__(self) -> None:
@@ -233,7 +262,7 @@ class SetPredicate(Predicate):
     for "no value equals" (NULL for a NULL term, else FALSE); ``NOT IN ()`` for its negation."""
 
     op: Op
-    term: VariantTerm
+    term: Term
     literals: tuple[Bound, ...]
 
     def __post_init__(self) -> None:

@@ -2,7 +2,8 @@
 ``expressions/visitors``; see :mod:`service.pruning.dispatch`).
 
 ``visit(node, visitor)`` calls the visitor's method for the node's kind: ``visit_true``,
-``visit_false``, ``visit_and``, ``visit_or``, ``visit_not`` for the boolean structure, and
+``visit_false``, ``visit_and``, ``visit_or``, ``visit_not`` for the boolean structure,
+``visit_unknown`` for a sub-expression the pruner cannot reason about, and
 ``visit_unary``, ``visit_literal``, ``visit_set`` for the leaves, which all fall back to
 ``visit_predicate`` for a concern that treats every leaf alike. A handler gets the node and
 visits the children itself, so it can stop early or skip a subtree. A new node kind is one
@@ -27,6 +28,7 @@ from service.pruning.expressions.nodes import (
     Predicate,
     SetPredicate,
     UnaryPredicate,
+    Unknown,
 )
 
 T = TypeVar("T")
@@ -66,6 +68,9 @@ class BooleanExpressionVisitor(PredicateVisitor[T], ABC):
     @abstractmethod
     def visit_not(self, node: Not) -> T: ...
 
+    @abstractmethod
+    def visit_unknown(self, node: Unknown) -> T: ...
+
 
 @dispatcher
 def visit(node: BooleanExpression, visitor: PredicateVisitor[T]) -> T:
@@ -95,6 +100,11 @@ def _(node: Or, visitor: BooleanExpressionVisitor[T]) -> T:
 @visit.register(Not)
 def _(node: Not, visitor: BooleanExpressionVisitor[T]) -> T:
     return visitor.visit_not(node)
+
+
+@visit.register(Unknown)
+def _(node: Unknown, visitor: BooleanExpressionVisitor[T]) -> T:
+    return visitor.visit_unknown(node)
 
 
 @visit.register(UnaryPredicate)
@@ -131,6 +141,9 @@ class _Leaves(BooleanExpressionVisitor[list[Predicate]]):
     def visit_not(self, node: Not) -> list[Predicate]:
         return visit(node.child, self)
 
+    def visit_unknown(self, node: Unknown) -> list[Predicate]:
+        return []
+
     def visit_predicate(self, pred: Predicate) -> list[Predicate]:
         return [pred]
 
@@ -150,6 +163,9 @@ class _Depth(BooleanExpressionVisitor[int]):
 
     def visit_not(self, node: Not) -> int:
         return 1 + visit(node.child, self)
+
+    def visit_unknown(self, node: Unknown) -> int:
+        return 0
 
     def visit_predicate(self, pred: Predicate) -> int:
         return 0

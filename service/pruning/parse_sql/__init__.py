@@ -5,8 +5,8 @@
   translates its errors; :mod:`.convert` (with :mod:`.literal_nodes` and :mod:`.nodes`):
   sqlglot's tree → predicate tree. Rendering back is :func:`service.pruning.render.to_sql`.
 
-Accepted, everything else being an InvalidPredicateError that names what is not supported
-(nothing is silently dropped: an ignored conjunct could only widen the result, but an ignored
+Accepted without a schema, everything else being an InvalidPredicateError that names what is
+not supported (nothing is silently dropped: an ignored conjunct could only widen the result, but an ignored
 disjunct or negation would prune files that match):
 
 * Terms: ``variant_get(v, '$.path', 'type')``, ``try_variant_get(...)``, and the Databricks
@@ -25,6 +25,38 @@ disjunct or negation would prune files that match):
 * ``exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> <one comparison on
   variant_get(e, ...)>)``: the "some element" form (``[*]``) that :func:`to_sql` writes.
   ``[*]`` inside a ``variant_get`` path is refused: Spark's variant_get has no such step.
+
+With a :class:`~service.pruning.schema.TableSchema` (``schema=``), any Spark WHERE clause:
+
+* Names resolve as Spark resolves them: case-insensitively, backticks, ``a.b`` for a struct
+  leaf; ``variant_get``'s first argument must be a Variant column. A name the table does not have
+  (anywhere in the text, unknown sub-expressions included) is an UnknownColumnError naming it and
+  listing the table's columns. A bare boolean column is ``col = TRUE``.
+* A plain or partition column is a term like ``variant_get(...)``: the same leaves, with the
+  column's type as the target, and the same literal rules (:mod:`service.pruning.literals`,
+  checked against pyspark 4.3 with ANSI on, its default). What prunes, by column type:
+
+  ===================  ==========================================================================
+  integer              integer, decimal (exact, ≤ 38 digits), double (< 2**53) literals; a
+                       string naming an integer exactly (``'7'``)
+  decimal(p,s)         integer and decimal literals (exact); a double literal is unknown
+  float / double       numeric literals (Spark's float/double casts), NaN ordered above all
+  string               string literals only (``name = 5`` casts the column: unknown)
+  date                 ``DATE``, ``TIMESTAMP`` (midnight, UTC) and ``'YYYY-MM-DD'`` literals
+  timestamp(_ntz)      ``TIMESTAMP``/``TIMESTAMP_NTZ``/``DATE`` literals and timestamp strings,
+                       zone-less ones read in UTC (the service's session time zone)
+  boolean / binary     boolean / binary and string literals
+  time, uuid, ns       only IS [NOT] NULL; comparisons are unknown
+  no type (list, map)  everything is unknown
+  ===================  ==========================================================================
+
+  Any other combination (a string partition against a ``DATE``, a literal Spark's cast would
+  reject or round) is unknown.
+* What pruning cannot reason about is :class:`~service.pruning.expressions.Unknown`, keeping its
+  text: functions of columns (``length(name) > 3``, ``upper(region) = 'EU'``), arithmetic
+  (``id % 2 = 0``), column against column, LIKE/RLIKE, CASE, subqueries, ``<=>``, ``IS TRUE``,
+  comparisons with NULL, ``variant_get`` to a complex type. It never prunes and never fails.
+* Still errors: syntax, limits, a malformed ``variant_get`` (arity, unknown type name, bad path).
 
 Limits (LimitExceededError): ``max_depth`` for the nesting of AND/OR/NOT (a chain of one
 operator counts once), ``max_in_list`` per IN list, ``max_length`` characters of text and
@@ -46,6 +78,7 @@ from service.pruning.parse_sql.guard import (
     guarded_parse,
 )
 from service.pruning.render import to_sql
+from service.pruning.schema import TableSchema
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -64,7 +97,14 @@ def parse_sql(
     max_in_list: int = DEFAULT_MAX_IN_LIST,
     max_length: int = DEFAULT_MAX_LENGTH,
     max_terms: int = DEFAULT_MAX_TERMS,
+    schema: TableSchema | None = None,
 ) -> BooleanExpression:
-    """Parse a Spark SQL predicate (the body of a WHERE clause) into a tree."""
+    """Parse a Spark SQL predicate (the body of a WHERE clause) into a tree.
+
+    With ``schema`` (the table's columns) any WHERE clause is accepted: names are resolved
+    against it, plain and partition columns become column terms, and what pruning cannot use
+    becomes :class:`~service.pruning.expressions.Unknown`; a name the table does not have is an
+    UnknownColumnError. Without it (callers not yet given the table's schema) only the forms
+    below are accepted and the catalog checks the Variant columns."""
     tree = guarded_parse(text, max_depth=max_depth, max_length=max_length, max_terms=max_terms)
-    return Converter(max_depth, max_in_list).convert(tree, 0)
+    return Converter(max_depth, max_in_list, schema).convert(tree, 0)

@@ -1,8 +1,16 @@
 """sqlglot's tree of a predicate → the predicate tree (:mod:`service.pruning.expressions`).
 
-Nothing is silently dropped: an ignored conjunct could only widen the result, but an ignored
-disjunct or negation would prune files that match, so every construct not listed in
+Without a schema, nothing is silently dropped: an ignored conjunct could only widen the result,
+but an ignored disjunct or negation would prune files that match, so every construct not listed in
 :mod:`service.pruning.parse_sql` is an InvalidPredicateError naming it.
+
+With a :class:`~service.pruning.schema.TableSchema`, any Spark WHERE clause is accepted: names are
+resolved against the table (an unknown one is an UnknownColumnError), plain and partition columns
+become :class:`ColumnTerm` leaves, and every sub-expression the pruner cannot reason about (a
+function of a column, arithmetic, LIKE, column against column, a comparison whose implicit cast
+is not certain) becomes an :class:`Unknown` keeping its text, which never prunes and never fails.
+Only a malformed ``variant_get`` (wrong arity, an unknown type name, a bad path) is still an
+error, as it is for Spark.
 """
 
 from __future__ import annotations
@@ -18,8 +26,11 @@ from service.pruning.expressions import (
     FLIPPED,
     TRUE,
     BooleanExpression,
+    ColumnTerm,
     Op,
     Predicate,
+    Term,
+    Unknown,
     VariantTerm,
     and_,
     compare,
@@ -32,7 +43,9 @@ from service.pruning.literals import LiteralValue, check_spark_decimal_width
 from service.pruning.parse_sql.literal_nodes import is_literalish, literal_value
 from service.pruning.parse_sql.nodes import is_string, snippet, unparen, unsupported
 from service.pruning.paths import ANY_INDEX, Index, JsonPath, Key, Step, parse_json_path
+from service.pruning.schema import TableSchema
 from service.pruning.spark_types import parse_spark_type
+from service.values import Kind, ShreddedType
 
 _CMP: dict[type[exp.Expression], Op] = {
     exp.EQ: Op.EQ,
@@ -45,14 +58,47 @@ _CMP: dict[type[exp.Expression], Op] = {
 
 _TERM_FUNCS = ("variant_get", "try_variant_get")
 _LAMBDA_COLUMN = "\x00lambda"
+# Type names Spark's variant_get takes that no stats can serve (a term reading one is unknown,
+# not a typo to refuse).
+_COMPLEX_TYPE_WORDS = ("array", "map", "struct", "variant", "interval", "object")
+
+
+# Names Spark reads as functions without parentheses, never as columns.
+_NILADIC = frozenset(
+    {
+        "current_date",
+        "current_timestamp",
+        "current_time",
+        "current_user",
+        "current_catalog",
+        "current_database",
+        "current_schema",
+        "current_timezone",
+        "localtimestamp",
+        "session_user",
+        "user",
+    }
+)
+
+
+def _hard(e: InvalidPredicateError) -> InvalidPredicateError:
+    """Mark an error that stays an error with a schema too (Spark refuses the text as well)."""
+    e._shredcat_hard = True  # type: ignore[attr-defined]
+    return e
+
+
+def _is_hard(e: InvalidPredicateError) -> bool:
+    return bool(getattr(e, "_shredcat_hard", False))
 
 
 class Converter:
-    """sqlglot tree → predicate tree; every construct it does not know is an error."""
+    """sqlglot tree → predicate tree. Without a schema every construct it does not know is an
+    error; with one, such a sub-expression is :class:`Unknown` (see the module docstring)."""
 
-    def __init__(self, max_depth: int, max_in_list: int) -> None:
+    def __init__(self, max_depth: int, max_in_list: int, schema: TableSchema | None = None) -> None:
         self.max_depth = max_depth
         self.max_in_list = max_in_list
+        self.schema = schema
         self.lambda_var: str | None = None
 
     # -- boolean structure --
@@ -69,6 +115,16 @@ class Converter:
             return not_(self.convert(node.this, depth + 1))
         if isinstance(node, exp.Boolean):
             return TRUE if node.this else FALSE
+        if self.schema is None:
+            return self._leaf(node, depth)
+        try:
+            return self._leaf(node, depth)
+        except InvalidPredicateError as e:
+            if _is_hard(e):
+                raise
+            return self._unknown(node)
+
+    def _leaf(self, node: exp.Expression, depth: int) -> BooleanExpression:
         for cls, op in _CMP.items():
             if type(node) is cls:
                 return self._comparison(node, op, node.this, node.expression)
@@ -95,7 +151,11 @@ class Converter:
             raise InvalidPredicateError(
                 "a NULL predicate selects nothing; write FALSE, or use IS NULL on a term"
             )
-        if self._term(node) is not None:
+        term = self._term(node)
+        if term is not None:
+            if self.schema is not None and term.target.kind is Kind.BOOLEAN:
+                # A boolean alone is TRUE exactly when it is true (NULL stays NULL, as for = TRUE).
+                return compare(Op.EQ, term, True)
             raise InvalidPredicateError(
                 f"a term alone is not a predicate; compare it with a literal: {snippet(node)}"
             )
@@ -138,27 +198,69 @@ class Converter:
             return _LAMBDA_COLUMN
         return name
 
-    def _term(self, node: exp.Expression) -> VariantTerm | None:
-        """The variant term ``node`` is, None if it is not one; malformed terms raise."""
+    def _variant_column(self, column: str) -> str:
+        """The table's Variant column ``column`` names (as the schema spells it)."""
+        if self.schema is None or column == _LAMBDA_COLUMN:
+            return column
+        hit = self.schema.resolve_variant(column)
+        if hit is None:
+            raise self.schema.unknown_column(column, variant=True)
+        return hit
+
+    def _column_term(self, node: exp.Expression) -> ColumnTerm | None:
+        """The plain/partition column a bare name is (schema only); an unknown name raises."""
+        if self.schema is None or not isinstance(node, exp.Column | exp.Dot):
+            return None
+        name = self._column_name(node)
+        if name is None or name == _LAMBDA_COLUMN:
+            return None
+        info = self.schema.resolve(name)
+        if info is None:
+            if not self.schema.knows(name):
+                raise self.schema.unknown_column(name)
+            return None  # a Variant column or a struct: known, not comparable here
+        if info.type is None:
+            raise InvalidPredicateError(f"column {info.name} has a type pruning cannot compare")
+        return ColumnTerm(info.name, info.type, info.partition)
+
+    def _type(self, text: str, node: exp.Expression) -> ShreddedType:
+        try:
+            return parse_spark_type(text)
+        except InvalidPredicateError as e:
+            low = text.strip().lower()
+            if self.schema is not None and any(low.startswith(w) for w in _COMPLEX_TYPE_WORDS):
+                raise  # a valid Spark type no stats serve: the term is unknown
+            raise _hard(e) from None
+
+    def _term(self, node: exp.Expression) -> Term | None:
+        """The term ``node`` is, None if it is not one; malformed terms raise."""
         node = unparen(node)
+        column_term = self._column_term(node)
+        if column_term is not None:
+            return column_term
         if isinstance(node, exp.Anonymous) and node.name.lower() in _TERM_FUNCS:
             fn = node.name.lower()
             args = node.expressions
             if len(args) != 3:
-                raise InvalidPredicateError(
-                    f"{fn} needs (column, path, type) to be compared with a literal: {snippet(node)}"
+                raise _hard(
+                    InvalidPredicateError(
+                        f"{fn} needs (column, path, type) to be compared with a literal: {snippet(node)}"
+                    )
                 )
             column = self._column_name(args[0])
             if column is None:
                 raise InvalidPredicateError(f"the first argument of {fn} must be a column: {snippet(node)}")
+            column = self._variant_column(column)
             if not is_string(args[1]) or not is_string(args[2]):
                 raise InvalidPredicateError(f"{fn} needs a string literal path and type: {snippet(node)}")
             path = self._path(args[1].this, node)
             if path.has_wildcard:
-                raise InvalidPredicateError(
-                    f"[*] is not part of Spark's variant_get paths; write exists(...) for 'some element': {snippet(node)}"
+                raise _hard(
+                    InvalidPredicateError(
+                        f"[*] is not part of Spark's variant_get paths; write exists(...) for 'some element': {snippet(node)}"
+                    )
                 )
-            return VariantTerm(column, path, parse_spark_type(args[2].this), fn == "try_variant_get")
+            return VariantTerm(column, path, self._type(args[2].this, node), fn == "try_variant_get")
         if isinstance(node, exp.Cast):  # TryCast is a Cast
             inner = unparen(node.this)
             if isinstance(inner, exp.JSONExtract):
@@ -189,6 +291,7 @@ class Converter:
         column = self._column_name(extract.this)
         if column is None:
             raise InvalidPredicateError(f"the ':' path must follow a column: {snippet(extract)}")
+        column = self._variant_column(column)
         path = extract.expression
         if not isinstance(path, exp.JSONPath):
             raise unsupported(extract, "this ':' path form")
@@ -208,9 +311,9 @@ class Converter:
                 raise unsupported(cast, f"':' path step {part.sql(dialect='databricks')}")
         type_name = cast.to.sql(dialect="spark")
         is_try = isinstance(cast, exp.TryCast)
-        return VariantTerm(column, JsonPath(tuple(steps)), parse_spark_type(type_name), is_try)
+        return VariantTerm(column, JsonPath(tuple(steps)), self._type(type_name, cast), is_try)
 
-    def _require_term(self, node: exp.Expression, parent: exp.Expression) -> VariantTerm:
+    def _require_term(self, node: exp.Expression, parent: exp.Expression) -> Term:
         term = self._term(node)
         if term is None:
             raise InvalidPredicateError(
@@ -220,7 +323,7 @@ class Converter:
 
     # -- literals --
 
-    def _literal(self, node: exp.Expression, target: VariantTerm) -> LiteralValue:
+    def _literal(self, node: exp.Expression, target: Term) -> LiteralValue:
         node = unparen(node)
         v = literal_value(node, self._not_a_literal)
         if isinstance(v, Decimal):
@@ -345,7 +448,7 @@ class Converter:
                     node,
                     "an exists body other than one comparison / IN / IS NULL / isnan on the lambda variable",
                 )
-            if inner.term.column != _LAMBDA_COLUMN:
+            if not isinstance(inner.term, VariantTerm) or inner.term.column != _LAMBDA_COLUMN:
                 raise unsupported(node, "an exists body that does not use the lambda variable")
             t = inner.term
             inner = replace(
@@ -353,8 +456,30 @@ class Converter:
             )
         if outer_var is None:
             # The outermost exists: the leaf's path is complete, put the real column under it.
-            assert base is not None and isinstance(inner, Predicate)
+            assert base is not None and isinstance(inner, Predicate) and isinstance(inner.term, VariantTerm)
+            base = self._variant_column(base)
             t = inner.term
             # replace(), not not_(): the leaf keeps its own polarity inside exists.
             return replace(inner, term=VariantTerm(base, t.path, t.target, t.try_cast))
         return inner
+
+    # -- unknown sub-expressions (schema only) --
+
+    def _unknown(self, node: exp.Expression) -> Unknown:
+        """``node`` as a sub-expression the pruner does not use, once every name in it is known
+        (Spark would refuse an unknown one too)."""
+        assert self.schema is not None
+        bound = {lam_arg.name for lam in node.find_all(exp.Lambda) for lam_arg in lam.expressions}
+        if self.lambda_var is not None:
+            bound.add(self.lambda_var)
+        for col in node.find_all(exp.Column):
+            name = ".".join(p.name for p in col.parts)
+            if name in bound or col.parts[0].name in bound:
+                continue
+            if len(col.parts) == 1 and name.lower() in _NILADIC and not self.schema.knows(name):
+                continue
+            if not self.schema.knows(name) and not self.schema.knows(col.parts[0].name):
+                raise self.schema.unknown_column(name)
+        shorthand = any(j.args.get("variant_extract") for j in node.find_all(exp.JSONExtract))
+        # databricks prints the `v:a` shorthand as written, which Spark 4 reads; spark would not.
+        return Unknown(node.sql(dialect="databricks" if shorthand else "spark"))

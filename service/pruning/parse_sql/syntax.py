@@ -9,6 +9,8 @@ predicates, with the ``v:a.b::type`` shorthand).
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
@@ -25,7 +27,7 @@ def nesting(text: str) -> int:
     try:
         tokens = sqlglot.tokenize(text, read="spark" if ":" not in text else "databricks")
     except TokenError as e:
-        raise InvalidPredicateError(f"cannot tokenize SQL predicate: {e}") from None
+        raise _token_error(text, e) from None
     depth = best = run = 0
     for t in tokens:
         if t.token_type is TokenType.L_PAREN:
@@ -37,15 +39,95 @@ def nesting(text: str) -> int:
     return best
 
 
-def _parse_error(e: ParseError) -> InvalidPredicateError:
-    if e.errors:
-        first = e.errors[0]
-        msg = f"cannot parse SQL predicate: {first.get('description')} at line {first.get('line')}, column {first.get('col')}"
-        near = (first.get("start_context") or "") + (first.get("highlight") or "")
-        if near:
-            msg += f" (near {near[-40:]!r})"
-        return InvalidPredicateError(msg, details={"line": first.get("line"), "column": first.get("col")})
-    return InvalidPredicateError(f"cannot parse SQL predicate: {e}")
+#: sqlglot's node classes as the operator a user typed (for "expected a value after '='").
+_OPERATORS = {
+    "EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "NullSafeEQ": "<=>",
+    "And": "AND", "Or": "OR", "Not": "NOT", "Is": "IS", "Like": "LIKE", "Add": "+", "Sub": "-",
+    "Mul": "*", "Div": "/", "Mod": "%",
+}
+_MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    """sqlglot's (1-based line, column of the token's last character) as an offset in ``text``."""
+    lines = text.split("\n")
+    line = min(max(line, 1), len(lines))
+    return min(sum(len(x) + 1 for x in lines[: line - 1]) + max(col, 0), len(text))
+
+
+def _located(what: str, text: str, position: int) -> InvalidPredicateError:
+    """``what`` at ``position`` (0-based offset), worded with 1-based line and column."""
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    where = f"at column {column}" if "\n" not in text else f"at line {line}, column {column}"
+    return InvalidPredicateError(f"{what} {where}", details={"line": line, "column": column}, position=position)
+
+
+def _parse_error(text: str, e: ParseError) -> InvalidPredicateError:
+    """sqlglot's first error in words, at the character where it stopped: ``expected a value
+    after '=' at column 27`` (``position`` and ``details.position``: 0-based offset)."""
+    if not e.errors:
+        return InvalidPredicateError(f"cannot parse SQL predicate: {e}")
+    first = e.errors[0]
+    highlight = first.get("highlight") or ""
+    end = _offset(text, int(first.get("line") or 1), int(first.get("col") or 0))
+    start = max(0, end - len(highlight))
+    description = str(first.get("description") or "")
+    at_end = not text[end:].strip()
+    missing = _MISSING.fullmatch(description)
+    if missing:
+        keyword, node = missing.groups()
+        op = _OPERATORS.get(node)
+        if node == "Between":
+            what, position = "expected AND and an upper bound after BETWEEN", start if not at_end else len(text)
+        elif op is not None and highlight.upper() == op:  # the operator is the last token read
+            what, position = f"expected a value after '{op}'", len(text) if at_end else end
+        elif op is not None:
+            what, position = f"expected a value after '{op}', found '{highlight}'", start
+        else:
+            what, position = f"incomplete {node} (no {keyword})", start
+    elif description.startswith("Expecting "):
+        expected = description.removeprefix("Expecting ").strip()
+        what, position = (f"expected '{expected}'", len(text)) if at_end else (f"expected '{expected}' before '{highlight}'", start)
+    elif description.startswith("Invalid expression / Unexpected token"):
+        what, position = f"unexpected '{highlight}'", start
+    else:
+        what, position = description, start
+    return _located(what, text, position)
+
+
+def _token_error(text: str, e: TokenError) -> InvalidPredicateError:
+    """sqlglot names no position for a tokenizing error; an unterminated quote is the usual one."""
+    quote_at = _unclosed_quote(text)
+    if quote_at is None:
+        return InvalidPredicateError(f"cannot tokenize SQL predicate: {e}")
+    return _located("unterminated string", text, quote_at)
+
+
+def _unclosed_quote(text: str) -> int | None:
+    """The offset of a quote (' " `) that is never closed (doubled quotes and backslash escapes
+    inside a literal taken as Spark does), or None."""
+    i, n = 0, len(text)
+    while i < n:
+        q = text[i]
+        if q in "'\"`":
+            j = i + 1
+            while j < n:
+                if text[j] == "\\" and q != "`":
+                    j += 2
+                    continue
+                if text[j] == q:
+                    if j + 1 < n and text[j + 1] == q:
+                        j += 2
+                        continue
+                    break
+                j += 1
+            if j >= n:
+                return i
+            i = j + 1
+        else:
+            i += 1
+    return None
 
 
 def _statements(text: str) -> list[exp.Expression | None]:
@@ -53,14 +135,15 @@ def _statements(text: str) -> list[exp.Expression | None]:
         return sqlglot.parse(text, read="spark")
     except ParseError as e:
         if ":" not in text:
-            raise _parse_error(e) from None
+            raise _parse_error(text, e) from None
         try:
-            # The `v:a.b::type` shorthand exists only in sqlglot's databricks dialect.
+            # The `v:a.b::type` shorthand exists only in sqlglot's databricks dialect; its error
+            # is the one to show (Spark's stops at the first `:`).
             return sqlglot.parse(text, read="databricks")
-        except ParseError:
-            raise _parse_error(e) from None
+        except ParseError as e2:
+            raise _parse_error(text, e2) from None
     except TokenError as e:
-        raise InvalidPredicateError(f"cannot tokenize SQL predicate: {e}") from None
+        raise _token_error(text, e) from None
 
 
 def parse_predicate(text: str) -> exp.Expression:

@@ -1,0 +1,166 @@
+"""Server time of every dashboard page at 10,000 files per table, on SQLite and PostgreSQL.
+
+    .venv/bin/python bench/dashboard.py                          # 10,000 files, both back ends
+    .venv/bin/python bench/dashboard.py --backend sqlite --repeat 50
+
+Data: the synthetic files of ``bench/prune.py`` (10 shredded paths each, clustered ids and
+times), committed through ``Catalog.commit`` in batches of 1,000 and ANALYZEd; a fresh database
+per run (PostgreSQL at ``--pg-admin-url``, SQLite in a temporary directory).
+
+Each page is requested in-process through the ASGI app (``create_app``, auth off, Starlette's
+TestClient: no network, no uvicorn) with ``Accept: text/html``; the time is taken around the
+whole request, so it is the server's time plus the in-process transport (a fraction of a ms).
+After ``--warmup`` requests, ``--repeat`` timed ones per page: p50 and p99 (nearest rank) of the
+wall time, in ms, and the p50 of this process's CPU time for the request (the app and, on SQLite,
+the database: what the wall time approaches on an idle machine; PostgreSQL's own CPU is not in it).
+Every response is checked for its status (200; 422 for the syntax error) and the page's own marker, so a page that fails fast is
+not reported as fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.machine import describe
+from bench.prune import DEFAULT_PG_ADMIN, NS, TABLE, load, postgres_db, sqlite_db
+
+T = f"/admin/tables/{NS}/{TABLE}"
+POINT = "variant_get(v, '$.user.id', 'bigint') = 5000500"
+WIDE = "variant_get(v, '$.user.id', 'bigint') >= 0"
+MISTYPED = "variant_get(v, '$.user.id', 'string') = 'x'"
+
+
+def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str]]:
+    """(name, URL, a marker the page must contain)."""
+
+    def prune(**q: Any) -> str:
+        return f"{T}/prune?{urlencode(q)}"
+
+    def path(**q: Any) -> str:
+        return f"{T}/path?{urlencode({'column': 'v', **q})}"
+
+    user_id = '"user"."id"'
+    coverage = f"{T}/coverage?" + urlencode({"column": "v", "path": user_id, "type": "int64"})
+    return [
+        ("overview", "/admin", 'id="tables"'),
+        ("table", T, 'id="files-table"'),
+        ("table, files page 2", cursor_page, 'id="files-range"'),
+        ("table, files by size", f"{T}?sort=size&order=desc", 'id="files-table"'),
+        ("table, path contains", f"{T}?contains=part-0000999", 'id="files-table"'),
+        ("file", f"{T}/file?{urlencode({'path': first_file})}", 'id="file-stats"'),
+        ("coverage (int64 files)", coverage, 'id="coverage-files"'),
+        ("chart int64 (2,000 of 10,000)", path(path=user_id), "<svg"),
+        ("chart $.user.id (JSON path)", path(path="$.user.id"), "<svg"),
+        ("chart timestamptz", path(path='"ts"'), "<svg"),
+        ("chart varchar", path(path='"name"'), "<svg"),
+        ("chart, unknown path", path(path="$.user.idd"), 'id="path-suggestions"'),
+        ("playground, empty", f"{T}/prune", 'id="sql"'),
+        ("playground, point", prune(sql=POINT), 'id="plan-files"'),
+        ("playground, point, kept", prune(sql=POINT, show="kept"), 'id="plan-files"'),
+        ("playground, all kept, page 50", prune(sql=WIDE, page=50), 'id="plan-files"'),
+        ("playground, point, skipped p.100", prune(sql=POINT, show="skipped", page=100), 'id="plan-files"'),
+        ("playground, type mismatch", prune(sql=MISTYPED), 'data-warning="type_not_comparable"'),
+        ("playground, syntax error", prune(sql="variant_get(v, '$.user.id', 'bigint') ="), 'id="predicate-caret"'),
+    ]
+
+
+def pct(xs: list[float], p: float) -> float:
+    s = sorted(xs)
+    return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
+
+
+@contextmanager
+def app_client(url: str) -> Iterator[Any]:
+    warnings.filterwarnings("ignore", message=".*httpx2.*")
+    from fastapi.testclient import TestClient
+
+    from service.api import create_app
+    from service.settings import Settings
+
+    settings = Settings(database_url=url, warehouse_roots=[], auth="off")
+    with TestClient(create_app(settings), raise_server_exceptions=True) as c:
+        c.headers.update({"Accept": "text/html"})
+        yield c
+
+
+def run(url: str, n: int, warmup: int, repeat: int) -> list[tuple[str, float, float, float, int]]:
+    import re
+    from html import unescape
+
+    out = []
+    with app_client(url) as c:
+        table = c.get(T).text
+        nxt = re.search(r'rel="next" href="([^"]+)"', table)
+        cursor_page = unescape(nxt.group(1)).split("#")[0] if nxt else T
+        m = re.search(r'class="path"><a class="mid" href="[^"]*" title="([^"]+)"', table)
+        first = unescape(m.group(1)) if m else ""
+        for name, page_url, marker in pages(first, cursor_page):
+            times, cpus = [], []
+            for k in range(warmup + repeat):
+                c0, t0 = time.process_time(), time.perf_counter()
+                r = c.get(page_url)
+                dt = (time.perf_counter() - t0) * 1000
+                cpu = (time.process_time() - c0) * 1000
+                if r.status_code != (422 if "error" in name else 200) or marker not in r.text:
+                    raise SystemExit(f"{name}: status {r.status_code}, marker {marker!r} missing ({page_url})")
+                if k >= warmup:
+                    times.append(dt)
+                    cpus.append(cpu)
+            out.append((name, statistics.median(times), pct(times, 99), statistics.median(cpus), len(r.content)))
+            print(f"  {name:36s} p50 {out[-1][1]:7.1f} ms  p99 {out[-1][2]:7.1f} ms  cpu p50 {out[-1][3]:6.1f} ms", flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--files", type=int, default=10_000)
+    p.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--pg-admin-url", default=os.environ.get("SHREDCAT_BENCH_PG_ADMIN_URL", DEFAULT_PG_ADMIN))
+    args = p.parse_args(argv)
+    backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
+    results: dict[str, list[tuple[str, float, float, float, int]]] = {}
+    for backend in backends:
+        print(f"{backend}: loading {args.files:,} files", flush=True)
+        ctx = (
+            sqlite_db(Path("/tmp"), args.files, False)
+            if backend == "sqlite"
+            else postgres_db(args.pg_admin_url, args.files, False)
+        )
+        with ctx as (url, _):
+            load(url, args.files, 1_000, args.seed)
+            results[backend] = run(url, args.files, args.warmup, args.repeat)
+    print()
+    print(f"Dashboard pages, {args.files:,} files in one table, server time in-process (ms), {args.repeat} requests each")
+    print(f"Machine: {describe()}")
+    print()
+    head = "| page | " + " | ".join(f"{b} p50 | {b} p99 | {b} CPU p50" for b in backends) + " | HTML size |"
+    print(head)
+    print("|" + " --- |" * (2 + 3 * len(backends)))
+    first = results[backends[0]]
+    for i, (name, *_rest) in enumerate(first):
+        cells = " | ".join(f"{results[b][i][1]:.1f} | {results[b][i][2]:.1f} | {results[b][i][3]:.1f}" for b in backends)
+        print(f"| {name} | {cells} | {first[i][4] / 1024:.0f} KiB |")
+    worst = max(r[2] for b in backends for r in results[b])
+    print()
+    print(f"slowest p99: {worst:.1f} ms (target: under 50 ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,50 @@
+// shredcat admin dashboard: the only script, served from our origin (CSP script-src 'self', no
+// inline script). Every page works without it; it adds two conveniences:
+// * the playground's column and path list inserts its entry at the cursor of the predicate box;
+// * a chart's bars are one tab stop (roving tabindex): arrow keys, Home and End move between
+//   bars, Enter follows a bar's link.
+"use strict";
+
+function insertAtCursor(box, text) {
+  const start = box.selectionStart ?? box.value.length;
+  const end = box.selectionEnd ?? start;
+  box.focus();
+  box.setRangeText(text, start, end, "end");
+  box.dispatchEvent(new Event("input", { bubbles: true }));
+}
+
+function wireInserts() {
+  const box = document.getElementById("sql");
+  if (!box) return;
+  for (const button of document.querySelectorAll("button.insert[data-insert]")) {
+    button.addEventListener("click", () => insertAtCursor(box, button.dataset.insert));
+  }
+}
+
+const MOVES = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+
+function wireChart(group) {
+  const bars = [...group.querySelectorAll("[data-bar]")];
+  if (!bars.length) return;
+  group.addEventListener("keydown", (event) => {
+    const at = bars.indexOf(event.target.closest("[data-bar]"));
+    if (at < 0) return;
+    let to;
+    if (event.key in MOVES) to = at + MOVES[event.key];
+    else if (event.key === "Home") to = 0;
+    else if (event.key === "End") to = bars.length - 1;
+    else if (event.key === "PageDown") to = at + 10;
+    else if (event.key === "PageUp") to = at - 10;
+    else return;
+    event.preventDefault();
+    to = Math.max(0, Math.min(bars.length - 1, to));
+    bars[at].setAttribute("tabindex", "-1");
+    bars[to].setAttribute("tabindex", "0");
+    bars[to].focus();
+  });
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  wireInserts();
+  for (const group of document.querySelectorAll("svg.chart g.bars")) wireChart(group);
+});

@@ -1,0 +1,113 @@
+"""The range chart's rules as plain functions: one tick format per axis, when the scale goes
+logarithmic, "UTC" only for zoned timestamps, the point-lookup estimate with files of other
+types, one tab stop for the bars; and the playground's click-to-insert list."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from service.catalog import PathCoverage
+from service.dashboard.chart import ChartFile, format_ticks, log_ticks, render_chart, symlog, use_log_scale
+from service.dashboard.pages.path import as_variant_path
+from service.dashboard.pages.playground import _caret, insert_items
+from service.values import ShreddedType
+
+INT64 = ShreddedType.parse("int64")
+
+
+@pytest.mark.parametrize(
+    ("values", "integral", "labels"),
+    [
+        ([0.0, 0.5, 1.0, 1.5], False, ["0.0", "0.5", "1.0", "1.5"]),
+        ([0.0, 2.5, 5.0, 7.5, 10.0], False, ["0.0", "2.5", "5.0", "7.5", "10.0"]),
+        ([0.0, 250000.0, 500000.0], False, ["0", "250,000", "500,000"]),
+        ([1000.0, 2000.0], True, ["1,000", "2,000"]),
+        ([0.0, 5e15, 1e16], True, ["0e+00", "5e+15", "1e+16"]),
+        ([1e-5, 2e-5, 3e-5], False, ["1e-05", "2e-05", "3e-05"]),
+        ([0.01, 0.02, 0.03], False, ["0.01", "0.02", "0.03"]),
+    ],
+)
+def test_one_tick_format_per_axis(values: list[float], integral: bool, labels: list[str]) -> None:
+    assert format_ticks(values, integral) == labels
+
+
+def test_log_scale_rule() -> None:
+    small = [(10.0 * i, 10.0 * i + 9) for i in range(20)]
+    assert use_log_scale([*small, (0.0, 1e9)])  # one range dwarfs all the others
+    assert not use_log_scale(small)  # comparable ranges
+    assert not use_log_scale([(0.0, 10.0), (0.0, 11.0)])
+    # Values close together far from zero: a log scale would not spread them, so it stays linear.
+    assert not use_log_scale([(1e9 + i, 1e9 + i + 1) for i in range(10)] + [(1e9, 1e9 + 1e6)])
+    assert not use_log_scale([(5.0, 5.0), (0.0, 1e9)])  # the others are one point: nothing to spread
+    assert not use_log_scale([(0.0, 1e9)])
+    assert symlog(0) == 0 and symlog(-9) == -1 and symlog(99) == pytest.approx(2)
+    assert log_ticks(0, 1e9) == [0.0, 1.0, 100.0, 10_000.0, 1_000_000.0, 100_000_000.0]
+    assert log_ticks(-100, 100) == [-100.0, -10.0, -1.0, 0.0, 1.0, 10.0, 100.0]
+
+
+def test_log_scale_only_for_numbers() -> None:
+    files = [ChartFile(f"f{i}", 10, str(10 * i), str(10 * i + 9)) for i in range(20)] + [ChartFile("big", 10, "0", "1000000000")]
+    c = render_chart(INT64, files, x_label="x", title="t")
+    assert c.log_scale and 'data-scale="log"' in c.svg and c.axis == "value (log scale)"
+    date = ShreddedType.parse("date")
+    d = render_chart(date, [ChartFile("a", 1, "2024-01-01", "2024-01-02"), ChartFile("b", 1, "1970-01-01", "2200-01-01")], x_label="x", title="t")
+    assert not d.log_scale and d.axis == "date"
+
+
+def test_utc_only_for_zoned_timestamps() -> None:
+    files = [ChartFile("a", 1, "2024-01-01 00:00:00", "2024-01-01 05:00:00")]
+    zoned = render_chart(ShreddedType.parse("timestamptz"), [ChartFile("a", 1, "2024-01-01 00:00:00+00", "2024-01-01 05:00:00+00")], x_label="x", title="t")
+    plain = render_chart(ShreddedType.parse("timestamp"), files, x_label="x", title="t")
+    assert zoned.axis == "timestamp (UTC)" and plain.axis == "timestamp"
+    assert "UTC" not in plain.svg
+    labels = re.findall(r'<text class="tick"[^>]*>([^<]+)</text>', plain.svg)
+    assert len({len(x) for x in labels}) == 1 and all(re.fullmatch(r"2024-01-01 \d\d:\d\d", x) for x in labels), labels
+
+
+def test_point_lookup_estimate_counts_files_kept_whatever_the_value() -> None:
+    files = [ChartFile(f"f{i}", 10, str(10 * i), str(10 * i + 9)) for i in range(4)]
+    alone = render_chart(INT64, files, x_label="x", title="t")
+    assert alone.point_keep_ratio == pytest.approx(1 / 4)
+    # Two more files store the path as another type: every probe keeps them too.
+    c = render_chart(INT64, files, x_label="x", title="t", always_kept=2)
+    assert c.point_keep_ratio == pytest.approx(3 / 6) and c.always_kept == 2
+
+
+def test_bars_are_one_tab_stop() -> None:
+    linked = [ChartFile(f"f{i}", 10, str(i), str(i + 1), href=f"/file/{i}") for i in range(5)]
+    c = render_chart(INT64, linked, x_label="x", title="t")
+    assert c.svg.count('tabindex="0"') == 1 and c.svg.count('tabindex="-1"') == 4
+    assert c.svg.count("data-bar=") == 5 and '<a href="/file/0" data-bar="0" tabindex="0"' in c.svg
+    many = [ChartFile(f"f{i}", 10, str(i), str(i + 1), href=f"/file/{i}") for i in range(400)]  # unlinked beyond 300
+    m = render_chart(INT64, many, x_label="x", title="t")
+    assert m.svg.count('tabindex="0"') == 1 and m.svg.count("<a ") == 0
+    assert re.search(r'<rect class="bar" [^>]* data-bar="0" tabindex="0" role="img"><title>f0: min 0, max 1, 10 values</title></rect>', m.svg)
+    assert '<a href="/file/0" data-bar="0" tabindex="0"><title>f0: min 0, max 1, 10 values</title><rect ' in c.svg
+
+
+def test_insert_list_takes_any_columns() -> None:
+    cov = [
+        PathCoverage("v", '"user"."name"', 5, 5, (("varchar", 4), ("int64", 1))),
+        PathCoverage("v", '"tags".element', 5, 5, (("varchar", 5),)),  # an element: no variant_get spelling
+        PathCoverage("v", '"n"', 5, 2, (("decimal(10,2)", 2),)),
+    ]
+    items = insert_items([("v", "Variant column"), ("event_date", "partition column")], cov)
+    assert [(i.label, i.text) for i in items] == [
+        ("v", "v"),
+        ("event_date", "event_date"),
+        ("v $.user.name", "variant_get(v, '$.user.name', 'string')"),
+        ("v $.n", "variant_get(v, '$.n', 'decimal(10,2)')"),
+    ]
+    assert items[2].note == "varchar in 4 of 5 files"
+    one = insert_items([("v", "Variant column")], cov[:1])
+    assert one[1].label == "$.user.name"  # one column: the path alone
+
+
+def test_caret_and_path_spelling() -> None:
+    assert _caret("a = 1\nAND b =", 13) == ("AND b =", " " * 7)
+    assert _caret("x =", 3) == ("x =", "   ")
+    assert _caret("x", None) is None and _caret("x", 5) is None
+    assert as_variant_path("$.user.name") == '"user"."name"'
+    assert as_variant_path('"user"."name"') == '"user"."name"'

@@ -1,0 +1,198 @@
+"""Plain-column statistics: shredcat's rows against the real DuckLake 1.5.5 extension.
+
+DuckDB writes each table through DuckLake; :func:`extract_file` then reads the very same files
+and its ``ColumnStats.ducklake_row()`` must equal the ``ducklake_file_column_stats`` row DuckLake
+stored for that file and column, string for string.
+
+Where shredcat deliberately writes no row or another value (documented in
+``service/stats/extract.py``): columns whose type has no place in the value model (TIMETZ,
+INTERVAL: DuckLake writes a row of zeros), lists and maps (no rows here; DuckLake addresses their
+children), HUGEINT (DuckDB writes it as a DOUBLE without bounds; the footer cannot tell it from a
+DOUBLE whose NaN removed the bounds, so shredcat reads and bounds the doubles where DuckLake has
+none), and UBIGINT bounds above the int64 range (unknown here).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.stats.extract import extract_file
+
+from .ducklake import (
+    ducklake_available,
+    ducklake_connection,
+    read_file_column_stats,
+    unavailable_reason,
+)
+
+pytestmark = [pytest.mark.xdist_group("ducklake")]
+
+
+@pytest.fixture(autouse=True)
+def _need_ducklake() -> None:
+    if not ducklake_available():
+        pytest.skip(unavailable_reason())
+
+
+def _write(
+    workdir: Path, create: str, inserts: Sequence[str], options: dict[str, object] | None = None
+) -> dict[str, dict[str, dict[str, Any]]]:
+    with ducklake_connection(workdir, ducklake_options=options, pre_sql=["SET threads = 1"]) as con:
+        con.execute(f"CREATE TABLE dl.t {create}")
+        for sql in inserts:
+            con.execute(f"INSERT INTO dl.t {sql}")
+        return read_file_column_stats(con)
+
+
+def _ours(path: str) -> dict[str, dict[str, Any]]:
+    return {c.column: c.ducklake_row() for c in extract_file(path).columns}
+
+
+def _truth(path: str, column: str) -> dict[str, Any]:
+    """min/max (NaN left out) and contains_nan of one column, computed by DuckDB from the data."""
+    import duckdb
+
+    col = f'"{column}"'
+    numeric = duckdb.sql(f"SELECT typeof({col}) IN ('DOUBLE', 'FLOAT') FROM read_parquet(?) LIMIT 1", params=[path])
+    is_float = bool(numeric.fetchone()[0])  # type: ignore[index]
+    keep = f"WHERE NOT isnan({col})" if is_float else ""
+    lo, hi = duckdb.sql(
+        f"SELECT min({col})::VARCHAR, max({col})::VARCHAR FROM read_parquet(?) {keep}", params=[path]
+    ).fetchone()  # type: ignore[misc]
+    nan = duckdb.sql(f"SELECT bool_or(isnan({col})) FROM read_parquet(?)", params=[path]).fetchone()[0] if is_float else None  # type: ignore[index]
+    return {"min_value": lo, "max_value": hi, "contains_nan": nan}
+
+
+def _compare(
+    theirs: dict[str, dict[str, dict[str, Any]]],
+    *,
+    ours_absent: Sequence[str] = (),
+    ducklake_defects: Sequence[str] = (),
+) -> Iterator[str]:
+    """Yield each file after checking it. ``ducklake_defects``: columns where DuckLake's
+    several-row-group unification is wrong (docs/ducklake-format.md: a row group without min/max
+    drops the file's bounds; contains_nan is the last row group's); there the truth decides."""
+    assert theirs, "DuckLake wrote no data file"
+    for path, rows in theirs.items():
+        ours = _ours(path)
+        for col in ours_absent:
+            assert col in rows, f"DuckLake has no row for {col}: the exception is stale"
+            assert col not in ours
+            del rows[col]
+        for col in ducklake_defects:
+            if ours.get(col) != rows.get(col):
+                assert {k: ours[col][k] for k in ("min_value", "max_value", "contains_nan")} == _truth(path, col)
+                assert {k: v for k, v in ours[col].items() if k not in ("min_value", "max_value", "contains_nan")} == {
+                    k: v for k, v in rows[col].items() if k not in ("min_value", "max_value", "contains_nan")
+                }
+                rows[col] = ours[col]
+        assert ours == rows
+        yield path
+
+
+ALL_TYPES = """(
+  b BOOLEAN, i8 TINYINT, i16 SMALLINT, i32 INTEGER, i64 BIGINT,
+  u8 UTINYINT, u16 USMALLINT, u32 UINTEGER, u64 UBIGINT,
+  f FLOAT, d DOUBLE, dnan DOUBLE, fnan FLOAT, dzero DOUBLE, fzero FLOAT, dinf DOUBLE,
+  d1 DECIMAL(4,2), d2 DECIMAL(9,3), d3 DECIMAL(18,5), d4 DECIMAL(38,10), d5 DECIMAL(3,3), d6 DECIMAL(1,0),
+  dt DATE, tm TIME, ts TIMESTAMP, tstz TIMESTAMPTZ, tsns TIMESTAMP_NS, tsms TIMESTAMP_MS, tss TIMESTAMP_S,
+  s VARCHAR, s_long VARCHAR, s_multi VARCHAR, s_undroppable VARCHAR, bl BLOB, bl_long BLOB, u UUID,
+  only_null INTEGER, only_nan DOUBLE,
+  st STRUCT(a INTEGER, b STRUCT(c VARCHAR, d DOUBLE)),
+  li INTEGER[], m MAP(VARCHAR, INTEGER), ttz TIMETZ, iv INTERVAL
+)"""
+
+ALL_TYPES_ROWS = r"""SELECT
+  CASE WHEN i % 5 = 4 THEN NULL ELSE i % 2 = 0 END,
+  (i % 100 - 50)::TINYINT, (i * 37 % 30000 - 15000)::SMALLINT, i * 7919 - 4000, i * 1000000000007 - 3,
+  (i % 250)::UTINYINT, (i * 3)::USMALLINT, (i * 4000000)::UINTEGER, (i * 100000000000)::UBIGINT,
+  (i / 3)::FLOAT, i / 7, CASE WHEN i = 3 THEN 'nan'::DOUBLE WHEN i % 4 = 0 THEN NULL ELSE i * 1.5 END,
+  CASE WHEN i = 0 THEN 'nan'::FLOAT ELSE -(i::FLOAT) END,
+  CASE WHEN i % 3 = 0 THEN '-0.0'::DOUBLE WHEN i % 3 = 1 THEN '0.0'::DOUBLE ELSE i END,
+  CASE WHEN i = 1 THEN '0.0'::FLOAT WHEN i = 2 THEN '-0.0'::FLOAT ELSE -i END,
+  CASE WHEN i = 5 THEN 'inf'::DOUBLE WHEN i = 6 THEN '-inf'::DOUBLE ELSE i END,
+  (i / 100)::DECIMAL(4,2), (i / 1000 - 0.5)::DECIMAL(9,3), (i / 7)::DECIMAL(18,5),
+  (i / 3 - 10)::DECIMAL(38,10), (-i / 1000)::DECIMAL(3,3), (i % 10)::DECIMAL(1,0),
+  CASE WHEN i = 9 THEN 'infinity'::DATE ELSE DATE '1969-12-25' + (i * 3)::INTEGER END,
+  TIME '00:00:01.5' + INTERVAL (i) MINUTE,
+  TIMESTAMP '1969-12-31 23:59:59.999999' + INTERVAL (i) HOUR,
+  TIMESTAMPTZ '2024-06-01 10:00:00.25+00' + INTERVAL (i) DAY,
+  TIMESTAMP_NS '2024-01-01 10:00:00.123456789' + INTERVAL (i) SECOND,
+  TIMESTAMP_MS '2024-01-01 10:00:00.123' + INTERVAL (i) SECOND,
+  TIMESTAMP_S '2024-01-01 10:00:00' + INTERVAL (i) SECOND,
+  CASE WHEN i % 6 = 0 THEN NULL ELSE 'v' || i END,
+  repeat('k', 250 + i) || i,
+  repeat('é', 100 + i),
+  CASE WHEN i = 0 THEN repeat(chr(128512), 80) ELSE 'a' END,
+  ('\x00\x01' || i)::BLOB,
+  CASE WHEN i = 2 THEN repeat('\xFF', 300)::BLOB ELSE repeat('\x10', 260 + i)::BLOB END,
+  ('00000000-0000-4000-8000-' || lpad(i::VARCHAR, 12, '0'))::UUID,
+  NULL, 'nan'::DOUBLE,
+  CASE WHEN i = 7 THEN NULL ELSE {'a': i, 'b': CASE WHEN i = 8 THEN NULL ELSE {'c': 'c' || i, 'd': -i} END} END,
+  [i, i + 1], MAP {'k': i}, TIMETZ '10:00:00+01', INTERVAL (i) DAY
+FROM range(12) r(i)"""
+
+
+def test_every_primitive_type_as_ducklake(tmp_path: Path) -> None:
+    theirs = _write(tmp_path, ALL_TYPES, [ALL_TYPES_ROWS])
+    (path,) = _compare(theirs, ours_absent=("ttz", "iv"))
+    ours = _ours(path)
+    # The rows the comparison covers, so that a silently missing row cannot pass.
+    assert {"st.a", "st.b.c", "st.b.d", "only_null", "only_nan", "u64", "tsns"} <= set(ours)
+    assert not any(c.startswith(("li", "m.")) or c == "m" for c in ours)
+
+
+def test_several_files_and_row_groups(tmp_path: Path) -> None:
+    rows = r"""SELECT
+      i, CASE WHEN i % 1000 = 0 THEN NULL ELSE (i * 0.5)::DOUBLE END,
+      CASE WHEN i = 3000 THEN 'nan'::DOUBLE ELSE i END,
+      CASE WHEN i < 2048 THEN NULL ELSE 's' || i END,
+      CASE WHEN i = 4000 THEN repeat('z', 400) ELSE repeat('m', i % 300) END,
+      (i / 100)::DECIMAL(10,2)
+    FROM range({lo}, {hi}) r(i)"""
+    theirs = _write(
+        tmp_path,
+        "(i BIGINT, d DOUBLE, n DOUBLE, s VARCHAR, l VARCHAR, dec DECIMAL(10,2))",
+        [rows.format(lo=0, hi=5000), rows.format(lo=5000, hi=5100)],
+        {"parquet_row_group_size": 2048},
+    )
+    # s: its first row group is all NULL (DuckLake: no bounds); n: NaN in a middle row group
+    # (DuckLake: contains_nan false).
+    assert len(list(_compare(theirs, ducklake_defects=("s", "n")))) == 2
+
+
+def test_all_null_and_nan_only_files(tmp_path: Path) -> None:
+    theirs = _write(
+        tmp_path,
+        "(a INTEGER, f DOUBLE, g FLOAT, s VARCHAR, st STRUCT(x INTEGER))",
+        [
+            "SELECT NULL, NULL, NULL, NULL, NULL FROM range(3)",
+            "SELECT 1, 'nan'::DOUBLE, 'nan'::FLOAT, '', {'x': NULL} FROM range(2)",
+            "SELECT -1, '-0.0'::DOUBLE, '-0.0'::FLOAT, 'ü', {'x': 0} FROM range(2)",
+        ],
+    )
+    assert len(list(_compare(theirs))) == 3
+
+
+def test_known_divergences(tmp_path: Path) -> None:
+    """HUGEINT (a DOUBLE without bounds in the file: shredcat bounds the doubles) and UBIGINT
+    values above int64 (no place in the value model: that bound is unknown)."""
+    theirs = _write(
+        tmp_path,
+        "(h HUGEINT, u UBIGINT)",
+        ["SELECT i::HUGEINT * 3, CASE WHEN i = 2 THEN 18446744073709551615 ELSE i END FROM range(4) r(i)"],
+    )
+    ((path, rows),) = theirs.items()
+    ours = _ours(path)
+    assert (rows["h"]["min_value"], rows["h"]["max_value"]) == (None, None)
+    assert (ours["h"]["min_value"], ours["h"]["max_value"], ours["h"]["contains_nan"]) == ("0.0", "9.0", False)
+    assert rows["h"]["contains_nan"] is None
+    assert (rows["u"]["min_value"], rows["u"]["max_value"]) == ("0", "18446744073709551615")
+    assert (ours["u"]["min_value"], ours["u"]["max_value"]) == ("0", None)
+    for col in ("h", "u"):
+        for k in ("column_size_bytes", "value_count", "null_count", "extra_stats"):
+            assert ours[col][k] == rows[col][k]

@@ -1,0 +1,63 @@
+"""Syntax errors of SQL predicates in words, at a position: ``expected a value after '=' at
+column 35`` with ``InvalidPredicateError.position`` (0-based) for a caret under the text."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.errors import InvalidPredicateError
+from service.pruning.parse_sql import parse_sql
+
+ID = "variant_get(v, '$.id', 'bigint')"
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "at"),
+    [
+        (f"{ID} =", "expected a value after '=' at column 35", len(ID) + 2),
+        (f"{ID} =   ", "expected a value after '=' at column 38", len(ID) + 5),
+        (f"{ID} = AND x", "expected a value after '=', found 'AND' at column 36", len(ID) + 3),
+        (f"{ID} > 5 AND", "expected a value after 'AND' at column 41", len(ID) + 8),
+        (f"{ID} <= ", "expected a value after '<=' at column 37", len(ID) + 4),
+        (f"({ID} = 1", "expected ')' at column 38", len(ID) + 5),
+        (f"{ID} IN (1, 2", "expected ')' at column 42", len(ID) + 9),
+        (f"{ID} = 1)", "unexpected ')' at column 37", len(ID) + 4),
+        (f"{ID} BETWEEN 1", "expected AND and an upper bound after BETWEEN at column 43", len(ID) + 10),
+        (f"{ID} = 'abc", "unterminated string at column 36", len(ID) + 3),
+        ("v:id::bigint = ", "expected a value after '=' at column 16", 15),
+        ("v:id::bigint = 'x:y", "unterminated string at column 16", 15),
+        (f"{ID} = 5 5", "unexpected '5' at column 38", len(ID) + 5),
+    ],
+)
+def test_syntax_errors_name_what_was_expected_and_where(text: str, message: str, at: int) -> None:
+    with pytest.raises(InvalidPredicateError) as ei:
+        parse_sql(text)
+    e = ei.value
+    assert e.message == message
+    assert e.position == at and e.details["position"] == at
+    assert e.details["line"] == 1 and e.details["column"] == at + 1
+    assert "sqlglot" not in e.message and "Required keyword" not in e.message
+
+
+def test_a_multi_line_predicate_names_line_and_column() -> None:
+    text = f"{ID} = 1\nAND {ID} >"
+    with pytest.raises(InvalidPredicateError) as ei:
+        parse_sql(text)
+    e = ei.value
+    assert e.message == f"expected a value after '>' at line 2, column {len(ID) + 7}"
+    assert e.position == len(text) and (e.details["line"], e.details["column"]) == (2, len(ID) + 7)
+
+
+def test_errors_that_are_not_syntax_have_no_position() -> None:
+    with pytest.raises(InvalidPredicateError) as ei:
+        parse_sql("variant_get(v, '$.id', 'nosuchtype') = 1")
+    assert ei.value.position is None and "position" not in ei.value.details
+
+
+def test_escaped_quotes_are_not_unterminated() -> None:
+    # Closed literals parse; the one unclosed quote is found after them.
+    parse_sql("variant_get(v, '$.s', 'string') = 'it\\'s'")
+    with pytest.raises(InvalidPredicateError) as ei:
+        parse_sql("variant_get(v, '$.s', 'string') = 'a\\'b' OR variant_get(v, '$.s', 'string') = 'x")
+    assert ei.value.message.startswith("unterminated string") and ei.value.position is not None
+    assert ei.value.position == len("variant_get(v, '$.s', 'string') = 'a\\'b' OR variant_get(v, '$.s', 'string') = ")

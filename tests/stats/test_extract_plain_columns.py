@@ -1,0 +1,126 @@
+"""Plain-column statistics on files pyarrow writes: the types DuckDB never writes (INT96,
+unsigned 32/64-bit, millisecond times, FLOAT16), footers without statistics, several row groups,
+and which columns get a row at all. Ground truth is the data itself, read back with pyarrow."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from service.stats.extract import extract_file
+from service.stats.model import ColumnStats
+from service.values import Kind, ShreddedType
+from tests.support.shred_writer import write_shredded
+
+
+def _by_name(path: Path) -> dict[str, ColumnStats]:
+    return {c.column: c for c in extract_file(str(path)).columns}
+
+
+def test_which_columns_get_a_row(tmp_path: Path) -> None:
+    t = pa.table(
+        {
+            "a": pa.array([1, 2], pa.int32()),
+            "s": pa.array([{"x": {"y": "p"}, "z": 1}, {"x": None, "z": 2}]),
+            "lst": pa.array([[1], [2, 3]], pa.list_(pa.int64())),
+            "ls": pa.array([[{"q": 1}], []], pa.list_(pa.struct([("q", pa.int32())]))),
+            "m": pa.array([[("k", 1)], []], pa.map_(pa.string(), pa.int32())),
+            "h": pa.array([1.5, 2.5], pa.float16()),
+        }
+    )
+    pq.write_table(t, tmp_path / "f.parquet")
+    assert list(_by_name(tmp_path / "f.parquet")) == ["a", "s.x.y", "s.z"]
+    # Variant groups are not plain columns; the plain columns beside them are.
+    write_shredded(tmp_path / "v.parquet", [{"a": 1}], {"a": "int64"})
+    fs = extract_file(str(tmp_path / "v.parquet"))
+    assert fs.paths and all(not c.column.startswith("v") for c in fs.columns)
+
+
+def test_struct_leaf_counts_parent_nulls_as_nulls(tmp_path: Path) -> None:
+    s = pa.array([{"x": 1}, None, {"x": None}, {"x": 4}], pa.struct([("x", pa.int64())]))
+    pq.write_table(pa.table({"s": s}), tmp_path / "f.parquet")
+    row = _by_name(tmp_path / "f.parquet")["s.x"]
+    assert (row.value_count, row.null_count, row.min_value, row.max_value) == (2, 2, 1, 4)
+
+
+def test_int96_has_counts_and_no_bounds(tmp_path: Path) -> None:
+    ts = pa.array([dt.datetime(2024, 1, 1), None, dt.datetime(1999, 5, 5)], pa.timestamp("us"))
+    pq.write_table(pa.table({"t": ts}), tmp_path / "f.parquet", use_deprecated_int96_timestamps=True)
+    assert pq.ParquetFile(tmp_path / "f.parquet").schema.column(0).physical_type == "INT96"
+    row = _by_name(tmp_path / "f.parquet")["t"]
+    assert row.column_type == ShreddedType(Kind.TIMESTAMPTZ)
+    assert (row.value_count, row.null_count, row.min_value, row.max_value) == (2, 1, None, None)
+
+
+@pytest.mark.parametrize("stats", [True, False], ids=["footer", "no-statistics"])
+def test_other_units_and_unsigned(tmp_path: Path, stats: bool) -> None:
+    """Bounds are the same whether they come from the footer or from reading the data."""
+    t = pa.table(
+        {
+            "u32": pa.array([3, 4_000_000_000, None], pa.uint32()),
+            "u64": pa.array([5, 2**64 - 1, 7], pa.uint64()),
+            "u64small": pa.array([5, 2**40, 7], pa.uint64()),
+            "u8": pa.array([0, 255, 9], pa.uint8()),
+            "ms": pa.array([1_700_000_000_123, -5, None], pa.timestamp("ms")),
+            "mstz": pa.array([1_700_000_000_123, 0, 1], pa.timestamp("ms", tz="UTC")),
+            "tm": pa.array([1000, 86_399_999, 0], pa.time32("ms")),
+        }
+    )
+    pq.write_table(t, tmp_path / "f.parquet", write_statistics=stats)
+    rows = _by_name(tmp_path / "f.parquet")
+    got = {k: (r.column_type.name, r.value_count, r.null_count, r.min_value, r.max_value) for k, r in rows.items()}
+    assert got == {
+        "u32": ("int64", 2, 1, 3, 4_000_000_000),
+        # The max is above int64: unknown; the min still bounds the data.
+        "u64": ("int64", 3, 0, 5, None),
+        "u64small": ("int64", 3, 0, 5, 2**40),
+        "u8": ("int16", 3, 0, 0, 255),
+        "ms": ("timestamp", 2, 1, -5000, 1_700_000_000_123_000),
+        "mstz": ("timestamptz", 3, 0, 0, 1_700_000_000_123_000),
+        "tm": ("time", 3, 0, 0, 86_399_999_000),
+    }
+
+
+def _truth(col: pa.ChunkedArray) -> tuple[int, int, Any, Any, bool]:
+    vals = col.drop_null()
+    nan = False
+    if pa.types.is_floating(col.type):
+        isnan = pc.is_nan(vals)
+        nan = bool(pc.any(isnan).as_py())
+        vals = vals.filter(pc.invert(isnan))
+    mm = pc.min_max(vals) if len(vals) else None
+    lo = mm["min"].as_py() if mm else None
+    hi = mm["max"].as_py() if mm else None
+    return len(col) - col.null_count, col.null_count, lo, hi, nan
+
+
+@pytest.mark.parametrize("stats", [True, False], ids=["footer", "no-statistics"])
+def test_several_row_groups_equal_the_data(tmp_path: Path, stats: bool) -> None:
+    n = 5000
+    t = pa.table(
+        {
+            "i": pa.array([None if k < 1000 else k * 3 - 7000 for k in range(n)], pa.int64()),
+            "d": pa.array([math.nan if k == 2500 else (None if k % 7 == 0 else k / 3) for k in range(n)], pa.float64()),
+            "s": pa.array([None if k >= 4000 else f"s{k % 977:04d}" for k in range(n)], pa.string()),
+            "b": pa.array([k % 3 == 0 for k in range(n)], pa.bool_()),
+        }
+    )
+    path = tmp_path / "f.parquet"
+    pq.write_table(t, path, row_group_size=1000, write_statistics=stats)
+    assert pq.ParquetFile(path).metadata.num_row_groups == 5
+    rows = _by_name(path)
+    for name in t.column_names:
+        r = rows[name]
+        vc, nc, lo, hi, nan = _truth(t[name])
+        assert (r.value_count, r.null_count, r.min_value, r.max_value) == (vc, nc, lo, hi), name
+        assert r.contains_nan == (nan if name == "d" else None)
+    assert rows["i"].column_size_bytes == sum(
+        pq.ParquetFile(path).metadata.row_group(g).column(0).total_compressed_size for g in range(5)
+    )
