@@ -5,14 +5,18 @@
    then doubles after a client upgrade), fields that are missing in most events (``amount``,
    ``referrer``) or explicitly null (``coupon``). Events arrive in time order and users come in
    bursts, so each file covers a short time range and a few users.
-2. Spark writes it as shredded Parquet over many files under ``./demo-data/events/``;
-   :func:`service.spark.write_and_register` registers exactly those files with the service.
+2. Spark writes it as shredded Parquet over many files under ``./demo-data/events/``,
+   ``partitionBy("event_date")`` (one ``event_date=YYYY-MM-DD`` directory per day) with a plain
+   ``user_id`` column beside the Variant; :func:`service.spark.write_and_register` registers
+   exactly those files with the service, which reads the partition values from the paths and the
+   plain columns' statistics from the footers.
 3. The service runs in this process (uvicorn on a free port of 127.0.0.1, ``SHREDCAT_AUTH=off``,
    SQLite catalog ``./demo-data/catalog.db``), or ``--url`` points at a running one (whose
    ``SHREDCAT_WAREHOUSE_ROOTS`` must include ``./demo-data``; token in ``SHREDCAT_TOKEN``).
-4. A few queries run through :func:`service.spark.read_pruned`; for each the demo prints the
-   files total / candidates / pruned, and the time of the pruned read (service call included)
-   against a plain ``spark.read.parquet(dir).where(...)``, checking both return the same rows.
+4. A few queries run through :func:`service.spark.read_pruned`, Variant paths alone and mixed
+   with the partition and plain columns in one WHERE clause; for each the demo prints the files
+   total / candidates / pruned, and the time of the pruned read (service call included) against
+   a plain ``spark.read.parquet(dir).where(...)``, checking both return the same rows.
 
 ``python -m service.demo [--events N] [--files N] [--url URL]``. Everything under
 ``./demo-data/`` is replaced on each run.
@@ -62,6 +66,8 @@ def event_stream(spark: Any, n_events: int, n_files: int) -> Any:
             "WHEN id % 3 = 0 THEN 'click' ELSE 'page_view' END AS kind",
         )
         .selectExpr(
+            "to_date(ts) AS event_date",
+            "uid AS user_id",
             f"""CASE kind
             WHEN 'purchase' THEN to_variant_object(named_struct({common}, {items},
                 'amount', round(5 + (id * 7919) % 400 * 1.37D, 2), 'coupon', CAST(NULL AS VARIANT)))
@@ -75,10 +81,29 @@ def event_stream(spark: Any, n_events: int, n_files: int) -> Any:
     )
 
 
+def _day_of_user(uid: int) -> str:
+    """The day the events of user ``uid`` happen (users come in bursts of 240 events)."""
+    from datetime import datetime, timedelta
+
+    first = (uid - 1000) * 240
+    return (datetime.fromisoformat(START) + timedelta(seconds=first * SECONDS_PER_EVENT)).date().isoformat()
+
+
 def queries() -> list[tuple[str, Any]]:
     from pyspark.sql import functions as F
 
     return [
+        (
+            "one day AND one user (partition + Variant)",
+            f"event_date = '{_day_of_user(1234)}' AND variant_get(v, '$.user.id', 'bigint') = 1234",
+        ),
+        (
+            "plain range OR Variant range",
+            "user_id BETWEEN 1100 AND 1101 OR variant_get(v, '$.ts', 'timestamp') "
+            "BETWEEN TIMESTAMP '2024-03-12 10:00:00' AND TIMESTAMP '2024-03-12 11:00:00'",
+        ),
+        ("a week of one event type (partition range + Variant)",
+         "event_date BETWEEN DATE '2024-03-04' AND DATE '2024-03-10' AND variant_get(v, '$.type', 'string') = 'purchase'"),
         ("one user's events (user.id = 1234)", "variant_get(v, '$.user.id', 'bigint') = 1234"),
         (
             "one hour of the stream (ts)",
@@ -127,13 +152,14 @@ def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
         with ShredcatClient(url, os.environ.get("SHREDCAT_TOKEN")) as client:
             t = time.perf_counter()
             df = event_stream(spark, n_events, n_files)
-            written = write_and_register(df, events_dir, "demo.events", client=client)
+            written = write_and_register(df, events_dir, "demo.events", client=client, partition_by=["event_date"])
             table = client.load_table("demo", "events")
             print(
                 f"Spark wrote {len(written.paths)} shredded Parquet files ({table.live_record_count} events, "
-                f"{table.live_bytes / 1e6:.1f} MB) into {OUT}/events/ and registered them as demo.events "
-                f"(snapshot {table.current_snapshot_id}) in {time.perf_counter() - t:.1f}s"
+                f"{table.live_bytes / 1e6:.1f} MB) into {OUT}/events/event_date=.../ and registered them as "
+                f"demo.events (snapshot {table.current_snapshot_id}) in {time.perf_counter() - t:.1f}s"
             )
+            print("columns: " + ", ".join(f"{c.name} {c.type} ({c.kind})" for c in table.columns))
             first = extract_file(written.paths[0])
             print(f"\nfully shredded paths of {Path(written.paths[0]).name} (DuckLake rows, abridged):")
             for ps in first.paths:

@@ -71,7 +71,7 @@ def _parse_sql_cached(sql: str, limits: PredicateLimits, key: Hashable, schema: 
     return _parse_sql(sql, limits, schema.value)
 
 
-def _parse_sql(sql: str, limits: PredicateLimits, schema: TableSchema) -> BooleanExpression:
+def _parse_sql(sql: str, limits: PredicateLimits, schema: TableSchema | None) -> BooleanExpression:
     from service.pruning.parse_sql import parse_sql
 
     return parse_sql(sql, schema=schema, **limits.sql_keywords())
@@ -83,7 +83,7 @@ class _Unhashed:
 
     __slots__ = ("value",)
 
-    def __init__(self, value: TableSchema) -> None:
+    def __init__(self, value: TableSchema | None) -> None:
         self.value = value
 
     def __hash__(self) -> int:
@@ -93,12 +93,15 @@ class _Unhashed:
         return isinstance(other, _Unhashed)
 
 
-def schema_key(schema: TableSchema) -> Hashable:
-    """What of a table's schema a parse depends on: its column names, kinds and types."""
+def schema_key(schema: TableSchema | None) -> Hashable:
+    """What of a table's schema a parse depends on: its column names, kinds and types (None: the
+    parsers' schema-free mode)."""
+    if schema is None:
+        return None
     return (tuple(schema.variant_columns), tuple((n, c.type, c.partition) for n, c in schema.columns.items()))
 
 
-def _parsed_sql(sql: str, limits: PredicateLimits, schema: TableSchema) -> BooleanExpression:
+def _parsed_sql(sql: str, limits: PredicateLimits, schema: TableSchema | None) -> BooleanExpression:
     """The tree of a SQL predicate under these limits, against this table schema: trees are
     immutable, so one is shared by every request with the same text and schema; a text that fails
     to parse raises each time (errors are not cached)."""
@@ -114,7 +117,7 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
         raise field_error("body", "give exactly one of filter and sql")
     check_page_size(ctx, body.page_size, field="body.page-size")
 
-    def expr(schema: TableSchema) -> BooleanExpression:
+    def expr(schema: TableSchema | None) -> BooleanExpression:
         """The predicate parsed against the table's columns (the catalog passes them)."""
         try:
             if body.sql is not None:

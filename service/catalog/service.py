@@ -1059,15 +1059,10 @@ class Catalog:
         def op(conn: Connection) -> PlanResult:
             found = repo.find_table(conn, namespace, table)
             if found is None and parse is not None:
-                # A bad predicate (syntax, limits) is reported as such even on a missing table;
-                # names cannot be checked without one.
-                from service.pruning.schema import TableSchema
-
-                with contextlib.suppress(UnknownColumnError):
-                    parse(TableSchema())
+                _check_without_table(parse)
             t = found if found is not None else repo.require_table(conn, namespace, table)
             schema = self._schema(conn, t)
-            tree = parse(schema) if parse is not None else expr
+            tree = _parse_for(t, parse, schema) if parse is not None else expr
             cond = condition if condition is not None else merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
             facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
@@ -1123,7 +1118,7 @@ class Catalog:
         def op(conn: Connection) -> PlannedFilesPage:
             t = repo.require_table(conn, namespace, table)
             schema = self._schema(conn, t)
-            tree = parse(schema) if parse is not None else expr
+            tree = _parse_for(t, parse, schema) if parse is not None else expr
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
             condition = merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
             return plan_files_in(
@@ -1230,6 +1225,34 @@ def _partition_declarations(
             raise BadInputError(f"duplicate column {name!r}", details={"field": "partition-columns", "column": name})
         out.append((name, st.name))
     return out
+
+
+def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> None:
+    """A predicate's syntax errors and limits are reported as such even on a missing table;
+    what needs the table's columns is not (the table's absence is said instead)."""
+    from service.pruning.schema import TableSchema
+
+    with contextlib.suppress(UnknownColumnError):
+        parse(TableSchema())  # no column: names are unknown, the rest is checked
+    try:
+        parse(None)  # type: ignore[arg-type]  # schema-free: limits checked after names (IN lists)
+    except LimitExceededError:
+        raise
+    except ShredcatError:
+        pass
+
+
+def _parse_for(
+    t: repo.TableRow, parse: Callable[[TableSchema], BooleanExpression], schema: TableSchema
+) -> BooleanExpression:
+    """``parse(schema)``, an unknown column named with the table's name."""
+    try:
+        return parse(schema)
+    except UnknownColumnError as e:
+        if e.message.startswith("the table "):
+            e.message = f"{t.qualified_name} " + e.message[len("the table ") :]
+            e.args = (e.message,)
+        raise
 
 
 def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:

@@ -317,7 +317,8 @@ def test_remove_and_time_travel(cat: Catalog) -> None:
 
 def test_list_files_keyset_pagination_and_prefix(cat: Catalog) -> None:
     paths = [f"s3://b/t/date=2026-01-0{d}/f{i}.parquet" for d in (1, 2, 3) for i in range(4)]
-    paths += ["s3://b/t/date=2026-01-0\U0010ffff/x", "s3://b/t/date=2026-01-1/x", "s3://b/u/é", "s3://b/u/z"]
+    # Every file under the one partition column (Spark's layout; its values typed date or string).
+    paths += ["s3://b/t/date=2026-01-0\U0010ffff/x", "s3://b/t/date=2026-01-1/x", "s3://b/u/date=u/é", "s3://b/u/date=u/z"]
     cat.commit(NS, T, [int_file(p) for p in reversed(paths)])
     assert files_of(cat) == sorted(paths, key=lambda p: p.encode())
     pages, after = [], None
@@ -333,8 +334,8 @@ def test_list_files_keyset_pagination_and_prefix(cat: Catalog) -> None:
     assert pre == [f"s3://b/t/date=2026-01-02/f{i}.parquet" for i in range(4)]
     pre = [f.path for f in cat.list_files(NS, T, prefix="s3://b/t/date=2026-01-0")]
     assert len(pre) == 13 and pre[-1].endswith("\U0010ffff/x")
-    assert [f.path for f in cat.list_files(NS, T, prefix="s3://b/u/")] == ["s3://b/u/z", "s3://b/u/é"]
-    assert cat.list_files(NS, T, prefix="s3://b/u/é", after="s3://b/u/é") == []
+    assert [f.path for f in cat.list_files(NS, T, prefix="s3://b/u/")] == ["s3://b/u/date=u/z", "s3://b/u/date=u/é"]
+    assert cat.list_files(NS, T, prefix="s3://b/u/date=u/é", after="s3://b/u/date=u/é") == []
 
 
 # --- global stats -----------------------------------------------------------------------------
