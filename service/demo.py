@@ -181,11 +181,12 @@ def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
             print(f"\n{'query':<50} {'files':>5} {'cand.':>5} {'pruned':>6} {'pruned read':>11} "
                   f"{'plain read':>10} {'speed-up':>8} {'rows':>6}")
             for label, predicate in queries():
-                scan = plan_pruned(spark, "demo.events", predicate, client=client)
+                scan = plan_pruned(spark, "demo.events", predicate, client=client, base_path=events_dir)
 
                 def pruned(predicate: Any = predicate) -> list[Any]:
-                    s = plan_pruned(spark, "demo.events", predicate, client=client)
-                    return s.read(spark).collect()
+                    # basePath: the candidates keep their event_date partition column.
+                    s = plan_pruned(spark, "demo.events", predicate, client=client, base_path=events_dir)
+                    return s.read(spark, base_path=events_dir).collect()
 
                 def plain(predicate: Any = predicate) -> list[Any]:
                     return spark.read.parquet(plain_dir).where(predicate).collect()
