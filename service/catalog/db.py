@@ -198,9 +198,17 @@ def translated() -> Iterator[None]:
 
 @contextmanager
 def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
-    """One transaction: committed when the block ends, rolled back on any exception."""
+    """One transaction: committed when the block ends, rolled back on any exception.
+
+    A read transaction sees ONE snapshot of the catalog on both backends: REPEATABLE READ on
+    PostgreSQL (under READ COMMITTED each statement would see the commits that landed since the
+    previous one, so a plan's counts and candidates could mix two table snapshots), and SQLite's
+    WAL read transaction, which keeps the snapshot of its first read. Read-only REPEATABLE READ
+    transactions never fail with serialization errors."""
     with engine.connect() as conn:
         conn.execution_options(**{_WRITE_OPTION: write})
+        if not write and engine.dialect.name == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin():
             yield conn
 
