@@ -200,13 +200,14 @@ def translated() -> Iterator[None]:
 def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
     """One transaction: committed when the block ends, rolled back on any exception.
 
-    A read on PostgreSQL is REPEATABLE READ: every statement of it sees the same snapshot, so a
-    plan's candidates and its counts (and the table row they are compared with) agree while
-    writers commit (under READ COMMITTED each statement saw the commits made meanwhile). SQLite's
-    transactions already read one snapshot."""
+    A read transaction sees ONE snapshot of the catalog on both backends: REPEATABLE READ on
+    PostgreSQL (under READ COMMITTED each statement would see the commits that landed since the
+    previous one, so a plan's counts and candidates could mix two table snapshots), and SQLite's
+    WAL read transaction, which keeps the snapshot of its first read. Read-only REPEATABLE READ
+    transactions never fail with serialization errors."""
     with engine.connect() as conn:
         conn.execution_options(**{_WRITE_OPTION: write})
-        if not write and conn.dialect.name == "postgresql":
+        if not write and engine.dialect.name == "postgresql":
             conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin():
             yield conn

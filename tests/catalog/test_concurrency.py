@@ -12,6 +12,7 @@ from sqlalchemy import text
 
 from service.catalog import Catalog, CommitResult
 from service.errors import ConflictError
+from service.pruning.parse_sql import parse_sql
 from service.stats.model import FileStats
 from tests.catalog.factories import FLOAT64, INT64, VARCHAR, assert_consistent, fs, ps
 
@@ -129,3 +130,28 @@ def test_concurrent_create_if_not_exists_and_register_agree(catalog_url: str) ->
         assert [n.name for n in cat.list_namespaces()] == ["fresh_ns"]
         assert len(cat.list_files("fresh_ns", "t")) == WRITERS + 1
         assert_consistent(cat, "fresh_ns", "t")
+
+
+def test_a_plan_reads_one_snapshot_while_a_commit_lands_between_its_statements(catalog_url: str) -> None:
+    """A commit that lands after the plan read the table row and before it read the candidates
+    must not leak into the answer: the counts (kept <= considered) and the candidates belong to
+    the snapshot the plan reports. Deterministic: the commit runs from inside the plan's first
+    statement on the stats rows."""
+    from sqlalchemy import event
+
+    with Catalog(catalog_url) as setup:
+        setup.create_table(NS, T, ["v"])
+        setup.commit(NS, T, [make_file(i) for i in range(5)])
+    with Catalog(catalog_url) as cat, Catalog(catalog_url) as other:
+        fired = []
+
+        def interleave(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+            if not fired and "ducklake_data_file" in statement and "IN (" in statement:
+                fired.append(other.commit(NS, T, [make_file(i) for i in range(5, 20)]))
+
+        event.listen(cat.engine, "before_cursor_execute", interleave)
+        result = cat.plan(NS, T, parse_sql("variant_get(v, '$.a', 'bigint') >= 0"))
+        assert fired and fired[0].snapshot_id is not None
+        assert result.snapshot_id < fired[0].snapshot_id
+        assert result.files_considered == 5 and result.files_kept == 5 and result.files_pruned == 0
+        assert sorted(c.path for c in result.candidates) == sorted(make_file(i).path for i in range(5))

@@ -1,9 +1,9 @@
 """What a request costs a real ``shredcat serve`` beyond its own work.
 
 * No Nagle stalls, with one worker and with several: the server's side of every accepted
-  connection has ``TCP_NODELAY`` (read from the serving process itself with ``pidfd_getfd``), and
-  sequential requests on one connection never wait for the client's delayed ACK (≈ 40 ms each
-  when the option is missing).
+  connection has ``TCP_NODELAY`` (read from the serving process itself with ``pidfd_getfd``).
+  That option is the cause of the ≈ 40 ms delayed-ACK wait per sequential request; the latency
+  itself is measured by ``bench/http_plan.py``, never asserted here (shared machines are noisy).
 * No connection churn: under a steady load of concurrent clients the server opens no new
   PostgreSQL sessions (its pool holds a connection per thread that may need one).
 """
@@ -15,7 +15,6 @@ import http.client
 import os
 import socket
 import threading
-import time
 from pathlib import Path
 
 import httpx
@@ -100,24 +99,6 @@ def test_accepted_sockets_have_tcp_nodelay(env: dict[str, str], tmp_path: Path, 
                 assert _server_side_nodelay(server, conn.sock) == 1
             finally:
                 conn.close()
-
-
-def test_sequential_keep_alive_requests_do_not_stall_with_several_workers(env: dict[str, str], tmp_path: Path) -> None:
-    with running_server(env, tmp_path / "server.log", workers=2) as server:
-        host, port = server.base_url.removeprefix("http://").split(":")
-        conn = http.client.HTTPConnection(host, int(port), timeout=10)
-        try:
-            times = []
-            for _ in range(100):
-                t0 = time.perf_counter()
-                conn.request("GET", "/health/live")
-                assert conn.getresponse().read()
-                times.append(time.perf_counter() - t0)
-        finally:
-            conn.close()
-    # Without TCP_NODELAY nearly every request waits ≈ 40 ms; a shared machine may pause a few.
-    slow = [round(t * 1000, 1) for t in times if t > 0.030]
-    assert len(slow) <= 10, f"{len(slow)} of 100 keep-alive requests took > 30 ms: {slow}"
 
 
 def _sessions(url: str) -> int:

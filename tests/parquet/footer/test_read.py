@@ -583,9 +583,9 @@ def test_bit_flips_of_a_real_footer(real_footer: bytes, data: st.DataObject) -> 
     mutated = bytearray(real_footer)
     for index, bit in flips:
         mutated[index] ^= 1 << bit
-    start = time.perf_counter()
+    start = time.process_time()
     parse_or_invalid(bytes(mutated))
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5
 
 
 def test_every_single_byte_change_of_a_footer(small_file: bytes) -> None:
@@ -743,10 +743,10 @@ def test_overlong_varint() -> None:
 
 def test_huge_list_size_fails_fast() -> None:
     data = b"\x15\x02\x19\xfc" + uvarint(2**31 - 1) + b"\x00" * 10
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(InvalidParquetError, match="claims 2147483647 elements"):
         parse_file_metadata(data)
-    assert time.perf_counter() - start < 0.1
+    assert time.process_time() - start < 0.1
 
 
 def test_negative_lengths_are_impossible() -> None:
@@ -772,10 +772,10 @@ def test_deep_nesting_bombs() -> None:
         + b"\x00" * (depth + 4)
     )
     for data in (struct_bomb, list_bomb, logical_bomb):
-        start = time.perf_counter()
+        start = time.process_time()
         with pytest.raises(InvalidParquetError, match="nested more than"):
             parse_file_metadata(data)
-        assert time.perf_counter() - start < 0.1
+        assert time.process_time() - start < 0.1
 
 
 def test_results_are_frozen() -> None:
