@@ -41,7 +41,7 @@ from service.pruning.expressions import (
 )
 from service.pruning.literals import LiteralValue, check_spark_decimal_width
 from service.pruning.parse_sql.literal_nodes import is_literalish, literal_value
-from service.pruning.parse_sql.nodes import is_string, snippet, unparen, unsupported
+from service.pruning.parse_sql.nodes import hard, is_hard, is_string, snippet, unparen, unsupported
 from service.pruning.paths import ANY_INDEX, Index, JsonPath, Key, Step, parse_json_path
 from service.pruning.schema import TableSchema
 from service.pruning.spark_types import parse_spark_type
@@ -81,14 +81,8 @@ _NILADIC = frozenset(
 )
 
 
-def _hard(e: InvalidPredicateError) -> InvalidPredicateError:
-    """Mark an error that stays an error with a schema too (Spark refuses the text as well)."""
-    e._shredcat_hard = True  # type: ignore[attr-defined]
-    return e
-
-
-def _is_hard(e: InvalidPredicateError) -> bool:
-    return bool(getattr(e, "_shredcat_hard", False))
+_hard = hard
+_is_hard = is_hard
 
 
 class Converter:

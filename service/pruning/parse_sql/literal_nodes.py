@@ -22,7 +22,7 @@ from service.pruning.literals import (
     parse_numeral,
     parse_timestamp_text,
 )
-from service.pruning.parse_sql.nodes import snippet, unparen, unsupported
+from service.pruning.parse_sql.nodes import hard, snippet, unparen, unsupported
 
 
 def literal_value(node: exp.Expression, other: Callable[[exp.Expression], LiteralValue]) -> LiteralValue:
@@ -145,7 +145,8 @@ def number_literal(text: str) -> int | Decimal | float:
     DECIMAL, else an integer."""
     if len(text) > 200:
         # Beyond any DECIMAL(38) or double literal; also keeps int() under its digit limit.
-        raise InvalidPredicateError(f"number literal of {len(text)} characters is too long")
+        # Hard: Spark refuses such a literal too, so it is an error with a schema as well.
+        raise hard(InvalidPredicateError(f"number literal of {len(text)} characters is too long"))
     d = parse_numeral(text)
     if d is None:
         raise InvalidPredicateError(f"bad number {text!r}")
@@ -153,7 +154,7 @@ def number_literal(text: str) -> int | Decimal | float:
         f = float(d)
         if math.isinf(f):
             # Spark refuses it too: a double literal must be finite (write CAST('Infinity' AS DOUBLE)).
-            raise InvalidPredicateError(f"number literal {text} is beyond the range of DOUBLE")
+            raise hard(InvalidPredicateError(f"number literal {text} is beyond the range of DOUBLE"))
         return f
     if "." in text:
         return d

@@ -26,6 +26,16 @@ _UNSUPPORTED_NAMES: dict[type[exp.Expression], str] = {
 }
 
 
+def hard(e: InvalidPredicateError) -> InvalidPredicateError:
+    """Mark an error that stays an error with a schema too (Spark refuses the text as well)."""
+    e._shredcat_hard = True  # type: ignore[attr-defined]
+    return e
+
+
+def is_hard(e: InvalidPredicateError) -> bool:
+    return bool(getattr(e, "_shredcat_hard", False))
+
+
 def snippet(node: exp.Expression) -> str:
     try:
         # databricks prints the `v:a` shorthand as written (spark would say GET_JSON_OBJECT).
