@@ -67,8 +67,8 @@ from service.catalog.validate import (
     check_name,
     check_table_columns,
     check_table_totals,
-    identity,
     request_hash,
+    same_content,
     validate_batch,
     validate_file,
 )
@@ -309,7 +309,7 @@ class Catalog:
                 lf = live.get(f.path)
                 if lf is None:
                     new.append(i)
-                elif lf.identity == identity(f):
+                elif same_content(lf.identity, f):
                     same.append(i)
                 else:
                     raise ConflictError(
