@@ -112,6 +112,13 @@ class Emulator:
     def requests(self) -> list[dict[str, Any]]:
         return list(self.control("/_test/requests", "GET"))
 
+    @staticmethod
+    def is_listing(request: dict[str, Any]) -> bool:
+        """Whether a request :meth:`requests` recorded lists objects."""
+        from tests.storage.proxy import is_listing
+
+        return is_listing(request["method"], request["path"], request["query"])
+
     def stop(self) -> None:
         for p in (self.proxy, self.process):
             if p.poll() is None:
@@ -153,6 +160,16 @@ def azurite_command() -> Path:
 class AzuriteServer(Emulator):
     account: str = "shredcat"
     key: str = ""
+    scheme = "abfs"
+
+    def wrong_credentials(self) -> dict[str, str]:
+        """Environment overrides with a key Azurite refuses (a well-formed one of another account)."""
+        return {"AZURE_STORAGE_CONNECTION_STRING": self.connection_string(key=base64.b64encode(b"k" * 64).decode())}
+
+    def request_path(self, uri: str) -> str:
+        """The HTTP path a request for ``uri`` goes to (as :meth:`requests` records it)."""
+        rest = uri.split("://", 1)[1]
+        return f"/{self.account}/" + urllib.parse.quote(rest, safe="/~")
 
     def connection_string(self, *, key: str | None = None, endpoint: str | None = None) -> str:
         return (
@@ -231,6 +248,16 @@ def start_azurite() -> AzuriteServer:
 @dataclass
 class GcsServer(Emulator):
     token: str = ""
+    scheme = "gs"
+
+    def wrong_credentials(self) -> dict[str, str]:
+        """Environment overrides with an access token the server refuses."""
+        return {"GOOGLE_OAUTH_ACCESS_TOKEN": "not-" + self.token}
+
+    def request_path(self, uri: str) -> str:
+        """The HTTP path a media request for ``uri`` goes to (as :meth:`requests` records it)."""
+        bucket, _, name = uri.split("://", 1)[1].partition("/")
+        return f"/storage/v1/b/{bucket}/o/" + urllib.parse.quote(name, safe="")
 
     def env(self, **overrides: str) -> dict[str, str]:
         """The environment that points a client at this server (through the proxy)."""

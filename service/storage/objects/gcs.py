@@ -203,8 +203,10 @@ class GcsStore:
             first, last = tail_range(seen.size, n)
             params = [("alt", "media")] + ([("ifGenerationMatch", seen.version)] if seen.version else [])
             r = self._send("GET", uri, self._url(bucket, name, params), {"Range": f"bytes={first}-{last}"})
-            if r.status != 412:  # rewritten since the listing: ask with a suffix range instead
+            try:
                 return self._tail(uri, r, n, seen)
+            except ObjectChangedError:
+                pass  # rewritten since the listing (412, or another size): ask with a suffix range
         r = self._send("GET", uri, self._url(bucket, name, [("alt", "media")]), {"Range": f"bytes=-{n}"})
         return self._tail(uri, r, n, None)
 
