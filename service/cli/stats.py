@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from service.errors import ShredcatError
     from service.settings import get_settings
-    from service.stats.extract import extract_file
+    from service.stats.batch import extract_many
     from service.storage import expand_sources
 
     cap = get_settings().max_footer_bytes
@@ -42,12 +42,11 @@ def run(args: argparse.Namespace) -> int:
         except ShredcatError as e:
             failed += 1
             print(f"shredcat: {e.message}", file=sys.stderr)
-    for path in dict.fromkeys(paths):
-        try:
-            fs = extract_file(path, max_footer_bytes=cap)
-        except ShredcatError as e:
+    # Remote files are read concurrently (SHREDCAT_OBJECT_STORE_CONCURRENCY), printed in order.
+    for path, fs in extract_many(dict.fromkeys(paths), max_footer_bytes=cap):
+        if isinstance(fs, ShredcatError):
             failed += 1
-            print(f"shredcat: {e.message}", file=sys.stderr)
+            print(f"shredcat: {fs.message}", file=sys.stderr)
             continue
         for ps in fs.paths:
             row = {"file": path, "column": ps.column, **ps.ducklake_row()}
