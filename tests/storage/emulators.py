@@ -220,7 +220,7 @@ def start_azurite() -> AzuriteServer:
     with open(workdir / "azurite.log", "wb") as log:
         process = subprocess.Popen(
             [str(launcher), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--inMemoryPersistence", "--loose",
-             "--skipApiVersionCheck", "--disableTelemetry", "--silent"],
+             "--skipApiVersionCheck", "--disableTelemetry", "--silent", "--extentMemoryLimit", "512"],
             cwd=workdir,  # whatever Azurite writes besides its in-memory store stays in a directory of ours
             env=env,
             stdout=log,

@@ -17,7 +17,7 @@ from service.errors import FileAccessError, ObjectAccessDeniedError, ObjectNotFo
 from service.storage import list_data_files
 from service.storage.objects import StoreOptions, store_for
 from service.storage.objects.azure import DEV_ACCOUNT, DEV_ENDPOINT, AzureConfig, open_store
-from tests.api.conftest import WRITER
+from tests.api.conftest import ADMIN, WRITER, assert_error
 from tests.storage.emulators import AzuriteServer, start_azurite
 from tests.storage.remote_suite import *  # noqa: F403 - the shared suite, run for this store
 from tests.storage.remote_suite import T, nothing_committed, rest
@@ -54,9 +54,16 @@ def test_an_unconfigured_store_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
         list_data_files("abfs://lake/lake/")
 
 
-def test_the_hadoop_uri_form_is_refused_clearly(azure: AzuriteServer) -> None:
+def test_the_hadoop_uri_form_is_refused_clearly(azure: AzuriteServer, app_factory: Any) -> None:
+    hadoop = "abfss://lake@shredcat.dfs.core.windows.net/lake/"
     with pytest.raises(FileAccessError, match=r"abfss://container/path"):
-        list_data_files("abfss://lake@shredcat.dfs.core.windows.net/lake/")
+        list_data_files(hadoop)
+    c = app_factory(roots=["abfss://lake/lake/"])
+    assert c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=ADMIN).status_code == 200
+    assert c.post("/v1/namespaces/lake/tables", json={"name": "events", "variant-columns": ["v"]}, headers=ADMIN).status_code == 200
+    for body in ({"prefixes": [hadoop]}, {"paths": [hadoop + "f.parquet"]}):
+        err = assert_error(c.post(T + "/commits", json=body, headers=WRITER), 403, "path_not_allowed")
+        assert "abfss://container/path" in err["message"], err
 
 
 @pytest.fixture
