@@ -233,7 +233,7 @@ class AzureBlobStore:
 
     def _fail(self, uri: str, r: Response, what: str = "") -> ObjectStoreError:
         code, message = _error(r.body, r.headers)
-        detail = f" ({code}: {message})" if code else ""
+        detail = f" ({code}: {message})" if code and message else f" ({code})" if code else ""
         d = {"path": uri, "status": r.status}
         if r.status == 404:
             if code == "ContainerNotFound":
