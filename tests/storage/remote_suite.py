@@ -176,6 +176,11 @@ def test_commit_a_prefix_through_rest_and_prune(store: Any, lake: str, app_facto
     again = c.post(T + "/commits", json={"paths": [lake + "part-0.parquet"], "prefixes": [lake]}, headers=WRITER)
     assert again.status_code == 200, again.text
     assert sorted(again.json()["unchanged"]) == data_files(lake)
+    # Files read by name now (no listing) are the files read after the listing: same content ids.
+    by_name = c.post(T + "/commits", json={"paths": data_files(lake)}, headers=WRITER)
+    assert by_name.status_code == 200 and sorted(by_name.json()["unchanged"]) == data_files(lake), by_name.text
+    verify = c.post(T + "/verify", json={"all": True}, headers=ADMIN)
+    assert verify.status_code == 200 and verify.json()["problems"] == [], verify.text
 
 
 def test_a_listed_file_costs_one_get(store: Any, lake: str, app_factory: Any) -> None:

@@ -85,6 +85,7 @@ def test_a_named_file_costs_a_head_and_a_get_a_listed_one_a_get(azure: AzuriteSe
     assert [e.uri for e in az_store.list(azure.uri("reads/"))] == [uri]
     assert az_store.read_tail(uri, 2000).data == body  # more than the blob: all of it
     assert [(r["method"], r["range"]) for r in azure.requests() if not azure.is_listing(r)] == [("GET", "bytes=0-1023")]
+    assert az_store.read_tail(uri, 100).info == tail.info  # by name or after a listing: one content id
     assert az_store.read_ranges(uri, [(10, 5), (1000, 3)], version=tail.info.version) == [body[10:15], body[1000:1003]]
 
 

@@ -188,6 +188,13 @@ def string_to_sign(method: str, url: str, headers: Mapping[str, str], account: s
     return "\n".join(standard) + "\n" + ms + resource
 
 
+def _quoted(etag: str | None) -> str | None:
+    """An ETag as HTTP headers carry it (the listing's XML gives it without the quotes)."""
+    if not etag:
+        return None
+    return etag if etag.startswith('"') else f'"{etag}"'
+
+
 def _error(body: bytes, headers: Mapping[str, str]) -> tuple[str, str]:
     """``(code, message)`` of an Azure error answer."""
     code = headers.get("x-ms-error-code", "")
@@ -292,7 +299,7 @@ class AzureBlobStore:
                     continue  # a "directory marker" blob
                 size = int(b.findtext("Properties/Content-Length") or 0)
                 uri = f"{scheme}://{container}/{name}"
-                self._hints.add(uri, Seen(size, b.findtext("Properties/Etag")))
+                self._hints.add(uri, Seen(size, _quoted(b.findtext("Properties/Etag"))))
                 n += 1
                 yield ObjectEntry(uri=uri, is_dir=False, size=size)
             for p in blobs.iter("BlobPrefix") if blobs is not None else ():

@@ -211,7 +211,10 @@ class GcsStore:
         return self._tail(uri, r, n, None)
 
     def _tail(self, uri: str, r: Response, n: int, seen: Seen | None) -> ObjectTail:
-        generation = r.headers.get("x-goog-generation") or (seen.version if seen is not None else None)
+        # The content id comes from the answer that carried the bytes (never from the listing), so
+        # a file read by name and the same file read after a listing get the same one. An emulator
+        # that sends no x-goog-generation with the bytes gives none.
+        generation = r.headers.get("x-goog-generation")
         if r.status == 206:
             size = content_range_size(r.headers.get("content-range"))
             if size is None or len(r.body) != min(n, size):
