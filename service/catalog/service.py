@@ -379,17 +379,19 @@ class Catalog:
         caller's own extraction, so a live file whose stored stats differ is restated (see
         :meth:`commit`).
         """
-        if extract is None:
-            from service.stats.extract import extract_file
+        from service.stats.batch import extract_many
 
-            extract = extract_file
         files: list[FileStats] = []
-        for src in sources:
-            try:
-                files.append(extract(src))
-            except ShredcatError as e:
-                msg = e.message if src in e.message else f"{src}: {e.message}"
-                raise type(e)(msg, details={**e.details, "path": src}) from e
+        # Object-store sources are read concurrently (service.stats.batch), local ones in turn.
+        results = extract_many(sources, extract=extract)
+        try:
+            for src, fs in results:
+                if isinstance(fs, ShredcatError):
+                    msg = fs.message if src in fs.message else f"{src}: {fs.message}"
+                    raise type(fs)(msg, details={**fs.details, "path": src}) from fs
+                files.append(fs)
+        finally:
+            results.close()
         if create_table:
             cols: dict[str, None] = {}
             for f in files:

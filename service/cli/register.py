@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="Parquet files, directories or prefixes (local paths or pyarrow.fs URIs; a URI ending in / "
+        help="Parquet files, directories or prefixes (local paths or object-store URIs such as s3://bucket/lake/; a URI ending in / "
         "or not in .parquet is a prefix): a directory means its data files, listed as Spark does",
     )
     p.add_argument("--workers", type=int, default=None, help="extraction processes (default: CPU count)")

@@ -3,8 +3,9 @@
 Object-store URIs are opened through :mod:`service.storage.objects` (one request for the footer);
 every pyarrow exception is translated here into :mod:`service.errors`, so callers never see
 ``ArrowInvalid`` or ``OSError``. Local files are opened without blocking and judged by the opened
-descriptor (a regular file or nothing); :func:`open_beneath` also never leaves a given directory. Footers are parsed by our own reader (``footer``); pyarrow is
-used only where the data itself must be read.
+descriptor (a regular file or nothing); :func:`open_beneath` also never leaves a given directory.
+Footers are parsed by our own reader (``footer``); pyarrow is used only where the data itself
+must be read.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
 class OpenedFile:
     uri: str
     size: int
-    #: mtime+size: changes whenever the bytes at the path are rewritten.
+    #: Changes whenever the bytes at the path are rewritten: ``mtime_ns:size`` locally, the
+    #: store's ``etag:<etag>:size`` (see :class:`service.storage.objects.ObjectInfo`) remotely.
     content_id: str | None
 
 

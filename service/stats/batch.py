@@ -20,12 +20,13 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from service.errors import ShredcatError
 from service.stats.model import FileStats
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 _lock = threading.Lock()
 _pools: dict[int, ThreadPoolExecutor] = {}
@@ -41,7 +42,7 @@ def _pool(concurrency: int) -> ThreadPoolExecutor:
         return pool
 
 
-def _capture(extract: Callable[[T], FileStats], item: T) -> FileStats | ShredcatError:
+def _capture(extract: Callable[[T], R], item: T) -> R | ShredcatError:
     try:
         return extract(item)
     except ShredcatError as e:
@@ -51,7 +52,7 @@ def _capture(extract: Callable[[T], FileStats], item: T) -> FileStats | Shredcat
 def extract_many(
     items: Iterable[T],
     *,
-    extract: Callable[[T], FileStats] | None = None,
+    extract: Callable[[T], Any] | None = None,
     path_of: Callable[[T], str] = str,
     max_footer_bytes: int | None = None,
     concurrency: int | None = None,
@@ -59,7 +60,7 @@ def extract_many(
     """``(item, stats)`` or ``(item, error)`` for each item, in the order given.
 
     ``extract`` (default :func:`~service.stats.extract.extract_file` with ``max_footer_bytes``)
-    reads one item; ``path_of`` gives the item's path or URI, which decides where it runs: remote
+    reads one item (another return type passes through: the Spark helpers return payloads); ``path_of`` gives the item's path or URI, which decides where it runs: remote
     items on the shared pool of ``concurrency`` threads (default the setting), local ones here.
     Errors that are not :class:`~service.errors.ShredcatError` propagate when their item's turn
     comes.
@@ -77,10 +78,10 @@ def extract_many(
 
         concurrency = store_options().concurrency
     window = max(2 * concurrency, 16)
-    pending: deque[tuple[T, Future[FileStats | ShredcatError] | None]] = deque()
+    pending: deque[tuple[T, Future[Any] | None]] = deque()
     pool: ThreadPoolExecutor | None = None
 
-    def settle() -> tuple[T, FileStats | ShredcatError]:
+    def settle() -> tuple[T, Any]:
         item, fut = pending.popleft()
         if fut is None:
             return item, _capture(extract, item)
@@ -102,3 +103,17 @@ def extract_many(
         for _, fut in pending:
             if fut is not None:
                 fut.cancel()
+
+
+def extract_all(paths: Iterable[str], *, max_footer_bytes: int | None = None) -> list[FileStats]:
+    """Every file's stats, in order (object-store files concurrently); the first error is raised."""
+    out: list[FileStats] = []
+    results = extract_many(paths, max_footer_bytes=max_footer_bytes)
+    try:
+        for _, fs in results:
+            if isinstance(fs, ShredcatError):
+                raise fs
+            out.append(fs)
+    finally:
+        results.close()
+    return out
