@@ -2,8 +2,9 @@
 
 moto's server mode (``tests/storage/s3server.py``) in a process of its own, with IAM enforced:
 the tests' credentials belong to an IAM user allowed everything, so wrong credentials are refused
-(403) as by a real store. pyarrow reaches it through the SDK's usual environment only
-(``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ...), exactly as a deployment configures it.
+(403) as by a real store: this is also what checks shredcat's SigV4 signatures. shredcat's S3
+store (``service.storage.objects.s3``), pyarrow and boto3 reach it through the SDK's usual
+environment only (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ...), as a deployment configures it.
 """
 
 from __future__ import annotations
