@@ -79,17 +79,33 @@ def _wait_listening(port: int, process: subprocess.Popen[Any], what: str) -> Non
     raise EmulatorUnavailable(f"{what} did not listen on port {port} within {_START_TIMEOUT:.0f} s")
 
 
+def _wait_for_line(log: Path, needle: str, process: subprocess.Popen[Any], what: str) -> None:
+    deadline = time.monotonic() + _START_TIMEOUT
+    while needle not in log.read_text(errors="replace"):
+        if process.poll() is not None:
+            raise EmulatorUnavailable(f"{what} exited with status {process.returncode}: {log.read_text()[-500:]}")
+        if time.monotonic() > deadline:
+            process.kill()
+            raise EmulatorUnavailable(f"{what} did not say it was ready within {_START_TIMEOUT:.0f} s")
+        time.sleep(0.05)
+
+
 def _start_proxy(upstream: int, token: str | None = None) -> tuple[subprocess.Popen[str], str]:
-    port = free_port()
-    args = [sys.executable, "-m", "tests.storage.proxy", str(port), str(upstream), *([token] if token else [])]
-    process = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}
-    )
-    assert process.stdout is not None
-    if process.stdout.readline().strip() != "ready":
+    why = ""
+    for _ in range(3):  # a free port may be taken by another process before the proxy binds it
+        port = free_port()
+        args = [sys.executable, "-m", "tests.storage.proxy", str(port), str(upstream), *([token] if token else [])]
+        process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}
+        )
+        assert process.stdout is not None and process.stderr is not None
+        if process.stdout.readline().strip() == "ready":
+            process.stderr.close()  # nothing more is read from it; the proxy logs nothing
+            return process, f"http://127.0.0.1:{port}"
         process.kill()
-        raise EmulatorUnavailable("the recording proxy did not start")
-    return process, f"http://127.0.0.1:{port}"
+        why = process.stderr.read().strip()[-500:]
+        process.wait(10)
+    raise EmulatorUnavailable(f"the recording proxy did not start: {why}")
 
 
 @dataclass
@@ -208,6 +224,16 @@ class AzuriteServer(Emulator):
 
 
 def start_azurite() -> AzuriteServer:
+    for attempt in range(3):  # a free port may be taken by another process before Azurite binds it
+        try:
+            return _start_azurite()
+        except EmulatorUnavailable:
+            if attempt == 2:
+                raise
+    raise AssertionError("not reached")
+
+
+def _start_azurite() -> AzuriteServer:
     launcher = azurite_command()
     port = free_port()
     account = "shredcat"
@@ -228,6 +254,8 @@ def start_azurite() -> AzuriteServer:
         )
     try:
         _wait_listening(port, process, "Azurite")
+        # Listening on the port may be another process that took it first: Azurite says when it is.
+        _wait_for_line(workdir / "azurite.log", "successfully listens", process, "Azurite")
         proxy, endpoint = _start_proxy(port)
     except BaseException:
         process.kill()
@@ -279,6 +307,16 @@ class GcsServer(Emulator):
 
 
 def start_gcs() -> GcsServer:
+    for attempt in range(3):  # a free port may be taken by another process before the emulator binds it
+        try:
+            return _start_gcs()
+        except EmulatorUnavailable:
+            if attempt == 2:
+                raise
+    raise AssertionError("not reached")
+
+
+def _start_gcs() -> GcsServer:
     try:
         import gcp_storage_emulator  # noqa: F401 - only whether it is installed
     except ImportError:
