@@ -71,6 +71,11 @@ STORES: dict[str, str] = {
     "s3": "service.storage.objects.s3",
     "s3a": "service.storage.objects.s3",
     "s3n": "service.storage.objects.s3",
+    "abfs": "service.storage.objects.azure",
+    "abfss": "service.storage.objects.azure",
+    "az": "service.storage.objects.azure",
+    "gs": "service.storage.objects.gcs",
+    "gcs": "service.storage.objects.gcs",
 }
 #: Schemes nobody registered: pyarrow.fs.
 FALLBACK = "service.storage.objects.arrow"
