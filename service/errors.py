@@ -89,6 +89,49 @@ class FileAccessError(BadInputError):
     code = "file_access"
 
 
+# Object stores (service.storage.objects): the same ``file_access`` answer, told apart by class and
+# by ``details["reason"]`` so that callers (and API clients) can react to the kind of failure.
+
+
+class ObjectStoreError(FileAccessError):
+    """A request to an object store failed; ``details["reason"]`` says how."""
+
+    reason = "error"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, details={"reason": self.reason, **(details or {})})
+
+
+class ObjectNotFoundError(ObjectStoreError):
+    """No object under that name (HTTP 404 of the store)."""
+
+    reason = "not_found"
+
+
+class ObjectAccessDeniedError(ObjectStoreError):
+    """The store refused the credentials or the request (HTTP 401/403)."""
+
+    reason = "denied"
+
+
+class ObjectTruncatedError(ObjectStoreError):
+    """Fewer bytes arrived than the store promised, or a range lies past the object's end."""
+
+    reason = "truncated"
+
+
+class ObjectChangedError(ObjectStoreError):
+    """The object was rewritten between two reads of one extraction (a precondition failed)."""
+
+    reason = "changed"
+
+
+class ObjectStoreUnavailableError(ObjectStoreError):
+    """The store cannot be reached or keeps failing (connection refused or cut, timeouts, 5xx)."""
+
+    reason = "unavailable"
+
+
 # --- Catalog state ----------------------------------------------------------------------------
 
 

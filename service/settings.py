@@ -67,6 +67,16 @@ class Settings(BaseSettings):
     max_footer_bytes: int = Field(default=limits.MAX_FOOTER_BYTES, ge=1024)
     #: Threads extracting statistics of files registered by path (shared by all requests).
     extract_workers: int = Field(default=4, ge=1, le=64)
+    #: Requests in flight to an object store per process (footers of ``s3://`` files are fetched
+    #: this many at a time, over reused connections, by the CLI, the REST commit and the Spark
+    #: helpers alike). Local files are not affected.
+    object_store_concurrency: int = Field(default=64, ge=1, le=1024)
+    #: Bytes read from the end of a remote file by its first (and usually only) request: the
+    #: footer and the object size come in one ranged GET; a second request is made only for a
+    #: footer larger than this or a column chunk the page scan needs.
+    object_store_tail_bytes: int = Field(default=64 * 1024, ge=16, le=64 * 1024 * 1024)
+    #: Seconds to wait for an object store's connection or response before giving up on it.
+    object_store_timeout: float = Field(default=30.0, gt=0)
     #: PostgreSQL connections each server process keeps for its request threads (no overflow: a
     #: request beyond them waits for a free one, so a steady load opens no new sessions).
     db_pool_size: int = Field(default=16, ge=1, le=200)

@@ -4,7 +4,8 @@
   listed (:func:`service.storage.list_data_files`, Spark's rules, the store's paginated listing,
   stopped once the files-per-commit limit is passed) and each is checked and read like a path.
 * **By path**: every path is checked against the warehouse roots first (:mod:`service.api.paths`);
-  only then are the files read, by the extractor, in the app's bounded thread pool. A local file is
+  only then are the files read, by the extractor: local files in the app's bounded thread pool,
+  object-store files with ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight. A local file is
   opened beneath its root without following symlinks (what is read is what was checked) and its
   footer is read only when no longer than ``SHREDCAT_MAX_FOOTER_BYTES``. The first
   failure cancels the rest and fails the request (nothing is committed).
@@ -20,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from functools import partial
 
 from service.api.paths import CheckedPath, WarehouseRoot, check_file_path, check_prefix
 from service.api.schemas import ColumnStatsRowIn, FileStatsBody, VariantStatsRowIn
@@ -87,20 +89,47 @@ def extract_checked(checked: CheckedPath, max_footer_bytes: int) -> FileStats:
 
 
 def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, max_footer_bytes: int) -> list[FileStats]:
-    """Extract every file (in the bounded pool); the first error cancels the rest and is raised."""
+    """Extract every file: local ones in the bounded pool, object-store ones with
+    ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight (:mod:`service.stats.batch`). The
+    first error cancels the rest and is raised."""
     if not paths:
         return []
     if len(paths) == 1:
         return [extract_checked(paths[0], max_footer_bytes)]
-    futures: list[Future[FileStats]] = [executor.submit(extract_checked, p, max_footer_bytes) for p in paths]
-    _, pending = wait(futures, return_when=FIRST_EXCEPTION)
-    for f in futures:
-        if f.done() and not f.cancelled() and f.exception() is not None:
-            for other in pending:
-                other.cancel()
-            wait([p for p in pending if not p.cancelled()])
-            raise f.exception()  # type: ignore[misc]
-    return [f.result() for f in futures]
+    from service.storage.objects import is_remote
+
+    remote = [p for p in paths if is_remote(p.path)]
+    by_path: dict[str, FileStats] = {}
+    if remote:
+        from contextlib import closing
+
+        from service.stats.batch import extract_many
+
+        results = extract_many(remote, extract=partial(extract_checked, max_footer_bytes=max_footer_bytes), path_of=_path_of)
+        with closing(results):
+            for checked, fs in results:
+                if isinstance(fs, ShredcatError):
+                    raise fs
+                by_path[checked.path] = fs
+    futures: list[Future[FileStats]] = [
+        executor.submit(extract_checked, p, max_footer_bytes) for p in paths if not is_remote(p.path)
+    ]
+    if futures:
+        _, pending = wait(futures, return_when=FIRST_EXCEPTION)
+        for f in futures:
+            if f.done() and not f.cancelled() and f.exception() is not None:
+                for other in pending:
+                    other.cancel()
+                wait([p for p in pending if not p.cancelled()])
+                raise f.exception()  # type: ignore[misc]
+        for f in futures:
+            fs = f.result()
+            by_path[fs.path] = fs
+    return [by_path[p.path] for p in paths]
+
+
+def _path_of(checked: CheckedPath) -> str:
+    return checked.path
 
 
 #: FileStats attributes -> their JSON keys in a commit body (stats rows keep DuckLake's names).

@@ -36,6 +36,8 @@ from service.errors import BadInputError, FileAccessError, ForbiddenError
 
 PARQUET_SUFFIX = ".parquet"
 LOCAL_SCHEME = "file"
+#: Azure Blob URI schemes (``service.storage.objects.azure``): the container is the authority.
+AZURE_SCHEMES = frozenset({"abfs", "abfss", "az"})
 
 
 class PathNotAllowedError(ForbiddenError):
@@ -181,6 +183,13 @@ def _object_location(
     if any(c.isspace() for c in rest):
         raise InvalidFilePathError(f"{text}: whitespace must be percent-encoded in {w.uris}", details=details)
     authority, _, key = rest[2:].partition("/")
+    if "@" in authority and scheme in AZURE_SCHEMES:
+        # Hadoop's abfss://container@account.dfs.core.windows.net/path: the account is the server's.
+        raise PathNotAllowedError(
+            f"{text}: give Azure paths as {scheme}://container/path (the storage account is the one "
+            "the server is configured with)",
+            details=details,
+        )
     if not authority or "@" in authority:
         raise PathNotAllowedError(f"{text}: a bucket without user info is required", details=details)
     try:

@@ -73,8 +73,8 @@ from service.catalog.validate import (
     check_name,
     check_table_columns,
     check_table_totals,
-    identity,
     request_hash,
+    same_content,
     validate_batch,
     validate_file,
 )
@@ -351,7 +351,7 @@ class Catalog:
                 lf = live.get(f.path)
                 if lf is None:
                     new.append(i)
-                elif lf.identity == identity(f):
+                elif same_content(lf.identity, f):
                     same.append(i)
                 else:
                     raise ConflictError(
@@ -423,17 +423,19 @@ class Catalog:
         caller's own extraction, so a live file whose stored stats differ is restated (see
         :meth:`commit`).
         """
-        if extract is None:
-            from service.stats.extract import extract_file
+        from service.stats.batch import extract_many
 
-            extract = extract_file
         files: list[FileStats] = []
-        for src in sources:
-            try:
-                files.append(extract(src))
-            except ShredcatError as e:
-                msg = e.message if src in e.message else f"{src}: {e.message}"
-                raise type(e)(msg, details={**e.details, "path": src}) from e
+        # Object-store sources are read concurrently (service.stats.batch), local ones in turn.
+        results = extract_many(sources, extract=extract)
+        try:
+            for src, fs in results:
+                if isinstance(fs, ShredcatError):
+                    msg = fs.message if src in fs.message else f"{src}: {fs.message}"
+                    raise type(fs)(msg, details={**fs.details, "path": src}) from fs
+                files.append(fs)
+        finally:
+            results.close()
         if create_table:
             cols: dict[str, None] = {}
             for f in files:
@@ -495,9 +497,10 @@ class Catalog:
         for (_, p, _, ident), f in zip(todo, fresh, strict=True):
             if f.path != p:
                 raise BadInputError(f"{p}: the reader answered for {f.path}", details={"path": p})
-            if identity(f) != ident:
+            if not same_content(ident, f):
+                now = (f.content_id, f.file_size_bytes, f.record_count, f.footer_size)
                 raise ConflictError(
-                    f"{p}: the file changed since it was committed ({ident} then, {identity(f)} now); "
+                    f"{p}: the file changed since it was committed ({ident} then, {now} now); "
                     "remove and register it again",
                     details={"path": p},
                 )

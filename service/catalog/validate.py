@@ -397,6 +397,30 @@ def identity(f: FileStats) -> tuple[str | None, int, int, int]:
     return (f.content_id, f.file_size_bytes, f.record_count, f.footer_size)
 
 
+def _content_id_kind(content_id: str) -> str:
+    # Object stores give "etag:<etag>:<size>" or "generation:<n>:<size>"; local files, and object
+    # files registered before shredcat had its own object-store client (through pyarrow.fs), give
+    # "<mtime_ns>:<size>".
+    head = content_id.split(":", 1)[0]
+    return "mtime" if head.isdigit() else head
+
+
+def same_content_id(a: str | None, b: str | None) -> bool:
+    """Whether two content ids allow "same content": equal, or of different kinds (an object
+    registered as ``mtime:size`` before, read now as ``etag:...``), which cannot be compared, so
+    the rest of the identity (size, record count, footer size) decides alone."""
+    if a == b:
+        return True
+    if a is None or b is None:
+        return False
+    return _content_id_kind(a) != _content_id_kind(b)
+
+
+def same_content(stored: tuple[str | None, int, int, int], f: FileStats) -> bool:
+    """Whether a live file's identity and a newly read file count as the same content."""
+    return same_content_id(stored[0], f.content_id) and stored[1:] == identity(f)[1:]
+
+
 def validate_batch(files: Iterable[FileStats], limits: Limits) -> list[FileStats]:
     """Validate a commit batch: each file, and the same path at most once (an identical repeat is
     dropped; the same path with different content is a ConflictError)."""

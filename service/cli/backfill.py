@@ -16,7 +16,7 @@ import argparse
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="NAMESPACE.TABLE (created from the first file if missing)")
-    p.add_argument("root", metavar="ROOT_URI", help="directory or pyarrow.fs URI (s3://bucket/lake/events) to register")
+    p.add_argument("root", metavar="ROOT_URI", help="directory or object-store URI (s3://bucket/lake/events) to register")
     p.add_argument("--url", default=None, help="service URL (default: SHREDCAT_URL, else http://127.0.0.1:8181)")
     p.add_argument("--batch-size", type=int, default=1000, help="files per commit (default 1000)")
     p.add_argument("--files-per-task", type=int, default=100, help="files per Spark task (default 100)")

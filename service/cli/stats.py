@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "paths",
         nargs="+",
         metavar="PATH",
-        help="Parquet files, directories or prefixes (local paths or pyarrow.fs URIs; a URI ending in / "
+        help="Parquet files, directories or prefixes (local paths or object-store URIs such as s3://bucket/lake/; a URI ending in / "
         "or not in .parquet is a prefix): a directory means its data files, listed as Spark does",
     )
     p.add_argument("--json", action="store_true", help="JSON lines output (the default and only format)")
@@ -39,7 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from service.errors import ShredcatError
     from service.settings import get_settings
-    from service.stats.extract import extract_file
+    from service.stats.batch import extract_many
     from service.storage import expand_sources
 
     cap = get_settings().max_footer_bytes
@@ -52,12 +52,11 @@ def run(args: argparse.Namespace) -> int:
         except ShredcatError as e:
             failed += 1
             print(f"shredcat: {e.message}", file=sys.stderr)
-    for path in dict.fromkeys(paths):
-        try:
-            fs = extract_file(path, max_footer_bytes=cap)
-        except ShredcatError as e:
+    # Remote files are read concurrently (SHREDCAT_OBJECT_STORE_CONCURRENCY), printed in order.
+    for path, fs in extract_many(dict.fromkeys(paths), max_footer_bytes=cap):
+        if isinstance(fs, ShredcatError):
             failed += 1
-            print(f"shredcat: {e.message}", file=sys.stderr)
+            print(f"shredcat: {fs.message}", file=sys.stderr)
             continue
         rows = fs.columns if args.columns else fs.paths
         for ps in rows:

@@ -97,7 +97,7 @@ class AsyncShredcatClient(ClientBase[httpx.AsyncClient]):
     ) -> CommitResult:
         """Extract the files' statistics here (in a worker thread: this process reads the files) and
         commit them, so the server needs no access to the storage."""
-        from service.stats.extract import extract_file
+        from service.stats.batch import extract_all
 
-        files = await asyncio.to_thread(lambda: [extract_file(p) for p in paths])
+        files = await asyncio.to_thread(extract_all, paths)
         return await self.commit_files(namespace, table, files, idempotency_key=idempotency_key)

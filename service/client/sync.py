@@ -94,6 +94,6 @@ class ShredcatClient(ClientBase[httpx.Client]):
     ) -> CommitResult:
         """Extract the files' statistics here (this process reads the files) and commit them, so the
         server needs no access to the storage."""
-        from service.stats.extract import extract_file
+        from service.stats.batch import extract_all
 
-        return self.commit_files(namespace, table, [extract_file(p) for p in paths], idempotency_key=idempotency_key)
+        return self.commit_files(namespace, table, extract_all(paths), idempotency_key=idempotency_key)

@@ -1,9 +1,11 @@
-"""The one module that talks to pyarrow: opening files by path or URI and reading column data.
+"""Opening files by path or URI and reading column data (the one module that reads data with pyarrow).
 
-Every pyarrow exception is translated here into :mod:`service.errors`, so callers never see
+Object-store URIs are opened through :mod:`service.storage.objects` (one request for the footer);
+every pyarrow exception is translated here into :mod:`service.errors`, so callers never see
 ``ArrowInvalid`` or ``OSError``. Local files are opened without blocking and judged by the opened
-descriptor (a regular file or nothing); :func:`open_beneath` also never leaves a given directory. Footers are parsed by our own reader (``footer``); pyarrow is
-used only where the data itself must be read.
+descriptor (a regular file or nothing); :func:`open_beneath` also never leaves a given directory.
+Footers are parsed by our own reader (``footer``); pyarrow is used only where the data itself
+must be read.
 """
 
 from __future__ import annotations
@@ -28,49 +30,37 @@ if TYPE_CHECKING:
 class OpenedFile:
     uri: str
     size: int
-    #: mtime+size: changes whenever the bytes at the path are rewritten.
+    #: Changes whenever the bytes at the path are rewritten: ``mtime_ns:size`` locally, the
+    #: store's ``etag:<etag>:size`` (see :class:`service.storage.objects.ObjectInfo`) remotely.
     content_id: str | None
 
 
-def _split_uri(uri: str) -> tuple[Any, str]:
-    from pyarrow import fs as pafs
-
-    if "://" not in uri:
-        return pafs.LocalFileSystem(), os.path.abspath(uri)
-    try:
-        return pafs.FileSystem.from_uri(uri)
-    except Exception as e:  # pyarrow raises ArrowInvalid / OSError / ValueError here
-        raise FileAccessError(f"cannot open {uri}: {e}") from None
-
-
 @contextmanager
-def open_parquet(uri: str) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
-    """Open ``uri`` for random access. Yields (info, file object, filesystem path handle)."""
-    if "://" not in uri:
-        # Local paths skip pyarrow.fs: a stat and an open cost ~10 µs instead of ~100 µs, which is
-        # a large share of extracting a small file.
+def open_parquet(uri: str, *, tail_bytes: int | None = None) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
+    """Open ``uri`` for random access. Yields (info, file object, filesystem path handle).
+
+    An object-store URI costs one request here: the last ``tail_bytes`` (default: the
+    ``SHREDCAT_OBJECT_STORE_TAIL_BYTES`` setting) of the object, its size and content id
+    (:mod:`service.storage.objects`); the file object then serves reads from those bytes.
+    """
+    from service.storage.objects import is_remote
+
+    if not is_remote(uri):
+        # Local paths skip every store: a stat and an open cost ~10 µs, a large share of
+        # extracting a small file.
         with _open_local(uri) as opened:
             yield opened
         return
-    from pyarrow import fs as pafs
+    from service.storage.objects import store_for, store_options
+    from service.storage.objects.file import ObjectFile
 
-    fs, path = _split_uri(uri)
+    options = store_options()
+    store = store_for(uri, options)
+    assert store is not None
+    tail = store.read_tail(uri, tail_bytes or options.tail_bytes)
+    f = ObjectFile(store, tail)
     try:
-        info = fs.get_file_info(path)
-    except Exception as e:
-        raise FileAccessError(f"cannot stat {uri}: {e}") from None
-    if info.type == pafs.FileType.NotFound:
-        raise FileAccessError(f"{uri}: no such file")
-    if info.type != pafs.FileType.File:
-        raise FileAccessError(f"{uri}: not a regular file")
-    mtime = info.mtime_ns if info.mtime_ns is not None else None
-    content_id = f"{mtime}:{info.size}" if mtime is not None else None
-    try:
-        f = fs.open_input_file(path)
-    except Exception as e:
-        raise FileAccessError(f"cannot open {uri}: {e}") from None
-    try:
-        yield OpenedFile(uri=uri, size=int(info.size), content_id=content_id), f, f
+        yield OpenedFile(uri=uri, size=tail.info.size, content_id=tail.info.content_id), f, f  # type: ignore[misc]
     finally:
         f.close()
 
@@ -109,8 +99,10 @@ def _adopt(uri: str, fd: int) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
 
 @contextmanager
 def _open_local(uri: str) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
+    from service.storage.objects import local_path
+
     try:
-        fd = os.open(os.path.abspath(uri), _OPEN_FLAGS)
+        fd = os.open(local_path(uri), _OPEN_FLAGS)
     except OSError as e:
         raise _access_error(uri, e) from None
     with _adopt(uri, fd) as opened:
@@ -159,7 +151,11 @@ def open_beneath(root: str, path: str) -> Iterator[tuple[OpenedFile, BinaryIO, A
 
 
 def read_metadata(f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileMetaData:
+    # A remote file's first read is the tail already in hand, whatever its configured size.
+    tail = getattr(f, "tail_size", None)
     try:
+        if tail:
+            return read_file_metadata(f, size, max_footer_bytes, tail_size=tail)
         return read_file_metadata(f, size, max_footer_bytes)
     except OSError as e:
         raise FileAccessError(f"read failed: {e}") from None

@@ -479,6 +479,22 @@ def _page_budget(num_values: int, width: int) -> int:
     return min(MAX_PAGE_BYTES, num_values * (width + 16) + 64)
 
 
+def chunk_span(cm: ColumnMetaData) -> tuple[int, int] | None:
+    """``(offset, length)`` of the bytes of a column chunk (dictionary page included), or None when
+    the footer's offsets cannot be right. What :func:`scan_float_chunk` reads, so that a remote
+    file can fetch the chunks of several scans ahead in one request."""
+    # The chunk starts with its dictionary page, if any. Some writers leave dictionary_page_offset
+    # out (the dictionary then sits at data_page_offset) or set it to 0 wrongly.
+    start = cm.data_page_offset
+    dpo = cm.dictionary_page_offset
+    if dpo is not None and _FIRST_CHUNK_OFFSET <= dpo < start:
+        start = dpo
+    size = cm.total_compressed_size
+    if start < _FIRST_CHUNK_OFFSET or size <= 0:
+        return None
+    return start, size
+
+
 def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode) -> FloatScan | None:
     physical = leaf.element.type
     if physical == "DOUBLE":
@@ -494,15 +510,10 @@ def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode) -> FloatScan | No
     max_rep = leaf.max_repetition_level
     def_width = max_def.bit_length()  # "the bit width ... is ceil(log2(max_level + 1))"
 
-    # The chunk starts with its dictionary page, if any. Some writers leave dictionary_page_offset
-    # out (the dictionary then sits at data_page_offset) or set it to 0 wrongly.
-    start = cm.data_page_offset
-    dpo = cm.dictionary_page_offset
-    if dpo is not None and _FIRST_CHUNK_OFFSET <= dpo < start:
-        start = dpo
-    size = cm.total_compressed_size
-    if start < _FIRST_CHUNK_OFFSET or size <= 0 or cm.num_values < 0:
+    span = chunk_span(cm)
+    if span is None or cm.num_values < 0:
         return None
+    start, size = span
     try:
         end = f.seek(0, 2)
         if end is None:

@@ -1,10 +1,11 @@
 """Backfill: register an existing lake of shredded Parquet files, extracting on Spark executors.
 
-1. The driver lists ``ROOT_URI`` with ``pyarrow.fs`` (recursively, ``*.parquet``, hidden and
+1. The driver lists ``ROOT_URI`` with :func:`service.storage.list_data_files` (recursively, ``*.parquet``, hidden and
    ``_``-prefixed paths skipped) and drops the paths already live in the table.
 2. The remaining paths, sorted, are cut into batches (``batch_size`` files, one commit each) and
    the batches into waves. Each wave is one Spark job: ``sc.parallelize(paths, n).mapPartitions``
-   runs shredcat's own extractor (:func:`service.stats.extract.extract_file`) on the executors,
+   runs shredcat's own extractor (:func:`service.stats.extract.extract_file`, object-store files
+   with their requests overlapped by :mod:`service.stats.batch`) on the executors,
    which need shredcat and pyarrow but never talk to the service. While the driver commits the
    batches of one wave, the next wave is already being extracted.
 3. Each batch is committed through the REST API with client-side statistics and a deterministic
@@ -46,14 +47,21 @@ MAX_WAVE_FILES = 50_000
 
 def _extract_partition(paths: Iterable[str]) -> Iterator[tuple[str, dict[str, Any] | None, str | None]]:
     """Runs on an executor: ``(path, commit JSON, None)`` or ``(path, None, error)`` per file."""
+    from service.stats.batch import extract_many
+
+    # Object-store files overlap their requests (SHREDCAT_OBJECT_STORE_CONCURRENCY per executor).
+    for _, row in extract_many(paths, extract=_extract_one):
+        yield row
+
+
+def _extract_one(path: str) -> tuple[str, dict[str, Any] | None, str | None]:
     from service.client import file_stats_payload
     from service.stats.extract import extract_file
 
-    for p in paths:
-        try:
-            yield p, file_stats_payload(extract_file(p)), None
-        except Exception as e:
-            yield p, None, f"{type(e).__name__}: {e}"
+    try:
+        return path, file_stats_payload(extract_file(path)), None
+    except Exception as e:
+        return path, None, f"{type(e).__name__}: {e}"
 
 
 def _slices(n_files: int, files_per_task: int) -> int:

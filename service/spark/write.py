@@ -77,10 +77,10 @@ def extract_payloads(spark: Any, paths: Sequence[str]) -> list[dict[str, Any]]:
     """Client-side statistics of ``paths`` (commit JSON), on the executors for many files.
     Raises on the first file that cannot be extracted."""
     from service.client import file_stats_payload
-    from service.stats.extract import extract_file
+    from service.stats.batch import extract_all
 
     if spark is None or len(paths) <= DRIVER_EXTRACT_MAX:
-        return [file_stats_payload(extract_file(p)) for p in paths]
+        return [file_stats_payload(fs) for fs in extract_all(paths)]  # object-store files overlapped
     from service.spark.backfill import extract_on_executors
 
     out = []

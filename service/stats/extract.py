@@ -56,7 +56,7 @@ from service.parquet.footer import (
     validate_row_groups,
 )
 from service.parquet.io import ColumnReader, OpenedFile, open_beneath, open_parquet, read_metadata
-from service.parquet.pages import scan_float_chunk
+from service.parquet.pages import chunk_span, scan_float_chunk
 from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import (
     INT64_MAX,
@@ -758,6 +758,42 @@ def _schema_plan(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
     )
 
 
+def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
+    """The float chunks :func:`_float_facts` will likely scan (the footer does not rule the path
+    out, nor give a NaN count with non-zero bounds): fetched ahead for a remote file."""
+    spans = []
+    for _, leaf in plan.paths:
+        node = leaf.node
+        if node.typed is None or node.shredded_type is None or not node.shredded_type.is_float:
+            continue
+        for rg in range(len(ctx.meta.row_groups)):
+            if node.value is not None and _value_chunk_state(ctx, rg, node.value, node.concatenated) == "values":
+                break
+            cm = _chunk(ctx.meta, rg, node.typed)
+            st = cm.statistics
+            if st is not None and st.nan_count is not None and st.nan_count >= 0:
+                raw = _usable_raw_bounds(ctx.meta, node.typed, cm)
+                if not any(b is not None and b.strip(b"\x00\x80") == b"" for b in (raw.min, raw.max)):
+                    continue  # neither bound is a zero: the footer answers
+            span = chunk_span(cm)
+            if span is not None:
+                spans.append(span)
+    for pl in plan.plain:  # plain float columns take the same page scan
+        if not (pl.bounds and pl.type.is_float):
+            continue
+        for rg in range(len(ctx.meta.row_groups)):
+            cm = _chunk(ctx.meta, rg, pl.node)
+            st = cm.statistics
+            if st is not None and st.nan_count is not None and st.nan_count >= 0:
+                raw = _usable_raw_bounds(ctx.meta, pl.node, cm)
+                if not any(b is not None and b.strip(b"\x00\x80") == b"" for b in (raw.min, raw.max)):
+                    continue
+            span = chunk_span(cm)
+            if span is not None:
+                spans.append(span)
+    return spans
+
+
 def extract_metadata_stats(
     meta: FileMetaData, f: Any
 ) -> tuple[list[VariantColumn], list[PathStats], list[ColumnStats]]:
@@ -766,6 +802,9 @@ def extract_metadata_stats(
     plan = _schema_plan(meta.schema)
     validate_row_groups(plan.root, meta, plan.leaves)
     ctx = _Ctx(meta=meta, root=plan.root, f=f)
+    prefetch = getattr(f, "prefetch", None)
+    if prefetch is not None:  # a remote file: the page scans' chunks in as few requests as possible
+        prefetch(_float_scan_spans(ctx, plan))
     rows: list[PathStats] = []
     for col, leaf in plan.paths:
         ps = _leaf_stats(ctx, col, leaf)
@@ -780,7 +819,8 @@ def extract_metadata_stats(
 
 
 def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
-    """Extract the Variant statistics of one Parquet file (local path or pyarrow.fs URI).
+    """Extract the Variant statistics of one Parquet file (local path or object-store URI: one
+    ranged request in the common case, see :func:`service.parquet.io.open_parquet`).
 
     Raises :class:`~service.errors.InvalidParquetError` (also for a footer longer than
     ``max_footer_bytes``), :class:`~service.errors.UnsupportedShreddingError` or

@@ -1,4 +1,4 @@
-"""Files in storage by prefix: local directories and object stores (``pyarrow.fs`` URIs) alike.
+"""Files in storage by prefix: local directories and object stores (:mod:`service.storage.objects`) alike.
 
 * :func:`list_data_files`: the Parquet data files under a directory or prefix, by Spark's rules.
 * :func:`expand_sources`: paths as given on a command line, directories and prefixes expanded.

@@ -6,22 +6,26 @@ holding ``=``, which are Hive partition directories (``_c=1``). Here, as there, 
 recursive and keeps only ``*.parquet`` files whose every component below the root passes that
 rule. Hidden directories are skipped without being listed, directory by directory, so a
 ``_temporary/`` tree of a running job costs nothing and a ``limit`` stops the walk early; each
-directory of an object store is read through the store's own paginated listing (``pyarrow.fs``,
-``ListObjectsV2`` pages for S3).
+directory of an object store is read through the store's own paginated listing
+(:mod:`service.storage.objects`: ``ListObjectsV2`` pages with delimiter ``/`` for S3).
 
 Local directories are walked with ``os.scandir`` and their symlinks to directories are not
 followed (a loop would never end, and a link may lead anywhere); symlinked files are listed and
 left to the caller's path checks. Every failure is a :class:`~service.errors.FileAccessError`
-naming the root (pyarrow's ``OSError`` never leaks).
+naming the root (the store's typed error, renamed; no ``OSError`` leaks).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from service.errors import FileAccessError
+from service.errors import FileAccessError, ShredcatError
+from service.storage.objects import is_remote
+
+if TYPE_CHECKING:
+    from service.storage.objects import ObjectStore
 
 PARQUET_SUFFIX = ".parquet"
 
@@ -36,31 +40,21 @@ def _is_data_file(name: str) -> bool:
     return name.lower().endswith(PARQUET_SUFFIX) and not is_hidden_name(name)
 
 
-def _is_uri(root: str) -> bool:
-    return "://" in root or root.startswith("file:")
+def _resolve(root: str) -> tuple[ObjectStore | None, str]:
+    """``(store, base)``: for an object-store root its store and the root URI without a trailing
+    ``/``; for a local root (``file:`` URIs too) None and the resolved path, as the service stores
+    local paths."""
+    from service.storage.objects import local_path, store_for
 
-
-def _filesystem(root: str) -> tuple[Any, str, str]:
-    """``(pyarrow filesystem, base path inside it, prefix that turns a listed path into a URI)``
-    for an object-store root; a local root (``file:`` URIs too) has filesystem None and its base
-    resolved, as the service stores local paths."""
-    if not _is_uri(root):
-        return None, os.path.realpath(os.path.abspath(root)), ""
-    from pyarrow import fs as pafs
-
-    try:
-        filesystem, base = pafs.FileSystem.from_uri(root)
-    except Exception as e:  # ArrowInvalid / OSError / ValueError
-        raise FileAccessError(f"cannot list {root}: {e}", details={"path": root}) from None
-    if isinstance(filesystem, pafs.LocalFileSystem):
-        return None, os.path.realpath(base), ""
-    return filesystem, base.rstrip("/"), root.split("://", 1)[0] + "://"
+    if not is_remote(root):
+        return None, os.path.realpath(local_path(root))
+    return store_for(root), root.rstrip("/")
 
 
 def listing_prefix(root: str) -> str:
     """The path prefix every file :func:`list_data_files` returns for ``root`` starts with."""
-    _, base, scheme = _filesystem(root)
-    return scheme + base.rstrip("/") + "/"
+    _, base = _resolve(root)
+    return base.rstrip("/") + "/"
 
 
 def _walk_local(base: str, limit: int | None, out: list[str]) -> None:
@@ -76,46 +70,43 @@ def _walk_local(base: str, limit: int | None, out: list[str]) -> None:
                     out.append(e.path)
 
 
-def _walk_store(filesystem: Any, base: str, scheme: str, limit: int | None, out: list[str]) -> None:
-    from pyarrow import fs as pafs
-
-    stack = [base]
+def _walk_store(store: ObjectStore, base: str, limit: int | None, out: list[str]) -> None:
+    stack = [base + "/"]
     while stack and (limit is None or len(out) <= limit):
         directory = stack.pop()
-        for info in filesystem.get_file_info(pafs.FileSelector(directory, recursive=False, allow_not_found=True)):
-            name = info.base_name
-            if info.type == pafs.FileType.Directory:
-                if not is_hidden_name(name):
-                    stack.append(info.path)
-            elif info.type == pafs.FileType.File and _is_data_file(name):
-                out.append(scheme + info.path)
+        for entry in store.list(directory):
+            if entry.is_dir:
+                if not is_hidden_name(entry.name):
+                    stack.append(entry.uri)
+            elif _is_data_file(entry.name):
+                out.append(entry.uri)
+                if limit is not None and len(out) > limit:
+                    return
 
 
 def list_data_files(root: str, *, limit: int | None = None) -> list[str]:
-    """Every data file under ``root`` (a local directory or a ``pyarrow.fs`` URI such as
+    """Every data file under ``root`` (a local directory or an object-store URI such as
     ``s3://bucket/lake/events/``), sorted. Local paths come back absolute and resolved; others as
     URIs of the root's scheme. A root that is itself a ``.parquet`` file lists itself; a root that
     does not exist lists nothing. With ``limit``, the walk stops once more than ``limit`` files are
     found (so a caller enforcing the limit sees ``limit + 1`` and never lists the whole store)."""
-    filesystem, base, scheme = _filesystem(root)
+    store, base = _resolve(root)
     out: list[str] = []
     try:
-        if filesystem is None:
+        if store is None:
             if os.path.isfile(base):
                 return [base] if base.lower().endswith(PARQUET_SUFFIX) else []
             if not os.path.isdir(base):
                 return []
             _walk_local(base, limit, out)
         else:
-            from pyarrow import fs as pafs
-
-            info = filesystem.get_file_info(base)
-            if info.type == pafs.FileType.File:
-                return [scheme + base] if base.lower().endswith(PARQUET_SUFFIX) else []
-            if info.type == pafs.FileType.NotFound:
-                return []
-            _walk_store(filesystem, base, scheme, limit, out)
-    except OSError as e:  # pyarrow's errors of the store (denied, unreachable) are OSErrors too
+            # A root given without its trailing "/" may name one object: one HEAD tells.
+            if not root.endswith("/") and base.lower().endswith(PARQUET_SUFFIX) and store.head(base) is not None:
+                return [base]
+            _walk_store(store, base, limit, out)
+    except ShredcatError as e:  # the store's typed errors, named after the root
+        raise type(e)(f"cannot list {root}: {e.message}", details={**e.details, "path": root}) from None
+    except OSError as e:
         raise FileAccessError(f"cannot list {root}: {e.strerror or e}", details={"path": root}) from None
     out.sort()
     return out
@@ -142,7 +133,7 @@ def _is_directory(source: str) -> bool:
     """Local: whether it is a directory. Object stores: whether the URI ends in ``/`` or not in
     ``.parquet``, decided without a request (a Spark output "directory" named ``x.parquet`` is
     given with its trailing ``/``), so a list of file URIs costs no extra round trips."""
-    if "://" in source and not source.startswith("file:"):
+    if is_remote(source):
         return source.endswith("/") or not source.lower().endswith(PARQUET_SUFFIX)
-    filesystem, base, _ = _filesystem(source)
-    return filesystem is None and os.path.isdir(base)
+    _, base = _resolve(source)
+    return os.path.isdir(base)

@@ -181,3 +181,32 @@ def test_batch_checks_each_file_with_the_same_limits() -> None:
     assert validate_batch([int_file("a"), int_file("a")], LIMITS) == [int_file("a")]
     with pytest.raises(LimitExceededError):
         validate_batch([int_file("a"), int_file("b")], _limits(max_files_per_commit=1))
+
+
+# --- content ids of two kinds ---------------------------------------------------------------------
+
+
+def test_content_ids_of_one_kind_must_be_equal_and_of_two_kinds_cannot_be_compared() -> None:
+    from service.catalog.validate import same_content_id
+
+    assert same_content_id("etag:abc:10", "etag:abc:10")
+    assert not same_content_id("etag:abc:10", "etag:abd:10")
+    assert not same_content_id("1700000000000000000:10", "1700000000000000001:10")
+    assert same_content_id("1700000000000000000:10", "etag:abc:10")  # pyarrow-era id vs etag
+    assert same_content_id("generation:5:10", "etag:abc:10")
+    assert not same_content_id(None, "etag:abc:10") and same_content_id(None, None)
+
+
+def test_an_object_registered_with_a_pyarrow_era_id_re_registers_unchanged(catalog: Catalog) -> None:
+    """S3 files registered before shredcat read them with its own client carry ``mtime_ns:size``;
+    read again they give ``etag:...``: the same size, record count and footer size are the same
+    content (no 409, no new snapshot), and a different size is still a conflict."""
+    from service.errors import ConflictError
+
+    catalog.create_table("lake", "legacy", ["v"])
+    old = fs("s3://b/t/x.parquet", ps('"a"', INT64, 1, 5), content_id="1700000000000000000:1000")
+    first = catalog.commit("lake", "legacy", [old])
+    again = catalog.commit("lake", "legacy", [dataclasses.replace(old, content_id="etag:9f1c:1000")])
+    assert first.snapshot_id is not None and again.snapshot_id is None and again.added == ()
+    with pytest.raises(ConflictError):
+        catalog.commit("lake", "legacy", [dataclasses.replace(old, content_id="etag:9f1c:2000", file_size_bytes=2000)])

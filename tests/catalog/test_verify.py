@@ -191,3 +191,10 @@ def test_a_replay_after_removal_answers_the_original_result_and_changes_nothing(
     assert again.replayed and (again.snapshot_id, again.added) == (first.snapshot_id, (P[0], P[1]))
     assert catalog.get_table("ns", "t") == table
     assert [f.path for f in catalog.list_files("ns", "t")] == [P[1]]
+
+
+def test_content_ids_of_two_kinds_are_not_a_difference() -> None:
+    f = fs("s3://b/t/y.parquet", ps('"a"', INT64, 1, 5), content_id="1700000000000000000:1000")
+    assert compare_file_stats(f, dataclasses.replace(f, content_id="etag:9f1c:1000")) == ()
+    changed = compare_file_stats(f, dataclasses.replace(f, content_id="1700000000000000001:1000"))
+    assert [d.field for d in changed] == ["content_id"]

@@ -2,8 +2,9 @@
 
 moto's server mode (``tests/storage/s3server.py``) in a process of its own, with IAM enforced:
 the tests' credentials belong to an IAM user allowed everything, so wrong credentials are refused
-(403) as by a real store. pyarrow reaches it through the SDK's usual environment only
-(``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ...), exactly as a deployment configures it.
+(403) as by a real store: this is also what checks shredcat's SigV4 signatures. shredcat's S3
+store (``service.storage.objects.s3``), pyarrow and boto3 reach it through the SDK's usual
+environment only (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ...), as a deployment configures it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,14 @@ from fastapi.testclient import TestClient
 
 from service.api import create_app
 from tests.api.conftest import make_settings
+from tests.storage.emulators import (
+    AzuriteServer,
+    EmulatorUnavailable,
+    GcsServer,
+    require_emulator,
+    start_azurite,
+    start_gcs,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 BUCKET = "lake"
@@ -155,3 +164,45 @@ def app_factory(sqlite_url: str) -> Iterator[Callable[..., TestClient]]:
     yield make
     for c in clients:
         c.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def azurite_server() -> Iterator[AzuriteServer]:
+    try:
+        server = start_azurite()
+    except EmulatorUnavailable as e:
+        require_emulator("Azurite (Azure Blob emulator)", str(e))
+        raise  # not reached: require_emulator skips or fails
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def azure(azurite_server: AzuriteServer, monkeypatch: pytest.MonkeyPatch) -> AzuriteServer:
+    """The session's Azurite, with this process's environment pointing at it."""
+    for k, v in azurite_server.env().items():
+        monkeypatch.setenv(k, v)
+    return azurite_server
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[GcsServer]:
+    try:
+        server = start_gcs()
+    except EmulatorUnavailable as e:
+        require_emulator("gcp-storage-emulator (GCS emulator)", str(e))
+        raise
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def gcs(gcs_server: GcsServer, monkeypatch: pytest.MonkeyPatch) -> GcsServer:
+    """The session's GCS emulator, with this process's environment pointing at it."""
+    for k, v in gcs_server.env().items():
+        monkeypatch.setenv(k, v)
+    return gcs_server

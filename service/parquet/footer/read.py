@@ -115,12 +115,16 @@ def _read_exactly(f: typing.BinaryIO, n: int) -> bytes:
 
 
 def read_file_metadata(
-    f: typing.BinaryIO, file_size: int | None = None, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES
+    f: typing.BinaryIO,
+    file_size: int | None = None,
+    max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES,
+    *,
+    tail_size: int = TAIL_READ_SIZE,
 ) -> FileMetaData:
     """Read and decode the footer of the Parquet file open as ``f`` (seekable, binary).
 
-    The last 64 KiB are fetched in one read; a second read is made only for a larger footer, and
-    only when it is at most ``max_footer_bytes`` long.
+    The last ``tail_size`` bytes (64 KiB) are fetched in one read; a second read is made only for
+    a larger footer, and only when it is at most ``max_footer_bytes`` long.
     """
     if file_size is None:
         end = f.seek(0, 2)
@@ -129,7 +133,7 @@ def read_file_metadata(
         raise InvalidParquetError(
             f"not a Parquet file: {file_size} bytes is smaller than the minimum of {_MIN_FILE_SIZE}"
         )
-    tail_size = min(file_size, TAIL_READ_SIZE)
+    tail_size = min(file_size, max(tail_size, 8))
     tail_start = file_size - tail_size
     f.seek(tail_start)
     tail = _read_exactly(f, tail_size)

@@ -1,0 +1,160 @@
+"""The one place shredcat talks to object stores (S3, and any store added beside it).
+
+* :class:`~service.storage.objects.base.ObjectStore`: the interface every store implements
+  (``head``, ``list``, ``read_tail``, ``read_ranges``), with its frozen result types and the typed
+  errors of :mod:`service.errors` (``ObjectNotFoundError``, ``ObjectAccessDeniedError``,
+  ``ObjectTruncatedError``, ``ObjectChangedError``, ``ObjectStoreUnavailableError``).
+* :func:`store_for`: the store of a URI, made once per process and configuration (connections
+  are reused across files and threads), or None for a local path.
+* :class:`~service.storage.objects.file.ObjectFile`: an object as a seekable binary file whose
+  reads are served from bytes already fetched (the tail, prefetched ranges), so the footer reader,
+  the page scanner and pyarrow read remote files through the same code as local ones.
+
+Stores are registered by scheme in :data:`STORES` (module names, imported on first use so that
+the CLI starts without any HTTP client). A scheme not registered there is served through
+``pyarrow.fs`` (:mod:`service.storage.objects.arrow`): slower (a HEAD and a GET per file), but
+any filesystem pyarrow knows keeps working.
+
+Each store module defines ``ENV_VARS`` (the environment variables its configuration is read from:
+a change of them, e.g. new credentials, gives a new store instance) and
+``open_store(env, options) -> ObjectStore``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from service.storage.objects.base import (
+    ByteRange,
+    ObjectEntry,
+    ObjectInfo,
+    ObjectStore,
+    ObjectTail,
+    coalesce,
+    slice_ranges,
+)
+
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "DEFAULT_TAIL_BYTES",
+    "STORES",
+    "ByteRange",
+    "ObjectEntry",
+    "ObjectInfo",
+    "ObjectStore",
+    "ObjectTail",
+    "StoreOptions",
+    "coalesce",
+    "is_remote",
+    "local_path",
+    "scheme_of",
+    "slice_ranges",
+    "store_for",
+    "store_options",
+]
+
+#: Requests in flight per process and store (``SHREDCAT_OBJECT_STORE_CONCURRENCY``).
+DEFAULT_CONCURRENCY = 64
+#: Bytes fetched from the end of an object by the first request (``SHREDCAT_OBJECT_STORE_TAIL_BYTES``):
+#: most footers fit, so most files cost exactly one GET; small files come whole.
+DEFAULT_TAIL_BYTES = 64 * 1024
+#: Seconds to wait for a connection or a response before the store is called unavailable.
+DEFAULT_TIMEOUT = 30.0
+
+#: URI scheme -> module implementing the store (``ENV_VARS``, ``open_store``).
+STORES: dict[str, str] = {
+    "s3": "service.storage.objects.s3",
+    "s3a": "service.storage.objects.s3",
+    "s3n": "service.storage.objects.s3",
+    "abfs": "service.storage.objects.azure",
+    "abfss": "service.storage.objects.azure",
+    "az": "service.storage.objects.azure",
+    "gs": "service.storage.objects.gcs",
+    "gcs": "service.storage.objects.gcs",
+}
+#: Schemes nobody registered: pyarrow.fs.
+FALLBACK = "service.storage.objects.arrow"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOptions:
+    """How a store behaves, from the settings (never credentials: those come from each store's
+    own environment)."""
+
+    concurrency: int = DEFAULT_CONCURRENCY
+    tail_bytes: int = DEFAULT_TAIL_BYTES
+    timeout: float = DEFAULT_TIMEOUT
+
+
+def store_options() -> StoreOptions:
+    """The options in force (``SHREDCAT_OBJECT_STORE_*`` settings)."""
+    from service.settings import get_settings
+
+    s = get_settings()
+    return StoreOptions(
+        concurrency=s.object_store_concurrency, tail_bytes=s.object_store_tail_bytes, timeout=s.object_store_timeout
+    )
+
+
+def scheme_of(uri: str) -> str | None:
+    """The lower-case scheme of a URI (``s3``), or None for a plain local path."""
+    if "://" not in uri:
+        return "file" if uri.startswith("file:") else None
+    return uri.split("://", 1)[0].lower()
+
+
+def is_remote(uri: str) -> bool:
+    """Whether ``uri`` names an object in a store (anything but a local path or ``file:`` URI)."""
+    return scheme_of(uri) not in (None, "file")
+
+
+def local_path(uri: str) -> str:
+    """The local path of a plain path or a ``file:`` URI (``file:///a/b``, ``file:/a/b``), absolute."""
+    if uri.startswith("file:"):
+        from urllib.parse import unquote, urlsplit
+
+        parts = urlsplit(uri)
+        if parts.netloc not in ("", "localhost"):
+            from service.errors import FileAccessError
+
+            raise FileAccessError(f"{uri}: a file: URI must name a local path", details={"path": uri})
+        uri = unquote(parts.path)
+    return os.path.abspath(uri)
+
+
+_lock = threading.Lock()
+_stores: dict[tuple[Any, ...], ObjectStore] = {}
+
+
+def store_for(uri: str, options: StoreOptions | None = None, env: Mapping[str, str] | None = None) -> ObjectStore | None:
+    """The store serving ``uri`` (None for a local path), shared by every caller in the process
+    with the same configuration: its connections are reused and its in-flight bound is shared."""
+    scheme = scheme_of(uri)
+    if scheme in (None, "file"):
+        return None
+    assert scheme is not None
+    module_name = STORES.get(scheme, FALLBACK)
+    module = importlib.import_module(module_name)
+    env = os.environ if env is None else env
+    opts = options if options is not None else store_options()
+    key = (module_name, opts, *(env.get(v) for v in module.ENV_VARS))
+    with _lock:
+        store = _stores.get(key)
+        if store is None:
+            store = module.open_store(env, opts)
+            _stores[key] = store
+    return store
+
+
+def close_stores() -> None:
+    """Close every store made so far (tests; a long-lived process never needs to)."""
+    with _lock:
+        stores = list(_stores.values())
+        _stores.clear()
+    for s in stores:
+        s.close()

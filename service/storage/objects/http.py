@@ -1,0 +1,136 @@
+"""What the HTTP object stores (Azure Blob, GCS) share: one pooled httpx client, retries, the
+translation of transport failures, ``Content-Range`` parsing, and the sizes a listing has seen.
+
+The client's pool keeps at most ``options.concurrency`` connections, which bounds the requests a
+store has in flight across all threads (a thread beyond it waits for a connection), and reuses
+them. Idempotent requests (everything here is a GET or a HEAD) are retried twice on a connection
+failure or an HTTP 429/5xx before the store is called unavailable.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from service.errors import ObjectStoreUnavailableError, ObjectTruncatedError
+from service.storage.objects import StoreOptions
+
+#: Attempts of one request (the first and two retries) and the pauses between them.
+ATTEMPTS = 3
+BACKOFF = (0.1, 0.4)
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+class HttpSender:
+    """One store's connections. ``sign(method, url, headers)`` is called before every attempt (a
+    signature carries the time), and may change ``headers``."""
+
+    def __init__(self, options: StoreOptions) -> None:
+        import httpx
+
+        n = options.concurrency
+        # pool=None: waiting for a free connection is the concurrency bound, not a failure.
+        self._client = httpx.Client(
+            limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
+            timeout=httpx.Timeout(options.timeout, pool=None),
+            follow_redirects=False,
+        )
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        uri: str,
+        headers: Mapping[str, str] | None = None,
+        sign: Callable[[str, str, dict[str, str]], None] | None = None,
+    ) -> Response:
+        """The answer to one request (any status), the whole body read; transport failures and
+        repeated 429/5xx raise :class:`ObjectStoreUnavailableError` naming ``uri``, a body cut
+        short :class:`ObjectTruncatedError`."""
+        import httpx
+
+        last: Exception | None = None
+        status = 0
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                time.sleep(BACKOFF[attempt - 1])
+            h = dict(headers or {})
+            if sign is not None:
+                sign(method, url, h)
+            try:
+                r = self._client.request(method, url, headers=h)
+            except httpx.TransportError as e:
+                last = e
+                continue
+            status = r.status_code
+            if status in RETRY_STATUS:
+                last = None
+                continue
+            return Response(status, r.headers, r.content)
+        if last is not None:
+            text = str(last) or type(last).__name__
+            if isinstance(last, httpx.RemoteProtocolError) and "complete message body" in text:
+                raise ObjectTruncatedError(f"{uri}: the store's answer was cut short ({text})", details={"path": uri})
+            raise ObjectStoreUnavailableError(
+                f"{uri}: the object store cannot be reached ({type(last).__name__}: {text})", details={"path": uri}
+            )
+        raise ObjectStoreUnavailableError(f"{uri}: the object store keeps failing (HTTP {status})", details={"path": uri})
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def content_range_size(value: str | None) -> int | None:
+    """The complete length of ``Content-Range: bytes a-b/size`` (or ``bytes */size``)."""
+    if not value or "/" not in value:
+        return None
+    total = value.rsplit("/", 1)[1].strip()
+    return int(total) if total.isdigit() else None
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """An object as a listing just described it."""
+
+    size: int
+    #: The version the listing gave (Azure: ETag; GCS: generation), sent as a precondition.
+    version: str | None
+
+
+class ListingHints:
+    """Sizes and versions of objects a listing returned, so that reading such an object's tail
+    takes one request with an explicit range (``bytes=size-n-size-1``, guarded by the version)
+    where the store has no suffix range (Azure) or ignores it (emulators). Each hint is used
+    once; the oldest are dropped beyond ``capacity`` (a listing larger than that costs a
+    metadata request per dropped file, never a wrong answer: a stale hint fails its precondition)."""
+
+    def __init__(self, capacity: int = 200_000) -> None:
+        self._lock = threading.Lock()
+        self._seen: OrderedDict[str, Seen] = OrderedDict()
+        self._capacity = capacity
+
+    def add(self, uri: str, seen: Seen) -> None:
+        with self._lock:
+            self._seen[uri] = seen
+            self._seen.move_to_end(uri)
+            while len(self._seen) > self._capacity:
+                self._seen.popitem(last=False)
+
+    def take(self, uri: str) -> Seen | None:
+        with self._lock:
+            return self._seen.pop(uri, None)
+
+
+def tail_range(size: int, n: int) -> tuple[int, int]:
+    """``(first, last)`` byte of the last ``n`` bytes of an object of ``size`` (> 0) bytes."""
+    return max(0, size - n), size - 1

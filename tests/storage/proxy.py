@@ -1,0 +1,148 @@
+"""A recording, fault-injecting HTTP proxy on loopback, in front of an emulator that has no such hooks.
+
+Run as ``python -m tests.storage.proxy PORT UPSTREAM_PORT [BEARER_TOKEN]``; it prints ``ready``
+once it listens. Every request is forwarded unchanged (method, path, query, headers, body) to
+``127.0.0.1:UPSTREAM_PORT`` and the upstream's answer is returned unchanged, so the emulator
+behind it (Azurite, gcp-storage-emulator) still decides everything else. Beside that it answers
+three test-only routes, as ``tests/storage/s3server.py`` does for moto:
+
+* ``GET /_test/requests``: the requests forwarded since the last reset, as JSON (method, path,
+  query, ``Range`` / ``x-ms-range`` header);
+* ``POST /_test/reset``: forget them;
+* ``POST /_test/die-after-lists/N``: the process exits, without answering, when the ``N+1``-th
+  listing request arrives (a server that dies in the middle of a paginated listing). A listing is
+  Azure's ``comp=list`` or a GCS JSON API ``GET /storage/v1/b/<bucket>/o`` without an object name.
+
+With ``BEARER_TOKEN``, a request whose ``Authorization`` is not ``Bearer <token>`` is refused with
+401 and GCS's JSON error body, as Google refuses an invalid OAuth token: gcp-storage-emulator
+checks no credentials at all, and the tests need a store that denies a wrong one.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+#: Hop-by-hop headers (RFC 9110 §7.6.1) are the proxy's own, never forwarded.
+_HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
+
+
+def is_listing(method: str, path: str, query: str) -> bool:
+    if method != "GET":
+        return False
+    if "comp=list" in query:  # Azure Blob: List Blobs (and List Containers)
+        return True
+    parts = path.rstrip("/").split("/")
+    # GCS JSON API: /storage/v1/b/<bucket>/o lists; /storage/v1/b/<bucket>/o/<name> is one object.
+    return len(parts) == 6 and parts[1:4] == ["storage", "v1", "b"] and parts[5] == "o"
+
+
+class State:
+    def __init__(self, upstream_port: int, token: str | None) -> None:
+        self.upstream_port = upstream_port
+        self.token = token
+        self.lock = threading.Lock()
+        self.log: list[dict[str, str | None]] = []
+        self.lists_left: int | None = None
+        self.local = threading.local()
+
+    def upstream(self) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection | None = getattr(self.local, "conn", None)
+        if conn is None:
+            conn = http.client.HTTPConnection("127.0.0.1", self.upstream_port, timeout=60)
+            self.local.conn = conn
+        return conn
+
+
+def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _reply(self, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:
+            self.send_response_only(status)
+            # A HEAD answer keeps the upstream's Content-Length: it is the object's size.
+            keep_length = self.command == "HEAD"
+            for k, v in headers:
+                if k.lower() not in _HOP and (keep_length or k.lower() != "content-length"):
+                    self.send_header(k, v)
+            if not keep_length:
+                self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _control(self, path: str) -> None:
+            body = b"{}"
+            with state.lock:
+                if path == "/_test/requests":
+                    body = json.dumps(state.log).encode()
+                elif path == "/_test/reset":
+                    state.log.clear()
+                elif path.startswith("/_test/die-after-lists/"):
+                    state.lists_left = int(path.rsplit("/", 1)[1])
+            self._reply(200, body, [("Content-Type", "application/json")])
+
+        def _forward(self) -> None:
+            split = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            if split.path.startswith("/_test/"):
+                self._control(split.path)
+                return
+            with state.lock:
+                if is_listing(self.command, split.path, split.query) and state.lists_left is not None:
+                    if state.lists_left == 0:
+                        os._exit(0)  # dies with the request unanswered
+                    state.lists_left -= 1
+                state.log.append(
+                    {
+                        "method": self.command,
+                        "path": split.path,
+                        "query": split.query,
+                        "range": self.headers.get("x-ms-range") or self.headers.get("Range"),
+                    }
+                )
+            if state.token is not None and self.headers.get("Authorization") != f"Bearer {state.token}":
+                error = {"error": {"code": 401, "message": "Invalid Credentials", "errors": [{"reason": "authError"}]}}
+                self._reply(401, json.dumps(error).encode(), [("Content-Type", "application/json")])
+                return
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
+            for attempt in range(2):
+                conn = state.upstream()
+                try:
+                    conn.request(self.command, self.path, body=body, headers=headers)
+                    resp = conn.getresponse()
+                    data = resp.read()
+                    break
+                except (ConnectionError, http.client.HTTPException):
+                    conn.close()  # a kept-alive connection the upstream closed: once more, afresh
+                    state.local.conn = None
+                    if attempt:
+                        raise
+            self._reply(resp.status, data, resp.getheaders())
+
+        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_PATCH = _forward
+
+    return Handler
+
+
+def main() -> None:
+    port, upstream = int(sys.argv[1]), int(sys.argv[2])
+    token = sys.argv[3] if len(sys.argv) > 3 else None
+    server = ThreadingHTTPServer(("127.0.0.1", port), make_handler(State(upstream, token)))
+    server.daemon_threads = True
+    print("ready", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Azure Blob Storage through Azurite on loopback (``abfs://``): the shared object-store suite
+(:mod:`tests.storage.remote_suite`) plus what is Azure's own: the configuration from the SDKs'
+environment, two requests for a file named directly (Blob Storage has no suffix range, so a HEAD
+gives the size) but one for a listed file, a blob rewritten after the listing, SharedKey refused
+for a wrong key, and a server that dies between two pages of one listing."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.errors import FileAccessError, ObjectAccessDeniedError, ObjectNotFoundError
+from service.storage import list_data_files
+from service.storage.objects import StoreOptions, store_for
+from service.storage.objects.azure import DEV_ACCOUNT, DEV_ENDPOINT, AzureConfig, open_store
+from tests.api.conftest import ADMIN, WRITER, assert_error
+from tests.storage.emulators import AzuriteServer, start_azurite
+from tests.storage.remote_suite import *  # noqa: F403 - the shared suite, run for this store
+from tests.storage.remote_suite import T, nothing_committed, rest
+
+
+@pytest.fixture(scope="module")
+def server(azurite_server: AzuriteServer) -> AzuriteServer:
+    return azurite_server
+
+
+def test_configuration_from_the_sdk_environment() -> None:
+    key = base64.b64encode(b"secret").decode()
+    c = AzureConfig.from_env(
+        {"AZURE_STORAGE_CONNECTION_STRING": f"DefaultEndpointsProtocol=https;AccountName=acc;AccountKey={key};EndpointSuffix=core.chinacloudapi.cn"}
+    )
+    assert (c.account, c.endpoint, c.key, c.sas) == ("acc", "https://acc.blob.core.chinacloudapi.cn", b"secret", None)
+    dev = AzureConfig.from_env({"AZURE_STORAGE_CONNECTION_STRING": "UseDevelopmentStorage=true"})
+    assert (dev.account, dev.endpoint) == (DEV_ACCOUNT, DEV_ENDPOINT)
+    named = AzureConfig.from_env({"AZURE_STORAGE_ACCOUNT_NAME": "acc", "AZURE_STORAGE_SAS_TOKEN": "?sv=1&sig=a%2Fb"})
+    assert (named.endpoint, named.key, named.sas) == ("https://acc.blob.core.windows.net", None, (("sv", "1"), ("sig", "a/b")))
+    custom = AzureConfig.from_env({"AZURE_STORAGE_ACCOUNT_NAME": "acc", "AZURE_STORAGE_ENDPOINT": "http://127.0.0.1:1/acc/"})
+    assert custom.endpoint == "http://127.0.0.1:1/acc"
+    for bad in ({}, {"AZURE_STORAGE_CONNECTION_STRING": "AccountKey=abc"}, {"AZURE_STORAGE_CONNECTION_STRING": "nonsense"},
+                {"AZURE_STORAGE_ACCOUNT_NAME": "acc", "AZURE_STORAGE_ACCOUNT_KEY": "not base64!"},
+                {"AZURE_STORAGE_ACCOUNT_NAME": "acc", "AZURE_STORAGE_ENDPOINT": "ftp://x"}):  # fmt: skip
+        with pytest.raises(FileAccessError):
+            AzureConfig.from_env(bad)
+
+
+def test_an_unconfigured_store_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NAME"):
+        monkeypatch.delenv(k, raising=False)
+    with pytest.raises(FileAccessError, match="AZURE_STORAGE_CONNECTION_STRING"):
+        list_data_files("abfs://lake/lake/")
+
+
+def test_the_hadoop_uri_form_is_refused_clearly(azure: AzuriteServer, app_factory: Any) -> None:
+    hadoop = "abfss://lake@shredcat.dfs.core.windows.net/lake/"
+    with pytest.raises(FileAccessError, match=r"abfss://container/path"):
+        list_data_files(hadoop)
+    c = app_factory(roots=["abfss://lake/lake/"])
+    assert c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=ADMIN).status_code == 200
+    assert c.post("/v1/namespaces/lake/tables", json={"name": "events", "variant-columns": ["v"]}, headers=ADMIN).status_code == 200
+    for body in ({"prefixes": [hadoop]}, {"paths": [hadoop + "f.parquet"]}):
+        err = assert_error(c.post(T + "/commits", json=body, headers=WRITER), 403, "path_not_allowed")
+        assert "abfss://container/path" in err["message"], err
+
+
+@pytest.fixture
+def az_store(azure: AzuriteServer) -> Iterator[Any]:
+    s = open_store(azure.env(), StoreOptions(concurrency=4))
+    yield s
+    s.close()
+
+
+def test_a_named_file_costs_a_head_and_a_get_a_listed_one_a_get(azure: AzuriteServer, az_store: Any) -> None:
+    body = bytes(range(256)) * 4
+    uri = azure.put("reads/one.parquet", body)
+    azure.control("/_test/reset")
+    tail = az_store.read_tail(uri, 100)
+    assert (tail.data, tail.info.size, tail.start) == (body[-100:], len(body), len(body) - 100)
+    assert tail.info.content_id and tail.info.content_id.endswith(f":{len(body)}")
+    assert [(r["method"], r["range"]) for r in azure.requests()] == [("HEAD", None), ("GET", "bytes=924-1023")]
+    azure.control("/_test/reset")
+    assert [e.uri for e in az_store.list(azure.uri("reads/"))] == [uri]
+    assert az_store.read_tail(uri, 2000).data == body  # more than the blob: all of it
+    assert [(r["method"], r["range"]) for r in azure.requests() if not azure.is_listing(r)] == [("GET", "bytes=0-1023")]
+    assert az_store.read_tail(uri, 100).info == tail.info  # by name or after a listing: one content id
+    assert az_store.read_ranges(uri, [(10, 5), (1000, 3)], version=tail.info.version) == [body[10:15], body[1000:1003]]
+
+
+def test_a_blob_rewritten_after_the_listing_is_read_afresh(azure: AzuriteServer, az_store: Any) -> None:
+    uri = azure.put("rewritten/x.parquet", b"a" * 50)
+    list(az_store.list(azure.uri("rewritten/")))
+    azure.put("rewritten/x.parquet", b"b" * 70)
+    tail = az_store.read_tail(uri, 10)
+    assert (tail.data, tail.info.size) == (b"b" * 10, 70)
+
+
+def test_errors_of_the_store(azure: AzuriteServer, az_store: Any) -> None:
+    uri = azure.put("errors/x.parquet", b"x" * 10)
+    with pytest.raises(ObjectNotFoundError, match="no such file"):
+        az_store.read_tail(azure.uri("errors/nothing.parquet"), 10)
+    assert az_store.head(azure.uri("errors/nothing.parquet")) is None
+    assert list(az_store.list("abfs://no-such-container/x/")) == []
+    wrong = open_store(azure.env(**azure.wrong_credentials()), StoreOptions())
+    for call in (lambda: wrong.read_tail(uri, 10), lambda: list(wrong.list(azure.uri("errors/")))):
+        with pytest.raises(ObjectAccessDeniedError, match=r"access denied \(AuthorizationFailure"):
+            call()
+    # The store in force follows the environment: another key is another store.
+    assert store_for(uri, env=azure.env()) is not store_for(uri, env=azure.env(**azure.wrong_credentials()))
+
+
+def test_a_server_dying_mid_listing_fails_the_commit(app_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import service.storage.objects.azure as azure_store
+
+    server = start_azurite()
+    try:
+        for k, v in server.env().items():
+            monkeypatch.setenv(k, v)
+        # Pages of 10 (instead of 5,000) so that 25 blobs take three pages.
+        monkeypatch.setattr(azure_store, "_MAX_RESULTS", 10)
+        for i in range(25):
+            server.put(f"lake/big/part-{i:05d}.parquet", b"x")
+        c = rest(app_factory, server)
+        server.control("/_test/reset")
+        assert len(list_data_files(server.uri("lake/big/"))) == 25
+        lists = [r for r in server.requests() if server.is_listing(r)]
+        assert len(lists) == 3 and "marker=" in lists[-1]["query"], lists  # the listing is paginated
+        # The server dies when the last page is asked for: earlier pages were answered.
+        server.control("/_test/die-after-lists/2")
+        r = c.post(T + "/commits", json={"prefixes": [server.uri("lake/big/")]}, headers=WRITER)
+        assert r.status_code == 422, r.text
+        assert f"cannot list {server.uri('lake/big/')}" in r.text and "cannot be reached" in r.text, r.text
+        assert server.proxy.wait(10) is not None  # it really died
+        nothing_committed(c)
+    finally:
+        server.stop()
+
+
+def _account_sas(account: str, key: str, permissions: str) -> str:
+    """An account SAS token (version 2019-12-12) for the blob service, as the REST reference
+    "Create an account SAS" defines its string to sign."""
+    import hashlib
+    import hmac
+    from datetime import UTC, datetime, timedelta
+    from urllib.parse import urlencode
+
+    expiry = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fields = {"sv": "2019-12-12", "ss": "b", "srt": "sco", "sp": permissions, "se": expiry, "spr": "https,http"}
+    text = "\n".join([account, permissions, "b", "sco", "", expiry, "", "https,http", "2019-12-12", ""])
+    sig = base64.b64encode(hmac.new(base64.b64decode(key), text.encode(), hashlib.sha256).digest()).decode()
+    return urlencode({**fields, "sig": sig})
+
+
+def test_a_sas_token_instead_of_the_key(azure: AzuriteServer) -> None:
+    body = b"sas" * 100
+    uri = azure.put("sas/x.parquet", body)
+
+    def sas_store(token: str) -> Any:
+        env = {"AZURE_STORAGE_ACCOUNT_NAME": azure.account, "AZURE_STORAGE_SAS_TOKEN": token,
+               "AZURE_STORAGE_ENDPOINT": f"{azure.endpoint}/{azure.account}"}  # fmt: skip
+        return open_store(env, StoreOptions())
+
+    read_list = sas_store("?" + _account_sas(azure.account, azure.key, "rl"))
+    assert [e.uri for e in read_list.list(azure.uri("sas/"))] == [uri]
+    assert read_list.read_tail(uri, 10).data == body[-10:]
+    list_only = sas_store(_account_sas(azure.account, azure.key, "l"))
+    assert [e.uri for e in list_only.list(azure.uri("sas/"))] == [uri]
+    with pytest.raises(ObjectAccessDeniedError):  # the token does not grant reading
+        list_only.read_tail(uri, 10)
+    forged = sas_store(_account_sas(azure.account, base64.b64encode(b"x" * 64).decode(), "rl"))
+    with pytest.raises(ObjectAccessDeniedError):
+        list(forged.list(azure.uri("sas/")))
+    for s in (read_list, list_only, forged):
+        s.close()

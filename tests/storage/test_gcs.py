@@ -1,0 +1,114 @@
+"""Google Cloud Storage through gcp-storage-emulator on loopback (``gs://``): the shared
+object-store suite (:mod:`tests.storage.remote_suite`) plus what is GCS's own: the configuration
+from the client libraries' environment, one request per file whether named (a suffix range) or
+listed (the listed size), an object rewritten after the listing, a wrong token refused, and a
+server that dies in the middle of a listing walk.
+
+The emulator does not paginate (it answers every listing in one page) and checks no credentials:
+the recording proxy in front of it refuses a wrong bearer token as Google does, and the death
+mid-listing happens between the directories of one walk rather than between pages."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.errors import FileAccessError, ObjectAccessDeniedError, ObjectNotFoundError
+from service.storage import list_data_files
+from service.storage.objects import StoreOptions
+from service.storage.objects.gcs import DEFAULT_ENDPOINT, GcsConfig, open_store
+from tests.api.conftest import WRITER
+from tests.storage.emulators import GcsServer, start_gcs
+from tests.storage.remote_suite import *  # noqa: F403 - the shared suite, run for this store
+from tests.storage.remote_suite import T, nothing_committed, rest
+
+
+@pytest.fixture(scope="module")
+def server(gcs_server: GcsServer) -> GcsServer:
+    return gcs_server
+
+
+def test_configuration_from_the_client_environment() -> None:
+    assert GcsConfig.from_env({}) == GcsConfig(DEFAULT_ENDPOINT, None)
+    assert GcsConfig.from_env({"STORAGE_EMULATOR_HOST": "127.0.0.1:9023"}).endpoint == "http://127.0.0.1:9023"
+    c = GcsConfig.from_env({"STORAGE_EMULATOR_HOST": "https://gcs.test/", "GOOGLE_OAUTH_ACCESS_TOKEN": "t"})
+    assert (c.endpoint, c.token) == ("https://gcs.test", "t")
+    with pytest.raises(FileAccessError, match="STORAGE_EMULATOR_HOST"):
+        GcsConfig.from_env({"STORAGE_EMULATOR_HOST": "ftp://x"})
+
+
+@pytest.fixture
+def gcs_store(gcs: GcsServer) -> Iterator[Any]:
+    s = open_store(gcs.env(), StoreOptions(concurrency=4))
+    yield s
+    s.close()
+
+
+def test_one_request_per_file_named_or_listed(gcs: GcsServer, gcs_store: Any) -> None:
+    body = bytes(range(256)) * 4
+    uri = gcs.put("reads/one.parquet", body)
+    gcs.control("/_test/reset")
+    tail = gcs_store.read_tail(uri, 100)
+    assert (tail.data, tail.info.size) == (body[-100:], len(body))
+    assert [(r["method"], r["range"]) for r in gcs.requests()] == [("GET", "bytes=-100")]
+    gcs.control("/_test/reset")
+    assert [e.uri for e in gcs_store.list(gcs.uri("reads/"))] == [uri]
+    listed = gcs_store.read_tail(uri, 100)
+    assert listed.data == body[-100:]
+    # Read by name or after a listing, the object has one content id (the emulator sends no
+    # generation with the bytes, so it is None here; GCS sends x-goog-generation).
+    assert listed.info == tail.info
+    reads = [r for r in gcs.requests() if not gcs.is_listing(r)]
+    assert [(r["method"], r["range"]) for r in reads] == [("GET", "bytes=924-1023")]
+    assert "ifGenerationMatch=" in reads[0]["query"]
+    assert gcs_store.read_ranges(uri, [(10, 5), (1000, 3)]) == [body[10:15], body[1000:1003]]
+
+
+def test_an_object_rewritten_after_the_listing_is_read_afresh(gcs: GcsServer, gcs_store: Any) -> None:
+    uri = gcs.put("rewritten/x.parquet", b"a" * 50)
+    list(gcs_store.list(gcs.uri("rewritten/")))
+    gcs.put("rewritten/x.parquet", b"b" * 70)
+    gcs.control("/_test/reset")
+    # GCS refuses the listed generation (412); the emulator ignores ifGenerationMatch, but the size
+    # its range answer reports tells: either way the object is read again, by a suffix range.
+    tail = gcs_store.read_tail(uri, 10)
+    assert (tail.data, tail.info.size) == (b"b" * 10, 70)
+    assert [r["range"] for r in gcs.requests()] == ["bytes=40-49", "bytes=-10"]
+
+
+def test_errors_of_the_store(gcs: GcsServer, gcs_store: Any) -> None:
+    uri = gcs.put("errors/x.parquet", b"x" * 10)
+    with pytest.raises(ObjectNotFoundError, match="no such file"):
+        gcs_store.read_tail(gcs.uri("errors/nothing.parquet"), 10)
+    assert gcs_store.head(gcs.uri("errors/nothing.parquet")) is None
+    assert gcs_store.head(uri) is not None
+    assert list(gcs_store.list("gs://no-such-bucket/x/")) == []
+    wrong = open_store(gcs.env(**gcs.wrong_credentials()), StoreOptions())
+    for call in (lambda: wrong.read_tail(uri, 10), lambda: list(wrong.list(gcs.uri("errors/")))):
+        with pytest.raises(ObjectAccessDeniedError, match="access denied"):
+            call()
+
+
+def test_a_server_dying_mid_listing_fails_the_commit(app_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    server = start_gcs()
+    try:
+        for k, v in server.env().items():
+            monkeypatch.setenv(k, v)
+        for d in range(3):
+            server.put(f"lake/big/d={d}/part-0.parquet", b"x")
+        c = rest(app_factory, server)
+        server.control("/_test/reset")
+        assert len(list_data_files(server.uri("lake/big/"))) == 3
+        assert len([r for r in server.requests() if server.is_listing(r)]) == 4  # the prefix, then each directory
+        # The server dies when the second directory is asked for: the first was answered.
+        server.control("/_test/die-after-lists/2")
+        r = c.post(T + "/commits", json={"prefixes": [server.uri("lake/big/")]}, headers=WRITER)
+        assert r.status_code == 422, r.text
+        assert f"cannot list {server.uri('lake/big/')}" in r.text and "cannot be reached" in r.text, r.text
+        assert server.proxy.wait(10) is not None  # it really died
+        nothing_committed(c)
+    finally:
+        server.stop()
