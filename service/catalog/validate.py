@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -397,23 +398,23 @@ def identity(f: FileStats) -> tuple[str | None, int, int, int]:
     return (f.content_id, f.file_size_bytes, f.record_count, f.footer_size)
 
 
-def _content_id_kind(content_id: str) -> str:
-    # Object stores give "etag:<etag>:<size>" or "generation:<n>:<size>"; local files, and object
-    # files registered before shredcat had its own object-store client (through pyarrow.fs), give
-    # "<mtime_ns>:<size>".
-    head = content_id.split(":", 1)[0]
-    return "mtime" if head.isdigit() else head
+_LEGACY_ID = re.compile(r"\d+:\d+")
+_STORE_ID_PREFIXES = ("etag:", "generation:")
 
 
 def same_content_id(a: str | None, b: str | None) -> bool:
-    """Whether two content ids allow "same content": equal, or of different kinds (an object
-    registered as ``mtime:size`` before, read now as ``etag:...``), which cannot be compared, so
-    the rest of the identity (size, record count, footer size) decides alone."""
+    """Whether two content ids allow "same content": equal, or the one pair that cannot be
+    compared: an object registered before shredcat had its own object-store clients carries
+    pyarrow.fs's ``<mtime_ns>:<size>``, read again it gives ``etag:...``/``generation:...``; then
+    the rest of the identity (size, record count, footer size) decides alone. Any other
+    difference (a client's own ids included) is a difference."""
     if a == b:
         return True
     if a is None or b is None:
         return False
-    return _content_id_kind(a) != _content_id_kind(b)
+    return (_LEGACY_ID.fullmatch(a) is not None and b.startswith(_STORE_ID_PREFIXES)) or (
+        _LEGACY_ID.fullmatch(b) is not None and a.startswith(_STORE_ID_PREFIXES)
+    )
 
 
 def same_content(stored: tuple[str | None, int, int, int], f: FileStats) -> bool:

@@ -193,7 +193,8 @@ def test_content_ids_of_one_kind_must_be_equal_and_of_two_kinds_cannot_be_compar
     assert not same_content_id("etag:abc:10", "etag:abd:10")
     assert not same_content_id("1700000000000000000:10", "1700000000000000001:10")
     assert same_content_id("1700000000000000000:10", "etag:abc:10")  # pyarrow-era id vs etag
-    assert same_content_id("generation:5:10", "etag:abc:10")
+    assert same_content_id("1700000000000000000:10", "generation:5:10")
+    assert not same_content_id("generation:5:10", "etag:abc:10")
     assert not same_content_id(None, "etag:abc:10") and same_content_id(None, None)
 
 
@@ -210,3 +211,11 @@ def test_an_object_registered_with_a_pyarrow_era_id_re_registers_unchanged(catal
     assert first.snapshot_id is not None and again.snapshot_id is None and again.added == ()
     with pytest.raises(ConflictError):
         catalog.commit("lake", "legacy", [dataclasses.replace(old, content_id="etag:9f1c:2000", file_size_bytes=2000)])
+
+
+def test_only_the_pyarrow_era_pair_of_content_ids_is_incomparable() -> None:
+    from service.catalog.validate import same_content_id
+
+    assert not same_content_id("etag:abc:10", "other-etag")  # a client's own ids still differ
+    assert not same_content_id("changed", "etag:abc:10")
+    assert not same_content_id("1700000000000000000:10", "changed")
