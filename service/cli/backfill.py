@@ -1,6 +1,6 @@
 """``shredcat backfill --table NS.TABLE ROOT_URI``: register an existing lake of shredded Parquet
-files, extracting their statistics on Spark executors and committing them in batches through the
-REST API (see :mod:`service.spark.backfill`).
+files, extracting their statistics on Spark executors (``--local``: on this machine, no Spark)
+and committing them in batches through the REST API (see :mod:`service.spark.backfill`).
 
 The service is ``--url`` (default ``SHREDCAT_URL``, else http://127.0.0.1:8181) with the bearer
 token in ``SHREDCAT_TOKEN`` (a writer's; an admin's when the table must be created). Spark is
@@ -12,6 +12,7 @@ failed (rerun to retry them: what is live is skipped), 2 on bad arguments.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,6 +22,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, default=1000, help="files per commit (default 1000)")
     p.add_argument("--files-per-task", type=int, default=100, help="files per Spark task (default 100)")
     p.add_argument("--master", default=None, help="Spark master when not set by spark-submit (default local[*])")
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="extract on this machine without Spark (processes for local files, overlapped requests for object stores)",
+    )
     p.add_argument("--no-create", action="store_true", help="fail when the table does not exist")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -42,28 +48,19 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"shredcat backfill: {e}", file=sys.stderr)
         return 2
-    try:
-        from pyspark import SparkConf
-        from pyspark.sql import SparkSession
-    except ImportError:
-        print("shredcat backfill: needs PySpark (pip install 'shredcat[spark]')", file=sys.stderr)
+    if args.local and args.master is not None:
+        print("shredcat backfill: --local runs without Spark; drop --master", file=sys.stderr)
         return 2
-
-    existing = SparkSession.getActiveSession()
-    if existing is not None:
-        spark, owned = existing, False
-    else:
-        builder = SparkSession.builder.appName("shredcat-backfill")
-        master = args.master
-        if master is None and not SparkConf().contains("spark.master"):
-            master = "local[*]"
-        if master is not None:
-            builder = builder.master(master)
-        if master is not None and master.startswith("local"):
-            # Local executors are Python processes of this machine: this interpreter has shredcat.
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            builder = builder.config("spark.ui.showConsoleProgress", "false")
-        spark, owned = builder.getOrCreate(), True
+    spark: Any = None
+    owned = False
+    if not args.local:
+        try:
+            from pyspark import SparkConf
+            from pyspark.sql import SparkSession
+        except ImportError:
+            print("shredcat backfill: needs PySpark (pip install 'shredcat[spark]'), or --local", file=sys.stderr)
+            return 2
+        spark, owned = _spark_session(args.master, SparkConf, SparkSession)
     url = args.url or os.environ.get("SHREDCAT_URL") or DEFAULT_URL
     try:
         with ShredcatClient(url, os.environ.get("SHREDCAT_TOKEN")) as client:
@@ -105,3 +102,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.summary())
     return 0 if result.ok else 1
+
+
+def _spark_session(master: str | None, spark_conf: Any, spark_session: Any) -> tuple[Any, bool]:
+    """The active SparkSession (not ours to stop), or a new one (``master``, default local[*])."""
+    import os
+    import sys
+
+    existing = spark_session.getActiveSession()
+    if existing is not None:
+        return existing, False
+    builder = spark_session.builder.appName("shredcat-backfill")
+    if master is None and not spark_conf().contains("spark.master"):
+        master = "local[*]"
+    if master is not None:
+        builder = builder.master(master)
+    if master is not None and master.startswith("local"):
+        # Local executors are Python processes of this machine: this interpreter has shredcat.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+    return builder.getOrCreate(), True

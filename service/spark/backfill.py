@@ -15,7 +15,9 @@
    batches go on and the result lists what failed, so a rerun after a fix does the rest.
 
 Runs unchanged on ``local[*]`` or any cluster (the driver needs to reach the service, the
-executors the storage).
+executors the storage). With ``spark=None`` (``shredcat backfill --local``) there is no Spark at
+all: the same waves are extracted on this machine (:func:`extract_locally`: processes for local
+files, overlapped requests for object-store files), for lakes one machine can handle.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from service.storage import list_data_files, listing_prefix
 if TYPE_CHECKING:
     from service.client import ShredcatClient
 
-__all__ = ["BackfillResult", "FailedBatch", "backfill", "extract_on_executors"]
+__all__ = ["BackfillResult", "FailedBatch", "backfill", "extract_locally", "extract_on_executors"]
 
 #: Largest wave (files extracted by one Spark job and held on the driver at once).
 MAX_WAVE_FILES = 50_000
@@ -62,6 +64,26 @@ def _extract_one(path: str) -> tuple[str, dict[str, Any] | None, str | None]:
         return path, file_stats_payload(extract_file(path)), None
     except Exception as e:
         return path, None, f"{type(e).__name__}: {e}"
+
+
+def extract_locally(
+    paths: Sequence[str], *, workers: int | None = None
+) -> list[tuple[str, dict[str, Any] | None, str | None]]:
+    """Extract ``paths`` on this machine: ``(path, payload, error)`` in the order given. Object-store
+    files overlap their requests on threads (:mod:`service.stats.batch`); local files are decoded in
+    ``workers`` processes (default: CPU count, at most 8), as ``shredcat register`` does."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    from service.storage.objects import is_remote
+
+    if not paths:
+        return []
+    n = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    if any(is_remote(p) for p in paths) or n <= 1 or len(paths) < 64:
+        return list(_extract_partition(paths))
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        return list(pool.map(_extract_one, paths, chunksize=32))
 
 
 def _slices(n_files: int, files_per_task: int) -> int:
@@ -151,7 +173,7 @@ def _commit_batch(
 
 
 def backfill(
-    spark: Any,
+    spark: Any | None,
     root: str,
     table: str | tuple[str, str],
     *,
@@ -165,7 +187,8 @@ def backfill(
     progress: Callable[[str], None] | None = _stderr,
 ) -> BackfillResult:
     """Register every data file under ``root`` not yet live in ``table``, extracting on Spark
-    executors and committing ``batch_size`` files per snapshot. See the module docstring."""
+    executors (on this machine when ``spark`` is None) and committing ``batch_size`` files per
+    snapshot. See the module docstring."""
     from service.client import ShredcatAPIError, ShredcatConnectionError
 
     if batch_size < 1 or files_per_task < 1:
@@ -207,14 +230,18 @@ def backfill(
         return result
 
     if wave_files is None:
-        parallelism = max(1, int(spark.sparkContext.defaultParallelism))
-        wave_files = 2 * parallelism * files_per_task
+        import os
+
+        cores = (os.cpu_count() or 1) if spark is None else spark.sparkContext.defaultParallelism
+        wave_files = 2 * max(1, int(cores)) * files_per_task
     per_wave = max(1, min(MAX_WAVE_FILES, max(wave_files, batch_size)) // batch_size)
     waves = [batches[i : i + per_wave] for i in range(0, len(batches), per_wave)]
     salt = f"snapshot={snapshot}"
 
     def extract_wave(wave: Sequence[Sequence[str]]) -> list[tuple[str, dict[str, Any] | None, str | None]]:
         flat = [p for b in wave for p in b]
+        if spark is None:
+            return extract_locally(flat)
         sc = spark.sparkContext
         sc.setJobDescription(f"shredcat backfill {result.table}: extract {len(flat)} files")
         try:

@@ -156,3 +156,29 @@ def test_cli_backfill(lake: Path, service: LocalService, client: ShredcatClient,
     assert main(["backfill", "--table", "lake.absent", target, "--no-create"]) == 1
     assert "absent" in capsys.readouterr().err
     assert main(["backfill", "--table", "nodot", target]) == 2
+
+
+def test_cli_backfill_local_runs_without_spark(
+    lake: Path, service: LocalService, client: ShredcatClient, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--local``: the same waves, batches and idempotent commits, extracted on this machine (a
+    process pool for these 300 local files): no SparkSession is asked for."""
+    import service.cli.backfill as cli_backfill
+    from service.cli import main
+
+    def no_spark(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("--local must not start Spark")
+
+    monkeypatch.setattr(cli_backfill, "_spark_session", no_spark)
+    monkeypatch.setenv("SHREDCAT_URL", service.url)
+    assert main(["backfill", "--local", "--table", "lake.local", str(lake), "--batch-size", "100"]) == 0
+    out = capsys.readouterr()
+    assert "batch 3/3 committed" in out.err
+    live = _live(client, "local")
+    assert len(live) == len(set(live)) == N_FILES and set(live) == set(list_parquet_files(str(lake)))
+    plan = client.plan_all("lake", "local", sql="variant_get(v, '$.user.id', 'bigint') = 7")
+    assert plan.files_kept == 1 and "day=1" in plan.paths[0]
+    # A rerun has nothing to do; --local with --master is a usage error.
+    assert main(["backfill", "--local", "--table", "lake.local", str(lake), "--json"]) == 0
+    assert '"added": 0' in capsys.readouterr().out
+    assert main(["backfill", "--local", "--master", "local[1]", "--table", "lake.local", str(lake)]) == 2
