@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Callable
 from html import unescape
+from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
@@ -642,3 +643,27 @@ def test_coverage_lists_the_files_behind_each_status(admin: TestClient, events_f
     row = re.search(r'<th scope="row"><a href="/admin/tables/lake/events">.*?</tr>', overview, re.S).group(0)
     health = re.sub(r"<[^>]+>", "", re.search(r'<td class="health">(.*?)</td>', row, re.S).group(1))
     assert health.split() == ["4", "/", "1", "/", "1"]
+
+
+def test_playground_lists_plain_and_partition_columns_to_insert(admin: TestClient, filled: str, tmp_path: Path) -> None:
+    """A table with a plain column and a Hive partition: both are offered beside the Variant
+    column, with their kind and type, and a mixed predicate on them runs."""
+    import duckdb
+
+    from service.catalog import Catalog
+
+    d = tmp_path / "mixed" / "event_date=2024-03-01"
+    d.mkdir(parents=True)
+    f = d / "part-0.parquet"
+    duckdb.sql(
+        f"COPY (SELECT r::BIGINT AS user_id, {{'id': r::BIGINT}}::VARIANT AS v FROM range(10) t(r)) TO '{f}' (FORMAT parquet)"
+    )
+    with Catalog(filled) as cat:
+        cat.register("lake", "mixed", [str(f)])
+    html = admin.get("/admin/tables/lake/mixed/prune").text
+    assert "user_id" in html and "column, int64" in html
+    assert "event_date" in html and "partition column, date" in html
+    assert "Variant column" in html
+    for sql, pruned in (("event_date = '2024-03-01' AND user_id > 100", 1), ("event_date = '2024-03-01' AND user_id < 5", 0)):
+        r = admin.get("/admin/tables/lake/mixed/prune", params={"sql": sql})
+        assert r.status_code == 200 and metrics_from(r.text)["files-pruned"] == pruned, sql

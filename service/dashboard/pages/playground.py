@@ -93,6 +93,9 @@ class InsertItem:
     note: str
 
 
+_KIND_WORDS = {"variant": "Variant column", "plain": "column", "partition": "partition column"}
+
+
 def insert_items(columns: Sequence[tuple[str, str]], coverage: Sequence[PathCoverage]) -> list[InsertItem]:
     """The table's columns (``(name, kind)``, any kind of column) and the fully shredded paths of
     its Variant columns (each as ``variant_get(col, '$.path', 'type')`` with the path's most
@@ -156,7 +159,10 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     }
     # Examples are shown only before a predicate is run (reading them costs a global-stats merge).
     values["examples"] = [] if run else _examples(catalog, namespace, table)
-    values["inserts"] = insert_items([(c, "Variant column") for c in info.columns], catalog.path_coverage(namespace, table))
+    columns = [(c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}")) for c in info.all_columns]
+    if not columns:
+        columns = [(c, "Variant column") for c in info.columns]
+    values["inserts"] = insert_items(columns, catalog.path_coverage(namespace, table))
     if not run:
         return render(request, "prune.html", **values)
     if request.method == "POST" and not csrf_checked(request, form):
