@@ -1,4 +1,4 @@
-"""What the HTTP object stores (Azure Blob, GCS) share: one pooled httpx client, retries, the
+"""What the HTTP object stores (S3, Azure Blob, GCS) share: one pooled httpx client, retries, the
 translation of transport failures, ``Content-Range`` parsing, and the sizes a listing has seen.
 
 The client's pool keeps at most ``options.concurrency`` connections, which bounds the requests a

@@ -6,7 +6,7 @@ Configuration is the AWS SDKs' standard environment: ``AWS_ENDPOINT_URL_S3`` or
 unsigned, for public buckets), ``AWS_REGION`` or ``AWS_DEFAULT_REGION`` (default ``us-east-1``).
 Shared credential files, profiles and instance metadata are not read.
 
-One :class:`httpx.Client` per store: its pool keeps at most ``options.concurrency`` connections,
+One :class:`~service.storage.objects.http.HttpSender` per store (shared with Azure and GCS): its pool keeps at most ``options.concurrency`` connections,
 which bounds the requests in flight of the whole process, and reuses them (keep-alive) across
 files and threads. Idempotent requests are retried twice on a connection failure or an HTTP
 5xx/429 before the store is called unavailable.
@@ -27,7 +27,6 @@ from service.errors import (
     ObjectChangedError,
     ObjectNotFoundError,
     ObjectStoreError,
-    ObjectStoreUnavailableError,
     ObjectTruncatedError,
 )
 from service.storage.objects import StoreOptions
@@ -39,6 +38,7 @@ from service.storage.objects.base import (
     coalesce,
     slice_ranges,
 )
+from service.storage.objects.http import content_range_size
 from service.storage.objects.sigv4 import Credentials, sign, signing_key, uri_encode
 
 ENV_VARS = (
@@ -52,10 +52,6 @@ ENV_VARS = (
 )
 
 _NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
-#: Attempts of one idempotent request (the first and two retries) and the pauses between them.
-_ATTEMPTS = 3
-_BACKOFF = (0.1, 0.4)
-_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,18 +96,11 @@ class S3Store:
     schemes = ("s3", "s3a", "s3n")
 
     def __init__(self, config: S3Config, options: StoreOptions) -> None:
-        import httpx
+        from service.storage.objects.http import HttpSender
 
         self.config = config
         self.options = options
-        n = options.concurrency
-        # pool=None: a thread beyond the concurrency waits for a connection however long it takes
-        # (that wait is the bound, not a failure); connect/read still time out.
-        self._client = httpx.Client(
-            limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
-            timeout=httpx.Timeout(options.timeout, pool=None),
-            follow_redirects=False,
-        )
+        self._http = HttpSender(options)
         self._key_lock = threading.Lock()
         self._key: tuple[str, bytes] | None = None
         if config.endpoint is not None:
@@ -149,44 +138,22 @@ class S3Store:
         headers: Mapping[str, str] | None = None,
     ) -> tuple[int, Mapping[str, str], bytes]:
         """One request, retried on transport failures and 5xx; the whole body read."""
-        import httpx
-
         from service.storage.objects.sigv4 import canonical_query
 
         host, path = self._where(bucket, key)
         query = canonical_query(params)
         scheme = self._scheme if self.config.endpoint is not None else "https"
         url = f"{scheme}://{host}{path}" + (f"?{query}" if query else "")
-        last: Exception | None = None
-        status = 0
-        for attempt in range(_ATTEMPTS):
-            if attempt:
-                time.sleep(_BACKOFF[attempt - 1])
-            h = dict(headers or {})
-            creds = self.config.credentials
-            if creds is not None:
-                amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-                h.update(
-                    sign(method, host, path, params, creds, self.config.region, amz_date, key=self._signing_key(amz_date[:8]))
-                )
-            try:
-                r = self._client.request(method, url, headers=h)
-            except httpx.TransportError as e:
-                last = e
-                continue
-            status = r.status_code
-            if status in _RETRY_STATUS:
-                last = None
-                continue
-            return status, r.headers, r.content
-        if last is not None:
-            text = str(last) or type(last).__name__
-            if isinstance(last, httpx.RemoteProtocolError) and "complete message body" in text:
-                raise ObjectTruncatedError(f"{uri}: the store's answer was cut short ({text})", details={"path": uri})
-            raise ObjectStoreUnavailableError(
-                f"{uri}: the object store cannot be reached ({type(last).__name__}: {text})", details={"path": uri}
-            )
-        raise ObjectStoreUnavailableError(f"{uri}: the object store keeps failing (HTTP {status})", details={"path": uri})
+        creds = self.config.credentials
+
+        def signed(method: str, _url: str, h: dict[str, str]) -> None:
+            # Signed again on every attempt: a signature carries the time.
+            assert creds is not None
+            amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            h.update(sign(method, host, path, params, creds, self.config.region, amz_date, key=self._signing_key(amz_date[:8])))
+
+        r = self._http.send(method, url, uri, headers, signed if creds is not None else None)
+        return r.status, r.headers, r.body
 
     def _fail(self, uri: str, status: int, body: bytes, what: str = "") -> ObjectStoreError:
         code, message = _error_code(body)
@@ -267,7 +234,7 @@ class S3Store:
             raise ObjectNotFoundError(f"{uri}: no such file", details={"path": uri})
         status, headers, body = self._send("GET", uri, bucket, key, headers={"range": f"bytes=-{n}"})
         if status == 206:
-            size = _content_range_size(headers.get("content-range"))
+            size = content_range_size(headers.get("content-range"))
             if size is None or len(body) != min(n, size):
                 raise ObjectTruncatedError(
                     f"{uri}: expected the last {min(n, size or 0)} bytes, got {len(body)}", details={"path": uri}
@@ -277,7 +244,7 @@ class S3Store:
             return ObjectTail(self._info(uri, len(body), headers), body[-n:])
         if status == 416:
             # "bytes=-n" of an empty object: nothing to satisfy it with; the object exists.
-            size = _content_range_size(headers.get("content-range"))
+            size = content_range_size(headers.get("content-range"))
             if size in (None, 0):
                 return ObjectTail(self._info(uri, 0, headers), b"")
         raise self._fail(uri, status, body)
@@ -302,15 +269,7 @@ class S3Store:
         return slice_ranges(ranges, fetched)
 
     def close(self) -> None:
-        self._client.close()
-
-
-def _content_range_size(value: str | None) -> int | None:
-    """The complete length of ``Content-Range: bytes a-b/size`` (or ``bytes */size``)."""
-    if not value or "/" not in value:
-        return None
-    total = value.rsplit("/", 1)[1].strip()
-    return int(total) if total.isdigit() else None
+        self._http.close()
 
 
 __all__ = ["ENV_VARS", "S3Config", "S3Store", "open_store", "split_uri"]
