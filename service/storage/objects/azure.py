@@ -48,8 +48,6 @@ from service.storage.objects.base import (
     ObjectEntry,
     ObjectInfo,
     ObjectTail,
-    coalesce,
-    slice_ranges,
 )
 from service.storage.objects.http import (
     HttpSender,
@@ -57,6 +55,7 @@ from service.storage.objects.http import (
     Response,
     Seen,
     content_range_size,
+    read_coalesced,
     tail_range,
 )
 
@@ -353,23 +352,14 @@ class AzureBlobStore:
 
     def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> list[bytes]:
         _, container, blob = split_uri(uri)
-        fetched: dict[ByteRange, bytes] = {}
-        for off, length in coalesce(ranges):
+
+        def fetch(off: int, length: int) -> Response:
             headers = {"x-ms-range": f"bytes={off}-{off + length - 1}"}
             if version is not None:
                 headers["If-Match"] = version
-            r = self._send("GET", uri, self._url(container, blob), headers)
-            body = r.body
-            if r.status == 200 and len(body) >= off + length:
-                body = body[off : off + length]
-            elif r.status != 206:
-                raise self._fail(uri, r, f"bytes {off}-{off + length - 1}")
-            if len(body) != length:
-                raise ObjectTruncatedError(
-                    f"{uri}: bytes {off}-{off + length - 1} asked, {len(body)} bytes came", details={"path": uri}
-                )
-            fetched[(off, length)] = body
-        return slice_ranges(ranges, fetched)
+            return self._send("GET", uri, self._url(container, blob), headers)
+
+        return read_coalesced(uri, ranges, fetch, lambda r, what: self._fail(uri, r, what))
 
     def close(self) -> None:
         self._http.close()

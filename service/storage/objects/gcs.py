@@ -38,8 +38,6 @@ from service.storage.objects.base import (
     ObjectEntry,
     ObjectInfo,
     ObjectTail,
-    coalesce,
-    slice_ranges,
 )
 from service.storage.objects.http import (
     HttpSender,
@@ -47,6 +45,7 @@ from service.storage.objects.http import (
     Response,
     Seen,
     content_range_size,
+    read_coalesced,
     tail_range,
 )
 
@@ -239,20 +238,11 @@ class GcsStore:
         _, bucket, name = split_uri(uri)
         params = [("alt", "media")] + ([("ifGenerationMatch", version)] if version is not None else [])
         url = self._url(bucket, name, params)
-        fetched: dict[ByteRange, bytes] = {}
-        for off, length in coalesce(ranges):
-            r = self._send("GET", uri, url, {"Range": f"bytes={off}-{off + length - 1}"})
-            body = r.body
-            if r.status == 200 and len(body) >= off + length:
-                body = body[off : off + length]
-            elif r.status != 206:
-                raise self._fail(uri, r, f"bytes {off}-{off + length - 1}")
-            if len(body) != length:
-                raise ObjectTruncatedError(
-                    f"{uri}: bytes {off}-{off + length - 1} asked, {len(body)} bytes came", details={"path": uri}
-                )
-            fetched[(off, length)] = body
-        return slice_ranges(ranges, fetched)
+
+        def fetch(off: int, length: int) -> Response:
+            return self._send("GET", uri, url, {"Range": f"bytes={off}-{off + length - 1}"})
+
+        return read_coalesced(uri, ranges, fetch, lambda r, what: self._fail(uri, r, what))
 
     def close(self) -> None:
         self._http.close()

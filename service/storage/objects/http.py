@@ -12,11 +12,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from service.errors import ObjectStoreUnavailableError, ObjectTruncatedError
+from service.errors import ObjectStoreError, ObjectStoreUnavailableError, ObjectTruncatedError
 from service.storage.objects import StoreOptions
+from service.storage.objects.base import ByteRange, coalesce, slice_ranges
 
 #: Attempts of one request (the first and two retries) and the pauses between them.
 ATTEMPTS = 3
@@ -88,6 +89,31 @@ class HttpSender:
 
     def close(self) -> None:
         self._client.close()
+
+
+def read_coalesced(
+    uri: str,
+    ranges: Sequence[ByteRange],
+    fetch: Callable[[int, int], Response],
+    fail: Callable[[Response, str], ObjectStoreError],
+) -> list[bytes]:
+    """``read_ranges`` for every HTTP store: ``ranges`` coalesced, each span asked of
+    ``fetch(offset, length)``. A 206 carries the span; a 200 carrying the whole object (a server
+    that ignores ``Range``) is cut; any other answer is ``fail(answer, "bytes a-b")``; a body of
+    another length is an :class:`ObjectTruncatedError`."""
+    fetched: dict[ByteRange, bytes] = {}
+    for off, length in coalesce(ranges):
+        what = f"bytes {off}-{off + length - 1}"
+        r = fetch(off, length)
+        body = r.body
+        if r.status == 200 and len(body) >= off + length:
+            body = body[off : off + length]
+        elif r.status != 206:
+            raise fail(r, what)
+        if len(body) != length:
+            raise ObjectTruncatedError(f"{uri}: {what} asked, {len(body)} bytes came", details={"path": uri})
+        fetched[(off, length)] = body
+    return slice_ranges(ranges, fetched)
 
 
 def content_range_size(value: str | None) -> int | None:

@@ -35,10 +35,8 @@ from service.storage.objects.base import (
     ObjectEntry,
     ObjectInfo,
     ObjectTail,
-    coalesce,
-    slice_ranges,
 )
-from service.storage.objects.http import content_range_size
+from service.storage.objects.http import HttpSender, Response, content_range_size, read_coalesced
 from service.storage.objects.sigv4 import Credentials, sign, signing_key, uri_encode
 
 ENV_VARS = (
@@ -96,8 +94,6 @@ class S3Store:
     schemes = ("s3", "s3a", "s3n")
 
     def __init__(self, config: S3Config, options: StoreOptions) -> None:
-        from service.storage.objects.http import HttpSender
-
         self.config = config
         self.options = options
         self._http = HttpSender(options)
@@ -251,22 +247,15 @@ class S3Store:
 
     def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> list[bytes]:
         _, bucket, key = split_uri(uri)
-        fetched: dict[ByteRange, bytes] = {}
-        for off, length in coalesce(ranges):
+
+        def fetch(off: int, length: int) -> tuple[int, bytes]:
             headers = {"range": f"bytes={off}-{off + length - 1}"}
             if version is not None:
                 headers["if-match"] = version
-            status, _, body = self._send("GET", uri, bucket, key, headers=headers)
-            if status == 200 and len(body) >= off + length:
-                body = body[off : off + length]
-            elif status != 206:
-                raise self._fail(uri, status, body, f"bytes {off}-{off + length - 1}")
-            if len(body) != length:
-                raise ObjectTruncatedError(
-                    f"{uri}: bytes {off}-{off + length - 1} asked, {len(body)} bytes came", details={"path": uri}
-                )
-            fetched[(off, length)] = body
-        return slice_ranges(ranges, fetched)
+            status, h, body = self._send("GET", uri, bucket, key, headers=headers)
+            return Response(status, h, body)
+
+        return read_coalesced(uri, ranges, fetch, lambda r, what: self._fail(uri, r.status, r.body, what))
 
     def close(self) -> None:
         self._http.close()
