@@ -18,7 +18,7 @@ from typing import Any
 
 from service.catalog.models import COLUMN_KEY_PATH
 from service.stats.merge import GlobalStats, PathAccumulator, PathCounters, complete_paths
-from service.stats.model import ColumnStats, FileStats
+from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import (
     INT64_MAX,
     INTEGER_RANGES,
@@ -175,14 +175,80 @@ def _type_info(t: ShreddedType) -> tuple[Callable[[Bound | None, Bound | None], 
     return bounds_encoder(t), t.name
 
 
-def file_column_stats(f: FileStats) -> list[ColumnStats]:
-    """A file's plain-column rows, then one constant row per partition value
-    (:func:`service.storage.partitions.partition_stats`): what ``ducklake_file_column_stats`` holds."""
-    if not f.partitions:
-        return list(f.columns)
-    from service.storage.partitions import partition_stats
+class _RowEncoder:
+    """Stats rows of one batch into catalog rows, merging each row into its key's accumulator and
+    width: one loop for Variant paths, plain columns and partition columns (10^4 rows per batch)."""
 
-    return [*f.columns, *(partition_stats(pv, f.record_count) for pv in f.partitions)]
+    __slots__ = ("encoders", "widths")
+
+    def __init__(self) -> None:
+        # Per ShreddedType object: hashing the frozen dataclass for every row would cost more.
+        self.encoders: dict[int, tuple[Callable[[Bound | None, Bound | None], RowBounds], str]] = {}
+        self.widths: dict[PathTypeKey, Width] = {}
+
+    def rows(
+        self, stats: Sequence[PathStats | ColumnStats], accs: dict[PathTypeKey, PathAccumulator], *, variant: bool
+    ) -> list[tuple[Any, ...]]:
+        """``stats``' rows (``variant``: Variant paths; else columns, variant_path ``''``)."""
+        encoders = self.encoders
+        widths = self.widths
+        out = []
+        append = out.append
+        vp = COLUMN_KEY_PATH
+        for ps in stats:
+            t = ps.shredded_type
+            cached = encoders.get(id(t))
+            if cached is None:
+                cached = encoders[id(t)] = _type_info(t)
+            enc, tname = cached
+            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
+            col = ps.column
+            if variant:
+                vp = ps.variant_path  # type: ignore[assignment]
+            append(
+                (
+                    col, vp, tname, ps.column_size_bytes, ps.value_count, ps.null_count, smin, smax,
+                    ps.contains_nan, ps.extra_stats, min_num, max_num, min_real, max_real, min_bin, max_bin,
+                )
+            )  # fmt: skip
+            key = (col, vp, tname)
+            acc = accs.get(key)
+            if acc is None:
+                acc = accs[key] = PathAccumulator(col, vp, t)
+                widths.setdefault(key, (0, 0.0))  # partition groups each have their accumulators
+            acc.add_row(
+                ps,  # type: ignore[arg-type]  # a ColumnStats has every field the counters read
+                min_keyless=min_num is None and min_real is None and min_bin is None,
+                max_keyless=max_num is None and max_real is None and max_bin is None,
+            )
+            if min_num is not None and max_num is not None:
+                w = widths[key]
+                if w[0] is not None:
+                    d = max_num - min_num
+                    if d > w[0]:
+                        widths[key] = (d if d <= INT64_MAX else None, w[1])
+            elif min_real is not None and max_real is not None:
+                widths[key] = max_width(widths[key], row_width(None, None, min_real, max_real))
+        return out
+
+
+class _PartitionGroup:
+    """The files of a batch that share one tuple of partition values and one record count: their
+    partition column rows (encoded once), DuckLake partition value rows, and the counters of one
+    such file (the group adds them ``files`` times)."""
+
+    __slots__ = ("accumulators", "files", "partitions", "rows", "values")
+
+    def __init__(self, partitions: tuple[PartitionValue, ...], record_count: int, encoder: _RowEncoder) -> None:
+        from service.storage.partitions import partition_stats
+
+        self.partitions = partitions  # held: the batch's cache is keyed by its id
+        self.accumulators: dict[PathTypeKey, PathAccumulator] = {}
+        self.rows = encoder.rows(
+            [partition_stats(pv, record_count) for pv in partitions], self.accumulators, variant=False
+        )
+        self.values: list[tuple[str, str | None]] = [(pv.column, pv.raw) for pv in partitions]
+        self.files = 0
 
 
 def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
@@ -197,81 +263,33 @@ def prepare_batch(files: Sequence[FileStats]) -> PreparedBatch:
     part_rows: list[list[tuple[str, str | None]]] = []
     paths: dict[PathTypeKey, PathAccumulator] = {}
     columns: dict[PathTypeKey, PathAccumulator] = {}
-    widths: dict[PathTypeKey, Width] = {}
-    # Per ShreddedType object: hashing the frozen dataclass for every row would cost more.
-    encoders: dict[int, tuple[Callable[[Bound | None, Bound | None], RowBounds], str]] = {}
-
-    def encode(ps: ColumnStats, vp: str, accs: dict[PathTypeKey, PathAccumulator]) -> tuple[Any, ...]:
-        t = ps.shredded_type
-        cached = encoders.get(id(t))
-        if cached is None:
-            cached = encoders[id(t)] = _type_info(t)
-        enc, tname = cached
-        smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
-        col = ps.column
-        key = (col, vp, tname)
-        acc = accs.get(key)
-        if acc is None:
-            acc = accs[key] = PathAccumulator(col, vp, t)
-            widths[key] = (0, 0.0)
-        acc.add_row(
-            ps,  # type: ignore[arg-type]  # a ColumnStats has every field the counters read
-            min_keyless=min_num is None and min_real is None and min_bin is None,
-            max_keyless=max_num is None and max_real is None and max_bin is None,
-        )
-        if min_num is not None and max_num is not None:
-            w = widths[key]
-            if w[0] is not None:
-                d = max_num - min_num
-                if d > w[0]:
-                    widths[key] = (d if d <= INT64_MAX else None, w[1])
-        elif min_real is not None and max_real is not None:
-            widths[key] = max_width(widths[key], row_width(None, None, min_real, max_real))
-        return (
-            col, vp, tname, ps.column_size_bytes, ps.value_count, ps.null_count, smin, smax,
-            ps.contains_nan, ps.extra_stats, min_num, max_num, min_real, max_real, min_bin, max_bin,
-        )  # fmt: skip
-
+    encoder = _RowEncoder()
+    partition_groups: dict[tuple[int, int], _PartitionGroup] = {}
     for f in files:
-        # Variant rows inline (the hot loop of a commit: 10^4 rows per batch); columns via encode().
-        out = []
-        for ps in f.paths:
-            t = ps.shredded_type
-            cached = encoders.get(id(t))
-            if cached is None:
-                cached = encoders[id(t)] = _type_info(t)
-            enc, tname = cached
-            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
-            col, vp = ps.column, ps.variant_path
-            out.append(
-                (
-                    col, vp, tname, ps.column_size_bytes, ps.value_count, ps.null_count, smin, smax,
-                    ps.contains_nan, ps.extra_stats, min_num, max_num, min_real, max_real, min_bin, max_bin,
-                )
-            )  # fmt: skip
-            key = (col, vp, tname)
-            acc = paths.get(key)
-            if acc is None:
-                acc = paths[key] = PathAccumulator(col, vp, t)
-                widths[key] = (0, 0.0)
-            acc.add_row(
-                ps,
-                min_keyless=min_num is None and min_real is None and min_bin is None,
-                max_keyless=max_num is None and max_real is None and max_bin is None,
-            )
-            if min_num is not None and max_num is not None:
-                w = widths[key]
-                if w[0] is not None:
-                    d = max_num - min_num
-                    if d > w[0]:
-                        widths[key] = (d if d <= INT64_MAX else None, w[1])
-            elif min_real is not None and max_real is not None:
-                widths[key] = max_width(widths[key], row_width(None, None, min_real, max_real))
-        rows.append(out)
-        col_rows.append([encode(cs, COLUMN_KEY_PATH, columns) for cs in file_column_stats(f)])
-        part_rows.append([(pv.column, pv.raw) for pv in f.partitions])
+        rows.append(encoder.rows(f.paths, paths, variant=True))
+        plain = encoder.rows(f.columns, columns, variant=False) if f.columns else []
+        if f.partitions:
+            # A partition row depends on the partition values and the record count only, and the
+            # files of one directory share their tuple of values: encoded once, counted n times.
+            pkey = (id(f.partitions), f.record_count)
+            group = partition_groups.get(pkey)
+            if group is None:
+                group = partition_groups[pkey] = _PartitionGroup(f.partitions, f.record_count, encoder)
+            group.files += 1
+            col_rows.append(plain + group.rows)
+            part_rows.append(group.values)
+        else:
+            col_rows.append(plain)
+            part_rows.append([])
     counters = {k: a.counters() for k, a in paths.items()}
     counters.update((k, a.counters()) for k, a in columns.items())
+    for group in partition_groups.values():
+        for k, a in group.accumulators.items():
+            c = a.counters()
+            c = PathCounters(*(v * group.files for v in c.values()))
+            prev = counters.get(k)
+            counters[k] = c if prev is None else prev + c
+    widths = encoder.widths
     return PreparedBatch(
         list(files),
         rows,

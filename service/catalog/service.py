@@ -1162,6 +1162,10 @@ def path_partitions(files: Iterable[FileStats]) -> list[FileStats]:
     ``FileStats.partitions`` is replaced). A path Spark would refuse (``a=``, a column twice):
     InvalidStatsError naming the file."""
     out = []
+    # The values depend on the directories only (the file name is never a segment): a batch's
+    # files share a few directories, each parsed once. The tuples are shared too, which lets the
+    # validator and the encoder do their per-value work once per directory.
+    by_dir: dict[str, tuple[PartitionValue, ...]] = {}
     for f in files:
         if not isinstance(f, FileStats) or not isinstance(f.path, str):
             out.append(f)  # the validator names what is wrong
@@ -1171,7 +1175,13 @@ def path_partitions(files: Iterable[FileStats]) -> list[FileStats]:
             if "=" in f.path:  # no partition segment otherwise: the parser is not even imported
                 from service.storage.partitions import partition_values
 
-                pvs = partition_values(f.path)
+                head, _, name = f.path.rpartition("/")
+                cached = by_dir.get(head) if name else None
+                if cached is None:
+                    cached = partition_values(f.path)
+                    if name:
+                        by_dir[head] = cached
+                pvs = cached
         except ShredcatError as e:
             msg = e.message if f.path in e.message else f"{f.path}: {e.message}"
             raise InvalidStatsError(msg, details={"path": f.path, "attribute": "partitions"}) from None

@@ -117,13 +117,16 @@ def check_row_count(path: str, n: int, limits: Limits) -> None:
 
 class _Memo:
     """What a batch's rows share: one bound checker per ShreddedType object (alive for the whole
-    call, so its id cannot be reused meanwhile) and whether each variant path is inside an array."""
+    call, so its id cannot be reused meanwhile), whether each variant path is inside an array, and
+    the checked partition values per tuple object (files of one directory share theirs:
+    :func:`service.catalog.service.path_partitions`), kept with the tuple itself."""
 
-    __slots__ = ("checkers", "in_array")
+    __slots__ = ("checkers", "in_array", "partitions")
 
     def __init__(self) -> None:
         self.checkers: dict[int, Callable[[Bound], Bound]] = {}
         self.in_array: dict[str, bool] = {}
+        self.partitions: dict[int, tuple[tuple[PartitionValue, ...], tuple[PartitionValue, ...]]] = {}
 
 
 _COUNTS = ("column_size_bytes", "value_count", "null_count")
@@ -324,6 +327,29 @@ def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
             raise _row_error(f, j, ncs, "column", "is reported twice")
         seen.add(ncs.column)
         cols.append(ncs)
+    parts = _checked_partitions(f, limits, memo)
+    for pv in parts:
+        if pv.column in seen or pv.column in f.variant_columns:
+            raise file_error(
+                f.path, f"partition column {pv.column!r} is also a column of the data file", attribute="partitions"
+            )
+    if (
+        isinstance(f.columns, tuple)
+        and isinstance(f.partitions, tuple)
+        and all(a is b for a, b in zip(cols, f.columns, strict=True))
+        and all(a is b for a, b in zip(parts, f.partitions, strict=True))
+    ):
+        return f  # nothing normalised: no copy
+    return dataclasses.replace(f, columns=tuple(cols), partitions=tuple(parts))
+
+
+def _checked_partitions(f: FileStats, limits: Limits, memo: _Memo) -> tuple[PartitionValue, ...]:
+    """The file's partition values checked on their own (names, raw text, typed values), once
+    per tuple object of the batch."""
+    given = f.partitions
+    hit = memo.partitions.get(id(given)) if type(given) is tuple else None
+    if hit is not None and hit[0] is given:
+        return hit[1]
     parts: list[PartitionValue] = []
     names: set[str] = set()
     for k, pv in enumerate(f.partitions):
@@ -335,10 +361,6 @@ def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
             raise file_error(f.path, f"{where}: invalid partition column name", attribute="partitions")
         if name in names:
             raise file_error(f.path, f"partition column {name!r} appears twice in the path", attribute="partitions")
-        if name in seen or name in f.variant_columns:
-            raise file_error(
-                f.path, f"partition column {name!r} is also a column of the data file", attribute="partitions"
-            )
         names.add(name)
         if pv.raw is not None and (type(pv.raw) is not str or len(pv.raw) > limits.max_bound_chars):
             raise file_error(
@@ -359,14 +381,10 @@ def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
             except InvalidStatsError as e:
                 raise file_error(f.path, f"partition column {name!r}: {e.message}", attribute="partitions") from None
         parts.append(pv if value is pv.value else dataclasses.replace(pv, value=value))
-    if (
-        isinstance(f.columns, tuple)
-        and isinstance(f.partitions, tuple)
-        and all(a is b for a, b in zip(cols, f.columns, strict=True))
-        and all(a is b for a, b in zip(parts, f.partitions, strict=True))
-    ):
-        return f  # nothing normalised: no copy
-    return dataclasses.replace(f, columns=tuple(cols), partitions=tuple(parts))
+    out = tuple(parts)
+    if type(given) is tuple:
+        memo.partitions[id(given)] = (given, out)
+    return out
 
 
 def check_table_columns(f: FileStats, table_columns: Collection[str], table: str) -> None:
