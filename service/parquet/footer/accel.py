@@ -3,7 +3,7 @@
 The extension interprets the same :class:`~.compact.Struct` tables in C and builds the same
 values. :func:`fast` hands it a table as a "program" (a tuple per struct: slot count, how to build
 the result, the class's slot member descriptors when it is a slots dataclass, defaults, required
-slots and fields) together with ``MAX_THRIFT_DEPTH``. It never raises for bad input: it returns
+slots and fields, each field flagged when its value is interned) together with ``MAX_THRIFT_DEPTH``. It never raises for bad input: it returns
 None and the generated Python reader (:mod:`.codegen`) decodes the bytes again, so error messages
 and every forward-compatibility rule live in one place, the Python package. Without a C compiler
 at install time the extension is absent and the Python reader does all the work, about ten times
@@ -60,7 +60,7 @@ def _register(spec: Struct) -> int:
     _program_index[key] = index
     _programs.append(())  # placeholder: nested structs may refer back to this index
     fields = []
-    for fid, (slot, kind, arg, _name) in spec.fields.items():
+    for fid, (slot, kind, arg, name) in spec.fields.items():
         elem_kind, sub, table = -1, -1, None
         if kind == K_ENUM:
             table = arg
@@ -72,7 +72,7 @@ def _register(spec: Struct) -> int:
                 sub = _register(elem_arg)
             elif elem_kind == K_ENUM:
                 table = elem_arg
-        fields.append((fid, slot, kind, elem_kind, sub, table))
+        fields.append((fid, slot, kind, elem_kind, sub, table, name in spec.interned))
     members = _slot_members(spec)
     mode = _MODE_SLOTS if members is not None else _MODE_SPREAD if spec.spread else _MODE_LIST
     _programs[index] = (
