@@ -55,6 +55,7 @@ from service.parquet.footer import (
     iter_leaves,
     validate_row_groups,
 )
+from service.parquet.footer.accel import slots_builder
 from service.parquet.io import ColumnReader, OpenedFile, open_beneath, open_parquet, read_metadata
 from service.parquet.pages import chunk_span, scan_float_chunk
 from service.stats.model import ColumnStats, FileStats, PathStats
@@ -499,20 +500,21 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf, decode: _Deco
 
     # 2. Counts and bounds, per row group.
     c = _chunk_stats(ctx, typed, t, chunks, decode)
-    return PathStats(
-        column=col.name,
-        variant_path=leaf.variant_path,
-        shredded_type=t,
-        column_size_bytes=c.column_size_bytes,
-        value_count=c.value_count,
-        null_count=c.null_count,
-        min_value=c.min,
-        max_value=c.max,
-        contains_nan=c.contains_nan,
-    )
+    # column, variant_path, shredded_type, column_size_bytes, value_count, null_count,
+    # min_value, max_value, contains_nan, extra_stats
+    return _new_path_stats(col.name, leaf.variant_path, t, *c, None)
+
+
+# The result objects, built field by field in C (one PathStats per path and file: the generated
+# __init__ of a frozen dataclass costs as much as decoding the path's statistics).
+_new_path_stats = slots_builder(PathStats)
+_new_column_stats = slots_builder(ColumnStats)
+_new_file_stats = slots_builder(FileStats)
 
 
 class _ChunkStats(NamedTuple):
+    """In PathStats' field order, from ``column_size_bytes`` to ``contains_nan``."""
+
     column_size_bytes: int
     value_count: int
     null_count: int
@@ -727,15 +729,10 @@ def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf, decode: _Decoder) -> ColumnStats |
         rlo, rhi = INTEGER_RANGES[t.kind]
         lo = lo if isinstance(lo, int) and rlo <= lo <= rhi else None
         hi = hi if isinstance(hi, int) and rlo <= hi <= rhi else None
-    return ColumnStats(
-        column=leaf.name,
-        column_type=t,
-        column_size_bytes=c.column_size_bytes,
-        value_count=c.value_count,
-        null_count=c.null_count,
-        min_value=lo,
-        max_value=hi,
-        contains_nan=c.contains_nan,
+    # column, column_type, column_size_bytes, value_count, null_count, min_value, max_value,
+    # contains_nan, extra_stats
+    return _new_column_stats(
+        leaf.name, t, c.column_size_bytes, c.value_count, c.null_count, lo, hi, c.contains_nan, None
     )
 
 
@@ -885,13 +882,16 @@ def _named(uri: str) -> Iterator[None]:
 def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int) -> FileStats:
     meta = read_metadata(f, info.size, max_footer_bytes)
     columns, rows, plain = extract_metadata_stats(meta, f)
-    return FileStats(
-        path=uri,
-        file_size_bytes=info.size,
-        record_count=meta.num_rows,
-        footer_size=meta.footer_size,
-        content_id=info.content_id,
-        variant_columns=tuple(c.name for c in columns),
-        paths=tuple(rows),
-        columns=tuple(plain),
+    # path, file_size_bytes, record_count, footer_size, content_id, variant_columns, paths,
+    # columns, partitions
+    return _new_file_stats(
+        uri,
+        info.size,
+        meta.num_rows,
+        meta.footer_size,
+        info.content_id,
+        tuple(c.name for c in columns),
+        tuple(rows),
+        tuple(plain),
+        (),
     )

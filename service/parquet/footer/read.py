@@ -20,7 +20,7 @@ import typing
 
 from service import limits
 from service.errors import InvalidParquetError
-from service.parquet.footer.accel import fast
+from service.parquet.footer.accel import fast, slots_builder
 from service.parquet.footer.compact import corrupt
 from service.parquet.footer.metadata import FileMetaData
 from service.parquet.footer.thrift_tables import FILE_META_DATA
@@ -42,6 +42,7 @@ TAIL_READ_SIZE = 64 * 1024
 _MIN_FILE_SIZE = 12
 
 _read_file_meta_data = fast(FILE_META_DATA)
+_new_file_metadata = slots_builder(FileMetaData)
 
 
 def parse_file_metadata(data: bytes) -> FileMetaData:
@@ -55,7 +56,7 @@ def parse_file_metadata(data: bytes) -> FileMetaData:
         raise corrupt(f"truncated: {len(data)} bytes end in the middle of a value") from None
     except RecursionError:  # pragma: no cover - MAX_THRIFT_DEPTH keeps well below the limit
         raise corrupt("structures nested too deep") from None
-    return FileMetaData(v[0], v[1], v[2], v[3], v[4], v[5], v[6], len(data))
+    return _new_file_metadata(v[0], v[1], v[2], v[3], v[4], v[5], v[6], len(data))
 
 
 def read_footer_bytes(

@@ -279,3 +279,40 @@ def test_only_list_fields_can_be_interned() -> None:
 
     with pytest.raises(ValueError, match="only list fields"):
         Struct("X", [(1, "a", K_INT, None, OPT)], tuple, interned=("a",))
+
+
+def test_slots_builder_builds_what_the_class_builds() -> None:
+    from service.stats.model import PathStats
+    from service.values import Kind, ShreddedType
+
+    build = accel.slots_builder(PathStats)
+    assert build is not PathStats  # the accelerator is built (test_accelerator_is_built)
+    values = ("v", '"a"', ShreddedType(Kind.INT64), 10, 3, 1, -5, 7, None, None)
+    got, expected = build(*values), PathStats(*values)
+    assert type(got) is PathStats and got == expected and hash(got) == hash(expected)
+    assert repr(got) == repr(expected)
+    with pytest.raises(AttributeError):
+        got.null_count = 2  # type: ignore[misc]  # still frozen
+    with pytest.raises(TypeError, match="exactly 10 positional"):
+        build(*values[:-1])
+    with pytest.raises(TypeError, match="exactly 10 positional"):
+        build(*values[:-1], extra_stats=None)
+
+
+def test_slots_builder_leaves_classes_with_more_to_do_to_their_init() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        a: int
+
+        def __post_init__(self) -> None:
+            if self.a < 0:
+                raise ValueError("negative")
+
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        a: int
+
+    assert accel.slots_builder(Checked) is Checked
+    assert accel.slots_builder(NoSlots) is NoSlots
