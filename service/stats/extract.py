@@ -37,8 +37,7 @@ import math
 import re
 import struct
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
@@ -855,28 +854,32 @@ def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) 
     ``max_footer_bytes``), :class:`~service.errors.UnsupportedShreddingError` or
     :class:`~service.errors.FileAccessError` with a message naming the file.
     """
-    with _named(uri), open_parquet(uri) as (info, f, _):
-        return _extract_open(uri, info, f, max_footer_bytes)
+    try:
+        with open_parquet(uri) as (info, f, _):
+            return _extract_open(uri, info, f, max_footer_bytes)
+    except ShredcatError as e:
+        _name_file(e, uri)
+        raise
 
 
 def extract_file_beneath(root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
     """:func:`extract_file` of the local file ``path``, opened without leaving the directory
     ``root`` (:func:`service.parquet.io.open_beneath`): what registration by path uses, so that
     what is read is what was checked."""
-    with _named(path), open_beneath(root, path) as (info, f, _):
-        return _extract_open(path, info, f, max_footer_bytes)
-
-
-@contextmanager
-def _named(uri: str) -> Iterator[None]:
     try:
-        yield
+        with open_beneath(root, path) as (info, f, _):
+            return _extract_open(path, info, f, max_footer_bytes)
     except ShredcatError as e:
-        if not e.message.startswith(uri):
-            e.message = f"{uri}: {e.message}"
-        e.args = (e.message,)
-        e.details.setdefault("file", uri)
+        _name_file(e, path)
         raise
+
+
+def _name_file(e: ShredcatError, uri: str) -> None:
+    # (A try block, not a context manager: one of those costs a few % of a small file's time.)
+    if not e.message.startswith(uri):
+        e.message = f"{uri}: {e.message}"
+    e.args = (e.message,)
+    e.details.setdefault("file", uri)
 
 
 def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int) -> FileStats:
