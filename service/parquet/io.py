@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from service.errors import FileAccessError, InvalidParquetError
-from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, FileMetaData, SchemaNode, read_file_metadata
+from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, FileMetaData, SchemaNode, read_file_tail
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -178,15 +178,24 @@ def open_beneath(root: str, path: str) -> AbstractContextManager[_Opened]:
     return _BeneathOpen(root, path)
 
 
-def read_metadata(f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileMetaData:
+#: Bytes of a file already read, and their offset in it.
+InHand = tuple[int, bytes]
+
+
+def read_metadata(
+    f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES
+) -> tuple[FileMetaData, InHand]:
+    """The file's footer, and the bytes read to find it (its last 64 KiB: all of a small file)."""
     # A remote file's first read is the tail already in hand, whatever its configured size.
     tail = getattr(f, "tail_size", None)
     try:
         if tail:
-            return read_file_metadata(f, size, max_footer_bytes, tail_size=tail)
-        return read_file_metadata(f, size, max_footer_bytes)
+            meta, start, data = read_file_tail(f, size, max_footer_bytes, tail_size=tail)
+        else:
+            meta, start, data = read_file_tail(f, size, max_footer_bytes)
     except OSError as e:
         raise FileAccessError(f"read failed: {e}") from None
+    return meta, (start, data)
 
 
 class ColumnReader:

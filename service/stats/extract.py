@@ -55,7 +55,7 @@ from service.parquet.footer import (
     validate_row_groups,
 )
 from service.parquet.footer.accel import slots_builder
-from service.parquet.io import ColumnReader, OpenedFile, open_beneath, open_parquet, read_metadata
+from service.parquet.io import ColumnReader, InHand, OpenedFile, open_beneath, open_parquet, read_metadata
 from service.parquet.pages import chunk_span, scan_float_chunk
 from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import (
@@ -333,12 +333,14 @@ def _summarize(t: ShreddedType, arr: pa.Array) -> _DataSummary:
 class _Ctx:
     """One file's extraction: its footer, the open file and what was learnt on the way."""
 
-    __slots__ = ("_reader", "ancestor_ok", "f", "meta", "reads", "root")
+    __slots__ = ("_reader", "ancestor_ok", "f", "in_hand", "meta", "reads", "root")
 
-    def __init__(self, meta: FileMetaData, root: SchemaNode, f: Any) -> None:
+    def __init__(self, meta: FileMetaData, root: SchemaNode, f: Any, in_hand: InHand | None) -> None:
         self.meta = meta
         self.root = root
         self.f = f
+        #: Bytes of the file already read (the footer's read): the page scans use them when they can.
+        self.in_hand = in_hand
         self._reader: ColumnReader | None = None
         self.reads = 0
         #: Verdicts of ancestor checks, by id() of the ShredNode.
@@ -454,7 +456,7 @@ def _float_facts(
     nan_count = st.nan_count if st is not None else None
     if nan_count is not None and nan_count >= 0 and not zero_bound:
         return nan_count > 0, None
-    scan = scan_float_chunk(ctx.f, cm, typed)
+    scan = scan_float_chunk(ctx.f, cm, typed, ctx.in_hand)
     if scan is None or (zero_bound and scan.first_zero is None):
         # The second case contradicts the footer (a zero bound, no zero in the data): let the
         # full read decide.
@@ -823,13 +825,13 @@ def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
 
 
 def extract_metadata_stats(
-    meta: FileMetaData, f: Any
+    meta: FileMetaData, f: Any, in_hand: InHand | None = None
 ) -> tuple[list[VariantColumn], list[PathStats], list[ColumnStats]]:
     """Stats of every fully shredded path and of every plain column, given a parsed footer and
-    the open file."""
+    the open file (and bytes of it already read, see :func:`service.parquet.io.read_metadata`)."""
     plan = _schema_plan(meta.schema)
     validate_row_groups(plan.root, meta, plan.leaves)
-    ctx = _Ctx(meta=meta, root=plan.root, f=f)
+    ctx = _Ctx(meta, plan.root, f, in_hand)
     prefetch = getattr(f, "prefetch", None)
     if prefetch is not None:  # a remote file: the page scans' chunks in as few requests as possible
         prefetch(_float_scan_spans(ctx, plan))
@@ -883,8 +885,8 @@ def _name_file(e: ShredcatError, uri: str) -> None:
 
 
 def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int) -> FileStats:
-    meta = read_metadata(f, info.size, max_footer_bytes)
-    columns, rows, plain = extract_metadata_stats(meta, f)
+    meta, in_hand = read_metadata(f, info.size, max_footer_bytes)
+    columns, rows, plain = extract_metadata_stats(meta, f, in_hand)
     # path, file_size_bytes, record_count, footer_size, content_id, variant_columns, paths,
     # columns, partitions
     return _new_file_stats(

@@ -127,6 +127,18 @@ def read_file_metadata(
     The last ``tail_size`` bytes (64 KiB) are fetched in one read; a second read is made only for
     a larger footer, and only when it is at most ``max_footer_bytes`` long.
     """
+    return read_file_tail(f, file_size, max_footer_bytes, tail_size=tail_size)[0]
+
+
+def read_file_tail(
+    f: typing.BinaryIO,
+    file_size: int | None = None,
+    max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES,
+    *,
+    tail_size: int = TAIL_READ_SIZE,
+) -> tuple[FileMetaData, int, bytes]:
+    """:func:`read_file_metadata`, also returning the bytes of its first read and their offset in
+    the file, so that later reads inside them (a small file's pages) need no I/O."""
     if file_size is None:
         end = f.seek(0, 2)
         file_size = end if end is not None else f.tell()
@@ -148,4 +160,4 @@ def read_file_metadata(
         # "4-byte magic number "PAR1"" also opens the file; checked only when already in hand, so
         # that a remote file still costs a single read.
         raise InvalidParquetError(f"not a Parquet file: leading magic is {tail[:4]!r}, expected b'PAR1'")
-    return parse_file_metadata(data)
+    return parse_file_metadata(data), tail_start, tail
