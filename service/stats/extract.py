@@ -148,6 +148,7 @@ def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData)
 
 _INT32 = struct.Struct("<i")
 _INT64 = struct.Struct("<q")
+_DOUBLE = struct.Struct("<d")
 
 
 #: Turns a PLAIN-encoded statistic into a typed bound; None if malformed (then the data is read).
@@ -176,7 +177,26 @@ def _raw_decoder(t: ShreddedType, pt: str | None, type_length: int | None) -> _D
             return v if lo <= v <= hi else None
 
         return decode_int
+    if pt == "BYTE_ARRAY" and k is Kind.VARCHAR:
+        return _decode_utf8
+    if pt == "DOUBLE" and k is Kind.FLOAT64:
+        return _decode_double
     return functools.partial(_decode_general, t, pt, type_length)
+
+
+# The two other common cases, as _decode_general decodes them.
+def _decode_utf8(raw: bytes) -> Bound | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _decode_double(raw: bytes) -> Bound | None:
+    if len(raw) != 8:
+        return None
+    v: float = _DOUBLE.unpack(raw)[0]
+    return None if math.isnan(v) else v  # NaN bounds are ignored (see _decode_general)
 
 
 # Integer-coded types whose bound is the stored integer itself.
