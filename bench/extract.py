@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -108,6 +109,80 @@ def bench_footer_decode(paths: list[str]) -> tuple[float, float]:
     return fast, slow
 
 
+def stage_breakdown(paths: list[str], repeat: int = 3) -> list[tuple[str, float]]:
+    """Where one file's extraction time goes: CPU µs per file (process time, so that other load
+    on the machine counts less), best of ``repeat``, for growing prefixes of what
+    :func:`extract_file` does on these files; each stage is the difference between two prefixes.
+    The float page scan is measured by replacing it with a constant answer in the last-but-one
+    prefix (measurement only)."""
+    from service.parquet import footer
+    from service.parquet.io import open_parquet, read_metadata
+    from service.parquet.pages import FloatScan
+    from service.stats import extract
+
+    def best(fn: Any) -> float:
+        times = []
+        for _ in range(repeat):
+            t0 = time.process_time()
+            fn()
+            times.append(time.process_time() - t0)
+        return min(times) / len(paths) * 1e6
+
+    def opened() -> None:
+        for p in paths:
+            with open_parquet(p):
+                pass
+
+    def footers() -> None:
+        for p in paths:
+            with open_parquet(p) as (info, f, _):
+                read_metadata(f, info.size)
+
+    def planned() -> None:
+        for p in paths:
+            with open_parquet(p) as (info, f, _):
+                meta, _ = read_metadata(f, info.size)
+                plan = extract._schema_plan(meta.schema)
+                footer.validate_row_groups(plan.root, meta, plan.leaves)
+
+    def no_scan() -> None:
+        real = extract.scan_float_chunk
+        extract.scan_float_chunk = lambda *a: FloatScan(False, 0.0)  # type: ignore[assignment]
+        try:
+            for p in paths:
+                extract.extract_file(p)
+        finally:
+            extract.scan_float_chunk = real
+
+    def everything() -> None:
+        for p in paths:
+            extract.extract_file(p)
+
+    raw = []
+    for p in paths:
+        with open(p, "rb") as f:
+            data = f.read()
+        offset, length = footer.read_footer_bytes(data[-8:], len(data))
+        raw.append(data[offset : offset + length])
+
+    def decode() -> None:
+        for d in raw:
+            footer.parse_file_metadata(d)
+
+    everything()  # warm: imports, caches, page cache
+    t_open, t_footer, t_plan, t_noscan, t_all = (best(f) for f in (opened, footers, planned, no_scan, everything))
+    t_decode = best(decode)
+    return [
+        ("open, fstat, close (syscalls and the file object)", t_open),
+        ("read the tail (one read of up to 64 KiB) and locate the footer", t_footer - t_open - t_decode),
+        ("decode the footer (C Thrift decoder; schema interned)", t_decode),
+        ("schema plan lookup and row groups checked against it", t_plan - t_footer),
+        ("per-path statistics from the footer, results built", t_noscan - t_plan),
+        ("float page scan (NaN, first zero) of the float chunk", t_all - t_noscan),
+        ("total extract_file", t_all),
+    ]
+
+
 def bench_full_read(paths: list[str]) -> float:
     import pyarrow.parquet as pq
 
@@ -123,6 +198,7 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/shredcat-bench-extract")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--clean", action="store_true", help="regenerate the files")
+    ap.add_argument("--stages", action="store_true", help="also print where one file's time goes")
     args = ap.parse_args()
     out = Path(args.dir)
     if args.clean and out.exists():
@@ -167,6 +243,10 @@ def main() -> None:
         f"footer decode: {fast:.1f} µs ({'C accelerator' if ACCELERATED else 'NOT accelerated'}), "
         f"{slow:.1f} µs pure Python"
     )
+    if args.stages:
+        print("where one file's time goes (CPU µs per file, best of 3):")
+        for name, us in stage_breakdown(paths):
+            print(f"  {name:<66}{us:>8.1f}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@
  * tests/parquet/footer/test_accel.py holds both readers to the same answers on real, mutated and
  * crafted footers.
  *
+ * Fields a table marks as interned (the schema) are kept by their exact bytes and handed out
+ * again as the same object (see Interned). The module also exports Builder, which fills a slots
+ * dataclass the way the decoder does, for the extractor's result objects.
+ *
  * Wire format quotes are from apache/thrift doc/specs/thrift-compact-protocol.md.
  */
 #define PY_SSIZE_T_CLEAN

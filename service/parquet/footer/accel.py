@@ -3,11 +3,14 @@
 The extension interprets the same :class:`~.compact.Struct` tables in C and builds the same
 values. :func:`fast` hands it a table as a "program" (a tuple per struct: slot count, how to build
 the result, the class's slot member descriptors when it is a slots dataclass, defaults, required
-slots and fields, each field flagged when its value is interned) together with ``MAX_THRIFT_DEPTH``. It never raises for bad input: it returns
-None and the generated Python reader (:mod:`.codegen`) decodes the bytes again, so error messages
-and every forward-compatibility rule live in one place, the Python package. Without a C compiler
-at install time the extension is absent and the Python reader does all the work, about ten times
-slower.
+slots and fields, each field flagged when its value is interned) together with
+``MAX_THRIFT_DEPTH``. It never raises for bad input: it returns None and the generated Python
+reader (:mod:`.codegen`) decodes the bytes again, so error messages and every forward-compatibility
+rule live in one place, the Python package. Without a C compiler at install time the extension is
+absent and the Python reader does all the work, about ten times slower.
+
+:func:`slots_builder` hands the extension a slots dataclass to build the way the decoder builds
+footer structs, for the extractor's result objects.
 """
 
 from __future__ import annotations
