@@ -51,39 +51,59 @@ def generate(out: Path, n: int) -> list[str]:
     return paths
 
 
-def bench_shredcat(paths: list[str]) -> tuple[float, int]:
+class Timed:
+    """Wall-clock and CPU seconds of a block: CPU of this process (every thread: DuckDB's and
+    pyarrow's too) and of the child processes that ended in it. On a shared machine the CPU time
+    is the per-core cost, what other load on the machine inflates least."""
+
+    def __enter__(self) -> Timed:
+        self._wall, self._cpu, self._children = time.perf_counter(), time.process_time(), _children_cpu()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._wall
+        self.cpu = time.process_time() - self._cpu + _children_cpu() - self._children
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def bench_shredcat(paths: list[str]) -> tuple[Timed, int]:
     from service.stats.extract import extract_file
 
-    t0 = time.perf_counter()
     rows = 0
-    for p in paths:
-        rows += len(extract_file(p).paths)
-    return time.perf_counter() - t0, rows
+    with Timed() as t:
+        for p in paths:
+            rows += len(extract_file(p).paths)
+    return t, rows
 
 
-def bench_shredcat_parallel(paths: list[str], workers: int) -> float:
+def bench_shredcat_parallel(paths: list[str], workers: int) -> Timed:
     from concurrent.futures import ProcessPoolExecutor
 
     from service.stats.extract import extract_file
 
-    t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # The results come back to this process (pickled): what a caller of parallel extraction gets.
+    with Timed() as t, ProcessPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(extract_file, paths, chunksize=64):
             pass
-    return time.perf_counter() - t0
+    return t
 
 
-def bench_duckdb_metadata(paths: list[str], glob: str, threads: int | None = None) -> float:
+def bench_duckdb_metadata(paths: list[str], glob: str, threads: int | None = None) -> Timed:
     import duckdb
 
     con = duckdb.connect()
     if threads is not None:
         con.execute(f"SET threads = {threads}")
-    t0 = time.perf_counter()
-    n = con.execute(f"SELECT count(DISTINCT file_name) FROM parquet_metadata('{glob}')").fetchone()
-    elapsed = time.perf_counter() - t0
+    with Timed() as t:
+        n = con.execute(f"SELECT count(DISTINCT file_name) FROM parquet_metadata('{glob}')").fetchone()
     assert n is not None and n[0] == len(paths), n
-    return elapsed
+    return t
 
 
 def bench_footer_decode(paths: list[str]) -> tuple[float, float]:
@@ -183,13 +203,13 @@ def stage_breakdown(paths: list[str], repeat: int = 3) -> list[tuple[str, float]
     ]
 
 
-def bench_full_read(paths: list[str]) -> float:
+def bench_full_read(paths: list[str]) -> Timed:
     import pyarrow.parquet as pq
 
-    t0 = time.perf_counter()
-    for p in paths:
-        pq.read_table(p)
-    return time.perf_counter() - t0
+    with Timed() as t:
+        for p in paths:
+            pq.read_table(p)
+    return t
 
 
 def main() -> None:
@@ -209,33 +229,43 @@ def main() -> None:
     glob = str(out / "part-*.parquet") if len(paths) == len(list(out.glob("part-*.parquet"))) else None
     workers = os.cpu_count() or 1
     par = f"shredcat extract ({workers} procs)"
-    results: dict[str, list[float]] = {
-        "shredcat extract": [],
+    one, duck1 = "shredcat extract", "duckdb parquet_metadata (1 thread)"
+    results: dict[str, list[Timed]] = {
+        one: [],
         par: [],
         "duckdb parquet_metadata": [],
-        "duckdb parquet_metadata (1 thread)": [],
+        duck1: [],
         "pyarrow full read": [],
     }
     rows = 0
     load = os.getloadavg()
     for _ in range(args.repeat):
         el, rows = bench_shredcat(paths)
-        results["shredcat extract"].append(el)
+        results[one].append(el)
         if workers > 1:
             results[par].append(bench_shredcat_parallel(paths, workers))
         if glob:
             results["duckdb parquet_metadata"].append(bench_duckdb_metadata(paths, glob))
-            results["duckdb parquet_metadata (1 thread)"].append(bench_duckdb_metadata(paths, glob, 1))
+            results[duck1].append(bench_duckdb_metadata(paths, glob, 1))
         results["pyarrow full read"].append(bench_full_read(paths))
     print(f"machine: {describe()}")
     print(f"files: {len(paths)}, stats rows extracted: {rows} ({rows / len(paths):.1f} paths/file)")
     print(f"load average before the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"{'method':<38}{'median s':>10}{'files/s':>12}")
+    print(f"{'method':<38}{'median s':>10}{'files/s':>12}{'CPU µs/file':>13}{'files/CPU-s':>13}")
+    n = len(paths)
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     for name, xs in results.items():
         if not xs:
             continue
-        med = statistics.median(xs)
-        print(f"{name:<38}{med:>10.2f}{len(paths) / med:>12.0f}")
+        wall[name] = statistics.median(t.wall for t in xs)
+        cpu[name] = statistics.median(t.cpu for t in xs)
+        print(f"{name:<38}{wall[name]:>10.2f}{n / wall[name]:>12.0f}{cpu[name] / n * 1e6:>13.1f}{n / cpu[name]:>13.0f}")
+    if duck1 in wall:
+        print(
+            f"shredcat (1 process) / DuckDB (1 thread): {wall[duck1] / wall[one]:.2f}x wall-clock, "
+            f"{cpu[duck1] / cpu[one]:.2f}x per CPU-second"
+        )
     from service.parquet.footer import ACCELERATED
 
     fast, slow = bench_footer_decode(paths)
