@@ -19,6 +19,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -50,39 +51,59 @@ def generate(out: Path, n: int) -> list[str]:
     return paths
 
 
-def bench_shredcat(paths: list[str]) -> tuple[float, int]:
+class Timed:
+    """Wall-clock and CPU seconds of a block: CPU of this process (every thread: DuckDB's and
+    pyarrow's too) and of the child processes that ended in it. On a shared machine the CPU time
+    is the per-core cost, what other load on the machine inflates least."""
+
+    def __enter__(self) -> Timed:
+        self._wall, self._cpu, self._children = time.perf_counter(), time.process_time(), _children_cpu()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self._wall
+        self.cpu = time.process_time() - self._cpu + _children_cpu() - self._children
+
+
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def bench_shredcat(paths: list[str]) -> tuple[Timed, int]:
     from service.stats.extract import extract_file
 
-    t0 = time.perf_counter()
     rows = 0
-    for p in paths:
-        rows += len(extract_file(p).paths)
-    return time.perf_counter() - t0, rows
+    with Timed() as t:
+        for p in paths:
+            rows += len(extract_file(p).paths)
+    return t, rows
 
 
-def bench_shredcat_parallel(paths: list[str], workers: int) -> float:
+def bench_shredcat_parallel(paths: list[str], workers: int) -> Timed:
     from concurrent.futures import ProcessPoolExecutor
 
     from service.stats.extract import extract_file
 
-    t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # The results come back to this process (pickled): what a caller of parallel extraction gets.
+    with Timed() as t, ProcessPoolExecutor(max_workers=workers) as pool:
         for _ in pool.map(extract_file, paths, chunksize=64):
             pass
-    return time.perf_counter() - t0
+    return t
 
 
-def bench_duckdb_metadata(paths: list[str], glob: str, threads: int | None = None) -> float:
+def bench_duckdb_metadata(paths: list[str], glob: str, threads: int | None = None) -> Timed:
     import duckdb
 
     con = duckdb.connect()
     if threads is not None:
         con.execute(f"SET threads = {threads}")
-    t0 = time.perf_counter()
-    n = con.execute(f"SELECT count(DISTINCT file_name) FROM parquet_metadata('{glob}')").fetchone()
-    elapsed = time.perf_counter() - t0
+    with Timed() as t:
+        n = con.execute(f"SELECT count(DISTINCT file_name) FROM parquet_metadata('{glob}')").fetchone()
     assert n is not None and n[0] == len(paths), n
-    return elapsed
+    return t
 
 
 def bench_footer_decode(paths: list[str]) -> tuple[float, float]:
@@ -108,13 +129,87 @@ def bench_footer_decode(paths: list[str]) -> tuple[float, float]:
     return fast, slow
 
 
-def bench_full_read(paths: list[str]) -> float:
+def stage_breakdown(paths: list[str], repeat: int = 3) -> list[tuple[str, float]]:
+    """Where one file's extraction time goes: CPU µs per file (process time, so that other load
+    on the machine counts less), best of ``repeat``, for growing prefixes of what
+    :func:`extract_file` does on these files; each stage is the difference between two prefixes.
+    The float page scan is measured by replacing it with a constant answer in the last-but-one
+    prefix (measurement only)."""
+    from service.parquet import footer
+    from service.parquet.io import open_parquet, read_metadata
+    from service.parquet.pages import FloatScan
+    from service.stats import extract
+
+    def best(fn: Any) -> float:
+        times = []
+        for _ in range(repeat):
+            t0 = time.process_time()
+            fn()
+            times.append(time.process_time() - t0)
+        return min(times) / len(paths) * 1e6
+
+    def opened() -> None:
+        for p in paths:
+            with open_parquet(p):
+                pass
+
+    def footers() -> None:
+        for p in paths:
+            with open_parquet(p) as (info, f, _):
+                read_metadata(f, info.size)
+
+    def planned() -> None:
+        for p in paths:
+            with open_parquet(p) as (info, f, _):
+                meta, _ = read_metadata(f, info.size)
+                plan = extract._schema_plan(meta.schema)
+                footer.validate_row_groups(plan.root, meta, plan.leaves)
+
+    def no_scan() -> None:
+        real = extract.scan_float_chunk
+        extract.scan_float_chunk = lambda *a: FloatScan(False, 0.0)  # type: ignore[assignment]
+        try:
+            for p in paths:
+                extract.extract_file(p)
+        finally:
+            extract.scan_float_chunk = real
+
+    def everything() -> None:
+        for p in paths:
+            extract.extract_file(p)
+
+    raw = []
+    for p in paths:
+        with open(p, "rb") as f:
+            data = f.read()
+        offset, length = footer.read_footer_bytes(data[-8:], len(data))
+        raw.append(data[offset : offset + length])
+
+    def decode() -> None:
+        for d in raw:
+            footer.parse_file_metadata(d)
+
+    everything()  # warm: imports, caches, page cache
+    t_open, t_footer, t_plan, t_noscan, t_all = (best(f) for f in (opened, footers, planned, no_scan, everything))
+    t_decode = best(decode)
+    return [
+        ("open, fstat, close (syscalls and the file object)", t_open),
+        ("read the tail (one read of up to 64 KiB) and locate the footer", t_footer - t_open - t_decode),
+        ("decode the footer (C Thrift decoder; schema interned)", t_decode),
+        ("schema plan lookup and row groups checked against it", t_plan - t_footer),
+        ("per-path statistics from the footer, results built", t_noscan - t_plan),
+        ("float page scan (NaN, first zero) of the float chunk", t_all - t_noscan),
+        ("total extract_file", t_all),
+    ]
+
+
+def bench_full_read(paths: list[str]) -> Timed:
     import pyarrow.parquet as pq
 
-    t0 = time.perf_counter()
-    for p in paths:
-        pq.read_table(p)
-    return time.perf_counter() - t0
+    with Timed() as t:
+        for p in paths:
+            pq.read_table(p)
+    return t
 
 
 def main() -> None:
@@ -123,6 +218,7 @@ def main() -> None:
     ap.add_argument("--dir", default="/tmp/shredcat-bench-extract")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--clean", action="store_true", help="regenerate the files")
+    ap.add_argument("--stages", action="store_true", help="also print where one file's time goes")
     args = ap.parse_args()
     out = Path(args.dir)
     if args.clean and out.exists():
@@ -133,33 +229,43 @@ def main() -> None:
     glob = str(out / "part-*.parquet") if len(paths) == len(list(out.glob("part-*.parquet"))) else None
     workers = os.cpu_count() or 1
     par = f"shredcat extract ({workers} procs)"
-    results: dict[str, list[float]] = {
-        "shredcat extract": [],
+    one, duck1 = "shredcat extract", "duckdb parquet_metadata (1 thread)"
+    results: dict[str, list[Timed]] = {
+        one: [],
         par: [],
         "duckdb parquet_metadata": [],
-        "duckdb parquet_metadata (1 thread)": [],
+        duck1: [],
         "pyarrow full read": [],
     }
     rows = 0
     load = os.getloadavg()
     for _ in range(args.repeat):
         el, rows = bench_shredcat(paths)
-        results["shredcat extract"].append(el)
+        results[one].append(el)
         if workers > 1:
             results[par].append(bench_shredcat_parallel(paths, workers))
         if glob:
             results["duckdb parquet_metadata"].append(bench_duckdb_metadata(paths, glob))
-            results["duckdb parquet_metadata (1 thread)"].append(bench_duckdb_metadata(paths, glob, 1))
+            results[duck1].append(bench_duckdb_metadata(paths, glob, 1))
         results["pyarrow full read"].append(bench_full_read(paths))
     print(f"machine: {describe()}")
     print(f"files: {len(paths)}, stats rows extracted: {rows} ({rows / len(paths):.1f} paths/file)")
     print(f"load average before the runs: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"{'method':<38}{'median s':>10}{'files/s':>12}")
+    print(f"{'method':<38}{'median s':>10}{'files/s':>12}{'CPU µs/file':>13}{'files/CPU-s':>13}")
+    n = len(paths)
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     for name, xs in results.items():
         if not xs:
             continue
-        med = statistics.median(xs)
-        print(f"{name:<38}{med:>10.2f}{len(paths) / med:>12.0f}")
+        wall[name] = statistics.median(t.wall for t in xs)
+        cpu[name] = statistics.median(t.cpu for t in xs)
+        print(f"{name:<38}{wall[name]:>10.2f}{n / wall[name]:>12.0f}{cpu[name] / n * 1e6:>13.1f}{n / cpu[name]:>13.0f}")
+    if duck1 in wall:
+        print(
+            f"shredcat (1 process) / DuckDB (1 thread): {wall[duck1] / wall[one]:.2f}x wall-clock, "
+            f"{cpu[duck1] / cpu[one]:.2f}x per CPU-second"
+        )
     from service.parquet.footer import ACCELERATED
 
     fast, slow = bench_footer_decode(paths)
@@ -167,6 +273,10 @@ def main() -> None:
         f"footer decode: {fast:.1f} µs ({'C accelerator' if ACCELERATED else 'NOT accelerated'}), "
         f"{slow:.1f} µs pure Python"
     )
+    if args.stages:
+        print("where one file's time goes (CPU µs per file, best of 3):")
+        for name, us in stage_breakdown(paths):
+            print(f"  {name:<66}{us:>8.1f}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@
  * tests/parquet/footer/test_accel.py holds both readers to the same answers on real, mutated and
  * crafted footers.
  *
+ * Fields a table marks as interned (the schema) are kept by their exact bytes and handed out
+ * again as the same object (see Interned). The module also exports Builder, which fills a slots
+ * dataclass the way the decoder does, for the extractor's result objects.
+ *
  * Wire format quotes are from apache/thrift doc/specs/thrift-compact-protocol.md.
  */
 #define PY_SSIZE_T_CLEAN
@@ -38,6 +42,7 @@ typedef struct {
     int elem_kind;      /* K_LIST only */
     int sub;            /* K_STRUCT, or K_LIST of structs: program index */
     PyObject *table;    /* K_ENUM, or K_LIST of enums: dict int -> str (borrowed from programs) */
+    int intern;         /* remember the value by its bytes (see Interned) */
 } FieldDef;
 
 typedef struct {
@@ -52,11 +57,30 @@ typedef struct {
     FieldDef *by_fid;          /* indexed by field id, 0..max_fid */
 } Program;
 
+/* A decoded value of an interned field (Struct(..., interned=...)), with the exact bytes it was
+ * decoded from. The reader is a deterministic function of the bytes it consumes (and of the
+ * depth, for the nesting limit), so the same bytes at the same depth decode to an equal value
+ * ending after those bytes: the cached value (immutable: tuples of frozen dataclasses) is
+ * returned instead, the same object each time. Files of one table share their schema, so a batch
+ * decodes it once, and callers can key their own caches on the object's identity. */
+typedef struct {
+    const void *field;         /* the FieldDef; NULL: an empty entry */
+    int depth;
+    PyObject *bytes;
+    PyObject *value;
+} Interned;
+
+/* A few schemas (a table's evolution) stay cached; a larger value is never kept. */
+#define INTERN_ENTRIES 8
+#define INTERN_MAX_BYTES (64 * 1024)
+
 typedef struct {
     PyObject_HEAD
     int nprograms;
     Program *programs;
     PyObject *keepalive;       /* the programs tuple: owns every table, class and callable */
+    Interned interned[INTERN_ENTRIES];
+    int intern_next;           /* the entry replaced next (round robin) */
 } Decoder;
 
 /* Mirrors footer.MAX_THRIFT_DEPTH; passed in by footer/accel.py. */
@@ -312,6 +336,36 @@ static PyObject *read_list(Decoder *d, const FieldDef *f, Reader *r, int depth)
     return out;
 }
 
+static PyObject *read_interned(Decoder *d, const FieldDef *f, Reader *r, int depth)
+{
+    Py_ssize_t start = r->pos;
+    for (int i = 0; i < INTERN_ENTRIES; i++) {
+        Interned *e = &d->interned[i];
+        if (e->field != (const void *)f || e->depth != depth)
+            continue;
+        Py_ssize_t n = PyBytes_GET_SIZE(e->bytes);
+        if (n <= r->len - start && memcmp(r->buf + start, PyBytes_AS_STRING(e->bytes), (size_t)n) == 0) {
+            r->pos = start + n;
+            return Py_NewRef(e->value);
+        }
+    }
+    PyObject *v = read_list(d, f, r, depth + 1);
+    if (v == NULL || r->pos - start > INTERN_MAX_BYTES)
+        return v;
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)r->buf + start, r->pos - start);
+    if (bytes == NULL) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    Interned *e = &d->interned[d->intern_next];
+    d->intern_next = (d->intern_next + 1) % INTERN_ENTRIES;
+    Py_XSETREF(e->bytes, bytes);
+    Py_XSETREF(e->value, Py_NewRef(v));
+    e->field = f;
+    e->depth = depth;
+    return v;
+}
+
 static PyObject *read_field(Decoder *d, const FieldDef *f, Reader *r, int wire, int depth)
 {
     int64_t v;
@@ -345,6 +399,8 @@ static PyObject *read_field(Decoder *d, const FieldDef *f, Reader *r, int wire, 
     case K_LIST:
         if (wire != W_LIST && wire != W_SET)
             return NULL;
+        if (f->intern)
+            return read_interned(d, f, r, depth);
         return read_list(d, f, r, depth + 1);
     }
     return NULL;
@@ -435,8 +491,20 @@ done:
 
 /* --- the Decoder type ------------------------------------------------------------------------- */
 
+static void clear_interned(Decoder *d)
+{
+    for (int i = 0; i < INTERN_ENTRIES; i++) {
+        Interned *e = &d->interned[i];
+        e->field = NULL;
+        Py_CLEAR(e->bytes);
+        Py_CLEAR(e->value);
+    }
+    d->intern_next = 0;
+}
+
 static void free_programs(Decoder *d)
 {
+    clear_interned(d); /* entries point into the programs */
     if (d->programs == NULL)
         return;
     for (int i = 0; i < d->nprograms; i++) {
@@ -468,7 +536,7 @@ static int fail(const char *msg)
 }
 
 /* A program: (nslots, mode, make, offsets|None, defaults, required, fields) with fields a tuple of
- * (fid, slot, kind, elem_kind, sub, table|None). Checked here, so decoding need not check. */
+ * (fid, slot, kind, elem_kind, sub, table|None, intern). Checked here, so decoding need not check. */
 static int load_program(Program *p, PyObject *spec, int nprograms)
 {
     PyObject *make, *offsets, *defaults, *required, *fields;
@@ -526,17 +594,17 @@ static int load_program(Program *p, PyObject *spec, int nprograms)
     if (p->by_fid == NULL)
         return -1;
     for (Py_ssize_t i = 0; i < nf; i++) {
-        int fid, slot, kind, elem_kind, sub;
+        int fid, slot, kind, elem_kind, sub, intern;
         PyObject *table;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "iiiiiO", &fid, &slot, &kind, &elem_kind, &sub,
-                              &table))
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fields, i), "iiiiiOp", &fid, &slot, &kind, &elem_kind, &sub,
+                              &table, &intern))
             return -1;
         FieldDef *f = &p->by_fid[fid];
         if (slot < 0 || slot >= p->nslots || kind < K_BOOL || kind > K_LIST)
             return fail("bad field");
         int k = kind == K_LIST ? elem_kind : kind;
         if ((k == K_STRUCT && (sub < 0 || sub >= nprograms)) || (k == K_ENUM && !PyDict_Check(table))
-            || (kind == K_LIST && (elem_kind == K_BOOL || elem_kind == K_LIST)))
+            || (kind == K_LIST && (elem_kind == K_BOOL || elem_kind == K_LIST)) || (intern && kind != K_LIST))
             return fail("bad field argument");
         f->present = 1;
         f->slot = slot;
@@ -544,6 +612,7 @@ static int load_program(Program *p, PyObject *spec, int nprograms)
         f->elem_kind = elem_kind;
         f->sub = sub;
         f->table = table;
+        f->intern = intern;
     }
     return 0;
 }
@@ -609,13 +678,99 @@ static PyTypeObject DecoderType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* --- Builder: instances of a slots dataclass, filled without running its __init__ ------------- */
+
+/* Builder(cls, members)(*values): an instance of cls whose slots (member descriptors `members`,
+ * in field order) hold `values`, as the decoder builds MODE_SLOTS structs. The generated __init__
+ * of a frozen dataclass sets each field through object.__setattr__ (2 µs for ten fields); the
+ * extractor builds one object per path and file. footer/accel.py only hands over classes whose
+ * __init__ does nothing else. */
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *cls;
+    PyObject *members;
+    Py_ssize_t nslots;
+    Py_ssize_t *offsets;
+    vectorcallfunc vectorcall;
+} Builder;
+
+static PyObject *Builder_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Builder *b = (Builder *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames)) || n != b->nslots)
+        return PyErr_Format(PyExc_TypeError, "building %s takes exactly %zd positional arguments",
+                            b->cls->tp_name, b->nslots);
+    PyObject *obj = b->cls->tp_alloc(b->cls, 0);
+    if (obj == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        *(PyObject **)((char *)obj + b->offsets[i]) = Py_NewRef(args[i]);
+    return obj;
+}
+
+static int Builder_init(Builder *b, PyObject *args, PyObject *kwds)
+{
+    PyObject *cls, *members;
+    if (b->cls != NULL)
+        return fail("a Builder is initialised once");
+    if (!PyArg_ParseTuple(args, "O!O!", &PyType_Type, &cls, &PyTuple_Type, &members))
+        return -1;
+    Py_ssize_t n = PyTuple_GET_SIZE(members);
+    b->offsets = PyMem_Calloc(n ? n : 1, sizeof(Py_ssize_t));
+    if (b->offsets == NULL)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *descr = PyTuple_GET_ITEM(members, i);
+        if (!Py_IS_TYPE(descr, &PyMemberDescr_Type))
+            return fail("not a member descriptor");
+        PyMemberDescrObject *m = (PyMemberDescrObject *)descr;
+        if (m->d_common.d_type != (PyTypeObject *)cls || m->d_member->type != T_OBJECT_EX)
+            return fail("member descriptor of another class or type");
+        b->offsets[i] = m->d_member->offset;
+    }
+    b->nslots = n;
+    b->cls = (PyTypeObject *)Py_NewRef(cls);
+    b->members = Py_NewRef(members);
+    b->vectorcall = Builder_vectorcall;
+    return 0;
+}
+
+static PyObject *Builder_call(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    if (((Builder *)self)->cls == NULL)
+        return PyErr_Format(PyExc_TypeError, "Builder not initialised");
+    return PyVectorcall_Call(self, args, kwds);
+}
+
+static void Builder_dealloc(Builder *b)
+{
+    Py_XDECREF(b->cls);
+    Py_XDECREF(b->members);
+    PyMem_Free(b->offsets);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static PyTypeObject BuilderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "service.parquet._compact.Builder",
+    .tp_basicsize = sizeof(Builder),
+    .tp_dealloc = (destructor)Builder_dealloc,
+    .tp_vectorcall_offset = offsetof(Builder, vectorcall),
+    .tp_call = Builder_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Builder(cls, members)(*values): a slots dataclass instance filled in C.",
+    .tp_init = (initproc)Builder_init,
+    .tp_new = PyType_GenericNew,
+};
+
 static struct PyModuleDef compact_module = {
     PyModuleDef_HEAD_INIT, "_compact", "C accelerator for service.parquet.footer.", -1, NULL,
 };
 
 PyMODINIT_FUNC PyInit__compact(void)
 {
-    if (PyType_Ready(&DecoderType) < 0)
+    if (PyType_Ready(&DecoderType) < 0 || PyType_Ready(&BuilderType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&compact_module);
     if (m == NULL)
@@ -623,6 +778,12 @@ PyMODINIT_FUNC PyInit__compact(void)
     Py_INCREF(&DecoderType);
     if (PyModule_AddObject(m, "Decoder", (PyObject *)&DecoderType) < 0) {
         Py_DECREF(&DecoderType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&BuilderType);
+    if (PyModule_AddObject(m, "Builder", (PyObject *)&BuilderType) < 0) {
+        Py_DECREF(&BuilderType);
         Py_DECREF(m);
         return NULL;
     }

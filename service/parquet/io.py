@@ -14,12 +14,12 @@ import errno
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from service.errors import FileAccessError, InvalidParquetError
-from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, FileMetaData, SchemaNode, read_file_metadata
+from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, FileMetaData, SchemaNode, read_file_tail
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -35,8 +35,10 @@ class OpenedFile:
     content_id: str | None
 
 
-@contextmanager
-def open_parquet(uri: str, *, tail_bytes: int | None = None) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
+_Opened = tuple[OpenedFile, BinaryIO, Any]
+
+
+def open_parquet(uri: str, *, tail_bytes: int | None = None) -> AbstractContextManager[_Opened]:
     """Open ``uri`` for random access. Yields (info, file object, filesystem path handle).
 
     An object-store URI costs one request here: the last ``tail_bytes`` (default: the
@@ -46,11 +48,14 @@ def open_parquet(uri: str, *, tail_bytes: int | None = None) -> Iterator[tuple[O
     from service.storage.objects import is_remote
 
     if not is_remote(uri):
-        # Local paths skip every store: a stat and an open cost ~10 µs, a large share of
+        # Local paths skip every store: a stat and an open cost a few µs, a large share of
         # extracting a small file.
-        with _open_local(uri) as opened:
-            yield opened
-        return
+        return _LocalOpen(uri)
+    return _open_remote(uri, tail_bytes)
+
+
+@contextmanager
+def _open_remote(uri: str, tail_bytes: int | None) -> Iterator[_Opened]:
     from service.storage.objects import store_for, store_options
     from service.storage.objects.file import ObjectFile
 
@@ -78,39 +83,88 @@ def _access_error(uri: str, e: OSError) -> FileAccessError:
     return FileAccessError(f"cannot open {uri}: {e.strerror or type(e).__name__}")
 
 
-@contextmanager
-def _adopt(uri: str, fd: int) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
-    """Take ownership of ``fd``: refuse it unless it is a regular file, then yield it as a file."""
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise FileAccessError(f"{uri}: not a regular file")
-        f = open(fd, "rb", buffering=0, closefd=True)  # noqa: SIM115 - closed below, after the caller's block
-    except BaseException:
-        os.close(fd)
-        raise
-    try:
+class _LocalOpen:
+    """A local file opened on entering (refused unless it is a regular file) and closed on exit.
+
+    A class rather than a generator context manager: extracting a small file takes tens of µs,
+    and each generator-based layer costs a few."""
+
+    __slots__ = ("_file", "uri")
+
+    def __init__(self, uri: str) -> None:
+        self.uri = uri
+        self._file: BinaryIO | None = None
+
+    def _open_fd(self) -> int:
+        from service.storage.objects import local_path
+
+        try:
+            return os.open(local_path(self.uri), _OPEN_FLAGS)
+        except OSError as e:
+            raise _access_error(self.uri, e) from None
+
+    def __enter__(self) -> _Opened:
+        fd = self._open_fd()
+        # Take ownership of fd: refuse it unless it is a regular file, then wrap it as a file.
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise FileAccessError(f"{self.uri}: not a regular file")
+            f = open(fd, "rb", buffering=0, closefd=True)  # closed by __exit__
+        except BaseException:
+            os.close(fd)
+            raise
+        self._file = f
         # Same content id as pyarrow.fs gives for local files: mtime in ns, then size, of the bytes
         # actually opened.
-        yield OpenedFile(uri=uri, size=st.st_size, content_id=f"{st.st_mtime_ns}:{st.st_size}"), f, f  # type: ignore[misc]
-    finally:
-        f.close()
+        return OpenedFile(self.uri, st.st_size, f"{st.st_mtime_ns}:{st.st_size}"), f, f
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
-@contextmanager
-def _open_local(uri: str) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
-    from service.storage.objects import local_path
+class _BeneathOpen(_LocalOpen):
+    """:func:`open_beneath`'s file: opened component by component below ``root``."""
 
-    try:
-        fd = os.open(local_path(uri), _OPEN_FLAGS)
-    except OSError as e:
-        raise _access_error(uri, e) from None
-    with _adopt(uri, fd) as opened:
-        yield opened
+    __slots__ = ("root",)
+
+    def __init__(self, root: str, path: str) -> None:
+        super().__init__(path)
+        self.root = root
+
+    def _open_fd(self) -> int:
+        root, path = self.root, self.uri
+        prefix = root.rstrip("/") + "/"
+        if not path.startswith(prefix):
+            raise FileAccessError(f"{path}: not inside {root}")
+        parts = path[len(prefix) :].split("/")
+        try:
+            fd = os.open(root, _DIR_FLAGS)
+        except OSError as e:
+            raise _access_error(path, e) from None
+        try:
+            for name in parts[:-1]:
+                parent = fd
+                fd = -1
+                try:
+                    fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
+                finally:
+                    os.close(parent)
+            return os.open(parts[-1], _OPEN_FLAGS | _NOFOLLOW, dir_fd=fd)
+        except (NotADirectoryError, IsADirectoryError):
+            raise FileAccessError(f"{path}: changed while it was being opened (not a plain file path)") from None
+        except OSError as e:
+            if e.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
+                raise FileAccessError(f"{path}: changed while it was being opened (a symlink)") from None
+            raise _access_error(path, e) from None
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
 
-@contextmanager
-def open_beneath(root: str, path: str) -> Iterator[tuple[OpenedFile, BinaryIO, Any]]:
+def open_beneath(root: str, path: str) -> AbstractContextManager[_Opened]:
     """Open the local file ``path`` (absolute, normalised, inside the directory ``root``) without
     ever leaving ``root``: each component below ``root`` is opened relative to its parent's
     descriptor and never through a symlink, so a directory swapped for a symlink between a check
@@ -118,47 +172,30 @@ def open_beneath(root: str, path: str) -> Iterator[tuple[OpenedFile, BinaryIO, A
 
     A symlink anywhere below ``root`` (the caller has already resolved the path, so one here
     appeared since), a missing component, a non-regular file: :class:`FileAccessError`, whose
-    message names ``path`` only, never what a symlink points to.
+    message names ``path`` only, never what a symlink points to. Nothing is opened before the
+    block is entered.
     """
-    prefix = root.rstrip("/") + "/"
-    if not path.startswith(prefix):
-        raise FileAccessError(f"{path}: not inside {root}")
-    parts = path[len(prefix) :].split("/")
-    try:
-        fd = os.open(root, _DIR_FLAGS)
-    except OSError as e:
-        raise _access_error(path, e) from None
-    try:
-        for name in parts[:-1]:
-            parent = fd
-            fd = -1
-            try:
-                fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=parent)
-            finally:
-                os.close(parent)
-        leaf = os.open(parts[-1], _OPEN_FLAGS | _NOFOLLOW, dir_fd=fd)
-    except (NotADirectoryError, IsADirectoryError):
-        raise FileAccessError(f"{path}: changed while it was being opened (not a plain file path)") from None
-    except OSError as e:
-        if e.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
-            raise FileAccessError(f"{path}: changed while it was being opened (a symlink)") from None
-        raise _access_error(path, e) from None
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    with _adopt(path, leaf) as opened:
-        yield opened
+    return _BeneathOpen(root, path)
 
 
-def read_metadata(f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileMetaData:
+#: Bytes of a file already read, and their offset in it.
+InHand = tuple[int, bytes]
+
+
+def read_metadata(
+    f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES
+) -> tuple[FileMetaData, InHand]:
+    """The file's footer, and the bytes read to find it (its last 64 KiB: all of a small file)."""
     # A remote file's first read is the tail already in hand, whatever its configured size.
     tail = getattr(f, "tail_size", None)
     try:
         if tail:
-            return read_file_metadata(f, size, max_footer_bytes, tail_size=tail)
-        return read_file_metadata(f, size, max_footer_bytes)
+            meta, start, data = read_file_tail(f, size, max_footer_bytes, tail_size=tail)
+        else:
+            meta, start, data = read_file_tail(f, size, max_footer_bytes)
     except OSError as e:
         raise FileAccessError(f"read failed: {e}") from None
+    return meta, (start, data)
 
 
 class ColumnReader:

@@ -31,7 +31,7 @@ from service.parquet.footer import ColumnMetaData, SchemaNode
 from service.parquet.footer.accel import fast
 from service.parquet.footer.compact import K_BOOL, K_ENUM, K_INT, K_STRUCT, OPT, REQ, Struct
 from service.parquet.footer.thrift_tables import ENCODING, PAGE_TYPE, STATISTICS
-from service.parquet.io import decompress
+from service.parquet.io import InHand, decompress
 
 __all__ = ["FloatScan", "scan_float_chunk"]
 
@@ -495,7 +495,29 @@ def chunk_span(cm: ColumnMetaData) -> tuple[int, int] | None:
     return start, size
 
 
-def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode) -> FloatScan | None:
+def _chunk_bytes(f: typing.Any, start: int, size: int, in_hand: InHand | None) -> bytes | None:
+    """The ``size`` bytes at ``start``: from the bytes in hand when they hold them, else read (None
+    when the file is shorter or the read fails: pyarrow then reports it)."""
+    if in_hand is not None:
+        at, data = in_hand
+        if at <= start and start + size <= at + len(data):
+            return data[start - at : start - at + size]
+    try:
+        end = f.seek(0, 2)
+        if end is None:
+            end = f.tell()
+        if start + size > end:
+            return None  # also keeps a hostile size from allocating
+        f.seek(start)
+        chunk = f.read(size)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(chunk, bytes):
+        chunk = bytes(chunk)
+    return chunk if len(chunk) == size else None
+
+
+def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand | None) -> FloatScan | None:
     physical = leaf.element.type
     if physical == "DOUBLE":
         fmt, width = "d", 8
@@ -514,19 +536,8 @@ def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode) -> FloatScan | No
     if span is None or cm.num_values < 0:
         return None
     start, size = span
-    try:
-        end = f.seek(0, 2)
-        if end is None:
-            end = f.tell()
-        if start + size > end:
-            return None  # also keeps a hostile size from allocating
-        f.seek(start)
-        chunk = f.read(size)
-    except (OSError, ValueError):
-        return None  # left to pyarrow, which reports it
-    if not isinstance(chunk, bytes):
-        chunk = bytes(chunk)
-    if len(chunk) != size:
+    chunk = _chunk_bytes(f, start, size, in_hand)
+    if chunk is None:
         return None
 
     state = _State(fmt, width)
@@ -632,15 +643,18 @@ def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode) -> FloatScan | No
     return FloatScan(state.has_nan, state.first_zero)
 
 
-def scan_float_chunk(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode) -> FloatScan | None:
+def scan_float_chunk(
+    f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand | None = None
+) -> FloatScan | None:
     """Whether the FLOAT/DOUBLE column chunk ``cm`` of ``leaf`` holds a NaN, and its first zero.
 
-    ``f`` is the seekable binary file (a Python file or a pyarrow NativeFile). Returns ``None``
+    ``f`` is the seekable binary file (a Python file or a pyarrow NativeFile); ``in_hand``, bytes
+    of it already read (``(offset, bytes)``), serves the chunk without I/O when it holds it. Returns ``None``
     whenever the answer cannot be exact: an unsupported codec or encoding, or anything corrupt or
     inconsistent in the pages. The caller then reads the column with pyarrow.
     """
     try:
-        return _scan(f, cm, leaf)
+        return _scan(f, cm, leaf, in_hand)
     except (_Corrupt, InvalidParquetError, IndexError, ValueError, OverflowError, RecursionError):
         # InvalidParquetError / IndexError: the Thrift readers on a corrupt or truncated header.
         return None

@@ -37,11 +37,10 @@ import math
 import re
 import struct
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from service.errors import InvalidParquetError, ShredcatError, UnsupportedShreddingError
 from service.parquet.footer import (
@@ -55,7 +54,8 @@ from service.parquet.footer import (
     iter_leaves,
     validate_row_groups,
 )
-from service.parquet.io import ColumnReader, OpenedFile, open_beneath, open_parquet, read_metadata
+from service.parquet.footer.accel import slots_builder
+from service.parquet.io import ColumnReader, InHand, OpenedFile, open_beneath, open_parquet, read_metadata
 from service.parquet.pages import chunk_span, scan_float_chunk
 from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import (
@@ -112,14 +112,13 @@ def binary_stats_trusted(created_by: str | None) -> bool:
 # --- decoding footer statistics ---------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _StatBounds:
-    min: bytes | None
-    max: bytes | None
+_RawBounds = tuple[bytes | None, bytes | None]
+_NO_BOUNDS: _RawBounds = (None, None)
+_BINARY = frozenset(("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"))
 
 
-def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData) -> _StatBounds:
-    """The raw min/max a reader may trust for ``leaf``, or None where it may not.
+def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData) -> _RawBounds:
+    """The raw (min, max) a reader may trust for ``leaf``, each None where it may not.
 
     parquet.thrift: "Without column_orders, the meaning of the min_value and max_value fields
     ... is undefined" and "The obsolete min and max fields ... are always sorted by signed
@@ -128,32 +127,39 @@ def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData)
     """
     st = cm.statistics
     if st is None:
-        return _StatBounds(None, None)
-    order_ok = True
-    if meta.column_orders is not None:
-        idx = leaf.leaf_index
-        order_ok = idx is not None and idx < len(meta.column_orders) and meta.column_orders[idx] == "TYPE_ORDER"
-    is_binary = cm.type in ("BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
+        return _NO_BOUNDS
+    is_binary = cm.type in _BINARY
     if is_binary and not binary_stats_trusted(meta.created_by):
-        return _StatBounds(None, None)
-    lo = hi = None
+        return _NO_BOUNDS
+    orders = meta.column_orders
+    order_ok = True
+    if orders is not None:
+        idx = leaf.leaf_index
+        order_ok = idx is not None and idx < len(orders) and orders[idx] == "TYPE_ORDER"
     if order_ok and (st.min_value is not None or st.max_value is not None):
-        lo = st.min_value if st.is_min_value_exact is not False else None
-        hi = st.max_value if st.is_max_value_exact is not False else None
-    elif not is_binary and cm.type != "INT96":
-        lo, hi = st.min, st.max
-    return _StatBounds(lo, hi)
+        return (
+            st.min_value if st.is_min_value_exact is not False else None,
+            st.max_value if st.is_max_value_exact is not False else None,
+        )
+    if not is_binary and cm.type != "INT96":
+        return st.min, st.max
+    return _NO_BOUNDS
 
 
 _INT32 = struct.Struct("<i")
 _INT64 = struct.Struct("<q")
+_DOUBLE = struct.Struct("<d")
+
+
+#: Turns a PLAIN-encoded statistic into a typed bound; None if malformed (then the data is read).
+_Decoder = Callable[[bytes], "Bound | None"]
 
 
 @functools.cache
-def _raw_decoder(t: ShreddedType, pt: str | None, type_length: int | None) -> Callable[[bytes], Bound | None]:
-    """:func:`_decode_raw` specialised once per (type, physical type): statistics of every column
-    chunk of every file go through here, so the common integer and temporal cases skip the
-    general dispatch (same results)."""
+def _raw_decoder(t: ShreddedType, pt: str | None, type_length: int | None) -> _Decoder:
+    """The decoder of statistics of physical type ``pt`` into bounds of ``t``, specialised once per
+    (type, physical type) and kept in the schema plan: statistics of every column chunk of every
+    file go through it, so the common integer and temporal cases skip the general dispatch."""
     k = t.kind
     unpack: Callable[[bytes], tuple[Any, ...]] | None = None
     size = 0
@@ -171,17 +177,39 @@ def _raw_decoder(t: ShreddedType, pt: str | None, type_length: int | None) -> Ca
             return v if lo <= v <= hi else None
 
         return decode_int
+    if pt == "BYTE_ARRAY" and k is Kind.VARCHAR:
+        return _decode_utf8
+    if pt == "DOUBLE" and k is Kind.FLOAT64:
+        return _decode_double
     return functools.partial(_decode_general, t, pt, type_length)
+
+
+# The two other common cases, as _decode_general decodes them.
+def _decode_utf8(raw: bytes) -> Bound | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _decode_double(raw: bytes) -> Bound | None:
+    if len(raw) != 8:
+        return None
+    v: float = _DOUBLE.unpack(raw)[0]
+    return None if math.isnan(v) else v  # NaN bounds are ignored (see _decode_general)
 
 
 # Integer-coded types whose bound is the stored integer itself.
 _PLAIN_INT_KINDS = (Kind.DATE, Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
 
 
-def _decode_raw(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
-    """PLAIN-encoded statistic bytes → typed bound; None if malformed (then the data is read)."""
+def _decoder_of(t: ShreddedType, node: SchemaNode) -> _Decoder:
     el = node.element
-    return _raw_decoder(t, el.type, el.type_length)(raw)
+    return _raw_decoder(t, el.type, el.type_length)
+
+
+def _no_bound(raw: bytes) -> None:
+    return None
 
 
 def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, raw: bytes) -> Bound | None:
@@ -322,17 +350,21 @@ def _summarize(t: ShreddedType, arr: pa.Array) -> _DataSummary:
 # --- per-path extraction ----------------------------------------------------------------------
 
 
-@dataclass
 class _Ctx:
-    meta: FileMetaData
-    root: SchemaNode
-    f: Any
-    _reader: ColumnReader | None = None
-    reads: int = 0
-    notes: list[str] = field(default_factory=list)
+    """One file's extraction: its footer, the open file and what was learnt on the way."""
 
-    #: Verdicts of ancestor checks, by id() of the ShredNode.
-    ancestor_ok: dict[int, bool] = field(default_factory=dict)
+    __slots__ = ("_reader", "ancestor_ok", "f", "in_hand", "meta", "reads", "root")
+
+    def __init__(self, meta: FileMetaData, root: SchemaNode, f: Any, in_hand: InHand | None) -> None:
+        self.meta = meta
+        self.root = root
+        self.f = f
+        #: Bytes of the file already read (the footer's read): the page scans use them when they can.
+        self.in_hand = in_hand
+        self._reader: ColumnReader | None = None
+        self.reads = 0
+        #: Verdicts of ancestor checks, by id() of the ShredNode.
+        self.ancestor_ok: dict[int, bool] = {}
 
     def read(self, rg: int, nodes: list[SchemaNode]) -> list[pa.Array]:
         if self._reader is None:
@@ -371,9 +403,9 @@ def _value_chunk_state(ctx: _Ctx, rg: int, value: SchemaNode, concatenated: bool
     cm = _chunk(ctx.meta, rg, value)
     if _all_null(cm):
         return "all_null"
-    b = _usable_raw_bounds(ctx.meta, value, cm)
-    if b.min is not None and b.max is not None:
-        if b.min == b.max and _is_null_residual(b.min, concatenated):
+    lo, hi = _usable_raw_bounds(ctx.meta, value, cm)
+    if lo is not None and hi is not None:
+        if lo == hi and _is_null_residual(lo, concatenated):
             return "nulls_only"
         return "values"
     return "unknown"
@@ -388,8 +420,8 @@ def _only_objects(meta: FileMetaData, value: SchemaNode, cm: ColumnMetaData) -> 
     writes one per row with unshredded fields) all start with the same header byte, so the
     residuals need not be read to check them.
     """
-    b = _usable_raw_bounds(meta, value, cm)
-    return bool(b.min) and bool(b.max) and b.min[0] == b.max[0] and b.min[0] & 0x03 == 2  # type: ignore[index]
+    lo, hi = _usable_raw_bounds(meta, value, cm)
+    return bool(lo) and bool(hi) and lo[0] == hi[0] and lo[0] & 0x03 == 2  # type: ignore[index]
 
 
 def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
@@ -444,7 +476,7 @@ def _float_facts(
     nan_count = st.nan_count if st is not None else None
     if nan_count is not None and nan_count >= 0 and not zero_bound:
         return nan_count > 0, None
-    scan = scan_float_chunk(ctx.f, cm, typed)
+    scan = scan_float_chunk(ctx.f, cm, typed, ctx.in_hand)
     if scan is None or (zero_bound and scan.first_zero is None):
         # The second case contradicts the footer (a zero bound, no zero in the data): let the
         # full read decide.
@@ -452,7 +484,7 @@ def _float_facts(
     return scan.has_nan, scan.first_zero
 
 
-def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats | None:
+def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf, decode: _Decoder) -> PathStats | None:
     node = leaf.node
     typed = node.typed
     t = node.shredded_type
@@ -488,22 +520,22 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf) -> PathStats 
                 return None
 
     # 2. Counts and bounds, per row group.
-    c = _chunk_stats(ctx, typed, t, chunks)
-    return PathStats(
-        column=col.name,
-        variant_path=leaf.variant_path,
-        shredded_type=t,
-        column_size_bytes=c.column_size_bytes,
-        value_count=c.value_count,
-        null_count=c.null_count,
-        min_value=c.min,
-        max_value=c.max,
-        contains_nan=c.contains_nan,
-    )
+    c = _chunk_stats(ctx, typed, t, chunks, decode)
+    # column, variant_path, shredded_type, column_size_bytes, value_count, null_count,
+    # min_value, max_value, contains_nan, extra_stats
+    return _new_path_stats(col.name, leaf.variant_path, t, *c, None)
 
 
-@dataclass(frozen=True, slots=True)
-class _ChunkStats:
+# The result objects, built field by field in C (one PathStats per path and file: the generated
+# __init__ of a frozen dataclass costs as much as decoding the path's statistics).
+_new_path_stats = slots_builder(PathStats)
+_new_column_stats = slots_builder(ColumnStats)
+_new_file_stats = slots_builder(FileStats)
+
+
+class _ChunkStats(NamedTuple):
+    """In PathStats' field order, from ``column_size_bytes`` to ``contains_nan``."""
+
     column_size_bytes: int
     value_count: int
     null_count: int
@@ -517,33 +549,36 @@ def _chunk_stats(
     typed: SchemaNode,
     t: ShreddedType,
     chunks: list[ColumnMetaData],
+    decode: _Decoder,
     *,
-    decode: Callable[[ShreddedType, SchemaNode, bytes], Bound | None] | None = None,
     bounds: bool = True,
 ) -> _ChunkStats:
     """One leaf column's counts and bounds over all row groups, DuckLake's way: the footer where
     it proves them, the float page scan for NaN and the sign of zeros, the column's data where
     neither can answer. Shared by Variant paths and plain columns so both follow one rule.
 
-    ``decode`` turns a raw statistic into a bound (default :func:`_decode_raw`); ``bounds``
-    False (a column whose order no footer defines, e.g. INT96) counts only."""
+    ``decode`` turns a raw statistic into a bound (from the schema plan); ``bounds`` False (a
+    column whose order no footer defines, e.g. INT96) counts only."""
     meta = ctx.meta
-    dec = decode or _decode_raw
     is_float = t.is_float
     null_count = 0
+    num_values = 0
+    size = 0
     lo: Bound | None = None
     hi: Bound | None = None
     has_nan = False
     for rg, cm in enumerate(chunks):
+        num_values += cm.num_values
+        size += cm.total_compressed_size
         st = cm.statistics
         rg_nulls = st.null_count if st is not None else None
         lo_rg = hi_rg = None
         need_read = rg_nulls is None or rg_nulls < 0 or rg_nulls > cm.num_values
         rg_has_values = rg_nulls is None or rg_nulls < cm.num_values
         if not need_read and rg_has_values and bounds:
-            raw = _usable_raw_bounds(meta, typed, cm)
-            lo_rg = dec(t, typed, raw.min) if raw.min is not None else None
-            hi_rg = dec(t, typed, raw.max) if raw.max is not None else None
+            raw_lo, raw_hi = _usable_raw_bounds(meta, typed, cm)
+            lo_rg = decode(raw_lo) if raw_lo is not None else None
+            hi_rg = decode(raw_hi) if raw_hi is not None else None
             need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
             if is_float and not need_read:
                 facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
@@ -577,7 +612,6 @@ def _chunk_stats(
         if hi_rg is not None and (hi is None or hi_rg > hi):  # type: ignore[operator]
             hi = hi_rg
 
-    num_values = sum(cm.num_values for cm in chunks)
     value_count = num_values - null_count
     if value_count == 0:
         lo = hi = None
@@ -589,14 +623,7 @@ def _chunk_stats(
             hi = truncate_upper(t, hi)
             if hi is None:
                 lo = None
-    return _ChunkStats(
-        column_size_bytes=sum(cm.total_compressed_size for cm in chunks),
-        value_count=value_count,
-        null_count=null_count,
-        min=lo,
-        max=hi,
-        contains_nan=has_nan if is_float else None,
-    )
+    return _ChunkStats(size, value_count, null_count, lo, hi, has_nan if is_float else None)
 
 
 # --- plain columns ----------------------------------------------------------------------------
@@ -685,34 +712,37 @@ def _is_list_or_map(n: SchemaNode) -> bool:
     return k in ("LIST", "MAP") or el.converted_type in ("LIST", "MAP", "MAP_KEY_VALUE")
 
 
-def _decode_plain(meta: FileMetaData, leaf: _PlainLeaf) -> Callable[[ShreddedType, SchemaNode, bytes], Bound | None]:
+def _plain_decoder(leaf: _PlainLeaf) -> _Decoder:
+    """The leaf's statistics decoder (kept in the schema plan); see :func:`_plain_stats` for
+    unsigned columns of footers without column orders."""
+    t = leaf.type
     if leaf.unit == 1 and not leaf.unsigned:
-        return _decode_raw
-    if leaf.unsigned and meta.column_orders is None:
-        # Only the deprecated min/max can be there, and they are in signed order: not bounds of
-        # unsigned values (the data is read instead).
-        return lambda t, node, raw: None
-    physical = ShreddedType(Kind.INT64) if leaf.node.element.type == "INT64" else ShreddedType(Kind.INT32)
+        return _decoder_of(t, leaf.node)
     bits = 64 if leaf.node.element.type == "INT64" else 32
+    physical = _decoder_of(ShreddedType(Kind.INT64 if bits == 64 else Kind.INT32), leaf.node)
+    lo, hi = INTEGER_RANGES.get(t.kind, (INT64_MIN, INT64_MAX))
 
-    def decode(t: ShreddedType, node: SchemaNode, raw: bytes) -> Bound | None:
-        v = _decode_raw(physical, node, raw)
+    def decode(raw: bytes) -> Bound | None:
+        v = physical(raw)
         if not isinstance(v, int):
             return None
         if leaf.unsigned:
             v &= (1 << bits) - 1
         v *= leaf.unit
-        lo, hi = INTEGER_RANGES.get(t.kind, (INT64_MIN, INT64_MAX))
         return v if lo <= v <= hi else None
 
     return decode
 
 
-def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf) -> ColumnStats | None:
-    meta = ctx.meta
+def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf, decode: _Decoder) -> ColumnStats | None:
     t = leaf.type
+    if leaf.unsigned and ctx.meta.column_orders is None:
+        # Only the deprecated min/max can be there, and they are in signed order: not bounds of
+        # unsigned values (the data is read instead).
+        decode = _no_bound
+    meta = ctx.meta
     chunks = [_chunk(meta, rg, leaf.node) for rg in range(len(meta.row_groups))]
-    c = _chunk_stats(ctx, leaf.node, t, chunks, decode=_decode_plain(meta, leaf), bounds=leaf.bounds)
+    c = _chunk_stats(ctx, leaf.node, t, chunks, decode, bounds=leaf.bounds)
     lo, hi = c.min, c.max
     # An unsigned 64-bit value above the int64 range has no place in the model: that bound is
     # unknown (the other one still bounds the data).
@@ -720,15 +750,10 @@ def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf) -> ColumnStats | None:
         rlo, rhi = INTEGER_RANGES[t.kind]
         lo = lo if isinstance(lo, int) and rlo <= lo <= rhi else None
         hi = hi if isinstance(hi, int) and rlo <= hi <= rhi else None
-    return ColumnStats(
-        column=leaf.name,
-        column_type=t,
-        column_size_bytes=c.column_size_bytes,
-        value_count=c.value_count,
-        null_count=c.null_count,
-        min_value=lo,
-        max_value=hi,
-        contains_nan=c.contains_nan,
+    # column, column_type, column_size_bytes, value_count, null_count, min_value, max_value,
+    # contains_nan, extra_stats
+    return _new_column_stats(
+        leaf.name, t, c.column_size_bytes, c.value_count, c.null_count, lo, hi, c.contains_nan, None
     )
 
 
@@ -739,22 +764,47 @@ class _SchemaPlan:
     root: SchemaNode
     leaves: tuple[SchemaNode, ...]
     columns: tuple[VariantColumn, ...]
-    paths: tuple[tuple[VariantColumn, ShreddedLeaf], ...]
-    plain: tuple[_PlainLeaf, ...]
+    #: Each fully shredded candidate path with its statistics decoder.
+    paths: tuple[tuple[VariantColumn, ShreddedLeaf, _Decoder], ...]
+    plain: tuple[tuple[_PlainLeaf, _Decoder], ...]
+
+
+#: Plans by the identity of the schema tuple (kept alive in the entry, so the id stays its own).
+#: The C footer decoder hands out the same tuple for the same schema bytes (``interned`` in
+#: footer/thrift_tables.py): found here without hashing 20-odd dataclasses, which cost as much
+#: as the rest of the footer decode.
+_plans_by_identity: dict[int, tuple[tuple[SchemaElement, ...], _SchemaPlan]] = {}
+
+
+def _schema_plan(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
+    hit = _plans_by_identity.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    plan = _schema_plan_by_value(schema)
+    if len(_plans_by_identity) >= 256:
+        _plans_by_identity.clear()
+    _plans_by_identity[id(schema)] = (schema, plan)
+    return plan
 
 
 @functools.lru_cache(maxsize=256)
-def _schema_plan(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
+def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
     # Cached because the files of one table share their schema: registering a batch then costs
     # one schema walk instead of one per file (a third of a small file's extraction time).
     root = build_schema_tree(schema)
     columns = tuple(find_variant_columns(root))
+    paths = []
+    for col in columns:
+        for leaf in shredded_leaves(col):
+            typed, t = leaf.node.typed, leaf.node.shredded_type
+            assert typed is not None and t is not None
+            paths.append((col, leaf, _decoder_of(t, typed)))
     return _SchemaPlan(
         root=root,
         leaves=tuple(iter_leaves(root)),
         columns=columns,
-        paths=tuple((col, leaf) for col in columns for leaf in shredded_leaves(col)),
-        plain=_plain_leaves(root, columns),
+        paths=tuple(paths),
+        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, columns)),
     )
 
 
@@ -762,7 +812,7 @@ def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
     """The float chunks :func:`_float_facts` will likely scan (the footer does not rule the path
     out, nor give a NaN count with non-zero bounds): fetched ahead for a remote file."""
     spans = []
-    for _, leaf in plan.paths:
+    for _, leaf, _ in plan.paths:
         node = leaf.node
         if node.typed is None or node.shredded_type is None or not node.shredded_type.is_float:
             continue
@@ -773,12 +823,12 @@ def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
             st = cm.statistics
             if st is not None and st.nan_count is not None and st.nan_count >= 0:
                 raw = _usable_raw_bounds(ctx.meta, node.typed, cm)
-                if not any(b is not None and b.strip(b"\x00\x80") == b"" for b in (raw.min, raw.max)):
+                if not any(b is not None and b.strip(b"\x00\x80") == b"" for b in raw):
                     continue  # neither bound is a zero: the footer answers
             span = chunk_span(cm)
             if span is not None:
                 spans.append(span)
-    for pl in plan.plain:  # plain float columns take the same page scan
+    for pl, _ in plan.plain:  # plain float columns take the same page scan
         if not (pl.bounds and pl.type.is_float):
             continue
         for rg in range(len(ctx.meta.row_groups)):
@@ -786,7 +836,7 @@ def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
             st = cm.statistics
             if st is not None and st.nan_count is not None and st.nan_count >= 0:
                 raw = _usable_raw_bounds(ctx.meta, pl.node, cm)
-                if not any(b is not None and b.strip(b"\x00\x80") == b"" for b in (raw.min, raw.max)):
+                if not any(b is not None and b.strip(b"\x00\x80") == b"" for b in raw):
                     continue
             span = chunk_span(cm)
             if span is not None:
@@ -795,24 +845,24 @@ def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
 
 
 def extract_metadata_stats(
-    meta: FileMetaData, f: Any
+    meta: FileMetaData, f: Any, in_hand: InHand | None = None
 ) -> tuple[list[VariantColumn], list[PathStats], list[ColumnStats]]:
     """Stats of every fully shredded path and of every plain column, given a parsed footer and
-    the open file."""
+    the open file (and bytes of it already read, see :func:`service.parquet.io.read_metadata`)."""
     plan = _schema_plan(meta.schema)
     validate_row_groups(plan.root, meta, plan.leaves)
-    ctx = _Ctx(meta=meta, root=plan.root, f=f)
+    ctx = _Ctx(meta, plan.root, f, in_hand)
     prefetch = getattr(f, "prefetch", None)
     if prefetch is not None:  # a remote file: the page scans' chunks in as few requests as possible
         prefetch(_float_scan_spans(ctx, plan))
     rows: list[PathStats] = []
-    for col, leaf in plan.paths:
-        ps = _leaf_stats(ctx, col, leaf)
+    for col, leaf, decode in plan.paths:
+        ps = _leaf_stats(ctx, col, leaf, decode)
         if ps is not None:
             rows.append(ps)
     plain: list[ColumnStats] = []
-    for pl in plan.plain:
-        cs = _plain_stats(ctx, pl)
+    for pl, decode in plan.plain:
+        cs = _plain_stats(ctx, pl, decode)
         if cs is not None:
             plain.append(cs)
     return list(plan.columns), rows, plain
@@ -826,40 +876,47 @@ def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) 
     ``max_footer_bytes``), :class:`~service.errors.UnsupportedShreddingError` or
     :class:`~service.errors.FileAccessError` with a message naming the file.
     """
-    with _named(uri), open_parquet(uri) as (info, f, _):
-        return _extract_open(uri, info, f, max_footer_bytes)
+    try:
+        with open_parquet(uri) as (info, f, _):
+            return _extract_open(uri, info, f, max_footer_bytes)
+    except ShredcatError as e:
+        _name_file(e, uri)
+        raise
 
 
 def extract_file_beneath(root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
     """:func:`extract_file` of the local file ``path``, opened without leaving the directory
     ``root`` (:func:`service.parquet.io.open_beneath`): what registration by path uses, so that
     what is read is what was checked."""
-    with _named(path), open_beneath(root, path) as (info, f, _):
-        return _extract_open(path, info, f, max_footer_bytes)
-
-
-@contextmanager
-def _named(uri: str) -> Iterator[None]:
     try:
-        yield
+        with open_beneath(root, path) as (info, f, _):
+            return _extract_open(path, info, f, max_footer_bytes)
     except ShredcatError as e:
-        if not e.message.startswith(uri):
-            e.message = f"{uri}: {e.message}"
-        e.args = (e.message,)
-        e.details.setdefault("file", uri)
+        _name_file(e, path)
         raise
 
 
+def _name_file(e: ShredcatError, uri: str) -> None:
+    # (A try block, not a context manager: one of those costs a few % of a small file's time.)
+    if not e.message.startswith(uri):
+        e.message = f"{uri}: {e.message}"
+    e.args = (e.message,)
+    e.details.setdefault("file", uri)
+
+
 def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int) -> FileStats:
-    meta = read_metadata(f, info.size, max_footer_bytes)
-    columns, rows, plain = extract_metadata_stats(meta, f)
-    return FileStats(
-        path=uri,
-        file_size_bytes=info.size,
-        record_count=meta.num_rows,
-        footer_size=meta.footer_size,
-        content_id=info.content_id,
-        variant_columns=tuple(c.name for c in columns),
-        paths=tuple(rows),
-        columns=tuple(plain),
+    meta, in_hand = read_metadata(f, info.size, max_footer_bytes)
+    columns, rows, plain = extract_metadata_stats(meta, f, in_hand)
+    # path, file_size_bytes, record_count, footer_size, content_id, variant_columns, paths,
+    # columns, partitions
+    return _new_file_stats(
+        uri,
+        info.size,
+        meta.num_rows,
+        meta.footer_size,
+        info.content_id,
+        tuple(c.name for c in columns),
+        tuple(rows),
+        tuple(plain),
+        (),
     )

@@ -272,6 +272,26 @@ def test_native_and_in_memory_files(tmp_path: Path, table: pa.Table) -> None:
             f.close()
 
 
+def test_bytes_in_hand_are_used_instead_of_reads(tmp_path: Path, table: pa.Table) -> None:
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path)
+    expected = [r for _, r in check_file(path)]
+    data = path.read_bytes()
+    meta = read_file_metadata(io.BytesIO(data))
+
+    class NoReads(io.BytesIO):
+        def read(self, size: int | None = -1) -> bytes:
+            raise AssertionError("read although the bytes were in hand")
+
+    # The whole file in hand (what a small file's footer read brings): no read at all.
+    f = NoReads(data)
+    assert [scan_float_chunk(f, c.cm, c.leaf, (0, data)) for c in float_chunks(meta)] == expected
+    # Only the tail in hand: chunks outside it are read from the file, with the same answers.
+    cut = len(data) // 2
+    f2 = io.BytesIO(data)
+    assert [scan_float_chunk(f2, c.cm, c.leaf, (cut, data[cut:])) for c in float_chunks(meta)] == expected
+
+
 # --- Files written by DuckDB ---------------------------------------------------------------------
 
 DUCKDB_QUERY = """

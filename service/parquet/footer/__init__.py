@@ -39,6 +39,7 @@ from service.parquet.footer.read import (
     TAIL_READ_SIZE,
     parse_file_metadata,
     read_file_metadata,
+    read_file_tail,
     read_footer_bytes,
 )
 from service.parquet.footer.schema_tree import (
@@ -68,6 +69,7 @@ __all__ = [
     "iter_leaves",
     "parse_file_metadata",
     "read_file_metadata",
+    "read_file_tail",
     "read_footer_bytes",
     "validate_row_groups",
 ]

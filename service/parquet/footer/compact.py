@@ -46,7 +46,7 @@ KIND_NAMES = ("bool", "integer", "enum (i32)", "binary", "string", "string", "st
 class Struct:
     """How to decode one Thrift struct: its fields by id and how to build the result."""
 
-    __slots__ = ("defaults", "fields", "make", "name", "read", "required", "source", "spread")
+    __slots__ = ("defaults", "fields", "interned", "make", "name", "read", "required", "source", "spread")
 
     def __init__(
         self,
@@ -56,6 +56,7 @@ class Struct:
         *,
         spread: bool = True,
         defaults: dict[str, typing.Any] | None = None,
+        interned: Sequence[str] = (),
     ) -> None:
         # fields: (thrift field id, name, kind, kind argument, required); slot = position in list.
         self.name = name
@@ -70,6 +71,13 @@ class Struct:
         self.make = make
         # spread: make(*slots) (dataclass constructors); otherwise make(slots).
         self.spread = spread
+        # List fields whose decoded value the C decoder keeps by its exact bytes and hands out
+        # again, the same object, for the same bytes (a table's files share one schema): a
+        # speed-up only, the value is equal to a fresh decode. The Python reader ignores it.
+        unknown = set(interned) - {f[1] for f in fields if f[2] == K_LIST}
+        if unknown:
+            raise ValueError(f"{name}: only list fields can be interned, not {sorted(unknown)}")
+        self.interned = frozenset(interned)
         # Filled in by compile_reader: the generated decoder and its source (for debugging).
         self.read: Callable[[bytes, int, int], tuple[typing.Any, int]] | None = None
         self.source = ""

@@ -20,7 +20,7 @@ import typing
 
 from service import limits
 from service.errors import InvalidParquetError
-from service.parquet.footer.accel import fast
+from service.parquet.footer.accel import fast, slots_builder
 from service.parquet.footer.compact import corrupt
 from service.parquet.footer.metadata import FileMetaData
 from service.parquet.footer.thrift_tables import FILE_META_DATA
@@ -42,6 +42,7 @@ TAIL_READ_SIZE = 64 * 1024
 _MIN_FILE_SIZE = 12
 
 _read_file_meta_data = fast(FILE_META_DATA)
+_new_file_metadata = slots_builder(FileMetaData)
 
 
 def parse_file_metadata(data: bytes) -> FileMetaData:
@@ -55,7 +56,7 @@ def parse_file_metadata(data: bytes) -> FileMetaData:
         raise corrupt(f"truncated: {len(data)} bytes end in the middle of a value") from None
     except RecursionError:  # pragma: no cover - MAX_THRIFT_DEPTH keeps well below the limit
         raise corrupt("structures nested too deep") from None
-    return FileMetaData(v[0], v[1], v[2], v[3], v[4], v[5], v[6], len(data))
+    return _new_file_metadata(v[0], v[1], v[2], v[3], v[4], v[5], v[6], len(data))
 
 
 def read_footer_bytes(
@@ -126,6 +127,18 @@ def read_file_metadata(
     The last ``tail_size`` bytes (64 KiB) are fetched in one read; a second read is made only for
     a larger footer, and only when it is at most ``max_footer_bytes`` long.
     """
+    return read_file_tail(f, file_size, max_footer_bytes, tail_size=tail_size)[0]
+
+
+def read_file_tail(
+    f: typing.BinaryIO,
+    file_size: int | None = None,
+    max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES,
+    *,
+    tail_size: int = TAIL_READ_SIZE,
+) -> tuple[FileMetaData, int, bytes]:
+    """:func:`read_file_metadata`, also returning the bytes of its first read and their offset in
+    the file, so that later reads inside them (a small file's pages) need no I/O."""
     if file_size is None:
         end = f.seek(0, 2)
         file_size = end if end is not None else f.tell()
@@ -147,4 +160,4 @@ def read_file_metadata(
         # "4-byte magic number "PAR1"" also opens the file; checked only when already in hand, so
         # that a remote file still costs a single read.
         raise InvalidParquetError(f"not a Parquet file: leading magic is {tail[:4]!r}, expected b'PAR1'")
-    return parse_file_metadata(data)
+    return parse_file_metadata(data), tail_start, tail

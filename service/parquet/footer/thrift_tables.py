@@ -375,4 +375,8 @@ FILE_META_DATA = Struct(
     list,  # finished by parse_file_metadata, which knows footer_size
     spread=False,
     defaults={"key_value_metadata": ()},
+    # The files of one table share their schema and column orders: decoded once, and the same
+    # tuple each time, so the extractor's per-schema plan is found by identity
+    # (service.stats.extract) and no ColumnOrder union is rebuilt per column and file.
+    interned=("schema", "column_orders"),
 )

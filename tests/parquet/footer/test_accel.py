@@ -240,3 +240,79 @@ def test_unknown_enum_is_left_to_python() -> None:
     assert c_decode(data) is None
     with pytest.raises(InvalidParquetError, match="unknown value 7"):
         footer.parse_file_metadata(data)
+
+
+def test_interned_schema_is_one_object_for_the_same_bytes(real_footers: list[bytes]) -> None:
+    # FILE_META_DATA interns its schema: the same bytes give the same (equal) tuple, which the
+    # extractor's per-schema plan cache finds by identity; different bytes never share it.
+    seen: dict[int, tuple[Any, Any]] = {}  # id -> (the object, kept alive; Python's schema)
+    shared = 0
+    for data in real_footers:
+        first, second = c_decode(data), c_decode(data)
+        assert first[0][1] is second[0][1]
+        expected = py_decode(data)
+        assert first[0] == expected
+        hit = seen.get(id(first[0][1]))
+        if hit is not None:
+            shared += 1
+            assert hit[1] == expected[1], "footers with different schemas got one object"
+        seen[id(first[0][1])] = (first[0][1], expected[1])
+    assert shared > 0  # the conformance files share schemas
+
+
+def test_a_changed_byte_in_an_interned_schema_is_decoded_afresh(real_footers: list[bytes]) -> None:
+    data = real_footers[-1]  # DuckDB's: its root is named duckdb_schema
+    assert b"duckdb_schema" in data
+    cached = c_decode(data)[0][1]
+    changed = data.replace(b"duckdb_schema", b"duckdb_schemb")
+    assert assert_agree(changed)
+    schema = c_decode(changed)[0][1]
+    assert schema is not cached and schema[0].name == "duckdb_schemb"
+    assert schema[1:] == cached[1:]
+    # Cut inside the schema, right after a cached decode: never a stale answer.
+    for end in range(1, 80):
+        assert c_decode(data[:end]) is None or assert_agree(data[:end])
+
+
+def test_only_list_fields_can_be_interned() -> None:
+    from service.parquet.footer.compact import K_INT, OPT, Struct
+
+    with pytest.raises(ValueError, match="only list fields"):
+        Struct("X", [(1, "a", K_INT, None, OPT)], tuple, interned=("a",))
+
+
+def test_slots_builder_builds_what_the_class_builds() -> None:
+    from service.stats.model import PathStats
+    from service.values import Kind, ShreddedType
+
+    build = accel.slots_builder(PathStats)
+    assert build is not PathStats  # the accelerator is built (test_accelerator_is_built)
+    values = ("v", '"a"', ShreddedType(Kind.INT64), 10, 3, 1, -5, 7, None, None)
+    got, expected = build(*values), PathStats(*values)
+    assert type(got) is PathStats and got == expected and hash(got) == hash(expected)
+    assert repr(got) == repr(expected)
+    with pytest.raises(AttributeError):
+        got.null_count = 2  # type: ignore[misc]  # still frozen
+    with pytest.raises(TypeError, match="exactly 10 positional"):
+        build(*values[:-1])
+    with pytest.raises(TypeError, match="exactly 10 positional"):
+        build(*values[:-1], extra_stats=None)
+
+
+def test_slots_builder_leaves_classes_with_more_to_do_to_their_init() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        a: int
+
+        def __post_init__(self) -> None:
+            if self.a < 0:
+                raise ValueError("negative")
+
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        a: int
+
+    assert accel.slots_builder(Checked) is Checked
+    assert accel.slots_builder(NoSlots) is NoSlots
