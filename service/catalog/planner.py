@@ -196,22 +196,45 @@ class _Planner(ConditionVisitor[str]):
         table = COLUMN_STATS if c.variant_path is None else VARIANT_STATS
         return parts, not (self.current and covered == self.t.live_file_count), table
 
-    def leaf_filter(self, c: LeafCondition, outer: str) -> str | None:
+    def leaf_filter(
+        self, c: LeafCondition, outer: str, *, uncovered_ok: bool = False, per_file: bool = False
+    ) -> str | None:
         """The leaf as a correlated test of ``outer``'s data_file_id (an index lookup per
-        candidate on the stats primary key), or None when files without a row must be added."""
+        candidate on the stats primary key). When files without a row for the key must be kept:
+        None, or with ``uncovered_ok`` a test that also passes the files with no row.
+
+        ``per_file``: keep each test a lookup per outer file. PostgreSQL otherwise turns a
+        top-level EXISTS into a semi-join driven from the stats rows, which reads every matching
+        row of the path (a million for a predicate that keeps every file) before the first page
+        can stop; an OFFSET in the subquery is what stops that rewrite (and means nothing else).
+        """
         parts, uncovered, table = self._leaf_parts(c)
-        if uncovered:
+        if uncovered and not uncovered_ok:
             return None
-        if not parts:
-            return "1=0"
+        tail = " LIMIT 1 OFFSET 0" if per_file else ""
         tests = []
         for path_id, clause in parts:
             self.count(1)
             tests.append(
                 f"EXISTS (SELECT 1 FROM {table} s WHERE s.data_file_id = {outer} "
-                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}))"
+                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}){tail})"
             )
+        if uncovered:
+            self.count(1)
+            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
+            if not ids:
+                return "1=1"
+            tests.append(
+                f"NOT EXISTS (SELECT 1 FROM {table} s2 WHERE s2.data_file_id = {outer} AND s2.path_id IN ({ids}){tail})"
+            )
+        if not tests:
+            return "1=0"
         return "(" + " OR ".join(tests) + ")"
+
+    def file_filter(self, c: Condition, outer: str) -> str:
+        """``c`` as a test of one file, ``outer`` (its data_file_id): index lookups per file on
+        the stats primary key, for plans that walk the live files in id order and stop early."""
+        return visit_condition(c, _FileFilter(self, outer))
 
     def empty(self) -> str:
         return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
@@ -268,6 +291,30 @@ class _Planner(ConditionVisitor[str]):
             f = self.leaf_filter(k, outer) if isinstance(k, LeafCondition) else None
             conds.append(f if f is not None else f"{outer} IN ({self.build(k)})")
         return f"SELECT d.data_file_id FROM ({self.build(driver)}) AS d WHERE " + " AND ".join(conds)
+
+
+class _FileFilter(ConditionVisitor[str]):
+    """A condition as a boolean over one file's id (see :meth:`_Planner.file_filter`)."""
+
+    def __init__(self, planner: _Planner, outer: str) -> None:
+        self.planner = planner
+        self.outer = outer
+
+    def visit_constant(self, c: Constant) -> str:
+        return "1=1" if c.might_match else "1=0"
+
+    def visit_leaf(self, c: LeafCondition) -> str:
+        f = self.planner.leaf_filter(c, self.outer, uncovered_ok=True, per_file=True)
+        assert f is not None  # uncovered_ok: never None
+        return f
+
+    def visit_all_of(self, c: AllOf) -> str:
+        self.planner.count(len(c.children))
+        return "(" + " AND ".join(visit_condition(k, self) for k in c.children) + ")"
+
+    def visit_any_of(self, c: AnyOf) -> str:
+        self.planner.count(len(c.children))
+        return "(" + " OR ".join(visit_condition(k, self) for k in c.children) + ")"
 
 
 # --- tests -> WHERE clauses over one stats row `s` ------------------------------------------
@@ -447,8 +494,26 @@ class _SelectivityRank(ConditionVisitor[int]):
         return 3
 
 
+class _LooksSelective(ConditionVisitor[bool]):
+    """Whether every file the condition keeps must pass a point or bounded-range leaf: then its
+    candidates are worth counting on the indexes before choosing a plan."""
+
+    def visit_leaf(self, c: LeafCondition) -> bool:
+        return visit_condition(c, _SELECTIVITY) == 0
+
+    def visit_all_of(self, c: AllOf) -> bool:
+        return any(visit_condition(k, self) for k in c.children)
+
+    def visit_any_of(self, c: AnyOf) -> bool:
+        return all(visit_condition(k, self) for k in c.children)
+
+    def visit_constant(self, c: Constant) -> bool:
+        return not c.might_match
+
+
 _NARROWNESS = _Narrowness()
 _SELECTIVITY = _SelectivityRank()
+_LOOKS_SELECTIVE = _LooksSelective()
 
 
 # --- page tokens --------------------------------------------------------------------------
@@ -505,6 +570,7 @@ def plan_in(
     explain_sample: int = DEFAULT_EXPLAIN_SAMPLE,
     path_facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] | None = None,
     partition_types: Mapping[str, ShreddedType | None] | None = None,
+    counts: bool = False,
 ) -> PlanResult:
     """One page of the candidates of ``condition`` (already compiled and merged), inside an open
     transaction, on the table row ``t`` read in it; see :meth:`service.catalog.Catalog.plan`.
@@ -514,7 +580,12 @@ def plan_in(
     warnings need no second look at the same rows. ``partition_types``: the type of each partition
     column as the predicate reads it (declared, or merged over the live files): a file whose value
     is stored as another type is judged by type-independent facts only
-    (:func:`restrict_partition_leaves`)."""
+    (:func:`restrict_partition_leaves`).
+
+    The first page's counts over the whole answer are given when the answer fits in the page or
+    when ``counts`` asks for them; otherwise ``files_kept``, ``files_pruned``, ``rows_skipped`` and
+    ``bytes_skipped`` are None (counting a million candidates costs seconds; a driver paging
+    through them does not need it)."""
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:
@@ -525,19 +596,11 @@ def plan_in(
     if partition_types is not None:
         condition = restrict_partition_leaves(condition, t, partition_types)
     planner = _Planner(conn, t, snapshot, current)
-    cand_sql = planner.build(condition)
-    sql = planner.sql
+    page = _first_rows(planner, condition, after, page_size)
     if path_facts is not None:
         for key, prows in planner.path_rows().items():
             path_facts[key] = [(r.shredded_type, r.live_file_count) for r in prows]
-    rows = conn.execute(
-        text(
-            "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
-            f"WHERE f.data_file_id IN ({cand_sql}) AND f.data_file_id > {sql.bind(after)} "
-            f"ORDER BY f.data_file_id LIMIT {sql.bind(page_size + 1)}"
-        ),
-        sql.params,
-    ).all()
+    rows = page.rows
     more = len(rows) > page_size
     rows = rows[:page_size]
     candidates = tuple(Candidate(r[1], int(r[2]), int(r[3]), int(r[0])) for r in rows)
@@ -545,31 +608,44 @@ def plan_in(
 
     considered = pruned = kept = rows_skipped = bytes_skipped = None
     if page_token is None:
-        kept_n, kept_rows, kept_bytes = conn.execute(
-            text(
-                "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
-                f"FROM ducklake_data_file f WHERE f.data_file_id IN ({cand_sql})"
-            ),
-            sql.params,
-        ).one()
         if current:
             total_n, total_rows, total_bytes = t.live_file_count, t.live_record_count, t.live_bytes
-        else:
+        elif counts or not more:
             total_n, total_rows, total_bytes = conn.execute(
                 text(
                     "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
                     f"FROM ({planner.all_files()}) a JOIN ducklake_data_file f ON f.data_file_id = a.data_file_id"
                 ),
-                sql.params,
+                planner.sql.params,
             ).one()
-        considered, kept = int(total_n), int(kept_n)
-        pruned = considered - kept
-        rows_skipped = int(total_rows) - int(kept_rows)
-        bytes_skipped = int(total_bytes) - int(kept_bytes)
+        else:
+            total_n = total_rows = total_bytes = None
+        if total_n is not None:
+            considered = int(total_n)
+        if not more:
+            # The whole answer is this page.
+            kept_n = len(candidates)
+            kept_rows = sum(c.record_count for c in candidates)
+            kept_bytes = sum(c.file_size_bytes for c in candidates)
+        elif counts:
+            kept_n, kept_rows, kept_bytes = conn.execute(
+                text(
+                    "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
+                    f"FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
+                ),
+                planner.sql.params,
+            ).one()
+        else:
+            kept_n = None
+        if kept_n is not None and total_n is not None:
+            kept = int(kept_n)
+            pruned = int(total_n) - kept
+            rows_skipped = int(total_rows) - int(kept_rows)
+            bytes_skipped = int(total_bytes) - int(kept_bytes)
 
     explanation = None
     if explain:
-        explanation = _explain(conn, planner, t, condition, cand_sql, candidates, explain_sample)
+        explanation = _explain(conn, planner, t, condition, page.candidate_sql(), candidates, explain_sample)
     return PlanResult(
         snapshot_id=snapshot,
         candidates=candidates,
@@ -580,6 +656,104 @@ def plan_in(
         rows_skipped=rows_skipped,
         bytes_skipped=bytes_skipped,
         explain=explanation,
+    )
+
+
+#: A page that may hold many candidates first walks this many live files in id order, testing
+#: each one (an index lookup per file and term on the stats primary key); what it finds tells how
+#: dense the candidates are, hence whether walking on or collecting them as a set reads less.
+PROBE_WINDOW = 2_000
+#: The most files one walk tests before the rest of the page comes from the set plan (the
+#: density seen in the probe can be wrong further on).
+MAX_WALK = 50_000
+
+
+@dataclass
+class _Page:
+    """The rows of one page (``page_size + 1`` at most, the extra one meaning "more")."""
+
+    planner: _Planner
+    condition: Condition
+    rows: list[Any]
+    _cand_sql: str | None = None
+
+    def candidate_sql(self) -> str:
+        """The set plan's SELECT of every candidate (built on first use)."""
+        if self._cand_sql is None:
+            self.planner.terms = 0
+            self._cand_sql = self.planner.build(self.condition)
+        return self._cand_sql
+
+
+def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: int) -> _Page:
+    """The rows of the page after ``after``, by whichever plan reads fewer rows.
+
+    The set plan reads every candidate through the stats indexes (cost ~ candidates K): right
+    when they are few, wherever they are. A walk over the live files in id order tests each
+    file until the page is full (cost ~ page / density): right when candidates are dense, where
+    the set plan would build a million-row answer to return its first thousand. Trees whose
+    every candidate must pass a point or bounded range go to the set plan directly (their
+    answers are small unless the range is wide). Anything else is probed on
+    :data:`PROBE_WINDOW` files; the density seen there predicts both costs (walking on:
+    need / density; the set: density x files), and the cheaper one finishes the page."""
+    want = page_size + 1
+    page = _Page(planner, condition, [])
+    if visit_condition(condition, _LOOKS_SELECTIVE):
+        page.rows = _set_rows(page, after, want)
+        return page
+    planner.terms = 0
+    test = planner.file_filter(condition, "w.data_file_id")
+    rows, walked, last = _walk(planner, test, after, PROBE_WINDOW, want)
+    if len(rows) >= want or walked < PROBE_WINDOW:
+        page.rows = rows  # full, or every live file after `after` was tested
+        return page
+    need = want - len(rows)
+    density = len(rows) / walked
+    remaining = max(planner.t.live_file_count - walked, 0)
+    if density > 0 and need / density < density * remaining:
+        window = min(MAX_WALK, math.ceil(3 * need / density))
+        more, walked, last = _walk(planner, test, last, window, need)
+        rows += more
+        if len(rows) >= want or walked < window:
+            page.rows = rows
+            return page
+        need = want - len(rows)
+    page.rows = rows + _set_rows(page, last, need)
+    return page
+
+
+def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> tuple[list[Any], int, int]:
+    """The live files after ``after`` that pass ``test`` (at most ``limit``) among the next
+    ``window`` live files in id order; how many files that window held, and its last id."""
+    sql = planner.sql
+    span = (
+        "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+        f"WHERE f.table_id = {sql.bind(planner.t.table_id)} AND {planner.live('f')} "
+        f"AND f.data_file_id > {sql.bind(after)} ORDER BY f.data_file_id LIMIT {sql.bind(window)}"
+    )
+    rows = list(
+        planner.conn.execute(
+            text(f"SELECT w.* FROM ({span}) AS w WHERE {test} ORDER BY w.data_file_id LIMIT {sql.bind(limit)}"),
+            sql.params,
+        ).all()
+    )
+    if len(rows) >= limit:
+        return rows, window, int(rows[-1][0])  # stopped early: the span's end is not needed
+    walked, last = planner.conn.execute(text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
+    return rows, int(walked), int(last) if last is not None else after
+
+
+def _set_rows(page: _Page, after: int, limit: int) -> list[Any]:
+    sql = page.planner.sql
+    return list(
+        page.planner.conn.execute(
+            text(
+                "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+                f"WHERE f.data_file_id IN ({page.candidate_sql()}) AND f.data_file_id > {sql.bind(after)} "
+                f"ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
+            ),
+            sql.params,
+        ).all()
     )
 
 
