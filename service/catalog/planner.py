@@ -20,6 +20,12 @@ Per leaf ``(column, variant_path)`` the candidate files are
 AllOf intersects children, AnyOf unites them. Results are paged by ``data_file_id`` (keyset),
 so a 900,000-file answer is never held in memory. Rows with a bound but no typed key (decimals
 beyond int64) are treated as unbounded: kept.
+
+That set plan costs in proportion to the whole answer. A page of a dense answer (most files kept)
+is instead found by walking the table's live files in id order and testing each one with the same
+rules written per file (:class:`_FileFilter`: an index lookup per file and term), stopping when
+the page is full; :func:`_first_rows` chooses between the two from the density a short walk sees.
+Counts over a multi-page answer are computed only when asked for.
 """
 
 from __future__ import annotations
