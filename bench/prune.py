@@ -701,6 +701,10 @@ class Timing:
         return xs[min(len(xs) - 1, max(0, round(0.95 * len(xs) + 0.5) - 1))] * 1000
 
 
+#: Fewest timed runs per query and system, whatever the budget (``--min-runs``).
+MIN_RUNS = {"n": 5}
+
+
 def measure(fn: Callable[[], int], warmup: int, repeat: int, budget: float) -> Timing:
     t = Timing()
     w0 = time.perf_counter()
@@ -718,7 +722,7 @@ def measure(fn: Callable[[], int], warmup: int, repeat: int, budget: float) -> T
         if t.kept is not None and kept != t.kept:
             print(f"    WARNING: kept count changed between runs ({t.kept} -> {kept})")
         t.kept = kept
-        if spent > budget and i + 1 >= 5:
+        if spent > budget and i + 1 >= MIN_RUNS["n"]:
             break
     return t
 
@@ -933,7 +937,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mixed", action="store_true", help="8 plain + 2 partition columns, mixed predicates")
     p.add_argument("--whole", action="store_true", help=f"also page through the whole answer of {', '.join(WHOLE)}")
     p.add_argument("--runs", type=int, default=1, help="repeat every query this many times; report the median p50")
+    p.add_argument("--min-runs", type=int, default=5, help="fewest timed runs per query and system")
     args = p.parse_args(argv)
+    MIN_RUNS["n"] = args.min_runs
     n = 1_000_000 if args.large else args.files
     MIXED["on"] = args.mixed
     if n % args.batch:
