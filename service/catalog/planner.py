@@ -730,16 +730,25 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
 
 def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> tuple[list[Any], int, int]:
     """The live files after ``after`` that pass ``test`` (at most ``limit``) among the next
-    ``window`` live files in id order; how many files that window held, and its last id."""
+    ``window`` live files in id order; how many files that window held, and its last id.
+
+    The window is a bound on the id (its last id, one uncorrelated subquery on the table's live
+    files index), not a subquery the files are read from: an ORDER BY over a subquery's rows is
+    a sort to SQLite, which would test every file of the window before returning the first."""
     sql = planner.sql
+    tid, start = sql.bind(planner.t.table_id), sql.bind(after)
     span = (
-        "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
-        f"WHERE f.table_id = {sql.bind(planner.t.table_id)} AND {planner.live('f')} "
-        f"AND f.data_file_id > {sql.bind(after)} ORDER BY f.data_file_id LIMIT {sql.bind(window)}"
+        f"SELECT f2.data_file_id FROM ducklake_data_file f2 WHERE f2.table_id = {tid} AND {planner.live('f2')} "
+        f"AND f2.data_file_id > {start} ORDER BY f2.data_file_id LIMIT {sql.bind(window)}"
     )
     rows = list(
         planner.conn.execute(
-            text(f"SELECT w.* FROM ({span}) AS w WHERE {test} ORDER BY w.data_file_id LIMIT {sql.bind(limit)}"),
+            text(
+                "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+                f"WHERE f.table_id = {tid} AND {planner.live('f')} AND f.data_file_id > {start} "
+                f"AND f.data_file_id <= (SELECT max(w.data_file_id) FROM ({span}) AS w) AND {test} "
+                f"ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
+            ),
             sql.params,
         ).all()
     )
