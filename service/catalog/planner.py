@@ -708,7 +708,7 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
         page.rows = _set_rows(page, after, want)
         return page
     planner.terms = 0
-    test = planner.file_filter(condition, "w.data_file_id")
+    test = planner.file_filter(condition, "f.data_file_id")
     rows, walked, last = _walk(planner, test, after, PROBE_WINDOW, want)
     if len(rows) >= want or walked < PROBE_WINDOW:
         page.rows = rows  # full, or every live file after `after` was tested
