@@ -58,6 +58,7 @@ from service.pruning.conditions import (
     Never,
     NotAllIn,
     RangeMayContain,
+    Test,
     TestVisitor,
     condition_paths,
     visit_condition,
@@ -69,8 +70,13 @@ from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
 #: 500 terms; past a few hundred the predicate is better rejected with a clear 413 anyway.
 MAX_SQL_TERMS = 400
-#: Point lists up to this size get one index probe each; longer ones one OR-ed scan of the path.
+#: Point lists up to this size get one index probe (one UNION branch) each. Longer ones: on
+#: PostgreSQL one join of the points with the path's rows (:meth:`_RowClauses.point_join`); on
+#: SQLite, whose compound SELECTs end at 500 terms, branches up to :data:`SQLITE_POINT_PROBES`
+#: within half the plan's term budget (a VALUES join there builds a Bloom filter over the whole
+#: path first on an ANALYZEd catalog), then one OR-ed scan.
 MAX_POINT_PROBES = 64
+SQLITE_POINT_PROBES = 256
 DEFAULT_EXPLAIN_SAMPLE = 50
 
 
@@ -189,17 +195,26 @@ class _Planner(ConditionVisitor[str]):
 
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
-    def _leaf_parts(self, c: LeafCondition) -> tuple[list[tuple[int, str]], bool, str]:
+    def _leaf_parts(
+        self, c: LeafCondition, joins: list[str] | None = None
+    ) -> tuple[list[tuple[int, str]], bool, str]:
         """(path_id, WHERE clause) per branch over stats rows, whether files without a stats row
-        for the key must be added (they are kept: nothing is known there), and the stats table."""
+        for the key must be added (they are kept: nothing is known there), and the stats table.
+        With ``joins``, a long point list is appended there as one join (:meth:`_RowClauses.point_join`)
+        instead of a branch that ORs every point."""
         rows = self.paths(c.column, c.variant_path)
-        parts = [
-            (row.path_id, clause)
-            for row in rows
-            for clause in visit_test(c.test_for(row.shredded_type), _RowClauses(self, row))
-        ]
-        covered = sum(r.live_file_count for r in rows)
         table = COLUMN_STATS if c.variant_path is None else VARIANT_STATS
+        parts = []
+        for row in rows:
+            test = c.test_for(row.shredded_type)
+            clauses = _RowClauses(self, row)
+            join = clauses.point_join(test, table) if joins is not None and isinstance(test, AnyPoint) else None
+            if join is not None:
+                joins.append(join)
+                parts += [(row.path_id, clause) for clause in clauses.unkeyed_branches()]
+            else:
+                parts += [(row.path_id, clause) for clause in visit_test(test, clauses)]
+        covered = sum(r.live_file_count for r in rows)
         return parts, not (self.current and covered == self.t.live_file_count), table
 
     def leaf_filter(
@@ -253,8 +268,9 @@ class _Planner(ConditionVisitor[str]):
         return self.all_files() if c.might_match else self.empty()
 
     def visit_leaf(self, c: LeafCondition) -> str:
-        parts, uncovered, table = self._leaf_parts(c)
         branches: list[str] = []
+        parts, uncovered, table = self._leaf_parts(c, joins=branches)
+        self.count(len(branches))
         for path_id, clause in parts:
             self.count(1)
             branches.append(
@@ -337,6 +353,7 @@ class _RowClauses(TestVisitor[list[str]]):
     """
 
     def __init__(self, planner: _Planner, row: _PathRow) -> None:
+        self.planner = planner
         self.sql = planner.sql
         self.current = planner.current
         self.row = row
@@ -354,7 +371,7 @@ class _RowClauses(TestVisitor[list[str]]):
             return []
         return ["s.value_count > 0 AND (s.contains_nan IS NULL OR s.contains_nan)"]
 
-    def _unkeyed_branches(self) -> list[str]:
+    def unkeyed_branches(self) -> list[str]:
         if not self._maybe(self.row.unkeyed_files):
             return []
         fam = family(self.row.shredded_type)
@@ -383,7 +400,7 @@ class _RowClauses(TestVisitor[list[str]]):
                 parts.append(f"{mn} >= {self.sql.bind(floor)}")
         else:
             parts.append(f"{mx} IS NOT NULL")
-        return [" AND ".join(parts), *self._unkeyed_branches()]
+        return [" AND ".join(parts), *self.unkeyed_branches()]
 
     def _min_floor(self, fam: str, lo_k: Any) -> Any:
         row = self.row
@@ -423,7 +440,7 @@ class _RowClauses(TestVisitor[list[str]]):
 
     def visit_any_point(self, t: AnyPoint) -> list[str]:
         out: list[str] = []
-        if len(t.points) <= MAX_POINT_PROBES:
+        if len(t.points) <= MAX_POINT_PROBES or self._sqlite_branches(len(t.points)):
             for p in t.points:
                 for b in self._range(p, p, True, True):
                     if b not in out:
@@ -436,6 +453,49 @@ class _RowClauses(TestVisitor[list[str]]):
             ranges.append(f"({first})")
             out.extend(b for b in rest if b not in out)
         return [" OR ".join(ranges), *out]
+
+    def _sqlite_branches(self, n: int) -> bool:
+        """Whether SQLite answers ``n`` points with a branch each: up to
+        :data:`SQLITE_POINT_PROBES`, while the plan stays within half its term budget (SQLite's
+        compound SELECTs end at 500 terms); the OR-ed branch scans every row of the path."""
+        planner = self.planner
+        return (
+            planner.conn.dialect.name == "sqlite"
+            and n <= SQLITE_POINT_PROBES
+            and planner.terms + n <= MAX_SQL_TERMS // 2
+        )
+
+    def point_join(self, t: Test, table: str) -> str | None:
+        """On PostgreSQL, a long point list (more than :data:`MAX_POINT_PROBES`) as one SELECT
+        joining a VALUES list of ``(key, key - max width)`` to the path's rows: one short index
+        range per point, where an OR of the points costs tens of ms of planning. The rows come
+        from a LATERAL subquery PostgreSQL cannot flatten (OFFSET 0); flattened, it drives the
+        join from the stats rows (seconds). None (branches or the OR-ed scan then) elsewhere, or
+        when a point has no typed key or the path no width; the rows without keys are
+        :meth:`unkeyed_branches`."""
+        if not isinstance(t, AnyPoint) or len(t.points) <= MAX_POINT_PROBES:
+            return None
+        if self.planner.conn.dialect.name != "postgresql":
+            return None
+        fam = family(self.row.shredded_type)
+        pairs = []
+        for p in t.points:
+            k = self._key(p)
+            floor = None if k is None else self._min_floor(fam, k)
+            if floor is None:
+                return None
+            pairs.append((k, floor))
+        bind = self.sql.bind
+        values = ", ".join(f"({bind(k)}, {bind(f)})" for k, f in pairs)
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        where = (
+            f"s.path_id = {bind(self.row.path_id)} AND {self.planner.live('s')} AND s.value_count > 0 "
+            f"AND {mn} <= pt.column1 AND {mn} >= pt.column2 AND {mx} >= pt.column1"
+        )
+        return (
+            f"SELECT x.data_file_id FROM (VALUES {values}) AS pt CROSS JOIN LATERAL "
+            f"(SELECT s.data_file_id FROM {table} s WHERE {where} OFFSET 0) AS x"
+        )
 
     def visit_not_all_in(self, t: NotAllIn) -> list[str]:
         fam = family(self.row.shredded_type)
@@ -920,6 +980,7 @@ __all__ = [
     "DEFAULT_EXPLAIN_SAMPLE",
     "MAX_POINT_PROBES",
     "MAX_SQL_TERMS",
+    "SQLITE_POINT_PROBES",
     "VARIANT_STATS",
     "partition_row_usable",
     "plan_files_in",
