@@ -15,8 +15,12 @@ fresh, drop at the end).
 For each query, each system, after ``--warmup`` runs: ``--repeat`` timed runs (fewer if one
 system's runs exceed ``--budget`` seconds for the query, at least 5), p50/p95 reported:
 
-* ``shredcat``: ``Catalog.plan(...)`` end to end (first page of 1,000 plus
-  the counts), predicate text parsed once beforehand (parse time printed separately).
+* ``shredcat``: ``Catalog.plan(...)`` end to end, first page of 1,000 (what a driver waits for;
+  counts over a multi-page answer are not computed), predicate text parsed once beforehand
+  (parse time printed separately); ``shredcat+counts``: the same with ``counts=True`` (the first
+  page and the counts over the whole answer, what the peers compute);
+  with ``--whole``, ``shredcat-all``: every page of the answer of the non-selective queries
+  (pages of 10,000), against the peers' query returning the whole answer (``*-all``).
 * ``ducklake-pg`` (PostgreSQL runs) / ``ducklake-sqlite`` (SQLite runs): the way DuckLake prunes
   ordinary columns, on DuckLake's own columns of the same ``ducklake_file_variant_stats`` rows in
   the same database: the live files LEFT JOINed to one stats row per referenced path, kept when
@@ -27,6 +31,9 @@ system's runs exceed ``--budget`` seconds for the query, at least 5), p50/p95 re
   1001) and count/sum over all candidates.
 * ``ducklake-duckdb``: DuckLake's columns of the same rows copied into an in-process DuckDB
   database (``TRY_CAST``), same two queries.
+
+``--runs R`` repeats every query R times (rounds) and reports the median of the rounds' p50
+with each round's load average.
 
 ``--mixed``: every file also has 8 plain columns (``ducklake_file_column_stats``: ``uid``,
 ``ts``, ``event``, ``score``, ``price``, ``qty``, ``device``, ``status``, the same values as the
@@ -284,7 +291,26 @@ def queries(n: int) -> list[Query]:
             Leaf(T, ts_lo, ts_hi),
         ),
         Query("score>0", "variant_get(v, '$.score', 'double') > 0", Leaf(S, 0.0, None, lo_strict=True)),
+        # Mid selectivity. `score` is unclustered (max = U(0, 10) + U(50, 100), so P(max > x) =
+        # (110 - x)^2 / 1000 above 100): the kept files are spread over the whole id range.
+        *(
+            Query(f"score{pct}", f"variant_get(v, '$.score', 'double') > {x}", Leaf(S, x, None, lo_strict=True))
+            for pct, x in (("1%", 106.84), ("10%", 100.0), ("50%", 80.0))
+        ),
+        # `user.id` is clustered by file: a range keeps one contiguous run of files, mid-table.
+        *(
+            Query(f"uid{pct}", f"{uid} BETWEEN {lo} AND {hi}", Leaf(U, lo, hi))
+            for pct, lo, hi in (
+                ("1%", mid * 1000, mid * 1000 + n * 10),
+                ("10%", mid * 1000, mid * 1000 + n * 100),
+                ("50%", n * 250, n * 750),
+            )
+        ),
     ]
+
+
+#: Queries whose whole answer is also paged through (``--whole``): the non-selective ones.
+WHOLE = ("score>0", "score50%")
 
 
 def mixed_queries(n: int) -> list[Query]:
@@ -435,6 +461,8 @@ class PeerSql:
             f"{with_}SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
             + from_where
         )
+        #: The whole answer, as a client reading every candidate receives it.
+        self.all = f"{with_}SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count {from_where} ORDER BY f.data_file_id"
 
     def _count(self, tree: Any) -> None:
         if isinstance(tree, Leaf):
@@ -673,6 +701,10 @@ class Timing:
         return xs[min(len(xs) - 1, max(0, round(0.95 * len(xs) + 0.5) - 1))] * 1000
 
 
+#: Fewest timed runs per query and system, whatever the budget (``--min-runs``).
+MIN_RUNS = {"n": 5}
+
+
 def measure(fn: Callable[[], int], warmup: int, repeat: int, budget: float) -> Timing:
     t = Timing()
     w0 = time.perf_counter()
@@ -690,7 +722,7 @@ def measure(fn: Callable[[], int], warmup: int, repeat: int, budget: float) -> T
         if t.kept is not None and kept != t.kept:
             print(f"    WARNING: kept count changed between runs ({t.kept} -> {kept})")
         t.kept = kept
-        if spent > budget and i + 1 >= 5:
+        if spent > budget and i + 1 >= MIN_RUNS["n"]:
             break
     return t
 
@@ -731,10 +763,28 @@ def run_queries(
 
         def shredcat(expr: Any = expr) -> int:
             r = cat.plan(NS, TABLE, expr, page_size=PAGE_SIZE)
+            return r.files_kept if r.files_kept is not None else -1  # not counted: a later page exists
+
+        def shredcat_counts(expr: Any = expr) -> int:
+            r = cat.plan(NS, TABLE, expr, page_size=PAGE_SIZE, counts=True)
             assert r.files_kept is not None
             return r.files_kept
 
         res["shredcat"] = measure(shredcat, args.warmup, args.repeat, args.budget)
+        res["shredcat+counts"] = measure(shredcat_counts, args.warmup, args.repeat, args.budget)
+        whole = args.whole and q.name in WHOLE
+        if whole:
+
+            def shredcat_all(expr: Any = expr) -> int:
+                n, token = 0, None
+                while True:
+                    r = cat.plan(NS, TABLE, expr, page_size=cat.limits.max_page_size, page_token=token)
+                    n += len(r.candidates)
+                    token = r.next_page_token
+                    if token is None:
+                        return n
+
+            res["shredcat-all"] = measure(shredcat_all, min(args.warmup, 1), args.repeat, args.budget)
 
         if not args.no_peers:
             ps = PeerSql(backend, t_id, c_id, q.peer, column_ids)
@@ -747,6 +797,15 @@ def run_queries(
                 return int(n)
 
             res[peer_name] = measure(peer_db, args.warmup, args.repeat, args.budget)
+            if whole:
+
+                def peer_all(ps: PeerSql = ps) -> int:
+                    with cat.engine.connect() as c:
+                        n = len(c.execute(text(ps.all)).all())
+                        c.rollback()
+                    return n
+
+                res[f"{peer_name}-all"] = measure(peer_all, min(args.warmup, 1), args.repeat, args.budget)
             if duck is not None:
                 pd = PeerSql("duckdb", t_id, c_id, q.peer, column_ids)
 
@@ -756,13 +815,19 @@ def run_queries(
                     return int(row[0])
 
                 res["ducklake-duckdb"] = measure(peer_duck, args.warmup, args.repeat, args.budget)
-        kept = {k: v.kept for k, v in res.items()}
+                if whole:
+
+                    def duck_all(pd: PeerSql = pd) -> int:
+                        return len(duck.execute(pd.all).fetchall())
+
+                    res["ducklake-duckdb-all"] = measure(duck_all, min(args.warmup, 1), args.repeat, args.budget)
+        kept = {k: v.kept for k, v in res.items() if k != "shredcat" or v.kept != -1}
         agree = len(set(kept.values())) == 1
         line = "  ".join(
             f"{k} p50 {v.p50:8.2f} ms p95 {v.p95:8.2f} ms (n={len(v.runs)})" for k, v in res.items()
         )
         print(
-            f"  {q.name:9s} kept {res['shredcat'].kept:>9,}  load avg {os.getloadavg()[0]:.1f}  parse {parse_ms:5.1f} ms  {line}",
+            f"  {q.name:9s} kept {res['shredcat+counts'].kept:>9,}  load avg {os.getloadavg()[0]:.1f}  parse {parse_ms:5.1f} ms  {line}",
             flush=True,
         )
         if not agree:
@@ -796,6 +861,32 @@ def explain(cat: Catalog, expr: Any) -> None:
             for row in c.exec_driver_sql(prefix + stmt, params):
                 print("    " + (row[0] if pg else " | ".join(map(str, row))))
         c.rollback()
+
+
+def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per query and system: the median over rounds of each round's p50, and the load averages."""
+    out: dict[str, Any] = {}
+    for name in rounds[0]:
+        out[name] = {}
+        for system in rounds[0][name]:
+            xs = [r[name][system] for r in rounds if name in r and system in r[name]]
+            out[name][system] = {
+                "p50_ms": statistics.median(x["p50_ms"] for x in xs),
+                "p50_ms_rounds": [x["p50_ms"] for x in xs],
+                "load_avg": [x["load_avg"] for x in xs],
+                "kept": xs[-1]["kept"],
+            }
+    return out
+
+
+def print_summary(summary: dict[str, Any], rounds: int) -> None:
+    print(f"  median of {rounds} rounds' p50 (ms):", flush=True)
+    for name, systems in summary.items():
+        cells = "  ".join(
+            f"{system} {v['p50_ms']:9.2f} ({'/'.join(f'{x:.1f}' for x in v['p50_ms_rounds'])}; load {'/'.join(f'{x:.1f}' for x in v['load_avg'])})"
+            for system, v in systems.items()
+        )
+        print(f"    {name:10s} {cells}", flush=True)
 
 
 def machine() -> dict[str, str]:
@@ -844,7 +935,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--explain", action="store_true")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--mixed", action="store_true", help="8 plain + 2 partition columns, mixed predicates")
+    p.add_argument("--whole", action="store_true", help=f"also page through the whole answer of {', '.join(WHOLE)}")
+    p.add_argument("--runs", type=int, default=1, help="repeat every query this many times; report the median p50")
+    p.add_argument("--min-runs", type=int, default=5, help="fewest timed runs per query and system")
     args = p.parse_args(argv)
+    MIN_RUNS["n"] = args.min_runs
     n = 1_000_000 if args.large else args.files
     MIXED["on"] = args.mixed
     if n % args.batch:
@@ -904,18 +999,31 @@ def main(argv: list[str] | None = None) -> int:
                             f"  duckdb copy of DuckLake's columns: {'reused' if reused else f'{secs:.0f}s'}",
                             flush=True,
                         )
-                    entry["results"] = {}
+                    entry["rounds"] = []
                     results["runs"][b] = entry
+                    for k in range(args.runs):
+                        if args.runs > 1:
+                            print(f"  round {k + 1} of {args.runs}", flush=True)
+                        entry["rounds"].append({})
 
-                    def record(name: str, r: dict[str, Timing], entry: dict[str, Any] = entry) -> None:
-                        entry["results"][name] = {
-                            s: {"p50_ms": t.p50, "p95_ms": t.p95, "runs": len(t.runs), "kept": t.kept}
-                            for s, t in r.items()
-                        }
-                        if args.json:  # after every query: a run cut short keeps what it measured
-                            Path(args.json).write_text(json.dumps(results, indent=2))
+                        def record(name: str, r: dict[str, Timing], entry: dict[str, Any] = entry) -> None:
+                            entry["rounds"][-1][name] = {
+                                s: {
+                                    "p50_ms": t.p50,
+                                    "p95_ms": t.p95,
+                                    "runs": len(t.runs),
+                                    "kept": t.kept,
+                                    "load_avg": os.getloadavg()[0],
+                                }
+                                for s, t in r.items()
+                            }
+                            entry["results"] = summarize(entry["rounds"])
+                            if args.json:  # after every query: a run cut short keeps what it measured
+                                Path(args.json).write_text(json.dumps(results, indent=2))
 
-                    run_queries(cat, duck if b == backends[0] else None, qs, args, record)
+                        run_queries(cat, duck if b == backends[0] else None, qs, args, record)
+                    if args.runs > 1:
+                        print_summary(entry["results"], args.runs)
     finally:
         if duck is not None:
             duck.close()

@@ -139,6 +139,7 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
             explain=body.explain,
             page_size=body.page_size,
             page_token=body.page_token,
+            counts=body.counts,
         )
     except ShredcatError as e:
         f = e.details.get("field")

@@ -435,6 +435,11 @@ class PlanRequest(RequestModel):
     explain: StrictBool = False
     page_token: Annotated[StrictStr, Field(max_length=4096)] | None = None
     page_size: Annotated[StrictInt, Field(ge=1)] = 1000
+    counts: StrictBool = Field(
+        default=False,
+        description="Count the whole answer on the first page (`metrics`) even when it spans several "
+        "pages; without it those counts are null unless the answer fits in the first page.",
+    )
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -460,7 +465,9 @@ class PlanFile(ApiModel):
 
 
 class PlanMetrics(ApiModel):
-    """Counts over the whole answer (every page); null on follow-up pages (with a page token)."""
+    """Counts over the whole answer (every page), on the first page. ``files-considered`` is given
+    at the current snapshot; the others when the answer fits in the first page or the request
+    asked for ``counts``. Null on follow-up pages (with a page token)."""
 
     files_considered: int | None
     files_pruned: int | None

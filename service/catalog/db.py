@@ -100,6 +100,12 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
         connect_args = kwargs.pop("connect_args", {})
         connect_args.setdefault("connect_timeout", 10)
         connect_args.setdefault("application_name", "shredcat")
+        if "options" not in u.query:
+            # The catalog's statements are index lookups and walks that stop after a page: JIT
+            # compilation (60-220 ms once an IN list inflates the estimated cost) and starting
+            # parallel workers (tens of ms under load) cost more than they ever save here. An
+            # `options` in the URL (or connect_args) replaces this.
+            connect_args.setdefault("options", "-c jit=off -c max_parallel_workers_per_gather=0")
         return create_engine(u, connect_args=connect_args, **kwargs)
     raise ShredcatError(f"unsupported catalog database {u.get_backend_name()!r}: use sqlite or postgresql")
 

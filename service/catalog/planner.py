@@ -20,6 +20,12 @@ Per leaf ``(column, variant_path)`` the candidate files are
 AllOf intersects children, AnyOf unites them. Results are paged by ``data_file_id`` (keyset),
 so a 900,000-file answer is never held in memory. Rows with a bound but no typed key (decimals
 beyond int64) are treated as unbounded: kept.
+
+That set plan costs in proportion to the whole answer. A page of a dense answer (most files kept)
+is instead found by walking the table's live files in id order and testing each one with the same
+rules written per file (:class:`_FileFilter`: an index lookup per file and term), stopping when
+the page is full; :func:`_first_rows` chooses between the two from the density a short walk sees.
+Counts over a multi-page answer are computed only when asked for.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from service.pruning.conditions import (
     Never,
     NotAllIn,
     RangeMayContain,
+    Test,
     TestVisitor,
     condition_paths,
     visit_condition,
@@ -63,8 +70,13 @@ from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
 #: 500 terms; past a few hundred the predicate is better rejected with a clear 413 anyway.
 MAX_SQL_TERMS = 400
-#: Point lists up to this size get one index probe each; longer ones one OR-ed scan of the path.
+#: Point lists up to this size get one index probe (one UNION branch) each. Longer ones: on
+#: PostgreSQL one join of the points with the path's rows (:meth:`_RowClauses.point_join`); on
+#: SQLite, whose compound SELECTs end at 500 terms, branches up to :data:`SQLITE_POINT_PROBES`
+#: within half the plan's term budget (a VALUES join there builds a Bloom filter over the whole
+#: path first on an ANALYZEd catalog), then one OR-ed scan.
 MAX_POINT_PROBES = 64
+SQLITE_POINT_PROBES = 256
 DEFAULT_EXPLAIN_SAMPLE = 50
 
 
@@ -183,35 +195,67 @@ class _Planner(ConditionVisitor[str]):
 
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
-    def _leaf_parts(self, c: LeafCondition) -> tuple[list[tuple[int, str]], bool, str]:
+    def _leaf_parts(
+        self, c: LeafCondition, joins: list[str] | None = None
+    ) -> tuple[list[tuple[int, str]], bool, str]:
         """(path_id, WHERE clause) per branch over stats rows, whether files without a stats row
-        for the key must be added (they are kept: nothing is known there), and the stats table."""
+        for the key must be added (they are kept: nothing is known there), and the stats table.
+        With ``joins``, a long point list is appended there as one join (:meth:`_RowClauses.point_join`)
+        instead of a branch that ORs every point."""
         rows = self.paths(c.column, c.variant_path)
-        parts = [
-            (row.path_id, clause)
-            for row in rows
-            for clause in visit_test(c.test_for(row.shredded_type), _RowClauses(self, row))
-        ]
-        covered = sum(r.live_file_count for r in rows)
         table = COLUMN_STATS if c.variant_path is None else VARIANT_STATS
+        parts = []
+        for row in rows:
+            test = c.test_for(row.shredded_type)
+            clauses = _RowClauses(self, row)
+            join = clauses.point_join(test, table) if joins is not None and isinstance(test, AnyPoint) else None
+            if join is not None:
+                joins.append(join)
+                parts += [(row.path_id, clause) for clause in clauses.unkeyed_branches()]
+            else:
+                parts += [(row.path_id, clause) for clause in visit_test(test, clauses)]
+        covered = sum(r.live_file_count for r in rows)
         return parts, not (self.current and covered == self.t.live_file_count), table
 
-    def leaf_filter(self, c: LeafCondition, outer: str) -> str | None:
+    def leaf_filter(
+        self, c: LeafCondition, outer: str, *, uncovered_ok: bool = False, per_file: bool = False
+    ) -> str | None:
         """The leaf as a correlated test of ``outer``'s data_file_id (an index lookup per
-        candidate on the stats primary key), or None when files without a row must be added."""
+        candidate on the stats primary key). When files without a row for the key must be kept:
+        None, or with ``uncovered_ok`` a test that also passes the files with no row.
+
+        ``per_file``: keep each test a lookup per outer file. PostgreSQL otherwise turns a
+        top-level EXISTS into a semi-join driven from the stats rows, which reads every matching
+        row of the path (a million for a predicate that keeps every file) before the first page
+        can stop; an OFFSET in the subquery is what stops that rewrite (and means nothing else).
+        """
         parts, uncovered, table = self._leaf_parts(c)
-        if uncovered:
+        if uncovered and not uncovered_ok:
             return None
-        if not parts:
-            return "1=0"
+        tail = " LIMIT 1 OFFSET 0" if per_file else ""
         tests = []
         for path_id, clause in parts:
             self.count(1)
             tests.append(
                 f"EXISTS (SELECT 1 FROM {table} s WHERE s.data_file_id = {outer} "
-                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}))"
+                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}){tail})"
             )
+        if uncovered:
+            self.count(1)
+            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
+            if not ids:
+                return "1=1"
+            tests.append(
+                f"NOT EXISTS (SELECT 1 FROM {table} s2 WHERE s2.data_file_id = {outer} AND s2.path_id IN ({ids}){tail})"
+            )
+        if not tests:
+            return "1=0"
         return "(" + " OR ".join(tests) + ")"
+
+    def file_filter(self, c: Condition, outer: str) -> str:
+        """``c`` as a test of one file, ``outer`` (its data_file_id): index lookups per file on
+        the stats primary key, for plans that walk the live files in id order and stop early."""
+        return visit_condition(c, _FileFilter(self, outer))
 
     def empty(self) -> str:
         return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
@@ -224,8 +268,9 @@ class _Planner(ConditionVisitor[str]):
         return self.all_files() if c.might_match else self.empty()
 
     def visit_leaf(self, c: LeafCondition) -> str:
-        parts, uncovered, table = self._leaf_parts(c)
         branches: list[str] = []
+        parts, uncovered, table = self._leaf_parts(c, joins=branches)
+        self.count(len(branches))
         for path_id, clause in parts:
             self.count(1)
             branches.append(
@@ -270,6 +315,30 @@ class _Planner(ConditionVisitor[str]):
         return f"SELECT d.data_file_id FROM ({self.build(driver)}) AS d WHERE " + " AND ".join(conds)
 
 
+class _FileFilter(ConditionVisitor[str]):
+    """A condition as a boolean over one file's id (see :meth:`_Planner.file_filter`)."""
+
+    def __init__(self, planner: _Planner, outer: str) -> None:
+        self.planner = planner
+        self.outer = outer
+
+    def visit_constant(self, c: Constant) -> str:
+        return "1=1" if c.might_match else "1=0"
+
+    def visit_leaf(self, c: LeafCondition) -> str:
+        f = self.planner.leaf_filter(c, self.outer, uncovered_ok=True, per_file=True)
+        assert f is not None  # uncovered_ok: never None
+        return f
+
+    def visit_all_of(self, c: AllOf) -> str:
+        self.planner.count(len(c.children))
+        return "(" + " AND ".join(visit_condition(k, self) for k in c.children) + ")"
+
+    def visit_any_of(self, c: AnyOf) -> str:
+        self.planner.count(len(c.children))
+        return "(" + " OR ".join(visit_condition(k, self) for k in c.children) + ")"
+
+
 # --- tests -> WHERE clauses over one stats row `s` ------------------------------------------
 
 
@@ -284,6 +353,7 @@ class _RowClauses(TestVisitor[list[str]]):
     """
 
     def __init__(self, planner: _Planner, row: _PathRow) -> None:
+        self.planner = planner
         self.sql = planner.sql
         self.current = planner.current
         self.row = row
@@ -301,7 +371,7 @@ class _RowClauses(TestVisitor[list[str]]):
             return []
         return ["s.value_count > 0 AND (s.contains_nan IS NULL OR s.contains_nan)"]
 
-    def _unkeyed_branches(self) -> list[str]:
+    def unkeyed_branches(self) -> list[str]:
         if not self._maybe(self.row.unkeyed_files):
             return []
         fam = family(self.row.shredded_type)
@@ -330,7 +400,7 @@ class _RowClauses(TestVisitor[list[str]]):
                 parts.append(f"{mn} >= {self.sql.bind(floor)}")
         else:
             parts.append(f"{mx} IS NOT NULL")
-        return [" AND ".join(parts), *self._unkeyed_branches()]
+        return [" AND ".join(parts), *self.unkeyed_branches()]
 
     def _min_floor(self, fam: str, lo_k: Any) -> Any:
         row = self.row
@@ -370,7 +440,7 @@ class _RowClauses(TestVisitor[list[str]]):
 
     def visit_any_point(self, t: AnyPoint) -> list[str]:
         out: list[str] = []
-        if len(t.points) <= MAX_POINT_PROBES:
+        if len(t.points) <= MAX_POINT_PROBES or self._sqlite_branches(len(t.points)):
             for p in t.points:
                 for b in self._range(p, p, True, True):
                     if b not in out:
@@ -383,6 +453,49 @@ class _RowClauses(TestVisitor[list[str]]):
             ranges.append(f"({first})")
             out.extend(b for b in rest if b not in out)
         return [" OR ".join(ranges), *out]
+
+    def _sqlite_branches(self, n: int) -> bool:
+        """Whether SQLite answers ``n`` points with a branch each: up to
+        :data:`SQLITE_POINT_PROBES`, while the plan stays within half its term budget (SQLite's
+        compound SELECTs end at 500 terms); the OR-ed branch scans every row of the path."""
+        planner = self.planner
+        return (
+            planner.conn.dialect.name == "sqlite"
+            and n <= SQLITE_POINT_PROBES
+            and planner.terms + n <= MAX_SQL_TERMS // 2
+        )
+
+    def point_join(self, t: Test, table: str) -> str | None:
+        """On PostgreSQL, a long point list (more than :data:`MAX_POINT_PROBES`) as one SELECT
+        joining a VALUES list of ``(key, key - max width)`` to the path's rows: one short index
+        range per point, where an OR of the points costs tens of ms of planning. The rows come
+        from a LATERAL subquery PostgreSQL cannot flatten (OFFSET 0); flattened, it drives the
+        join from the stats rows (seconds). None (branches or the OR-ed scan then) elsewhere, or
+        when a point has no typed key or the path no width; the rows without keys are
+        :meth:`unkeyed_branches`."""
+        if not isinstance(t, AnyPoint) or len(t.points) <= MAX_POINT_PROBES:
+            return None
+        if self.planner.conn.dialect.name != "postgresql":
+            return None
+        fam = family(self.row.shredded_type)
+        pairs = []
+        for p in t.points:
+            k = self._key(p)
+            floor = None if k is None else self._min_floor(fam, k)
+            if floor is None:
+                return None
+            pairs.append((k, floor))
+        bind = self.sql.bind
+        values = ", ".join(f"({bind(k)}, {bind(f)})" for k, f in pairs)
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        where = (
+            f"s.path_id = {bind(self.row.path_id)} AND {self.planner.live('s')} AND s.value_count > 0 "
+            f"AND {mn} <= pt.column1 AND {mn} >= pt.column2 AND {mx} >= pt.column1"
+        )
+        return (
+            f"SELECT x.data_file_id FROM (VALUES {values}) AS pt CROSS JOIN LATERAL "
+            f"(SELECT s.data_file_id FROM {table} s WHERE {where} OFFSET 0) AS x"
+        )
 
     def visit_not_all_in(self, t: NotAllIn) -> list[str]:
         fam = family(self.row.shredded_type)
@@ -447,8 +560,26 @@ class _SelectivityRank(ConditionVisitor[int]):
         return 3
 
 
+class _LooksSelective(ConditionVisitor[bool]):
+    """Whether every file the condition keeps must pass a point or bounded-range leaf: then its
+    candidates are worth counting on the indexes before choosing a plan."""
+
+    def visit_leaf(self, c: LeafCondition) -> bool:
+        return visit_condition(c, _SELECTIVITY) == 0
+
+    def visit_all_of(self, c: AllOf) -> bool:
+        return any(visit_condition(k, self) for k in c.children)
+
+    def visit_any_of(self, c: AnyOf) -> bool:
+        return all(visit_condition(k, self) for k in c.children)
+
+    def visit_constant(self, c: Constant) -> bool:
+        return not c.might_match
+
+
 _NARROWNESS = _Narrowness()
 _SELECTIVITY = _SelectivityRank()
+_LOOKS_SELECTIVE = _LooksSelective()
 
 
 # --- page tokens --------------------------------------------------------------------------
@@ -505,6 +636,7 @@ def plan_in(
     explain_sample: int = DEFAULT_EXPLAIN_SAMPLE,
     path_facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] | None = None,
     partition_types: Mapping[str, ShreddedType | None] | None = None,
+    counts: bool = False,
 ) -> PlanResult:
     """One page of the candidates of ``condition`` (already compiled and merged), inside an open
     transaction, on the table row ``t`` read in it; see :meth:`service.catalog.Catalog.plan`.
@@ -514,7 +646,12 @@ def plan_in(
     warnings need no second look at the same rows. ``partition_types``: the type of each partition
     column as the predicate reads it (declared, or merged over the live files): a file whose value
     is stored as another type is judged by type-independent facts only
-    (:func:`restrict_partition_leaves`)."""
+    (:func:`restrict_partition_leaves`).
+
+    The first page's counts over the whole answer are given when the answer fits in the page or
+    when ``counts`` asks for them; otherwise ``files_kept``, ``files_pruned``, ``rows_skipped`` and
+    ``bytes_skipped`` are None (counting a million candidates costs seconds; a driver paging
+    through them does not need it)."""
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:
@@ -525,19 +662,11 @@ def plan_in(
     if partition_types is not None:
         condition = restrict_partition_leaves(condition, t, partition_types)
     planner = _Planner(conn, t, snapshot, current)
-    cand_sql = planner.build(condition)
-    sql = planner.sql
+    page = _first_rows(planner, condition, after, page_size)
     if path_facts is not None:
         for key, prows in planner.path_rows().items():
             path_facts[key] = [(r.shredded_type, r.live_file_count) for r in prows]
-    rows = conn.execute(
-        text(
-            "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
-            f"WHERE f.data_file_id IN ({cand_sql}) AND f.data_file_id > {sql.bind(after)} "
-            f"ORDER BY f.data_file_id LIMIT {sql.bind(page_size + 1)}"
-        ),
-        sql.params,
-    ).all()
+    rows = page.rows
     more = len(rows) > page_size
     rows = rows[:page_size]
     candidates = tuple(Candidate(r[1], int(r[2]), int(r[3]), int(r[0])) for r in rows)
@@ -545,31 +674,44 @@ def plan_in(
 
     considered = pruned = kept = rows_skipped = bytes_skipped = None
     if page_token is None:
-        kept_n, kept_rows, kept_bytes = conn.execute(
-            text(
-                "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
-                f"FROM ducklake_data_file f WHERE f.data_file_id IN ({cand_sql})"
-            ),
-            sql.params,
-        ).one()
         if current:
             total_n, total_rows, total_bytes = t.live_file_count, t.live_record_count, t.live_bytes
-        else:
+        elif counts or not more:
             total_n, total_rows, total_bytes = conn.execute(
                 text(
                     "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
                     f"FROM ({planner.all_files()}) a JOIN ducklake_data_file f ON f.data_file_id = a.data_file_id"
                 ),
-                sql.params,
+                planner.sql.params,
             ).one()
-        considered, kept = int(total_n), int(kept_n)
-        pruned = considered - kept
-        rows_skipped = int(total_rows) - int(kept_rows)
-        bytes_skipped = int(total_bytes) - int(kept_bytes)
+        else:
+            total_n = total_rows = total_bytes = None
+        if total_n is not None:
+            considered = int(total_n)
+        if not more:
+            # The whole answer is this page.
+            kept_n = len(candidates)
+            kept_rows = sum(c.record_count for c in candidates)
+            kept_bytes = sum(c.file_size_bytes for c in candidates)
+        elif counts:
+            kept_n, kept_rows, kept_bytes = conn.execute(
+                text(
+                    "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
+                    f"FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
+                ),
+                planner.sql.params,
+            ).one()
+        else:
+            kept_n = None
+        if kept_n is not None and total_n is not None:
+            kept = int(kept_n)
+            pruned = int(total_n) - kept
+            rows_skipped = int(total_rows) - int(kept_rows)
+            bytes_skipped = int(total_bytes) - int(kept_bytes)
 
     explanation = None
     if explain:
-        explanation = _explain(conn, planner, t, condition, cand_sql, candidates, explain_sample)
+        explanation = _explain(conn, planner, t, condition, page.candidate_sql(), candidates, explain_sample)
     return PlanResult(
         snapshot_id=snapshot,
         candidates=candidates,
@@ -580,6 +722,113 @@ def plan_in(
         rows_skipped=rows_skipped,
         bytes_skipped=bytes_skipped,
         explain=explanation,
+    )
+
+
+#: A page that may hold many candidates first walks this many live files in id order, testing
+#: each one (an index lookup per file and term on the stats primary key); what it finds tells how
+#: dense the candidates are, hence whether walking on or collecting them as a set reads less.
+PROBE_WINDOW = 2_000
+#: The most files one walk tests before the rest of the page comes from the set plan (the
+#: density seen in the probe can be wrong further on).
+MAX_WALK = 50_000
+
+
+@dataclass
+class _Page:
+    """The rows of one page (``page_size + 1`` at most, the extra one meaning "more")."""
+
+    planner: _Planner
+    condition: Condition
+    rows: list[Any]
+    _cand_sql: str | None = None
+
+    def candidate_sql(self) -> str:
+        """The set plan's SELECT of every candidate (built on first use)."""
+        if self._cand_sql is None:
+            self.planner.terms = 0
+            self._cand_sql = self.planner.build(self.condition)
+        return self._cand_sql
+
+
+def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: int) -> _Page:
+    """The rows of the page after ``after``, by whichever plan reads fewer rows.
+
+    The set plan reads every candidate through the stats indexes (cost ~ candidates K): right
+    when they are few, wherever they are. A walk over the live files in id order tests each
+    file until the page is full (cost ~ page / density): right when candidates are dense, where
+    the set plan would build a million-row answer to return its first thousand. Trees whose
+    every candidate must pass a point or bounded range go to the set plan directly (their
+    answers are small unless the range is wide). Anything else is probed on
+    :data:`PROBE_WINDOW` files; the density seen there predicts both costs (walking on:
+    need / density; the set: density x files), and the cheaper one finishes the page."""
+    want = page_size + 1
+    page = _Page(planner, condition, [])
+    if visit_condition(condition, _LOOKS_SELECTIVE):
+        page.rows = _set_rows(page, after, want)
+        return page
+    planner.terms = 0
+    test = planner.file_filter(condition, "f.data_file_id")
+    rows, walked, last = _walk(planner, test, after, PROBE_WINDOW, want)
+    if len(rows) >= want or walked < PROBE_WINDOW:
+        page.rows = rows  # full, or every live file after `after` was tested
+        return page
+    need = want - len(rows)
+    density = len(rows) / walked
+    remaining = max(planner.t.live_file_count - walked, 0)
+    if density > 0 and need / density < density * remaining:
+        window = min(MAX_WALK, math.ceil(3 * need / density))
+        more, walked, last = _walk(planner, test, last, window, need)
+        rows += more
+        if len(rows) >= want or walked < window:
+            page.rows = rows
+            return page
+        need = want - len(rows)
+    page.rows = rows + _set_rows(page, last, need)
+    return page
+
+
+def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> tuple[list[Any], int, int]:
+    """The live files after ``after`` that pass ``test`` (at most ``limit``) among the next
+    ``window`` live files in id order; how many files that window held, and its last id.
+
+    The window is a bound on the id (its last id, one uncorrelated subquery on the table's live
+    files index), not a subquery the files are read from: an ORDER BY over a subquery's rows is
+    a sort to SQLite, which would test every file of the window before returning the first."""
+    sql = planner.sql
+    tid, start = sql.bind(planner.t.table_id), sql.bind(after)
+    span = (
+        f"SELECT f2.data_file_id FROM ducklake_data_file f2 WHERE f2.table_id = {tid} AND {planner.live('f2')} "
+        f"AND f2.data_file_id > {start} ORDER BY f2.data_file_id LIMIT {sql.bind(window)}"
+    )
+    rows = list(
+        planner.conn.execute(
+            text(
+                "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+                f"WHERE f.table_id = {tid} AND {planner.live('f')} AND f.data_file_id > {start} "
+                f"AND f.data_file_id <= (SELECT max(w.data_file_id) FROM ({span}) AS w) AND {test} "
+                f"ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
+            ),
+            sql.params,
+        ).all()
+    )
+    if len(rows) >= limit:
+        return rows, window, int(rows[-1][0])  # stopped early: the span's end is not needed
+    walked, last = planner.conn.execute(text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
+    return rows, int(walked), int(last) if last is not None else after
+
+
+def _set_rows(page: _Page, after: int, limit: int) -> list[Any]:
+    sql = page.planner.sql
+    return list(
+        page.planner.conn.execute(
+            text(
+                "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+                f"WHERE f.data_file_id IN ({page.candidate_sql()}) AND f.data_file_id > {sql.bind(after)} "
+                f"ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
+            ),
+            sql.params,
+        ).all()
     )
 
 
@@ -731,6 +980,7 @@ __all__ = [
     "DEFAULT_EXPLAIN_SAMPLE",
     "MAX_POINT_PROBES",
     "MAX_SQL_TERMS",
+    "SQLITE_POINT_PROBES",
     "VARIANT_STATS",
     "partition_row_usable",
     "plan_files_in",

@@ -1031,9 +1031,15 @@ class Catalog:
         explain: bool = False,
         page_size: int = 1000,
         page_token: str | None = None,
+        counts: bool = False,
     ) -> PlanResult:
-        """Candidate files of ``namespace.table`` for ``expr`` (one page), with counts over the
-        whole answer on the first page; ``explain`` adds the evaluator's reasons for a sample.
+        """Candidate files of ``namespace.table`` for ``expr`` (one page); ``explain`` adds the
+        evaluator's reasons for a sample.
+
+        The first page carries counts over the whole answer (kept, pruned, rows and bytes
+        skipped) when the answer fits in it or when ``counts`` asks for them; otherwise they are
+        None, because counting a large answer costs as much as reading all of it
+        (``files_considered`` is given at the current snapshot either way).
 
         ``expr`` is a predicate tree, or a parser given the table's :meth:`table_schema` (so that
         a bare identifier resolves to the table's plain or partition column with its type, and an
@@ -1080,6 +1086,7 @@ class Catalog:
                 page_token=page_token,
                 path_facts=facts,
                 partition_types=partition_types,
+                counts=counts,
             )
             if page_token is not None:
                 return result
@@ -1319,7 +1326,8 @@ def _plan_warnings(
             stored[(names[cid], vp)] = [ShreddedType.parse(n) for n in tnames]
     unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
     paths = {c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live) for c in unshredded}
-    pruned_nothing = result.files_pruned == 0 and bool(result.files_considered)
+    # Unknown counts (not asked for): the warning's own test of the predicate's shape decides.
+    pruned_nothing = None if result.files_pruned is None else result.files_pruned == 0 and bool(result.files_considered)
     return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing)  # type: ignore[arg-type]
 
 

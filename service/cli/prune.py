@@ -61,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
             return parse_predicate(text, schema)
 
         with open_catalog(args) as catalog:
-            first = catalog.plan(ns, table, expr, snapshot_id=args.snapshot, explain=args.explain, page_size=5000)
+            first = catalog.plan(
+                ns, table, expr, snapshot_id=args.snapshot, explain=args.explain, page_size=5000, counts=True
+            )
             pages = [first]
             token = first.next_page_token
             while token is not None:

@@ -364,9 +364,13 @@ def plan(
     explain: bool = False,
     page_size: int | None = None,
     page_token: str | None = None,
+    counts: bool = False,
 ) -> Call[PlanResult]:
-    """Prune: the candidate files for a predicate (filter JSON or SQL text), one page."""
+    """Prune: the candidate files for a predicate (filter JSON or SQL text), one page; ``counts``:
+    count the whole answer on the first page even when it spans several pages."""
     body: dict[str, Any] = {"explain": explain}
+    if counts:
+        body["counts"] = True
     if filter is not None:
         body["filter"] = filter
     if sql is not None:

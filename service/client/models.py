@@ -345,10 +345,15 @@ class PlanResult:
     @staticmethod
     def merged(pages: Sequence[PlanResult]) -> PlanResult:
         """The pages of one plan as one result: every page's files (and explanations), the first
-        page's snapshot, counts and warnings."""
+        page's snapshot, counts and warnings; the kept and pruned file counts, when the server did
+        not count, from the files of all pages."""
         first = pages[0]
         explain = None if first.explain is None else tuple(x for p in pages for x in p.explain or ())
-        return replace(first, files=tuple(f for p in pages for f in p.files), next_page_token=None, explain=explain)
+        files = tuple(f for p in pages for f in p.files)
+        merged = replace(first, files=files, next_page_token=None, explain=explain)
+        if first.files_kept is None and first.files_considered is not None:
+            merged = replace(merged, files_kept=len(files), files_pruned=first.files_considered - len(files))
+        return merged
 
 
 def namespace_names(d: Mapping[str, Any]) -> list[str]:

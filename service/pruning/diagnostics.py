@@ -166,14 +166,16 @@ def plan_warnings(
     stored: Mapping[tuple[str, str | None], Collection[ShreddedType]],
     shredded_paths: Mapping[str, Collection[str]],
     *,
-    pruned_nothing: bool,
+    pruned_nothing: bool | None,
 ) -> tuple[PlanWarning, ...]:
     """The warnings of a plan of ``condition``.
 
     ``stored``: per ``(column, variant_path)`` of the leaves, the types it is fully shredded as in
     at least one live file (missing or empty: none). ``shredded_paths``: per column with such an
     unshredded leaf, the variant paths shredded in the table (to suggest close ones).
-    ``pruned_nothing``: the plan kept every live file (and there was at least one).
+    ``pruned_nothing``: the plan kept every live file (and there was at least one); None when the
+    plan did not count its answer: the predicate's shape alone then decides (a predicate whose
+    every pruning term is blind keeps every file).
     """
     out: list[PlanWarning] = []
     seen: set[tuple[str, str, ShreddedType]] = set()
@@ -201,17 +203,18 @@ def plan_warnings(
             )
             out.append(PlanWarning(TYPE_NOT_COMPARABLE, message, use.column, use.json_path, alternatives))
             seen.add(key)
-    if out and pruned_nothing:
+    if out and pruned_nothing is not False:
 
         def blind(leaf: LeafCondition) -> bool:
             return _is_blind(leaf, stored.get((leaf.column, leaf.variant_path), ()))
 
         # "Because of" the leaves above: the predicate could prune without them, and cannot with them.
         if visit_condition(condition, _CanPrune(_never_blind)) and not visit_condition(condition, _CanPrune(blind)):
+            # One message whether the plan counted (pruned_nothing) or not (None): true in both.
             out.append(
                 PlanWarning(
                     PREDICATE_PRUNES_NOTHING,
-                    "the predicate pruned no file: every term that could prune is on a path warned about above",
+                    "the predicate prunes no file by its values: every term that could prune is on a path warned about above",
                 )
             )
     return tuple(out)

@@ -314,7 +314,7 @@ def test_warnings_for_a_path_shredded_nowhere_and_a_type_not_stored(loaded_any) 
             "type": "predicate_prunes_nothing",
             "column": None,
             "path": None,
-            "message": "the predicate pruned no file: every term that could prune is on a path warned about above",
+            "message": "the predicate prunes no file by its values: every term that could prune is on a path warned about above",
             "suggestions": [],
         },
     ]

@@ -174,3 +174,20 @@ def test_transient_errors_are_retried(tmp_path: Path, orig: Exception) -> None:
             run_transaction(engine, always, attempts=2)
     finally:
         engine.dispose()
+
+
+def test_postgres_sessions_plan_without_jit_or_parallel_workers() -> None:
+    """Catalog sessions switch off JIT and parallel workers (both cost more than a page-sized
+    statement saves); `options` in the URL replaces the default."""
+    from tests.conftest import PG_ADMIN_URL, require_postgres
+
+    require_postgres()
+    for url, ours in ((PG_ADMIN_URL, True), (PG_ADMIN_URL + "?options=-c%20jit%3Don", False)):
+        engine = make_engine(url)
+        try:
+            with engine.connect() as conn:
+                assert conn.execute(text("SHOW jit")).scalar() == ("off" if ours else "on")
+                workers = conn.execute(text("SHOW max_parallel_workers_per_gather")).scalar()
+                assert (workers == "0") == ours
+        finally:
+            engine.dispose()

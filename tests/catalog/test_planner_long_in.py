@@ -65,3 +65,29 @@ def test_long_in_lists_of_doubles_dates_and_decimals(catalog: Catalog, tmp_path:
         got = [c.path for c in catalog.plan("lake", "t", parse_sql(sql)).candidates]
         want = paths[3] if field == "t" else paths[2]
         assert got == [want], f"Should read only {want} for {field}: {got}"
+
+
+def test_point_lists_of_every_length_keep_exactly_the_matching_files(catalog: Catalog) -> None:
+    """Each way a point list is planned (a branch per point, the PostgreSQL join of the points,
+    SQLite's branches up to SQLITE_POINT_PROBES, its OR-ed scan once the plan's term budget is
+    spent) keeps exactly the files whose range holds a point: file i holds ids [10 i, 10 i + 9];
+    a removed file holding some of the points is never kept."""
+    from service.catalog.planner import SQLITE_POINT_PROBES
+    from tests.catalog.factories import INT64, fs, ps
+
+    catalog.create_table("lake", "p", ["v"])
+    catalog.commit("lake", "p", [fs(f"s3://b/p/{i:03d}.parquet", ps('"id"', INT64, 10 * i, 10 * i + 9)) for i in range(300)])
+    catalog.commit("lake", "p", [fs("s3://b/p/gone.parquet", ps('"id"', INT64, 70, 79))])
+    catalog.remove("lake", "p", ["s3://b/p/gone.parquet"])
+    col = "variant_get(v, '$.id', 'bigint')"
+
+    def points(n: int, salt: int) -> list[int]:
+        return [10 * ((i * 7 + salt) % 300) + i % 10 for i in range(n)] + [5_000_000]  # the last matches nothing
+
+    cases = [[points(n, 0)] for n in (3, MAX_POINT_PROBES + 1, 200, SQLITE_POINT_PROBES - 1)]
+    cases.append([points(150, 0), points(150, 1)])  # 300 points in all: SQLite ORs the second list
+    for lists in cases:
+        sql = " OR ".join(f"{col} IN ({', '.join(map(str, ps_))})" for ps_ in lists)
+        got = [c.path for c in catalog.iter_candidates("lake", "p", parse_sql(sql, max_in_list=1000))]
+        want = sorted({f"s3://b/p/{x // 10:03d}.parquet" for ps_ in lists for x in ps_ if x < 3000})
+        assert got == want, f"{[len(x) for x in lists]} points"

@@ -158,7 +158,7 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     assert warnings == [
         "warning: path $.user.idd of column v is not shredded in any live file: no file can be pruned on it "
         "(did you mean $.user.id?)",
-        "warning: the predicate pruned no file: every term that could prune is on a path warned about above",
+        "warning: the predicate prunes no file by its values: every term that could prune is on a path warned about above",
     ]
     assert "3 of 3 files kept, 0 pruned" in r.stderr
     r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.id','string') = '12'", "--json", *db], tmp_path)

@@ -186,7 +186,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             return parse_sql(sql, schema=schema, **keywords)
 
         # The counts and warnings of the whole answer; the listed files come from plan_files.
-        result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, page_size=1)
+        result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, page_size=1, counts=True)
         matching = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}[show] or 0
         last = max(1, -(-matching // PLAYGROUND_PAGE))
         page = min(page, last)

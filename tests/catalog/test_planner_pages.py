@@ -1,0 +1,200 @@
+"""How a page of candidates is found (``service.catalog.planner._first_rows``): the set plan, a
+walk over the files in id order that stops when the page is full, or a walk that hands over to the
+set plan. Whatever the route, the pages of a plan, concatenated, are exactly the set plan's answer,
+on both backends; and the counts over the whole answer are given when asked, or when free.
+
+The walk's windows are shrunk here so that 600 files exercise every route; each route must be
+taken at least once, or the test fails (a change of thresholds would otherwise leave a route
+untested without anyone noticing).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from service.catalog import Catalog
+from service.catalog import planner as P
+from service.catalog import repository as repo
+from service.pruning.conditions import compile_expression
+from service.pruning.conjunctions import merge_conjunctions
+from service.pruning.parse_sql import parse_sql
+from tests.catalog.factories import FLOAT64, INT64, VARCHAR, fs, ps
+
+NS, T = "ns", "t"
+N_FILES = 600
+A = "variant_get(v, '$.a', 'bigint')"
+B = "variant_get(v, '$.b', 'double')"
+C = "variant_get(v, '$.c', 'string')"
+
+PREDICATES = [
+    f"{B} > 0",  # every file with values: dense from the first file
+    f"{B} > 95",  # mid: about a fifth of the files, spread
+    f"{B} > 119",  # sparse and spread
+    f"{A} >= 0",  # dense
+    f"{A} < 300",  # the first half, clustered
+    f"{A} > 5000",  # the last sixth, clustered: nothing in the first windows
+    f"{A} BETWEEN 2000 AND 2100",  # a bounded range: the set plan directly
+    f"{A} = 1234 OR {B} > 110",  # an OR with an open range: walked
+    f"NOT ({A} BETWEEN 1000 AND 4000)",
+    f"{C} = 'k3'",  # a path missing from some files: files without a row are kept
+    f"{C} IS NULL",
+    f"{B} IS NOT NULL AND {A} > 4000",
+    f"{A} IN (5, 1500, 5999)",
+]
+
+
+def _files() -> list[Any]:
+    rnd = random.Random(7)
+    out = []
+    for i in range(N_FILES):
+        lo = rnd.uniform(0, 20)
+        paths = [
+            ps('"a"', INT64, 10 * i, 10 * i + 9),
+            ps('"b"', FLOAT64, lo, lo + rnd.uniform(50, 100)) if i % 37 else ps('"b"', FLOAT64, None, None, values=0, nulls=10),
+        ]
+        if i % 5:
+            k = f"k{rnd.randrange(10)}"
+            paths.append(ps('"c"', VARCHAR, k, k))
+        out.append(fs(f"s3://b/t/f{i:04d}.parquet", *paths))
+    return out
+
+
+@pytest.fixture
+def cat(catalog_url: str) -> Iterator[Catalog]:
+    c = Catalog(catalog_url)
+    c.create_table(NS, T, ["v"])
+    c.commit(NS, T, _files())
+    yield c
+    c.close()
+
+
+def _set_answer(cat: Catalog, sql: str) -> list[str]:
+    """Every candidate by the set plan alone."""
+    cond = merge_conjunctions(compile_expression(parse_sql(sql)))
+    with cat.engine.connect() as conn:
+        t = repo.require_table(conn, NS, T)
+        page = P._Page(P._Planner(conn, t, t.current_snapshot_id, True), cond, [])
+        return [r[1] for r in P._set_rows(page, 0, N_FILES + 1)]
+
+
+def _paged(cat: Catalog, sql: str, page_size: int) -> list[str]:
+    out: list[str] = []
+    token = None
+    while True:
+        r = cat.plan(NS, T, parse_sql(sql), page_size=page_size, page_token=token)
+        out += [c.path for c in r.candidates]
+        token = r.next_page_token
+        if token is None:
+            return out
+
+
+def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_first, real_walk, real_set = P._first_rows, P._walk, P._set_rows
+    calls: list[str] = []
+    routes: dict[str, int] = {}
+
+    def first_rows(*a: Any, **k: Any) -> Any:
+        calls.clear()
+        out = real_first(*a, **k)
+        route = {("set",): "set", ("walk",): "walk", ("walk", "walk"): "walk_on"}.get(tuple(calls), "")
+        route = route or ("walk_then_set" if calls[0] == "walk" and calls[-1] == "set" else "+".join(calls))
+        routes[route] = routes.get(route, 0) + 1
+        return out
+
+    def walk(*a: Any, **k: Any) -> Any:
+        calls.append("walk")
+        return real_walk(*a, **k)
+
+    def set_rows(*a: Any, **k: Any) -> Any:
+        calls.append("set")
+        return real_set(*a, **k)
+
+    monkeypatch.setattr(P, "PROBE_WINDOW", 40)
+    monkeypatch.setattr(P, "MAX_WALK", 120)
+    monkeypatch.setattr(P, "_first_rows", first_rows)
+    monkeypatch.setattr(P, "_walk", walk)
+    monkeypatch.setattr(P, "_set_rows", set_rows)
+    for sql in PREDICATES:
+        expected = _set_answer(cat, sql)
+        for page_size in (7, 25, 1000):
+            assert _paged(cat, sql, page_size) == expected, f"{sql} (pages of {page_size})"
+    assert all(routes.get(r) for r in ("set", "walk", "walk_on", "walk_then_set")), routes
+
+
+def test_a_dense_first_page_never_builds_the_whole_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`b > 0` keeps nearly every file: the first page comes from a walk over its first files;
+    no statement collects the candidate set, and the counts are not computed unless asked."""
+    monkeypatch.setattr(P, "PROBE_WINDOW", 40)
+    seen: list[str] = []
+
+    from sqlalchemy import event
+
+    def record(conn: Any, cursor: Any, statement: str, *a: Any) -> None:
+        seen.append(statement)
+
+    event.listen(cat.engine, "before_cursor_execute", record)
+    r = cat.plan(NS, T, parse_sql(f"{B} > 0"), page_size=10)
+    event.remove(cat.engine, "before_cursor_execute", record)
+    assert len(r.candidates) == 10 and r.next_page_token is not None
+    assert not [s for s in seen if "IN (SELECT data_file_id" in s or "count(*), coalesce(sum" in s], seen
+    assert r.files_considered == N_FILES
+    assert r.files_kept is None and r.files_pruned is None and r.rows_skipped is None and r.bytes_skipped is None
+
+
+def test_counts_when_asked_or_when_the_answer_fits(cat: Catalog) -> None:
+    dense = f"{B} > 0"
+    kept = len(_set_answer(cat, dense))
+    assert 0 < kept < N_FILES  # files without values in b are pruned
+    r = cat.plan(NS, T, parse_sql(dense), page_size=10, counts=True)
+    assert (r.files_considered, r.files_kept, r.files_pruned) == (N_FILES, kept, N_FILES - kept)
+    assert r.rows_skipped == 10 * (N_FILES - kept) and r.bytes_skipped == 1000 * (N_FILES - kept)
+    r = cat.plan(NS, T, parse_sql(dense), page_size=N_FILES)  # the whole answer in one page
+    assert (r.files_considered, r.files_kept, r.files_pruned) == (N_FILES, kept, N_FILES - kept)
+    assert r.next_page_token is None
+    sparse = f"{A} BETWEEN 2000 AND 2100"
+    r = cat.plan(NS, T, parse_sql(sparse), page_size=5)
+    assert r.next_page_token is not None and r.files_kept is None
+    r = cat.plan(NS, T, parse_sql(sparse), page_size=5, counts=True)
+    assert r.files_kept == len(_set_answer(cat, sparse)) == 11
+
+
+def test_counts_at_a_past_snapshot(cat: Catalog) -> None:
+    first = cat.plan(NS, T, parse_sql(f"{A} >= 0"), page_size=1).snapshot_id
+    cat.commit(NS, T, [fs("s3://b/t/late.parquet", ps('"a"', INT64, 1, 2))])
+    r = cat.plan(NS, T, parse_sql(f"{A} >= 0"), page_size=10, snapshot_id=first)
+    assert r.snapshot_id == first and r.files_kept is None and r.files_considered is None
+    r = cat.plan(NS, T, parse_sql(f"{A} >= 0"), page_size=10, snapshot_id=first, counts=True)
+    assert (r.files_considered, r.files_kept) == (N_FILES, N_FILES)
+    assert _paged_at(cat, f"{A} >= 0", first) == [f"s3://b/t/f{i:04d}.parquet" for i in range(N_FILES)]
+
+
+def _paged_at(cat: Catalog, sql: str, snapshot: int) -> list[str]:
+    out: list[str] = []
+    r = cat.plan(NS, T, parse_sql(sql), page_size=97, snapshot_id=snapshot)
+    while True:
+        out += [c.path for c in r.candidates]
+        if r.next_page_token is None:
+            return out
+        r = cat.plan(NS, T, parse_sql(sql), page_size=97, page_token=r.next_page_token)
+
+
+def test_the_walk_skips_other_tables_and_removed_files(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk reads live files of this table only: files of another table interleaved by id,
+    and removed files, are never candidates."""
+    monkeypatch.setattr(P, "PROBE_WINDOW", 40)
+    cat.create_table(NS, "other", ["v"])
+    cat.commit(NS, "other", [fs(f"s3://b/o/f{i}.parquet", ps('"b"', FLOAT64, 1.0, 2.0)) for i in range(50)])
+    cat.commit(NS, T, [fs("s3://b/t/g.parquet", ps('"b"', FLOAT64, 1.0, 2.0))])
+    cat.remove(NS, T, [f"s3://b/t/f{i:04d}.parquet" for i in range(0, N_FILES, 3)])
+    got = _paged(cat, f"{B} > 0", 11)
+    assert got == _set_answer(cat, f"{B} > 0")
+    assert all(p.startswith("s3://b/t/") for p in got)
+    assert "s3://b/t/f0000.parquet" not in got and "s3://b/t/g.parquet" in got
+    with cat.engine.connect() as conn:
+        n = conn.execute(text("SELECT count(*) FROM ducklake_data_file WHERE end_snapshot IS NULL")).scalar()
+    assert n == N_FILES - N_FILES // 3 + 1 + 50
