@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -372,7 +373,9 @@ def _checked_partitions(f: FileStats, limits: Limits, memo: _Memo) -> tuple[Part
         if type(pv.value_type) is not ShreddedType:
             raise file_error(f.path, f"partition column {name!r}: value_type must be a ShreddedType", attribute="partitions")
         value = pv.value
-        if value is not None:
+        # NaN is a value, not a bound: Spark reads a `x=NaN` directory as a double NaN, and the
+        # partition's stats row then has no bounds and contains_nan (partitions.partition_stats).
+        if value is not None and not (type(value) is float and math.isnan(value) and pv.value_type.is_float):
             check = memo.checkers.get(id(pv.value_type))
             if check is None:
                 check = memo.checkers[id(pv.value_type)] = bound_checker(pv.value_type)

@@ -192,3 +192,24 @@ def test_sql_planner_agrees_with_the_evaluator_on_partition_leaves(catalog: Cata
             ).might_match
         )
         assert got == want, cond
+
+
+def test_a_nan_partition_is_committed_and_never_pruned_by_a_bound(catalog: Catalog) -> None:
+    """Spark reads `score=NaN` as a double NaN: the file commits (its partition row has no
+    bounds and contains_nan) instead of failing the whole commit, reads back as NaN, and stays a
+    candidate wherever NaN might match (`score > 1.0`: NaN is larger than any number in Spark)."""
+    from service.pruning.parse_sql import parse_sql
+
+    catalog.create_table("ns", "t", ["v"])
+    files = [_f("s3://b/t/score=NaN/f0.parquet"), _f("s3://b/t/score=1.5/f1.parquet")]
+    catalog.commit("ns", "t", files)
+    got = catalog.file_stats("ns", "t", files[0].path)
+    (pv,) = got.partitions
+    assert (pv.column, pv.raw, pv.value_type.name) == ("score", "NaN", "float64") and pv.value != pv.value
+
+    def kept(sql: str) -> list[str]:
+        return [c.path for c in catalog.iter_candidates("ns", "t", lambda s: parse_sql(sql, schema=s))]
+
+    assert kept("score > 1.0") == [files[0].path, files[1].path]
+    assert kept("isnan(score)") == [files[0].path]
+    assert kept("score < 1.0") == [files[0].path]  # unknown bounds: kept (sound), 1.5 pruned

@@ -7,6 +7,7 @@ per-file bounds and coverage.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal
 
@@ -31,7 +32,7 @@ from service.catalog.repository.common import (
 from service.catalog.repository.tables import TableRow
 from service.catalog.results import DataFileInfo, FileBound, RecentSnapshot, SnapshotInfo
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
-from service.values import ShreddedType, family
+from service.values import Bound, ShreddedType, family
 
 
 def count_files(
@@ -242,6 +243,14 @@ def live_file(conn: Connection, table_id: int, path: str) -> DataFileInfo | None
     return None if r is None else file_info(r)
 
 
+def _partition_value(row: ColumnStats) -> Bound | None:
+    """A partition's value from its stats row (min = max = value): NaN has no bound, only
+    contains_nan with values (a NULL partition has no values)."""
+    if row.min_value is None and row.contains_nan and row.value_count:
+        return math.nan
+    return row.min_value
+
+
 def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -> FileStats | None:
     r = conn.execute(
         select(*FILE_INFO_COLUMNS, D.variant_columns).where(
@@ -277,7 +286,7 @@ def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -
                 column=plain[int(cid)],
                 raw=raw,
                 value_type=typed[plain[int(cid)]].column_type,
-                value=typed[plain[int(cid)]].min_value,
+                value=_partition_value(typed[plain[int(cid)]]),
             )
             for cid, raw in pv_rows
             if int(cid) in plain and plain[int(cid)] in typed
