@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import random
+import select
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +27,14 @@ from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import URL, Connection, Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DBAPIError,
+    DisconnectionError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.pool import StaticPool
 
 from service.errors import ConflictError, ShredcatError, StorageUnavailableError
@@ -94,14 +102,31 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
         _configure_sqlite(engine, in_memory=u.database in (None, "", ":memory:"))
         return engine
     if u.get_backend_name() == "postgresql":
-        kwargs.setdefault("pool_pre_ping", True)
         kwargs.setdefault("pool_size", concurrency or DEFAULT_POOL_SIZE)
         kwargs.setdefault("max_overflow", 0 if concurrency else 10)
         connect_args = kwargs.pop("connect_args", {})
         connect_args.setdefault("connect_timeout", 10)
         connect_args.setdefault("application_name", "shredcat")
-        return create_engine(u, connect_args=connect_args, **kwargs)
+        engine = create_engine(u, connect_args=connect_args, **kwargs)
+        if not kwargs.get("pool_pre_ping"):
+            event.listen(engine, "checkout", _discard_if_ended)
+        return engine
     raise ShredcatError(f"unsupported catalog database {u.get_backend_name()!r}: use sqlite or postgresql")
+
+
+def _discard_if_ended(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+    """Pool checkout of a PostgreSQL connection: one the server has ended (restart, idle timeout,
+    ``pg_terminate_backend``) is replaced before use, as ``pool_pre_ping`` would, but without its
+    three round trips (BEGIN, an empty query, ROLLBACK) on every checkout: an ended connection has
+    the server's last message or the end of the stream waiting on its socket, and a live idle one
+    has nothing to read (this catalog never LISTENs). Raising ``DisconnectionError`` makes the pool
+    discard it and check out another (a fresh one if need be)."""
+    if dbapi_conn.closed or dbapi_conn.broken:
+        raise DisconnectionError("the connection is closed")
+    poller = select.poll()  # not select.select: a descriptor may be above FD_SETSIZE
+    poller.register(dbapi_conn.fileno(), select.POLLIN | select.POLLPRI)
+    if poller.poll(0):
+        raise DisconnectionError("the server ended the connection")
 
 
 def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:

@@ -174,3 +174,32 @@ def test_transient_errors_are_retried(tmp_path: Path, orig: Exception) -> None:
             run_transaction(engine, always, attempts=2)
     finally:
         engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_pooled_postgres_connection_the_server_ended_is_replaced_at_checkout() -> None:
+    """No ping on checkout (three round trips per transaction): a connection the server has ended
+    is recognised by what waits on its socket and replaced, so the next transaction succeeds on a
+    new session instead of failing once; a live one is reused with no extra statement."""
+    from sqlalchemy import event
+
+    from tests.conftest import _admin_execute, _db_url, create_pg_database, drop_pg_database, require_postgres
+
+    require_postgres()
+    name = create_pg_database()
+    engine = make_engine(_db_url(name), concurrency=1)
+    statements: list[str] = []
+    try:
+        with transaction(engine, write=False) as conn:
+            first = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        _admin_execute(f"SELECT pg_terminate_backend({int(first)}, 5000)")
+        event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+        with transaction(engine, write=False) as conn:
+            second = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        assert second != first
+        with transaction(engine, write=False) as conn:
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() == second
+        assert statements == ["SELECT pg_backend_pid()"] * 2
+    finally:
+        engine.dispose()
+        drop_pg_database(name)
