@@ -8,6 +8,8 @@ Backends:
   serialized by SQLite's write lock instead of failing on a lock upgrade.
 * **PostgreSQL** (psycopg 3): READ COMMITTED; writers serialize per table by locking the table row
   (``SELECT ... FOR UPDATE``, see :mod:`service.catalog.repository.tables`).
+  A pooled connection the server has ended is replaced at checkout, found without a round trip
+  (:func:`_discard_if_ended`).
 
 :func:`run_transaction` runs a function in one transaction and retries it a bounded number of times
 on serialization failures, deadlocks, lock timeouts and ``database is locked``.
