@@ -9,7 +9,7 @@ Backends:
 * **PostgreSQL** (psycopg 3): READ COMMITTED; writers serialize per table by locking the table row
   (``SELECT ... FOR UPDATE``, see :mod:`service.catalog.repository.tables`).
   A pooled connection the server has ended is replaced at checkout, found without a round trip
-  (:func:`_discard_if_ended`).
+  while it is healthy (:func:`_discard_if_ended`).
 
 :func:`run_transaction` runs a function in one transaction and retries it a bounded number of times
 on serialization failures, deadlocks, lock timeouts and ``database is locked``.
@@ -17,6 +17,7 @@ on serialization failures, deadlocks, lock timeouts and ``database is locked``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import select
@@ -111,24 +112,29 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
         connect_args.setdefault("application_name", "shredcat")
         engine = create_engine(u, connect_args=connect_args, **kwargs)
         if not kwargs.get("pool_pre_ping"):
-            event.listen(engine, "checkout", _discard_if_ended)
+            event.listen(engine, "checkout", functools.partial(_discard_if_ended, engine.dialect))
         return engine
     raise ShredcatError(f"unsupported catalog database {u.get_backend_name()!r}: use sqlite or postgresql")
 
 
-def _discard_if_ended(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+def _discard_if_ended(dialect: Any, dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
     """Pool checkout of a PostgreSQL connection: one the server has ended (restart, idle timeout,
     ``pg_terminate_backend``) is replaced before use, as ``pool_pre_ping`` would, but without its
-    three round trips (BEGIN, an empty query, ROLLBACK) on every checkout: an ended connection has
-    the server's last message or the end of the stream waiting on its socket, and a live idle one
-    has nothing to read (this catalog never LISTENs). Raising ``DisconnectionError`` makes the pool
-    discard it and check out another (a fresh one if need be)."""
+    round trip (an empty query) on every checkout. An ended connection has the server's last
+    message or the end of the stream waiting on its socket; a live idle one has nothing to read
+    (this catalog never LISTENs), so only a connection with something waiting is pinged, and one
+    whose ping fails is discarded (``DisconnectionError``: the pool checks out another, a fresh
+    one if need be)."""
     if dbapi_conn.closed or dbapi_conn.broken:
         raise DisconnectionError("the connection is closed")
     poller = select.poll()  # not select.select: a descriptor may be above FD_SETSIZE
     poller.register(dbapi_conn.fileno(), select.POLLIN | select.POLLPRI)
-    if poller.poll(0):
-        raise DisconnectionError("the server ended the connection")
+    if not poller.poll(0):
+        return
+    try:
+        dialect.do_ping(dbapi_conn)
+    except Exception as e:
+        raise DisconnectionError("the server ended the connection") from e
 
 
 def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
