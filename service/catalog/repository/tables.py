@@ -183,10 +183,6 @@ class TableCache:
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
 
 def _table_statement() -> Any:
     T = m.Table
@@ -212,9 +208,9 @@ def _table_statement() -> Any:
 
 
 def _metadata_version() -> tuple[Any, Any]:
-    """Scalar subqueries of the table statement: its live column rows, and the live (undeclared
-    partition column, stored type) counters whose merge types such a column (see
-    :func:`partition_types_of`)."""
+    """Scalar subqueries of the table statement: its live column rows, and its (undeclared
+    partition column, stored type) counters with live values, whose merge is such a column's type
+    (see :func:`partition_types_of`)."""
     C, VP = m.Column, m.VariantPath
     columns = select(func.count()).where(C.table_id == m.Table.table_id, C.end_snapshot.is_(None))
     inferred = (
