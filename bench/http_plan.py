@@ -5,6 +5,7 @@
     .venv/bin/python bench/http_plan.py                                  # 100,000 files, 1000 requests a cell
     .venv/bin/python bench/http_plan.py --files 1000000 --keep           # the issue's scale, data kept
     .venv/bin/python bench/http_plan.py --baseline /tmp/old-checkout     # the same run against older code
+    .venv/bin/python bench/http_plan.py --keep --profile 2000            # where a plan's CPU goes, in-process
 
 The catalog is ``bench/prune.py``'s data (same generator, same ``--keep`` database
 ``shredcat_bench_prune_v<V>_<N>``), loaded through the library and ANALYZEd. Each client is a
@@ -17,8 +18,9 @@ of ``--warmup`` requests per client, each cell reports:
 * CPU per request, in ms, of the client process, of the server (master and workers) and of the
   PostgreSQL backends of the database, all from ``/proc/<pid>/stat`` (backends that end within a
   cell are not counted: see the new-sessions column);
-* new PostgreSQL sessions opened during the cell (``pg_stat_database.sessions``; 0 when the
-  connection pool fits the load).
+* new PostgreSQL sessions opened during the cell (``pg_stat_database.sessions``, read after the
+  backends' once-a-second flush, or the backend pids that appeared, whichever is more; 0 when
+  the connection pool fits the load).
 
 ``--baseline DIR`` runs every cell a second time with the server's code from ``DIR`` (a checkout,
 e.g. ``git archive <rev> | tar -x -C DIR``) in the same run, for before/after tables.
@@ -54,6 +56,8 @@ from tests.support.server import running_server
 REPO = Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PREDICATES = 64
+#: PostgreSQL backends report their statistics (pg_stat_database.sessions) at most once a second.
+PG_STATS_FLUSH_S = 1.1
 
 
 # --- /proc --------------------------------------------------------------------------------------
@@ -196,7 +200,9 @@ def run_cell(
     for t in threads:
         t.start()
     warmed.wait()
-    time.sleep(0.2)  # let the warm-up's access lines reach the log
+    # Let the warm-up's access lines reach the log, and PostgreSQL's backends flush the session
+    # counts of the warm-up's connections (at most once a second), so they are not the cell's.
+    time.sleep(PG_STATS_FLUSH_S)
     log_offset = server.log_path.stat().st_size
     server_pids = process_tree(server.proc.pid)
     pg_pids = backend_pids(url)
@@ -211,11 +217,14 @@ def run_cell(
     seconds = time.perf_counter() - t0
     client_cpu = sum(os.times()[:2]) - client0
     server_cpu = sum(cpu_s(p) for p in server_pids) - server0
-    pg_cpu = sum(cpu_s(p) - pg0.get(p, 0.0) for p in backend_pids(url))
-    new_sessions = sessions(url) - sessions0
+    pg_after = backend_pids(url)
+    pg_cpu = sum(cpu_s(p) - pg0.get(p, 0.0) for p in pg_after)
     if errors:
         raise RuntimeError(f"{len(errors)} client errors, first: {errors[0]!r}")
-    time.sleep(0.2)
+    time.sleep(PG_STATS_FLUSH_S)
+    # The counter also sees sessions that began and ended within the cell; the pids, sessions
+    # whose count a backend has not flushed yet.
+    new_sessions = max(sessions(url) - sessions0, len(set(pg_after) - set(pg_pids)))
     server_times = _server_durations(server.log_path, log_offset)
     lat = sorted(latencies)
     n = len(lat)
@@ -234,6 +243,105 @@ def run_cell(
         pg_cpu_ms=round(pg_cpu * 1000 / n, 2),
         new_sessions=new_sessions,
     )
+
+
+# --- where the CPU goes (--profile) ------------------------------------------------------------
+
+#: (label, module path suffix, function name): what a plan request's CPU is split into. Nested
+#: entries are parts of the one above them; the shares are of the whole app call.
+PROFILE_PARTS = (
+    ("the app (middlewares, routing, FastAPI, the plan)", "service/api/logging.py", "__call__"),
+    ("  role check before the body (RouteRoles)", "service/api/auth.py", "role_for"),
+    ("  FastAPI dependencies and body validation", "fastapi/dependencies/utils.py", "solve_dependencies"),
+    ("  response model and JSON", "fastapi/routing.py", "serialize_response"),
+    ("  Catalog.plan (one read transaction)", "service/catalog/service.py", "plan"),
+    ("    table row and columns", "service/catalog/repository/tables.py", "find_table"),
+    ("    predicate parse (cache misses only)", "service/api/plan.py", "_parse_sql"),
+    ("    planner (its statements included)", "service/catalog/planner.py", "plan_in"),
+    ("    warnings of the first page", "service/catalog/service.py", "_plan_warnings"),
+    ("    pool checkout", "sqlalchemy/pool/base.py", "_checkout"),
+    ("    every statement's execution (SQLAlchemy, psycopg)", "sqlalchemy/engine/base.py", "_execute_context"),
+)
+
+
+def profile_in_process(url: str, n_files: int, requests: int) -> str:
+    """``requests`` plans through the whole ASGI app in this process (no socket, no uvicorn: their
+    cost is the server CPU of the cells minus this), the thread-pool hop of the plan made a direct
+    call so that one profiler sees it all: CPU per request without the profiler, then cProfile's
+    CPU-time split (the profiler's own overhead inflates small calls; the shares are indicative)."""
+    import asyncio
+    import cProfile
+    import pstats
+
+    import service.api.plan as plan_module
+    from service.api.app import create_app
+    from service.settings import Settings
+
+    async def direct(fn: Any, *args: Any) -> Any:
+        return fn(*args)
+
+    plan_module.run_in_threadpool = direct  # type: ignore[assignment]
+    os.environ.update(server_env(url))
+    app = create_app(Settings())
+    bodies = plan_bodies(n_files)
+    path = f"/v1/namespaces/{NS}/tables/{TABLE}/plan"
+    headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {TOKENS['reader']}".encode())]
+    headers.append((b"content-type", b"application/json"))
+
+    async def one(body: bytes) -> None:
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+            "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+            "root_path": "", "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1),
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        }  # fmt: skip
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+        sent: list[Any] = []
+
+        async def receive() -> Any:
+            return messages.pop() if messages else {"type": "http.disconnect"}
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+        if sent[0]["status"] != 200:
+            raise RuntimeError(f"plan answered {sent[0]['status']}: {sent[1:]}")
+
+    profiler = cProfile.Profile(time.process_time)
+
+    async def run() -> float:
+        async with app.router.lifespan_context(app):
+            for i in range(50):
+                await one(bodies[i % len(bodies)])
+            cpu0 = time.process_time()
+            for i in range(requests):
+                await one(bodies[i % len(bodies)])
+            cpu = time.process_time() - cpu0
+            profiler.enable()
+            for i in range(requests):
+                await one(bodies[i % len(bodies)])
+            profiler.disable()
+            return cpu
+
+    cpu = asyncio.run(run())
+    stats: dict[Any, Any] = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    cumulative: dict[tuple[str, str], float] = {}
+    for (filename, _line, name), (_cc, _nc, _tt, ct, _callers) in stats.items():
+        for _label, suffix, fn in PROFILE_PARTS:
+            if name == fn and filename.endswith(suffix):
+                cumulative[(suffix, fn)] = max(cumulative.get((suffix, fn), 0.0), ct)
+    whole = cumulative.get(PROFILE_PARTS[0][1:], 0.0) or 1.0
+    lines = [
+        f"in-process CPU per plan request: {cpu * 1000 / requests:.2f} ms ({requests} requests, no profiler)",
+        "",
+        "| part | share of the app's CPU (cProfile) |",
+        "|---|---|",
+    ]
+    for label, suffix, fn in PROFILE_PARTS:
+        share = 100 * cumulative.get((suffix, fn), 0.0) / whole
+        lines.append(f"| {label.replace('  ', '&nbsp;&nbsp;')} | {share:.0f} % |")
+    return "\n".join(lines)
 
 
 # --- main ---------------------------------------------------------------------------------------
@@ -271,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep (and reuse) the generated database")
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--json", help="write the cells here")
+    p.add_argument(
+        "--profile", type=int, metavar="N", help="instead of the cells: where the CPU of N in-process plans goes"
+    )
     args = p.parse_args(argv)
     concurrency = [int(x) for x in args.concurrency.split(",")]
     workers = [int(x) for x in args.workers.split(",")]
@@ -282,6 +393,10 @@ def main(argv: list[str] | None = None) -> int:
         if not loaded:
             print(f"loading {args.files:,} files...", flush=True)
             load(url, args.files, 1000, args.seed)
+        if args.profile:
+            print(profile_in_process(url, args.files, args.profile))
+            print(f"load average at end {os.getloadavg()[0]:.2f}")
+            return 0
         bodies = plan_bodies(args.files)
         for w in workers:
             for code, code_dir in codes:

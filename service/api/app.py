@@ -136,7 +136,10 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         per_address=settings.login_failures_per_address, total=settings.login_failures_total
     )
     install_error_handlers(app)
-    routers = [m.router for m in (health, namespaces, tables, commits, reads, plan, verify)] + [dashboard_router]
+    # The plan route first: a request is matched against the routes in order (twice: for its
+    # role by the middleware, then by the router), and planning is the call clients repeat.
+    # No other route's pattern matches a plan path, so the order decides nothing else.
+    routers = [m.router for m in (plan, health, namespaces, tables, commits, reads, verify)] + [dashboard_router]
     for router in routers:
         app.include_router(router)
     app.add_middleware(

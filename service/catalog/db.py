@@ -8,6 +8,8 @@ Backends:
   serialized by SQLite's write lock instead of failing on a lock upgrade.
 * **PostgreSQL** (psycopg 3): READ COMMITTED; writers serialize per table by locking the table row
   (``SELECT ... FOR UPDATE``, see :mod:`service.catalog.repository.tables`).
+  A pooled connection the server has ended is replaced at checkout, found without a round trip
+  while it is healthy (:func:`_discard_if_ended`).
 
 :func:`run_transaction` runs a function in one transaction and retries it a bounded number of times
 on serialization failures, deadlocks, lock timeouts and ``database is locked``.
@@ -15,8 +17,10 @@ on serialization failures, deadlocks, lock timeouts and ``database is locked``.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
+import select
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +30,14 @@ from typing import Any, TypeVar
 
 from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import URL, Connection, Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DBAPIError,
+    DisconnectionError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
 from sqlalchemy.pool import StaticPool
 
 from service.errors import ConflictError, ShredcatError, StorageUnavailableError
@@ -94,7 +105,6 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
         _configure_sqlite(engine, in_memory=u.database in (None, "", ":memory:"))
         return engine
     if u.get_backend_name() == "postgresql":
-        kwargs.setdefault("pool_pre_ping", True)
         kwargs.setdefault("pool_size", concurrency or DEFAULT_POOL_SIZE)
         kwargs.setdefault("max_overflow", 0 if concurrency else 10)
         connect_args = kwargs.pop("connect_args", {})
@@ -106,8 +116,31 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
             # parallel workers (tens of ms under load) cost more than they ever save here. An
             # `options` in the URL (or connect_args) replaces this.
             connect_args.setdefault("options", "-c jit=off -c max_parallel_workers_per_gather=0")
-        return create_engine(u, connect_args=connect_args, **kwargs)
+        engine = create_engine(u, connect_args=connect_args, **kwargs)
+        if not kwargs.get("pool_pre_ping"):
+            event.listen(engine, "checkout", functools.partial(_discard_if_ended, engine.dialect))
+        return engine
     raise ShredcatError(f"unsupported catalog database {u.get_backend_name()!r}: use sqlite or postgresql")
+
+
+def _discard_if_ended(dialect: Any, dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+    """Pool checkout of a PostgreSQL connection: one the server has ended (restart, idle timeout,
+    ``pg_terminate_backend``) is replaced before use, as ``pool_pre_ping`` would, but without its
+    round trip (an empty query) on every checkout. An ended connection has the server's last
+    message or the end of the stream waiting on its socket; a live idle one has nothing to read
+    (this catalog never LISTENs), so only a connection with something waiting is pinged, and one
+    whose ping fails is discarded (``DisconnectionError``: the pool checks out another, a fresh
+    one if need be)."""
+    if dbapi_conn.closed or dbapi_conn.broken:
+        raise DisconnectionError("the connection is closed")
+    poller = select.poll()  # not select.select: a descriptor may be above FD_SETSIZE
+    poller.register(dbapi_conn.fileno(), select.POLLIN | select.POLLPRI)
+    if not poller.poll(0):
+        return
+    try:
+        dialect.do_ping(dbapi_conn)
+    except Exception as e:
+        raise DisconnectionError("the server ended the connection") from e
 
 
 def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:

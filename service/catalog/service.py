@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -101,8 +100,8 @@ if TYPE_CHECKING:
 
 #: The principal of idempotency keys of library callers that name none (the CLI, scripts).
 LIBRARY_PRINCIPAL = "library"
-#: Table schemas (for parsing predicates) kept per Catalog, by (table, snapshot).
-SCHEMA_CACHE_SIZE = 256
+#: Tables whose columns and predicate schema a Catalog keeps (see :class:`repo.TableCache`).
+TABLE_CACHE_SIZE = 256
 
 
 def _check_id(field: str, value: int | None) -> None:
@@ -131,8 +130,7 @@ class Catalog:
             if limits is None:
                 limits = Limits.from_settings(get_settings())
         self.limits = limits
-        self._schemas: dict[tuple[int, int], TableSchema] = {}
-        self._schema_lock = threading.Lock()
+        self._tables = repo.TableCache(TABLE_CACHE_SIZE)
         if isinstance(engine_or_url, Engine):
             self.engine = engine_or_url
             self._owns_engine = False
@@ -533,10 +531,7 @@ class Catalog:
             )
             return RefreshResult(lt.qualified_name, len(todo), len(with_rows), len(todo) - len(with_rows))
 
-        result = self._write(op)
-        with self._schema_lock:
-            self._schemas.clear()  # columns may have been added without a new snapshot
-        return result
+        return self._write(op)
 
     # --- removal ------------------------------------------------------------------------------
 
@@ -673,7 +668,7 @@ class Catalog:
         self, conn: Connection, namespace: str, table: str, snapshot: int | None = None
     ) -> repo.TableRow:
         _check_id("snapshot", snapshot)
-        t = repo.require_table(conn, namespace, table)
+        t = repo.require_table(conn, namespace, table, cache=self._tables)
         if snapshot is not None and not repo.snapshot_exists(conn, snapshot):
             raise NotFoundError(f"snapshot {snapshot} does not exist", details={"snapshot": snapshot})
         return t
@@ -991,13 +986,14 @@ class Catalog:
         """What a predicate on the table may name (:class:`service.pruning.schema.TableSchema`):
         its Variant columns, and its plain and partition columns with their types (a partition
         column's declared type, or Spark's merge of the types its values were inferred as in the
-        live files). Cached per table and snapshot."""
-        return self._read(lambda conn: self._schema(conn, repo.require_table(conn, namespace, table)))
+        live files). Cached by the table's metadata key."""
+        return self._read(
+            lambda conn: self._schema(conn, repo.require_table(conn, namespace, table, cache=self._tables))
+        )
 
     def _schema(self, conn: Connection, t: repo.TableRow) -> TableSchema:
-        key = (t.table_id, t.current_snapshot_id)
-        with self._schema_lock:
-            hit = self._schemas.get(key)
+        key = t.metadata_key
+        hit = None if key is None else self._tables.get("schema", key)
         if hit is not None:
             return hit
         from service.pruning.schema import ColumnInfo, TableSchema
@@ -1015,10 +1011,8 @@ class Catalog:
                 st = None
             cols[name] = ColumnInfo(name, st, c.partition)
         schema = TableSchema(tuple(t.columns), MappingProxyType(cols))
-        with self._schema_lock:
-            if len(self._schemas) >= SCHEMA_CACHE_SIZE:
-                self._schemas.pop(next(iter(self._schemas)))
-            self._schemas[key] = schema
+        if key is not None:
+            self._tables.put("schema", key, schema)
         return schema
 
     def plan(
@@ -1066,10 +1060,10 @@ class Catalog:
         condition = None if parse is not None else merge_conjunctions(compile_expression(expr))  # type: ignore[arg-type]
 
         def op(conn: Connection) -> PlanResult:
-            found = repo.find_table(conn, namespace, table)
+            found = repo.find_table(conn, namespace, table, cache=self._tables)
             if found is None and parse is not None:
                 _check_without_table(parse)
-            t = found if found is not None else repo.require_table(conn, namespace, table)
+            t = found if found is not None else repo.require_table(conn, namespace, table, cache=self._tables)
             schema = self._schema(conn, t)
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             cond = condition if condition is not None else merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
@@ -1126,7 +1120,7 @@ class Catalog:
         parse = expr if callable(expr) else None
 
         def op(conn: Connection) -> PlannedFilesPage:
-            t = repo.require_table(conn, namespace, table)
+            t = repo.require_table(conn, namespace, table, cache=self._tables)
             schema = self._schema(conn, t)
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]

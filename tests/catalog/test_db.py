@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import select
 import socket
 import sqlite3
 from pathlib import Path
@@ -191,3 +192,48 @@ def test_postgres_sessions_plan_without_jit_or_parallel_workers() -> None:
                 assert (workers == "0") == ours
         finally:
             engine.dispose()
+
+
+@pytest.mark.postgres
+def test_a_pooled_postgres_connection_the_server_ended_is_replaced_at_checkout() -> None:
+    """No ping on checkout of a healthy connection (a round trip per transaction): a connection the
+    server has ended is recognised by what waits on its socket and replaced, so the next
+    transaction succeeds on a new session instead of failing once; a live one is reused."""
+    from sqlalchemy import event
+
+    from tests.conftest import _admin_execute, _db_url, create_pg_database, drop_pg_database, require_postgres
+
+    require_postgres()
+    name = create_pg_database()
+    engine = make_engine(_db_url(name), concurrency=1)
+    statements: list[str] = []
+    try:
+        with transaction(engine, write=False) as conn:
+            first = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        _admin_execute(f"SELECT pg_terminate_backend({int(first)}, 5000)")
+        event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+        with transaction(engine, write=False) as conn:
+            second = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        assert second != first
+        with transaction(engine, write=False) as conn:
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() == second
+        assert statements == ["SELECT pg_backend_pid()"] * 2
+        # Something waiting on a live connection (a notification here) is not taken for its end:
+        # the connection is asked, answers, and is kept.
+        with transaction(engine, write=True) as conn:
+            conn.execute(text("LISTEN shredcat_test"))
+            fd = conn.connection.dbapi_connection.fileno()  # type: ignore[union-attr]
+        other = make_engine(_db_url(name), concurrency=1)  # notifications stay within a database
+        try:
+            with transaction(other, write=True) as conn:
+                conn.execute(text("NOTIFY shredcat_test"))
+        finally:
+            other.dispose()
+        waiting = select.poll()
+        waiting.register(fd, select.POLLIN)
+        assert waiting.poll(10_000), "the notification did not arrive"
+        with transaction(engine, write=False) as conn:
+            assert conn.execute(text("SELECT pg_backend_pid()")).scalar_one() == second
+    finally:
+        engine.dispose()
+        drop_pg_database(name)

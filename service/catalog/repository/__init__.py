@@ -46,6 +46,7 @@ from service.catalog.repository.reads import (
 )
 from service.catalog.repository.tables import (
     ColumnRow,
+    TableCache,
     TableRow,
     add_file_columns,
     count_live_tables,
@@ -66,6 +67,7 @@ __all__ = [
     "ColumnRow",
     "FileSort",
     "LiveFile",
+    "TableCache",
     "TableRow",
     "add_column_rows",
     "add_file_columns",

@@ -7,12 +7,15 @@ from ``BEGIN IMMEDIATE``). Every read that decides a write happens after that lo
 
 from __future__ import annotations
 
+import threading
 import uuid
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy.orm import aliased
 
 from service.catalog import models as m
@@ -107,6 +110,10 @@ class TableRow:
     #: Plain and partition column name -> its row, in column order.
     plain: Mapping[str, ColumnRow] = field(default_factory=dict)
     location: str | None = None
+    #: What the table's columns and its schema for predicates are a function of, read with the row
+    #: by :func:`find_table` given a :class:`TableCache`: ``(table_id, current_snapshot_id, live
+    #: column rows, live inferred partition types)``. None when not read (writers).
+    metadata_key: tuple[int, int, int, int] | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -134,14 +141,9 @@ class TableRow:
 
 def load_columns(conn: Connection, table_id: int) -> tuple[dict[str, int], dict[str, ColumnRow]]:
     """(Variant columns, plain and partition columns) live now, in column order."""
-    rows = conn.execute(
-        select(m.Column.column_name, m.Column.column_id, m.Column.column_type, m.Column.column_kind, m.Column.type_declared)
-        .where(m.Column.table_id == table_id, m.Column.end_snapshot.is_(None))
-        .order_by(m.Column.column_order)
-    ).all()
     variant: dict[str, int] = {}
     plain: dict[str, ColumnRow] = {}
-    for name, cid, tname, kind, declared in rows:
+    for name, cid, tname, kind, declared in conn.execute(_LOAD_COLUMNS, {"table_id": table_id}):
         if kind == VARIANT:
             variant[name] = int(cid)
         else:
@@ -153,9 +155,38 @@ def load_columns(conn: Connection, table_id: int) -> tuple[dict[str, int], dict[
 VARIANT, PLAIN, PARTITION = "variant", "plain", "partition"
 
 
-def find_table(conn: Connection, namespace: str, name: str, *, lock: bool = False) -> TableRow | None:
+class TableCache:
+    """Values derived from a table's metadata (its columns, its predicate schema...), each kept by
+    :attr:`TableRow.metadata_key` (an LRU of ``size`` keys). The key is read from the database with
+    the table row in the reader's own transaction, so a value is never served for another state of
+    the table, whichever process changed it: a commit moves ``current_snapshot_id``; ``shredcat
+    refresh`` (which adds columns and partition values to committed files without a snapshot)
+    only ever adds live column rows and live (partition column, type) counters, so their counts
+    move. Thread-safe."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, kind: str, key: tuple[int, ...]) -> Any:
+        with self._lock:
+            hit = self._entries.get((kind, *key))
+            if hit is not None:
+                self._entries.move_to_end((kind, *key))
+            return hit
+
+    def put(self, kind: str, key: tuple[int, ...], value: Any) -> None:
+        with self._lock:
+            self._entries[(kind, *key)] = value
+            self._entries.move_to_end((kind, *key))
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+def _table_statement() -> Any:
     T = m.Table
-    stmt = (
+    return (
         select(
             T.table_id,
             T.schema_id,
@@ -168,20 +199,74 @@ def find_table(conn: Connection, namespace: str, name: str, *, lock: bool = Fals
         )
         .join(m.Schema, m.Schema.schema_id == T.schema_id)
         .where(
-            m.Schema.schema_name == namespace,
+            m.Schema.schema_name == bindparam("namespace"),
             m.Schema.end_snapshot.is_(None),
-            T.table_name == name,
+            T.table_name == bindparam("name"),
             T.end_snapshot.is_(None),
         )
     )
-    if lock:
-        stmt = stmt.with_for_update(of=T)
-    row = conn.execute(stmt).first()
+
+
+def _metadata_version() -> tuple[Any, Any]:
+    """Scalar subqueries of the table statement: its live column rows, and its (undeclared
+    partition column, stored type) counters with live values, whose merge is such a column's type
+    (see :func:`partition_types_of`)."""
+    C, VP = m.Column, m.VariantPath
+    columns = select(func.count()).where(C.table_id == m.Table.table_id, C.end_snapshot.is_(None))
+    inferred = (
+        select(func.count())
+        .select_from(VP)
+        .join(C, C.column_id == VP.column_id)
+        .where(
+            C.table_id == m.Table.table_id,
+            C.end_snapshot.is_(None),
+            C.column_kind == PARTITION,
+            C.type_declared.is_(False),
+            VP.variant_path == m.COLUMN_KEY_PATH,
+            VP.live_value_count > 0,
+        )
+    )
+    return columns.scalar_subquery(), inferred.scalar_subquery()
+
+
+# Built once: constructing a statement costs more Python time than PostgreSQL takes to run it.
+_FIND_TABLE = _table_statement()
+_FIND_TABLE_LOCKED = _FIND_TABLE.with_for_update(of=m.Table)
+_FIND_TABLE_VERSIONED = _FIND_TABLE.add_columns(*_metadata_version())
+_LOAD_COLUMNS = (
+    select(m.Column.column_name, m.Column.column_id, m.Column.column_type, m.Column.column_kind, m.Column.type_declared)
+    .where(m.Column.table_id == bindparam("table_id"), m.Column.end_snapshot.is_(None))
+    .order_by(m.Column.column_order)
+)
+
+
+def find_table(
+    conn: Connection, namespace: str, name: str, *, lock: bool = False, cache: TableCache | None = None
+) -> TableRow | None:
+    """The live table. ``lock``: take its row lock (writers). ``cache``: read its
+    :attr:`~TableRow.metadata_key` too, and take its columns from the cache when they are there
+    (readers: one statement instead of two)."""
+    if lock and cache is not None:
+        raise ValueError("a locked read does not use the metadata cache")
+    stmt = _FIND_TABLE_LOCKED if lock else _FIND_TABLE_VERSIONED if cache is not None else _FIND_TABLE
+    row = conn.execute(stmt, {"namespace": namespace, "name": name}).first()
     if row is None:
         return None
-    variant, plain = load_columns(conn, int(row[0]))
+    table_id = int(row[0])
+    key: tuple[int, int, int, int] | None = None
+    if cache is None:
+        variant, plain = load_columns(conn, table_id)
+    else:
+        key = (table_id, int(row[6]), int(row[8]), int(row[9]))
+        columns = cache.get("columns", key)
+        if columns is None:
+            # Read-only views: every reader of this key shares them.
+            variant, plain = (MappingProxyType(x) for x in load_columns(conn, table_id))
+            cache.put("columns", key, (variant, plain))
+        else:
+            variant, plain = columns
     return TableRow(
-        table_id=int(row[0]),
+        table_id=table_id,
         schema_id=int(row[1]),
         namespace=namespace,
         name=name,
@@ -193,11 +278,14 @@ def find_table(conn: Connection, namespace: str, name: str, *, lock: bool = Fals
         columns=variant,
         plain=plain,
         location=row[7],
+        metadata_key=key,
     )
 
 
-def require_table(conn: Connection, namespace: str, name: str, *, lock: bool = False) -> TableRow:
-    t = find_table(conn, namespace, name, lock=lock)
+def require_table(
+    conn: Connection, namespace: str, name: str, *, lock: bool = False, cache: TableCache | None = None
+) -> TableRow:
+    t = find_table(conn, namespace, name, lock=lock, cache=cache)
     if t is None:
         raise NotFoundError(
             f"table {namespace}.{name} does not exist", details={"table": f"{namespace}.{name}"}

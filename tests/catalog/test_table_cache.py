@@ -1,0 +1,106 @@
+"""The per-Catalog table metadata cache (columns and predicate schema, :class:`TableCache`): a
+warm plan reads the table row alone, and a table changed by another process (another server
+worker: another ``Catalog`` on the same database) is never answered from the cache, whether the
+change made a new snapshot (a commit bringing a column) or not (``refresh`` adding columns to
+files in place). Both backends."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from service.catalog import Catalog
+from service.errors import UnknownColumnError
+from service.pruning.expressions import BooleanExpression
+from service.pruning.parse_sql import parse_sql
+from service.pruning.schema import TableSchema
+from tests.catalog.factories import INT64, cs, fs, ps, with_columns
+
+
+def _variant_file(i: int, lo: int, hi: int) -> Any:
+    return fs(f"s3://b/t/f{i:04d}.parquet", ps('"a"', INT64, lo, hi))
+
+
+def _plain_file(i: int, lo: int, hi: int) -> Any:
+    return with_columns(_variant_file(i, lo, hi), cs("x", INT64, lo, hi))
+
+
+def _sql(text: str) -> Callable[[TableSchema], BooleanExpression]:
+    return lambda schema: parse_sql(text, schema=schema)
+
+
+def _kept(cat: Catalog, text: str) -> list[str]:
+    return [c.path for c in cat.plan("ns", "t", _sql(text)).candidates]
+
+
+@contextmanager
+def _statements(cat: Catalog) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(statement)
+
+    event.listen(cat.engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(cat.engine, "before_cursor_execute", record)
+
+
+def test_a_warm_plan_reads_the_table_row_alone_until_the_table_changes(catalog_url: str) -> None:
+    with Catalog(catalog_url) as worker1, Catalog(catalog_url) as worker2:
+        worker2.create_table("ns", "t", ["v"])
+        worker2.commit("ns", "t", [_variant_file(i, i * 10, i * 10 + 9) for i in range(3)])
+        point = "variant_get(v, '$.a', 'bigint') = 15"
+        with _statements(worker1) as cold:
+            assert _kept(worker1, point) == [_variant_file(1, 0, 0).path]
+        with _statements(worker1) as warm:
+            assert _kept(worker1, point) == [_variant_file(1, 0, 0).path]
+        # The columns (and the predicate schema) come from the cache: one statement fewer.
+        assert len(warm) == len(cold) - 1
+        worker2.commit("ns", "t", [_variant_file(9, 90, 99)])
+        with _statements(worker1) as after_commit:
+            assert _kept(worker1, point) == [_variant_file(1, 0, 0).path]
+        assert len(after_commit) == len(cold)  # a new snapshot: read again
+
+
+def test_a_column_committed_by_another_worker_is_seen_at_once(catalog_url: str) -> None:
+    with Catalog(catalog_url) as worker1, Catalog(catalog_url) as worker2:
+        worker2.create_table("ns", "t", ["v"])
+        worker2.commit("ns", "t", [_variant_file(0, 0, 9)])
+        assert _kept(worker1, "variant_get(v, '$.a', 'bigint') = 5") == [_variant_file(0, 0, 0).path]
+        with pytest.raises(UnknownColumnError):
+            _kept(worker1, "x = 15")
+        worker2.commit("ns", "t", [_plain_file(1, 0, 9), _plain_file(2, 10, 19)])
+        kept = _kept(worker1, "x = 15")
+        assert _plain_file(2, 0, 0).path in kept and _plain_file(1, 0, 0).path not in kept
+        assert "x" in worker1.table_schema("ns", "t").columns
+
+
+def test_columns_refreshed_in_place_by_another_worker_are_seen_at_once(empty_db_url: str) -> None:
+    """``refresh`` adds the columns of files committed before the catalog kept them, without a
+    new snapshot: a worker that planned before must not keep answering from its cache."""
+    from service.catalog.db import downgrade, upgrade_to_head
+
+    upgrade_to_head(empty_db_url)
+    files = [_plain_file(i, i * 10, i * 10 + 9) for i in range(3)]
+    with Catalog(empty_db_url) as cat:
+        cat.create_table("ns", "t", ["v"])
+        cat.commit("ns", "t", [dataclasses.replace(f, columns=()) for f in files])
+    downgrade(empty_db_url, "0002")
+    upgrade_to_head(empty_db_url)
+    with Catalog(empty_db_url) as worker1, Catalog(empty_db_url) as worker2:
+        before = worker1.get_table("ns", "t").current_snapshot_id
+        assert _kept(worker1, "variant_get(v, '$.a', 'bigint') = 15") == [files[1].path]
+        with pytest.raises(UnknownColumnError):
+            _kept(worker1, "x = 15")
+        by_path = {f.path: f for f in files}
+        assert worker2.refresh("ns", "t", by_path.__getitem__).refreshed == 3
+        assert worker1.get_table("ns", "t").current_snapshot_id == before  # in place: no new snapshot
+        assert _kept(worker1, "x = 15") == [files[1].path]
+        assert "x" in worker1.table_schema("ns", "t").columns
