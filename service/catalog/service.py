@@ -34,6 +34,7 @@ import json
 import random
 import threading
 import time
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
@@ -52,6 +53,7 @@ from service.catalog.results import (
     Candidate,
     CommitResult,
     DataFileInfo,
+    FileBound,
     NamespaceInfo,
     PathBounds,
     PathCoverage,
@@ -953,7 +955,9 @@ class Catalog:
         limit: int = 2000,
     ) -> PathBounds:
         """The bounds of ``column``/``variant_path`` in each live file where it is fully shredded
-        as ``shredded_type`` (default: the type with most files), at most ``limit`` files.
+        as ``shredded_type`` (default: the type with most files): the bound strings of at most
+        ``limit`` files (evenly spaced over all of them when there are more) and the index keys
+        of every file (:attr:`PathBounds.min_keys`, :attr:`PathBounds.max_keys`).
 
         ``order="min"``: by the typed min key, files whose min has no key (unknown bound, no
         values, decimals beyond int64) last; ``order="path"``: by file path.
@@ -980,8 +984,33 @@ class Catalog:
                 )
             path_id, total = by_type[chosen]
             st = ShreddedType.parse(chosen)
-            files = repo.file_bounds(conn, path_id, st, order, limit)
-            return PathBounds(column, variant_path, st, types, t.live_file_count, total, tuple(files), order)
+            # Every file's keys from the two key indexes; the bound strings of the picked files only.
+            lows, highs = repo.sorted_keys(conn, path_id, st)
+            unkeyed = repo.file_bounds_without_min_key(conn, path_id, st) if len(lows) < total else []
+            n = len(lows) + len(unkeyed)
+            picks = range(n) if n <= limit else sorted({round(i * (n - 1) / max(1, limit - 1)) for i in range(limit)})
+            if order == "path":
+                ids = repo.file_ids_by_path(conn, path_id)
+                files = repo.file_bounds(conn, path_id, [ids[i] for i in picks if i < len(ids)])
+            else:
+                # Rank i of the (min key, data_file_id) order is the (i - first rank of its key)-th
+                # file holding that min key; the files without one come last.
+                at: dict[Any, list[FileBound]] = {}
+                for key, f in repo.file_bounds_at_min_keys(conn, path_id, st, {lows[i] for i in picks if i < len(lows)}):
+                    at.setdefault(key, []).append(f)
+                files = []
+                for i in picks:
+                    if i >= len(lows):
+                        files.append(unkeyed[i - len(lows)])
+                        continue
+                    tied, k = at.get(lows[i], []), i - bisect_left(lows, lows[i])
+                    if k < len(tied):
+                        files.append(tied[k])
+            with_values = len(lows) + sum(1 for f in unkeyed if f.value_count > 0)
+            return PathBounds(
+                column, variant_path, st, types, t.live_file_count, total, tuple(files), order,
+                tuple(lows), tuple(highs), with_values,
+            )
 
         return self._read(op)
 
