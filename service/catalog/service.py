@@ -1075,7 +1075,6 @@ class Catalog:
         """
         # Imported here: the predicate machinery is not needed by the catalog's other callers
         # (CLI commands import the catalog and should start fast).
-        from service.catalog.planner import plan_in
         from service.pruning.conditions import compile_expression
         from service.pruning.conjunctions import merge_conjunctions
         from service.pruning.diagnostics import referenced_columns
@@ -1097,22 +1096,7 @@ class Catalog:
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             cond = condition if condition is not None else merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
-            facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
-            partition_types = {n: c.type for n, c in schema.columns.items() if c.partition}
-            result = plan_in(
-                conn,
-                t,
-                cond,
-                snapshot_id=snapshot_id,
-                explain=explain,
-                page_size=page_size,
-                page_token=page_token,
-                path_facts=facts,
-                partition_types=partition_types,
-            )
-            if page_token is not None:
-                return result
-            return replace(result, warnings=_plan_warnings(conn, t, cond, result, facts))
+            return _plan_page(conn, t, schema, cond, snapshot_id, explain, page_size, page_token)
 
         return self._read(op)
 
@@ -1126,11 +1110,17 @@ class Catalog:
         decision: Literal["all", "kept", "skipped"] = "all",
         offset: int = 0,
         limit: int = 100,
+        with_plan: bool = False,
     ) -> PlannedFilesPage:
         """A page of ``namespace.table``'s live files with :meth:`plan`'s decision on each (kept
         or skipped, filtered by ``decision``) and its reason in a few words, in ``data_file_id``
-        order from ``offset``; the counts and warnings are :meth:`plan`'s. ``expr``: a tree, or a
-        parser given the table's schema (as for :meth:`plan`)."""
+        order from ``offset``. ``expr``: a tree, or a parser given the table's schema (as for
+        :meth:`plan`).
+
+        ``with_plan``: the page also carries :meth:`plan`'s counts and warnings (``plan``, its
+        first page of one candidate), planned in the same read from the same parse, and is taken
+        at that plan's snapshot; an ``offset`` past the files ``decision`` selects moves back to
+        the start of their last page (what the playground shows)."""
         from service.catalog.planner import plan_files_in
         from service.pruning.conditions import compile_expression
         from service.pruning.conjunctions import merge_conjunctions
@@ -1153,16 +1143,22 @@ class Catalog:
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
             condition = merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
-            return plan_files_in(
+            plan = start = None
+            if with_plan:
+                plan = _plan_page(conn, t, schema, condition, snapshot_id, False, 1, None)
+                selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision]
+                start = min(offset, max(0, ((selected or 0) - 1) // limit * limit))
+            page = plan_files_in(
                 conn,
                 t,
                 condition,
-                snapshot_id=snapshot_id,
+                snapshot_id=snapshot_id if plan is None else plan.snapshot_id,
                 decision=decision,
-                offset=offset,
+                offset=offset if start is None else start,
                 limit=limit,
                 partition_types={n: c.type for n, c in schema.columns.items() if c.partition},
             )
+            return page if plan is None else replace(page, plan=plan)
 
         return self._read(op)
 
@@ -1303,6 +1299,37 @@ def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
         f"{t.qualified_name} has no {what} {', '.join(map(repr, unknown))}; its {what}s: {names}{hint}",
         details={"column": unknown[0], "unknown_columns": unknown, "columns": have, "suggestions": close},
     )
+
+
+def _plan_page(
+    conn: Connection,
+    t: repo.TableRow,
+    schema: TableSchema,
+    cond: Condition,
+    snapshot_id: int | None,
+    explain: bool,
+    page_size: int,
+    page_token: str | None,
+) -> PlanResult:
+    """:meth:`Catalog.plan` of a parsed, checked predicate: a page of candidates, and on the
+    first page the counts and the warnings."""
+    from service.catalog.planner import plan_in
+
+    facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
+    result = plan_in(
+        conn,
+        t,
+        cond,
+        snapshot_id=snapshot_id,
+        explain=explain,
+        page_size=page_size,
+        page_token=page_token,
+        path_facts=facts,
+        partition_types={n: c.type for n, c in schema.columns.items() if c.partition},
+    )
+    if page_token is not None:
+        return result
+    return replace(result, warnings=_plan_warnings(conn, t, cond, result, facts))
 
 
 def _plan_warnings(
