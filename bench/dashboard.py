@@ -62,7 +62,7 @@ def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str]]:
         ("table, path contains", f"{T}?contains=part-0000999", 'id="files-table"'),
         ("file", f"{T}/file?{urlencode({'path': first_file})}", 'id="file-stats"'),
         ("coverage (int64 files)", coverage, 'id="coverage-files"'),
-        ("chart int64 (800 of 10,000)", path(path=user_id), "<svg"),
+        ("chart int64 (500 of 10,000)", path(path=user_id), "<svg"),
         ("chart $.user.id (JSON path)", path(path="$.user.id"), "<svg"),
         ("chart timestamptz", path(path='"ts"'), "<svg"),
         ("chart varchar", path(path='"name"'), "<svg"),

@@ -479,21 +479,34 @@ def point_keep_ratio(
     if with_values == 0:
         return None
     inf = math.inf
-    probes: list[Key]
-    if family(t) == "bin":
-        probes = [*min_keys, *max_keys]
-    elif family(t) == "real":
-        probes = [x for x in (*min_keys, *max_keys) if -inf < x < inf]  # type: ignore[operator]
-    else:
+    if family(t) == "real":
+        at_min = [x for x in min_keys if -inf < x < inf]  # type: ignore[operator]
+        at_max = [x for x in max_keys if -inf < x < inf]  # type: ignore[operator]
+    else:  # strings, blobs and uuids are all values; integers but DuckDB's date/time infinities
         pinned = {
             Kind.DATE: (DATE_NEG_INFINITY, DATE_INFINITY),
             **{k: (TS_NEG_INFINITY, TS_INFINITY) for k in _TEMPORAL if k not in (Kind.DATE, Kind.TIME)},
         }.get(t.kind, ())
-        probes = [x for x in (*min_keys, *max_keys) if x not in pinned]
-    if not probes:  # every bound unknown or infinite: each lookup keeps every file
+        at_min = [x for x in min_keys if x not in pinned] if pinned else list(min_keys)
+        at_max = [x for x in max_keys if x not in pinned] if pinned else list(max_keys)
+    n = len(at_min) + len(at_max)
+    if n == 0:  # every bound unknown or infinite: each lookup keeps every file
         return 1.0
-    unknown_min = with_values - len(min_keys)
-    # C-level bisects over native keys (ints, floats or bytes): this runs over every file.
-    held = len(probes) * unknown_min
-    held += sum(map(bisect_right, repeat(min_keys), probes)) - sum(map(bisect_left, repeat(max_keys), probes))
-    return (held + len(probes) * always_kept) / (len(probes) * (with_values + always_kept))
+    held = n * (with_values - len(min_keys))  # the files with no min key hold every probe
+    # C-level bisects over native keys (ints, floats or bytes): this runs over every file. When
+    # every key of a list is a probe and no two are equal, its i-th probe needs no search in its
+    # own list: i + 1 mins are at or below it, i maxes below it.
+    if len(at_min) == len(min_keys) and _distinct(min_keys):
+        held += len(at_min) * (len(at_min) + 1) // 2
+    else:
+        held += sum(map(bisect_right, repeat(min_keys), at_min))
+    if len(at_max) == len(max_keys) and _distinct(max_keys):
+        held -= len(at_max) * (len(at_max) - 1) // 2
+    else:
+        held -= sum(map(bisect_left, repeat(max_keys), at_max))
+    held += sum(map(bisect_right, repeat(min_keys), at_max)) - sum(map(bisect_left, repeat(max_keys), at_min))
+    return (held + n * always_kept) / (n * (with_values + always_kept))
+
+
+def _distinct(sorted_keys: Sequence[Key]) -> bool:
+    return len(set(sorted_keys)) == len(sorted_keys)

@@ -97,6 +97,38 @@ def test_point_lookup_estimate_reads_keys_as_pruning_does() -> None:
     assert point_keep_ratio(INT64, [], [], 0) is None
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_point_lookup_estimate_matches_probing_every_file(seed: int) -> None:
+    """Against the definition, file by file: ties, unknown sides and infinities included."""
+    import random
+
+    rng = random.Random(seed)
+    ranges: list[tuple[float | None, float | None]] = []
+    # Few values (ties) or many (distinct keys); unknown and infinite sides in some runs only.
+    pool = range(10) if seed % 2 else range(10**6)
+    edges = seed % 4 < 2
+    for _ in range(rng.randint(1, 40)):
+        lo = rng.choice([None, -math.inf]) if edges and rng.random() < 0.2 else float(rng.choice(pool))
+        hi = rng.choice([None, math.inf]) if edges and rng.random() < 0.2 else None
+        if hi is None and not (edges and rng.random() < 0.5):
+            hi = (lo if lo is not None and math.isfinite(lo) else 0.0) + rng.choice(pool)
+        ranges.append((lo, hi))
+    probes = [x for r in ranges for x in r if x is not None and math.isfinite(x)]
+    lows = sorted(lo for lo, _ in ranges if lo is not None)
+    highs = sorted(hi for _, hi in ranges if hi is not None)
+    got = point_keep_ratio(ShreddedType.parse("float64"), lows, highs, len(ranges), always_kept=seed % 3)
+    if not probes:
+        assert got == 1.0
+        return
+
+    def holds(r: tuple[float | None, float | None], x: float) -> bool:
+        return (r[0] is None or r[0] <= x) and (r[1] is None or x <= r[1])
+
+    n, a = len(ranges), seed % 3
+    expected = sum((sum(holds(r, x) for r in ranges) + a) / (n + a) for x in probes) / len(probes)
+    assert got == pytest.approx(expected)
+
+
 def test_bars_are_one_tab_stop() -> None:
     linked = [ChartFile(f"f{i}", 10, str(i), str(i + 1), href=f"/file/{i}") for i in range(5)]
     c = render_chart(INT64, linked, x_label="x", title="t")
