@@ -196,9 +196,15 @@ class FileBound:
     contains_nan: bool | None
 
 
+#: An index key as stored (:class:`service.values.IndexKey`): ``min_num``/``max_num`` (int),
+#: ``min_real``/``max_real`` (float) or ``min_bin``/``max_bin`` (bytes), by the type's family.
+Key = int | float | bytes
+
+
 @dataclass(frozen=True, slots=True)
 class PathBounds:
-    """The per-file bounds of one Variant path (what the dashboard's range chart draws)."""
+    """The per-file bounds of one Variant path (what the dashboard's range chart draws): the
+    bound strings of at most ``limit`` files, and the index keys of all of them."""
 
     column: str
     variant_path: str
@@ -210,8 +216,16 @@ class PathBounds:
     live_files: int
     #: Live files with a stats row of ``shredded_type`` for the path (may exceed ``len(files)``).
     total: int
+    #: In ``order``; when there are more than the limit, evenly spaced picks of that order (its
+    #: first and last included), so the files drawn span all of them.
     files: tuple[FileBound, ...]
     order: str
+    #: The min keys and the max keys of all ``total`` files, each sorted (what pruning compares; a
+    #: file with no key on a side, an unknown bound or a decimal beyond int64, is left out there).
+    min_keys: tuple[Key, ...] = ()
+    max_keys: tuple[Key, ...] = ()
+    #: Files (of ``total``) that hold values.
+    with_values: int = 0
 
 
 # --- planning ---------------------------------------------------------------------------------
@@ -255,6 +269,8 @@ class PlannedFilesPage:
     files: tuple[PlannedFile, ...]
     offset: int
     has_more: bool
+    #: With ``with_plan``: :meth:`Catalog.plan`'s first page (the counts and the warnings).
+    plan: PlanResult | None = None
 
 
 @dataclass(frozen=True, slots=True)

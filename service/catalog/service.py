@@ -33,6 +33,7 @@ import contextlib
 import json
 import random
 import time
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
@@ -51,6 +52,7 @@ from service.catalog.results import (
     Candidate,
     CommitResult,
     DataFileInfo,
+    FileBound,
     NamespaceInfo,
     PathBounds,
     PathCoverage,
@@ -948,7 +950,9 @@ class Catalog:
         limit: int = 2000,
     ) -> PathBounds:
         """The bounds of ``column``/``variant_path`` in each live file where it is fully shredded
-        as ``shredded_type`` (default: the type with most files), at most ``limit`` files.
+        as ``shredded_type`` (default: the type with most files): the bound strings of at most
+        ``limit`` files (evenly spaced over all of them when there are more) and the index keys
+        of every file (:attr:`PathBounds.min_keys`, :attr:`PathBounds.max_keys`).
 
         ``order="min"``: by the typed min key, files whose min has no key (unknown bound, no
         values, decimals beyond int64) last; ``order="path"``: by file path.
@@ -975,8 +979,33 @@ class Catalog:
                 )
             path_id, total = by_type[chosen]
             st = ShreddedType.parse(chosen)
-            files = repo.file_bounds(conn, path_id, st, order, limit)
-            return PathBounds(column, variant_path, st, types, t.live_file_count, total, tuple(files), order)
+            # Every file's keys from the two key indexes; the bound strings of the picked files only.
+            lows, highs = repo.sorted_keys(conn, path_id, st)
+            unkeyed = repo.file_bounds_without_min_key(conn, path_id, st) if len(lows) < total else []
+            n = len(lows) + len(unkeyed)
+            picks = range(n) if n <= limit else sorted({round(i * (n - 1) / max(1, limit - 1)) for i in range(limit)})
+            if order == "path":
+                ids = repo.file_ids_by_path(conn, path_id)
+                files = repo.file_bounds(conn, path_id, [ids[i] for i in picks if i < len(ids)])
+            else:
+                # Rank i of the (min key, data_file_id) order is the (i - first rank of its key)-th
+                # file holding that min key; the files without one come last.
+                at: dict[Any, list[FileBound]] = {}
+                for key, f in repo.file_bounds_at_min_keys(conn, path_id, st, {lows[i] for i in picks if i < len(lows)}):
+                    at.setdefault(key, []).append(f)
+                files = []
+                for i in picks:
+                    if i >= len(lows):
+                        files.append(unkeyed[i - len(lows)])
+                        continue
+                    tied, k = at.get(lows[i], []), i - bisect_left(lows, lows[i])
+                    if k < len(tied):
+                        files.append(tied[k])
+            with_values = len(lows) + sum(1 for f in unkeyed if f.value_count > 0)
+            return PathBounds(
+                column, variant_path, st, types, t.live_file_count, total, tuple(files), order,
+                tuple(lows), tuple(highs), with_values,
+            )
 
         return self._read(op)
 
@@ -1046,7 +1075,6 @@ class Catalog:
         """
         # Imported here: the predicate machinery is not needed by the catalog's other callers
         # (CLI commands import the catalog and should start fast).
-        from service.catalog.planner import plan_in
         from service.pruning.conditions import compile_expression
         from service.pruning.conjunctions import merge_conjunctions
         from service.pruning.diagnostics import referenced_columns
@@ -1068,23 +1096,7 @@ class Catalog:
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             cond = condition if condition is not None else merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
-            facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
-            partition_types = {n: c.type for n, c in schema.columns.items() if c.partition}
-            result = plan_in(
-                conn,
-                t,
-                cond,
-                snapshot_id=snapshot_id,
-                explain=explain,
-                page_size=page_size,
-                page_token=page_token,
-                path_facts=facts,
-                partition_types=partition_types,
-                counts=counts,
-            )
-            if page_token is not None:
-                return result
-            return replace(result, warnings=_plan_warnings(conn, t, cond, result, facts))
+            return _plan_page(conn, t, schema, cond, snapshot_id, explain, page_size, page_token, counts=counts)
 
         return self._read(op)
 
@@ -1098,11 +1110,17 @@ class Catalog:
         decision: Literal["all", "kept", "skipped"] = "all",
         offset: int = 0,
         limit: int = 100,
+        with_plan: bool = False,
     ) -> PlannedFilesPage:
         """A page of ``namespace.table``'s live files with :meth:`plan`'s decision on each (kept
         or skipped, filtered by ``decision``) and its reason in a few words, in ``data_file_id``
-        order from ``offset``; the counts and warnings are :meth:`plan`'s. ``expr``: a tree, or a
-        parser given the table's schema (as for :meth:`plan`)."""
+        order from ``offset``. ``expr``: a tree, or a parser given the table's schema (as for
+        :meth:`plan`).
+
+        ``with_plan``: the page also carries :meth:`plan`'s counts and warnings (``plan``, its
+        first page of one candidate), planned in the same read from the same parse, and is taken
+        at that plan's snapshot; an ``offset`` past the files ``decision`` selects moves back to
+        the start of their last page (what the playground shows)."""
         from service.catalog.planner import plan_files_in
         from service.pruning.conditions import compile_expression
         from service.pruning.conjunctions import merge_conjunctions
@@ -1125,16 +1143,22 @@ class Catalog:
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
             condition = merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
-            return plan_files_in(
+            plan = start = None
+            if with_plan:
+                plan = _plan_page(conn, t, schema, condition, snapshot_id, False, 1, None, counts=True)
+                selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision]
+                start = min(offset, max(0, ((selected or 0) - 1) // limit * limit))
+            page = plan_files_in(
                 conn,
                 t,
                 condition,
-                snapshot_id=snapshot_id,
+                snapshot_id=snapshot_id if plan is None else plan.snapshot_id,
                 decision=decision,
-                offset=offset,
+                offset=offset if start is None else start,
                 limit=limit,
                 partition_types={n: c.type for n, c in schema.columns.items() if c.partition},
             )
+            return page if plan is None else replace(page, plan=plan)
 
         return self._read(op)
 
@@ -1285,6 +1309,40 @@ def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
         f"{t.qualified_name} has no {what} {', '.join(map(repr, unknown))}; its {what}s: {names}{hint}",
         details={"column": unknown[0], "unknown_columns": unknown, "columns": have, "suggestions": close},
     )
+
+
+def _plan_page(
+    conn: Connection,
+    t: repo.TableRow,
+    schema: TableSchema,
+    cond: Condition,
+    snapshot_id: int | None,
+    explain: bool,
+    page_size: int,
+    page_token: str | None,
+    *,
+    counts: bool = False,
+) -> PlanResult:
+    """:meth:`Catalog.plan` of a parsed, checked predicate: a page of candidates, and on the
+    first page the warnings and the counts (over a multi-page answer only with ``counts``)."""
+    from service.catalog.planner import plan_in
+
+    facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
+    result = plan_in(
+        conn,
+        t,
+        cond,
+        snapshot_id=snapshot_id,
+        explain=explain,
+        page_size=page_size,
+        page_token=page_token,
+        path_facts=facts,
+        partition_types={n: c.type for n, c in schema.columns.items() if c.partition},
+        counts=counts,
+    )
+    if page_token is not None:
+        return result
+    return replace(result, warnings=_plan_warnings(conn, t, cond, result, facts))
 
 
 def _plan_warnings(

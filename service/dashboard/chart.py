@@ -28,9 +28,11 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import repeat
 
 from markupsafe import Markup, escape
 
+from service.catalog.results import Key
 from service.values import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
@@ -39,6 +41,7 @@ from service.values import (
     Bound,
     Kind,
     ShreddedType,
+    family,
     format_bound,
     parse_bound,
 )
@@ -69,18 +72,11 @@ class ChartFile:
 class Chart:
     svg: Markup
     drawn: int
-    #: Files with values and both bounds known / with an unknown bound / with no values.
+    #: Files drawn with values and both bounds known / with an unknown bound / with no values.
     known: int
     unknown: int
     no_values: int
-    #: Average share of the files (those drawn with values, and ``always_kept``) that a point
-    #: lookup at a typical value (each drawn file's midpoint) keeps: 1/n is perfect clustering,
-    #: 1.0 means pruning cannot help. None if no drawn file has values.
-    point_keep_ratio: float | None
     axis: str
-    #: Files a point lookup keeps whatever the value (stored as another type, not shredded), counted
-    #: in :attr:`point_keep_ratio`.
-    always_kept: int = 0
     log_scale: bool = False
 
 
@@ -265,11 +261,8 @@ def render_chart(
     *,
     x_label: str,
     title: str,
-    always_kept: int = 0,
 ) -> Chart:
-    """The SVG chart of ``files`` (already capped and ordered by the caller). ``always_kept``:
-    files not drawn that any point lookup keeps (the path stored there as another type, or not
-    fully shredded), counted in the point-lookup estimate."""
+    """The SVG chart of ``files`` (already capped and ordered by the caller), one bar each."""
     # 1. Parse bounds. Unparseable text (should not happen: the catalog validates) counts as unknown.
     parsed: list[tuple[ChartFile, Bound | None, Bound | None]] = []
     for f in files:
@@ -389,7 +382,6 @@ def render_chart(
     bar_w = min(24.0, max(step * 0.8, 0.6))
     parts: list[str] = []
     known = unknown = no_values = 0
-    intervals: list[tuple[float, float]] = []  # (min, max) in value space, for the clustering measure
     link = n <= LINK_LIMIT
     for i, (f, a, b) in enumerate(parsed):
         x = plot_left + i * step + (step - bar_w) / 2
@@ -416,7 +408,6 @@ def render_chart(
                 known += 1
             else:
                 unknown += 1
-            intervals.append(sp)
             shape = f'<rect class="{cls}" x="{x:.2f}" y="{y0:.2f}" width="{bar_w:.2f}" height="{h:.2f}"'
         # Roving tabindex: the first bar is the chart's one tab stop (dashboard.js moves it). The
         # <title> is the tooltip and the bar's (or its link's) accessible name.
@@ -428,22 +419,7 @@ def render_chart(
         else:
             parts.append(f'{shape} data-bar="{i}" tabindex="{tab}" role="img"><title>{escape(label)}</title></rect>')
 
-    # 5. Clustering measure: for each file's midpoint, the share of files whose range holds it.
-    ratio: float | None = None
-    if intervals:
-        lows = sorted(iv[0] for iv in intervals)
-        highs = sorted(iv[1] for iv in intervals)
-        total = 0.0
-        finite_values = [x for iv in intervals for x in iv if math.isfinite(x)]
-        d_lo, d_hi = (min(finite_values), max(finite_values)) if finite_values else (0.0, 1.0)
-        for lo, hi in intervals:
-            mid = _midpoint(lo, hi, d_lo, d_hi)
-            # ranges with low <= mid <= high: those starting at or below mid, less those ending below it
-            holding = bisect_right(lows, mid) - bisect_left(highs, mid)
-            total += (holding + always_kept) / (len(intervals) + always_kept)
-        ratio = total / len(intervals)
-
-    # 6. Assemble.
+    # 5. Assemble.
     scale_attr = ' data-scale="log"' if log else ""
     svg: list[str] = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
@@ -482,18 +458,55 @@ def render_chart(
         known=known,
         unknown=unknown,
         no_values=no_values,
-        point_keep_ratio=ratio,
         axis=axis,
-        always_kept=always_kept,
         log_scale=log,
     )
 
 
-def _midpoint(lo: float, hi: float, domain_lo: float, domain_hi: float) -> float:
-    if math.isinf(lo) and math.isinf(hi):
-        return (domain_lo + domain_hi) / 2
-    if math.isinf(lo):
-        return hi
-    if math.isinf(hi):
-        return lo
-    return (lo + hi) / 2
+def point_keep_ratio(
+    t: ShreddedType, min_keys: Sequence[Key], max_keys: Sequence[Key], with_values: int, always_kept: int = 0
+) -> float | None:
+    """The average share of the files that a point lookup at a value of this path keeps, the
+    probes being every finite bound of every file (values that occur in the data): 1/n is
+    perfect clustering, 1.0 means pruning cannot help; None when no file holds values.
+
+    Exact over all ``with_values`` files from their sorted min and max index keys alone
+    (:attr:`PathBounds.min_keys`; the files' pairs are not needed: a probe ``x`` is held by the
+    files whose min is at most ``x``, less those whose max is below it), counted as pruning
+    counts: a side with no key (an unknown bound, a decimal beyond int64) is unbounded.
+    ``always_kept``: files any probe keeps (the path stored there as another type, or not fully
+    shredded)."""
+    if with_values == 0:
+        return None
+    inf = math.inf
+    if family(t) == "real":
+        at_min = [x for x in min_keys if -inf < x < inf]  # type: ignore[operator]
+        at_max = [x for x in max_keys if -inf < x < inf]  # type: ignore[operator]
+    else:  # strings, blobs and uuids are all values; integers but DuckDB's date/time infinities
+        pinned = {
+            Kind.DATE: (DATE_NEG_INFINITY, DATE_INFINITY),
+            **{k: (TS_NEG_INFINITY, TS_INFINITY) for k in _TEMPORAL if k not in (Kind.DATE, Kind.TIME)},
+        }.get(t.kind, ())
+        at_min = [x for x in min_keys if x not in pinned] if pinned else list(min_keys)
+        at_max = [x for x in max_keys if x not in pinned] if pinned else list(max_keys)
+    n = len(at_min) + len(at_max)
+    if n == 0:  # every bound unknown or infinite: each lookup keeps every file
+        return 1.0
+    held = n * (with_values - len(min_keys))  # the files with no min key hold every probe
+    # C-level bisects over native keys (ints, floats or bytes): this runs over every file. When
+    # every key of a list is a probe and no two are equal, its i-th probe needs no search in its
+    # own list: i + 1 mins are at or below it, i maxes below it.
+    if len(at_min) == len(min_keys) and _distinct(min_keys):
+        held += len(at_min) * (len(at_min) + 1) // 2
+    else:
+        held += sum(map(bisect_right, repeat(min_keys), at_min))
+    if len(at_max) == len(max_keys) and _distinct(max_keys):
+        held -= len(at_max) * (len(at_max) - 1) // 2
+    else:
+        held -= sum(map(bisect_left, repeat(max_keys), at_max))
+    held += sum(map(bisect_right, repeat(min_keys), at_max)) - sum(map(bisect_left, repeat(max_keys), at_min))
+    return (held + n * always_kept) / (n * (with_values + always_kept))
+
+
+def _distinct(sorted_keys: Sequence[Key]) -> bool:
+    return len(set(sorted_keys)) == len(sorted_keys)

@@ -111,6 +111,17 @@ def test_path_bounds(filled_catalog: Catalog) -> None:
     assert [f.path for f in by_path.files] == sorted(f.path for f in pb.files)
     capped = filled_catalog.path_bounds("lake", "events", "v", '"id"', limit=2)
     assert len(capped.files) == 2 and capped.total == 6
+    # Beyond the limit, evenly spaced picks of the whole order (first and last included)...
+    assert [(f.min_value, f.max_value) for f in capped.files] == [("0", "99"), (None, None)]
+    three = filled_catalog.path_bounds("lake", "events", "v", '"id"', limit=3)
+    assert [f.min_value for f in three.files] == ["0", "200", None]
+    # ...and the index keys of every file, whatever the limit (the unknown bounds have none).
+    for b in (pb, capped, three, by_path):
+        assert b.min_keys == (0, 100, 200, 300, 400) and b.max_keys == (99, 199, 299, 399, 499)
+        assert b.with_values == 6
+    assert [f.min_value for f in filled_catalog.path_bounds("lake", "events", "v", '"id"', order="path", limit=2).files] == [
+        by_path.files[0].min_value, by_path.files[-1].min_value
+    ]
     name = filled_catalog.path_bounds("lake", "events", "v", '"name"')
     assert name.types == (("varchar", 4), ("int64", 1)) and name.shredded_type == ShreddedType.parse("varchar")
     as_int = filled_catalog.path_bounds("lake", "events", "v", '"name"', shredded_type="int64")

@@ -98,3 +98,20 @@ def test_past_snapshot_offsets_and_errors(table: Catalog) -> None:
         table.plan_files("lake", "t", parse_sql("variant_get(w, '$.id', 'bigint') = 1"))
     with pytest.raises(NotFoundError):
         table.plan_files("lake", "t", parse_sql(sql), snapshot_id=10**6)
+
+
+@pytest.mark.parametrize("decision", ["all", "kept", "skipped"])
+def test_with_plan_carries_the_plans_counts_and_warnings(table: Catalog, decision: str) -> None:
+    sql = "variant_get(v, '$.id', 'bigint') BETWEEN 250 AND 1210 AND variant_get(v, '$.idd', 'bigint') = 1"  # a warning
+    plan = table.plan("lake", "t", parse_sql(sql), page_size=1, counts=True)
+    page = table.plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4, with_plan=True)  # type: ignore[arg-type]
+    assert page.plan is not None and page.plan.warnings and page.plan.warnings == plan.warnings
+    counts = ("files_considered", "files_kept", "files_pruned", "rows_skipped", "bytes_skipped", "snapshot_id")
+    assert [getattr(page.plan, c) for c in counts] == [getattr(plan, c) for c in counts]
+    alone = table.plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4)  # type: ignore[arg-type]
+    assert alone.plan is None and page.files == alone.files and page.offset == 0
+    # An offset past the selected files moves back to the start of their last page.
+    selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision] or 0
+    last = table.plan_files("lake", "t", parse_sql(sql), decision=decision, offset=10**6, limit=4, with_plan=True)  # type: ignore[arg-type]
+    assert last.offset == max(0, (selected - 1) // 4 * 4) and not last.has_more
+    assert len(last.files) == (selected - last.offset if selected else 0)

@@ -4,15 +4,24 @@ types, one tab stop for the bars; and the playground's click-to-insert list."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
 
 from service.catalog import PathCoverage
-from service.dashboard.chart import ChartFile, format_ticks, log_ticks, render_chart, symlog, use_log_scale
+from service.dashboard.chart import (
+    ChartFile,
+    format_ticks,
+    log_ticks,
+    point_keep_ratio,
+    render_chart,
+    symlog,
+    use_log_scale,
+)
 from service.dashboard.pages.path import as_variant_path
 from service.dashboard.pages.playground import _caret, insert_items
-from service.values import ShreddedType
+from service.values import DATE_NEG_INFINITY, ShreddedType
 
 INT64 = ShreddedType.parse("int64")
 
@@ -67,12 +76,57 @@ def test_utc_only_for_zoned_timestamps() -> None:
 
 
 def test_point_lookup_estimate_counts_files_kept_whatever_the_value() -> None:
-    files = [ChartFile(f"f{i}", 10, str(10 * i), str(10 * i + 9)) for i in range(4)]
-    alone = render_chart(INT64, files, x_label="x", title="t")
-    assert alone.point_keep_ratio == pytest.approx(1 / 4)
+    lows, highs = [0, 10, 20, 30], [9, 19, 29, 39]  # disjoint: each probe keeps its own file
+    assert point_keep_ratio(INT64, lows, highs, 4) == pytest.approx(1 / 4)
     # Two more files store the path as another type: every probe keeps them too.
-    c = render_chart(INT64, files, x_label="x", title="t", always_kept=2)
-    assert c.point_keep_ratio == pytest.approx(3 / 6) and c.always_kept == 2
+    assert point_keep_ratio(INT64, lows, highs, 4, always_kept=2) == pytest.approx(3 / 6)
+
+
+def test_point_lookup_estimate_reads_keys_as_pruning_does() -> None:
+    # a [0, 9], b [?, 5] (no min key: unbounded below, as pruning treats it), d [5, 5]. Probes at
+    # every finite bound: 0 keeps a, b; 5 (three times) a, b, d; 9 keeps a.
+    assert point_keep_ratio(INT64, [0, 5], [5, 5, 9], 3) == pytest.approx((2 + 3 + 3 + 3 + 1) / (5 * 3))
+    # Infinite bounds are not probed; a range to infinity holds every probe.
+    assert point_keep_ratio(ShreddedType.parse("float64"), [-math.inf, 1.0], [2.0, math.inf], 2) == pytest.approx(1.0)
+    # Strings as their keys (UTF-8 bytes, the type's order): disjoint ranges, one file of two.
+    assert point_keep_ratio(ShreddedType.parse("varchar"), [b"apple", b"lemon"], [b"kiwi", b"zebra"], 2) == pytest.approx(0.5)
+    # DuckDB's date infinities are not probed either: 0 and 10 (twice) each keep both files.
+    date = ShreddedType.parse("date")
+    assert point_keep_ratio(date, [DATE_NEG_INFINITY, 0], [10, 10], 2) == pytest.approx(1.0)
+    assert point_keep_ratio(INT64, [], [], 2) == 1.0  # no bound known: every lookup keeps all
+    assert point_keep_ratio(INT64, [], [], 0) is None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_point_lookup_estimate_matches_probing_every_file(seed: int) -> None:
+    """Against the definition, file by file: ties, unknown sides and infinities included."""
+    import random
+
+    rng = random.Random(seed)
+    ranges: list[tuple[float | None, float | None]] = []
+    # Few values (ties) or many (distinct keys); unknown and infinite sides in some runs only.
+    pool = range(10) if seed % 2 else range(10**6)
+    edges = seed % 4 < 2
+    for _ in range(rng.randint(1, 40)):
+        lo = rng.choice([None, -math.inf]) if edges and rng.random() < 0.2 else float(rng.choice(pool))
+        hi = rng.choice([None, math.inf]) if edges and rng.random() < 0.2 else None
+        if hi is None and not (edges and rng.random() < 0.5):
+            hi = (lo if lo is not None and math.isfinite(lo) else 0.0) + rng.choice(pool)
+        ranges.append((lo, hi))
+    probes = [x for r in ranges for x in r if x is not None and math.isfinite(x)]
+    lows = sorted(lo for lo, _ in ranges if lo is not None)
+    highs = sorted(hi for _, hi in ranges if hi is not None)
+    got = point_keep_ratio(ShreddedType.parse("float64"), lows, highs, len(ranges), always_kept=seed % 3)
+    if not probes:
+        assert got == 1.0
+        return
+
+    def holds(r: tuple[float | None, float | None], x: float) -> bool:
+        return (r[0] is None or r[0] <= x) and (r[1] is None or x <= r[1])
+
+    n, a = len(ranges), seed % 3
+    expected = sum((sum(holds(r, x) for r in ranges) + a) / (n + a) for x in probes) / len(probes)
+    assert got == pytest.approx(expected)
 
 
 def test_bars_are_one_tab_stop() -> None:

@@ -159,8 +159,15 @@ def test_path_page_explains_why_a_path_has_no_global_stats(admin: TestClient) ->
 def test_path_chart_is_capped(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(path_page, "CHART_LIMIT", 2)
     html = admin.get(_path_url('"id"')).text
-    assert 'data-files="2"' in html
-    assert "Showing the first 2 of 5 files" in html
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", html, re.S).group(0)
+    assert 'data-files="2"' in svg and "(2 of 5, evenly spaced)" in svg
+    # The picks span the order: the first and the last file by minimum.
+    assert "part-0.parquet: min 0, max 99" in svg and "part-4.parquet: min 400, max 499" in svg
+    assert "part-2.parquet" not in svg
+    cap = re.search(r'id="chart-cap">(.*?)</p>', html, re.S).group(1)
+    assert "Showing 2 of 5 files, evenly spaced" in cap and "counts all 5" in cap
+    # The estimate is over all five files, not the two drawn: still one file of five per probe.
+    assert "keeps about <strong>20.0%</strong> of the 5 files" in html
 
 
 def test_files_are_paginated_sorted_and_filtered(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -531,14 +538,12 @@ def test_chart_positions_and_marks() -> None:
     assert (c.drawn, c.known, c.unknown, c.no_values) == (4, 2, 1, 1)
     assert c.svg.count('class="bar"') == 2 and c.svg.count('class="bar unknown"') == 1
     assert c.svg.count('class="novalues"') == 1
-    # Midpoints: a 4.5 (held by a, b), b 5 (its known end: a, b, d), d 5 (a, b, d); c has no values.
-    assert c.point_keep_ratio == pytest.approx((2 + 3 + 3) / 9)
     f = render_chart(ShreddedType.parse("float64"), [ChartFile("a", 1, "-inf", "inf"), ChartFile("b", 1, "1.0", "2.0")], x_label="x", title="t")
-    assert f.known == 2 and f.point_keep_ratio == pytest.approx(1.0)
+    assert f.known == 2
     s = render_chart(ShreddedType.parse("varchar"), [ChartFile("a", 1, "apple", "kiwi"), ChartFile("b", 1, "lemon", "zebra")], x_label="x", title="t")
-    assert s.point_keep_ratio == pytest.approx(0.5) and ">apple<" in s.svg
+    assert ">apple<" in s.svg
     e = render_chart(t, [], x_label="x", title="t")
-    assert e.drawn == 0 and e.point_keep_ratio is None
+    assert e.drawn == 0
     assert nice_ticks(0, 10) == [0, 2, 4, 6, 8, 10]
 
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, exists, func, select
+from sqlalchemy import ColumnElement, Connection, bindparam, exists, func, select
 
 from service.catalog import models as m
 from service.catalog.repository.common import (
@@ -30,7 +30,7 @@ from service.catalog.repository.common import (
     keyset_page,
 )
 from service.catalog.repository.tables import TableRow
-from service.catalog.results import DataFileInfo, FileBound, RecentSnapshot, SnapshotInfo
+from service.catalog.results import DataFileInfo, FileBound, Key, RecentSnapshot, SnapshotInfo
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType, family
 
@@ -389,26 +389,81 @@ def path_types(conn: Connection, table_id: int, column_id: int, variant_path: st
     return [(int(r[0]), r[1], int(r[2])) for r in rows]
 
 
-def file_bounds(
-    conn: Connection, path_id: int, st: ShreddedType, order: Literal["min", "path"], limit: int
-) -> list[FileBound]:
-    """The live stats rows of ``path_id`` (at most ``limit``), by the typed min key (rows without
-    one last, by path) or by file path."""
-    cols = (D.path, S.value_count, S.null_count, S.min_value, S.max_value, S.contains_nan)
-    base = (
-        select(*cols)
+def sorted_keys(conn: Connection, path_id: int, st: ShreddedType) -> tuple[list[Key], list[Key]]:
+    """The min keys and the max keys of ``path_id``'s live stats rows, each sorted (rows with no
+    key on a side left out): two scans of the partial ``(path_id, min_*)`` and ``(path_id, max_*)``
+    indexes, which hold them, rather than a read of every row."""
+    out = []
+    for col in (getattr(S, f"min_{family(st)}"), getattr(S, f"max_{family(st)}")):
+        stmt = select(col).where(S.path_id == path_id, S.end_snapshot.is_(None), col.is_not(None)).order_by(col)
+        keys = list(conn.execute(stmt).scalars().all())
+        keys.sort()  # already in SQL's order, which is the type's; sorted again as Python compares
+        out.append(keys)
+    return out[0], out[1]
+
+
+_BOUND_COLS = (S.data_file_id, D.path, S.value_count, S.null_count, S.min_value, S.max_value, S.contains_nan)
+
+
+def _bound(r: Any) -> FileBound:
+    return FileBound(r[1], int(r[2]), int(r[3]), r[4], r[5], r[6])
+
+
+def file_bounds_at_min_keys(
+    conn: Connection, path_id: int, st: ShreddedType, keys: Collection[Key]
+) -> list[tuple[Key, FileBound]]:
+    """``(min key, bounds)`` of the live stats rows of ``path_id`` whose min key is one of
+    ``keys``, by (min key, ``data_file_id``): one probe of the ``(path_id, min_*)`` index per key."""
+    lo = getattr(S, f"min_{family(st)}")
+    stmt = (
+        select(*_BOUND_COLS, lo)
+        .join(D, D.data_file_id == S.data_file_id)
+        .where(S.path_id == path_id, S.end_snapshot.is_(None), lo.in_(bindparam("keys", expanding=True)))
+    )
+    rows = [r for chunk in chunks(sorted(set(keys))) for r in conn.execute(stmt, {"keys": list(chunk)})]  # type: ignore[type-var]
+    rows.sort(key=lambda r: (r[7], r[0]))
+    return [(r[7], _bound(r)) for r in rows]
+
+
+def file_bounds_without_min_key(conn: Connection, path_id: int, st: ShreddedType) -> list[FileBound]:
+    """The live stats rows of ``path_id`` with no min key (no values, an unknown min, a decimal
+    beyond int64), by path. No index leads with ``path_id`` alone: callers ask only when the
+    keyed rows are fewer than the path's live counter."""
+    lo = getattr(S, f"min_{family(st)}")
+    stmt = (
+        select(*_BOUND_COLS)
+        .join(D, D.data_file_id == S.data_file_id)
+        .where(S.path_id == path_id, S.end_snapshot.is_(None), lo.is_(None))
+        .order_by(D.path)
+    )
+    return [_bound(r) for r in conn.execute(stmt)]
+
+
+def file_ids_by_path(conn: Connection, path_id: int) -> list[int]:
+    """The files with a live stats row of ``path_id``, by path."""
+    stmt = (
+        select(S.data_file_id)
         .join(D, D.data_file_id == S.data_file_id)
         .where(S.path_id == path_id, S.end_snapshot.is_(None))
+        .order_by(D.path)
     )
-    if order == "path":
-        rows: Sequence[Any] = conn.execute(base.order_by(D.path).limit(limit)).all()
-    else:
-        key = getattr(S, f"min_{family(st)}")
-        # Two probes so the keyed part walks the partial (path_id, min_*) index in order.
-        rows = list(conn.execute(base.where(key.is_not(None)).order_by(key, S.data_file_id).limit(limit)))
-        if len(rows) < limit:
-            rows += conn.execute(base.where(key.is_(None)).order_by(D.path).limit(limit - len(rows))).all()
-    return [FileBound(r[0], int(r[1]), int(r[2]), r[3], r[4], r[5]) for r in rows]
+    return [int(x) for x in conn.execute(stmt).scalars().all()]
+
+
+def file_bounds(conn: Connection, path_id: int, ids: Sequence[int]) -> list[FileBound]:
+    """The live stats rows of ``path_id`` in the files ``ids`` (bounds as DuckLake strings), in
+    the order of ``ids``."""
+    found: dict[int, FileBound] = {}
+    # One expanding parameter rather than hundreds of bound literals (cheaper to build).
+    stmt = (
+        select(*_BOUND_COLS)
+        .join(D, D.data_file_id == S.data_file_id)
+        .where(S.path_id == path_id, S.end_snapshot.is_(None), S.data_file_id.in_(bindparam("ids", expanding=True)))
+    )
+    for chunk in chunks(sorted(set(ids))):
+        for r in conn.execute(stmt, {"ids": list(chunk)}):
+            found[int(r[0])] = _bound(r)
+    return [found[i] for i in ids if i in found]
 
 
 def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, str, int]]:

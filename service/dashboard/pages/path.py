@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
-from service.dashboard.chart import LINK_LIMIT, ChartFile, render_chart
+from service.dashboard.chart import LINK_LIMIT, ChartFile, point_keep_ratio, render_chart
 from service.dashboard.pages.table import global_rows
 from service.dashboard.web import catalog_of, render, urls
 from service.errors import BadInputError, ShredcatError
@@ -23,8 +23,10 @@ if TYPE_CHECKING:
 
 router = APIRouter()
 
-#: Files drawn in a path chart at most.
-CHART_LIMIT = 2000
+#: Bars drawn in a path chart at most: each then gets at least 1.5 units of the plot's 794 (of
+#: the SVG's 960), so neighbours stay apart at the chart's full width. A path in more files is
+#: drawn from evenly spaced picks of them; the point-lookup estimate always counts all of them.
+CHART_LIMIT = 500
 
 
 @router.get("/tables/{namespace}/{table}/path")
@@ -59,7 +61,7 @@ def _path(
     # that type do not serve this one) or not fully shredded (no stats).
     other_types = shredded - pb.total
     always_kept = max(0, pb.live_files - shredded) + other_types
-    chart = None
+    chart = estimate = None
     if pb.shredded_type is not None:
         linked = len(pb.files) <= LINK_LIMIT  # beyond, bars carry no link: no URL to build either
         files = [
@@ -67,13 +69,15 @@ def _path(
             for f in pb.files
         ]
         x_label = f"files ordered by {'minimum' if order == 'min' else 'path'}"
+        if len(files) < pb.total:
+            x_label += f" ({len(files):,} of {pb.total:,}, evenly spaced)"
         chart = render_chart(
             pb.shredded_type,
             files,
             x_label=x_label,
             title=f"{column} {variant_path} ({pb.shredded_type.name}): [min, max] of each file",
-            always_kept=always_kept,
         )
+        estimate = point_keep_ratio(pb.shredded_type, pb.min_keys, pb.max_keys, pb.with_values, always_kept)
     gstats = catalog.global_stats(namespace, table)
     global_row = next(
         (r for r in global_rows(gstats).get(column, []) if r["g"].variant_path == variant_path), None
@@ -93,6 +97,9 @@ def _path(
         t=info,
         pb=pb,
         chart=chart,
+        estimate=estimate,
+        with_values=pb.with_values,
+        always_kept=always_kept,
         order=order,
         global_row=global_row,
         not_shredded=max(0, pb.live_files - shredded),

@@ -3,8 +3,8 @@ with ``sql`` (and ``snapshot``, ``show=all|kept|skipped``, ``page``) in the quer
 so results have a URL.
 
 One table lists the live files, 100 a page, each kept or skipped with its reason in a few words
-(:meth:`Catalog.plan_files`). Errors (a predicate that does not parse, a column the table does not
-have, a bad snapshot) are shown inline under the form, a syntax error with a caret under its
+(:meth:`Catalog.plan_files`, with the plan's counts and warnings). Errors (a predicate that does
+not parse, a column the table does not have, a bad snapshot) are shown inline under the form, a syntax error with a caret under its
 position; the plan's warnings above the results, a close shredded path as a link that runs the
 predicate with it. Beside the box, the table's columns and shredded paths insert themselves at
 the cursor on a click (``static/dashboard.js``; without script they are plain text to copy)."""
@@ -185,20 +185,23 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             """Parsed against the table's columns, which the catalog passes (bare names resolve there)."""
             return parse_sql(sql, schema=schema, **keywords)
 
-        # The counts and warnings of the whole answer; the listed files come from plan_files.
-        result = catalog.plan(namespace, table, expr, snapshot_id=snapshot, page_size=1, counts=True)
-        matching = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}[show] or 0
-        last = max(1, -(-matching // PLAYGROUND_PAGE))
-        page = min(page, last)
+        # The listed files and, planned in the same read from one parse, the counts and warnings
+        # of the whole answer (a page past the last one shows the last).
         files = catalog.plan_files(
             namespace,
             table,
             expr,
-            snapshot_id=result.snapshot_id,
+            snapshot_id=snapshot,
             decision=show,  # type: ignore[arg-type]
             offset=(page - 1) * PLAYGROUND_PAGE,
             limit=PLAYGROUND_PAGE,
+            with_plan=True,
         )
+        result = files.plan
+        assert result is not None
+        matching = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}[show] or 0
+        last = max(1, -(-matching // PLAYGROUND_PAGE))
+        page = files.offset // PLAYGROUND_PAGE + 1
     except NotFoundError as e:
         if e.details.get("snapshot_id") is None and e.details.get("snapshot") is None:
             raise
