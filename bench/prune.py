@@ -754,6 +754,13 @@ def run_queries(
             )
         }
     peer_name = "ducklake-pg" if backend == "postgresql" else "ducklake-sqlite"
+    # The peer runs with the server's own settings: the catalog's sessions switch JIT and
+    # parallel workers off (catalog.db.make_engine), which the peer's casts and scans would miss.
+    peer_engine = cat.engine
+    if backend == "postgresql":
+        from sqlalchemy import create_engine
+
+        peer_engine = create_engine(cat.engine.url.set(query={}), pool_size=1)
     schema = cat.table_schema(NS, TABLE)
     for q in qs:
         p0 = time.perf_counter()
@@ -790,7 +797,7 @@ def run_queries(
             ps = PeerSql(backend, t_id, c_id, q.peer, column_ids)
 
             def peer_db(ps: PeerSql = ps) -> int:
-                with cat.engine.connect() as c:
+                with peer_engine.connect() as c:
                     c.execute(text(ps.page)).all()
                     n = c.execute(text(ps.counts)).one()[0]
                     c.rollback()
@@ -800,7 +807,7 @@ def run_queries(
             if whole:
 
                 def peer_all(ps: PeerSql = ps) -> int:
-                    with cat.engine.connect() as c:
+                    with peer_engine.connect() as c:
                         n = len(c.execute(text(ps.all)).all())
                         c.rollback()
                     return n
