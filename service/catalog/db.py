@@ -113,9 +113,14 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
         if "options" not in u.query:
             # The catalog's statements are index lookups and walks that stop after a page: JIT
             # compilation (60-220 ms once an IN list inflates the estimated cost) and starting
-            # parallel workers (tens of ms under load) cost more than they ever save here. An
-            # `options` in the URL (or connect_args) replaces this.
-            connect_args.setdefault("options", "-c jit=off -c max_parallel_workers_per_gather=0")
+            # parallel workers (tens of ms under load) cost more than they ever save here. And
+            # psycopg prepares a statement run five times, after which PostgreSQL may plan it
+            # once for any parameters: a point list joined to the stats rows then became a hash
+            # join over every file (8 -> 230 ms at 1M files); the literals' plan is the point.
+            # An `options` in the URL (or connect_args) replaces all three.
+            connect_args.setdefault(
+                "options", "-c jit=off -c max_parallel_workers_per_gather=0 -c plan_cache_mode=force_custom_plan"
+            )
         engine = create_engine(u, connect_args=connect_args, **kwargs)
         if not kwargs.get("pool_pre_ping"):
             event.listen(engine, "checkout", functools.partial(_discard_if_ended, engine.dialect))

@@ -179,7 +179,8 @@ def test_transient_errors_are_retried(tmp_path: Path, orig: Exception) -> None:
 
 def test_postgres_sessions_plan_without_jit_or_parallel_workers() -> None:
     """Catalog sessions switch off JIT and parallel workers (both cost more than a page-sized
-    statement saves); `options` in the URL replaces the default."""
+    statement saves) and plan every statement for its values (a generic plan of a prepared
+    point-list join reads every file); `options` in the URL replaces the default."""
     from tests.conftest import PG_ADMIN_URL, require_postgres
 
     require_postgres()
@@ -190,6 +191,8 @@ def test_postgres_sessions_plan_without_jit_or_parallel_workers() -> None:
                 assert conn.execute(text("SHOW jit")).scalar() == ("off" if ours else "on")
                 workers = conn.execute(text("SHOW max_parallel_workers_per_gather")).scalar()
                 assert (workers == "0") == ours
+                custom = conn.execute(text("SHOW plan_cache_mode")).scalar()
+                assert (custom == "force_custom_plan") == ours
         finally:
             engine.dispose()
 
