@@ -79,6 +79,11 @@ MAX_POINT_PROBES = 64
 SQLITE_POINT_PROBES = 256
 DEFAULT_EXPLAIN_SAMPLE = 50
 
+#: A page's rows (id, path, size, record count), and the sums the counts are made of, over
+#: ``ducklake_data_file f``: one spelling for every statement here.
+FILE_ROWS = "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f"
+FILE_SUMS = "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0)"
+
 
 class _Sql:
     """Accumulates SQL text with named bind parameters."""
@@ -208,7 +213,7 @@ class _Planner(ConditionVisitor[str]):
         for row in rows:
             test = c.test_for(row.shredded_type)
             clauses = _RowClauses(self, row)
-            join = clauses.point_join(test, table) if joins is not None and isinstance(test, AnyPoint) else None
+            join = clauses.point_join(test, table) if joins is not None else None
             if join is not None:
                 joins.append(join)
                 parts += [(row.path_id, clause) for clause in clauses.unkeyed_branches()]
@@ -561,8 +566,8 @@ class _SelectivityRank(ConditionVisitor[int]):
 
 
 class _LooksSelective(ConditionVisitor[bool]):
-    """Whether every file the condition keeps must pass a point or bounded-range leaf: then its
-    candidates are worth counting on the indexes before choosing a plan."""
+    """Whether every file the condition keeps must pass a point or bounded-range leaf: then the
+    set plan reads few rows, and a page goes to it without probing the density first."""
 
     def visit_leaf(self, c: LeafCondition) -> bool:
         return visit_condition(c, _SELECTIVITY) == 0
@@ -679,7 +684,7 @@ def plan_in(
         elif counts or not more:
             total_n, total_rows, total_bytes = conn.execute(
                 text(
-                    "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
+                    f"{FILE_SUMS} "
                     f"FROM ({planner.all_files()}) a JOIN ducklake_data_file f ON f.data_file_id = a.data_file_id"
                 ),
                 planner.sql.params,
@@ -696,7 +701,7 @@ def plan_in(
         elif counts:
             kept_n, kept_rows, kept_bytes = conn.execute(
                 text(
-                    "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0) "
+                    f"{FILE_SUMS} "
                     f"FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
                 ),
                 planner.sql.params,
@@ -804,7 +809,7 @@ def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> 
     rows = list(
         planner.conn.execute(
             text(
-                "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+                f"{FILE_ROWS} "
                 f"WHERE f.table_id = {tid} AND {planner.live('f')} AND f.data_file_id > {start} "
                 f"AND f.data_file_id <= (SELECT max(w.data_file_id) FROM ({span}) AS w) AND {test} "
                 f"ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
@@ -823,7 +828,7 @@ def _set_rows(page: _Page, after: int, limit: int) -> list[Any]:
     return list(
         page.planner.conn.execute(
             text(
-                "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+                f"{FILE_ROWS} "
                 f"WHERE f.data_file_id IN ({page.candidate_sql()}) AND f.data_file_id > {sql.bind(after)} "
                 f"ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
             ),
@@ -893,7 +898,7 @@ def plan_files_in(
         where += f" AND f.data_file_id NOT IN ({cand_sql})"
     rows = conn.execute(
         text(
-            "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f "
+            f"{FILE_ROWS} "
             f"WHERE {where} ORDER BY f.data_file_id LIMIT {sql.bind(limit + 1)} OFFSET {sql.bind(offset)}"
         ),
         sql.params,
@@ -925,8 +930,6 @@ def plan_files_in(
         reason = f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
         files.append(PlannedFile(r[1], int(r[2]), int(r[3]), fid, kept, reason))
     return PlannedFilesPage(snapshot, tuple(files), offset, more)
-
-
 
 
 class _RestrictPartitions(ConditionVisitor[Condition]):
