@@ -36,7 +36,6 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from service.errors import (
     FileAccessError,
-    ObjectAccessDeniedError,
     ObjectChangedError,
     ObjectNotFoundError,
     ObjectStoreError,
@@ -56,6 +55,7 @@ from service.storage.objects.http import (
     Seen,
     content_range_size,
     read_coalesced,
+    status_error,
     tail_range,
 )
 
@@ -240,18 +240,10 @@ class AzureBlobStore:
     def _fail(self, uri: str, r: Response, what: str = "") -> ObjectStoreError:
         code, message = _error(r.body, r.headers)
         detail = f" ({code}: {message})" if code and message else f" ({code})" if code else ""
-        d = {"path": uri, "status": r.status}
-        if r.status == 404:
-            if code == "ContainerNotFound":
-                return ObjectNotFoundError(f"{uri}: no such container", details=d)
-            return ObjectNotFoundError(f"{uri}: no such file", details=d)
-        if r.status in (401, 403):
-            return ObjectAccessDeniedError(f"{uri}: access denied{detail or f' (HTTP {r.status})'}", details=d)
-        if r.status == 412:
-            return ObjectChangedError(f"{uri}: the object changed while it was being read", details=d)
-        if r.status == 416:
-            return ObjectTruncatedError(f"{uri}: {what or 'range'} lies past the end of the object", details=d)
-        return ObjectStoreError(f"{uri}: the object store answered HTTP {r.status}{detail}", details=d)
+        missing = "container" if code == "ContainerNotFound" else "file"
+        return status_error(
+            uri, r.status, detail=detail, denied=detail or f" (HTTP {r.status})", missing=missing, what=what
+        )
 
     @staticmethod
     def _info(uri: str, size: int, etag: str | None) -> ObjectInfo:

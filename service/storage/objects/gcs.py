@@ -26,7 +26,6 @@ from urllib.parse import quote, urlsplit
 
 from service.errors import (
     FileAccessError,
-    ObjectAccessDeniedError,
     ObjectChangedError,
     ObjectNotFoundError,
     ObjectStoreError,
@@ -46,6 +45,7 @@ from service.storage.objects.http import (
     Seen,
     content_range_size,
     read_coalesced,
+    status_error,
     tail_range,
 )
 
@@ -119,16 +119,8 @@ class GcsStore:
     def _fail(self, uri: str, r: Response, what: str = "") -> ObjectStoreError:
         message = _error(r.body)
         detail = f" ({message})" if message else ""
-        d = {"path": uri, "status": r.status}
-        if r.status == 404:
-            return ObjectNotFoundError(f"{uri}: no such file", details=d)
-        if r.status in (401, 403):
-            return ObjectAccessDeniedError(f"{uri}: access denied (HTTP {r.status}{': ' + message if message else ''})", details=d)
-        if r.status == 412:
-            return ObjectChangedError(f"{uri}: the object changed while it was being read", details=d)
-        if r.status == 416:
-            return ObjectTruncatedError(f"{uri}: {what or 'range'} lies past the end of the object", details=d)
-        return ObjectStoreError(f"{uri}: the object store answered HTTP {r.status}{detail}", details=d)
+        denied = f" (HTTP {r.status}{': ' + message if message else ''})"
+        return status_error(uri, r.status, detail=detail, denied=denied, what=what)
 
     @staticmethod
     def _info(uri: str, size: int, generation: str | None) -> ObjectInfo:

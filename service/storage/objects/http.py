@@ -15,7 +15,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from service.errors import ObjectStoreError, ObjectStoreUnavailableError, ObjectTruncatedError
+from service.errors import (
+    ObjectAccessDeniedError,
+    ObjectChangedError,
+    ObjectNotFoundError,
+    ObjectStoreError,
+    ObjectStoreUnavailableError,
+    ObjectTruncatedError,
+)
 from service.storage.objects import StoreOptions
 from service.storage.objects.base import ByteRange, coalesce, slice_ranges
 
@@ -30,6 +37,25 @@ class Response:
     status: int
     headers: Mapping[str, str]
     body: bytes
+
+
+def status_error(
+    uri: str, status: int, *, detail: str = "", denied: str = "", missing: str = "file", what: str = ""
+) -> ObjectStoreError:
+    """The typed error of a store's failed answer, the same for S3, Azure Blob and GCS: 404 not
+    found (``no such {missing}``: a file, or the store's bucket or container), 401/403 denied
+    (``denied``: what the store said), 412 changed while read (an ``If-Match`` failed), 416 the
+    range ``what`` past the end; anything else the status with the store's ``detail``."""
+    d = {"path": uri, "status": status}
+    if status == 404:
+        return ObjectNotFoundError(f"{uri}: no such {missing}", details=d)
+    if status in (401, 403):
+        return ObjectAccessDeniedError(f"{uri}: access denied{denied}", details=d)
+    if status == 412:
+        return ObjectChangedError(f"{uri}: the object changed while it was being read", details=d)
+    if status == 416:
+        return ObjectTruncatedError(f"{uri}: {what or 'range'} lies past the end of the object", details=d)
+    return ObjectStoreError(f"{uri}: the object store answered HTTP {status}{detail}", details=d)
 
 
 class HttpSender:

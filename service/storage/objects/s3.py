@@ -23,8 +23,6 @@ from urllib.parse import urlsplit
 
 from service.errors import (
     FileAccessError,
-    ObjectAccessDeniedError,
-    ObjectChangedError,
     ObjectNotFoundError,
     ObjectStoreError,
     ObjectTruncatedError,
@@ -36,7 +34,13 @@ from service.storage.objects.base import (
     ObjectInfo,
     ObjectTail,
 )
-from service.storage.objects.http import HttpSender, Response, content_range_size, read_coalesced
+from service.storage.objects.http import (
+    HttpSender,
+    Response,
+    content_range_size,
+    read_coalesced,
+    status_error,
+)
 from service.storage.objects.sigv4 import Credentials, sign, signing_key, uri_encode
 
 ENV_VARS = (
@@ -154,18 +158,8 @@ class S3Store:
     def _fail(self, uri: str, status: int, body: bytes, what: str = "") -> ObjectStoreError:
         code, message = _error_code(body)
         detail = f" ({code}: {message})" if code else ""
-        d = {"path": uri, "status": status}
-        if status == 404:
-            if code == "NoSuchBucket":
-                return ObjectNotFoundError(f"{uri}: no such bucket", details=d)
-            return ObjectNotFoundError(f"{uri}: no such file", details=d)
-        if status in (401, 403):
-            return ObjectAccessDeniedError(f"{uri}: access denied{detail or f' (HTTP {status})'}", details=d)
-        if status == 412:
-            return ObjectChangedError(f"{uri}: the object changed while it was being read", details=d)
-        if status == 416:
-            return ObjectTruncatedError(f"{uri}: {what or 'range'} lies past the end of the object", details=d)
-        return ObjectStoreError(f"{uri}: the object store answered HTTP {status}{detail}", details=d)
+        missing = "bucket" if code == "NoSuchBucket" else "file"
+        return status_error(uri, status, detail=detail, denied=detail or f" (HTTP {status})", missing=missing, what=what)
 
     # --- the interface ----------------------------------------------------------------------
 
