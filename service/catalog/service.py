@@ -155,9 +155,12 @@ class Catalog:
         """``sqlite`` or ``postgresql``."""
         return self.engine.dialect.name
 
-    def _check_limit(self, limit: int) -> None:
+    def _check_limit(self, limit: int, *, name: str = "limit", field: str | None = None) -> None:
         if not (1 <= limit <= self.limits.max_page_size):
-            raise BadInputError(f"limit must be between 1 and {self.limits.max_page_size}")
+            raise BadInputError(
+                f"{name} must be between 1 and {self.limits.max_page_size}",
+                details={} if field is None else {"field": field},
+            )
 
     def _write(self, fn: Callable[[Connection], Any], *, retry_integrity: bool = False) -> Any:
         return run_transaction(self.engine, fn, write=True, retry_integrity=retry_integrity)
@@ -1079,10 +1082,7 @@ class Catalog:
         from service.pruning.conjunctions import merge_conjunctions
         from service.pruning.diagnostics import referenced_columns
 
-        if not 1 <= page_size <= self.limits.max_page_size:
-            raise BadInputError(
-                f"page size must be between 1 and {self.limits.max_page_size}", details={"field": "page-size"}
-            )
+        self._check_limit(page_size, name="page size", field="page-size")
         _check_id("snapshot", snapshot_id)
         parse = expr if callable(expr) else None
         condition = None if parse is not None else merge_conjunctions(compile_expression(expr))  # type: ignore[arg-type]
@@ -1128,10 +1128,7 @@ class Catalog:
 
         if decision not in ("all", "kept", "skipped"):
             raise BadInputError("decision must be all, kept or skipped", details={"field": "decision"})
-        if not 1 <= limit <= self.limits.max_page_size:
-            raise BadInputError(
-                f"page size must be between 1 and {self.limits.max_page_size}", details={"field": "page-size"}
-            )
+        self._check_limit(limit, name="page size", field="page-size")
         if offset < 0:
             raise BadInputError("offset must not be negative", details={"field": "offset"})
         _check_id("snapshot", snapshot_id)
@@ -1156,7 +1153,7 @@ class Catalog:
                 decision=decision,
                 offset=offset if start is None else start,
                 limit=limit,
-                partition_types={n: c.type for n, c in schema.columns.items() if c.partition},
+                partition_types=schema.partition_types(),
             )
             return page if plan is None else replace(page, plan=plan)
 
@@ -1337,7 +1334,7 @@ def _plan_page(
         page_size=page_size,
         page_token=page_token,
         path_facts=facts,
-        partition_types={n: c.type for n, c in schema.columns.items() if c.partition},
+        partition_types=schema.partition_types(),
         counts=counts,
     )
     if page_token is not None:

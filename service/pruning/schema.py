@@ -47,6 +47,11 @@ class TableSchema:
         folded = [c for n, c in self.columns.items() if n.casefold() == name.casefold()]
         return folded[0] if len(folded) == 1 else None
 
+    def partition_types(self) -> dict[str, ShreddedType | None]:
+        """Each partition column's type as a predicate reads it (declared, or Spark's merge over
+        the live files; None when every value is NULL)."""
+        return {n: c.type for n, c in self.columns.items() if c.partition}
+
     def names(self) -> list[str]:
         """Every column name, Variant columns first, for error messages."""
         return [*self.variant_columns, *self.columns]
