@@ -942,7 +942,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--explain", action="store_true")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--mixed", action="store_true", help="8 plain + 2 partition columns, mixed predicates")
-    p.add_argument("--whole", action="store_true", help=f"also page through the whole answer of {', '.join(WHOLE)}")
+    p.add_argument("--whole", action="store_true", help=f"also page through the whole answer of {', '.join(WHOLE)}".replace("%", "%%"))
     p.add_argument("--runs", type=int, default=1, help="repeat every query this many times; report the median p50")
     p.add_argument("--min-runs", type=int, default=5, help="fewest timed runs per query and system")
     args = p.parse_args(argv)
