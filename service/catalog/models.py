@@ -249,6 +249,9 @@ class FileVariantStats(Base):
             Index(f"ix_ducklake_file_variant_stats_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
             for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
         ),
+        # The live rows without values (NULLs only): a predicate's test fails there, so the
+        # planner asks whether any exist before it treats a test as passed by every file.
+        Index("ix_ducklake_file_variant_stats_live_novalues", "path_id", **_live("value_count = 0")),
     )
 
     # Primary key (data_file_id, path_id): also serves every lookup by data file. No foreign keys
@@ -292,6 +295,9 @@ class FileColumnStats(Base):
             Index(f"ix_ducklake_file_column_stats_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
             for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
         ),
+        # The live rows without values (NULLs only): a predicate's test fails there, so the
+        # planner asks whether any exist before it treats a test as passed by every file.
+        Index("ix_ducklake_file_column_stats_live_novalues", "path_id", **_live("value_count = 0")),
     )
 
     data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)

@@ -198,6 +198,52 @@ class _Planner(ConditionVisitor[str]):
         partition column)."""
         return dict(self._paths)
 
+    def holds_everywhere(self, c: LeafCondition) -> bool:
+        """Whether every live file passes ``c``'s one-sided range test (``score > 0`` where every
+        file's max is positive): then the leaf is TRUE and a dense answer needs no lookup per file
+        (:func:`simplify`). Current snapshot only (the counters and partial indexes describe the
+        live files).
+
+        Exactly the rows the leaf's SQL would reject are looked for, so the answer never changes:
+        a file without a row for the key is kept anyway; a row without values fails
+        (``value_count > 0`` is in every branch; the ``novalues`` index finds one); a row with both
+        keys fails when its max (min) is on the wrong side of the bound, or its min is below the
+        width floor (an invariant, checked all the same: one probe each on the key indexes); a
+        row with values but a key missing passes through the unkeyed branch."""
+        if not self.current:
+            return False
+        probes: list[str] = []
+        for row in self.paths(c.column, c.variant_path):
+            if row.live_file_count == 0:
+                continue
+            t = c.test_for(row.shredded_type)
+            if isinstance(t, Keep):
+                continue
+            if not isinstance(t, RangeMayContain) or (t.lo is None) == (t.hi is None):
+                return False
+            clauses = _RowClauses(self, row)
+            fam = family(row.shredded_type)
+            key = clauses._key(t.lo if t.lo is not None else t.hi)
+            if key is None:
+                return False
+            pid = self.sql.bind(row.path_id)
+            fails = ["s.value_count = 0"]
+            if t.lo is not None:
+                fails.append(f"s.max_{fam} {'<' if t.lo_inclusive else '<='} {self.sql.bind(key)}")
+                floor = clauses._min_floor(fam, key)
+                if floor is not None:
+                    fails.append(f"s.min_{fam} < {self.sql.bind(floor)}")
+            else:
+                fails.append(f"s.min_{fam} {'>' if t.hi_inclusive else '>='} {self.sql.bind(key)}")
+            probes += [
+                f"EXISTS (SELECT 1 FROM {row.table} s WHERE s.path_id = {pid} AND s.end_snapshot IS NULL AND {f})"
+                for f in fails
+            ]
+        if not probes:
+            return True
+        found = self.conn.execute(text("SELECT " + " OR ".join(probes)), self.sql.params).scalar()
+        return not found
+
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
     def _leaf_parts(
@@ -513,6 +559,49 @@ class _RowClauses(TestVisitor[list[str]]):
         return out + (self._nan_branches() if t.nan_matches else [])
 
 
+# --- simplification by what every live file's stats say -------------------------------------
+
+_EVERY_FILE = Constant(True, "every live file's statistics pass this test")
+
+
+class _Simplify(ConditionVisitor[Condition]):
+    """The condition with each leaf every live file passes replaced by TRUE, folded up."""
+
+    def __init__(self, planner: _Planner) -> None:
+        self.planner = planner
+
+    def visit_leaf(self, c: LeafCondition) -> Condition:
+        return _EVERY_FILE if self.planner.holds_everywhere(c) else c
+
+    def visit_all_of(self, c: AllOf) -> Condition:
+        kids = [visit_condition(k, self) for k in c.children]
+        rest = [k for k in kids if not (isinstance(k, Constant) and k.might_match)]
+        if not rest:
+            return _EVERY_FILE
+        return rest[0] if len(rest) == 1 else AllOf(tuple(rest))
+
+    def visit_any_of(self, c: AnyOf) -> Condition:
+        kids = [visit_condition(k, self) for k in c.children]
+        if any(isinstance(k, Constant) and k.might_match for k in kids):
+            return _EVERY_FILE
+        return AnyOf(tuple(kids))
+
+    def visit_constant(self, c: Constant) -> Condition:
+        return c
+
+
+def simplify(planner: _Planner, condition: Condition) -> Condition:
+    """``condition`` with what holds for every live file folded away (:meth:`_Planner.holds_everywhere`):
+    the same answer, found without testing each file. At a past snapshot, unchanged."""
+    if not planner.current:
+        return condition
+    return visit_condition(condition, _Simplify(planner))
+
+
+def _keeps_every_file(c: Condition) -> bool:
+    return isinstance(c, Constant) and c.might_match
+
+
 # --- which child of an AllOf drives -----------------------------------------------------------
 
 _Narrow = tuple[bool, bool]
@@ -667,6 +756,8 @@ def plan_in(
     if partition_types is not None:
         condition = restrict_partition_leaves(condition, t, partition_types)
     planner = _Planner(conn, t, snapshot, current)
+    as_asked = condition  # explain gives each file's reasons for the condition as asked
+    condition = simplify(planner, condition)
     page = _first_rows(planner, condition, after, page_size)
     if path_facts is not None:
         for key, prows in planner.path_rows().items():
@@ -698,6 +789,8 @@ def plan_in(
             kept_n = len(candidates)
             kept_rows = sum(c.record_count for c in candidates)
             kept_bytes = sum(c.file_size_bytes for c in candidates)
+        elif _keeps_every_file(condition) and total_n is not None:
+            kept_n, kept_rows, kept_bytes = total_n, total_rows, total_bytes
         elif counts:
             kept_n, kept_rows, kept_bytes = conn.execute(
                 text(
@@ -716,7 +809,7 @@ def plan_in(
 
     explanation = None
     if explain:
-        explanation = _explain(conn, planner, t, condition, page.candidate_sql(), candidates, explain_sample)
+        explanation = _explain(conn, planner, t, as_asked, page.candidate_sql(), candidates, explain_sample)
     return PlanResult(
         snapshot_id=snapshot,
         candidates=candidates,
@@ -889,7 +982,7 @@ def plan_files_in(
     if partition_types is not None:
         condition = restrict_partition_leaves(condition, t, partition_types)
     planner = _Planner(conn, t, snapshot, current)
-    cand_sql = planner.build(condition)
+    cand_sql = planner.build(simplify(planner, condition))
     sql = planner.sql
     where = f"f.data_file_id IN ({planner.all_files()})"
     if decision == "kept":
