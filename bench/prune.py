@@ -32,6 +32,10 @@ system's runs exceed ``--budget`` seconds for the query, at least 5), p50/p95 re
 * ``ducklake-duckdb``: DuckLake's columns of the same rows copied into an in-process DuckDB
   database (``TRY_CAST``), same two queries.
 
+Everything is timed in a process whose garbage collector is settled as ``shredcat serve``'s
+workers settle theirs (``service.api.app.settle_collector``, after the data is loaded): the
+figures are the server's, and the peers' fetches get the same collector.
+
 ``--runs R`` repeats every query R times (rounds) and reports the median of the rounds' p50
 with each round's load average.
 
@@ -72,6 +76,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sqlalchemy import event, text
 
 from bench.machine import cpu_model
+from service.api.app import settle_collector
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
 from service.pruning.parse_sql import parse_sql
@@ -992,6 +997,8 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
                 with Catalog(url) as cat:
+                    # Timed in a process settled as `shredcat serve`'s workers are (peers included).
+                    settle_collector()
                     if cat.backend == "postgresql":
                         with cat.engine.connect() as c:
                             entry["server"] = c.exec_driver_sql("SELECT version()").scalar()

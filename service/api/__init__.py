@@ -3,6 +3,6 @@
 Importing this package connects to nothing: the catalog is opened by the app's lifespan.
 """
 
-from service.api.app import create_app
+from service.api.app import create_app, serve_app
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "serve_app"]

@@ -7,6 +7,7 @@ importing this module, or building an app in a test, connects to nothing.
 
 from __future__ import annotations
 
+import gc
 import logging
 import secrets
 from collections.abc import AsyncIterator
@@ -93,9 +94,31 @@ def _close(ctx: AppContext, *, owned: bool) -> None:
         catalog.engine.dispose()  # made by _open, so the Catalog does not own it
 
 
-def create_app(settings: Settings | None = None, *, catalog: Catalog | None = None) -> FastAPI:
+def settle_collector() -> None:
+    """Settle a long-running process's garbage collector once it has started: what start-up made
+    (modules, SQLAlchemy, FastAPI, the pool) is frozen out of the collector's sight, and young
+    objects are collected every 20,000 allocations instead of 700.
+
+    A page of 10,000 candidates allocates ~30,000 tracked objects (rows, tuples). With the default
+    thresholds the collector walked the whole start-up heap every third such page: 20 ms median
+    per page with 55-70 ms spikes on the 1,000,000-file benchmark; settled, 14 ms flat. Only
+    ``shredcat serve``'s workers do this (:func:`serve_app`): a library must not retune its
+    host's collector."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 10)
+
+
+def serve_app() -> FastAPI:
+    """The app as ``shredcat serve`` runs it in each worker process: :func:`create_app` on the
+    environment's settings, and :func:`settle_collector` once its lifespan has opened the catalog."""
+    return create_app(settle=True)
+
+
+def create_app(settings: Settings | None = None, *, catalog: Catalog | None = None, settle: bool = False) -> FastAPI:
     """Build the app. ``catalog``: use this :class:`~service.catalog.Catalog` instead of opening
-    one on ``settings.database_url`` (the caller then owns it)."""
+    one on ``settings.database_url`` (the caller then owns it). ``settle``: settle the process's
+    garbage collector after start-up (:func:`settle_collector`; what the server process does)."""
     settings = settings or get_settings()
     metrics = Metrics()
     ctx = AppContext(
@@ -113,6 +136,8 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         ctx.active += 1
         if ctx.active == 1:
             _open(ctx, settings, catalog)
+            if settle:
+                settle_collector()
         try:
             yield
         finally:

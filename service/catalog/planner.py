@@ -765,7 +765,7 @@ def plan_in(
     rows = page.rows
     more = len(rows) > page_size
     rows = rows[:page_size]
-    candidates = tuple(Candidate(r[1], int(r[2]), int(r[3]), int(r[0])) for r in rows)
+    candidates = tuple([Candidate(r[1], r[2], r[3], r[0]) for r in rows])
     next_token = pagetoken.encode({"a": candidates[-1].data_file_id, "s": snapshot, "f": fp}) if more else None
 
     considered = pruned = kept = rows_skipped = bytes_skipped = None
@@ -862,6 +862,9 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
     need / density; the set: density x files), and the cheaper one finishes the page."""
     want = page_size + 1
     page = _Page(planner, condition, [])
+    if isinstance(condition, Constant):
+        page.rows = _every_row(planner, after, want) if condition.might_match else []
+        return page
     if visit_condition(condition, _LOOKS_SELECTIVE):
         page.rows = _set_rows(page, after, want)
         return page
@@ -914,6 +917,20 @@ def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> 
         return rows, window, int(rows[-1][0])  # stopped early: the span's end is not needed
     walked, last = planner.conn.execute(text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
     return rows, int(walked), int(last) if last is not None else after
+
+
+def _every_row(planner: _Planner, after: int, limit: int) -> list[Any]:
+    """The next ``limit`` live files after ``after``: the page of a condition every file passes."""
+    sql = planner.sql
+    return list(
+        planner.conn.execute(
+            text(
+                f"{FILE_ROWS} WHERE f.table_id = {sql.bind(planner.t.table_id)} AND {planner.live('f')} "
+                f"AND f.data_file_id > {sql.bind(after)} ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
+            ),
+            sql.params,
+        ).all()
+    )
 
 
 def _set_rows(page: _Page, after: int, limit: int) -> list[Any]:

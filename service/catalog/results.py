@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from service.stats.merge import GlobalPathStats, render_ducklake_json
 from service.values import ShreddedType
@@ -231,9 +231,10 @@ class PathBounds:
 # --- planning ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A file that may hold rows matching the predicate."""
+class Candidate(NamedTuple):
+    """A file that may hold rows matching the predicate. A named tuple, not a frozen dataclass:
+    a page of a dense answer makes 10,000 of them, and a dataclass's ``__init__`` cost as much
+    as the database's share of that page."""
 
     path: str
     file_size_bytes: int

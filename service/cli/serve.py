@@ -106,7 +106,7 @@ def _serve(args: argparse.Namespace, level: str, log_format: str, trusted: str) 
     from service.api.logging import logging_config
 
     uvicorn.run(
-        "service.api:create_app",
+        "service.api:serve_app",
         factory=True,
         host=args.host,
         port=args.port,
