@@ -240,6 +240,16 @@ class VariantPath(Base):
 COLUMN_KEY_PATH = ""
 
 
+#: A key's live rows in file order, with what every test reads: a page of candidates in
+#: ``data_file_id`` order is one index-only range scan that stops when the page is full, wherever
+#: the candidates are (a 10 % run mid-table, 1 % spread). Key columns, not INCLUDE (SQLite has
+#: none); ``(path_id, data_file_id)`` is unique, so PostgreSQL's suffix truncation keeps the rest
+#: out of the inner pages anyway.
+PATH_FILE_COLUMNS = (
+    "path_id", "data_file_id", "value_count", "min_num", "max_num", "min_real", "max_real", "contains_nan",
+)  # fmt: skip
+
+
 class FileVariantStats(Base):
     """``ducklake_file_variant_stats``: DuckLake's twelve columns byte for byte, then shredcat's."""
 
@@ -252,6 +262,7 @@ class FileVariantStats(Base):
         # The live rows without values (NULLs only): a predicate's test fails there, so the
         # planner asks whether any exist before it treats a test as passed by every file.
         Index("ix_ducklake_file_variant_stats_live_novalues", "path_id", **_live("value_count = 0")),
+        Index("ix_ducklake_file_variant_stats_live_path_file", *PATH_FILE_COLUMNS, **_live()),
     )
 
     # Primary key (data_file_id, path_id): also serves every lookup by data file. No foreign keys
@@ -298,6 +309,7 @@ class FileColumnStats(Base):
         # The live rows without values (NULLs only): a predicate's test fails there, so the
         # planner asks whether any exist before it treats a test as passed by every file.
         Index("ix_ducklake_file_column_stats_live_novalues", "path_id", **_live("value_count = 0")),
+        Index("ix_ducklake_file_column_stats_live_path_file", *PATH_FILE_COLUMNS, **_live()),
     )
 
     data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
