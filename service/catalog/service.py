@@ -45,7 +45,7 @@ from sqlalchemy import Connection
 from sqlalchemy.engine import URL, Engine
 
 from service.catalog import repository as repo
-from service.catalog.db import make_engine, run_transaction
+from service.catalog.db import analyze_if_grown, make_engine, run_transaction
 from service.catalog.encode import prepare_batch
 from service.catalog.repository import FileSort
 from service.catalog.results import (
@@ -404,7 +404,10 @@ class Catalog:
                 )
             return result
 
-        return self._write(op)
+        result = self._write(op)
+        if result.snapshot_id is not None:
+            analyze_if_grown(self.engine)
+        return result
 
     def register(
         self,

@@ -12,7 +12,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
 from service.catalog import Catalog
+from service.catalog import db as catalog_db
 from service.catalog.db import (
+    analyze_if_grown,
     current_revision,
     is_retryable,
     make_engine,
@@ -240,3 +242,35 @@ def test_a_pooled_postgres_connection_the_server_ended_is_replaced_at_checkout()
     finally:
         engine.dispose()
         drop_pg_database(name)
+
+
+def test_commits_refresh_the_file_tables_statistics_when_it_has_doubled(
+    catalog_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL only: a commit that leaves ``ducklake_data_file`` more than twice as large as its
+    statistics say ANALYZEs it (so the per-path probe of the next commit is planned on the
+    path index); smaller growth does not; SQLite never does."""
+    from tests.catalog.factories import int_file
+
+    monkeypatch.setattr(catalog_db, "ANALYZE_SLACK_ROWS", 10)
+    cat = Catalog(catalog_url)
+    try:
+        cat.create_table("ns", "t", ["v"])
+
+        def counted() -> float:
+            with cat.engine.connect() as conn:
+                return float(
+                    conn.execute(text("SELECT reltuples FROM pg_class WHERE oid = 'ducklake_data_file'::regclass")).scalar()
+                )
+
+        cat.commit("ns", "t", [int_file(f"s3://b/t/a{i}.parquet") for i in range(30)])
+        if cat.backend != "postgresql":
+            assert analyze_if_grown(cat.engine) is False
+            return
+        assert counted() == 30  # the commit analyzed the table: 30 > 2 x 0 + 10
+        cat.commit("ns", "t", [int_file(f"s3://b/t/b{i}.parquet") for i in range(20)])
+        assert counted() == 30 and analyze_if_grown(cat.engine) is False  # 50 <= 2 x 30 + 10
+        cat.commit("ns", "t", [int_file(f"s3://b/t/c{i}.parquet") for i in range(30)])
+        assert counted() == 80
+    finally:
+        cat.close()
