@@ -40,7 +40,7 @@ from sqlalchemy import Connection, text
 
 from service import pagetoken
 from service.catalog import repository as repo
-from service.catalog.models import COLUMN_KEY_PATH
+from service.catalog.models import COLUMN_KEY_PATH, PATH_FILE_COLUMNS
 from service.catalog.results import Candidate, FileExplanation, PlannedFile, PlannedFilesPage, PlanResult
 from service.errors import BadInputError, LimitExceededError, NotFoundError
 from service.pruning.conditions import (
@@ -193,6 +193,12 @@ class _Planner(ConditionVisitor[str]):
             self._paths[key] = rows
         return self._paths[key]
 
+    def covers_every_file(self, c: LeafCondition) -> bool:
+        """Whether every live file has a stats row for ``c``'s key (current snapshot only: the
+        counters are of the live files), so that no file is kept for lacking one."""
+        covered = sum(r.live_file_count for r in self.paths(c.column, c.variant_path))
+        return self.current and covered == self.t.live_file_count
+
     def path_rows(self) -> dict[tuple[str, str | None], list[_PathRow]]:
         """Every key read so far, by (column, variant_path) (variant_path None: a plain or
         partition column)."""
@@ -265,8 +271,7 @@ class _Planner(ConditionVisitor[str]):
                 parts += [(row.path_id, clause) for clause in clauses.unkeyed_branches()]
             else:
                 parts += [(row.path_id, clause) for clause in visit_test(test, clauses)]
-        covered = sum(r.live_file_count for r in rows)
-        return parts, not (self.current and covered == self.t.live_file_count), table
+        return parts, not self.covers_every_file(c), table
 
     def leaf_filter(
         self, c: LeafCondition, outer: str, *, uncovered_ok: bool = False, per_file: bool = False
@@ -852,14 +857,17 @@ class _Page:
 def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: int) -> _Page:
     """The rows of the page after ``after``, by whichever plan reads fewer rows.
 
-    The set plan reads every candidate through the stats indexes (cost ~ candidates K): right
-    when they are few, wherever they are. A walk over the live files in id order tests each
-    file until the page is full (cost ~ page / density): right when candidates are dense, where
-    the set plan would build a million-row answer to return its first thousand. Trees whose
-    every candidate must pass a point or bounded range go to the set plan directly (their
-    answers are small unless the range is wide). Anything else is probed on
-    :data:`PROBE_WINDOW` files; the density seen there predicts both costs (walking on:
-    need / density; the set: density x files), and the cheaper one finishes the page."""
+    A condition every live file passes reads the next files. The set plan reads the candidates
+    through the stats indexes: by key, then sorted (cost ~ candidates K), or, for one key's rows,
+    in file order from the key's file-order index, stopping when the page is full (cost ~ index
+    entries up to the page's last candidate); the database picks. A walk over the live files in
+    id order tests each file until the page is full (cost ~ page / density, a lookup per file
+    and term): right when candidates are dense and come from several keys, where the set plan
+    would build a million-row answer to return its first thousand. Trees whose every candidate
+    must pass a point or bounded range, and single leaves on a key every live file has, go to the
+    set plan directly. Anything else is probed on :data:`PROBE_WINDOW` files; the density seen
+    there predicts both costs (walking on: need / density; the set: density x files), and the
+    cheaper one finishes the page."""
     want = page_size + 1
     page = _Page(planner, condition, [])
     if isinstance(condition, Constant):
@@ -867,6 +875,10 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
         return page
     if visit_condition(condition, _LOOKS_SELECTIVE):
         page.rows = _set_rows(page, after, want)
+        return page
+    scan = _key_scan(planner, condition)
+    if scan is not None:
+        page.rows = _scan_rows(page, scan, after, want)
         return page
     planner.terms = 0
     test = planner.file_filter(condition, "f.data_file_id")
@@ -887,6 +899,77 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
         need = want - len(rows)
     page.rows = rows + _set_rows(page, last, need)
     return page
+
+
+#: A leaf on one key that every live file has is scanned in file order on the key's file-order
+#: index (index-only): first this many entries, whose density decides between scanning on and the
+#: set plan; an entry costs ~1/25 of a candidate of the set plan (heap row, sort) on PostgreSQL.
+SCAN_PROBE = 20_000
+SCAN_VS_SET = 25
+MAX_SCAN = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class _KeyScan:
+    """One key's live rows in file order, and the leaf's test of one row ``s``."""
+
+    row: _PathRow
+    clause: str
+
+
+def _key_scan(planner: _Planner, condition: Condition) -> _KeyScan | None:
+    """The scan for a single leaf whose key every live file has, with one stored type (so one
+    index range in file order holds every file); None otherwise."""
+    if not isinstance(condition, LeafCondition) or not planner.covers_every_file(condition):
+        return None
+    rows = planner.paths(condition.column, condition.variant_path)
+    if len(rows) != 1:
+        return None
+    test = condition.test_for(rows[0].shredded_type)
+    branches = visit_test(test, _RowClauses(planner, rows[0]))
+    planner.count(1)
+    return _KeyScan(rows[0], " OR ".join(f"({b})" for b in branches) if branches else "1=0")
+
+
+def _scan(planner: _Planner, scan: _KeyScan, after: int, window: int, limit: int) -> tuple[list[Any], int, int]:
+    """The files after ``after`` that pass the leaf (at most ``limit``) among the key's next
+    ``window`` rows in file order; how many rows that window held, and its last file id. The
+    rows come from a subquery PostgreSQL and SQLite keep apart (OFFSET 0), so the test cannot
+    pull the key indexes in: it reads only the file-order index, in order, and stops early."""
+    sql = planner.sql
+    cols = ", ".join(f"s.{c}" for c in PATH_FILE_COLUMNS)
+    rows_sql = (
+        f"SELECT {cols} FROM {scan.row.table} s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
+        f"AND {planner.live('s')} AND s.data_file_id > {sql.bind(after)} "
+        f"ORDER BY s.data_file_id LIMIT {sql.bind(window)} OFFSET 0"
+    )
+    ids = f"SELECT s.data_file_id FROM ({rows_sql}) AS s WHERE {scan.clause} ORDER BY s.data_file_id LIMIT {sql.bind(limit)}"
+    found = _files_of(planner, ids)
+    if len(found) >= limit:
+        return found, window, int(found[-1][0])
+    n, last = planner.conn.execute(
+        text(f"SELECT count(*), max(s.data_file_id) FROM ({rows_sql}) AS s"), sql.params
+    ).one()
+    return found, int(n), int(last) if last is not None else after
+
+
+def _scan_rows(page: _Page, scan: _KeyScan, after: int, want: int) -> list[Any]:
+    """A page of a single-key leaf: scanned in file order while the candidates are dense enough,
+    by the set plan (the key indexes, then a sort) when they are too sparse for that."""
+    planner = page.planner
+    rows, scanned, last = _scan(planner, scan, after, SCAN_PROBE, want)
+    if len(rows) >= want or scanned < SCAN_PROBE:
+        return rows
+    need = want - len(rows)
+    density = len(rows) / scanned
+    remaining = max(planner.t.live_file_count - scanned, 0)
+    if density > 0 and need / density < SCAN_VS_SET * density * remaining:
+        more, scanned, last = _scan(planner, scan, last, min(MAX_SCAN, math.ceil(3 * need / density)), need)
+        rows += more
+        if len(rows) >= want or scanned < MAX_SCAN:
+            return rows
+        need = want - len(rows)
+    return rows + _set_rows(page, last, need)
 
 
 def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> tuple[list[Any], int, int]:
@@ -940,16 +1023,20 @@ def _set_rows(page: _Page, after: int, limit: int) -> list[Any]:
     range scan of the key's file-order index that stops when the page is full, or the key index
     and a sort of what it finds, whichever the database estimates cheaper. On PostgreSQL the ids
     come as an array (an index lookup each); a join there chose to hash the whole file table."""
-    planner = page.planner
-    sql = planner.sql
+    sql = page.planner.sql
     ids = (
         f"SELECT DISTINCT c.data_file_id FROM ({page.candidate_sql()}) AS c "
         f"WHERE c.data_file_id > {sql.bind(after)} ORDER BY c.data_file_id LIMIT {sql.bind(limit)}"
     )
+    return _files_of(page.planner, ids)
+
+
+def _files_of(planner: _Planner, ids: str) -> list[Any]:
+    """The page rows of the files ``ids`` (a SELECT of at most a page of ids), in id order."""
     match = f"= ANY(ARRAY({ids}))" if planner.conn.dialect.name == "postgresql" else f"IN ({ids})"
     return list(
         planner.conn.execute(
-            text(f"{FILE_ROWS} WHERE f.data_file_id {match} ORDER BY f.data_file_id"), sql.params
+            text(f"{FILE_ROWS} WHERE f.data_file_id {match} ORDER BY f.data_file_id"), planner.sql.params
         ).all()
     )
 

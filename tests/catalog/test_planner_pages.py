@@ -4,7 +4,8 @@ set plan. Whatever the route, the pages of a plan, concatenated, are exactly the
 on both backends; and the counts over the whole answer are given when asked, or when free.
 
 A condition every live file passes (folded to TRUE by ``planner.simplify``) reads the next live
-files and nothing else ("every").
+files and nothing else ("every"); a single leaf on a key every live file has is scanned in file
+order on the key's file-order index ("scan"), on further ("scan_on"), or handed to the set plan.
 
 The walk's windows are shrunk here so that 600 files exercise every route; each route must be
 taken at least once, or the test fails (a change of thresholds would otherwise leave a route
@@ -97,15 +98,22 @@ def _paged(cat: Catalog, sql: str, page_size: int) -> list[str]:
 
 
 def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    real_first, real_walk, real_set = P._first_rows, P._walk, P._set_rows
+    real_first, real_walk, real_set, real_scan = P._first_rows, P._walk, P._set_rows, P._scan
     calls: list[str] = []
     routes: dict[str, int] = {}
 
     def first_rows(*a: Any, **k: Any) -> Any:
         calls.clear()
         out = real_first(*a, **k)
-        route = {(): "every", ("set",): "set", ("walk",): "walk", ("walk", "walk"): "walk_on"}.get(tuple(calls), "")
-        route = route or ("walk_then_set" if calls[0] == "walk" and calls[-1] == "set" else "+".join(calls))
+        route = {
+            (): "every",
+            ("set",): "set",
+            ("walk",): "walk",
+            ("walk", "walk"): "walk_on",
+            ("scan",): "scan",
+            ("scan", "scan"): "scan_on",
+        }.get(tuple(calls), "")
+        route = route or (f"{calls[0]}_then_set" if calls[-1] == "set" else "+".join(calls))
         routes[route] = routes.get(route, 0) + 1
         return out
 
@@ -113,20 +121,28 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
         calls.append("walk")
         return real_walk(*a, **k)
 
+    def scan(*a: Any, **k: Any) -> Any:
+        calls.append("scan")
+        return real_scan(*a, **k)
+
     def set_rows(*a: Any, **k: Any) -> Any:
         calls.append("set")
         return real_set(*a, **k)
 
     monkeypatch.setattr(P, "PROBE_WINDOW", 40)
     monkeypatch.setattr(P, "MAX_WALK", 120)
+    monkeypatch.setattr(P, "SCAN_PROBE", 40)
+    monkeypatch.setattr(P, "MAX_SCAN", 120)
     monkeypatch.setattr(P, "_first_rows", first_rows)
     monkeypatch.setattr(P, "_walk", walk)
+    monkeypatch.setattr(P, "_scan", scan)
     monkeypatch.setattr(P, "_set_rows", set_rows)
     for sql in PREDICATES:
         expected = _set_answer(cat, sql)
         for page_size in (7, 25, 1000):
             assert _paged(cat, sql, page_size) == expected, f"{sql} (pages of {page_size})"
-    assert all(routes.get(r) for r in ("every", "set", "walk", "walk_on", "walk_then_set")), routes
+    wanted = ("every", "set", "walk", "walk_on", "walk_then_set", "scan", "scan_on", "scan_then_set")
+    assert all(routes.get(r) for r in wanted), routes
 
 
 def test_a_dense_first_page_never_builds_the_whole_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
