@@ -26,7 +26,10 @@ depends_on: str | Sequence[str] | None = None
 LIVE = sa.text("end_snapshot IS NULL")
 TABLES = ("ducklake_file_variant_stats", "ducklake_file_column_stats")
 #: As service.catalog.models.PATH_FILE_COLUMNS when this revision was written.
-COLUMNS = ["path_id", "data_file_id", "value_count", "min_num", "max_num", "min_real", "max_real", "contains_nan"]
+COLUMNS = [
+    "path_id", "data_file_id", "value_count", "min_num", "max_num", "min_real", "max_real", "contains_nan",
+    "end_snapshot",
+]  # fmt: skip
 
 
 def upgrade() -> None:
