@@ -920,11 +920,13 @@ class _KeyScan:
 
 def _key_scan(planner: _Planner, condition: Condition) -> _KeyScan | None:
     """The scan for a single leaf whose key every live file has, with one stored type (so one
-    index range in file order holds every file); None otherwise."""
+    index range in file order holds every file) whose keys the index holds; None otherwise."""
     if not isinstance(condition, LeafCondition) or not planner.covers_every_file(condition):
         return None
     rows = planner.paths(condition.column, condition.variant_path)
-    if len(rows) != 1:
+    if len(rows) != 1 or family(rows[0].shredded_type) == "bin":
+        # Strings' keys (up to 256 bytes each) are not in the file-order index: a scan would read
+        # a row per entry, so strings keep the walk.
         return None
     test = condition.test_for(rows[0].shredded_type)
     branches = visit_test(test, _RowClauses(planner, rows[0]))

@@ -35,6 +35,7 @@ N_FILES = 600
 A = "variant_get(v, '$.a', 'bigint')"
 B = "variant_get(v, '$.b', 'double')"
 C = "variant_get(v, '$.c', 'string')"
+D = "variant_get(v, '$.d', 'string')"
 
 PREDICATES = [
     f"{B} > 0",  # every file with values: dense from the first file
@@ -50,6 +51,8 @@ PREDICATES = [
     f"{C} IS NULL",
     f"{B} IS NOT NULL AND {A} > 4000",
     f"{A} IN (5, 1500, 5999)",
+    f"{D} > 'n5'",  # strings on every file: keys the file-order index does not hold (walked)
+    f"{D} <> 'n3'",
 ]
 
 
@@ -65,6 +68,7 @@ def _files() -> list[Any]:
         if i % 5:
             k = f"k{rnd.randrange(10)}"
             paths.append(ps('"c"', VARCHAR, k, k))
+        paths.append(ps('"d"', VARCHAR, f"n{i % 7}", f"n{i % 7 + 2}"))
         out.append(fs(f"s3://b/t/f{i:04d}.parquet", *paths))
     return out
 

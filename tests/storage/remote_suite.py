@@ -27,10 +27,10 @@ from service.errors import FileAccessError
 from service.storage import expand_sources, list_data_files, listing_prefix
 from tests.api.conftest import ADMIN, READER, WRITER, assert_error, write_variant_file
 from tests.storage.emulators import REPO
+from tests.support.conformance import SHREDDED_VARIANT, require_corpus
 
-CORPUS = REPO / "conformance" / "parquet-testing" / "shredded_variant"
-if not CORPUS.is_dir():
-    CORPUS = Path("/work/wt/shared/conformance/parquet-testing/shredded_variant")
+#: The conformance corpus, where every other test finds it (``../shared`` beside the repository).
+CORPUS = SHREDDED_VARIANT
 SHREDCAT = [sys.executable, "-m", "service.cli"]
 T = "/v1/namespaces/lake/tables/events"
 
@@ -76,6 +76,7 @@ def duckdb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def corpus_uri(server: Any, duckdb_dir: Path) -> str:
     """The conformance corpus and three DuckDB files under one prefix."""
+    require_corpus(CORPUS)
     for f in sorted(CORPUS.glob("*.parquet")) + sorted(duckdb_dir.glob("*.parquet")):
         server.upload(f, f"corpus/{f.name}")
     return server.uri("corpus/")

@@ -19,10 +19,10 @@ from service.errors import FileAccessError
 from service.storage import expand_sources, list_data_files, listing_prefix
 from tests.api.conftest import ADMIN, READER, WRITER, assert_error, write_variant_file
 from tests.storage.conftest import BUCKET, REPO, S3Server, start_s3_server
+from tests.support.conformance import SHREDDED_VARIANT, require_corpus
 
-CORPUS = Path(__file__).resolve().parents[2] / "conformance" / "parquet-testing" / "shredded_variant"
-if not CORPUS.is_dir():
-    CORPUS = Path("/work/wt/shared/conformance/parquet-testing/shredded_variant")
+#: The conformance corpus, where every other test finds it (``../shared`` beside the repository).
+CORPUS = SHREDDED_VARIANT
 SHREDCAT = [sys.executable, "-m", "service.cli"]
 T = "/v1/namespaces/lake/tables/events"
 ROOT = f"s3://{BUCKET}/lake/"
@@ -56,6 +56,7 @@ def duckdb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def corpus_uri(s3_server: S3Server, duckdb_dir: Path) -> str:
     """The conformance corpus and three DuckDB files under one prefix."""
+    require_corpus(CORPUS)
     files = sorted(CORPUS.glob("*.parquet")) + sorted(duckdb_dir.glob("*.parquet"))
     for f in files:
         s3_server.upload(f, f"corpus/{f.name}")
