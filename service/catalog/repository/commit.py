@@ -11,13 +11,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, any_, bindparam, insert, select, text, update
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import Connection, insert, select, text, update
 
 from service.catalog import models as m
 from service.catalog.encode import PreparedBatch, max_width
 from service.catalog.models import COLUMN_KEY_PATH
-from service.catalog.repository.common import CHUNK, CS, PV, D, S, chunks
+from service.catalog.repository.common import CHUNK, CS, PV, D, S, chunks, in_values
 from service.catalog.repository.path_stats import _apply_counters, _removed_counters, ensure_paths
 from service.catalog.repository.tables import TableRow
 from service.stats.merge import PathCounters
@@ -36,13 +35,6 @@ class LiveFile:
     @property
     def identity(self) -> tuple[str | None, int, int, int]:
         return (self.content_id, self.file_size_bytes, self.record_count, self.footer_size)
-
-
-def _in(conn: Connection, col: Any, values: Sequence[Any]) -> Any:
-    """``col IN values``: one array parameter on PostgreSQL (``= ANY``), a plain IN-list on SQLite."""
-    if _is_postgres(conn):
-        return col == any_(bindparam(None, list(values), type_=ARRAY(col.type)))
-    return col.in_(values)
 
 
 # PostgreSQL: one parameterized unique-index probe per path. LIMIT 1 keeps the LATERAL subquery from
@@ -358,11 +350,11 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
     stats_tables = (S, CS) if with_columns else (S,)
     aggs = [_removed_counters(model) for model in stats_tables]
     for chunk in chunks(ids, 10_000 if _is_postgres(conn) else CHUNK):
-        conn.execute(update(D).where(_in(conn, D.data_file_id, chunk)).values(end_snapshot=snap))
+        conn.execute(update(D).where(in_values(conn, D.data_file_id, chunk)).values(end_snapshot=snap))
         for model, agg in zip(stats_tables, aggs, strict=True):
             for row in conn.execute(
                 select(model.path_id, *agg)
-                .where(_in(conn, model.data_file_id, chunk), model.end_snapshot.is_(None))
+                .where(in_values(conn, model.data_file_id, chunk), model.end_snapshot.is_(None))
                 .group_by(model.path_id)
             ):
                 pid = int(row[0])
@@ -372,7 +364,7 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
         for model in (*stats_tables, PV) if with_columns else stats_tables:
             conn.execute(
                 update(model)
-                .where(_in(conn, model.data_file_id, chunk), model.end_snapshot.is_(None))
+                .where(in_values(conn, model.data_file_id, chunk), model.end_snapshot.is_(None))
                 .values(end_snapshot=snap)
             )
     _apply_counters(conn, removed, None, sign=-1)
