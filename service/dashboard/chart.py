@@ -27,7 +27,6 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from itertools import repeat
 
 from markupsafe import Markup, escape
@@ -36,6 +35,7 @@ from service.catalog.results import Key
 from service.values import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
+    FLOAT_KINDS,
     TS_INFINITY,
     TS_NEG_INFINITY,
     Bound,
@@ -80,22 +80,16 @@ class Chart:
     log_scale: bool = False
 
 
-def _is_infinite(t: ShreddedType, v: Bound) -> bool:
-    if isinstance(v, float):
-        return math.isinf(v)
+def _infinity_test(t: ShreddedType) -> Callable[[Bound], bool] | None:
+    """Whether a bound of ``t`` is an infinity (float ±inf, DuckDB's date and timestamp
+    infinities), or None for a type that has none."""
+    if t.kind in FLOAT_KINDS:
+        return math.isinf  # type: ignore[return-value]
     if t.kind is Kind.DATE:
-        return v in (DATE_INFINITY, DATE_NEG_INFINITY)
+        return frozenset((DATE_INFINITY, DATE_NEG_INFINITY)).__contains__
     if t.kind in _TEMPORAL and t.kind is not Kind.TIME:
-        return v in (TS_INFINITY, TS_NEG_INFINITY)
-    return False
-
-
-def _number(v: Bound) -> float:
-    if isinstance(v, bool):
-        return 1.0 if v else 0.0
-    if isinstance(v, int | float | Decimal):
-        return float(v)
-    raise TypeError(v)
+        return frozenset((TS_INFINITY, TS_NEG_INFINITY)).__contains__
+    return None
 
 
 def nice_ticks(lo: float, hi: float, target: int = 6) -> list[float]:
@@ -275,50 +269,59 @@ def render_chart(
                 lo = hi = None
         parsed.append((f, lo, hi))
 
-    # 2. Positions.
+    # 2. Positions. Each bound's value-space position is computed once, here, with no call per
+    # bound beyond the one conversion (a chart draws up to 500 files on every view of the page):
+    # a number as itself (every bound a numeric or temporal type parses to is a bool, int, float
+    # or Decimal: float() reads each), a string, blob or uuid as its rank; an infinity is ±inf
+    # and an unknown bound unbounded on its side.
     ordinal = t.kind in _ORDINAL
     to_pos: Callable[[Bound], float]
     rank_values: list[Bound] = []
     if ordinal:
         # Python's order is the type's value order (service.values.types).
         rank_values = sorted({v for _, a, b in parsed for v in (a, b) if v is not None})  # type: ignore[type-var]
-        rank = {v: i for i, v in enumerate(rank_values)}
-
-        def to_pos(v: Bound) -> float:
-            return float(rank[v])
-
+        to_pos = {v: float(i) for i, v in enumerate(rank_values)}.__getitem__
     else:
-        to_pos = _number
+        to_pos = float  # type: ignore[assignment]
+    infinite = _infinity_test(t)
+    inf = math.inf
 
-    def raw(v: Bound | None, missing: float) -> float:
-        """A bound's value-space position, once per bound: unknown is ``missing`` (unbounded on
-        that side), an infinity ±inf."""
-        if v is None:
-            return missing
-        if _is_infinite(t, v):
-            return -math.inf if v < 0 else math.inf  # type: ignore[operator]
-        return to_pos(v)
-
-    # (min, max) per file in value space (None: no values), computed once.
-    spans: list[tuple[float, float] | None] = [
-        None if f.value_count == 0 else (raw(a, -math.inf), raw(b, math.inf)) for f, a, b in parsed
-    ]
-    known_spans = [sp for sp, (_, a, b) in zip(spans, parsed, strict=True) if sp is not None and a is not None and b is not None]
-    numeric = not ordinal and t.kind not in _TEMPORAL and t.kind is not Kind.BOOLEAN
-    log = numeric and use_log_scale([sp for sp in known_spans if math.isfinite(sp[0]) and math.isfinite(sp[1])])
-    draw: Callable[[float], float] = symlog if log else float
-    finite: list[float] = []  # drawn positions of the known, finite bounds
+    # (min, max) per file in value space (None: no values).
+    spans: list[tuple[float, float] | None] = []
+    # The known (both bounds) and finite spans, in file order, for the log-scale rule.
+    finite_spans: list[tuple[float, float]] = []
+    finite_lo: list[float] = []  # value-space positions of the known, finite bounds
+    finite_hi: list[float] = []
     has_inf = False
-    for sp, (_, a, b) in zip(spans, parsed, strict=True):
-        if sp is None:
+    for f, a, b in parsed:
+        if f.value_count == 0:
+            spans.append(None)
             continue
-        for x, v in ((sp[0], a), (sp[1], b)):
-            if v is None:
-                continue
-            if math.isinf(x):
-                has_inf = True
-            else:
-                finite.append(draw(x))
+        if a is None:
+            x_lo = -inf
+        elif infinite is not None and infinite(a):
+            x_lo = -inf if a < 0 else inf  # type: ignore[operator]
+            has_inf = True
+        else:
+            x_lo = to_pos(a)
+            finite_lo.append(x_lo)
+        if b is None:
+            x_hi = inf
+        elif infinite is not None and infinite(b):
+            x_hi = -inf if b < 0 else inf  # type: ignore[operator]
+            has_inf = True
+        else:
+            x_hi = to_pos(b)
+            finite_hi.append(x_hi)
+        spans.append((x_lo, x_hi))
+        if a is not None and b is not None and -inf < x_lo < inf and -inf < x_hi < inf:
+            finite_spans.append((x_lo, x_hi))
+    numeric = not ordinal and t.kind not in _TEMPORAL and t.kind is not Kind.BOOLEAN
+    log = numeric and use_log_scale(finite_spans)
+    draw: Callable[[float], float] = symlog if log else float
+    finite = [*finite_lo, *finite_hi]
+    if log:
+        finite = [symlog(x) for x in finite]  # drawn positions of the known, finite bounds
     if finite:
         lo_v, hi_v = min(finite), max(finite)
     else:
@@ -335,12 +338,6 @@ def render_chart(
     plot_top, plot_bottom = MARGIN_TOP, HEIGHT - MARGIN_BOTTOM
     plot_left, plot_right = MARGIN_LEFT, WIDTH - MARGIN_RIGHT
     scale = _Scale(lo_v, hi_v, plot_top, plot_bottom)
-
-    def pos(x: float) -> float:
-        """The y coordinate of a value-space position (infinities pinned to the plot's edges)."""
-        if math.isinf(x):
-            return plot_bottom if x < 0 else plot_top
-        return scale.y(draw(x))
 
     # 3. Ticks.
     ticks: list[tuple[float, str]] = []
@@ -376,21 +373,37 @@ def render_chart(
             ticks = list(zip(vals, format_ticks(vals, integral), strict=True))
             axis = "value"
 
-    # 4. Bars.
+    # 4. Bars. What is the same for every bar is formatted once; the y coordinates are
+    # _Scale.y's arithmetic, in its order (so every coordinate is the same to the last bit),
+    # inlined.
     n = len(parsed)
     step = (plot_right - plot_left) / max(1, n)
     bar_w = min(24.0, max(step * 0.8, 0.6))
+    centre = (step - bar_w) / 2
+    width = f'" width="{bar_w:.2f}" height="'
+    no_values_tail = f'" y="{plot_bottom - 3 - 2:.2f}" width="{max(bar_w, 2):.2f}" height="4"'
+    flat = hi_v == lo_v  # only for bounds too large for the padding to move them
+    middle = (plot_top + plot_bottom) / 2
+    span_v, height = hi_v - lo_v, plot_bottom - plot_top
+
+    def pos(x: float) -> float:
+        """The y coordinate of a value-space position (infinities pinned to the plot's edges)."""
+        if x == inf or x == -inf:
+            return plot_bottom if x < 0 else plot_top
+        if flat:
+            return middle
+        v = min(max(draw(x), lo_v), hi_v)
+        return plot_bottom - (v - lo_v) / span_v * height
+
     parts: list[str] = []
     known = unknown = no_values = 0
     link = n <= LINK_LIMIT
     for i, (f, a, b) in enumerate(parsed):
-        x = plot_left + i * step + (step - bar_w) / 2
-        label = f"{f.path}: "
+        x = f"{plot_left + i * step + centre:.2f}"
         if f.value_count == 0:
             no_values += 1
-            cy = plot_bottom - 3
-            label += "no values (only nulls)"
-            shape = f'<rect class="novalues" x="{x:.2f}" y="{cy - 2:.2f}" width="{max(bar_w, 2):.2f}" height="4"'
+            label = f"{f.path}: no values (only nulls)"
+            shape = f'<rect class="novalues" x="{x}{no_values_tail}'
         else:
             sp = spans[i]
             assert sp is not None
@@ -398,17 +411,18 @@ def render_chart(
             y_min = pos(sp[0]) if a is not None else plot_bottom
             lo_s = "unknown" if f.min_text is None else f.min_text
             hi_s = "unknown" if f.max_text is None else f.max_text
-            label += f"min {lo_s}, max {hi_s}, {f.value_count:,} values"
+            label = f"{f.path}: min {lo_s}, max {hi_s}, {f.value_count:,} values"
             if y_min - y_max < 2.0:  # a point (min = max) or nearly: a 2-unit tall mark
                 y0, h = (y_min + y_max) / 2 - 1.0, 2.0
             else:
                 y0, h = y_max, y_min - y_max
-            cls = "bar" if a is not None and b is not None else "bar unknown"
             if a is not None and b is not None:
                 known += 1
+                cls = "bar"
             else:
                 unknown += 1
-            shape = f'<rect class="{cls}" x="{x:.2f}" y="{y0:.2f}" width="{bar_w:.2f}" height="{h:.2f}"'
+                cls = "bar unknown"
+            shape = f'<rect class="{cls}" x="{x}" y="{y0:.2f}{width}{h:.2f}"'
         # Roving tabindex: the first bar is the chart's one tab stop (dashboard.js moves it). The
         # <title> is the tooltip and the bar's (or its link's) accessible name.
         tab = "0" if i == 0 else "-1"

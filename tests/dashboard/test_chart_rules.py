@@ -165,3 +165,11 @@ def test_caret_and_path_spelling() -> None:
     assert _caret("x", None) is None and _caret("x", 5) is None
     assert as_variant_path("$.user.name") == '"user"."name"'
     assert as_variant_path('"user"."name"') == '"user"."name"'
+
+
+def test_bounds_the_padding_cannot_separate_are_drawn_mid_height() -> None:
+    """1e18 - 1 == 1e18 in floating point: an axis of one such value has no extent at all; its
+    marks sit at mid-height (the plot spans y 16 to 332) rather than dividing by zero."""
+    files = [ChartFile("a", 1, "1e+18", "1e+18"), ChartFile("b", 1, "1e+18", "1e+18")]
+    svg = render_chart(ShreddedType.parse("float64"), files, x_label="x", title="t").svg
+    assert re.findall(r'<rect class="bar"[^>]* y="([\d.]+)"[^>]* height="([\d.]+)"', svg) == [("173.00", "2.00")] * 2
