@@ -204,7 +204,8 @@ Key = int | float | bytes
 @dataclass(frozen=True, slots=True)
 class PathBounds:
     """The per-file bounds of one Variant path (what the dashboard's range chart draws): the
-    bound strings of at most ``limit`` files, and the index keys of all of them."""
+    bound strings of at most ``limit`` files, and what the index keys of all of them say about a
+    point lookup."""
 
     column: str
     variant_path: str
@@ -220,12 +221,14 @@ class PathBounds:
     #: first and last included), so the files drawn span all of them.
     files: tuple[FileBound, ...]
     order: str
-    #: The min keys and the max keys of all ``total`` files, each sorted (what pruning compares; a
-    #: file with no key on a side, an unknown bound or a decimal beyond int64, is left out there).
-    min_keys: tuple[Key, ...] = ()
-    max_keys: tuple[Key, ...] = ()
     #: Files (of ``total``) that hold values.
     with_values: int = 0
+    #: The average share of the files a point lookup at a value of the path keeps, probed at
+    #: every finite bound of every one of the ``total`` files and counted from their index keys as
+    #: pruning counts, over the ``with_values`` files and the live files any lookup keeps (those
+    #: storing the path as another type, or not fully shredding it): see
+    #: :func:`service.catalog.estimates.point_keep_ratio`. None when no file holds values.
+    point_keep: float | None = None
 
 
 # --- planning ---------------------------------------------------------------------------------

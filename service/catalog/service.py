@@ -104,6 +104,9 @@ if TYPE_CHECKING:
 LIBRARY_PRINCIPAL = "library"
 #: Tables whose columns and predicate schema a Catalog keeps (see :class:`repo.TableCache`).
 TABLE_CACHE_SIZE = 256
+#: :meth:`Catalog.path_bounds` answers kept (a few hundred bound strings each, whatever the
+#: table's size).
+PATH_BOUNDS_CACHE_SIZE = 64
 
 
 def _check_id(field: str, value: int | None) -> None:
@@ -133,6 +136,7 @@ class Catalog:
                 limits = Limits.from_settings(get_settings())
         self.limits = limits
         self._tables = repo.TableCache(TABLE_CACHE_SIZE)
+        self._bounds = repo.TableCache(PATH_BOUNDS_CACHE_SIZE)
         if isinstance(engine_or_url, Engine):
             self.engine = engine_or_url
             self._owns_engine = False
@@ -957,61 +961,31 @@ class Catalog:
     ) -> PathBounds:
         """The bounds of ``column``/``variant_path`` in each live file where it is fully shredded
         as ``shredded_type`` (default: the type with most files): the bound strings of at most
-        ``limit`` files (evenly spaced over all of them when there are more) and the index keys
-        of every file (:attr:`PathBounds.min_keys`, :attr:`PathBounds.max_keys`).
+        ``limit`` files (evenly spaced over all of them when there are more) and the point-lookup
+        estimate over every file (:attr:`PathBounds.point_keep`, from their index keys).
 
         ``order="min"``: by the typed min key, files whose min has no key (unknown bound, no
         values, decimals beyond int64) last; ``order="path"``: by file path.
+
+        Cached per table state (:attr:`repo.TableRow.metadata_key`, read in the same
+        transaction): a table's Variant stats rows change only with a snapshot of it, which moves
+        the key (``refresh`` adds plain-column rows only). A chart viewed again costs one
+        statement instead of reading and summing every file's keys (2 x 10^4 at 10,000 files).
         """
         self._check_limit(limit)
         if order not in ("min", "path"):
             raise BadInputError(f"cannot order by {order!r}")
 
         def op(conn: Connection) -> PathBounds:
-            t = repo.require_table(conn, namespace, table)
-            cid = t.columns.get(column)
-            if cid is None:
-                raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
-            rows = repo.path_types(conn, t.table_id, cid, variant_path)
-            if not rows:
-                return PathBounds(column, variant_path, None, (), t.live_file_count, 0, (), order)
-            types = tuple(sorted(((name, n) for _, name, n in rows), key=lambda kv: (-kv[1], kv[0])))
-            by_type = {name: (path_id, n) for path_id, name, n in rows}
-            chosen = shredded_type if shredded_type is not None else types[0][0]
-            if chosen not in by_type:
-                raise NotFoundError(
-                    f"{column} {variant_path} is not shredded as {chosen} in any live file",
-                    details={"shredded_type": chosen},
-                )
-            path_id, total = by_type[chosen]
-            st = ShreddedType.parse(chosen)
-            # Every file's keys from the two key indexes; the bound strings of the picked files only.
-            lows, highs = repo.sorted_keys(conn, path_id, st)
-            unkeyed = repo.file_bounds_without_min_key(conn, path_id, st) if len(lows) < total else []
-            n = len(lows) + len(unkeyed)
-            picks = range(n) if n <= limit else sorted({round(i * (n - 1) / max(1, limit - 1)) for i in range(limit)})
-            if order == "path":
-                ids = repo.file_ids_by_path(conn, path_id)
-                files = repo.file_bounds(conn, path_id, [ids[i] for i in picks if i < len(ids)])
-            else:
-                # Rank i of the (min key, data_file_id) order is the (i - first rank of its key)-th
-                # file holding that min key; the files without one come last.
-                at: dict[Any, list[FileBound]] = {}
-                for key, f in repo.file_bounds_at_min_keys(conn, path_id, st, {lows[i] for i in picks if i < len(lows)}):
-                    at.setdefault(key, []).append(f)
-                files = []
-                for i in picks:
-                    if i >= len(lows):
-                        files.append(unkeyed[i - len(lows)])
-                        continue
-                    tied, k = at.get(lows[i], []), i - bisect_left(lows, lows[i])
-                    if k < len(tied):
-                        files.append(tied[k])
-            with_values = len(lows) + sum(1 for f in unkeyed if f.value_count > 0)
-            return PathBounds(
-                column, variant_path, st, types, t.live_file_count, total, tuple(files), order,
-                tuple(lows), tuple(highs), with_values,
-            )
+            t = repo.require_table(conn, namespace, table, cache=self._tables)
+            key = None if t.metadata_key is None else (*t.metadata_key, column, variant_path, shredded_type, order, limit)
+            hit = None if key is None else self._bounds.get("path_bounds", key)
+            if hit is not None:
+                return hit
+            found = _path_bounds(conn, t, column, variant_path, shredded_type, order, limit)
+            if key is not None:
+                self._bounds.put("path_bounds", key, found)
+            return found
 
         return self._read(op)
 
@@ -1179,6 +1153,67 @@ class Catalog:
             res = self.plan(namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
             yield from res.candidates
             token = res.next_page_token
+
+
+def _path_bounds(
+    conn: Connection,
+    t: repo.TableRow,
+    column: str,
+    variant_path: str,
+    shredded_type: str | None,
+    order: Literal["min", "path"],
+    limit: int,
+) -> PathBounds:
+    """:meth:`Catalog.path_bounds` read from the database."""
+    from service.catalog.estimates import point_keep_ratio
+
+    cid = t.columns.get(column)
+    if cid is None:
+        raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
+    rows = repo.path_types(conn, t.table_id, cid, variant_path)
+    if not rows:
+        return PathBounds(column, variant_path, None, (), t.live_file_count, 0, (), order)
+    types = tuple(sorted(((name, n) for _, name, n in rows), key=lambda kv: (-kv[1], kv[0])))
+    by_type = {name: (path_id, n) for path_id, name, n in rows}
+    chosen = shredded_type if shredded_type is not None else types[0][0]
+    if chosen not in by_type:
+        raise NotFoundError(
+            f"{column} {variant_path} is not shredded as {chosen} in any live file",
+            details={"shredded_type": chosen},
+        )
+    path_id, total = by_type[chosen]
+    st = ShreddedType.parse(chosen)
+    # Every file's keys from the two key indexes; the bound strings of the picked files only.
+    lows, highs = repo.sorted_keys(conn, path_id, st)
+    unkeyed = repo.file_bounds_without_min_key(conn, path_id, st) if len(lows) < total else []
+    n = len(lows) + len(unkeyed)
+    picks = range(n) if n <= limit else sorted({round(i * (n - 1) / max(1, limit - 1)) for i in range(limit)})
+    if order == "path":
+        ids = repo.file_ids_by_path(conn, path_id)
+        files = repo.file_bounds(conn, path_id, [ids[i] for i in picks if i < len(ids)])
+    else:
+        # Rank i of the (min key, data_file_id) order is the (i - first rank of its key)-th
+        # file holding that min key; the files without one come last.
+        at: dict[Any, list[FileBound]] = {}
+        for key, f in repo.file_bounds_at_min_keys(conn, path_id, st, {lows[i] for i in picks if i < len(lows)}):
+            at.setdefault(key, []).append(f)
+        files = []
+        for i in picks:
+            if i >= len(lows):
+                files.append(unkeyed[i - len(lows)])
+                continue
+            tied, k = at.get(lows[i], []), i - bisect_left(lows, lows[i])
+            if k < len(tied):
+                files.append(tied[k])
+    with_values = len(lows) + sum(1 for f in unkeyed if f.value_count > 0)
+    # A point lookup keeps, whatever the value, the files storing the path as another type (bounds
+    # of that type do not serve this one) and those where it is not fully shredded (no stats).
+    shredded = sum(n for _, n in types)
+    always_kept = max(0, t.live_file_count - shredded) + shredded - total
+    return PathBounds(
+        column, variant_path, st, types, t.live_file_count, total, tuple(files), order, with_values,
+        point_keep_ratio(st, lows, highs, with_values, always_kept),
+    )
 
 
 def path_partitions(files: Iterable[FileStats]) -> list[FileStats]:

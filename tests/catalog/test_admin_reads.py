@@ -115,9 +115,10 @@ def test_path_bounds(filled_catalog: Catalog) -> None:
     assert [(f.min_value, f.max_value) for f in capped.files] == [("0", "99"), (None, None)]
     three = filled_catalog.path_bounds("lake", "events", "v", '"id"', limit=3)
     assert [f.min_value for f in three.files] == ["0", "200", None]
-    # ...and the index keys of every file, whatever the limit (the unknown bounds have none).
+    # ...and the point-lookup estimate over every file, whatever the limit: each probe keeps its
+    # own file and the one whose bounds are unknown, 2 of 6.
     for b in (pb, capped, three, by_path):
-        assert b.min_keys == (0, 100, 200, 300, 400) and b.max_keys == (99, 199, 299, 399, 499)
+        assert b.point_keep == pytest.approx(2 / 6)
         assert b.with_values == 6
     assert [f.min_value for f in filled_catalog.path_bounds("lake", "events", "v", '"id"', order="path", limit=2).files] == [
         by_path.files[0].min_value, by_path.files[-1].min_value
@@ -132,6 +133,38 @@ def test_path_bounds(filled_catalog: Catalog) -> None:
         filled_catalog.path_bounds("lake", "events", "w", '"id"')
     with pytest.raises(NotFoundError):
         filled_catalog.path_bounds("lake", "events", "v", '"id"', shredded_type="varchar")
+
+
+def test_path_bounds_are_kept_per_snapshot(filled_catalog: Catalog) -> None:
+    """A path's bounds are read once per table snapshot: asked again, one statement (the table
+    row, which carries the snapshot); a commit or a removal moves the snapshot and they are read
+    anew, with the new file in them and in the estimate."""
+    from sqlalchemy import event
+
+    statements: list[str] = []
+
+    def count(*args: Any) -> None:
+        if args[2].lstrip().upper().startswith("SELECT"):  # not SQLite's BEGIN
+            statements.append(args[2])
+
+    first = filled_catalog.path_bounds("lake", "events", "v", '"id"')
+    event.listen(filled_catalog.engine, "before_cursor_execute", count)
+    try:
+        again = filled_catalog.path_bounds("lake", "events", "v", '"id"')
+        assert again == first and len(statements) == 1, statements
+        # Another limit, order or type is another answer.
+        capped = filled_catalog.path_bounds("lake", "events", "v", '"id"', limit=2)
+        assert len(capped.files) == 2 and len(statements) > 1
+    finally:
+        event.remove(filled_catalog.engine, "before_cursor_execute", count)
+    # A file spanning every other: each probe now keeps it too (and the unknown one, and its own).
+    stats = PathStats("v", '"id"', ShreddedType.parse("int64"), 10, 10, 0, 0, 499, None)
+    filled_catalog.commit("lake", "events", [FileStats("/lake/new.parquet", 4096, 10, 100, "etag-2", ("v",), (stats,))])
+    grown = filled_catalog.path_bounds("lake", "events", "v", '"id"')
+    assert grown.total == 7 and "/lake/new.parquet" in [f.path for f in grown.files]
+    assert first.point_keep == pytest.approx(2 / 6) and grown.point_keep == pytest.approx(3 / 7)
+    filled_catalog.remove("lake", "events", ["/lake/new.parquet"])
+    assert filled_catalog.path_bounds("lake", "events", "v", '"id"').total == 6
 
 
 def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:

@@ -170,6 +170,25 @@ def test_path_chart_is_capped(admin: TestClient, monkeypatch: pytest.MonkeyPatch
     assert "keeps about <strong>20.0%</strong> of the 5 files" in html
 
 
+def test_path_chart_follows_commits(admin: TestClient, filled: str) -> None:
+    """The chart's data is kept per table snapshot: a file committed by another writer (another
+    Catalog, as another process would) is drawn on the next view and counted in the estimate."""
+    from service.catalog import Catalog
+    from service.stats.model import FileStats, PathStats
+
+    html = admin.get(_path_url('"id"')).text
+    assert 'data-files="5"' in html and "keeps about <strong>20.0%</strong> of the 5 files" in html
+    assert admin.get(_path_url('"id"')).text == html
+    spans_all = PathStats("v", '"id"', ShreddedType.parse("int64"), 10, 10, 0, 0, 499, None)
+    with Catalog(filled) as cat:
+        cat.commit("lake", "events", [FileStats("/lake/late.parquet", 4096, 10, 100, "etag", ("v",), (spans_all,))])
+    html = admin.get(_path_url('"id"')).text
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", html, re.S).group(0)
+    assert 'data-files="6"' in svg and "late.parquet: min 0, max 499" in svg
+    # Each probe now keeps the file spanning every other as well as its own: 2 of 6.
+    assert "keeps about <strong>33.3%</strong> of the 6 files" in html
+
+
 def test_files_are_paginated_sorted_and_filtered(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(table_page, "FILES_PAGE", 2)
 

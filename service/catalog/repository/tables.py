@@ -169,14 +169,14 @@ class TableCache:
         self._entries: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, kind: str, key: tuple[int, ...]) -> Any:
+    def get(self, kind: str, key: tuple[Any, ...]) -> Any:
         with self._lock:
             hit = self._entries.get((kind, *key))
             if hit is not None:
                 self._entries.move_to_end((kind, *key))
             return hit
 
-    def put(self, kind: str, key: tuple[int, ...], value: Any) -> None:
+    def put(self, kind: str, key: tuple[Any, ...], value: Any) -> None:
         with self._lock:
             self._entries[(kind, *key)] = value
             self._entries.move_to_end((kind, *key))

@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
-from service.dashboard.chart import LINK_LIMIT, ChartFile, point_keep_ratio, render_chart
+from service.dashboard.chart import LINK_LIMIT, ChartFile, render_chart
 from service.dashboard.pages.table import global_rows
 from service.dashboard.web import catalog_of, render, urls
 from service.errors import BadInputError, ShredcatError
@@ -57,11 +57,11 @@ def _path(
     )
     u = urls(request)
     shredded = sum(n for _, n in pb.types)
-    # Files a point lookup keeps whatever the value: the path stored as another type (bounds of
-    # that type do not serve this one) or not fully shredded (no stats).
+    # Files a point lookup keeps whatever the value (counted in pb.point_keep): the path stored as
+    # another type (bounds of that type do not serve this one) or not fully shredded (no stats).
     other_types = shredded - pb.total
     always_kept = max(0, pb.live_files - shredded) + other_types
-    chart = estimate = None
+    chart = None
     if pb.shredded_type is not None:
         linked = len(pb.files) <= LINK_LIMIT  # beyond, bars carry no link: no URL to build either
         files = [
@@ -77,7 +77,6 @@ def _path(
             x_label=x_label,
             title=f"{column} {variant_path} ({pb.shredded_type.name}): [min, max] of each file",
         )
-        estimate = point_keep_ratio(pb.shredded_type, pb.min_keys, pb.max_keys, pb.with_values, always_kept)
     gstats = catalog.global_stats(namespace, table)
     global_row = next(
         (r for r in global_rows(gstats).get(column, []) if r["g"].variant_path == variant_path), None
@@ -97,7 +96,7 @@ def _path(
         t=info,
         pb=pb,
         chart=chart,
-        estimate=estimate,
+        estimate=pb.point_keep,
         with_values=pb.with_values,
         always_kept=always_kept,
         order=order,
