@@ -104,9 +104,10 @@ if TYPE_CHECKING:
 LIBRARY_PRINCIPAL = "library"
 #: Tables whose columns and predicate schema a Catalog keeps (see :class:`repo.TableCache`).
 TABLE_CACHE_SIZE = 256
-#: :meth:`Catalog.path_bounds` answers kept (a few hundred bound strings each, whatever the
-#: table's size).
+#: :meth:`Catalog.path_bounds` answers kept, each of at most this many files' bounds (the
+#: dashboard's chart asks for 500, whatever the table's size): ~20 MB at most.
 PATH_BOUNDS_CACHE_SIZE = 64
+PATH_BOUNDS_CACHED_FILES = 1_000
 
 
 def _check_id(field: str, value: int | None) -> None:
@@ -983,7 +984,7 @@ class Catalog:
             if hit is not None:
                 return hit
             found = _path_bounds(conn, t, column, variant_path, shredded_type, order, limit)
-            if key is not None:
+            if key is not None and len(found.files) <= PATH_BOUNDS_CACHED_FILES:
                 self._bounds.put("path_bounds", key, found)
             return found
 
@@ -1208,7 +1209,7 @@ def _path_bounds(
     with_values = len(lows) + sum(1 for f in unkeyed if f.value_count > 0)
     # A point lookup keeps, whatever the value, the files storing the path as another type (bounds
     # of that type do not serve this one) and those where it is not fully shredded (no stats).
-    shredded = sum(n for _, n in types)
+    shredded = sum(files_of_type for _, files_of_type in types)
     always_kept = max(0, t.live_file_count - shredded) + shredded - total
     return PathBounds(
         column, variant_path, st, types, t.live_file_count, total, tuple(files), order, with_values,
