@@ -11,7 +11,7 @@ import math
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, Select, bindparam, exists, func, select
+from sqlalchemy import ColumnElement, Connection, Select, exists, func, select
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from service.catalog import models as m
@@ -473,14 +473,13 @@ def file_bounds(conn: Connection, path_id: int, ids: Sequence[int]) -> list[File
     """The live stats rows of ``path_id`` in the files ``ids`` (bounds as DuckLake strings), in
     the order of ``ids``."""
     found: dict[int, FileBound] = {}
-    # One expanding parameter rather than hundreds of bound literals (cheaper to build).
-    stmt = (
-        select(*_BOUND_COLS)
-        .join(D, D.data_file_id == S.data_file_id)
-        .where(S.path_id == path_id, S.end_snapshot.is_(None), S.data_file_id.in_(bindparam("ids", expanding=True)))
-    )
     for chunk in chunks(sorted(set(ids))):
-        for r in conn.execute(stmt, {"ids": list(chunk)}):
+        stmt = (
+            select(*_BOUND_COLS)
+            .join(D, D.data_file_id == S.data_file_id)
+            .where(S.path_id == path_id, S.end_snapshot.is_(None), in_values(conn, S.data_file_id, chunk))
+        )
+        for r in conn.execute(stmt).all():
             found[int(r[0])] = _bound(r)
     return [found[i] for i in ids if i in found]
 
