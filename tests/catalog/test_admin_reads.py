@@ -3,6 +3,7 @@ a path's per-file bounds) on both backends, against the catalog library's own li
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +166,41 @@ def test_path_bounds_are_kept_per_snapshot(filled_catalog: Catalog) -> None:
     assert first.point_keep == pytest.approx(2 / 6) and grown.point_keep == pytest.approx(3 / 7)
     filled_catalog.remove("lake", "events", ["/lake/new.parquet"])
     assert filled_catalog.path_bounds("lake", "events", "v", '"id"').total == 6
+
+
+@pytest.mark.parametrize(
+    ("type_name", "bounds"),
+    [
+        ("float64", [(-math.inf, 1.0), (2.0, math.inf), (0.5, 0.7), (0.1 + 0.2, 1 / 3), (-0.0, 5e-324)]),
+        ("varchar", [("apple", "kiwi"), ("lemon", "zebra"), ("é", "ü"), ("", "a")]),
+        ("int64", [(-(2**62), 2**62), (5, 5), (5, 9)]),
+    ],
+)
+def test_path_bounds_estimate_reads_every_key_exactly(catalog: Catalog, type_name: str, bounds: list[tuple[Any, Any]]) -> None:
+    """The estimate is computed from the keys as the database returns them (one array value on
+    PostgreSQL, rows off the cursor on SQLite): floats to the last bit and infinities, strings as
+    their UTF-8 bytes, 64-bit integers; the same as from the keys computed in Python. (SQLite keeps
+    no sign on a zero; -0.0 == 0.0 to Python's comparisons, which are all the estimate makes.)"""
+    from sqlalchemy import text
+
+    from service.catalog import repository as repo
+    from service.catalog.estimates import point_keep_ratio
+    from service.values import family, index_key
+
+    st = ShreddedType.parse(type_name)
+    files = [
+        FileStats(f"/lake/f{i}.parquet", 4096, 10, 100, f"etag-{i}", ("v",), (PathStats("v", '"x"', st, 10, 10, 0, lo, hi, False if st.kind.name.startswith("FLOAT") else None),))
+        for i, (lo, hi) in enumerate(bounds)
+    ]
+    catalog.create_table("lake", "keys", ["v"])
+    catalog.commit("lake", "keys", files)
+    lows = sorted(getattr(index_key(st, lo), family(st)) for lo, _ in bounds)
+    highs = sorted(getattr(index_key(st, hi), family(st)) for _, hi in bounds)
+    with catalog.engine.connect() as conn:
+        (path_id,) = conn.execute(text("SELECT path_id FROM shredcat_variant_path WHERE variant_path = '\"x\"'")).one()
+        got = repo.sorted_keys(conn, path_id, st)
+    assert got == (lows, highs) and [type(k) for k in got[0]] == [type(k) for k in lows]
+    assert catalog.path_bounds("lake", "keys", "v", '"x"').point_keep == point_keep_ratio(st, lows, highs, len(bounds))
 
 
 def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
