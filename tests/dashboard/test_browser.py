@@ -214,6 +214,8 @@ def test_login_is_required_and_non_admin_tokens_are_refused(page: Any, server: d
 
 
 def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
     login(page, ADMIN)
     # Overview: the numbers are the API's.
     with ShredcatClient(server["base"], token=ADMIN) as c:
@@ -243,14 +245,17 @@ def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -
     page.get_by_label("Sort by").select_option("size")
     page.get_by_label("Order").select_option("desc")
     page.get_by_role("button", name="Apply").click()
+    # A click waits for the navigation to start, not for the new page: wait for it before reading.
+    page.wait_for_url("**sort=size&order=desc*")
+    page.wait_for_load_state()
     sizes = [int(v) for v in page.locator("#files-table tbody td.num[data-value]").evaluate_all(
         "cells => cells.filter((c, i) => i % 2 === 0).map(c => c.dataset.value)")]
     assert sizes == sorted(sizes, reverse=True) and len(sizes) == 5
     prefix = server["files"][3].rsplit("/", 1)[0] + "/part-3"
     page.get_by_label("Path prefix").fill(prefix)
     page.get_by_role("button", name="Apply").click()
+    expect(page.locator("#files-count")).to_contain_text("1 of 5 live files")  # waits for the new page
     assert page.locator("#files-table tbody tr").count() == 1
-    assert "1 of 5 live files" in page.locator("#files-count").inner_text()
     shot(page, "05-files-filtered")
 
     # Path chart for "id", from the global stats table.
@@ -270,8 +275,6 @@ def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -
     assert page.locator("svg.chart rect.bar").count() == 4
     shot(page, "07-path-chart-conflict")
     page.get_by_role("link", name="int64").click()
-    from playwright.sync_api import expect
-
     expect(page.locator("svg.chart rect.bar")).to_have_count(1)  # waits for the new page
 
     # A file, from the files table.
