@@ -5,6 +5,7 @@
     .venv/bin/python bench/commit.py --verify             # also check global stats == recomputation
     .venv/bin/python bench/commit.py --columns 8 --partitioned   # + 8 plain columns, 2 partition columns
     .venv/bin/python bench/commit.py --compare            # Variant-only, then 8 plain + 2 partition columns
+    .venv/bin/python bench/commit.py --without-index ix_ducklake_file_variant_stats_live_path_file
 
 ``--columns C`` gives every file C plain-column stats rows (the types of the paths, in turn);
 ``--partitioned`` puts it under two Hive directories (``date=.../hour=...``), whose values the
@@ -216,8 +217,22 @@ def _writer(
     return _commit_all(url, [make_files(n, n_paths, start) for start, n in batches], start_at)
 
 
+#: Indexes dropped after migrating with ``--without-index`` (to measure what one costs a commit).
+WITHOUT: list[str] = []
+
+
 def run(url: str, n_files: int, n_paths: int, batch: int, writers: int, verify: bool) -> dict[str, float]:
     upgrade_to_head(url)
+    if WITHOUT:
+        from sqlalchemy import text
+
+        from service.catalog.db import make_engine
+
+        engine = make_engine(url)
+        with engine.begin() as conn:
+            for name in WITHOUT:
+                conn.execute(text(f"DROP INDEX {name}"))
+        engine.dispose()
     with Catalog(url) as cat:
         cat.create_table("bench", "events", ["payload"])
     batches = [(s, min(batch, n_files - s)) for s in range(0, n_files, batch)]
@@ -277,7 +292,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--compare", action="store_true", help="Variant-only, then 8 plain + 2 partition columns, same run"
     )
+    p.add_argument(
+        "--without-index",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="drop this catalog index after migrating (repeatable): what it costs a commit",
+    )
     args = p.parse_args(argv)
+    WITHOUT[:] = args.without_index
 
     print(f"machine: {describe()}; load average {os.getloadavg()[0]:.1f} at start")
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
