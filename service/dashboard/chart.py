@@ -289,8 +289,7 @@ def render_chart(
     spans: list[tuple[float, float] | None] = []
     # The known (both bounds) and finite spans, in file order, for the log-scale rule.
     finite_spans: list[tuple[float, float]] = []
-    finite_lo: list[float] = []  # value-space positions of the known, finite bounds
-    finite_hi: list[float] = []
+    finite: list[float] = []  # value-space positions of the known, finite bounds (either side)
     has_inf = False
     for f, a, b in parsed:
         if f.value_count == 0:
@@ -303,7 +302,7 @@ def render_chart(
             has_inf = True
         else:
             x_lo = to_pos(a)
-            finite_lo.append(x_lo)
+            finite.append(x_lo)
         if b is None:
             x_hi = inf
         elif infinite is not None and infinite(b):
@@ -311,14 +310,13 @@ def render_chart(
             has_inf = True
         else:
             x_hi = to_pos(b)
-            finite_hi.append(x_hi)
+            finite.append(x_hi)
         spans.append((x_lo, x_hi))
         if a is not None and b is not None and -inf < x_lo < inf and -inf < x_hi < inf:
             finite_spans.append((x_lo, x_hi))
     numeric = not ordinal and t.kind not in _TEMPORAL and t.kind is not Kind.BOOLEAN
     log = numeric and use_log_scale(finite_spans)
     draw: Callable[[float], float] = symlog if log else float
-    finite = [*finite_lo, *finite_hi]
     if log:
         finite = [symlog(x) for x in finite]  # drawn positions of the known, finite bounds
     if finite:
