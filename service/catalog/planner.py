@@ -227,20 +227,10 @@ class _Planner(ConditionVisitor[str]):
                 continue
             if not isinstance(t, RangeMayContain) or (t.lo is None) == (t.hi is None):
                 return False
-            clauses = _RowClauses(self, row)
-            fam = family(row.shredded_type)
-            key = clauses._key(t.lo if t.lo is not None else t.hi)
-            if key is None:
+            fails = _RowClauses(self, row).one_sided_rejects(t)
+            if fails is None:
                 return False
             pid = self.sql.bind(row.path_id)
-            fails = ["s.value_count = 0"]
-            if t.lo is not None:
-                fails.append(f"s.max_{fam} {'<' if t.lo_inclusive else '<='} {self.sql.bind(key)}")
-                floor = clauses._min_floor(fam, key)
-                if floor is not None:
-                    fails.append(f"s.min_{fam} < {self.sql.bind(floor)}")
-            else:
-                fails.append(f"s.min_{fam} {'>' if t.hi_inclusive else '>='} {self.sql.bind(key)}")
             probes += [
                 f"EXISTS (SELECT 1 FROM {row.table} s WHERE s.path_id = {pid} AND s.end_snapshot IS NULL AND {f})"
                 for f in fails
@@ -457,6 +447,26 @@ class _RowClauses(TestVisitor[list[str]]):
         else:
             parts.append(f"{mx} IS NOT NULL")
         return [" AND ".join(parts), *self.unkeyed_branches()]
+
+    def one_sided_rejects(self, t: RangeMayContain) -> list[str] | None:
+        """For a range bounded on one side only: conditions over a row ``s`` that together find
+        every row :meth:`_range` rejects (the complement of its keyed branch, each an index probe;
+        rows with values but a key missing pass through the unkeyed branch); None when the bound
+        has no typed key (then :meth:`_range` keeps every row with values, and there is nothing to
+        probe by key)."""
+        fam = family(self.row.shredded_type)
+        key = self._key(t.lo if t.lo is not None else t.hi)
+        if key is None:
+            return None
+        fails = ["s.value_count = 0"]
+        if t.lo is not None:
+            fails.append(f"s.max_{fam} {'<' if t.lo_inclusive else '<='} {self.sql.bind(key)}")
+            floor = self._min_floor(fam, key)
+            if floor is not None:
+                fails.append(f"s.min_{fam} < {self.sql.bind(floor)}")
+        else:
+            fails.append(f"s.min_{fam} {'>' if t.hi_inclusive else '>='} {self.sql.bind(key)}")
+        return fails
 
     def _min_floor(self, fam: str, lo_k: Any) -> Any:
         row = self.row
