@@ -337,6 +337,35 @@ class FileColumnStats(Base):
     end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
 
 
+#: Data file ids per zone of :class:`StatsZone` (``zone = data_file_id / ZONE_FILES``).
+ZONE_FILES = 1024
+
+
+class StatsZone(Base):
+    """``shredcat_stats_zone``: per key and run of :data:`ZONE_FILES` consecutive data file ids, the
+    statistics of the key's stats rows there taken together, as if they were one file's (a zone
+    map, like PostgreSQL's BRIN): the number of rows, their values, the least min and greatest max
+    key, whether any may hold NaN. A test that no row of that union can pass is passed by no row of
+    the zone, so a scan in file order skips the zone (:mod:`service.catalog.planner`).
+
+    Written with the rows (:func:`service.catalog.repository.commit.add_zones`), never narrowed: a
+    removal leaves the zone wider than its live rows, which is still sound. Keys follow the stats
+    rows' NULL rule: NULL with ``value_count > 0`` means some row had values but no key for that
+    bound (unknown: every test passes it), NULL with ``value_count = 0`` that no row had values."""
+
+    __tablename__ = "shredcat_stats_zone"
+
+    path_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    zone: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    files: Mapped[int] = mapped_column(BigInteger)
+    value_count: Mapped[int] = mapped_column(BigInteger)
+    min_num: Mapped[int | None] = mapped_column(BigInteger)
+    max_num: Mapped[int | None] = mapped_column(BigInteger)
+    min_real: Mapped[float | None] = mapped_column(Double)
+    max_real: Mapped[float | None] = mapped_column(Double)
+    contains_nan: Mapped[bool | None] = mapped_column(Boolean)
+
+
 class FilePartitionValue(Base):
     """``ducklake_file_partition_value``: DuckLake's four columns (``partition_value`` the raw,
     unescaped path text, NULL for ``__HIVE_DEFAULT_PARTITION__``; ``partition_key_index`` the

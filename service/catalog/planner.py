@@ -25,7 +25,11 @@ That set plan costs in proportion to the whole answer. A page of a dense answer 
 is instead found by walking the table's live files in id order and testing each one with the same
 rules written per file (:class:`_FileFilter`: an index lookup per file and term), stopping when
 the page is full; :func:`_first_rows` chooses between the two from the density a short walk sees.
-Counts over a multi-page answer are computed only when asked for.
+A single leaf on one key every live file has is instead scanned in file order on the key's
+file-order index; a range there first reads the key's zone map (``shredcat_stats_zone``: its rows'
+stats per 1,024 file ids, taken together), so the scan starts at the first zone that might hold a
+passing row and skips the zones that cannot. Counts over a multi-page answer are computed only when
+asked for.
 """
 
 from __future__ import annotations
@@ -34,11 +38,13 @@ import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from typing import Any
 
 from sqlalchemy import Connection, text
 
 from service import pagetoken
+from service.catalog import models
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH, PATH_FILE_COLUMNS
 from service.catalog.results import Candidate, FileExplanation, PlannedFile, PlannedFilesPage, PlanResult
@@ -398,11 +404,15 @@ class _RowClauses(TestVisitor[list[str]]):
     path's counters say such rows exist (or always, at a past snapshot).
     """
 
-    def __init__(self, planner: _Planner, row: _PathRow) -> None:
+    def __init__(self, planner: _Planner, row: _PathRow, *, zones: bool = False) -> None:
         self.planner = planner
         self.sql = planner.sql
         self.current = planner.current
         self.row = row
+        #: Over a zone's summary (``shredcat_stats_zone s``) instead of a stats row: the union of
+        #: rows, some of them no longer live, so neither the live counters (which drop the
+        #: branches for rows without keys or with NaN) nor the per-file width floor apply.
+        self.zones = zones
 
     def _key(self, v: Bound) -> Any:
         t = self.row.shredded_type
@@ -410,7 +420,7 @@ class _RowClauses(TestVisitor[list[str]]):
         return {"num": k.num, "real": k.real, "bin": k.bin}[family(t)]
 
     def _maybe(self, count: int) -> bool:
-        return not self.current or count > 0
+        return self.zones or not self.current or count > 0
 
     def _nan_branches(self) -> list[str]:
         if not self._maybe(self.row.nan_files):
@@ -470,7 +480,7 @@ class _RowClauses(TestVisitor[list[str]]):
 
     def _min_floor(self, fam: str, lo_k: Any) -> Any:
         row = self.row
-        if lo_k is None:
+        if lo_k is None or self.zones:
             return None
         if fam == "num" and row.max_width_num is not None:
             v = int(lo_k) - int(row.max_width_num)
@@ -873,22 +883,35 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
     entries up to the page's last candidate); the database picks. A walk over the live files in
     id order tests each file until the page is full (cost ~ page / density, a lookup per file
     and term): right when candidates are dense and come from several keys, where the set plan
-    would build a million-row answer to return its first thousand. Trees whose every candidate
-    must pass a point or bounded range, and single leaves on a key every live file has, go to the
-    set plan directly. Anything else is probed on :data:`PROBE_WINDOW` files; the density seen
-    there predicts both costs (walking on: need / density; the set: density x files), and the
-    cheaper one finishes the page."""
+    would build a million-row answer to return its first thousand.
+
+    A range (not a point) on a key every live file has reads the key's zones first: none that
+    might pass means an empty page; a selective range whose estimated answer is cheaper to collect
+    than to scan for goes to the set plan; otherwise the zones' runs of ids are scanned
+    (:func:`_scan_rows`). Other trees whose every candidate must pass a point or bounded range go
+    to the set plan directly, other single leaves on such a key are scanned from the start.
+    Anything else is probed on :data:`PROBE_WINDOW` files; the density seen there predicts both
+    costs (walking on: need / density; the set: density x files), and the cheaper one finishes
+    the page."""
     want = page_size + 1
     page = _Page(planner, condition, [])
     if isinstance(condition, Constant):
         page.rows = _every_row(planner, after, want) if condition.might_match else []
         return page
-    if visit_condition(condition, _LOOKS_SELECTIVE):
+    selective = visit_condition(condition, _LOOKS_SELECTIVE)
+    scan = _key_scan(planner, condition)
+    runs = None if scan is None else _zones(planner, scan, after, estimate=selective)
+    if runs is not None:
+        if not runs:
+            return page  # no zone holds a row that might pass
+        if not (selective and _set_is_cheaper(planner, runs, want)):
+            page.rows = _scan_rows(page, scan, after, want, runs)
+            return page
+    if selective:
         page.rows = _set_rows(page, after, want)
         return page
-    scan = _key_scan(planner, condition)
     if scan is not None:
-        page.rows = _scan_rows(page, scan, after, want)
+        page.rows = _scan_rows(page, scan, after, want, None)
         return page
     planner.terms = 0
     test = planner.file_filter(condition, "f.data_file_id")
@@ -925,6 +948,7 @@ class _KeyScan:
     """One key's live rows in file order, and the leaf's test of one row ``s``."""
 
     row: _PathRow
+    test: Test
     clause: str
 
 
@@ -941,19 +965,115 @@ def _key_scan(planner: _Planner, condition: Condition) -> _KeyScan | None:
     test = condition.test_for(rows[0].shredded_type)
     branches = visit_test(test, _RowClauses(planner, rows[0]))
     planner.count(1)
-    return _KeyScan(rows[0], " OR ".join(f"({b})" for b in branches) if branches else "1=0")
+    return _KeyScan(rows[0], test, " OR ".join(f"({b})" for b in branches) if branches else "1=0")
 
 
-def _scan(planner: _Planner, scan: _KeyScan, after: int, window: int, limit: int) -> tuple[list[Any], int, int]:
-    """The files after ``after`` that pass the leaf (at most ``limit``) among the key's next
-    ``window`` rows in file order; how many rows that window held, and its last file id. The
-    rows come from a subquery PostgreSQL and SQLite keep apart (OFFSET 0), so the test cannot
+#: At most this many id runs per scan: runs closer together than the gaps left are scanned as one.
+MAX_RUNS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """Consecutive data file ids whose zones might hold rows passing a scan's test (the gaps between
+    runs hold none): the rows there, and how many of them might pass, estimated from where the
+    range falls between each zone's bounds (values taken as evenly spread)."""
+
+    lo: int
+    hi: int
+    files: int
+    estimate: float
+
+
+def _zones(planner: _Planner, scan: _KeyScan, after: int, *, estimate: bool) -> list[_Run] | None:
+    """The runs of zones after ``after`` that might hold rows passing ``scan``'s range, in file
+    order (at most :data:`MAX_RUNS`: the smallest gaps are read through); None when the test is not
+    a range over more than one key, which the set plan's key index answers without help (a point:
+    a short index range; a point list: one per point). The zones are grouped into runs in the
+    database (consecutive zones share ``zone - row_number()``), which returns a row per run."""
+    t = scan.test
+    if not isinstance(t, RangeMayContain) or (t.lo is not None and t.lo == t.hi):
+        return None
+    clauses = _RowClauses(planner, scan.row, zones=True)
+    branches = visit_test(t, clauses)
+    if not branches:
+        return []
+    sql = planner.sql
+    size = models.ZONE_FILES
+    share = "0"
+    if estimate:
+        fam = family(scan.row.shredded_type)
+        step = 1 if fam == "num" else 0
+        # In double precision: a difference of two int64 keys may not fit an int64.
+        zmin, zmax = (f"CAST(s.{k}_{fam} AS DOUBLE PRECISION)" for k in ("min", "max"))
+        lo_k = None if t.lo is None else clauses._key(t.lo)
+        hi_k = None if t.hi is None else clauses._key(t.hi)
+        lo = zmin if lo_k is None else f"CASE WHEN {zmin} > {sql.bind(float(lo_k))} THEN {zmin} ELSE {sql.bind(float(lo_k))} END"
+        hi = zmax if hi_k is None else f"CASE WHEN {zmax} < {sql.bind(float(hi_k))} THEN {zmax} ELSE {sql.bind(float(hi_k))} END"
+        part = f"({hi} - {lo} + {step}) / ({zmax} - {zmin} + {step})"
+        share = (
+            f"CASE WHEN s.min_{fam} IS NULL OR s.max_{fam} IS NULL OR s.max_{fam} <= s.min_{fam} THEN 1.0 "
+            f"WHEN {part} < 0 THEN 0.0 WHEN {part} > 1 THEN 1.0 ELSE {part} END"
+        )
+    where = " OR ".join(f"({b})" for b in branches)
+    found = planner.conn.execute(
+        text(
+            "SELECT min(q.zone), max(q.zone), sum(q.files), sum(q.files * q.share) FROM ("
+            f"SELECT s.zone, s.files, {share} AS share, s.zone - row_number() OVER (ORDER BY s.zone) AS run "
+            f"FROM shredcat_stats_zone s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
+            f"AND s.zone >= {sql.bind(after // size)} AND ({where})"
+            ") AS q GROUP BY q.run ORDER BY 1"
+        ),
+        sql.params,
+    ).all()
+    runs = [
+        _Run(max(int(first) * size, after + 1), int(last) * size + size - 1, int(files), _finite(est, files))
+        for first, last, files, est in found
+    ]
+    if len(runs) > MAX_RUNS:
+        gaps = sorted(range(1, len(runs)), key=lambda i: runs[i].lo - runs[i - 1].hi, reverse=True)
+        bounds = [0, *sorted(gaps[: MAX_RUNS - 1]), len(runs)]
+        runs = [
+            _Run(
+                runs[a].lo,
+                runs[b - 1].hi,
+                sum(r.files for r in runs[a:b]),
+                sum(r.estimate for r in runs[a:b]),
+            )
+            for a, b in pairwise(bounds)
+        ]
+    return runs
+
+
+def _finite(estimate: Any, files: Any) -> float:
+    """A run's estimate, or its row count where the bounds made it meaningless (infinities)."""
+    v = float(estimate or 0)
+    return v if math.isfinite(v) else float(files)
+
+
+def _set_is_cheaper(planner: _Planner, runs: list[_Run], want: int) -> bool:
+    """Whether the set plan should answer a selective range: scanning the runs would read about
+    ``want / density`` entries, the set plan reads its estimated candidates, each
+    :data:`SCAN_VS_SET` times dearer."""
+    estimate = sum(r.estimate for r in runs)
+    files = sum(r.files for r in runs)
+    if estimate <= 0 or files <= 0:
+        return True
+    return want * files / estimate >= SCAN_VS_SET.get(planner.conn.dialect.name, 3) * estimate
+
+
+def _scan(
+    planner: _Planner, scan: _KeyScan, after: int, window: int, limit: int, upto: int | None = None
+) -> tuple[list[Any], int, int]:
+    """The files after ``after`` (up to ``upto``) that pass the leaf (at most ``limit``) among the
+    key's next ``window`` rows in file order; how many rows that window held, and its last file id.
+    The rows come from a subquery PostgreSQL and SQLite keep apart (OFFSET 0), so the test cannot
     pull the key indexes in: it reads only the file-order index, in order, and stops early."""
     sql = planner.sql
     cols = ", ".join(f"s.{c}" for c in PATH_FILE_COLUMNS)
+    until = "" if upto is None else f"AND s.data_file_id <= {sql.bind(upto)} "
     rows_sql = (
         f"SELECT {cols} FROM {scan.row.table} s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
-        f"AND {planner.live('s')} AND s.data_file_id > {sql.bind(after)} "
+        f"AND {planner.live('s')} AND s.data_file_id > {sql.bind(after)} {until}"
         f"ORDER BY s.data_file_id LIMIT {sql.bind(window)} OFFSET 0"
     )
     ids = f"SELECT s.data_file_id FROM ({rows_sql}) AS s WHERE {scan.clause} ORDER BY s.data_file_id LIMIT {sql.bind(limit)}"
@@ -966,20 +1086,49 @@ def _scan(planner: _Planner, scan: _KeyScan, after: int, window: int, limit: int
     return found, int(n), int(last) if last is not None else after
 
 
-def _scan_rows(page: _Page, scan: _KeyScan, after: int, want: int) -> list[Any]:
-    """A page of a single-key leaf: scanned in file order while the candidates are dense enough,
-    by the set plan (the key indexes, then a sort) when they are too sparse for that."""
+def _scan_runs(
+    planner: _Planner, scan: _KeyScan, runs: list[_Run] | None, after: int, window: int, limit: int
+) -> tuple[list[Any], int, int, bool]:
+    """:func:`_scan` over the runs of ids that zones left (None: every id): the passing files after
+    ``after`` (at most ``limit``) among the next ``window`` rows; the rows read, the last id read,
+    and whether nothing is left to read."""
+    if runs is None:
+        found, n, last = _scan(planner, scan, after, window, limit)
+        return found, n, last, n < window and len(found) < limit
+    found: list[Any] = []
+    read = 0
+    last = after
+    for run in runs:
+        if run.hi <= last:
+            continue
+        got, n, end = _scan(planner, scan, max(last, run.lo - 1), window - read, limit - len(found), run.hi)
+        found += got
+        read += n
+        if len(found) >= limit or read >= window:
+            return found, read, end, False
+        last = run.hi  # the run is read to its end
+    return found, read, last, True
+
+
+def _scan_rows(page: _Page, scan: _KeyScan, after: int, want: int, runs: list[_Run] | None) -> list[Any]:
+    """A page of a single-key leaf: scanned in file order (within ``runs``, the ids whose zones
+    might hold a passing row, when given) while the candidates are dense enough, by the set plan
+    (the key indexes, then a sort) when they are too sparse for that."""
     planner = page.planner
-    rows, scanned, last = _scan(planner, scan, after, SCAN_PROBE, want)
-    if len(rows) >= want or scanned < SCAN_PROBE:
+    rows, scanned, last, done = _scan_runs(planner, scan, runs, after, SCAN_PROBE, want)
+    if len(rows) >= want or done:
         return rows
     need = want - len(rows)
     density = len(rows) / scanned
-    remaining = max(planner.t.live_file_count - scanned, 0)
+    if runs is None:
+        remaining = max(planner.t.live_file_count - scanned, 0)
+    else:
+        remaining = sum(r.files for r in runs if r.hi > last)
     if density > 0 and need / density < SCAN_VS_SET.get(planner.conn.dialect.name, 3) * density * remaining:
-        more, scanned, last = _scan(planner, scan, last, min(MAX_SCAN, math.ceil(3 * need / density)), need)
+        window = min(MAX_SCAN, math.ceil(3 * need / density))
+        more, scanned, last, done = _scan_runs(planner, scan, runs, last, window, need)
         rows += more
-        if len(rows) >= want or scanned < MAX_SCAN:
+        if len(rows) >= want or done or scanned < window:
             return rows
         need = want - len(rows)
     return rows + _set_rows(page, last, need)

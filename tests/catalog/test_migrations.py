@@ -12,7 +12,7 @@ from service.catalog.db import current_revision, downgrade, make_engine, schema_
 from service.catalog.models import Base
 
 REPO = Path(__file__).resolve().parents[2]
-HEAD = "0006"
+HEAD = "0007"
 
 
 def _tables(url: str) -> set[str]:

@@ -6,6 +6,9 @@ on both backends; and the counts over the whole answer are given when asked, or 
 A condition every live file passes (folded to TRUE by ``planner.simplify``) reads the next live
 files and nothing else ("every"); a single leaf on a key every live file has is scanned in file
 order on the key's file-order index ("scan"), on further ("scan_on"), or handed to the set plan.
+A range on such a key first reads the key's zone map ("zones"): no zone might pass (nothing to
+read), a selective range the set plan answers cheaper, or a scan of the runs of zones that might.
+Zones are shrunk to 16 files here so that 600 files make 38 of them.
 
 The walk's windows are shrunk here so that 600 files exercise every route; each route must be
 taken at least once, or the test fails (a change of thresholds would otherwise leave a route
@@ -22,7 +25,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from service.catalog import Catalog
+from service.catalog import Catalog, models
 from service.catalog import planner as P
 from service.catalog import repository as repo
 from service.pruning.conditions import compile_expression
@@ -36,6 +39,10 @@ A = "variant_get(v, '$.a', 'bigint')"
 B = "variant_get(v, '$.b', 'double')"
 C = "variant_get(v, '$.c', 'string')"
 D = "variant_get(v, '$.d', 'string')"
+E = "variant_get(v, '$.e', 'bigint')"
+F = "variant_get(v, '$.f', 'bigint')"
+H = "variant_get(v, '$.h', 'bigint')"
+ZONE = 16
 
 PREDICATES = [
     f"{B} > 0",  # every file with values: dense from the first file
@@ -53,6 +60,14 @@ PREDICATES = [
     f"{A} IN (5, 1500, 5999)",
     f"{D} > 'n5'",  # strings on every file: keys the file-order index does not hold (walked)
     f"{D} <> 'n3'",
+    f"{A} BETWEEN 2000 AND 4500",  # a long clustered run mid-table: scanned from its first zone
+    f"{A} > 99999",  # no zone might pass
+    f"{E} BETWEEN 2000 AND 2049",  # three runs of zones apart
+    f"{E} >= 3010",  # a one-sided range in runs
+    f"{B} BETWEEN 96 AND 97",  # spread: every zone might pass, few files do
+    f"{F} <> 0",  # dense in the first files, then none until the last ones (not zoned)
+    f"{F} > 50",  # the same, zoned
+    f"{H} <> 0",  # a quarter of the files, spread (not zoned)
 ]
 
 
@@ -69,12 +84,19 @@ def _files() -> list[Any]:
             k = f"k{rnd.randrange(10)}"
             paths.append(ps('"c"', VARCHAR, k, k))
         paths.append(ps('"d"', VARCHAR, f"n{i % 7}", f"n{i % 7 + 2}"))
+        e = (i // 50) % 4 * 1000 + i % 50
+        paths.append(ps('"e"', INT64, e, e))
+        f = 100 if (i < 40 and i % 4 == 0) or i >= 500 else 0
+        paths.append(ps('"f"', INT64, f, f))
+        h = 0 if i % 4 else 1
+        paths.append(ps('"h"', INT64, h, h))
         out.append(fs(f"s3://b/t/f{i:04d}.parquet", *paths))
     return out
 
 
 @pytest.fixture
-def cat(catalog_url: str) -> Iterator[Catalog]:
+def cat(catalog_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Catalog]:
+    monkeypatch.setattr(models, "ZONE_FILES", ZONE)
     c = Catalog(catalog_url)
     c.create_table(NS, T, ["v"])
     c.commit(NS, T, _files())
@@ -103,7 +125,7 @@ def _paged(cat: Catalog, sql: str, page_size: int) -> list[str]:
 
 
 def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    real_first, real_walk, real_set, real_scan = P._first_rows, P._walk, P._set_rows, P._scan
+    real_first, real_walk, real_set, real_scan, real_zones = P._first_rows, P._walk, P._set_rows, P._scan, P._zones
     calls: list[str] = []
     routes: dict[str, int] = {}
 
@@ -118,7 +140,7 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
             ("scan",): "scan",
             ("scan", "scan"): "scan_on",
         }.get(tuple(calls), "")
-        route = route or (f"{calls[0]}_then_set" if calls[-1] == "set" else "+".join(calls))
+        route = route or "+".join(calls)
         routes[route] = routes.get(route, 0) + 1
         return out
 
@@ -130,6 +152,12 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
         calls.append("scan")
         return real_scan(*a, **k)
 
+    def zones(*a: Any, **k: Any) -> Any:
+        out = real_zones(*a, **k)
+        if out is not None:
+            calls.append("zones")
+        return out
+
     def set_rows(*a: Any, **k: Any) -> Any:
         calls.append("set")
         return real_set(*a, **k)
@@ -138,16 +166,22 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
     monkeypatch.setattr(P, "MAX_WALK", 120)
     monkeypatch.setattr(P, "SCAN_PROBE", 40)
     monkeypatch.setattr(P, "MAX_SCAN", 120)
+    monkeypatch.setattr(P, "MAX_RUNS", 2)  # the three runs of `e` are read as two
     monkeypatch.setattr(P, "_first_rows", first_rows)
     monkeypatch.setattr(P, "_walk", walk)
     monkeypatch.setattr(P, "_scan", scan)
     monkeypatch.setattr(P, "_set_rows", set_rows)
+    monkeypatch.setattr(P, "_zones", zones)
     for sql in PREDICATES:
         expected = _set_answer(cat, sql)
-        for page_size in (7, 25, 1000):
+        for page_size in (7, 14, 25, 1000):
             assert _paged(cat, sql, page_size) == expected, f"{sql} (pages of {page_size})"
-    wanted = ("every", "set", "walk", "walk_on", "walk_then_set", "scan", "scan_on", "scan_then_set")
-    assert all(routes.get(r) for r in wanted), routes
+    wanted = (
+        "every", "set", "walk", "walk_on", "walk+set", "scan", "scan_on", "scan+set",
+        "zones", "zones+set", "zones+scan", "zones+scan+scan",
+    )  # fmt: skip
+    missing = [r for r in wanted if not routes.get(r)]
+    assert not missing, f"routes never taken: {missing}; taken: {sorted(routes.items())}"
 
 
 def test_a_dense_first_page_never_builds_the_whole_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:

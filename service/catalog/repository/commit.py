@@ -326,11 +326,74 @@ def _add_rows(
             for name, raw in fr
         ]
         _insert_rows(conn, "ducklake_file_partition_value", PARTITION_COLUMNS, PARTITION_PG_TYPES, parts)
+    if ids:
+        pids = sorted(set(pid_of.values()))
+        lo, hi = min(ids), max(ids)
+        if variant:
+            add_zones(conn, "ducklake_file_variant_stats", lo, hi, pids)
+        if any(batch.col_rows):
+            add_zones(conn, "ducklake_file_column_stats", lo, hi, pids)
     deltas = {pid_of[k]: batch.counters[k] for k in keys}
     widths = {
         pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, batch.widths[k]) for k in keys
     }
     _apply_counters(conn, deltas, widths)
+
+
+# --- zones ------------------------------------------------------------------------------------
+
+#: A zone's summary of stats rows ``s`` grouped by (path_id, zone): only rows with values speak for
+#: the keys, and one such row without a key makes the zone's key unknown (NULL), as in a stats row.
+ZONE_AGGREGATES = (
+    "count(*), sum(s.value_count), "
+    + ", ".join(
+        f"CASE WHEN sum(CASE WHEN s.value_count > 0 AND s.{k} IS NULL THEN 1 ELSE 0 END) > 0 THEN NULL "
+        f"ELSE {agg}(CASE WHEN s.value_count > 0 THEN s.{k} END) END"
+        for agg, k in (("min", "min_num"), ("max", "max_num"), ("min", "min_real"), ("max", "max_real"))
+    )
+    + ", CASE WHEN sum(CASE WHEN s.value_count > 0 AND s.contains_nan IS NULL THEN 1 ELSE 0 END) > 0 THEN NULL "
+    "ELSE max(CASE WHEN s.value_count > 0 AND s.contains_nan THEN 1 ELSE 0 END) = 1 END"
+)
+ZONE_COLUMNS = "path_id, zone, files, value_count, min_num, max_num, min_real, max_real, contains_nan"
+
+
+def _merged(key: str, pick: str) -> str:
+    """A zone's key after adding ``excluded``'s rows: either side without values says nothing,
+    an unknown (NULL) key on a side with values stays unknown."""
+    return (
+        f"CASE WHEN z.value_count = 0 THEN excluded.{key} WHEN excluded.value_count = 0 THEN z.{key} "
+        f"WHEN z.{key} IS NULL OR excluded.{key} IS NULL THEN NULL "
+        f"WHEN excluded.{key} {pick} z.{key} THEN excluded.{key} ELSE z.{key} END"
+    )
+
+
+_ZONE_UPSERT = (
+    "ON CONFLICT (path_id, zone) DO UPDATE SET files = z.files + excluded.files, "
+    "value_count = z.value_count + excluded.value_count, "
+    f"min_num = {_merged('min_num', '<')}, max_num = {_merged('max_num', '>')}, "
+    f"min_real = {_merged('min_real', '<')}, max_real = {_merged('max_real', '>')}, "
+    "contains_nan = CASE WHEN z.value_count = 0 THEN excluded.contains_nan "
+    "WHEN excluded.value_count = 0 THEN z.contains_nan "
+    "WHEN z.contains_nan IS NULL OR excluded.contains_nan IS NULL THEN NULL "
+    "ELSE (z.contains_nan OR excluded.contains_nan) END"
+)
+
+
+def add_zones(conn: Connection, table: str, lo: int, hi: int, path_ids: Sequence[int]) -> None:
+    """Widen the zones of ``path_ids`` (:class:`~service.catalog.models.StatsZone`) by their live
+    rows in ``table`` with ``data_file_id`` between ``lo`` and ``hi``: the rows just inserted, read
+    back on the primary key and summed in the database. Rows of that range already counted before
+    (``shredcat refresh`` adding a key to older files) are counted again: the counts are estimates,
+    and the bounds only ever widen."""
+    if not path_ids:
+        return
+    pids = ", ".join(str(int(p)) for p in path_ids)
+    conn.exec_driver_sql(
+        f"INSERT INTO shredcat_stats_zone AS z ({ZONE_COLUMNS}) "
+        f"SELECT s.path_id, s.data_file_id / {m.ZONE_FILES}, {ZONE_AGGREGATES} FROM {table} s "
+        f"WHERE s.data_file_id BETWEEN {int(lo)} AND {int(hi)} AND s.path_id IN ({pids}) AND s.end_snapshot IS NULL "
+        f"GROUP BY s.path_id, s.data_file_id / {m.ZONE_FILES} {_ZONE_UPSERT}"
+    )
 
 
 # --- removal ----------------------------------------------------------------------------------
