@@ -987,9 +987,10 @@ class _Run:
 def _zones(planner: _Planner, scan: _KeyScan, after: int, *, estimate: bool) -> list[_Run] | None:
     """The runs of zones after ``after`` that might hold rows passing ``scan``'s range, in file
     order (at most :data:`MAX_RUNS`: the smallest gaps are read through); None when the test is not
-    a range over more than one key, which the set plan's key index answers without help (a point:
+    a range wider than one value, which the set plan's key index answers without help (a point:
     a short index range; a point list: one per point). The zones are grouped into runs in the
-    database (consecutive zones share ``zone - row_number()``), which returns a row per run."""
+    database (consecutive zones share ``zone - row_number()``), which returns a row per run; with
+    ``estimate``, each run's rows that might pass are estimated there too."""
     t = scan.test
     if not isinstance(t, RangeMayContain) or (t.lo is not None and t.lo == t.hi):
         return None
@@ -1005,10 +1006,16 @@ def _zones(planner: _Planner, scan: _KeyScan, after: int, *, estimate: bool) -> 
         step = 1 if fam == "num" else 0
         # In double precision: a difference of two int64 keys may not fit an int64.
         zmin, zmax = (f"CAST(s.{k}_{fam} AS DOUBLE PRECISION)" for k in ("min", "max"))
-        lo_k = None if t.lo is None else clauses._key(t.lo)
-        hi_k = None if t.hi is None else clauses._key(t.hi)
-        lo = zmin if lo_k is None else f"CASE WHEN {zmin} > {sql.bind(float(lo_k))} THEN {zmin} ELSE {sql.bind(float(lo_k))} END"
-        hi = zmax if hi_k is None else f"CASE WHEN {zmax} < {sql.bind(float(hi_k))} THEN {zmax} ELSE {sql.bind(float(hi_k))} END"
+
+        def within(edge: str, beyond: str, bound: Bound | None) -> str:
+            """The zone's ``edge``, or the range's ``bound`` where the edge lies ``beyond`` it."""
+            key = None if bound is None else clauses._key(bound)
+            if key is None:
+                return edge
+            k = sql.bind(float(key))
+            return f"CASE WHEN {edge} {beyond} {k} THEN {edge} ELSE {k} END"
+
+        lo, hi = within(zmin, ">", t.lo), within(zmax, "<", t.hi)
         part = f"({hi} - {lo} + {step}) / ({zmax} - {zmin} + {step})"
         share = (
             f"CASE WHEN s.min_{fam} IS NULL OR s.max_{fam} IS NULL OR s.max_{fam} <= s.min_{fam} THEN 1.0 "
