@@ -253,8 +253,31 @@ def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
         conn.execution_options(**{_WRITE_OPTION: write})
         if not write and engine.dialect.name == "postgresql":
             conn.execution_options(isolation_level="REPEATABLE READ")
-        with conn.begin():
+        trans = conn.begin()
+        try:
             yield conn
+        except BaseException as e:
+            if _connection_lost(e):
+                # The transaction died with the connection: a ROLLBACK on it fails again (psycopg
+                # left in pipeline mode: "cannot exit pipeline mode while busy"), and so would the
+                # pool's reset, which logs that as an ERROR. Drop the connection instead.
+                conn.invalidate()
+            else:
+                trans.rollback()
+            raise
+        trans.commit()
+
+
+def _connection_lost(e: BaseException) -> bool:
+    """Whether ``e`` means the PostgreSQL connection is unusable but SQLAlchemy has not invalidated
+    it: a connection-class SQLSTATE (08xxx, 57P0x: terminated by an administrator, a restart) or a
+    client-side psycopg error (no SQLSTATE), such as a pipeline interrupted by a killed backend."""
+    if not isinstance(e, (OperationalError, InterfaceError)) or e.connection_invalidated:
+        return False
+    if not type(e.orig).__module__.startswith("psycopg"):
+        return False
+    state = _sqlstate(e)
+    return state is None or state.startswith(("08", "57P"))
 
 
 def run_transaction(

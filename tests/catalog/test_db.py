@@ -274,3 +274,31 @@ def test_commits_refresh_the_file_tables_statistics_when_it_has_doubled(
         assert counted() == 80
     finally:
         cat.close()
+
+
+@pytest.mark.postgres
+def test_a_transaction_whose_connection_is_lost_drops_it_instead_of_rolling_back() -> None:
+    """A client-side psycopg error (a pipeline a killed backend left busy) or a connection-class
+    SQLSTATE means the session is gone: the connection is dropped, not rolled back (the ROLLBACK
+    fails again, and the pool's reset logs that as an ERROR with a traceback); any other error
+    rolls back and keeps the connection."""
+    import psycopg
+
+    from tests.conftest import PG_ADMIN_URL, require_postgres
+
+    require_postgres()
+    engine = make_engine(PG_ADMIN_URL, concurrency=1)
+    try:
+        lost = OperationalError("COMMIT", {}, psycopg.OperationalError("cannot exit pipeline mode while busy"))
+        with pytest.raises(OperationalError), transaction(engine) as conn:
+            first = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+            raise lost
+        with pytest.raises(ValueError), transaction(engine) as conn:
+            second = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+            raise ValueError("not the connection's fault")
+        with transaction(engine) as conn:
+            third = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        assert second != first  # dropped: a new session
+        assert third == second  # rolled back and kept
+    finally:
+        engine.dispose()
