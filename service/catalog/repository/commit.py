@@ -295,6 +295,7 @@ def _add_rows(
     path_rows = ensure_paths(conn, t.table_id, {(cols[c], vp, tn) for c, vp, tn in keys})
     pid_of = {k: path_rows[(cols[k[0]], k[1], k[2])].path_id for k in keys}
     tid = t.table_id
+    pids = sorted(set(pid_of.values()))
     if variant:
         stats_rows: list[tuple[Any, ...]] = []
         append = stats_rows.append
@@ -307,6 +308,7 @@ def _add_rows(
                     )
                 )  # fmt: skip
         _insert_stats(conn, stats_rows)
+        add_zones(conn, "ducklake_file_variant_stats", ids, pids)
     if any(batch.col_rows):
         col_stats: list[tuple[Any, ...]] = []
         for fid, snap, fr in zip(ids, begins, batch.col_rows, strict=True):
@@ -318,6 +320,7 @@ def _add_rows(
                     )
                 )  # fmt: skip
         _insert_rows(conn, "ducklake_file_column_stats", COLUMN_STATS_COLUMNS, COLUMN_STATS_PG_TYPES, col_stats)
+        add_zones(conn, "ducklake_file_column_stats", ids, pids)
     if any(batch.part_rows):
         index = {name: i for i, name in enumerate(t.partition_columns)}
         parts = [
@@ -326,13 +329,6 @@ def _add_rows(
             for name, raw in fr
         ]
         _insert_rows(conn, "ducklake_file_partition_value", PARTITION_COLUMNS, PARTITION_PG_TYPES, parts)
-    if ids:
-        pids = sorted(set(pid_of.values()))
-        lo, hi = min(ids), max(ids)
-        if variant:
-            add_zones(conn, "ducklake_file_variant_stats", lo, hi, pids)
-        if any(batch.col_rows):
-            add_zones(conn, "ducklake_file_column_stats", lo, hi, pids)
     deltas = {pid_of[k]: batch.counters[k] for k in keys}
     widths = {
         pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, batch.widths[k]) for k in keys
@@ -379,14 +375,15 @@ _ZONE_UPSERT = (
 )
 
 
-def add_zones(conn: Connection, table: str, lo: int, hi: int, path_ids: Sequence[int]) -> None:
+def add_zones(conn: Connection, table: str, ids: Sequence[int], path_ids: Sequence[int]) -> None:
     """Widen the zones of ``path_ids`` (:class:`~service.catalog.models.StatsZone`) by their live
-    rows in ``table`` with ``data_file_id`` between ``lo`` and ``hi``: the rows just inserted, read
-    back on the primary key and summed in the database. Rows of that range already counted before
+    rows in ``table`` of the files between the least and greatest of ``ids``: the rows just
+    inserted, read back on the primary key and summed in the database. Rows of that range already counted before
     (``shredcat refresh`` adding a key to older files) are counted again: the counts are estimates,
     and the bounds only ever widen."""
-    if not path_ids:
+    if not ids or not path_ids:
         return
+    lo, hi = min(ids), max(ids)
     pids = ", ".join(str(int(p)) for p in path_ids)
     conn.exec_driver_sql(
         f"INSERT INTO shredcat_stats_zone AS z ({ZONE_COLUMNS}) "
