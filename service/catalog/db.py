@@ -256,6 +256,7 @@ def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
         trans = conn.begin()
         try:
             yield conn
+            trans.commit()  # inside: a COMMIT on a lost connection is handled as any statement
         except BaseException as e:
             if _connection_lost(e):
                 # The transaction died with the connection: a ROLLBACK on it fails again (psycopg
@@ -265,7 +266,6 @@ def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
             else:
                 trans.rollback()
             raise
-        trans.commit()
 
 
 def _connection_lost(e: BaseException) -> bool:
