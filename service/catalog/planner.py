@@ -71,7 +71,7 @@ from service.pruning.conditions import (
     visit_test,
 )
 from service.pruning.evaluator import interpret, stats_by_path
-from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
+from service.values import INT64_MAX, INT64_MIN, Bound, ShreddedType, family, index_key
 
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
 #: 500 terms; past a few hundred the predicate is better rejected with a clear 413 anyway.
@@ -911,7 +911,7 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
         page.rows = _set_rows(page, after, want)
         return page
     if scan is not None:
-        page.rows = _scan_rows(page, scan, after, want, None)
+        page.rows = _scan_rows(page, scan, after, want, [_Run(after + 1, INT64_MAX, planner.t.live_file_count, 0.0)])
         return page
     planner.terms = 0
     test = planner.file_filter(condition, "f.data_file_id")
@@ -1069,7 +1069,7 @@ def _set_is_cheaper(planner: _Planner, runs: list[_Run], want: int) -> bool:
 
 
 def _scan(
-    planner: _Planner, scan: _KeyScan, after: int, window: int, limit: int, upto: int | None = None
+    planner: _Planner, scan: _KeyScan, after: int, window: int, limit: int, upto: int
 ) -> tuple[list[Any], int, int]:
     """The files after ``after`` (up to ``upto``) that pass the leaf (at most ``limit``) among the
     key's next ``window`` rows in file order; how many rows that window held, and its last file id.
@@ -1077,10 +1077,9 @@ def _scan(
     pull the key indexes in: it reads only the file-order index, in order, and stops early."""
     sql = planner.sql
     cols = ", ".join(f"s.{c}" for c in PATH_FILE_COLUMNS)
-    until = "" if upto is None else f"AND s.data_file_id <= {sql.bind(upto)} "
     rows_sql = (
         f"SELECT {cols} FROM {scan.row.table} s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
-        f"AND {planner.live('s')} AND s.data_file_id > {sql.bind(after)} {until}"
+        f"AND {planner.live('s')} AND s.data_file_id > {sql.bind(after)} AND s.data_file_id <= {sql.bind(upto)} "
         f"ORDER BY s.data_file_id LIMIT {sql.bind(window)} OFFSET 0"
     )
     ids = f"SELECT s.data_file_id FROM ({rows_sql}) AS s WHERE {scan.clause} ORDER BY s.data_file_id LIMIT {sql.bind(limit)}"
@@ -1094,14 +1093,11 @@ def _scan(
 
 
 def _scan_runs(
-    planner: _Planner, scan: _KeyScan, runs: list[_Run] | None, after: int, window: int, limit: int
+    planner: _Planner, scan: _KeyScan, runs: list[_Run], after: int, window: int, limit: int
 ) -> tuple[list[Any], int, int, bool]:
-    """:func:`_scan` over the runs of ids that zones left (None: every id): the passing files after
-    ``after`` (at most ``limit``) among the next ``window`` rows; the rows read, the last id read,
-    and whether nothing is left to read."""
-    if runs is None:
-        found, n, last = _scan(planner, scan, after, window, limit)
-        return found, n, last, n < window and len(found) < limit
+    """:func:`_scan` over runs of ids: the passing files after ``after`` (at most ``limit``) among
+    the next ``window`` rows; the rows read, the last id read, and whether nothing is left to
+    read."""
     found: list[Any] = []
     read = 0
     last = after
@@ -1117,25 +1113,22 @@ def _scan_runs(
     return found, read, last, True
 
 
-def _scan_rows(page: _Page, scan: _KeyScan, after: int, want: int, runs: list[_Run] | None) -> list[Any]:
-    """A page of a single-key leaf: scanned in file order (within ``runs``, the ids whose zones
-    might hold a passing row, when given) while the candidates are dense enough, by the set plan
-    (the key indexes, then a sort) when they are too sparse for that."""
+def _scan_rows(page: _Page, scan: _KeyScan, after: int, want: int, runs: list[_Run]) -> list[Any]:
+    """A page of a single-key leaf: scanned in file order within ``runs`` (the ids whose zones might
+    hold a passing row, or one run of every id) while the candidates are dense enough, by the set
+    plan (the key indexes, then a sort) when they are too sparse for that."""
     planner = page.planner
     rows, scanned, last, done = _scan_runs(planner, scan, runs, after, SCAN_PROBE, want)
     if len(rows) >= want or done:
         return rows
     need = want - len(rows)
     density = len(rows) / scanned
-    if runs is None:
-        remaining = max(planner.t.live_file_count - scanned, 0)
-    else:
-        remaining = sum(r.files for r in runs if r.hi > last)
+    remaining = max(sum(r.files for r in runs) - scanned, 0)
     if density > 0 and need / density < SCAN_VS_SET.get(planner.conn.dialect.name, 3) * density * remaining:
         window = min(MAX_SCAN, math.ceil(3 * need / density))
         more, scanned, last, done = _scan_runs(planner, scan, runs, last, window, need)
         rows += more
-        if len(rows) >= want or done or scanned < window:
+        if len(rows) >= want or done:
             return rows
         need = want - len(rows)
     return rows + _set_rows(page, last, need)
