@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 import secrets
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
     from service.catalog import Catalog
 
 log = logging.getLogger("service.api")
+
+#: How long shutting down waits for the pool's filling to stop (it stops between connections; one
+#: that is being opened may take up to the connect timeout, and is then left to the daemon thread).
+POOL_FILL_JOIN_S = 2.0
 
 DESCRIPTION = """\
 REST API of **shredcat**, a lakehouse catalog for shredded Parquet Variant statistics.
@@ -72,7 +77,7 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         import anyio.to_thread
 
         from service.catalog import Catalog
-        from service.catalog.db import make_engine
+        from service.catalog.db import fill_pool, make_engine
 
         # FastAPI runs the endpoints that use the catalog on anyio's thread limiter (40): at most
         # one pooled connection per such thread, capped by SHREDCAT_DB_POOL_SIZE, and kept, so a
@@ -80,14 +85,24 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
         pool = min(threads, settings.db_pool_size)
         catalog = Catalog(make_engine(settings.database_url, concurrency=pool), limits=ctx.limits)
+        # Opened in the background: a server starts (and reports unready) without its database.
+        ctx.pool_filler = threading.Thread(
+            target=fill_pool, args=(catalog.engine, ctx.stopping), name="shredcat-pool-fill", daemon=True
+        )
+        ctx.pool_filler.start()
     ctx.catalog = catalog
     ctx.executor = ContextThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
 
 
 def _close(ctx: AppContext, *, owned: bool) -> None:
-    executor, catalog = ctx.executor, ctx.catalog
+    executor, catalog, filler = ctx.executor, ctx.catalog, ctx.pool_filler
     ctx.executor = None
     ctx.catalog = None
+    ctx.pool_filler = None
+    if filler is not None:
+        ctx.stopping.set()
+        filler.join(timeout=POOL_FILL_JOIN_S)
+        ctx.stopping.clear()
     if executor is not None:
         executor.shutdown(wait=False, cancel_futures=True)
     if owned and catalog is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,9 @@ class AppContext:
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
     #: Lifespans currently entered (see service.api.app).
     active: int = 0
+    #: The thread opening the catalog's pooled connections at start, and its stop signal.
+    pool_filler: threading.Thread | None = field(default=None, repr=False)
+    stopping: threading.Event = field(default_factory=threading.Event, repr=False)
 
 
 # The dependencies are coroutines: FastAPI runs a plain ``def`` dependency in its thread pool, a

@@ -22,6 +22,7 @@ import logging
 import random
 import select
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -94,7 +95,7 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
     PostgreSQL pool then keeps that many and no overflow (overflow connections are closed when
     returned, so a pool smaller than the load would open a new database session for most
     requests; beyond the pool a thread waits for a free connection instead). Connections are
-    opened on first use, never ahead.
+    opened on first use, or ahead of it by :func:`fill_pool`.
     """
     u = normalize_url(url)
     if u.get_backend_name() == "sqlite":
@@ -126,6 +127,33 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
             event.listen(engine, "checkout", functools.partial(_discard_if_ended, engine.dialect))
         return engine
     raise ShredcatError(f"unsupported catalog database {u.get_backend_name()!r}: use sqlite or postgresql")
+
+
+def fill_pool(engine: Engine, stop: threading.Event | None = None) -> int:
+    """Open a PostgreSQL engine's pooled connections now rather than on first use; how many
+    connections the pool has open afterwards (0 on SQLite, whose connections cost nothing to open).
+
+    A server calls it once at start (in the background): with the pool filled lazily, a load
+    that grows later (8 clients after a warm-up of 6, say) opens new database sessions in what
+    should be its steady state, each costing PostgreSQL a backend fork and the request a
+    connection set-up. A database that cannot be reached is logged, never raised: the server
+    starts anyway, and its connections open on first use as before. ``stop`` ends the filling
+    early (the server is shutting down)."""
+    if backend_name(engine) != "postgresql":
+        return 0
+    pool = engine.pool
+    size = pool.size() if hasattr(pool, "size") else 0
+    held: list[Any] = []
+    try:
+        # Held until the end: a connection returned at once would be checked out again.
+        while pool.checkedin() + pool.checkedout() < size and not (stop is not None and stop.is_set()):
+            held.append(engine.raw_connection())
+    except (SQLAlchemyError, engine.dialect.loaded_dbapi.Error) as e:  # the pool raises the driver's own
+        log.warning("could not open the catalog's connections ahead of use (%s: %s): they open on first use", e.__class__.__name__, e)
+    finally:
+        for c in held:
+            c.close()
+    return pool.checkedin() + pool.checkedout()
 
 
 def _discard_if_ended(dialect: Any, dbapi_conn: Any, _record: Any, _proxy: Any) -> None:

@@ -302,3 +302,65 @@ def test_a_transaction_whose_connection_is_lost_drops_it_instead_of_rolling_back
         assert third == second  # rolled back and kept
     finally:
         engine.dispose()
+
+
+@pytest.mark.postgres
+def test_fill_pool_opens_the_pools_connections_and_transactions_reuse_them() -> None:
+    """A server fills its pool at start, so a load that grows later opens no database sessions:
+    after ``fill_pool`` as many transactions as the pool holds, all at once, run on the sessions
+    it opened."""
+    import threading
+
+    from tests.conftest import _db_url, create_pg_database, drop_pg_database, require_postgres
+
+    require_postgres()
+    name = create_pg_database()
+    engine = make_engine(_db_url(name), concurrency=4)
+    try:
+        assert catalog_db.fill_pool(engine) == 4
+        assert engine.pool.checkedin() == 4  # type: ignore[attr-defined]
+        assert catalog_db.fill_pool(engine) == 4  # filled already: nothing more opened
+        with transaction(engine, write=False) as conn:
+            opened = set(conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")).scalars())
+        assert len(opened) == 4
+        pids: list[int] = []
+        together = threading.Barrier(4)
+
+        def run() -> None:
+            with transaction(engine, write=False) as conn:
+                together.wait(timeout=30)  # all four connections checked out at once
+                pids.append(conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
+
+        threads = [threading.Thread(target=run) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(pids) == sorted(opened)
+        stop = threading.Event()
+        stop.set()
+        other = make_engine(_db_url(name), concurrency=4)
+        try:
+            assert catalog_db.fill_pool(other, stop) == 0  # stopped before the first connection
+        finally:
+            other.dispose()
+    finally:
+        engine.dispose()
+        drop_pg_database(name)
+
+
+def test_fill_pool_is_a_no_op_on_sqlite_and_only_logs_an_unreachable_postgres(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    try:
+        assert catalog_db.fill_pool(engine) == 0
+    finally:
+        engine.dispose()
+    engine = make_engine(f"postgresql://postgres@127.0.0.1:{_free_port()}/nope", concurrency=3)
+    try:
+        with caplog.at_level("WARNING", logger="service.catalog.db"):
+            assert catalog_db.fill_pool(engine) == 0
+        assert "open on first use" in caplog.text
+    finally:
+        engine.dispose()

@@ -4,8 +4,9 @@
   connection has ``TCP_NODELAY`` (read from the serving process itself with ``pidfd_getfd``).
   That option is the cause of the ≈ 40 ms delayed-ACK wait per sequential request; the latency
   itself is measured by ``bench/http_plan.py``, never asserted here (shared machines are noisy).
-* No connection churn: under a steady load of concurrent clients the server opens no new
-  PostgreSQL sessions (its pool holds a connection per thread that may need one).
+* No connection churn: the server opens its pool's PostgreSQL sessions at start, and a load of
+  concurrent clients, however it grows, opens no more (the pool holds a connection per thread
+  that may need one).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import http.client
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -31,6 +33,8 @@ from tests.ops.support import (
 )
 from tests.support.server import Server, running_server
 
+#: PostgreSQL backends report their statistics (pg_stat_database.sessions) at most once a second.
+PG_STATS_FLUSH_S = 1.1
 _SYS_PIDFD_GETFD = 438  # the same number on every Linux architecture
 
 
@@ -102,24 +106,43 @@ def test_accepted_sockets_have_tcp_nodelay(env: dict[str, str], tmp_path: Path, 
 
 
 def _sessions(url: str) -> int:
-    """Sessions ever opened on this URL's database (``pg_stat_database``, PostgreSQL 14+)."""
+    """Sessions ever opened on this URL's database (``pg_stat_database``, PostgreSQL 14+; a backend
+    reports its start at its first idle moment)."""
     from sqlalchemy import make_url
 
     db = make_url(url).database
     return int(admin_execute(with_database(url, "postgres"), f"SELECT sessions FROM pg_stat_database WHERE datname = '{db}'")[0][0])
 
 
+def _server_backends(url: str) -> set[int]:
+    """The pids of the server's sessions on this URL's database now (``application_name`` shredcat)."""
+    from sqlalchemy import make_url
+
+    db = make_url(url).database
+    rows = admin_execute(
+        with_database(url, "postgres"),
+        f"SELECT pid FROM pg_stat_activity WHERE datname = '{db}' AND application_name = 'shredcat'",
+    )
+    return {int(r[0]) for r in rows}
+
+
 @pytest.mark.postgres
 def test_concurrent_clients_open_no_new_database_sessions(tmp_path: Path) -> None:
+    """The server opens its pool's connections at start (``fill_pool``), so a load that grows
+    after its warm-up (more clients in flight at once than ever before) still opens none."""
     from tests.conftest import PG_ADMIN_URL, require_postgres
 
     require_postgres()
-    clients, warmup, timed = 8, 10, 40
+    clients, timed, pool = 8, 40, 12
     with fresh_database(PG_ADMIN_URL, "shredcat_pool") as url:
-        env = server_env(url, SHREDCAT_LOG_LEVEL="warning")
+        env = server_env(url, SHREDCAT_LOG_LEVEL="warning", SHREDCAT_DB_POOL_SIZE=str(pool))
         m = run_migrate(env)
         assert m.returncode == 0, m.stderr
         with running_server(env, tmp_path / "server.log", workers=1) as server:
+            deadline = time.monotonic() + 30
+            while len(_server_backends(url)) < pool:  # filled in the background, before any request
+                assert time.monotonic() < deadline, f"the pool was not filled: {_server_backends(url)}"
+                time.sleep(0.05)
             admin = {"Authorization": f"Bearer {TOKENS['admin']}"}
             base = server.base_url + "/v1/namespaces"
             assert httpx.post(base, json={"namespace": ["lake"]}, headers=admin).status_code == 200
@@ -128,37 +151,31 @@ def test_concurrent_clients_open_no_new_database_sessions(tmp_path: Path) -> Non
             files = [file_payload(f"s3://ops-lake/warehouse/events/f{i}.parquet", i) for i in range(20)]
             r = httpx.post(f"{base}/lake/tables/events/commits", json={"files": files}, headers=admin)
             assert r.status_code == 200, r.text
+            time.sleep(PG_STATS_FLUSH_S)  # every session so far has reported its start
+            backends, before = _server_backends(url), _sessions(url)
+            assert len(backends) == pool
 
-            go = threading.Barrier(clients + 1)
-            counted = threading.Barrier(clients + 1)
+            # No warm-up: every client's first request is in the counted load.
+            go = threading.Barrier(clients)
             errors: list[str] = []
 
             def client(k: int) -> None:
                 headers = {"Authorization": f"Bearer {TOKENS['reader']}"}
                 with httpx.Client(base_url=server.base_url, headers=headers, timeout=60) as c:
-                    def plan(i: int) -> None:
+                    go.wait()
+                    for i in range(timed):
                         body = {"sql": f"variant_get(v, '$.id', 'bigint') = {(k * 7 + i) % 20 * 1000 + 5}"}
                         resp = c.post("/v1/namespaces/lake/tables/events/plan", json=body)
                         if resp.status_code != 200:
                             errors.append(resp.text)
 
-                    for i in range(warmup):
-                        plan(i)
-                    go.wait()
-                    counted.wait()
-                    for i in range(timed):
-                        plan(i)
-
             threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
             for t in threads:
                 t.start()
-            go.wait()
-            before = _sessions(url)
-            counted.wait()
             for t in threads:
                 t.join()
-            after = _sessions(url)
+            time.sleep(PG_STATS_FLUSH_S)
+            after, now = _sessions(url), _server_backends(url)
         assert errors == []
-        # The warm-up may not have had all 8 clients in flight at once: a pooled connection or
-        # two may still be opened later, never one per request as an undersized pool does.
-        assert after - before <= 2, f"{after - before} new sessions for {clients * timed} requests"
+        assert now == backends, f"sessions replaced: {sorted(backends ^ now)}"
+        assert after == before, f"{after - before} new sessions for {clients * timed} requests"
