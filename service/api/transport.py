@@ -1,5 +1,5 @@
-"""The HTTP protocol ``shredcat serve`` gives uvicorn: uvicorn's own (httptools when installed,
-else h11) with ``TCP_NODELAY`` set on every accepted TCP connection.
+"""The HTTP protocol ``shredcat serve`` gives uvicorn: uvicorn's own (httptools, a dependency for
+its speed; h11 where it is missing) with ``TCP_NODELAY`` set on every accepted TCP connection.
 
 asyncio sets ``TCP_NODELAY`` on accepted sockets only when the listening socket says
 ``IPPROTO_TCP``; the socket uvicorn binds itself for ``--workers N`` says protocol 0, so without
