@@ -277,10 +277,10 @@ def profile_in_process(url: str, n_files: int, requests: int) -> str:
     from service.api.app import create_app
     from service.settings import Settings
 
-    async def direct(fn: Any, *args: Any) -> Any:
+    async def direct(fn: Any, *args: Any, limiter: Any = None) -> Any:
         return fn(*args)
 
-    plan_module.run_in_threadpool = direct  # type: ignore[assignment]
+    plan_module.anyio.to_thread.run_sync = direct  # type: ignore[assignment]
     os.environ.update(server_env(url))
     app = create_app(Settings())
     bodies = plan_bodies(n_files)

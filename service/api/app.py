@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+import anyio
+import anyio.to_thread
 from fastapi import FastAPI
 
 import service
@@ -74,7 +76,6 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
             "so they end when the server restarts (and are not shared with other servers)"
         )
     if catalog is None:
-        import anyio.to_thread
 
         from service.catalog import Catalog
         from service.catalog.db import fill_pool, make_engine
@@ -91,6 +92,7 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         )
         ctx.pool_filler.start()
     ctx.catalog = catalog
+    ctx.plan_limiter = anyio.CapacityLimiter(min(settings.plan_concurrency, settings.db_pool_size))
     ctx.executor = ContextThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
 
 

@@ -35,6 +35,8 @@ class AppContext:
     executor: ThreadPoolExecutor | None = field(default=None, repr=False)
     #: Lifespans currently entered (see service.api.app).
     active: int = 0
+    #: Caps the plan requests running at once (``plan_concurrency``); made by the lifespan.
+    plan_limiter: Any = field(default=None, repr=False)
     #: The thread opening the catalog's pooled connections at start, and its stop signal.
     pool_filler: threading.Thread | None = field(default=None, repr=False)
     stopping: threading.Event = field(default_factory=threading.Event, repr=False)

@@ -21,9 +21,9 @@ from collections.abc import Callable, Coroutine, Hashable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any
 
+import anyio.to_thread
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.routing import APIRoute
-from starlette.concurrency import run_in_threadpool
 
 from service.api.auth import Principal, require_reader
 from service.api.deps import COMMON, AppContext, check_page_size, error_responses, field_error, get_ctx
@@ -192,7 +192,8 @@ async def plan_table_scan(
     ctx: Annotated[AppContext, Depends(get_ctx)],
 ) -> PlanResponse:
     try:
-        return await run_in_threadpool(_run_plan, ctx, namespace, table, body)
+        # Its own limiter, not the thread pool's: plans beyond it wait here, holding no thread.
+        return await anyio.to_thread.run_sync(_run_plan, ctx, namespace, table, body, limiter=ctx.plan_limiter)
     except ShredcatError as e:
         ctx.metrics.prune_calls.labels(outcome=e.code).inc()
         raise

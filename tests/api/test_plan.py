@@ -367,3 +367,49 @@ def test_a_predicate_longer_than_any_limit_is_413_at_every_length(client) -> Non
     for n in (300 * 1024, 2 * 1024 * 1024):
         sql = ID_EQ.format(1) + " " * n
         assert_error(client.post(T + "/plan", json={"sql": sql}, headers=READER), 413, "limit_exceeded", "body.sql")
+
+
+def test_plans_run_at_most_plan_concurrency_at_once(app_factory, warehouse: Path) -> None:
+    """Plans beyond ``plan_concurrency`` wait for a turn (more at once only contend for the GIL),
+    and every one of them is answered; the cap never exceeds the database pool."""
+    import threading
+    import time
+
+    assert app_factory(plan_concurrency=8, db_pool_size=3).app.state.ctx.plan_limiter.total_tokens == 3
+    c = app_factory(plan_concurrency=2)
+    assert c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=ADMIN).status_code == 200
+    r = c.post("/v1/namespaces/lake/tables", json={"name": "events", "variant-columns": ["v"]}, headers=ADMIN)
+    assert r.status_code == 200, r.text
+    paths = [os.path.realpath(warehouse / "events" / f"f{i}.parquet") for i in range(3)]
+    assert c.post(T + "/commits", json={"paths": paths}, headers=WRITER).status_code == 200
+    catalog = c.app.state.ctx.catalog
+    original = catalog.plan
+    lock = threading.Lock()
+    running, most = 0, 0
+
+    def slow_plan(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        try:
+            time.sleep(0.05)
+            return original(*args, **kwargs)
+        finally:
+            with lock:
+                running -= 1
+
+    catalog.plan = slow_plan
+    statuses: list[int] = []
+
+    def one(i: int) -> None:
+        r = c.post(T + "/plan", json={"sql": ID_EQ.format(i * 37)}, headers=READER)
+        statuses.append(r.status_code)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses == [200] * 8
+    assert most == 2
