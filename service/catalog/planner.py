@@ -142,13 +142,16 @@ def partition_row_usable(stored: ShreddedType, column_type: ShreddedType | None)
 class _Planner(ConditionVisitor[str]):
     """Translates a condition into a SELECT of the data_file_ids that might match it."""
 
-    def __init__(self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool) -> None:
+    def __init__(
+        self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool, cache: repo.TableCache | None = None
+    ) -> None:
         self.conn = conn
         self.t = t
         self.snapshot = snapshot
         self.current = current
         self.sql = _Sql()
         self._paths: dict[tuple[str, str | None], list[_PathRow]] = {}
+        self._cache = cache if t.metadata_key is not None else None
         self.terms = 0
 
     def count(self, n: int) -> None:
@@ -175,6 +178,12 @@ class _Planner(ConditionVisitor[str]):
         """The dictionary rows (one per stored type) of a Variant path, or (``variant_path``
         None) of a plain or partition column: the same counters, another stats table."""
         key = (column, variant_path)
+        if key not in self._paths and self._cache is not None and variant_path is not None:
+            # A Variant path's dictionary rows change only with a snapshot of the table (a commit
+            # or a removal), which moves the metadata key; ``refresh`` changes plain columns' only.
+            hit = self._cache.get("variant_path", (*self.t.metadata_key, column, variant_path))  # type: ignore[misc]
+            if hit is not None:
+                self._paths[key] = list(hit)
         if key not in self._paths:
             table = VARIANT_STATS
             if variant_path is None:
@@ -197,6 +206,8 @@ class _Planner(ConditionVisitor[str]):
                     st = ShreddedType.parse(r[1])
                     rows.append(_PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table))
             self._paths[key] = rows
+            if self._cache is not None and variant_path is not None:
+                self._cache.put("variant_path", (*self.t.metadata_key, column, variant_path), tuple(rows))  # type: ignore[misc]
         return self._paths[key]
 
     def covers_every_file(self, c: LeafCondition) -> bool:
@@ -756,6 +767,7 @@ def plan_in(
     path_facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] | None = None,
     partition_types: Mapping[str, ShreddedType | None] | None = None,
     counts: bool = False,
+    cache: repo.TableCache | None = None,
 ) -> PlanResult:
     """One page of the candidates of ``condition`` (already compiled and merged), inside an open
     transaction, on the table row ``t`` read in it; see :meth:`service.catalog.Catalog.plan`.
@@ -770,7 +782,8 @@ def plan_in(
     The first page's counts over the whole answer are given when the answer fits in the page or
     when ``counts`` asks for them; otherwise ``files_kept``, ``files_pruned``, ``rows_skipped`` and
     ``bytes_skipped`` are None (counting a million candidates costs seconds; a driver paging
-    through them does not need it)."""
+    through them does not need it). ``cache``: keeps the Variant paths' dictionary rows by the
+    table's metadata key (given when ``t`` was read with one), for the next plans to reuse."""
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:
@@ -780,7 +793,7 @@ def plan_in(
     snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
     if partition_types is not None:
         condition = restrict_partition_leaves(condition, t, partition_types)
-    planner = _Planner(conn, t, snapshot, current)
+    planner = _Planner(conn, t, snapshot, current, cache)
     as_asked = condition  # explain gives each file's reasons for the condition as asked
     condition = simplify(planner, condition)
     page = _first_rows(planner, condition, after, page_size)

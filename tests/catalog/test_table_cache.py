@@ -1,8 +1,8 @@
-"""The per-Catalog table metadata cache (columns and predicate schema, :class:`TableCache`): a
-warm plan reads the table row alone, and a table changed by another process (another server
-worker: another ``Catalog`` on the same database) is never answered from the cache, whether the
-change made a new snapshot (a commit bringing a column) or not (``refresh`` adding columns to
-files in place). Both backends."""
+"""The per-Catalog table metadata caches (columns, predicate schema and Variant paths' dictionary
+rows, :class:`TableCache`): a warm plan reads the table row and its candidates alone, and a table
+changed by another process (another server worker: another ``Catalog`` on the same database) is
+never answered from the cache, whether the change made a new snapshot (a commit, a removal) or
+not (``refresh`` adding columns to files in place). Both backends."""
 
 from __future__ import annotations
 
@@ -20,6 +20,9 @@ from service.pruning.expressions import BooleanExpression
 from service.pruning.parse_sql import parse_sql
 from service.pruning.schema import TableSchema
 from tests.catalog.factories import INT64, cs, fs, ps, with_columns
+
+#: The planner's read of a key's dictionary rows.
+PATH_ROWS = "SELECT path_id, shredded_type"
 
 
 def _variant_file(i: int, lo: int, hi: int) -> Any:
@@ -61,12 +64,25 @@ def test_a_warm_plan_reads_the_table_row_alone_until_the_table_changes(catalog_u
             assert _kept(worker1, point) == [_variant_file(1, 0, 0).path]
         with _statements(worker1) as warm:
             assert _kept(worker1, point) == [_variant_file(1, 0, 0).path]
-        # The columns (and the predicate schema) come from the cache: one statement fewer.
-        assert len(warm) == len(cold) - 1
-        worker2.commit("ns", "t", [_variant_file(9, 90, 99)])
+        # The columns (and the predicate schema), and the path's dictionary rows, come from the
+        # caches: two statements fewer.
+        assert len(warm) == len(cold) - 2
+        assert not [s for s in warm if s.startswith(PATH_ROWS)]
+        worker2.commit("ns", "t", [_variant_file(9, 90, 99), _variant_file(5, 15, 15)])
         with _statements(worker1) as after_commit:
-            assert _kept(worker1, point) == [_variant_file(1, 0, 0).path]
+            assert _kept(worker1, point) == [_variant_file(1, 0, 0).path, _variant_file(5, 0, 0).path]
         assert len(after_commit) == len(cold)  # a new snapshot: read again
+        # A file whose bounds are unknown must be kept: the rows read again count it as unkeyed
+        # (stale rows, cached before it came, would send the point to the key index alone).
+        unknown = fs("s3://b/t/unknown.parquet", ps('"a"', INT64, None, None))
+        worker2.commit("ns", "t", [unknown])
+        assert unknown.path in _kept(worker1, point)
+        worker2.remove("ns", "t", [unknown.path])
+        # A removal is a snapshot too: the path's rows (its live files, its counters) are read again.
+        worker2.remove("ns", "t", [_variant_file(1, 0, 0).path, _variant_file(5, 0, 0).path])
+        with _statements(worker1) as after_removal:
+            assert _kept(worker1, point) == []
+        assert [s for s in after_removal if s.startswith(PATH_ROWS)]
 
 
 def test_a_column_committed_by_another_worker_is_seen_at_once(catalog_url: str) -> None:
