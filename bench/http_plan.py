@@ -6,6 +6,7 @@
     .venv/bin/python bench/http_plan.py --files 1000000 --keep           # the issue's scale, data kept
     .venv/bin/python bench/http_plan.py --baseline /tmp/old-checkout     # the same run against older code
     .venv/bin/python bench/http_plan.py --keep --profile 2000            # where a plan's CPU goes, in-process
+    .venv/bin/python bench/http_plan.py --keep --instructions 200        # instructions per plan (callgrind)
 
 The catalog is ``bench/prune.py``'s data (same generator, same ``--keep`` database
 ``shredcat_bench_prune_v<V>_<N>``), loaded through the library and ANALYZEd. Each client is a
@@ -21,6 +22,11 @@ of ``--warmup`` requests per client, each cell reports:
 * new PostgreSQL sessions opened during the cell (``pg_stat_database.sessions``, read after the
   backends' once-a-second flush, or the backend pids that appeared, whichever is more; 0 when
   the connection pool fits the load).
+
+``--instructions N`` counts instead the instructions of N in-process plan requests (the whole
+ASGI app and the catalog, without uvicorn's socket handling) with valgrind's callgrind: a figure
+that repeats whatever else a shared machine is doing, where CPU times there move by 2x with the
+neighbours' load (the client's constant work per request shows it). Needs ``valgrind``.
 
 ``--baseline DIR`` runs every cell a second time with the server's code from ``DIR`` (a checkout,
 e.g. ``git archive <rev> | tar -x -C DIR``) in the same run, for before/after tables.
@@ -46,7 +52,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# --instructions runs this script under valgrind with another checkout's code first (--baseline).
+sys.path.insert(0, os.environ.get(CODE_DIR_ENV := "SHREDCAT_BENCH_CODE_DIR") or str(Path(__file__).resolve().parents[1]))
 
 from bench.machine import describe
 from bench.prune import DEFAULT_PG_ADMIN, NS, TABLE, load, postgres_db
@@ -264,23 +271,19 @@ PROFILE_PARTS = (
 )
 
 
-def profile_in_process(url: str, n_files: int, requests: int) -> str:
-    """``requests`` plans through the whole ASGI app in this process (no socket, no uvicorn: their
-    cost is the server CPU of the cells minus this), the thread-pool hop of the plan made a direct
-    call so that one profiler sees it all: CPU per request without the profiler, then cProfile's
-    CPU-time split (the profiler's own overhead inflates small calls; the shares are indicative)."""
-    import asyncio
-    import cProfile
-    import pstats
+def _in_process_app(url: str, n_files: int) -> tuple[Any, Any]:
+    """The whole ASGI app in this process (no socket, no uvicorn: their cost is the server CPU of
+    the cells minus this), the thread hop of the plan made a direct call so that one profiler
+    sees it all; and ``one(i)``, a coroutine sending the i-th plan request through it."""
+    import anyio.to_thread
 
-    import service.api.plan as plan_module
     from service.api.app import create_app
     from service.settings import Settings
 
     async def direct(fn: Any, *args: Any, limiter: Any = None) -> Any:
         return fn(*args)
 
-    plan_module.anyio.to_thread.run_sync = direct  # type: ignore[assignment]
+    anyio.to_thread.run_sync = direct  # type: ignore[assignment]
     os.environ.update(server_env(url))
     app = create_app(Settings())
     bodies = plan_bodies(n_files)
@@ -288,7 +291,8 @@ def profile_in_process(url: str, n_files: int, requests: int) -> str:
     headers = [(b"host", b"127.0.0.1"), (b"authorization", f"Bearer {TOKENS['reader']}".encode())]
     headers.append((b"content-type", b"application/json"))
 
-    async def one(body: bytes) -> None:
+    async def one(i: int) -> None:
+        body = bodies[i % len(bodies)]
         scope = {
             "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
             "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
@@ -308,19 +312,78 @@ def profile_in_process(url: str, n_files: int, requests: int) -> str:
         if sent[0]["status"] != 200:
             raise RuntimeError(f"plan answered {sent[0]['status']}: {sent[1:]}")
 
+    return app, one
+
+
+def drive_in_process(url: str, n_files: int, requests: int) -> None:
+    """``requests`` plans through the in-process app, nothing else (what ``--instructions`` runs
+    under callgrind)."""
+    import asyncio
+
+    app, one = _in_process_app(url, n_files)
+
+    async def run() -> None:
+        async with app.router.lifespan_context(app):
+            for i in range(requests):
+                await one(i)
+
+    asyncio.run(run())
+
+
+#: Requests of the shorter of ``--instructions``' two runs (the longer runs N more): start-up,
+#: imports and the first requests' warm-up cost the same in both and cancel out.
+INSTRUCTIONS_BASE = 20
+
+
+def instructions_per_request(url: str, n_files: int, requests: int, code_dir: Path) -> float:
+    """Instructions per in-process plan request of the server's code in ``code_dir``, counted by
+    valgrind's callgrind (repeatable whatever else the machine runs, unlike CPU time on a shared
+    host): the difference between a run of ``INSTRUCTIONS_BASE`` requests and one of that many
+    more, over ``requests``."""
+    import re
+    import subprocess
+
+    totals = []
+    for n in (INSTRUCTIONS_BASE, INSTRUCTIONS_BASE + requests):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, CODE_DIR_ENV: str(code_dir)}
+            out = subprocess.run(
+                [
+                    "valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
+                    sys.executable, str(Path(__file__).resolve()),
+                    "--files", str(n_files), "--keep", "--drive", str(n), "--drive-url", url,
+                ],
+                env=env, capture_output=True, text=True, check=True, cwd=code_dir,
+            )  # fmt: skip
+        found = re.search(r"Collected : (\d+)", out.stderr)
+        if found is None:
+            raise RuntimeError(f"callgrind printed no total:\n{out.stderr[-2000:]}")
+        totals.append(int(found.group(1)))
+    return (totals[1] - totals[0]) / requests
+
+
+def profile_in_process(url: str, n_files: int, requests: int) -> str:
+    """``requests`` plans through the in-process app (:func:`_in_process_app`): CPU per request
+    without the profiler, then cProfile's CPU-time split (the profiler's own overhead inflates
+    small calls; the shares are indicative)."""
+    import asyncio
+    import cProfile
+    import pstats
+
+    app, one = _in_process_app(url, n_files)
     profiler = cProfile.Profile(time.process_time)
 
     async def run() -> float:
         async with app.router.lifespan_context(app):
             for i in range(50):
-                await one(bodies[i % len(bodies)])
+                await one(i)
             cpu0 = time.process_time()
             for i in range(requests):
-                await one(bodies[i % len(bodies)])
+                await one(i)
             cpu = time.process_time() - cpu0
             profiler.enable()
             for i in range(requests):
-                await one(bodies[i % len(bodies)])
+                await one(i)
             profiler.disable()
             return cpu
 
@@ -382,7 +445,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--profile", type=int, metavar="N", help="instead of the cells: where the CPU of N in-process plans goes"
     )
+    p.add_argument(
+        "--instructions",
+        type=int,
+        metavar="N",
+        help="instead of the cells: instructions per in-process plan request over N requests (valgrind's "
+        "callgrind; with --baseline, of both codes)",
+    )
+    p.add_argument("--drive", type=int, help=argparse.SUPPRESS)  # one run of --instructions
+    p.add_argument("--drive-url", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.drive is not None:
+        drive_in_process(args.drive_url, args.files, args.drive)
+        return 0
     concurrency = [int(x) for x in args.concurrency.split(",")]
     workers = [int(x) for x in args.workers.split(",")]
     codes = [("this", REPO)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
@@ -393,6 +468,11 @@ def main(argv: list[str] | None = None) -> int:
         if not loaded:
             print(f"loading {args.files:,} files...", flush=True)
             load(url, args.files, 1000, args.seed)
+        if args.instructions:
+            for code, code_dir in codes:
+                per = instructions_per_request(url, args.files, args.instructions, code_dir)
+                print(f"{code}: {per / 1e6:.2f} M instructions per in-process plan request ({args.instructions} requests)")
+            return 0
         if args.profile:
             print(profile_in_process(url, args.files, args.profile))
             print(f"load average at end {os.getloadavg()[0]:.2f}")
