@@ -82,8 +82,8 @@ class Settings(BaseSettings):
     db_pool_size: int = Field(default=16, ge=1, le=200)
     #: Plan requests each server process runs at once (the rest wait for a turn, off any thread).
     #: A plan is a few ms of Python holding the GIL between short database waits: more at once only
-    #: contend for it (32 clients on one worker: 2.7 ms of CPU per plan with 40 at once, 2.3 ms with
-    #: 8, and p99 150 -> 115 ms). Capped by ``db_pool_size``.
+    #: contend for it (32 clients on one worker: 2.5 ms of CPU per plan with 40 at once, 2.3 ms with
+    #: 8, and p99 144 -> 104 ms; medians of 3 runs). Capped by ``db_pool_size``.
     plan_concurrency: int = Field(default=8, ge=1, le=200)
     #: Keys that sign dashboard session cookies, as a JSON list: the first signs new sessions, all
     #: verify (rotate by putting a new key first and dropping the old one after a session lifetime).
