@@ -76,13 +76,13 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
             "so they end when the server restarts (and are not shared with other servers)"
         )
     if catalog is None:
-
         from service.catalog import Catalog
         from service.catalog.db import fill_pool, make_engine
 
-        # FastAPI runs the endpoints that use the catalog on anyio's thread limiter (40): at most
-        # one pooled connection per such thread, capped by SHREDCAT_DB_POOL_SIZE, and kept, so a
-        # steady load opens no new sessions and workers x pool stays within max_connections.
+        # FastAPI runs the endpoints that use the catalog on anyio's thread limiter (40; plans on
+        # their own, smaller one): at most one pooled connection per such thread, capped by
+        # SHREDCAT_DB_POOL_SIZE, and kept, so no load opens new sessions and workers x pool stays
+        # within max_connections.
         threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
         pool = min(threads, settings.db_pool_size)
         catalog = Catalog(make_engine(settings.database_url, concurrency=pool), limits=ctx.limits)
