@@ -57,14 +57,12 @@ sys.path.insert(0, os.environ.get(CODE_DIR_ENV := "SHREDCAT_BENCH_CODE_DIR") or 
 
 from bench.machine import describe
 from bench.prune import DEFAULT_PG_ADMIN, NS, TABLE, load, postgres_db
-from tests.ops.support import TOKENS, admin_execute, server_env, with_database
+from tests.ops.support import PG_STATS_FLUSH_S, TOKENS, server_backends, server_env, sessions_opened
 from tests.support.server import running_server
 
 REPO = Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PREDICATES = 64
-#: PostgreSQL backends report their statistics (pg_stat_database.sessions) at most once a second.
-PG_STATS_FLUSH_S = 1.1
 
 
 # --- /proc --------------------------------------------------------------------------------------
@@ -88,28 +86,6 @@ def process_tree(pid: int) -> list[int]:
             for task in os.listdir(f"/proc/{p}/task"):
                 todo.extend(int(c) for c in Path(f"/proc/{p}/task/{task}/children").read_text().split())
     return pids
-
-
-# --- PostgreSQL ---------------------------------------------------------------------------------
-
-
-def backend_pids(url: str) -> list[int]:
-    from sqlalchemy import make_url
-
-    db = make_url(url).database
-    rows = admin_execute(
-        with_database(url, "postgres"),
-        f"SELECT pid FROM pg_stat_activity WHERE datname = '{db}' AND application_name = 'shredcat'",
-    )
-    return [int(r[0]) for r in rows]
-
-
-def sessions(url: str) -> int:
-    from sqlalchemy import make_url
-
-    db = make_url(url).database
-    rows = admin_execute(with_database(url, "postgres"), f"SELECT sessions FROM pg_stat_database WHERE datname = '{db}'")
-    return int(rows[0][0])
 
 
 # --- the client ---------------------------------------------------------------------------------
@@ -212,8 +188,8 @@ def run_cell(
     time.sleep(PG_STATS_FLUSH_S)
     log_offset = server.log_path.stat().st_size
     server_pids = process_tree(server.proc.pid)
-    pg_pids = backend_pids(url)
-    sessions0 = sessions(url)
+    pg_pids = server_backends(url)
+    sessions0 = sessions_opened(url)
     server0 = sum(cpu_s(p) for p in server_pids)
     pg0 = {p: cpu_s(p) for p in pg_pids}
     client0 = sum(os.times()[:2])
@@ -224,14 +200,14 @@ def run_cell(
     seconds = time.perf_counter() - t0
     client_cpu = sum(os.times()[:2]) - client0
     server_cpu = sum(cpu_s(p) for p in server_pids) - server0
-    pg_after = backend_pids(url)
+    pg_after = server_backends(url)
     pg_cpu = sum(cpu_s(p) - pg0.get(p, 0.0) for p in pg_after)
     if errors:
         raise RuntimeError(f"{len(errors)} client errors, first: {errors[0]!r}")
     time.sleep(PG_STATS_FLUSH_S)
     # The counter also sees sessions that began and ended within the cell; the pids, sessions
     # whose count a backend has not flushed yet.
-    new_sessions = max(sessions(url) - sessions0, len(set(pg_after) - set(pg_pids)))
+    new_sessions = max(sessions_opened(url) - sessions0, len(pg_after - pg_pids))
     server_times = _server_durations(server.log_path, log_offset)
     lat = sorted(latencies)
     n = len(lat)
@@ -351,7 +327,7 @@ def instructions_per_request(url: str, n_files: int, requests: int, code_dir: Pa
                 [
                     "valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
                     sys.executable, str(Path(__file__).resolve()),
-                    "--files", str(n_files), "--keep", "--drive", str(n), "--drive-url", url,
+                    "--files", str(n_files), "--drive", str(n), "--drive-url", url,
                 ],
                 env=env, capture_output=True, text=True, check=True, cwd=code_dir,
             )  # fmt: skip

@@ -49,6 +49,34 @@ def admin_execute(admin_url: str, *sql: str) -> list[Any]:
     return rows
 
 
+#: PostgreSQL backends report their statistics (pg_stat_database.sessions) at most once a second,
+#: a new one at its first idle moment.
+PG_STATS_FLUSH_S = 1.1
+
+
+def server_backends(url: str) -> set[int]:
+    """The pids of the sessions a shredcat server (``application_name`` shredcat) has open on this
+    URL's database now."""
+    from sqlalchemy import make_url
+
+    db = make_url(url).database
+    rows = admin_execute(
+        with_database(url, "postgres"),
+        f"SELECT pid FROM pg_stat_activity WHERE datname = '{db}' AND application_name = 'shredcat'",
+    )
+    return {int(r[0]) for r in rows}
+
+
+def sessions_opened(url: str) -> int:
+    """Sessions ever opened on this URL's database (``pg_stat_database.sessions``, PostgreSQL 14+;
+    see :data:`PG_STATS_FLUSH_S`)."""
+    from sqlalchemy import make_url
+
+    db = make_url(url).database
+    rows = admin_execute(with_database(url, "postgres"), f"SELECT sessions FROM pg_stat_database WHERE datname = '{db}'")
+    return int(rows[0][0])
+
+
 @contextlib.contextmanager
 def fresh_database(admin_url: str = DEFAULT_PG_ADMIN, prefix: str = "shredcat_ops") -> Iterator[str]:
     """An empty database (not migrated) with a unique name; dropped (forcefully) afterwards."""

@@ -23,18 +23,17 @@ import httpx
 import pytest
 
 from tests.ops.support import (
+    PG_STATS_FLUSH_S,
     TOKENS,
-    admin_execute,
     file_payload,
     fresh_database,
     run_migrate,
+    server_backends,
     server_env,
-    with_database,
+    sessions_opened,
 )
 from tests.support.server import Server, running_server
 
-#: PostgreSQL backends report their statistics (pg_stat_database.sessions) at most once a second.
-PG_STATS_FLUSH_S = 1.1
 _SYS_PIDFD_GETFD = 438  # the same number on every Linux architecture
 
 
@@ -105,31 +104,10 @@ def test_accepted_sockets_have_tcp_nodelay(env: dict[str, str], tmp_path: Path, 
                 conn.close()
 
 
-def _sessions(url: str) -> int:
-    """Sessions ever opened on this URL's database (``pg_stat_database``, PostgreSQL 14+; a backend
-    reports its start at its first idle moment)."""
-    from sqlalchemy import make_url
-
-    db = make_url(url).database
-    return int(admin_execute(with_database(url, "postgres"), f"SELECT sessions FROM pg_stat_database WHERE datname = '{db}'")[0][0])
-
-
-def _server_backends(url: str) -> set[int]:
-    """The pids of the server's sessions on this URL's database now (``application_name`` shredcat)."""
-    from sqlalchemy import make_url
-
-    db = make_url(url).database
-    rows = admin_execute(
-        with_database(url, "postgres"),
-        f"SELECT pid FROM pg_stat_activity WHERE datname = '{db}' AND application_name = 'shredcat'",
-    )
-    return {int(r[0]) for r in rows}
-
-
 @pytest.mark.postgres
 def test_concurrent_clients_open_no_new_database_sessions(tmp_path: Path) -> None:
-    """The server opens its pool's connections at start (``fill_pool``), so a load that grows
-    after its warm-up (more clients in flight at once than ever before) still opens none."""
+    """The server opens its pool's connections at start (``fill_pool``), so a load with more
+    clients in flight at once than it has ever served opens no new session."""
     from tests.conftest import PG_ADMIN_URL, require_postgres
 
     require_postgres()
@@ -140,8 +118,8 @@ def test_concurrent_clients_open_no_new_database_sessions(tmp_path: Path) -> Non
         assert m.returncode == 0, m.stderr
         with running_server(env, tmp_path / "server.log", workers=1) as server:
             deadline = time.monotonic() + 30
-            while len(_server_backends(url)) < pool:  # filled in the background, before any request
-                assert time.monotonic() < deadline, f"the pool was not filled: {_server_backends(url)}"
+            while len(server_backends(url)) < pool:  # filled in the background, before any request
+                assert time.monotonic() < deadline, f"the pool was not filled: {server_backends(url)}"
                 time.sleep(0.05)
             admin = {"Authorization": f"Bearer {TOKENS['admin']}"}
             base = server.base_url + "/v1/namespaces"
@@ -152,7 +130,7 @@ def test_concurrent_clients_open_no_new_database_sessions(tmp_path: Path) -> Non
             r = httpx.post(f"{base}/lake/tables/events/commits", json={"files": files}, headers=admin)
             assert r.status_code == 200, r.text
             time.sleep(PG_STATS_FLUSH_S)  # every session so far has reported its start
-            backends, before = _server_backends(url), _sessions(url)
+            backends, before = server_backends(url), sessions_opened(url)
             assert len(backends) == pool
 
             # No warm-up: every client's first request is in the counted load.
@@ -175,7 +153,7 @@ def test_concurrent_clients_open_no_new_database_sessions(tmp_path: Path) -> Non
             for t in threads:
                 t.join()
             time.sleep(PG_STATS_FLUSH_S)
-            after, now = _sessions(url), _server_backends(url)
+            after, now = sessions_opened(url), server_backends(url)
         assert errors == []
         assert now == backends, f"sessions replaced: {sorted(backends ^ now)}"
         assert after == before, f"{after - before} new sessions for {clients * timed} requests"
