@@ -151,7 +151,7 @@ class _Planner(ConditionVisitor[str]):
         self.current = current
         self.sql = _Sql()
         self._paths: dict[tuple[str, str | None], list[_PathRow]] = {}
-        self._cache = cache if t.metadata_key is not None else None
+        self._cache = cache
         self.terms = 0
 
     def count(self, n: int) -> None:
@@ -178,37 +178,42 @@ class _Planner(ConditionVisitor[str]):
         """The dictionary rows (one per stored type) of a Variant path, or (``variant_path``
         None) of a plain or partition column: the same counters, another stats table."""
         key = (column, variant_path)
-        if key not in self._paths and self._cache is not None and variant_path is not None:
-            # A Variant path's dictionary rows change only with a snapshot of the table (a commit
-            # or a removal), which moves the metadata key; ``refresh`` changes plain columns' only.
-            hit = self._cache.get("variant_path", (*self.t.metadata_key, column, variant_path))  # type: ignore[misc]
+        found = self._paths.get(key)
+        if found is not None:
+            return found
+        # A Variant path's dictionary rows change only with a snapshot of the table (a commit or a
+        # removal), which moves the metadata key; ``refresh`` changes plain columns' only.
+        cache, cached = self._cache, None
+        if cache is not None and self.t.metadata_key is not None and variant_path is not None:
+            cached = (*self.t.metadata_key, column, variant_path)
+            hit = cache.get("variant_path", cached)
             if hit is not None:
-                self._paths[key] = list(hit)
-        if key not in self._paths:
-            table = VARIANT_STATS
-            if variant_path is None:
-                plain = self.t.plain.get(column)
-                column_id = None if plain is None else plain.column_id
-                table = COLUMN_STATS
-            else:
-                column_id = self.t.columns.get(column)
-            rows: list[_PathRow] = []
-            if column_id is not None:
-                for r in self.conn.execute(
-                    text(
-                        "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "
-                        "live_nan_files + live_nan_unknown_files, "
-                        "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
-                        "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
-                    ),
-                    {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
-                ):
-                    st = ShreddedType.parse(r[1])
-                    rows.append(_PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table))
-            self._paths[key] = rows
-            if self._cache is not None and variant_path is not None:
-                self._cache.put("variant_path", (*self.t.metadata_key, column, variant_path), tuple(rows))  # type: ignore[misc]
-        return self._paths[key]
+                self._paths[key] = found = list(hit)
+                return found
+        table = VARIANT_STATS
+        if variant_path is None:
+            plain = self.t.plain.get(column)
+            column_id = None if plain is None else plain.column_id
+            table = COLUMN_STATS
+        else:
+            column_id = self.t.columns.get(column)
+        rows: list[_PathRow] = []
+        if column_id is not None:
+            for r in self.conn.execute(
+                text(
+                    "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "
+                    "live_nan_files + live_nan_unknown_files, "
+                    "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
+                    "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
+                ),
+                {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
+            ):
+                st = ShreddedType.parse(r[1])
+                rows.append(_PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table))
+        self._paths[key] = rows
+        if cache is not None and cached is not None:
+            cache.put("variant_path", cached, tuple(rows))
+        return rows
 
     def covers_every_file(self, c: LeafCondition) -> bool:
         """Whether every live file has a stats row for ``c``'s key (current snapshot only: the
