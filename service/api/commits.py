@@ -35,7 +35,8 @@ IdempotencyKey = Annotated[
 @router.post(
     "/commits",
     operation_id="commitFiles",
-    summary="Register a batch of files as one snapshot (by path, or with client-side statistics)",
+    summary="Register a batch of files as one snapshot (by path, or with client-side statistics), "
+    "optionally replacing live files in the same snapshot",
     response_model=CommitResponse,
     responses=error_responses(*COMMON, 404, 409),
 )
@@ -52,12 +53,17 @@ def commit_files(
     paths = body.paths or []
     prefixes = body.prefixes or []
     bodies = body.files or []
+    remove = body.remove or []
     by_path = bool(paths or prefixes)
-    mode = "paths" if by_path and not bodies else "stats" if bodies and not by_path else "mixed"
+    if not by_path and not bodies:
+        mode = "remove"
+    else:
+        mode = "paths" if by_path and not bodies else "stats" if bodies and not by_path else "mixed"
     try:
-        if not by_path and not bodies:
-            raise field_error("body", "nothing to commit: give paths, prefixes or files")
+        if not by_path and not bodies and not remove:
+            raise field_error("body", "nothing to commit: give paths, prefixes, files or remove")
         check_file_count(len(paths) + len(bodies), ctx.limits)
+        check_file_count(len(remove), ctx.limits, "paths to remove")
         # Everything is checked before anything is read, and everything is read before the commit.
         given = [file_from_body(i, f, ctx.roots, ctx.limits) for i, f in enumerate(bodies)]
         checked = check_paths(paths, ctx.roots)
@@ -76,6 +82,8 @@ def commit_files(
             idempotency_key=idempotency_key,
             principal=principal.identity,
             extracted=[f.path for f in extracted],
+            remove=remove,
+            remove_missing_ok=body.remove_missing_ok,
         )
     except ShredcatError as e:
         ctx.metrics.commits.labels(mode=mode, outcome=e.code).inc()
@@ -83,12 +91,15 @@ def commit_files(
     ctx.metrics.commits.labels(mode=mode, outcome="replayed" if result.replayed else "ok").inc()
     if not result.replayed:
         ctx.metrics.files_registered.inc(len(result.added))
+        ctx.metrics.files_removed.inc(len(result.removed))
     return CommitResponse(
         snapshot_id=result.snapshot_id,
         added=list(result.added),
         unchanged=list(result.unchanged),
         restated=list(result.restated),
         replayed=result.replayed,
+        removed=list(result.removed),
+        missing=list(result.missing),
     )
 
 

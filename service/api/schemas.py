@@ -338,6 +338,15 @@ class CommitRequest(RequestModel):
     files: list[FileStatsBody] | None = Field(
         default=None, description="Files with statistics extracted on the client side."
     )
+    remove: list[FilePath] | None = Field(
+        default=None,
+        description="Live files ended in the same snapshot, before the new files are added: a replacement "
+        "(Spark's overwrite, a compaction) that readers see whole or not at all. A path that is not live is "
+        "404, unless `remove-missing-ok`. Counts against the files-per-commit limit on its own.",
+    )
+    remove_missing_ok: StrictBool = Field(
+        default=False, description="Report paths of `remove` that are not live in `missing` instead of failing."
+    )
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -345,6 +354,10 @@ class CommitRequest(RequestModel):
                 {"paths": ["/data/lake/events/part-0.parquet", "/data/lake/events/part-1.parquet"]},
                 {"prefixes": ["s3://lake/events/date=2026-11-23/"]},
                 {"files": [_FILE_EXAMPLE]},
+                {
+                    "paths": ["/data/lake/events/part-2-compacted.parquet"],
+                    "remove": ["/data/lake/events/part-0.parquet", "/data/lake/events/part-1.parquet"],
+                },
             ]
         }
     )
@@ -359,6 +372,10 @@ class CommitResponse(ApiModel):
         "from the file's: their statistics were replaced at the new snapshot."
     )
     replayed: bool = Field(description="True when answered from an earlier commit with the same Idempotency-Key.")
+    removed: list[str] = Field(default_factory=list, description="Files of `remove` ended at this snapshot.")
+    missing: list[str] = Field(
+        default_factory=list, description="Files of `remove` that were not live (with `remove-missing-ok`)."
+    )
 
 
 class RemoveFilesRequest(RequestModel):

@@ -92,6 +92,11 @@ class CommitResult:
     #: Live files re-registered by path whose stored stats differed from the file's: their stats
     #: were replaced at ``snapshot_id``.
     restated: tuple[str, ...] = ()
+    #: Files ended at ``snapshot_id`` by the commit's ``remove`` list (in the same snapshot as the
+    #: files added: a reader sees the table before or after the replacement, never between).
+    removed: tuple[str, ...] = ()
+    #: Paths of the ``remove`` list that were not live (only with ``remove_missing_ok=True``).
+    missing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -299,6 +299,8 @@ class Catalog:
         idempotency_key: str | None = None,
         principal: str = LIBRARY_PRINCIPAL,
         extracted: Collection[str] = (),
+        remove: Iterable[str] = (),
+        remove_missing_ok: bool = False,
     ) -> CommitResult:
         """Register a batch of files (with their extracted stats) as one new snapshot, atomically.
 
@@ -313,6 +315,12 @@ class Catalog:
         are added at the new snapshot (history kept). Client-side stats of a live file with the
         same content are left unchanged (``shredcat verify`` finds stored stats that are wrong).
 
+        ``remove``: live files ended in the same snapshot, before the batch is added (a replacement:
+        Spark's overwrite, a compaction). A reader sees the table before or after it, never without
+        both the old and the new files. A path to remove that is not live is a NotFoundError, unless
+        ``remove_missing_ok`` (then it is reported in ``missing``). A path both removed and given is
+        ended and added again, with the batch's stats. ``files`` may be empty when ``remove`` is not.
+
         Idempotency keys belong to one table and one ``principal`` (who commits: the REST API
         passes the token's identity); the same key of another principal is another key.
         """
@@ -321,10 +329,17 @@ class Catalog:
         batch = validate_batch(path_partitions(files), self.limits)
         check_batch_partitions(batch)
         prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
+        removing = list(dict.fromkeys(remove))
+        check_file_count(len(removing), self.limits, "paths to remove")
+        for p in removing:
+            if not isinstance(p, str) or not p:
+                raise InvalidStatsError(f"invalid path to remove {p!r}", details={"attribute": "remove"})
         if idempotency_key is not None:
             check_name("idempotency key", idempotency_key)
             check_name("principal", principal)
-        req_hash = request_hash(batch) if idempotency_key is not None else ""
+        req_hash = (
+            request_hash(batch, removing, remove_missing_ok=remove_missing_ok) if idempotency_key is not None else ""
+        )
         trusted = frozenset(extracted)
 
         def op(conn: Connection) -> CommitResult:
@@ -356,7 +371,16 @@ class Catalog:
                         t.qualified_name,
                         unpartitioned_files=t.live_file_count > 0,
                     )
-            live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch])
+            ending = repo.live_files_by_path(conn, t.table_id, removing) if removing else {}
+            missing = tuple(p for p in removing if p not in ending)
+            if missing and not remove_missing_ok:
+                raise NotFoundError(
+                    f"{missing[0]}: not a live file of {t.qualified_name}, so it cannot be removed"
+                    + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+                    details={"paths": list(missing[:100])},
+                )
+            gone = [ending[p] for p in removing if p in ending]
+            live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch if f.path not in ending])
             new: list[int] = []
             same: list[int] = []
             for i, f in enumerate(batch):
@@ -374,25 +398,29 @@ class Catalog:
                     )
             restate = [i for i in same if batch[i].path in trusted and _stats_differ(conn, t, batch[i])]
             snap: int | None = None
-            if new or restate:
+            if new or restate or gone:
                 check_table_totals(
                     t.qualified_name, t.live_record_count, t.live_bytes, [batch[i] for i in new]
                 )
-                changes = f"inserted_into_table:{t.table_id}"
-                if restate:
-                    changes += f",deleted_from_table:{t.table_id}"
+                ended = gone + [live[batch[i].path] for i in restate]
+                changes = ",".join(
+                    ([f"inserted_into_table:{t.table_id}"] if new or restate else [])
+                    + ([f"deleted_from_table:{t.table_id}"] if ended else [])
+                )
                 snap = repo.new_snapshot(
-                    conn, t.table_id, changes, added=len(new) + len(restate), removed=len(restate)
+                    conn, t.table_id, changes, added=len(new) + len(restate), removed=len(ended)
                 )
                 old_json = repo.read_global_json(conn, t)
                 keep = sorted(new + restate)
                 adding = prepared if len(keep) == len(batch) else prepared.subset(keep)
-                t = repo.add_file_columns(conn, t, snap, adding.files)
-                if restate:
+                if adding.files:
+                    t = repo.add_file_columns(conn, t, snap, adding.files)
+                if ended:
                     # The old rows end first: a path has one live row at a time.
-                    repo.end_files(conn, t, snap, [live[batch[i].path] for i in restate])
-                    repo.add_files(conn, t, snap, adding)
-                    g = repo.rebuild_global(conn, t, t.live_file_count + len(new))
+                    repo.end_files(conn, t, snap, ended)
+                    if adding.files:
+                        repo.add_files(conn, t, snap, adding)
+                    g = repo.rebuild_global(conn, t, t.live_file_count + len(new) - len(gone))
                 else:
                     repo.add_files(conn, t, snap, adding)
                     # Incremental: the stored global stats merged with the batch's own (never a rescan).
@@ -406,6 +434,8 @@ class Catalog:
                 tuple(batch[i].path for i in new),
                 tuple(batch[i].path for i in same if i not in restated),
                 restated=tuple(batch[i].path for i in restate),
+                removed=tuple(lf.path for lf in gone),
+                missing=missing,
             )
             if idempotency_key is not None:
                 repo.put_commit_key(
@@ -1458,6 +1488,7 @@ def _result_to_json(r: CommitResult) -> str:
             "added": list(r.added),
             "unchanged": list(r.unchanged),
             "restated": list(r.restated),
+            **({"removed": list(r.removed), "missing": list(r.missing)} if r.removed or r.missing else {}),
         },
         ensure_ascii=False,
     )
@@ -1472,6 +1503,8 @@ def _result_from_json(text: str) -> CommitResult:
             tuple(d["unchanged"]),
             replayed=True,
             restated=tuple(d.get("restated", ())),  # absent from results stored before restatement
+            removed=tuple(d.get("removed", ())),  # absent when the commit removed nothing
+            missing=tuple(d.get("missing", ())),
         )
     except (ValueError, KeyError, TypeError) as e:  # pragma: no cover - written by us
         raise InvalidStatsError(f"stored idempotency result is corrupt: {e}") from None

@@ -460,9 +460,13 @@ def validate_batch(files: Iterable[FileStats], limits: Limits) -> list[FileStats
     return list(out.values())
 
 
-def request_hash(files: Sequence[FileStats]) -> str:
-    """A stable digest of a commit request (for idempotency keys): order of files does not matter."""
+def request_hash(files: Sequence[FileStats], remove: Sequence[str] = (), *, remove_missing_ok: bool = False) -> str:
+    """A stable digest of a commit request (for idempotency keys): order of files (and of the
+    paths to remove) does not matter."""
     h = hashlib.sha256()
+    if remove:  # absent otherwise: hashes of commits without removals stay as stored
+        h.update(json.dumps(["remove", sorted(set(remove)), remove_missing_ok], ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
     for f in sorted(files, key=lambda f: f.path):
         rows = sorted(
             ([ps.column, *ps.ducklake_row().values()] for ps in f.paths),

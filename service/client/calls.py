@@ -236,11 +236,15 @@ def commit(
     prefixes: Sequence[str] | None = None,
     files: Sequence[FileStats | Mapping[str, Any]] | None = None,
     idempotency_key: str | None = None,
+    remove: Sequence[str] | None = None,
+    remove_missing_ok: bool = False,
 ) -> Call[CommitResult]:
     """Register files as one snapshot: ``paths`` the server reads itself, the data files the server
     lists under ``prefixes`` (directories or object-store prefixes), and/or ``files`` with
-    statistics extracted here (FileStats from ``extract_file``, or their JSON). The idempotency key
-    (a new uuid4 unless given) is reused by every retry of this call."""
+    statistics extracted here (FileStats from ``extract_file``, or their JSON). ``remove``: live
+    files ended in the same snapshot (a replacement readers see whole; a path that is not live is
+    a NotFound unless ``remove_missing_ok``). The idempotency key (a new uuid4 unless given) is
+    reused by every retry of this call."""
     key = idempotency_key or uuid.uuid4().hex
     body: dict[str, Any] = {}
     if paths is not None:
@@ -249,6 +253,10 @@ def commit(
         body["prefixes"] = list(prefixes)
     if files is not None:
         body["files"] = [f if isinstance(f, Mapping) else file_stats_payload(f) for f in files]
+    if remove:
+        body["remove"] = list(remove)
+        if remove_missing_ok:
+            body["remove-missing-ok"] = True
     return Call(
         "POST",
         f"{_table_path(namespace, table)}/commits",

@@ -188,6 +188,10 @@ class CommitResult:
     idempotency_key: str | None = None
     #: Files given by path whose stored statistics differed from the file's and were replaced.
     restated: tuple[str, ...] = ()
+    #: Files of ``remove`` ended in the same snapshot.
+    removed: tuple[str, ...] = ()
+    #: Files of ``remove`` that were not live (with ``remove_missing_ok=True``).
+    missing: tuple[str, ...] = ()
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], idempotency_key: str | None) -> CommitResult:
@@ -198,6 +202,8 @@ class CommitResult:
             d["replayed"],
             idempotency_key,
             tuple(d["restated"]),
+            tuple(d.get("removed", ())),  # absent from servers before atomic replacement
+            tuple(d.get("missing", ())),
         )
 
 

@@ -15,11 +15,14 @@ commit carries a deterministic ``Idempotency-Key`` (table + the new paths), so r
 registration of one write is applied once.
 
 With ``mode="overwrite"`` Spark deletes the directory's files first: the ones that vanished are
-removed from the table (a separate snapshot, before the new files are committed).
+removed from the table in the commit that adds the new files (one snapshot: a reader of the table
+sees the old files or the new ones, never an empty table between the two). Only when the server
+refuses that many paths in one request (413) are they removed first, in chunks, each a snapshot.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -51,7 +54,7 @@ REMOVE_CHUNK = 1000
 class WriteResult:
     #: The files this write produced (and registered), sorted.
     paths: tuple[str, ...]
-    #: The commit (None when the write produced no file).
+    #: The commit (None when the write neither produced nor replaced a file).
     commit: CommitResult | None
     #: Files that vanished from the directory during the write (overwrite) and were removed from the table.
     removed: tuple[str, ...] = ()
@@ -141,19 +144,42 @@ def register_written(
 
                 columns = list(extract_file(ours[0]).variant_columns)
             ensure_table(c, ns, name, columns)
-        removed: list[str] = []
-        if vanished and remove_vanished:
-            for part in chunks(vanished, REMOVE_CHUNK):
-                removed.extend(c.remove_files(ns, name, list(part), missing_ok=True).removed)
-        if not ours:
-            return WriteResult((), None, tuple(removed), tuple(others))
-        key = idempotency_key("write", ns, name, ours)
-        if client_stats:
-            result = c.commit(ns, name, files=extract_payloads(spark, ours), idempotency_key=key)
-        else:
-            result = c.commit(ns, name, paths=ours, idempotency_key=key)
-    log.info("%s.%s: registered %d files written to %s (snapshot %s)", ns, name, len(ours), root, result.snapshot_id)
-    return WriteResult(tuple(ours), result, tuple(removed), tuple(others))
+        gone = vanished if remove_vanished else []
+        if not ours and not gone:
+            return WriteResult((), None, (), tuple(others))
+        # The removals are part of the request, so of its key: two overwrites that produced the
+        # same files (or none) but replaced different ones are different commits.
+        salt = hashlib.sha256("\n".join(gone).encode()).hexdigest() if gone else ""
+        key = idempotency_key("write", ns, name, ours, salt=salt)
+        given: dict[str, Any] = {}
+        if ours:
+            given = {"files": extract_payloads(spark, ours)} if client_stats else {"paths": ours}
+        from service.client.errors import PayloadTooLarge
+
+        removed: tuple[str, ...] = ()
+        try:
+            result = c.commit(ns, name, **given, remove=gone, remove_missing_ok=True, idempotency_key=key)
+            removed = result.removed
+        except PayloadTooLarge as e:
+            if not gone:
+                raise
+            limit = e.details.get("limit")
+            size = min(REMOVE_CHUNK, limit) if isinstance(limit, int) and limit > 0 else REMOVE_CHUNK
+            log.warning(
+                "%s.%s: the server refused %d new and %d replaced files in one commit (%s); the replaced files are "
+                "removed first, in chunks of %d (readers may see the table without them meanwhile)",
+                ns, name, len(ours), len(gone), e, size,
+            )  # fmt: skip
+            parts = [c.remove_files(ns, name, list(part), missing_ok=True).removed for part in chunks(gone, size)]
+            removed = tuple(p for part in parts for p in part)
+            if not ours:
+                return WriteResult((), None, removed, tuple(others))
+            result = c.commit(ns, name, **given, idempotency_key=idempotency_key("write", ns, name, ours))
+    log.info(
+        "%s.%s: registered %d files written to %s, replacing %d (snapshot %s)",
+        ns, name, len(ours), root, len(removed), result.snapshot_id,
+    )  # fmt: skip
+    return WriteResult(tuple(ours), result, removed, tuple(others))
 
 
 def write_and_register(

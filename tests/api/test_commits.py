@@ -47,7 +47,8 @@ def test_commit_by_path(client, table, warehouse: Path) -> None:
     # Registering the same files again changes nothing (no new snapshot).
     r = client.post(T + "/commits", json={"paths": [_p(warehouse, 1)]}, headers=WRITER)
     assert r.json() == {
-        "snapshot-id": None, "added": [], "unchanged": [_p(warehouse, 1)], "restated": [], "replayed": False
+        "snapshot-id": None, "added": [], "unchanged": [_p(warehouse, 1)], "restated": [], "replayed": False,
+        "removed": [], "missing": [],
     }
 
 
@@ -262,8 +263,55 @@ def test_idempotency_key(client, table, warehouse: Path) -> None:
 
 
 def test_empty_commit(client, table) -> None:
-    for body in [{}, {"paths": []}, {"paths": [], "files": []}]:
+    for body in [{}, {"paths": []}, {"paths": [], "files": []}, {"remove": []}]:
         assert_error(client.post(T + "/commits", json=body, headers=WRITER), 422, field="body")
+
+
+def test_a_commit_replaces_files_in_one_snapshot(client, table, warehouse: Path, stats_doc) -> None:
+    old = [_p(warehouse, 0), _p(warehouse, 1)]
+    first = client.post(T + "/commits", json={"paths": old}, headers=WRITER).json()["snapshot-id"]
+    doc = _doc(stats_doc, warehouse, "compacted.parquet")
+    body = {"files": [doc], "remove": old}
+    r = client.post(T + "/commits", json=body, headers={**WRITER, "Idempotency-Key": "compact-1"})
+    assert r.status_code == 200, r.text
+    got = r.json()
+    assert (got["added"], got["removed"], got["missing"]) == ([doc["path"]], old, [])
+    snaps = client.get(T + "/snapshots", headers=READER).json()["snapshots"]
+    assert [s["snapshot-id"] for s in snaps][-2:] == [first, got["snapshot-id"]]
+    assert (snaps[-1]["added-files"], snaps[-1]["removed-files"]) == (1, 2)
+    assert _live(client) == 1
+    # A retry is the same commit; the same key with other removals is another request.
+    again = client.post(T + "/commits", json=body, headers={**WRITER, "Idempotency-Key": "compact-1"}).json()
+    assert again["replayed"] is True and again["removed"] == old
+    assert_error(
+        client.post(T + "/commits", json={"files": [doc], "remove": old[:1]}, headers={**WRITER, "Idempotency-Key": "compact-1"}),
+        409,
+    )
+    # A path to remove that is not live: 404 naming it, nothing changed; or reported with the flag.
+    err = assert_error(
+        client.post(T + "/commits", json={"paths": [_p(warehouse, 2)], "remove": old}, headers=WRITER), 404
+    )
+    assert err["details"]["paths"] == old and _live(client) == 1
+    r = client.post(
+        T + "/commits", json={"paths": [_p(warehouse, 2)], "remove": old, "remove-missing-ok": True}, headers=WRITER
+    ).json()
+    assert (r["added"], r["removed"], r["missing"]) == ([_p(warehouse, 2)], [], old)
+    # Only removing is a commit too.
+    r = client.post(T + "/commits", json={"remove": [doc["path"]]}, headers=WRITER).json()
+    assert (r["added"], r["removed"]) == ([], [doc["path"]]) and _live(client) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"paths": ["/x.parquet"], "remove": "not-a-list"},
+        {"paths": ["/x.parquet"], "remove": [""]},
+        {"paths": ["/x.parquet"], "remove": [1]},
+        {"paths": ["/x.parquet"], "remove": ["/a"], "remove-missing-ok": "yes"},
+    ],
+)
+def test_malformed_removals_are_422(client, table, body: dict[str, Any]) -> None:
+    assert_error(client.post(T + "/commits", json=body, headers=WRITER), 422)
 
 
 def test_files_per_commit_limit(app_factory, warehouse: Path) -> None:
@@ -281,6 +329,12 @@ def test_files_per_commit_limit(app_factory, warehouse: Path) -> None:
     )
     assert err["details"]["limit"] == 2
     assert_error(c.post(T + "/files/remove", json={"paths": ["/a", "/b", "/c"]}, headers=WRITER), 413)
+    err = assert_error(
+        c.post(T + "/commits", json={"paths": [_p(warehouse, 0)], "remove": ["/a", "/b", "/c"]}, headers=WRITER),
+        413,
+        "limit_exceeded",
+    )
+    assert "3 paths to remove" in err["message"]
     assert c.post(T + "/commits", json={"paths": [_p(warehouse, 0), _p(warehouse, 1)]}, headers=WRITER).status_code == 200
 
 

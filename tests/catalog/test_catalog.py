@@ -315,6 +315,91 @@ def test_remove_and_time_travel(cat: Catalog) -> None:
     assert_consistent(cat, NS, T)
 
 
+# --- replacement: removals and additions in one snapshot ---------------------------------------
+
+
+def test_a_replacement_is_one_snapshot_readers_see_whole(cat: Catalog) -> None:
+    s1 = cat.commit(NS, T, [int_file("a", 0, 5), int_file("b", 10, 20), int_file("keep", 50, 60)]).snapshot_id
+    r = cat.commit(NS, T, [int_file("ab", 0, 20)], remove=["a", "b"])
+    assert (r.added, r.removed, r.missing, r.unchanged) == (("ab",), ("a", "b"), (), ())
+    assert files_of(cat) == ["ab", "keep"]
+    assert files_of(cat, s1) == ["a", "b", "keep"]
+    snaps = cat.list_snapshots(NS, T)
+    # Only one snapshot after s1: no state of the table lacks both the old and the new files.
+    assert [s.snapshot_id for s in snaps][-2:] == [s1, r.snapshot_id]
+    assert (snaps[-1].added_files, snaps[-1].removed_files) == (1, 2)
+    assert snaps[-1].changes_made == f"inserted_into_table:{cat.get_table(NS, T).table_id},deleted_from_table:{cat.get_table(NS, T).table_id}"
+    assert cat.get_table(NS, T).live_file_count == 2
+    assert by_field(cat)['"a"']["min"] == "0" and by_field(cat)['"a"']["max"] == "60"
+    assert_consistent(cat, NS, T)
+
+
+def test_a_path_to_remove_that_is_not_live_fails_the_whole_commit(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a")])
+    before = cat.list_snapshots(NS, T)
+    with pytest.raises(NotFoundError, match=r"nope: not a live file .* cannot be removed") as e:
+        cat.commit(NS, T, [int_file("new")], remove=["a", "nope"])
+    assert e.value.details["paths"] == ["nope"]
+    assert cat.list_snapshots(NS, T) == before and files_of(cat) == ["a"]
+    r = cat.commit(NS, T, [int_file("new")], remove=["a", "nope"], remove_missing_ok=True)
+    assert (r.added, r.removed, r.missing) == (("new",), ("a",), ("nope",))
+    assert files_of(cat) == ["new"]
+    assert_consistent(cat, NS, T)
+
+
+def test_a_path_removed_and_given_again_is_replaced_with_the_new_content(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a", 0, 5), int_file("b", 0, 5)])
+    r = cat.commit(NS, T, [int_file("a", 100, 200, size=777)], remove=["a"])
+    assert (r.added, r.removed) == (("a",), ("a",))
+    assert {f.path: f.file_size_bytes for f in cat.list_files(NS, T)} == {"a": 777, "b": 1000}
+    assert by_field(cat)['"a"']["max"] == "200"
+    # Without the removal the same commit is a conflict, as before.
+    with pytest.raises(ConflictError):
+        cat.commit(NS, T, [int_file("b", 0, 5, size=5000)])
+    assert_consistent(cat, NS, T)
+
+
+def test_a_commit_may_only_remove(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a"), int_file("b")])
+    r = cat.commit(NS, T, [], remove=["a"])
+    assert (r.added, r.removed) == ((), ("a",))
+    assert cat.list_snapshots(NS, T)[-1].changes_made.startswith("deleted_from_table:")
+    assert cat.commit(NS, T, [], remove=["zzz"], remove_missing_ok=True).snapshot_id is None
+    assert files_of(cat) == ["b"]
+    cat.commit(NS, T, [], remove=["b"])
+    assert files_of(cat) == [] and gjson(cat) is None
+    assert_consistent(cat, NS, T)
+
+
+def test_removals_are_part_of_a_commits_idempotency(cat: Catalog) -> None:
+    cat.commit(NS, T, [int_file("a"), int_file("b")])
+    r1 = cat.commit(NS, T, [int_file("c")], remove=["a"], idempotency_key="swap")
+    r2 = cat.commit(NS, T, [int_file("c")], remove=["a"], idempotency_key="swap")
+    assert r2.replayed and (r2.snapshot_id, r2.removed, r2.added) == (r1.snapshot_id, ("a",), ("c",))
+    with pytest.raises(ConflictError, match="swap"):
+        cat.commit(NS, T, [int_file("c")], remove=["b"], idempotency_key="swap")
+    with pytest.raises(ConflictError, match="swap"):
+        cat.commit(NS, T, [int_file("c")], idempotency_key="swap")
+    with pytest.raises(ConflictError, match="swap"):
+        cat.commit(NS, T, [int_file("c")], remove=["a"], remove_missing_ok=True, idempotency_key="swap")
+    assert files_of(cat) == ["b", "c"]
+
+
+def test_paths_to_remove_are_checked_and_limited(catalog: Catalog) -> None:
+    import dataclasses
+
+    small = Catalog(catalog.engine, limits=dataclasses.replace(catalog.limits, max_files_per_commit=2))
+    small.create_table(NS, T, ["v"])
+    small.commit(NS, T, [int_file("a")])
+    with pytest.raises(LimitExceededError, match="3 paths to remove in one request: at most 2"):
+        small.commit(NS, T, [int_file("n")], remove=["a", "x", "y"])
+    with pytest.raises(InvalidStatsError, match="invalid path to remove"):
+        small.commit(NS, T, [int_file("n")], remove=[""])
+    # Duplicates count once.
+    assert small.commit(NS, T, [int_file("n")], remove=["a", "a", "a"]).removed == ("a",)
+    assert files_of(small) == ["n"]
+
+
 def test_list_files_keyset_pagination_and_prefix(cat: Catalog) -> None:
     paths = [f"s3://b/t/date=2026-01-0{d}/f{i}.parquet" for d in (1, 2, 3) for i in range(4)]
     # Every file under the one partition column (Spark's layout; its values typed date or string).

@@ -339,8 +339,20 @@ def test_async_client(sc: ShredcatClient, client, warehouse: Path) -> None:
             assert [f.path async for f in ac.iter_files("lake", "events", page_size=2)] == _paths(warehouse, 0, 1, 2)
             with pytest.raises(NotFound):
                 await ac.load_table("lake", "nope")
+            # A replacement in one snapshot (a path removed and given again is replaced), and its missing paths.
+            r = await ac.commit(
+                "lake", "events", paths=_paths(warehouse, 0), remove=[*_paths(warehouse, 0, 1), "/gone.parquet"],
+                remove_missing_ok=True,
+            )  # fmt: skip
+            assert (r.added, r.removed, r.missing) == (tuple(_paths(warehouse, 0)), tuple(_paths(warehouse, 0, 1)), ("/gone.parquet",))
+            with pytest.raises(NotFound, match="cannot be removed"):
+                await ac.commit("lake", "events", paths=_paths(warehouse, 1), remove=["/gone.parquet"])
 
     asyncio.run(main())
+    r = sc.commit("lake", "events", paths=_paths(warehouse, 1), remove=_paths(warehouse, 2))
+    assert (r.added, r.removed, r.missing) == (tuple(_paths(warehouse, 1)), tuple(_paths(warehouse, 2)), ())
+    assert [f.path for f in sc.iter_files("lake", "events")] == _paths(warehouse, 0, 1)
+    assert [(s.added_files, s.removed_files) for s in sc.iter_snapshots("lake", "events")][-2:] == [(1, 2), (1, 1)]
 
 
 def test_async_client_has_every_method_of_the_sync_one() -> None:

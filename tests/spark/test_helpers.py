@@ -304,8 +304,27 @@ def test_register_after_overwrite_removes_the_replaced_files(spark: Any, client:
     second = write_and_register(events(spark, 300, 2, offset=300), out, "lake.overwritten", client=client, mode="overwrite")
     assert set(second.removed) == set(first.paths)
     assert _live(client, "overwritten") == set(second.paths)
+    # One snapshot replaced the files: no reader ever saw the table empty.
+    snaps = [(s.added_files, s.removed_files) for s in client.iter_snapshots("lake", "overwritten")]
+    assert snaps[-2:] == [(3, 0), (2, 3)]
     rows = read_pruned(spark, "lake.overwritten", "variant_get(v, '$.user.id', 'bigint') >= 0", client=client)
     assert sorted(r.id for r in rows.select("id").collect()) == list(range(300, 600))
+
+
+def test_an_overwrite_too_large_for_one_commit_removes_in_chunks_first(
+    spark: Any, lake: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    out = str(lake / "big-overwrite")
+    with LocalService(f"sqlite:///{tmp_path / 'small.db'}", [str(lake)], max_files_per_commit=3) as svc, svc.client() as c:
+        first = write_and_register(events(spark, 200, 2), out, "lake.big", client=c)
+        second = write_and_register(events(spark, 200, 2, offset=200), out, "lake.big", client=c, mode="append")
+        with caplog.at_level(logging.WARNING, logger="service.spark"):
+            third = write_and_register(events(spark, 300, 3, offset=400), out, "lake.big", client=c, mode="overwrite")
+        assert "refused 3 new and 4 replaced files in one commit" in caplog.text
+        assert set(third.removed) == {*first.paths, *second.paths}
+        assert _live(c, "big") == set(third.paths)
+        snaps = [(s.added_files, s.removed_files) for s in c.iter_snapshots("lake", "big")]
+        assert snaps[-3:] == [(0, 3), (0, 1), (3, 0)]  # chunks of the server's limit, then the new files
 
 
 def test_files_of_other_writers_are_never_registered(spark: Any, client: Any, lake: Path) -> None:
