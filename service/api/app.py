@@ -13,7 +13,7 @@ import secrets
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -22,6 +22,7 @@ from fastapi import FastAPI
 import service
 from service.api import commits, health, namespaces, plan, reads, tables, verify
 from service.api.auth import Authenticator, RouteRoles
+from service.api.bodies import add_body_schemas
 from service.api.deps import AppContext
 from service.api.errors import install_error_handlers
 from service.api.logging import ContextThreadPoolExecutor, RequestLogMiddleware
@@ -178,6 +179,14 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         per_address=settings.login_failures_per_address, total=settings.login_failures_total
     )
     install_error_handlers(app)
+    default_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = add_body_schemas(default_openapi())
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     # The plan route first: a request is matched against the routes in order (twice: for its
     # role by the middleware, then by the router), and planning is the call clients repeat.
     # No other route's pattern matches a plan path, so the order decides nothing else.

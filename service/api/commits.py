@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Header
+import anyio.to_thread
+from fastapi import APIRouter, Depends, Header, Request
 
 from service.api.auth import Principal, require_writer
+from service.api.bodies import json_body, parse_json_body
 from service.api.deps import COMMON, AppContext, error_responses, field_error, get_ctx
 from service.api.ingest import check_paths, expand_prefixes, extract_all, file_from_body
 from service.api.namespaces import NamespaceName
-from service.api.schemas import CommitRequest, CommitResponse, RemoveFilesRequest, RemoveFilesResponse
+from service.api.schemas import (
+    CommitRequest,
+    CommitResponse,
+    FileStatsBody,
+    RemoveFilesRequest,
+    RemoveFilesResponse,
+)
 from service.api.tables import TableName
 from service.catalog.validate import check_file_count
 from service.errors import ShredcatError
@@ -39,15 +47,34 @@ IdempotencyKey = Annotated[
     "optionally replacing live files in the same snapshot",
     response_model=CommitResponse,
     responses=error_responses(*COMMON, 404, 409),
+    openapi_extra=json_body(CommitRequest),
 )
-def commit_files(
+async def commit_files(
     namespace: NamespaceName,
     table: TableName,
-    body: CommitRequest,
+    request: Request,
     principal: Annotated[Principal, Depends(require_writer)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
     idempotency_key: IdempotencyKey = None,
 ) -> CommitResponse:
+    # A commit body can be tens of megabytes: read here, parsed in the route's thread (bodies.py).
+    raw = await request.body()
+    content_type = request.headers.get("content-type")
+    return await anyio.to_thread.run_sync(
+        _commit, ctx, namespace, table, raw, content_type, principal, idempotency_key
+    )
+
+
+def _commit(
+    ctx: AppContext,
+    namespace: str,
+    table: str,
+    raw: bytes,
+    content_type: str | None,
+    principal: Principal,
+    idempotency_key: str | None,
+) -> CommitResponse:
+    body = parse_json_body(CommitRequest, raw, content_type, items=("files", FileStatsBody))
     catalog = ctx.catalog
     assert catalog is not None and ctx.executor is not None
     paths = body.paths or []

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 
+from service.api.schemas import CommitRequest
 from service.client import file_stats_payload
 from service.stats.extract import extract_file
 from tests.api.conftest import READER, WRITER, assert_error, write_variant_file
@@ -299,6 +302,66 @@ def test_a_commit_replaces_files_in_one_snapshot(client, table, warehouse: Path,
     # Only removing is a commit too.
     r = client.post(T + "/commits", json={"remove": [doc["path"]]}, headers=WRITER).json()
     assert (r["added"], r["removed"]) == ([], [doc["path"]]) and _live(client) == 1
+
+
+def test_a_commit_body_is_parsed_off_the_event_loop(client, table, warehouse: Path, stats_doc, monkeypatch) -> None:
+    """A 10,000-file body takes about a second to parse and validate: on the event loop, the worker
+    would answer nothing else meanwhile. Here the parse is held until another request was answered."""
+    from service.api import commits
+
+    entered, release = threading.Event(), threading.Event()
+    parse = commits.parse_json_body
+
+    def held(*args: Any, **kw: Any) -> Any:
+        entered.set()
+        assert release.wait(30), "the commit body was parsed on the event loop: no other request was answered"
+        return parse(*args, **kw)
+
+    monkeypatch.setattr(commits, "parse_json_body", held)
+    doc = _doc(stats_doc, warehouse)
+    result: list[Any] = []
+    writer = threading.Thread(target=lambda: result.append(client.post(T + "/commits", json={"files": [doc]}, headers=WRITER)))
+    writer.start()
+    try:
+        assert entered.wait(30), "the route did not parse its body with parse_json_body"
+        assert client.get(T, headers=READER).status_code == 200  # answered while the commit's body is parsed
+    finally:
+        release.set()
+        writer.join(30)
+    assert result[0].status_code == 200, result[0].text
+    assert result[0].json()["added"] == [doc["path"]]
+
+
+def test_commit_body_errors_are_fastapis(client, table) -> None:
+    """Parsed by the route, the body fails as FastAPI's own parsing would."""
+    cases = [
+        (b"", "application/json", "body", "missing"),
+        (b"{not json", "application/json", "body[1]", "json_invalid"),
+        (b"\xff\xfe{", "application/json", None, "json_invalid"),
+        (b'{"paths": ["/a.parquet"]}', "text/plain", "body", "model_type"),
+        (b'{"paths": [1]}', None, "body.paths[0]", "string_type"),
+        (b'{"paths": ["/a"], "surprise": 1}', "application/json", "body.surprise", "extra_forbidden"),
+    ]
+    for raw, content_type, field, type_ in cases:
+        headers = {**WRITER, **({"content-type": content_type} if content_type else {})}
+        err = assert_error(client.post(T + "/commits", content=raw, headers=headers), 422, "validation_error")
+        assert err["details"]["errors"][0]["type"] == type_, err
+        if field is not None:
+            assert err["details"]["field"] == field, err
+
+
+def test_the_commit_body_schema_is_the_one_fastapi_would_generate(client) -> None:
+    declared = FastAPI()
+
+    @declared.post("/c")
+    def c(body: CommitRequest) -> None: ...
+
+    want = declared.openapi()
+    got = client.app.openapi()
+    assert got["paths"][T.replace("lake", "{namespace}").replace("events", "{table}") + "/commits"]["post"]["requestBody"] == want["paths"]["/c"]["post"]["requestBody"]
+    for name, schema in want["components"]["schemas"].items():
+        if name not in ("HTTPValidationError", "ValidationError"):
+            assert got["components"]["schemas"][name] == schema, name
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,129 @@
+"""service.api.bodies: a large body decoded and validated in steps gives exactly what one
+``json.loads`` and one model validation give (values, errors and their order)."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+
+from service.api.bodies import loads_in_steps, parse_json_body
+from service.api.schemas import CommitRequest, FileStatsBody
+from tests.ops.support import file_payload
+
+ITEMS = ("files", FileStatsBody)
+
+
+def _outcome(fn: Any, *args: Any) -> Any:
+    try:
+        return ("ok", fn(*args))
+    except json.JSONDecodeError as e:
+        return ("json", e.msg, e.pos)
+    except UnicodeDecodeError as e:
+        return ("unicode", e.start)
+
+
+DOCS: list[bytes] = [
+    b'{"files": [], "paths": ["/a"]}',
+    b' \n{ "paths" : [ "/a" , "/b" ] , "remove":[],"remove-missing-ok" : true }\r\n',
+    b'{"a": {"b": [1, {"c": [2]}]}, "d": [[1], [2, [3]]], "e": null, "f": 1.5e3, "g": "\\u00e9\\n"}',
+    b'{"dup": [1], "dup": [2]}',
+    b"[1, 2, 3]",
+    b'"just a string"',
+    b"{}",
+    b"[]",
+    "{\"é\": [\"ü\"]}".encode("utf-16"),
+    "{\"x\": [1]}".encode("utf-32-le"),
+]
+BROKEN: list[bytes] = [
+    b"",
+    b"{",
+    b"{not json",
+    b'{"a": [1, 2,]}',
+    b'{"a": [1 2]}',
+    b'{"a" [1]}',
+    b'{"a": 1,}',
+    b'{"a": 1 "b": 2}',
+    b'{"a": [1]} extra',
+    b'{"a": [1]}}',
+    b"{1: 2}",
+    b'{"a": [',
+    b'{"a": [1,',
+    b'{"a": "\xff"}',
+    b"\xff\xfe{",
+    b'{"a": NaN, "b": [Infinity]}',
+]
+
+
+@pytest.mark.parametrize("raw", DOCS + BROKEN)
+def test_decoding_in_steps_is_json_loads(raw: bytes) -> None:
+    assert _outcome(loads_in_steps, raw) == _outcome(json.loads, raw)
+
+
+def test_decoding_in_steps_is_json_loads_on_mutated_commit_bodies() -> None:
+    rnd = random.Random(13)
+    base = json.dumps({"paths": ["/x"], "files": [file_payload(f"/lake/f{i}.parquet", i) for i in range(3)]}).encode()
+    for _ in range(500):
+        raw = bytearray(base)
+        for _ in range(rnd.randint(1, 3)):
+            k = rnd.randrange(len(raw))
+            op = rnd.random()
+            if op < 0.4:
+                del raw[k]
+            elif op < 0.7:
+                raw.insert(k, rnd.choice(b' ,:[]{}"\\0x\n'))
+            else:
+                raw[k] = rnd.choice(b' ,:[]{}"\\0x\n')
+        assert _outcome(loads_in_steps, bytes(raw)) == _outcome(json.loads, bytes(raw)), bytes(raw)
+
+
+def _errors(fn: Any) -> Any:
+    try:
+        fn()
+    except RequestValidationError as e:
+        return [(tuple(err["loc"]), err["type"]) for err in e.errors()]
+    except ValidationError as e:
+        return [(("body", *err["loc"]), err["type"]) for err in e.errors()]
+    return None
+
+
+def _good(i: int) -> dict[str, Any]:
+    return file_payload(f"/lake/f{i}.parquet", i)
+
+
+BODIES: list[Any] = [
+    {"files": [_good(0), _good(1)]},
+    {"files": [_good(0), {**_good(1), "record-count": -1}, {**_good(2), "path": 7}], "paths": [1], "remove": [""]},
+    {"files": [{**_good(0), "surprise": 1}], "prefixes": "x", "surprise": 2},
+    {"files": "not a list", "paths": [""]},
+    {"files": [None, 3, []], "remove-missing-ok": "yes"},
+    {"files": None},
+    {"paths": ["/a"], "files": [_good(0)], "remove": ["/b"], "remove-missing-ok": True},
+    [],
+    "text",
+    7,
+]
+
+
+@pytest.mark.parametrize("data", BODIES)
+def test_validating_items_one_by_one_is_validating_the_body(data: Any) -> None:
+    raw = json.dumps(data).encode()
+    whole = _errors(lambda: CommitRequest.model_validate(data))
+    stepped = _errors(lambda: parse_json_body(CommitRequest, raw, "application/json", items=ITEMS))
+    assert stepped == whole
+    if whole is None:
+        got = parse_json_body(CommitRequest, raw, "application/json", items=ITEMS)
+        assert got == CommitRequest.model_validate(data)
+
+
+def test_errors_of_the_body_itself() -> None:
+    assert _errors(lambda: parse_json_body(CommitRequest, b"", None, items=ITEMS)) == [(("body",), "missing")]
+    assert _errors(lambda: parse_json_body(CommitRequest, b"{x", None, items=ITEMS)) == [(("body", 1), "json_invalid")]
+    assert _errors(lambda: parse_json_body(CommitRequest, b'{"paths": ["/a"]}', "text/plain", items=ITEMS)) == [
+        (("body",), "model_type")
+    ]
+    assert parse_json_body(CommitRequest, b'{"paths": ["/a"]}', "application/vnd.x+json; charset=utf-8").paths == ["/a"]
