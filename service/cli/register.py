@@ -4,6 +4,8 @@ A directory or object-store prefix stands for its data files (:func:`service.sto
 
 The table is created when it does not exist, with the Variant columns found in the files. A file
 already live with the same content whose stored stats differ from the extraction is restated.
+``--remove OLD`` (repeatable) ends live files in the same snapshot: a compaction's new file and
+the files it replaces change together, and a reader sees the table before or after, never between.
 Extraction runs in worker processes for many local files, and on threads with
 ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight for object-store files; the commit is one
 transaction: a file that cannot be extracted fails the whole registration.
@@ -29,6 +31,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--workers", type=int, default=None, help="extraction processes (default: CPU count)")
     p.add_argument("--idempotency-key", default=None, help="replaying a key returns the original result")
+    p.add_argument(
+        "--remove",
+        action="append",
+        default=[],
+        metavar="OLD",
+        help="a live file of the table to end in the same snapshot (repeatable; one not live fails the whole "
+        "registration, unless --remove-missing-ok)",
+    )
+    p.add_argument(
+        "--remove-missing-ok", action="store_true", help="report --remove paths that are not live instead of failing"
+    )
     p.add_argument("--json", action="store_true", help="print the commit result as JSON")
     add_database_argument(p)
 
@@ -84,7 +97,13 @@ def run(args: argparse.Namespace) -> int:
             catalog.create_table(ns, table, columns, if_not_exists=True)
             # Extracted here from the files: a live file whose stored stats differ is restated.
             result = catalog.commit(
-                ns, table, files, idempotency_key=args.idempotency_key, extracted=[f.path for f in files]
+                ns,
+                table,
+                files,
+                idempotency_key=args.idempotency_key,
+                extracted=[f.path for f in files],
+                remove=[normalize_source(p) for p in args.remove],
+                remove_missing_ok=args.remove_missing_ok,
             )
     except ShredcatError as e:
         print(f"shredcat register: {e.message}", file=sys.stderr)
@@ -98,11 +117,17 @@ def run(args: argparse.Namespace) -> int:
                     "unchanged": list(result.unchanged),
                     "restated": list(result.restated),
                     "replayed": result.replayed,
+                    "removed": list(result.removed),
+                    "missing": list(result.missing),
                 }
             )
         )
     else:
         snap = "no new snapshot" if result.snapshot_id is None else f"snapshot {result.snapshot_id}"
         restated = f", {len(result.restated)} restated" if result.restated else ""
-        print(f"{ns}.{table}: {len(result.added)} added, {len(result.unchanged)} unchanged{restated} ({snap})")
+        removed = f", {len(result.removed)} removed" if result.removed else ""
+        missing = f", {len(result.missing)} to remove not live" if result.missing else ""
+        print(
+            f"{ns}.{table}: {len(result.added)} added, {len(result.unchanged)} unchanged{restated}{removed}{missing} ({snap})"
+        )
     return 0

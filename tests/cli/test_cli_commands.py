@@ -141,6 +141,26 @@ def test_register_list_stats_and_prune_on_the_embedded_default(tmp_path: Path) -
     assert out["files_pruned"] == 5
 
 
+def test_register_can_replace_files_in_one_snapshot(tmp_path: Path) -> None:
+    """A compaction from the command line: the new file and the files it replaces in one snapshot."""
+    rows = [[{"id": i * 10 + r} for r in range(5)] for i in range(3)]
+    old = [str(write_shredded(tmp_path / f"f{i}.parquet", rows[i], {"id": "int64"})) for i in range(3)]
+    merged = str(write_shredded(tmp_path / "merged.parquet", rows[0] + rows[1], {"id": "int64"}))
+    db = ["--database-url", f"sqlite:///{tmp_path}/cat.db"]
+    assert _run(["register", "--table", "lake.ev", *old, *db], tmp_path).returncode == 0
+    r = _run(["register", "--table", "lake.ev", "merged.parquet", "--remove", "f0.parquet", "--remove", old[1], *db], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "1 added, 0 unchanged, 2 removed" in r.stdout
+    assert _run(["files", "--table", "lake.ev", *db], tmp_path).stdout.splitlines() == sorted([merged, old[2]])
+    # A file to remove that is not live fails the whole registration; with the flag it is reported.
+    r = _run(["register", "--table", "lake.ev", old[0], "--remove", old[1], *db], tmp_path)
+    assert r.returncode == 1 and "cannot be removed" in r.stderr
+    assert _run(["files", "--table", "lake.ev", *db], tmp_path).stdout.splitlines() == sorted([merged, old[2]])
+    r = _run(["register", "--table", "lake.ev", old[0], "--remove", old[1], "--remove-missing-ok", "--json", *db], tmp_path)
+    out = json.loads(r.stdout)
+    assert (out["added"], out["removed"], out["missing"]) == ([old[0]], [], [old[1]])
+
+
 def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> None:
     """A typo in a path or a type prunes nothing, soundly, with a ``warning:`` line per problem on
     stderr (and under ``warnings`` with --json); a column the table does not have is exit 2 with
