@@ -93,7 +93,8 @@ def _array(text: str, i: int) -> tuple[list[Any], int]:
 def loads_in_steps(raw: bytes) -> Any:
     """``json.loads(raw)``, in steps: a top-level object member by member, its arrays' elements one
     by one (each step a short call that holds the GIL). Same values, same errors (JSONDecodeError,
-    or UnicodeDecodeError for bytes that are no UTF-8/16/32)."""
+    UnicodeDecodeError for bytes that are no UTF-8/16/32, RecursionError for a nesting deeper than
+    the interpreter's recursion limit)."""
     text = raw.decode(json.detect_encoding(raw), "surrogatepass")
     i = _skip(text, 0)
     if text[i : i + 1] != "{":
@@ -186,5 +187,9 @@ def parse_json_body(
         except UnicodeDecodeError as e:
             raise RequestValidationError(
                 [{"type": "json_invalid", "loc": ("body", e.start), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.reason}}]
+            ) from None
+        except RecursionError:  # json's decoder recurses once per nesting level
+            raise RequestValidationError(
+                [{"type": "json_invalid", "loc": ("body",), "msg": "JSON decode error", "input": {}, "ctx": {"error": "nested too deeply"}}]
             ) from None
     return _validate(model, data, items)

@@ -25,6 +25,8 @@ def _outcome(fn: Any, *args: Any) -> Any:
         return ("json", e.msg, e.pos)
     except UnicodeDecodeError as e:
         return ("unicode", e.start)
+    except RecursionError:
+        return ("recursion",)
 
 
 DOCS: list[bytes] = [
@@ -56,10 +58,12 @@ BROKEN: list[bytes] = [
     b'{"a": "\xff"}',
     b"\xff\xfe{",
     b'{"a": NaN, "b": [Infinity]}',
+    b'{"files": ' * 100_000 + b"1" + b"}" * 100_000,
+    b'{"files": [' + b"[" * 100_000 + b"]" * 100_001 + b"}",
 ]
 
 
-@pytest.mark.parametrize("raw", DOCS + BROKEN)
+@pytest.mark.parametrize("raw", DOCS + BROKEN, ids=lambda raw: repr(raw[:24]))
 def test_decoding_in_steps_is_json_loads(raw: bytes) -> None:
     assert _outcome(loads_in_steps, raw) == _outcome(json.loads, raw)
 
@@ -123,6 +127,8 @@ def test_validating_items_one_by_one_is_validating_the_body(data: Any) -> None:
 def test_errors_of_the_body_itself() -> None:
     assert _errors(lambda: parse_json_body(CommitRequest, b"", None, items=ITEMS)) == [(("body",), "missing")]
     assert _errors(lambda: parse_json_body(CommitRequest, b"{x", None, items=ITEMS)) == [(("body", 1), "json_invalid")]
+    deep = b'{"files": [' + b"[" * 100_000 + b"]" * 100_001 + b"}"
+    assert _errors(lambda: parse_json_body(CommitRequest, deep, None, items=ITEMS)) == [(("body",), "json_invalid")]
     assert _errors(lambda: parse_json_body(CommitRequest, b'{"paths": ["/a"]}', "text/plain", items=ITEMS)) == [
         (("body",), "model_type")
     ]
