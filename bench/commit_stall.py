@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -95,9 +94,6 @@ def run(code: Path, bodies: list[bytes], quiet_s: float) -> tuple[list[float], l
                 during.clear()
             stop.set()
             t.join()
-            if os.environ.get("STALL_LOG"):
-                import shutil
-                shutil.copy(Path(tmp) / "server.log", os.environ["STALL_LOG"])
             return quiet, busy, commits
 
 

@@ -371,14 +371,11 @@ class Catalog:
                         t.qualified_name,
                         unpartitioned_files=t.live_file_count > 0,
                     )
-            ending = repo.live_files_by_path(conn, t.table_id, removing) if removing else {}
-            missing = tuple(p for p in removing if p not in ending)
-            if missing and not remove_missing_ok:
-                raise NotFoundError(
-                    f"{missing[0]}: not a live file of {t.qualified_name}, so it cannot be removed"
-                    + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-                    details={"paths": list(missing[:100])},
-                )
+            ending, missing = (
+                _live_or_missing(conn, t, removing, remove_missing_ok, ", so it cannot be removed")
+                if removing
+                else ({}, ())
+            )
             gone = [ending[p] for p in removing if p in ending]
             live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch if f.path not in ending])
             new: list[int] = []
@@ -593,14 +590,7 @@ class Catalog:
 
         def op(conn: Connection) -> RemoveResult:
             t = repo.require_table(conn, namespace, table, lock=True)
-            live = repo.live_files_by_path(conn, t.table_id, wanted)
-            missing = tuple(p for p in wanted if p not in live)
-            if missing and not missing_ok:
-                raise NotFoundError(
-                    f"{missing[0]}: not a live file of {t.qualified_name}"
-                    + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-                    details={"paths": list(missing[:100])},
-                )
+            live, missing = _live_or_missing(conn, t, wanted, missing_ok)
             gone = [live[p] for p in wanted if p in live]
             if not gone:
                 return RemoveResult(None, (), missing)
@@ -1363,6 +1353,22 @@ def _parse_for(
             e.message = f"{t.qualified_name} " + e.message[len("the table ") :]
             e.args = (e.message,)
         raise
+
+
+def _live_or_missing(
+    conn: Connection, t: repo.TableRow, paths: Sequence[str], missing_ok: bool, why: str = ""
+) -> tuple[dict[str, repo.LiveFile], tuple[str, ...]]:
+    """The live files among ``paths`` (by path) and the paths that are not live: a NotFoundError
+    naming them (its first sentence ending with ``why``) unless ``missing_ok``."""
+    live = repo.live_files_by_path(conn, t.table_id, paths)
+    missing = tuple(p for p in paths if p not in live)
+    if missing and not missing_ok:
+        raise NotFoundError(
+            f"{missing[0]}: not a live file of {t.qualified_name}{why}"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+            details={"paths": list(missing[:100])},
+        )
+    return live, missing
 
 
 def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
