@@ -74,6 +74,7 @@ from service.catalog.validate import (
     check_name,
     check_table_columns,
     check_table_totals,
+    replaced_layout,
     request_hash,
     same_content,
     validate_batch,
@@ -320,6 +321,8 @@ class Catalog:
         both the old and the new files. A path to remove that is not live is a NotFoundError, unless
         ``remove_missing_ok`` (then it is reported in ``missing``). A path both removed and given is
         ended and added again, with the batch's stats. ``files`` may be empty when ``remove`` is not.
+        A commit that leaves none of the table's live files may bring another partition layout
+        (:func:`~service.catalog.validate.replaced_layout`): the old partition columns end then.
 
         Idempotency keys belong to one table and one ``principal`` (who commits: the REST API
         passes the token's identity); the same key of another principal is another key.
@@ -359,7 +362,22 @@ class Catalog:
                             details={"idempotency_key": idempotency_key},
                         )
                     return _result_from_json(stored[1])
+            ending, missing = (
+                _live_or_missing(conn, t, removing, remove_missing_ok, ", so it cannot be removed")
+                if removing
+                else ({}, ())
+            )
+            gone = [ending[p] for p in removing if p in ending]
             kinds = {name: c.kind for name, c in t.plain.items()}
+            relayout = replaced_layout(
+                batch,
+                kinds,
+                declared=any(c.partition and c.declared for c in t.plain.values()),
+                replacing_all=len(gone) == t.live_file_count,
+            )
+            if relayout:
+                kinds = {name: kind for name, kind in kinds.items() if name not in relayout}
+            layout = [] if relayout else t.partition_columns
             for f in batch:
                 check_table_columns(f, t.columns, t.qualified_name)
                 if f.columns or f.partitions or t.plain:
@@ -367,16 +385,10 @@ class Catalog:
                         f,
                         t.columns,
                         kinds,
-                        t.partition_columns,
+                        layout,
                         t.qualified_name,
-                        unpartitioned_files=t.live_file_count > 0,
+                        unpartitioned_files=t.live_file_count > len(gone),
                     )
-            ending, missing = (
-                _live_or_missing(conn, t, removing, remove_missing_ok, ", so it cannot be removed")
-                if removing
-                else ({}, ())
-            )
-            gone = [ending[p] for p in removing if p in ending]
             live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch if f.path not in ending])
             new: list[int] = []
             same: list[int] = []
@@ -410,11 +422,14 @@ class Catalog:
                 old_json = repo.read_global_json(conn, t)
                 keep = sorted(new + restate)
                 adding = prepared if len(keep) == len(batch) else prepared.subset(keep)
-                if adding.files:
-                    t = repo.add_file_columns(conn, t, snap, adding.files)
                 if ended:
                     # The old rows end first: a path has one live row at a time.
                     repo.end_files(conn, t, snap, ended)
+                if relayout:
+                    t = repo.end_columns(conn, t, snap, relayout)
+                if adding.files:
+                    t = repo.add_file_columns(conn, t, snap, adding.files)
+                if ended:
                     if adding.files:
                         repo.add_files(conn, t, snap, adding)
                     g = repo.rebuild_global(conn, t, t.live_file_count + len(new) - len(gone))

@@ -541,3 +541,26 @@ def check_batch_partitions(files: Sequence[FileStats]) -> None:
                 f"{first or 'none'} in {files[0].path}",
                 attribute="partitions",
             )
+
+
+def replaced_layout(
+    files: Sequence[FileStats],
+    kinds: Mapping[str, str],
+    *,
+    declared: bool,
+    replacing_all: bool,
+) -> list[str]:
+    """The columns a commit ends because its files bring another partition layout: the table's
+    partition columns, and those of its plain columns the new layout names (``kinds``: the table's
+    plain and partition columns -> kind). Spark reads a directory's layout from the files in it,
+    so an overwrite may change it (``partitionBy`` on other columns, or none). Here that is allowed
+    when the commit leaves none of the table's live files (``replacing_all``) and the table's
+    partition types are inferred: a ``declared`` layout is the table's own and stays binding.
+    Empty when the layout is kept; the files agree on their names (:func:`check_batch_partitions`)."""
+    if not files or not replacing_all or declared:
+        return []
+    old = [name for name, kind in kinds.items() if kind == "partition"]
+    new = [pv.column for pv in files[0].partitions]
+    if new == old:
+        return []
+    return old + [name for name in new if kinds.get(name) == "plain"]

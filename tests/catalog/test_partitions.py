@@ -13,7 +13,7 @@ import pytest
 
 from service.catalog import Catalog
 from service.catalog.repository import require_table
-from service.errors import InvalidStatsError
+from service.errors import InvalidStatsError, UnknownColumnError
 from service.pruning import expressions as E
 from service.pruning.conditions import LeafCondition, compile_expression
 from service.pruning.evaluator import interpret, stats_by_path
@@ -98,6 +98,92 @@ def test_a_file_must_have_the_tables_partition_columns(catalog: Catalog) -> None
     catalog.commit("ns", "u", [_f("s3://b/u/f0.parquet")])
     with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
         catalog.commit("ns", "u", [_f("s3://b/u/day=1/f1.parquet")])
+
+
+def _sql(cat: Catalog, sql: str, **kw: Any) -> list[str]:
+    from service.pruning.parse_sql import parse_sql
+
+    res = cat.plan("ns", "t", lambda schema: parse_sql(sql, schema=schema), **kw)
+    return sorted(c.path for c in res.candidates)
+
+
+def test_replacing_every_live_file_may_change_the_layout(catalog: Catalog) -> None:
+    """Spark's overwrite with another ``partitionBy``: the commit that removes every live file
+    may bring other partition columns. The old ones end at that snapshot (a predicate on them is
+    an unknown column), the new ones are inferred from the new files, one snapshot in all."""
+    catalog.create_table("ns", "t", ["v"])
+    old = [_f(f"s3://b/t/day=2024-01-0{d}/region=eu/f{d}.parquet", d, d + 5) for d in range(1, 3)]
+    first = catalog.commit("ns", "t", old).snapshot_id
+    # Keeping one old file keeps the layout binding.
+    new = [_f(f"s3://b/t/region=eu/hr={h}/g{h}.parquet", 10 * h, 10 * h + 5) for h in (3, 4)]
+    with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
+        catalog.commit("ns", "t", new, remove=[old[0].path])
+    assert catalog.get_table("ns", "t").partition_columns == ("day", "region")
+    res = catalog.commit("ns", "t", new, remove=[f.path for f in old])
+    assert res.removed == tuple(f.path for f in old)
+    info = catalog.get_table("ns", "t")
+    assert info.partition_columns == ("region", "hr")
+    assert [(c.name, c.type, c.kind) for c in info.all_columns] == [
+        ("v", "variant", "variant"),
+        ("x", "int64", "plain"),
+        ("region", "varchar", "partition"),
+        ("hr", "int32", "partition"),
+    ]
+    assert _sql(catalog, "hr = 4") == [new[1].path]
+    assert _sql(catalog, "region = 'eu' AND x >= 40") == [new[1].path]
+    with pytest.raises(UnknownColumnError, match="day"):
+        _sql(catalog, "day = DATE '2024-01-01'")
+    # History is kept: the old files answer at the old snapshot (on their Variant and plain stats).
+    assert _sql(catalog, "variant_get(v, '$.a', 'bigint') = 2", snapshot_id=first) == [old[0].path, old[1].path]
+    assert _sql(catalog, "x = 7", snapshot_id=first) == [old[1].path]
+    # The old files have no value of the new columns: never pruned on them.
+    assert _sql(catalog, "hr = 4 AND region = 'us'", snapshot_id=first) == [old[0].path, old[1].path]
+    assert _sql(catalog, "hr IS NULL OR hr IS NOT NULL", snapshot_id=first) == [old[0].path, old[1].path]
+    # And the new layout binds the next commits.
+    with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
+        catalog.commit("ns", "t", [_f("s3://b/t/day=2024-01-09/region=eu/f9.parquet")])
+    assert_consistent(catalog, "ns", "t")
+
+
+def test_a_replacement_may_swap_plain_and_partition_columns_or_drop_the_layout(catalog: Catalog) -> None:
+    catalog.create_table("ns", "t", ["v"])
+    old = [_f(f"s3://b/t/day={d}/f{d}.parquet", d, d) for d in (1, 2)]  # plain x, partition day
+    catalog.commit("ns", "t", old)
+    # Now partitioned by x, with day a plain column of the files.
+    swapped = [
+        with_columns(fs(f"s3://b/t/x={k}/g{k}.parquet", ps('"a"', INT64, k, k)), cs("day", INT32, k, k + 1))
+        for k in (5, 6)
+    ]
+    catalog.commit("ns", "t", swapped, remove=[f.path for f in old])
+    info = catalog.get_table("ns", "t")
+    assert {c.name: c.kind for c in info.all_columns} == {"v": "variant", "day": "plain", "x": "partition"}
+    assert _sql(catalog, "x = 6") == [swapped[1].path]
+    assert _sql(catalog, "day = 5") == [swapped[0].path]  # day 5..6 in the first file, 6..7 in the second
+    # Then no partitions at all.
+    flat = [with_columns(fs("s3://b/t/h0.parquet", ps('"a"', INT64, 1, 1)), cs("day", INT32, 1, 1))]
+    catalog.commit("ns", "t", flat, remove=[f.path for f in swapped])
+    assert catalog.get_table("ns", "t").partition_columns == ()
+    with pytest.raises(UnknownColumnError, match="x"):
+        _sql(catalog, "x = 6")
+    assert_consistent(catalog, "ns", "t")
+
+
+def test_an_emptied_table_takes_a_new_layout_unless_it_is_declared(catalog: Catalog) -> None:
+    catalog.create_table("ns", "t", ["v"])
+    f0 = _f("s3://b/t/day=2024-01-01/f0.parquet")
+    catalog.commit("ns", "t", [f0])
+    catalog.remove("ns", "t", [f0.path])
+    catalog.commit("ns", "t", [_f("s3://b/t/k=1/f1.parquet")])
+    assert catalog.get_table("ns", "t").partition_columns == ("k",)
+    assert_consistent(catalog, "ns", "t")
+    # A declared layout is the table's own: a full replacement must keep it.
+    catalog.create_table("ns", "d", ["v"], partition_columns={"day": "date"})
+    d0 = _f("s3://b/d/day=2024-01-01/f0.parquet")
+    catalog.commit("ns", "d", [d0])
+    with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
+        catalog.commit("ns", "d", [_f("s3://b/d/k=1/f1.parquet")], remove=[d0.path])
+    assert catalog.get_table("ns", "d").live_file_count == 1
+    assert catalog.get_table("ns", "d").partition_columns == ("day",)
 
 
 def test_undeclared_types_merge_and_other_types_are_kept(catalog: Catalog) -> None:

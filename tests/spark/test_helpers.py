@@ -311,6 +311,25 @@ def test_register_after_overwrite_removes_the_replaced_files(spark: Any, client:
     assert sorted(r.id for r in rows.select("id").collect()) == list(range(300, 600))
 
 
+def test_an_overwrite_may_change_the_partition_layout(spark: Any, client: Any, lake: Path) -> None:
+    """Spark lets an overwrite use another ``partitionBy`` (it deletes the old directories); the
+    catalog follows in the same one snapshot, and prunes on the new partition columns."""
+    out = str(lake / "relayout")
+    by_bucket = events(spark, 300, 3).selectExpr("*", "CAST(id DIV 100 AS INT) AS bucket")
+    write_and_register(by_bucket, out, "lake.relayout", client=client, partition_by=["bucket"])
+    assert client.load_table("lake", "relayout").partition_columns == ("bucket",)
+    by_kind = events(spark, 300, 3, offset=300).selectExpr("*", "IF(id % 2 = 0, 'even', 'odd') AS parity")
+    second = write_and_register(by_kind, out, "lake.relayout", client=client, mode="overwrite", partition_by=["parity"])
+    assert client.load_table("lake", "relayout").partition_columns == ("parity",)
+    assert _live(client, "relayout") == set(second.paths)
+    snaps = [(s.added_files, s.removed_files) for s in client.iter_snapshots("lake", "relayout")]
+    assert snaps[-1] == (len(second.paths), 3)
+    plan = client.plan("lake", "relayout", sql="parity = 'odd'")
+    assert set(plan.paths) == {p for p in second.paths if "parity=odd" in p}
+    rows = read_pruned(spark, "lake.relayout", "parity = 'odd'", client=client, base_path=out)
+    assert sorted(r.id for r in rows.select("id").collect()) == list(range(301, 600, 2))
+
+
 def test_an_overwrite_too_large_for_one_commit_removes_in_chunks_first(
     spark: Any, lake: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -133,10 +133,6 @@ class TableRow:
     def partition_columns(self) -> list[str]:
         """The partition columns, in order (their ``partition_key_index`` is the position here)."""
         return [name for name, c in self.plain.items() if c.partition]
-
-    @property
-    def next_column_order(self) -> int:
-        return len(self.columns) + len(self.plain)
 
 
 def load_columns(conn: Connection, table_id: int) -> tuple[dict[str, int], dict[str, ColumnRow]]:
@@ -561,7 +557,13 @@ def add_file_columns(conn: Connection, t: TableRow, snap: int, files: Sequence[F
                     types.append(pv.value_type.name)
     if not new_plain and not new_parts:
         return t
-    order = t.next_column_order
+    # After the last of all the table's columns, ended ones included: an ended column keeps its
+    # place in history, and a live column's place must stay unique among the live ones.
+    order = int(
+        conn.execute(
+            select(func.coalesce(func.max(m.Column.column_order), -1)).where(m.Column.table_id == t.table_id)
+        ).scalar_one()
+    ) + 1
     for name, tname in new_plain.items():
         insert_column(conn, t.table_id, snap, order, name, tname, PLAIN)
         order += 1
@@ -571,3 +573,18 @@ def add_file_columns(conn: Connection, t: TableRow, snap: int, files: Sequence[F
         order += 1
     variant, plain = load_columns(conn, t.table_id)
     return replace(t, columns=variant, plain=plain)
+
+
+def end_columns(conn: Connection, t: TableRow, snap: int, names: Collection[str]) -> TableRow:
+    """End these plain or partition columns at ``snap`` (a replacement of every live file that
+    brings another partition layout); the table row without them. Their files' rows stay, for
+    history: a file keeps the column ids it was committed with."""
+    ids = [t.plain[n].column_id for n in names]
+    if not ids:
+        return t
+    conn.execute(
+        update(m.Column)
+        .where(m.Column.table_id == t.table_id, m.Column.column_id.in_(ids), m.Column.end_snapshot.is_(None))
+        .values(end_snapshot=snap)
+    )
+    return replace(t, plain={n: c for n, c in t.plain.items() if n not in names})
