@@ -259,8 +259,8 @@ def nearest_float32(x: Fraction) -> float:
     """
     d = float(x) if abs(x) < 2**1024 else math.copysign(math.inf, x)
     f = to_float32(d)
-    if f == d or math.isinf(d):
-        return f
+    if f == d or math.isinf(f):
+        return f  # exact, or beyond FLOAT32_MAX by half an ulp or more: Java's cast gives infinity
     other = next_float32(f, up=d > f)
     if math.isfinite(other) and Fraction(f) + Fraction(other) == 2 * Fraction(d) and Fraction(d) != x:
         # A tie for the double but not for x: x's side decides.

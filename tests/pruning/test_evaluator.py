@@ -286,6 +286,11 @@ CASES = [
     case("min +0.0 may hide -0.0", fl(0.0, 1.0, False), f"{F} = -0.0", READ),
     case("float32 exact type", fl(0.0, 1.0, False, type_="float32"), f"{vg('$.f', 'float')} = 0.5", READ),
     case("float32 max 1.0", fl(0.0, 1.0, False, type_="float32"), f"{vg('$.f', 'float')} > 1.5", SKIP),
+    # Spark: CAST(1e39 AS FLOAT) is +inf (a double beyond float's range), and NaN > +inf is true.
+    case("beyond float32: +inf", fl(0.0, 1.0, False, type_="float32"), f"{vg('$.f', 'float')} > CAST(1e39 AS FLOAT)", SKIP),
+    case("beyond float32: NaN", fl(0.0, 1.0, None, type_="float32"), f"{vg('$.f', 'float')} > CAST(1e39 AS FLOAT)", READ),
+    case("beyond float32: -inf", fl(0.0, 1.0, False, type_="float32"), f"{vg('$.f', 'float')} < -1e39F", SKIP),
+    case("beyond float32: < +inf", fl(0.0, 1.0, False, type_="float32"), f"{vg('$.f', 'float')} < 1e39F", READ),
     # --- strings: truncated or absent bounds ---------------------------------------------------
     case(
         "a truncated max is still an upper bound",
