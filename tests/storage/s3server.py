@@ -1,7 +1,7 @@
 """An S3 API server for the tests: moto's server mode on loopback, in a process of its own.
 
 Run as ``python -m tests.storage.s3server PORT``. Beside moto's S3 (and IAM, for credentials that
-are refused) it answers three test-only routes, which no bucket name can shadow (bucket names never
+are refused; STS, for temporary credentials) it answers three test-only routes, which no bucket name can shadow (bucket names never
 start with ``_``):
 
 * ``GET /_test/requests``: the S3 requests served since the last reset, as JSON
@@ -65,8 +65,25 @@ class Recorder:
         return [body]
 
 
+def _allow_unsigned_web_identity() -> None:
+    """AWS answers AssumeRoleWithWebIdentity unsigned (the web identity token is the credential),
+    but moto 5 with IAM enforced tries to authenticate it and fails on the missing Authorization
+    header (a 500): let that one action through unauthenticated, as STS does."""
+    from moto.core.authorization import ActionAuthenticatorMixin
+
+    check = ActionAuthenticatorMixin._authenticate_and_authorize_action
+
+    def patched(self: Any, iam_request_cls: type, resource: str = "*") -> None:
+        if self._get_action() == "AssumeRoleWithWebIdentity" and "Authorization" not in self.headers:
+            return
+        check(self, iam_request_cls, resource)
+
+    ActionAuthenticatorMixin._authenticate_and_authorize_action = patched  # type: ignore[method-assign]
+
+
 def main() -> None:
     port = int(sys.argv[1])
+    _allow_unsigned_web_identity()
     app = Recorder(DomainDispatcherApplication(create_backend_app))
     server = make_server("127.0.0.1", port, app, threaded=True, request_handler=MotoRequestHandler)
     print("ready", flush=True)

@@ -80,6 +80,7 @@ class HttpSender:
         uri: str,
         headers: Mapping[str, str] | None = None,
         sign: Callable[[str, str, dict[str, str]], None] | None = None,
+        content: bytes | None = None,
     ) -> Response:
         """The answer to one request (any status), the whole body read; transport failures and
         repeated 429/5xx raise :class:`ObjectStoreUnavailableError` naming ``uri``, a body cut
@@ -95,7 +96,7 @@ class HttpSender:
             if sign is not None:
                 sign(method, url, h)
             try:
-                r = self._client.request(method, url, headers=h)
+                r = self._client.request(method, url, headers=h, content=content)
             except httpx.TransportError as e:
                 last = e
                 continue

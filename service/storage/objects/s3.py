@@ -2,9 +2,10 @@
 
 Configuration is the AWS SDKs' standard environment: ``AWS_ENDPOINT_URL_S3`` or
 ``AWS_ENDPOINT_URL`` (a custom endpoint; requests then use path-style addressing),
-``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/``AWS_SESSION_TOKEN`` (without them requests go
-unsigned, for public buckets), ``AWS_REGION`` or ``AWS_DEFAULT_REGION`` (default ``us-east-1``).
-Shared credential files, profiles and instance metadata are not read.
+``AWS_REGION`` or ``AWS_DEFAULT_REGION`` (else the profile's ``region``, else ``us-east-1``), and
+credentials from the SDKs' default chain (:mod:`service.storage.objects.aws_credentials`: keys,
+web identity, a shared-file profile, container credentials; without any, requests go unsigned,
+for public buckets).
 
 One :class:`~service.storage.objects.http.HttpSender` per store (shared with Azure and GCS): its pool keeps at most ``options.concurrency`` connections,
 which bounds the requests in flight of the whole process, and reuses them (keep-alive) across
@@ -27,7 +28,7 @@ from service.errors import (
     ObjectStoreError,
     ObjectTruncatedError,
 )
-from service.storage.objects import StoreOptions
+from service.storage.objects import StoreOptions, aws_credentials
 from service.storage.objects.base import (
     ByteRange,
     ObjectEntry,
@@ -41,17 +42,9 @@ from service.storage.objects.http import (
     read_coalesced,
     status_error,
 )
-from service.storage.objects.sigv4 import Credentials, sign, signing_key, uri_encode
+from service.storage.objects.sigv4 import sign, signing_key, uri_encode
 
-ENV_VARS = (
-    "AWS_ENDPOINT_URL_S3",
-    "AWS_ENDPOINT_URL",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-)
+ENV_VARS = ("AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION", *aws_credentials.ENV_VARS)
 
 _NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 
@@ -61,15 +54,16 @@ class S3Config:
     region: str
     #: ``scheme://host[:port]`` of a custom endpoint (path-style), or None for AWS itself.
     endpoint: str | None
-    credentials: Credentials | None
+    #: Where the credentials come from; None: unsigned requests.
+    credentials: aws_credentials.CredentialSource | None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> S3Config:
         endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None
-        key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
-        creds = Credentials(key, secret, env.get("AWS_SESSION_TOKEN") or None) if key and secret else None
-        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-        return cls(region=region, endpoint=endpoint.rstrip("/") if endpoint else None, credentials=creds)
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        found = aws_credentials.resolve(env, region or "us-east-1")
+        region = region or found.region or "us-east-1"
+        return cls(region=region, endpoint=endpoint.rstrip("/") if endpoint else None, credentials=found.source)
 
 
 def open_store(env: Mapping[str, str], options: StoreOptions) -> S3Store:
@@ -101,8 +95,11 @@ class S3Store:
         self.config = config
         self.options = options
         self._http = HttpSender(options)
+        self._creds = (
+            None if config.credentials is None else aws_credentials.RefreshingCredentials(config.credentials, self._http)
+        )
         self._key_lock = threading.Lock()
-        self._key: tuple[str, bytes] | None = None
+        self._key: tuple[str, str, bytes] | None = None
         if config.endpoint is not None:
             parts = urlsplit(config.endpoint)
             self._scheme, self._netloc = parts.scheme or "https", parts.netloc
@@ -121,12 +118,11 @@ class S3Store:
         host = f"{bucket}.s3.{self.config.region}.amazonaws.com"
         return host, "/" + (uri_encode(key, keep_slash=True) if key is not None else "")
 
-    def _signing_key(self, date: str) -> bytes:
-        assert self.config.credentials is not None
+    def _signing_key(self, date: str, secret: str) -> bytes:
         with self._key_lock:
-            if self._key is None or self._key[0] != date:
-                self._key = (date, signing_key(self.config.credentials.secret_key, date, self.config.region))
-            return self._key[1]
+            if self._key is None or self._key[:2] != (date, secret):
+                self._key = (date, secret, signing_key(secret, date, self.config.region))
+            return self._key[2]
 
     def _send(
         self,
@@ -144,15 +140,18 @@ class S3Store:
         query = canonical_query(params)
         scheme = self._scheme if self.config.endpoint is not None else "https"
         url = f"{scheme}://{host}{path}" + (f"?{query}" if query else "")
-        creds = self.config.credentials
+        source = self._creds
 
         def signed(method: str, _url: str, h: dict[str, str]) -> None:
-            # Signed again on every attempt: a signature carries the time.
-            assert creds is not None
+            # Signed again on every attempt: a signature carries the time (and temporary
+            # credentials may have been renewed in between).
+            assert source is not None
+            creds = source.get(uri)
             amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-            h.update(sign(method, host, path, params, creds, self.config.region, amz_date, key=self._signing_key(amz_date[:8])))
+            key = self._signing_key(amz_date[:8], creds.secret_key)
+            h.update(sign(method, host, path, params, creds, self.config.region, amz_date, key=key))
 
-        r = self._http.send(method, url, uri, headers, signed if creds is not None else None)
+        r = self._http.send(method, url, uri, headers, signed if source is not None else None)
         return r.status, r.headers, r.body
 
     def _fail(self, uri: str, status: int, body: bytes, what: str = "") -> ObjectStoreError:

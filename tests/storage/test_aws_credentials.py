@@ -1,0 +1,351 @@
+"""AWS credentials from the SDKs' default chain (service.storage.objects.aws_credentials).
+
+The chain's choices and the parsers are pure; the sources are exercised against moto's server
+(IAM enforced): STS ``AssumeRoleWithWebIdentity`` gives temporary credentials of an IAM role, which
+the S3 store then signs with; a wrong secret in a profile, a role without S3 permissions and a
+container agent that refuses the token each give a typed error. The container agent (ECS / EKS Pod
+Identity) is a small JSON endpoint on loopback serving credentials STS gave."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
+from service.storage.objects import StoreOptions
+from service.storage.objects.aws_credentials import (
+    REFRESH_MARGIN,
+    ContainerSource,
+    CredentialSource,
+    Expiring,
+    RefreshingCredentials,
+    Resolved,
+    StaticSource,
+    WebIdentitySource,
+    parse_container_credentials,
+    parse_sts_credentials,
+    resolve,
+)
+from service.storage.objects.http import HttpSender
+from service.storage.objects.s3 import S3Config, S3Store
+from service.storage.objects.sigv4 import Credentials
+from tests.storage.conftest import BUCKET, S3Server
+
+URI = f"s3://{BUCKET}/creds/object.bin"
+BODY = b"0123456789" * 10
+
+
+def _env(tmp_path: Path, **kw: str) -> dict[str, str]:
+    """An environment whose shared files are under ``tmp_path`` (none unless written)."""
+    return {"HOME": str(tmp_path), **kw}
+
+
+# --- the chain ---------------------------------------------------------------------------------
+
+
+def test_environment_keys_come_first(tmp_path: Path) -> None:
+    env = _env(
+        tmp_path,
+        AWS_ACCESS_KEY_ID="AK",
+        AWS_SECRET_ACCESS_KEY="SK",
+        AWS_SESSION_TOKEN="ST",
+        AWS_WEB_IDENTITY_TOKEN_FILE="/t",
+        AWS_ROLE_ARN="arn:aws:iam::1:role/r",
+    )
+    src = resolve(env, "us-east-1").source
+    assert src == StaticSource(Credentials("AK", "SK", "ST"))
+
+
+def test_web_identity_from_the_environment_and_its_sts_endpoint(tmp_path: Path) -> None:
+    env = _env(tmp_path, AWS_WEB_IDENTITY_TOKEN_FILE="/t", AWS_ROLE_ARN="arn:aws:iam::1:role/r", AWS_ROLE_SESSION_NAME="s")
+    src = resolve(env, "eu-west-3").source
+    assert src == WebIdentitySource("/t", "arn:aws:iam::1:role/r", "s", "https://sts.eu-west-3.amazonaws.com/")
+    src = resolve({**env, "AWS_ENDPOINT_URL": "http://127.0.0.1:9/"}, "eu-west-3").source
+    assert isinstance(src, WebIdentitySource) and src.sts_url == "http://127.0.0.1:9/"
+    src = resolve({**env, "AWS_ENDPOINT_URL": "http://a:1", "AWS_ENDPOINT_URL_STS": "http://b:2"}, "x").source
+    assert isinstance(src, WebIdentitySource) and src.sts_url == "http://b:2/"
+
+
+def test_profiles_of_the_shared_files(tmp_path: Path) -> None:
+    aws = tmp_path / ".aws"
+    aws.mkdir()
+    (aws / "credentials").write_text("[default]\naws_access_key_id = D\naws_secret_access_key = DS\n[lake]\naws_access_key_id = L\naws_secret_access_key = LS\n")
+    (aws / "config").write_text(
+        "[default]\nregion = eu-north-1\n[profile lake]\nregion = ap-south-1\naws_session_token = LT\n"
+        "[profile oidc]\nrole_arn = arn:aws:iam::1:role/o\nweb_identity_token_file = /tok\n"
+        "[profile chained]\nsource_profile = lake\nrole_arn = arn:aws:iam::1:role/c\n"
+        "[profile empty]\nregion = sa-east-1\n"
+    )
+    got = resolve(_env(tmp_path), "us-east-1")
+    assert got.source == StaticSource(Credentials("D", "DS"), describe="profile default") and got.region == "eu-north-1"
+    # The credentials file's section over the config file's, merged.
+    got = resolve(_env(tmp_path, AWS_PROFILE="lake"), "us-east-1")
+    assert got.source == StaticSource(Credentials("L", "LS", "LT"), describe="profile lake") and got.region == "ap-south-1"
+    got = resolve(_env(tmp_path, AWS_PROFILE="oidc"), "us-east-1")
+    assert isinstance(got.source, WebIdentitySource) and got.source.role_arn == "arn:aws:iam::1:role/o"
+    # A profile with a region only lets the chain go on (to nothing here: unsigned).
+    assert resolve(_env(tmp_path, AWS_PROFILE="empty"), "us-east-1") == Resolved(None, "sa-east-1")
+    with pytest.raises(ObjectAccessDeniedError, match="'chained' uses source_profile"):
+        resolve(_env(tmp_path, AWS_PROFILE="chained"), "us-east-1")
+    with pytest.raises(ObjectAccessDeniedError, match="'nope' is in neither"):
+        resolve(_env(tmp_path, AWS_PROFILE="nope"), "us-east-1")
+    # Files named by the environment.
+    other = tmp_path / "elsewhere.ini"
+    other.write_text("[default]\naws_access_key_id = E\naws_secret_access_key = ES\n")
+    got = resolve(_env(tmp_path / "none", AWS_SHARED_CREDENTIALS_FILE=str(other)), "us-east-1")
+    assert got.source == StaticSource(Credentials("E", "ES"), describe="profile default")
+
+
+def test_nothing_configured_is_unsigned(tmp_path: Path) -> None:
+    assert resolve(_env(tmp_path), "us-east-1").source is None
+    assert S3Config.from_env(_env(tmp_path)).credentials is None
+
+
+def test_container_endpoints(tmp_path: Path) -> None:
+    env = _env(tmp_path, AWS_CONTAINER_CREDENTIALS_RELATIVE_URI="/v2/credentials/abc")
+    assert resolve(env, "x").source == ContainerSource("http://169.254.170.2/v2/credentials/abc")
+    for url in ("http://169.254.170.23/v1/credentials", "http://127.0.0.1:8080/c", "http://[::1]/c", "https://creds.example.com/c"):
+        env = _env(tmp_path, AWS_CONTAINER_CREDENTIALS_FULL_URI=url, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE="/tok")
+        assert resolve(env, "x").source == ContainerSource(url, None, "/tok")
+    for bad in ("http://creds.example.com/c", "ftp://127.0.0.1/c", "nonsense"):
+        with pytest.raises(ObjectAccessDeniedError, match="AWS_CONTAINER_CREDENTIALS_FULL_URI"):
+            resolve(_env(tmp_path, AWS_CONTAINER_CREDENTIALS_FULL_URI=bad), "x")
+
+
+# --- parsers -----------------------------------------------------------------------------------
+
+AT_21H = datetime(2026, 11, 24, 21, tzinfo=UTC).timestamp()
+STS_OK = b"""<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+<AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>ASIA1</AccessKeyId><SecretAccessKey>s3cr3t</SecretAccessKey>
+<SessionToken>tok</SessionToken><Expiration>2026-11-24T21:00:00Z</Expiration></Credentials></AssumeRoleWithWebIdentityResult>
+</AssumeRoleWithWebIdentityResponse>"""
+
+
+def test_sts_and_container_answers_are_parsed() -> None:
+    got = parse_sts_credentials(STS_OK, URI, "STS")
+    assert got == Expiring(Credentials("ASIA1", "s3cr3t", "tok"), AT_21H)
+    for bad in (b"not xml", b"<x/>", STS_OK.replace(b"2026-11-24T21:00:00Z", b"soon")):
+        with pytest.raises(ObjectAccessDeniedError, match="no AWS credentials"):
+            parse_sts_credentials(bad, URI, "STS")
+    doc = {"AccessKeyId": "A", "SecretAccessKey": "S", "Token": "T", "Expiration": "2026-11-24T21:00:00Z"}
+    assert parse_container_credentials(json.dumps(doc).encode(), URI, "u") == Expiring(Credentials("A", "S", "T"), AT_21H)
+    with pytest.raises(ObjectAccessDeniedError, match="without keys"):
+        parse_container_credentials(b'{"Token": "T"}', URI, "u")
+
+
+# --- renewal -----------------------------------------------------------------------------------
+
+
+class _Counting(CredentialSource):
+    describe = "test source"
+
+    def __init__(self, lifetime: float | None, clock: list[float]) -> None:
+        self.lifetime, self.clock, self.fetches, self.fail = lifetime, clock, 0, False
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring:
+        if self.fail:
+            raise ObjectStoreUnavailableError(f"{uri}: STS is down")
+        self.fetches += 1
+        expires = None if self.lifetime is None else self.clock[0] + self.lifetime
+        return Expiring(Credentials(f"K{self.fetches}", "S"), expires)
+
+
+def test_temporary_credentials_are_renewed_before_they_expire(caplog: pytest.LogCaptureFixture) -> None:
+    now = [1000.0]
+    src = _Counting(3600, now)
+    creds = RefreshingCredentials(src, None, clock=lambda: now[0])  # type: ignore[arg-type]
+    assert creds.get(URI).access_key == "K1"
+    now[0] += 3600 - REFRESH_MARGIN - 1
+    assert creds.get(URI).access_key == "K1" and src.fetches == 1
+    now[0] += 2  # within the margin: renewed
+    assert creds.get(URI).access_key == "K2"
+    # A failed renewal keeps the still-valid credentials, and says so.
+    now[0] += 3600 - REFRESH_MARGIN + 1
+    src.fail = True
+    with caplog.at_level(logging.WARNING):
+        assert creds.get(URI).access_key == "K2"
+    assert "could not renew the AWS credentials (test source)" in caplog.text
+    now[0] += REFRESH_MARGIN  # expired now: the failure is the caller's
+    with pytest.raises(ObjectStoreUnavailableError, match="STS is down"):
+        creds.get(URI)
+    src.fail = False
+    assert creds.get(URI).access_key == "K3"
+    # Keys never expire: fetched once.
+    keys = _Counting(None, now)
+    static = RefreshingCredentials(keys, None, clock=lambda: now[0])  # type: ignore[arg-type]
+    now[0] += 10**9
+    assert static.get(URI).access_key == static.get(URI).access_key == "K1" and keys.fetches == 1
+
+
+# --- against the server --------------------------------------------------------------------------
+
+
+def _iam(s3_server: S3Server) -> Any:
+    return boto3.client(
+        "iam",
+        endpoint_url=s3_server.endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=s3_server.key_id,
+        aws_secret_access_key=s3_server.secret,
+    )
+
+
+@pytest.fixture(scope="module")
+def roles(s3_server: S3Server) -> dict[str, str]:
+    """Two roles: ``reader`` may use S3, ``nobody`` may not. Their ARNs."""
+    iam = _iam(s3_server)
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Federated": "oidc"}, "Action": "sts:AssumeRoleWithWebIdentity"}]}
+    arns = {}
+    for name, actions in (("reader", "s3:*"), ("nobody", "sqs:*")):
+        arns[name] = iam.create_role(RoleName=f"shredcat-{name}", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}
+        iam.put_role_policy(RoleName=f"shredcat-{name}", PolicyName="p", PolicyDocument=json.dumps(policy))
+    s3_server.put("creds/object.bin", BODY)
+    return arns
+
+
+def _store(env: dict[str, str]) -> S3Store:
+    return S3Store(S3Config.from_env(env), StoreOptions())
+
+
+def _read(store: S3Store) -> bytes:
+    try:
+        return store.read_tail(URI, 10_000).data
+    finally:
+        store.close()
+
+
+def _server_env(s3_server: S3Server, tmp_path: Path, **kw: str) -> dict[str, str]:
+    return _env(tmp_path, AWS_ENDPOINT_URL=s3_server.endpoint, AWS_REGION="us-east-1", **kw)
+
+
+def test_web_identity_gets_a_roles_credentials_from_sts(s3_server: S3Server, roles: dict[str, str], tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("eyJ.a-web-identity.token\n")
+    env = _server_env(s3_server, tmp_path, AWS_WEB_IDENTITY_TOKEN_FILE=str(token), AWS_ROLE_ARN=roles["reader"])
+    store = _store(env)
+    s3_server.control("/_test/reset")
+    assert store.head(URI) is not None
+    assert _read(store) == BODY
+    # One STS call served both requests (the S3 requests are what the server logs as such).
+    assert [r["method"] for r in s3_server.requests()] == ["POST", "HEAD", "GET"]
+    # A role without S3 permissions: STS answers, S3 refuses.
+    env["AWS_ROLE_ARN"] = roles["nobody"]
+    with pytest.raises(ObjectAccessDeniedError, match="access denied"):
+        _read(_store(env))
+    # A token file that cannot be read.
+    env["AWS_WEB_IDENTITY_TOKEN_FILE"] = str(tmp_path / "missing")
+    with pytest.raises(ObjectAccessDeniedError, match=r"web identity token file .* cannot be read"):
+        _read(_store(env))
+
+
+def test_sts_that_cannot_be_reached_is_unavailable(s3_server: S3Server, roles: dict[str, str], tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("t")
+    env = _server_env(
+        s3_server, tmp_path, AWS_WEB_IDENTITY_TOKEN_FILE=str(token), AWS_ROLE_ARN=roles["reader"], AWS_ENDPOINT_URL_STS="http://127.0.0.1:9"
+    )
+    with pytest.raises(ObjectStoreUnavailableError, match="cannot be reached"):
+        _read(_store(env))
+
+
+def test_a_profile_signs_and_a_wrong_secret_in_it_is_denied(s3_server: S3Server, roles: dict[str, str], tmp_path: Path) -> None:
+    creds = tmp_path / "credentials"
+    creds.write_text(
+        f"[lake]\naws_access_key_id = {s3_server.key_id}\naws_secret_access_key = {s3_server.secret}\n"
+        f"[wrong]\naws_access_key_id = {s3_server.key_id}\naws_secret_access_key = not-the-secret\n"
+    )
+    env = _server_env(s3_server, tmp_path, AWS_SHARED_CREDENTIALS_FILE=str(creds), AWS_PROFILE="lake")
+    assert _read(_store(env)) == BODY
+    with pytest.raises(ObjectAccessDeniedError, match="access denied"):
+        _read(_store({**env, "AWS_PROFILE": "wrong"}))
+
+
+def _assume(s3_server: S3Server, role: str) -> dict[str, str]:
+    """Temporary credentials of ``role`` from the server's STS, as the container agents give them."""
+    form = {"Action": "AssumeRoleWithWebIdentity", "Version": "2011-06-15", "RoleArn": role, "RoleSessionName": "agent", "WebIdentityToken": "t"}
+    req = urllib.request.Request(
+        s3_server.endpoint + "/", data=urllib.parse.urlencode(form).encode(), headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    with urllib.request.urlopen(req, timeout=10) as r:
+        got = parse_sts_credentials(r.read(), URI, "STS")
+    c = got.credentials
+    return {"AccessKeyId": c.access_key, "SecretAccessKey": c.secret_key, "Token": c.session_token or "", "Expiration": "2099-01-01T00:00:00Z"}
+
+
+@pytest.fixture
+def agent(s3_server: S3Server, roles: dict[str, str]) -> Iterator[tuple[str, list[str | None]]]:
+    """A container credentials agent on loopback: answers the reader role's credentials to the
+    token ``agent-token``, 403 otherwise; the Authorization headers it saw."""
+    doc = json.dumps(_assume(s3_server, roles["reader"])).encode()
+    seen: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            ok = self.headers.get("Authorization") == "agent-token"
+            body = doc if ok else b'{"message": "bad token"}'
+            self.send_response(200 if ok else 403)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1/credentials", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_container_credentials_sign_and_a_refused_token_is_denied(
+    s3_server: S3Server, agent: tuple[str, list[str | None]], tmp_path: Path
+) -> None:
+    url, seen = agent
+    token = tmp_path / "eks-pod-identity-token"
+    token.write_text("agent-token\n")
+    env = _server_env(s3_server, tmp_path, AWS_CONTAINER_CREDENTIALS_FULL_URI=url, AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=str(token))
+    assert _read(_store(env)) == BODY
+    assert seen == ["agent-token"]
+    token.write_text("stale")
+    with pytest.raises(ObjectAccessDeniedError, match=r"container credentials endpoint .* answered HTTP 403"):
+        _read(_store(env))
+
+
+def test_extraction_reads_through_web_identity_alone(
+    s3_server: S3Server, roles: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole path (``store_for`` by the process environment, then the footer reader): a
+    deployment with a web identity and no keys extracts stats from S3."""
+    from service.stats.extract import extract_file
+    from service.storage.objects import close_stores
+    from tests.api.conftest import write_variant_file
+
+    uri = s3_server.upload(write_variant_file(tmp_path / "v.parquet", 50), "creds/v.parquet")
+    token = tmp_path / "token"
+    token.write_text("t")
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in _server_env(s3_server, tmp_path, AWS_WEB_IDENTITY_TOKEN_FILE=str(token), AWS_ROLE_ARN=roles["reader"]).items():
+        monkeypatch.setenv(k, v)
+    try:
+        stats = extract_file(uri)
+    finally:
+        close_stores()
+    assert stats.record_count == 50 and {p.variant_path for p in stats.paths} == {'"id"', '"name"', '"score"'}
