@@ -25,11 +25,8 @@ import pytest
 from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
 from service.storage.objects import StoreOptions
 from service.storage.objects.aws_credentials import (
-    REFRESH_MARGIN,
     ContainerSource,
     CredentialSource,
-    Expiring,
-    RefreshingCredentials,
     Resolved,
     StaticSource,
     WebIdentitySource,
@@ -38,6 +35,7 @@ from service.storage.objects.aws_credentials import (
     resolve,
 )
 from service.storage.objects.http import HttpSender
+from service.storage.objects.renewal import REFRESH_MARGIN, Expiring, Renewing
 from service.storage.objects.s3 import S3Config, S3Store
 from service.storage.objects.sigv4 import Credentials
 from tests.storage.conftest import BUCKET, S3Server
@@ -136,7 +134,7 @@ def test_sts_and_container_answers_are_parsed() -> None:
     got = parse_sts_credentials(STS_OK, URI, "STS")
     assert got == Expiring(Credentials("ASIA1", "s3cr3t", "tok"), AT_21H)
     for bad in (b"not xml", b"<x/>", STS_OK.replace(b"2026-11-24T21:00:00Z", b"soon")):
-        with pytest.raises(ObjectAccessDeniedError, match="no AWS credentials"):
+        with pytest.raises(ObjectAccessDeniedError, match=r"no (AWS )?credentials"):
             parse_sts_credentials(bad, URI, "STS")
     doc = {"AccessKeyId": "A", "SecretAccessKey": "S", "Token": "T", "Expiration": "2026-11-24T21:00:00Z"}
     assert parse_container_credentials(json.dumps(doc).encode(), URI, "u") == Expiring(Credentials("A", "S", "T"), AT_21H)
@@ -164,7 +162,7 @@ class _Counting(CredentialSource):
 def test_temporary_credentials_are_renewed_before_they_expire(caplog: pytest.LogCaptureFixture) -> None:
     now = [1000.0]
     src = _Counting(3600, now)
-    creds = RefreshingCredentials(src, None, clock=lambda: now[0])  # type: ignore[arg-type]
+    creds = Renewing(src, None, clock=lambda: now[0])  # type: ignore[arg-type]
     assert creds.get(URI).access_key == "K1"
     now[0] += 3600 - REFRESH_MARGIN - 1
     assert creds.get(URI).access_key == "K1" and src.fetches == 1
@@ -175,7 +173,7 @@ def test_temporary_credentials_are_renewed_before_they_expire(caplog: pytest.Log
     src.fail = True
     with caplog.at_level(logging.WARNING):
         assert creds.get(URI).access_key == "K2"
-    assert "could not renew the AWS credentials (test source)" in caplog.text
+    assert "could not renew the credentials (test source)" in caplog.text
     now[0] += REFRESH_MARGIN  # expired now: the failure is the caller's
     with pytest.raises(ObjectStoreUnavailableError, match="STS is down"):
         creds.get(URI)
@@ -183,7 +181,7 @@ def test_temporary_credentials_are_renewed_before_they_expire(caplog: pytest.Log
     assert creds.get(URI).access_key == "K3"
     # Keys never expire: fetched once.
     keys = _Counting(None, now)
-    static = RefreshingCredentials(keys, None, clock=lambda: now[0])  # type: ignore[arg-type]
+    static = Renewing(keys, None, clock=lambda: now[0])  # type: ignore[arg-type]
     now[0] += 10**9
     assert static.get(URI).access_key == static.get(URI).access_key == "K1" and keys.fetches == 1
 
@@ -280,7 +278,7 @@ def _assume(s3_server: S3Server, role: str) -> dict[str, str]:
     )
     with urllib.request.urlopen(req, timeout=10) as r:
         got = parse_sts_credentials(r.read(), URI, "STS")
-    c = got.credentials
+    c = got.value
     return {"AccessKeyId": c.access_key, "SecretAccessKey": c.secret_key, "Token": c.session_token or "", "Expiration": "2099-01-01T00:00:00Z"}
 
 

@@ -33,22 +33,18 @@ from __future__ import annotations
 import configparser
 import ipaddress
 import json
-import logging
 import os
-import threading
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from service.errors import ObjectAccessDeniedError, ObjectStoreError, ObjectStoreUnavailableError
 from service.storage.objects.http import HttpSender
+from service.storage.objects.renewal import Expiring, parse_expiry
 from service.storage.objects.sigv4 import Credentials
-
-log = logging.getLogger(__name__)
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = (
@@ -69,29 +65,18 @@ ENV_VARS = (
     "AWS_ENDPOINT_URL",
 )
 
-#: Temporary credentials are renewed when less than this is left (seconds): a request signed with
-#: them must still be valid when it arrives, retries included.
-REFRESH_MARGIN = 300.0
 _ECS_HOST = "http://169.254.170.2"
 #: The link-local addresses of the ECS and EKS Pod Identity agents, allowed over plain http.
 _AGENT_HOSTS = frozenset({"169.254.170.2", "169.254.170.23", "fd00:ec2::23"})
 _STS_NS = "{https://sts.amazonaws.com/doc/2011-06-15/}"
 
 
-@dataclass(frozen=True, slots=True)
-class Expiring:
-    credentials: Credentials
-    #: Epoch seconds; None: they never expire (keys).
-    expires: float | None = None
-
-
 class CredentialSource:
-    """Where credentials come from; ``fetch(http, uri)`` gets them (``uri``: the object whose
-    request needs them, named in errors)."""
+    """Where AWS credentials come from (a :class:`~service.storage.objects.renewal.Source`)."""
 
     describe: str = ""
 
-    def fetch(self, http: HttpSender, uri: str) -> Expiring:
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
         raise NotImplementedError
 
 
@@ -100,7 +85,7 @@ class StaticSource(CredentialSource):
     keys: Credentials
     describe: str = "environment keys"
 
-    def fetch(self, http: HttpSender, uri: str) -> Expiring:
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
         return Expiring(self.keys)
 
 
@@ -112,7 +97,7 @@ class WebIdentitySource(CredentialSource):
     sts_url: str
     describe: str = "web identity"
 
-    def fetch(self, http: HttpSender, uri: str) -> Expiring:
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
         where = f"STS AssumeRoleWithWebIdentity for {self.role_arn} at {self.sts_url}"
         try:
             token = Path(self.token_file).read_text(encoding="utf-8").strip()
@@ -149,7 +134,7 @@ class ContainerSource(CredentialSource):
     token_file: str | None = None
     describe: str = "container credentials"
 
-    def fetch(self, http: HttpSender, uri: str) -> Expiring:
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
         headers = {"accept": "application/json"}
         token = self.token
         if self.token_file is not None:
@@ -184,16 +169,7 @@ def _sts_error(body: bytes) -> tuple[str, str]:
     return code.strip(), message.strip()
 
 
-def _expiry(text: str | None, uri: str, where: str) -> float:
-    try:
-        return datetime.fromisoformat((text or "").strip().replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        raise ObjectAccessDeniedError(
-            f"{uri}: no AWS credentials: {where} gave no valid expiration ({text!r})", details={"path": uri}
-        ) from None
-
-
-def parse_sts_credentials(body: bytes, uri: str, where: str) -> Expiring:
+def parse_sts_credentials(body: bytes, uri: str, where: str) -> Expiring[Credentials]:
     """The ``Credentials`` of an STS ``AssumeRole*`` answer."""
     try:
         creds = ET.fromstring(body).find(f".//{_STS_NS}Credentials")
@@ -206,11 +182,11 @@ def parse_sts_credentials(body: bytes, uri: str, where: str) -> Expiring:
         raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: {where} answered without keys", details={"path": uri})
     return Expiring(
         Credentials(key.strip(), secret.strip(), (creds.findtext(f"{_STS_NS}SessionToken") or "").strip() or None),
-        _expiry(creds.findtext(f"{_STS_NS}Expiration"), uri, where),
+        parse_expiry(creds.findtext(f"{_STS_NS}Expiration"), uri, where),
     )
 
 
-def parse_container_credentials(body: bytes, uri: str, url: str) -> Expiring:
+def parse_container_credentials(body: bytes, uri: str, url: str) -> Expiring[Credentials]:
     """The JSON of the ECS / EKS Pod Identity agents (``AccessKeyId``, ``SecretAccessKey``,
     ``Token``, ``Expiration``)."""
     where = f"the container credentials endpoint {url}"
@@ -220,36 +196,8 @@ def parse_container_credentials(body: bytes, uri: str, url: str) -> Expiring:
         doc = None
     if not isinstance(doc, dict) or not doc.get("AccessKeyId") or not doc.get("SecretAccessKey"):
         raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: {where} answered without keys", details={"path": uri})
-    expires = None if doc.get("Expiration") is None else _expiry(str(doc["Expiration"]), uri, where)
+    expires = None if doc.get("Expiration") is None else parse_expiry(str(doc["Expiration"]), uri, where)
     return Expiring(Credentials(str(doc["AccessKeyId"]), str(doc["SecretAccessKey"]), doc.get("Token") or None), expires)
-
-
-class RefreshingCredentials:
-    """A source's credentials, fetched on first use and again when they are about to expire;
-    shared by the store's threads (one fetch at a time). A renewal that fails while the current
-    credentials are still valid is logged and retried at the next request."""
-
-    def __init__(self, source: CredentialSource, http: HttpSender, clock: Callable[[], float] = time.time) -> None:
-        self.source = source
-        self._http = http
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._current: Expiring | None = None
-
-    def get(self, uri: str) -> Credentials:
-        with self._lock:
-            cur = self._current
-            now = self._clock()
-            if cur is not None and (cur.expires is None or cur.expires - now > REFRESH_MARGIN):
-                return cur.credentials
-            try:
-                self._current = self.source.fetch(self._http, uri)
-            except ObjectStoreError as e:
-                if cur is None or cur.expires is None or cur.expires <= now:
-                    raise
-                log.warning("could not renew the AWS credentials (%s); the current ones stay in use: %s", self.source.describe, e)
-                return cur.credentials
-            return self._current.credentials
 
 
 # --- the chain -----------------------------------------------------------------------------------
@@ -361,11 +309,8 @@ def _agent_host(host: str) -> bool:
 
 __all__ = [
     "ENV_VARS",
-    "REFRESH_MARGIN",
     "ContainerSource",
     "CredentialSource",
-    "Expiring",
-    "RefreshingCredentials",
     "Resolved",
     "StaticSource",
     "WebIdentitySource",

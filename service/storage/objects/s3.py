@@ -42,6 +42,7 @@ from service.storage.objects.http import (
     read_coalesced,
     status_error,
 )
+from service.storage.objects.renewal import Renewing
 from service.storage.objects.sigv4 import sign, signing_key, uri_encode
 
 ENV_VARS = ("AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION", *aws_credentials.ENV_VARS)
@@ -96,7 +97,7 @@ class S3Store:
         self.options = options
         self._http = HttpSender(options)
         self._creds = (
-            None if config.credentials is None else aws_credentials.RefreshingCredentials(config.credentials, self._http)
+            None if config.credentials is None else Renewing(config.credentials, self._http)
         )
         self._key_lock = threading.Lock()
         self._key: tuple[str, str, bytes] | None = None
