@@ -19,6 +19,7 @@ import pytest
 from service.errors import FileAccessError, ObjectAccessDeniedError, ObjectNotFoundError
 from service.storage import list_data_files
 from service.storage.objects import StoreOptions
+from service.storage.objects.gcp_credentials import StaticToken, on_google_machine
 from service.storage.objects.gcs import DEFAULT_ENDPOINT, GcsConfig, open_store
 from tests.api.conftest import WRITER
 from tests.storage.emulators import GcsServer, start_gcs
@@ -31,11 +32,13 @@ def server(gcs_server: GcsServer) -> GcsServer:
     return gcs_server
 
 
-def test_configuration_from_the_client_environment() -> None:
-    assert GcsConfig.from_env({}) == GcsConfig(DEFAULT_ENDPOINT, None)
+def test_configuration_from_the_client_environment(tmp_path: Path) -> None:
+    home = {"HOME": str(tmp_path)}  # no gcloud file there
+    if not on_google_machine():
+        assert GcsConfig.from_env(home) == GcsConfig(DEFAULT_ENDPOINT, None)
     assert GcsConfig.from_env({"STORAGE_EMULATOR_HOST": "127.0.0.1:9023"}).endpoint == "http://127.0.0.1:9023"
     c = GcsConfig.from_env({"STORAGE_EMULATOR_HOST": "https://gcs.test/", "GOOGLE_OAUTH_ACCESS_TOKEN": "t"})
-    assert (c.endpoint, c.token) == ("https://gcs.test", "t")
+    assert (c.endpoint, c.credentials) == ("https://gcs.test", StaticToken("t"))
     with pytest.raises(FileAccessError, match="STORAGE_EMULATOR_HOST"):
         GcsConfig.from_env({"STORAGE_EMULATOR_HOST": "ftp://x"})
 

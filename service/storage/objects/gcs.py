@@ -5,9 +5,10 @@ libraries read:
 
 * ``STORAGE_EMULATOR_HOST`` (``http://127.0.0.1:9023`` or ``127.0.0.1:9023``): an emulator's
   endpoint instead of ``https://storage.googleapis.com``;
-* ``GOOGLE_OAUTH_ACCESS_TOKEN``: an OAuth 2 access token sent as ``Authorization: Bearer``
-  (e.g. ``gcloud auth print-access-token``). Without it requests go anonymous (public buckets,
-  emulators). Service-account key files and the metadata server are not read.
+* an OAuth 2 access token sent as ``Authorization: Bearer``, from Application Default
+  Credentials (:mod:`service.storage.objects.gcp_credentials`: ``GOOGLE_OAUTH_ACCESS_TOKEN``, a
+  service-account or user credentials file, the metadata server), renewed before it expires.
+  Without any, requests go anonymous (public buckets, emulators).
 
 The last ``n`` bytes of an object take one GET: ``Range: bytes=-n`` (GCS answers 206 with the
 object size in ``Content-Range`` and its generation in ``x-goog-generation``), or, for an object
@@ -31,7 +32,7 @@ from service.errors import (
     ObjectStoreError,
     ObjectTruncatedError,
 )
-from service.storage.objects import StoreOptions
+from service.storage.objects import StoreOptions, gcp_credentials
 from service.storage.objects.base import (
     ByteRange,
     ObjectEntry,
@@ -48,8 +49,9 @@ from service.storage.objects.http import (
     status_error,
     tail_range,
 )
+from service.storage.objects.renewal import Renewing
 
-ENV_VARS = ("STORAGE_EMULATOR_HOST", "GOOGLE_OAUTH_ACCESS_TOKEN")
+ENV_VARS = ("STORAGE_EMULATOR_HOST", *gcp_credentials.ENV_VARS)
 SCHEMES = ("gs", "gcs")
 DEFAULT_ENDPOINT = "https://storage.googleapis.com"
 #: Largest page of one objects.list request.
@@ -60,7 +62,8 @@ _MAX_RESULTS = 1000
 class GcsConfig:
     #: ``scheme://host[:port]`` of the JSON API (no trailing ``/``).
     endpoint: str
-    token: str | None = None
+    #: Where access tokens come from; None: anonymous requests.
+    credentials: gcp_credentials.TokenSource | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GcsConfig:
@@ -71,7 +74,7 @@ class GcsConfig:
             parts = urlsplit(endpoint)
             if parts.scheme not in ("http", "https") or not parts.netloc:
                 raise FileAccessError(f"STORAGE_EMULATOR_HOST={host!r} is not an http(s) host[:port]")
-        return cls(endpoint=endpoint.rstrip("/"), token=env.get("GOOGLE_OAUTH_ACCESS_TOKEN") or None)
+        return cls(endpoint=endpoint.rstrip("/"), credentials=gcp_credentials.resolve(env, emulator=bool(host)))
 
 
 def open_store(env: Mapping[str, str], options: StoreOptions) -> GcsStore:
@@ -104,7 +107,7 @@ class GcsStore:
         self.options = options
         self._http = HttpSender(options)
         self._hints = ListingHints()
-        self._auth = {"Authorization": f"Bearer {config.token}"} if config.token else {}
+        self._tokens = None if config.credentials is None else Renewing(config.credentials, self._http)
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -114,7 +117,15 @@ class GcsStore:
         return self.config.endpoint + path + (f"?{q}" if q else "")
 
     def _send(self, method: str, uri: str, url: str, headers: Mapping[str, str] | None = None) -> Response:
-        return self._http.send(method, url, uri, {**self._auth, **(headers or {})})
+        tokens = self._tokens
+        if tokens is None:
+            return self._http.send(method, url, uri, headers)
+
+        def authorize(_method: str, _url: str, h: dict[str, str]) -> None:
+            # On every attempt: the token may have been renewed in between.
+            h["Authorization"] = f"Bearer {tokens.get(uri)}"
+
+        return self._http.send(method, url, uri, headers, authorize)
 
     def _fail(self, uri: str, r: Response, what: str = "") -> ObjectStoreError:
         message = _error(r.body)
