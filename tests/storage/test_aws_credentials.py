@@ -27,6 +27,7 @@ from service.storage.objects import StoreOptions
 from service.storage.objects.aws_credentials import (
     ContainerSource,
     CredentialSource,
+    InstanceMetadataSource,
     Resolved,
     StaticSource,
     WebIdentitySource,
@@ -92,8 +93,8 @@ def test_profiles_of_the_shared_files(tmp_path: Path) -> None:
     assert got.source == StaticSource(Credentials("L", "LS", "LT"), describe="profile lake") and got.region == "ap-south-1"
     got = resolve(_env(tmp_path, AWS_PROFILE="oidc"), "us-east-1")
     assert isinstance(got.source, WebIdentitySource) and got.source.role_arn == "arn:aws:iam::1:role/o"
-    # A profile with a region only lets the chain go on (to nothing here: unsigned).
-    assert resolve(_env(tmp_path, AWS_PROFILE="empty"), "us-east-1") == Resolved(None, "sa-east-1")
+    # A profile with a region only lets the chain go on (to instance metadata here).
+    assert resolve(_env(tmp_path, AWS_PROFILE="empty"), "us-east-1") == Resolved(InstanceMetadataSource(), "sa-east-1")
     with pytest.raises(ObjectAccessDeniedError, match="'chained' uses source_profile"):
         resolve(_env(tmp_path, AWS_PROFILE="chained"), "us-east-1")
     with pytest.raises(ObjectAccessDeniedError, match="'nope' is in neither"):
@@ -105,9 +106,24 @@ def test_profiles_of_the_shared_files(tmp_path: Path) -> None:
     assert got.source == StaticSource(Credentials("E", "ES"), describe="profile default")
 
 
-def test_nothing_configured_is_unsigned(tmp_path: Path) -> None:
-    assert resolve(_env(tmp_path), "us-east-1").source is None
-    assert S3Config.from_env(_env(tmp_path)).credentials is None
+def test_instance_metadata_comes_last(tmp_path: Path) -> None:
+    assert resolve(_env(tmp_path), "us-east-1").source == InstanceMetadataSource()
+    assert resolve(_env(tmp_path, AWS_EC2_METADATA_DISABLED="true"), "us-east-1").source is None
+    # An S3-compatible store of its own (MinIO...) is not EC2's: no probe.
+    assert S3Config.from_env(_env(tmp_path, AWS_ENDPOINT_URL="http://127.0.0.1:9000")).credentials is None
+    named = _env(tmp_path, AWS_ENDPOINT_URL="http://x", AWS_EC2_METADATA_SERVICE_ENDPOINT="http://127.0.0.1:1338")
+    assert resolve(named, "x").source == InstanceMetadataSource("http://127.0.0.1:1338", explicit=True)
+
+
+def test_no_instance_metadata_means_unsigned_unless_it_was_named() -> None:
+    http = HttpSender(StoreOptions())
+    try:
+        # Nothing listens on port 9 of loopback: "not on EC2".
+        assert InstanceMetadataSource("http://127.0.0.1:9").fetch(http, URI) == Expiring(None)
+        with pytest.raises(ObjectStoreUnavailableError, match="cannot be reached"):
+            InstanceMetadataSource("http://127.0.0.1:9", explicit=True).fetch(http, URI)
+    finally:
+        http.close()
 
 
 def test_container_endpoints(tmp_path: Path) -> None:
@@ -347,3 +363,54 @@ def test_extraction_reads_through_web_identity_alone(
     finally:
         close_stores()
     assert stats.record_count == 50 and {p.variant_path for p in stats.paths} == {'"id"', '"name"', '"score"'}
+
+
+@pytest.fixture
+def imds(s3_server: S3Server, roles: dict[str, str]) -> Iterator[tuple[str, list[str]]]:
+    """An EC2 instance metadata service (IMDSv2 only) on loopback whose instance profile role is
+    the reader role; the requests it saw."""
+    doc = json.dumps({"Code": "Success", "Type": "AWS-HMAC", **_assume(s3_server, roles["reader"])}).encode()
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_PUT(self) -> None:
+            seen.append("PUT " + self.path)
+            ok = self.path == "/latest/api/token" and self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
+            self.answer(200 if ok else 400, b"session-token" if ok else b"")
+
+        def do_GET(self) -> None:
+            seen.append("GET " + self.path)
+            if self.headers.get("X-aws-ec2-metadata-token") != "session-token":
+                return self.answer(401, b"")
+            base = "/latest/meta-data/iam/security-credentials/"
+            if self.path == base:
+                return self.answer(200, b"shredcat-reader")
+            self.answer(200, doc) if self.path == base + "shredcat-reader" else self.answer(404, b"")
+
+        def answer(self, status: int, body: bytes) -> None:
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_instance_profile_role_signs(s3_server: S3Server, imds: tuple[str, list[str]], tmp_path: Path) -> None:
+    url, seen = imds
+    env = _server_env(s3_server, tmp_path, AWS_EC2_METADATA_SERVICE_ENDPOINT=url)
+    assert _read(_store(env)) == BODY
+    assert seen == [
+        "PUT /latest/api/token",
+        "GET /latest/meta-data/iam/security-credentials/",
+        "GET /latest/meta-data/iam/security-credentials/shredcat-reader",
+    ]

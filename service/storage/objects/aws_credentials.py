@@ -19,9 +19,14 @@ Looked for in this order (the first that is configured wins, as in botocore):
    ``AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`` (read again at each renewal) or
    ``AWS_CONTAINER_AUTHORIZATION_TOKEN`` as its ``Authorization`` header; renewed before expiry.
 
-Nothing configured: requests go unsigned (public buckets). EC2 instance metadata (IMDS) is not
-read: probing it costs every process off EC2 a timeout. STS is reached at ``AWS_ENDPOINT_URL_STS``,
-else ``AWS_ENDPOINT_URL``, else ``https://sts.{region}.amazonaws.com``.
+5. **EC2 instance metadata** (an instance profile's role), IMDSv2: ``AWS_EC2_METADATA_SERVICE_ENDPOINT``,
+   else ``http://169.254.169.254`` unless ``AWS_EC2_METADATA_DISABLED=true`` or a custom S3
+   endpoint is set (MinIO and the like are not EC2's S3). The default endpoint is probed once,
+   with a one-second timeout and no retry: unreachable, or no role attached, means requests go
+   unsigned from then on, as with nothing configured (public buckets).
+
+STS is reached at ``AWS_ENDPOINT_URL_STS``, else ``AWS_ENDPOINT_URL``, else
+``https://sts.{region}.amazonaws.com``.
 
 A failure to get credentials is an :class:`~service.errors.ObjectAccessDeniedError` (STS or the
 agent refused) or :class:`~service.errors.ObjectStoreUnavailableError` (cannot be reached), naming
@@ -33,18 +38,22 @@ from __future__ import annotations
 import configparser
 import ipaddress
 import json
+import logging
 import os
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from service.errors import ObjectAccessDeniedError, ObjectStoreError, ObjectStoreUnavailableError
 from service.storage.objects.http import HttpSender
 from service.storage.objects.renewal import Expiring, parse_expiry
 from service.storage.objects.sigv4 import Credentials
+
+log = logging.getLogger(__name__)
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = (
@@ -63,9 +72,15 @@ ENV_VARS = (
     "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
     "AWS_ENDPOINT_URL_STS",
     "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
 )
 
 _ECS_HOST = "http://169.254.170.2"
+_IMDS_HOST = "http://169.254.169.254"
+#: Off EC2 the default endpoint does not answer: how long the one probe may wait.
+_IMDS_PROBE_SECONDS = 1.0
 #: The link-local addresses of the ECS and EKS Pod Identity agents, allowed over plain http.
 _AGENT_HOSTS = frozenset({"169.254.170.2", "169.254.170.23", "fd00:ec2::23"})
 _STS_NS = "{https://sts.amazonaws.com/doc/2011-06-15/}"
@@ -76,7 +91,8 @@ class CredentialSource:
 
     describe: str = ""
 
-    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials | None]:
+        """The credentials; None: requests go unsigned (what instance metadata says off EC2)."""
         raise NotImplementedError
 
 
@@ -152,6 +168,43 @@ class ContainerSource(CredentialSource):
         if r.status != 200:
             raise _refused(uri, r.status, f"the container credentials endpoint {self.url} answered HTTP {r.status}")
         return parse_container_credentials(r.body, uri, self.url)
+
+
+@dataclass(frozen=True)
+class InstanceMetadataSource(CredentialSource):
+    """IMDSv2: a session token (PUT), the instance profile's role name, its credentials.
+    ``explicit``: the endpoint was named (``AWS_EC2_METADATA_SERVICE_ENDPOINT``), so failing to
+    reach it is an error rather than "not on EC2"."""
+
+    endpoint: str = _IMDS_HOST
+    explicit: bool = False
+    describe: str = "EC2 instance metadata"
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials | None]:
+        base = self.endpoint.rstrip("/")
+        probe: dict[str, Any] = {} if self.explicit else {"attempts": 1, "timeout": _IMDS_PROBE_SECONDS}
+        try:
+            r = http.send("PUT", base + "/latest/api/token", uri, headers={"x-aws-ec2-metadata-token-ttl-seconds": "21600"}, **probe)
+        except ObjectStoreUnavailableError:
+            if self.explicit:
+                raise
+            log.info("no EC2 instance metadata at %s: S3 requests go unsigned", base)
+            return Expiring(None)
+        if r.status != 200:
+            raise _refused(uri, r.status, f"the instance metadata service {base} refused a session token (HTTP {r.status})")
+        auth = {"x-aws-ec2-metadata-token": r.body.decode("ascii", "replace").strip()}
+        roles = http.send("GET", base + "/latest/meta-data/iam/security-credentials/", uri, headers=auth)
+        names = roles.body.decode("utf-8", "replace").split() if roles.status == 200 else []
+        if roles.status == 404 or (roles.status == 200 and not names):
+            log.info("this EC2 instance has no IAM role: S3 requests go unsigned")
+            return Expiring(None)
+        if roles.status != 200:
+            raise _refused(uri, roles.status, f"the instance metadata service {base} answered HTTP {roles.status} for the role")
+        url = base + "/latest/meta-data/iam/security-credentials/" + names[0]
+        c = http.send("GET", url, uri, headers=auth)
+        if c.status != 200:
+            raise _refused(uri, c.status, f"the instance metadata service {base} answered HTTP {c.status} for role {names[0]}")
+        return parse_container_credentials(c.body, uri, url)
 
 
 def _refused(uri: str, status: int, what: str) -> ObjectStoreError:
@@ -234,7 +287,17 @@ def resolve(env: Mapping[str, str], region: str) -> Resolved:
         if unsupported:
             raise _config_error(f"AWS profile {name!r} uses {unsupported[0]}, which shredcat does not support; give it keys or a web identity")
     # A profile with no credentials (a region only) lets the chain go on, as in the SDKs.
-    return Resolved(_container(env), pregion)
+    return Resolved(_container(env) or _instance_metadata(env), pregion)
+
+
+def _instance_metadata(env: Mapping[str, str]) -> InstanceMetadataSource | None:
+    if (env.get("AWS_EC2_METADATA_DISABLED") or "").strip().lower() == "true":
+        return None
+    if env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT"):
+        return InstanceMetadataSource(env["AWS_EC2_METADATA_SERVICE_ENDPOINT"], explicit=True)
+    if env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL"):
+        return None
+    return InstanceMetadataSource()
 
 
 #: Profile settings naming credentials this module cannot get: refused rather than ignored.
@@ -311,6 +374,7 @@ __all__ = [
     "ENV_VARS",
     "ContainerSource",
     "CredentialSource",
+    "InstanceMetadataSource",
     "Resolved",
     "StaticSource",
     "WebIdentitySource",

@@ -81,22 +81,27 @@ class HttpSender:
         headers: Mapping[str, str] | None = None,
         sign: Callable[[str, str, dict[str, str]], None] | None = None,
         content: bytes | None = None,
+        *,
+        attempts: int = ATTEMPTS,
+        timeout: float | None = None,
     ) -> Response:
         """The answer to one request (any status), the whole body read; transport failures and
         repeated 429/5xx raise :class:`ObjectStoreUnavailableError` naming ``uri``, a body cut
-        short :class:`ObjectTruncatedError`."""
+        short :class:`ObjectTruncatedError`. ``timeout``: this request's own (a probe's), else
+        the store's."""
         import httpx
 
         last: Exception | None = None
         status = 0
-        for attempt in range(ATTEMPTS):
+        extra = {} if timeout is None else {"timeout": httpx.Timeout(timeout, pool=None)}
+        for attempt in range(attempts):
             if attempt:
                 time.sleep(BACKOFF[attempt - 1])
             h = dict(headers or {})
             if sign is not None:
                 sign(method, url, h)
             try:
-                r = self._client.request(method, url, headers=h, content=content)
+                r = self._client.request(method, url, headers=h, content=content, **extra)
             except httpx.TransportError as e:
                 last = e
                 continue

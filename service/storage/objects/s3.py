@@ -45,7 +45,7 @@ from service.storage.objects.http import (
 from service.storage.objects.renewal import Renewing
 from service.storage.objects.sigv4 import sign, signing_key, uri_encode
 
-ENV_VARS = ("AWS_ENDPOINT_URL_S3", "AWS_REGION", "AWS_DEFAULT_REGION", *aws_credentials.ENV_VARS)
+ENV_VARS = ("AWS_REGION", "AWS_DEFAULT_REGION", *aws_credentials.ENV_VARS)
 
 _NS = "{http://s3.amazonaws.com/doc/2006-03-01/}"
 
@@ -148,6 +148,8 @@ class S3Store:
             # credentials may have been renewed in between).
             assert source is not None
             creds = source.get(uri)
+            if creds is None:
+                return  # no credentials to be had (instance metadata off EC2): unsigned
             amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
             key = self._signing_key(amz_date[:8], creds.secret_key)
             h.update(sign(method, host, path, params, creds, self.config.region, amz_date, key=key))
