@@ -14,7 +14,9 @@ Configuration is the Azure SDKs' usual environment:
   (without either, requests go anonymous, for public containers), and ``AZURE_STORAGE_ENDPOINT``
   for another blob endpoint than ``https://<account>.blob.core.windows.net``.
 
-Azure AD credentials (service principals, managed identities) are not read.
+For an account with neither key nor SAS, requests carry an Azure AD token when the environment
+gives one (a service principal's secret, workload identity, managed identity:
+:mod:`service.storage.objects.azure_credentials`), else they go anonymous.
 
 Blob Storage has no suffix range (``x-ms-range: bytes=-n`` is not one of its range forms), so the
 last ``n`` bytes of a blob take one GET only when its size is known: from the listing that found
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import hmac
 import xml.etree.ElementTree as ET
@@ -41,7 +44,7 @@ from service.errors import (
     ObjectStoreError,
     ObjectTruncatedError,
 )
-from service.storage.objects import StoreOptions
+from service.storage.objects import StoreOptions, azure_credentials
 from service.storage.objects.base import (
     ByteRange,
     ObjectEntry,
@@ -58,6 +61,7 @@ from service.storage.objects.http import (
     status_error,
     tail_range,
 )
+from service.storage.objects.renewal import Renewing
 
 ENV_VARS = (
     "AZURE_STORAGE_CONNECTION_STRING",
@@ -65,6 +69,7 @@ ENV_VARS = (
     "AZURE_STORAGE_ACCOUNT_KEY",
     "AZURE_STORAGE_SAS_TOKEN",
     "AZURE_STORAGE_ENDPOINT",
+    *azure_credentials.ENV_VARS,
 )
 SCHEMES = ("abfs", "abfss", "az")
 #: The REST API version every request asks for (2021-08-06 has everything used here).
@@ -86,6 +91,8 @@ class AzureConfig:
     key: bytes | None = None
     #: A SAS token's query parameters, or None.
     sas: tuple[tuple[str, str], ...] | None = None
+    #: Where Azure AD tokens come from (no key, no SAS), or None: anonymous.
+    tokens: azure_credentials.TokenSource | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> AzureConfig:
@@ -93,15 +100,20 @@ class AzureConfig:
         malformed (so every path of the store fails with that one clear message)."""
         conn = env.get("AZURE_STORAGE_CONNECTION_STRING")
         if conn:
-            return cls._from_connection_string(conn)
-        account = env.get("AZURE_STORAGE_ACCOUNT_NAME")
-        if not account:
-            raise FileAccessError(
-                "Azure Blob Storage is not configured: set AZURE_STORAGE_CONNECTION_STRING, or "
-                "AZURE_STORAGE_ACCOUNT_NAME with AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_TOKEN"
-            )
-        endpoint = env.get("AZURE_STORAGE_ENDPOINT") or f"https://{account}.blob.core.windows.net"
-        return cls._make(account, endpoint, env.get("AZURE_STORAGE_ACCOUNT_KEY"), env.get("AZURE_STORAGE_SAS_TOKEN"))
+            config = cls._from_connection_string(conn)
+        else:
+            account = env.get("AZURE_STORAGE_ACCOUNT_NAME")
+            if not account:
+                raise FileAccessError(
+                    "Azure Blob Storage is not configured: set AZURE_STORAGE_CONNECTION_STRING, or "
+                    "AZURE_STORAGE_ACCOUNT_NAME (with AZURE_STORAGE_ACCOUNT_KEY, AZURE_STORAGE_SAS_TOKEN "
+                    "or Azure AD credentials)"
+                )
+            endpoint = env.get("AZURE_STORAGE_ENDPOINT") or f"https://{account}.blob.core.windows.net"
+            config = cls._make(account, endpoint, env.get("AZURE_STORAGE_ACCOUNT_KEY"), env.get("AZURE_STORAGE_SAS_TOKEN"))
+        if config.key is None and config.sas is None:
+            config = dataclasses.replace(config, tokens=azure_credentials.resolve(env, config.endpoint))
+        return config
 
     @classmethod
     def _from_connection_string(cls, conn: str) -> AzureConfig:
@@ -216,6 +228,7 @@ class AzureBlobStore:
         self.options = options
         self._http = HttpSender(options)
         self._hints = ListingHints()
+        self._tokens = None if config.tokens is None else Renewing(config.tokens, self._http)
 
     # --- requests ---------------------------------------------------------------------------
 
@@ -225,7 +238,7 @@ class AzureBlobStore:
         q = "&".join(f"{quote(k, safe='')}={quote(v, safe='')}" for k, v in query)
         return self.config.endpoint + path + (f"?{q}" if q else "")
 
-    def _sign(self, method: str, url: str, headers: dict[str, str]) -> None:
+    def _sign(self, method: str, url: str, headers: dict[str, str], uri: str) -> None:
         headers["x-ms-date"] = formatdate(usegmt=True)
         headers["x-ms-version"] = API_VERSION
         if self.config.key is not None:
@@ -233,9 +246,13 @@ class AzureBlobStore:
             text = string_to_sign(method, url, headers, self.config.account)
             mac = hmac.new(self.config.key, text.encode("utf-8"), hashlib.sha256).digest()
             headers["Authorization"] = f"SharedKey {self.config.account}:{base64.b64encode(mac).decode()}"
+        elif self._tokens is not None:
+            token = self._tokens.get(uri)  # on every attempt: it may have been renewed in between
+            if token is not None:
+                headers["Authorization"] = f"Bearer {token}"
 
     def _send(self, method: str, uri: str, url: str, headers: Mapping[str, str] | None = None) -> Response:
-        return self._http.send(method, url, uri, headers, self._sign)
+        return self._http.send(method, url, uri, headers, lambda m, u, h: self._sign(m, u, h, uri))
 
     def _fail(self, uri: str, r: Response, what: str = "") -> ObjectStoreError:
         code, message = _error(r.body, r.headers)

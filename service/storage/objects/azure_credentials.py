@@ -1,0 +1,224 @@
+"""Azure AD (Microsoft Entra ID) tokens for the Blob store, for an account configured without a
+key or SAS: the environment part of the Azure SDKs' ``DefaultAzureCredential``, without the SDK.
+
+Looked for in this order (the first that is configured wins):
+
+1. **A service principal's secret**: ``AZURE_TENANT_ID`` + ``AZURE_CLIENT_ID`` + ``AZURE_CLIENT_SECRET``
+   (client credentials grant).
+2. **Workload identity** (AKS): ``AZURE_TENANT_ID`` + ``AZURE_CLIENT_ID`` + ``AZURE_FEDERATED_TOKEN_FILE``
+   (the file's token as a client assertion, read again at each renewal).
+3. **Managed identity**: App Service / Functions / Container Apps (``IDENTITY_ENDPOINT`` +
+   ``IDENTITY_HEADER``), else the VM's instance metadata service (``http://169.254.169.254``,
+   ``AZURE_CLIENT_ID`` picking a user-assigned identity). The latter is probed once, with a
+   one-second timeout: unreachable means anonymous requests, as with nothing configured.
+
+Tokens come from ``AZURE_AUTHORITY_HOST`` (default ``https://login.microsoftonline.com``) for the
+scope ``https://storage.azure.com/.default`` and are renewed before they expire
+(:mod:`service.storage.objects.renewal`). Azure accepts them over https only, so an http blob
+endpoint (Azurite without TLS) gets none: 1 and 2 are then an error, 3 is not tried.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from service.errors import (
+    FileAccessError,
+    ObjectAccessDeniedError,
+    ObjectStoreError,
+    ObjectStoreUnavailableError,
+)
+from service.storage.objects.http import HttpSender
+from service.storage.objects.renewal import Expiring
+
+log = logging.getLogger(__name__)
+
+#: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
+ENV_VARS = (
+    "AZURE_TENANT_ID",
+    "AZURE_CLIENT_ID",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "AZURE_AUTHORITY_HOST",
+    "IDENTITY_ENDPOINT",
+    "IDENTITY_HEADER",
+)
+
+SCOPE = "https://storage.azure.com/.default"
+RESOURCE = "https://storage.azure.com/"
+AUTHORITY = "https://login.microsoftonline.com"
+_IMDS = "http://169.254.169.254/metadata/identity/oauth2/token"
+_IMDS_PROBE_SECONDS = 1.0
+
+
+class TokenSource:
+    """Where Azure AD tokens come from (a :class:`~service.storage.objects.renewal.Source`)."""
+
+    describe: str = ""
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[str | None]:
+        """A token; None: requests go anonymous (no managed identity here)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ClientSecretSource(TokenSource):
+    tenant: str
+    client_id: str
+    secret: str = field(repr=False)
+    authority: str = AUTHORITY
+    describe: str = "a service principal's secret"
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[str | None]:
+        form = {"grant_type": "client_credentials", "client_id": self.client_id, "client_secret": self.secret, "scope": SCOPE}
+        return _token_request(http, uri, _token_url(self.authority, self.tenant), form, f"Azure AD for client {self.client_id}")
+
+
+@dataclass(frozen=True)
+class WorkloadIdentitySource(TokenSource):
+    tenant: str
+    client_id: str
+    token_file: str
+    authority: str = AUTHORITY
+    describe: str = "workload identity"
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[str | None]:
+        try:
+            assertion = Path(self.token_file).read_text(encoding="utf-8").strip()
+        except OSError as e:
+            raise ObjectAccessDeniedError(
+                f"{uri}: no credentials: the federated token file {self.token_file} cannot be read ({e.strerror or e})",
+                details={"path": uri},
+            ) from None
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": self.client_id,
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            "client_assertion": assertion,
+            "scope": SCOPE,
+        }
+        return _token_request(http, uri, _token_url(self.authority, self.tenant), form, f"Azure AD for workload identity {self.client_id}")
+
+
+@dataclass(frozen=True)
+class ManagedIdentitySource(TokenSource):
+    """App Service's identity endpoint (``header`` given), or the VM's instance metadata."""
+
+    endpoint: str = _IMDS
+    header: str | None = field(default=None, repr=False)
+    client_id: str | None = None
+    describe: str = "managed identity"
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[str | None]:
+        if self.header is not None:
+            params = {"resource": RESOURCE, "api-version": "2019-08-01"}
+            headers = {"x-identity-header": self.header}
+            probe: dict[str, Any] = {}
+        else:
+            params = {"resource": RESOURCE, "api-version": "2018-02-01"}
+            headers = {"metadata": "true"}
+            probe = {"attempts": 1, "timeout": _IMDS_PROBE_SECONDS}
+        if self.client_id:
+            params["client_id"] = self.client_id
+        where = f"the managed identity endpoint {self.endpoint}"
+        try:
+            r = http.send("GET", self.endpoint + "?" + urlencode(params), uri, headers=headers, **probe)
+        except ObjectStoreUnavailableError:
+            if self.header is not None:
+                raise
+            log.info("no Azure instance metadata at %s: blob requests go anonymous", self.endpoint)
+            return Expiring(None)
+        if r.status != 200:
+            raise _refused(uri, r.status, f"{where} answered {_detail(r.status, r.body)}")
+        return parse_token(r.body, uri, where)
+
+
+def _token_url(authority: str, tenant: str) -> str:
+    return f"{authority.rstrip('/')}/{tenant}/oauth2/v2.0/token"
+
+
+def _refused(uri: str, status: int, what: str) -> ObjectStoreError:
+    cls = ObjectStoreUnavailableError if status >= 500 else ObjectAccessDeniedError
+    return cls(f"{uri}: no credentials: {what}", details={"path": uri, "status": status})
+
+
+def _detail(status: int, body: bytes) -> str:
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    detail = f"HTTP {status}"
+    if isinstance(doc, dict) and doc.get("error"):
+        err = doc["error"]
+        detail += f": {err.get('code', err) if isinstance(err, dict) else err}"
+        desc = doc.get("error_description") or (err.get("message") if isinstance(err, dict) else None)
+        if desc:
+            detail += f" ({str(desc).splitlines()[0]})"
+    return detail
+
+
+def _token_request(http: HttpSender, uri: str, url: str, form: Mapping[str, str], where: str) -> Expiring[str | None]:
+    r = http.send("POST", url, uri, headers={"content-type": "application/x-www-form-urlencoded"}, content=urlencode(form).encode())
+    if r.status != 200:
+        raise _refused(uri, r.status, f"{where} ({url}) answered {_detail(r.status, r.body)}")
+    return parse_token(r.body, uri, where)
+
+
+def parse_token(body: bytes, uri: str, where: str, now: float | None = None) -> Expiring[str | None]:
+    """A token answer: ``access_token`` with ``expires_in`` (seconds, a number or a numeral, as
+    Azure AD gives it) or ``expires_on`` (epoch seconds, as managed identity gives it)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
+        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} answered without an access token", details={"path": uri})
+    now = time.time() if now is None else now
+    try:
+        if doc.get("expires_on") is not None:
+            expires = float(doc["expires_on"])
+        else:
+            expires = now + float(doc["expires_in"])
+    except (KeyError, TypeError, ValueError):
+        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} gave no valid expiry", details={"path": uri}) from None
+    return Expiring(doc["access_token"], expires)
+
+
+def resolve(env: Mapping[str, str], endpoint: str) -> TokenSource | None:
+    """The first configured source for a blob ``endpoint`` (see the module docstring)."""
+    tenant, client = env.get("AZURE_TENANT_ID"), env.get("AZURE_CLIENT_ID")
+    authority = env.get("AZURE_AUTHORITY_HOST") or AUTHORITY
+    https = endpoint.lower().startswith("https://")
+    source: TokenSource | None = None
+    if tenant and client and env.get("AZURE_CLIENT_SECRET"):
+        source = ClientSecretSource(tenant, client, env["AZURE_CLIENT_SECRET"], authority)
+    elif tenant and client and env.get("AZURE_FEDERATED_TOKEN_FILE"):
+        source = WorkloadIdentitySource(tenant, client, env["AZURE_FEDERATED_TOKEN_FILE"], authority)
+    elif env.get("IDENTITY_ENDPOINT") and env.get("IDENTITY_HEADER"):
+        source = ManagedIdentitySource(env["IDENTITY_ENDPOINT"], env["IDENTITY_HEADER"], client)
+    elif https:
+        return ManagedIdentitySource(client_id=client)
+    if source is not None and not https:
+        raise FileAccessError(
+            f"Azure AD credentials ({source.describe}) need an https blob endpoint; {endpoint} is not one"
+        )
+    return source
+
+
+__all__ = [
+    "ENV_VARS",
+    "SCOPE",
+    "ClientSecretSource",
+    "ManagedIdentitySource",
+    "TokenSource",
+    "WorkloadIdentitySource",
+    "parse_token",
+    "resolve",
+]
