@@ -42,10 +42,9 @@ from service.storage.objects.azure_credentials import (
     ClientSecretSource,
     ManagedIdentitySource,
     WorkloadIdentitySource,
-    parse_token,
     resolve,
 )
-from service.storage.objects.renewal import Expiring
+from service.storage.objects.renewal import Expiring, parse_token
 from tests.storage.emulators import (
     EmulatorUnavailable,
     _wait_for_line,

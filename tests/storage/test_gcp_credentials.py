@@ -31,11 +31,10 @@ from service.storage.objects.gcp_credentials import (
     StaticToken,
     from_file,
     on_google_machine,
-    parse_token,
     resolve,
 )
 from service.storage.objects.gcs import GcsConfig, GcsStore
-from service.storage.objects.renewal import Expiring
+from service.storage.objects.renewal import Expiring, parse_token
 from tests.storage.emulators import GcsServer
 
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)

@@ -48,9 +48,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from service.errors import ObjectAccessDeniedError, ObjectStoreError, ObjectStoreUnavailableError
+from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import Expiring, parse_expiry
+from service.storage.objects.renewal import Expiring, parse_expiry, refused
 from service.storage.objects.sigv4 import Credentials
 
 log = logging.getLogger(__name__)
@@ -139,7 +139,7 @@ class WebIdentitySource(CredentialSource):
         if r.status != 200:
             code, message = _sts_error(r.body)
             detail = f"{code}: {message}" if code else f"HTTP {r.status}"
-            raise _refused(uri, r.status, f"{where} answered {detail}")
+            raise refused(uri, r.status, f"{where} answered {detail}")
         return parse_sts_credentials(r.body, uri, where)
 
 
@@ -166,7 +166,7 @@ class ContainerSource(CredentialSource):
             headers["authorization"] = token
         r = http.send("GET", self.url, uri, headers=headers)
         if r.status != 200:
-            raise _refused(uri, r.status, f"the container credentials endpoint {self.url} answered HTTP {r.status}")
+            raise refused(uri, r.status, f"the container credentials endpoint {self.url} answered HTTP {r.status}")
         return parse_container_credentials(r.body, uri, self.url)
 
 
@@ -191,7 +191,7 @@ class InstanceMetadataSource(CredentialSource):
             log.info("no EC2 instance metadata at %s: S3 requests go unsigned", base)
             return Expiring(None)
         if r.status != 200:
-            raise _refused(uri, r.status, f"the instance metadata service {base} refused a session token (HTTP {r.status})")
+            raise refused(uri, r.status, f"the instance metadata service {base} refused a session token (HTTP {r.status})")
         auth = {"x-aws-ec2-metadata-token": r.body.decode("ascii", "replace").strip()}
         roles = http.send("GET", base + "/latest/meta-data/iam/security-credentials/", uri, headers=auth)
         names = roles.body.decode("utf-8", "replace").split() if roles.status == 200 else []
@@ -199,17 +199,12 @@ class InstanceMetadataSource(CredentialSource):
             log.info("this EC2 instance has no IAM role: S3 requests go unsigned")
             return Expiring(None)
         if roles.status != 200:
-            raise _refused(uri, roles.status, f"the instance metadata service {base} answered HTTP {roles.status} for the role")
+            raise refused(uri, roles.status, f"the instance metadata service {base} answered HTTP {roles.status} for the role")
         url = base + "/latest/meta-data/iam/security-credentials/" + names[0]
         c = http.send("GET", url, uri, headers=auth)
         if c.status != 200:
-            raise _refused(uri, c.status, f"the instance metadata service {base} answered HTTP {c.status} for role {names[0]}")
+            raise refused(uri, c.status, f"the instance metadata service {base} answered HTTP {c.status} for role {names[0]}")
         return parse_container_credentials(c.body, uri, url)
-
-
-def _refused(uri: str, status: int, what: str) -> ObjectStoreError:
-    cls = ObjectStoreUnavailableError if status >= 500 else ObjectAccessDeniedError
-    return cls(f"{uri}: no AWS credentials: {what}", details={"path": uri, "status": status})
 
 
 def _sts_error(body: bytes) -> tuple[str, str]:

@@ -20,9 +20,7 @@ endpoint (Azurite without TLS) gets none: 1 and 2 are then an error, 3 is not tr
 
 from __future__ import annotations
 
-import json
 import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +30,10 @@ from urllib.parse import urlencode
 from service.errors import (
     FileAccessError,
     ObjectAccessDeniedError,
-    ObjectStoreError,
     ObjectStoreUnavailableError,
 )
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import Expiring
+from service.storage.objects.renewal import Expiring, error_detail, parse_token, refused, token_request
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +75,8 @@ class ClientSecretSource(TokenSource):
 
     def fetch(self, http: HttpSender, uri: str) -> Expiring[str | None]:
         form = {"grant_type": "client_credentials", "client_id": self.client_id, "client_secret": self.secret, "scope": SCOPE}
-        return _token_request(http, uri, _token_url(self.authority, self.tenant), form, f"Azure AD for client {self.client_id}")
+        url = _token_url(self.authority, self.tenant)
+        return token_request(http, uri, url, form, f"Azure AD ({url}) for client {self.client_id}")
 
 
 @dataclass(frozen=True)
@@ -104,7 +102,8 @@ class WorkloadIdentitySource(TokenSource):
             "client_assertion": assertion,
             "scope": SCOPE,
         }
-        return _token_request(http, uri, _token_url(self.authority, self.tenant), form, f"Azure AD for workload identity {self.client_id}")
+        url = _token_url(self.authority, self.tenant)
+        return token_request(http, uri, url, form, f"Azure AD ({url}) for workload identity {self.client_id}")
 
 
 @dataclass(frozen=True)
@@ -136,59 +135,12 @@ class ManagedIdentitySource(TokenSource):
             log.info("no Azure instance metadata at %s: blob requests go anonymous", self.endpoint)
             return Expiring(None)
         if r.status != 200:
-            raise _refused(uri, r.status, f"{where} answered {_detail(r.status, r.body)}")
+            raise refused(uri, r.status, f"{where} answered {error_detail(r.status, r.body)}")
         return parse_token(r.body, uri, where)
 
 
 def _token_url(authority: str, tenant: str) -> str:
     return f"{authority.rstrip('/')}/{tenant}/oauth2/v2.0/token"
-
-
-def _refused(uri: str, status: int, what: str) -> ObjectStoreError:
-    cls = ObjectStoreUnavailableError if status >= 500 else ObjectAccessDeniedError
-    return cls(f"{uri}: no credentials: {what}", details={"path": uri, "status": status})
-
-
-def _detail(status: int, body: bytes) -> str:
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        doc = None
-    detail = f"HTTP {status}"
-    if isinstance(doc, dict) and doc.get("error"):
-        err = doc["error"]
-        detail += f": {err.get('code', err) if isinstance(err, dict) else err}"
-        desc = doc.get("error_description") or (err.get("message") if isinstance(err, dict) else None)
-        if desc:
-            detail += f" ({str(desc).splitlines()[0]})"
-    return detail
-
-
-def _token_request(http: HttpSender, uri: str, url: str, form: Mapping[str, str], where: str) -> Expiring[str | None]:
-    r = http.send("POST", url, uri, headers={"content-type": "application/x-www-form-urlencoded"}, content=urlencode(form).encode())
-    if r.status != 200:
-        raise _refused(uri, r.status, f"{where} ({url}) answered {_detail(r.status, r.body)}")
-    return parse_token(r.body, uri, where)
-
-
-def parse_token(body: bytes, uri: str, where: str, now: float | None = None) -> Expiring[str | None]:
-    """A token answer: ``access_token`` with ``expires_in`` (seconds, a number or a numeral, as
-    Azure AD gives it) or ``expires_on`` (epoch seconds, as managed identity gives it)."""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
-        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} answered without an access token", details={"path": uri})
-    now = time.time() if now is None else now
-    try:
-        if doc.get("expires_on") is not None:
-            expires = float(doc["expires_on"])
-        else:
-            expires = now + float(doc["expires_in"])
-    except (KeyError, TypeError, ValueError):
-        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} gave no valid expiry", details={"path": uri}) from None
-    return Expiring(doc["access_token"], expires)
 
 
 def resolve(env: Mapping[str, str], endpoint: str) -> TokenSource | None:
@@ -219,6 +171,5 @@ __all__ = [
     "ManagedIdentitySource",
     "TokenSource",
     "WorkloadIdentitySource",
-    "parse_token",
     "resolve",
 ]

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from service.errors import ObjectAccessDeniedError, ObjectStoreError, ObjectStoreUnavailableError
+from service.errors import ObjectAccessDeniedError
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import Expiring
+from service.storage.objects.renewal import Expiring, parse_token, refused, token_request
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = ("GOOGLE_OAUTH_ACCESS_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "GCE_METADATA_HOST")
@@ -87,7 +87,7 @@ class RefreshTokenSource(TokenSource):
             "client_secret": self.client_secret,
             "refresh_token": self.refresh_token,
         }
-        return _token_request(http, uri, self.token_uri, form, f"the token endpoint {self.token_uri} ({self.describe})")
+        return token_request(http, uri, self.token_uri, form, f"the token endpoint {self.token_uri} ({self.describe})")
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ class ServiceAccountSource(TokenSource):
     def fetch(self, http: HttpSender, uri: str) -> Expiring[str]:
         assertion = self.assertion(time.time(), uri)
         form = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer", "assertion": assertion}
-        return _token_request(http, uri, self.token_uri, form, f"the token endpoint {self.token_uri} (service account {self.client_email})")
+        return token_request(http, uri, self.token_uri, form, f"the token endpoint {self.token_uri} (service account {self.client_email})")
 
     def assertion(self, now: float, uri: str = "") -> str:
         """The JWT of Google's "OAuth 2.0 for Server to Server Applications": RS256 over
@@ -149,47 +149,12 @@ class MetadataSource(TokenSource):
         r = http.send("GET", self.url, uri, headers={"metadata-flavor": "Google"})
         where = f"the metadata server {self.host}"
         if r.status != 200:
-            raise _refused(uri, r.status, f"{where} answered HTTP {r.status}")
+            raise refused(uri, r.status, f"{where} answered HTTP {r.status}")
         return parse_token(r.body, uri, where)
 
 
 def _b64(b: bytes) -> str:
     return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-
-
-def _refused(uri: str, status: int, what: str) -> ObjectStoreError:
-    cls = ObjectStoreUnavailableError if status >= 500 else ObjectAccessDeniedError
-    return cls(f"{uri}: no credentials: {what}", details={"path": uri, "status": status})
-
-
-def _token_request(http: HttpSender, uri: str, token_uri: str, form: Mapping[str, str], where: str) -> Expiring[str]:
-    r = http.send(
-        "POST", token_uri, uri, headers={"content-type": "application/x-www-form-urlencoded"}, content=urlencode(form).encode()
-    )
-    if r.status != 200:
-        try:
-            doc = json.loads(r.body)
-        except ValueError:
-            doc = None
-        detail = f"HTTP {r.status}"
-        if isinstance(doc, dict) and doc.get("error"):
-            detail += f": {doc['error']}" + (f" ({doc['error_description']})" if doc.get("error_description") else "")
-        raise _refused(uri, r.status, f"{where} answered {detail}")
-    return parse_token(r.body, uri, where)
-
-
-def parse_token(body: bytes, uri: str, where: str, now: float | None = None) -> Expiring[str]:
-    """An OAuth 2 token answer (``access_token``, ``expires_in`` seconds)."""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
-        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} answered without an access token", details={"path": uri})
-    expires_in = doc.get("expires_in")
-    if not isinstance(expires_in, int | float) or isinstance(expires_in, bool) or expires_in <= 0:
-        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} gave no valid expires_in ({expires_in!r})", details={"path": uri})
-    return Expiring(doc["access_token"], (time.time() if now is None else now) + float(expires_in))
 
 
 # --- the chain -----------------------------------------------------------------------------------
@@ -274,6 +239,5 @@ __all__ = [
     "TokenSource",
     "from_file",
     "on_google_machine",
-    "parse_token",
     "resolve",
 ]

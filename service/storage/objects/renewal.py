@@ -1,5 +1,6 @@
-"""Credentials that expire (AWS temporary keys, Google OAuth tokens): fetched from a source on
-first use and again shortly before they expire, shared by a store's threads.
+"""Credentials that expire (AWS temporary keys, Google and Azure AD OAuth tokens): fetched from a
+source on first use and again shortly before they expire, shared by a store's threads; and what
+the three clouds' credential sources share (OAuth 2 token requests and answers, their errors).
 
 A source is anything with ``fetch(http, uri) -> Expiring`` and a ``describe`` string; ``uri`` is
 the object whose request needs the credentials, named in the source's errors (typed
@@ -8,15 +9,17 @@ the object whose request needs the credentials, named in the source's errors (ty
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, Protocol, TypeVar
+from urllib.parse import urlencode
 
-from service.errors import ObjectAccessDeniedError, ObjectStoreError
+from service.errors import ObjectAccessDeniedError, ObjectStoreError, ObjectStoreUnavailableError
 from service.storage.objects.http import HttpSender
 
 log = logging.getLogger(__name__)
@@ -80,4 +83,70 @@ def parse_expiry(text: str | None, uri: str, where: str) -> float:
         ) from None
 
 
-__all__ = ["REFRESH_MARGIN", "Expiring", "Renewing", "Source", "parse_expiry"]
+def refused(uri: str, status: int, what: str) -> ObjectStoreError:
+    """A credentials endpoint's refusal: unavailable for a 5xx, else access denied."""
+    cls = ObjectStoreUnavailableError if status >= 500 else ObjectAccessDeniedError
+    return cls(f"{uri}: no credentials: {what}", details={"path": uri, "status": status})
+
+
+def error_detail(status: int, body: bytes) -> str:
+    """``HTTP 401: invalid_client (first line of the description)`` from an OAuth 2 error
+    (``error`` + ``error_description``) or Azure's (``error: {code, message}``)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    detail = f"HTTP {status}"
+    if isinstance(doc, dict) and doc.get("error"):
+        err = doc["error"]
+        detail += f": {err.get('code', err) if isinstance(err, dict) else err}"
+        desc = doc.get("error_description") or (err.get("message") if isinstance(err, dict) else None)
+        if desc:
+            detail += f" ({str(desc).splitlines()[0]})"
+    return detail
+
+
+def token_request(http: HttpSender, uri: str, url: str, form: Mapping[str, str], where: str) -> Expiring[str]:
+    """An OAuth 2 token endpoint's access token for ``form`` (POSTed as a form)."""
+    r = http.send(
+        "POST", url, uri, headers={"content-type": "application/x-www-form-urlencoded"}, content=urlencode(form).encode()
+    )
+    if r.status != 200:
+        raise refused(uri, r.status, f"{where} answered {error_detail(r.status, r.body)}")
+    return parse_token(r.body, uri, where)
+
+
+def parse_token(body: bytes, uri: str, where: str, now: float | None = None) -> Expiring[str]:
+    """A token answer: ``access_token`` with ``expires_in`` (seconds, a number or a numeral, as
+    Azure AD gives it) or ``expires_on`` (epoch seconds, as Azure's managed identity gives it)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
+        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} answered without an access token", details={"path": uri})
+    now = time.time() if now is None else now
+    raw = doc.get("expires_on") if doc.get("expires_on") is not None else doc.get("expires_in")
+    try:
+        if isinstance(raw, bool):
+            raise ValueError(raw)
+        n = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        n = 0.0
+    expires = n if doc.get("expires_on") is not None else now + n
+    if not n > 0 or not expires > now - REFRESH_MARGIN:
+        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} gave no valid expiry ({raw!r})", details={"path": uri})
+    return Expiring(doc["access_token"], expires)
+
+
+__all__ = [
+    "REFRESH_MARGIN",
+    "Expiring",
+    "Renewing",
+    "Source",
+    "error_detail",
+    "parse_expiry",
+    "parse_token",
+    "refused",
+    "token_request",
+]
