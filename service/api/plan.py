@@ -33,6 +33,7 @@ from service.api.tables import TableName
 from service.errors import ShredcatError
 from service.limits import PredicateLimits
 from service.pruning.parse_json import decode_json
+from service.pruning.zones import current_zone, reading_in, session_zone
 
 if TYPE_CHECKING:
     from service.pruning.expressions import BooleanExpression
@@ -67,7 +68,10 @@ CACHED_SQL_CHARS = 4096
 
 
 @lru_cache(maxsize=512)
-def _parse_sql_cached(sql: str, limits: PredicateLimits, key: Hashable, schema: _Unhashed) -> BooleanExpression:
+def _parse_sql_cached(
+    sql: str, limits: PredicateLimits, key: Hashable, zone: str, schema: _Unhashed
+) -> BooleanExpression:
+    # ``zone``: the session zone's name, part of the key (the parse reads literals in it).
     return _parse_sql(sql, limits, schema.value)
 
 
@@ -106,7 +110,7 @@ def _parsed_sql(sql: str, limits: PredicateLimits, schema: TableSchema | None) -
     immutable, so one is shared by every request with the same text and schema; a text that fails
     to parse raises each time (errors are not cached)."""
     if len(sql) <= CACHED_SQL_CHARS:
-        return _parse_sql_cached(sql, limits, schema_key(schema), _Unhashed(schema))
+        return _parse_sql_cached(sql, limits, schema_key(schema), current_zone().name, _Unhashed(schema))
     return _parse_sql(sql, limits, schema)
 
 
@@ -116,15 +120,21 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
     if (flt is None) == (body.sql is None):
         raise field_error("body", "give exactly one of filter and sql")
     check_page_size(ctx, body.page_size, field="body.page-size")
+    try:
+        zone = session_zone(body.session_time_zone)
+    except ShredcatError as e:
+        e.details["field"] = "body.session-time-zone"
+        raise
 
     def expr(schema: TableSchema | None) -> BooleanExpression:
         """The predicate parsed against the table's columns (the catalog passes them)."""
         try:
-            if body.sql is not None:
-                return _parsed_sql(body.sql, s.predicate_limits, schema)
-            from service.pruning.parse_json import parse_json
+            with reading_in(zone):
+                if body.sql is not None:
+                    return _parsed_sql(body.sql, s.predicate_limits, schema)
+                from service.pruning.parse_json import parse_json
 
-            return parse_json(flt, schema=schema, **s.predicate_limits.json_keywords())
+                return parse_json(flt, schema=schema, **s.predicate_limits.json_keywords())
         except ShredcatError as e:
             e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")
             raise

@@ -457,6 +457,13 @@ class PlanRequest(RequestModel):
         description="Count the whole answer on the first page (`metrics`) even when it spans several "
         "pages; without it those counts are null unless the answer fits in the first page.",
     )
+    session_time_zone: Annotated[StrictStr, Field(max_length=64)] | None = Field(
+        default=None,
+        description="The time zone timestamp literals without a zone are read in, as Spark's "
+        "`spark.sql.session.timeZone` (a region such as `Europe/Paris`, or an offset such as `+02:00`); "
+        "default UTC. A comparison whose answer hinges on the zone's transitions (a timestamp_ntz term "
+        "against an instant, a timestamp partition column) is then unknown: it never prunes.",
+    )
 
     model_config = ConfigDict(
         json_schema_extra={

@@ -1,11 +1,12 @@
-"""``shredcat prune --table NS.TABLE 'PREDICATE' [--snapshot N] [--explain] [--json]``.
+"""``shredcat prune --table NS.TABLE 'PREDICATE' [--snapshot N] [--time-zone TZ] [--explain] [--json]``.
 
 Prints the candidate files, one per line (every page), or the JSON result. The predicate is
 Spark SQL text (``variant_get(v, '$.user.id', 'bigint') = 42``) or, when it starts with ``{``,
 the Iceberg-style JSON expression. Counts go to stderr so stdout stays a clean file list, and so
 do the plan's warnings (a ``warning:`` line each: a path shredded in no live file, a type the path
 is not stored as), also under ``warnings`` in the JSON result. A column the table does not have
-is an error (exit 2).
+is an error (exit 2). ``--time-zone`` reads timestamp literals without a zone as Spark does in that
+session time zone (default UTC).
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="NAMESPACE.TABLE")
     p.add_argument("predicate", help="SQL text, or a JSON expression starting with '{'")
     p.add_argument("--snapshot", type=int, default=None, help="prune the files live at this snapshot")
+    p.add_argument(
+        "--time-zone",
+        default=None,
+        metavar="TZ",
+        help="read timestamp literals without a zone in this time zone, as Spark's session time zone "
+        "(e.g. Europe/Paris, +02:00; default UTC)",
+    )
     p.add_argument("--explain", action="store_true", help="why each file is kept or pruned (a sample)")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
     add_database_argument(p)
@@ -54,11 +62,15 @@ def run(args: argparse.Namespace) -> int:
     from service.errors import ShredcatError
 
     try:
+        from service.pruning.zones import reading_in, session_zone
+
         ns, table = split_table(args.table)
         text = args.predicate
+        zone = session_zone(args.time_zone)
 
         def expr(schema):  # type: ignore[no-untyped-def]  # parsed against the table's columns
-            return parse_predicate(text, schema)
+            with reading_in(zone):
+                return parse_predicate(text, schema)
 
         with open_catalog(args) as catalog:
             first = catalog.plan(

@@ -373,9 +373,12 @@ def plan(
     page_size: int | None = None,
     page_token: str | None = None,
     counts: bool = False,
+    session_time_zone: str | None = None,
 ) -> Call[PlanResult]:
     """Prune: the candidate files for a predicate (filter JSON or SQL text), one page; ``counts``:
-    count the whole answer on the first page even when it spans several pages."""
+    count the whole answer on the first page even when it spans several pages;
+    ``session_time_zone``: what timestamp literals without a zone are read in (Spark's session
+    time zone; default UTC)."""
     body: dict[str, Any] = {"explain": explain}
     if counts:
         body["counts"] = True
@@ -389,4 +392,6 @@ def plan(
         body["page-size"] = page_size
     if page_token is not None:
         body["page-token"] = page_token
+    if session_time_zone is not None:
+        body["session-time-zone"] = session_time_zone
     return Call("POST", f"{_table_path(namespace, table)}/plan", _json(PlanResult.from_json), json=body, idempotent=True)

@@ -8,7 +8,7 @@ literal *is* a target value (:mod:`service.pruning.expressions`):
 * ``bigint = 42.0`` → ``= 42``; ``bigint < 42.5`` → ``<= 42``; ``tinyint < 300`` → ``<= 127``.
 * ``bigint = 42.5`` or ``tinyint = 300``: no target value equals the literal.
 
-Spark's comparison rules followed (session time zone UTC, see below):
+Spark's comparison rules followed (in the session time zone, see below):
 
 * int column vs decimal literal: both widened to a decimal: exact. Rejected when the common
   decimal would need more than 38 digits (Spark would then round).
@@ -26,7 +26,11 @@ Spark's comparison rules followed (session time zone UTC, see below):
 * NaN literals are rejected (use is_nan / not_nan): Spark's NaN = NaN is true, which is not
   what a JSON or SQL user usually means, and no bound can express it.
 
-Timestamps without a zone are read in **UTC**, the service's session time zone.
+Timestamps without a zone are read in the session time zone (:mod:`service.pruning.zones`; UTC
+unless the plan names another), as are dates compared with timestamps (their midnight). A
+timestamp_ntz term compared with an instant depends on the zone's transitions in a way no bound
+expresses: outside UTC it raises :class:`~service.pruning.zones.ZoneDependent` (the builders make
+the comparison unknown).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from fractions import Fraction
 
 from service.errors import InvalidPredicateError
 from service.pruning.spark_types import spark_type_name
+from service.pruning.zones import ZoneDependent, current_zone
 from service.values import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
@@ -155,7 +160,8 @@ def parse_date_text(text: str) -> int:
 
 def parse_timestamp_text(text: str, *, ntz: bool) -> TimestampLiteral:
     """``'2024-01-01 10:00:00[.ffffff][Z|+02:00]'`` (``T`` also accepted) → micros since the
-    epoch. Without a zone the text is read in UTC. A zone is an error for ``ntz``."""
+    epoch. Without a zone the text is read in the session time zone (an instant), or as a wall
+    time for ``ntz``; a zone is an error for ``ntz``."""
     m = _TS_TEXT.fullmatch(text)
     if not m:
         raise _err(f"{text!r} is not a timestamp (expected YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][zone])")
@@ -184,6 +190,8 @@ def parse_timestamp_text(text: str, *, ntz: bool) -> TimestampLiteral:
             offset_s = sign * (oh * 3600 + om * 60)
     secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_s
     micros = secs * 1_000_000 + int(frac.ljust(6, "0") or 0)
+    if zone is None and not ntz:
+        micros = current_zone().instant(micros)
     if not INT64_MIN <= micros <= INT64_MAX:
         raise _err(f"timestamp {text!r} is out of range")
     return TimestampLiteral(micros, ntz=ntz if zone is None else False)
@@ -394,21 +402,51 @@ def _discrete_value(target: ShreddedType, v: LiteralValue) -> Fraction:
         if isinstance(v, DateLiteral):
             return Fraction(v.days)
         if isinstance(v, TimestampLiteral):
-            # Spark casts the date to its midnight (session time zone UTC) and compares instants.
-            return Fraction(v.micros, MICROS_PER_DAY)
+            # Spark casts the date to its midnight (a wall time; an instant in the session zone
+            # for a TIMESTAMP literal) and compares: midnights are increasing, so the literal
+            # falls on a date's midnight or strictly between two.
+            return Fraction(v.micros, MICROS_PER_DAY) if v.ntz else _date_of_instant(v.micros)
         if isinstance(v, str):
             return Fraction(parse_date_text(v))
         raise _err(f"{describe_literal(v)} cannot be compared with a date term")
-    # timestamp / timestamptz
-    ntz = k is Kind.TIMESTAMP
+    # timestamp (ntz: wall times) / timestamptz (instants)
+    zone = current_zone()
+    if k is Kind.TIMESTAMPTZ:
+        if isinstance(v, TimestampLiteral):
+            # A TIMESTAMP_NTZ literal is cast to an instant in the session zone: one value, exact.
+            return Fraction(zone.instant(v.micros) if v.ntz else v.micros)
+        if isinstance(v, DateLiteral):
+            return Fraction(zone.instant(v.days * MICROS_PER_DAY))
+        if isinstance(v, str):
+            return Fraction(parse_timestamp_text(v, ntz=False).micros)
+        raise _err(f"{describe_literal(v)} cannot be compared with a {_tn(target)} term")
     if isinstance(v, TimestampLiteral):
-        # TIMESTAMP vs TIMESTAMP_NTZ: Spark converts through the session time zone, UTC.
+        if not v.ntz and not zone.is_utc:
+            # Spark casts the *term* to an instant through the zone, which is not monotonic in a
+            # gap (02:30 after 03:00): no bound on the wall times says which rows match.
+            raise ZoneDependent(f"timestamp_ntz against {describe_literal(v)} in time zone {zone.name}")
         return Fraction(v.micros)
     if isinstance(v, DateLiteral):
         return Fraction(v.days * MICROS_PER_DAY)
     if isinstance(v, str):
-        return Fraction(parse_timestamp_text(v, ntz=ntz).micros)
+        return Fraction(parse_timestamp_text(v, ntz=True).micros)
     raise _err(f"{describe_literal(v)} cannot be compared with a {_tn(target)} term")
+
+
+def _date_of_instant(micros: int) -> Fraction:
+    """Where an instant falls among dates' midnights in the session zone: the date whose midnight
+    it is, else halfway between the dates around it."""
+    zone = current_zone()
+    if zone.is_utc:
+        return Fraction(micros, MICROS_PER_DAY)
+    d = zone.wall(micros) // MICROS_PER_DAY
+    # The wall date's midnight is at or before the instant but for zones whose transitions cross
+    # midnight: step until midnight(d) <= micros < midnight(d + 1).
+    while zone.instant(d * MICROS_PER_DAY) > micros:
+        d -= 1
+    while zone.instant((d + 1) * MICROS_PER_DAY) <= micros:
+        d += 1
+    return Fraction(d) if zone.instant(d * MICROS_PER_DAY) == micros else Fraction(2 * d + 1, 2)
 
 
 def _float_value(target: ShreddedType, v: LiteralValue) -> float:

@@ -26,6 +26,7 @@ from service.spark.translate import (
     pruning_attempts,
     same_predicate,
     session_is_utc,
+    session_zone_of,
     table_schema_of,
 )
 
@@ -202,28 +203,40 @@ def plan_pruned(
         sql: str | None = None
         schema_file: str | None = None
         text: str | None = None
-        utc = session_is_utc(spark)
         if isinstance(predicate, str):
             text = predicate
         else:
             text, fallback, schema_file = _column_text(spark, c, ns, name, predicate, base_path)
-        attempts: list[str] = []
-        if fallback is None and text is not None:
-            spark_schema = None
-            if not utc:
-                # Timestamp columns compared with zone-less literals need the table's types.
-                schema_file = schema_file or _one_file(c, ns, name)
-                if schema_file is not None:
-                    spark_schema = table_schema_of(table_schema(spark, schema_file, base_path=base_path))
-            attempts, fallback = pruning_attempts(text, utc=utc, schema=spark_schema)
         result = None
-        for attempt in attempts:
-            try:
-                result = c.plan_all(ns, name, sql=attempt)
-                sql, fallback = attempt, None
-                break
-            except (BadRequest, Unprocessable, PayloadTooLarge) as e:
-                fallback = f"the service refused the predicate ({e.type}: {e.message})"
+        if fallback is None and text is not None:
+            # Outside UTC the service is asked to read literals in the session's zone; a service
+            # without that (422) is then asked as before: without timestamp terms.
+            zone = session_zone_of(spark)
+            if zone is not None:
+                for attempt in pruning_attempts(text)[0]:
+                    try:
+                        result = c.plan_all(ns, name, sql=attempt, session_time_zone=zone)
+                        sql, fallback = attempt, None
+                        break
+                    except (BadRequest, Unprocessable, PayloadTooLarge) as e:
+                        fallback = f"the service refused the predicate ({e.type}: {e.message})"
+            if result is None:
+                utc = session_is_utc(spark)
+                spark_schema = None
+                if not utc:
+                    # Timestamp columns compared with zone-less literals need the table's types.
+                    schema_file = schema_file or _one_file(c, ns, name)
+                    if schema_file is not None:
+                        spark_schema = table_schema_of(table_schema(spark, schema_file, base_path=base_path))
+                attempts, why = pruning_attempts(text, utc=utc, schema=spark_schema)
+                fallback = fallback or why
+                for attempt in attempts:
+                    try:
+                        result = c.plan_all(ns, name, sql=attempt)
+                        sql, fallback = attempt, None
+                        break
+                    except (BadRequest, Unprocessable, PayloadTooLarge) as e:
+                        fallback = f"the service refused the predicate ({e.type}: {e.message})"
         if result is not None:
             paths = tuple(result.paths)
             total, pruned, snapshot = result.files_considered, result.files_pruned, result.snapshot_id

@@ -17,10 +17,11 @@
   is then **checked by Spark itself**: the Column and the text are analyzed against the table's
   schema, constant-folded, and must be semantically equal, so a rendering mistake can only cost
   pruning, never rows.
-* **Time zones**: the service reads a timestamp literal without a zone as UTC. When the Spark
-  session time zone is not UTC, a predicate mentioning timestamps, or comparing a timestamp
-  column (``ts > '2024-03-01 10:00'`` names no type), is not pruned (Spark would read its
-  literals in the session zone).
+* **Time zones**: when the Spark session time zone is not UTC, the plan names it
+  (``session-time-zone``) and the service reads zone-less timestamp literals in it, as Spark does.
+  A service that does not know the field is asked as before: a predicate mentioning timestamps,
+  or comparing a timestamp column (``ts > '2024-03-01 10:00'`` names no type), is then not
+  pruned.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "pruning_sql",
     "same_predicate",
     "session_is_utc",
+    "session_zone_of",
     "table_schema_of",
 ]
 
@@ -74,6 +76,21 @@ def session_is_utc(spark: Any) -> bool:
         return False
     probes = [datetime(y, m, 1, tzinfo=UTC) for y in (1970, 2000, 2024, 2038) for m in (1, 7)]
     return all(p.astimezone(zone).utcoffset() == timedelta(0) for p in probes)
+
+
+def session_zone_of(spark: Any) -> str | None:
+    """The session time zone to send with a plan: its name when it is not UTC and the service
+    reads it (:func:`service.pruning.zones.session_zone`), else None."""
+    if session_is_utc(spark):
+        return None
+    from service.errors import ShredcatError
+    from service.pruning.zones import session_zone
+
+    tz = str(spark.conf.get("spark.sql.session.timeZone") or "")
+    try:
+        return None if session_zone(tz).is_utc else tz
+    except ShredcatError:
+        return None
 
 
 _TIMESTAMP = re.compile(r"(?i)timestamp")

@@ -31,9 +31,10 @@ Spark types map onto the value model as int = ``int32``, bigint = ``int64``, dec
 microseconds since the epoch), string = ``varchar``; a column whose every value is NULL has
 Spark's ``void`` type, which :func:`merge_types` answers as ``None`` (no type: its terms never
 prune). A ``timestamp`` partition value has no zone in the path: Spark reads it in the session
-time zone, and shredcat assumes **UTC** (``spark.sql.session.timeZone=UTC``, as shredcat's own
-Spark sessions set it). Under another session zone Spark's instants differ from shredcat's by
-that zone's offset; declare such a column as a string, or write the table with UTC.
+time zone, and shredcat types it in **UTC** (``spark.sql.session.timeZone=UTC``, as shredcat's own
+Spark sessions set it). A plan read in another session zone keeps such terms unknown
+(:mod:`service.pruning.zones`); declare such a column as a string, or write the table with UTC,
+for them to prune there.
 
 Pure functions, no I/O: the path is only text.
 """

@@ -96,3 +96,37 @@ def test_create_table_with_declared_partition_columns(client: Any, warehouse: Pa
         headers=ADMIN,
     )
     assert_error(r, 422, field="body.partition-columns")
+
+
+def test_plans_read_timestamps_in_the_session_time_zone(client: Any, warehouse: Path) -> None:
+    """``session-time-zone``: the same text, two zones, two answers (parsed trees are cached by
+    text *and* zone); a zone shredcat does not know is a 422 naming the field."""
+    ts = ShreddedType.parse("timestamptz")
+    hour = 3_600_000_000
+    day0 = 1_704_067_200_000_000  # 2024-01-01 00:00 UTC
+
+    def doc(name: str, lo_h: int, hi_h: int) -> dict[str, Any]:
+        fs = FileStats(
+            path=str(warehouse / "cols" / name), file_size_bytes=5000, record_count=10, footer_size=100,
+            content_id=f"etag-{name}", variant_columns=("v",), paths=(),
+            columns=(ColumnStats("ts", ts, 80, 10, 0, day0 + lo_h * hour, day0 + hi_h * hour, None),),
+        )  # fmt: skip
+        return file_stats_payload(fs)
+
+    _create(client)
+    early, late = doc("early.parquet", 0, 4), doc("late.parquet", 5, 9)
+    assert client.post(T + "/commits", json={"files": [early, late]}, headers=WRITER).status_code == 200
+    sql = "ts >= TIMESTAMP '2024-01-01 00:30:00'"  # 05:30 UTC in New York
+
+    def plan(**kw: Any) -> list[str]:
+        r = client.post(T + "/plan", json={"sql": sql, **kw}, headers=READER)
+        assert r.status_code == 200, r.text
+        return sorted(f["path"] for f in r.json()["files"])
+
+    for _ in range(2):
+        assert plan() == sorted([early["path"], late["path"]])
+        assert plan(**{"session-time-zone": "America/New_York"}) == [late["path"]]
+        assert plan(**{"session-time-zone": "-05:00"}) == [late["path"]]
+        assert plan(**{"session-time-zone": "Etc/UTC"}) == sorted([early["path"], late["path"]])
+    bad = client.post(T + "/plan", json={"sql": sql, "session-time-zone": "Mars/Olympus"}, headers=READER)
+    assert_error(bad, 422, "bad_input", "body.session-time-zone")

@@ -193,6 +193,25 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w'; its Variant columns: v"]
 
 
+def test_prune_reads_literals_in_the_time_zone_given(tmp_path: Path) -> None:
+    """``--time-zone``: zone-less timestamp literals as Spark reads them in that session zone."""
+    import datetime as dt
+
+    utc = dt.UTC
+    early = write_shredded(tmp_path / "early.parquet", [{"t": dt.datetime(2024, 1, 1, h, tzinfo=utc)} for h in range(0, 4)], {"t": "timestamptz"})
+    late = write_shredded(tmp_path / "late.parquet", [{"t": dt.datetime(2024, 1, 1, h, tzinfo=utc)} for h in range(5, 9)], {"t": "timestamptz"})
+    db = ["--database-url", f"sqlite:///{tmp_path}/cat.db"]
+    assert _run(["register", "--table", "demo.events", str(early), str(late), *db], tmp_path).returncode == 0
+    predicate = "variant_get(v, '$.t', 'timestamp') < TIMESTAMP '2024-01-01 01:00:00'"
+    r = _run(["prune", "--table", "demo.events", predicate, *db], tmp_path)
+    assert r.stdout.splitlines() == [str(early)], r.stderr
+    # 01:00 in New York is 06:00 UTC: both files may hold earlier instants.
+    r = _run(["prune", "--table", "demo.events", predicate, "--time-zone", "America/New_York", *db], tmp_path)
+    assert sorted(r.stdout.splitlines()) == sorted([str(early), str(late)]), r.stderr
+    r = _run(["prune", "--table", "demo.events", predicate, "--time-zone", "Mars/Olympus", *db], tmp_path)
+    assert r.returncode == 2 and "unknown time zone 'Mars/Olympus'" in r.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -216,13 +216,17 @@ def test_plan_warnings_are_logged_and_kept_on_the_scan(
     assert plan_pruned(spark, "lake.events", "variant_get(v, '$.user.id', 'bigint') = 42", client=client).warnings == ()
 
 
-def test_non_utc_session_does_not_prune_timestamps(spark: Any, client: Any, table: str) -> None:
+def test_a_non_utc_session_prunes_timestamps_in_its_zone(spark: Any, client: Any, table: str) -> None:
+    # 2024-01-01 00:01 in New York is 05:01 UTC: the files up to then are candidates, not only
+    # the first minute's (what the literal would mean in UTC).
     predicate = "variant_get(v, '$.ts', 'timestamp') < TIMESTAMP '2024-01-01 00:01:00'"
     spark.conf.set("spark.sql.session.timeZone", "America/New_York")
     try:
         scan = plan_pruned(spark, "lake.events", predicate, client=client)
-        assert scan.fallback is not None and "time zone" in scan.fallback
+        assert scan.fallback is None and scan.pruning_sql == predicate
         assert _rows(scan.read(spark)) == _rows(spark.read.parquet(table).where(predicate))
+        in_utc = client.plan("lake", "events", sql=predicate)
+        assert set(in_utc.paths) < set(scan.paths)
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     # Non-timestamp predicates still prune in any zone.

@@ -37,6 +37,7 @@ from service.pruning.expressions.nodes import (
     TRUE,
     And,
     BooleanExpression,
+    ColumnTerm,
     LiteralPredicate,
     Not,
     Op,
@@ -48,8 +49,9 @@ from service.pruning.expressions.nodes import (
     Unknown,
 )
 from service.pruning.expressions.visitor import BooleanExpressionVisitor, visit
-from service.pruning.literals import LiteralValue, domain_extremes, literal_image
-from service.values import Bound
+from service.pruning.literals import LiteralValue, describe_literal, domain_extremes, literal_image
+from service.pruning.zones import ZoneDependent, current_zone
+from service.values import Bound, Kind
 
 
 def _junction(
@@ -156,7 +158,12 @@ def compare(op: Op | str, term: Term, value: LiteralValue) -> BooleanExpression:
         return in_list(op, term, [value])
     if op not in COMPARISON_OPS:
         raise InvalidPredicateError(f"{op.value} takes no literal")
-    img = literal_image(term.target, value)
+    if _zone_bound(term):
+        return _zone_unknown(op, term, [value])
+    try:
+        img = literal_image(term.target, value)
+    except ZoneDependent:
+        return _zone_unknown(op, term, [value])
     if img.exact is not None:
         return LiteralPredicate(op, term, img.exact)
     if op is Op.EQ:
@@ -184,15 +191,42 @@ def in_list(op: Op | str, term: Term, values: Iterable[LiteralValue]) -> Boolean
     op = Op(op)
     if op not in SET_OPS:
         raise InvalidPredicateError(f"{op.value} is not in / not_in")
+    values = list(values)
+    if _zone_bound(term):
+        return _zone_unknown(op, term, values)
     exact: set[Bound] = set()
     for v in values:
-        img = literal_image(term.target, v)
+        try:
+            img = literal_image(term.target, v)
+        except ZoneDependent:
+            return _zone_unknown(op, term, values)
         if img.exact is not None:
             exact.add(img.exact)
     lits = tuple(sorted(exact))  # type: ignore[type-var]
     if len(lits) == 1:
         return LiteralPredicate(Op.EQ if op is Op.IN else Op.NOT_EQ, term, lits[0])
     return SetPredicate(op, term, lits)
+
+
+def _zone_bound(term: Term) -> bool:
+    """A timestamp partition column outside UTC: its values were typed as instants in UTC from
+    the path's text, which Spark reads in the session zone (a wall time, see ZoneDependent)."""
+    return (
+        isinstance(term, ColumnTerm)
+        and term.partition
+        and term.target.kind is Kind.TIMESTAMPTZ
+        and not current_zone().is_utc
+    )
+
+
+def _zone_unknown(op: Op, term: Term, values: list[LiteralValue]) -> Unknown:
+    """The comparison, kept as unknown (never prunes) with its SQL text."""
+    from service.pruning.render import render_term
+
+    lits = ", ".join(describe_literal(v) for v in values)
+    symbol = {Op.EQ: "=", Op.NOT_EQ: "!=", Op.LT: "<", Op.LT_EQ: "<=", Op.GT: ">", Op.GT_EQ: ">="}
+    body = f"IN ({lits})" if op is Op.IN else f"NOT IN ({lits})" if op is Op.NOT_IN else f"{symbol[op]} {lits}"
+    return Unknown(f"{render_term(term)} {body}")
 
 
 def unary(op: Op | str, term: Term) -> BooleanExpression:
