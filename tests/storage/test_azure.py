@@ -174,3 +174,16 @@ def test_a_sas_token_instead_of_the_key(azure: AzuriteServer) -> None:
         list(forged.list(azure.uri("sas/")))
     for s in (read_list, list_only, forged):
         s.close()
+
+
+def test_listed_names_flagged_encoded_are_decoded() -> None:
+    import xml.etree.ElementTree as ET
+
+    from service.storage.objects.azure import listed_name
+
+    doc = ET.fromstring(
+        "<Blobs><Blob><Name Encoded=\"true\">lake/a%EF%BF%BFb%01.parquet</Name></Blob>"
+        "<Blob><Name>lake/100%25.parquet</Name></Blob><BlobPrefix><Name Encoded=\"false\">lake/d%20x/</Name></BlobPrefix>"
+        "<Blob><Name/></Blob></Blobs>"
+    )
+    assert [listed_name(e) for e in doc] == ["lake/a\uffffb\x01.parquet", "lake/100%25.parquet", "lake/d%20x/", ""]

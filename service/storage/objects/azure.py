@@ -35,7 +35,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from email.utils import formatdate
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from service.errors import (
     FileAccessError,
@@ -199,6 +199,16 @@ def string_to_sign(method: str, url: str, headers: Mapping[str, str], account: s
     return "\n".join(standard) + "\n" + ms + resource
 
 
+def listed_name(entry: ET.Element) -> str:
+    """The name of a List Blobs ``Blob`` or ``BlobPrefix``: a name with characters XML 1.0
+    cannot carry comes percent-encoded, flagged ``<Name Encoded="true">`` (REST reference, "List
+    Blobs": "Encoded ... the name is URL-encoded")."""
+    node = entry.find("Name")
+    if node is None or not node.text:
+        return ""
+    return unquote(node.text) if (node.get("Encoded") or "").lower() == "true" else node.text
+
+
 def _quoted(etag: str | None) -> str | None:
     """An ETag as HTTP headers carry it (the listing's XML gives it without the quotes)."""
     if not etag:
@@ -302,7 +312,7 @@ class AzureBlobStore:
                 raise ObjectStoreError(f"{prefix}: the store's listing is not XML", details={"path": prefix}) from None
             blobs = root.find("Blobs")
             for b in blobs.iter("Blob") if blobs is not None else ():
-                name = b.findtext("Name") or ""
+                name = listed_name(b)
                 if not name or name == blob_prefix:
                     continue  # a "directory marker" blob
                 size = int(b.findtext("Properties/Content-Length") or 0)
@@ -311,7 +321,7 @@ class AzureBlobStore:
                 n += 1
                 yield ObjectEntry(uri=uri, is_dir=False, size=size)
             for p in blobs.iter("BlobPrefix") if blobs is not None else ():
-                name = p.findtext("Name") or ""
+                name = listed_name(p)
                 if name:
                     n += 1
                     yield ObjectEntry(uri=f"{scheme}://{container}/{name}", is_dir=True)
@@ -374,4 +384,4 @@ class AzureBlobStore:
         self._http.close()
 
 
-__all__ = ["ENV_VARS", "AzureBlobStore", "AzureConfig", "open_store", "split_uri", "string_to_sign"]
+__all__ = ["ENV_VARS", "AzureBlobStore", "AzureConfig", "listed_name", "open_store", "split_uri", "string_to_sign"]
