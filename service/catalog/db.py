@@ -348,19 +348,37 @@ def run_transaction(
 #: PostgreSQL: ANALYZE the file table once it holds this many rows more than twice what its
 #: statistics last counted (never analyzed counts as 0).
 ANALYZE_SLACK_ROWS = 1_000
+#: What a commit's probe and a plan read, analyzed together: the stats tables grow with the files.
+ANALYZED_TABLES = (
+    "ducklake_data_file",
+    "ducklake_file_variant_stats",
+    "ducklake_file_column_stats",
+    "ducklake_file_partition_value",
+    "shredcat_variant_path",
+    "shredcat_stats_zone",
+)
 
 
 def analyze_if_grown(engine: Engine) -> bool:
-    """On PostgreSQL, ANALYZE ``ducklake_data_file`` when it has more than doubled since its
-    statistics were taken; whether it did. Called after each commit, outside its transaction.
+    """On PostgreSQL, ANALYZE ``ducklake_data_file`` and the tables that grow with it
+    (:data:`ANALYZED_TABLES`) when it has more than doubled since its statistics were taken;
+    whether it did. Called after each commit, outside its transaction.
 
     A fresh or fast-growing catalog otherwise waits for autovacuum (a minute or more), and until
-    then PostgreSQL cannot tell the unique ``(table_id, path)`` index from the ``(table_id,
-    data_file_id)`` one: the commit's per-path probe was planned on the latter and read every
-    live file of the table once per new path, so each batch of 1,000 cost more than the last
-    (0.18 -> 0.58 s over 5,000 files). Rows ever inserted are read off the id sequence (the
-    primary key's last entry), so the test costs one index probe. Best effort: a failure, or
-    another session's ANALYZE holding the lock for more than a moment, is logged and skipped."""
+    then PostgreSQL plans on guesses:
+
+    * it cannot tell the unique ``(table_id, path)`` index from the ``(table_id, data_file_id)``
+      one: the commit's per-path probe was planned on the latter and read every live file of the
+      table once per new path, so each batch of 1,000 cost more than the last (0.18 -> 0.58 s
+      over 5,000 files);
+    * plans on never-analyzed stats tables were slow: 432 ms instead of 5 ms for one query at
+      20,000 files, 10-19 ms instead of 2-4 ms at 100,000, and a removal 3x slower
+      (BENCHMARKS.md, "Planner statistics after a bulk load").
+
+    Rows ever inserted are read off the id sequence (the primary key's last entry), so the test
+    costs one index probe; the stats tables hold a fixed number of rows per file, so the file
+    table's growth stands for theirs. Best effort: a failure, or another session's ANALYZE holding
+    a lock for more than a moment, is logged and skipped."""
     if engine.dialect.name != "postgresql":
         return False
     try:
@@ -372,11 +390,14 @@ def analyze_if_grown(engine: Engine) -> bool:
             if rows <= 2 * counted + ANALYZE_SLACK_ROWS:
                 return False
             conn.exec_driver_sql("SET LOCAL lock_timeout = '200ms'")
-            conn.exec_driver_sql("ANALYZE ducklake_data_file")
+            # A tenth of the default sample: row counts and rough histograms are what the plans
+            # of a growing catalog were missing; autovacuum refines them later.
+            conn.exec_driver_sql("SET LOCAL default_statistics_target = 10")
+            conn.exec_driver_sql("ANALYZE " + ", ".join(ANALYZED_TABLES))
             conn.commit()
             return True
     except SQLAlchemyError as e:
-        log.warning("could not refresh the planner statistics of ducklake_data_file: %s", e)
+        log.warning("could not refresh the planner statistics of the catalog's file tables: %s", e)
         return False
 
 

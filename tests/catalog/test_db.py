@@ -248,14 +248,23 @@ def test_commits_refresh_the_file_tables_statistics_when_it_has_doubled(
     catalog_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PostgreSQL only: a commit that leaves ``ducklake_data_file`` more than twice as large as its
-    statistics say ANALYZEs it (so the per-path probe of the next commit is planned on the
-    path index); smaller growth does not; SQLite never does."""
+    statistics say ANALYZEs it and the stats tables (so the per-path probe of the next commit and
+    the plans are planned on real counts); smaller growth does not; SQLite never does."""
     from tests.catalog.factories import int_file
 
     monkeypatch.setattr(catalog_db, "ANALYZE_SLACK_ROWS", 10)
     cat = Catalog(catalog_url)
     try:
         cat.create_table("ns", "t", ["v"])
+
+        def never_analyzed() -> list[str]:
+            with cat.engine.connect() as conn:
+                return list(
+                    conn.execute(
+                        text("SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(:t) AND last_analyze IS NULL"),
+                        {"t": list(catalog_db.ANALYZED_TABLES)},
+                    ).scalars()
+                )
 
         def counted() -> float:
             with cat.engine.connect() as conn:
@@ -268,6 +277,7 @@ def test_commits_refresh_the_file_tables_statistics_when_it_has_doubled(
             assert analyze_if_grown(cat.engine) is False
             return
         assert counted() == 30  # the commit analyzed the table: 30 > 2 x 0 + 10
+        assert never_analyzed() == []  # with the tables that grow with the files
         cat.commit("ns", "t", [int_file(f"s3://b/t/b{i}.parquet") for i in range(20)])
         assert counted() == 30 and analyze_if_grown(cat.engine) is False  # 50 <= 2 x 30 + 10
         cat.commit("ns", "t", [int_file(f"s3://b/t/c{i}.parquet") for i in range(30)])
