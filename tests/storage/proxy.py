@@ -13,9 +13,15 @@ three test-only routes, as ``tests/storage/s3server.py`` does for moto:
   listing request arrives (a server that dies in the middle of a paginated listing). A listing is
   Azure's ``comp=list`` or a GCS JSON API ``GET /storage/v1/b/<bucket>/o`` without an object name.
 
-With ``BEARER_TOKEN``, a request whose ``Authorization`` is not ``Bearer <token>`` is refused with
-401 and GCS's JSON error body, as Google refuses an invalid OAuth token: gcp-storage-emulator
-checks no credentials at all, and the tests need a store that denies a wrong one.
+With ``BEARER_TOKEN`` (the GCS proxy) it also plays what gcp-storage-emulator leaves out of
+Google's JSON API:
+
+* a request whose ``Authorization`` is not ``Bearer <token>`` is refused with 401 and GCS's JSON
+  error body, as Google refuses an invalid OAuth token (the emulator checks no credentials);
+* a media download (``alt=media``) carries the object's generation in ``x-goog-generation``, as
+  GCS sends it with the bytes, and one with ``ifGenerationMatch`` naming another generation is
+  refused with 412 (the emulator sends no generation header and ignores the precondition). The
+  generation is the emulator's own, read from its object metadata.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 #: Hop-by-hop headers (RFC 9110 §7.6.1) are the proxy's own, never forwarded.
 _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
@@ -116,19 +122,46 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 self._reply(401, json.dumps(error).encode(), [("Content-Type", "application/json")])
                 return
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
+            media = state.token is not None and self.command == "GET" and ("alt", "media") in parse_qsl(split.query)
+            generation = self._generation(split.path, headers) if media else None
+            wanted = dict(parse_qsl(split.query)).get("ifGenerationMatch")
+            if media and wanted is not None and generation is not None and wanted != generation:
+                error = {"error": {"code": 412, "message": "Precondition Failed", "errors": [{"reason": "conditionNotMet"}]}}
+                self._reply(412, json.dumps(error).encode(), [("Content-Type", "application/json")])
+                return
+            status, data, answer = self._upstream(self.command, self.path, body, headers)
+            sent = any(k.lower() == "x-goog-generation" for k, _ in answer)
+            if media and status in (200, 206) and generation is not None and not sent:
+                answer = [*answer, ("x-goog-generation", generation)]
+            self._reply(status, data, answer)
+
+        def _upstream(
+            self, method: str, path: str, body: bytes, headers: dict[str, str]
+        ) -> tuple[int, bytes, list[tuple[str, str]]]:
             for attempt in range(2):
                 conn = state.upstream()
                 try:
-                    conn.request(self.command, self.path, body=body, headers=headers)
+                    conn.request(method, path, body=body, headers=headers)
                     resp = conn.getresponse()
-                    data = resp.read()
-                    break
+                    return resp.status, resp.read(), resp.getheaders()
                 except (ConnectionError, http.client.HTTPException):
                     conn.close()  # a kept-alive connection the upstream closed: once more, afresh
                     state.local.conn = None
                     if attempt:
                         raise
-            self._reply(resp.status, data, resp.getheaders())
+            raise AssertionError("not reached")
+
+        def _generation(self, path: str, headers: dict[str, str]) -> str | None:
+            """The object's generation, from the emulator's metadata of it (None: no such object)."""
+            meta = {k: v for k, v in headers.items() if k.lower() not in ("range", "content-length")}
+            status, data, _ = self._upstream("GET", path, b"", meta)
+            if status != 200:
+                return None
+            try:
+                g = json.loads(data).get("generation")
+            except (ValueError, AttributeError):
+                return None
+            return None if g is None else str(g)
 
         do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_PATCH = _forward
 

@@ -61,9 +61,11 @@ def test_one_request_per_file_named_or_listed(gcs: GcsServer, gcs_store: Any) ->
     assert [e.uri for e in gcs_store.list(gcs.uri("reads/"))] == [uri]
     listed = gcs_store.read_tail(uri, 100)
     assert listed.data == body[-100:]
-    # Read by name or after a listing, the object has one content id (the emulator sends no
-    # generation with the bytes, so it is None here; GCS sends x-goog-generation).
+    # Read by name or after a listing, the object has one content id: its generation, which GCS
+    # (here the test proxy) sends with the bytes.
     assert listed.info == tail.info
+    assert tail.info.content_id is not None and tail.info.content_id.startswith("generation:")
+    assert tail.info.content_id.endswith(f":{len(body)}") and tail.info.version == tail.info.content_id.split(":")[1]
     reads = [r for r in gcs.requests() if not gcs.is_listing(r)]
     assert [(r["method"], r["range"]) for r in reads] == [("GET", "bytes=924-1023")]
     assert "ifGenerationMatch=" in reads[0]["query"]
@@ -75,11 +77,12 @@ def test_an_object_rewritten_after_the_listing_is_read_afresh(gcs: GcsServer, gc
     list(gcs_store.list(gcs.uri("rewritten/")))
     gcs.put("rewritten/x.parquet", b"b" * 70)
     gcs.control("/_test/reset")
-    # GCS refuses the listed generation (412); the emulator ignores ifGenerationMatch, but the size
-    # its range answer reports tells: either way the object is read again, by a suffix range.
+    # GCS refuses the listed generation (412): the object is read again, by a suffix range, and
+    # the content id is the new generation's.
     tail = gcs_store.read_tail(uri, 10)
     assert (tail.data, tail.info.size) == (b"b" * 10, 70)
     assert [r["range"] for r in gcs.requests()] == ["bytes=40-49", "bytes=-10"]
+    assert tail.info.content_id == gcs_store.read_tail(uri, 10).info.content_id  # by name, afresh
 
 
 def test_errors_of_the_store(gcs: GcsServer, gcs_store: Any) -> None:
