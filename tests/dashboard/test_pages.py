@@ -341,6 +341,24 @@ def test_playground_at_a_past_snapshot(admin: TestClient) -> None:
     assert metrics_from(r.text)["files-considered"] == 3
 
 
+def test_playground_reads_timestamps_in_the_session_time_zone(admin: TestClient) -> None:
+    # Midnight UTC of 2024-01-05 is 09:00 that day in Tokyo: there, the day 01-05 (part-1's
+    # first) starts before it.
+    sql = "variant_get(v, '$.day', 'date') < TIMESTAMP '2024-01-05 00:00:00+00:00'"
+    utc = admin.get(f"{T}/prune", params={"sql": sql})
+    tokyo = admin.get(f"{T}/prune", params={"sql": sql, "tz": "Asia/Tokyo"})
+    assert utc.status_code == tokyo.status_code == 200, tokyo.text
+    assert (metrics_from(utc.text)["files-kept"], metrics_from(tokyo.text)["files-kept"]) == (1, 2)
+    assert 'id="tz" name="tz" type="text" size="16" placeholder="UTC" value="Asia/Tokyo"' in tokyo.text
+    # The filter links keep the zone.
+    links = re.findall(r'href="([^"]*prune[^"]*)"[^>]*data-show=', tokyo.text)
+    assert links and all(parse_qs(urlsplit(unescape(h)).query)["tz"] == ["Asia/Tokyo"] for h in links)
+    bad = admin.get(f"{T}/prune", params={"sql": sql, "tz": "Mars/Olympus"})
+    assert bad.status_code == 422 and "unknown time zone" in unescape(bad.text)
+    assert re.search(r'id="tz"[^>]*aria-invalid="true" aria-describedby="predicate-error"', bad.text)
+    assert 'aria-describedby="predicate-error sql-help"' not in bad.text  # the predicate is fine
+
+
 def test_playground_get_prefills_and_offers_examples(admin: TestClient) -> None:
     html = admin.get(f"{T}/prune").text
     assert "Examples from this table" in html and "variant_get(v, &#39;$.day&#39;, &#39;date&#39;)" in html

@@ -1,6 +1,7 @@
 """``GET|POST /admin/tables/{ns}/{table}/prune``: the prune playground (SQL predicate); a GET
-with ``sql`` (and ``snapshot``, ``show=all|kept|skipped``, ``page``) in the query string runs it,
-so results have a URL.
+with ``sql`` (and ``snapshot``, ``tz``, ``show=all|kept|skipped``, ``page``) in the query string
+runs it, so results have a URL. ``tz``: the session time zone zone-less timestamp literals are
+read in (as the REST API's ``session-time-zone``; default UTC).
 
 One table lists the live files, 100 a page, each kept or skipped with its reason in a few words
 (:meth:`Catalog.plan_files`, with the plan's counts and warnings). Errors (a predicate that does
@@ -39,12 +40,19 @@ SHOW = ("all", "kept", "skipped")
 
 @router.get("/tables/{namespace}/{table}/prune")
 async def prune_form(
-    request: Request, namespace: str, table: str, sql: str = "", snapshot: str = "", show: str = "all", page: str = "1"
+    request: Request,
+    namespace: str,
+    table: str,
+    sql: str = "",
+    snapshot: str = "",
+    tz: str = "",
+    show: str = "all",
+    page: str = "1",
 ) -> Response:
     # Results are addressable by URL (links from snapshots and examples, shared URLs, the filter
     # and the pages): a GET with a predicate runs it. Planning changes nothing, so a GET needs no
     # CSRF token.
-    form = {"sql": sql, "snapshot": snapshot, "show": show, "page": page}
+    form = {"sql": sql, "snapshot": snapshot, "tz": tz, "show": show, "page": page}
     return await admin_page(request, _prune, namespace, table, form, bool(sql.strip()))
 
 
@@ -143,6 +151,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     info = catalog.get_table(namespace, table)
     sql = form.get("sql", "")
     snapshot_text = form.get("snapshot", "").strip()
+    tz_text = form.get("tz", "").strip()
     show = form.get("show", "all")
     if show not in SHOW:
         show = "all"
@@ -151,6 +160,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         "t": info,
         "sql": sql,
         "snapshot": snapshot_text,
+        "tz": tz_text,
         "show": show,
         "result": None,
         "error": None,
@@ -176,6 +186,9 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
                 raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
             snapshot = int(snapshot_text)
         from service.pruning.parse_sql import parse_sql
+        from service.pruning.zones import reading_in, session_zone
+
+        zone = session_zone(tz_text or None)
 
         if not sql.strip():
             raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
@@ -183,7 +196,8 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
 
         def expr(schema: TableSchema) -> BooleanExpression:
             """Parsed against the table's columns, which the catalog passes (bare names resolve there)."""
-            return parse_sql(sql, schema=schema, **keywords)
+            with reading_in(zone):
+                return parse_sql(sql, schema=schema, **keywords)
 
         # The listed files and, planned in the same read from one parse, the counts and warnings
         # of the whole answer (a page past the last one shows the last).
@@ -212,7 +226,8 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         if e.http_status >= 500:
             raise
         values["error"] = e.message
-        values["error_field"] = "snapshot" if e.details.get("field") == "snapshot" else "sql"
+        field = e.details.get("field")
+        values["error_field"] = {"snapshot": "snapshot", "session-time-zone": "tz"}.get(field, "sql")  # type: ignore[arg-type]
         if isinstance(e, InvalidPredicateError):
             values["caret"] = _caret(sql, e.position)
         return render(request, "prune.html", status=e.http_status, **values)
@@ -228,5 +243,5 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     values["counts"] = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}
     # The filter and page links keep the predicate and the snapshot the counts were planned at, so
     # a commit in between cannot shift the pages under the user.
-    values["link"] = {"sql": sql, "snapshot": result.snapshot_id}
+    values["link"] = {"sql": sql, "snapshot": result.snapshot_id, "tz": tz_text or None}
     return render(request, "prune.html", **values)
