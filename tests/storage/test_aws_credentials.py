@@ -202,6 +202,17 @@ def test_temporary_credentials_are_renewed_before_they_expire(caplog: pytest.Log
     assert static.get(URI).access_key == static.get(URI).access_key == "K1" and keys.fetches == 1
 
 
+def test_short_lived_credentials_are_renewed_halfway_not_on_every_request() -> None:
+    now = [0.0]
+    src = _Counting(120, now)  # two minutes: less than the margin
+    creds = Renewing(src, None, clock=lambda: now[0])  # type: ignore[arg-type]
+    for t in (0, 30, 59.9):
+        now[0] = t
+        assert creds.get(URI).access_key == "K1"
+    now[0] = 60.0
+    assert creds.get(URI).access_key == "K2" and src.fetches == 2  # halfway through its life
+
+
 # --- against the server --------------------------------------------------------------------------
 
 

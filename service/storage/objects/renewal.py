@@ -47,8 +47,10 @@ class Source(Protocol[T_co]):
 
 class Renewing(Generic[T]):
     """A source's credentials, fetched on first use and again when they are about to expire (one
-    fetch at a time). A renewal that fails while the current credentials are still valid is
-    logged, and tried again at the next request."""
+    fetch at a time): :data:`REFRESH_MARGIN` before, or halfway through a shorter lifetime (so
+    credentials that live a few minutes are not fetched again for every request). A renewal that
+    fails while the current credentials are still valid is logged, and tried again at the next
+    request."""
 
     def __init__(self, source: Source[T], http: HttpSender, clock: Callable[[], float] = time.time) -> None:
         self.source = source
@@ -56,21 +58,28 @@ class Renewing(Generic[T]):
         self._clock = clock
         self._lock = threading.Lock()
         self._current: Expiring[T] | None = None
+        #: When to fetch again (None: never).
+        self._renew_at: float | None = None
 
     def get(self, uri: str) -> T:
         with self._lock:
             cur = self._current
             now = self._clock()
-            if cur is not None and (cur.expires is None or cur.expires - now > REFRESH_MARGIN):
+            if cur is not None and (self._renew_at is None or now < self._renew_at):
                 return cur.value
             try:
-                self._current = self.source.fetch(self._http, uri)
+                fresh = self.source.fetch(self._http, uri)
             except ObjectStoreError as e:
                 if cur is None or cur.expires is None or cur.expires <= now:
                     raise
                 log.warning("could not renew the credentials (%s); the current ones stay in use: %s", self.source.describe, e)
                 return cur.value
-            return self._current.value
+            self._current = fresh
+            if fresh.expires is None:
+                self._renew_at = None
+            else:
+                self._renew_at = fresh.expires - min(REFRESH_MARGIN, max(fresh.expires - now, 0.0) / 2)
+            return fresh.value
 
 
 def parse_expiry(text: str | None, uri: str, where: str) -> float:
