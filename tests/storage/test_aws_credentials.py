@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -115,15 +116,44 @@ def test_instance_metadata_comes_last(tmp_path: Path) -> None:
     assert resolve(named, "x").source == InstanceMetadataSource("http://127.0.0.1:1338", explicit=True)
 
 
-def test_no_instance_metadata_means_unsigned_unless_it_was_named() -> None:
+def _metadata_server(answers: dict[tuple[str, str], tuple[int, bytes]]) -> ThreadingHTTPServer:
+    """A loopback server answering ``(method, path) -> (status, body)``, 404 otherwise."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            status, body = answers.get((self.command, self.path.split("?")[0]), (404, b""))
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_PUT = answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_no_instance_metadata_means_unsigned_for_a_while_unless_it_was_named() -> None:
     http = HttpSender(StoreOptions())
+    # Another cloud's metadata server on the address: it refuses EC2's token and has no roles.
+    foreign = _metadata_server({("GET", "/computeMetadata/v1/"): (403, b"Metadata-Flavor header missing")})
+    url = f"http://127.0.0.1:{foreign.server_port}"
     try:
-        # Nothing listens on port 9 of loopback: "not on EC2".
-        assert InstanceMetadataSource("http://127.0.0.1:9").fetch(http, URI) == Expiring(None)
+        for endpoint in ("http://127.0.0.1:9", url):  # nothing listens on port 9: "not on EC2"
+            got = InstanceMetadataSource(endpoint).fetch(http, URI)
+            assert got.value is None and got.expires is not None and got.expires > time.time() + 3000, endpoint
         with pytest.raises(ObjectStoreUnavailableError, match="cannot be reached"):
             InstanceMetadataSource("http://127.0.0.1:9", explicit=True).fetch(http, URI)
+        with pytest.raises(ObjectAccessDeniedError, match="refused a session token"):
+            InstanceMetadataSource(url, explicit=True).fetch(http, URI)
     finally:
         http.close()
+        foreign.shutdown()
+        foreign.server_close()
 
 
 def test_container_endpoints(tmp_path: Path) -> None:
@@ -425,3 +455,15 @@ def test_an_instance_profile_role_signs(s3_server: S3Server, imds: tuple[str, li
         "GET /latest/meta-data/iam/security-credentials/",
         "GET /latest/meta-data/iam/security-credentials/shredcat-reader",
     ]
+
+
+def test_imdsv1_when_the_token_is_refused(s3_server: S3Server, roles: dict[str, str]) -> None:
+    doc = json.dumps({"Code": "Success", **_assume(s3_server, roles["reader"])}).encode()
+    base = "/latest/meta-data/iam/security-credentials/"
+    v1 = _metadata_server({("PUT", "/latest/api/token"): (403, b""), ("GET", base): (200, b"shredcat-reader"), ("GET", base + "shredcat-reader"): (200, doc)})
+    try:
+        store = S3Store(S3Config(region="us-east-1", endpoint=s3_server.endpoint, credentials=InstanceMetadataSource(f"http://127.0.0.1:{v1.server_port}")), StoreOptions())
+        assert _read(store) == BODY
+    finally:
+        v1.shutdown()
+        v1.server_close()

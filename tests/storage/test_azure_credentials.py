@@ -44,6 +44,7 @@ from service.storage.objects.azure_credentials import (
     WorkloadIdentitySource,
     resolve,
 )
+from service.storage.objects.http import HttpSender
 from service.storage.objects.renewal import Expiring, parse_token
 from tests.storage.emulators import (
     EmulatorUnavailable,
@@ -89,6 +90,36 @@ def test_token_answers() -> None:
     for bad in (b"{}", b'{"access_token": "a"}', b'{"access_token": "a", "expires_in": "soon"}', b"<html/>"):
         with pytest.raises(ObjectAccessDeniedError, match="no credentials: w"):
             parse_token(bad, "u", "w")
+
+
+def test_a_vm_without_identity_goes_anonymous_for_a_while() -> None:
+    from http.server import BaseHTTPRequestHandler as Base
+
+    class NoIdentity(Base):
+        def do_GET(self) -> None:
+            body = b'{"error": "invalid_request", "error_description": "Identity not found"}'
+            self.send_response(400)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NoIdentity)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    http = HttpSender(StoreOptions())
+    try:
+        for endpoint in (f"http://127.0.0.1:{server.server_port}/metadata/identity/oauth2/token", "http://127.0.0.1:9/x"):
+            got = ManagedIdentitySource(endpoint=endpoint).fetch(http, "abfs://c/x")
+            assert got.value is None and got.expires is not None and got.expires > time.time() + 3000
+        # App Service's endpoint is named: its refusal is an error.
+        with pytest.raises(ObjectAccessDeniedError, match="Identity not found"):
+            ManagedIdentitySource(f"http://127.0.0.1:{server.server_port}/msi", "h").fetch(http, "abfs://c/x")
+    finally:
+        http.close()
+        server.shutdown()
+        server.server_close()
 
 
 # --- against Azurite ----------------------------------------------------------------------------

@@ -19,11 +19,12 @@ Looked for in this order (the first that is configured wins, as in botocore):
    ``AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE`` (read again at each renewal) or
    ``AWS_CONTAINER_AUTHORIZATION_TOKEN`` as its ``Authorization`` header; renewed before expiry.
 
-5. **EC2 instance metadata** (an instance profile's role), IMDSv2: ``AWS_EC2_METADATA_SERVICE_ENDPOINT``,
-   else ``http://169.254.169.254`` unless ``AWS_EC2_METADATA_DISABLED=true`` or a custom S3
-   endpoint is set (MinIO and the like are not EC2's S3). The default endpoint is probed once,
-   with a one-second timeout and no retry: unreachable, or no role attached, means requests go
-   unsigned from then on, as with nothing configured (public buckets).
+5. **EC2 instance metadata** (an instance profile's role), IMDSv2 (v1 when the token is refused):
+   ``AWS_EC2_METADATA_SERVICE_ENDPOINT``, else ``http://169.254.169.254`` unless
+   ``AWS_EC2_METADATA_DISABLED=true`` or a custom S3 endpoint is set (MinIO and the like are not
+   EC2's S3). The default endpoint is probed with a one-second timeout, twice: unreachable,
+   another cloud's metadata server, or no role attached means requests go unsigned, as with
+   nothing configured (public buckets), and it is asked again an hour later.
 
 STS is reached at ``AWS_ENDPOINT_URL_STS``, else ``AWS_ENDPOINT_URL``, else
 ``https://sts.{region}.amazonaws.com``.
@@ -79,8 +80,10 @@ ENV_VARS = (
 
 _ECS_HOST = "http://169.254.170.2"
 _IMDS_HOST = "http://169.254.169.254"
-#: Off EC2 the default endpoint does not answer: how long the one probe may wait.
+#: Off EC2 the default endpoint does not answer: how long a probe may wait (it is tried twice).
 _IMDS_PROBE_SECONDS = 1.0
+#: No instance metadata (or no role): how long requests go unsigned before it is asked again.
+_IMDS_ABSENT_SECONDS = 3600.0
 #: The link-local addresses of the ECS and EKS Pod Identity agents, allowed over plain http.
 _AGENT_HOSTS = frozenset({"169.254.170.2", "169.254.170.23", "fd00:ec2::23"})
 _STS_NS = "{https://sts.amazonaws.com/doc/2011-06-15/}"
@@ -182,29 +185,35 @@ class InstanceMetadataSource(CredentialSource):
 
     def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials | None]:
         base = self.endpoint.rstrip("/")
-        probe: dict[str, Any] = {} if self.explicit else {"attempts": 1, "timeout": _IMDS_PROBE_SECONDS}
+        probe: dict[str, Any] = {} if self.explicit else {"attempts": 2, "timeout": _IMDS_PROBE_SECONDS}
+        roles_url = base + "/latest/meta-data/iam/security-credentials/"
         try:
             r = http.send("PUT", base + "/latest/api/token", uri, headers={"x-aws-ec2-metadata-token-ttl-seconds": "21600"}, **probe)
         except ObjectStoreUnavailableError:
             if self.explicit:
                 raise
-            log.info("no EC2 instance metadata at %s: S3 requests go unsigned", base)
-            return Expiring(None)
-        if r.status != 200:
+            return self._absent(base, "does not answer")
+        if r.status == 200:
+            auth = {"x-aws-ec2-metadata-token": r.body.decode("ascii", "replace").strip()}
+        elif self.explicit:
             raise refused(uri, r.status, f"the instance metadata service {base} refused a session token (HTTP {r.status})")
-        auth = {"x-aws-ec2-metadata-token": r.body.decode("ascii", "replace").strip()}
-        roles = http.send("GET", base + "/latest/meta-data/iam/security-credentials/", uri, headers=auth)
+        else:
+            auth = {}  # IMDSv1 only, or another cloud's metadata server: the listing tells
+        roles = http.send("GET", roles_url, uri, headers=auth, **probe)
         names = roles.body.decode("utf-8", "replace").split() if roles.status == 200 else []
-        if roles.status == 404 or (roles.status == 200 and not names):
-            log.info("this EC2 instance has no IAM role: S3 requests go unsigned")
-            return Expiring(None)
-        if roles.status != 200:
-            raise refused(uri, roles.status, f"the instance metadata service {base} answered HTTP {roles.status} for the role")
-        url = base + "/latest/meta-data/iam/security-credentials/" + names[0]
-        c = http.send("GET", url, uri, headers=auth)
+        if not names:
+            if self.explicit and roles.status not in (200, 404):
+                raise refused(uri, roles.status, f"the instance metadata service {base} answered HTTP {roles.status} for the role")
+            return self._absent(base, "gives no IAM role" if roles.status in (200, 404) else f"answered HTTP {roles.status}")
+        c = http.send("GET", roles_url + names[0], uri, headers=auth)
         if c.status != 200:
             raise refused(uri, c.status, f"the instance metadata service {base} answered HTTP {c.status} for role {names[0]}")
-        return parse_container_credentials(c.body, uri, url)
+        return parse_container_credentials(c.body, uri, roles_url + names[0])
+
+    def _absent(self, base: str, why: str) -> Expiring[Credentials | None]:
+        # Asked again after a while: an instance may get a role, a hiccup must not last.
+        log.info("instance metadata at %s %s: S3 requests go unsigned", base, why)
+        return Expiring(None, time.time() + _IMDS_ABSENT_SECONDS)
 
 
 def _sts_error(body: bytes) -> tuple[str, str]:

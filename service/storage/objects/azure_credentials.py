@@ -9,8 +9,9 @@ Looked for in this order (the first that is configured wins):
    (the file's token as a client assertion, read again at each renewal).
 3. **Managed identity**: App Service / Functions / Container Apps (``IDENTITY_ENDPOINT`` +
    ``IDENTITY_HEADER``), else the VM's instance metadata service (``http://169.254.169.254``,
-   ``AZURE_CLIENT_ID`` picking a user-assigned identity). The latter is probed once, with a
-   one-second timeout: unreachable means anonymous requests, as with nothing configured.
+   ``AZURE_CLIENT_ID`` picking a user-assigned identity). The latter is probed with a one-second
+   timeout, twice: unreachable, no identity, or another cloud's server means anonymous requests,
+   as with nothing configured, asked again an hour later.
 
 Tokens come from ``AZURE_AUTHORITY_HOST`` (default ``https://login.microsoftonline.com``) for the
 scope ``https://storage.azure.com/.default`` and are renewed before they expire
@@ -21,6 +22,7 @@ endpoint (Azurite without TLS) gets none: 1 and 2 are then an error, 3 is not tr
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +55,8 @@ RESOURCE = "https://storage.azure.com/"
 AUTHORITY = "https://login.microsoftonline.com"
 _IMDS = "http://169.254.169.254/metadata/identity/oauth2/token"
 _IMDS_PROBE_SECONDS = 1.0
+#: No managed identity here: how long requests go anonymous before it is asked again.
+_IMDS_ABSENT_SECONDS = 3600.0
 
 
 class TokenSource:
@@ -123,7 +127,7 @@ class ManagedIdentitySource(TokenSource):
         else:
             params = {"resource": RESOURCE, "api-version": "2018-02-01"}
             headers = {"metadata": "true"}
-            probe = {"attempts": 1, "timeout": _IMDS_PROBE_SECONDS}
+            probe = {"attempts": 2, "timeout": _IMDS_PROBE_SECONDS}
         if self.client_id:
             params["client_id"] = self.client_id
         where = f"the managed identity endpoint {self.endpoint}"
@@ -132,11 +136,18 @@ class ManagedIdentitySource(TokenSource):
         except ObjectStoreUnavailableError:
             if self.header is not None:
                 raise
-            log.info("no Azure instance metadata at %s: blob requests go anonymous", self.endpoint)
-            return Expiring(None)
+            return self._absent("does not answer")
         if r.status != 200:
+            if self.header is None and r.status < 500:
+                # No identity on this VM (400 "Identity not found"), or another cloud's server.
+                return self._absent(f"answered {error_detail(r.status, r.body)}")
             raise refused(uri, r.status, f"{where} answered {error_detail(r.status, r.body)}")
         return parse_token(r.body, uri, where)
+
+    def _absent(self, why: str) -> Expiring[str | None]:
+        # Asked again after a while: a VM may get an identity, a hiccup must not last.
+        log.info("Azure instance metadata at %s %s: blob requests go anonymous", self.endpoint, why)
+        return Expiring(None, time.time() + _IMDS_ABSENT_SECONDS)
 
 
 def _token_url(authority: str, tenant: str) -> str:
