@@ -16,6 +16,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -230,8 +231,9 @@ def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -
 
     # Table: global stats, coverage, files, history.
     page.get_by_role("link", name="lake.events").first.click()
+    # A click waits for the navigation to start, not for the new page: wait for what it shows.
+    expect(page.get_by_role("heading", name="lake.events", level=1)).to_be_visible()
     assert page.url.endswith(TABLE)
-    assert page.get_by_role("heading", name="lake.events", level=1).is_visible()
     stats = page.locator('table.global-stats[data-column="v"]')
     assert stats.locator("tbody:not(.not-global) tr").count() == 4
     assert stats.locator("tbody.not-global tr").count() == 1  # "name", marked as a type conflict
@@ -292,9 +294,12 @@ def test_walk_every_page_by_following_links(page: Any, server: dict[str, Any]) -
 
 
 def test_playground_numbers_match_the_api(page: Any, server: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
     login(page, ADMIN)
     page.goto(TABLE)
     page.get_by_role("link", name="Open the prune playground").click()
+    expect(page.get_by_label("Predicate (Spark SQL)")).to_be_visible()
     shot(page, "10-playground-empty")
     with ShredcatClient(server["base"], token=ADMIN) as c:
         for sql in (
@@ -304,6 +309,8 @@ def test_playground_numbers_match_the_api(page: Any, server: dict[str, Any]) -> 
         ):
             page.get_by_label("Predicate (Spark SQL)").fill(sql)
             page.get_by_role("button", name="Run").click()
+            # The previous result's page has metrics too: wait for this predicate's page.
+            page.wait_for_url(lambda u, sql=sql: parse_qs(urlsplit(u).query).get("sql") == [sql])
             api = c.plan("lake", "events", sql=sql, explain=True)
             assert metric(page, "files-kept") == api.files_kept
             assert metric(page, "files-considered") == api.files_considered == 5
@@ -318,9 +325,9 @@ def test_playground_numbers_match_the_api(page: Any, server: dict[str, Any]) -> 
     bad = "variant_get(v, '$.id', 'bigint') >"
     page.get_by_label("Predicate (Spark SQL)").fill(bad)
     page.get_by_role("button", name="Run").click()
+    expect(page.get_by_label("Predicate (Spark SQL)")).to_have_attribute("aria-invalid", "true")  # the new page
     alert = page.get_by_role("alert")
     assert alert.is_visible() and alert.inner_text().strip()
-    assert page.get_by_label("Predicate (Spark SQL)").get_attribute("aria-invalid") == "true"
     assert page.get_by_label("Predicate (Spark SQL)").input_value() == bad
     assert page.locator("[data-metric]").count() == 0
     shot(page, "12-playground-error")
