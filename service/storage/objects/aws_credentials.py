@@ -39,7 +39,6 @@ from __future__ import annotations
 import configparser
 import ipaddress
 import json
-import logging
 import os
 import time
 import xml.etree.ElementTree as ET
@@ -51,10 +50,8 @@ from urllib.parse import urlencode, urlsplit
 
 from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import Expiring, parse_expiry, refused
+from service.storage.objects.renewal import PROBE, Expiring, absent, parse_expiry, read_token_file, refused
 from service.storage.objects.sigv4 import Credentials
-
-log = logging.getLogger(__name__)
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = (
@@ -80,10 +77,6 @@ ENV_VARS = (
 
 _ECS_HOST = "http://169.254.170.2"
 _IMDS_HOST = "http://169.254.169.254"
-#: Off EC2 the default endpoint does not answer: how long a probe may wait (it is tried twice).
-_IMDS_PROBE_SECONDS = 1.0
-#: No instance metadata (or no role): how long requests go unsigned before it is asked again.
-_IMDS_ABSENT_SECONDS = 3600.0
 #: The link-local addresses of the ECS and EKS Pod Identity agents, allowed over plain http.
 _AGENT_HOSTS = frozenset({"169.254.170.2", "169.254.170.23", "fd00:ec2::23"})
 _STS_NS = "{https://sts.amazonaws.com/doc/2011-06-15/}"
@@ -118,13 +111,7 @@ class WebIdentitySource(CredentialSource):
 
     def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
         where = f"STS AssumeRoleWithWebIdentity for {self.role_arn} at {self.sts_url}"
-        try:
-            token = Path(self.token_file).read_text(encoding="utf-8").strip()
-        except OSError as e:
-            raise ObjectAccessDeniedError(
-                f"{uri}: no AWS credentials: the web identity token file {self.token_file} cannot be read ({e.strerror or e})",
-                details={"path": uri},
-            ) from None
+        token = read_token_file(self.token_file, uri, "web identity token file", prefix="no AWS credentials")
         form = {
             "Action": "AssumeRoleWithWebIdentity",
             "Version": "2011-06-15",
@@ -157,14 +144,7 @@ class ContainerSource(CredentialSource):
         headers = {"accept": "application/json"}
         token = self.token
         if self.token_file is not None:
-            try:
-                token = Path(self.token_file).read_text(encoding="utf-8").strip()
-            except OSError as e:
-                raise ObjectAccessDeniedError(
-                    f"{uri}: no AWS credentials: the container authorization token file {self.token_file} "
-                    f"cannot be read ({e.strerror or e})",
-                    details={"path": uri},
-                ) from None
+            token = read_token_file(self.token_file, uri, "container authorization token file", prefix="no AWS credentials")
         if token:
             headers["authorization"] = token
         r = http.send("GET", self.url, uri, headers=headers)
@@ -185,14 +165,14 @@ class InstanceMetadataSource(CredentialSource):
 
     def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials | None]:
         base = self.endpoint.rstrip("/")
-        probe: dict[str, Any] = {} if self.explicit else {"attempts": 2, "timeout": _IMDS_PROBE_SECONDS}
+        probe: dict[str, Any] = {} if self.explicit else PROBE
         roles_url = base + "/latest/meta-data/iam/security-credentials/"
         try:
             r = http.send("PUT", base + "/latest/api/token", uri, headers={"x-aws-ec2-metadata-token-ttl-seconds": "21600"}, **probe)
         except ObjectStoreUnavailableError:
             if self.explicit:
                 raise
-            return self._absent(base, "does not answer")
+            return absent(f"instance metadata at {base} does not answer: S3 requests go unsigned")
         if r.status == 200:
             auth = {"x-aws-ec2-metadata-token": r.body.decode("ascii", "replace").strip()}
         elif self.explicit:
@@ -204,16 +184,13 @@ class InstanceMetadataSource(CredentialSource):
         if not names:
             if self.explicit and roles.status not in (200, 404):
                 raise refused(uri, roles.status, f"the instance metadata service {base} answered HTTP {roles.status} for the role")
-            return self._absent(base, "gives no IAM role" if roles.status in (200, 404) else f"answered HTTP {roles.status}")
+            why = "gives no IAM role" if roles.status in (200, 404) else f"answered HTTP {roles.status}"
+            return absent(f"instance metadata at {base} {why}: S3 requests go unsigned")
         c = http.send("GET", roles_url + names[0], uri, headers=auth)
         if c.status != 200:
             raise refused(uri, c.status, f"the instance metadata service {base} answered HTTP {c.status} for role {names[0]}")
         return parse_container_credentials(c.body, uri, roles_url + names[0])
 
-    def _absent(self, base: str, why: str) -> Expiring[Credentials | None]:
-        # Asked again after a while: an instance may get a role, a hiccup must not last.
-        log.info("instance metadata at %s %s: S3 requests go unsigned", base, why)
-        return Expiring(None, time.time() + _IMDS_ABSENT_SECONDS)
 
 
 def _sts_error(body: bytes) -> tuple[str, str]:

@@ -21,23 +21,26 @@ endpoint (Azurite without TLS) gets none: 1 and 2 are then an error, 3 is not tr
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 from service.errors import (
     FileAccessError,
-    ObjectAccessDeniedError,
     ObjectStoreUnavailableError,
 )
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import Expiring, error_detail, parse_token, refused, token_request
-
-log = logging.getLogger(__name__)
+from service.storage.objects.renewal import (
+    PROBE,
+    Expiring,
+    absent,
+    error_detail,
+    parse_token,
+    read_token_file,
+    refused,
+    token_request,
+)
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = (
@@ -54,9 +57,6 @@ SCOPE = "https://storage.azure.com/.default"
 RESOURCE = "https://storage.azure.com/"
 AUTHORITY = "https://login.microsoftonline.com"
 _IMDS = "http://169.254.169.254/metadata/identity/oauth2/token"
-_IMDS_PROBE_SECONDS = 1.0
-#: No managed identity here: how long requests go anonymous before it is asked again.
-_IMDS_ABSENT_SECONDS = 3600.0
 
 
 class TokenSource:
@@ -92,13 +92,7 @@ class WorkloadIdentitySource(TokenSource):
     describe: str = "workload identity"
 
     def fetch(self, http: HttpSender, uri: str) -> Expiring[str | None]:
-        try:
-            assertion = Path(self.token_file).read_text(encoding="utf-8").strip()
-        except OSError as e:
-            raise ObjectAccessDeniedError(
-                f"{uri}: no credentials: the federated token file {self.token_file} cannot be read ({e.strerror or e})",
-                details={"path": uri},
-            ) from None
+        assertion = read_token_file(self.token_file, uri, "federated token file")
         form = {
             "grant_type": "client_credentials",
             "client_id": self.client_id,
@@ -127,7 +121,7 @@ class ManagedIdentitySource(TokenSource):
         else:
             params = {"resource": RESOURCE, "api-version": "2018-02-01"}
             headers = {"metadata": "true"}
-            probe = {"attempts": 2, "timeout": _IMDS_PROBE_SECONDS}
+            probe = PROBE
         if self.client_id:
             params["client_id"] = self.client_id
         where = f"the managed identity endpoint {self.endpoint}"
@@ -136,18 +130,14 @@ class ManagedIdentitySource(TokenSource):
         except ObjectStoreUnavailableError:
             if self.header is not None:
                 raise
-            return self._absent("does not answer")
+            return absent(f"Azure instance metadata at {self.endpoint} does not answer: blob requests go anonymous")
         if r.status != 200:
             if self.header is None and r.status < 500:
                 # No identity on this VM (400 "Identity not found"), or another cloud's server.
-                return self._absent(f"answered {error_detail(r.status, r.body)}")
+                why = f"answered {error_detail(r.status, r.body)}"
+                return absent(f"Azure instance metadata at {self.endpoint} {why}: blob requests go anonymous")
             raise refused(uri, r.status, f"{where} answered {error_detail(r.status, r.body)}")
         return parse_token(r.body, uri, where)
-
-    def _absent(self, why: str) -> Expiring[str | None]:
-        # Asked again after a while: a VM may get an identity, a hiccup must not last.
-        log.info("Azure instance metadata at %s %s: blob requests go anonymous", self.endpoint, why)
-        return Expiring(None, time.time() + _IMDS_ABSENT_SECONDS)
 
 
 def _token_url(authority: str, tenant: str) -> str:

@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, Protocol, TypeVar
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
 from urllib.parse import urlencode
 
 from service.errors import ObjectAccessDeniedError, ObjectStoreError, ObjectStoreUnavailableError
@@ -92,6 +93,32 @@ def parse_expiry(text: str | None, uri: str, where: str) -> float:
         ) from None
 
 
+#: How a metadata server that may not be there (no cloud, another cloud's) is asked: twice, each
+#: attempt waiting at most a second, so a machine without one loses two seconds at most.
+PROBE: dict[str, Any] = {"attempts": 2, "timeout": 1.0}
+#: No metadata server, or no identity in it: how long requests go unsigned (anonymous) before it
+#: is asked again (an instance may get a role; a hiccup must not last).
+ABSENT_SECONDS = 3600.0
+
+
+def absent(message: str) -> Expiring[Any]:
+    """No credentials to be had here for now (``message`` says why and what follows): logged, and
+    asked again after :data:`ABSENT_SECONDS`."""
+    log.info("%s", message)
+    return Expiring(None, time.time() + ABSENT_SECONDS)
+
+
+def read_token_file(path: str, uri: str, what: str, *, prefix: str = "no credentials") -> str:
+    """The token in the file ``path`` (read again at each renewal: the platform rotates it), else
+    an :class:`~service.errors.ObjectAccessDeniedError` naming ``what`` file cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as e:
+        raise ObjectAccessDeniedError(
+            f"{uri}: {prefix}: the {what} {path} cannot be read ({e.strerror or e})", details={"path": uri}
+        ) from None
+
+
 def refused(uri: str, status: int, what: str) -> ObjectStoreError:
     """A credentials endpoint's refusal: unavailable for a 5xx, else access denied."""
     cls = ObjectStoreUnavailableError if status >= 500 else ObjectAccessDeniedError
@@ -149,13 +176,17 @@ def parse_token(body: bytes, uri: str, where: str, now: float | None = None) -> 
 
 
 __all__ = [
+    "ABSENT_SECONDS",
+    "PROBE",
     "REFRESH_MARGIN",
     "Expiring",
     "Renewing",
     "Source",
+    "absent",
     "error_detail",
     "parse_expiry",
     "parse_token",
+    "read_token_file",
     "refused",
     "token_request",
 ]
