@@ -64,9 +64,10 @@ class S3Server:
             **overrides,
         }
 
-    def boto(self) -> Any:
+    def boto(self, service: str = "s3") -> Any:
+        """A boto3 client of ``service`` (S3, IAM, STS...) with the IAM user's credentials."""
         return boto3.client(
-            "s3",
+            service,
             endpoint_url=self.endpoint,
             region_name="us-east-1",
             aws_access_key_id=self.key_id,

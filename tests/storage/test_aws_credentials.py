@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
-import boto3
 import pytest
 
 from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
@@ -41,6 +37,7 @@ from service.storage.objects.renewal import REFRESH_MARGIN, Expiring, Renewing
 from service.storage.objects.s3 import S3Config, S3Store
 from service.storage.objects.sigv4 import Credentials
 from tests.storage.conftest import BUCKET, S3Server
+from tests.storage.loopback import Handler, answering, serving
 
 URI = f"s3://{BUCKET}/creds/object.bin"
 BODY = b"0123456789" * 10
@@ -116,44 +113,21 @@ def test_instance_metadata_comes_last(tmp_path: Path) -> None:
     assert resolve(named, "x").source == InstanceMetadataSource("http://127.0.0.1:1338", explicit=True)
 
 
-def _metadata_server(answers: dict[tuple[str, str], tuple[int, bytes]]) -> ThreadingHTTPServer:
-    """A loopback server answering ``(method, path) -> (status, body)``, 404 otherwise."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def answer(self) -> None:
-            status, body = answers.get((self.command, self.path.split("?")[0]), (404, b""))
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_PUT = answer
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def test_no_instance_metadata_means_unsigned_for_a_while_unless_it_was_named() -> None:
     http = HttpSender(StoreOptions())
     # Another cloud's metadata server on the address: it refuses EC2's token and has no roles.
-    foreign = _metadata_server({("GET", "/computeMetadata/v1/"): (403, b"Metadata-Flavor header missing")})
-    url = f"http://127.0.0.1:{foreign.server_port}"
+    foreign = answering({("GET", "/computeMetadata/v1/"): (403, b"Metadata-Flavor header missing")})
     try:
-        for endpoint in ("http://127.0.0.1:9", url):  # nothing listens on port 9: "not on EC2"
-            got = InstanceMetadataSource(endpoint).fetch(http, URI)
-            assert got.value is None and got.expires is not None and got.expires > time.time() + 3000, endpoint
-        with pytest.raises(ObjectStoreUnavailableError, match="cannot be reached"):
-            InstanceMetadataSource("http://127.0.0.1:9", explicit=True).fetch(http, URI)
-        with pytest.raises(ObjectAccessDeniedError, match="refused a session token"):
-            InstanceMetadataSource(url, explicit=True).fetch(http, URI)
+        with foreign as url:
+            for endpoint in ("http://127.0.0.1:9", url):  # nothing listens on port 9: "not on EC2"
+                got = InstanceMetadataSource(endpoint).fetch(http, URI)
+                assert got.value is None and got.expires is not None and got.expires > time.time() + 3000, endpoint
+            with pytest.raises(ObjectStoreUnavailableError, match="cannot be reached"):
+                InstanceMetadataSource("http://127.0.0.1:9", explicit=True).fetch(http, URI)
+            with pytest.raises(ObjectAccessDeniedError, match="refused a session token"):
+                InstanceMetadataSource(url, explicit=True).fetch(http, URI)
     finally:
         http.close()
-        foreign.shutdown()
-        foreign.server_close()
 
 
 def test_container_endpoints(tmp_path: Path) -> None:
@@ -246,20 +220,10 @@ def test_short_lived_credentials_are_renewed_halfway_not_on_every_request() -> N
 # --- against the server --------------------------------------------------------------------------
 
 
-def _iam(s3_server: S3Server) -> Any:
-    return boto3.client(
-        "iam",
-        endpoint_url=s3_server.endpoint,
-        region_name="us-east-1",
-        aws_access_key_id=s3_server.key_id,
-        aws_secret_access_key=s3_server.secret,
-    )
-
-
 @pytest.fixture(scope="module")
 def roles(s3_server: S3Server) -> dict[str, str]:
     """Two roles: ``reader`` may use S3, ``nobody`` may not. Their ARNs."""
-    iam = _iam(s3_server)
+    iam = s3_server.boto("iam")
     trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Federated": "oidc"}, "Action": "sts:AssumeRoleWithWebIdentity"}]}
     arns = {}
     for name, actions in (("reader", "s3:*"), ("nobody", "sqs:*")):
@@ -343,30 +307,19 @@ def _assume(s3_server: S3Server, role: str) -> dict[str, str]:
 def agent(s3_server: S3Server, roles: dict[str, str]) -> Iterator[tuple[str, list[str | None]]]:
     """A container credentials agent on loopback: answers the reader role's credentials to the
     token ``agent-token``, 403 otherwise; the Authorization headers it saw."""
-    doc = json.dumps(_assume(s3_server, roles["reader"])).encode()
+    doc = _assume(s3_server, roles["reader"])
     seen: list[str | None] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Agent(Handler):
         def do_GET(self) -> None:
             seen.append(self.headers.get("Authorization"))
-            ok = self.headers.get("Authorization") == "agent-token"
-            body = doc if ok else b'{"message": "bad token"}'
-            self.send_response(200 if ok else 403)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            if self.headers.get("Authorization") == "agent-token":
+                self.reply(200, doc)
+            else:
+                self.reply(403, {"message": "bad token"})
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/v1/credentials", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Agent) as url:
+        yield url + "/v1/credentials", seen
 
 
 def test_container_credentials_sign_and_a_refused_token_is_denied(
@@ -413,37 +366,23 @@ def imds(s3_server: S3Server, roles: dict[str, str]) -> Iterator[tuple[str, list
     doc = json.dumps({"Code": "Success", "Type": "AWS-HMAC", **_assume(s3_server, roles["reader"])}).encode()
     seen: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Imds(Handler):
         def do_PUT(self) -> None:
             seen.append("PUT " + self.path)
             ok = self.path == "/latest/api/token" and self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
-            self.answer(200 if ok else 400, b"session-token" if ok else b"")
+            self.reply(200 if ok else 400, b"session-token" if ok else b"")
 
         def do_GET(self) -> None:
             seen.append("GET " + self.path)
             if self.headers.get("X-aws-ec2-metadata-token") != "session-token":
-                return self.answer(401, b"")
+                return self.reply(401, b"")
             base = "/latest/meta-data/iam/security-credentials/"
             if self.path == base:
-                return self.answer(200, b"shredcat-reader")
-            self.answer(200, doc) if self.path == base + "shredcat-reader" else self.answer(404, b"")
+                return self.reply(200, b"shredcat-reader")
+            self.reply(200, doc) if self.path == base + "shredcat-reader" else self.reply(404, b"")
 
-        def answer(self, status: int, body: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Imds) as url:
+        yield url, seen
 
 
 def test_an_instance_profile_role_signs(s3_server: S3Server, imds: tuple[str, list[str]], tmp_path: Path) -> None:
@@ -460,10 +399,7 @@ def test_an_instance_profile_role_signs(s3_server: S3Server, imds: tuple[str, li
 def test_imdsv1_when_the_token_is_refused(s3_server: S3Server, roles: dict[str, str]) -> None:
     doc = json.dumps({"Code": "Success", **_assume(s3_server, roles["reader"])}).encode()
     base = "/latest/meta-data/iam/security-credentials/"
-    v1 = _metadata_server({("PUT", "/latest/api/token"): (403, b""), ("GET", base): (200, b"shredcat-reader"), ("GET", base + "shredcat-reader"): (200, doc)})
-    try:
-        store = S3Store(S3Config(region="us-east-1", endpoint=s3_server.endpoint, credentials=InstanceMetadataSource(f"http://127.0.0.1:{v1.server_port}")), StoreOptions())
+    v1 = {("PUT", "/latest/api/token"): (403, b""), ("GET", base): (200, b"shredcat-reader"), ("GET", base + "shredcat-reader"): (200, doc)}
+    with answering(v1) as url:
+        store = S3Store(S3Config(region="us-east-1", endpoint=s3_server.endpoint, credentials=InstanceMetadataSource(url)), StoreOptions())
         assert _read(store) == BODY
-    finally:
-        v1.shutdown()
-        v1.server_close()

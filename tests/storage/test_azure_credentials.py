@@ -18,15 +18,11 @@ import os
 import shutil
 import ssl
 import subprocess
-import threading
 import time
-import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -54,6 +50,7 @@ from tests.storage.emulators import (
     free_port,
     require_emulator,
 )
+from tests.storage.loopback import Handler, answering, serving
 
 TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
 ACCOUNT = "shredcat"
@@ -93,33 +90,19 @@ def test_token_answers() -> None:
 
 
 def test_a_vm_without_identity_goes_anonymous_for_a_while() -> None:
-    from http.server import BaseHTTPRequestHandler as Base
-
-    class NoIdentity(Base):
-        def do_GET(self) -> None:
-            body = b'{"error": "invalid_request", "error_description": "Identity not found"}'
-            self.send_response(400)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), NoIdentity)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    no_identity = {("GET", "/metadata/identity/oauth2/token"): (400, b'{"error": "invalid_request", "error_description": "Identity not found"}'),
+                   ("GET", "/msi"): (400, b'{"error": "invalid_request", "error_description": "Identity not found"}')}  # fmt: skip
     http = HttpSender(StoreOptions())
     try:
-        for endpoint in (f"http://127.0.0.1:{server.server_port}/metadata/identity/oauth2/token", "http://127.0.0.1:9/x"):
-            got = ManagedIdentitySource(endpoint=endpoint).fetch(http, "abfs://c/x")
-            assert got.value is None and got.expires is not None and got.expires > time.time() + 3000
-        # App Service's endpoint is named: its refusal is an error.
-        with pytest.raises(ObjectAccessDeniedError, match="Identity not found"):
-            ManagedIdentitySource(f"http://127.0.0.1:{server.server_port}/msi", "h").fetch(http, "abfs://c/x")
+        with answering(no_identity) as url:
+            for endpoint in (url + "/metadata/identity/oauth2/token", "http://127.0.0.1:9/x"):
+                got = ManagedIdentitySource(endpoint=endpoint).fetch(http, "abfs://c/x")
+                assert got.value is None and got.expires is not None and got.expires > time.time() + 3000
+            # App Service's endpoint is named: its refusal is an error.
+            with pytest.raises(ObjectAccessDeniedError, match="Identity not found"):
+                ManagedIdentitySource(url + "/msi", "h").fetch(http, "abfs://c/x")
     finally:
         http.close()
-        server.shutdown()
-        server.server_close()
 
 
 # --- against Azurite ----------------------------------------------------------------------------
@@ -211,44 +194,35 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Azurite]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+@dataclass
 class _Entra:
     """Azure AD's token endpoint and App Service's identity endpoint, on loopback."""
 
-    def __init__(self, federated: str) -> None:
-        self.asked: list[str] = []
+    federated: str
+    asked: list[str] = field(default_factory=list)
+    url: str = ""
+
+    def handler(self) -> type[Handler]:
         entra = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Entra(Handler):
             def do_POST(self) -> None:
-                form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
+                form = self.form()
                 entra.asked.append("POST " + self.path)
                 if self.path != f"/{TENANT}/oauth2/v2.0/token" or form.get("scope") != "https://storage.azure.com/.default":
-                    return self.answer(400, {"error": "invalid_request", "error_description": "AADSTS900144: bad request"})
+                    return self.reply(400, {"error": "invalid_request", "error_description": "AADSTS900144: bad request"})
                 aud = "https://management.azure.com" if form.get("client_id") == "wrong-audience" else "https://storage.azure.com"
-                if form.get("client_secret") == "s3cret" or form.get("client_assertion") == federated:
-                    return self.answer(200, {"token_type": "Bearer", "expires_in": 3599, "access_token": _jwt(aud)})
-                self.answer(401, {"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret provided.\nTrace ID: x"})
+                if form.get("client_secret") == "s3cret" or form.get("client_assertion") == entra.federated:
+                    return self.reply(200, {"token_type": "Bearer", "expires_in": 3599, "access_token": _jwt(aud)})
+                self.reply(401, {"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret provided.\nTrace ID: x"})
 
             def do_GET(self) -> None:
                 entra.asked.append("GET " + self.path.split("?")[0])
                 if self.headers.get("X-IDENTITY-HEADER") != "identity-header":
-                    return self.answer(401, {"error": {"code": "Unauthorized", "message": "bad header"}})
-                self.answer(200, {"access_token": _jwt("https://storage.azure.com/"), "expires_on": str(int(time.time()) + 3600)})
+                    return self.reply(401, {"error": {"code": "Unauthorized", "message": "bad header"}})
+                self.reply(200, {"access_token": _jwt("https://storage.azure.com/"), "expires_on": str(int(time.time()) + 3600)})
 
-            def answer(self, status: int, doc: dict[str, Any]) -> None:
-                body = json.dumps(doc).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return Entra
 
 
 @pytest.fixture
@@ -256,11 +230,8 @@ def entra(tmp_path: Path) -> Iterator[tuple[_Entra, Path]]:
     token_file = tmp_path / "azure-identity-token"
     token_file.write_text("federated-token-of-the-pod\n")
     e = _Entra("federated-token-of-the-pod")
-    try:
+    with serving(e.handler()) as e.url:
         yield e, token_file
-    finally:
-        e.server.shutdown()
-        e.server.server_close()
 
 
 def _read(az: _Azurite, monkeypatch: pytest.MonkeyPatch, **env: str) -> bytes:

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
-import urllib.parse
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +34,7 @@ from service.storage.objects.gcp_credentials import (
 from service.storage.objects.gcs import GcsConfig, GcsStore
 from service.storage.objects.renewal import Expiring, parse_token
 from tests.storage.emulators import GcsServer
+from tests.storage.loopback import Handler, serving
 
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 PEM = KEY.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
@@ -125,17 +124,20 @@ def test_token_answers() -> None:
 # --- against the emulator ------------------------------------------------------------------------
 
 
+@dataclass
 class _Google:
     """Google's token endpoint (``/token``) and metadata server, on loopback; hands out ``token``."""
 
-    def __init__(self, token: str) -> None:
-        self.token = token
-        self.asked: list[str] = []
+    token: str
+    asked: list[str] = field(default_factory=list)
+    url: str = ""
+
+    def handler(self) -> type[Handler]:
         google = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Google(Handler):
             def do_POST(self) -> None:
-                form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers["Content-Length"])).decode()))
+                form = self.form()
                 google.asked.append(form.get("grant_type", ""))
                 ok = False
                 if form.get("grant_type") == "refresh_token":
@@ -147,39 +149,23 @@ class _Google:
                     except Exception:
                         ok = False
                 if ok:
-                    self.answer(200, {"access_token": google.token, "expires_in": 3599})
+                    self.reply(200, {"access_token": google.token, "expires_in": 3599})
                 else:
-                    self.answer(400, {"error": "invalid_grant", "error_description": "Bad Request"})
+                    self.reply(400, {"error": "invalid_grant", "error_description": "Bad Request"})
 
             def do_GET(self) -> None:
                 google.asked.append("metadata")
                 ok = self.path.startswith("/computeMetadata/v1/instance/service-accounts/default/token") and self.headers.get("Metadata-Flavor") == "Google"
-                self.answer(200 if ok else 403, {"access_token": google.token, "expires_in": 3599} if ok else {})
+                self.reply(200 if ok else 403, {"access_token": google.token, "expires_in": 3599} if ok else {})
 
-            def answer(self, status: int, doc: dict[str, Any]) -> None:
-                body = json.dumps(doc).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return Google
 
 
 @pytest.fixture
 def google(gcs_server: GcsServer) -> Iterator[_Google]:
     g = _Google(gcs_server.token)
-    try:
+    with serving(g.handler()) as g.url:
         yield g
-    finally:
-        g.server.shutdown()
-        g.server.server_close()
 
 
 @pytest.fixture(scope="module")
