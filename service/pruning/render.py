@@ -45,7 +45,8 @@ from service.pruning.paths import AnyIndex, JsonPath, Step, format_spark_path
 from service.pruning.spark_types import spark_type_name
 from service.values import FLOAT32_MAX, Bound, Kind, ShreddedType, format_bound
 
-_SYMBOL = {
+#: A comparison's SQL operator.
+COMPARISON_SYMBOLS = {
     Op.EQ: "=",
     Op.NOT_EQ: "!=",
     Op.LT: "<",
@@ -141,7 +142,7 @@ class _LeafBody(PredicateVisitor[str]):
         return _UNARY[pred.op].format(self.x)
 
     def visit_literal(self, pred: LiteralPredicate) -> str:
-        return f"{self.x} {_SYMBOL[pred.op]} {render_literal(pred.term.target, pred.literal)}"
+        return f"{self.x} {COMPARISON_SYMBOLS[pred.op]} {render_literal(pred.term.target, pred.literal)}"
 
     def visit_set(self, pred: SetPredicate) -> str:
         if not pred.literals:

@@ -211,17 +211,22 @@ def plan_pruned(
         if fallback is None and text is not None:
             # Outside UTC the service is asked to read literals in the session's zone; a service
             # without that (422) is then asked as before: without timestamp terms.
-            zone = session_zone_of(spark)
-            if zone is not None:
-                for attempt in pruning_attempts(text)[0]:
+            def ask(attempts: list[str], **zone: str) -> None:
+                """The first attempt the service plans becomes the result; else why none did."""
+                nonlocal result, sql, fallback
+                for attempt in attempts:
                     try:
-                        result = c.plan_all(ns, name, sql=attempt, session_time_zone=zone)
+                        result = c.plan_all(ns, name, sql=attempt, **zone)
                         sql, fallback = attempt, None
-                        break
+                        return
                     except (BadRequest, Unprocessable, PayloadTooLarge) as e:
                         fallback = f"the service refused the predicate ({e.type}: {e.message})"
+
+            zone = session_zone_of(spark)
+            if zone is not None:
+                ask(pruning_attempts(text)[0], session_time_zone=zone)
             if result is None:
-                utc = session_is_utc(spark)
+                utc = zone is None and session_is_utc(spark)
                 spark_schema = None
                 if not utc:
                     # Timestamp columns compared with zone-less literals need the table's types.
@@ -230,13 +235,7 @@ def plan_pruned(
                         spark_schema = table_schema_of(table_schema(spark, schema_file, base_path=base_path))
                 attempts, why = pruning_attempts(text, utc=utc, schema=spark_schema)
                 fallback = fallback or why
-                for attempt in attempts:
-                    try:
-                        result = c.plan_all(ns, name, sql=attempt)
-                        sql, fallback = attempt, None
-                        break
-                    except (BadRequest, Unprocessable, PayloadTooLarge) as e:
-                        fallback = f"the service refused the predicate ({e.type}: {e.message})"
+                ask(attempts)
         if result is not None:
             paths = tuple(result.paths)
             total, pruned, snapshot = result.files_considered, result.files_pruned, result.snapshot_id

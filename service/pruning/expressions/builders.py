@@ -221,11 +221,10 @@ def _zone_bound(term: Term) -> bool:
 
 def _zone_unknown(op: Op, term: Term, values: list[LiteralValue]) -> Unknown:
     """The comparison, kept as unknown (never prunes) with its SQL text."""
-    from service.pruning.render import render_term
+    from service.pruning.render import COMPARISON_SYMBOLS, render_term
 
     lits = ", ".join(describe_literal(v) for v in values)
-    symbol = {Op.EQ: "=", Op.NOT_EQ: "!=", Op.LT: "<", Op.LT_EQ: "<=", Op.GT: ">", Op.GT_EQ: ">="}
-    body = f"IN ({lits})" if op is Op.IN else f"NOT IN ({lits})" if op is Op.NOT_IN else f"{symbol[op]} {lits}"
+    body = f"IN ({lits})" if op is Op.IN else f"NOT IN ({lits})" if op is Op.NOT_IN else f"{COMPARISON_SYMBOLS[op]} {lits}"
     return Unknown(f"{render_term(term)} {body}")
 
 
