@@ -429,12 +429,10 @@ class Catalog:
                     t = repo.end_columns(conn, t, snap, relayout)
                 if adding.files:
                     t = repo.add_file_columns(conn, t, snap, adding.files)
+                    repo.add_files(conn, t, snap, adding)
                 if ended:
-                    if adding.files:
-                        repo.add_files(conn, t, snap, adding)
                     g = repo.rebuild_global(conn, t, t.live_file_count + len(new) - len(gone))
                 else:
-                    repo.add_files(conn, t, snap, adding)
                     # Incremental: the stored global stats merged with the batch's own (never a rescan).
                     merged = GlobalStatsAccumulator(from_ducklake_json(t.live_file_count, old_json))
                     merged.merge(adding.aggregate)
