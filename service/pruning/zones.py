@@ -45,7 +45,41 @@ _PY_LOW, _PY_HIGH = _at(2), _at(9998)
 _PAST_BASE, _FUTURE_BASE = _at(2), _at(2000)
 
 _UTC_NAMES = re.compile(r"(?i)(utc|gmt|z|zulu|uct|universal|etc/(utc|gmt|uct|universal|zulu)|gmt0|etc/gmt[+-]?0)")
-_OFFSET = re.compile(r"(?i)(?:utc|gmt)?([+-])(\d{1,2})(?::?(\d{2}))?")
+_OFFSET = re.compile(r"(?i)(?:utc|gmt|ut)?([+-])(\d{1,2})(?::?(\d{1,2}))?(?::?(\d{2}))?")
+
+#: ``java.time.ZoneId.SHORT_IDS``: Spark resolves the session zone with ``ZoneId.of(id,
+#: SHORT_IDS)``, so these three-letter names mean what Java says, ahead of the tz database (which
+#: lacks most of them, and whose ``EST``/``MST``/``HST`` are not Java's fixed offsets).
+JAVA_SHORT_IDS: dict[str, str] = {
+    "ACT": "Australia/Darwin",
+    "AET": "Australia/Sydney",
+    "AGT": "America/Argentina/Buenos_Aires",
+    "ART": "Africa/Cairo",
+    "AST": "America/Anchorage",
+    "BET": "America/Sao_Paulo",
+    "BST": "Asia/Dhaka",
+    "CAT": "Africa/Harare",
+    "CNT": "America/St_Johns",
+    "CST": "America/Chicago",
+    "CTT": "Asia/Shanghai",
+    "EAT": "Africa/Addis_Ababa",
+    "ECT": "Europe/Paris",
+    "IET": "America/Indiana/Indianapolis",
+    "IST": "Asia/Kolkata",
+    "JST": "Asia/Tokyo",
+    "MIT": "Pacific/Apia",
+    "NET": "Asia/Yerevan",
+    "NST": "Pacific/Auckland",
+    "PLT": "Asia/Karachi",
+    "PNT": "America/Phoenix",
+    "PRT": "America/Puerto_Rico",
+    "PST": "America/Los_Angeles",
+    "SST": "Pacific/Guadalcanal",
+    "VST": "Asia/Ho_Chi_Minh",
+    "EST": "-05:00",
+    "MST": "-07:00",
+    "HST": "-10:00",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,24 +130,28 @@ SESSION_UTC = SessionZone("UTC", UTC)
 
 def session_zone(name: str | None) -> SessionZone:
     """The zone of a ``session-time-zone`` value: a region (``America/New_York``), an offset
-    (``+02:00``, ``UTC+2``), or UTC under any of its names; None is UTC. An unknown name is a
+    (``+02:00``, ``UTC+2``, ``GMT-08:00:30``), one of Java's short IDs (``PST``, see
+    :data:`JAVA_SHORT_IDS`), or UTC under any of its names; None is UTC. An unknown name is a
     :class:`~service.errors.BadInputError`."""
     if name is None:
         return SESSION_UTC
     text = name.strip()
     if not text or _UTC_NAMES.fullmatch(text):
         return SESSION_UTC
-    m = _OFFSET.fullmatch(text)
+    # Java's alias map is case-sensitive, and is read before any other form.
+    resolved = JAVA_SHORT_IDS.get(text, text)
+    m = _OFFSET.fullmatch(resolved)
     if m:
-        hours, minutes = int(m.group(2)), int(m.group(3) or 0)
-        if hours > 18 or minutes > 59:
+        hours, minutes, secs = int(m.group(2)), int(m.group(3) or 0), int(m.group(4) or 0)
+        # java.time.ZoneOffset's range is ±18:00; Spark also reads the ``+h:m`` forms.
+        if hours > 18 or minutes > 59 or secs > 59 or (hours == 18 and minutes + secs > 0):
             raise BadInputError(f"invalid time zone offset {name!r}", details={"field": "session-time-zone"})
-        seconds = (hours * 3600 + minutes * 60) * (-1 if m.group(1) == "-" else 1)
+        seconds = (hours * 3600 + minutes * 60 + secs) * (-1 if m.group(1) == "-" else 1)
         return SESSION_UTC if seconds == 0 else SessionZone(text, timezone(timedelta(seconds=seconds)))
     try:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-        zone = ZoneInfo(text)
+        zone = ZoneInfo(resolved)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         raise BadInputError(
             f"unknown time zone {name!r} (a region such as Europe/Paris, or an offset such as +02:00)",
@@ -146,6 +184,7 @@ class ZoneDependent(Exception):
 
 
 __all__ = [
+    "JAVA_SHORT_IDS",
     "SESSION_UTC",
     "SessionZone",
     "ZoneDependent",

@@ -43,7 +43,16 @@ def test_zone_names() -> None:
         assert session_zone(utc) is SESSION_UTC, utc
     assert session_zone("+05:30").instant(0) == -(5 * 3600 + 1800) * 1_000_000
     assert session_zone("GMT-8").instant(0) == 8 * 3600 * 1_000_000
-    for bad in ("Mars/Olympus", "+19:00", "+05:61", "../../etc/passwd", "America/"):
+    assert session_zone("UT-03:30:15").instant(0) == (3 * 3600 + 1815) * 1_000_000
+    assert session_zone("+5:30").instant(0) == session_zone("+05:30").instant(0)  # Spark's +h:mm
+    # Java's short IDs (ZoneId.SHORT_IDS), which Spark reads ahead of the tz database.
+    july = _wall("2024-07-01T12:00:00")
+    assert session_zone("PST").instant(july) - july == 7 * 3600 * 1_000_000  # America/Los_Angeles, PDT
+    assert session_zone("ECT").instant(july) - july == -2 * 3600 * 1_000_000  # Europe/Paris, CEST
+    assert session_zone("EST").instant(july) - july == 5 * 3600 * 1_000_000  # fixed -05:00, no DST
+    old = _wall("1900-01-01T00:00:00")
+    assert session_zone("EST").instant(old) - old == 5 * 3600 * 1_000_000  # fixed, not a local mean time
+    for bad in ("Mars/Olympus", "+19:00", "+05:61", "+18:00:01", "../../etc/passwd", "America/", "pst"):
         with pytest.raises(BadInputError) as e:
             session_zone(bad)
         assert e.value.details["field"] == "session-time-zone"

@@ -135,6 +135,23 @@ def test_the_zones_instants_are_sparks(new_york: Any) -> None:
             assert parse_timestamp_text(wall, ntz=False).micros == z.wall(spark_micros) or wall.startswith("2024-03-10 02:")
 
 
+@pytest.mark.parametrize("zone", ["PST", "ECT", "EST", "IST", "UT+05:30", "-3:30", "GMT+01:02:03"])
+def test_short_ids_and_offsets_are_read_as_spark_reads_them(spark: Any, zone: str) -> None:
+    from service.spark.translate import session_zone_of
+
+    walls = ["2024-07-01 12:00:00", "2024-01-15 08:30:00", "1900-06-01 00:00:00", "2024-03-10 02:30:00"]
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        assert session_zone_of(spark) == zone  # sent with a plan, not dropped
+        z = session_zone(zone)
+        for wall in walls:
+            spark_micros = spark.sql(f"SELECT unix_micros(TIMESTAMP '{wall}') AS m").collect()[0]["m"]
+            with reading_in(z):
+                assert parse_timestamp_text(wall, ntz=False).micros == spark_micros, (zone, wall)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
 def test_read_pruned_sends_the_sessions_zone(new_york: Any, lake: Path, tmp_path: Path) -> None:
     from service.spark import plan_pruned, read_pruned
     from service.spark.local import LocalService
