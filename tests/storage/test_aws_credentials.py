@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 import urllib.parse
 import urllib.request
@@ -22,13 +23,16 @@ import pytest
 from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
 from service.storage.objects import StoreOptions
 from service.storage.objects.aws_credentials import (
+    AssumeRoleSource,
     ContainerSource,
     CredentialSource,
     InstanceMetadataSource,
+    ProcessSource,
     Resolved,
     StaticSource,
     WebIdentitySource,
     parse_container_credentials,
+    parse_process_credentials,
     parse_sts_credentials,
     resolve,
 )
@@ -93,8 +97,6 @@ def test_profiles_of_the_shared_files(tmp_path: Path) -> None:
     assert isinstance(got.source, WebIdentitySource) and got.source.role_arn == "arn:aws:iam::1:role/o"
     # A profile with a region only lets the chain go on (to instance metadata here).
     assert resolve(_env(tmp_path, AWS_PROFILE="empty"), "us-east-1") == Resolved(InstanceMetadataSource(), "sa-east-1")
-    with pytest.raises(ObjectAccessDeniedError, match="'chained' uses source_profile"):
-        resolve(_env(tmp_path, AWS_PROFILE="chained"), "us-east-1")
     with pytest.raises(ObjectAccessDeniedError, match="'nope' is in neither"):
         resolve(_env(tmp_path, AWS_PROFILE="nope"), "us-east-1")
     # Files named by the environment.
@@ -102,6 +104,72 @@ def test_profiles_of_the_shared_files(tmp_path: Path) -> None:
     other.write_text("[default]\naws_access_key_id = E\naws_secret_access_key = ES\n")
     got = resolve(_env(tmp_path / "none", AWS_SHARED_CREDENTIALS_FILE=str(other)), "us-east-1")
     assert got.source == StaticSource(Credentials("E", "ES"), describe="profile default")
+
+
+def test_roles_assumed_from_other_profiles_and_credential_processes(tmp_path: Path) -> None:
+    aws = tmp_path / ".aws"
+    aws.mkdir()
+    (aws / "credentials").write_text("[base]\naws_access_key_id = B\naws_secret_access_key = BS\n")
+    (aws / "config").write_text(
+        "[profile chained]\nsource_profile = base\nrole_arn = arn:aws:iam::1:role/c\nexternal_id = x-1\n"
+        "duration_seconds = 900\nrole_session_name = etl\nregion = eu-west-1\n"
+        "[profile twice]\nsource_profile = chained\nrole_arn = arn:aws:iam::1:role/t\n"
+        "[profile self]\nsource_profile = self\nrole_arn = arn:aws:iam::1:role/s\naws_access_key_id = S\naws_secret_access_key = SS\n"
+        "[profile ec2]\ncredential_source = Ec2InstanceMetadata\nrole_arn = arn:aws:iam::1:role/e\n"
+        "[profile env]\ncredential_source = Environment\nrole_arn = arn:aws:iam::1:role/v\n"
+        "[profile proc]\ncredential_process = /opt/bin/creds --account 'a b'\n"
+        "[profile loop-a]\nsource_profile = loop-b\nrole_arn = arn:aws:iam::1:role/a\n"
+        "[profile loop-b]\nsource_profile = loop-a\nrole_arn = arn:aws:iam::1:role/b\n"
+        "[profile mfa]\nsource_profile = base\nrole_arn = arn:aws:iam::1:role/m\nmfa_serial = arn:aws:iam::1:mfa/u\n"
+        "[profile orphan]\nrole_arn = arn:aws:iam::1:role/o\n"
+        "[profile lost]\nsource_profile = missing\nrole_arn = arn:aws:iam::1:role/l\n"
+        "[profile both]\nsource_profile = base\ncredential_source = Environment\nrole_arn = arn:aws:iam::1:role/x\n"
+        "[profile sso]\nsso_session = corp\nsso_account_id = 1\nsso_role_name = r\n"
+    )
+    base = StaticSource(Credentials("B", "BS"), describe="profile base")
+    got = resolve(_env(tmp_path, AWS_PROFILE="chained"), "us-east-1")
+    assert got.region == "eu-west-1"
+    assert got.source == AssumeRoleSource(
+        base, "arn:aws:iam::1:role/c", "etl", "https://sts.eu-west-1.amazonaws.com/", "eu-west-1", "x-1", 900,
+        describe="profile chained (AssumeRole arn:aws:iam::1:role/c)",
+    )  # fmt: skip
+    twice = resolve(_env(tmp_path, AWS_PROFILE="twice", AWS_ENDPOINT_URL_STS="http://127.0.0.1:9"), "us-east-1").source
+    assert isinstance(twice, AssumeRoleSource) and twice.sts_url == "http://127.0.0.1:9/"
+    assert isinstance(twice.base, AssumeRoleSource) and twice.base.role_arn == "arn:aws:iam::1:role/c" and twice.base.base == base
+    own = resolve(_env(tmp_path, AWS_PROFILE="self"), "us-east-1").source
+    assert isinstance(own, AssumeRoleSource) and own.base == StaticSource(Credentials("S", "SS"), describe="profile self")
+    ec2 = resolve(_env(tmp_path, AWS_PROFILE="ec2"), "us-east-1").source
+    assert isinstance(ec2, AssumeRoleSource) and ec2.base == InstanceMetadataSource()
+    assert resolve(_env(tmp_path, AWS_PROFILE="proc"), "us-east-1").source == ProcessSource("/opt/bin/creds --account 'a b'", "proc")
+    refusals = {
+        "loop-a": "loop-a -> loop-b -> loop-a: source_profile goes round in a circle",
+        "mfa": "asks for an MFA code",
+        "orphan": "has role_arn but no source_profile, credential_source or web_identity_token_file",
+        "lost": "its source_profile 'missing' is in neither",
+        "both": "has both source_profile and credential_source",
+        "sso": "uses sso_session \\(AWS SSO\\)",
+        "env": "credential_source Environment, but AWS_ACCESS_KEY_ID",
+    }
+    for name, message in refusals.items():
+        with pytest.raises(ObjectAccessDeniedError, match=message):
+            resolve(_env(tmp_path, AWS_PROFILE=name), "us-east-1")
+
+
+def test_credential_process_output_is_parsed() -> None:
+    ok = parse_process_credentials(
+        b'{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "S", "SessionToken": "T", "Expiration": "2030-01-01T00:00:00Z"}', URI, "p"
+    )
+    assert ok.value == Credentials("A", "S", "T") and ok.expires == datetime(2030, 1, 1, tzinfo=UTC).timestamp()
+    assert parse_process_credentials(b'{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "S"}', URI, "p") == Expiring(Credentials("A", "S"))
+    bad = {
+        b"not json": "did not print a JSON object",
+        b'{"Version": 2, "AccessKeyId": "A", "SecretAccessKey": "S"}': "printed Version 2",
+        b'{"Version": 1, "AccessKeyId": "A"}': "printed no keys",
+        b'{"Version": 1, "AccessKeyId": "A", "SecretAccessKey": "S", "Expiration": "soon"}': "no valid expiration",
+    }
+    for out, message in bad.items():
+        with pytest.raises(ObjectAccessDeniedError, match=message):
+            parse_process_credentials(out, URI, "p")
 
 
 def test_instance_metadata_comes_last(tmp_path: Path) -> None:
@@ -222,11 +290,19 @@ def test_short_lived_credentials_are_renewed_halfway_not_on_every_request() -> N
 
 @pytest.fixture(scope="module")
 def roles(s3_server: S3Server) -> dict[str, str]:
-    """Two roles: ``reader`` may use S3, ``nobody`` may not. Their ARNs."""
+    """Three roles: ``reader`` may use S3, ``nobody`` may not, ``hopper`` may only assume other
+    roles; web identities and the account's users may assume each. Their ARNs."""
     iam = s3_server.boto("iam")
-    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Federated": "oidc"}, "Action": "sts:AssumeRoleWithWebIdentity"}]}
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Federated": "oidc"}, "Action": "sts:AssumeRoleWithWebIdentity"},
+            # Any principal: moto does not read an account root principal as "the account's users".
+            {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"},
+        ],
+    }
     arns = {}
-    for name, actions in (("reader", "s3:*"), ("nobody", "sqs:*")):
+    for name, actions in (("reader", "s3:*"), ("nobody", "sqs:*"), ("hopper", "sts:AssumeRole")):
         arns[name] = iam.create_role(RoleName=f"shredcat-{name}", AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
         policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}
         iam.put_role_policy(RoleName=f"shredcat-{name}", PolicyName="p", PolicyDocument=json.dumps(policy))
@@ -289,6 +365,71 @@ def test_a_profile_signs_and_a_wrong_secret_in_it_is_denied(s3_server: S3Server,
     assert _read(_store(env)) == BODY
     with pytest.raises(ObjectAccessDeniedError, match="access denied"):
         _read(_store({**env, "AWS_PROFILE": "wrong"}))
+
+
+def test_a_role_assumed_with_a_source_profiles_keys_signs(s3_server: S3Server, roles: dict[str, str], tmp_path: Path) -> None:
+    """STS AssumeRole, signed with the IAM user's keys (moto checks the signature and the role's
+    trust policy), gives the role's credentials; a chain of two roles too; a wrong secret is
+    refused by STS itself."""
+    creds, config = tmp_path / "credentials", tmp_path / "config"
+    creds.write_text(
+        f"[user]\naws_access_key_id = {s3_server.key_id}\naws_secret_access_key = {s3_server.secret}\n"
+        f"[forger]\naws_access_key_id = {s3_server.key_id}\naws_secret_access_key = not-the-secret\n"
+    )
+    config.write_text(
+        f"[profile reader]\nsource_profile = user\nrole_arn = {roles['reader']}\nexternal_id = lake-1\n"
+        f"[profile hopper]\nsource_profile = user\nrole_arn = {roles['hopper']}\n"
+        f"[profile hop]\nsource_profile = hopper\nrole_arn = {roles['reader']}\n"
+        f"[profile nobody]\nsource_profile = user\nrole_arn = {roles['nobody']}\n"
+        f"[profile forged]\nsource_profile = forger\nrole_arn = {roles['reader']}\n"
+    )
+    env = _server_env(s3_server, tmp_path, AWS_SHARED_CREDENTIALS_FILE=str(creds), AWS_CONFIG_FILE=str(config), AWS_PROFILE="reader")
+    s3_server.control("/_test/reset")
+    store = _store(env)
+    assert isinstance(store.config.credentials, AssumeRoleSource)
+    assert _read(store) == BODY
+    assert [r["method"] for r in s3_server.requests()] == ["POST", "GET"]  # AssumeRole, then the read
+    assert _read(_store({**env, "AWS_PROFILE": "hop"})) == BODY  # user -> hopper -> reader
+    with pytest.raises(ObjectAccessDeniedError, match="access denied"):
+        _read(_store({**env, "AWS_PROFILE": "hopper"}))  # the middle role alone cannot read
+    with pytest.raises(ObjectAccessDeniedError, match="access denied"):
+        _read(_store({**env, "AWS_PROFILE": "nobody"}))  # STS answers, S3 refuses the role
+    with pytest.raises(ObjectAccessDeniedError, match=r"STS AssumeRole for .* answered .*Signature"):
+        _read(_store({**env, "AWS_PROFILE": "forged"}))
+
+
+def _process(tmp_path: Path, name: str, body: str) -> str:
+    script = tmp_path / name
+    script.write_text(f"import json, sys, time\n{body}\n")
+    return f"{sys.executable} {script}"
+
+
+def test_a_credential_process_signs_and_its_failures_are_typed(
+    s3_server: S3Server, roles: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = {"Version": 1, **_assume(s3_server, roles["reader"])}
+    doc["SessionToken"] = doc.pop("Token")
+    calls = tmp_path / "calls"
+    good = _process(tmp_path, "good.py", f"open({str(calls)!r}, 'a').write('x')\nprint(json.dumps({doc!r}))")
+    failing = _process(tmp_path, "failing.py", "print('vault: permission denied', file=sys.stderr)\nsys.exit(3)")
+    slow = _process(tmp_path, "slow.py", "time.sleep(30)")
+    config = tmp_path / "config"
+    config.write_text(
+        f"[profile good]\ncredential_process = {good}\n[profile failing]\ncredential_process = {failing}\n"
+        f"[profile slow]\ncredential_process = {slow}\n[profile absent]\ncredential_process = /no/such/helper --x\n"
+    )
+    env = _server_env(s3_server, tmp_path, AWS_CONFIG_FILE=str(config), AWS_PROFILE="good")
+    store = _store(env)
+    assert store.head(URI) is not None
+    assert _read(store) == BODY
+    assert calls.read_text() == "x"  # run once: the credentials last until their Expiration
+    with pytest.raises(ObjectAccessDeniedError, match="exited with status 3: vault: permission denied"):
+        _read(_store({**env, "AWS_PROFILE": "failing"}))
+    with pytest.raises(ObjectAccessDeniedError, match=r"\(/no/such/helper\) cannot be run"):
+        _read(_store({**env, "AWS_PROFILE": "absent"}))
+    monkeypatch.setattr("service.storage.objects.aws_credentials.PROCESS_TIMEOUT", 0.5)
+    with pytest.raises(ObjectStoreUnavailableError, match="gave no answer in"):
+        _read(_store({**env, "AWS_PROFILE": "slow"}))
 
 
 def _assume(s3_server: S3Server, role: str) -> dict[str, str]:

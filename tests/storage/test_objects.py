@@ -113,6 +113,31 @@ def test_sigv4_headers_are_botocores() -> None:
         assert req.headers["Authorization"] == mine["authorization"]
 
 
+def test_sigv4_of_an_sts_form_is_botocores() -> None:
+    import hashlib
+
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials as BotoCredentials
+
+    creds = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "tok")
+    body = b"Action=AssumeRole&Version=2011-06-15&RoleArn=arn%3Aaws%3Aiam%3A%3A1%3Arole%2Fr&RoleSessionName=s"
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    digest = hashlib.sha256(body).hexdigest()
+    mine = sign(
+        "POST", "sts.eu-west-3.amazonaws.com", "/", [], creds, "eu-west-3", _SIGNED_AT.strftime("%Y%m%dT%H%M%SZ"),
+        extra_headers=form, service="sts", payload_sha256=digest,
+    )  # fmt: skip
+    req = AWSRequest(
+        method="POST",
+        url="https://sts.eu-west-3.amazonaws.com/",
+        data=body,
+        headers={"Content-Type": form["content-type"], "x-amz-content-sha256": digest},
+    )
+    _boto_sign(req, SigV4Auth(BotoCredentials(creds.access_key, creds.secret_key, creds.session_token), "sts", "eu-west-3"))
+    assert req.headers["Authorization"] == mine["authorization"]
+
+
 def test_coalesce_merges_near_ranges_only() -> None:
     assert coalesce([(100, 10), (0, 10), (12, 5), (5, 3)], gap=2) == [(0, 17), (100, 10)]
     assert coalesce([(0, 10), (1000, 10)], gap=100) == [(0, 10), (1000, 10)]

@@ -8,11 +8,22 @@ Looked for in this order (the first that is configured wins, as in botocore):
    ``AssumeRoleWithWebIdentity`` (an unsigned request: the token is the credential) for temporary
    credentials, renewed before they expire.
 3. **A profile of the shared files** (``AWS_PROFILE``, else ``default``; ``AWS_SHARED_CREDENTIALS_FILE``,
-   default ``~/.aws/credentials``, then ``AWS_CONFIG_FILE``, default ``~/.aws/config``): its
-   ``aws_access_key_id``/``aws_secret_access_key``/``aws_session_token``, or its ``role_arn`` +
-   ``web_identity_token_file`` (as 2). A profile named by ``AWS_PROFILE`` that is in neither file is
-   an error; other profile kinds (``source_profile``, ``credential_process``, SSO) are refused with
-   a message rather than skipped.
+   default ``~/.aws/credentials``, then ``AWS_CONFIG_FILE``, default ``~/.aws/config``), read in
+   botocore's order:
+
+   - ``role_arn`` + ``web_identity_token_file``: as 2;
+   - ``role_arn`` + ``source_profile`` (another profile's credentials, itself possibly a role:
+     chains are followed, a cycle is an error; a profile naming itself uses its own keys) or
+     ``credential_source`` (``Environment``, ``Ec2InstanceMetadata``, ``EcsContainer``): STS
+     ``AssumeRole`` signed with those credentials (``role_session_name``, ``external_id``,
+     ``duration_seconds`` honoured), renewed before expiry;
+   - ``aws_access_key_id``/``aws_secret_access_key``/``aws_session_token``;
+   - ``credential_process``: the command is run (no shell; 60 s at most) and its JSON read
+     (``Version`` 1, ``AccessKeyId``, ``SecretAccessKey``, ``SessionToken``, ``Expiration``: run
+     again before that).
+
+   A profile named by ``AWS_PROFILE`` that is in neither file is an error; SSO profiles and
+   ``mfa_serial`` (an interactive code) are refused with a message rather than skipped.
 4. **Container credentials** (ECS task roles, EKS Pod Identity): ``AWS_CONTAINER_CREDENTIALS_RELATIVE_URI``
    (on ``http://169.254.170.2``) or ``AWS_CONTAINER_CREDENTIALS_FULL_URI`` (plain http only to a
    loopback address or the ECS/EKS agents' link-local ones, like the SDKs), with
@@ -37,9 +48,12 @@ the object being read and where the credentials were looked for.
 from __future__ import annotations
 
 import configparser
+import hashlib
 import ipaddress
 import json
 import os
+import shlex
+import subprocess
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
@@ -51,7 +65,7 @@ from urllib.parse import urlencode, urlsplit
 from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
 from service.storage.objects.http import HttpSender
 from service.storage.objects.renewal import PROBE, Expiring, absent, parse_expiry, read_token_file, refused
-from service.storage.objects.sigv4 import Credentials
+from service.storage.objects.sigv4 import Credentials, sign
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = (
@@ -119,18 +133,76 @@ class WebIdentitySource(CredentialSource):
             "RoleSessionName": self.session_name,
             "WebIdentityToken": token,
         }
-        r = http.send(
-            "POST",
-            self.sts_url,
-            uri,
-            headers={"content-type": "application/x-www-form-urlencoded"},
-            content=urlencode(form).encode(),
-        )
-        if r.status != 200:
-            code, message = _sts_error(r.body)
-            detail = f"{code}: {message}" if code else f"HTTP {r.status}"
-            raise refused(uri, r.status, f"{where} answered {detail}")
-        return parse_sts_credentials(r.body, uri, where)
+        return _sts_call(http, uri, self.sts_url, form, where)
+
+
+@dataclass(frozen=True)
+class AssumeRoleSource(CredentialSource):
+    """STS ``AssumeRole``, signed with the credentials of ``base`` (fetched again at each renewal:
+    they may be temporary too)."""
+
+    base: CredentialSource
+    role_arn: str
+    session_name: str
+    sts_url: str
+    region: str
+    external_id: str | None = None
+    duration_seconds: int | None = None
+    describe: str = "assumed role"
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
+        where = f"STS AssumeRole for {self.role_arn} at {self.sts_url}"
+        base = self.base.fetch(http, uri).value
+        if base is None:
+            raise ObjectAccessDeniedError(
+                f"{uri}: no AWS credentials: {self.base.describe} gave none to assume {self.role_arn} with",
+                details={"path": uri},
+            )
+        form = {"Action": "AssumeRole", "Version": "2011-06-15", "RoleArn": self.role_arn, "RoleSessionName": self.session_name}
+        if self.external_id:
+            form["ExternalId"] = self.external_id
+        if self.duration_seconds:
+            form["DurationSeconds"] = str(self.duration_seconds)
+        return _sts_call(http, uri, self.sts_url, form, where, signer=(base, self.region))
+
+
+#: How long a ``credential_process`` may take (the SDKs wait forever; a server must not).
+PROCESS_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class ProcessSource(CredentialSource):
+    """A profile's ``credential_process``: a command whose standard output is the credentials."""
+
+    command: str
+    profile: str
+    describe: str = "credential_process"
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
+        where = f"the credential_process of AWS profile {self.profile!r}"
+        try:
+            argv = shlex.split(self.command)
+        except ValueError as e:
+            raise _config_error(f"{where} cannot be split into words: {e}") from None
+        if not argv:
+            raise _config_error(f"{where} is empty")
+        try:
+            done = subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, timeout=PROCESS_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise ObjectStoreUnavailableError(
+                f"{uri}: no AWS credentials: {where} gave no answer in {PROCESS_TIMEOUT:.0f} s", details={"path": uri}
+            ) from None
+        except OSError as e:
+            raise ObjectAccessDeniedError(
+                f"{uri}: no AWS credentials: {where} ({argv[0]}) cannot be run: {e.strerror or e}", details={"path": uri}
+            ) from None
+        if done.returncode != 0:
+            lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            why = f": {lines[-1][:300]}" if lines else ""
+            raise ObjectAccessDeniedError(
+                f"{uri}: no AWS credentials: {where} exited with status {done.returncode}{why}", details={"path": uri}
+            )
+        return parse_process_credentials(done.stdout, uri, where)
 
 
 @dataclass(frozen=True)
@@ -193,6 +265,29 @@ class InstanceMetadataSource(CredentialSource):
 
 
 
+def _sts_call(
+    http: HttpSender, uri: str, url: str, form: Mapping[str, str], where: str, *, signer: tuple[Credentials, str] | None = None
+) -> Expiring[Credentials]:
+    """POST an STS action; ``signer``: (credentials, region) to sign it with (AssumeRole), else
+    unsigned (AssumeRoleWithWebIdentity: the token is the credential)."""
+    body = urlencode(form).encode()
+    headers = {"content-type": "application/x-www-form-urlencoded"}
+    if signer is not None:
+        parts = urlsplit(url)
+        amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        digest = hashlib.sha256(body).hexdigest()
+        creds, region = signer
+        headers.update(
+            sign("POST", parts.netloc, parts.path or "/", [], creds, region, amz_date, extra_headers=headers, service="sts", payload_sha256=digest)
+        )
+    r = http.send("POST", url, uri, headers=headers, content=body)
+    if r.status != 200:
+        code, message = _sts_error(r.body)
+        detail = f"{code}: {message}" if code else f"HTTP {r.status}"
+        raise refused(uri, r.status, f"{where} answered {detail}")
+    return parse_sts_credentials(r.body, uri, where)
+
+
 def _sts_error(body: bytes) -> tuple[str, str]:
     try:
         root = ET.fromstring(body)
@@ -234,6 +329,27 @@ def parse_container_credentials(body: bytes, uri: str, url: str) -> Expiring[Cre
     return Expiring(Credentials(str(doc["AccessKeyId"]), str(doc["SecretAccessKey"]), doc.get("Token") or None), expires)
 
 
+def parse_process_credentials(out: bytes, uri: str, where: str) -> Expiring[Credentials]:
+    """A ``credential_process``'s output: ``{"Version": 1, "AccessKeyId", "SecretAccessKey",
+    "SessionToken"?, "Expiration"?}`` (no expiration: the keys never expire)."""
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: {where} did not print a JSON object", details={"path": uri})
+    if doc.get("Version") != 1:
+        raise ObjectAccessDeniedError(
+            f"{uri}: no AWS credentials: {where} printed Version {doc.get('Version')!r}; only 1 is defined", details={"path": uri}
+        )
+    key, secret = doc.get("AccessKeyId"), doc.get("SecretAccessKey")
+    if not isinstance(key, str) or not key or not isinstance(secret, str) or not secret:
+        raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: {where} printed no keys", details={"path": uri})
+    token = doc.get("SessionToken")
+    expires = None if doc.get("Expiration") is None else parse_expiry(str(doc["Expiration"]), uri, where)
+    return Expiring(Credentials(key, secret, token if isinstance(token, str) and token else None), expires)
+
+
 # --- the chain -----------------------------------------------------------------------------------
 
 
@@ -253,22 +369,96 @@ def resolve(env: Mapping[str, str], region: str) -> Resolved:
         return Resolved(StaticSource(Credentials(key, secret, env.get("AWS_SESSION_TOKEN") or None)))
     if env.get("AWS_WEB_IDENTITY_TOKEN_FILE") and env.get("AWS_ROLE_ARN"):
         return Resolved(_web_identity(env, env["AWS_WEB_IDENTITY_TOKEN_FILE"], env["AWS_ROLE_ARN"], env.get("AWS_ROLE_SESSION_NAME"), region))
-    profile = _profile(env)
+    name = env.get("AWS_PROFILE") or "default"
+    values = _profile(env, name)
     pregion = None
-    if profile is not None:
-        name, values = profile
+    if values is not None:
         pregion = values.get("region") or None
-        if values.get("aws_access_key_id") and values.get("aws_secret_access_key"):
-            keys = Credentials(values["aws_access_key_id"], values["aws_secret_access_key"], values.get("aws_session_token") or None)
-            return Resolved(StaticSource(keys, describe=f"profile {name}"), pregion)
-        if values.get("role_arn") and values.get("web_identity_token_file"):
-            src = _web_identity(env, values["web_identity_token_file"], values["role_arn"], values.get("role_session_name"), pregion or region)
+        src = _profile_source(env, name, values, pregion or region, ())
+        if src is not None:
             return Resolved(src, pregion)
-        unsupported = [k for k in _UNSUPPORTED if k in values]
-        if unsupported:
-            raise _config_error(f"AWS profile {name!r} uses {unsupported[0]}, which shredcat does not support; give it keys or a web identity")
+    elif env.get("AWS_PROFILE"):
+        raise _config_error(f"AWS profile {name!r} is in neither {_files(env)[0]} nor {_files(env)[1]}")
     # A profile with no credentials (a region only) lets the chain go on, as in the SDKs.
     return Resolved(_container(env) or _instance_metadata(env), pregion)
+
+
+def _profile_source(env: Mapping[str, str], name: str, values: Mapping[str, str], region: str, via: tuple[str, ...]) -> CredentialSource | None:
+    """The credentials profile ``name`` gives (None: none, the chain goes on); ``via``: the
+    profiles whose ``source_profile`` led here."""
+    role = values.get("role_arn")
+    keys = None
+    if values.get("aws_access_key_id") and values.get("aws_secret_access_key"):
+        keys = StaticSource(
+            Credentials(values["aws_access_key_id"], values["aws_secret_access_key"], values.get("aws_session_token") or None),
+            describe=f"profile {name}",
+        )
+    if role and values.get("web_identity_token_file") and not (values.get("source_profile") or values.get("credential_source")):
+        return _web_identity(env, values["web_identity_token_file"], role, values.get("role_session_name"), region)
+    if role:
+        if values.get("mfa_serial"):
+            raise _config_error(f"AWS profile {name!r} asks for an MFA code (mfa_serial), which a service cannot type")
+        source_name, named = values.get("source_profile"), values.get("credential_source")
+        if source_name and named:
+            raise _config_error(f"AWS profile {name!r} has both source_profile and credential_source; give one")
+        base: CredentialSource | None
+        if source_name == name:
+            base = keys  # a profile that names itself: its own keys assume its role
+            if base is None:
+                raise _config_error(f"AWS profile {name!r} is its own source_profile but has no keys")
+        elif source_name:
+            if source_name in via:
+                raise _config_error(f"AWS profiles {' -> '.join((*via, name, source_name))}: source_profile goes round in a circle")
+            source_values = _profile(env, source_name)
+            if source_values is None:
+                raise _config_error(f"AWS profile {name!r}: its source_profile {source_name!r} is in neither {_files(env)[0]} nor {_files(env)[1]}")
+            base = _profile_source(env, source_name, source_values, region, (*via, name))
+            if base is None:
+                raise _config_error(f"AWS profile {name!r}: its source_profile {source_name!r} gives no credentials")
+        elif named:
+            base = _credential_source(env, name, named)
+        else:
+            raise _config_error(f"AWS profile {name!r} has role_arn but no source_profile, credential_source or web_identity_token_file")
+        try:
+            duration = int(values["duration_seconds"]) if values.get("duration_seconds") else None
+        except ValueError:
+            raise _config_error(f"AWS profile {name!r}: duration_seconds {values['duration_seconds']!r} is not a number of seconds") from None
+        return AssumeRoleSource(
+            base,
+            role,
+            values.get("role_session_name") or f"shredcat-{int(time.time())}",
+            _sts_url(env, region),
+            region,
+            values.get("external_id") or None,
+            duration,
+            describe=f"profile {name} (AssumeRole {role})",
+        )
+    if keys is not None:
+        return keys
+    if values.get("credential_process"):
+        return ProcessSource(values["credential_process"], name)
+    unsupported = [k for k in _UNSUPPORTED if k in values]
+    if unsupported:
+        raise _config_error(f"AWS profile {name!r} uses {unsupported[0]} (AWS SSO), which shredcat does not support; give it keys, a role or a credential_process")
+    return None
+
+
+def _credential_source(env: Mapping[str, str], profile: str, named: str) -> CredentialSource:
+    """A ``credential_source`` (what an EC2 instance, an ECS task or the environment gives)."""
+    if named == "Environment":
+        key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+        if not (key and secret):
+            raise _config_error(f"AWS profile {profile!r}: credential_source Environment, but AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are not set")
+        return StaticSource(Credentials(key, secret, env.get("AWS_SESSION_TOKEN") or None))
+    if named == "EcsContainer":
+        found = _container(env)
+        if found is None:
+            raise _config_error(f"AWS profile {profile!r}: credential_source EcsContainer, but no AWS_CONTAINER_CREDENTIALS_*_URI is set")
+        return found
+    if named == "Ec2InstanceMetadata":
+        endpoint = env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT")
+        return InstanceMetadataSource(endpoint, explicit=True) if endpoint else InstanceMetadataSource()
+    raise _config_error(f"AWS profile {profile!r}: credential_source {named!r} is not one of Environment, Ec2InstanceMetadata, EcsContainer")
 
 
 def _instance_metadata(env: Mapping[str, str]) -> InstanceMetadataSource | None:
@@ -282,26 +472,34 @@ def _instance_metadata(env: Mapping[str, str]) -> InstanceMetadataSource | None:
 
 
 #: Profile settings naming credentials this module cannot get: refused rather than ignored.
-_UNSUPPORTED = ("source_profile", "credential_source", "credential_process", "sso_session", "sso_start_url")
+_UNSUPPORTED = ("sso_session", "sso_start_url", "sso_account_id", "sso_role_name")
 
 
 def _config_error(message: str) -> ObjectAccessDeniedError:
     return ObjectAccessDeniedError(message, details={"reason": "denied"})
 
 
-def _web_identity(env: Mapping[str, str], token_file: str, role_arn: str, session: str | None, region: str) -> WebIdentitySource:
+def _sts_url(env: Mapping[str, str], region: str) -> str:
     endpoint = env.get("AWS_ENDPOINT_URL_STS") or env.get("AWS_ENDPOINT_URL")
-    url = endpoint.rstrip("/") + "/" if endpoint else f"https://sts.{region}.amazonaws.com/"
-    return WebIdentitySource(token_file, role_arn, session or f"shredcat-{int(time.time())}", url)
+    return endpoint.rstrip("/") + "/" if endpoint else f"https://sts.{region}.amazonaws.com/"
 
 
-def _profile(env: Mapping[str, str]) -> tuple[str, dict[str, str]] | None:
-    """(name, merged values) of the profile, the credentials file's section over the config
-    file's; None when no file has it and ``AWS_PROFILE`` does not ask for it."""
-    name = env.get("AWS_PROFILE") or "default"
+def _web_identity(env: Mapping[str, str], token_file: str, role_arn: str, session: str | None, region: str) -> WebIdentitySource:
+    return WebIdentitySource(token_file, role_arn, session or f"shredcat-{int(time.time())}", _sts_url(env, region))
+
+
+def _files(env: Mapping[str, str]) -> tuple[Path, Path]:
+    """The shared credentials file and the config file."""
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     creds_file = Path(env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials").expanduser()
     config_file = Path(env.get("AWS_CONFIG_FILE") or home / ".aws" / "config").expanduser()
+    return creds_file, config_file
+
+
+def _profile(env: Mapping[str, str], name: str) -> dict[str, str] | None:
+    """The merged values of profile ``name``, the credentials file's section over the config
+    file's; None when neither file has it."""
+    creds_file, config_file = _files(env)
     values: dict[str, str] = {}
     found = False
     for path, section in ((config_file, name if name == "default" else f"profile {name}"), (creds_file, name)):
@@ -313,11 +511,7 @@ def _profile(env: Mapping[str, str]) -> tuple[str, dict[str, str]] | None:
         if parser.has_section(section):
             found = True
             values.update({k: v.strip() for k, v in parser.items(section)})
-    if not found:
-        if env.get("AWS_PROFILE"):
-            raise _config_error(f"AWS profile {name!r} is in neither {creds_file} nor {config_file}")
-        return None
-    return name, values
+    return values if found else None
 
 
 def _container(env: Mapping[str, str]) -> ContainerSource | None:
@@ -353,13 +547,17 @@ def _agent_host(host: str) -> bool:
 
 __all__ = [
     "ENV_VARS",
+    "PROCESS_TIMEOUT",
+    "AssumeRoleSource",
     "ContainerSource",
     "CredentialSource",
     "InstanceMetadataSource",
+    "ProcessSource",
     "Resolved",
     "StaticSource",
     "WebIdentitySource",
     "parse_container_credentials",
+    "parse_process_credentials",
     "parse_sts_credentials",
     "resolve",
 ]

@@ -1,10 +1,11 @@
-"""AWS Signature Version 4 for S3 requests without a body: pure functions, no I/O.
+"""AWS Signature Version 4: pure functions, no I/O. Used for S3 requests without a body, and
+for STS ``AssumeRole`` (a form body, service ``sts``).
 
 The algorithm of the AWS documentation ("Create a signed AWS API request"): a canonical request
 (method, URI-encoded path, sorted query, signed headers, payload hash), a string to sign with the
-credential scope ``date/region/s3/aws4_request``, and an HMAC-SHA256 chain from the secret key.
-S3 paths are encoded once (never twice, unlike the other services). Checked against botocore's
-signer in tests/storage/test_sigv4.py and against moto with IAM enforced.
+credential scope ``date/region/service/aws4_request``, and an HMAC-SHA256 chain from the secret
+key. Paths are encoded once: S3's rule, and the same for the root path STS is called at. Checked
+against botocore's signer in tests/storage/test_sigv4.py and against moto with IAM enforced.
 """
 
 from __future__ import annotations
@@ -54,14 +55,17 @@ def sign(
     *,
     key: bytes | None = None,
     extra_headers: Mapping[str, str] | None = None,
+    service: str = "s3",
+    payload_sha256: str = EMPTY_SHA256,
 ) -> dict[str, str]:
     """The headers that sign a body-less request: ``x-amz-date``, ``x-amz-content-sha256``,
     ``x-amz-security-token`` (with a session token) and ``Authorization``. ``encoded_path`` is
     the path exactly as sent (already :func:`uri_encode`-d); ``host`` as the Host header carries
     it (with a non-default port); ``amz_date`` is ``YYYYMMDDTHHMMSSZ``; ``key`` a cached
-    :func:`signing_key` of that date; ``extra_headers`` more headers to sign (lower-case names)."""
+    :func:`signing_key` of that date; ``extra_headers`` more headers to sign (lower-case names);
+    ``payload_sha256`` the hex sha256 of the body, for a request with one."""
     date = amz_date[:8]
-    headers = {"host": host, "x-amz-content-sha256": EMPTY_SHA256, "x-amz-date": amz_date}
+    headers = {"host": host, "x-amz-content-sha256": payload_sha256, "x-amz-date": amz_date}
     if creds.session_token:
         headers["x-amz-security-token"] = creds.session_token
     if extra_headers:
@@ -75,12 +79,12 @@ def sign(
             canonical_query(params),
             "".join(f"{n}:{' '.join(headers[n].split())}\n" for n in names),
             signed,
-            EMPTY_SHA256,
+            payload_sha256,
         ]
     )
-    scope = f"{date}/{region}/s3/aws4_request"
+    scope = f"{date}/{region}/{service}/aws4_request"
     to_sign = f"{ALGORITHM}\n{amz_date}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
-    k = key if key is not None else signing_key(creds.secret_key, date, region)
+    k = key if key is not None else signing_key(creds.secret_key, date, region, service)
     signature = hmac.new(k, to_sign.encode(), hashlib.sha256).hexdigest()
     out = {n: v for n, v in headers.items() if n != "host"}
     out["authorization"] = f"{ALGORITHM} Credential={creds.access_key}/{scope}, SignedHeaders={signed}, Signature={signature}"
