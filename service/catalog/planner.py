@@ -724,7 +724,7 @@ def _fingerprint(condition: Condition, table_id: int) -> str:
     return hashlib.sha256(f"{table_id}:{condition!r}".encode()).hexdigest()[:16]
 
 
-def _decode_token(token: str) -> tuple[int, int, str]:
+def decode_plan_token(token: str) -> tuple[int, int, str]:
     """(last data_file_id, pinned snapshot, fingerprint) of a page token."""
     invalid = BadInputError("invalid page token", details={"field": "page-token"})
     doc = pagetoken.decode(token, invalid)
@@ -792,7 +792,7 @@ def plan_in(
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:
-        after, snapshot_id, token_fp = _decode_token(page_token)
+        after, snapshot_id, token_fp = decode_plan_token(page_token)
         if token_fp != fp:
             raise BadInputError("the page token belongs to another predicate or table", details={"field": "page-token"})
     snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
@@ -1374,6 +1374,7 @@ __all__ = [
     "MAX_SQL_TERMS",
     "SQLITE_POINT_PROBES",
     "VARIANT_STATS",
+    "decode_plan_token",
     "partition_row_usable",
     "plan_files_in",
     "plan_in",

@@ -1038,6 +1038,25 @@ class Catalog:
             lambda conn: self._schema(conn, repo.require_table(conn, namespace, table, cache=self._tables))
         )
 
+    def _as_of(self, conn: Connection, t: repo.TableRow, snapshot_id: int | None) -> repo.TableRow:
+        """``t`` with the columns a predicate at ``snapshot_id`` may name (:func:`repo.columns_at`:
+        a relayout's ended columns at a snapshot before it); ``t`` itself at the current snapshot,
+        or at one the plan will refuse. Cached with the table's state."""
+        if snapshot_id is None or not t.begin_snapshot <= snapshot_id < t.current_snapshot_id:
+            return t
+        key = None if t.metadata_key is None else (*t.metadata_key, "at", snapshot_id)
+        hit = None if key is None else self._tables.get("columns_at", key)
+        if hit is None:
+            variant, plain = repo.columns_at(conn, t.table_id, snapshot_id)
+            hit = (MappingProxyType(variant), MappingProxyType(plain))
+            if key is not None:
+                self._tables.put("columns_at", key, hit)
+        variant, plain = hit
+        if dict(variant) == dict(t.columns) and dict(plain) == dict(t.plain):
+            return t
+        # Its own metadata key: the schema cached for it is not the current one.
+        return replace(t, columns=variant, plain=plain, metadata_key=key)
+
     def _schema(self, conn: Connection, t: repo.TableRow) -> TableSchema:
         key = t.metadata_key
         hit = None if key is None else self._tables.get("schema", key)
@@ -1046,8 +1065,11 @@ class Catalog:
         from service.pruning.schema import ColumnInfo, TableSchema
 
         merged: dict[str, str | None] = {}
-        if any(c.partition and not c.declared for c in t.plain.values()):
+        if any(c.partition and not c.declared and c.ended_at is None for c in t.plain.values()):
             merged = repo.partition_types_of(conn, [t.table_id]).get(t.table_id, {})
+        ended = {c.column_id: n for n, c in t.plain.items() if c.partition and not c.declared and c.ended_at is not None}
+        if ended:
+            merged.update({ended[cid]: tname for cid, tname in repo.ended_partition_types(conn, ended).items()})
         cols = {}
         for name, c in t.plain.items():
             tname = merged.get(name, c.type_name) if c.partition and not c.declared else c.type_name
@@ -1107,6 +1129,7 @@ class Catalog:
             if found is None and parse is not None:
                 _check_without_table(parse)
             t = found if found is not None else repo.require_table(conn, namespace, table, cache=self._tables)
+            t = self._as_of(conn, t, snapshot_id if page_token is None else _token_snapshot(page_token))
             schema = self._schema(conn, t)
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             cond = condition if condition is not None else merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
@@ -1152,7 +1175,7 @@ class Catalog:
         parse = expr if callable(expr) else None
 
         def op(conn: Connection) -> PlannedFilesPage:
-            t = repo.require_table(conn, namespace, table, cache=self._tables)
+            t = self._as_of(conn, repo.require_table(conn, namespace, table, cache=self._tables), snapshot_id)
             schema = self._schema(conn, t)
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
@@ -1353,6 +1376,13 @@ def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> N
         raise
     except ShredcatError:
         pass
+
+
+def _token_snapshot(page_token: str) -> int:
+    """The snapshot a page token pins (an invalid token is refused here, as by the planner)."""
+    from service.catalog.planner import decode_plan_token
+
+    return decode_plan_token(page_token)[1]
 
 
 def _parse_for(

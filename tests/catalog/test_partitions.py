@@ -17,6 +17,7 @@ from service.errors import InvalidStatsError, UnknownColumnError
 from service.pruning import expressions as E
 from service.pruning.conditions import LeafCondition, compile_expression
 from service.pruning.evaluator import interpret, stats_by_path
+from service.pruning.parse_sql import parse_sql
 from service.values import ShreddedType
 from tests.catalog.factories import INT32, INT64, VARCHAR, assert_consistent, cs, fs, ps, with_columns
 
@@ -101,8 +102,6 @@ def test_a_file_must_have_the_tables_partition_columns(catalog: Catalog) -> None
 
 
 def _sql(cat: Catalog, sql: str, **kw: Any) -> list[str]:
-    from service.pruning.parse_sql import parse_sql
-
     res = cat.plan("ns", "t", lambda schema: parse_sql(sql, schema=schema), **kw)
     return sorted(c.path for c in res.candidates)
 
@@ -137,8 +136,20 @@ def test_replacing_every_live_file_may_change_the_layout(catalog: Catalog) -> No
     assert _sql(catalog, "variant_get(v, '$.a', 'bigint') = 2", snapshot_id=first) == [old[0].path, old[1].path]
     assert _sql(catalog, "x = 7", snapshot_id=first) == [old[1].path]
     # The old files have no value of the new columns: never pruned on them.
-    assert _sql(catalog, "hr = 4 AND region = 'us'", snapshot_id=first) == [old[0].path, old[1].path]
+    assert _sql(catalog, "hr = 4", snapshot_id=first) == [old[0].path, old[1].path]
     assert _sql(catalog, "hr IS NULL OR hr IS NOT NULL", snapshot_id=first) == [old[0].path, old[1].path]
+    # At that snapshot the old layout's columns are the table's: the ended day and the old region.
+    assert _sql(catalog, "day = DATE '2024-01-01'", snapshot_id=first) == [old[0].path]
+    assert _sql(catalog, "day > '2024-01-01' AND region = 'eu'", snapshot_id=first) == [old[1].path]
+    assert _sql(catalog, "hr = 4 AND region = 'us'", snapshot_id=first) == []
+    assert catalog.table_schema("ns", "t").columns["region"].partition  # the current schema is unchanged
+    # Paged: the token's snapshot decides the columns of later pages too.
+    page = catalog.plan("ns", "t", lambda schema: parse_sql("day >= '2024-01-01'", schema=schema), snapshot_id=first, page_size=1)
+    assert page.next_page_token is not None
+    rest = catalog.plan("ns", "t", lambda schema: parse_sql("day >= '2024-01-01'", schema=schema), page_size=1, page_token=page.next_page_token)
+    assert [c.path for c in (*page.candidates, *rest.candidates)] == [old[0].path, old[1].path]
+    files = catalog.plan_files("ns", "t", lambda schema: parse_sql("day = '2024-01-02'", schema=schema), snapshot_id=first)
+    assert [(f.path, f.kept) for f in files.files] == [(old[0].path, False), (old[1].path, True)]
     # And the new layout binds the next commits.
     with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
         catalog.commit("ns", "t", [_f("s3://b/t/day=2024-01-09/region=eu/f9.parquet")])
@@ -148,7 +159,7 @@ def test_replacing_every_live_file_may_change_the_layout(catalog: Catalog) -> No
 def test_a_replacement_may_swap_plain_and_partition_columns_or_drop_the_layout(catalog: Catalog) -> None:
     catalog.create_table("ns", "t", ["v"])
     old = [_f(f"s3://b/t/day={d}/f{d}.parquet", d, d) for d in (1, 2)]  # plain x, partition day
-    catalog.commit("ns", "t", old)
+    first_snap = catalog.commit("ns", "t", old).snapshot_id
     # Now partitioned by x, with day a plain column of the files.
     swapped = [
         with_columns(fs(f"s3://b/t/x={k}/g{k}.parquet", ps('"a"', INT64, k, k)), cs("day", INT32, k, k + 1))
@@ -159,6 +170,8 @@ def test_a_replacement_may_swap_plain_and_partition_columns_or_drop_the_layout(c
     assert {c.name: c.kind for c in info.all_columns} == {"v": "variant", "day": "plain", "x": "partition"}
     assert _sql(catalog, "x = 6") == [swapped[1].path]
     assert _sql(catalog, "day = 5") == [swapped[0].path]  # day 5..6 in the first file, 6..7 in the second
+    # At the first snapshot x is the plain column it was, day the partition column.
+    assert _sql(catalog, "x = 2 AND day = 2", snapshot_id=first_snap) == [old[1].path]
     # Then no partitions at all.
     flat = [with_columns(fs("s3://b/t/h0.parquet", ps('"a"', INT64, 1, 1)), cs("day", INT32, 1, 1))]
     catalog.commit("ns", "t", flat, remove=[f.path for f in swapped])

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import aliased
 
 from service.catalog import models as m
@@ -76,7 +76,8 @@ def list_namespaces(conn: Connection) -> list[NamespaceInfo]:
 
 @dataclass(frozen=True, slots=True)
 class ColumnRow:
-    """A live plain or partition column: its ``ducklake_column`` row."""
+    """A plain or partition column: its ``ducklake_column`` row (live, or live at a past snapshot:
+    :func:`columns_at`)."""
 
     column_id: int
     #: DuckLake type name as stored (the first file's type; a partition column's declared type,
@@ -84,6 +85,8 @@ class ColumnRow:
     type_name: str
     kind: str
     declared: bool = False
+    #: The snapshot that ended the column (a relayout: :func:`end_columns`); None while it is live.
+    ended_at: int | None = None
 
     @property
     def partition(self) -> bool:
@@ -133,6 +136,47 @@ class TableRow:
     def partition_columns(self) -> list[str]:
         """The partition columns, in order (their ``partition_key_index`` is the position here)."""
         return [name for name, c in self.plain.items() if c.partition]
+
+
+def columns_at(conn: Connection, table_id: int, snap: int) -> tuple[dict[str, int], dict[str, ColumnRow]]:
+    """(Variant columns, plain and partition columns) a predicate at the past snapshot ``snap``
+    may name, in column order: the columns not ended by then. That is the live ones (a column a
+    later commit or ``refresh`` added too: files live at ``snap`` hold no value of it, so it never
+    prunes them) and those a later relayout ended. Of two columns of one name (a relayout that
+    made a plain column a partition column, or back), the one that existed at ``snap``."""
+    C = m.Column
+    rows = conn.execute(
+        select(C.column_name, C.column_id, C.column_type, C.column_kind, C.type_declared, C.begin_snapshot, C.end_snapshot)
+        .where(C.table_id == table_id, or_(C.end_snapshot.is_(None), C.end_snapshot > snap))
+        .order_by(C.column_order)
+    ).all()
+    existed = {name for name, _, _, _, _, begin, _ in rows if begin <= snap}
+    variant: dict[str, int] = {}
+    plain: dict[str, ColumnRow] = {}
+    for name, cid, tname, kind, declared, begin, end in rows:
+        if begin > snap and name in existed:
+            continue
+        if kind == VARIANT:
+            variant[name] = int(cid)
+        else:
+            plain[name] = ColumnRow(int(cid), tname, kind, bool(declared), None if end is None else int(end))
+    return variant, plain
+
+
+def ended_partition_types(conn: Connection, column_ids: Collection[int]) -> dict[int, str | None]:
+    """The type of each of these ended, undeclared partition columns: Spark's merge of every type
+    its values were ever stored as (its files are no longer live, so there are no live counters to
+    read; a superset of the types at any one snapshot, whose merge never reads a value as a type it
+    was not stored as: a file stored otherwise is judged by type-independent facts only)."""
+    if not column_ids:
+        return {}
+    found: dict[int, list[str]] = defaultdict(list)
+    VP = m.VariantPath
+    for cid, tname in conn.execute(
+        select(VP.column_id, VP.shredded_type).where(VP.column_id.in_(list(column_ids)), VP.variant_path == m.COLUMN_KEY_PATH)
+    ):
+        found[int(cid)].append(tname)
+    return {cid: merge_type_names(names) for cid, names in found.items()}
 
 
 def load_columns(conn: Connection, table_id: int) -> tuple[dict[str, int], dict[str, ColumnRow]]:
