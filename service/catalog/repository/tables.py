@@ -167,7 +167,10 @@ def ended_partition_types(conn: Connection, column_ids: Collection[int]) -> dict
     """The type of each of these ended, undeclared partition columns: Spark's merge of every type
     its values were ever stored as (its files are no longer live, so there are no live counters to
     read; a superset of the types at any one snapshot, whose merge never reads a value as a type it
-    was not stored as: a file stored otherwise is judged by type-independent facts only)."""
+    was not stored as: a file stored otherwise is judged by type-independent facts only). A NULL
+    value is stored under varchar, so a column that had one reads as a string here and its other
+    files are not pruned on it: weak, never wrong (the live counters tell NULL-only types apart;
+    nothing cheap does once they are zero)."""
     if not column_ids:
         return {}
     found: dict[int, list[str]] = defaultdict(list)
