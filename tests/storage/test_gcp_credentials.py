@@ -80,7 +80,7 @@ def test_credentials_files_that_cannot_serve(tmp_path: Path) -> None:
         resolve({"GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "missing.json")}, emulator=False)
     cases = {
         "not json": "is not a JSON object",
-        json.dumps({"type": "external_account", "audience": "x"}): "of type 'external_account'",
+        json.dumps({"type": "impersonated_service_account"}): "of type 'impersonated_service_account'",
         json.dumps({"type": "service_account", "client_email": "e"}): "has no private_key",
         json.dumps({"type": "authorized_user", "client_id": "c"}): "has no client_secret, refresh_token",
     }

@@ -7,8 +7,9 @@ Looked for in this order (the first that is configured wins):
    expires within the hour and is not renewed).
 2. ``GOOGLE_APPLICATION_CREDENTIALS``: a JSON credentials file, which must exist. Its ``type``:
    ``service_account`` (a key: a JWT signed with it, RS256, is exchanged at its ``token_uri``) or
-   ``authorized_user`` (a refresh token, exchanged at its ``token_uri``). Other types (workload
-   identity federation's ``external_account``, impersonation) are refused with a message.
+   ``authorized_user`` (a refresh token, exchanged at its ``token_uri``) or ``external_account``
+   (Workload Identity Federation: the workload's own token exchanged with Google's security token
+   service, see :mod:`service.storage.objects.gcp_external`). Other types are refused with a message.
 3. gcloud's file (``$CLOUDSDK_CONFIG`` or ``~/.config/gcloud``, ``application_default_credentials.json``),
    the same types.
 4. The metadata server (GKE workload identity, Compute Engine): at ``GCE_METADATA_HOST`` when
@@ -37,11 +38,18 @@ from typing import Any
 from urllib.parse import urlencode
 
 from service.errors import ObjectAccessDeniedError
+from service.storage.objects.gcp_external import AWS_ENV_VARS
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import Expiring, parse_token, refused, token_request
+from service.storage.objects.renewal import Expiring, Source, parse_token, refused, token_request
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
-ENV_VARS = ("GOOGLE_OAUTH_ACCESS_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_CONFIG", "GCE_METADATA_HOST")
+ENV_VARS = (
+    "GOOGLE_OAUTH_ACCESS_TOKEN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "CLOUDSDK_CONFIG",
+    "GCE_METADATA_HOST",
+    *AWS_ENV_VARS,  # an external_account file's aws1 source
+)
 
 SCOPE = "https://www.googleapis.com/auth/devstorage.read_only"
 TOKEN_URI = "https://oauth2.googleapis.com/token"
@@ -53,7 +61,8 @@ _JWT_SECONDS = 3600
 
 
 class TokenSource:
-    """Where access tokens come from (a :class:`~service.storage.objects.renewal.Source`)."""
+    """Where access tokens come from (a :class:`~service.storage.objects.renewal.Source`; an
+    ``external_account`` file's is :class:`~service.storage.objects.gcp_external.ExternalAccountSource`)."""
 
     describe: str = ""
 
@@ -160,7 +169,7 @@ def _b64(b: bytes) -> str:
 # --- the chain -----------------------------------------------------------------------------------
 
 
-def resolve(env: Mapping[str, str], *, emulator: bool) -> TokenSource | None:
+def resolve(env: Mapping[str, str], *, emulator: bool) -> Source[str] | None:
     """The first configured source (see the module docstring); raises
     :class:`~service.errors.ObjectAccessDeniedError` for a credentials file that cannot be used."""
     token = env.get("GOOGLE_OAUTH_ACCESS_TOKEN")
@@ -168,13 +177,13 @@ def resolve(env: Mapping[str, str], *, emulator: bool) -> TokenSource | None:
         return StaticToken(token)
     named = env.get("GOOGLE_APPLICATION_CREDENTIALS")
     if named:
-        return from_file(Path(named).expanduser(), required=True)
+        return from_file(Path(named).expanduser(), required=True, env=env)
     if env.get("GCE_METADATA_HOST"):
         return MetadataSource(env["GCE_METADATA_HOST"])
     if emulator:
         return None
     config = Path(env["CLOUDSDK_CONFIG"]) if env.get("CLOUDSDK_CONFIG") else Path(env.get("HOME") or Path.home()) / ".config" / "gcloud"
-    found = from_file(config / "application_default_credentials.json", required=False)
+    found = from_file(config / "application_default_credentials.json", required=False, env=env)
     if found is not None:
         return found
     return MetadataSource(METADATA_HOST) if on_google_machine() else None
@@ -188,8 +197,9 @@ def on_google_machine(product: Path = _DMI_PRODUCT) -> bool:
         return False
 
 
-def from_file(path: Path, *, required: bool) -> TokenSource | None:
-    """The source of a JSON credentials file; None when it is absent and not ``required``."""
+def from_file(path: Path, *, required: bool, env: Mapping[str, str] | None = None) -> Source[str] | None:
+    """The source of a JSON credentials file; None when it is absent and not ``required``.
+    ``env``: what an ``external_account`` file's AWS source reads (the AWS region and keys)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -220,8 +230,13 @@ def from_file(path: Path, *, required: bool) -> TokenSource | None:
     if kind == "authorized_user":
         cid, secret, refresh = need("client_id", "client_secret", "refresh_token")
         return RefreshTokenSource(cid, secret, refresh, token_uri)
+    if kind == "external_account":
+        from service.storage.objects.gcp_external import from_info
+
+        return from_info(doc, str(path), env or {}, SCOPE)
     raise _config_error(
-        f"the Google credentials file {path} is of type {kind!r}; shredcat reads service_account and authorized_user files"
+        f"the Google credentials file {path} is of type {kind!r}; shredcat reads service_account, authorized_user "
+        "and external_account files"
     )
 
 

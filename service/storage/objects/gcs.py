@@ -49,7 +49,7 @@ from service.storage.objects.http import (
     status_error,
     tail_range,
 )
-from service.storage.objects.renewal import Renewing
+from service.storage.objects.renewal import Renewing, Source
 
 ENV_VARS = ("STORAGE_EMULATOR_HOST", *gcp_credentials.ENV_VARS)
 SCHEMES = ("gs", "gcs")
@@ -63,7 +63,7 @@ class GcsConfig:
     #: ``scheme://host[:port]`` of the JSON API (no trailing ``/``).
     endpoint: str
     #: Where access tokens come from; None: anonymous requests.
-    credentials: gcp_credentials.TokenSource | None = None
+    credentials: Source[str] | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GcsConfig:
