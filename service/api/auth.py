@@ -49,6 +49,9 @@ class Principal:
         return cls(role, digest_hex[:8], f"token:{identity}")
 
 
+#: Where the request's checked principal is kept (``request.state``).
+PRINCIPAL_STATE = "principal"
+
 #: Every caller when authentication is off.
 AUTH_OFF = Principal("admin", "auth-off", "auth-off")
 
@@ -97,9 +100,13 @@ def require(role: str) -> Callable[[Request, HTTPAuthorizationCredentials | None
         raise ValueError(role)
 
     async def dependency(request: Request, _documented: _BearerCredentials) -> Principal:
-        auth: Authenticator = request.app.state.authenticator
-        p = auth.check(request.headers.get("authorization"), role)
-        request.state.principal = p
+        # The middleware checked the same role before the body was read (RouteRoles reads it from
+        # this dependency); without the middleware (a bare router in tests) it is checked here.
+        p = getattr(request.state, PRINCIPAL_STATE, None)
+        if p is None or _RANK[p.role] < _RANK[role]:
+            auth: Authenticator = request.app.state.authenticator
+            p = auth.check(request.headers.get("authorization"), role)
+            setattr(request.state, PRINCIPAL_STATE, p)
         return p
 
     dependency.__name__ = f"require_{role}"

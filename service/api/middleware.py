@@ -25,7 +25,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.api.auth import Authenticator, RouteRoles
+from service.api.auth import PRINCIPAL_STATE, Authenticator, RouteRoles
 from service.api.errors import error_body
 from service.api.metrics import Metrics
 from service.errors import ShredcatError
@@ -108,7 +108,9 @@ class RequestContextMiddleware:
             role = self.roles.role_for(scope)
             if role is not None:
                 try:
-                    self.authenticator.check(headers.get("authorization"), role)
+                    principal = self.authenticator.check(headers.get("authorization"), role)
+                    # The route's dependency takes it from here instead of hashing the token again.
+                    scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
                 except ShredcatError as e:
                     challenge = ((b"www-authenticate", b'Bearer realm="shredcat"'),) if e.http_status == 401 else ()
                     await respond_error(e.http_status, e.code, e.message, extra_headers=challenge)

@@ -116,3 +116,20 @@ def test_token_settings_reject_plain_tokens() -> None:
         Settings(tokens={hash_token("t"): "superuser"})
     # Upper-case digests are normalised.
     assert Settings(tokens={hash_token("t").upper(): "reader"}).tokens == {hash_token("t"): "reader"}
+
+
+def test_a_request_checks_its_token_once(client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The middleware checks the token before the body is read; the route's dependency takes the
+    principal it found instead of hashing the token again."""
+    calls: list[str | None] = []
+    real = Authenticator.authenticate
+
+    def counting(self: Authenticator, authorization: str | None) -> Any:
+        calls.append(authorization)
+        return real(self, authorization)
+
+    monkeypatch.setattr(Authenticator, "authenticate", counting)
+    assert client.get("/v1/namespaces", headers=auth("reader")).status_code == 200
+    assert len(calls) == 1
+    assert client.post("/v1/namespaces", json={"namespace": ["x"]}, headers=auth("reader")).status_code == 403
+    assert len(calls) == 2
