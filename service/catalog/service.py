@@ -32,9 +32,10 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import threading
 import time
 from bisect import bisect_left
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
@@ -1115,14 +1116,12 @@ class Catalog:
         """
         # Imported here: the predicate machinery is not needed by the catalog's other callers
         # (CLI commands import the catalog and should start fast).
-        from service.pruning.conditions import compile_expression
-        from service.pruning.conjunctions import merge_conjunctions
         from service.pruning.diagnostics import referenced_columns
 
         self._check_limit(page_size, name="page size", field="page-size")
         _check_id("snapshot", snapshot_id)
         parse = expr if callable(expr) else None
-        condition = None if parse is not None else merge_conjunctions(compile_expression(expr))  # type: ignore[arg-type]
+        condition = None if parse is not None else _compiled(expr)  # type: ignore[arg-type]
 
         def op(conn: Connection) -> PlanResult:
             found = repo.find_table(conn, namespace, table, cache=self._tables)
@@ -1132,7 +1131,7 @@ class Catalog:
             t = self._as_of(conn, t, snapshot_id if page_token is None else _token_snapshot(page_token))
             schema = self._schema(conn, t)
             tree = _parse_for(t, parse, schema) if parse is not None else expr
-            cond = condition if condition is not None else merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
+            cond = condition if condition is not None else _compiled(tree)  # type: ignore[arg-type]
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
             return _plan_page(
                 conn, t, schema, cond, snapshot_id, explain, page_size, page_token, counts=counts, cache=self._path_rows
@@ -1162,8 +1161,6 @@ class Catalog:
         at that plan's snapshot; an ``offset`` past the files ``decision`` selects moves back to
         the start of their last page (what the playground shows)."""
         from service.catalog.planner import plan_files_in
-        from service.pruning.conditions import compile_expression
-        from service.pruning.conjunctions import merge_conjunctions
         from service.pruning.diagnostics import referenced_columns
 
         if decision not in ("all", "kept", "skipped"):
@@ -1179,7 +1176,7 @@ class Catalog:
             schema = self._schema(conn, t)
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
-            condition = merge_conjunctions(compile_expression(tree))  # type: ignore[arg-type]
+            condition = _compiled(tree)  # type: ignore[arg-type]
             plan = start = None
             if with_plan:
                 plan = _plan_page(conn, t, schema, condition, snapshot_id, False, 1, None, counts=True, cache=self._path_rows)
@@ -1376,6 +1373,35 @@ def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> N
         raise
     except ShredcatError:
         pass
+
+
+#: Trees compiled lately, by identity (see :func:`_compiled`): id -> (tree, condition).
+_COMPILED: OrderedDict[int, tuple[BooleanExpression, Condition]] = OrderedDict()
+_COMPILED_SIZE = 512
+_COMPILED_LOCK = threading.Lock()
+
+
+def _compiled(tree: BooleanExpression) -> Condition:
+    """The merged condition of ``tree``. Parsers cache their trees (the API keeps one per predicate
+    text and schema), so the same tree object comes back request after request: its condition is
+    kept by identity, with the tree held so that its id cannot be reused. Never by equality: ``1``,
+    ``1.0`` and ``Decimal('1.0')`` are equal literals of different types, and ``-0.0 == 0.0``."""
+    from service.pruning.conditions import compile_expression
+    from service.pruning.conjunctions import merge_conjunctions
+
+    key = id(tree)
+    with _COMPILED_LOCK:
+        hit = _COMPILED.get(key)
+        if hit is not None and hit[0] is tree:
+            _COMPILED.move_to_end(key)
+            return hit[1]
+    cond = merge_conjunctions(compile_expression(tree))
+    with _COMPILED_LOCK:
+        _COMPILED[key] = (tree, cond)
+        _COMPILED.move_to_end(key)
+        while len(_COMPILED) > _COMPILED_SIZE:
+            _COMPILED.popitem(last=False)
+    return cond
 
 
 def _token_snapshot(page_token: str) -> int:

@@ -120,3 +120,29 @@ def test_columns_refreshed_in_place_by_another_worker_are_seen_at_once(empty_db_
         assert worker1.get_table("ns", "t").current_snapshot_id == before  # in place: no new snapshot
         assert _kept(worker1, "x = 15") == [files[1].path]
         assert "x" in worker1.table_schema("ns", "t").columns
+
+
+def test_a_tree_is_compiled_once_by_identity_never_by_equality(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API hands the catalog the same parsed tree for the same predicate text: its condition
+    is compiled once. An equal tree that is another object is compiled anew (equal literals may
+    differ in type: ``1 == 1.0``), and each gives its own answer."""
+    import service.pruning.conditions as conditions
+
+    catalog.create_table("ns", "t", ["v"])
+    catalog.commit("ns", "t", [_variant_file(i, 10 * i, 10 * i + 5) for i in range(3)])
+    compiled: list[object] = []
+    real = conditions.compile_expression
+
+    def counting(tree: Any) -> Any:
+        compiled.append(tree)
+        return real(tree)
+
+    monkeypatch.setattr(conditions, "compile_expression", counting)
+    tree = parse_sql("variant_get(v, '$.a', 'bigint') = 12")
+    for _ in range(3):
+        assert [c.path for c in catalog.plan("ns", "t", tree).candidates] == ["s3://b/t/f0001.parquet"]
+    assert compiled == [tree]
+    again = parse_sql("variant_get(v, '$.a', 'bigint') = 12")
+    assert again == tree and again is not tree
+    assert [c.path for c in catalog.plan("ns", "t", lambda schema: again).candidates] == ["s3://b/t/f0001.parquet"]
+    assert len(compiled) == 2
