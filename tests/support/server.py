@@ -99,5 +99,10 @@ def running_server(env: Mapping[str, str], log_path: Path, **kw: Any) -> Iterato
     server = start_server(env, log_path, **kw)
     try:
         yield server
+    except BaseException:
+        # A failing test shows what the server said (a 500's traceback): pytest prints it.
+        tail = log_path.read_text(errors="replace")[-8000:]
+        sys.stderr.write(f"--- the server's log {log_path}, last 8,000 characters ---\n{tail}\n")
+        raise
     finally:
         server.stop()
