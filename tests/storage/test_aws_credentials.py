@@ -23,12 +23,14 @@ import pytest
 from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
 from service.storage.objects import StoreOptions
 from service.storage.objects.aws_credentials import (
+    SSO_REFRESH_WINDOW,
     AssumeRoleSource,
     ContainerSource,
     CredentialSource,
     InstanceMetadataSource,
     ProcessSource,
     Resolved,
+    SsoSource,
     StaticSource,
     WebIdentitySource,
     parse_container_credentials,
@@ -147,7 +149,7 @@ def test_roles_assumed_from_other_profiles_and_credential_processes(tmp_path: Pa
         "orphan": "has role_arn but no source_profile, credential_source or web_identity_token_file",
         "lost": "its source_profile 'missing' is in neither",
         "both": "has both source_profile and credential_source",
-        "sso": "uses sso_session \\(AWS SSO\\)",
+        "sso": r"its sso_session 'corp' has no \[sso-session corp\] section",
         "env": "credential_source Environment, but AWS_ACCESS_KEY_ID",
     }
     for name, message in refusals.items():
@@ -430,6 +432,105 @@ def test_a_credential_process_signs_and_its_failures_are_typed(
     monkeypatch.setattr("service.storage.objects.aws_credentials.PROCESS_TIMEOUT", 0.5)
     with pytest.raises(ObjectStoreUnavailableError, match="gave no answer in"):
         _read(_store({**env, "AWS_PROFILE": "slow"}))
+
+
+def _sso_config(tmp_path: Path) -> Path:
+    config = tmp_path / ".aws" / "config"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(
+        "[sso-session corp]\nsso_start_url = https://corp.awsapps.com/start\nsso_region = eu-west-1\n"
+        "[profile dev]\nsso_session = corp\nsso_account_id = 123456789012\nsso_role_name = LakeReader\n"
+        "[profile legacy]\nsso_start_url = https://old.awsapps.com/start\nsso_region = us-east-2\n"
+        "sso_account_id = 123456789012\nsso_role_name = LakeReader\n"
+        "[profile half]\nsso_session = corp\nsso_role_name = LakeReader\n"
+    )
+    return config
+
+
+def _sso_cache(tmp_path: Path, key: str) -> Path:
+    import hashlib
+
+    return tmp_path / ".aws" / "sso" / "cache" / (hashlib.sha1(key.encode()).hexdigest() + ".json")
+
+
+def test_sso_profiles(tmp_path: Path) -> None:
+    _sso_config(tmp_path)
+    got = resolve(_env(tmp_path, AWS_PROFILE="dev"), "us-east-1").source
+    assert got == SsoSource(
+        "dev", "123456789012", "LakeReader", "eu-west-1", str(_sso_cache(tmp_path, "corp")),
+        "https://portal.sso.eu-west-1.amazonaws.com", "https://oidc.eu-west-1.amazonaws.com", describe="profile dev (AWS SSO)",
+    )  # fmt: skip
+    legacy = resolve(_env(tmp_path, AWS_PROFILE="legacy"), "us-east-1").source
+    assert isinstance(legacy, SsoSource) and legacy.oidc_url is None  # not refreshable, as in botocore
+    assert legacy.cache_file == str(_sso_cache(tmp_path, "https://old.awsapps.com/start"))
+    with pytest.raises(ObjectAccessDeniedError, match="is an SSO profile without sso_account_id"):
+        resolve(_env(tmp_path, AWS_PROFILE="half"), "us-east-1")
+
+
+@pytest.fixture
+def sso_portal(s3_server: S3Server, roles: dict[str, str]) -> Iterator[tuple[str, list[str]]]:
+    """IAM Identity Center's portal and OIDC service on loopback: the portal gives the reader
+    role's credentials (from the server's STS) for the bearer token ``fresh-token``; OIDC turns
+    the refresh token ``refresh-1`` of client ``cid``/``csecret`` into ``fresh-token``."""
+    doc = _assume(s3_server, roles["reader"])
+    seen: list[str] = []
+
+    class Portal(Handler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            if self.headers.get("x-amz-sso_bearer_token") != "fresh-token":
+                return self.reply(401, {"message": "Session token not found or invalid"})
+            if query != {"role_name": "LakeReader", "account_id": "123456789012"}:
+                return self.reply(403, {"message": "No access"})
+            creds = {"accessKeyId": doc["AccessKeyId"], "secretAccessKey": doc["SecretAccessKey"], "sessionToken": doc["Token"], "expiration": 4102444800000}
+            self.reply(200, {"roleCredentials": creds})
+
+        def do_POST(self) -> None:
+            seen.append(self.path)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            ok = body == {"grantType": "refresh_token", "clientId": "cid", "clientSecret": "csecret", "refreshToken": "refresh-1"}
+            self.reply(200 if ok else 400, {"accessToken": "fresh-token", "expiresIn": 28800, "refreshToken": "refresh-2"} if ok else {"error": "invalid_grant"})
+
+    with serving(Portal) as url:
+        yield url, seen
+
+
+def test_an_sso_profile_signs_and_refreshes_its_token(
+    s3_server: S3Server, sso_portal: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    url, seen = sso_portal
+    _sso_config(tmp_path)
+    cache = _sso_cache(tmp_path, "corp")
+    cache.parent.mkdir(parents=True)
+    later = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+    env = _server_env(s3_server, tmp_path, AWS_PROFILE="dev", AWS_ENDPOINT_URL_SSO=url, AWS_ENDPOINT_URL_SSO_OIDC=url)
+    with pytest.raises(ObjectAccessDeniedError, match=r"has no SSO token in .*: run `aws sso login --profile dev`"):
+        _read(_store(env))
+    cache.write_text(json.dumps({"startUrl": "https://corp.awsapps.com/start", "region": "eu-west-1", "accessToken": "fresh-token", "expiresAt": later}))
+    assert _read(_store(env)) == BODY
+    assert seen == ["/federation/credentials?role_name=LakeReader&account_id=123456789012"]
+    # A token the portal no longer knows.
+    cache.write_text(json.dumps({"accessToken": "revoked", "expiresAt": later}))
+    with pytest.raises(ObjectAccessDeniedError, match=r"answered HTTP 401: run `aws sso login --profile dev`"):
+        _read(_store(env))
+    # About to expire, with a refresh token: refreshed at the OIDC service, the cache rewritten.
+    soon = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + SSO_REFRESH_WINDOW / 2))
+    cache.write_text(json.dumps({
+        "accessToken": "stale", "expiresAt": soon, "refreshToken": "refresh-1", "clientId": "cid", "clientSecret": "csecret",
+        "registrationExpiresAt": "2099-01-01T00:00:00Z",
+    }))  # fmt: skip
+    seen.clear()
+    assert _read(_store(env)) == BODY
+    assert seen == ["/token", "/federation/credentials?role_name=LakeReader&account_id=123456789012"]
+    saved = json.loads(cache.read_text())
+    assert (saved["accessToken"], saved["refreshToken"], saved["clientId"]) == ("fresh-token", "refresh-2", "cid")
+    assert time.time() + 28000 < datetime.fromisoformat(saved["expiresAt"].replace("Z", "+00:00")).timestamp()
+    # Expired and not refreshable (the legacy kind has no refresh): log in again.
+    legacy = _sso_cache(tmp_path, "https://old.awsapps.com/start")
+    legacy.write_text(json.dumps({"accessToken": "fresh-token", "expiresAt": "2020-01-01T00:00:00UTC"}))
+    with pytest.raises(ObjectAccessDeniedError, match=r"SSO token of AWS profile 'legacy' has expired: run `aws sso login --profile legacy`"):
+        _read(_store({**env, "AWS_PROFILE": "legacy"}))
 
 
 def _assume(s3_server: S3Server, role: str) -> dict[str, str]:

@@ -22,8 +22,13 @@ Looked for in this order (the first that is configured wins, as in botocore):
      (``Version`` 1, ``AccessKeyId``, ``SecretAccessKey``, ``SessionToken``, ``Expiration``: run
      again before that).
 
-   A profile named by ``AWS_PROFILE`` that is in neither file is an error; SSO profiles and
-   ``mfa_serial`` (an interactive code) are refused with a message rather than skipped.
+   - IAM Identity Center (SSO): ``sso_session`` (its ``[sso-session NAME]`` section) or the
+     legacy ``sso_start_url``, with ``sso_account_id`` and ``sso_role_name``: the token ``aws sso
+     login`` cached (``~/.aws/sso/cache``) gets the role's credentials from the SSO portal; an
+     ``sso_session`` token about to expire is refreshed (and the cache rewritten) as the CLI does.
+
+   A profile named by ``AWS_PROFILE`` that is in neither file is an error; ``mfa_serial`` (an
+   interactive code) is refused with a message rather than skipped.
 4. **Container credentials** (ECS task roles, EKS Pod Identity): ``AWS_CONTAINER_CREDENTIALS_RELATIVE_URI``
    (on ``http://169.254.170.2``) or ``AWS_CONTAINER_CREDENTIALS_FULL_URI`` (plain http only to a
    loopback address or the ECS/EKS agents' link-local ones, like the SDKs), with
@@ -51,13 +56,16 @@ import configparser
 import hashlib
 import ipaddress
 import json
+import logging
 import os
 import shlex
 import subprocess
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -83,11 +91,15 @@ ENV_VARS = (
     "AWS_CONTAINER_AUTHORIZATION_TOKEN",
     "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
     "AWS_ENDPOINT_URL_STS",
+    "AWS_ENDPOINT_URL_SSO",
+    "AWS_ENDPOINT_URL_SSO_OIDC",
     "AWS_ENDPOINT_URL",
     "AWS_ENDPOINT_URL_S3",
     "AWS_EC2_METADATA_DISABLED",
     "AWS_EC2_METADATA_SERVICE_ENDPOINT",
 )
+
+log = logging.getLogger(__name__)
 
 _ECS_HOST = "http://169.254.170.2"
 _IMDS_HOST = "http://169.254.169.254"
@@ -265,6 +277,113 @@ class InstanceMetadataSource(CredentialSource):
 
 
 
+#: An SSO access token this close to expiry (seconds) is refreshed first (botocore's window).
+SSO_REFRESH_WINDOW = 15 * 60.0
+
+
+@dataclass(frozen=True)
+class SsoSource(CredentialSource):
+    """IAM Identity Center: the role's credentials from the SSO portal, for the access token
+    ``aws sso login`` cached in ``cache_file``."""
+
+    profile: str
+    account_id: str
+    role_name: str
+    sso_region: str
+    cache_file: str
+    portal_url: str
+    #: The OIDC service that refreshes an ``sso_session`` token (None: legacy, not refreshable).
+    oidc_url: str | None = None
+    describe: str = "AWS SSO"
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[Credentials]:
+        token = self._access_token(http, uri)
+        url = self.portal_url.rstrip("/") + "/federation/credentials?" + urlencode({"role_name": self.role_name, "account_id": self.account_id})
+        r = http.send("GET", url, uri, headers={"x-amz-sso_bearer_token": token, "accept": "application/json"})
+        where = f"the SSO portal {self.portal_url} (role {self.role_name} of account {self.account_id})"
+        if r.status != 200:
+            hint = f": run `aws sso login --profile {self.profile}`" if r.status == 401 else ""
+            raise refused(uri, r.status, f"{where} answered HTTP {r.status}{hint}")
+        try:
+            doc = json.loads(r.body).get("roleCredentials")
+        except (ValueError, AttributeError):
+            doc = None
+        if not isinstance(doc, dict) or not doc.get("accessKeyId") or not doc.get("secretAccessKey"):
+            raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: {where} answered without keys", details={"path": uri})
+        expires = doc.get("expiration")
+        return Expiring(
+            Credentials(str(doc["accessKeyId"]), str(doc["secretAccessKey"]), doc.get("sessionToken") or None),
+            float(expires) / 1000 if isinstance(expires, int | float) and not isinstance(expires, bool) else None,
+        )
+
+    def _access_token(self, http: HttpSender, uri: str) -> str:
+        login = f"run `aws sso login --profile {self.profile}`"
+        try:
+            doc = json.loads(Path(self.cache_file).read_text(encoding="utf-8"))
+        except OSError:
+            raise ObjectAccessDeniedError(
+                f"{uri}: no AWS credentials: AWS profile {self.profile!r} has no SSO token in {self.cache_file}: {login}",
+                details={"path": uri},
+            ) from None
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict) or not isinstance(doc.get("accessToken"), str):
+            raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: the SSO token cache {self.cache_file} is not valid: {login}", details={"path": uri})
+        expires = _sso_time(doc.get("expiresAt"))
+        if expires is not None and expires - time.time() > SSO_REFRESH_WINDOW:
+            return str(doc["accessToken"])
+        if self.oidc_url is not None and _refreshable(doc):
+            return self._refresh(http, uri, doc)
+        if expires is not None and expires > time.time():
+            return str(doc["accessToken"])
+        raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: the SSO token of AWS profile {self.profile!r} has expired: {login}", details={"path": uri})
+
+    def _refresh(self, http: HttpSender, uri: str, doc: dict[str, Any]) -> str:
+        """OIDC ``CreateToken`` with the cached refresh token; the new token is written back to
+        the cache (atomically) for the CLI and the next process, as botocore does."""
+        url = (self.oidc_url or "").rstrip("/") + "/token"
+        body = {"grantType": "refresh_token", "clientId": doc["clientId"], "clientSecret": doc["clientSecret"], "refreshToken": doc["refreshToken"]}
+        r = http.send("POST", url, uri, headers={"content-type": "application/json"}, content=json.dumps(body).encode())
+        if r.status != 200:
+            raise refused(uri, r.status, f"the SSO OIDC service {self.oidc_url} refused to refresh the token of profile {self.profile!r} (HTTP {r.status}): run `aws sso login --profile {self.profile}`")
+        try:
+            new = json.loads(r.body)
+        except ValueError:
+            new = None
+        if not isinstance(new, dict) or not isinstance(new.get("accessToken"), str) or not isinstance(new.get("expiresIn"), int):
+            raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: the SSO OIDC service {self.oidc_url} answered without a token", details={"path": uri})
+        doc = {**doc, "accessToken": new["accessToken"], "expiresAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + new["expiresIn"]))}
+        if isinstance(new.get("refreshToken"), str):
+            doc["refreshToken"] = new["refreshToken"]
+        cache = Path(self.cache_file)
+        try:
+            fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=".shredcat-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, cache)
+        except OSError as e:
+            log.warning("the refreshed SSO token could not be saved to %s (%s); it is used anyway", cache, e.strerror or e)
+        return str(new["accessToken"])
+
+
+def _sso_time(text: object) -> float | None:
+    """``expiresAt`` of the SSO cache: ``2026-11-24T23:00:00Z`` (or the older ``...UTC``)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return datetime.fromisoformat(text.strip().replace("UTC", "+00:00").replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _refreshable(doc: Mapping[str, Any]) -> bool:
+    if not all(isinstance(doc.get(k), str) and doc.get(k) for k in ("refreshToken", "clientId", "clientSecret")):
+        return False
+    registered = _sso_time(doc.get("registrationExpiresAt"))
+    return registered is None or registered > time.time()
+
+
 def _sts_call(
     http: HttpSender, uri: str, url: str, form: Mapping[str, str], where: str, *, signer: tuple[Credentials, str] | None = None
 ) -> Expiring[Credentials]:
@@ -433,14 +552,35 @@ def _profile_source(env: Mapping[str, str], name: str, values: Mapping[str, str]
             duration,
             describe=f"profile {name} (AssumeRole {role})",
         )
+    if any(k in values for k in _SSO_KEYS):
+        return _sso(env, name, values)
     if keys is not None:
         return keys
     if values.get("credential_process"):
         return ProcessSource(values["credential_process"], name)
-    unsupported = [k for k in _UNSUPPORTED if k in values]
-    if unsupported:
-        raise _config_error(f"AWS profile {name!r} uses {unsupported[0]} (AWS SSO), which shredcat does not support; give it keys, a role or a credential_process")
     return None
+
+
+def _sso(env: Mapping[str, str], name: str, values: Mapping[str, str]) -> SsoSource:
+    """A profile's IAM Identity Center settings (an ``sso_session`` section, or the legacy keys)."""
+    session = values.get("sso_session")
+    if session:
+        section = _config_section(env, f"sso-session {session}")
+        if section is None:
+            raise _config_error(f"AWS profile {name!r}: its sso_session {session!r} has no [sso-session {session}] section in {_files(env)[1]}")
+        start_url, sso_region = section.get("sso_start_url"), section.get("sso_region")
+        cache_key = session
+    else:
+        start_url, sso_region = values.get("sso_start_url"), values.get("sso_region")
+        cache_key = start_url or ""
+    missing = [k for k, v in (("sso_start_url", start_url), ("sso_region", sso_region), ("sso_account_id", values.get("sso_account_id")), ("sso_role_name", values.get("sso_role_name"))) if not v]
+    if missing:
+        raise _config_error(f"AWS profile {name!r} is an SSO profile without {', '.join(missing)}")
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    cache = home / ".aws" / "sso" / "cache" / (hashlib.sha1(cache_key.encode("utf-8")).hexdigest() + ".json")
+    portal = env.get("AWS_ENDPOINT_URL_SSO") or env.get("AWS_ENDPOINT_URL") or f"https://portal.sso.{sso_region}.amazonaws.com"
+    oidc = (env.get("AWS_ENDPOINT_URL_SSO_OIDC") or env.get("AWS_ENDPOINT_URL") or f"https://oidc.{sso_region}.amazonaws.com") if session else None
+    return SsoSource(name, values["sso_account_id"], values["sso_role_name"], sso_region or "", str(cache), portal, oidc, describe=f"profile {name} (AWS SSO)")
 
 
 def _credential_source(env: Mapping[str, str], profile: str, named: str) -> CredentialSource:
@@ -471,8 +611,8 @@ def _instance_metadata(env: Mapping[str, str]) -> InstanceMetadataSource | None:
     return InstanceMetadataSource()
 
 
-#: Profile settings naming credentials this module cannot get: refused rather than ignored.
-_UNSUPPORTED = ("sso_session", "sso_start_url", "sso_account_id", "sso_role_name")
+#: A profile with any of these is an IAM Identity Center (SSO) profile.
+_SSO_KEYS = ("sso_session", "sso_start_url", "sso_account_id", "sso_role_name")
 
 
 def _config_error(message: str) -> ObjectAccessDeniedError:
@@ -503,15 +643,27 @@ def _profile(env: Mapping[str, str], name: str) -> dict[str, str] | None:
     values: dict[str, str] = {}
     found = False
     for path, section in ((config_file, name if name == "default" else f"profile {name}"), (creds_file, name)):
-        parser = configparser.RawConfigParser()
-        try:
-            parser.read(path, encoding="utf-8")
-        except configparser.Error as e:
-            raise _config_error(f"the AWS file {path} cannot be read: {e}") from None
-        if parser.has_section(section):
+        got = _section(path, section)
+        if got is not None:
             found = True
-            values.update({k: v.strip() for k, v in parser.items(section)})
+            values.update(got)
     return values if found else None
+
+
+def _config_section(env: Mapping[str, str], section: str) -> dict[str, str] | None:
+    """A section of the config file (``sso-session NAME``)."""
+    return _section(_files(env)[1], section)
+
+
+def _section(path: Path, section: str) -> dict[str, str] | None:
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(path, encoding="utf-8")
+    except configparser.Error as e:
+        raise _config_error(f"the AWS file {path} cannot be read: {e}") from None
+    if not parser.has_section(section):
+        return None
+    return {k: v.strip() for k, v in parser.items(section)}
 
 
 def _container(env: Mapping[str, str]) -> ContainerSource | None:
@@ -548,12 +700,14 @@ def _agent_host(host: str) -> bool:
 __all__ = [
     "ENV_VARS",
     "PROCESS_TIMEOUT",
+    "SSO_REFRESH_WINDOW",
     "AssumeRoleSource",
     "ContainerSource",
     "CredentialSource",
     "InstanceMetadataSource",
     "ProcessSource",
     "Resolved",
+    "SsoSource",
     "StaticSource",
     "WebIdentitySource",
     "parse_container_credentials",
