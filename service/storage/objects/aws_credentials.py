@@ -17,15 +17,14 @@ Looked for in this order (the first that is configured wins, as in botocore):
      ``credential_source`` (``Environment``, ``Ec2InstanceMetadata``, ``EcsContainer``): STS
      ``AssumeRole`` signed with those credentials (``role_session_name``, ``external_id``,
      ``duration_seconds`` honoured), renewed before expiry;
+   - IAM Identity Center (SSO): ``sso_session`` (its ``[sso-session NAME]`` section) or the
+     legacy ``sso_start_url``, with ``sso_account_id`` and ``sso_role_name``: the token ``aws sso
+     login`` cached (``~/.aws/sso/cache``) gets the role's credentials from the SSO portal; an
+     ``sso_session`` token about to expire is refreshed (and the cache rewritten) as the CLI does;
    - ``aws_access_key_id``/``aws_secret_access_key``/``aws_session_token``;
    - ``credential_process``: the command is run (no shell; 60 s at most) and its JSON read
      (``Version`` 1, ``AccessKeyId``, ``SecretAccessKey``, ``SessionToken``, ``Expiration``: run
      again before that).
-
-   - IAM Identity Center (SSO): ``sso_session`` (its ``[sso-session NAME]`` section) or the
-     legacy ``sso_start_url``, with ``sso_account_id`` and ``sso_role_name``: the token ``aws sso
-     login`` cached (``~/.aws/sso/cache``) gets the role's credentials from the SSO portal; an
-     ``sso_session`` token about to expire is refreshed (and the cache rewritten) as the CLI does.
 
    A profile named by ``AWS_PROFILE`` that is in neither file is an error; ``mfa_serial`` (an
    interactive code) is refused with a message rather than skipped.
