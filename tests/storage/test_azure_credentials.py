@@ -18,6 +18,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,9 +36,11 @@ from service.errors import FileAccessError, ObjectAccessDeniedError, ObjectStore
 from service.storage.objects import StoreOptions
 from service.storage.objects.azure import AzureBlobStore, AzureConfig, string_to_sign
 from service.storage.objects.azure_credentials import (
+    AzureCliSource,
     ClientSecretSource,
     ManagedIdentitySource,
     WorkloadIdentitySource,
+    parse_cli_token,
     resolve,
 )
 from service.storage.objects.http import HttpSender
@@ -78,6 +81,23 @@ def test_the_chain_in_order() -> None:
     # A key or a SAS wins over any token.
     key = base64.b64encode(b"k" * 32).decode()
     assert AzureConfig.from_env({"AZURE_STORAGE_ACCOUNT_NAME": "a", "AZURE_STORAGE_ACCOUNT_KEY": key, **env, "AZURE_CLIENT_SECRET": "s"}).tokens is None
+
+
+def test_the_azure_cli_after_managed_identity(tmp_path: Path) -> None:
+    https = "https://acct.blob.core.windows.net"
+    az = tmp_path / "az"
+    az.write_text("#!/bin/sh\n")
+    az.chmod(0o755)
+    got = resolve({"PATH": str(tmp_path), "AZURE_TENANT_ID": "t"}, https)
+    assert got == ManagedIdentitySource(fallback=AzureCliSource(str(az), "t"))
+    assert resolve({"PATH": str(tmp_path / "none")}, https) == ManagedIdentitySource()
+    assert resolve({}, https) == ManagedIdentitySource()  # no PATH given: not the test process's
+    assert parse_cli_token(b'{"accessToken": "a", "expires_on": 1800000000, "tokenType": "Bearer"}', "u") == Expiring("a", 1.8e9)
+    local = dt.datetime(2030, 1, 2, 3, 4, 5)
+    assert parse_cli_token(json.dumps({"accessToken": "a", "expiresOn": "2030-01-02 03:04:05.000000"}).encode(), "u") == Expiring("a", local.timestamp())
+    for bad in (b"", b"{}", b'{"accessToken": "a"}', b'{"accessToken": "a", "expiresOn": "soon"}'):
+        with pytest.raises(ObjectAccessDeniedError, match="no credentials: the Azure CLI printed"):
+            parse_cli_token(bad, "u")
 
 
 def test_token_answers() -> None:
@@ -278,6 +298,38 @@ def test_workload_identity(azurite: _Azurite, entra: tuple[_Entra, Path], monkey
     token_file.write_text("expired-federated-token")
     with pytest.raises(ObjectAccessDeniedError, match="invalid_client"):
         _read(azurite, monkeypatch, **env)
+
+
+def _fake_az(tmp_path: Path, body: str) -> str:
+    """An ``az`` that answers ``account get-access-token`` as the real one does (its arguments checked)."""
+    script = tmp_path / "az"
+    script.write_text(
+        f"#!{sys.executable}\nimport json, sys, time\n"
+        "assert sys.argv[1:7] == ['account', 'get-access-token', '--output', 'json', '--resource', 'https://storage.azure.com/'], sys.argv\n"
+        f"{body}\n"
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_the_azure_cli_login_signs_where_no_managed_identity_is(azurite: _Azurite, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(azurite.cert))
+    token = _jwt("https://storage.azure.com/")
+    good = _fake_az(tmp_path, f"print(json.dumps({{'accessToken': {token!r}, 'expires_on': int(time.time()) + 3600, 'tokenType': 'Bearer'}}))")
+    nowhere = "http://127.0.0.1:9/metadata/identity/oauth2/token"  # no instance metadata here
+
+    def read(az: AzureCliSource) -> bytes:
+        store = AzureBlobStore(AzureConfig(ACCOUNT, azurite.endpoint, tokens=ManagedIdentitySource(endpoint=nowhere, fallback=az)), StoreOptions())
+        try:
+            return store.read_tail("abfs://lake/creds/object.bin", 1000).data
+        finally:
+            store.close()
+
+    assert read(AzureCliSource(good)) == BODY
+    (tmp_path / "out").mkdir()
+    logged_out = _fake_az(tmp_path / "out", "print(\"ERROR: Please run 'az login' to setup account.\", file=sys.stderr); sys.exit(1)")
+    with pytest.raises(ObjectAccessDeniedError, match=r"Please run 'az login' to setup account.\); run `az login`"):
+        read(AzureCliSource(logged_out))
 
 
 def test_app_service_managed_identity(azurite: _Azurite, entra: tuple[_Entra, Path], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,11 @@ Looked for in this order (the first that is configured wins):
 3. **Managed identity**: App Service / Functions / Container Apps (``IDENTITY_ENDPOINT`` +
    ``IDENTITY_HEADER``), else the VM's instance metadata service (``http://169.254.169.254``,
    ``AZURE_CLIENT_ID`` picking a user-assigned identity). The latter is probed with a one-second
-   timeout, twice: unreachable, no identity, or another cloud's server means anonymous requests,
-   as with nothing configured, asked again an hour later.
+   timeout, twice: unreachable, no identity, or another cloud's server means the next source, or
+   anonymous requests as with nothing configured, asked again an hour later.
+4. **The Azure CLI's login** (a developer's machine), when ``az`` is on the ``PATH`` and there is no
+   managed identity: ``az account get-access-token`` (``AZURE_TENANT_ID`` naming the tenant), run
+   without a shell, 30 s at most; not logged in is an error saying to run ``az login``.
 
 Tokens come from ``AZURE_AUTHORITY_HOST`` (default ``https://login.microsoftonline.com``) for the
 scope ``https://storage.azure.com/.default`` and are renewed before they expire
@@ -21,13 +24,18 @@ endpoint (Azurite without TLS) gets none: 1 and 2 are then an error, 3 is not tr
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
 from service.errors import (
     FileAccessError,
+    ObjectAccessDeniedError,
     ObjectStoreUnavailableError,
 )
 from service.storage.objects.http import HttpSender
@@ -51,6 +59,7 @@ ENV_VARS = (
     "AZURE_AUTHORITY_HOST",
     "IDENTITY_ENDPOINT",
     "IDENTITY_HEADER",
+    "PATH",  # where ``az`` is
 )
 
 SCOPE = "https://storage.azure.com/.default"
@@ -111,6 +120,8 @@ class ManagedIdentitySource(TokenSource):
     endpoint: str = _IMDS
     header: str | None = field(default=None, repr=False)
     client_id: str | None = None
+    #: Asked when the VM's metadata has no identity (the Azure CLI's login on a laptop).
+    fallback: TokenSource | None = None
     describe: str = "managed identity"
 
     def fetch(self, http: HttpSender, uri: str) -> Expiring[str | None]:
@@ -130,14 +141,73 @@ class ManagedIdentitySource(TokenSource):
         except ObjectStoreUnavailableError:
             if self.header is not None:
                 raise
+            if self.fallback is not None:
+                return self.fallback.fetch(http, uri)
             return absent(f"Azure instance metadata at {self.endpoint} does not answer: blob requests go anonymous")
         if r.status != 200:
             if self.header is None and r.status < 500:
                 # No identity on this VM (400 "Identity not found"), or another cloud's server.
+                if self.fallback is not None:
+                    return self.fallback.fetch(http, uri)
                 why = f"answered {error_detail(r.status, r.body)}"
                 return absent(f"Azure instance metadata at {self.endpoint} {why}: blob requests go anonymous")
             raise refused(uri, r.status, f"{where} answered {error_detail(r.status, r.body)}")
         return parse_token(r.body, uri, where)
+
+
+#: How long ``az account get-access-token`` may take (it starts a Python of its own: seconds).
+CLI_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class AzureCliSource(TokenSource):
+    """The token of the Azure CLI's login (``az login``)."""
+
+    az: str
+    tenant: str | None = None
+    describe: str = "the Azure CLI's login"
+
+    def fetch(self, http: HttpSender, uri: str) -> Expiring[str | None]:
+        argv = [self.az, "account", "get-access-token", "--output", "json", "--resource", RESOURCE]
+        if self.tenant:
+            argv += ["--tenant", self.tenant]
+        try:
+            done = subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, timeout=CLI_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise ObjectStoreUnavailableError(
+                f"{uri}: no credentials: the Azure CLI ({self.az}) gave no token in {CLI_TIMEOUT:.0f} s", details={"path": uri}
+            ) from None
+        except OSError as e:
+            raise ObjectAccessDeniedError(f"{uri}: no credentials: the Azure CLI ({self.az}) cannot be run: {e.strerror or e}", details={"path": uri}) from None
+        if done.returncode != 0:
+            lines = [ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+            why = lines[-1].strip()[:300] if lines else f"exit status {done.returncode}"
+            raise ObjectAccessDeniedError(f"{uri}: no credentials: the Azure CLI gave no token ({why}); run `az login`", details={"path": uri})
+        return parse_cli_token(done.stdout, uri)
+
+
+def parse_cli_token(out: bytes, uri: str) -> Expiring[str | None]:
+    """``az account get-access-token``'s JSON: ``accessToken`` and ``expires_on`` (epoch seconds,
+    az 2.54 and later) or ``expiresOn`` (local time without a zone, older versions)."""
+    where = "the Azure CLI"
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or not isinstance(doc.get("accessToken"), str) or not doc["accessToken"]:
+        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} printed no accessToken", details={"path": uri})
+    expires: float | None = None
+    raw = doc.get("expires_on")
+    if isinstance(raw, int | str) and not isinstance(raw, bool) and str(raw).isdigit():
+        expires = float(raw)
+    elif isinstance(doc.get("expiresOn"), str):
+        try:
+            expires = datetime.fromisoformat(doc["expiresOn"]).timestamp()  # naive: the machine's local time
+        except ValueError:
+            expires = None
+    if expires is None:
+        raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} printed no valid expiry", details={"path": uri})
+    return Expiring(doc["accessToken"], expires)
 
 
 def _token_url(authority: str, tenant: str) -> str:
@@ -157,7 +227,8 @@ def resolve(env: Mapping[str, str], endpoint: str) -> TokenSource | None:
     elif env.get("IDENTITY_ENDPOINT") and env.get("IDENTITY_HEADER"):
         source = ManagedIdentitySource(env["IDENTITY_ENDPOINT"], env["IDENTITY_HEADER"], client)
     elif https:
-        return ManagedIdentitySource(client_id=client)
+        az = shutil.which("az", path=env.get("PATH") or "")  # "": no PATH, no az (never the process's own)
+        return ManagedIdentitySource(client_id=client, fallback=None if az is None else AzureCliSource(az, tenant or None))
     if source is not None and not https:
         raise FileAccessError(
             f"Azure AD credentials ({source.describe}) need an https blob endpoint; {endpoint} is not one"
@@ -166,11 +237,14 @@ def resolve(env: Mapping[str, str], endpoint: str) -> TokenSource | None:
 
 
 __all__ = [
+    "CLI_TIMEOUT",
     "ENV_VARS",
     "SCOPE",
+    "AzureCliSource",
     "ClientSecretSource",
     "ManagedIdentitySource",
     "TokenSource",
     "WorkloadIdentitySource",
+    "parse_cli_token",
     "resolve",
 ]
