@@ -1040,9 +1040,11 @@ class Catalog:
         )
 
     def _as_of(self, conn: Connection, t: repo.TableRow, snapshot_id: int | None) -> repo.TableRow:
-        """``t`` with the columns a predicate at ``snapshot_id`` may name (:func:`repo.columns_at`:
-        a relayout's ended columns at a snapshot before it); ``t`` itself at the current snapshot,
-        or at one the plan will refuse. Cached with the table's state."""
+        """``t`` as a predicate at ``snapshot_id`` sees it: the columns it may name
+        (:func:`repo.columns_at`: a relayout's ended columns at a snapshot before it), and
+        undeclared partition columns typed for the past (see :meth:`_schema`). ``t`` itself at
+        the current snapshot, at one the plan will refuse, or when neither differs. Cached with
+        the table's state."""
         if snapshot_id is None or not t.begin_snapshot <= snapshot_id < t.current_snapshot_id:
             return t
         key = None if t.metadata_key is None else (*t.metadata_key, "at", snapshot_id)
@@ -1053,10 +1055,11 @@ class Catalog:
             if key is not None:
                 self._tables.put("columns_at", key, hit)
         variant, plain = hit
-        if dict(variant) == dict(t.columns) and dict(plain) == dict(t.plain):
-            return t
+        inferred = any(c.partition and not c.declared for c in plain.values())
+        if not inferred and dict(variant) == dict(t.columns) and dict(plain) == dict(t.plain):
+            return t  # the same columns of the same types: the current schema serves
         # Its own metadata key: the schema cached for it is not the current one.
-        return replace(t, columns=variant, plain=plain, metadata_key=key)
+        return replace(t, columns=variant, plain=plain, metadata_key=key, as_of=snapshot_id)
 
     def _schema(self, conn: Connection, t: repo.TableRow) -> TableSchema:
         key = t.metadata_key
@@ -1066,11 +1069,12 @@ class Catalog:
         from service.pruning.schema import ColumnInfo, TableSchema
 
         merged: dict[str, str | None] = {}
-        if any(c.partition and not c.declared and c.ended_at is None for c in t.plain.values()):
+        inferred = {c.column_id: n for n, c in t.plain.items() if c.partition and not c.declared}
+        if inferred and t.as_of is None:
             merged = repo.partition_types_of(conn, [t.table_id]).get(t.table_id, {})
-        ended = {c.column_id: n for n, c in t.plain.items() if c.partition and not c.declared and c.ended_at is not None}
-        if ended:
-            merged.update({ended[cid]: tname for cid, tname in repo.ended_partition_types(conn, ended).items()})
+        elif inferred:
+            # At a past snapshot, typed by every type ever stored (the live files are not those).
+            merged = {inferred[cid]: tname for cid, tname in repo.stored_partition_types(conn, inferred).items()}
         cols = {}
         for name, c in t.plain.items():
             tname = merged.get(name, c.type_name) if c.partition and not c.declared else c.type_name

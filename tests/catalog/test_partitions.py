@@ -171,6 +171,21 @@ def test_an_ended_partition_column_with_nulls_stays_sound_at_past_snapshots(cata
         _sql(catalog, "n = 3")
 
 
+def test_a_past_snapshot_types_a_partition_column_as_its_files_then_did(catalog: Catalog) -> None:
+    """``p=1`` and ``p=abc``: Spark reads ``p`` as a string, so ``p > '05'`` holds for the file
+    ``p=1`` ('1' > '05'). Once ``p=abc`` is removed the live files make ``p`` an int, but a plan
+    at the first snapshot must still keep ``p=1``: typed by every type ever stored, never by
+    today's files."""
+    catalog.create_table("ns", "t", ["v"])
+    one, text = _f("s3://b/t/p=1/f1.parquet"), _f("s3://b/t/p=abc/f2.parquet")
+    first = catalog.commit("ns", "t", [one, text]).snapshot_id
+    assert _sql(catalog, "p > '05'") == [one.path, text.path]
+    catalog.remove("ns", "t", [text.path])
+    assert catalog.table_schema("ns", "t").columns["p"].type == INT32  # today: an int
+    assert _sql(catalog, "p > '05'") == []  # 1 > 5 is false: right for today's files
+    assert _sql(catalog, "p > '05'", snapshot_id=first) == [one.path, text.path]
+
+
 def test_a_replacement_may_swap_plain_and_partition_columns_or_drop_the_layout(catalog: Catalog) -> None:
     catalog.create_table("ns", "t", ["v"])
     old = [_f(f"s3://b/t/day={d}/f{d}.parquet", d, d) for d in (1, 2)]  # plain x, partition day

@@ -58,7 +58,6 @@ from service.catalog.repository.tables import (
     drop_namespace,
     drop_table,
     end_columns,
-    ended_partition_types,
     find_namespace,
     find_table,
     insert_namespace,
@@ -67,6 +66,7 @@ from service.catalog.repository.tables import (
     new_snapshot,
     partition_types_of,
     require_table,
+    stored_partition_types,
     table_infos,
 )
 
@@ -87,7 +87,6 @@ __all__ = [
     "drop_table",
     "end_columns",
     "end_files",
-    "ended_partition_types",
     "file_bounds",
     "file_bounds_at_min_keys",
     "file_bounds_without_min_key",
@@ -125,6 +124,7 @@ __all__ = [
     "snapshot_info",
     "sorted_keys",
     "stats_for_files",
+    "stored_partition_types",
     "table_infos",
     "write_global_json",
 ]

@@ -85,8 +85,6 @@ class ColumnRow:
     type_name: str
     kind: str
     declared: bool = False
-    #: The snapshot that ended the column (a relayout: :func:`end_columns`); None while it is live.
-    ended_at: int | None = None
 
     @property
     def partition(self) -> bool:
@@ -116,7 +114,10 @@ class TableRow:
     #: What the table's columns and its schema for predicates are a function of, read with the row
     #: by :func:`find_table` given a :class:`TableCache`: ``(table_id, current_snapshot_id, live
     #: column rows, live inferred partition types)``. None when not read (writers).
-    metadata_key: tuple[int, int, int, int] | None = None
+    metadata_key: tuple[Any, ...] | None = None
+    #: A past snapshot this row describes the columns at (a plan's view, see
+    #: ``Catalog._as_of``); None: the current ones.
+    as_of: int | None = None
 
     @property
     def qualified_name(self) -> str:
@@ -146,31 +147,32 @@ def columns_at(conn: Connection, table_id: int, snap: int) -> tuple[dict[str, in
     made a plain column a partition column, or back), the one that existed at ``snap``."""
     C = m.Column
     rows = conn.execute(
-        select(C.column_name, C.column_id, C.column_type, C.column_kind, C.type_declared, C.begin_snapshot, C.end_snapshot)
+        select(C.column_name, C.column_id, C.column_type, C.column_kind, C.type_declared, C.begin_snapshot)
         .where(C.table_id == table_id, or_(C.end_snapshot.is_(None), C.end_snapshot > snap))
         .order_by(C.column_order)
     ).all()
-    existed = {name for name, _, _, _, _, begin, _ in rows if begin <= snap}
+    existed = {name for name, _, _, _, _, begin in rows if begin <= snap}
     variant: dict[str, int] = {}
     plain: dict[str, ColumnRow] = {}
-    for name, cid, tname, kind, declared, begin, end in rows:
+    for name, cid, tname, kind, declared, begin in rows:
         if begin > snap and name in existed:
             continue
         if kind == VARIANT:
             variant[name] = int(cid)
         else:
-            plain[name] = ColumnRow(int(cid), tname, kind, bool(declared), None if end is None else int(end))
+            plain[name] = ColumnRow(int(cid), tname, kind, bool(declared))
     return variant, plain
 
 
-def ended_partition_types(conn: Connection, column_ids: Collection[int]) -> dict[int, str | None]:
-    """The type of each of these ended, undeclared partition columns: Spark's merge of every type
-    its values were ever stored as (its files are no longer live, so there are no live counters to
-    read; a superset of the types at any one snapshot, whose merge never reads a value as a type it
-    was not stored as: a file stored otherwise is judged by type-independent facts only). A NULL
-    value is stored under varchar, so a column that had one reads as a string here and its other
-    files are not pruned on it: weak, never wrong (the live counters tell NULL-only types apart;
-    nothing cheap does once they are zero)."""
+def stored_partition_types(conn: Connection, column_ids: Collection[int]) -> dict[int, str | None]:
+    """The type of each of these undeclared partition columns at a past snapshot: Spark's merge
+    of every type its values were ever stored as. The live counters say what the live files hold
+    now, not what the files live then held (a file removed since may have made the column a
+    string); every type ever stored is a superset of the types at any one snapshot, whose merge
+    never reads a value as a type it was not stored as: a file stored otherwise is judged by
+    type-independent facts only. A NULL value is stored under varchar, so a column that had one
+    reads as a string here and its other files are not pruned on it: weak, never wrong (the live
+    counters tell NULL-only types apart; nothing cheap does once they are zero)."""
     if not column_ids:
         return {}
     found: dict[int, list[str]] = defaultdict(list)
