@@ -1382,7 +1382,28 @@ def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> N
 #: Trees compiled lately, by identity (see :func:`_compiled`): id -> (tree, condition).
 _COMPILED: OrderedDict[int, tuple[BooleanExpression, Condition]] = OrderedDict()
 _COMPILED_SIZE = 512
+#: Trees larger than this (nodes plus IN-list values) are compiled every time and not kept: the
+#: API does not cache the parse of long texts or of JSON filters, so they never come back as the
+#: same object, and a 10,000-value IN list would hold about a megabyte here.
+_COMPILED_MAX_TREE = 256
 _COMPILED_LOCK = threading.Lock()
+
+
+def _small_tree(tree: BooleanExpression, budget: int = _COMPILED_MAX_TREE) -> bool:
+    """Whether ``tree`` has at most ``budget`` nodes and IN-list values (stops counting past it)."""
+    from service.pruning.expressions import And, Not, Or, SetPredicate
+
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        budget -= 1 + (len(node.literals) if isinstance(node, SetPredicate) else 0)
+        if budget < 0:
+            return False
+        if isinstance(node, And | Or):
+            stack.extend(node.children)
+        elif isinstance(node, Not):
+            stack.append(node.child)
+    return True
 
 
 def _compiled(tree: BooleanExpression) -> Condition:
@@ -1400,6 +1421,8 @@ def _compiled(tree: BooleanExpression) -> Condition:
             _COMPILED.move_to_end(key)
             return hit[1]
     cond = merge_conjunctions(compile_expression(tree))
+    if not _small_tree(tree):
+        return cond
     with _COMPILED_LOCK:
         _COMPILED[key] = (tree, cond)
         _COMPILED.move_to_end(key)

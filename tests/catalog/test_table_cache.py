@@ -146,3 +146,20 @@ def test_a_tree_is_compiled_once_by_identity_never_by_equality(catalog: Catalog,
     assert again == tree and again is not tree
     assert [c.path for c in catalog.plan("ns", "t", lambda schema: again).candidates] == ["s3://b/t/f0001.parquet"]
     assert len(compiled) == 2
+
+
+def test_large_trees_are_compiled_each_time_not_kept(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long IN list (whose parse the API does not cache either) is not held by the compiled
+    cache: the same object is compiled again."""
+    import service.pruning.conditions as conditions
+
+    catalog.create_table("ns", "t", ["v"])
+    catalog.commit("ns", "t", [_variant_file(i, 10 * i, 10 * i + 5) for i in range(3)])
+    compiled: list[object] = []
+    real = conditions.compile_expression
+    monkeypatch.setattr(conditions, "compile_expression", lambda tree: compiled.append(tree) or real(tree))
+    tree = parse_sql("variant_get(v, '$.a', 'bigint') IN (12, " + ", ".join(str(i) for i in range(1000, 2000)) + ")")
+    for _ in range(2):
+        kept = [c.path for c in catalog.plan("ns", "t", tree).candidates]
+        assert "s3://b/t/f0001.parquet" in kept and "s3://b/t/f0000.parquet" not in kept
+    assert compiled == [tree, tree]
