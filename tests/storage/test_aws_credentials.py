@@ -127,6 +127,10 @@ def test_roles_assumed_from_other_profiles_and_credential_processes(tmp_path: Pa
         "[profile lost]\nsource_profile = missing\nrole_arn = arn:aws:iam::1:role/l\n"
         "[profile both]\nsource_profile = base\ncredential_source = Environment\nrole_arn = arn:aws:iam::1:role/x\n"
         "[profile sso]\nsso_session = corp\nsso_account_id = 1\nsso_role_name = r\n"
+        "[profile keyed-role]\naws_access_key_id = KR\naws_secret_access_key = KRS\nrole_arn = arn:aws:iam::1:role/k\n"
+        "source_profile = base\n"
+        "[profile via-keyed]\nsource_profile = keyed-role\nrole_arn = arn:aws:iam::1:role/v2\n"
+        "[profile oidc-and-source]\nrole_arn = arn:aws:iam::1:role/w\nweb_identity_token_file = /tok\nsource_profile = base\n"
     )
     base = StaticSource(Credentials("B", "BS"), describe="profile base")
     got = resolve(_env(tmp_path, AWS_PROFILE="chained"), "us-east-1")
@@ -143,6 +147,11 @@ def test_roles_assumed_from_other_profiles_and_credential_processes(tmp_path: Pa
     ec2 = resolve(_env(tmp_path, AWS_PROFILE="ec2"), "us-east-1").source
     assert isinstance(ec2, AssumeRoleSource) and ec2.base == InstanceMetadataSource()
     assert resolve(_env(tmp_path, AWS_PROFILE="proc"), "us-east-1").source == ProcessSource("/opt/bin/creds --account 'a b'", "proc")
+    # As botocore: a source profile with keys lends its keys, even beside a role of its own; and a
+    # web identity token file wins over source_profile.
+    via = resolve(_env(tmp_path, AWS_PROFILE="via-keyed"), "us-east-1").source
+    assert isinstance(via, AssumeRoleSource) and via.base == StaticSource(Credentials("KR", "KRS"), describe="profile keyed-role")
+    assert isinstance(resolve(_env(tmp_path, AWS_PROFILE="oidc-and-source"), "us-east-1").source, WebIdentitySource)
     refusals = {
         "loop-a": "loop-a -> loop-b -> loop-a: source_profile goes round in a circle",
         "mfa": "asks for an MFA code",
@@ -391,7 +400,9 @@ def test_a_role_assumed_with_a_source_profiles_keys_signs(s3_server: S3Server, r
     assert isinstance(store.config.credentials, AssumeRoleSource)
     assert _read(store) == BODY
     assert [r["method"] for r in s3_server.requests()] == ["POST", "GET"]  # AssumeRole, then the read
+    s3_server.control("/_test/reset")
     assert _read(_store({**env, "AWS_PROFILE": "hop"})) == BODY  # user -> hopper -> reader
+    assert [r["method"] for r in s3_server.requests()] == ["POST", "POST", "GET"]  # two AssumeRoles
     with pytest.raises(ObjectAccessDeniedError, match="access denied"):
         _read(_store({**env, "AWS_PROFILE": "hopper"}))  # the middle role alone cannot read
     with pytest.raises(ObjectAccessDeniedError, match="access denied"):
@@ -427,7 +438,7 @@ def test_a_credential_process_signs_and_its_failures_are_typed(
     assert calls.read_text() == "x"  # run once: the credentials last until their Expiration
     with pytest.raises(ObjectAccessDeniedError, match="exited with status 3: vault: permission denied"):
         _read(_store({**env, "AWS_PROFILE": "failing"}))
-    with pytest.raises(ObjectAccessDeniedError, match=r"\(/no/such/helper\) cannot be run"):
+    with pytest.raises(ObjectAccessDeniedError, match=r"\('/no/such/helper'\) cannot be run: No such file"):
         _read(_store({**env, "AWS_PROFILE": "absent"}))
     monkeypatch.setattr("service.storage.objects.aws_credentials.PROCESS_TIMEOUT", 0.5)
     with pytest.raises(ObjectStoreUnavailableError, match="gave no answer in"):
@@ -526,6 +537,13 @@ def test_an_sso_profile_signs_and_refreshes_its_token(
     saved = json.loads(cache.read_text())
     assert (saved["accessToken"], saved["refreshToken"], saved["clientId"]) == ("fresh-token", "refresh-2", "cid")
     assert time.time() + 28000 < datetime.fromisoformat(saved["expiresAt"].replace("Z", "+00:00")).timestamp()
+    # A refresh that fails while the token still works: the token is used (as botocore does).
+    cache.write_text(json.dumps({
+        "accessToken": "fresh-token", "expiresAt": soon, "refreshToken": "rotated-away", "clientId": "cid", "clientSecret": "csecret",
+    }))  # fmt: skip
+    seen.clear()
+    assert _read(_store(env)) == BODY
+    assert seen == ["/token", "/federation/credentials?role_name=LakeReader&account_id=123456789012"]
     # Expired and not refreshable (the legacy kind has no refresh): log in again.
     legacy = _sso_cache(tmp_path, "https://old.awsapps.com/start")
     legacy.write_text(json.dumps({"accessToken": "fresh-token", "expiresAt": "2020-01-01T00:00:00UTC"}))

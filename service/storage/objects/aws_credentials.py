@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from service.errors import ObjectAccessDeniedError, ObjectStoreUnavailableError
+from service.errors import ObjectAccessDeniedError, ObjectStoreError, ObjectStoreUnavailableError
 from service.storage.objects.http import HttpSender
 from service.storage.objects.renewal import PROBE, Expiring, absent, parse_expiry, read_token_file, refused
 from service.storage.objects.sigv4 import Credentials, sign
@@ -203,9 +203,10 @@ class ProcessSource(CredentialSource):
             raise ObjectStoreUnavailableError(
                 f"{uri}: no AWS credentials: {where} gave no answer in {PROCESS_TIMEOUT:.0f} s", details={"path": uri}
             ) from None
-        except OSError as e:
+        except (OSError, ValueError) as e:  # ValueError: a NUL byte in the command
             raise ObjectAccessDeniedError(
-                f"{uri}: no AWS credentials: {where} ({argv[0]}) cannot be run: {e.strerror or e}", details={"path": uri}
+                f"{uri}: no AWS credentials: {where} ({argv[0]!r}) cannot be run: {getattr(e, 'strerror', None) or e}",
+                details={"path": uri},
             ) from None
         if done.returncode != 0:
             lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -331,9 +332,16 @@ class SsoSource(CredentialSource):
         expires = _sso_time(doc.get("expiresAt"))
         if expires is not None and expires - time.time() > SSO_REFRESH_WINDOW:
             return str(doc["accessToken"])
+        still_valid = expires is not None and expires > time.time()
         if self.oidc_url is not None and _refreshable(doc):
-            return self._refresh(http, uri, doc)
-        if expires is not None and expires > time.time():
+            try:
+                return self._refresh(http, uri, doc)
+            except ObjectStoreError as e:
+                if not still_valid:
+                    raise
+                # As botocore: a token that still works is used while the refresh fails.
+                log.warning("the SSO token of AWS profile %r could not be refreshed; it is used until it expires: %s", self.profile, e)
+        if still_valid:
             return str(doc["accessToken"])
         raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: the SSO token of AWS profile {self.profile!r} has expired: {login}", details={"path": uri})
 
@@ -355,14 +363,18 @@ class SsoSource(CredentialSource):
         if isinstance(new.get("refreshToken"), str):
             doc["refreshToken"] = new["refreshToken"]
         cache = Path(self.cache_file)
+        tmp = None
         try:
-            fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=".shredcat-", suffix=".json")
+            fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=".shredcat-", suffix=".json")  # mode 0600
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(doc, f)
-            os.chmod(tmp, 0o600)
             os.replace(tmp, cache)
+            tmp = None
         except OSError as e:
             log.warning("the refreshed SSO token could not be saved to %s (%s); it is used anyway", cache, e.strerror or e)
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)  # it holds the refresh token and the client secret
         return str(new["accessToken"])
 
 
@@ -511,7 +523,8 @@ def _profile_source(env: Mapping[str, str], name: str, values: Mapping[str, str]
             Credentials(values["aws_access_key_id"], values["aws_secret_access_key"], values.get("aws_session_token") or None),
             describe=f"profile {name}",
         )
-    if role and values.get("web_identity_token_file") and not (values.get("source_profile") or values.get("credential_source")):
+    if role and values.get("web_identity_token_file"):
+        # botocore's assume-role provider steps aside for a profile with a web identity token.
         return _web_identity(env, values["web_identity_token_file"], role, values.get("role_session_name"), region)
     if role:
         if values.get("mfa_serial"):
@@ -530,7 +543,7 @@ def _profile_source(env: Mapping[str, str], name: str, values: Mapping[str, str]
             source_values = _profile(env, source_name)
             if source_values is None:
                 raise _config_error(f"AWS profile {name!r}: its source_profile {source_name!r} is in neither {_files(env)[0]} nor {_files(env)[1]}")
-            base = _profile_source(env, source_name, source_values, region, (*via, name))
+            base = _source_profile(env, source_name, source_values, region, (*via, name))
             if base is None:
                 raise _config_error(f"AWS profile {name!r}: its source_profile {source_name!r} gives no credentials")
         elif named:
@@ -560,6 +573,19 @@ def _profile_source(env: Mapping[str, str], name: str, values: Mapping[str, str]
     return None
 
 
+def _source_profile(
+    env: Mapping[str, str], name: str, values: Mapping[str, str], region: str, via: tuple[str, ...]
+) -> CredentialSource | None:
+    """The credentials another profile's ``source_profile`` names, as botocore resolves them: its
+    keys when it has some (even beside a ``role_arn`` of its own), else whatever it gives."""
+    if values.get("aws_access_key_id") and values.get("aws_secret_access_key"):
+        return StaticSource(
+            Credentials(values["aws_access_key_id"], values["aws_secret_access_key"], values.get("aws_session_token") or None),
+            describe=f"profile {name}",
+        )
+    return _profile_source(env, name, values, region, via)
+
+
 def _sso(env: Mapping[str, str], name: str, values: Mapping[str, str]) -> SsoSource:
     """A profile's IAM Identity Center settings (an ``sso_session`` section, or the legacy keys)."""
     session = values.get("sso_session")
@@ -577,8 +603,10 @@ def _sso(env: Mapping[str, str], name: str, values: Mapping[str, str]) -> SsoSou
         raise _config_error(f"AWS profile {name!r} is an SSO profile without {', '.join(missing)}")
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     cache = home / ".aws" / "sso" / "cache" / (hashlib.sha1(cache_key.encode("utf-8")).hexdigest() + ".json")
-    portal = env.get("AWS_ENDPOINT_URL_SSO") or env.get("AWS_ENDPOINT_URL") or f"https://portal.sso.{sso_region}.amazonaws.com"
-    oidc = (env.get("AWS_ENDPOINT_URL_SSO_OIDC") or env.get("AWS_ENDPOINT_URL") or f"https://oidc.{sso_region}.amazonaws.com") if session else None
+    # Not AWS_ENDPOINT_URL, unlike botocore: here it usually names an S3-compatible store (MinIO),
+    # which must not be sent the SSO token, the refresh token and the client secret.
+    portal = env.get("AWS_ENDPOINT_URL_SSO") or f"https://portal.sso.{sso_region}.amazonaws.com"
+    oidc = (env.get("AWS_ENDPOINT_URL_SSO_OIDC") or f"https://oidc.{sso_region}.amazonaws.com") if session else None
     return SsoSource(name, values["sso_account_id"], values["sso_role_name"], sso_region or "", str(cache), portal, oidc, describe=f"profile {name} (AWS SSO)")
 
 
