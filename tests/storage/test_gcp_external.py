@@ -100,6 +100,10 @@ def _signature_is_awss(subject_token: str) -> str | None:
     headers = {h["key"]: h["value"] for h in doc["headers"]}
     if doc["method"] != "POST" or headers.get("x-goog-cloud-target-resource") != AUDIENCE:
         return f"method or audience: {doc['method']} {headers.get('x-goog-cloud-target-resource')}"
+    # Exactly google-auth's serialized headers (the session token only with temporary keys).
+    expected = {"Authorization", "host", "x-amz-date", "x-goog-cloud-target-resource"} | ({"x-amz-security-token"} if "x-amz-security-token" in headers else set())
+    if set(headers) != expected:
+        return f"headers: {sorted(headers)}"
     auth = headers.pop("Authorization")
     if "x-goog-cloud-target-resource" not in auth.split("SignedHeaders=")[1]:
         return "the audience is not signed"
@@ -145,6 +149,9 @@ class _Google:
                 g.seen.append(f"POST {path}")
                 if path == "/v1/token":
                     return self.exchange(self.form())
+                if path.startswith("/iam/") and path.endswith(":generateAccessToken") and path != f"/iam/{SA}:generateAccessToken":
+                    # The pool's principal has no Token Creator role on another service account.
+                    return self.reply(403, {"error": {"code": 403, "message": "Permission 'iam.serviceAccounts.getAccessToken' denied on another account", "status": "PERMISSION_DENIED"}})
                 if path == f"/iam/{SA}:generateAccessToken":
                     doc = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                     ok = self.headers.get("Authorization") == "Bearer federated-token" and doc == {"scope": [SCOPE], "lifetime": "1800s"}
@@ -245,7 +252,7 @@ def test_a_url_subject_token_with_a_client_and_impersonation(gcs_server: GcsServ
     assert google.seen == ["GET /subject", "POST /v1/token", f"POST /iam/{SA}:generateAccessToken"]
     # A service account the pool may not impersonate.
     doc["service_account_impersonation_url"] = f"{google.url}/iam/other@p.iam.gserviceaccount.com:generateAccessToken"
-    with pytest.raises(ObjectAccessDeniedError, match="answered HTTP 404"):
+    with pytest.raises(ObjectAccessDeniedError, match=r"answered HTTP 403: 403 \(Permission .* denied on another account\)"):
         _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "other.json", doc)))
     doc["service_account_impersonation"] = {"token_lifetime_seconds": 3600}  # not what the fake grants
     doc["service_account_impersonation_url"] = f"{google.url}/iam/{SA}:generateAccessToken"

@@ -120,7 +120,11 @@ class AwsSubject(SubjectSource):
         params = parse_qsl(parts.query, keep_blank_values=True)
         extra = {"x-goog-cloud-target-resource": audience}
         amz_date = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        signed = sign("POST", host, parts.path or "/", params, creds, region, amz_date, extra_headers=extra, service="sts")
+        # The headers google-auth serializes (host, x-amz-date, the session token, the audience),
+        # no payload hash header; the audience signed too, as Google recommends.
+        signed = sign(
+            "POST", host, parts.path or "/", params, creds, region, amz_date, extra_headers=extra, service="sts", payload_header=False
+        )
         headers = {"host": host, **extra, **signed}
         request = {
             "url": url,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 #: sha256 of the empty payload: every request signed here has no body.
@@ -24,8 +24,8 @@ ALGORITHM = "AWS4-HMAC-SHA256"
 @dataclass(frozen=True, slots=True)
 class Credentials:
     access_key: str
-    secret_key: str
-    session_token: str | None = None
+    secret_key: str = field(repr=False)
+    session_token: str | None = field(default=None, repr=False)
 
 
 def uri_encode(s: str, *, keep_slash: bool) -> str:
@@ -57,15 +57,20 @@ def sign(
     extra_headers: Mapping[str, str] | None = None,
     service: str = "s3",
     payload_sha256: str = EMPTY_SHA256,
+    payload_header: bool = True,
 ) -> dict[str, str]:
     """The headers that sign a body-less request: ``x-amz-date``, ``x-amz-content-sha256``,
     ``x-amz-security-token`` (with a session token) and ``Authorization``. ``encoded_path`` is
     the path exactly as sent (already :func:`uri_encode`-d); ``host`` as the Host header carries
     it (with a non-default port); ``amz_date`` is ``YYYYMMDDTHHMMSSZ``; ``key`` a cached
     :func:`signing_key` of that date; ``extra_headers`` more headers to sign (lower-case names);
-    ``payload_sha256`` the hex sha256 of the body, for a request with one."""
+    ``payload_sha256`` the hex sha256 of the body, for a request with one; ``payload_header``
+    False leaves out the ``x-amz-content-sha256`` header, which only S3 requires (a request
+    serialized for someone else to send, in the shape they expect)."""
     date = amz_date[:8]
-    headers = {"host": host, "x-amz-content-sha256": payload_sha256, "x-amz-date": amz_date}
+    headers = {"host": host, "x-amz-date": amz_date}
+    if payload_header:
+        headers["x-amz-content-sha256"] = payload_sha256
     if creds.session_token:
         headers["x-amz-security-token"] = creds.session_token
     if extra_headers:
