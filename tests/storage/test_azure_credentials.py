@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import logging
 import os
 import shutil
 import ssl
@@ -92,6 +93,8 @@ def test_the_azure_cli_after_managed_identity(tmp_path: Path) -> None:
     assert got == ManagedIdentitySource(fallback=AzureCliSource(str(az), "t"))
     assert resolve({"PATH": str(tmp_path / "none")}, https) == ManagedIdentitySource()
     assert resolve({}, https) == ManagedIdentitySource()  # no PATH given: not the test process's
+    # A relative entry (here one leading to that az from the working directory) is skipped.
+    assert resolve({"PATH": os.path.relpath(tmp_path)}, https) == ManagedIdentitySource()
     assert parse_cli_token(b'{"accessToken": "a", "expires_on": 1800000000, "tokenType": "Bearer"}', "u") == Expiring("a", 1.8e9)
     local = dt.datetime(2030, 1, 2, 3, 4, 5)
     assert parse_cli_token(json.dumps({"accessToken": "a", "expiresOn": "2030-01-02 03:04:05.000000"}).encode(), "u") == Expiring("a", local.timestamp())
@@ -312,7 +315,9 @@ def _fake_az(tmp_path: Path, body: str) -> str:
     return str(script)
 
 
-def test_the_azure_cli_login_signs_where_no_managed_identity_is(azurite: _Azurite, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_azure_cli_login_signs_where_no_managed_identity_is(
+    azurite: _Azurite, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setenv("SSL_CERT_FILE", str(azurite.cert))
     token = _jwt("https://storage.azure.com/")
     good = _fake_az(tmp_path, f"print(json.dumps({{'accessToken': {token!r}, 'expires_on': int(time.time()) + 3600, 'tokenType': 'Bearer'}}))")
@@ -326,10 +331,13 @@ def test_the_azure_cli_login_signs_where_no_managed_identity_is(azurite: _Azurit
             store.close()
 
     assert read(AzureCliSource(good)) == BODY
+    # Logged out (most machines that merely have az): anonymous as before, said in the log.
     (tmp_path / "out").mkdir()
     logged_out = _fake_az(tmp_path / "out", "print(\"ERROR: Please run 'az login' to setup account.\", file=sys.stderr); sys.exit(1)")
-    with pytest.raises(ObjectAccessDeniedError, match=r"Please run 'az login' to setup account.\); run `az login`"):
+    with caplog.at_level(logging.INFO, logger="service.storage.objects.renewal"), pytest.raises(ObjectStoreError) as e:
         read(AzureCliSource(logged_out))
+    assert e.value.details["reason"] in ("denied", "not_found"), e.value.message  # Azurite refuses anonymous reads
+    assert any("Please run 'az login'" in r.getMessage() and "go anonymous" in r.getMessage() for r in caplog.records)
 
 
 def test_app_service_managed_identity(azurite: _Azurite, entra: tuple[_Entra, Path], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,7 +14,8 @@ Looked for in this order (the first that is configured wins):
    anonymous requests as with nothing configured, asked again an hour later.
 4. **The Azure CLI's login** (a developer's machine), when ``az`` is on the ``PATH`` and there is no
    managed identity: ``az account get-access-token`` (``AZURE_TENANT_ID`` naming the tenant), run
-   without a shell, 30 s at most; not logged in is an error saying to run ``az login``.
+   without a shell, 30 s at most; not logged in means anonymous requests (logged, asked again an
+   hour later), as without the CLI.
 
 Tokens come from ``AZURE_AUTHORITY_HOST`` (default ``https://login.microsoftonline.com``) for the
 scope ``https://storage.azure.com/.default`` and are renewed before they expire
@@ -25,6 +26,7 @@ endpoint (Azurite without TLS) gets none: 1 and 2 are then an error, 3 is not tr
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Mapping
@@ -178,11 +180,13 @@ class AzureCliSource(TokenSource):
                 f"{uri}: no credentials: the Azure CLI ({self.az}) gave no token in {CLI_TIMEOUT:.0f} s", details={"path": uri}
             ) from None
         except OSError as e:
-            raise ObjectAccessDeniedError(f"{uri}: no credentials: the Azure CLI ({self.az}) cannot be run: {e.strerror or e}", details={"path": uri}) from None
+            return absent(f"the Azure CLI ({self.az}) cannot be run ({e.strerror or e}): blob requests go anonymous")
         if done.returncode != 0:
+            # Not logged in, as on most machines that merely have az: anonymous, as before the CLI
+            # was asked (public containers stay readable), and said once an hour.
             lines = [ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
             why = lines[-1].strip()[:300] if lines else f"exit status {done.returncode}"
-            raise ObjectAccessDeniedError(f"{uri}: no credentials: the Azure CLI gave no token ({why}); run `az login`", details={"path": uri})
+            return absent(f"the Azure CLI gave no token ({why}): blob requests go anonymous; run `az login` to use its login")
         return parse_cli_token(done.stdout, uri)
 
 
@@ -227,7 +231,10 @@ def resolve(env: Mapping[str, str], endpoint: str) -> TokenSource | None:
     elif env.get("IDENTITY_ENDPOINT") and env.get("IDENTITY_HEADER"):
         source = ManagedIdentitySource(env["IDENTITY_ENDPOINT"], env["IDENTITY_HEADER"], client)
     elif https:
-        az = shutil.which("az", path=env.get("PATH") or "")  # "": no PATH, no az (never the process's own)
+        # Absolute PATH entries only (a relative one would depend on the working directory); no
+        # PATH in the environment given: no az (never the process's own).
+        path = os.pathsep.join(d for d in (env.get("PATH") or "").split(os.pathsep) if os.path.isabs(d))
+        az = shutil.which("az", path=path)
         return ManagedIdentitySource(client_id=client, fallback=None if az is None else AzureCliSource(az, tenant or None))
     if source is not None and not https:
         raise FileAccessError(
