@@ -39,7 +39,7 @@ def _in(zone: Any, sql: str) -> Any:
 
 
 def test_zone_names() -> None:
-    for utc in (None, "", "UTC", "utc", "Z", "GMT", "Etc/UTC", "+00:00", "UTC+0", "-00"):
+    for utc in (None, "", "UTC", "utc", "UT", "Z", "GMT", "Etc/UTC", "+00:00", "UTC+0", "UT+0", "-00"):
         assert session_zone(utc) is SESSION_UTC, utc
     assert session_zone("+05:30").instant(0) == -(5 * 3600 + 1800) * 1_000_000
     assert session_zone("GMT-8").instant(0) == 8 * 3600 * 1_000_000

@@ -97,12 +97,18 @@ def start_server(
 @contextlib.contextmanager
 def running_server(env: Mapping[str, str], log_path: Path, **kw: Any) -> Iterator[Server]:
     server = start_server(env, log_path, **kw)
+    failed = False
     try:
         yield server
-    except BaseException:
-        # A failing test shows what the server said (a 500's traceback): pytest prints it.
-        tail = log_path.read_text(errors="replace")[-8000:]
-        sys.stderr.write(f"--- the server's log {log_path}, last 8,000 characters ---\n{tail}\n")
+    except Exception:  # a failure, not pytest.skip (a BaseException)
+        failed = True
         raise
     finally:
         server.stop()
+        if failed:
+            # A failing test shows what the server said (a 500's traceback), all of it once stopped.
+            try:
+                tail = log_path.read_text(errors="replace")[-8000:]
+            except OSError as e:
+                tail = f"(cannot be read: {e})"
+            sys.stderr.write(f"--- the server's log {log_path}, last 8,000 characters ---\n{tail}\n")
