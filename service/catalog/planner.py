@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from itertools import pairwise
@@ -982,8 +983,17 @@ def _key_scan(planner: _Planner, condition: Condition) -> _KeyScan | None:
         return None
     test = condition.test_for(rows[0].shredded_type)
     branches = visit_test(test, _RowClauses(planner, rows[0]))
+    clause = " OR ".join(f"({b})" for b in branches) if branches else "1=0"
+    if not set(_ROW_COLUMN.findall(clause)) <= _SCANNED_COLUMNS:
+        # The scan reads the file-order index's columns only (IS NULL needs null_count).
+        return None
     planner.count(1)
-    return _KeyScan(rows[0], test, " OR ".join(f"({b})" for b in branches) if branches else "1=0")
+    return _KeyScan(rows[0], test, clause)
+
+
+#: The columns a key scan's rows carry, and how a row clause names a column of ``s``.
+_SCANNED_COLUMNS = frozenset(PATH_FILE_COLUMNS)
+_ROW_COLUMN = re.compile(r"\bs\.([a-z_]+)")
 
 
 #: At most this many id runs per scan: runs closer together than the gaps left are scanned as one.

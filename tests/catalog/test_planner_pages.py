@@ -56,6 +56,8 @@ PREDICATES = [
     f"NOT ({A} BETWEEN 1000 AND 4000)",
     f"{C} = 'k3'",  # a path missing from some files: files without a row are kept
     f"{C} IS NULL",
+    f"{A} IS NULL",  # a key every file has: its file-order index lacks null_count, so not scanned
+    f"{B} IS NULL",  # every 37th file is all NULL
     f"{B} IS NOT NULL AND {A} > 4000",
     f"{A} IN (5, 1500, 5999)",
     f"{D} > 'n5'",  # strings on every file: keys the file-order index does not hold (walked)
