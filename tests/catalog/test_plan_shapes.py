@@ -15,14 +15,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.catalog import Catalog
+from service.catalog import Catalog, models
 from service.errors import ShredcatError
 from service.pruning.evaluator import FileEvaluator, stats_by_path
 from service.pruning.parse_sql import parse_sql
 from service.storage.partitions import partition_stats
 from tests.catalog.factories import DATE, DEC, FLOAT64, INT64, VARCHAR, cs, dec, fs, ps, with_columns
 
-N = 12
+#: Files in the table, and data file ids per zone map entry: a few files, and enough files in
+#: small zones for ranges to go through the zone maps and their runs.
+LAYOUTS = [(12, None), (64, 4)]
 
 #: (term, a few literals of its type) per kind of term and key family.
 TERMS = {
@@ -47,9 +49,9 @@ SHAPES = [
 ]  # fmt: skip
 
 
-def _files() -> list:
+def _files(n: int) -> list:
     out = []
-    for i in range(N):
+    for i in range(n):
         nulls = 3 if i % 4 == 0 else 0
         paths = [
             ps('"i"', INT64, 4 * i, 4 * i + 3, nulls=nulls),
@@ -61,7 +63,7 @@ def _files() -> list:
         if i % 3:
             paths.append(ps('"sparse"', INT64, i, i + 1))
         paths.append(ps('"mixed"', INT64 if i % 2 else VARCHAR, i if i % 2 else "a", i + 1 if i % 2 else "b"))
-        f = fs(f"s3://b/t/p={i % 4}/pd=2024-01-{1 + i % 9:02d}/f{i:02d}.parquet", *paths)
+        f = fs(f"s3://b/t/p={i % 4}/pd=2024-01-{1 + i % 9:02d}/f{i:03d}.parquet", *paths)
         out.append(
             with_columns(
                 f,
@@ -74,18 +76,22 @@ def _files() -> list:
     return out
 
 
-@pytest.fixture
-def cat(catalog_url: str) -> Iterator[Catalog]:
+@pytest.fixture(params=LAYOUTS, ids=lambda layout: f"{layout[0]}files")
+def cat(request: pytest.FixtureRequest, catalog_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Catalog, int]]:
+    n, zone = request.param
+    if zone is not None:
+        monkeypatch.setattr(models, "ZONE_FILES", zone)
     c = Catalog(catalog_url)
     c.create_table("ns", "t", ["v"])
-    c.commit("ns", "t", _files())
-    yield c
+    c.commit("ns", "t", _files(n))
+    yield c, n
     c.close()
 
 
-def test_every_shape_on_every_term_plans(cat: Catalog) -> None:
+def test_every_shape_on_every_term_plans(cat: tuple[Catalog, int]) -> None:
+    cat, n = cat
     schema = cat.table_schema("ns", "t")
-    stored = {f.path: cat.file_stats("ns", "t", f.path) for f in _files()}
+    stored = {f.path: cat.file_stats("ns", "t", f.path) for f in _files(n)}
     planned = 0
     for (term, literals), shape in itertools.product(TERMS.items(), SHAPES):
         a, b = literals[0], literals[-1]
