@@ -49,7 +49,7 @@ from service.catalog import models
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH, PATH_FILE_COLUMNS
 from service.catalog.results import Candidate, FileExplanation, PlannedFile, PlannedFilesPage, PlanResult
-from service.errors import BadInputError, LimitExceededError, NotFoundError
+from service.errors import BadInputError, LimitExceededError, NotFoundError, ShredcatError
 from service.pruning.conditions import (
     AllOf,
     AnyOf,
@@ -727,15 +727,45 @@ def _fingerprint(condition: Condition, table_id: int) -> str:
 
 def decode_plan_token(token: str) -> tuple[int, int, str]:
     """(last data_file_id, pinned snapshot, fingerprint) of a page token."""
-    invalid = BadInputError("invalid page token", details={"field": "page-token"})
-    doc = pagetoken.decode(token, invalid)
+    doc = _token_doc(token)
     try:
         after, snapshot, fp = doc["a"], doc["s"], doc["f"]
     except (KeyError, TypeError):
-        raise invalid from None
+        raise _invalid_token() from None
     if not (_is_int(after) and _is_int(snapshot) and isinstance(fp, str)):
-        raise invalid
+        raise _invalid_token()
     return after, snapshot, fp
+
+
+def plan_token_partition_types(token: str) -> dict[str, ShreddedType | None] | None:
+    """The partition column types the first page of a page token was planned with (None: the
+    token carries none). Later pages read the predicate with them, so that a commit between pages
+    (which may change an undeclared partition column's inferred type) cannot change its tree."""
+    raw = _token_doc(token).get("pt")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise _invalid_token()
+    out: dict[str, ShreddedType | None] = {}
+    for name, tname in raw.items():
+        if tname is not None and not isinstance(tname, str):
+            raise _invalid_token()
+        try:
+            out[str(name)] = None if tname is None else ShreddedType.parse(tname)
+        except ShredcatError:
+            raise _invalid_token() from None
+    return out
+
+
+def _invalid_token() -> BadInputError:
+    return BadInputError("invalid page token", details={"field": "page-token"})
+
+
+def _token_doc(token: str) -> dict[str, Any]:
+    doc = pagetoken.decode(token, _invalid_token())
+    if not isinstance(doc, dict):
+        raise _invalid_token()
+    return doc
 
 
 def _is_int(v: object) -> bool:
@@ -810,7 +840,12 @@ def plan_in(
     more = len(rows) > page_size
     rows = rows[:page_size]
     candidates = tuple([Candidate(r[1], r[2], r[3], r[0]) for r in rows])
-    next_token = pagetoken.encode({"a": candidates[-1].data_file_id, "s": snapshot, "f": fp}) if more else None
+    next_token = None
+    if more:
+        doc: dict[str, Any] = {"a": candidates[-1].data_file_id, "s": snapshot, "f": fp}
+        if partition_types:
+            doc["pt"] = {n: None if pt is None else pt.name for n, pt in partition_types.items()}
+        next_token = pagetoken.encode(doc)
 
     considered = pruned = kept = rows_skipped = bytes_skipped = None
     if page_token is None:
@@ -1388,5 +1423,6 @@ __all__ = [
     "partition_row_usable",
     "plan_files_in",
     "plan_in",
+    "plan_token_partition_types",
     "restrict_partition_leaves",
 ]

@@ -1056,13 +1056,18 @@ class Catalog:
                 self._tables.put("columns_at", key, hit)
         variant, plain = hit
         inferred = any(c.partition and not c.declared for c in plain.values())
-        if not inferred and dict(variant) == dict(t.columns) and dict(plain) == dict(t.plain):
-            return t  # the same columns of the same types: the current schema serves
-        # Its own metadata key: the schema cached for it is not the current one.
+        if dict(variant) == dict(t.columns) and dict(plain) == dict(t.plain):
+            # The same columns: the current schema serves, unless a partition column's type is
+            # inferred (typed for the past by _schema, under a key of its own). The metadata key
+            # stays: what is cached by it (the paths' dictionary rows) is the same at any snapshot.
+            return replace(t, as_of=snapshot_id) if inferred else t
+        # Other columns (a relayout since): another key, since names may map to other column ids.
         return replace(t, columns=variant, plain=plain, metadata_key=key, as_of=snapshot_id)
 
     def _schema(self, conn: Connection, t: repo.TableRow) -> TableSchema:
         key = t.metadata_key
+        if key is not None and t.as_of is not None:
+            key = (*key, "schema at", t.as_of)
         hit = None if key is None else self._tables.get("schema", key)
         if hit is not None:
             return hit
@@ -1074,7 +1079,7 @@ class Catalog:
             merged = repo.partition_types_of(conn, [t.table_id]).get(t.table_id, {})
         elif inferred:
             # At a past snapshot, typed by every type ever stored (the live files are not those).
-            merged = {inferred[cid]: tname for cid, tname in repo.stored_partition_types(conn, inferred).items()}
+            merged = {inferred[cid]: tname for cid, tname in repo.stored_partition_types(conn, t.table_id, inferred).items()}
         cols = {}
         for name, c in t.plain.items():
             tname = merged.get(name, c.type_name) if c.partition and not c.declared else c.type_name
@@ -1134,6 +1139,8 @@ class Catalog:
             t = found if found is not None else repo.require_table(conn, namespace, table, cache=self._tables)
             t = self._as_of(conn, t, snapshot_id if page_token is None else _token_snapshot(page_token))
             schema = self._schema(conn, t)
+            if page_token is not None:
+                schema = _with_token_types(schema, page_token)
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             cond = condition if condition is not None else _compiled(tree)  # type: ignore[arg-type]
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
@@ -1386,18 +1393,23 @@ _COMPILED_SIZE = 512
 #: API does not cache the parse of long texts or of JSON filters, so they never come back as the
 #: same object, and a 10,000-value IN list would hold about a megabyte here.
 _COMPILED_MAX_TREE = 256
+_COMPILED_MAX_TEXT = 4096
 _COMPILED_LOCK = threading.Lock()
 
 
 def _small_tree(tree: BooleanExpression, budget: int = _COMPILED_MAX_TREE) -> bool:
-    """Whether ``tree`` has at most ``budget`` nodes and IN-list values (stops counting past it)."""
-    from service.pruning.expressions import And, Not, Or, SetPredicate
+    """Whether ``tree`` has at most ``budget`` nodes and IN-list values, and literals of at most
+    :data:`_COMPILED_MAX_TEXT` characters in all (stops counting past either)."""
+    from service.pruning.expressions import And, LiteralPredicate, Not, Or, SetPredicate
 
+    text = _COMPILED_MAX_TEXT
     stack = [tree]
     while stack:
         node = stack.pop()
         budget -= 1 + (len(node.literals) if isinstance(node, SetPredicate) else 0)
-        if budget < 0:
+        values = node.literals if isinstance(node, SetPredicate) else (node.literal,) if isinstance(node, LiteralPredicate) else ()
+        text -= sum(len(v) for v in values if isinstance(v, str | bytes))
+        if budget < 0 or text < 0:
             return False
         if isinstance(node, And | Or):
             stack.extend(node.children)
@@ -1429,6 +1441,21 @@ def _compiled(tree: BooleanExpression) -> Condition:
         while len(_COMPILED) > _COMPILED_SIZE:
             _COMPILED.popitem(last=False)
     return cond
+
+
+def _with_token_types(schema: TableSchema, page_token: str) -> TableSchema:
+    """``schema`` with the partition column types the token's first page was planned with: a
+    commit between pages may change an inferred type, which would change the predicate's tree."""
+    from service.catalog.planner import plan_token_partition_types
+    from service.pruning.schema import ColumnInfo, TableSchema
+
+    types = plan_token_partition_types(page_token)
+    if not types:
+        return schema
+    cols = {
+        n: ColumnInfo(n, types[n], True) if c.partition and n in types else c for n, c in schema.columns.items()
+    }
+    return TableSchema(schema.variant_columns, MappingProxyType(cols))
 
 
 def _token_snapshot(page_token: str) -> int:

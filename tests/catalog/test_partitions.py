@@ -13,7 +13,7 @@ import pytest
 
 from service.catalog import Catalog
 from service.catalog.repository import require_table
-from service.errors import InvalidStatsError, UnknownColumnError
+from service.errors import BadInputError, InvalidStatsError, UnknownColumnError
 from service.pruning import expressions as E
 from service.pruning.conditions import LeafCondition, compile_expression
 from service.pruning.evaluator import interpret, stats_by_path
@@ -184,6 +184,35 @@ def test_a_past_snapshot_types_a_partition_column_as_its_files_then_did(catalog:
     assert catalog.table_schema("ns", "t").columns["p"].type == INT32  # today: an int
     assert _sql(catalog, "p > '05'") == []  # 1 > 5 is false: right for today's files
     assert _sql(catalog, "p > '05'", snapshot_id=first) == [one.path, text.path]
+
+
+def test_pages_keep_the_first_pages_partition_types_across_a_commit(catalog: Catalog) -> None:
+    """A commit between pages may change an inferred partition type (here int to string, and the
+    first page's snapshot becomes a past one): later pages read the predicate with the types the
+    first page was planned with, so the token stays valid and the pages make one answer."""
+    catalog.create_table("ns", "t", ["v"])
+    files = [_f(f"s3://b/t/p={v}/f{i}.parquet") for i, v in enumerate(["1", "2", "3", "__HIVE_DEFAULT_PARTITION__", "4"])]
+    catalog.commit("ns", "t", files)
+
+    def plan(**kw: Any) -> Any:
+        return catalog.plan("ns", "t", lambda schema: parse_sql("p > 1", schema=schema), page_size=1, **kw)
+
+    first = plan()
+    catalog.commit("ns", "t", [_f("s3://b/t/p=abc/f9.parquet")])
+    assert catalog.table_schema("ns", "t").columns["p"].type == VARCHAR  # now a string column
+    got = [c.path for c in first.candidates]
+    token = first.next_page_token
+    while token is not None:
+        page = plan(page_token=token)
+        got += [c.path for c in page.candidates]
+        token = page.next_page_token
+    assert got == [files[1].path, files[2].path, files[4].path]  # 2, 3, 4 as ints, at the first snapshot
+    # A token whose types were tampered with is refused, not used.
+    from service.pagetoken import decode, encode
+
+    doc = decode(first.next_page_token or "", ValueError())
+    with pytest.raises(BadInputError, match="invalid page token"):
+        plan(page_token=encode({**doc, "pt": {"p": "not-a-type"}}))
 
 
 def test_a_replacement_may_swap_plain_and_partition_columns_or_drop_the_layout(catalog: Catalog) -> None:

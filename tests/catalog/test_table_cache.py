@@ -163,3 +163,8 @@ def test_large_trees_are_compiled_each_time_not_kept(catalog: Catalog, monkeypat
         kept = [c.path for c in catalog.plan("ns", "t", tree).candidates]
         assert "s3://b/t/f0001.parquet" in kept and "s3://b/t/f0000.parquet" not in kept
     assert compiled == [tree, tree]
+    # One node, but a long literal: not kept either.
+    long = parse_sql(f"variant_get(v, '$.a', 'string') = '{'x' * 5000}'")
+    for _ in range(2):
+        catalog.plan("ns", "t", long)
+    assert compiled[2:] == [long, long]

@@ -164,7 +164,7 @@ def columns_at(conn: Connection, table_id: int, snap: int) -> tuple[dict[str, in
     return variant, plain
 
 
-def stored_partition_types(conn: Connection, column_ids: Collection[int]) -> dict[int, str | None]:
+def stored_partition_types(conn: Connection, table_id: int, column_ids: Collection[int]) -> dict[int, str | None]:
     """The type of each of these undeclared partition columns at a past snapshot: Spark's merge
     of every type its values were ever stored as. The live counters say what the live files hold
     now, not what the files live then held (a file removed since may have made the column a
@@ -178,7 +178,10 @@ def stored_partition_types(conn: Connection, column_ids: Collection[int]) -> dic
     found: dict[int, list[str]] = defaultdict(list)
     VP = m.VariantPath
     for cid, tname in conn.execute(
-        select(VP.column_id, VP.shredded_type).where(VP.column_id.in_(list(column_ids)), VP.variant_path == m.COLUMN_KEY_PATH)
+        # table_id first: the dictionary's one index leads with it.
+        select(VP.column_id, VP.shredded_type).where(
+            VP.table_id == table_id, VP.column_id.in_(list(column_ids)), VP.variant_path == m.COLUMN_KEY_PATH
+        )
     ):
         found[int(cid)].append(tname)
     return {cid: merge_type_names(names) for cid, names in found.items()}
