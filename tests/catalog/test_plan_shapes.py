@@ -11,11 +11,13 @@ has did, with "no such column: s.null_count"). This test walks the whole grid.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
 
 from service.catalog import Catalog, models
+from service.catalog import planner as P
 from service.errors import ShredcatError
 from service.pruning.evaluator import FileEvaluator, stats_by_path
 from service.pruning.parse_sql import parse_sql
@@ -88,8 +90,12 @@ def cat(request: pytest.FixtureRequest, catalog_url: str, monkeypatch: pytest.Mo
     c.close()
 
 
-def test_every_shape_on_every_term_plans(cat: tuple[Catalog, int]) -> None:
+def test_every_shape_on_every_term_plans(cat: tuple[Catalog, int], monkeypatch: pytest.MonkeyPatch) -> None:
     cat, n = cat
+    routes: Counter[str] = Counter()
+    for route in ("_zones", "_scan", "_walk", "_set_rows"):
+        real = getattr(P, route)
+        monkeypatch.setattr(P, route, lambda *a, _real=real, _route=route, **k: routes.update([_route]) or _real(*a, **k))
     schema = cat.table_schema("ns", "t")
     stored = {f.path: cat.file_stats("ns", "t", f.path) for f in _files(n)}
     planned = 0
@@ -119,3 +125,6 @@ def test_every_shape_on_every_term_plans(cat: tuple[Catalog, int]) -> None:
                 if evaluator.evaluate(stats_by_path(rows)).might_match:
                     assert path in kept, f"Should not skip: {path} for {sql}"
     assert planned > 300, planned
+    # Every route was taken (the large layout's zone maps included), or the grid proves less.
+    want = {"_scan", "_walk", "_set_rows"} | ({"_zones"} if n > 12 else set())
+    assert want <= {r for r, k in routes.items() if k}, routes

@@ -100,8 +100,10 @@ def running_server(env: Mapping[str, str], log_path: Path, **kw: Any) -> Iterato
     failed = False
     try:
         yield server
-    except Exception:  # a failure, not pytest.skip (a BaseException)
-        failed = True
+    except BaseException as e:
+        import pytest
+
+        failed = not isinstance(e, pytest.skip.Exception)  # pytest.fail counts; a skip does not
         raise
     finally:
         server.stop()
