@@ -234,6 +234,12 @@ class VariantPath(Base):
     max_width_num: Mapped[int | None] = mapped_column(BigInteger, default=0)
     #: Max over files ever committed of (max_real - min_real), rounded up; NULL = unbounded.
     max_width_real: Mapped[float | None] = mapped_column(Double, default=0.0)
+    #: A file committed with this key held a value that is not NULL (kept when the files go): a
+    #: partition column's types at a past snapshot are those its values were ever stored as, and
+    #: a NULL value (``__HIVE_DEFAULT_PARTITION__``, stored under varchar) is no type. Migration
+    #: 0008 filled it from the stats rows for plain and partition column keys, and from the live
+    #: counters for Variant paths, which do not read it.
+    had_values: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 #: The dictionary's plain and partition column keys (the "path" of the column itself).

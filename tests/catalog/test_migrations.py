@@ -12,7 +12,7 @@ from service.catalog.db import current_revision, downgrade, make_engine, schema_
 from service.catalog.models import Base
 
 REPO = Path(__file__).resolve().parents[2]
-HEAD = "0007"
+HEAD = "0008"
 
 
 def _tables(url: str) -> set[str]:
@@ -118,3 +118,29 @@ def test_commit_keys_get_a_principal_and_a_wider_primary_key(empty_db_url: str) 
     assert _keys(empty_db_url) == [(table_id, "-", "k1", "r1")]
     upgrade_to_head(empty_db_url)
     assert schema_drift(empty_db_url) == []
+
+
+def test_keys_that_had_values_are_found_by_the_upgrade(empty_db_url: str) -> None:
+    """0007 -> 0008: a partition column's key had values if any stats row of it held one, even of
+    a file removed since; the key of NULL values (varchar) had none."""
+    from sqlalchemy import text
+
+    from service.catalog import Catalog
+    from service.catalog.db import make_engine
+    from tests.catalog.factories import fs, ps
+
+    upgrade_to_head(empty_db_url)
+    with Catalog(empty_db_url) as catalog:
+        catalog.create_table("ns", "t", ["v"])
+        files = [fs(f"s3://b/t/p={v}/f{i}.parquet", ps()) for i, v in enumerate(["1", "__HIVE_DEFAULT_PARTITION__"])]
+        catalog.commit("ns", "t", files)
+        catalog.remove("ns", "t", [files[0].path])  # the int is gone; the NULL (under varchar) stays
+    downgrade(empty_db_url, "0007")
+    upgrade_to_head(empty_db_url)
+    engine = make_engine(empty_db_url)
+    try:
+        with engine.connect() as conn:
+            got = dict(conn.execute(text("SELECT shredded_type, had_values FROM shredcat_variant_path WHERE variant_path = ''")).all())
+    finally:
+        engine.dispose()
+    assert {k: bool(v) for k, v in got.items()} == {"int32": True, "varchar": False}

@@ -156,17 +156,18 @@ def test_replacing_every_live_file_may_change_the_layout(catalog: Catalog) -> No
     assert_consistent(catalog, "ns", "t")
 
 
-def test_an_ended_partition_column_with_nulls_stays_sound_at_past_snapshots(catalog: Catalog) -> None:
+def test_an_ended_partition_column_with_nulls_keeps_its_type_at_past_snapshots(catalog: Catalog) -> None:
     """A NULL partition value (``__HIVE_DEFAULT_PARTITION__``) has no type but is stored under
-    varchar: an ended column's type is merged over every stored type, so with one it reads as a
-    string and its int-stored files are never pruned on it (weak, never wrong)."""
+    varchar: an ended column's type is merged over the types that held a value, so it stays an
+    int at the past snapshot and prunes there as it did then."""
     catalog.create_table("ns", "t", ["v"])
     old = [_f("s3://b/t/n=1/f1.parquet"), _f("s3://b/t/n=__HIVE_DEFAULT_PARTITION__/f2.parquet"), _f("s3://b/t/n=3/f3.parquet")]
     first = catalog.commit("ns", "t", old).snapshot_id
     assert _sql(catalog, "n = 3") == [old[2].path]  # live: the NULL's type is no type
     catalog.commit("ns", "t", [_f("s3://b/t/k=1/g.parquet")], remove=[f.path for f in old])
-    assert old[2].path in _sql(catalog, "n = 3", snapshot_id=first)
-    assert old[1].path in _sql(catalog, "n IS NULL", snapshot_id=first)
+    assert _sql(catalog, "n = 3", snapshot_id=first) == [old[2].path]
+    assert _sql(catalog, "n IS NULL", snapshot_id=first) == [old[1].path]
+    assert _sql(catalog, "n > 1", snapshot_id=first) == [old[2].path]
     with pytest.raises(UnknownColumnError, match="'n'"):
         _sql(catalog, "n = 3")
 

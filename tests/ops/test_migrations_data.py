@@ -113,10 +113,11 @@ def _seed_at_head_then_down_to(revision: str) -> Callable[[str], None]:
     return seed
 
 
-#: revision -> how to fill a database at that revision (default: the head library). Since 0007
-#: the library writes zone maps with every stats row, so every earlier revision is seeded at head.
+#: revision -> how to fill a database at that revision (default: the head library). The library
+#: writes zone maps with every stats row since 0007 and the keys' ``had_values`` since 0008, so
+#: every earlier revision is seeded at head.
 SEEDERS: dict[str, Callable[[str], None]] = {
-    r: _seed_at_head_then_down_to(r) for r in REVISIONS[: REVISIONS.index("0007")]
+    r: _seed_at_head_then_down_to(r) for r in REVISIONS[: REVISIONS.index("0008")]
 }
 #: Revisions whose seeding loses nothing a reader sees on the way down (only zone maps, which the
 #: upgrade rebuilds): the upgrade must give back exactly what the seed wrote.

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, case, func, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, case, func, insert, or_, select, update
 
 from service.catalog import models as m
 from service.catalog.encode import Width
@@ -105,6 +105,7 @@ def ensure_paths(
                 "variant_path": vp,
                 "shredded_type": tname,
                 **dict.fromkeys(COUNTER_COLUMNS, 0),
+                "had_values": False,
                 "max_width_num": 0,
                 "max_width_real": 0.0,
             }
@@ -120,10 +121,12 @@ def ensure_paths(
     return out
 
 
+#: Once a commit adds a value that is not NULL under a key, it had values (removals leave it).
+_HAD_VALUES = or_(VP.had_values, bindparam("d_live_value_count") > 0)
 _UPDATE_COUNTERS = (
     update(VP)
     .where(VP.path_id == bindparam("p_path_id"))
-    .values({**{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTER_COLUMNS}})
+    .values({**{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTER_COLUMNS}, "had_values": _HAD_VALUES})
 )
 _UPDATE_COUNTERS_AND_WIDTHS = (
     update(VP)
@@ -131,6 +134,7 @@ _UPDATE_COUNTERS_AND_WIDTHS = (
     .values(
         {
             **{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTER_COLUMNS},
+            "had_values": _HAD_VALUES,
             "max_width_num": bindparam("p_width_num", type_=VP.max_width_num.type),
             "max_width_real": bindparam("p_width_real", type_=VP.max_width_real.type),
         }

@@ -170,9 +170,8 @@ def stored_partition_types(conn: Connection, table_id: int, column_ids: Collecti
     now, not what the files live then held (a file removed since may have made the column a
     string); every type ever stored is a superset of the types at any one snapshot, whose merge
     never reads a value as a type it was not stored as: a file stored otherwise is judged by
-    type-independent facts only. A NULL value is stored under varchar, so a column that had one
-    reads as a string here and its other files are not pruned on it: weak, never wrong (the live
-    counters tell NULL-only types apart; nothing cheap does once they are zero)."""
+    type-independent facts only. A NULL value is stored under varchar but is no type: only types
+    that held a value count (:attr:`~service.catalog.models.VariantPath.had_values`)."""
     if not column_ids:
         return {}
     found: dict[int, list[str]] = defaultdict(list)
@@ -180,7 +179,10 @@ def stored_partition_types(conn: Connection, table_id: int, column_ids: Collecti
     for cid, tname in conn.execute(
         # table_id first: the dictionary's one index leads with it.
         select(VP.column_id, VP.shredded_type).where(
-            VP.table_id == table_id, VP.column_id.in_(list(column_ids)), VP.variant_path == m.COLUMN_KEY_PATH
+            VP.table_id == table_id,
+            VP.column_id.in_(list(column_ids)),
+            VP.variant_path == m.COLUMN_KEY_PATH,
+            VP.had_values.is_(True),  # a NULL value is no type
         )
     ):
         found[int(cid)].append(tname)
