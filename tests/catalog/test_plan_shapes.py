@@ -11,8 +11,10 @@ has did, with "no such column: s.null_count"). This test walks the whole grid.
 from __future__ import annotations
 
 import itertools
+import random
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -90,41 +92,85 @@ def cat(request: pytest.FixtureRequest, catalog_url: str, monkeypatch: pytest.Mo
     c.close()
 
 
+def _planned(cat: Catalog, sql: str, snapshot: int | None = None) -> set[str]:
+    """Every candidate of ``sql``, page by page (5 a page, counts asked on the first)."""
+    try:
+        res = cat.plan("ns", "t", lambda s: parse_sql(sql, schema=s), page_size=5, counts=True, snapshot_id=snapshot)
+        kept = {c.path for c in res.candidates}
+        token = res.next_page_token
+        while token is not None:
+            page = cat.plan("ns", "t", lambda s: parse_sql(sql, schema=s), page_size=5, page_token=token)
+            kept |= {c.path for c in page.candidates}
+            token = page.next_page_token
+    except ShredcatError as e:
+        raise AssertionError(f"{sql}: {e.http_status} {e}") from e
+    return kept
+
+
+def _check(cat: Catalog, sql: str, stored: dict[str, Any], snapshot: int | None = None) -> bool:
+    """Plan ``sql`` and check it keeps every file of ``stored`` (those live at ``snapshot``) the
+    evaluator keeps; False when the predicate is refused (a 4xx) before planning."""
+    schema = cat.table_schema("ns", "t")
+    try:
+        tree = parse_sql(sql, schema=schema)
+    except ShredcatError as e:
+        assert e.http_status < 500, (sql, e)
+        return False
+    kept = _planned(cat, sql, snapshot)
+    assert kept <= set(stored), (sql, kept - set(stored))
+    evaluator = FileEvaluator(tree)
+    for path, s in stored.items():
+        rows = [*s.paths, *s.columns, *(partition_stats(v, s.record_count) for v in s.partitions)]
+        if evaluator.evaluate(stats_by_path(rows)).might_match:
+            assert path in kept, f"Should not skip: {path} for {sql} at snapshot {snapshot}"
+    return True
+
+
+def _singles() -> list[str]:
+    out = []
+    for (term, literals), shape in itertools.product(TERMS.items(), SHAPES):
+        a, b = literals[0], literals[-1]
+        out += [shape.format(t=term, a=a, b=b), shape.format(t=term, a=b, b=a)]
+    return out
+
+
 def test_every_shape_on_every_term_plans(cat: tuple[Catalog, int], monkeypatch: pytest.MonkeyPatch) -> None:
     cat, n = cat
     routes: Counter[str] = Counter()
     for route in ("_zones", "_scan", "_walk", "_set_rows"):
         real = getattr(P, route)
         monkeypatch.setattr(P, route, lambda *a, _real=real, _route=route, **k: routes.update([_route]) or _real(*a, **k))
-    schema = cat.table_schema("ns", "t")
     stored = {f.path: cat.file_stats("ns", "t", f.path) for f in _files(n)}
-    planned = 0
-    for (term, literals), shape in itertools.product(TERMS.items(), SHAPES):
-        a, b = literals[0], literals[-1]
-        for lit_a, lit_b in ((a, b), (b, a)):
-            sql = shape.format(t=term, a=lit_a, b=lit_b)
-            try:
-                tree = parse_sql(sql, schema=schema)
-            except ShredcatError as e:
-                assert e.http_status < 500, (sql, e)
-                continue
-            try:
-                res = cat.plan("ns", "t", lambda s, sql=sql: parse_sql(sql, schema=s), page_size=5, counts=True)
-            except ShredcatError as e:
-                raise AssertionError(f"{sql}: {e.http_status} {e}") from e
-            planned += 1
-            kept = {c.path for c in res.candidates}
-            token = res.next_page_token
-            while token is not None:
-                page = cat.plan("ns", "t", lambda s, sql=sql: parse_sql(sql, schema=s), page_size=5, page_token=token)
-                kept |= {c.path for c in page.candidates}
-                token = page.next_page_token
-            evaluator = FileEvaluator(tree)
-            for path, s in stored.items():
-                rows = [*s.paths, *s.columns, *(partition_stats(v, s.record_count) for v in s.partitions)]
-                if evaluator.evaluate(stats_by_path(rows)).might_match:
-                    assert path in kept, f"Should not skip: {path} for {sql}"
+    planned = sum(_check(cat, sql, stored) for sql in _singles())
     assert planned > 300, planned
     # Every route was taken (the large layout's zone maps included), or the grid proves less.
     want = {"_scan", "_walk", "_set_rows"} | ({"_zones"} if n > 12 else set())
     assert want <= {r for r, k in routes.items() if k}, routes
+
+
+def test_pairs_of_shapes_on_different_terms_plan(cat: tuple[Catalog, int]) -> None:
+    """Two shapes joined by AND, OR or AND NOT, on different kinds of term (a sample)."""
+    cat, n = cat
+    rnd = random.Random(11)
+    singles = _singles()
+    stored = {f.path: cat.file_stats("ns", "t", f.path) for f in _files(n)}
+    planned = 0
+    for _ in range(100):
+        a, b = rnd.sample(singles, 2)
+        planned += _check(cat, f"({a}) {rnd.choice(['AND', 'OR', 'AND NOT'])} ({b})", stored)
+    assert planned > 60, planned
+
+
+def test_shapes_at_the_snapshot_before_a_removal(cat: tuple[Catalog, int]) -> None:
+    """After a third of the files are removed: plans now, and at the snapshot before (where the
+    removed files are live again), keep what the evaluator keeps among the files live there."""
+    cat, n = cat
+    files = _files(n)
+    before = cat.get_table("ns", "t").current_snapshot_id
+    everything = {f.path: cat.file_stats("ns", "t", f.path) for f in files}
+    cat.remove("ns", "t", [f.path for f in files[::3]])
+    now = {p: s for p, s in everything.items() if p not in {f.path for f in files[::3]}}
+    rnd = random.Random(12)
+    sample = rnd.sample(_singles(), 80)
+    assert sum(_check(cat, sql, now) for sql in sample) > 40
+    assert sum(_check(cat, sql, everything, snapshot=before) for sql in sample) > 40
