@@ -61,3 +61,13 @@ def test_escaped_quotes_are_not_unterminated() -> None:
         parse_sql("variant_get(v, '$.s', 'string') = 'a\\'b' OR variant_get(v, '$.s', 'string') = 'x")
     assert ei.value.message.startswith("unterminated string") and ei.value.position is not None
     assert ei.value.position == len("variant_get(v, '$.s', 'string') = 'a\\'b' OR variant_get(v, '$.s', 'string') = ")
+
+
+def test_a_malformed_predicate_is_an_error_not_a_log_line_of_sqlglots(caplog: pytest.LogCaptureFixture) -> None:
+    """sqlglot warns before parsing some malformed texts as a 'Command'; the error is the
+    client's answer, and the server's log stays quiet."""
+    import logging
+
+    with caplog.at_level(logging.DEBUG), pytest.raises(InvalidPredicateError, match="not supported"):
+        parse_sql("if S NOT NUL '7'L")
+    assert not [r for r in caplog.records if r.name.startswith("sqlglot") and r.levelno >= logging.WARNING]
