@@ -32,10 +32,9 @@ from __future__ import annotations
 import contextlib
 import json
 import random
-import threading
 import time
 from bisect import bisect_left
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
@@ -1386,15 +1385,13 @@ def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> N
         pass
 
 
-#: Trees compiled lately, by identity (see :func:`_compiled`): id -> (tree, condition).
-_COMPILED: OrderedDict[int, tuple[BooleanExpression, Condition]] = OrderedDict()
-_COMPILED_SIZE = 512
+#: Trees compiled lately, by identity (see :func:`_compiled`): (id,) -> (tree, condition).
+_COMPILED = repo.TableCache(512)
 #: Trees larger than this (nodes plus IN-list values) are compiled every time and not kept: the
 #: API does not cache the parse of long texts or of JSON filters, so they never come back as the
 #: same object, and a 10,000-value IN list would hold about a megabyte here.
 _COMPILED_MAX_TREE = 256
 _COMPILED_MAX_TEXT = 4096
-_COMPILED_LOCK = threading.Lock()
 
 
 def _small_tree(tree: BooleanExpression, budget: int = _COMPILED_MAX_TREE) -> bool:
@@ -1426,20 +1423,13 @@ def _compiled(tree: BooleanExpression) -> Condition:
     from service.pruning.conditions import compile_expression
     from service.pruning.conjunctions import merge_conjunctions
 
-    key = id(tree)
-    with _COMPILED_LOCK:
-        hit = _COMPILED.get(key)
-        if hit is not None and hit[0] is tree:
-            _COMPILED.move_to_end(key)
-            return hit[1]
+    key = (id(tree),)
+    hit = _COMPILED.get("compiled", key)
+    if hit is not None and hit[0] is tree:
+        return hit[1]
     cond = merge_conjunctions(compile_expression(tree))
-    if not _small_tree(tree):
-        return cond
-    with _COMPILED_LOCK:
-        _COMPILED[key] = (tree, cond)
-        _COMPILED.move_to_end(key)
-        while len(_COMPILED) > _COMPILED_SIZE:
-            _COMPILED.popitem(last=False)
+    if _small_tree(tree):
+        _COMPILED.put("compiled", key, (tree, cond))
     return cond
 
 
