@@ -725,8 +725,21 @@ def _fingerprint(condition: Condition, table_id: int) -> str:
     return hashlib.sha256(f"{table_id}:{condition!r}".encode()).hexdigest()[:16]
 
 
-def decode_plan_token(token: str) -> tuple[int, int, str]:
-    """(last data_file_id, pinned snapshot, fingerprint) of a page token."""
+@dataclass(frozen=True, slots=True)
+class PlanToken:
+    """What a page token pins: the last file of the page before, the snapshot, the predicate's
+    fingerprint, and the partition column types the first page was planned with (None: the token
+    carries none). Later pages read the predicate with those types, so that a commit between pages
+    (which may change an undeclared partition column's inferred type) cannot change its tree."""
+
+    after: int
+    snapshot: int
+    fingerprint: str
+    partition_types: Mapping[str, ShreddedType | None] | None
+
+
+def decode_plan_token(token: str) -> PlanToken:
+    """The contents of a page token (a :class:`~service.errors.BadInputError` if it is not one)."""
     doc = _token_doc(token)
     try:
         after, snapshot, fp = doc["a"], doc["s"], doc["f"]
@@ -734,27 +747,20 @@ def decode_plan_token(token: str) -> tuple[int, int, str]:
         raise _invalid_token() from None
     if not (_is_int(after) and _is_int(snapshot) and isinstance(fp, str)):
         raise _invalid_token()
-    return after, snapshot, fp
-
-
-def plan_token_partition_types(token: str) -> dict[str, ShreddedType | None] | None:
-    """The partition column types the first page of a page token was planned with (None: the
-    token carries none). Later pages read the predicate with them, so that a commit between pages
-    (which may change an undeclared partition column's inferred type) cannot change its tree."""
-    raw = _token_doc(token).get("pt")
+    raw = doc.get("pt")
     if raw is None:
-        return None
+        return PlanToken(after, snapshot, fp, None)
     if not isinstance(raw, dict):
         raise _invalid_token()
-    out: dict[str, ShreddedType | None] = {}
+    types: dict[str, ShreddedType | None] = {}
     for name, tname in raw.items():
         if tname is not None and not isinstance(tname, str):
             raise _invalid_token()
         try:
-            out[str(name)] = None if tname is None else ShreddedType.parse(tname)
+            types[str(name)] = None if tname is None else ShreddedType.parse(tname)
         except ShredcatError:
             raise _invalid_token() from None
-    return out
+    return PlanToken(after, snapshot, fp, types)
 
 
 def _invalid_token() -> BadInputError:
@@ -823,8 +829,9 @@ def plan_in(
     fp = _fingerprint(condition, t.table_id)
     after = 0
     if page_token is not None:
-        after, snapshot_id, token_fp = decode_plan_token(page_token)
-        if token_fp != fp:
+        token = decode_plan_token(page_token)
+        after, snapshot_id = token.after, token.snapshot
+        if token.fingerprint != fp:
             raise BadInputError("the page token belongs to another predicate or table", details={"field": "page-token"})
     snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
     if partition_types is not None:
@@ -1419,10 +1426,10 @@ __all__ = [
     "MAX_SQL_TERMS",
     "SQLITE_POINT_PROBES",
     "VARIANT_STATS",
+    "PlanToken",
     "decode_plan_token",
     "partition_row_usable",
     "plan_files_in",
     "plan_in",
-    "plan_token_partition_types",
     "restrict_partition_leaves",
 ]

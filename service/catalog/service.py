@@ -1124,6 +1124,7 @@ class Catalog:
         """
         # Imported here: the predicate machinery is not needed by the catalog's other callers
         # (CLI commands import the catalog and should start fast).
+        from service.catalog.planner import decode_plan_token
         from service.pruning.diagnostics import referenced_columns
 
         self._check_limit(page_size, name="page size", field="page-size")
@@ -1136,10 +1137,11 @@ class Catalog:
             if found is None and parse is not None:
                 _check_without_table(parse)
             t = found if found is not None else repo.require_table(conn, namespace, table, cache=self._tables)
-            t = self._as_of(conn, t, snapshot_id if page_token is None else _token_snapshot(page_token))
+            token = None if page_token is None else decode_plan_token(page_token)
+            t = self._as_of(conn, t, snapshot_id if token is None else token.snapshot)
             schema = self._schema(conn, t)
-            if page_token is not None:
-                schema = _with_token_types(schema, page_token)
+            if token is not None and token.partition_types:
+                schema = _with_partition_types(schema, token.partition_types)
             tree = _parse_for(t, parse, schema) if parse is not None else expr
             cond = condition if condition is not None else _compiled(tree)  # type: ignore[arg-type]
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
@@ -1433,26 +1435,13 @@ def _compiled(tree: BooleanExpression) -> Condition:
     return cond
 
 
-def _with_token_types(schema: TableSchema, page_token: str) -> TableSchema:
-    """``schema`` with the partition column types the token's first page was planned with: a
-    commit between pages may change an inferred type, which would change the predicate's tree."""
-    from service.catalog.planner import plan_token_partition_types
+def _with_partition_types(schema: TableSchema, types: Mapping[str, ShreddedType | None]) -> TableSchema:
+    """``schema`` with these partition column types: those a page token's first page was planned
+    with (a commit between pages may change an inferred type, which would change the tree)."""
     from service.pruning.schema import ColumnInfo, TableSchema
 
-    types = plan_token_partition_types(page_token)
-    if not types:
-        return schema
-    cols = {
-        n: ColumnInfo(n, types[n], True) if c.partition and n in types else c for n, c in schema.columns.items()
-    }
+    cols = {n: ColumnInfo(n, types[n], True) if c.partition and n in types else c for n, c in schema.columns.items()}
     return TableSchema(schema.variant_columns, MappingProxyType(cols))
-
-
-def _token_snapshot(page_token: str) -> int:
-    """The snapshot a page token pins (an invalid token is refused here, as by the planner)."""
-    from service.catalog.planner import decode_plan_token
-
-    return decode_plan_token(page_token)[1]
 
 
 def _parse_for(
