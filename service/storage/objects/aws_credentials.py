@@ -71,7 +71,15 @@ from urllib.parse import urlencode, urlsplit
 
 from service.errors import ObjectAccessDeniedError, ObjectStoreError, ObjectStoreUnavailableError
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import PROBE, Expiring, absent, parse_expiry, read_token_file, refused
+from service.storage.objects.renewal import (
+    PROBE,
+    Expiring,
+    absent,
+    json_object,
+    parse_expiry,
+    read_token_file,
+    refused,
+)
 from service.storage.objects.sigv4 import Credentials, sign
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
@@ -304,10 +312,7 @@ class SsoSource(CredentialSource):
         if r.status != 200:
             hint = f": run `aws sso login --profile {self.profile}`" if r.status == 401 else ""
             raise refused(uri, r.status, f"{where} answered HTTP {r.status}{hint}")
-        try:
-            doc = json.loads(r.body).get("roleCredentials")
-        except (ValueError, AttributeError):
-            doc = None
+        doc = (json_object(r.body) or {}).get("roleCredentials")
         if not isinstance(doc, dict) or not doc.get("accessKeyId") or not doc.get("secretAccessKey"):
             raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: {where} answered without keys", details={"path": uri})
         expires = doc.get("expiration")
@@ -319,15 +324,13 @@ class SsoSource(CredentialSource):
     def _access_token(self, http: HttpSender, uri: str) -> str:
         login = f"run `aws sso login --profile {self.profile}`"
         try:
-            doc = json.loads(Path(self.cache_file).read_text(encoding="utf-8"))
+            doc = json_object(Path(self.cache_file).read_bytes())
         except OSError:
             raise ObjectAccessDeniedError(
                 f"{uri}: no AWS credentials: AWS profile {self.profile!r} has no SSO token in {self.cache_file}: {login}",
                 details={"path": uri},
             ) from None
-        except ValueError:
-            doc = None
-        if not isinstance(doc, dict) or not isinstance(doc.get("accessToken"), str):
+        if doc is None or not isinstance(doc.get("accessToken"), str):
             raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: the SSO token cache {self.cache_file} is not valid: {login}", details={"path": uri})
         expires = _sso_time(doc.get("expiresAt"))
         if expires is not None and expires - time.time() > SSO_REFRESH_WINDOW:
@@ -353,11 +356,8 @@ class SsoSource(CredentialSource):
         r = http.send("POST", url, uri, headers={"content-type": "application/json"}, content=json.dumps(body).encode())
         if r.status != 200:
             raise refused(uri, r.status, f"the SSO OIDC service {self.oidc_url} refused to refresh the token of profile {self.profile!r} (HTTP {r.status}): run `aws sso login --profile {self.profile}`")
-        try:
-            new = json.loads(r.body)
-        except ValueError:
-            new = None
-        if not isinstance(new, dict) or not isinstance(new.get("accessToken"), str) or not isinstance(new.get("expiresIn"), int):
+        new = json_object(r.body)
+        if new is None or not isinstance(new.get("accessToken"), str) or not isinstance(new.get("expiresIn"), int):
             raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: the SSO OIDC service {self.oidc_url} answered without a token", details={"path": uri})
         doc = {**doc, "accessToken": new["accessToken"], "expiresAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + new["expiresIn"]))}
         if isinstance(new.get("refreshToken"), str):
@@ -449,11 +449,8 @@ def parse_container_credentials(body: bytes, uri: str, url: str) -> Expiring[Cre
     """The JSON of the ECS / EKS Pod Identity agents (``AccessKeyId``, ``SecretAccessKey``,
     ``Token``, ``Expiration``)."""
     where = f"the container credentials endpoint {url}"
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict) or not doc.get("AccessKeyId") or not doc.get("SecretAccessKey"):
+    doc = json_object(body)
+    if doc is None or not doc.get("AccessKeyId") or not doc.get("SecretAccessKey"):
         raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: {where} answered without keys", details={"path": uri})
     expires = None if doc.get("Expiration") is None else parse_expiry(str(doc["Expiration"]), uri, where)
     return Expiring(Credentials(str(doc["AccessKeyId"]), str(doc["SecretAccessKey"]), doc.get("Token") or None), expires)
@@ -462,11 +459,8 @@ def parse_container_credentials(body: bytes, uri: str, url: str) -> Expiring[Cre
 def parse_process_credentials(out: bytes, uri: str, where: str) -> Expiring[Credentials]:
     """A ``credential_process``'s output: ``{"Version": 1, "AccessKeyId", "SecretAccessKey",
     "SessionToken"?, "Expiration"?}`` (no expiration: the keys never expire)."""
-    try:
-        doc = json.loads(out)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict):
+    doc = json_object(out)
+    if doc is None:
         raise ObjectAccessDeniedError(f"{uri}: no AWS credentials: {where} did not print a JSON object", details={"path": uri})
     if doc.get("Version") != 1:
         raise ObjectAccessDeniedError(

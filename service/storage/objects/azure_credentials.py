@@ -25,7 +25,6 @@ endpoint (Azurite without TLS) gets none: 1 and 2 are then an error, 3 is not tr
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -46,6 +45,7 @@ from service.storage.objects.renewal import (
     Expiring,
     absent,
     error_detail,
+    json_object,
     parse_token,
     read_token_file,
     refused,
@@ -194,11 +194,8 @@ def parse_cli_token(out: bytes, uri: str) -> Expiring[str | None]:
     """``az account get-access-token``'s JSON: ``accessToken`` and ``expires_on`` (epoch seconds,
     az 2.54 and later) or ``expiresOn`` (local time without a zone, older versions)."""
     where = "the Azure CLI"
-    try:
-        doc = json.loads(out)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict) or not isinstance(doc.get("accessToken"), str) or not doc["accessToken"]:
+    doc = json_object(out)
+    if doc is None or not isinstance(doc.get("accessToken"), str) or not doc["accessToken"]:
         raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} printed no accessToken", details={"path": uri})
     expires: float | None = None
     raw = doc.get("expires_on")

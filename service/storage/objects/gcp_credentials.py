@@ -40,7 +40,7 @@ from urllib.parse import urlencode
 from service.errors import ObjectAccessDeniedError
 from service.storage.objects.gcp_external import AWS_ENV_VARS
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import Expiring, Source, parse_token, refused, token_request
+from service.storage.objects.renewal import Expiring, Source, json_object, parse_token, refused, token_request
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = (
@@ -208,11 +208,8 @@ def from_file(path: Path, *, required: bool, env: Mapping[str, str] | None = Non
         raise _config_error(f"the Google credentials file {path} (GOOGLE_APPLICATION_CREDENTIALS) does not exist") from None
     except OSError as e:
         raise _config_error(f"the Google credentials file {path} cannot be read ({e.strerror or e})") from None
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict):
+    doc = json_object(text)
+    if doc is None:
         raise _config_error(f"the Google credentials file {path} is not a JSON object")
     kind = doc.get("type")
 

@@ -42,6 +42,7 @@ from service.storage.objects.http import HttpSender
 from service.storage.objects.renewal import (
     Expiring,
     error_detail,
+    json_object,
     parse_expiry,
     parse_token,
     read_token_file,
@@ -151,11 +152,8 @@ class AwsSubject(SubjectSource):
         if not role:
             raise refused(uri, r.status if r.status != 200 else 404, f"the AWS credentials URL {base} gave no role (HTTP {r.status})")
         c = http.send("GET", f"{base}/{role}", uri, headers={**imds, "content-type": "application/json"})
-        try:
-            doc = json.loads(c.body) if c.status == 200 else None
-        except ValueError:
-            doc = None
-        if not isinstance(doc, dict) or not doc.get("AccessKeyId") or not doc.get("SecretAccessKey"):
+        doc = json_object(c.body) if c.status == 200 else None
+        if doc is None or not doc.get("AccessKeyId") or not doc.get("SecretAccessKey"):
             raise refused(uri, c.status if c.status != 200 else 403, f"the AWS credentials URL {base}/{role} gave no keys (HTTP {c.status})")
         return Credentials(str(doc["AccessKeyId"]), str(doc["SecretAccessKey"]), doc.get("Token") or None)
 
@@ -205,11 +203,8 @@ class ExternalAccountSource:
         r = http.send("POST", self.impersonation_url or "", uri, headers=headers, content=body)
         if r.status != 200:
             raise refused(uri, r.status, f"{where} answered {error_detail(r.status, r.body)}")
-        try:
-            doc = json.loads(r.body)
-        except ValueError:
-            doc = None
-        if not isinstance(doc, dict) or not isinstance(doc.get("accessToken"), str) or not doc["accessToken"]:
+        doc = json_object(r.body)
+        if doc is None or not isinstance(doc.get("accessToken"), str) or not doc["accessToken"]:
             raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} answered without an access token", details={"path": uri})
         return Expiring(doc["accessToken"], parse_expiry(str(doc.get("expireTime")), uri, where))
 
@@ -298,11 +293,8 @@ def _formatted(text: str, json_field: str | None, uri: str, where: str) -> str:
     if json_field is None:
         token = text.strip()
     else:
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = None
-        token = doc.get(json_field) if isinstance(doc, dict) else None
+        doc = json_object(text)
+        token = doc.get(json_field) if doc is not None else None
         token = token.strip() if isinstance(token, str) else ""
     if not token:
         what = "is empty" if json_field is None else f"has no {json_field!r} string"

@@ -19,7 +19,6 @@ correct (only wasteful for a large object).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +48,7 @@ from service.storage.objects.http import (
     status_error,
     tail_range,
 )
-from service.storage.objects.renewal import Renewing, Source
+from service.storage.objects.renewal import Renewing, Source, json_object
 
 ENV_VARS = ("STORAGE_EMULATOR_HOST", *gcp_credentials.ENV_VARS)
 SCHEMES = ("gs", "gcs")
@@ -92,10 +91,7 @@ def split_uri(uri: str) -> tuple[str, str, str]:
 
 def _error(body: bytes) -> str:
     """The message of a JSON API error body ("" when there is none)."""
-    try:
-        err = json.loads(body).get("error", {})
-    except (ValueError, AttributeError):
-        return ""
+    err = (json_object(body) or {}).get("error", {})
     return str(err.get("message", "")) if isinstance(err, dict) else ""
 
 
@@ -139,11 +135,8 @@ class GcsStore:
         return ObjectInfo(uri=uri, size=size, content_id=content_id, version=generation)
 
     def _json(self, uri: str, r: Response) -> dict[str, Any]:
-        try:
-            doc = json.loads(r.body)
-        except ValueError:
-            doc = None
-        if not isinstance(doc, dict):
+        doc = json_object(r.body)
+        if doc is None:
             raise ObjectStoreError(f"{uri}: the store's answer is not a JSON object", details={"path": uri})
         return doc
 

@@ -125,15 +125,22 @@ def refused(uri: str, status: int, what: str) -> ObjectStoreError:
     return cls(f"{uri}: no credentials: {what}", details={"path": uri, "status": status})
 
 
+def json_object(data: bytes | str) -> dict[str, Any] | None:
+    """The JSON object ``data`` holds; None when it is not JSON, or JSON but not an object (what
+    every credentials answer, file and command output is read with before its fields are checked)."""
+    try:
+        doc = json.loads(data)
+    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def error_detail(status: int, body: bytes) -> str:
     """``HTTP 401: invalid_client (first line of the description)`` from an OAuth 2 error
     (``error`` + ``error_description``) or Azure's (``error: {code, message}``)."""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        doc = None
+    doc = json_object(body)
     detail = f"HTTP {status}"
-    if isinstance(doc, dict) and doc.get("error"):
+    if doc is not None and doc.get("error"):
         err = doc["error"]
         detail += f": {err.get('code', err) if isinstance(err, dict) else err}"
         desc = doc.get("error_description") or (err.get("message") if isinstance(err, dict) else None)
@@ -155,11 +162,8 @@ def token_request(http: HttpSender, uri: str, url: str, form: Mapping[str, str],
 def parse_token(body: bytes, uri: str, where: str, now: float | None = None) -> Expiring[str]:
     """A token answer: ``access_token`` with ``expires_in`` (seconds, a number or a numeral, as
     Azure AD gives it) or ``expires_on`` (epoch seconds, as Azure's managed identity gives it)."""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
+    doc = json_object(body)
+    if doc is None or not isinstance(doc.get("access_token"), str) or not doc["access_token"]:
         raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} answered without an access token", details={"path": uri})
     now = time.time() if now is None else now
     raw = doc.get("expires_on") if doc.get("expires_on") is not None else doc.get("expires_in")
@@ -184,6 +188,7 @@ __all__ = [
     "Source",
     "absent",
     "error_detail",
+    "json_object",
     "parse_expiry",
     "parse_token",
     "read_token_file",
