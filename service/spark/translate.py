@@ -61,36 +61,40 @@ def is_column(obj: Any) -> bool:
 # --- SQL text ---------------------------------------------------------------------------------
 
 
-def session_is_utc(spark: Any) -> bool:
-    """Whether the session time zone is UTC at every instant (UTC, Etc/UTC, GMT, +00:00...)."""
-    tz = str(spark.conf.get("spark.sql.session.timeZone") or "")
-    if re.fullmatch(r"(?i)(utc|gmt|z|zulu|uct|universal|etc/(utc|gmt|uct|universal|zulu)|gmt0|etc/gmt[+-]?0)", tz):
-        return True
-    if re.fullmatch(r"(?i)(utc|gmt)?[+-]0?0(:?00)?", tz):
-        return True
-    try:
-        from zoneinfo import ZoneInfo
+def _session_zone(spark: Any) -> tuple[str, Any]:
+    """The session time zone's name and the service's reading of it
+    (:func:`service.pruning.zones.session_zone`; None: a name it does not read)."""
+    from service.errors import ShredcatError
+    from service.pruning.zones import session_zone
 
-        zone = ZoneInfo(tz)
-    except Exception:
-        return False
+    tz = str(spark.conf.get("spark.sql.session.timeZone") or "")
+    if not tz:
+        return tz, None
+    try:
+        return tz, session_zone(tz)
+    except ShredcatError:
+        return tz, None
+
+
+def session_is_utc(spark: Any) -> bool:
+    """Whether the session time zone is UTC at every instant (UTC, Etc/UTC, GMT, +00:00, or a
+    region whose offset is always zero)."""
+    _, zone = _session_zone(spark)
+    return zone is not None and _always_utc(zone)
+
+
+def _always_utc(zone: Any) -> bool:
+    if zone.is_utc:
+        return True
     probes = [datetime(y, m, 1, tzinfo=UTC) for y in (1970, 2000, 2024, 2038) for m in (1, 7)]
-    return all(p.astimezone(zone).utcoffset() == timedelta(0) for p in probes)
+    return all(p.astimezone(zone.zone).utcoffset() == timedelta(0) for p in probes)
 
 
 def session_zone_of(spark: Any) -> str | None:
     """The session time zone to send with a plan: its name when it is not UTC and the service
     reads it (:func:`service.pruning.zones.session_zone`), else None."""
-    if session_is_utc(spark):
-        return None
-    from service.errors import ShredcatError
-    from service.pruning.zones import session_zone
-
-    tz = str(spark.conf.get("spark.sql.session.timeZone") or "")
-    try:
-        return None if session_zone(tz).is_utc else tz
-    except ShredcatError:
-        return None
+    tz, zone = _session_zone(spark)
+    return None if zone is None or _always_utc(zone) else tz
 
 
 _TIMESTAMP = re.compile(r"(?i)timestamp")
