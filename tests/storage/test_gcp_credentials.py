@@ -20,7 +20,6 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from service.errors import ObjectAccessDeniedError
-from service.storage.objects import StoreOptions
 from service.storage.objects.gcp_credentials import (
     SCOPE,
     MetadataSource,
@@ -31,8 +30,8 @@ from service.storage.objects.gcp_credentials import (
     on_google_machine,
     resolve,
 )
-from service.storage.objects.gcs import GcsConfig, GcsStore
 from service.storage.objects.renewal import Expiring, parse_token
+from tests.storage.conftest import read_gcs_with
 from tests.storage.emulators import GcsServer
 from tests.storage.loopback import Handler, serving
 
@@ -168,43 +167,29 @@ def google(gcs_server: GcsServer) -> Iterator[_Google]:
         yield g
 
 
-@pytest.fixture(scope="module")
-def obj(gcs_server: GcsServer) -> str:
-    return gcs_server.put("creds/object.bin", b"0123456789" * 10)
-
-
-def _read(gcs_server: GcsServer, **env: str) -> bytes:
-    store = GcsStore(GcsConfig.from_env({"STORAGE_EMULATOR_HOST": gcs_server.endpoint, **env}), StoreOptions())
-    try:
-        assert store.head(URI) is not None
-        return store.read_tail(URI, 1000).data
-    finally:
-        store.close()
-
-
-def test_the_emulators_proxy_refuses_anonymous_requests(gcs_server: GcsServer, obj: str) -> None:
+def test_the_emulators_proxy_refuses_anonymous_requests(gcs_server: GcsServer, gcs_creds_object: str) -> None:
     with pytest.raises(ObjectAccessDeniedError):
-        _read(gcs_server)
+        read_gcs_with(gcs_server)
 
 
-def test_a_user_refresh_token_is_exchanged_once(gcs_server: GcsServer, obj: str, google: _Google, tmp_path: Path) -> None:
+def test_a_user_refresh_token_is_exchanged_once(gcs_server: GcsServer, gcs_creds_object: str, google: _Google, tmp_path: Path) -> None:
     good = _write(tmp_path / "u.json", {"type": "authorized_user", "client_id": "cid", "client_secret": "cs", "refresh_token": "good", "token_uri": google.url + "/token"})
-    assert _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(good)) == b"0123456789" * 10
+    assert read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(good)) == b"0123456789" * 10
     assert google.asked == ["refresh_token"]  # one token served the HEAD and the GET
     bad = _write(tmp_path / "b.json", {"type": "authorized_user", "client_id": "cid", "client_secret": "cs", "refresh_token": "revoked", "token_uri": google.url + "/token"})
     with pytest.raises(ObjectAccessDeniedError, match=r"answered HTTP 400: invalid_grant \(Bad Request\)"):
-        _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(bad))
+        read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(bad))
 
 
-def test_a_service_account_key_signs_its_assertion(gcs_server: GcsServer, obj: str, google: _Google, tmp_path: Path) -> None:
+def test_a_service_account_key_signs_its_assertion(gcs_server: GcsServer, gcs_creds_object: str, google: _Google, tmp_path: Path) -> None:
     sa = {"type": "service_account", "client_email": "shredcat@p.iam.gserviceaccount.com", "private_key": PEM, "token_uri": google.url + "/token"}
-    assert _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "sa.json", sa))) == b"0123456789" * 10
+    assert read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "sa.json", sa))) == b"0123456789" * 10
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     sa["private_key"] = other.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
     with pytest.raises(ObjectAccessDeniedError, match="invalid_grant"):
-        _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "other.json", sa)))
+        read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "other.json", sa)))
 
 
-def test_the_metadata_servers_token(gcs_server: GcsServer, obj: str, google: _Google) -> None:
-    assert _read(gcs_server, GCE_METADATA_HOST=google.url.removeprefix("http://")) == b"0123456789" * 10
+def test_the_metadata_servers_token(gcs_server: GcsServer, gcs_creds_object: str, google: _Google) -> None:
+    assert read_gcs_with(gcs_server, GCE_METADATA_HOST=google.url.removeprefix("http://")) == b"0123456789" * 10
     assert google.asked == ["metadata"]

@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 
 from service.errors import ObjectAccessDeniedError
-from service.storage.objects import StoreOptions
 from service.storage.objects.gcp_credentials import SCOPE, from_file
 from service.storage.objects.gcp_external import (
     CLOUD_PLATFORM,
@@ -31,8 +30,8 @@ from service.storage.objects.gcp_external import (
     FileSubject,
     UrlSubject,
 )
-from service.storage.objects.gcs import GcsConfig, GcsStore
 from service.storage.objects.sigv4 import Credentials
+from tests.storage.conftest import boto_sign, read_gcs_with
 from tests.storage.emulators import GcsServer
 from tests.storage.loopback import Handler, serving
 
@@ -110,22 +109,7 @@ def _signature_is_awss(subject_token: str) -> str | None:
     at = datetime.datetime.strptime(headers["x-amz-date"], "%Y%m%dT%H%M%SZ")
     req = AWSRequest(method="POST", url=doc["url"], data=b"", headers={k: v for k, v in headers.items() if k != "host"})
     region = urllib.parse.urlsplit(doc["url"]).hostname.split(".")[1]  # type: ignore[union-attr]
-    real = botocore.auth.datetime.datetime
-
-    class Frozen(real):  # type: ignore[misc,valid-type]
-        @classmethod
-        def now(cls, tz: Any = None) -> Any:
-            return at.replace(tzinfo=tz) if tz else at
-
-        @classmethod
-        def utcnow(cls) -> Any:
-            return at
-
-    botocore.auth.datetime.datetime = Frozen  # type: ignore[misc]
-    try:
-        botocore.auth.SigV4Auth(BotoCredentials(AWS_KEY, AWS_SECRET, headers.get("x-amz-security-token")), "sts", region).add_auth(req)
-    finally:
-        botocore.auth.datetime.datetime = real  # type: ignore[misc]
+    boto_sign(req, botocore.auth.SigV4Auth(BotoCredentials(AWS_KEY, AWS_SECRET, headers.get("x-amz-security-token")), "sts", region), at)
     return None if req.headers["Authorization"] == auth else f"signature: {auth} != {req.headers['Authorization']}"
 
 
@@ -210,34 +194,20 @@ def google(gcs_server: GcsServer) -> Iterator[_Google]:
         yield g
 
 
-@pytest.fixture(scope="module")
-def obj(gcs_server: GcsServer) -> str:
-    return gcs_server.put("creds/object.bin", BODY)
-
-
-def _read(gcs_server: GcsServer, **env: str) -> bytes:
-    store = GcsStore(GcsConfig.from_env({"STORAGE_EMULATOR_HOST": gcs_server.endpoint, **env}), StoreOptions())
-    try:
-        assert store.head(URI) is not None
-        return store.read_tail(URI, 1000).data
-    finally:
-        store.close()
-
-
-def test_a_file_subject_token_is_exchanged(gcs_server: GcsServer, obj: str, google: _Google, tmp_path: Path) -> None:
+def test_a_file_subject_token_is_exchanged(gcs_server: GcsServer, gcs_creds_object: str, google: _Google, tmp_path: Path) -> None:
     (tmp_path / "token").write_text("workload-jwt\n")
     creds = _write(tmp_path / "wif.json", _doc({"file": str(tmp_path / "token")}, token_url=google.url + "/v1/token"))
-    assert _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(creds)) == BODY
+    assert read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(creds)) == BODY
     assert google.seen == ["POST /v1/token"]  # one exchange served the HEAD and the GET
     (tmp_path / "token").write_text("someone-else")
     with pytest.raises(ObjectAccessDeniedError, match=r"security token service .* answered HTTP 400: invalid_grant \(the subject token"):
-        _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(creds))
+        read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(creds))
     (tmp_path / "token").write_text("")
     with pytest.raises(ObjectAccessDeniedError, match=r"subject token file .* is empty"):
-        _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(creds))
+        read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(creds))
 
 
-def test_a_url_subject_token_with_a_client_and_impersonation(gcs_server: GcsServer, obj: str, google: _Google, tmp_path: Path) -> None:
+def test_a_url_subject_token_with_a_client_and_impersonation(gcs_server: GcsServer, gcs_creds_object: str, google: _Google, tmp_path: Path) -> None:
     google.client = ("cid", "csecret")
     source = {"url": google.url + "/subject", "headers": {"Metadata": "True"}, "format": {"type": "json", "subject_token_field_name": "access_token"}}
     doc = _doc(
@@ -248,22 +218,22 @@ def test_a_url_subject_token_with_a_client_and_impersonation(gcs_server: GcsServ
         service_account_impersonation_url=f"{google.url}/iam/{SA}:generateAccessToken",
         service_account_impersonation={"token_lifetime_seconds": 1800},
     )
-    assert _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "wif.json", doc))) == BODY
+    assert read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "wif.json", doc))) == BODY
     assert google.seen == ["GET /subject", "POST /v1/token", f"POST /iam/{SA}:generateAccessToken"]
     # A service account the pool may not impersonate.
     doc["service_account_impersonation_url"] = f"{google.url}/iam/other@p.iam.gserviceaccount.com:generateAccessToken"
     with pytest.raises(ObjectAccessDeniedError, match=r"answered HTTP 403: 403 \(Permission .* denied on another account\)"):
-        _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "other.json", doc)))
+        read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "other.json", doc)))
     doc["service_account_impersonation"] = {"token_lifetime_seconds": 3600}  # not what the fake grants
     doc["service_account_impersonation_url"] = f"{google.url}/iam/{SA}:generateAccessToken"
     with pytest.raises(ObjectAccessDeniedError, match=r"answered HTTP 403: 403 \(Permission"):
-        _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "long.json", doc)))
+        read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "long.json", doc)))
     del doc["client_secret"]
     with pytest.raises(ObjectAccessDeniedError, match="basic authentication"):
-        _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "noclient.json", doc)))
+        read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=str(_write(tmp_path / "noclient.json", doc)))
 
 
-def test_an_aws_workload_signs_get_caller_identity(gcs_server: GcsServer, obj: str, google: _Google, tmp_path: Path) -> None:
+def test_an_aws_workload_signs_get_caller_identity(gcs_server: GcsServer, gcs_creds_object: str, google: _Google, tmp_path: Path) -> None:
     aws = {
         "environment_id": "aws1",
         "region_url": google.url + "/latest/meta-data/placement/availability-zone",
@@ -273,7 +243,7 @@ def test_an_aws_workload_signs_get_caller_identity(gcs_server: GcsServer, obj: s
     }
     creds = str(_write(tmp_path / "aws.json", _doc(aws, subject_token_type=AWS_TYPE, token_url=google.url + "/v1/token")))
     # On EC2: region and the instance role's keys from the metadata server, with IMDSv2.
-    assert _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=creds) == BODY
+    assert read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=creds) == BODY
     assert google.seen == [
         "PUT /latest/api/token",
         "GET /latest/meta-data/placement/availability-zone",
@@ -284,7 +254,7 @@ def test_an_aws_workload_signs_get_caller_identity(gcs_server: GcsServer, obj: s
     # Keys and region in the environment: no metadata server at all.
     google.seen.clear()
     env = {"AWS_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": AWS_KEY, "AWS_SECRET_ACCESS_KEY": AWS_SECRET}
-    assert _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=creds, **env) == BODY
+    assert read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=creds, **env) == BODY
     assert google.seen == ["POST /v1/token"]
     with pytest.raises(ObjectAccessDeniedError, match=r"invalid_grant .*signature"):
-        _read(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=creds, **{**env, "AWS_SECRET_ACCESS_KEY": "wrong"})
+        read_gcs_with(gcs_server, GOOGLE_APPLICATION_CREDENTIALS=creds, **{**env, "AWS_SECRET_ACCESS_KEY": "wrong"})

@@ -28,7 +28,7 @@ from service.stats.extract import extract_file
 from service.storage.objects import ObjectStore, StoreOptions, close_stores, coalesce, store_for
 from service.storage.objects.sigv4 import Credentials, sign
 from tests.api.conftest import write_variant_file
-from tests.storage.conftest import BUCKET, S3Server
+from tests.storage.conftest import BUCKET, S3Server, boto_sign
 from tests.support.delay_proxy import start_in_thread
 
 PAD = ", 'pad': repeat('x', 40) || r"
@@ -69,28 +69,6 @@ def _same_rows(remote: Any, local: Any) -> None:
 _SIGNED_AT = datetime.datetime(2026, 11, 24, 3, 15, 0)
 
 
-def _boto_sign(req: Any, auth: Any) -> None:
-    """botocore's signer at the fixed time :data:`_SIGNED_AT`."""
-    import botocore.auth
-
-    real = botocore.auth.datetime.datetime
-
-    class _Frozen(real):  # type: ignore[misc,valid-type]
-        @classmethod
-        def now(cls, tz: Any = None) -> Any:
-            return _SIGNED_AT.replace(tzinfo=tz) if tz else _SIGNED_AT
-
-        @classmethod
-        def utcnow(cls) -> Any:
-            return _SIGNED_AT
-
-    botocore.auth.datetime.datetime = _Frozen  # type: ignore[misc]
-    try:
-        auth.add_auth(req)
-    finally:
-        botocore.auth.datetime.datetime = real  # type: ignore[misc]
-
-
 def test_sigv4_headers_are_botocores() -> None:
     from botocore.auth import S3SigV4Auth
     from botocore.awsrequest import AWSRequest
@@ -107,7 +85,7 @@ def test_sigv4_headers_are_botocores() -> None:
             url=f"http://127.0.0.1:9000{path}?{query}",
             headers={"x-amz-content-sha256": mine["x-amz-content-sha256"]},
         )
-        _boto_sign(req, S3SigV4Auth(BotoCredentials(creds.access_key, creds.secret_key, token), "s3", "eu-west-3"))
+        boto_sign(req, S3SigV4Auth(BotoCredentials(creds.access_key, creds.secret_key, token), "s3", "eu-west-3"), _SIGNED_AT)
         assert req.headers["X-Amz-Date"] == mine["x-amz-date"]
         assert req.headers.get("X-Amz-Security-Token") == mine.get("x-amz-security-token")
         assert req.headers["Authorization"] == mine["authorization"]
@@ -134,7 +112,7 @@ def test_sigv4_of_an_sts_form_is_botocores() -> None:
         data=body,
         headers={"Content-Type": form["content-type"], "x-amz-content-sha256": digest},
     )
-    _boto_sign(req, SigV4Auth(BotoCredentials(creds.access_key, creds.secret_key, creds.session_token), "sts", "eu-west-3"))
+    boto_sign(req, SigV4Auth(BotoCredentials(creds.access_key, creds.secret_key, creds.session_token), "sts", "eu-west-3"), _SIGNED_AT)
     assert req.headers["Authorization"] == mine["authorization"]
 
 
