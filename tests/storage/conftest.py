@@ -49,10 +49,30 @@ def _free_port() -> int:
 
 @dataclass
 class S3Server:
+    """moto in a process of its own, with the interface of :class:`tests.storage.emulators.Emulator`
+    that the shared object-store suite (:mod:`tests.storage.remote_suite`) uses."""
+
     process: subprocess.Popen[str]
     endpoint: str
     key_id: str
     secret: str
+    scheme = "s3"
+
+    def uri(self, key: str) -> str:
+        return f"s3://{BUCKET}/{key}"
+
+    def wrong_credentials(self) -> dict[str, str]:
+        """Environment overrides with a secret whose signatures the server refuses."""
+        return {"AWS_SECRET_ACCESS_KEY": "wrong-secret"}
+
+    def request_path(self, uri: str) -> str:
+        """The HTTP path a GET of ``uri`` goes to (path-style, as :meth:`requests` records it)."""
+        return "/" + uri.split("://", 1)[1]
+
+    @staticmethod
+    def is_listing(request: dict[str, Any]) -> bool:
+        """Whether a request :meth:`requests` recorded lists objects (ListObjectsV2)."""
+        return request["method"] == "GET" and "list-type=" in request["query"]
 
     def env(self, **overrides: str) -> dict[str, str]:
         """The SDK environment that points pyarrow at this server."""
@@ -77,11 +97,11 @@ class S3Server:
 
     def upload(self, local: Path, key: str) -> str:
         self.boto().upload_file(str(local), BUCKET, key)
-        return f"s3://{BUCKET}/{key}"
+        return self.uri(key)
 
     def put(self, key: str, body: bytes) -> str:
         self.boto().put_object(Bucket=BUCKET, Key=key, Body=body)
-        return f"s3://{BUCKET}/{key}"
+        return self.uri(key)
 
     def control(self, path: str, method: str = "POST") -> Any:
         req = urllib.request.Request(self.endpoint + path, method=method)

@@ -1,5 +1,5 @@
-"""The end-to-end suite every emulated object store runs (``test_azure.py``, ``test_gcs.py`` import
-it and define the ``server`` fixture): ``shredcat stats`` rows identical to the local rows for the
+"""The end-to-end suite every emulated object store runs (``test_s3.py``, ``test_azure.py`` and
+``test_gcs.py`` import it and define the ``server`` fixture): ``shredcat stats`` rows identical to the local rows for the
 conformance corpus and DuckDB files, listing by Spark's rules, ``register`` of a prefix and
 ``prune`` answering the store's URIs, REST commits by prefix, requests counted at the server, the
 warehouse-root checks of the scheme, and the per-file error model (a missing object, a denied
