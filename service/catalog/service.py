@@ -239,29 +239,19 @@ class Catalog:
         compared, like SQL's CREATE TABLE IF NOT EXISTS); otherwise AlreadyExistsError. The
         namespace is created if missing unless ``create_namespace=False`` (then NotFoundError).
         """
-        check_name("namespace", namespace)
-        check_name("table", name)
-        cols = tuple(variant_columns)
-        for c in cols:
-            check_name("column", c)
-        if len(set(cols)) != len(cols):
-            raise BadInputError(f"duplicate Variant column in {list(cols)}")
-        parts = _partition_declarations(partition_columns, cols)
-        if location is not None and (not isinstance(location, str) or not location or "\x00" in location):
-            raise BadInputError(f"invalid table location {location!r}", details={"field": "location"})
+        cols, parts = _table_declarations(namespace, name, variant_columns, partition_columns, location)
 
         def op(conn: Connection) -> int:
-            ns = repo.find_namespace(conn, namespace, lock=True)  # serializes with drop_namespace
-            if ns is None:
-                if not create_namespace:
-                    raise NotFoundError(f"namespace {namespace} does not exist")
-                ns = repo.insert_namespace(conn, namespace)
-            existing = repo.find_table(conn, namespace, name)
-            if existing is not None:
-                if if_not_exists:
-                    return existing.table_id
-                raise AlreadyExistsError(f"table {namespace}.{name} already exists")
-            return repo.insert_table(conn, ns, name, cols, partition_columns=parts, location=location)
+            return _insert_table(
+                conn,
+                namespace,
+                name,
+                cols,
+                parts,
+                location,
+                if_not_exists=if_not_exists,
+                create_namespace=create_namespace,
+            )
 
         self._write(op, retry_integrity=True)
         return self.get_table(namespace, name)
@@ -302,6 +292,7 @@ class Catalog:
         extracted: Collection[str] = (),
         remove: Iterable[str] = (),
         remove_missing_ok: bool = False,
+        create_with: Sequence[str] | None = None,
     ) -> CommitResult:
         """Register a batch of files (with their extracted stats) as one new snapshot, atomically.
 
@@ -326,7 +317,13 @@ class Catalog:
 
         Idempotency keys belong to one table and one ``principal`` (who commits: the REST API
         passes the token's identity); the same key of another principal is another key.
+
+        ``create_with``: a missing table (and namespace) is created with these Variant columns in
+        the commit's own transaction, so a commit that fails leaves no table behind.
         """
+        creating = (
+            _table_declarations(namespace, table, create_with, (), None)[0] if create_with is not None else None
+        )
         # Partition values are read from the paths (every name=value segment; under the table's
         # location and typed as it declares once the table row is read, below).
         batch = validate_batch(path_partitions(files), self.limits)
@@ -347,6 +344,8 @@ class Catalog:
 
         def op(conn: Connection) -> CommitResult:
             nonlocal batch, prepared
+            if creating is not None:
+                _insert_table(conn, namespace, table, creating, (), None, if_not_exists=True)
             t = repo.require_table(conn, namespace, table, lock=True)
             if _partitions_depend_on(t) and any(f.partitions for f in batch):
                 # Rare (a table with a location or declared partition types): read again, re-prepare.
@@ -453,7 +452,9 @@ class Catalog:
                 )
             return result
 
-        result = self._write(op)
+        # A get-or-create race on the table or namespace is a unique violation: the second attempt
+        # finds the row the other writer created.
+        result = self._write(op, retry_integrity=creating is not None)
         if result.snapshot_id is not None:
             analyze_if_grown(self.engine)
         return result
@@ -473,7 +474,8 @@ class Catalog:
 
         A source whose stats cannot be extracted fails the whole registration with the extractor's
         error, its message prefixed with the source; nothing is committed. With ``create_table``
-        a missing table is created from the union of the files' Variant columns.
+        a missing table is created from the union of the files' Variant columns, in the commit's
+        transaction (a registration that fails creates nothing).
         ``extract`` defaults to :func:`service.stats.extract.extract_file`. The stats are the
         caller's own extraction, so a live file whose stored stats differ is restated (see
         :meth:`commit`).
@@ -491,11 +493,12 @@ class Catalog:
                 files.append(fs)
         finally:
             results.close()
+        create_with: list[str] | None = None
         if create_table:
             cols: dict[str, None] = {}
             for f in files:
                 cols.update(dict.fromkeys(f.variant_columns))
-            self.create_table(namespace, table, list(cols), if_not_exists=True)
+            create_with = list(cols)
         return self.commit(
             namespace,
             table,
@@ -503,6 +506,7 @@ class Catalog:
             idempotency_key=idempotency_key,
             principal=principal,
             extracted=[f.path for f in files],
+            create_with=create_with,
         )
 
     # --- refresh ------------------------------------------------------------------------------
@@ -1386,6 +1390,53 @@ def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> N
     except ShredcatError:
         pass
 
+
+
+def _table_declarations(
+    namespace: str,
+    name: str,
+    variant_columns: Sequence[str],
+    partition_columns: Mapping[str, str] | Sequence[tuple[str, str]],
+    location: str | None,
+) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
+    """A new table's checked names, Variant columns and partition declarations (BadInputError)."""
+    check_name("namespace", namespace)
+    check_name("table", name)
+    cols = tuple(variant_columns)
+    for c in cols:
+        check_name("column", c)
+    if len(set(cols)) != len(cols):
+        raise BadInputError(f"duplicate Variant column in {list(cols)}")
+    parts = _partition_declarations(partition_columns, cols)
+    if location is not None and (not isinstance(location, str) or not location or "\x00" in location):
+        raise BadInputError(f"invalid table location {location!r}", details={"field": "location"})
+    return cols, parts
+
+
+def _insert_table(
+    conn: Connection,
+    namespace: str,
+    name: str,
+    cols: Sequence[str],
+    parts: Sequence[tuple[str, str]],
+    location: str | None,
+    *,
+    if_not_exists: bool,
+    create_namespace: bool = True,
+) -> int:
+    """Create the table (and its namespace, unless ``create_namespace=False``) in ``conn``'s
+    transaction; its id. An existing table is AlreadyExistsError unless ``if_not_exists``."""
+    ns = repo.find_namespace(conn, namespace, lock=True)  # serializes with drop_namespace
+    if ns is None:
+        if not create_namespace:
+            raise NotFoundError(f"namespace {namespace} does not exist")
+        ns = repo.insert_namespace(conn, namespace)
+    existing = repo.find_table(conn, namespace, name)
+    if existing is not None:
+        if if_not_exists:
+            return existing.table_id
+        raise AlreadyExistsError(f"table {namespace}.{name} already exists")
+    return repo.insert_table(conn, ns, name, cols, partition_columns=parts, location=location)
 
 #: Trees compiled lately, by identity (see :func:`_compiled`): (id,) -> (tree, condition).
 _COMPILED = repo.TableCache(512)

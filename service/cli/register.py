@@ -94,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
         files = _extract_all(sources, args.workers)
         with open_catalog(args) as catalog:
             columns = list(dict.fromkeys(c for f in files for c in f.variant_columns))
-            catalog.create_table(ns, table, columns, if_not_exists=True)
-            # Extracted here from the files: a live file whose stored stats differ is restated.
+            # Extracted here from the files: a live file whose stored stats differ is restated. A
+            # missing table is created in the commit's transaction: a failed commit creates nothing.
             result = catalog.commit(
                 ns,
                 table,
@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
                 extracted=[f.path for f in files],
                 remove=[normalize_source(p) for p in args.remove],
                 remove_missing_ok=args.remove_missing_ok,
+                create_with=columns,
             )
     except ShredcatError as e:
         print(f"shredcat register: {e.message}", file=sys.stderr)

@@ -16,6 +16,7 @@ from service.errors import (
     InvalidStatsError,
     LimitExceededError,
     NotFoundError,
+    ShredcatError,
 )
 from service.stats.model import FileStats
 from tests.catalog.factories import (
@@ -215,6 +216,30 @@ def test_register_extract_failure_names_the_file_and_changes_nothing(catalog: Ca
     assert r.added == ("a.parquet", "c.parquet")
     assert catalog.get_table(NS, T).columns == ("v",)
     assert catalog.register(NS, T, ["a.parquet"], extract=extract).unchanged == ("a.parquet",)
+
+
+def test_a_registration_refused_by_its_commit_creates_no_table(catalog: Catalog) -> None:
+    """Errors found once the files are read (inside the commit) leave no table and no namespace:
+    the table is created in the commit's own transaction."""
+    failing = [
+        # Partition columns that differ between two files of one commit.
+        (["s3://b/t/k=1/f.parquet", "s3://b/t/g.parquet"], {}, "conflicting partition column names"),
+        # A path to remove that is not live.
+        (["s3://b/t/h.parquet"], {"remove": ["s3://b/t/nothing.parquet"]}, "not a live file"),
+    ]
+    for sources, kw, needle in failing:
+        with pytest.raises(ShredcatError, match=needle):
+            if kw:
+                catalog.commit("fresh", T, [int_file(s) for s in sources], create_with=["v"], **kw)
+            else:
+                catalog.register("fresh", T, sources, extract=int_file)
+        assert catalog.list_tables() == [] and catalog.list_namespaces() == []
+    r = catalog.register("fresh", T, ["s3://b/t/k=1/f.parquet"], extract=int_file)
+    assert r.added == ("s3://b/t/k=1/f.parquet",)
+    assert [t.name for t in catalog.list_tables()] == [T]
+    # Into an existing table, create_with changes nothing of it.
+    again = catalog.commit("fresh", T, [int_file("s3://b/t/k=2/f.parquet")], create_with=["other"])
+    assert again.added == ("s3://b/t/k=2/f.parquet",) and catalog.get_table("fresh", T).columns == ("v",)
 
 
 def test_same_content_is_a_noop_and_different_content_conflicts(cat: Catalog) -> None:

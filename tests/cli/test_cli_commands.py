@@ -159,6 +159,11 @@ def test_register_can_replace_files_in_one_snapshot(tmp_path: Path) -> None:
     r = _run(["register", "--table", "lake.ev", old[0], "--remove", old[1], "--remove-missing-ok", "--json", *db], tmp_path)
     out = json.loads(r.stdout)
     assert (out["added"], out["removed"], out["missing"]) == ([old[0]], [], [old[1]])
+    # Into a table that does not exist yet, a refused registration creates neither it nor its namespace.
+    r = _run(["register", "--table", "fresh.ev", old[0], "--remove", old[1], *db], tmp_path)
+    assert r.returncode == 1 and "cannot be removed" in r.stderr
+    tables = _run(["tables", *db], tmp_path).stdout
+    assert tables.startswith("lake.ev\t") and "fresh" not in tables, tables
 
 
 def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> None:
