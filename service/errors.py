@@ -173,3 +173,10 @@ class StorageUnavailableError(ShredcatError):
 
     code = "storage_unavailable"
     http_status = 503
+
+
+class SettingsError(ShredcatError):
+    """A ``SHREDCAT_*`` variable has a value the process cannot run with (a misconfiguration:
+    commands exit 2 naming the variable)."""
+
+    code = "invalid_settings"

@@ -16,6 +16,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from service import limits
 
 Role = Literal["reader", "writer", "admin"]
+#: The server's log levels (uvicorn's, which Python's logging also knows).
+LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
 class Settings(BaseSettings):
@@ -104,6 +106,22 @@ class Settings(BaseSettings):
     #: Server log lines: ``json`` (default; one object per line with the request id) or ``text``.
     log_format: Literal["json", "text"] = "json"
 
+    @field_validator("database_url")
+    @classmethod
+    def _check_database_url(cls, v: str) -> str:
+        # The backend only (SQLAlchemy parses the rest when the catalog opens; not imported here).
+        scheme = v.split("://", 1)[0] if "://" in v else ""
+        if scheme.split("+", 1)[0] not in ("sqlite", "postgresql", "postgres"):
+            raise ValueError("must be a sqlite:///PATH or postgresql://... URL")
+        return v
+
+    @field_validator("log_level")
+    @classmethod
+    def _check_log_level(cls, v: str) -> str:
+        if v.upper() not in LOG_LEVELS:
+            raise ValueError(f"must be one of {', '.join(x.lower() for x in LOG_LEVELS)}")
+        return v
+
     @field_validator("session_secrets")
     @classmethod
     def _check_session_secrets(cls, v: list[SecretStr]) -> list[SecretStr]:
@@ -136,4 +154,16 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    """The environment's settings; a bad ``SHREDCAT_*`` value is a SettingsError naming each bad
+    variable (not echoing its value, which may be a token pasted by mistake)."""
+    from pydantic import ValidationError
+
+    from service.errors import SettingsError
+
+    try:
+        return Settings()
+    except ValidationError as e:
+        why = "; ".join(
+            f"SHREDCAT_{'.'.join(map(str, x['loc'])).upper()}: {x['msg']}" for x in e.errors()
+        )
+        raise SettingsError(f"invalid settings: {why}") from None

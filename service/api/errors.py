@@ -11,6 +11,7 @@ carry internals: the message is fixed and the request id points to the server lo
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -39,10 +40,21 @@ def error_body(status: int, type_: str, message: str, details: dict[str, Any] | 
     return {"error": {"type": type_, "message": message, "details": details or {}, "code": status}}
 
 
+class _ErrorJSONResponse(JSONResponse):
+    """An error may quote the request's text, which may not be valid Unicode (a lone surrogate from
+    a JSON escape): then non-ASCII is escaped, which any JSON reader decodes the same."""
+
+    def render(self, content: Any) -> bytes:
+        try:
+            return super().render(content)
+        except UnicodeEncodeError:
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 def error_response(
     status: int, type_: str, message: str, details: dict[str, Any] | None = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    return JSONResponse(error_body(status, type_, message, details), status_code=status, headers=headers)
+    return _ErrorJSONResponse(error_body(status, type_, message, details), status_code=status, headers=headers)
 
 
 def request_id(request: Request) -> str:

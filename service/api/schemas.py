@@ -11,15 +11,30 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from service.catalog.validate import MAX_COUNT, MAX_NAME_BYTES, MAX_PATH_BYTES
+from service.catalog.validate import MAX_COUNT, MAX_NAME_BYTES, MAX_PATH_BYTES, check_object_name
+from service.errors import ShredcatError
 
 #: Lengths are checked in characters here, in UTF-8 bytes by the catalog's validator.
 Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_BYTES)]
-#: Namespace and table names travel in URL paths: no '/' (an encoded %2F is decoded before routing).
-ObjectName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_BYTES, pattern=r"^[^/\x00-\x1f]+$")]
+
+
+def _object_name(name: str) -> str:
+    try:
+        return check_object_name("object", name)
+    except ShredcatError as e:
+        raise ValueError(e.message.replace("invalid object name", "invalid name")) from None
+
+
+#: Namespace and table names travel in URL paths: no '/' (an encoded %2F is decoded before routing),
+#: no dot segment; the catalog's own check (:func:`~service.catalog.validate.check_object_name`).
+ObjectName = Annotated[
+    StrictStr,
+    Field(min_length=1, max_length=MAX_NAME_BYTES, pattern=r"^[^/\x00-\x1f\x7f]+$"),
+    AfterValidator(_object_name),
+]
 FilePath = Annotated[StrictStr, Field(min_length=1, max_length=MAX_PATH_BYTES)]
 
 

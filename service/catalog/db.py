@@ -41,7 +41,8 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
-from service.errors import ConflictError, ShredcatError, StorageUnavailableError
+from service.errors import BadInputError, ConflictError, ShredcatError, StorageUnavailableError
+from service.values.text import shown
 
 log = logging.getLogger(__name__)
 
@@ -308,6 +309,14 @@ def _connection_lost(e: BaseException) -> bool:
     return state is None or state.startswith(("08", "57P"))
 
 
+def _not_unicode(e: UnicodeEncodeError) -> BadInputError:
+    """Text the database cannot hold, from outside (a name looked up, a page token's path): the
+    edges check the text they store (:mod:`service.values.text`); this catches what is only read
+    or compared."""
+    bad = e.object[e.start : e.end] if isinstance(e.object, str) else ""
+    return BadInputError(f"text that is not valid Unicode ({shown(bad)!r}: bytes that are not UTF-8?)")
+
+
 def run_transaction(
     engine: Engine,
     fn: Callable[[Connection], T],
@@ -333,7 +342,11 @@ def run_transaction(
                 integrity_retried = True
                 continue
             raise translate_error(e) from e
+        except UnicodeEncodeError as e:
+            raise _not_unicode(e) from None
         except SQLAlchemyError as e:
+            if isinstance(getattr(e, "orig", None), UnicodeEncodeError):
+                raise _not_unicode(e.orig) from None  # type: ignore[arg-type]
             if attempt < attempts and is_retryable(e):
                 delay = min(2.0, 0.02 * 2**attempt) * (0.5 + random.random())
                 log.info("catalog transaction retry %d after %s", attempt, e.__class__.__name__)

@@ -72,6 +72,7 @@ from service.catalog.validate import (
     check_file_columns,
     check_file_count,
     check_name,
+    check_object_name,
     check_table_columns,
     check_table_totals,
     replaced_layout,
@@ -182,7 +183,7 @@ class Catalog:
 
     def create_namespace(self, name: str, *, if_not_exists: bool = False) -> NamespaceInfo:
         """Create a namespace (DuckLake schema). AlreadyExistsError unless ``if_not_exists``."""
-        check_name("namespace", name)
+        check_object_name("namespace", name)
 
         def op(conn: Connection) -> NamespaceInfo:
             ns = repo.find_namespace(conn, name)
@@ -1400,8 +1401,8 @@ def _table_declarations(
     location: str | None,
 ) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
     """A new table's checked names, Variant columns and partition declarations (BadInputError)."""
-    check_name("namespace", namespace)
-    check_name("table", name)
+    check_object_name("namespace", namespace)
+    check_object_name("table", name)
     cols = tuple(variant_columns)
     for c in cols:
         check_name("column", c)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType, bound_checker, format_bound
+from service.values.text import lone_surrogate, shown
 from service.variant.paths import parse_variant_path_steps
 
 if TYPE_CHECKING:
@@ -66,8 +67,37 @@ def _is_count(v: object) -> bool:
 
 
 def check_name(kind: str, name: object) -> str:
-    if not isinstance(name, str) or not name or len(name.encode("utf-8")) > MAX_NAME_BYTES or "\x00" in name:
+    if isinstance(name, str) and lone_surrogate(name):
+        raise InvalidStatsError(f"invalid {kind} name {shown(name)!r}: not valid Unicode (bytes that are not UTF-8?)")
+    if not isinstance(name, str) or not name or "\x00" in name or len(name.encode("utf-8")) > MAX_NAME_BYTES:
         raise InvalidStatsError(f"invalid {kind} name {name!r}")
+    return name
+
+
+def _bad_name(name: object) -> bool:
+    """Not a name a column can have: empty, with NUL, not valid Unicode, or too long."""
+    if type(name) is not str or not name or "\x00" in name:
+        return True
+    try:
+        return len(name.encode("utf-8")) > MAX_NAME_BYTES
+    except UnicodeEncodeError:
+        return True
+
+
+#: What a namespace or table name may not hold: they are URL path segments of the REST API (no
+#: '/', not a dot segment, which URL normalization removes) and fields of the CLI's tab-separated
+#: output (no control character).
+_OBJECT_NAME_FORBIDDEN = re.compile(r"[/\x00-\x1f\x7f]")
+
+
+def check_object_name(kind: str, name: object) -> str:
+    """A new namespace's or table's name: :func:`check_name`, and addressable in a URL path."""
+    check_name(kind, name)
+    assert isinstance(name, str)
+    if name in (".", "..") or _OBJECT_NAME_FORBIDDEN.search(name):
+        raise InvalidStatsError(
+            f"invalid {kind} name {name!r}: it may not be '.' or '..' nor hold '/' or a control character"
+        )
     return name
 
 
@@ -162,6 +192,8 @@ def _check_row(
         raise _row_error(f, j, ps, "variant_path", f"variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError)
     in_array = memo.in_array.get(vp)
     if in_array is None:
+        if lone_surrogate(vp):
+            raise _row_error(f, j, ps, "variant_path", "the variant_path is not valid Unicode")
         try:
             in_array = memo.in_array[vp] = any(is_array for _, is_array in parse_variant_path_steps(vp))
         except ShredcatError as e:
@@ -182,7 +214,7 @@ def _check_column_row(f: FileStats, j: int, cs: ColumnStats, limits: Limits, mem
         err.details["rows"] = "columns"
         raise err
     name = cs.column
-    if type(name) is not str or not name or "\x00" in name or len(name.encode("utf-8")) > MAX_NAME_BYTES:
+    if _bad_name(name):
         raise _row_error(f, j, cs, "column", "invalid column name")
     if name in f.variant_columns:
         raise _row_error(f, j, cs, "column", "a Variant column of the file has no plain-column statistics")
@@ -270,6 +302,11 @@ def validate_file(
     path = f.path
     if not isinstance(path, str) or not path or "\x00" in path:
         raise InvalidStatsError(f"invalid file path {path!r}", details={"attribute": "path"})
+    if lone_surrogate(path):
+        raise InvalidStatsError(
+            f"{shown(path)}: the path is not valid Unicode (a file name whose bytes are not UTF-8?)",
+            details={"attribute": "path"},
+        )
     if len(path.encode("utf-8")) > MAX_PATH_BYTES:
         raise file_error(path, f"path longer than {MAX_PATH_BYTES} bytes", LimitExceededError, attribute="path")
     for name in ("file_size_bytes", "record_count", "footer_size"):
@@ -358,7 +395,7 @@ def _checked_partitions(f: FileStats, limits: Limits, memo: _Memo) -> tuple[Part
         if type(pv) is not PartitionValue:
             raise file_error(f.path, f"{where}: expected PartitionValue, got {type(pv).__name__}", attribute="partitions")
         name = pv.column
-        if type(name) is not str or not name or "\x00" in name or len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        if _bad_name(name):
             raise file_error(f.path, f"{where}: invalid partition column name", attribute="partitions")
         if name in names:
             raise file_error(f.path, f"partition column {name!r} appears twice in the path", attribute="partitions")

@@ -39,7 +39,7 @@ DEFAULT_LIMITS = {
 }
 
 
-def _defaults_only() -> bool:
+def defaults_only() -> bool:
     """True when no ``SHREDCAT_`` variable but the URL's is set: every other setting is its default."""
     names = [k for k in os.environ if k.upper().startswith("SHREDCAT_")]
     # pydantic-settings matches variable names case-insensitively: so does this check.
@@ -49,7 +49,7 @@ def _defaults_only() -> bool:
 def predicate_limits() -> limits.PredicateLimits:
     """The predicate limits in force; pydantic-settings is imported only when a setting may
     differ from its default."""
-    if _defaults_only():
+    if defaults_only():
         return limits.PredicateLimits()
     from service.settings import get_settings
 
@@ -66,7 +66,7 @@ def catalog_settings(database_url: str | None) -> tuple[str, Limits]:
     """
     from service.catalog.validate import Limits
 
-    if _defaults_only():
+    if defaults_only():
         url = next((v for k, v in os.environ.items() if k.upper() == DATABASE_URL_VARIABLE), DEFAULT_DATABASE_URL)
         return database_url or url, Limits(**DEFAULT_LIMITS)
     from service.settings import get_settings

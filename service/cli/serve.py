@@ -27,7 +27,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8181, help="TCP port (default 8181)")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--log-level", default=None, help="override SHREDCAT_LOG_LEVEL (debug, info, warning...)")
+    p.add_argument(
+        "--log-level",
+        default=None,
+        type=str.lower,
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="override SHREDCAT_LOG_LEVEL",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,14 +47,11 @@ def run(args: argparse.Namespace) -> int:
     from service.api.paths import parse_roots
     from service.settings import get_settings
 
+    settings = get_settings()  # a SettingsError is exit 2 (service.cli.main)
     try:
-        settings = get_settings()
         parse_roots(settings.warehouse_roots)
-    except Exception as e:  # pydantic ValidationError or a bad root: a bad SHREDCAT_* variable
-        errors = getattr(e, "errors", None)
-        # Not str(e): pydantic echoes the input, which may be a token pasted by mistake.
-        why = "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in errors()) if errors else str(e)
-        print(f"shredcat serve: invalid settings: {why}", file=sys.stderr)
+    except ValueError as e:
+        print(f"shredcat serve: invalid settings: SHREDCAT_WAREHOUSE_ROOTS: {e}", file=sys.stderr)
         return 2
     if args.workers < 1 or not (0 <= args.port <= 65535):
         print("shredcat serve: --workers must be >= 1 and --port in 0..65535", file=sys.stderr)

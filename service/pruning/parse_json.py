@@ -77,6 +77,7 @@ from service.pruning.paths import format_json_path, parse_json_path
 from service.pruning.schema import TableSchema
 from service.pruning.spark_types import parse_spark_type, spark_type_name
 from service.values import Bound, Kind, ShreddedType
+from service.values.text import first_invalid_text, shown
 
 DEFAULT_MAX_DEPTH = limits.MAX_PREDICATE_DEPTH
 DEFAULT_MAX_IN_LIST = limits.MAX_IN_LIST
@@ -293,6 +294,9 @@ def parse_json(
             ) from None
         except ValueError as e:
             raise InvalidPredicateError(f"filter is not valid JSON: {e}") from None
+    bad = first_invalid_text(doc)
+    if bad is not None:
+        raise InvalidPredicateError(f"the filter holds text that is not valid Unicode: {shown(bad)!r}")
     return _Parser(max_depth, max_in_list, max_terms, schema).parse(doc, "", 0)
 
 

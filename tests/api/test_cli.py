@@ -43,6 +43,9 @@ def test_migrate_uses_settings_and_reports_errors(
         ({"SHREDCAT_WAREHOUSE_ROOTS": '["relative"]'}, []),
         ({"SHREDCAT_TOKENS": '{"my-secret-token": "admin"}'}, []),
         ({"SHREDCAT_AUTH": "maybe"}, []),
+        ({"SHREDCAT_LOG_LEVEL": "LOUD"}, []),
+        ({"SHREDCAT_DATABASE_URL": "foo://bar"}, []),
+        ({"SHREDCAT_DATABASE_URL": "shredcat.db"}, []),
         ({}, ["--workers", "0"]),
     ],
 )
@@ -55,3 +58,20 @@ def test_serve_refuses_bad_settings(
     err = capsys.readouterr().err
     assert err.startswith("shredcat serve:")
     assert "my-secret-token" not in err
+    if env:
+        assert "SHREDCAT_" + next(iter(env))[len("SHREDCAT_") :] in err, err  # the variable is named
+
+
+@pytest.mark.parametrize("command", [["tables"], ["stats", "x.parquet"], ["prune", "--table", "a.b", "id = 1"]])
+def test_every_command_refuses_bad_settings_with_exit_2(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    monkeypatch.setenv("SHREDCAT_MAX_PAGE_SIZE", "abc")
+    get_settings.cache_clear()
+    try:
+        assert main(command) == 2
+    finally:
+        get_settings.cache_clear()
+    err = capsys.readouterr().err
+    assert err.startswith(f"shredcat {command[0]}: invalid settings: SHREDCAT_MAX_PAGE_SIZE:"), err
+    assert "Traceback" not in err and "abc" not in err

@@ -131,6 +131,9 @@ def test_namespaces(client) -> None:
         ({"namespace": "lake"}, "body.namespace"),
         ({"namespace": ["lake"], "properties": {"owner": "me"}}, "body.properties"),
         ({"namespace": ["lake"], "extra": 1}, "body.extra"),
+        ({"namespace": [".."]}, "body.namespace[0]"),
+        ({"namespace": ["."]}, "body.namespace[0]"),
+        ({"namespace": ["a\x7fb"]}, "body.namespace[0]"),
     ],
 )
 def test_create_namespace_validation(client, body, field: str) -> None:

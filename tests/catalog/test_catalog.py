@@ -88,6 +88,22 @@ def test_namespace_create(catalog: Catalog) -> None:
     assert catalog.create_namespace("n", if_not_exists=True).name == "n"
 
 
+@pytest.mark.parametrize("name", [".", "..", "a/b", "/etc", "a\tb", "line1\nline2", "x\x7f", "caf\udce9"])
+def test_names_that_no_url_or_output_line_can_hold_are_refused(catalog: Catalog, name: str) -> None:
+    """Namespace and table names are REST path segments and fields of the CLI's tab-separated
+    output, whichever way they are created (the CLI creates tables as it registers)."""
+    with pytest.raises(InvalidStatsError, match=r"invalid (namespace|table) name"):
+        catalog.create_namespace(name)
+    with pytest.raises(InvalidStatsError, match=r"invalid (namespace|table) name"):
+        catalog.create_table("ok", name, ["v"])
+    with pytest.raises(InvalidStatsError, match=r"invalid (namespace|table) name"):
+        catalog.register(name, "t", ["a.parquet"], extract=int_file)
+    assert catalog.list_tables() == [] and catalog.list_namespaces() == []
+    # Looking such a name up is not an error of the database: not found, or a clear bad input.
+    with pytest.raises((NotFoundError, BadInputError)):
+        catalog.get_table("ok", name)
+
+
 def test_drop_table_keeps_history_and_frees_the_name(cat: Catalog) -> None:
     cat.commit(NS, T, [int_file("a")])
     snap = cat.drop_table(NS, T)

@@ -17,6 +17,7 @@ from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
 from service.catalog.validate import Limits
 from service.cli._common import catalog_settings
+from service.errors import SettingsError
 from service.settings import Settings, get_settings
 from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType
@@ -175,7 +176,7 @@ def test_any_other_setting_is_read_and_validated_by_the_settings(
         assert catalog_settings(None)[1].max_page_size == 500
         monkeypatch.setenv("SHREDCAT_MAX_PAGE_SIZE", "0")
         get_settings.cache_clear()
-        with pytest.raises(ValueError, match="max_page_size"):
+        with pytest.raises(SettingsError, match="SHREDCAT_MAX_PAGE_SIZE"):
             catalog_settings(None)
     finally:
         get_settings.cache_clear()

@@ -159,6 +159,28 @@ def test_names_are_percent_encoded(sc: ShredcatClient) -> None:
     assert sc.list_tables("a b%é") == ["t?x#y"]
     with pytest.raises(Unprocessable):  # a '/' could never be addressed in a URL path
         sc.create_namespace("a/b")
+    # Dot segments: refused as names, and never normalized away by the client's URL (dropping
+    # table '..' of a namespace must not become dropping the namespace).
+    for name in (".", ".."):
+        with pytest.raises(Unprocessable):
+            sc.create_table("a b%é", name, variant_columns=["v"])
+        with pytest.raises(NotFound):
+            sc.drop_table("a b%é", name)
+    assert sc.list_tables("a b%é") == ["t?x#y"]
+
+
+def test_dot_segments_are_sent_percent_encoded() -> None:
+    seen: list[bytes] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.url.raw_path)
+        return httpx.Response(404, json={"error": {"type": "not_found", "message": "no", "details": {}, "code": 404}})
+
+    c = ShredcatClient("http://shredcat.test", token="t", transport=httpx.MockTransport(handler))
+    for name in (".", ".."):
+        with pytest.raises(NotFound):
+            c.drop_table("ns", name)
+    assert seen == [b"/v1/namespaces/ns/tables/%2E", b"/v1/namespaces/ns/tables/%2E%2E"]
 
 
 def test_payload_too_large(app_factory) -> None:

@@ -68,6 +68,7 @@ limit is raised for the parse.
 
 from __future__ import annotations
 
+from service.errors import InvalidPredicateError
 from service.pruning.expressions import BooleanExpression
 from service.pruning.parse_sql.convert import Converter
 from service.pruning.parse_sql.guard import (
@@ -79,6 +80,7 @@ from service.pruning.parse_sql.guard import (
 )
 from service.pruning.render import to_sql
 from service.pruning.schema import TableSchema
+from service.values.text import lone_surrogate, shown
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -106,5 +108,7 @@ def parse_sql(
     becomes :class:`~service.pruning.expressions.Unknown`; a name the table does not have is an
     UnknownColumnError. Without it (callers not yet given the table's schema) only the forms
     below are accepted and the catalog checks the Variant columns."""
+    if isinstance(text, str) and lone_surrogate(text):
+        raise InvalidPredicateError(f"the predicate is not valid Unicode: {shown(text)!r}")
     tree = guarded_parse(text, max_depth=max_depth, max_length=max_length, max_terms=max_terms)
     return Converter(max_depth, max_in_list, schema).convert(tree, 0)

@@ -1,0 +1,41 @@
+"""Text the catalog can store: valid Unicode, i.e. encodable as UTF-8.
+
+Python strings can hold lone surrogates that no UTF-8 text (nor PostgreSQL's or SQLite's text)
+can: a file name whose bytes are not UTF-8 decodes to them (``os.fsdecode``'s surrogateescape),
+and so does a JSON ``"\\ud800"`` escape or a command-line argument in another encoding. Every
+place where outside text enters checks it here, so that such text is a clear error at the edge
+rather than a driver's UnicodeEncodeError deep inside a transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (cannot be encoded as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def first_invalid_text(doc: Any) -> str | None:
+    """The first string (key or value) holding a lone surrogate in decoded JSON ``doc``, or None."""
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if lone_surrogate(node):
+                return node
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple):
+            stack.extend(node)
+    return None
+
+
+def shown(text: str) -> str:
+    """``text`` printable anywhere: each lone surrogate as a ``\\udcXX`` escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
