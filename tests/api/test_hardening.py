@@ -177,6 +177,49 @@ def test_footer_cap_applies_to_rest_and_cli(app_factory: Callable[..., TestClien
     assert [json.loads(line)["file"] for line in out.stdout.splitlines()][:1] == [str(real)]
 
 
+# --- text that is not valid Unicode ------------------------------------------------------------
+
+
+def test_text_that_is_not_unicode_is_a_4xx_never_a_500(
+    app_factory: Callable[..., TestClient], catalog_url: str, tmp_path: Path
+) -> None:
+    """Lone surrogates (a file name whose bytes are not UTF-8, a JSON ``\\ud800`` escape) cannot be
+    stored in either database: wherever they come in, the answer is a 422 naming the text, and a
+    commit that meets one commits nothing. Both backends."""
+    import base64
+    import os
+
+    lake = tmp_path / "lake"
+    write_variant_file(lake / "latin" / "ok.parquet", 10)
+    Path(os.fsdecode(bytes(lake / "latin") + b"/caf\xe9.parquet")).hardlink_to(lake / "latin" / "ok.parquet")
+    c = app_factory(database_url=catalog_url, roots=[str(lake)])
+    assert c.post("/v1/namespaces", json={"namespace": ["r"]}, headers=ADMIN).status_code == 200
+    assert c.post("/v1/namespaces/r/tables", json={"name": "t", "variant-columns": ["v"]}, headers=ADMIN).status_code == 200
+    t = "/v1/namespaces/r/tables/t"
+    err = assert_error(c.post(t + "/commits", json={"prefixes": [str(lake / "latin")]}, headers=WRITER), 422)
+    assert "caf\\udce9.parquet: the path is not valid Unicode" in err["message"], err
+    assert c.get(t, headers=READER).json()["live-file-count"] == 0
+    assert c.post(t + "/commits", json={"paths": [str(lake / "latin" / "ok.parquet")]}, headers=WRITER).status_code == 200
+    raw = {"content-type": "application/json", **READER}
+    for body in (
+        '{"sql": "variant_get(v, \'$.\\ud800\', \'string\') = \'a\'"}',
+        '{"sql": "v:\\ud800::int = 1"}',
+        '{"sql": "`\\ud800` = 1"}',
+        '{"filter": {"type": "eq", "term": "\\ud800", "value": "a"}}',
+        '{"filter": {"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.\\ud800"}, "value": "a"}}',
+    ):
+        r = c.post(t + "/plan", content=body, headers=raw)
+        assert_error(r, 422, "invalid_predicate")
+        assert "not valid Unicode" in r.text, r.text
+    token = base64.urlsafe_b64encode(b'{"after": "\\ud800", "snapshot": 3}').decode()
+    r = c.get(t + "/files", params={"page-token": token}, headers=READER)
+    assert 400 <= r.status_code < 500, r.text
+    for name_body in ('{"name": "\\ud800", "variant-columns": ["v"]}', '{"namespace": ["\\udcff"]}'):
+        url = "/v1/namespaces/r/tables" if "name" in name_body else "/v1/namespaces"
+        assert_error(c.post(url, content=name_body, headers={**raw, **ADMIN}), 422)
+    assert c.get("/v1/namespaces/r/tables/%ED%A0%80", headers=READER).status_code == 404
+
+
 # --- sessions and the login throttle (units) -----------------------------------------------------
 
 
