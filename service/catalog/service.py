@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+import re
 import time
 from bisect import bisect_left
 from collections import defaultdict
@@ -402,7 +403,8 @@ class Catalog:
                     raise ConflictError(
                         f"{f.path}: already registered in {t.qualified_name} with different content "
                         f"(content_id {lf.content_id!r}, {lf.file_size_bytes} bytes; now "
-                        f"{f.content_id!r}, {f.file_size_bytes} bytes): remove it first",
+                        f"{f.content_id!r}, {f.file_size_bytes} bytes): remove it first, or replace it in one commit by "
+                        "also giving it to remove",
                         details={"path": f.path},
                     )
             restate = [i for i in same if batch[i].path in trusted and _stats_differ(conn, t, batch[i])]
@@ -1411,7 +1413,17 @@ def _table_declarations(
     parts = _partition_declarations(partition_columns, cols)
     if location is not None and (not isinstance(location, str) or not location or "\x00" in location):
         raise BadInputError(f"invalid table location {location!r}", details={"field": "location"})
+    if location is not None and not (location.startswith("/") or _LOCATION_URI.match(location)):
+        # Files are stored by absolute path or URI: a relative location could hold none of them.
+        raise BadInputError(
+            f"invalid table location {location!r}: an absolute path (/data/lake/t) or a URI "
+            "(s3://bucket/lake/t) in the form the table's files are registered by",
+            details={"field": "location"},
+        )
     return cols, parts
+
+
+_LOCATION_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def _insert_table(

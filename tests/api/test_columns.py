@@ -96,6 +96,13 @@ def test_create_table_with_declared_partition_columns(client: Any, warehouse: Pa
         headers=ADMIN,
     )
     assert_error(r, 422, field="body.partition-columns")
+    # A location no registered file could lie under (files are stored by absolute path or URI).
+    for loc in ("relative/x", "./x", "x"):
+        r = client.post("/v1/namespaces/lake/tables", json={"name": "rel", "variant-columns": ["v"], "location": loc}, headers=ADMIN)
+        assert "an absolute path" in assert_error(r, 422, field="body.location")["message"]
+    for loc in ("/abs/x", "s3://bucket/lake/t", "file:///data/t"):
+        r = client.post("/v1/namespaces/lake/tables", json={"name": "ok" + str(len(loc)), "variant-columns": ["v"], "location": loc}, headers=ADMIN)
+        assert r.status_code == 200, r.text
 
 
 def test_plans_read_timestamps_in_the_session_time_zone(client: Any, warehouse: Path) -> None:
