@@ -175,6 +175,12 @@ class StorageUnavailableError(ShredcatError):
     http_status = 503
 
 
+class SchemaNotMigratedError(StorageUnavailableError):
+    """The catalog database's schema is not the one this code needs: ``shredcat migrate``."""
+
+    code = "schema_not_migrated"
+
+
 class SettingsError(ShredcatError):
     """A ``SHREDCAT_*`` variable has a value the process cannot run with (a misconfiguration:
     commands exit 2 naming the variable)."""

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Response
@@ -13,22 +12,8 @@ from service.api.auth import Principal, require_reader
 from service.api.deps import AppContext, error_responses, get_ctx
 from service.api.metrics import CONTENT_TYPE
 from service.api.schemas import HealthResponse
-from service.errors import StorageUnavailableError
 
 router = APIRouter(tags=["operations"])
-
-
-class SchemaNotMigratedError(StorageUnavailableError):
-    code = "schema_not_migrated"
-
-
-@lru_cache(maxsize=1)
-def head_revision() -> str | None:
-    from alembic.script import ScriptDirectory
-
-    from service.catalog.db import alembic_config
-
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
 
 
 @router.get(
@@ -39,15 +24,10 @@ def head_revision() -> str | None:
     responses=error_responses(503),
 )
 def health(ctx: Annotated[AppContext, Depends(get_ctx)]) -> HealthResponse:
-    from service.catalog.db import current_revision
+    from service.catalog.db import require_current_schema
 
     assert ctx.catalog is not None
-    revision = current_revision(ctx.catalog.engine)  # StorageUnavailableError -> 503
-    head = head_revision()
-    if revision != head:
-        raise SchemaNotMigratedError(
-            f"the catalog schema is at revision {revision}, the code needs {head}: run `shredcat migrate`"
-        )
+    revision = require_current_schema(ctx.catalog.engine)  # unreachable or not migrated: 503
     return HealthResponse(status="ok", backend=ctx.catalog.backend, schema_revision=revision, version=service.__version__)
 
 

@@ -41,7 +41,13 @@ from sqlalchemy.exc import (
 )
 from sqlalchemy.pool import StaticPool
 
-from service.errors import BadInputError, ConflictError, ShredcatError, StorageUnavailableError
+from service.errors import (
+    BadInputError,
+    ConflictError,
+    SchemaNotMigratedError,
+    ShredcatError,
+    StorageUnavailableError,
+)
 from service.values.text import shown
 
 log = logging.getLogger(__name__)
@@ -459,6 +465,9 @@ def downgrade(bind: str | URL | Engine, revision: str = "base") -> None:
 
 #: Alembic's table holding the schema revision (its default name; ``migrations/env.py`` keeps it).
 VERSION_TABLE = "alembic_version"
+#: The schema revision this code reads and writes: Alembic's head in ``migrations/`` (a test keeps
+#: them equal), known without importing Alembic so that every command can check it cheaply.
+SCHEMA_REVISION = "0008"
 
 
 def current_revision(bind: str | URL | Engine) -> str | None:
@@ -481,6 +490,19 @@ def current_revision(bind: str | URL | Engine) -> str | None:
     if len(heads) > 1:
         raise ShredcatError(f"the catalog schema has several revisions at once: {sorted(heads)}")
     return heads[0] if heads else None
+
+
+def require_current_schema(engine: Engine) -> str:
+    """The catalog's schema revision, :data:`SCHEMA_REVISION`; SchemaNotMigratedError unless the catalog's schema is at :data:`SCHEMA_REVISION` (one read
+    of the revision): a database never migrated, or migrated by older code, would otherwise answer
+    with the SQL errors of missing tables and columns."""
+    revision = current_revision(engine)
+    if revision != SCHEMA_REVISION:
+        at = "was never migrated" if revision is None else f"is at schema revision {revision}"
+        raise SchemaNotMigratedError(
+            f"the catalog database {at}; this shredcat needs revision {SCHEMA_REVISION}: run `shredcat migrate`"
+        )
+    return revision
 
 
 def schema_drift(bind: str | URL | Engine) -> list[Any]:

@@ -82,13 +82,19 @@ def open_catalog(args: argparse.Namespace) -> Catalog:
     no set-up; a server database (PostgreSQL) is migrated only by ``shredcat migrate``. Otherwise
     the only schema check is a read of the revision (Alembic itself is imported only to migrate).
     """
-    from service.catalog.db import current_revision, make_engine, upgrade_to_head
+    from service.catalog.db import current_revision, make_engine, require_current_schema, upgrade_to_head
     from service.catalog.service import Catalog
 
     url, limits = catalog_settings(args.database_url)
     engine = make_engine(url)
-    if engine.dialect.name == "sqlite" and current_revision(engine) is None:
-        upgrade_to_head(engine)
+    try:
+        if engine.dialect.name == "sqlite" and current_revision(engine) is None:
+            upgrade_to_head(engine)
+        else:
+            require_current_schema(engine)
+    except BaseException:
+        engine.dispose()
+        raise
     return Catalog(engine, limits=limits)
 
 

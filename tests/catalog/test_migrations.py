@@ -15,12 +15,47 @@ REPO = Path(__file__).resolve().parents[2]
 HEAD = "0008"
 
 
+def test_the_code_knows_the_head_revision_without_alembic() -> None:
+    from alembic.script import ScriptDirectory
+
+    from service.catalog.db import SCHEMA_REVISION, alembic_config
+
+    assert SCHEMA_REVISION == HEAD == ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
 def _tables(url: str) -> set[str]:
     engine = make_engine(url)
     try:
         return set(inspect(engine).get_table_names())
     finally:
         engine.dispose()
+
+
+def test_commands_refuse_a_catalog_not_at_the_code_revision(empty_db_url: str, tmp_path: Path) -> None:
+    """A server database never migrated, or migrated by older code, is a one-line error naming
+    ``shredcat migrate`` (exit 1), not the SQL error of a missing table or column; only a fresh
+    embedded SQLite file is migrated on first use."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
+
+    def tables() -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "service.cli", "tables", "--database-url", empty_db_url]
+        return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+    if empty_db_url.startswith("sqlite"):
+        assert tables().returncode == 0 and current_revision(empty_db_url) == HEAD
+    else:
+        r = tables()
+        assert r.returncode == 1 and r.stderr.strip() == (
+            "shredcat tables: the catalog database was never migrated; this shredcat needs revision "
+            f"{HEAD}: run `shredcat migrate`"
+        ), r.stderr
+        upgrade_to_head(empty_db_url)
+    downgrade(empty_db_url, "0007")
+    r = tables()
+    assert r.returncode == 1 and "is at schema revision 0007; this shredcat needs revision" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "column" not in r.stderr
 
 
 def test_upgrade_downgrade_round_trip(empty_db_url: str) -> None:
