@@ -27,6 +27,9 @@ ID = "variant_get(v, '$.id', 'bigint')"
         ("v:id::bigint = ", "expected a value after '=' at column 16", 15),
         ("v:id::bigint = 'x:y", "unterminated string at column 16", 15),
         (f"{ID} = 5 5", "unexpected '5' at column 38", len(ID) + 5),
+        # A parameter marker: sqlglot's node name ("incomplete Parameter (no this)") is not shown.
+        ("$", "unexpected '$' at column 1", 0),
+        (f"{ID} = $", "unexpected '$' at column 36", len(ID) + 3),
     ],
 )
 def test_syntax_errors_name_what_was_expected_and_where(text: str, message: str, at: int) -> None:
@@ -36,7 +39,7 @@ def test_syntax_errors_name_what_was_expected_and_where(text: str, message: str,
     assert e.message == message
     assert e.position == at and e.details["position"] == at
     assert e.details["line"] == 1 and e.details["column"] == at + 1
-    assert "sqlglot" not in e.message and "Required keyword" not in e.message
+    assert "sqlglot" not in e.message and "Required keyword" not in e.message and "(no " not in e.message
 
 
 def test_a_multi_line_predicate_names_line_and_column() -> None:

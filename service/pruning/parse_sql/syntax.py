@@ -83,7 +83,7 @@ def _parse_error(text: str, e: ParseError) -> InvalidPredicateError:
     at_end = not text[end:].strip()
     missing = _MISSING.fullmatch(description)
     if missing:
-        keyword, node = missing.groups()
+        _, node = missing.groups()
         op = _OPERATORS.get(node)
         if node == "Between":
             what, position = "expected AND and an upper bound after BETWEEN", start if not at_end else len(text)
@@ -92,7 +92,8 @@ def _parse_error(text: str, e: ParseError) -> InvalidPredicateError:
         elif op is not None:
             what, position = f"expected a value after '{op}', found '{highlight}'", start
         else:
-            what, position = f"incomplete {node} (no {keyword})", start
+            # sqlglot's own node names ("incomplete Parameter (no this)") mean nothing to a user.
+            what, position = (f"unexpected '{highlight}'", start) if highlight.strip() else ("incomplete expression", start)
     elif description.startswith("Expecting "):
         expected = description.removeprefix("Expecting ").strip()
         what, position = (f"expected '{expected}'", len(text)) if at_end else (f"expected '{expected}' before '{highlight}'", start)
