@@ -703,7 +703,12 @@ def _plain_leaves(root: SchemaNode, variants: tuple[VariantColumn, ...]) -> tupl
         stack.extend(reversed(children))
     # Depth-first with leaves first within a group would reorder: sort by leaf index instead.
     out.sort(key=lambda p: p.node.leaf_index or 0)
-    return tuple(out)
+    # A top-level column named "a.b" and field b of a struct a have one dotted name: statistics
+    # under it could be either column's, so neither gets any (unknown, never pruned on).
+    seen: dict[str, int] = {}
+    for p in out:
+        seen[p.name] = seen.get(p.name, 0) + 1
+    return tuple(p for p in out if seen[p.name] == 1)
 
 
 def _is_list_or_map(n: SchemaNode) -> bool:

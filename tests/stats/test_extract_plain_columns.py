@@ -43,6 +43,16 @@ def test_which_columns_get_a_row(tmp_path: Path) -> None:
     assert fs.paths and all(not c.column.startswith("v") for c in fs.columns)
 
 
+def test_a_dotted_name_two_columns_share_gets_no_row(tmp_path: Path) -> None:
+    """A top-level column named ``a.b`` and field ``b`` of a struct ``a``: a row named ``a.b``
+    could be either's, so neither has one (unknown, never pruned on) and the file still registers."""
+    t = pa.table({"a.b": pa.array([1, 2]), "a": pa.array([{"b": 10}, {"b": 20}]), "c": pa.array([3, 4])})
+    pq.write_table(t, tmp_path / "f.parquet")
+    assert list(_by_name(tmp_path / "f.parquet")) == ["c"]
+    pq.write_table(t.drop(["a"]), tmp_path / "g.parquet")  # alone, each keeps its row
+    assert list(_by_name(tmp_path / "g.parquet")) == ["a.b", "c"]
+
+
 def test_struct_leaf_counts_parent_nulls_as_nulls(tmp_path: Path) -> None:
     s = pa.array([{"x": 1}, None, {"x": None}, {"x": 4}], pa.struct([("x", pa.int64())]))
     pq.write_table(pa.table({"s": s}), tmp_path / "f.parquet")
