@@ -346,7 +346,9 @@ class Catalog:
 
         def op(conn: Connection) -> CommitResult:
             nonlocal batch, prepared
-            if creating is not None:
+            if creating is not None and repo.find_table(conn, namespace, table) is None:
+                # Only when missing: creating locks the namespace row, which would serialize every
+                # registration into the namespace's tables for the length of its commit.
                 _insert_table(conn, namespace, table, creating, (), None, if_not_exists=True)
             t = repo.require_table(conn, namespace, table, lock=True)
             if _partitions_depend_on(t) and any(f.partitions for f in batch):
