@@ -14,6 +14,8 @@ Spark's comparison rules followed (in the session time zone, see below):
   decimal would need more than 38 digits (Spark would then round).
 * int column vs double literal: the column is cast to double, which is exact for |x| <= 2**53;
   a literal with |d| >= 2**53 is rejected, below that the comparison equals the exact one.
+* ``IN (...)``: the term and every literal in the list's one common type (:func:`in_list_literals`):
+  an int column with a double among the literals compares every literal as a double.
 * float column vs int literal: the literal is cast to float (rounded to nearest float32).
 * float column vs decimal/double literal: both cast to double; float32 values widen exactly.
 * decimal column vs double/float literal: rejected (Spark compares in double, which is not the
@@ -501,6 +503,30 @@ def domain_extremes(target: ShreddedType) -> tuple[Bound, Bound]:
 def _no_neg_zero(f: float) -> float:
     # -0.0 == 0.0 for every comparison in Spark; one spelling keeps trees canonical.
     return 0.0 if f == 0 else f
+
+
+def in_list_literals(target: ShreddedType, values: list[LiteralValue]) -> list[LiteralValue]:
+    """The literals of ``term IN (values)`` as Spark compares them: all of them and the term in
+    one common type (``In``'s type coercion), not each literal with the term on its own. The one
+    case where that differs: an integer term and a DOUBLE literal in the list make the comparison
+    DOUBLE for every literal, so ``bigint IN (2**60, 1.0D)`` holds for 2**60 + 1 (both cast to
+    the same double) though ``bigint = 2**60`` does not. The other literals are then given as the
+    doubles Spark casts them to (and the integer-vs-double rule of :func:`literal_image` applies:
+    beyond 2**53 no bound is exact, an error, so the list is unknown)."""
+    if target.kind not in INTEGER_KINDS or not any(type(v) is float for v in values):
+        return values
+    out: list[LiteralValue] = []
+    for v in values:
+        if isinstance(v, bool):
+            out.append(v)
+        elif isinstance(v, int | Decimal):
+            out.append(float(v))  # Spark's casts to double round to nearest, as these do
+        elif isinstance(v, str):
+            d = parse_numeral(v)
+            out.append(float(d) if d is not None else v)
+        else:
+            out.append(v)
+    return out
 
 
 def literal_image(target: ShreddedType, v: LiteralValue) -> Image:

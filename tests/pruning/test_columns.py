@@ -338,6 +338,31 @@ def test_column_leaves_read_column_rows_keyed_without_a_path() -> None:
     assert FileEvaluator(sql("region = 'EU'")).paths == {("region", None)}
 
 
+@pytest.mark.parametrize(
+    ("text", "might"),
+    [
+        # Spark types IN as a whole: one DOUBLE literal makes every comparison DOUBLE, so 2**60 + 1
+        # (which casts to the same double as 2**60) is in (2**60, 1.0D), though not = 2**60.
+        ("id IN (1152921504606846976, 1.0D)", True),
+        ("variant_get(v, '$.user.id', 'bigint') IN (1152921504606846976, 1.0D)", True),
+        ("id IN (9223372036854775808, 0.5D)", True),
+        ("id IN (1152921504606846976.5, CAST(1 AS DOUBLE))", True),
+        ("id IN ('1152921504606846976', 1e0)", True),
+        # Without a double the list stays exact; small doubles stay exact too.
+        ("id IN (1152921504606846976, 1.0)", False),
+        ("id IN (1152921504606846976)", False),
+        ("id IN (3, 4.0D)", False),
+        ("id IN (1152921504606846977, 4.0D)", True),
+    ],
+)
+def test_an_in_list_compares_in_the_lists_common_type(text: str, might: bool) -> None:
+    big = 2**60 + 1
+    rows = stats_by_path(
+        [col_row("id", INT64, 2, 0, big, big), stats_row('"user"."id"', INT64, 2, 0, big, big)]
+    )
+    assert evaluate(sql(text), rows).might_match is might, f"Should {'read' if might else 'skip'}: {text}"
+
+
 def test_files_written_before_a_column_was_widened_still_prune() -> None:
     assert usable_types(INT64)[:3] == (ShreddedType.parse("int8"), ShreddedType.parse("int16"), INT32)
     old = stats_by_path([col_row("id", INT32, 5, 0, 10, 20)])

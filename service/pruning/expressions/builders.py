@@ -49,7 +49,13 @@ from service.pruning.expressions.nodes import (
     Unknown,
 )
 from service.pruning.expressions.visitor import BooleanExpressionVisitor, visit
-from service.pruning.literals import LiteralValue, describe_literal, domain_extremes, literal_image
+from service.pruning.literals import (
+    LiteralValue,
+    describe_literal,
+    domain_extremes,
+    in_list_literals,
+    literal_image,
+)
 from service.pruning.zones import ZoneDependent, current_zone
 from service.values import Bound, Kind
 
@@ -194,6 +200,7 @@ def in_list(op: Op | str, term: Term, values: Iterable[LiteralValue]) -> Boolean
     values = list(values)
     if _zone_bound(term):
         return _zone_unknown(op, term, values)
+    values = in_list_literals(term.target, values)
     exact: set[Bound] = set()
     for v in values:
         try:
