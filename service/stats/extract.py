@@ -38,9 +38,9 @@ import re
 import struct
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
 from service.errors import InvalidParquetError, ShredcatError, UnsupportedShreddingError
 from service.parquet.footer import (
@@ -62,9 +62,11 @@ from service.values import (
     INT64_MAX,
     INT64_MIN,
     INTEGER_RANGES,
+    MICROS_PER_DAY,
     Bound,
     Kind,
     ShreddedType,
+    days_from_civil,
     decimal_from_unscaled,
     needs_truncation,
     quantize_to_scale,
@@ -100,6 +102,53 @@ def _writer(created_by: str | None) -> tuple[str, tuple[int, ...]]:
     if not m:
         return (created_by.split(" ")[0].lower(), ())
     return (m.group("app").lower(), tuple(int(x) for x in m.group("ver").split(".")))
+
+
+#: Spark in LEGACY rebase mode (``spark.sql.parquet.datetimeRebaseModeInWrite=LEGACY``, and every
+#: Spark 2.x) stores dates before 1582-10-15 and timestamps before 1900-01-01T00:00:00Z in the
+#: Julian calendar (with the old time zone rules) and marks the file with this key, or only with a
+#: Spark version before 3.0; Spark's readers rebase such values to the proleptic Gregorian
+#: calendar, so their stored bounds are not the values Spark compares (1000-06-15 is stored as
+#: 1000-06-21). The values at or after the cutovers are stored as they are.
+_SPARK_LEGACY_DATETIME = "org.apache.spark.legacyDateTime"
+_SPARK_VERSION = "org.apache.spark.version"
+_DATE_CUTOVER = days_from_civil(1582, 10, 15)
+_TIMESTAMP_CUTOVER_DAYS = days_from_civil(1900, 1, 1)
+#: The first value stored as it is, per kind (days, microseconds or nanoseconds).
+_CALENDAR_CUTOVERS = {
+    Kind.DATE: _DATE_CUTOVER,
+    Kind.TIMESTAMP: _TIMESTAMP_CUTOVER_DAYS * MICROS_PER_DAY,
+    Kind.TIMESTAMPTZ: _TIMESTAMP_CUTOVER_DAYS * MICROS_PER_DAY,
+    Kind.TIMESTAMP_NS: _TIMESTAMP_CUTOVER_DAYS * MICROS_PER_DAY * 1000,
+    Kind.TIMESTAMPTZ_NS: _TIMESTAMP_CUTOVER_DAYS * MICROS_PER_DAY * 1000,
+}
+
+
+def spark_legacy_calendar(meta: FileMetaData) -> bool:
+    """Whether Spark reads this file's old dates and timestamps through the Julian calendar
+    rebase (see :data:`_CALENDAR_CUTOVERS`)."""
+    kv = dict(meta.key_value_metadata or ())
+    if _SPARK_LEGACY_DATETIME in kv:
+        return True
+    version = kv.get(_SPARK_VERSION)
+    if not version:
+        return False
+    m = re.match(r"(\d+)\.", version)
+    return m is not None and int(m.group(1)) < 3
+
+
+_Row = TypeVar("_Row", PathStats, ColumnStats)
+
+
+def _without_rebased_bounds(row: _Row) -> _Row:
+    """``row`` of a legacy-calendar file: its bounds kept only when every value is past the
+    cutover (the minimum is known and at or after it), else none (unknown, never pruned on)."""
+    cutover = _CALENDAR_CUTOVERS.get(row.shredded_type.kind)
+    if cutover is None or (row.min_value is None and row.max_value is None):
+        return row
+    if isinstance(row.min_value, int) and row.min_value >= cutover:
+        return row
+    return replace(row, min_value=None, max_value=None)
 
 
 def binary_stats_trusted(created_by: str | None) -> bool:
@@ -870,6 +919,9 @@ def extract_metadata_stats(
         cs = _plain_stats(ctx, pl, decode)
         if cs is not None:
             plain.append(cs)
+    if meta.key_value_metadata and spark_legacy_calendar(meta):
+        rows = [_without_rebased_bounds(r) for r in rows]
+        plain = [_without_rebased_bounds(c) for c in plain]
     return list(plan.columns), rows, plain
 
 

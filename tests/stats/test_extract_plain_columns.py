@@ -134,3 +134,38 @@ def test_several_row_groups_equal_the_data(tmp_path: Path, stats: bool) -> None:
     assert rows["i"].column_size_bytes == sum(
         pq.ParquetFile(path).metadata.row_group(g).column(0).total_compressed_size for g in range(5)
     )
+
+
+@pytest.mark.parametrize(
+    ("metadata", "rebased"),
+    [
+        ({b"org.apache.spark.legacyDateTime": b""}, True),  # Spark 3+ writing in LEGACY mode
+        ({b"org.apache.spark.version": b"2.4.8"}, True),  # every Spark 2 file
+        ({b"org.apache.spark.version": b"3.5.1"}, False),  # Spark 3+ in CORRECTED mode
+        ({}, False),  # any other writer: the values are proleptic Gregorian
+    ],
+)
+def test_spark_legacy_calendar_files_keep_no_bounds_before_the_cutovers(
+    tmp_path: Path, metadata: dict[bytes, bytes], rebased: bool
+) -> None:
+    """Spark rebases the dates before 1582-10-15 and timestamps before 1900 of files written in
+    its LEGACY mode (Julian calendar) when it reads them: those bounds are not what it compares,
+    so they are unknown; later values are stored as they are, so their bounds stay."""
+    ts = pa.timestamp("us", tz="UTC")
+    t = pa.table(
+        {
+            "old_d": pa.array([dt.date(1000, 6, 15), dt.date(1600, 1, 1)], pa.date32()),
+            "new_d": pa.array([dt.date(1582, 10, 15), dt.date(2024, 1, 1)], pa.date32()),
+            "old_ts": pa.array([dt.datetime(1899, 12, 31, 23), dt.datetime(1950, 1, 1)], ts),
+            "new_ts": pa.array([dt.datetime(1900, 1, 1), dt.datetime(2024, 1, 1)], ts),
+            "n": pa.array([1, 2], pa.int64()),
+        }
+    ).replace_schema_metadata(metadata)
+    pq.write_table(t, tmp_path / "f.parquet")
+    rows = _by_name(tmp_path / "f.parquet")
+    for name in ("old_d", "old_ts"):
+        bounds = (rows[name].min_value, rows[name].max_value)
+        assert (bounds == (None, None)) is rebased, (name, bounds)
+        assert rows[name].value_count == 2  # counts are facts of either calendar
+    for name in ("new_d", "new_ts", "n"):
+        assert rows[name].min_value is not None and rows[name].max_value is not None, name
