@@ -353,8 +353,9 @@ def validate_file(
 
 
 def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
-    """The plain-column rows (one per column name) and the partition values (one per name, none
-    also a column of the file) of one file."""
+    """The plain-column rows (one per column name; none of a partition column, whose values Spark
+    reads from the path) and the partition values (one per name, none a Variant column of the
+    file) of one file."""
     if not isinstance(f.columns, tuple | list) or not isinstance(f.partitions, tuple | list):
         raise file_error(f.path, "columns and partitions must be tuples", attribute="columns")
     cols: list[ColumnStats] = []
@@ -367,10 +368,16 @@ def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
         cols.append(ncs)
     parts = _checked_partitions(f, limits, memo)
     for pv in parts:
-        if pv.column in seen or pv.column in f.variant_columns:
+        if pv.column in f.variant_columns:
             raise file_error(
-                f.path, f"partition column {pv.column!r} is also a column of the data file", attribute="partitions"
+                f.path, f"partition column {pv.column!r} is also a Variant column of the data file", attribute="partitions"
             )
+    shadowed = {pv.column for pv in parts} & seen
+    if shadowed:
+        # Spark reads a partition column from the directory even where the data file has a column
+        # of that name: the file's own values are never read, so neither are their stats.
+        cols = [c for c in cols if c.column not in shadowed]
+        return dataclasses.replace(f, columns=tuple(cols), partitions=tuple(parts))
     if (
         isinstance(f.columns, tuple)
         and isinstance(f.partitions, tuple)

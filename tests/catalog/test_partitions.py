@@ -88,6 +88,24 @@ def test_conflicting_partition_columns_in_one_commit(catalog: Catalog, paths: li
     assert catalog.get_table("ns", "t").partition_columns == ()
 
 
+def test_a_data_column_named_like_a_partition_column_is_read_from_the_path(catalog: Catalog, tmp_path: Any) -> None:
+    """Spark reads ``p`` from ``p=1/`` even when the file has a column ``p`` (of other values): the
+    file registers, typed and pruned by the directory's value, its own column's stats unused."""
+    import duckdb
+
+    f = tmp_path / "t" / "p=1" / "f.parquet"
+    f.parent.mkdir(parents=True)
+    duckdb.sql(f"COPY (SELECT {{'a': i}}::VARIANT AS v, 5 AS p, i AS id FROM range(3) t(i)) TO '{f}' (FORMAT parquet)")
+    catalog.register("ns", "t", [str(f)])
+    kinds = {c.name: (c.type, c.kind) for c in catalog.get_table("ns", "t").all_columns}
+    assert kinds["p"] == ("int32", "partition") and kinds["id"] == ("int64", "plain")
+
+    def plan(sql: str) -> list[str]:
+        return [c.path for c in catalog.iter_candidates("ns", "t", lambda schema: parse_sql(sql, schema=schema))]
+
+    assert plan("p = 1") == [str(f)] and plan("p = 5") == []
+
+
 def test_a_file_must_have_the_tables_partition_columns(catalog: Catalog) -> None:
     catalog.create_table("ns", "t", ["v"])
     catalog.commit("ns", "t", [_f("s3://b/t/day=2024-01-01/f0.parquet")])
