@@ -388,6 +388,9 @@ def _discrete_value(target: ShreddedType, v: LiteralValue) -> Fraction:
                 raise _err(f"double literal {v!r} is too large to compare exactly with {_tn(target)}")
             return Fraction(v)
         if isinstance(v, str):
+            if k is Kind.DECIMAL:
+                # ANSI Spark compares a decimal with a string as two doubles, not in decimal order.
+                raise _err(f"string {v!r} against {_tn(target)}: Spark compares them as doubles; use a decimal literal")
             d = parse_numeral(v)
             if d is None:
                 raise _err(f"string {v!r} is not a valid {_tn(target)}")
@@ -461,8 +464,15 @@ def _float_value(target: ShreddedType, v: LiteralValue) -> float:
         return v
     if isinstance(v, int):
         if target.kind is Kind.FLOAT32:
-            # Spark casts an integer literal to FLOAT (one rounding to float32).
-            return nearest_float32(Fraction(v))
+            # Without ANSI Spark casts the integer to FLOAT (rounded to float32), with ANSI (its
+            # default) both sides to DOUBLE: the modes agree only on integers float32 holds exactly.
+            g = nearest_float32(Fraction(v))
+            if Fraction(g) != v:
+                raise _err(
+                    f"integer {v} is not exactly a float value and Spark's modes compare it differently "
+                    "(as float without ANSI, as double with it)"
+                )
+            return g
         return float(v) if abs(v) < 2**1024 else math.copysign(math.inf, v)
     if isinstance(v, Decimal):
         return float(v)
@@ -513,6 +523,8 @@ def in_list_literals(target: ShreddedType, values: list[LiteralValue]) -> list[L
     the same double) though ``bigint = 2**60`` does not. The other literals are then given as the
     doubles Spark casts them to (and the integer-vs-double rule of :func:`literal_image` applies:
     beyond 2**53 no bound is exact, an error, so the list is unknown)."""
+    if target.kind not in (Kind.VARCHAR, Kind.BLOB) and any(isinstance(v, str) for v in values):
+        _check_string_list(target, values)
     if target.kind not in INTEGER_KINDS or not any(type(v) is float for v in values):
         return values
     out: list[LiteralValue] = []
@@ -527,6 +539,34 @@ def in_list_literals(target: ShreddedType, values: list[LiteralValue]) -> list[L
         else:
             out.append(v)
     return out
+
+
+_CANONICAL_INT = re.compile(r"-?(0|[1-9][0-9]*)")
+_CANONICAL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _check_string_list(target: ShreddedType, values: list[LiteralValue]) -> None:
+    """An IN list with a string literal on a term that is not a string: ANSI Spark casts the
+    strings to the term's type, Spark without ANSI casts the term and every literal to STRING
+    (``1 IN ('01')``: true with ANSI, false without). The modes agree only when each literal is
+    what the term's values print as: canonical integers (``'5'``, or ``5``) on an integer term,
+    canonical dates (``'2024-03-01'``, or a DATE literal) on a date term. Anything else is an
+    error (the list is unknown)."""
+    k = target.kind
+    for v in values:
+        if k in INTEGER_KINDS and (
+            (type(v) is int) or (isinstance(v, str) and _CANONICAL_INT.fullmatch(v) is not None and v != "-0")
+        ):
+            continue
+        if k is Kind.DATE and (
+            isinstance(v, DateLiteral)
+            or (isinstance(v, str) and _CANONICAL_DATE.fullmatch(v) is not None and v[:4] != "0000")
+        ):
+            continue
+        raise _err(
+            f"IN list mixing {describe_literal(v)} with string literals on a {_tn(target)} term: Spark compares "
+            "it as strings without ANSI and as values with it"
+        )
 
 
 def literal_image(target: ShreddedType, v: LiteralValue) -> Image:

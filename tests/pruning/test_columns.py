@@ -363,6 +363,29 @@ def test_an_in_list_compares_in_the_lists_common_type(text: str, might: bool) ->
     assert evaluate(sql(text), rows).might_match is might, f"Should {'read' if might else 'skip'}: {text}"
 
 
+@pytest.mark.parametrize(
+    ("text", "might"),
+    [
+        # Without ANSI, Spark compares an IN list holding a string as strings ('1' is not '01');
+        # with ANSI as values. Only literals both modes read alike may prune.
+        ("id NOT IN ('01')", True),
+        ("id NOT IN ('+1')", True),
+        ("id NOT IN ('5', 1.0D)", True),
+        ("event_date NOT IN ('2024-3-1')", True),
+        ("event_date NOT IN ('2024-03-01T00:00')", True),
+        ("score NOT IN ('1')", True),
+        ("id NOT IN ('1', 2)", False),
+        ("id NOT IN (1)", False),
+        ("event_date NOT IN ('2024-03-01', DATE '2024-03-02')", False),
+    ],
+)
+def test_in_lists_with_strings_prune_only_where_sparks_modes_agree(text: str, might: bool) -> None:
+    rows = stats_by_path(
+        [col_row("id", INT64, 2, 0, 1, 1), col_row("event_date", DATE, 2, 0, D, D), col_row("score", FLOAT64, 2, 0, 1.0, 1.0)]
+    )
+    assert evaluate(sql(text), rows).might_match is might, f"Should {'read' if might else 'skip'}: {text}"
+
+
 def test_files_written_before_a_column_was_widened_still_prune() -> None:
     assert usable_types(INT64)[:3] == (ShreddedType.parse("int8"), ShreddedType.parse("int16"), INT32)
     old = stats_by_path([col_row("id", INT32, 5, 0, 10, 20)])

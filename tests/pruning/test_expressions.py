@@ -238,8 +238,9 @@ CONVERSIONS = [
     ("float", Op.LT, D("0.1"), (Op.LT_EQ, 0.09999999403953552)),
     ("float", Op.EQ, D("0.5"), (Op.EQ, 0.5)),
     ("float", Op.EQ, Float32Literal(0.10000000149011612), (Op.EQ, 0.10000000149011612)),
-    # ...but casts an integer literal to float: 16777217 becomes 16777216f.
-    ("float", Op.EQ, 16777217, (Op.EQ, 16777216.0)),
+    # An integer literal float32 holds exactly is that float (both of Spark's modes agree).
+    ("float", Op.EQ, 16777216, (Op.EQ, 16777216.0)),
+    ("float", Op.LT, -3, (Op.LT, -3.0)),
     ("float", Op.LT, D("1e39"), (Op.LT_EQ, FLOAT32_MAX)),
     ("float", Op.GT, D("1e39"), (Op.GT_EQ, math.inf)),
     # dates and timestamps (UTC session)
@@ -279,6 +280,10 @@ def test_literal_conversion(target: str, op: Op, value: object, expected: object
         ("bigint", 1e20, "too large"),
         ("bigint", Float32Literal(1.5), "cannot be compared"),
         ("decimal(10,2)", 1.5, "decimal literal"),
+        # Without ANSI 16777217 is cast to float (16777216f), with ANSI both sides to double.
+        ("float", 16777217, "Spark's modes compare it differently"),
+        # ANSI Spark compares a decimal with a string as doubles.
+        ("decimal(10,2)", "1.50", "compares them as doubles"),
         ("double", math.nan, "NaN"),
         ("double", "NaN", "NaN"),
         ("double", "0.1x", "not a valid double"),

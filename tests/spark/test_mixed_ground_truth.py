@@ -73,6 +73,46 @@ def _local(uri: str) -> str:
     return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
 
 
+#: Where Spark's modes compare differently (without ANSI an IN list with a string is compared as
+#: strings, a float with an integer literal as float; with ANSI as values and as double).
+MODE_PREDICATES = [
+    "id NOT IN ('07')",
+    "id NOT IN ('7', 1.0D)",
+    "day NOT IN ('2024-3-1')",
+    "score NOT IN ('90')",
+    "maybe IN ('5') OR bucket NOT IN ('01')",
+    "CAST(score AS FLOAT) = 16777217",
+    "id IN ('7', 8) AND bucket = 1",
+]
+
+
+@pytest.mark.parametrize("ansi", [False, True])
+def test_predicates_spark_modes_read_differently_never_prune_wrongly(
+    spark: Any, lake: Path, catalog_url: str, ansi: bool
+) -> None:
+    paths = sorted(str(p.resolve()) for p in lake.rglob("*.parquet"))
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", str(ansi).lower())
+    try:
+        with Catalog(catalog_url) as cat:
+            cat.register("lake", "events", paths)
+            full = spark.read.parquet(str(lake))
+            for predicate in MODE_PREDICATES:
+                truth = {
+                    _local(r.f)
+                    for r in full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct().collect()
+                }
+                got = {
+                    c.path
+                    for c in cat.iter_candidates(
+                        "lake", "events", lambda schema, p=predicate: parse_sql(p, schema=schema)
+                    )
+                }
+                assert truth <= got, (ansi, predicate, sorted(truth - got))
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
+
+
 def test_no_false_prunes_against_sparks_file_paths(spark: Any, lake: Path, catalog_url: str) -> None:
     paths = sorted(str(p.resolve()) for p in lake.rglob("*.parquet"))
     with Catalog(catalog_url) as cat:
