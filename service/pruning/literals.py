@@ -523,8 +523,6 @@ def in_list_literals(target: ShreddedType, values: list[LiteralValue]) -> list[L
     the same double) though ``bigint = 2**60`` does not. The other literals are then given as the
     doubles Spark casts them to (and the integer-vs-double rule of :func:`literal_image` applies:
     beyond 2**53 no bound is exact, an error, so the list is unknown)."""
-    if target.kind not in (Kind.VARCHAR, Kind.BLOB) and any(isinstance(v, str) for v in values):
-        _check_string_list(target, values)
     if target.kind not in INTEGER_KINDS or not any(type(v) is float for v in values):
         return values
     out: list[LiteralValue] = []
@@ -545,14 +543,17 @@ _CANONICAL_INT = re.compile(r"-?(0|[1-9][0-9]*)")
 _CANONICAL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-def _check_string_list(target: ShreddedType, values: list[LiteralValue]) -> None:
-    """An IN list with a string literal on a term that is not a string: ANSI Spark casts the
+def check_sql_in_list(target: ShreddedType, values: list[LiteralValue]) -> None:
+    """For Spark SQL text (JSON filters type their strings per value): an IN list with a string
+    literal on a term that is not a string: ANSI Spark casts the
     strings to the term's type, Spark without ANSI casts the term and every literal to STRING
     (``1 IN ('01')``: true with ANSI, false without). The modes agree only when each literal is
     what the term's values print as: canonical integers (``'5'``, or ``5``) on an integer term,
     canonical dates (``'2024-03-01'``, or a DATE literal) on a date term. Anything else is an
     error (the list is unknown)."""
     k = target.kind
+    if k in (Kind.VARCHAR, Kind.BLOB) or not any(isinstance(v, str) for v in values):
+        return
     for v in values:
         if k in INTEGER_KINDS and (
             (type(v) is int) or (isinstance(v, str) and _CANONICAL_INT.fullmatch(v) is not None and v != "-0")

@@ -188,6 +188,8 @@ def _leaf(target: str, op: Op, value: object) -> object:
     e = compare(op, variant("v", "$.a", target), value)  # type: ignore[arg-type]
     if isinstance(e, SetPredicate) and not e.literals:
         return IN_NONE if e.op is Op.IN else NOT_IN_NONE
+    if e in (TRUE, FALSE):
+        return e
     assert isinstance(e, LiteralPredicate)
     return (e.op, e.literal)
 
@@ -216,7 +218,13 @@ CONVERSIONS = [
     ("tinyint", Op.GT, -300, (Op.GT_EQ, -128)),
     ("tinyint", Op.LT, -300, (Op.LT, -128)),
     ("tinyint", Op.LT_EQ, D("-128.5"), (Op.LT, -128)),
-    ("bigint", Op.GT, 2**64, (Op.GT, 2**63 - 1)),
+    # Beyond int64 (a DECIMAL to Spark), an ordering is folded by Spark to a constant that holds
+    # for NULL terms too (NOT (x > 2**63) keeps NULL rows): TRUE/FALSE, never pruned on nulls.
+    ("bigint", Op.GT, 2**64, FALSE),
+    ("int", Op.LT_EQ, 2**63, TRUE),
+    ("tinyint", Op.GT_EQ, D("9223372036854775807.5"), FALSE),
+    ("smallint", Op.GT, -(2**63) - 1, TRUE),
+    ("int", Op.GT, D("2147483647.5"), (Op.GT, 2**31 - 1)),  # in int64: SQL's NULL is kept
     # decimals
     ("decimal(10,2)", Op.EQ, D("12.5"), (Op.EQ, D("12.50"))),
     ("decimal(10,2)", Op.EQ, 12, (Op.EQ, D("12.00"))),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from decimal import Decimal
 from typing import Final
 
 from service.errors import InvalidPredicateError
@@ -57,7 +58,7 @@ from service.pruning.literals import (
     literal_image,
 )
 from service.pruning.zones import ZoneDependent, current_zone
-from service.values import Bound, Kind
+from service.values import INT64_MAX, INT64_MIN, INTEGER_KINDS, Bound, Kind
 
 
 def _junction(
@@ -166,6 +167,9 @@ def compare(op: Op | str, term: Term, value: LiteralValue) -> BooleanExpression:
         raise InvalidPredicateError(f"{op.value} takes no literal")
     if _zone_bound(term):
         return _zone_unknown(op, term, [value])
+    folded = _folded_beyond_int64(op, term, value)
+    if folded is not None:
+        return folded
     try:
         img = literal_image(term.target, value)
     except ZoneDependent:
@@ -189,6 +193,24 @@ def compare(op: Op | str, term: Term, value: LiteralValue) -> BooleanExpression:
         if img.above is None
         else LiteralPredicate(Op.GT_EQ, term, img.above)
     )
+
+
+def _folded_beyond_int64(op: Op, term: Term, value: LiteralValue) -> BooleanExpression | None:
+    """TRUE or FALSE for ``integer-term op literal`` when ``op`` orders and the literal lies beyond
+    the int64 range (a DECIMAL to Spark, ``9223372036854775808``, ``-1e19BD``): Spark folds such a
+    comparison to a constant that holds even where the term is NULL (``NOT (x > 2**63)`` keeps the
+    rows whose x is NULL; checked with pyspark 4.3, ANSI on and off), so it may never prune on null
+    counts. None otherwise (``=``/``!=`` and literals in range keep SQL's NULL)."""
+    if op not in (Op.LT, Op.LT_EQ, Op.GT, Op.GT_EQ) or term.target.kind not in INTEGER_KINDS:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        return None
+    if isinstance(value, Decimal) and not value.is_finite():
+        return None
+    if INT64_MIN <= value <= INT64_MAX:
+        return None
+    below = op in (Op.LT, Op.LT_EQ)
+    return TRUE if below == (value > INT64_MAX) else FALSE
 
 
 def in_list(op: Op | str, term: Term, values: Iterable[LiteralValue]) -> BooleanExpression:

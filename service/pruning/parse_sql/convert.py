@@ -39,7 +39,7 @@ from service.pruning.expressions import (
     or_,
     unary,
 )
-from service.pruning.literals import LiteralValue, check_spark_decimal_width
+from service.pruning.literals import LiteralValue, check_spark_decimal_width, check_sql_in_list
 from service.pruning.parse_sql.literal_nodes import is_literalish, literal_value
 from service.pruning.parse_sql.nodes import hard, is_hard, is_string, snippet, unparen, unsupported
 from service.pruning.paths import ANY_INDEX, Index, JsonPath, Key, Step, parse_json_path
@@ -370,7 +370,10 @@ class Converter:
                 f"{len(values)} values in an IN list; the limit is {self.max_in_list}",
                 details={"limit": self.max_in_list},
             )
-        return in_list(Op.IN, term, [self._literal(v, term) for v in values])
+        literals = [self._literal(v, term) for v in values]
+        # Spark's IN coercion differs between its ANSI modes where a string meets another type.
+        check_sql_in_list(term.target, literals)
+        return in_list(Op.IN, term, literals)
 
     def _between(self, node: exp.Between) -> BooleanExpression:
         if node.args.get("symmetric"):
