@@ -14,6 +14,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service import limits
+from service.urls import database_url_problem
 
 Role = Literal["reader", "writer", "admin"]
 #: The server's log levels (uvicorn's, which Python's logging also knows).
@@ -109,10 +110,9 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _check_database_url(cls, v: str) -> str:
-        # The backend only (SQLAlchemy parses the rest when the catalog opens; not imported here).
-        scheme = v.split("://", 1)[0] if "://" in v else ""
-        if scheme.split("+", 1)[0] not in ("sqlite", "postgresql", "postgres"):
-            raise ValueError("must be a sqlite:///PATH or postgresql://... URL")
+        problem = database_url_problem(v)
+        if problem is not None:
+            raise ValueError(problem)
         return v
 
     @field_validator("log_level")

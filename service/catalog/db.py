@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from sqlalchemy import create_engine, event, make_url
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import (
+    ArgumentError,
     DBAPIError,
     DisconnectionError,
     IntegrityError,
@@ -80,7 +81,10 @@ _WRITE_OPTION = "shredcat_write"
 
 def normalize_url(url: str | URL) -> URL:
     """Parse a database URL; plain ``postgresql://``/``postgres://`` mean psycopg 3."""
-    u = make_url(url) if isinstance(url, str) else url
+    try:
+        u = make_url(url) if isinstance(url, str) else url
+    except ArgumentError as e:
+        raise BadInputError(f"invalid catalog database URL: {e}") from None
     if u.drivername in ("postgresql", "postgres"):
         u = u.set(drivername="postgresql+psycopg")
     return u
@@ -492,16 +496,25 @@ def current_revision(bind: str | URL | Engine) -> str | None:
     return heads[0] if heads else None
 
 
+def schema_revision_error(revision: str | None) -> SchemaNotMigratedError | None:
+    """The error of a catalog at schema ``revision`` for this code (None: at :data:`SCHEMA_REVISION`):
+    a database never migrated, or migrated by older code, would otherwise answer with the SQL
+    errors of missing tables and columns."""
+    if revision == SCHEMA_REVISION:
+        return None
+    at = "was never migrated" if revision is None else f"is at schema revision {revision}"
+    return SchemaNotMigratedError(
+        f"the catalog database {at}; this shredcat needs revision {SCHEMA_REVISION}: run `shredcat migrate`"
+    )
+
+
 def require_current_schema(engine: Engine) -> str:
-    """The catalog's schema revision, :data:`SCHEMA_REVISION`; SchemaNotMigratedError unless the catalog's schema is at :data:`SCHEMA_REVISION` (one read
-    of the revision): a database never migrated, or migrated by older code, would otherwise answer
-    with the SQL errors of missing tables and columns."""
+    """The catalog's schema revision (one read), :data:`SCHEMA_REVISION`; else SchemaNotMigratedError."""
     revision = current_revision(engine)
-    if revision != SCHEMA_REVISION:
-        at = "was never migrated" if revision is None else f"is at schema revision {revision}"
-        raise SchemaNotMigratedError(
-            f"the catalog database {at}; this shredcat needs revision {SCHEMA_REVISION}: run `shredcat migrate`"
-        )
+    error = schema_revision_error(revision)
+    if error is not None:
+        raise error
+    assert revision is not None
     return revision
 
 

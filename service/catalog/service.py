@@ -323,9 +323,11 @@ class Catalog:
         ``create_with``: a missing table (and namespace) is created with these Variant columns in
         the commit's own transaction, so a commit that fails leaves no table behind.
         """
-        creating = (
-            _table_declarations(namespace, table, create_with, (), None)[0] if create_with is not None else None
-        )
+        creating = None
+        if create_with is not None:
+            check_name("namespace", namespace)  # valid text; the rules for new names apply below
+            check_name("table", table)
+            creating = _variant_columns(create_with)
         # Partition values are read from the paths (every name=value segment; under the table's
         # location and typed as it declares once the table row is read, below).
         batch = validate_batch(path_partitions(files), self.limits)
@@ -348,7 +350,9 @@ class Catalog:
             nonlocal batch, prepared
             if creating is not None and repo.find_table(conn, namespace, table) is None:
                 # Only when missing: creating locks the namespace row, which would serialize every
-                # registration into the namespace's tables for the length of its commit.
+                # registration into the namespace's tables for the length of its commit (and the
+                # names are checked as a new table's: an existing table keeps the name it has).
+                _table_declarations(namespace, table, creating, (), None)
                 _insert_table(conn, namespace, table, creating, (), None, if_not_exists=True)
             t = repo.require_table(conn, namespace, table, lock=True)
             if _partitions_depend_on(t) and any(f.partitions for f in batch):
@@ -1407,11 +1411,7 @@ def _table_declarations(
     """A new table's checked names, Variant columns and partition declarations (BadInputError)."""
     check_object_name("namespace", namespace)
     check_object_name("table", name)
-    cols = tuple(variant_columns)
-    for c in cols:
-        check_name("column", c)
-    if len(set(cols)) != len(cols):
-        raise BadInputError(f"duplicate Variant column in {list(cols)}")
+    cols = _variant_columns(variant_columns)
     parts = _partition_declarations(partition_columns, cols)
     if location is not None and (not isinstance(location, str) or not location or "\x00" in location):
         raise BadInputError(f"invalid table location {location!r}", details={"field": "location"})
@@ -1426,6 +1426,15 @@ def _table_declarations(
 
 
 _LOCATION_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _variant_columns(variant_columns: Sequence[str]) -> tuple[str, ...]:
+    cols = tuple(variant_columns)
+    for c in cols:
+        check_name("column", c)
+    if len(set(cols)) != len(cols):
+        raise BadInputError(f"duplicate Variant column in {list(cols)}")
+    return cols
 
 
 def _insert_table(

@@ -367,16 +367,17 @@ def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
         seen.add(ncs.column)
         cols.append(ncs)
     parts = _checked_partitions(f, limits, memo)
-    for pv in parts:
-        if pv.column in f.variant_columns:
+    # Spark resolves names case-insensitively (its default): `P` in the file is `p=` of the path.
+    part_names = {pv.column.lower() for pv in parts}
+    for vc in f.variant_columns:
+        if vc.lower() in part_names:
             raise file_error(
-                f.path, f"partition column {pv.column!r} is also a Variant column of the data file", attribute="partitions"
+                f.path, f"partition column {vc!r} is also a Variant column of the data file", attribute="partitions"
             )
-    shadowed = {pv.column for pv in parts} & seen
-    if shadowed:
+    if parts and any(c.column.lower() in part_names for c in cols):
         # Spark reads a partition column from the directory even where the data file has a column
         # of that name: the file's own values are never read, so neither are their stats.
-        cols = [c for c in cols if c.column not in shadowed]
+        cols = [c for c in cols if c.column.lower() not in part_names]
         return dataclasses.replace(f, columns=tuple(cols), partitions=tuple(parts))
     if (
         isinstance(f.columns, tuple)

@@ -50,14 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module = importlib.import_module(f"service.cli.{COMMANDS[args.command][0]}")
-    from service.cli._common import defaults_only
+    from service.cli._common import check_settings
     from service.errors import SettingsError
 
     try:
-        if args.command in SETTINGS_COMMANDS and not defaults_only():
-            from service.settings import get_settings
-
-            get_settings()  # read once, first: a bad SHREDCAT_* value is exit 2 whatever the command does
+        if args.command in SETTINGS_COMMANDS:
+            check_settings(args)  # first: a bad SHREDCAT_* value is exit 2 whatever the command does
         return int(module.run(args) or 0)
     except SettingsError as e:
         print(f"shredcat {args.command}: {e.message}", file=sys.stderr)

@@ -56,6 +56,28 @@ def predicate_limits() -> limits.PredicateLimits:
     return get_settings().predicate_limits
 
 
+def _environment_url() -> str:
+    return next((v for k, v in os.environ.items() if k.upper() == DATABASE_URL_VARIABLE), DEFAULT_DATABASE_URL)
+
+
+def check_settings(args: argparse.Namespace) -> None:
+    """SettingsError (the command's exit 2) for a bad ``SHREDCAT_*`` value or ``--database-url``,
+    before the command runs: every setting through pydantic-settings when any may differ from its
+    default, else (the fast path) the URL only."""
+    from service.errors import SettingsError
+    from service.urls import database_url_problem
+
+    flag = getattr(args, "database_url", None)
+    if flag is not None and (problem := database_url_problem(flag)) is not None:
+        raise SettingsError(f"--database-url {problem}")
+    if not defaults_only():
+        from service.settings import get_settings
+
+        get_settings()
+    elif flag is None and (problem := database_url_problem(_environment_url())) is not None:
+        raise SettingsError(f"invalid settings: {DATABASE_URL_VARIABLE}: {problem}")
+
+
 def catalog_settings(database_url: str | None) -> tuple[str, Limits]:
     """The catalog's URL (``database_url`` if given, else the settings') and the settings' limits.
 
@@ -67,8 +89,7 @@ def catalog_settings(database_url: str | None) -> tuple[str, Limits]:
     from service.catalog.validate import Limits
 
     if defaults_only():
-        url = next((v for k, v in os.environ.items() if k.upper() == DATABASE_URL_VARIABLE), DEFAULT_DATABASE_URL)
-        return database_url or url, Limits(**DEFAULT_LIMITS)
+        return database_url or _environment_url(), Limits(**DEFAULT_LIMITS)
     from service.settings import get_settings
 
     settings = get_settings()
@@ -82,16 +103,17 @@ def open_catalog(args: argparse.Namespace) -> Catalog:
     no set-up; a server database (PostgreSQL) is migrated only by ``shredcat migrate``. Otherwise
     the only schema check is a read of the revision (Alembic itself is imported only to migrate).
     """
-    from service.catalog.db import current_revision, make_engine, require_current_schema, upgrade_to_head
+    from service.catalog.db import current_revision, make_engine, schema_revision_error, upgrade_to_head
     from service.catalog.service import Catalog
 
     url, limits = catalog_settings(args.database_url)
     engine = make_engine(url)
     try:
-        if engine.dialect.name == "sqlite" and current_revision(engine) is None:
-            upgrade_to_head(engine)
-        else:
-            require_current_schema(engine)
+        revision = current_revision(engine)
+        if engine.dialect.name == "sqlite" and revision is None:
+            upgrade_to_head(engine)  # the embedded default, created on first use
+        elif (error := schema_revision_error(revision)) is not None:
+            raise error
     except BaseException:
         engine.dispose()
         raise

@@ -21,6 +21,7 @@ from functools import cache, lru_cache, partial
 from service.errors import InvalidStatsError
 from service.values.calendar import EPOCH_ORDINAL, civil_from_days, days_from_civil, valid_ymd
 from service.values.decimals import DECIMAL_CONTEXT, quantize_to_scale, unscaled_of
+from service.values.text import lone_surrogate, shown
 from service.values.types import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
@@ -77,6 +78,8 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
         ok = isinstance(v, bytes)
     else:  # VARCHAR
         ok = isinstance(v, str)
+        if ok and lone_surrogate(v):  # type: ignore[arg-type]
+            raise InvalidStatsError(f"{shown(v)!r} is not a valid {t.name} bound: not valid Unicode")  # type: ignore[arg-type]
     if not ok:
         raise InvalidStatsError(f"{v!r} is not a valid {t.name} bound")
     if k is Kind.DECIMAL:
@@ -115,8 +118,17 @@ def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
             return check_bound(t, v)
 
         return check_f64
-    if k in (Kind.VARCHAR, Kind.BLOB, Kind.UUID):
-        cls = {Kind.VARCHAR: str, Kind.BLOB: bytes, Kind.UUID: uuid.UUID}[k]
+    if k is Kind.VARCHAR:
+
+        def check_str(v: Bound) -> Bound:
+            # ASCII (most bounds) is valid Unicode; else a lone surrogate cannot be stored.
+            if type(v) is str and (v.isascii() or not lone_surrogate(v)):
+                return v
+            return check_bound(t, v)
+
+        return check_str
+    if k in (Kind.BLOB, Kind.UUID):
+        cls = {Kind.BLOB: bytes, Kind.UUID: uuid.UUID}[k]
 
         def check_type(v: Bound) -> Bound:
             if type(v) is cls:

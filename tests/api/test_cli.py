@@ -75,3 +75,29 @@ def test_every_command_refuses_bad_settings_with_exit_2(
     err = capsys.readouterr().err
     assert err.startswith(f"shredcat {command[0]}: invalid settings: SHREDCAT_MAX_PAGE_SIZE:"), err
     assert "Traceback" not in err and "abc" not in err
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "needle"),
+    [
+        ({"SHREDCAT_DATABASE_URL": "shredcat.db"}, [], "invalid settings: SHREDCAT_DATABASE_URL:"),
+        ({"SHREDCAT_DATABASE_URL": "foo://bar"}, [], "invalid settings: SHREDCAT_DATABASE_URL:"),
+        ({}, ["--database-url", "nope"], "--database-url must be"),
+    ],
+)
+def test_a_bad_database_url_alone_is_exit_2_too(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], env: dict[str, str], args: list[str], needle: str
+) -> None:
+    """The CLI's fast path (no other SHREDCAT_ variable: pydantic-settings not imported) checks
+    the URL the way the settings do."""
+    import os
+
+    for k in list(os.environ):
+        if k.upper().startswith("SHREDCAT_"):
+            monkeypatch.delenv(k)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    get_settings.cache_clear()
+    assert main(["tables", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"shredcat tables: {needle}") and "Traceback" not in err, err

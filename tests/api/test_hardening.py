@@ -218,6 +218,15 @@ def test_text_that_is_not_unicode_is_a_4xx_never_a_500(
         url = "/v1/namespaces/r/tables" if "name" in name_body else "/v1/namespaces"
         assert_error(c.post(url, content=name_body, headers={**raw, **ADMIN}), 422)
     assert c.get("/v1/namespaces/r/tables/%ED%A0%80", headers=READER).status_code == 404
+    # Client-side statistics: a string bound holding a lone surrogate is the file's 422.
+    from tests.ops.support import file_payload
+
+    body = file_payload(str(lake / "client.parquet"), 1)
+    raw_body = json.dumps({"files": [body]}).replace('"n00000001z"', '"n\\ud800"')
+    r = c.post(t + "/commits", content=raw_body, headers={"content-type": "application/json", **WRITER})
+    err = assert_error(r, 422)
+    assert "not valid Unicode" in err["message"] and "client.parquet" in err["message"], err
+    assert c.get(t, headers=READER).json()["live-file-count"] == 1
 
 
 # --- sessions and the login throttle (units) -----------------------------------------------------

@@ -104,6 +104,20 @@ def test_names_that_no_url_or_output_line_can_hold_are_refused(catalog: Catalog,
         catalog.get_table("ok", name)
 
 
+def test_a_table_named_before_the_rules_still_takes_registrations(catalog: Catalog) -> None:
+    """Names refused for new tables (a tab here) may exist from before: registering into such a
+    table is a commit into it, not a creation, so its name is not checked again."""
+    from service.catalog import repository as repo
+    from service.catalog.db import run_transaction
+
+    def make(conn: object) -> None:
+        ns = repo.insert_namespace(conn, "old")  # type: ignore[arg-type]
+        repo.insert_table(conn, ns, "a\tb", ("v",))  # type: ignore[arg-type]
+
+    run_transaction(catalog.engine, make)
+    assert catalog.register("old", "a\tb", ["x.parquet"], extract=int_file).added == ("x.parquet",)
+
+
 def test_drop_table_keeps_history_and_frees_the_name(cat: Catalog) -> None:
     cat.commit(NS, T, [int_file("a")])
     snap = cat.drop_table(NS, T)

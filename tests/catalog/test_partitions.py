@@ -104,6 +104,13 @@ def test_a_data_column_named_like_a_partition_column_is_read_from_the_path(catal
         return [c.path for c in catalog.iter_candidates("ns", "t", lambda schema: parse_sql(sql, schema=schema))]
 
     assert plan("p = 1") == [str(f)] and plan("p = 5") == []
+    # Names are matched as Spark matches them, case-insensitively: `P` in the file is `p=1/` too.
+    g = tmp_path / "u" / "p=1" / "g.parquet"
+    g.parent.mkdir(parents=True)
+    duckdb.sql(f"COPY (SELECT {{'a': i}}::VARIANT AS v, 5 AS P, i AS id FROM range(3) t(i)) TO '{g}' (FORMAT parquet)")
+    catalog.register("ns", "u", [str(g)])
+    assert sorted(c.name for c in catalog.get_table("ns", "u").all_columns) == ["id", "p", "v"]
+    assert [c.path for c in catalog.iter_candidates("ns", "u", lambda schema: parse_sql("P = 1", schema=schema))] == [str(g)]
 
 
 def test_a_file_must_have_the_tables_partition_columns(catalog: Catalog) -> None:
