@@ -73,6 +73,17 @@ def _local(uri: str) -> str:
     return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
 
 
+def _truth_and_plan(full: Any, cat: Catalog, predicate: str) -> tuple[set[str], set[str]]:
+    """The files of the rows Spark's filter selects, and the catalog's candidates for it."""
+    truth = {
+        _local(r.f) for r in full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct().collect()
+    }
+    got = {
+        c.path for c in cat.iter_candidates("lake", "events", lambda schema: parse_sql(predicate, schema=schema))
+    }
+    return truth, got
+
+
 #: Where Spark's modes compare differently (without ANSI an IN list with a string is compared as
 #: strings, a float with an integer literal as float; with ANSI as values and as double).
 MODE_PREDICATES = [
@@ -103,16 +114,7 @@ def test_predicates_spark_modes_read_differently_never_prune_wrongly(
             cat.register("lake", "events", paths)
             full = spark.read.parquet(str(lake))
             for predicate in MODE_PREDICATES:
-                truth = {
-                    _local(r.f)
-                    for r in full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct().collect()
-                }
-                got = {
-                    c.path
-                    for c in cat.iter_candidates(
-                        "lake", "events", lambda schema, p=predicate: parse_sql(p, schema=schema)
-                    )
-                }
+                truth, got = _truth_and_plan(full, cat, predicate)
                 assert truth <= got, (ansi, predicate, sorted(truth - got))
     finally:
         spark.conf.set("spark.sql.ansi.enabled", before)
@@ -130,16 +132,7 @@ def test_no_false_prunes_against_sparks_file_paths(spark: Any, lake: Path, catal
         total = len(paths)
         pruned = 0
         for predicate in PREDICATES:
-            truth = {
-                _local(r.f)
-                for r in full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct().collect()
-            }
-            got = {
-                c.path
-                for c in cat.iter_candidates(
-                    "lake", "events", lambda schema, p=predicate: parse_sql(p, schema=schema)
-                )
-            }
+            truth, got = _truth_and_plan(full, cat, predicate)
             assert truth <= got, (predicate, sorted(truth - got))
             pruned += total - len(got)
         assert pruned > 0
