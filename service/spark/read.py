@@ -77,6 +77,8 @@ class PrunedScan:
     #: The plan's warnings (a path shredded in no live file, a type it is not stored as), also
     #: logged; they never change ``paths``.
     warnings: tuple[PlanWarning, ...] = ()
+    #: The table's partition columns and their types (DuckLake names), read with ``base_path``.
+    partition_types: tuple[tuple[str, str], ...] = ()
 
     @property
     def candidates(self) -> int:
@@ -92,12 +94,12 @@ class PrunedScan:
             # Spark takes a read's schema from its first file (without mergeSchema): so do we, from
             # a per-file cache, which saves the schema-inference job of every read.
             if schema is None:
-                schema = table_schema(spark, self.paths[0], base_path=base_path)
+                schema = read_schema(spark, self.paths[0], base_path, self.partition_types)
             with _driver_listing(spark, self.paths):
                 df = reader.schema(schema).parquet(*(spark_path(p) for p in self.paths))
         else:
             if schema is None:
-                schema = table_schema(spark, self.schema_file, self.variant_columns, base_path=base_path)
+                schema = read_schema(spark, self.schema_file, base_path, self.partition_types, self.variant_columns)
             df = spark.createDataFrame([], schema)
         return df.where(self.predicate)
 
@@ -146,13 +148,55 @@ def table_schema(spark: Any, schema_file: str | None, variant_columns: tuple[str
     return StructType([StructField(c, VariantType(), True) for c in variant_columns if "." not in c])
 
 
+def read_schema(
+    spark: Any,
+    schema_file: str | None,
+    base_path: str | None,
+    partition_types: tuple[tuple[str, str], ...],
+    variant_columns: tuple[str, ...] = (),
+) -> Any:
+    """The schema a pruned read uses: :func:`table_schema`, with each partition column typed as
+    the catalog types it over every live file. Spark infers a partition column's type from the
+    directories it reads: from one candidate's ``ps=05`` it is INT where the whole table's ``05``,
+    ``5`` and ``a`` make it STRING, and the pruned read would then answer other rows than the
+    plain read (or fail on ``a``)."""
+    schema = table_schema(spark, schema_file, variant_columns, base_path=base_path)
+    if base_path is None or not partition_types:
+        return schema
+    from pyspark.sql.types import DataType, StructField, StructType
+
+    from service.pruning.spark_types import spark_type_name
+    from service.values import ShreddedType
+
+    # Spark resolves names case-insensitively (its default), as the catalog matches them.
+    types = {name.lower(): t for name, t in partition_types}
+    fields = []
+    for f in schema.fields:
+        t = types.get(f.name.lower())
+        if t is not None:
+            f = StructField(f.name, DataType.fromDDL(spark_type_name(ShreddedType.parse(t))), True)
+        fields.append(f)
+    return StructType(fields)
+
+
+def _partition_types(client: ShredcatClient, namespace: str, table: str) -> tuple[tuple[str, str], ...]:
+    info = client.load_table(namespace, table)
+    return tuple((c.name, c.type) for c in info.columns if c.kind == "partition")
+
+
 def _one_file(client: ShredcatClient, namespace: str, table: str) -> str | None:
     page = client.list_files(namespace, table, page_size=1)
     return page.files[0].path if page.files else None
 
 
 def _column_text(
-    spark: Any, c: ShredcatClient, ns: str, name: str, predicate: Any, base_path: str | None
+    spark: Any,
+    c: ShredcatClient,
+    ns: str,
+    name: str,
+    predicate: Any,
+    base_path: str | None,
+    partition_types: tuple[tuple[str, str], ...],
 ) -> tuple[str | None, str | None, str | None]:
     """``(sql, fallback, schema_file)`` for a PySpark Column: the AND of its top-level conjuncts
     that have a SQL form Spark itself reads as the same predicate (leaving one out only widens
@@ -168,7 +212,7 @@ def _column_text(
         if sql is None:
             reasons.append(f"the Column has no SQL form ({why})")
         elif schema_file is not None and not same_predicate(
-            spark, table_schema(spark, schema_file, base_path=base_path), part, sql
+            spark, read_schema(spark, schema_file, base_path, partition_types), part, sql
         ):
             reasons.append(f"Spark does not read the Column's SQL form {sql!r} as the same predicate")
         else:
@@ -203,10 +247,11 @@ def plan_pruned(
         sql: str | None = None
         schema_file: str | None = None
         text: str | None = None
+        partition_types = _partition_types(c, ns, name) if base_path is not None else ()
         if isinstance(predicate, str):
             text = predicate
         else:
-            text, fallback, schema_file = _column_text(spark, c, ns, name, predicate, base_path)
+            text, fallback, schema_file = _column_text(spark, c, ns, name, predicate, base_path, partition_types)
         result = None
         if fallback is None and text is not None:
             # Outside UTC the service is asked to read literals in the session's zone; a service
@@ -232,7 +277,7 @@ def plan_pruned(
                     # Timestamp columns compared with zone-less literals need the table's types.
                     schema_file = schema_file or _one_file(c, ns, name)
                     if schema_file is not None:
-                        spark_schema = table_schema_of(table_schema(spark, schema_file, base_path=base_path))
+                        spark_schema = table_schema_of(read_schema(spark, schema_file, base_path, partition_types))
                 attempts, why = pruning_attempts(text, utc=utc, schema=spark_schema)
                 fallback = fallback or why
                 ask(attempts)
@@ -272,6 +317,7 @@ def plan_pruned(
         schema_file=schema_file,
         variant_columns=variant_columns,
         warnings=warnings,
+        partition_types=partition_types,
     )
 
 

@@ -369,3 +369,32 @@ def test_files_of_other_writers_are_never_registered(spark: Any, client: Any, la
     with pytest.raises(RuntimeError, match="2 Spark write jobs"):
         register_written(str(out), "lake.shared", before, client=client)
     assert _live(client, "shared") == set(ours)
+
+
+def test_a_pruned_read_types_partition_columns_as_the_whole_table_does(
+    spark: Any, lake: Path, client: Any
+) -> None:
+    """Spark infers a partition column's type from the directories it reads: from one candidate's
+    ``ps=05`` alone INT, from the whole table's ``05``, ``5`` and ``a`` STRING. A pruned read reads
+    a few candidates, so it takes the catalog's type of the column (over every live file): its
+    rows are the plain read's, in both of Spark's modes (before: other rows, or a failed cast)."""
+    from pyspark.sql import functions as F
+
+    root = lake / "typed-parts"
+    spark.range(0, 6, 1, 1).selectExpr(
+        "id", "to_variant_object(named_struct('a', id)) AS v", "CASE id % 3 WHEN 0 THEN '05' WHEN 1 THEN '5' ELSE 'a' END AS ps"
+    ).write.partitionBy("ps").parquet(str(root))
+    register_written(str(root), "lake.typed", [], client=client, spark=spark)
+    full = spark.read.parquet(str(root))
+    assert full.schema["ps"].dataType.simpleString() == "string"
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    try:
+        for ansi in ("false", "true"):
+            spark.conf.set("spark.sql.ansi.enabled", ansi)
+            for pred in ["ps = '05'", "ps != 'a' AND CAST(ps AS STRING) = '5'", "id >= 0", F.col("ps") == "05"]:
+                got = read_pruned(spark, "lake.typed", pred, client=client, base_path=str(root))
+                assert got.schema["ps"].dataType.simpleString() == "string", (ansi, pred)
+                want = sorted(tuple(r) for r in full.where(pred).select("id", "ps").collect())
+                assert sorted(tuple(r) for r in got.select("id", "ps").collect()) == want, (ansi, str(pred))
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
