@@ -75,6 +75,7 @@ from service.storage.objects.renewal import (
     PROBE,
     Expiring,
     absent,
+    config_error,
     json_object,
     parse_expiry,
     read_token_file,
@@ -202,9 +203,9 @@ class ProcessSource(CredentialSource):
         try:
             argv = shlex.split(self.command)
         except ValueError as e:
-            raise _config_error(f"{where} cannot be split into words: {e}") from None
+            raise config_error(f"{where} cannot be split into words: {e}") from None
         if not argv:
-            raise _config_error(f"{where} is empty")
+            raise config_error(f"{where} is empty")
         try:
             done = subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL, timeout=PROCESS_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:
@@ -282,7 +283,6 @@ class InstanceMetadataSource(CredentialSource):
         if c.status != 200:
             raise refused(uri, c.status, f"the instance metadata service {base} answered HTTP {c.status} for role {names[0]}")
         return parse_container_credentials(c.body, uri, roles_url + names[0])
-
 
 
 #: An SSO access token this close to expiry (seconds) is refreshed first (botocore's window).
@@ -502,7 +502,7 @@ def resolve(env: Mapping[str, str], region: str) -> Resolved:
         if src is not None:
             return Resolved(src, pregion)
     elif env.get("AWS_PROFILE"):
-        raise _config_error(f"AWS profile {name!r} is in neither {_files(env)[0]} nor {_files(env)[1]}")
+        raise config_error(f"AWS profile {name!r} is in neither {_files(env)[0]} nor {_files(env)[1]}")
     # A profile with no credentials (a region only) lets the chain go on, as in the SDKs.
     return Resolved(_container(env) or _instance_metadata(env), pregion)
 
@@ -522,32 +522,32 @@ def _profile_source(env: Mapping[str, str], name: str, values: Mapping[str, str]
         return _web_identity(env, values["web_identity_token_file"], role, values.get("role_session_name"), region)
     if role:
         if values.get("mfa_serial"):
-            raise _config_error(f"AWS profile {name!r} asks for an MFA code (mfa_serial), which a service cannot type")
+            raise config_error(f"AWS profile {name!r} asks for an MFA code (mfa_serial), which a service cannot type")
         source_name, named = values.get("source_profile"), values.get("credential_source")
         if source_name and named:
-            raise _config_error(f"AWS profile {name!r} has both source_profile and credential_source; give one")
+            raise config_error(f"AWS profile {name!r} has both source_profile and credential_source; give one")
         base: CredentialSource | None
         if source_name == name:
             base = keys  # a profile that names itself: its own keys assume its role
             if base is None:
-                raise _config_error(f"AWS profile {name!r} is its own source_profile but has no keys")
+                raise config_error(f"AWS profile {name!r} is its own source_profile but has no keys")
         elif source_name:
             if source_name in via:
-                raise _config_error(f"AWS profiles {' -> '.join((*via, name, source_name))}: source_profile goes round in a circle")
+                raise config_error(f"AWS profiles {' -> '.join((*via, name, source_name))}: source_profile goes round in a circle")
             source_values = _profile(env, source_name)
             if source_values is None:
-                raise _config_error(f"AWS profile {name!r}: its source_profile {source_name!r} is in neither {_files(env)[0]} nor {_files(env)[1]}")
+                raise config_error(f"AWS profile {name!r}: its source_profile {source_name!r} is in neither {_files(env)[0]} nor {_files(env)[1]}")
             base = _source_profile(env, source_name, source_values, region, (*via, name))
             if base is None:
-                raise _config_error(f"AWS profile {name!r}: its source_profile {source_name!r} gives no credentials")
+                raise config_error(f"AWS profile {name!r}: its source_profile {source_name!r} gives no credentials")
         elif named:
             base = _credential_source(env, name, named)
         else:
-            raise _config_error(f"AWS profile {name!r} has role_arn but no source_profile, credential_source or web_identity_token_file")
+            raise config_error(f"AWS profile {name!r} has role_arn but no source_profile, credential_source or web_identity_token_file")
         try:
             duration = int(values["duration_seconds"]) if values.get("duration_seconds") else None
         except ValueError:
-            raise _config_error(f"AWS profile {name!r}: duration_seconds {values['duration_seconds']!r} is not a number of seconds") from None
+            raise config_error(f"AWS profile {name!r}: duration_seconds {values['duration_seconds']!r} is not a number of seconds") from None
         return AssumeRoleSource(
             base,
             role,
@@ -586,7 +586,7 @@ def _sso(env: Mapping[str, str], name: str, values: Mapping[str, str]) -> SsoSou
     if session:
         section = _config_section(env, f"sso-session {session}")
         if section is None:
-            raise _config_error(f"AWS profile {name!r}: its sso_session {session!r} has no [sso-session {session}] section in {_files(env)[1]}")
+            raise config_error(f"AWS profile {name!r}: its sso_session {session!r} has no [sso-session {session}] section in {_files(env)[1]}")
         start_url, sso_region = section.get("sso_start_url"), section.get("sso_region")
         cache_key = session
     else:
@@ -594,7 +594,7 @@ def _sso(env: Mapping[str, str], name: str, values: Mapping[str, str]) -> SsoSou
         cache_key = start_url or ""
     missing = [k for k, v in (("sso_start_url", start_url), ("sso_region", sso_region), ("sso_account_id", values.get("sso_account_id")), ("sso_role_name", values.get("sso_role_name"))) if not v]
     if missing:
-        raise _config_error(f"AWS profile {name!r} is an SSO profile without {', '.join(missing)}")
+        raise config_error(f"AWS profile {name!r} is an SSO profile without {', '.join(missing)}")
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     cache = home / ".aws" / "sso" / "cache" / (hashlib.sha1(cache_key.encode("utf-8")).hexdigest() + ".json")
     # Not AWS_ENDPOINT_URL, unlike botocore: here it usually names an S3-compatible store (MinIO),
@@ -609,17 +609,17 @@ def _credential_source(env: Mapping[str, str], profile: str, named: str) -> Cred
     if named == "Environment":
         key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
         if not (key and secret):
-            raise _config_error(f"AWS profile {profile!r}: credential_source Environment, but AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are not set")
+            raise config_error(f"AWS profile {profile!r}: credential_source Environment, but AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY are not set")
         return StaticSource(Credentials(key, secret, env.get("AWS_SESSION_TOKEN") or None))
     if named == "EcsContainer":
         found = _container(env)
         if found is None:
-            raise _config_error(f"AWS profile {profile!r}: credential_source EcsContainer, but no AWS_CONTAINER_CREDENTIALS_*_URI is set")
+            raise config_error(f"AWS profile {profile!r}: credential_source EcsContainer, but no AWS_CONTAINER_CREDENTIALS_*_URI is set")
         return found
     if named == "Ec2InstanceMetadata":
         endpoint = env.get("AWS_EC2_METADATA_SERVICE_ENDPOINT")
         return InstanceMetadataSource(endpoint, explicit=True) if endpoint else InstanceMetadataSource()
-    raise _config_error(f"AWS profile {profile!r}: credential_source {named!r} is not one of Environment, Ec2InstanceMetadata, EcsContainer")
+    raise config_error(f"AWS profile {profile!r}: credential_source {named!r} is not one of Environment, Ec2InstanceMetadata, EcsContainer")
 
 
 def _instance_metadata(env: Mapping[str, str]) -> InstanceMetadataSource | None:
@@ -634,10 +634,6 @@ def _instance_metadata(env: Mapping[str, str]) -> InstanceMetadataSource | None:
 
 #: A profile with any of these is an IAM Identity Center (SSO) profile.
 _SSO_KEYS = ("sso_session", "sso_start_url", "sso_account_id", "sso_role_name")
-
-
-def _config_error(message: str) -> ObjectAccessDeniedError:
-    return ObjectAccessDeniedError(message, details={"reason": "denied"})
 
 
 def _sts_url(env: Mapping[str, str], region: str) -> str:
@@ -681,7 +677,7 @@ def _section(path: Path, section: str) -> dict[str, str] | None:
     try:
         parser.read(path, encoding="utf-8")
     except configparser.Error as e:
-        raise _config_error(f"the AWS file {path} cannot be read: {e}") from None
+        raise config_error(f"the AWS file {path} cannot be read: {e}") from None
     if not parser.has_section(section):
         return None
     return {k: v.strip() for k, v in parser.items(section)}
@@ -695,9 +691,9 @@ def _container(env: Mapping[str, str]) -> ContainerSource | None:
         parts = urlsplit(full)
         host = parts.hostname or ""
         if parts.scheme not in ("http", "https") or not host:
-            raise _config_error(f"AWS_CONTAINER_CREDENTIALS_FULL_URI {full!r} is not an http(s) URL")
+            raise config_error(f"AWS_CONTAINER_CREDENTIALS_FULL_URI {full!r} is not an http(s) URL")
         if parts.scheme == "http" and not _agent_host(host):
-            raise _config_error(
+            raise config_error(
                 f"AWS_CONTAINER_CREDENTIALS_FULL_URI {full!r}: plain http is allowed only to a loopback address "
                 "or the ECS/EKS agents' (169.254.170.2, 169.254.170.23, fd00:ec2::23)"
             )

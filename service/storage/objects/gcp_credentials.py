@@ -40,7 +40,15 @@ from urllib.parse import urlencode
 from service.errors import ObjectAccessDeniedError
 from service.storage.objects.gcp_external import AWS_ENV_VARS
 from service.storage.objects.http import HttpSender
-from service.storage.objects.renewal import Expiring, Source, json_object, parse_token, refused, token_request
+from service.storage.objects.renewal import (
+    Expiring,
+    Source,
+    config_error,
+    json_object,
+    parse_token,
+    refused,
+    token_request,
+)
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = (
@@ -205,18 +213,18 @@ def from_file(path: Path, *, required: bool, env: Mapping[str, str] | None = Non
     except FileNotFoundError:
         if not required:
             return None
-        raise _config_error(f"the Google credentials file {path} (GOOGLE_APPLICATION_CREDENTIALS) does not exist") from None
+        raise config_error(f"the Google credentials file {path} (GOOGLE_APPLICATION_CREDENTIALS) does not exist") from None
     except OSError as e:
-        raise _config_error(f"the Google credentials file {path} cannot be read ({e.strerror or e})") from None
+        raise config_error(f"the Google credentials file {path} cannot be read ({e.strerror or e})") from None
     doc = json_object(text)
     if doc is None:
-        raise _config_error(f"the Google credentials file {path} is not a JSON object")
+        raise config_error(f"the Google credentials file {path} is not a JSON object")
     kind = doc.get("type")
 
     def need(*keys: str) -> list[str]:
         missing = [k for k in keys if not isinstance(doc.get(k), str) or not doc[k]]
         if missing:
-            raise _config_error(f"the Google credentials file {path} ({kind}) has no {', '.join(missing)}")
+            raise config_error(f"the Google credentials file {path} ({kind}) has no {', '.join(missing)}")
         return [doc[k] for k in keys]
 
     token_uri = doc.get("token_uri") if isinstance(doc.get("token_uri"), str) and doc.get("token_uri") else TOKEN_URI
@@ -231,14 +239,10 @@ def from_file(path: Path, *, required: bool, env: Mapping[str, str] | None = Non
         from service.storage.objects.gcp_external import from_info
 
         return from_info(doc, str(path), env or {}, SCOPE)
-    raise _config_error(
+    raise config_error(
         f"the Google credentials file {path} is of type {kind!r}; shredcat reads service_account, authorized_user "
         "and external_account files"
     )
-
-
-def _config_error(message: str) -> ObjectAccessDeniedError:
-    return ObjectAccessDeniedError(message)
 
 
 __all__ = [

@@ -41,6 +41,7 @@ from service.errors import ObjectAccessDeniedError
 from service.storage.objects.http import HttpSender
 from service.storage.objects.renewal import (
     Expiring,
+    config_error,
     error_detail,
     json_object,
     parse_expiry,
@@ -136,7 +137,7 @@ class AwsSubject(SubjectSource):
 
     def _metadata_region(self, http: HttpSender, uri: str, imds: Mapping[str, str]) -> str:
         if not self.region_url:
-            raise _config_error("an aws1 credential source needs AWS_REGION or a region_url")
+            raise config_error("an aws1 credential source needs AWS_REGION or a region_url")
         r = http.send("GET", self.region_url, uri, headers=dict(imds))
         zone = r.body.decode("utf-8", "replace").strip()
         if r.status != 200 or len(zone) < 2:
@@ -145,7 +146,7 @@ class AwsSubject(SubjectSource):
 
     def _metadata_keys(self, http: HttpSender, uri: str, imds: Mapping[str, str]) -> Credentials:
         if not self.credentials_url:
-            raise _config_error("an aws1 credential source needs AWS keys in the environment or a url")
+            raise config_error("an aws1 credential source needs AWS keys in the environment or a url")
         base = self.credentials_url.rstrip("/")
         r = http.send("GET", base, uri, headers=dict(imds))
         role = r.body.decode("utf-8", "replace").strip().split("\n")[0].strip() if r.status == 200 else ""
@@ -217,18 +218,18 @@ def from_info(doc: Mapping[str, Any], path: str, env: Mapping[str, str], scope: 
         if v is None and not required:
             return None
         if not isinstance(v, str) or not v:
-            raise _config_error(f"the Google credentials file {path} (external_account) has no {key}")
+            raise config_error(f"the Google credentials file {path} (external_account) has no {key}")
         return v
 
     audience = text("audience", required=True)
     token_type = text("subject_token_type", required=True)
     source = doc.get("credential_source")
     if not isinstance(source, dict):
-        raise _config_error(f"the Google credentials file {path} (external_account) has no credential_source")
+        raise config_error(f"the Google credentials file {path} (external_account) has no credential_source")
     options = doc.get("service_account_impersonation") or {}
     lifetime = options.get("token_lifetime_seconds", 3600) if isinstance(options, dict) else 3600
     if isinstance(lifetime, bool) or not isinstance(lifetime, int) or not 600 <= lifetime <= 43200:
-        raise _config_error(f"the Google credentials file {path}: token_lifetime_seconds must be 600..43200, not {lifetime!r}")
+        raise config_error(f"the Google credentials file {path}: token_lifetime_seconds must be 600..43200, not {lifetime!r}")
     return ExternalAccountSource(
         audience=audience or "",
         subject_token_type=token_type or "",
@@ -246,16 +247,16 @@ def _subject(source: Mapping[str, Any], path: str, env: Mapping[str, str]) -> Su
     def text(key: str) -> str | None:
         v = source.get(key)
         if v is not None and (not isinstance(v, str) or not v):
-            raise _config_error(f"the Google credentials file {path}: credential_source.{key} is not a string")
+            raise config_error(f"the Google credentials file {path}: credential_source.{key} is not a string")
         return v
 
     env_id = text("environment_id")
     if env_id is not None:
         if env_id != "aws1":
-            raise _config_error(f"the Google credentials file {path}: environment_id {env_id!r} is not supported (aws1 is)")
+            raise config_error(f"the Google credentials file {path}: environment_id {env_id!r} is not supported (aws1 is)")
         verification = text("regional_cred_verification_url")
         if verification is None:
-            raise _config_error(f"the Google credentials file {path}: an aws1 source has no regional_cred_verification_url")
+            raise config_error(f"the Google credentials file {path}: an aws1 source has no regional_cred_verification_url")
         key, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
         return AwsSubject(
             verification,
@@ -267,25 +268,25 @@ def _subject(source: Mapping[str, Any], path: str, env: Mapping[str, str]) -> Su
         )
     for refused_kind in ("executable", "certificate"):
         if refused_kind in source:
-            raise _config_error(
+            raise config_error(
                 f"the Google credentials file {path}: a credential_source.{refused_kind} is not supported (file, url and aws1 are)"
             )
     fmt = source.get("format") or {"type": "text"}
     if not isinstance(fmt, dict) or fmt.get("type", "text") not in ("text", "json"):
-        raise _config_error(f"the Google credentials file {path}: credential_source.format must be text or json")
+        raise config_error(f"the Google credentials file {path}: credential_source.format must be text or json")
     json_field = None
     if fmt.get("type") == "json":
         json_field = fmt.get("subject_token_field_name")
         if not isinstance(json_field, str) or not json_field:
-            raise _config_error(f"the Google credentials file {path}: a json format needs subject_token_field_name")
+            raise config_error(f"the Google credentials file {path}: a json format needs subject_token_field_name")
     file, url = text("file"), text("url")
     if (file is None) == (url is None):
-        raise _config_error(f"the Google credentials file {path}: credential_source needs one of file, url, environment_id")
+        raise config_error(f"the Google credentials file {path}: credential_source needs one of file, url, environment_id")
     if file is not None:
         return FileSubject(file, json_field)
     headers = source.get("headers") or {}
     if not isinstance(headers, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items()):
-        raise _config_error(f"the Google credentials file {path}: credential_source.headers must map names to strings")
+        raise config_error(f"the Google credentials file {path}: credential_source.headers must map names to strings")
     return UrlSubject(url or "", dict(headers), json_field)
 
 
@@ -300,10 +301,6 @@ def _formatted(text: str, json_field: str | None, uri: str, where: str) -> str:
         what = "is empty" if json_field is None else f"has no {json_field!r} string"
         raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} {what}", details={"path": uri})
     return token
-
-
-def _config_error(message: str) -> ObjectAccessDeniedError:
-    return ObjectAccessDeniedError(message)
 
 
 __all__ = [

@@ -119,6 +119,12 @@ def read_token_file(path: str, uri: str, what: str, *, prefix: str = "no credent
         ) from None
 
 
+def config_error(message: str) -> ObjectAccessDeniedError:
+    """A credentials configuration that cannot work (a profile or credentials file that names
+    what cannot be used): access denied, whatever the store would say."""
+    return ObjectAccessDeniedError(message)
+
+
 def refused(uri: str, status: int, what: str) -> ObjectStoreError:
     """A credentials endpoint's refusal: unavailable for a 5xx, else access denied."""
     cls = ObjectStoreUnavailableError if status >= 500 else ObjectAccessDeniedError
