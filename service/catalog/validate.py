@@ -67,9 +67,15 @@ def _is_count(v: object) -> bool:
 
 
 def check_name(kind: str, name: object) -> str:
-    if isinstance(name, str) and lone_surrogate(name):
-        raise InvalidStatsError(f"invalid {kind} name {shown(name)!r}: not valid Unicode (bytes that are not UTF-8?)")
-    if not isinstance(name, str) or not name or "\x00" in name or len(name.encode("utf-8")) > MAX_NAME_BYTES:
+    if not isinstance(name, str) or not name or "\x00" in name:
+        raise InvalidStatsError(f"invalid {kind} name {name!r}")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidStatsError(
+            f"invalid {kind} name {shown(name)!r}: not valid Unicode (bytes that are not UTF-8?)"
+        ) from None
+    if size > MAX_NAME_BYTES:
         raise InvalidStatsError(f"invalid {kind} name {name!r}")
     return name
 
