@@ -94,7 +94,7 @@ from service.errors import (
     UnknownColumnError,
 )
 from service.stats.merge import GlobalStats, GlobalStatsAccumulator, from_ducklake_json, recompute
-from service.stats.model import FileStats, PartitionValue
+from service.stats.model import FileStats, PartitionValue, union_variant_columns
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
@@ -352,7 +352,8 @@ class Catalog:
                 # Only when missing: creating locks the namespace row, which would serialize every
                 # registration into the namespace's tables for the length of its commit (and the
                 # names are checked as a new table's: an existing table keeps the name it has).
-                _table_declarations(namespace, table, creating, (), None)
+                check_object_name("namespace", namespace)
+                check_object_name("table", table)
                 _insert_table(conn, namespace, table, creating, (), None, if_not_exists=True)
             t = repo.require_table(conn, namespace, table, lock=True)
             if _partitions_depend_on(t) and any(f.partitions for f in batch):
@@ -502,12 +503,6 @@ class Catalog:
                 files.append(fs)
         finally:
             results.close()
-        create_with: list[str] | None = None
-        if create_table:
-            cols: dict[str, None] = {}
-            for f in files:
-                cols.update(dict.fromkeys(f.variant_columns))
-            create_with = list(cols)
         return self.commit(
             namespace,
             table,
@@ -515,7 +510,7 @@ class Catalog:
             idempotency_key=idempotency_key,
             principal=principal,
             extracted=[f.path for f in files],
-            create_with=create_with,
+            create_with=union_variant_columns(files) if create_table else None,
         )
 
     # --- refresh ------------------------------------------------------------------------------

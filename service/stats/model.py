@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,3 +130,9 @@ class FileStats:
     columns: tuple[ColumnStats, ...] = field(default_factory=tuple)
     #: Hive partition values from the file's path, relative to the table's location.
     partitions: tuple[PartitionValue, ...] = field(default_factory=tuple)
+
+
+def union_variant_columns(files: Iterable[FileStats]) -> list[str]:
+    """The Variant columns of ``files``, each once, in the order they first appear (what a table
+    created for them is given)."""
+    return list(dict.fromkeys(c for f in files for c in f.variant_columns))
