@@ -179,11 +179,6 @@ def read_schema(
     return StructType(fields)
 
 
-def _partition_types(client: ShredcatClient, namespace: str, table: str) -> tuple[tuple[str, str], ...]:
-    info = client.load_table(namespace, table)
-    return tuple((c.name, c.type) for c in info.columns if c.kind == "partition")
-
-
 def _one_file(client: ShredcatClient, namespace: str, table: str) -> str | None:
     page = client.list_files(namespace, table, page_size=1)
     return page.files[0].path if page.files else None
@@ -247,7 +242,10 @@ def plan_pruned(
         sql: str | None = None
         schema_file: str | None = None
         text: str | None = None
-        partition_types = _partition_types(c, ns, name) if base_path is not None else ()
+        # The table itself only when its partition columns' types are needed (or, below, its
+        # Variant columns): one loadTable at most.
+        info = c.load_table(ns, name) if base_path is not None else None
+        partition_types = tuple((col.name, col.type) for col in info.columns if col.kind == "partition") if info else ()
         if isinstance(predicate, str):
             text = predicate
         else:
@@ -293,7 +291,7 @@ def plan_pruned(
         if not paths:
             schema_file = schema_file or _one_file(c, ns, name)
             if schema_file is None:
-                variant_columns = tuple(c.load_table(ns, name).variant_columns)
+                variant_columns = tuple((info or c.load_table(ns, name)).variant_columns)
     seconds = time.perf_counter() - start
     warnings = result.warnings if result is not None else ()
     if result is not None:
