@@ -1395,7 +1395,6 @@ def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> N
         pass
 
 
-
 def _table_declarations(
     namespace: str,
     name: str,

@@ -67,16 +67,11 @@ def _is_count(v: object) -> bool:
 
 
 def check_name(kind: str, name: object) -> str:
-    if not isinstance(name, str) or not name or "\x00" in name:
+    if _bad_name(name):
+        if isinstance(name, str) and lone_surrogate(name):
+            raise InvalidStatsError(f"invalid {kind} name {shown(name)!r}: not valid Unicode (bytes that are not UTF-8?)")
         raise InvalidStatsError(f"invalid {kind} name {name!r}")
-    try:
-        size = len(name.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise InvalidStatsError(
-            f"invalid {kind} name {shown(name)!r}: not valid Unicode (bytes that are not UTF-8?)"
-        ) from None
-    if size > MAX_NAME_BYTES:
-        raise InvalidStatsError(f"invalid {kind} name {name!r}")
+    assert isinstance(name, str)
     return name
 
 

@@ -16,7 +16,8 @@ Spark's comparison rules followed (in the session time zone, see below):
   a literal with |d| >= 2**53 is rejected, below that the comparison equals the exact one.
 * ``IN (...)``: the term and every literal in the list's one common type (:func:`in_list_literals`):
   an int column with a double among the literals compares every literal as a double.
-* float column vs int literal: the literal is cast to float (rounded to nearest float32).
+* float column vs int literal: without ANSI the literal is cast to float (rounded to float32),
+  with ANSI both to double: only an integer float32 holds exactly is accepted (both agree).
 * float column vs decimal/double literal: both cast to double; float32 values widen exactly.
 * decimal column vs double/float literal: rejected (Spark compares in double, which is not the
   decimal order shredcat's bounds are in).
@@ -65,6 +66,7 @@ from service.values import (
     to_float32,
     valid_ymd,
 )
+from service.values.text import lone_surrogate
 
 # Digits of Spark's decimal image of each integer type (LongType → DECIMAL(20,0) etc.).
 _INT_DECIMAL_DIGITS = {Kind.INT8: 3, Kind.INT16: 5, Kind.INT32: 10, Kind.INT64: 20}
@@ -545,12 +547,11 @@ _CANONICAL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 def check_sql_in_list(target: ShreddedType, values: list[LiteralValue]) -> None:
     """For Spark SQL text (JSON filters type their strings per value): an IN list with a string
-    literal on a term that is not a string: ANSI Spark casts the
-    strings to the term's type, Spark without ANSI casts the term and every literal to STRING
-    (``1 IN ('01')``: true with ANSI, false without). The modes agree only when each literal is
-    what the term's values print as: canonical integers (``'5'``, or ``5``) on an integer term,
-    canonical dates (``'2024-03-01'``, or a DATE literal) on a date term. Anything else is an
-    error (the list is unknown)."""
+    literal on a term that is not a string. ANSI Spark casts the strings to the term's type, Spark
+    without ANSI casts the term and every literal to STRING (``1 IN ('01')``: true with ANSI, false
+    without). The modes agree only when each literal is what the term's values print as:
+    canonical integers (``'5'``, or ``5``) on an integer term, canonical dates (``'2024-03-01'``,
+    or a DATE literal) on a date term. Anything else is an error (the list is unknown)."""
     k = target.kind
     if k in (Kind.VARCHAR, Kind.BLOB) or not any(isinstance(v, str) for v in values):
         return
@@ -595,11 +596,9 @@ def literal_image(target: ShreddedType, v: LiteralValue) -> Image:
         raise _err(f"{describe_literal(v)} cannot be compared with a boolean term")
     if k is Kind.VARCHAR:
         if isinstance(v, str):
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError:
+            if lone_surrogate(v):
                 # A lone surrogate (possible in JSON text) is no Spark string: no value equals it.
-                raise _err(f"string {v!r} is not valid Unicode") from None
+                raise _err(f"string {v!r} is not valid Unicode")
             return Image(v)
         raise _err(
             f"{describe_literal(v)} cannot be compared with a string term (write it as a string literal)"
