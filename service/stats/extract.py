@@ -37,6 +37,7 @@ import math
 import re
 import struct
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -754,9 +755,7 @@ def _plain_leaves(root: SchemaNode, variants: tuple[VariantColumn, ...]) -> tupl
     out.sort(key=lambda p: p.node.leaf_index or 0)
     # A top-level column named "a.b" and field b of a struct a have one dotted name: statistics
     # under it could be either column's, so neither gets any (unknown, never pruned on).
-    seen: dict[str, int] = {}
-    for p in out:
-        seen[p.name] = seen.get(p.name, 0) + 1
+    seen = Counter(p.name for p in out)
     return tuple(p for p in out if seen[p.name] == 1)
 
 
