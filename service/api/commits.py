@@ -22,7 +22,7 @@ from service.api.schemas import (
 from service.api.tables import TableName
 from service.catalog.validate import check_file_count
 from service.errors import ShredcatError
-from service.stats.model import FileStats
+from service.stats.model import FileStats, union_variant_columns
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
 
@@ -98,10 +98,14 @@ def _commit(
             named = {c.path for c in checked}
             listed = expand_prefixes(prefixes, ctx.roots, ctx.limits, given=len(paths) + len(bodies))
             checked += [c for c in dict.fromkeys(listed) if c.path not in named]
-        if checked:
+        creating = body.create_if_missing
+        if checked and creating is None:
             catalog.get_table(namespace, table)  # a missing table fails before reading files
         extracted = extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes)
         files: list[FileStats] = [*extracted, *given]
+        create_with = None
+        if creating is not None:
+            create_with = creating.variant_columns if creating.variant_columns is not None else union_variant_columns(files)
         result = catalog.commit(
             namespace,
             table,
@@ -111,6 +115,7 @@ def _commit(
             extracted=[f.path for f in extracted],
             remove=remove,
             remove_missing_ok=body.remove_missing_ok,
+            create_with=create_with,
         )
     except ShredcatError as e:
         ctx.metrics.commits.labels(mode=mode, outcome=e.code).inc()

@@ -339,6 +339,15 @@ class FileStatsResponse(ApiModel):
 # --- commits and removals -----------------------------------------------------------------------
 
 
+class CreateIfMissing(RequestModel):
+    variant_columns: list[Name] | None = Field(
+        default=None,
+        max_length=1000,
+        description="The Variant columns of the table created (dotted names for Variants inside structs); "
+        "default: those of the committed files, each once, in the order they first appear.",
+    )
+
+
 class CommitRequest(RequestModel):
     paths: list[FilePath] | None = Field(
         default=None, description="Files the service reads itself (inside the warehouse roots)."
@@ -362,11 +371,17 @@ class CommitRequest(RequestModel):
     remove_missing_ok: StrictBool = Field(
         default=False, description="Report paths of `remove` that are not live in `missing` instead of failing."
     )
+    create_if_missing: CreateIfMissing | None = Field(
+        default=None,
+        description="Create the table (and its namespace) when missing, in the commit's own transaction: a "
+        "commit that fails leaves no table behind. An existing table is used as it is.",
+    )
 
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
                 {"paths": ["/data/lake/events/part-0.parquet", "/data/lake/events/part-1.parquet"]},
+                {"paths": ["/data/lake/events/part-0.parquet"], "create-if-missing": {"variant-columns": ["v"]}},
                 {"prefixes": ["s3://lake/events/date=2026-11-23/"]},
                 {"files": [_FILE_EXAMPLE]},
                 {

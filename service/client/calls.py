@@ -243,13 +243,16 @@ def commit(
     idempotency_key: str | None = None,
     remove: Sequence[str] | None = None,
     remove_missing_ok: bool = False,
+    create_if_missing: bool | Sequence[str] = False,
 ) -> Call[CommitResult]:
     """Register files as one snapshot: ``paths`` the server reads itself, the data files the server
     lists under ``prefixes`` (directories or object-store prefixes), and/or ``files`` with
     statistics extracted here (FileStats from ``extract_file``, or their JSON). ``remove``: live
     files ended in the same snapshot (a replacement readers see whole; a path that is not live is
-    a NotFound unless ``remove_missing_ok``). The idempotency key (a new uuid4 unless given) is
-    reused by every retry of this call."""
+    a NotFound unless ``remove_missing_ok``). ``create_if_missing``: a missing table (and
+    namespace) is created in the commit's own transaction, so a refused commit leaves none behind;
+    True: with the committed files' Variant columns, a list: with these. The idempotency key (a
+    new uuid4 unless given) is reused by every retry of this call."""
     key = idempotency_key or uuid.uuid4().hex
     body: dict[str, Any] = {}
     if paths is not None:
@@ -262,6 +265,12 @@ def commit(
         body["remove"] = list(remove)
         if remove_missing_ok:
             body["remove-missing-ok"] = True
+    if isinstance(create_if_missing, str):
+        raise TypeError("create_if_missing: True or a list of Variant column names, not a string")
+    if create_if_missing is True:
+        body["create-if-missing"] = {}
+    elif create_if_missing is not False:
+        body["create-if-missing"] = {"variant-columns": list(create_if_missing)}
     return Call(
         "POST",
         f"{_table_path(namespace, table)}/commits",

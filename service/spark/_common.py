@@ -9,7 +9,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -66,23 +66,3 @@ def idempotency_key(kind: str, namespace: str, table: str, paths: Iterable[str],
 
 def chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
-
-
-def ensure_table(client: ShredcatClient, namespace: str, table: str, variant_columns: Sequence[str]) -> bool:
-    """Create the namespace and the table when missing. True when the table was created here."""
-    from service.client import Conflict, NotFound
-
-    try:
-        client.load_table(namespace, table)
-        return False
-    except NotFound:
-        pass
-    if not variant_columns:
-        raise ValueError(f"{namespace}.{table} does not exist and no Variant column was found to create it with")
-    with suppress(Conflict):
-        client.create_namespace(namespace)
-    try:
-        client.create_table(namespace, table, variant_columns=list(variant_columns))
-    except Conflict:
-        return False
-    return True

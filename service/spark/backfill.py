@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from service.spark._common import (
     chunks,
-    ensure_table,
     idempotency_key,
     split_table,
 )
@@ -122,6 +121,7 @@ class BackfillResult:
     batches_replayed: int = 0
     failed: list[FailedBatch] = field(default_factory=list)
     seconds: float = 0.0
+    #: The table was missing when the backfill began and its first committed batch created it.
     table_created: bool = False
 
     @property
@@ -152,6 +152,7 @@ def _commit_batch(
     payloads: list[dict[str, Any]],
     key: str,
     *,
+    create: bool,
     attempts: int,
     backoff: float,
     progress: Callable[[str], None],
@@ -162,7 +163,7 @@ def _commit_batch(
 
     for attempt in range(1, attempts + 1):
         try:
-            return client.commit(ns, name, files=payloads, idempotency_key=key)
+            return client.commit(ns, name, files=payloads, idempotency_key=key, create_if_missing=create)
         except (ShredcatConnectionError, ServerError) as e:
             if attempt == attempts:
                 raise
@@ -206,17 +207,18 @@ def backfill(
         return result
     from service.client import NotFound
 
+    missing = False
+    snapshot: int | None = None
+    live: set[str] = set()
     try:
         snapshot = client.load_table(ns, name).current_snapshot_id
         live = {f.path for f in client.iter_files(ns, name, prefix=listing_prefix(root))}
     except NotFound:
         if not create:
             raise
-        from service.stats.extract import extract_file
-
-        result.table_created = ensure_table(client, ns, name, extract_file(listed[0]).variant_columns)
-        snapshot = client.load_table(ns, name).current_snapshot_id
-        live = {f.path for f in client.iter_files(ns, name, prefix=listing_prefix(root))}
+        # Each commit creates the table if it is still missing (with its files' Variant columns), in
+        # its own transaction: a backfill whose every batch fails leaves no empty table behind.
+        missing = True
     pending = [p for p in listed if p not in live]
     result.already_live = len(listed) - len(pending)
     batches = chunks(pending, batch_size)
@@ -283,7 +285,7 @@ def backfill(
                 key = idempotency_key("backfill", ns, name, batch, salt)
                 try:
                     commit = _commit_batch(
-                        client, ns, name, payloads, key,
+                        client, ns, name, payloads, key, create=missing,
                         attempts=commit_attempts, backoff=retry_backoff, progress=say, label=label,
                     )
                 except (ShredcatAPIError, ShredcatConnectionError) as e:
@@ -301,6 +303,7 @@ def backfill(
                     f"{len(commit.added)} added, {len(commit.unchanged)} unchanged; "
                     f"{done_files}/{len(pending)} files, {done_files / elapsed:.0f} files/s"
                 )
+    result.table_created = missing and result.batches_committed > 0
     result.seconds = time.perf_counter() - started
     say(result.summary())
     return result

@@ -32,7 +32,6 @@ from service.spark._common import (
     SPARK_PART_FILE,
     chunks,
     client_for,
-    ensure_table,
     idempotency_key,
     split_table,
 )
@@ -128,7 +127,7 @@ def register_written(
 ) -> WriteResult:
     """Register the files of the Spark write that just went into ``root``: those listed now and
     not in ``before`` (the listing of :func:`~service.storage.list_data_files` taken before the
-    write). Creates the table when missing (``variant_columns``, else those of the first new file)."""
+    write). A missing table is created by the commit (``variant_columns``, else those of the new files)."""
     ns, name = split_table(table)
     before_set = set(before)
     after = list_data_files(root)
@@ -137,13 +136,9 @@ def register_written(
         log.warning("%s: %d new files were not written by this Spark job and are left alone", root, len(others))
     vanished = sorted(before_set - set(after))
     with client_for(client, url, token) as c:
-        if ours:
-            columns = list(variant_columns) if variant_columns else None
-            if columns is None:
-                from service.stats.extract import extract_file
-
-                columns = list(extract_file(ours[0]).variant_columns)
-            ensure_table(c, ns, name, columns)
+        # A missing table is created by the commit itself (its own transaction), so a refused
+        # commit leaves no empty table behind.
+        create: bool | list[str] = (list(variant_columns) if variant_columns else True) if ours else False
         gone = vanished if remove_vanished else []
         if not ours and not gone:
             return WriteResult((), None, (), tuple(others))
@@ -158,7 +153,9 @@ def register_written(
 
         removed: tuple[str, ...] = ()
         try:
-            result = c.commit(ns, name, **given, remove=gone, remove_missing_ok=True, idempotency_key=key)
+            result = c.commit(
+                ns, name, **given, remove=gone, remove_missing_ok=True, idempotency_key=key, create_if_missing=create
+            )
             removed = result.removed
         except PayloadTooLarge as e:
             if not gone:
@@ -174,7 +171,9 @@ def register_written(
             removed = tuple(p for part in parts for p in part)
             if not ours:
                 return WriteResult((), None, removed, tuple(others))
-            result = c.commit(ns, name, **given, idempotency_key=idempotency_key("write", ns, name, ours))
+            result = c.commit(
+                ns, name, **given, idempotency_key=idempotency_key("write", ns, name, ours), create_if_missing=create
+            )
     log.info(
         "%s.%s: registered %d files written to %s, replacing %d (snapshot %s)",
         ns, name, len(ours), root, len(removed), result.snapshot_id,

@@ -497,3 +497,48 @@ def test_counts_beyond_bigint_are_refused(client, table, warehouse: Path, stats_
     assert_error(client.post(T + "/commits", json={"files": two[1:]}, headers=WRITER), 422, "invalid_stats")
     got = client.get(T, headers=READER).json()
     assert (got["live-file-count"], got["live-record-count"]) == (1, big)
+
+
+def test_a_commit_may_create_its_table_and_a_refused_one_leaves_nothing(
+    client, warehouse: Path, stats_doc, tmp_path: Path
+) -> None:
+    new = "/v1/namespaces/fresh/tables/made"
+    # Without the option a missing table is 404, before any file is read.
+    assert_error(client.post(new + "/commits", json={"paths": [_p(warehouse, 0)]}, headers=WRITER), 404)
+    # A refused commit (an unreadable file; a client body with bad stats) creates nothing, not
+    # even the namespace.
+    broken = warehouse / "broken" / f"{tmp_path.name}.parquet"
+    broken.parent.mkdir(exist_ok=True)
+    broken.write_bytes(b"PAR1 not really parquet")
+    bad_doc = _doc(stats_doc, warehouse)
+    bad_doc["record-count"] = -1
+    for body, status in [
+        ({"paths": [_p(warehouse, 0), str(broken)], "create-if-missing": {}}, 422),
+        ({"files": [bad_doc], "create-if-missing": {"variant-columns": ["v"]}}, 422),
+        ({"paths": [_p(warehouse, 0)], "create-if-missing": {"variant-columns": ["v", "v"]}}, 422),
+        ({"paths": [_p(warehouse, 0)], "create-if-missing": {"variant-columns": ["w"]}}, 422),
+        ({"paths": [_p(warehouse, 0)], "create-if-missing": {"variant": ["v"]}}, 422),
+        ({"paths": [_p(warehouse, 0)], "create-if-missing": True}, 422),
+    ]:
+        assert_error(client.post(new + "/commits", json=body, headers=WRITER), status)
+        assert client.get("/v1/namespaces/fresh", headers=READER).status_code == 404, body
+    for bad_name in ["..", "a%2Fb"]:
+        r = client.post(f"/v1/namespaces/fresh/tables/{bad_name}/commits", json={"paths": [_p(warehouse, 0)], "create-if-missing": {}}, headers=WRITER)
+        assert 400 <= r.status_code < 500, r.text
+        assert client.get("/v1/namespaces/fresh", headers=READER).status_code == 404
+
+    # Created with the files' Variant columns (the default) in the commit's snapshot...
+    r = client.post(new + "/commits", json={"paths": [_p(warehouse, 0)], "create-if-missing": {}}, headers=WRITER)
+    assert r.status_code == 200, r.text
+    assert r.json()["added"] == [_p(warehouse, 0)]
+    got = client.get(new, headers=READER).json()
+    assert got["variant-columns"] == ["v"] and got["live-file-count"] == 1
+    # ...and an existing table is used as it is (the option's columns are not compared).
+    r = client.post(
+        new + "/commits",
+        json={"files": [_doc(stats_doc, warehouse)], "create-if-missing": {"variant-columns": ["v", "other"]}},
+        headers=WRITER,
+    )
+    assert r.status_code == 200, r.text
+    assert client.get(new, headers=READER).json()["variant-columns"] == ["v"]
+    assert client.get(new, headers=READER).json()["live-file-count"] == 2

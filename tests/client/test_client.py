@@ -513,3 +513,28 @@ def test_columns_and_declared_partitions_sync_and_async(sc: ShredcatClient, clie
             assert got.columns == t.columns and got.location == loc
 
     asyncio.run(main())
+
+
+def test_commit_creates_a_missing_table_sync_and_async(sc: ShredcatClient, client, warehouse: Path) -> None:
+    with pytest.raises(NoSuchTable):
+        sc.commit("made", "one", paths=_paths(warehouse, 0))
+    with pytest.raises(TypeError, match="not a string"):
+        sc.commit("made", "one", paths=_paths(warehouse, 0), create_if_missing="v")  # type: ignore[arg-type]
+    # A refused commit creates nothing (here: a table whose Variant column the file lacks).
+    with pytest.raises(Unprocessable):
+        sc.commit("made", "one", paths=_paths(warehouse, 0), create_if_missing=["w"])
+    with pytest.raises(NoSuchNamespace):
+        sc.list_tables("made")
+    r = sc.commit("made", "one", paths=_paths(warehouse, 0), create_if_missing=True)
+    assert r.added == tuple(_paths(warehouse, 0))
+    assert sc.load_table("made", "one").variant_columns == ("v",)
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=client.app)
+        async with AsyncShredcatClient("http://testserver", token=TOKENS["admin"], transport=transport) as ac:
+            files = [extract_file(p) for p in _paths(warehouse, 1)]
+            r = await ac.commit("made", "two", files=files, create_if_missing=["v"])
+            assert r.added == tuple(_paths(warehouse, 1))
+
+    asyncio.run(main())
+    assert sc.load_table("made", "two").live_file_count == 1

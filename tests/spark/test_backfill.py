@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from service.client import ShredcatClient
+from service.client import NotFound, ShredcatClient
 from service.spark import LocalService, backfill, list_parquet_files
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
@@ -182,3 +182,14 @@ def test_cli_backfill_local_runs_without_spark(
     assert main(["backfill", "--local", "--table", "lake.local", str(lake), "--json"]) == 0
     assert '"added": 0' in capsys.readouterr().out
     assert main(["backfill", "--local", "--master", "local[1]", "--table", "lake.local", str(lake)]) == 2
+
+
+def test_a_backfill_whose_every_batch_fails_creates_no_table(root: Path, client: ShredcatClient) -> None:
+    broken = root / "broken"
+    broken.mkdir()
+    (broken / "part-0.parquet").write_bytes(b"PAR1 this is not a parquet file PAR1")
+    result = backfill(None, str(broken), "nothing.here", client=client, progress=None)
+    assert not result.ok and result.batches_committed == 0 and not result.table_created
+    with pytest.raises(NotFound):
+        client.load_table("nothing", "here")
+    assert "nothing" not in client.list_namespaces()

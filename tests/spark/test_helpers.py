@@ -398,3 +398,16 @@ def test_a_pruned_read_types_partition_columns_as_the_whole_table_does(
                 assert sorted(tuple(r) for r in got.select("id", "ps").collect()) == want, (ansi, str(pred))
     finally:
         spark.conf.set("spark.sql.ansi.enabled", before)
+
+
+def test_a_refused_registration_leaves_no_table_behind(spark: Any, client: Any, tmp_path: Path) -> None:
+    from service.client import ClientError, NotFound
+
+    # Outside the service's warehouse roots: the commit by path is refused (the write itself succeeds).
+    outside = tmp_path / "outside"
+    with pytest.raises(ClientError):
+        write_and_register(events(spark, 100, 2), str(outside), "elsewhere.events", client=client)
+    assert len(list_parquet_files(str(outside))) == 2
+    with pytest.raises(NotFound):
+        client.load_table("elsewhere", "events")
+    assert "elsewhere" not in client.list_namespaces()

@@ -22,7 +22,6 @@ from service.pruning.expressions import (
 )
 from service.pruning.parse_sql import parse_sql
 from service.spark import LocalService, plan_pruned
-from service.spark._common import ensure_table
 from service.spark.read import table_schema
 from service.spark.translate import column_conjuncts, pruning_attempts, same_predicate, table_schema_of
 from service.values import ShreddedType
@@ -54,8 +53,7 @@ def client(lake: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any
     with LocalService(f"sqlite:///{db}", [str(lake.parent)]) as svc, svc.client() as c:
         paths = sorted(str(p) for p in lake.rglob("*.parquet"))
         assert len(paths) == FILES
-        ensure_table(c, "lake", "events", ["v"])
-        c.commit_paths("lake", "events", paths)
+        c.commit("lake", "events", paths=paths, create_if_missing=["v"])
         yield c
 
 
