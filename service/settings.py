@@ -18,7 +18,7 @@ from service.urls import database_url_problem
 
 Role = Literal["reader", "writer", "admin"]
 #: The server's log levels (uvicorn's, which Python's logging also knows).
-LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG", "TRACE")
 
 
 class Settings(BaseSettings):

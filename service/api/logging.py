@@ -186,12 +186,19 @@ class TextFormatter(logging.Formatter):
         return super().format(record)
 
 
+#: uvicorn's ``trace`` level (``uvicorn.config.TRACE_LOG_LEVEL``), named here before uvicorn is imported.
+TRACE_LEVEL = 5
+
+
 def logging_config(level: str = "INFO", fmt: str = "json") -> dict[str, Any]:
     """The ``dictConfig`` document of the server: root and uvicorn's loggers on one stderr handler
     with the request filter and the ``json`` or ``text`` formatter."""
     if fmt not in ("json", "text"):
         raise ValueError(f"log format must be json or text, not {fmt!r}")
     lvl = level.upper()
+    if lvl == "TRACE":
+        # uvicorn's own level below DEBUG (protocol events), which it names only once imported.
+        logging.addLevelName(TRACE_LEVEL, "TRACE")
     return {
         "version": 1,
         "disable_existing_loggers": False,

@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--log-level",
         default=None,
         type=str.lower,
-        choices=["critical", "error", "warning", "info", "debug"],
+        choices=["critical", "error", "warning", "info", "debug", "trace"],
         help="override SHREDCAT_LOG_LEVEL",
     )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import http.client
+import json
 import os
 import socket
 import threading
@@ -157,3 +158,14 @@ def test_concurrent_clients_open_no_new_database_sessions(tmp_path: Path) -> Non
         assert errors == []
         assert now == backends, f"sessions replaced: {sorted(backends ^ now)}"
         assert after == before, f"{after - before} new sessions for {clients * timed} requests"
+
+
+def test_the_trace_log_level_is_uvicorns(tmp_path: Path) -> None:
+    """``trace`` (uvicorn's level below debug) is accepted and logs uvicorn's connection events."""
+    env = server_env(f"sqlite:///{tmp_path / 'catalog.db'}", SHREDCAT_LOG_LEVEL="trace")
+    m = run_migrate(env)
+    assert m.returncode == 0, m.stderr
+    with running_server(env, tmp_path / "server.log") as server:
+        assert httpx.get(server.base_url + "/health/live", timeout=10).status_code == 200
+    levels = [json.loads(line)["level"] for line in server.log_lines() if line.startswith("{")]
+    assert "TRACE" in levels, levels
