@@ -12,6 +12,7 @@ from service.api.bodies import json_body, parse_json_body
 from service.api.deps import COMMON, AppContext, error_responses, field_error, get_ctx
 from service.api.ingest import check_paths, expand_prefixes, extract_all, file_from_body
 from service.api.namespaces import NamespaceName
+from service.api.paths import lookup_path
 from service.api.schemas import (
     CommitRequest,
     CommitResponse,
@@ -80,7 +81,7 @@ def _commit(
     paths = body.paths or []
     prefixes = body.prefixes or []
     bodies = body.files or []
-    remove = body.remove or []
+    remove = [lookup_path(p) for p in body.remove or []]
     by_path = bool(paths or prefixes)
     if not by_path and not bodies:
         mode = "remove"
@@ -151,6 +152,6 @@ def remove_files(
 ) -> RemoveFilesResponse:
     assert ctx.catalog is not None
     check_file_count(len(body.paths), ctx.limits, "paths")
-    result = ctx.catalog.remove(namespace, table, body.paths, missing_ok=body.missing_ok)
+    result = ctx.catalog.remove(namespace, table, [lookup_path(p) for p in body.paths], missing_ok=body.missing_ok)
     ctx.metrics.files_removed.inc(len(result.removed))
     return RemoveFilesResponse(snapshot_id=result.snapshot_id, removed=list(result.removed), missing=list(result.missing))

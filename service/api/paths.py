@@ -9,9 +9,13 @@ anything opens it (and the opening itself never leaves the root, see
   :func:`os.path.realpath`, so a symlink that leads out of a root is refused (without naming its
   target); the resolved path is what gets opened and stored.
 * Object-store URIs (``s3://bucket/prefix/f.parquet``) are accepted only for schemes of configured
-  roots. pyarrow decodes percent-escapes and reads ``?key=value`` as filesystem options (such as
-  ``endpoint_override``), so queries, fragments and user info are refused, and the decoded key is
-  what is checked.
+  roots; queries, fragments and user info are refused. The key that is checked is the key that is
+  read: shredcat's own stores (S3, GCS, Azure: :data:`service.storage.objects.STORES`) take the
+  text after the bucket **verbatim** as the object key, as Hadoop paths and the stores' listings
+  do (Spark's Hive directories hold literal ``%3A`` and spaces: ``ts=2024-01-01 10%3A00%3A00``),
+  so nothing is percent-decoded; pyarrow, which serves any other scheme, decodes percent-escapes,
+  so for those the decoded key is checked (and whitespace must be percent-encoded). The scheme is
+  stored lower-case: one object, one catalog path.
 * Any ``..`` segment is refused outright (even one that would stay inside a root), as are NUL and
   other control characters, relative paths and names not ending in ``.parquet``.
 * Containment is by whole path components: ``/lake`` does not contain ``/lake2/f.parquet``.
@@ -32,7 +36,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from service.errors import BadInputError, FileAccessError, ForbiddenError
+from service.errors import BadInputError, FileAccessError, ForbiddenError, ShredcatError
+from service.storage.objects import STORES, stored_path
 
 PARQUET_SUFFIX = ".parquet"
 LOCAL_SCHEME = "file"
@@ -117,7 +122,7 @@ def parse_roots(roots: Iterable[str]) -> tuple[WarehouseRoot, ...]:
         authority, _, key = rest[2:].partition("/")
         if not authority or "@" in authority:
             raise ValueError(f"warehouse root {text!r} needs a bucket (and no user info)")
-        key_parts = [p for p in unquote(key).split("/") if p]
+        key_parts = [p for p in (key if scheme in STORES else unquote(key)).split("/") if p]
         if any(p in (".", "..") for p in key_parts):
             raise ValueError(f"warehouse root {text!r} must not contain '.' or '..' segments")
         out.append(WarehouseRoot(scheme, (authority, *key_parts), text))
@@ -171,8 +176,9 @@ def _split_location(text: object, roots: Sequence[WarehouseRoot], w: _Words) -> 
 def _object_location(
     text: str, scheme: str, rest: str, roots: Sequence[WarehouseRoot], w: _Words, *, prefix: bool
 ) -> tuple[tuple[str, ...], str]:
-    """An object-store URI's (bucket, *key segments) and its decoded key. A prefix may be the
-    bucket alone or end with '/'; any other empty segment, '.' or '..' is refused."""
+    """An object-store URI's (bucket, *key segments) and its key as the store reads it (see the
+    module docstring). A prefix may be the bucket alone or end with '/'; any other empty segment,
+    '.' or '..' is refused."""
     details = {"path": text}
     if not any(r.scheme == scheme for r in roots):
         raise PathNotAllowedError(f"{text}: the URI scheme {scheme!r} is not allowed here", details=details)
@@ -180,7 +186,8 @@ def _object_location(
         raise InvalidFilePathError(f"{text}: expected {scheme}://{w.shape}", details=details)
     if "?" in rest or "#" in rest:
         raise InvalidFilePathError(f"{text}: queries and fragments are not allowed in {w.uris}", details=details)
-    if any(c.isspace() for c in rest):
+    verbatim = scheme in STORES
+    if not verbatim and any(c.isspace() for c in rest):
         raise InvalidFilePathError(f"{text}: whitespace must be percent-encoded in {w.uris}", details=details)
     authority, _, key = rest[2:].partition("/")
     if "@" in authority and scheme in AZURE_SCHEMES:
@@ -193,7 +200,7 @@ def _object_location(
     if not authority or "@" in authority:
         raise PathNotAllowedError(f"{text}: a bucket without user info is required", details=details)
     try:
-        decoded = unquote(key, errors="strict")
+        decoded = key if verbatim else unquote(key, errors="strict")
     except UnicodeDecodeError:
         raise InvalidFilePathError(f"{text}: invalid percent-encoding", details=details) from None
     if _has_control(decoded) or "\\" in decoded:
@@ -251,7 +258,19 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
         raise InvalidFilePathError(f"{path}: only {PARQUET_SUFFIX} files can be registered", details=details)
     if not any(r.contains(scheme, parts) and len(parts) > len(r.parts) for r in roots):
         raise PathNotAllowedError(f"{path}: is outside the warehouse roots", details=details)
-    return CheckedPath(path, scheme, False)
+    return CheckedPath(f"{scheme}:{rest}", scheme, False)
+
+
+def lookup_path(text: str) -> str:
+    """The form in which a path given to find a registered file (to remove it, to read its stats)
+    is compared: the catalog's one form of it (:func:`service.storage.objects.stored_path`, what
+    :func:`check_file_path` stores for a path it accepts, symlinks aside), or the text as given
+    when it has none. No root check: a file registered under a root since removed from the
+    settings can still be removed."""
+    try:
+        return stored_path(text)
+    except ShredcatError:
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,4 +306,4 @@ def check_prefix(prefix: object, roots: Sequence[WarehouseRoot]) -> CheckedPrefi
     parts, _ = _object_location(prefix, scheme, rest, roots, _PREFIX_WORDS, prefix=True)
     if not any(r.contains(scheme, parts) and len(parts) >= len(r.parts) for r in roots):
         raise PathNotAllowedError(f"{prefix}: is outside the warehouse roots", details=details)
-    return CheckedPrefix(prefix, scheme, False)
+    return CheckedPrefix(f"{scheme}:{rest}", scheme, False)

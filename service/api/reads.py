@@ -18,6 +18,7 @@ from service.api.deps import (
     get_ctx,
 )
 from service.api.namespaces import NamespaceName
+from service.api.paths import lookup_path
 from service.api.schemas import (
     ColumnStatsRow,
     DataFile,
@@ -125,7 +126,7 @@ def load_file_stats(
     snapshot_id: SnapshotId = None,
 ) -> FileStatsResponse:
     assert ctx.catalog is not None
-    fs = ctx.catalog.file_stats(namespace, table, path, snapshot=snapshot_id)
+    fs = ctx.catalog.file_stats(namespace, table, lookup_path(path), snapshot=snapshot_id)
     return FileStatsResponse(
         path=fs.path,
         file_size_bytes=fs.file_size_bytes,

@@ -121,10 +121,11 @@ def open_catalog(args: argparse.Namespace) -> Catalog:
 
 
 def normalize_source(path: str) -> str:
-    """Local paths are stored absolute (URIs as given), so one file has one catalog path."""
-    if "://" in path:
-        return path
-    return os.path.abspath(path)
+    """The catalog's one form of a file's path (:func:`service.storage.objects.stored_path`), so
+    that one file has one catalog path whichever way it is named."""
+    from service.storage.objects import stored_path
+
+    return stored_path(path)
 
 
 class Progress:

@@ -542,3 +542,22 @@ def test_a_commit_may_create_its_table_and_a_refused_one_leaves_nothing(
     assert r.status_code == 200, r.text
     assert client.get(new, headers=READER).json()["variant-columns"] == ["v"]
     assert client.get(new, headers=READER).json()["live-file-count"] == 2
+
+
+def test_removals_and_lookups_name_a_file_as_its_commit_did(client, table, warehouse: Path, stats_doc) -> None:
+    """A path is compared in the catalog's one form whichever way it is written (a file: URI,
+    repeated or '.' segments): a compaction that names its old files so must replace them, not
+    keep them beside the new one (readers would see every row twice)."""
+    old = [_p(warehouse, 0), _p(warehouse, 1)]
+    assert client.post(T + "/commits", json={"paths": [f"file://{old[0]}", old[1].replace("/events/", "//events/./")]}, headers=WRITER).json()["added"] == old
+    written = {"as URI": f"file://{old[0]}", "with // and /./": old[1].replace("/events/", "//events/./")}
+    r = client.get(T + "/files/stats", params={"path": written["as URI"]}, headers=READER)
+    assert r.status_code == 200 and r.json()["path"] == old[0], r.text
+    new = _doc(stats_doc, warehouse, "compacted.parquet")
+    r = client.post(T + "/commits", json={"files": [new], "remove": list(written.values())}, headers=WRITER)
+    assert r.status_code == 200, r.text
+    assert (r.json()["removed"], r.json()["missing"]) == (old, [])
+    assert [f["path"] for f in client.get(T + "/files", headers=READER).json()["files"]] == [new["path"]]
+    r = client.post(T + "/files/remove", json={"paths": [new["path"].replace("/events/", "/./events/")]}, headers=WRITER)
+    assert r.status_code == 200 and r.json()["removed"] == [new["path"]], r.text
+    assert _live(client) == 0

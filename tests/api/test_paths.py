@@ -12,6 +12,7 @@ from service.api.paths import (
     InvalidFilePathError,
     PathNotAllowedError,
     check_file_path,
+    check_prefix,
     parse_roots,
 )
 from tests.api.conftest import ADMIN, WRITER, assert_error, write_variant_file
@@ -114,22 +115,35 @@ def test_symlinked_root_is_resolved(lake: Path, tmp_path: Path) -> None:
 
 
 def test_object_store_roots() -> None:
-    roots = parse_roots(["s3://bucket/lake/", "gs://other"])
+    roots = parse_roots(["s3://bucket/lake/", "gs://other", "hdfs://nn/warehouse/"])
     assert check_file_path("s3://bucket/lake/t/a.parquet", roots).path == "s3://bucket/lake/t/a.parquet"
     assert check_file_path("s3://bucket/lake/t/a%20b.parquet", roots).local is False
     assert check_file_path("gs://other/x/y.parquet", roots).scheme == "gs"
+    # shredcat's own stores read the key verbatim, so it is checked and stored verbatim: Spark's
+    # Hive directories hold literal escapes and spaces; '%2E%2E' is a key segment, not '..'.
+    for key in ["t/ts=2024-01-01 10%3A00%3A00/part-0.parquet", "%2E%2E/x/a.parquet", "t/a b.parquet"]:
+        assert check_file_path(f"s3://bucket/lake/{key}", roots).path == f"s3://bucket/lake/{key}"
+    assert check_prefix("s3://bucket/lake/t/ts=2024-01-01 10%3A00%3A00/", roots).prefix.endswith("10%3A00%3A00/")
+    # One object, one path: the scheme is stored lower-case.
+    assert check_file_path("S3://bucket/lake/t/a.parquet", roots).path == "s3://bucket/lake/t/a.parquet"
+    assert check_prefix("S3://bucket/lake/t/", roots).prefix == "s3://bucket/lake/t/"
     for bad, cls in [
         ("s3://bucket/lake2/a.parquet", PathNotAllowedError),
         ("s3://bucket/other/a.parquet", PathNotAllowedError),
         ("s3://bucket2/lake/a.parquet", PathNotAllowedError),
         ("s3://bucket/lake/../x/a.parquet", PathNotAllowedError),
-        ("s3://bucket/lake/%2E%2E/x/a.parquet", PathNotAllowedError),  # pyarrow decodes escapes
+        # The key 'lake%2Fsecret.parquet' lies at the bucket's root, outside 'lake/'.
+        ("s3://bucket/lake%2Fsecret.parquet", PathNotAllowedError),
+        ("s3://bucket/lake%2F/a.parquet", PathNotAllowedError),
+        ("hdfs://nn/warehouse/%2E%2E/x/a.parquet", PathNotAllowedError),  # pyarrow decodes escapes
+        ("hdfs://nn/warehouse/a b.parquet", InvalidFilePathError),
         ("s3://user:secret@bucket/lake/a.parquet", PathNotAllowedError),
-        ("s3://bucket/lake/a.parquet?endpoint_override=evil:9000", InvalidFilePathError),  # pyarrow option
+        ("s3://bucket/lake/a.parquet?endpoint_override=evil:9000", InvalidFilePathError),
         ("s3://bucket/lake/a.parquet#x", InvalidFilePathError),
         ("s3://bucket/lake//a.parquet", InvalidFilePathError),
         ("s3://bucket/lake/a.json", InvalidFilePathError),
-        ("s3://bucket/lake/a b.parquet", InvalidFilePathError),
+        ("s3://bucket/lake/a\tb.parquet", InvalidFilePathError),
+        ("s3://bucket/lake/a\nb.parquet", InvalidFilePathError),
         ("s3:/bucket/lake/a.parquet", InvalidFilePathError),
         ("/local/a.parquet", PathNotAllowedError),  # no local root configured
         ("gcs://other/x.parquet", PathNotAllowedError),
@@ -199,3 +213,25 @@ def test_routes_refuse_before_reading(app_factory, tmp_path: Path, monkeypatch: 
     r = client.post(url, json={"paths": [str(lake / "ok.parquet")]}, headers=WRITER)
     assert r.status_code == 200, r.text
     assert opened == [os.path.realpath(lake / "ok.parquet")]
+
+
+def test_the_stored_form_is_what_a_commit_stores(lake: Path) -> None:
+    """Removals and lookups compare paths in :func:`stored_path`'s form: for every path a commit
+    accepts it is the path the commit stored (client-side statistics: no symlink resolved)."""
+    from service.api.paths import lookup_path
+    from service.storage.objects import stored_path
+
+    roots = parse_roots([str(lake), "s3://bucket/lake/", "gs://b"])
+    base = os.path.realpath(lake)
+    for given in [
+        f"{base}/t/a.parquet",
+        f"file://{base}/t/a.parquet",
+        f"file:{base}/t/./b%20c.parquet",
+        f"{base}//t///a.parquet",
+        f"/{base}/t/a.parquet",
+        "s3://bucket/lake/ts=1 2%3A0/a.parquet",
+        "S3://bucket/lake/a.parquet",
+        "GS://b/x/y.parquet",
+    ]:
+        assert check_file_path(given, roots, resolve=False).path == stored_path(given) == lookup_path(given), given
+    assert lookup_path("file://host/x.parquet") == "file://host/x.parquet"  # no stored form: as given

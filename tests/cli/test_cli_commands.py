@@ -282,3 +282,10 @@ def test_verify_contract(tmp_path: Path) -> None:
         r = _run(["verify", *usage, *db], tmp_path)
         assert r.returncode == 2, (usage, r.stderr)
         assert r.stderr
+
+
+def test_sources_are_stored_in_one_form() -> None:
+    from service.cli._common import normalize_source
+
+    assert normalize_source("S3://bucket/lake/ts=1 2%3A0/f.parquet") == "s3://bucket/lake/ts=1 2%3A0/f.parquet"
+    assert normalize_source("rel/f.parquet") == os.path.abspath("rel/f.parquet")

@@ -212,6 +212,30 @@ def test_a_prefix_outside_the_roots_is_refused(store: Any, app_factory: Any, whe
     nothing_committed(c)
 
 
+def test_keys_are_read_and_stored_verbatim(store: Any, duckdb_dir: Path, app_factory: Any) -> None:
+    """The key checked against the roots is the key read and stored: Spark's Hive directories hold
+    literal escapes and spaces, and an escaped '/' is no separator (the object lies elsewhere)."""
+    spark_dir = "lake/verbatim/ts=2024-01-01 10%3A00%3A00/"
+    store.upload(duckdb_dir / "d0.parquet", spark_dir + "part-0.parquet")
+    store.upload(duckdb_dir / "d1.parquet", "lake%2Fsecret.parquet")  # at the bucket's root
+    c = rest(app_factory, store)
+    assert_error(c.post(T + "/commits", json={"paths": [store.uri("lake%2Fsecret.parquet")]}, headers=WRITER), 403)
+    nothing_committed(c)
+    spark_file = store.uri(spark_dir + "part-0.parquet")
+    r = c.post(T + "/commits", json={"prefixes": [store.uri("lake/verbatim/")]}, headers=WRITER)
+    assert r.status_code == 200 and r.json()["added"] == [spark_file], r.text
+    # The same object named by path, with the scheme in capitals, is the same live file.
+    upper = store.scheme.upper() + spark_file[len(store.scheme) :]
+    r = c.post(T + "/commits", json={"paths": [spark_file, upper]}, headers=WRITER)
+    assert r.status_code == 200 and r.json()["unchanged"] == [spark_file], r.text
+    # Percent-decoding the key names another object, which does not exist.
+    decoded = store.uri("lake/verbatim/ts=2024-01-01 10:00:00/part-0.parquet")
+    assert_error(c.post(T + "/commits", json={"paths": [decoded]}, headers=WRITER), 422)
+    assert [f["path"] for f in c.get(T + "/files", headers=READER).json()["files"]] == [spark_file]
+    stats = c.get(T + "/files/stats", params={"path": spark_file}, headers=READER).json()
+    assert [(p["column"], p["raw"]) for p in stats["partition-values"]] == [("ts", "2024-01-01 10:00:00")], stats
+
+
 def test_another_scheme_is_refused(store: Any, app_factory: Any) -> None:
     c = rest(app_factory, store)
     other = "gs" if store.scheme != "gs" else "abfs"

@@ -37,7 +37,8 @@ def test_check_prefix(root: Path, tmp_path: Path) -> None:
     for bad in ["s3://lake/", "s3://lake/lakehouse/", "s3://lake/lake/../x/", str(tmp_path), f"{root}/../x", "gs://lake/lake/"]:
         with pytest.raises(PathNotAllowedError):
             check_prefix(bad, roots)
-    for bad in ["relative/dir", "s3://lake/lake//x/", "s3://lake/lake/a b/", "s3://lake/lake/?x=1"]:
+    assert check_prefix("s3://lake/lake/a b/", roots).prefix == "s3://lake/lake/a b/"  # keys are verbatim
+    for bad in ["relative/dir", "s3://lake/lake//x/", "s3://lake/lake/a\tb/", "s3://lake/lake/?x=1"]:
         with pytest.raises(InvalidFilePathError):
             check_prefix(bad, roots)
     (root / "out").symlink_to(tmp_path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from service.api.paths import lookup_path
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
@@ -25,6 +26,7 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
     info = catalog.get_table(namespace, table)
     if not path:
         raise BadInputError("give a file path (?path=...)")
+    path = lookup_path(path)
     meta = catalog.find_file(namespace, table, path)
     fs = catalog.file_stats(namespace, table, path)
     coverage = {(c.column, c.variant_path): c for c in catalog.path_coverage(namespace, table)}

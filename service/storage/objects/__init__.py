@@ -56,6 +56,7 @@ __all__ = [
     "slice_ranges",
     "store_for",
     "store_options",
+    "stored_path",
 ]
 
 #: Requests in flight per process and store (``SHREDCAT_OBJECT_STORE_CONCURRENCY``).
@@ -125,6 +126,19 @@ def local_path(uri: str) -> str:
             raise FileAccessError(f"{uri}: a file: URI must name a local path", details={"path": uri})
         uri = unquote(parts.path)
     return os.path.abspath(uri)
+
+
+def stored_path(uri: str) -> str:
+    """The one form a data file's location has in the catalog, whoever gives it (a commit, a
+    removal, a lookup, the CLI): a local path or ``file:`` URI is an absolute local path
+    (escapes decoded, ``.``, ``..`` and repeated ``/`` folded lexically, symlinks not resolved);
+    an object-store URI keeps its text verbatim (stores read keys verbatim) with the scheme in
+    lower case. Raises FileAccessError for a ``file:`` URI with a host."""
+    if scheme_of(uri) in (None, "file"):
+        path = local_path(uri)  # absolute and normalised
+        return "/" + path.lstrip("/") if path.startswith("//") else path
+    scheme, sep, rest = uri.partition("://")
+    return scheme.lower() + sep + rest
 
 
 _lock = threading.Lock()
