@@ -348,14 +348,11 @@ class Catalog:
 
         def op(conn: Connection) -> CommitResult:
             nonlocal batch, prepared
-            if creating is not None and repo.find_table(conn, namespace, table) is None:
-                # Only when missing: creating locks the namespace row, which would serialize every
-                # registration into the namespace's tables for the length of its commit (and the
-                # names are checked as a new table's: an existing table keeps the name it has).
-                check_object_name("namespace", namespace)
-                check_object_name("table", table)
-                _insert_table(conn, namespace, table, creating, (), None, if_not_exists=True)
-            t = repo.require_table(conn, namespace, table, lock=True)
+            t = (
+                repo.require_table(conn, namespace, table, lock=True)
+                if creating is None
+                else _table_for_commit(conn, namespace, table, creating)
+            )
             if _partitions_depend_on(t) and any(f.partitions for f in batch):
                 # Rare (a table with a location or declared partition types): read again, re-prepare.
                 batch = validate_batch(table_partitions(t, batch), self.limits)
@@ -1420,6 +1417,27 @@ def _table_declarations(
 
 
 _LOCATION_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _table_for_commit(conn: Connection, namespace: str, table: str, creating: Sequence[str]) -> repo.TableRow:
+    """The table a commit with ``create_with`` goes into, locked: created when missing."""
+    for _ in range(3):
+        if repo.find_table(conn, namespace, table) is None:
+            # Only when missing: creating locks the namespace row, which would serialize every
+            # registration into the namespace's tables for the length of its commit (and the
+            # names are checked as a new table's: an existing table keeps the name it has).
+            check_object_name("namespace", namespace)
+            check_object_name("table", table)
+            _insert_table(conn, namespace, table, creating, (), None, if_not_exists=True)
+        t = repo.find_table(conn, namespace, table, lock=True)
+        if t is not None:
+            return t
+        # Dropped while this commit waited for its lock: create it again (a new statement sees
+        # the drop, which has committed).
+    raise ConflictError(
+        f"table {namespace}.{table} was dropped again and again while this commit created it; retry",
+        details={"table": f"{namespace}.{table}"},
+    )
 
 
 def _variant_columns(variant_columns: Sequence[str]) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from sqlalchemy import text
 
 from service.catalog import Catalog, CommitResult
@@ -155,3 +156,28 @@ def test_a_plan_reads_one_snapshot_while_a_commit_lands_between_its_statements(c
         assert result.snapshot_id < fired[0].snapshot_id
         assert result.files_considered == 5 and result.files_kept == 5 and result.files_pruned == 0
         assert sorted(c.path for c in result.candidates) == sorted(make_file(i).path for i in range(5))
+
+
+def test_a_creating_commit_that_loses_its_table_to_a_drop_creates_it_again(catalog_url: str) -> None:
+    """A commit with ``create_with`` found the table, then a drop committed before the commit
+    locked it: the table is created again in the commit's transaction (it was a 404 before).
+    Deterministic: the drop runs from inside the commit's locking statement."""
+    from sqlalchemy import event
+
+    if not catalog_url.startswith("postgresql"):
+        pytest.skip("SQLite has one writer at a time: a drop cannot land inside a commit")
+    with Catalog(catalog_url) as setup:
+        setup.create_table(NS, T, ["v"])
+        setup.commit(NS, T, [make_file(0)])
+    with Catalog(catalog_url) as cat, Catalog(catalog_url) as other:
+        dropped = []
+
+        def interleave(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+            if not dropped and "FOR UPDATE" in statement and "ducklake_table" in statement:
+                dropped.append(other.drop_table(NS, T))
+
+        event.listen(cat.engine, "before_cursor_execute", interleave)
+        result = cat.commit(NS, T, [make_file(1)], create_with=["v"])
+        assert dropped and result.added == (make_file(1).path,)
+        assert [f.path for f in cat.list_files(NS, T)] == [make_file(1).path]  # a new table, not the dropped one
+        assert_consistent(cat, NS, T)
