@@ -49,7 +49,7 @@ from service.errors import (
     ShredcatError,
     StorageUnavailableError,
 )
-from service.values.text import shown
+from service.values.text import NUL_NOT_STORED, shown
 
 log = logging.getLogger(__name__)
 
@@ -327,6 +327,14 @@ def _not_unicode(e: UnicodeEncodeError) -> BadInputError:
     return BadInputError(f"text that is not valid Unicode ({shown(bad)!r}: bytes that are not UTF-8?)")
 
 
+def _nul_text(e: BaseException) -> bool:
+    """Whether ``e`` is PostgreSQL (or psycopg, before sending) refusing text holding U+0000:
+    the edges refuse such text where it is stored (:data:`service.values.text.NUL_NOT_STORED`);
+    this catches what is only looked up or compared (a name, a path, a page token's key)."""
+    orig = getattr(e, "orig", None) or e
+    return type(orig).__module__.startswith("psycopg") and "0x00" in str(orig)
+
+
 def run_transaction(
     engine: Engine,
     fn: Callable[[Connection], T],
@@ -357,12 +365,18 @@ def run_transaction(
         except SQLAlchemyError as e:
             if isinstance(getattr(e, "orig", None), UnicodeEncodeError):
                 raise _not_unicode(e.orig) from None  # type: ignore[arg-type]
+            if _nul_text(e):
+                raise BadInputError(f"text refused: {NUL_NOT_STORED}") from None
             if attempt < attempts and is_retryable(e):
                 delay = min(2.0, 0.02 * 2**attempt) * (0.5 + random.random())
                 log.info("catalog transaction retry %d after %s", attempt, e.__class__.__name__)
                 time.sleep(delay)
                 continue
             raise translate_error(e) from e
+        except Exception as e:
+            if _nul_text(e):  # psycopg's own, from a COPY (not wrapped by SQLAlchemy)
+                raise BadInputError(f"text refused: {NUL_NOT_STORED}") from None
+            raise
 
 
 # --- migrations -------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType, bound_checker, format_bound
-from service.values.text import lone_surrogate, shown
+from service.values.text import NUL_NOT_STORED, lone_surrogate, shown
 from service.variant.paths import parse_variant_path_steps
 
 if TYPE_CHECKING:
@@ -265,6 +265,8 @@ def _check_values(f: FileStats, j: int, ps: Row, limits: Limits, memo: _Memo) ->
     if extra is not None:
         if type(extra) is not str:
             raise _row_error(f, j, ps, "extra_stats", "extra_stats must be a string or None")
+        if "\x00" in extra:
+            raise _row_error(f, j, ps, "extra_stats", f"extra_stats: {NUL_NOT_STORED}")
         if len(extra) > limits.max_extra_stats_chars:
             raise _row_error(
                 f, j, ps, "extra_stats",
@@ -324,6 +326,8 @@ def validate_file(
         raise file_error(
             path, f"content_id must be a string of at most {MAX_NAME_BYTES} characters or None", attribute="content_id"
         )
+    if f.content_id is not None and ("\x00" in f.content_id or lone_surrogate(f.content_id)):
+        raise file_error(path, f"content_id {shown(f.content_id)!r}: not valid Unicode or {NUL_NOT_STORED}", attribute="content_id")
     cols = f.variant_columns
     if (
         not isinstance(cols, tuple)

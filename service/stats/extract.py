@@ -70,6 +70,7 @@ from service.values import (
     days_from_civil,
     decimal_from_unscaled,
     needs_truncation,
+    nul_free_bounds,
     quantize_to_scale,
     truncate_lower,
     truncate_upper,
@@ -665,6 +666,8 @@ def _chunk_stats(
     value_count = num_values - null_count
     if value_count == 0:
         lo = hi = None
+    if t.kind is Kind.VARCHAR:
+        lo, hi = nul_free_bounds(lo, hi)  # type: ignore[arg-type]
     # DuckLake's 256-byte rule, applied whatever the writer so rows match across tools.
     if t.is_string_like:
         if lo is not None and needs_truncation(t, lo):
@@ -849,6 +852,8 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
     paths = []
     for col in columns:
         for leaf in shredded_leaves(col):
+            if "\x00" in leaf.variant_path:
+                continue  # a field name holding NUL: no row (the catalog cannot store it), unknown
             typed, t = leaf.node.typed, leaf.node.shredded_type
             assert typed is not None and t is not None
             paths.append((col, leaf, _decoder_of(t, typed)))
@@ -857,7 +862,7 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
         leaves=tuple(iter_leaves(root)),
         columns=columns,
         paths=tuple(paths),
-        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, columns)),
+        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, columns) if "\x00" not in pl.name),
     )
 
 

@@ -21,7 +21,7 @@ from functools import cache, lru_cache, partial
 from service.errors import InvalidStatsError
 from service.values.calendar import EPOCH_ORDINAL, civil_from_days, days_from_civil, valid_ymd
 from service.values.decimals import DECIMAL_CONTEXT, quantize_to_scale, unscaled_of
-from service.values.text import lone_surrogate, shown
+from service.values.text import NUL_NOT_STORED, lone_surrogate, shown
 from service.values.types import (
     DATE_INFINITY,
     DATE_NEG_INFINITY,
@@ -80,6 +80,8 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
         ok = isinstance(v, str)
         if ok and lone_surrogate(v):  # type: ignore[arg-type]
             raise InvalidStatsError(f"{shown(v)!r} is not a valid {t.name} bound: not valid Unicode")  # type: ignore[arg-type]
+        if ok and "\x00" in v:  # type: ignore[operator]
+            raise InvalidStatsError(f"{v!r} is not a valid {t.name} bound: {NUL_NOT_STORED}")
     if not ok:
         raise InvalidStatsError(f"{v!r} is not a valid {t.name} bound")
     if k is Kind.DECIMAL:
@@ -122,7 +124,7 @@ def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
 
         def check_str(v: Bound) -> Bound:
             # ASCII (most bounds) is valid Unicode; else a lone surrogate cannot be stored.
-            if type(v) is str and (v.isascii() or not lone_surrogate(v)):
+            if type(v) is str and (v.isascii() or not lone_surrogate(v)) and "\x00" not in v:
                 return v
             return check_bound(t, v)
 
@@ -430,6 +432,19 @@ def truncate_upper(t: ShreddedType, v: Bound) -> Bound | None:
             out = prefix[:i] + bytes([prefix[i] + 1])
             return out.decode("utf-8") if t.kind is Kind.VARCHAR else out
     return None
+
+
+def nul_free_bounds(lo: str | None, hi: str | None) -> tuple[str | None, str | None]:
+    """Varchar bounds the catalog can store (no U+0000, see :mod:`service.values.text`), still
+    bounding what the given ones bound: the lower one cut before its first NUL (a prefix sorts
+    first), the upper one cut there with U+0001 in the NUL's place (greater than anything that
+    continues the prefix with a NUL). Where DuckLake keeps a bound holding NUL, shredcat's row
+    has these instead (docs/ducklake-format.md)."""
+    if lo is not None and "\x00" in lo:
+        lo = lo[: lo.index("\x00")]
+    if hi is not None and "\x00" in hi:
+        hi = hi[: hi.index("\x00")] + "\x01"
+    return lo, hi
 
 
 def needs_truncation(t: ShreddedType, v: Bound) -> bool:

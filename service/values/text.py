@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+#: Why text holding U+0000 is refused: PostgreSQL's text types cannot hold it (SQLite's can, but
+#: a catalog behaves alike on both backends).
+NUL_NOT_STORED = "it holds a NUL character (U+0000), which the catalog cannot store"
+
 
 def lone_surrogate(text: str) -> bool:
     """Whether ``text`` holds a lone surrogate (cannot be encoded as UTF-8)."""
@@ -21,12 +25,13 @@ def lone_surrogate(text: str) -> bool:
 
 
 def first_invalid_text(doc: Any) -> str | None:
-    """The first string (key or value) holding a lone surrogate in decoded JSON ``doc``, or None."""
+    """The first string (key or value) holding a lone surrogate or a NUL character in decoded
+    JSON ``doc``, or None."""
     stack = [doc]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            if lone_surrogate(node):
+            if "\x00" in node or lone_surrogate(node):
                 return node
         elif isinstance(node, dict):
             stack.extend(node.keys())

@@ -229,6 +229,72 @@ def test_text_that_is_not_unicode_is_a_4xx_never_a_500(
     assert c.get(t, headers=READER).json()["live-file-count"] == 1
 
 
+def test_text_holding_nul_is_a_4xx_and_files_with_nul_strings_register(
+    app_factory: Callable[..., TestClient], catalog_url: str, tmp_path: Path
+) -> None:
+    """U+0000 cannot be stored in PostgreSQL text. A file whose string bounds hold it still
+    registers (those bounds are cut to NUL-free ones that still bound the data, see
+    service.values.bounds.nul_free_bounds; a field named with it gets no row), and wherever such
+    text comes in otherwise, the answer is a 4xx and nothing changes. Both backends alike."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.ops.support import file_payload
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    duckdb.connect().execute(
+        "COPY (SELECT json_object('name', CASE WHEN r = 0 THEN chr(0) || 'x' ELSE 'n' || r END, "
+        f"'k' || chr(0), r)::VARIANT AS v FROM range(5) t(r)) TO '{lake}/var.parquet'"
+    )
+    pq.write_table(pa.table({"s": ["b\x00c", "zzz", "b"], "t\x00": [1, 2, 3]}), lake / "plain.parquet")
+    c = app_factory(database_url=catalog_url, roots=[str(lake)])
+    t = "/v1/namespaces/r/tables/t"
+    r = c.post(t + "/commits", json={"paths": [str(lake / "var.parquet")], "create-if-missing": {}}, headers=WRITER)
+    assert r.status_code == 200, r.text
+    assert c.post(t + "/commits", json={"paths": [str(lake / "plain.parquet")]}, headers=WRITER).status_code == 200
+    var = c.get(t + "/files/stats", params={"path": str(lake / "var.parquet")}, headers=READER).json()
+    assert [(p["variant_path"], p["min_value"], p["max_value"]) for p in var["variant-stats"]] == [('"name"', "", "n4")]
+    plain = c.get(t + "/files/stats", params={"path": str(lake / "plain.parquet")}, headers=READER).json()
+    assert [(p["column"], p["min_value"], p["max_value"]) for p in plain["column-stats"]] == [("s", "b", "zzz")]
+    # The cut bounds still bound the data: nothing is pruned that holds a match.
+    for sql, kept in [("s = 'b'", True), ("s > 'b'", True), ("s < 'b\x01'", True), ("s < 'b'", False)]:
+        body = c.post(t + "/plan", json={"sql": sql.replace("\x01", "\u0001")}, headers=READER).json()
+        assert (str(lake / "plain.parquet") in [f["path"] for f in body["files"]]) is kept, (sql, body)
+    plan = c.post(t + "/plan", json={"sql": "variant_get(v, '$.name', 'string') < 'a'"}, headers=READER).json()
+    assert str(lake / "var.parquet") in [f["path"] for f in plan["files"]]
+
+    live = c.get(t, headers=READER).json()["live-file-count"]
+    client = file_payload(str(lake / "client.parquet"), 1)
+    for where, doc in [
+        ("a string bound", json.loads(json.dumps(client).replace('"n00000001z"', '"n\\u0000"'))),
+        ("content-id", {**client, "content-id": "e\x00"}),
+    ]:
+        err = assert_error(c.post(t + "/commits", json={"files": [doc]}, headers=WRITER), 422)
+        assert "NUL" in err["message"] and "client.parquet" in err["message"], (where, err)
+    for sql in ["variant_get(v, '$.na\x00me', 'string') = 'a'", "s = 'a\x00'"]:
+        assert_error(c.post(t + "/plan", json={"sql": sql}, headers=READER), 422, "invalid_predicate")
+    flt = {"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.na\x00me"}, "value": "a"}
+    assert_error(c.post(t + "/plan", json={"filter": flt}, headers=READER), 422, "invalid_predicate")
+    import base64
+
+    token = base64.urlsafe_b64encode(b'{"after": "x\\u0000y", "snapshot": 3}').decode()
+    for r in [
+        c.get(t + "/files", params={"prefix": "\x00"}, headers=READER),
+        c.get(t + "/files", params={"page-token": token}, headers=READER),
+        c.get(t + "/files/stats", params={"path": "/a\x00.parquet"}, headers=READER),
+        c.get("/v1/namespaces/a%00b/tables", headers=READER),
+        c.get("/v1/namespaces/r/tables/a%00b", headers=READER),
+        c.delete("/v1/namespaces/a%00b", headers=ADMIN),
+        c.post(t + "/files/remove", json={"paths": ["/x\x00.parquet"], "missing-ok": True}, headers=WRITER),
+        c.post(t + "/commits", json={"remove": ["/x\x00.parquet"], "remove-missing-ok": True}, headers=WRITER),
+    ]:
+        # PostgreSQL refuses such text (422); SQLite finds nothing by it (200, 404). Never a 500.
+        assert r.status_code < 500 and ("NUL" in r.text or r.status_code != 422), (r.request.url, r.text)
+    assert c.get(t, headers=READER).json()["live-file-count"] == live
+
+
 # --- sessions and the login throttle (units) -----------------------------------------------------
 
 

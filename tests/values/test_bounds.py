@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import uuid
 from decimal import Decimal
 
@@ -165,3 +166,19 @@ def test_timestamp_rendering_matches_the_calendar_rule(kind: Kind, units: int) -
     tz = kind in (Kind.TIMESTAMPTZ, Kind.TIMESTAMPTZ_NS)
     expected = _reference_timestamp(units, 10**9 if nanos else 10**6, 9 if nanos else 6, tz)
     assert format_bound(T(kind), units) == expected
+
+
+def test_nul_free_bounds_still_bound_their_values() -> None:
+    from service.values import nul_free_bounds
+
+    assert nul_free_bounds("a\x00b", "z\x00") == ("a", "z\x01")
+    assert nul_free_bounds("\x00", "\x00\x00") == ("", "\x01")
+    assert nul_free_bounds("ab", None) == ("ab", None)
+    rnd = random.Random(7)
+    alphabet = ["\x00", "\x01", "a", "b", "é", "\U0001f600"]
+    for _ in range(2000):
+        values = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 5))) for _ in range(rnd.randint(1, 6))]
+        lo, hi = nul_free_bounds(min(values), max(values))
+        assert lo is not None and hi is not None and "\x00" not in lo + hi
+        # Python orders str by code point, as UTF-8 bytes order: the bounds hold every value.
+        assert all(lo <= v <= hi for v in values), (values, lo, hi)
