@@ -235,6 +235,17 @@ class Converter:
         if isinstance(node, exp.Anonymous) and node.name.lower() in _TERM_FUNCS:
             fn = node.name.lower()
             args = node.expressions
+            if len(args) == 2 and is_string(args[1]):
+                # Spark's VARIANT-valued form: compared as a VARIANT, which no stats serve. Its column
+                # and path are still checked (a typo is an error); with a schema the term is unknown.
+                column = self._column_name(args[0])
+                if column is not None:
+                    self._variant_column(column)
+                self._path(args[1].this, node)
+                raise InvalidPredicateError(
+                    f"{snippet(node)} is a VARIANT; give {fn} a type to compare it, e.g. "
+                    f"{fn}({snippet(args[0])}, {snippet(args[1])}, 'bigint')"
+                )
             if len(args) != 3:
                 raise _hard(
                     InvalidPredicateError(
