@@ -199,7 +199,8 @@ class _Planner(ConditionVisitor[str]):
         else:
             column_id = self.t.columns.get(column)
         rows: list[_PathRow] = []
-        if column_id is not None:
+        # A path holding NUL is never stored (service.values.text), and PostgreSQL cannot compare it.
+        if column_id is not None and (variant_path is None or "\x00" not in variant_path):
             for r in self.conn.execute(
                 text(
                     "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "

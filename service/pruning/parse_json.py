@@ -296,7 +296,7 @@ def parse_json(
             raise InvalidPredicateError(f"filter is not valid JSON: {e}") from None
     bad = first_invalid_text(doc)
     if bad is not None:
-        raise InvalidPredicateError(f"the filter holds text that is not valid Unicode or holds NUL: {shown(bad)!r}")
+        raise InvalidPredicateError(f"the filter holds text that is not valid Unicode: {shown(bad)!r}")
     return _Parser(max_depth, max_in_list, max_terms, schema).parse(doc, "", 0)
 
 

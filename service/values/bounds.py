@@ -80,8 +80,6 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
         ok = isinstance(v, str)
         if ok and lone_surrogate(v):  # type: ignore[arg-type]
             raise InvalidStatsError(f"{shown(v)!r} is not a valid {t.name} bound: not valid Unicode")  # type: ignore[arg-type]
-        if ok and "\x00" in v:  # type: ignore[operator]
-            raise InvalidStatsError(f"{v!r} is not a valid {t.name} bound: {NUL_NOT_STORED}")
     if not ok:
         raise InvalidStatsError(f"{v!r} is not a valid {t.name} bound")
     if k is Kind.DECIMAL:
@@ -93,7 +91,8 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
 @cache
 def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
     """:func:`check_bound` specialised for ``t`` (same result, same errors; a valid bound already
-    in normal form is returned as the same object)."""
+    in normal form is returned as the same object), for bounds to store: a varchar bound holding
+    NUL is refused too (:data:`service.values.text.NUL_NOT_STORED`)."""
     k = t.kind
     if k in INTEGER_RANGES:
         lo, hi = INTEGER_RANGES[k]
@@ -124,7 +123,9 @@ def bound_checker(t: ShreddedType) -> Callable[[Bound], Bound]:
 
         def check_str(v: Bound) -> Bound:
             # ASCII (most bounds) is valid Unicode; else a lone surrogate cannot be stored.
-            if type(v) is str and (v.isascii() or not lone_surrogate(v)) and "\x00" not in v:
+            if type(v) is str and (v.isascii() or not lone_surrogate(v)):
+                if "\x00" in v:  # a stored bound only: a predicate's literal may hold NUL
+                    raise InvalidStatsError(f"{v!r} is not a valid {t.name} bound: {NUL_NOT_STORED}")
                 return v
             return check_bound(t, v)
 

@@ -25,13 +25,12 @@ def lone_surrogate(text: str) -> bool:
 
 
 def first_invalid_text(doc: Any) -> str | None:
-    """The first string (key or value) holding a lone surrogate or a NUL character in decoded
-    JSON ``doc``, or None."""
+    """The first string (key or value) holding a lone surrogate in decoded JSON ``doc``, or None."""
     stack = [doc]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            if "\x00" in node or lone_surrogate(node):
+            if lone_surrogate(node):
                 return node
         elif isinstance(node, dict):
             stack.extend(node.keys())

@@ -80,7 +80,7 @@ from service.pruning.parse_sql.guard import (
 )
 from service.pruning.render import to_sql
 from service.pruning.schema import TableSchema
-from service.values.text import NUL_NOT_STORED, lone_surrogate, shown
+from service.values.text import lone_surrogate, shown
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
@@ -110,7 +110,5 @@ def parse_sql(
     below are accepted and the catalog checks the Variant columns."""
     if isinstance(text, str) and lone_surrogate(text):
         raise InvalidPredicateError(f"the predicate is not valid Unicode: {shown(text)!r}")
-    if isinstance(text, str) and "\x00" in text:
-        raise InvalidPredicateError(f"the predicate is refused: {NUL_NOT_STORED}", position=text.index("\x00"))
     tree = guarded_parse(text, max_depth=max_depth, max_length=max_length, max_terms=max_terms)
     return Converter(max_depth, max_in_list, schema).convert(tree, 0)
