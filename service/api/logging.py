@@ -22,6 +22,7 @@ import contextvars
 import json
 import logging
 import logging.config
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -184,6 +185,18 @@ class TextFormatter(logging.Formatter):
         if getattr(record, "request_id", None) is None:
             record.request_id = current_request_id() or "-"
         return super().format(record)
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        # One record, one line: a request's path or text holding a newline must not forge another
+        # line (a traceback, appended after this, keeps its lines).
+        return _CONTROL.sub(_escaped, super().formatMessage(record))
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    return repr(m.group())[1:-1]
 
 
 #: uvicorn's ``trace`` level (``uvicorn.config.TRACE_LOG_LEVEL``), named here before uvicorn is imported.

@@ -267,6 +267,9 @@ def lookup_path(text: str) -> str:
     :func:`check_file_path` stores for a path it accepts, symlinks aside), or the text as given
     when it has none. No root check: a file registered under a root since removed from the
     settings can still be removed."""
+    scheme, _ = _split_scheme(text)
+    if scheme is None and not text.startswith("/"):
+        return text  # relative: never stored by the API, and never resolved against the server's directory
     try:
         return stored_path(text)
     except ShredcatError:

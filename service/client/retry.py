@@ -43,7 +43,7 @@ class RetryPolicy:
             return None
         wait = self._wait(attempt)
         retry_after = r.headers.get("retry-after")
-        if retry_after and retry_after.isdigit():
+        if retry_after and retry_after.isascii() and retry_after.isdigit():
             wait = max(wait, min(MAX_BACKOFF, float(retry_after)))
         return wait
 

@@ -317,6 +317,9 @@ def test_session_keys_rotate_and_expiry_is_capped() -> None:
     # A validly signed cookie whose expiry is further ahead than a session lasts is refused.
     far = SessionSigner([new]).make("t0k3n", now=1000 + 2 * SESSION_SECONDS)
     assert rotated.verify(far, tokens, now=1001) is None
+    # An expiry of digits int() refuses ('²' passes str.isdigit()) is no session, not a 500.
+    for bad in ("v2.\xb2.x", "v2.\u0661\u0662.x"):
+        assert rotated.verify(bad, tokens, now=1001) is None
 
 
 def test_login_throttle_per_address_and_overall() -> None:

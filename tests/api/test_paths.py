@@ -235,3 +235,4 @@ def test_the_stored_form_is_what_a_commit_stores(lake: Path) -> None:
     ]:
         assert check_file_path(given, roots, resolve=False).path == stored_path(given) == lookup_path(given), given
     assert lookup_path("file://host/x.parquet") == "file://host/x.parquet"  # no stored form: as given
+    assert lookup_path("x.parquet") == "x.parquet"  # never resolved against the server's directory

@@ -227,11 +227,26 @@ def test_files_are_paginated_sorted_and_filtered(admin: TestClient, monkeypatch:
     assert "No live file starts with" in none
     assert admin.get(T, params={"cursor": "%%%"}).status_code == 422
     # A forged cursor beyond BIGINT is the same bad request (once a driver OverflowError, 500).
-    for forged in ([2**70, by_path[0][0], 0, "n"], [-(2**70), by_path[0][0], 0, "p"], [1, "x", -1, "n"], [1, "x"]):
-        r = admin.get(T, params={"sort": "size", "cursor": pagetoken.encode(forged)})
-        assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+    # So is a cursor of another sort (an edited link: a path where a size belongs, or the reverse).
+    for sort, forged in [
+        ("size", [2**70, by_path[0][0], 0, "n"]),
+        ("size", [-(2**70), by_path[0][0], 0, "p"]),
+        ("size", [1, "x", -1, "n"]),
+        ("size", [1, "x"]),
+        ("size", ["x", "/a", 0, "n"]),
+        ("rows", ["x", "/a", 0, "n"]),
+        ("rows", [True, "/a", 0, "n"]),
+        ("path", [5, "/a", 0, "n"]),
+    ]:
+        r = admin.get(T, params={"sort": sort, "cursor": pagetoken.encode(forged)})
+        assert r.status_code == 422 and r.headers["content-type"].startswith("text/html"), (sort, forged, r.text)
         assert "invalid page cursor" in r.text
     assert admin.get(T, params={"sort": "colour"}).status_code == 422
+    # Digits other than ASCII ones (str.isdigit() accepts '²', which int() refuses): a 422, not a 500.
+    for bad in ["²", "١"]:
+        assert admin.get(T, params={"snapshot": bad}).status_code == 422
+        assert admin.get(T + "/prune", params={"sql": "1 = 1", "snapshot": bad}).status_code == 422
+        assert admin.get(T + "/prune", params={"sql": "1 = 1", "page": bad}).status_code == 200  # page 1
 
 
 def test_empty_states(make_client: Callable[..., TestClient]) -> None:

@@ -151,6 +151,25 @@ def test_text_format_shows_the_id() -> None:
     assert TextFormatter().format(record).endswith("INFO x [r-1] hello world")
 
 
+def test_text_lines_cannot_be_forged_with_newlines() -> None:
+    """A request path holding %0A (or any control character) stays on its record's line; a
+    traceback still follows on lines of its own."""
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "GET %s 200", ("/a\n2026 INFO forged\r\x1b[31m",), None)
+    RequestIdFilter().filter(record)
+    line = TextFormatter().format(record)
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line
+    assert line.endswith("GET /a\\n2026 INFO forged\\r\\x1b[31m 200")
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        import sys
+
+        failed = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed\n", (), sys.exc_info())
+    RequestIdFilter().filter(failed)
+    out = TextFormatter().format(failed)
+    assert out.splitlines()[0].endswith("failed\\n") and "Traceback (most recent call last):" in out.splitlines()[1]
+
+
 def test_logging_config_is_a_valid_dict_config() -> None:
     import logging.config
 

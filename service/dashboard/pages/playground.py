@@ -143,7 +143,7 @@ def _caret(sql: str, position: int | None) -> tuple[str, str] | None:
 
 
 def _page_number(text: str) -> int:
-    return int(text) if text.isdigit() and 0 < len(text) < 10 and int(text) > 0 else 1
+    return int(text) if text.isascii() and text.isdigit() and 0 < len(text) < 10 and int(text) > 0 else 1
 
 
 def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
@@ -182,7 +182,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     try:
         snapshot = None
         if snapshot_text:
-            if not snapshot_text.isdigit():
+            if not (snapshot_text.isascii() and snapshot_text.isdigit()):
                 raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
             snapshot = int(snapshot_text)
         from service.pruning.parse_sql import parse_sql

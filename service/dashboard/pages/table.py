@@ -38,7 +38,9 @@ class _Cursor:
         return pagetoken.encode([self.key, self.path, self.start, "p" if self.backward else "n"])
 
 
-def _decode_cursor(token: str | None) -> _Cursor | None:
+def _decode_cursor(token: str | None, sort: str) -> _Cursor | None:
+    """The cursor of a files page sorted by ``sort``: its key is the path (a string) or a size or
+    row count (an integer); a cursor of another sort (an edited link) is invalid."""
     if not token:
         return None
     invalid = BadInputError("invalid page cursor: go back to the first page")
@@ -46,7 +48,8 @@ def _decode_cursor(token: str | None) -> _Cursor | None:
     if not (
         isinstance(doc, list)
         and len(doc) == 4
-        and isinstance(doc[0], int | str)
+        and isinstance(doc[0], str if sort == "path" else int)
+        and not isinstance(doc[0], bool)
         and isinstance(doc[1], str)
         and isinstance(doc[2], int)
         and doc[2] >= 0
@@ -74,7 +77,7 @@ async def table_page(
 ) -> Response:
     # The filter form sends an empty field when no snapshot is asked for.
     text = snapshot.strip()
-    if text and not text.isdigit():
+    if text and not (text.isascii() and text.isdigit()):
         raise BadInputError("snapshot: a snapshot id is a whole number")
     filters = _Filters(prefix, contains, int(text) if text else None)
     return await admin_page(request, _table, namespace, table, filters, sort, order, cursor, before)
@@ -151,7 +154,7 @@ def _table(
         raise BadInputError(f"cannot sort files by {sort!r} (path, size or rows)")
     if order not in ("asc", "desc"):
         raise BadInputError(f"order must be asc or desc, not {order!r}")
-    cur = _decode_cursor(cursor)
+    cur = _decode_cursor(cursor, sort)
     descending = order == "desc"
 
     def page(desc: bool, after: _Cursor | None) -> list[DataFileInfo]:

@@ -199,7 +199,7 @@ def parse_cli_token(out: bytes, uri: str) -> Expiring[str | None]:
         raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} printed no accessToken", details={"path": uri})
     expires: float | None = None
     raw = doc.get("expires_on")
-    if isinstance(raw, int | str) and not isinstance(raw, bool) and str(raw).isdigit():
+    if isinstance(raw, int | str) and not isinstance(raw, bool) and str(raw).isascii() and str(raw).isdigit():
         expires = float(raw)
     elif isinstance(doc.get("expiresOn"), str):
         try:

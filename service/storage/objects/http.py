@@ -153,7 +153,7 @@ def content_range_size(value: str | None) -> int | None:
     if not value or "/" not in value:
         return None
     total = value.rsplit("/", 1)[1].strip()
-    return int(total) if total.isdigit() else None
+    return int(total) if total.isascii() and total.isdigit() else None
 
 
 @dataclass(frozen=True, slots=True)
