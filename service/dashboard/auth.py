@@ -110,6 +110,8 @@ async def login_form(request: Request, next_url: Annotated[str | None, Query(ali
 @router.post("/login")
 async def login_submit(request: Request) -> Response:
     form = await read_form(request)
+    if isinstance(form, Response):
+        return form
     u = urls(request)
     next_url = safe_next(form.get("next"), u.base)
     ctx = app_context(request)
@@ -147,6 +149,8 @@ async def login_submit(request: Request) -> Response:
 @router.post("/logout")
 async def logout(request: Request) -> Response:
     form = await read_form(request)
+    if isinstance(form, Response):
+        return form
     if not session.csrf_ok(request, form.get(session.CSRF_FIELD)):
         return error_page(request, 403, "Forbidden", "Invalid form token: reload the page and try again.")
     response = RedirectResponse(urls(request).login(), status_code=303)

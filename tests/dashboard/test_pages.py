@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from html import unescape
 from pathlib import Path
 from urllib.parse import parse_qs, quote, urlsplit
@@ -724,3 +724,36 @@ def test_playground_lists_plain_and_partition_columns_to_insert(admin: TestClien
     for sql, pruned in (("event_date = '2024-03-01' AND user_id > 100", 1), ("event_date = '2024-03-01' AND user_id < 5", 0)):
         r = admin.get("/admin/tables/lake/mixed/prune", params={"sql": sql})
         assert r.status_code == 200 and metrics_from(r.text)["files-pruned"] == pruned, sql
+
+
+def test_forms_are_read_up_to_a_limit_and_the_playground_only_after_authentication(
+    make_client: Callable[..., TestClient], filled: str, admin: TestClient
+) -> None:
+    """Decoding a form costs far more memory than its bytes: an anonymous client must not make the
+    server decode 60 MiB of escapes (the API's body limit). Sign-in and sign-out forms stop at
+    FORM_MAX_BYTES, the playground's at what its predicate limit needs, and the playground reads
+    nothing before it knows the caller."""
+    from service.dashboard.web import FORM_MAX_BYTES, form_limit_for
+
+    c = make_client()
+    form = {"content-type": "application/x-www-form-urlencoded", **HTML}
+    big = b"token=" + b"%00" * (FORM_MAX_BYTES // 3)
+    for url in ("/admin/login", "/admin/logout"):
+        r = c.post(url, content=big, headers=form)
+        assert r.status_code == 413 and "Form too large" in r.text, (url, r.status_code)
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: counted while it streams
+            yield big
+
+        assert c.post(url, content=chunks(), headers=form).status_code == 413
+    # Anonymous: redirected to sign in before the body is read, whatever its size.
+    r = c.post(T + "/prune", content=b"sql=" + b"%41" * (3 * FORM_MAX_BYTES), headers=form)
+    assert r.status_code == 303 and "/admin/login" in r.headers["location"]
+    # An admin's predicate of the whole allowed length, fully escaped, still fits.
+    limit = form_limit_for(64)
+    sized = make_client(max_predicate_length=64)
+    sized.headers.update({**HTML, **bearer(ADMIN_TOKEN)})
+    r = sized.post(T + "/prune", content=b"sql=" + b"%F0%9F%98%80" * 64, headers={"content-type": form["content-type"]})
+    assert r.status_code != 413, r.text
+    r = sized.post(T + "/prune", content=b"sql=" + b"a" * (limit + 1), headers={"content-type": form["content-type"]})
+    assert r.status_code == 413

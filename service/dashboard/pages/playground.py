@@ -20,8 +20,8 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from service.dashboard import format as fmt
-from service.dashboard.auth import admin_page, csrf_checked
-from service.dashboard.web import app_context, catalog_of, read_form, render
+from service.dashboard.auth import admin_page, authenticate, csrf_checked
+from service.dashboard.web import app_context, catalog_of, form_limit_for, read_form, render
 from service.errors import BadInputError, InvalidPredicateError, NotFoundError, ShredcatError
 
 if TYPE_CHECKING:
@@ -58,7 +58,12 @@ async def prune_form(
 
 @router.post("/tables/{namespace}/{table}/prune")
 async def prune_run(request: Request, namespace: str, table: str) -> Response:
-    form = await read_form(request)
+    guard = authenticate(request)  # before the body is read: an anonymous client reads no form
+    if isinstance(guard, Response):
+        return guard
+    form = await read_form(request, form_limit_for(app_context(request).settings.max_predicate_length))
+    if isinstance(form, Response):
+        return form
     return await admin_page(request, _prune, namespace, table, form, True)
 
 
