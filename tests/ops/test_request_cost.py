@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import http.client
 import json
@@ -169,3 +170,29 @@ def test_the_trace_log_level_is_uvicorns(tmp_path: Path) -> None:
         assert httpx.get(server.base_url + "/health/live", timeout=10).status_code == 200
     levels = [json.loads(line)["level"] for line in server.log_lines() if line.startswith("{")]
     assert "TRACE" in levels, levels
+
+
+def test_request_heads_are_limited(env: dict[str, str], tmp_path: Path) -> None:
+    """httptools buffers a header of any size on the event loop: a request line plus headers
+    beyond MAX_HEAD_BYTES is a 431 and the connection closes; smaller ones are served."""
+    from service.api.transport import MAX_HEAD_BYTES
+
+    def send(head: bytes) -> bytes:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as s:
+            # Refused before all of it was sent: the answer is still there to read.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                s.sendall(head)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+            return data
+
+    with running_server(env, tmp_path / "server.log") as server:
+        ok = send(b"GET /health/live HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * (MAX_HEAD_BYTES // 2) + b"\r\nConnection: close\r\n\r\n")
+        assert ok.startswith(b"HTTP/1.1 200"), ok[:100]
+        one = send(b"GET /health/live HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * (2 * MAX_HEAD_BYTES) + b"\r\n\r\n")
+        assert one.startswith(b"HTTP/1.1 431"), one[:100]
+        many = send(b"GET /health/live HTTP/1.1\r\nHost: x\r\n" + b"X-A: b\r\n" * (MAX_HEAD_BYTES // 4) + b"\r\n")
+        assert many.startswith(b"HTTP/1.1 431"), many[:100]
+        assert httpx.get(server.base_url + "/health/live", timeout=10).status_code == 200
