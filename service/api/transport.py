@@ -44,22 +44,23 @@ class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
     if _HTTPTOOLS:
 
         def data_received(self, data: bytes) -> None:
-            # Counted before the parser sees them (it buffers a header whole before calling
-            # back); a chunk that starts a pipelined request is counted from the next one on.
+            # Counted after the parser took the chunk (a chunk may end one head and carry a body;
+            # a connection's first chunk comes before the parser's message begins), and only while
+            # a head is still incomplete: the parser then holds at most the limit plus one chunk.
             if self._refused:
                 return
-            if self._in_head:
-                self._head_bytes += len(data)
-                if self._head_bytes > MAX_HEAD_BYTES:
-                    # Answer, then read and drop what is still coming for a moment: closing with
-                    # unread data would reset the connection and lose the answer.
-                    self._refused = True
-                    self.transport.write(_TOO_LARGE)
-                    if self.transport.can_write_eof():
-                        self.transport.write_eof()
-                    self.loop.call_later(_DRAIN_SECONDS, self.transport.close)
-                    return
             super().data_received(data)
+            if not self._in_head or self.transport.is_closing():
+                return
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                # Answer, then read and drop what is still coming for a moment: closing with
+                # unread data would reset the connection and lose the answer.
+                self._refused = True
+                self.transport.write(_TOO_LARGE)
+                if self.transport.can_write_eof():
+                    self.transport.write_eof()
+                self.loop.call_later(_DRAIN_SECONDS, self.transport.close)
 
         def on_message_begin(self) -> None:
             self._in_head, self._head_bytes = True, 0

@@ -195,4 +195,12 @@ def test_request_heads_are_limited(env: dict[str, str], tmp_path: Path) -> None:
         assert one.startswith(b"HTTP/1.1 431"), one[:100]
         many = send(b"GET /health/live HTTP/1.1\r\nHost: x\r\n" + b"X-A: b\r\n" * (MAX_HEAD_BYTES // 4) + b"\r\n")
         assert many.startswith(b"HTTP/1.1 431"), many[:100]
+        # A small head sent together with a large body (one chunk to the server) is no large head.
+        body = b'{"namespace": ["' + b"a" * (2 * MAX_HEAD_BYTES) + b'"]}'
+        head = (
+            f"POST /v1/namespaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKENS['admin']}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        big_body = send(head.encode() + body)
+        assert big_body.startswith(b"HTTP/1.1 422"), big_body[:100]  # the name is too long: read, then refused
         assert httpx.get(server.base_url + "/health/live", timeout=10).status_code == 200
