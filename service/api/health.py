@@ -41,6 +41,18 @@ def liveness() -> HealthResponse:
     return HealthResponse(status="ok", version=service.__version__)
 
 
+@router.head("/health", include_in_schema=False)
+def health_head(ctx: Annotated[AppContext, Depends(get_ctx)]) -> Response:
+    """``/health`` for probes that send HEAD (load balancers): its status, no body."""
+    health(ctx)
+    return Response(status_code=200)
+
+
+@router.head("/health/live", include_in_schema=False)
+def liveness_head() -> Response:
+    return Response(status_code=200)
+
+
 @router.get(
     "/metrics",
     operation_id="metrics",

@@ -36,12 +36,17 @@ def test_health_and_liveness(client) -> None:
     body = r.json()
     assert body["status"] == "ok" and body["backend"] == "sqlite" and body["schema-revision"]
     assert client.get("/health/live").json()["status"] == "ok"
+    # Probes that send HEAD (load balancers) get the same status, no body.
+    for url in ("/health", "/health/live"):
+        r = client.head(url)
+        assert r.status_code == 200 and r.content == b"", url
 
 
 def test_health_reports_unmigrated_database(app_factory, tmp_path: Path) -> None:
     c = app_factory(database_url=f"sqlite:///{tmp_path / 'empty.db'}")
     err = assert_error(c.get("/health"), 503, "schema_not_migrated")
     assert "shredcat migrate" in err["message"]
+    assert c.head("/health").status_code == 503
     assert c.get("/health/live").status_code == 200
 
 
