@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from service.client import ShredcatAPIError, ShredcatClient, ShredcatConnectionError
+    from service.errors import ShredcatError
     from service.spark import backfill
     from service.spark._common import DEFAULT_URL, split_table
 
@@ -73,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
                 files_per_task=args.files_per_task,
                 create=not args.no_create,
             )
-    except (ShredcatAPIError, ShredcatConnectionError, ValueError, OSError) as e:
-        print(f"shredcat backfill: {e}", file=sys.stderr)
+    except (ShredcatAPIError, ShredcatConnectionError, ShredcatError, ValueError, OSError) as e:
+        print(f"shredcat backfill: {e.message if isinstance(e, ShredcatError) else e}", file=sys.stderr)
         return 1
     finally:
         if owned:

@@ -30,6 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from service.errors import FileAccessError
 from service.spark._common import (
     chunks,
     idempotency_key,
@@ -189,7 +190,8 @@ def backfill(
 ) -> BackfillResult:
     """Register every data file under ``root`` not yet live in ``table``, extracting on Spark
     executors (on this machine when ``spark`` is None) and committing ``batch_size`` files per
-    snapshot. See the module docstring."""
+    snapshot. See the module docstring. A root holding no data file (missing, empty) is a
+    FileAccessError."""
     from service.client import ShredcatAPIError, ShredcatConnectionError
 
     if batch_size < 1 or files_per_task < 1:
@@ -202,9 +204,9 @@ def backfill(
     listed = list_data_files(root)
     result.files_listed = len(listed)
     if not listed:
-        say(f"{result.table}: no Parquet file under {root}")
-        result.seconds = time.perf_counter() - started
-        return result
+        # As `shredcat register` of a directory: a scheduled backfill of a typo or of an unmounted
+        # volume must not look like a run that found everything registered.
+        raise FileAccessError(f"{root}: no Parquet data files under it (does it exist?)", details={"path": root})
     from service.client import NotFound
 
     missing = False

@@ -182,6 +182,14 @@ def test_cli_backfill_local_runs_without_spark(
     assert main(["backfill", "--local", "--table", "lake.local", str(lake), "--json"]) == 0
     assert '"added": 0' in capsys.readouterr().out
     assert main(["backfill", "--local", "--master", "local[1]", "--table", "lake.local", str(lake)]) == 2
+    capsys.readouterr()
+    # A root holding no data file (a typo, an unmounted volume) is a failure, not a clean run.
+    for root in (lake.parent / "no-such-dir", lake.parent / "empty-dir"):
+        if root.name == "empty-dir":
+            root.mkdir(exist_ok=True)
+        assert main(["backfill", "--local", "--table", "lake.local", str(root)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("shredcat backfill: ") and "no Parquet data files" in err and "Traceback" not in err
 
 
 def test_a_backfill_whose_every_batch_fails_creates_no_table(root: Path, client: ShredcatClient) -> None:
