@@ -475,6 +475,14 @@ def upgrade_to_head(bind: str | URL | Engine, revision: str = "head") -> None:
 migrate = upgrade_to_head
 
 
+def known_revisions() -> list[str]:
+    """The revisions of ``migrations/``, oldest first (imports Alembic)."""
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config())
+    return [s.revision for s in reversed(list(script.walk_revisions()))]
+
+
 def downgrade(bind: str | URL | Engine, revision: str = "base") -> None:
     from alembic import command
 
@@ -516,6 +524,12 @@ def schema_revision_error(revision: str | None) -> SchemaNotMigratedError | None
     errors of missing tables and columns."""
     if revision == SCHEMA_REVISION:
         return None
+    if revision is not None and not (revision.isascii() and revision.isdigit() and revision < SCHEMA_REVISION):
+        # Revisions are numbered in order: a higher or foreign one is a newer shredcat's schema.
+        return SchemaNotMigratedError(
+            f"the catalog database is at schema revision {revision}, which this shredcat (revision "
+            f"{SCHEMA_REVISION}) does not know: a newer shredcat migrated it; run that version, or restore a backup"
+        )
     at = "was never migrated" if revision is None else f"is at schema revision {revision}"
     return SchemaNotMigratedError(
         f"the catalog database {at}; this shredcat needs revision {SCHEMA_REVISION}: run `shredcat migrate`"

@@ -29,6 +29,34 @@ def test_migrate_is_idempotent(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert current_revision(url) is not None
 
 
+def test_migrate_refuses_what_it_cannot_do_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Unknown revisions, a catalog a newer shredcat migrated, and a revision below the catalog's
+    are one line each (Alembic's tracebacks before); --downgrade takes a catalog back."""
+    import sqlite3
+
+    from service.catalog.db import SCHEMA_REVISION, current_revision
+
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    assert main(["migrate", "--database-url", url, "--revision", "bogus"]) == 2
+    assert "unknown revision 'bogus'" in capsys.readouterr().err
+    assert main(["migrate", "--database-url", url]) == 0
+    assert main(["migrate", "--database-url", url, "--revision", "0005"]) == 1
+    err = capsys.readouterr().err
+    assert f"already at revision {SCHEMA_REVISION}, past 0005" in err and "--downgrade 0005" in err
+    assert main(["migrate", "--database-url", url, "--downgrade", "0007"]) == 0
+    assert current_revision(url) == "0007"
+    assert main(["migrate", "--database-url", url, "--downgrade", "0008"]) == 1  # not a downgrade
+    assert main(["migrate", "--database-url", url]) == 0 and current_revision(url) == SCHEMA_REVISION
+    # Migrated by a newer shredcat: migrate and every other command say so, without a traceback.
+    with sqlite3.connect(tmp_path / "c.db") as db:
+        db.execute("UPDATE alembic_version SET version_num = '9999'")
+    capsys.readouterr()
+    assert main(["migrate", "--database-url", url]) == 1
+    assert main(["tables", "--database-url", url]) == 1
+    err = capsys.readouterr().err
+    assert err.count("revision 9999, which this shredcat") == 2 and "Traceback" not in err, err
+
+
 def test_migrate_uses_settings_and_reports_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
