@@ -361,7 +361,9 @@ class Catalog:
             if idempotency_key is not None:
                 stored = repo.get_commit_key(conn, t.table_id, principal, idempotency_key)
                 if stored is not None:
-                    if stored[0] != req_hash:
+                    if stored[0] != req_hash and stored[0] != request_hash(
+                        batch, removing, remove_missing_ok=remove_missing_ok, columns=False
+                    ):
                         raise ConflictError(
                             f"idempotency key {idempotency_key!r} was used for a different commit to {t.qualified_name}",
                             details={"idempotency_key": idempotency_key},
@@ -386,14 +388,24 @@ class Catalog:
             for f in batch:
                 check_table_columns(f, t.columns, t.qualified_name)
                 if f.columns or f.partitions or t.plain:
-                    check_file_columns(
-                        f,
-                        t.columns,
-                        kinds,
-                        layout,
-                        t.qualified_name,
-                        unpartitioned_files=t.live_file_count > len(gone),
-                    )
+                    try:
+                        check_file_columns(
+                            f,
+                            t.columns,
+                            kinds,
+                            layout,
+                            t.qualified_name,
+                            unpartitioned_files=t.live_file_count > len(gone),
+                        )
+                    except InvalidStatsError as e:
+                        partitions = e.details.get("attribute") == "partitions"
+                        if partitions and f.partitions and not layout and _unrefreshed_partitioned(conn, t):
+                            raise InvalidStatsError(
+                                f"{e.message}; its files committed before schema revision 0003 have no partition "
+                                f"values yet: run `shredcat refresh --table {t.qualified_name}` once",
+                                details=e.details,
+                            ) from None
+                        raise
             live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch if f.path not in ending])
             new: list[int] = []
             same: list[int] = []
@@ -1417,6 +1429,15 @@ def _table_declarations(
 
 
 _LOCATION_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _unrefreshed_partitioned(conn: Connection, t: repo.TableRow) -> bool:
+    """Whether live files of ``t`` committed before the catalog kept partition values (schema
+    0003) lie in ``name=value`` directories: ``shredcat refresh`` gives them their values."""
+    return any(
+        any("=" in segment for segment in path.split("/")[:-1])
+        for _, path, _, _ in repo.files_without_column_rows(conn, t.table_id, limit=1000)
+    )
 
 
 def _table_for_commit(conn: Connection, namespace: str, table: str, creating: Sequence[str]) -> repo.TableRow:

@@ -510,9 +510,12 @@ def validate_batch(files: Iterable[FileStats], limits: Limits) -> list[FileStats
     return list(out.values())
 
 
-def request_hash(files: Sequence[FileStats], remove: Sequence[str] = (), *, remove_missing_ok: bool = False) -> str:
+def request_hash(
+    files: Sequence[FileStats], remove: Sequence[str] = (), *, remove_missing_ok: bool = False, columns: bool = True
+) -> str:
     """A stable digest of a commit request (for idempotency keys): order of files (and of the
-    paths to remove) does not matter."""
+    paths to remove) does not matter. ``columns=False``: without plain-column and partition rows,
+    the digest code before schema 0003 stored (whose keys must still replay their commits)."""
     h = hashlib.sha256()
     if remove:  # absent otherwise: hashes of commits without removals stay as stored
         h.update(json.dumps(["remove", sorted(set(remove)), remove_missing_ok], ensure_ascii=False).encode("utf-8"))
@@ -523,7 +526,7 @@ def request_hash(files: Sequence[FileStats], remove: Sequence[str] = (), *, remo
             key=lambda r: (r[0], r[1]),
         )
         doc: list[object] = [f.path, list(identity(f)), list(f.variant_columns), rows]
-        if f.columns or f.partitions:  # absent otherwise: hashes of Variant-only commits stay as stored
+        if columns and (f.columns or f.partitions):  # absent otherwise: hashes of Variant-only commits stay as stored
             doc.append(sorted([c.column, c.column_type.name, c.column_size_bytes, c.value_count, c.null_count,
                                None if c.min_value is None else format_bound(c.column_type, c.min_value),
                                None if c.max_value is None else format_bound(c.column_type, c.max_value),

@@ -195,3 +195,40 @@ def test_down_and_up_keeps_a_sound_schema(empty_db_url: str, down_to: str, up_fr
         cat.commit("lake", "fresh", [fs("s3://b/fresh/a.parquet", ps('"id"', INT64, 1, 9))])
         assert_consistent(cat, "lake", "fresh")
         assert cat.get_table("lake", "fresh").live_file_count == 1
+
+
+def test_a_catalog_from_before_0003_replays_its_keys_and_names_refresh(empty_db_url: str) -> None:
+    """What code before schema 0003 left: files without plain-column or partition rows (the
+    downgrade drops them) and keys whose request hash had no such rows (written as that code
+    hashed). After the upgrade a retried commit still replays, and a partitioned table's new file
+    is refused with the way out (``refresh``), which then lets it in."""
+    from sqlalchemy import text
+
+    from service.catalog.db import make_engine
+    from service.catalog.validate import request_hash
+    from service.errors import InvalidStatsError
+
+    def file(path: str) -> Any:
+        return with_columns(fs(path, ps('"a"', INT64, 1, 2)), cs("n", INT64, 1, 2))
+
+    old = [file("s3://b/t/k=1/old.parquet")]
+    upgrade_to_head(empty_db_url)
+    with Catalog(empty_db_url) as cat:
+        cat.create_table("up", "t", ["v"])
+        first = cat.commit("up", "t", old, idempotency_key="before-0003")
+    downgrade(empty_db_url, "0002")
+    engine = make_engine(empty_db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE shredcat_commit_key SET request_hash = :h"), {"h": request_hash(old, columns=False)})
+    finally:
+        engine.dispose()
+    upgrade_to_head(empty_db_url)
+    with Catalog(empty_db_url) as cat:
+        again = cat.commit("up", "t", old, idempotency_key="before-0003")
+        assert again.replayed and again.snapshot_id == first.snapshot_id
+        new = [file("s3://b/t/k=2/new.parquet")]
+        with pytest.raises(InvalidStatsError, match=r"run `shredcat refresh --table up\.t` once"):
+            cat.commit("up", "t", new)
+        assert cat.refresh("up", "t", read=file).refreshed == 1
+        assert cat.commit("up", "t", new).added == ("s3://b/t/k=2/new.parquet",)

@@ -563,10 +563,12 @@ def live_path_rows(conn: Connection) -> list[tuple[int, int, str, int, int]]:
     return [(int(r[0]), int(r[1]), r[2], int(r[3]), int(r[4])) for r in rows]
 
 
-def files_without_column_rows(conn: Connection, table_id: int) -> list[tuple[int, str, int, tuple[str | None, int, int, int]]]:
+def files_without_column_rows(
+    conn: Connection, table_id: int, *, limit: int | None = None
+) -> list[tuple[int, str, int, tuple[str | None, int, int, int]]]:
     """``(data_file_id, path, begin_snapshot, identity)`` of the live files that have neither a
     plain-column stats row nor a partition value (committed before the catalog kept them, or
-    without any such column), in path order."""
+    without any such column), in path order (the first ``limit``)."""
     has_cols = select(CS.data_file_id).where(CS.data_file_id == D.data_file_id)
     has_part = select(PV.data_file_id).where(PV.data_file_id == D.data_file_id)
     rows = conn.execute(
@@ -575,5 +577,6 @@ def files_without_column_rows(conn: Connection, table_id: int) -> list[tuple[int
         )
         .where(D.table_id == table_id, D.end_snapshot.is_(None), ~exists(has_cols), ~exists(has_part))
         .order_by(D.path)
+        .limit(limit)
     ).all()
     return [(int(r[0]), r[1], int(r[2]), (r[3], int(r[4]), int(r[5]), int(r[6]))) for r in rows]
