@@ -53,6 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from service.cli._common import check_settings
     from service.errors import SettingsError
 
+    if sys.stdout is None and args.command != "serve":
+        # Started with its output closed (`>&-`): Python would drop every line without a word.
+        print(f"shredcat {args.command}: standard output is closed", file=sys.stderr)
+        return 1
     try:
         if args.command in SETTINGS_COMMANDS:
             check_settings(args)  # first: a bad SHREDCAT_* value is exit 2 whatever the command does
@@ -65,6 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # `shredcat stats ... | head` closes the pipe early: not an error.
         return 0
+    except OSError as e:
+        # Commands translate their own I/O errors; what is left is writing the output (a full
+        # disk): one line, not a traceback. A commit already made stays made.
+        print(f"shredcat {args.command}: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -289,3 +289,17 @@ def test_sources_are_stored_in_one_form() -> None:
 
     assert normalize_source("S3://bucket/lake/ts=1 2%3A0/f.parquet") == "s3://bucket/lake/ts=1 2%3A0/f.parquet"
     assert normalize_source("rel/f.parquet") == os.path.abspath("rel/f.parquet")
+
+
+def test_output_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    """A full disk or a closed standard output: exit 1 and one line on stderr, never a traceback
+    (nor, for a closed output, a silent success)."""
+    write_shredded(tmp_path / "good.parquet", [{"a": 1}], {"a": "int64"})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([*SHREDCAT, "stats", "good.parquet"], cwd=tmp_path, env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert r.returncode == 1 and r.stderr == "shredcat stats: cannot write the output: No space left on device\n", r.stderr
+    for args in (["stats", "good.parquet"], ["tables"]):
+        closed = ["sh", "-c", 'exec "$@" >&-', "sh", *SHREDCAT, *args]  # started with fd 1 closed
+        r = subprocess.run(closed, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert r.returncode == 1 and r.stderr == f"shredcat {args[0]}: standard output is closed\n", r.stderr
