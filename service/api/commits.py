@@ -99,7 +99,9 @@ def _commit(
             named = {c.path for c in checked}
             listed = expand_prefixes(prefixes, ctx.roots, ctx.limits, given=len(paths) + len(bodies))
             checked += [c for c in dict.fromkeys(listed) if c.path not in named]
-        creating = body.create_if_missing
+        # Only a commit that adds files creates its table (a removal has nothing to create it
+        # for), and creating one is the admin's, as POST .../tables is.
+        creating = body.create_if_missing if (checked or given) else None
         if checked and creating is None:
             catalog.get_table(namespace, table)  # a missing table fails before reading files
         extracted = extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes)
@@ -117,6 +119,7 @@ def _commit(
             remove=remove,
             remove_missing_ok=body.remove_missing_ok,
             create_with=create_with,
+            may_create=principal.role == "admin",
         )
     except ShredcatError as e:
         ctx.metrics.commits.labels(mode=mode, outcome=e.code).inc()

@@ -87,6 +87,7 @@ from service.errors import (
     AlreadyExistsError,
     BadInputError,
     ConflictError,
+    ForbiddenError,
     InvalidStatsError,
     LimitExceededError,
     NotFoundError,
@@ -295,6 +296,7 @@ class Catalog:
         remove: Iterable[str] = (),
         remove_missing_ok: bool = False,
         create_with: Sequence[str] | None = None,
+        may_create: bool = True,
     ) -> CommitResult:
         """Register a batch of files (with their extracted stats) as one new snapshot, atomically.
 
@@ -321,7 +323,8 @@ class Catalog:
         passes the token's identity); the same key of another principal is another key.
 
         ``create_with``: a missing table (and namespace) is created with these Variant columns in
-        the commit's own transaction, so a commit that fails leaves no table behind.
+        the commit's own transaction, so a commit that fails leaves no table behind; unless
+        ``may_create`` is False (the REST API: a writer's token), which makes that a ForbiddenError.
         """
         creating = None
         if create_with is not None:
@@ -351,7 +354,7 @@ class Catalog:
             t = (
                 repo.require_table(conn, namespace, table, lock=True)
                 if creating is None
-                else _table_for_commit(conn, namespace, table, creating)
+                else _table_for_commit(conn, namespace, table, creating, may_create=may_create)
             )
             if _partitions_depend_on(t) and any(f.partitions for f in batch):
                 # Rare (a table with a location or declared partition types): read again, re-prepare.
@@ -361,6 +364,9 @@ class Catalog:
             if idempotency_key is not None:
                 stored = repo.get_commit_key(conn, t.table_id, principal, idempotency_key)
                 if stored is not None:
+                    # The hash without plain-column and partition rows is what keys stored before
+                    # schema 0003 hold. Matching it means the same paths, contents and Variant
+                    # stats: the same files, whatever their column rows; so it replays too.
                     if stored[0] != req_hash and stored[0] != request_hash(
                         batch, removing, remove_missing_ok=remove_missing_ok, columns=False
                     ):
@@ -1440,10 +1446,18 @@ def _unrefreshed_partitioned(conn: Connection, t: repo.TableRow) -> bool:
     )
 
 
-def _table_for_commit(conn: Connection, namespace: str, table: str, creating: Sequence[str]) -> repo.TableRow:
-    """The table a commit with ``create_with`` goes into, locked: created when missing."""
+def _table_for_commit(
+    conn: Connection, namespace: str, table: str, creating: Sequence[str], *, may_create: bool
+) -> repo.TableRow:
+    """The table a commit with ``create_with`` goes into, locked: created when missing (if
+    ``may_create``, else ForbiddenError)."""
     for _ in range(3):
         if repo.find_table(conn, namespace, table) is None:
+            if not may_create:
+                raise ForbiddenError(
+                    f"table {namespace}.{table} does not exist, and creating it (create-if-missing) needs the admin role",
+                    details={"table": f"{namespace}.{table}"},
+                )
             # Only when missing: creating locks the namespace row, which would serialize every
             # registration into the namespace's tables for the length of its commit (and the
             # names are checked as a new table's: an existing table keeps the name it has).

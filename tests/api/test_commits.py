@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from service.api.schemas import CommitRequest
 from service.client import file_stats_payload
 from service.stats.extract import extract_file
-from tests.api.conftest import READER, WRITER, assert_error, write_variant_file
+from tests.api.conftest import ADMIN, READER, WRITER, assert_error, write_variant_file
 
 T = "/v1/namespaces/lake/tables/events"
 
@@ -520,20 +520,28 @@ def test_a_commit_may_create_its_table_and_a_refused_one_leaves_nothing(
         ({"paths": [_p(warehouse, 0)], "create-if-missing": {"variant": ["v"]}}, 422),
         ({"paths": [_p(warehouse, 0)], "create-if-missing": True}, 422),
     ]:
-        assert_error(client.post(new + "/commits", json=body, headers=WRITER), status)
+        assert_error(client.post(new + "/commits", json=body, headers=ADMIN), status)
         assert client.get("/v1/namespaces/fresh", headers=READER).status_code == 404, body
     for bad_name in ["..", "a%2Fb"]:
-        r = client.post(f"/v1/namespaces/fresh/tables/{bad_name}/commits", json={"paths": [_p(warehouse, 0)], "create-if-missing": {}}, headers=WRITER)
+        r = client.post(f"/v1/namespaces/fresh/tables/{bad_name}/commits", json={"paths": [_p(warehouse, 0)], "create-if-missing": {}}, headers=ADMIN)
         assert 400 <= r.status_code < 500, r.text
         assert client.get("/v1/namespaces/fresh", headers=READER).status_code == 404
 
+    # Creating a table is the admin's (as POST .../tables is): a writer's commit is 403, and a
+    # commit that only removes creates nothing (404).
+    body = {"paths": [_p(warehouse, 0)], "create-if-missing": {}}
+    assert_error(client.post(new + "/commits", json=body, headers=WRITER), 403)
+    remove_only = {"remove": [_p(warehouse, 0)], "remove-missing-ok": True, "create-if-missing": {}}
+    assert_error(client.post(new + "/commits", json=remove_only, headers=ADMIN), 404)
+    assert client.get("/v1/namespaces/fresh", headers=READER).status_code == 404
     # Created with the files' Variant columns (the default) in the commit's snapshot...
-    r = client.post(new + "/commits", json={"paths": [_p(warehouse, 0)], "create-if-missing": {}}, headers=WRITER)
+    r = client.post(new + "/commits", json=body, headers=ADMIN)
     assert r.status_code == 200, r.text
     assert r.json()["added"] == [_p(warehouse, 0)]
     got = client.get(new, headers=READER).json()
     assert got["variant-columns"] == ["v"] and got["live-file-count"] == 1
-    # ...and an existing table is used as it is (the option's columns are not compared).
+    # ...and an existing table is used as it is (the option's columns are not compared), also by
+    # a writer.
     r = client.post(
         new + "/commits",
         json={"files": [_doc(stats_doc, warehouse)], "create-if-missing": {"variant-columns": ["v", "other"]}},
