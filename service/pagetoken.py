@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from service.errors import ShredcatError
+from service.values.text import first_invalid_text
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -27,7 +28,8 @@ def encode(doc: object) -> str:
 
 def decode(token: str, invalid: ShredcatError) -> Any:
     """The JSON document of ``token``; raises ``invalid`` when it is not one (or holds an integer
-    beyond int64). Callers check the document's shape."""
+    beyond int64, or text the catalog cannot hold: no token it made does). Callers check the
+    document's shape."""
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         doc = json.loads(raw.decode("utf-8"))
@@ -35,9 +37,19 @@ def decode(token: str, invalid: ShredcatError) -> Any:
     # binascii.Error and JSONDecodeError are ValueErrors; RecursionError: absurdly deep nesting.
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise invalid from None
-    if not fits:
+    if not fits or first_invalid_text(doc) is not None or _holds_nul(doc):
         raise invalid
     return doc
+
+
+def _holds_nul(doc: Any) -> bool:
+    if isinstance(doc, str):
+        return "\x00" in doc
+    if isinstance(doc, list):
+        return any(_holds_nul(v) for v in doc)
+    if isinstance(doc, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in doc.items())
+    return False
 
 
 def _int64_only(doc: Any) -> bool:

@@ -29,6 +29,7 @@ from service.api.auth import PRINCIPAL_STATE, Authenticator, RouteRoles
 from service.api.errors import error_body
 from service.api.metrics import Metrics
 from service.errors import ShredcatError
+from service.values.text import NUL_NOT_STORED
 
 log = logging.getLogger("service.api")
 
@@ -105,6 +106,11 @@ class RequestContextMiddleware:
 
         try:
             app_receive = receive
+            if "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b""):
+                # A name, prefix or path holding NUL names nothing (the catalog stores no such text,
+                # and PostgreSQL cannot compare it): one answer on both backends, before any route.
+                await respond_error(422, "bad_input", f"the request's URL holds a NUL character (%00): {NUL_NOT_STORED}")
+                return
             role = self.roles.role_for(scope)
             if role is not None:
                 try:

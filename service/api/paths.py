@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from service.errors import BadInputError, FileAccessError, ForbiddenError, ShredcatError
-from service.storage.objects import STORES, stored_path
+from service.storage.objects import STORES
+from service.values.text import NUL_NOT_STORED
 
 PARQUET_SUFFIX = ".parquet"
 LOCAL_SCHEME = "file"
@@ -214,6 +215,13 @@ def _object_location(
     return (authority, *segments), decoded
 
 
+def _normal_local(local: str) -> str:
+    """An absolute local path with '.', '..' and repeated '/' folded lexically."""
+    normal = posixpath.normpath(local)
+    # POSIX keeps a leading '//' as implementation-defined: not ours.
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
 def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bool = True) -> CheckedPath:
     """Check that ``path`` names a Parquet file inside one of ``roots``; return its canonical form.
 
@@ -232,9 +240,7 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
             raise PathNotAllowedError(f"{path}: '..' is not allowed in file paths", details=details)
         if not local.lower().endswith(PARQUET_SUFFIX) or local.endswith("/"):
             raise InvalidFilePathError(f"{path}: only {PARQUET_SUFFIX} files can be registered", details=details)
-        normal = posixpath.normpath(local)
-        if normal.startswith("//"):  # POSIX keeps a leading '//' as implementation-defined: not ours
-            normal = "/" + normal.lstrip("/")
+        normal = _normal_local(local)
         try:
             final = os.path.realpath(normal) if resolve else normal
         except OSError:
@@ -263,17 +269,21 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
 
 def lookup_path(text: str) -> str:
     """The form in which a path given to find a registered file (to remove it, to read its stats)
-    is compared: the catalog's one form of it (:func:`service.storage.objects.stored_path`, what
-    :func:`check_file_path` stores for a path it accepts, symlinks aside), or the text as given
-    when it has none. No root check: a file registered under a root since removed from the
-    settings can still be removed."""
-    scheme, _ = _split_scheme(text)
-    if scheme is None and not text.startswith("/"):
-        return text  # relative: never stored by the API, and never resolved against the server's directory
+    is compared: what :func:`check_file_path` stores for it (symlinks aside: a lookup resolves
+    none), or the text as given when it has none (a relative path, a malformed URI: never resolved
+    against the server's directory). No root check: a file registered under a root since removed
+    from the settings can still be removed. Text holding NUL is an InvalidFilePathError (no path
+    holds it, and PostgreSQL could not compare it)."""
+    if "\x00" in text:
+        raise InvalidFilePathError(f"{text!r}: {NUL_NOT_STORED}", details={"path": text})
+    scheme, rest = _split_scheme(text)
+    if scheme is not None and scheme != LOCAL_SCHEME:
+        return f"{scheme}:{rest}"
     try:
-        return stored_path(text)
+        local = text if scheme is None else _file_uri_path(text, rest)
     except ShredcatError:
         return text
+    return _normal_local(local) if local.startswith("/") else text
 
 
 @dataclass(frozen=True, slots=True)

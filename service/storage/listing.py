@@ -42,13 +42,13 @@ def _is_data_file(name: str) -> bool:
 
 def _resolve(root: str) -> tuple[ObjectStore | None, str]:
     """``(store, base)``: for an object-store root its store and the root URI without a trailing
-    ``/``; for a local root (``file:`` URIs too) None and the resolved path, as the service stores
-    local paths."""
-    from service.storage.objects import local_path, store_for
+    ``/`` in the catalog's form (the scheme lower-case); for a local root (``file:`` URIs too) None
+    and the resolved path, as the service stores local paths."""
+    from service.storage.objects import local_path, store_for, stored_path
 
     if not is_remote(root):
         return None, os.path.realpath(local_path(root))
-    return store_for(root), root.rstrip("/")
+    return store_for(root), stored_path(root).rstrip("/")
 
 
 def listing_prefix(root: str) -> str:

@@ -232,7 +232,13 @@ def test_the_stored_form_is_what_a_commit_stores(lake: Path) -> None:
         "s3://bucket/lake/ts=1 2%3A0/a.parquet",
         "S3://bucket/lake/a.parquet",
         "GS://b/x/y.parquet",
+        f"FILE://{base}/t/a.parquet",
+        f"File:{base}/t/a.parquet",
     ]:
         assert check_file_path(given, roots, resolve=False).path == stored_path(given) == lookup_path(given), given
-    assert lookup_path("file://host/x.parquet") == "file://host/x.parquet"  # no stored form: as given
-    assert lookup_path("x.parquet") == "x.parquet"  # never resolved against the server's directory
+    # No stored form: as given, never resolved against the server's directory, never a 500.
+    for given in ["file://host/x.parquet", "x.parquet", "file:rel.parquet", "FILE:rel.parquet", "file://[x/a.parquet"]:
+        assert lookup_path(given) == given
+    assert lookup_path("S3:/b/x.parquet") == "s3:/b/x.parquet"  # a URI, of no store: its scheme lower-cased
+    with pytest.raises(InvalidFilePathError, match="NUL"):
+        lookup_path("/a\x00.parquet")

@@ -228,6 +228,11 @@ def test_keys_are_read_and_stored_verbatim(store: Any, duckdb_dir: Path, app_fac
     upper = store.scheme.upper() + spark_file[len(store.scheme) :]
     r = c.post(T + "/commits", json={"paths": [spark_file, upper]}, headers=WRITER)
     assert r.status_code == 200 and r.json()["unchanged"] == [spark_file], r.text
+    # Listed by the helpers (backfill, write_and_register) from a root in capitals: the same form.
+    from service.storage import list_data_files, listing_prefix
+
+    upper_root = store.scheme.upper() + store.uri("lake/verbatim/")[len(store.scheme) :]
+    assert list_data_files(upper_root) == [spark_file] and spark_file.startswith(listing_prefix(upper_root))
     # Percent-decoding the key names another object, which does not exist.
     decoded = store.uri("lake/verbatim/ts=2024-01-01 10:00:00/part-0.parquet")
     assert_error(c.post(T + "/commits", json={"paths": [decoded]}, headers=WRITER), 422)

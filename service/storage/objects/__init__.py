@@ -105,7 +105,7 @@ def store_options() -> StoreOptions:
 def scheme_of(uri: str) -> str | None:
     """The lower-case scheme of a URI (``s3``), or None for a plain local path."""
     if "://" not in uri:
-        return "file" if uri.startswith("file:") else None
+        return "file" if uri[:5].lower() == "file:" else None
     return uri.split("://", 1)[0].lower()
 
 
@@ -115,14 +115,18 @@ def is_remote(uri: str) -> bool:
 
 
 def local_path(uri: str) -> str:
-    """The local path of a plain path or a ``file:`` URI (``file:///a/b``, ``file:/a/b``), absolute."""
-    if uri.startswith("file:"):
+    """The local path of a plain path or a ``file:`` URI (``file:///a/b``, ``file:/a/b``, any case
+    of ``file``), absolute. A ``file:`` URI with a host, or malformed, is a FileAccessError."""
+    if uri[:5].lower() == "file:":
         from urllib.parse import unquote, urlsplit
 
-        parts = urlsplit(uri)
-        if parts.netloc not in ("", "localhost"):
-            from service.errors import FileAccessError
+        from service.errors import FileAccessError
 
+        try:
+            parts = urlsplit(uri)
+        except ValueError as e:  # "Invalid IPv6 URL": file://[x/...
+            raise FileAccessError(f"{uri}: not a valid file: URI ({e})", details={"path": uri}) from None
+        if parts.netloc not in ("", "localhost"):
             raise FileAccessError(f"{uri}: a file: URI must name a local path", details={"path": uri})
         uri = unquote(parts.path)
     return os.path.abspath(uri)
@@ -133,7 +137,7 @@ def stored_path(uri: str) -> str:
     removal, a lookup, the CLI): a local path or ``file:`` URI is an absolute local path
     (escapes decoded, ``.``, ``..`` and repeated ``/`` folded lexically, symlinks not resolved);
     an object-store URI keeps its text verbatim (stores read keys verbatim) with the scheme in
-    lower case. Raises FileAccessError for a ``file:`` URI with a host."""
+    lower case. Raises FileAccessError for a ``file:`` URI with a host, or malformed."""
     if scheme_of(uri) in (None, "file"):
         path = local_path(uri)  # absolute and normalised
         return "/" + path.lstrip("/") if path.startswith("//") else path
