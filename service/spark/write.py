@@ -167,7 +167,14 @@ def register_written(
                 "removed first, in chunks of %d (readers may see the table without them meanwhile)",
                 ns, name, len(ours), len(gone), e, size,
             )  # fmt: skip
-            parts = [c.remove_files(ns, name, list(part), missing_ok=True).removed for part in chunks(gone, size)]
+            from service.client import NotFound
+
+            try:
+                parts = [c.remove_files(ns, name, list(part), missing_ok=True).removed for part in chunks(gone, size)]
+            except NotFound:
+                if not create:
+                    raise
+                parts = []  # no table yet, so nothing to remove: the commit below creates it
             removed = tuple(p for part in parts for p in part)
             if not ours:
                 return WriteResult((), None, removed, tuple(others))

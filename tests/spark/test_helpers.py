@@ -348,6 +348,10 @@ def test_an_overwrite_too_large_for_one_commit_removes_in_chunks_first(
         assert _live(c, "big") == set(third.paths)
         snaps = [(s.added_files, s.removed_files) for s in c.iter_snapshots("lake", "big")]
         assert snaps[-3:] == [(0, 3), (0, 1), (3, 0)]  # chunks of the server's limit, then the new files
+        # Into a table that does not exist yet: nothing to remove first, the commit creates it.
+        events(spark, 200, 4, offset=700).write.parquet(out + "-unregistered")
+        fresh = write_and_register(events(spark, 300, 3, offset=900), out + "-unregistered", "lake.fresh_big", client=c, mode="overwrite")
+        assert fresh.removed == () and _live(c, "fresh_big") == set(fresh.paths)
 
 
 def test_files_of_other_writers_are_never_registered(spark: Any, client: Any, lake: Path) -> None:
