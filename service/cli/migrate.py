@@ -24,7 +24,13 @@ def run(args: argparse.Namespace) -> int:
 
     from alembic.util import CommandError
 
-    from service.catalog.db import current_revision, downgrade, known_revisions, upgrade_to_head
+    from service.catalog.db import (
+        current_revision,
+        downgrade,
+        known_revisions,
+        schema_revision_error,
+        upgrade_to_head,
+    )
     from service.errors import ShredcatError
     from service.settings import get_settings
 
@@ -36,15 +42,16 @@ def run(args: argparse.Namespace) -> int:
     known = known_revisions()
     target = args.downgrade if args.downgrade is not None else args.revision
     order = {rev: i for i, rev in enumerate(["base", *known])}
+    if args.downgrade == "head":
+        return fail("--downgrade takes an older revision, not head", 2)
     if target != "head" and target not in order:
         return fail(f"unknown revision {target!r}: this shredcat knows {', '.join(known)} (and head)", 2)
     try:
         current = current_revision(url)
         if current is not None and current not in order:
-            return fail(
-                f"the catalog is at schema revision {current}, which this shredcat does not know: a newer "
-                "shredcat migrated it; run that version, or restore a backup"
-            )
+            newer = schema_revision_error(current)
+            assert newer is not None
+            return fail(newer.message)
         at = order["base"] if current is None else order[current]
         if args.downgrade is not None:
             if order[target] > at:

@@ -46,6 +46,7 @@ def test_migrate_refuses_what_it_cannot_do_with_one_line(tmp_path: Path, capsys:
     assert main(["migrate", "--database-url", url, "--downgrade", "0007"]) == 0
     assert current_revision(url) == "0007"
     assert main(["migrate", "--database-url", url, "--downgrade", "0008"]) == 1  # not a downgrade
+    assert main(["migrate", "--database-url", url, "--downgrade", "head"]) == 2
     assert main(["migrate", "--database-url", url]) == 0 and current_revision(url) == SCHEMA_REVISION
     # Migrated by a newer shredcat: migrate and every other command say so, without a traceback.
     with sqlite3.connect(tmp_path / "c.db") as db:
