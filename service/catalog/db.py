@@ -332,7 +332,12 @@ def _nul_text(e: BaseException) -> bool:
     the edges refuse such text where it is stored (:data:`service.values.text.NUL_NOT_STORED`);
     this catches what is only looked up or compared (a name, a path, a page token's key)."""
     orig = getattr(e, "orig", None) or e
-    return type(orig).__module__.startswith("psycopg") and "0x00" in str(orig)
+    if not type(orig).__module__.startswith("psycopg"):
+        return False
+    text = str(orig)
+    # psycopg before sending: "PostgreSQL text fields cannot contain NUL (0x00) bytes"; the server
+    # (a COPY): SQLSTATE 22021, 'invalid byte sequence for encoding "UTF8": 0x00'.
+    return "cannot contain NUL" in text or (getattr(orig, "sqlstate", None) == "22021" and text.rstrip().endswith("0x00"))
 
 
 def run_transaction(

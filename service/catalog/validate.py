@@ -423,6 +423,11 @@ def _checked_partitions(f: FileStats, limits: Limits, memo: _Memo) -> tuple[Part
         if type(pv.value_type) is not ShreddedType:
             raise file_error(f.path, f"partition column {name!r}: value_type must be a ShreddedType", attribute="partitions")
         value = pv.value
+        if isinstance(pv.raw, str) and "\x00" in pv.raw:
+            # Spark writes such a string value as `k=a%00b`: its raw text cannot be stored.
+            raise file_error(
+                f.path, f"partition column {name!r}: the value {pv.raw!r} of its directory: {NUL_NOT_STORED}", attribute="partitions"
+            )
         # NaN is a value, not a bound: Spark reads a `x=NaN` directory as a double NaN, and the
         # partition's stats row then has no bounds and contains_nan (partitions.partition_stats).
         if value is not None and not (type(value) is float and math.isnan(value) and pv.value_type.is_float):

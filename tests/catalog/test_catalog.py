@@ -681,3 +681,13 @@ def test_drop_namespace_only_when_empty(catalog: Catalog) -> None:
     with pytest.raises(NotFoundError):
         catalog.drop_namespace("n1")
     assert catalog.create_table("n1", "t", ["v"]).namespace == "n1"  # the name is free again
+
+
+def test_a_partition_value_holding_nul_is_refused_by_name(catalog: Catalog) -> None:
+    """Spark writes a string partition value holding NUL as `k=a%00b`; PostgreSQL cannot store its
+    text, so the file is refused on both backends, with the reason and nothing committed."""
+    catalog.create_table("p", "t", ["v"])
+    with pytest.raises(InvalidStatsError, match=r"partition column 'k': the value 'a\\x00b' .*NUL character") as e:
+        catalog.commit("p", "t", [int_file("s3://b/t/k=a%00b/f.parquet")])
+    assert e.value.details["path"] == "s3://b/t/k=a%00b/f.parquet"
+    assert catalog.get_table("p", "t").live_file_count == 0

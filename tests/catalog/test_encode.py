@@ -82,6 +82,9 @@ def test_fast_paths_equal_reference(name: str, data: st.DataObject) -> None:
         st.one_of(values_for(t), st.sampled_from([True, 1, 1.0, "1", b"1", Decimal(1), uuid.UUID(int=1)]))
     )
     ref, fast = _outcome(check_bound, t, v), _outcome(bound_checker(t), v)
+    if type(v) is str and "\x00" in v and t.name == "varchar":
+        assert fast[0] == "error", (t, v)  # a bound to store: NUL refused (service.values.text)
+        return
     assert ref[0] == fast[0], (t, v)
     if ref[0] == "error":
         return
