@@ -33,6 +33,7 @@ _HTTPTOOLS = hasattr(AutoHTTPProtocol, "on_headers_complete")
 class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
     _in_head = True
     _head_bytes = 0
+    _began = False
     _refused = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -44,13 +45,15 @@ class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
     if _HTTPTOOLS:
 
         def data_received(self, data: bytes) -> None:
-            # Counted after the parser took the chunk (a chunk may end one head and carry a body;
-            # a connection's first chunk comes before the parser's message begins), and only while
-            # a head is still incomplete: the parser then holds at most the limit plus one chunk.
+            # Counted after the parser took the chunk, only while a head is still incomplete, and
+            # not the chunk a head began in (it may end a body or another request: a pipelined
+            # request must not be refused for its neighbour's bytes). The parser then holds at most
+            # the limit plus two chunks (asyncio reads at most 256 KiB at a time).
             if self._refused:
                 return
+            self._began = False
             super().data_received(data)
-            if not self._in_head or self.transport.is_closing():
+            if not self._in_head or self._began or self.transport.is_closing():
                 return
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD_BYTES:
@@ -63,7 +66,7 @@ class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
                 self.loop.call_later(_DRAIN_SECONDS, self.transport.close)
 
         def on_message_begin(self) -> None:
-            self._in_head, self._head_bytes = True, 0
+            self._in_head, self._head_bytes, self._began = True, 0, True
             super().on_message_begin()
 
         def on_headers_complete(self) -> None:
