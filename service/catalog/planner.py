@@ -1279,6 +1279,14 @@ def _files_of(planner: _Planner, ids: str) -> list[Any]:
     )
 
 
+def _not_a_candidate(cand_sql: str) -> str:
+    """``f`` is not among the candidates: an anti-join, not ``NOT IN (...)``, which PostgreSQL
+    runs as a subplan rescanned for every file once it misjudges the candidates too many to hash
+    in ``work_mem`` (at a past snapshot its estimate was 11 million rows for a 50,000-file table:
+    47 s for an explained plan instead of 1 s)."""
+    return f"NOT EXISTS (SELECT 1 FROM ({cand_sql}) c WHERE c.data_file_id = f.data_file_id)"
+
+
 def _explain(
     conn: Connection,
     planner: _Planner,
@@ -1295,7 +1303,7 @@ def _explain(
     pruned_rows = conn.execute(
         text(
             f"SELECT f.data_file_id, f.path FROM ducklake_data_file f WHERE f.data_file_id IN ({planner.all_files()}) "
-            f"AND f.data_file_id NOT IN ({cand_sql}) ORDER BY f.data_file_id LIMIT {sql.bind(sample)}"
+            f"AND {_not_a_candidate(cand_sql)} ORDER BY f.data_file_id LIMIT {sql.bind(sample)}"
         ),
         sql.params,
     ).all()
@@ -1337,7 +1345,7 @@ def plan_files_in(
     if decision == "kept":
         where += f" AND f.data_file_id IN ({cand_sql})"
     elif decision == "skipped":
-        where += f" AND f.data_file_id NOT IN ({cand_sql})"
+        where += f" AND {_not_a_candidate(cand_sql)}"
     rows = conn.execute(
         text(
             f"{FILE_ROWS} "

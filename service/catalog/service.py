@@ -1662,7 +1662,7 @@ def _plan_warnings(
     stored as in the table (a superset, so a warning there is never wrong, though one may be
     missed). ``facts`` holds what planning already read (:func:`~service.catalog.planner.plan_in`);
     only paths it did not read are looked up."""
-    from service.pruning.diagnostics import leaf_terms, plan_warnings
+    from service.pruning.diagnostics import MAX_SUGGESTION_PATHS, leaf_terms, plan_warnings
 
     uses = leaf_terms(condition)
     if not uses:
@@ -1682,7 +1682,9 @@ def _plan_warnings(
         for (cid, vp), tnames in repo.shredded_types(conn, t.table_id, missing, live=live).items():
             stored[(names[cid], vp)] = [ShreddedType.parse(n) for n in tnames]
     unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
-    paths = {c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live) for c in unshredded}
+    paths = {
+        c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live, limit=MAX_SUGGESTION_PATHS) for c in unshredded
+    }
     # Unknown counts (not asked for): the warning's own test of the predicate's shape decides.
     pruned_nothing = None if result.files_pruned is None else result.files_pruned == 0 and bool(result.files_considered)
     return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing)  # type: ignore[arg-type]

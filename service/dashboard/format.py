@@ -4,10 +4,29 @@ bounds, and a sample predicate for a path. Every size on every page goes through
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from service.errors import ShredcatError
 from service.values import Bound, ShreddedType, format_bound
+
+if TYPE_CHECKING:
+    from service.catalog import PathCoverage
+
+#: Paths a page lists (coverage, a file's absent paths, the playground's inserts): a table may
+#: shred hundreds of thousands (a map-like object), which made a 168 MB page.
+MAX_LISTED_PATHS = 500
+
+
+def widest_paths(coverage: Sequence[PathCoverage], limit: int = MAX_LISTED_PATHS) -> tuple[list[PathCoverage], int]:
+    """At most ``limit`` of ``coverage``: those fully shredded in the most live files, in their
+    given order; and how many were left out."""
+    if len(coverage) <= limit:
+        return list(coverage), 0
+    keep = {id(c) for c in heapq.nlargest(limit, coverage, key=lambda c: c.shredded_files)}
+    return [c for c in coverage if id(c) in keep], len(coverage) - limit
 
 
 def num(n: int | None) -> str:

@@ -161,6 +161,12 @@ def _never_blind(leaf: LeafCondition) -> bool:
     return False
 
 
+#: Terms of one predicate that get "did you mean" suggestions (each costs a comparison per path).
+MAX_SUGGESTED_TERMS = 8
+#: Shredded paths of a column a suggestion is looked for among (the most widely shredded first).
+MAX_SUGGESTION_PATHS = 5_000
+
+
 def plan_warnings(
     condition: Condition,
     stored: Mapping[tuple[str, str | None], Collection[ShreddedType]],
@@ -172,21 +178,33 @@ def plan_warnings(
 
     ``stored``: per ``(column, variant_path)`` of the leaves, the types it is fully shredded as in
     at least one live file (missing or empty: none). ``shredded_paths``: per column with such an
-    unshredded leaf, the variant paths shredded in the table (to suggest close ones).
+    unshredded leaf, variant paths shredded in the table (to suggest close ones: up to
+    :data:`MAX_SUGGESTION_PATHS`, for the first :data:`MAX_SUGGESTED_TERMS` such terms).
     ``pruned_nothing``: the plan kept every live file (and there was at least one); None when the
     plan did not count its answer: the predicate's shape alone then decides (a predicate whose
     every pruning term is blind keeps every file).
     """
     out: list[PlanWarning] = []
     seen: set[tuple[str, str, ShreddedType]] = set()
+    known_by_column: dict[str, list[str]] = {}
+    suggested = 0
     for use in leaf_terms(condition):
         types = stored.get((use.column, use.variant_path), ())
         key = (use.column, use.json_path, use.requested)
         if key in seen:
             continue
         if not types:
-            known = [variant_path_as_json(p) for p in shredded_paths.get(use.column, ())]
-            close = tuple(difflib.get_close_matches(use.json_path, known, n=MAX_SUGGESTIONS))
+            close: tuple[str, ...] = ()
+            # Suggestions cost a string comparison per shredded path: for the first few terms only
+            # (a predicate may hold hundreds), against the paths read once per column.
+            if suggested < MAX_SUGGESTED_TERMS:
+                suggested += 1
+                known = known_by_column.get(use.column)
+                if known is None:
+                    known = known_by_column[use.column] = [
+                        variant_path_as_json(p) for p in shredded_paths.get(use.column, ())
+                    ]
+                close = tuple(difflib.get_close_matches(use.json_path, known, n=MAX_SUGGESTIONS))
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
             message = (
                 f"path {use.json_path} of column {use.column} is not shredded in any live file: "

@@ -691,3 +691,23 @@ def test_a_partition_value_holding_nul_is_refused_by_name(catalog: Catalog) -> N
         catalog.commit("p", "t", [int_file("s3://b/t/k=a%00b/f.parquet")])
     assert e.value.details["path"] == "s3://b/t/k=a%00b/f.parquet"
     assert catalog.get_table("p", "t").live_file_count == 0
+
+
+def test_suggested_paths_are_the_most_widely_shredded_first(catalog: Catalog) -> None:
+    """What a plan warning suggests among is bounded: the paths in the most live files first."""
+    from service.catalog import repository as repo
+
+    catalog.create_table("s", "t", ["v"])
+    files = [fs(f"s3://b/t/f{i}.parquet", *(ps(f'"p{j}"', INT64, 1, 2) for j in range(i + 1))) for i in range(4)]
+    catalog.commit("s", "t", files)  # "p0" in 4 files, "p1" in 3, "p2" in 2, "p3" in 1
+    t = catalog.get_table("s", "t")
+
+    def top(limit: int | None) -> list[str]:
+        def op(conn):  # type: ignore[no-untyped-def]
+            row = repo.require_table(conn, "s", "t")
+            return repo.shredded_paths(conn, t.table_id, row.columns["v"], live=True, limit=limit)
+
+        return catalog._read(op)
+
+    assert top(2) == ['"p0"', '"p1"']
+    assert top(None) == ['"p0"', '"p1"', '"p2"', '"p3"']

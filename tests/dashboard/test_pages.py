@@ -757,3 +757,28 @@ def test_forms_are_read_up_to_a_limit_and_the_playground_only_after_authenticati
     assert r.status_code == 422 and "Form too large" not in r.text, r.text  # read whole: the predicate's own error
     r = sized.post(T + "/prune", content=b"sql=" + b"a" * (limit + 1), headers={"content-type": form["content-type"]})
     assert r.status_code == 413
+
+
+def test_pages_list_the_most_widely_shredded_paths_only(admin: TestClient, sqlite_url: str) -> None:
+    """A map-like object shreds a path per key: a table of 200,000 paths made a 168 MB table page.
+    Pages list at most MAX_LISTED_PATHS paths, the most widely shredded, and say how many more."""
+    from service.catalog import Catalog
+    from service.dashboard.format import MAX_LISTED_PATHS
+    from tests.catalog.factories import INT64, fs, ps
+
+    many = MAX_LISTED_PATHS + 7
+    with Catalog(sqlite_url) as cat:
+        cat.create_table("lake", "wide", ["v"])
+        # "common" in both files; every "k..." path in one file only.
+        cat.commit("lake", "wide", [
+            fs("s3://b/wide/a.parquet", ps('"common"', INT64, 1, 2), *(ps(f'"k{i:04d}"', INT64, 1, 2) for i in range(many))),
+            fs("s3://b/wide/b.parquet", ps('"common"', INT64, 1, 2)),
+        ])  # fmt: skip
+    page = admin.get("/admin/tables/lake/wide").text
+    listed = re.findall(r'<tr class="cov-[a-z]+">', page)
+    assert len(listed) == MAX_LISTED_PATHS and '"common"' in unescape(page)
+    assert f"{many + 1 - MAX_LISTED_PATHS:,} more paths are not listed" in page
+    lacks = admin.get("/admin/tables/lake/wide/file", params={"path": "s3://b/wide/b.parquet"}).text
+    assert lacks.count("<li><code>v</code>") == MAX_LISTED_PATHS and f"{many - MAX_LISTED_PATHS:,} more are not listed" in lacks
+    inserts = admin.get("/admin/tables/lake/wide/prune").text
+    assert inserts.count('class="insert"') == 1 + MAX_LISTED_PATHS  # the column, then the paths

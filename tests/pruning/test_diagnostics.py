@@ -177,3 +177,22 @@ def test_no_predicate_warning_when_nothing_could_prune_anyway() -> None:
     # A part no stats can decide (as NOT over a [*] leaf compiles to) keeps every file by itself.
     c = AnyOf((_condition("variant_get(v, '$.nope', 'bigint') = 1"), Constant(True, "undecidable")))
     assert [w.type for w in plan_warnings(c, STORED, PATHS, pruned_nothing=True)] == [PATH_NOT_SHREDDED]
+
+
+def test_suggestions_are_looked_for_for_the_first_terms_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each suggestion compares the term with every candidate path: a predicate of hundreds of
+    misspelt terms on a table of 200,000 paths took minutes. The first MAX_SUGGESTED_TERMS get
+    suggestions; every term still gets its warning; the paths are converted once per column."""
+    import service.pruning.diagnostics as diagnostics
+
+    terms = diagnostics.MAX_SUGGESTED_TERMS + 3
+    sql = " OR ".join(f"variant_get(v, '$.user.ib{i}', 'bigint') = 1" for i in range(terms))
+    converted = []
+    real = diagnostics.variant_path_as_json
+    monkeypatch.setattr(diagnostics, "variant_path_as_json", lambda p: converted.append(p) or real(p))
+    paths = {"v": ['"user"."ib0"', '"user"."ib1"', *(f'"other{i}"' for i in range(50))]}
+    ws = [w for w in plan_warnings(_condition(sql), {}, paths, pruned_nothing=True) if w.type == PATH_NOT_SHREDDED]
+    assert len(ws) == terms
+    assert all(w.suggestions for w in ws[: diagnostics.MAX_SUGGESTED_TERMS])
+    assert not any(w.suggestions for w in ws[diagnostics.MAX_SUGGESTED_TERMS :])
+    assert len(converted) == len(paths["v"])  # once, not once per term

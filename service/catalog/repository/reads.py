@@ -519,13 +519,16 @@ def shredded_types(
     return out
 
 
-def shredded_paths(conn: Connection, table_id: int, column_id: int, *, live: bool) -> list[str]:
+def shredded_paths(
+    conn: Connection, table_id: int, column_id: int, *, live: bool, limit: int | None = None
+) -> list[str]:
     """The variant paths of a column fully shredded in a live file (``live``), or in any file
-    ever committed."""
-    stmt = select(VP.variant_path).distinct().where(VP.table_id == table_id, VP.column_id == column_id)
+    ever committed; with ``limit``, that many of them, those in the most live files first."""
+    stmt = select(VP.variant_path).where(VP.table_id == table_id, VP.column_id == column_id)
     if live:
         stmt = stmt.where(VP.live_file_count > 0)
-    return sorted(r[0] for r in conn.execute(stmt))
+    stmt = stmt.group_by(VP.variant_path).order_by(func.max(VP.live_file_count).desc(), VP.variant_path).limit(limit)
+    return [r[0] for r in conn.execute(stmt)]
 
 
 def files_by_path(

@@ -47,7 +47,7 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
             }
         )
     present = {(ps.column, ps.variant_path) for ps in fs.paths}
-    absent = [c for key, c in coverage.items() if key not in present]
+    absent, absent_unlisted = fmt.widest_paths([c for key, c in coverage.items() if key not in present])
     table_types = {c.name: c.type for c in info.all_columns}
     column_rows = [
         {
@@ -78,6 +78,7 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
         fs=fs,
         rows=rows,
         absent=absent,
+        absent_unlisted=absent_unlisted,
         column_rows=column_rows,
         partitions=partitions,
     )

@@ -16,6 +16,7 @@ from service.dashboard.chart import LINK_LIMIT, ChartFile, render_chart
 from service.dashboard.pages.table import global_rows
 from service.dashboard.web import catalog_of, render, urls
 from service.errors import BadInputError, ShredcatError
+from service.pruning.diagnostics import MAX_SUGGESTION_PATHS
 from service.values import parse_bound
 
 if TYPE_CHECKING:
@@ -135,7 +136,10 @@ def _close_paths(coverage: list[PathCoverage], column: str, variant_path: str) -
     (compared in both spellings, so ``user.name`` finds ``"user"."name"``)."""
     import difflib
 
-    known = {c.variant_path: _json_path(c.variant_path) or c.variant_path for c in coverage if c.column == column}
+    # Among the most widely shredded paths only: a comparison each (difflib), and a table may have
+    # hundreds of thousands.
+    among, _ = fmt.widest_paths([c for c in coverage if c.column == column], MAX_SUGGESTION_PATHS)
+    known = {c.variant_path: _json_path(c.variant_path) or c.variant_path for c in among}
     asked = [variant_path, _json_path(variant_path) or variant_path, "$." + variant_path.strip('"')]
     by_spelling = {**{j: v for v, j in known.items()}, **{v: v for v in known}}
     out: dict[str, None] = {}

@@ -177,7 +177,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     columns = [(c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}")) for c in info.all_columns]
     if not columns:
         columns = [(c, "Variant column") for c in info.columns]
-    values["inserts"] = insert_items(columns, catalog.path_coverage(namespace, table))
+    values["inserts"] = insert_items(columns, fmt.widest_paths(catalog.path_coverage(namespace, table))[0])
     if not run:
         return render(request, "prune.html", **values)
     if request.method == "POST" and not csrf_checked(request, form):

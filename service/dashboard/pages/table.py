@@ -195,11 +195,11 @@ def _table(
         [] if filters.snapshot is None else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
     )
     base = fmt.common_dir([f.path for f in files])
-    cov_rows = _coverage_rows(coverage)
     conflicts: dict[str, list[dict[str, Any]]] = {}
-    for row in cov_rows:
-        if row["kind"] == "conflict":
-            conflicts.setdefault(row["c"].column, []).append(row)
+    for row in _coverage_rows([c for c in coverage if len(c.types) > 1 and not c.in_global_stats]):
+        conflicts.setdefault(row["c"].column, []).append(row)
+    listed, unlisted = fmt.widest_paths(coverage)
+    cov_rows = _coverage_rows(listed)
     snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
     return render(
@@ -209,6 +209,7 @@ def _table(
         global_rows=global_rows(gstats),
         global_file_count=gstats.file_count,
         coverage=cov_rows,
+        coverage_unlisted=unlisted,
         conflicts=conflicts,
         files=[{"f": f, "head": h, "tail": tl} for f in files for h, tl in [fmt.split_path(f.path, base)]],
         files_base=base,
