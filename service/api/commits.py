@@ -22,7 +22,7 @@ from service.api.schemas import (
 )
 from service.api.tables import TableName
 from service.catalog.validate import check_file_count
-from service.errors import ShredcatError
+from service.errors import ForbiddenError, NotFoundError, ShredcatError
 from service.stats.model import FileStats, union_variant_columns
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
@@ -102,8 +102,15 @@ def _commit(
         # Only a commit that adds files creates its table (a removal has nothing to create it
         # for), and creating one is the admin's, as POST .../tables is.
         creating = body.create_if_missing if (checked or given) else None
-        if checked and creating is None:
-            catalog.get_table(namespace, table)  # a missing table fails before reading files
+        if checked and (creating is None or principal.role != "admin"):
+            try:
+                catalog.get_table(namespace, table)  # a missing table fails before reading files
+            except NotFoundError as e:
+                if creating is None:
+                    raise
+                raise ForbiddenError(
+                    f"{e.message}, and creating it (create-if-missing) needs the admin role", details=e.details
+                ) from None
         extracted = extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes)
         files: list[FileStats] = [*extracted, *given]
         create_with = None

@@ -101,7 +101,10 @@ def _file_uri_path(original: str, rest: str) -> str:
         rest = sep + path
     if "?" in rest or "#" in rest:
         raise InvalidFilePathError(f"{original}: a file URI takes no query or fragment", details={"path": original})
-    return unquote(rest)
+    local = unquote(rest)
+    if _has_control(local):  # escaped (%00, %0A): checked once decoded, as the text itself is
+        raise InvalidFilePathError(f"{original!r}: control characters are not allowed in file paths", details={"path": original})
+    return local
 
 
 def parse_roots(roots: Iterable[str]) -> tuple[WarehouseRoot, ...]:

@@ -78,14 +78,24 @@ def test_outside_is_forbidden(lake: Path, make_path) -> None:
         lambda lake: f"{lake}/t/",
         lambda lake: f"{lake}\\t\\a.parquet",  # backslashes
         lambda lake: f"file://{lake}/t/a.parquet?x=1",
+        lambda lake: f"file://{lake}/t/x%00.parquet",  # escaped control characters, checked decoded
+        lambda lake: f"file://{lake}/t/cli%0Aent.parquet",
         lambda lake: "",
         lambda lake: f"{lake}",  # the root itself
     ],
 )
 def test_malformed_is_unprocessable(lake: Path, make_path) -> None:
-    with pytest.raises(InvalidFilePathError) as ei:
-        check_file_path(make_path(lake), parse_roots([str(lake)]))
-    assert ei.value.http_status == 422
+    for resolve in (True, False):
+        with pytest.raises(InvalidFilePathError) as ei:
+            check_file_path(make_path(lake), parse_roots([str(lake)]), resolve=resolve)
+        assert ei.value.http_status == 422
+
+
+
+def test_escaped_control_characters_in_a_file_uri_prefix_are_unprocessable(lake: Path) -> None:
+    for prefix in (f"file://{lake}/t%00/", f"file://{lake}/t%0A/"):
+        with pytest.raises(InvalidFilePathError):
+            check_prefix(prefix, parse_roots([str(lake)]))
 
 
 def test_symlink_escape_is_forbidden(lake: Path, tmp_path: Path) -> None:

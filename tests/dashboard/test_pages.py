@@ -774,10 +774,19 @@ def test_pages_list_the_most_widely_shredded_paths_only(admin: TestClient, sqlit
             fs("s3://b/wide/a.parquet", ps('"common"', INT64, 1, 2), *(ps(f'"k{i:04d}"', INT64, 1, 2) for i in range(many))),
             fs("s3://b/wide/b.parquet", ps('"common"', INT64, 1, 2)),
         ])  # fmt: skip
+        # A wide object whose every key is in every file: all of them are in the global stats.
+        cat.create_table("lake", "everywhere", ["v"])
+        keys = [ps(f'"g{i:04d}"', INT64, 1, 2 + i) for i in range(many)]
+        cat.commit("lake", "everywhere", [fs(f"s3://b/everywhere/{f}.parquet", *keys) for f in "ab"])
     page = admin.get("/admin/tables/lake/wide").text
-    listed = re.findall(r'<tr class="cov-[a-z]+">', page)
-    assert len(listed) == MAX_LISTED_PATHS and '"common"' in unescape(page)
+    coverage = page.split('id="coverage"', 1)[1].split("</table>", 1)[0]
+    listed = re.findall(r'<tr class="cov-[a-z]+">', coverage)
+    assert len(listed) == MAX_LISTED_PATHS and '"common"' in unescape(coverage)  # the widest first
     assert f"{many + 1 - MAX_LISTED_PATHS:,} more paths are not listed" in page
+    everywhere = admin.get("/admin/tables/lake/everywhere").text
+    global_table = everywhere.split('class="data global-stats"', 1)[1].split("</table>", 1)[0]
+    assert global_table.count("<tr>") == 1 + MAX_LISTED_PATHS  # the header row, then the paths
+    assert f"{many - MAX_LISTED_PATHS:,} more paths of" in everywhere
     lacks = admin.get("/admin/tables/lake/wide/file", params={"path": "s3://b/wide/b.parquet"}).text
     assert lacks.count("<li><code>v</code>") == MAX_LISTED_PATHS and f"{many - MAX_LISTED_PATHS:,} more are not listed" in lacks
     inserts = admin.get("/admin/tables/lake/wide/prune").text

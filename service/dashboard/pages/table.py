@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -200,13 +201,28 @@ def _table(
         conflicts.setdefault(row["c"].column, []).append(row)
     listed, unlisted = fmt.widest_paths(coverage)
     cov_rows = _coverage_rows(listed)
+    # The global stats and the type conflicts of a column are listed within the same bound (the
+    # paths with the most values first), in their order.
+    shown_global: dict[str, list[dict[str, Any]]] = {}
+    global_unlisted: dict[str, int] = {}
+    for column, rows in global_rows(gstats).items():
+        if len(rows) > fmt.MAX_LISTED_PATHS:
+            keep = {id(r) for r in heapq.nlargest(fmt.MAX_LISTED_PATHS, rows, key=lambda r: r["g"].value_count)}
+            global_unlisted[column] = len(rows) - fmt.MAX_LISTED_PATHS
+            rows = [r for r in rows if id(r) in keep]
+        shown_global[column] = rows
+    for column, rows in conflicts.items():
+        if len(rows) > fmt.MAX_LISTED_PATHS:
+            global_unlisted[column] = global_unlisted.get(column, 0) + len(rows) - fmt.MAX_LISTED_PATHS
+            conflicts[column] = rows[: fmt.MAX_LISTED_PATHS]
     snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
     return render(
         request,
         "table.html",
         t=info,
-        global_rows=global_rows(gstats),
+        global_rows=shown_global,
+        global_unlisted=global_unlisted,
         global_file_count=gstats.file_count,
         coverage=cov_rows,
         coverage_unlisted=unlisted,
