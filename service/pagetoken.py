@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from service.errors import ShredcatError
-from service.values.text import first_invalid_text
+from service.values.text import first_string, unstorable
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -37,19 +37,9 @@ def decode(token: str, invalid: ShredcatError) -> Any:
     # binascii.Error and JSONDecodeError are ValueErrors; RecursionError: absurdly deep nesting.
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise invalid from None
-    if not fits or first_invalid_text(doc) is not None or _holds_nul(doc):
+    if not fits or first_string(doc, unstorable) is not None:
         raise invalid
     return doc
-
-
-def _holds_nul(doc: Any) -> bool:
-    if isinstance(doc, str):
-        return "\x00" in doc
-    if isinstance(doc, list):
-        return any(_holds_nul(v) for v in doc)
-    if isinstance(doc, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in doc.items())
-    return False
 
 
 def _int64_only(doc: Any) -> bool:

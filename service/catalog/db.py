@@ -49,7 +49,7 @@ from service.errors import (
     ShredcatError,
     StorageUnavailableError,
 )
-from service.values.text import NUL_NOT_STORED, shown
+from service.values.text import NUL_NOT_STORED, ascii_digits, shown
 
 log = logging.getLogger(__name__)
 
@@ -340,6 +340,10 @@ def _nul_text(e: BaseException) -> bool:
     return "cannot contain NUL" in text or (getattr(orig, "sqlstate", None) == "22021" and text.rstrip().endswith("0x00"))
 
 
+def _nul_refused() -> BadInputError:
+    return BadInputError(f"text refused: {NUL_NOT_STORED}")
+
+
 def run_transaction(
     engine: Engine,
     fn: Callable[[Connection], T],
@@ -371,7 +375,7 @@ def run_transaction(
             if isinstance(getattr(e, "orig", None), UnicodeEncodeError):
                 raise _not_unicode(e.orig) from None  # type: ignore[arg-type]
             if _nul_text(e):
-                raise BadInputError(f"text refused: {NUL_NOT_STORED}") from None
+                raise _nul_refused() from None
             if attempt < attempts and is_retryable(e):
                 delay = min(2.0, 0.02 * 2**attempt) * (0.5 + random.random())
                 log.info("catalog transaction retry %d after %s", attempt, e.__class__.__name__)
@@ -380,7 +384,7 @@ def run_transaction(
             raise translate_error(e) from e
         except Exception as e:
             if _nul_text(e):  # psycopg's own, from a COPY (not wrapped by SQLAlchemy)
-                raise BadInputError(f"text refused: {NUL_NOT_STORED}") from None
+                raise _nul_refused() from None
             raise
 
 
@@ -529,7 +533,7 @@ def schema_revision_error(revision: str | None) -> SchemaNotMigratedError | None
     errors of missing tables and columns."""
     if revision == SCHEMA_REVISION:
         return None
-    if revision is not None and not (revision.isascii() and revision.isdigit() and revision < SCHEMA_REVISION):
+    if revision is not None and not (ascii_digits(revision) and revision < SCHEMA_REVISION):
         # Revisions are numbered in order: a higher or foreign one is a newer shredcat's schema.
         return SchemaNotMigratedError(
             f"the catalog database is at schema revision {revision}, which this shredcat (revision "

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType, bound_checker, format_bound
-from service.values.text import NUL_NOT_STORED, lone_surrogate, shown
+from service.values.text import NUL_NOT_STORED, lone_surrogate, shown, unstorable
 from service.variant.paths import parse_variant_path_steps
 
 if TYPE_CHECKING:
@@ -326,7 +326,7 @@ def validate_file(
         raise file_error(
             path, f"content_id must be a string of at most {MAX_NAME_BYTES} characters or None", attribute="content_id"
         )
-    if f.content_id is not None and ("\x00" in f.content_id or lone_surrogate(f.content_id)):
+    if f.content_id is not None and unstorable(f.content_id):
         raise file_error(path, f"content_id {shown(f.content_id)!r}: not valid Unicode or {NUL_NOT_STORED}", attribute="content_id")
     cols = f.variant_columns
     if (

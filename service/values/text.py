@@ -8,6 +8,7 @@ rather than a driver's UnicodeEncodeError deep inside a transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 #: Why text holding U+0000 is refused: PostgreSQL's text types cannot hold it (SQLite's can, but
@@ -24,13 +25,29 @@ def lone_surrogate(text: str) -> bool:
     return False
 
 
+def ascii_digits(text: str) -> bool:
+    """Whether ``text`` is a non-empty run of ASCII digits: ``str.isdigit`` alone accepts ``'²'``,
+    which ``int()`` refuses, and ``'١'``, which it reads."""
+    return text.isascii() and text.isdigit()
+
+
 def first_invalid_text(doc: Any) -> str | None:
     """The first string (key or value) holding a lone surrogate in decoded JSON ``doc``, or None."""
+    return first_string(doc, lone_surrogate)
+
+
+def unstorable(text: str) -> bool:
+    """Whether the catalog cannot hold ``text``: a lone surrogate, or NUL (:data:`NUL_NOT_STORED`)."""
+    return "\x00" in text or lone_surrogate(text)
+
+
+def first_string(doc: Any, test: Callable[[str], bool]) -> str | None:
+    """The first string (key or value) of decoded JSON ``doc`` for which ``test`` holds, or None."""
     stack = [doc]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            if lone_surrogate(node):
+            if test(node):
                 return node
         elif isinstance(node, dict):
             stack.extend(node.keys())
