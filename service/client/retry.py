@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import httpx
 
+from service.values.text import ascii_digits
+
 MAX_BACKOFF = 10.0
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 
@@ -43,7 +45,7 @@ class RetryPolicy:
             return None
         wait = self._wait(attempt)
         retry_after = r.headers.get("retry-after")
-        if retry_after and retry_after.isascii() and retry_after.isdigit():
+        if retry_after and ascii_digits(retry_after):
             wait = max(wait, min(MAX_BACKOFF, float(retry_after)))
         return wait
 

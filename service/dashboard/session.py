@@ -43,6 +43,7 @@ from fastapi import Request
 from starlette.responses import Response
 
 from service.api.auth import Principal
+from service.values.text import ascii_digits
 
 SESSION_COOKIE = "shredcat_session"
 CSRF_COOKIE = "shredcat_csrf"
@@ -81,7 +82,7 @@ class SessionSigner:
         """The principal of a session cookie, or None (malformed, expired, expiring further ahead
         than a session lasts, or signed by no (key, configured token) pair)."""
         parts = value.split(".")
-        if len(parts) != 3 or parts[0] != "v2" or not (parts[1].isascii() and parts[1].isdigit()) or len(parts[1]) > 12:
+        if len(parts) != 3 or parts[0] != "v2" or not ascii_digits(parts[1]) or len(parts[1]) > 12:
             return None
         expiry = int(parts[1])
         t = now if now is not None else time.time()

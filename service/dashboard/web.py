@@ -21,6 +21,7 @@ from service.api.errors import request_id
 from service.dashboard import format as fmt
 from service.dashboard import session
 from service.errors import ShredcatError, StorageUnavailableError
+from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
     from service.api.deps import AppContext
@@ -215,7 +216,7 @@ async def read_form(request: Request, limit: int = FORM_MAX_BYTES) -> dict[str, 
         return error_page(request, 413, "Form too large", f"The form is larger than {limit:,} bytes.")
 
     declared = request.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+    if ascii_digits(declared) and int(declared) > limit:
         return too_large()
     chunks: list[bytes] = []
     size = 0

@@ -23,6 +23,7 @@ from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page, authenticate, csrf_checked
 from service.dashboard.web import app_context, catalog_of, form_limit_for, read_form, render
 from service.errors import BadInputError, InvalidPredicateError, NotFoundError, ShredcatError
+from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
     from service.catalog import Catalog, PathCoverage
@@ -148,7 +149,7 @@ def _caret(sql: str, position: int | None) -> tuple[str, str] | None:
 
 
 def _page_number(text: str) -> int:
-    return int(text) if text.isascii() and text.isdigit() and 0 < len(text) < 10 and int(text) > 0 else 1
+    return int(text) if ascii_digits(text) and 0 < len(text) < 10 and int(text) > 0 else 1
 
 
 def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
@@ -187,7 +188,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     try:
         snapshot = None
         if snapshot_text:
-            if not (snapshot_text.isascii() and snapshot_text.isdigit()):
+            if not ascii_digits(snapshot_text):
                 raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
             snapshot = int(snapshot_text)
         from service.pruning.parse_sql import parse_sql

@@ -51,6 +51,7 @@ from service.storage.objects.renewal import (
     refused,
     token_request,
 )
+from service.values.text import ascii_digits
 
 #: Every variable the chain reads (a change of one gives a new store: see ``store_for``).
 ENV_VARS = (
@@ -199,7 +200,7 @@ def parse_cli_token(out: bytes, uri: str) -> Expiring[str | None]:
         raise ObjectAccessDeniedError(f"{uri}: no credentials: {where} printed no accessToken", details={"path": uri})
     expires: float | None = None
     raw = doc.get("expires_on")
-    if isinstance(raw, int | str) and not isinstance(raw, bool) and str(raw).isascii() and str(raw).isdigit():
+    if isinstance(raw, int | str) and not isinstance(raw, bool) and ascii_digits(str(raw)):
         expires = float(raw)
     elif isinstance(doc.get("expiresOn"), str):
         try:

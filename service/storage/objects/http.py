@@ -25,6 +25,7 @@ from service.errors import (
 )
 from service.storage.objects import StoreOptions
 from service.storage.objects.base import ByteRange, coalesce, slice_ranges
+from service.values.text import ascii_digits
 
 #: Attempts of one request (the first and two retries) and the pauses between them.
 ATTEMPTS = 3
@@ -153,7 +154,7 @@ def content_range_size(value: str | None) -> int | None:
     if not value or "/" not in value:
         return None
     total = value.rsplit("/", 1)[1].strip()
-    return int(total) if total.isascii() and total.isdigit() else None
+    return int(total) if ascii_digits(total) else None
 
 
 @dataclass(frozen=True, slots=True)
