@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from service.errors import BadInputError, FileAccessError, ForbiddenError, ShredcatError
-from service.storage.objects import STORES
+from service.storage.objects import STORES, normal_local_path
 from service.values.text import NUL_NOT_STORED
 
 PARQUET_SUFFIX = ".parquet"
@@ -218,13 +218,6 @@ def _object_location(
     return (authority, *segments), decoded
 
 
-def _normal_local(local: str) -> str:
-    """An absolute local path with '.', '..' and repeated '/' folded lexically."""
-    normal = posixpath.normpath(local)
-    # POSIX keeps a leading '//' as implementation-defined: not ours.
-    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
-
-
 def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bool = True) -> CheckedPath:
     """Check that ``path`` names a Parquet file inside one of ``roots``; return its canonical form.
 
@@ -243,7 +236,7 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
             raise PathNotAllowedError(f"{path}: '..' is not allowed in file paths", details=details)
         if not local.lower().endswith(PARQUET_SUFFIX) or local.endswith("/"):
             raise InvalidFilePathError(f"{path}: only {PARQUET_SUFFIX} files can be registered", details=details)
-        normal = _normal_local(local)
+        normal = normal_local_path(local)
         try:
             final = os.path.realpath(normal) if resolve else normal
         except OSError:
@@ -286,7 +279,7 @@ def lookup_path(text: str) -> str:
         local = text if scheme is None else _file_uri_path(text, rest)
     except ShredcatError:
         return text
-    return _normal_local(local) if local.startswith("/") else text
+    return normal_local_path(local) if local.startswith("/") else text
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import posixpath
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ __all__ = [
     "coalesce",
     "is_remote",
     "local_path",
+    "normal_local_path",
     "scheme_of",
     "slice_ranges",
     "store_for",
@@ -132,6 +134,13 @@ def local_path(uri: str) -> str:
     return os.path.abspath(uri)
 
 
+def normal_local_path(path: str) -> str:
+    """An absolute local path with '.', '..' and repeated '/' folded lexically."""
+    normal = posixpath.normpath(path)
+    # POSIX keeps a leading '//' as implementation-defined: not ours.
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
 def stored_path(uri: str) -> str:
     """The one form a data file's location has in the catalog, whoever gives it (a commit, a
     removal, a lookup, the CLI): a local path or ``file:`` URI is an absolute local path
@@ -139,8 +148,7 @@ def stored_path(uri: str) -> str:
     an object-store URI keeps its text verbatim (stores read keys verbatim) with the scheme in
     lower case. Raises FileAccessError for a ``file:`` URI with a host, or malformed."""
     if scheme_of(uri) in (None, "file"):
-        path = local_path(uri)  # absolute and normalised
-        return "/" + path.lstrip("/") if path.startswith("//") else path
+        return normal_local_path(local_path(uri))
     scheme, sep, rest = uri.partition("://")
     return scheme.lower() + sep + rest
 
