@@ -5,9 +5,9 @@ bounds, and a sample predicate for a path. Every size on every page goes through
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from service.errors import ShredcatError
 from service.values import Bound, ShreddedType, format_bound
@@ -15,18 +15,25 @@ from service.values import Bound, ShreddedType, format_bound
 if TYPE_CHECKING:
     from service.catalog import PathCoverage
 
+T = TypeVar("T")
+
 #: Paths a page lists (coverage, a file's absent paths, the playground's inserts): a table may
 #: shred hundreds of thousands (a map-like object), which made a 168 MB page.
 MAX_LISTED_PATHS = 500
 
 
+def largest(items: Sequence[T], key: Callable[[T], int], limit: int = MAX_LISTED_PATHS) -> tuple[list[T], int]:
+    """At most ``limit`` of ``items``: those with the largest ``key``, in their given order; and
+    how many were left out."""
+    if len(items) <= limit:
+        return list(items), 0
+    keep = {id(x) for x in heapq.nlargest(limit, items, key=key)}
+    return [x for x in items if id(x) in keep], len(items) - limit
+
+
 def widest_paths(coverage: Sequence[PathCoverage], limit: int = MAX_LISTED_PATHS) -> tuple[list[PathCoverage], int]:
-    """At most ``limit`` of ``coverage``: those fully shredded in the most live files, in their
-    given order; and how many were left out."""
-    if len(coverage) <= limit:
-        return list(coverage), 0
-    keep = {id(c) for c in heapq.nlargest(limit, coverage, key=lambda c: c.shredded_files)}
-    return [c for c in coverage if id(c) in keep], len(coverage) - limit
+    """At most ``limit`` of ``coverage``: those fully shredded in the most live files (:func:`largest`)."""
+    return largest(coverage, lambda c: c.shredded_files, limit)
 
 
 def num(n: int | None) -> str:

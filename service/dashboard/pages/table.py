@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +13,7 @@ from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
 from service.errors import BadInputError
+from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
     from service.catalog import DataFileInfo, PathCoverage, TableGlobalStats
@@ -78,7 +78,7 @@ async def table_page(
 ) -> Response:
     # The filter form sends an empty field when no snapshot is asked for.
     text = snapshot.strip()
-    if text and not (text.isascii() and text.isdigit()):
+    if text and not ascii_digits(text):
         raise BadInputError("snapshot: a snapshot id is a whole number")
     filters = _Filters(prefix, contains, int(text) if text else None)
     return await admin_page(request, _table, namespace, table, filters, sort, order, cursor, before)
@@ -100,16 +100,23 @@ class _Filters:
         return {"prefix": self.prefix, "contains": self.contains, "snapshot": self.snapshot}
 
 
+def _kind(c: PathCoverage) -> str:
+    """Why a path is or is not in the global stats: ok, conflict (several types) or partial."""
+    if c.in_global_stats:
+        return "ok"
+    return "conflict" if len(c.types) > 1 else "partial"
+
+
 def _coverage_rows(coverage: list[PathCoverage]) -> list[dict[str, Any]]:
     rows = []
     for c in coverage:
-        if c.in_global_stats:
-            status, kind = "in the global stats", "ok"
-        elif len(c.types) > 1:
-            status, kind = "type conflict: " + ", ".join(t for t, _ in c.types), "conflict"
+        kind = _kind(c)
+        if kind == "ok":
+            status = "in the global stats"
+        elif kind == "conflict":
+            status = "type conflict: " + ", ".join(t for t, _ in c.types)
         else:
-            missing = c.live_files - c.shredded_files
-            status, kind = f"not fully shredded in {missing:,} of {c.live_files:,} files", "partial"
+            status = f"not fully shredded in {c.live_files - c.shredded_files:,} of {c.live_files:,} files"
         rows.append({"c": c, "status": status, "kind": kind})
     return rows
 
@@ -197,7 +204,7 @@ def _table(
     )
     base = fmt.common_dir([f.path for f in files])
     conflicts: dict[str, list[dict[str, Any]]] = {}
-    for row in _coverage_rows([c for c in coverage if len(c.types) > 1 and not c.in_global_stats]):
+    for row in _coverage_rows([c for c in coverage if _kind(c) == "conflict"]):
         conflicts.setdefault(row["c"].column, []).append(row)
     listed, unlisted = fmt.widest_paths(coverage)
     cov_rows = _coverage_rows(listed)
@@ -206,11 +213,9 @@ def _table(
     shown_global: dict[str, list[dict[str, Any]]] = {}
     global_unlisted: dict[str, int] = {}
     for column, rows in global_rows(gstats).items():
-        if len(rows) > fmt.MAX_LISTED_PATHS:
-            keep = {id(r) for r in heapq.nlargest(fmt.MAX_LISTED_PATHS, rows, key=lambda r: r["g"].value_count)}
-            global_unlisted[column] = len(rows) - fmt.MAX_LISTED_PATHS
-            rows = [r for r in rows if id(r) in keep]
-        shown_global[column] = rows
+        shown_global[column], left_out = fmt.largest(rows, lambda r: r["g"].value_count)
+        if left_out:
+            global_unlisted[column] = left_out
     for column, rows in conflicts.items():
         if len(rows) > fmt.MAX_LISTED_PATHS:
             global_unlisted[column] = global_unlisted.get(column, 0) + len(rows) - fmt.MAX_LISTED_PATHS
