@@ -21,8 +21,9 @@ from service.api.schemas import (
     RemoveFilesResponse,
 )
 from service.api.tables import TableName
+from service.catalog.service import creation_forbidden
 from service.catalog.validate import check_file_count
-from service.errors import ForbiddenError, NotFoundError, ShredcatError
+from service.errors import NotFoundError, ShredcatError
 from service.stats.model import FileStats, union_variant_columns
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
@@ -105,12 +106,10 @@ def _commit(
         if checked and (creating is None or principal.role != "admin"):
             try:
                 catalog.get_table(namespace, table)  # a missing table fails before reading files
-            except NotFoundError as e:
+            except NotFoundError:
                 if creating is None:
                     raise
-                raise ForbiddenError(
-                    f"{e.message}, and creating it (create-if-missing) needs the admin role", details=e.details
-                ) from None
+                raise creation_forbidden(namespace, table) from None
         extracted = extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes)
         files: list[FileStats] = [*extracted, *given]
         create_with = None

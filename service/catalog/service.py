@@ -1440,9 +1440,22 @@ _LOCATION_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 def _unrefreshed_partitioned(conn: Connection, t: repo.TableRow) -> bool:
     """Whether live files of ``t`` committed before the catalog kept partition values (schema
     0003) lie in ``name=value`` directories: ``shredcat refresh`` gives them their values."""
-    return any(
-        any("=" in segment for segment in path.split("/")[:-1])
-        for _, path, _, _ in repo.files_without_column_rows(conn, t.table_id, limit=1000)
+    from service.storage.partitions import partition_values
+
+    def partitioned(path: str) -> bool:
+        try:
+            return bool(partition_values(path))
+        except ShredcatError:
+            return True  # name=value segments Spark would refuse: refresh names the file
+
+    return any(partitioned(path) for _, path, _, _ in repo.files_without_column_rows(conn, t.table_id, limit=1000))
+
+
+def creation_forbidden(namespace: str, table: str) -> ForbiddenError:
+    """A commit asked to create its missing table by a caller that may not create tables."""
+    return ForbiddenError(
+        f"table {namespace}.{table} does not exist, and creating it (create-if-missing) needs the admin role",
+        details={"table": f"{namespace}.{table}"},
     )
 
 
@@ -1454,10 +1467,7 @@ def _table_for_commit(
     for _ in range(3):
         if repo.find_table(conn, namespace, table) is None:
             if not may_create:
-                raise ForbiddenError(
-                    f"table {namespace}.{table} does not exist, and creating it (create-if-missing) needs the admin role",
-                    details={"table": f"{namespace}.{table}"},
-                )
+                raise creation_forbidden(namespace, table)
             # Only when missing: creating locks the namespace row, which would serialize every
             # registration into the namespace's tables for the length of its commit (and the
             # names are checked as a new table's: an existing table keeps the name it has).
