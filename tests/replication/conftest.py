@@ -1,0 +1,82 @@
+"""Fixtures of the replication tests: a private PostgreSQL primary + hot standby pair
+(:mod:`tests.support.standby`) per test session, and a migrated catalog database on it.
+
+Where the pair cannot start, the tests are skipped on a laptop and fail loudly under ``CI=true``
+(as the main PostgreSQL fixtures do): CI must prove replication, not skip it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.support.standby import Pair, StandbyUnavailable, start_pair
+
+
+def _start_or_fail() -> Pair:
+    try:
+        return start_pair()
+    except StandbyUnavailable as e:
+        msg = f"could not start a PostgreSQL primary + hot standby pair: {e}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
+
+
+@pytest.fixture(scope="session")
+def pg_pair() -> Iterator[Pair]:
+    """The session's primary and hot standby (never promoted nor stopped by a test: tests that do
+    that use :func:`own_pair`)."""
+    pair = _start_or_fail()
+    try:
+        yield pair
+    finally:
+        pair.close()
+
+
+@pytest.fixture
+def own_pair() -> Iterator[Pair]:
+    """A pair of the test's own, for tests that stop or promote the standby."""
+    pair = _start_or_fail()
+    try:
+        yield pair
+    finally:
+        pair.close()
+
+
+@dataclass(frozen=True)
+class ReplicatedCatalog:
+    pair: Pair
+    database: str
+
+    @property
+    def primary_url(self) -> str:
+        return self.pair.primary.url(self.database)
+
+    @property
+    def standby_url(self) -> str:
+        return self.pair.standby.url(self.database)
+
+
+def replicated_catalog(pair: Pair) -> ReplicatedCatalog:
+    """A fresh migrated catalog database on ``pair``'s primary, replayed by its standby."""
+    from service.catalog.db import upgrade_to_head
+
+    name = f"shredcat_repl_{uuid.uuid4().hex[:12]}"
+    pair.primary.execute(f'CREATE DATABASE "{name}"')
+    upgrade_to_head(pair.primary.url(name))
+    pair.wait_replayed()
+    return ReplicatedCatalog(pair, name)
+
+
+@pytest.fixture
+def repl(pg_pair: Pair) -> Iterator[ReplicatedCatalog]:
+    rc = replicated_catalog(pg_pair)
+    try:
+        yield rc
+    finally:
+        pg_pair.primary.execute(f'DROP DATABASE IF EXISTS "{rc.database}" WITH (FORCE)')

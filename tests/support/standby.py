@@ -1,0 +1,206 @@
+"""A private PostgreSQL 15 primary and hot standby pair for the replication tests.
+
+Streaming replication needs a ``replication`` entry in ``pg_hba.conf``, which the machine's
+cluster (127.0.0.1:5432) lacks (``../shared/NOTES.md`` §8); rather than change that cluster, the
+tests run their own: ``initdb`` a primary in a temporary directory, ``pg_basebackup -R`` a
+standby of it (``-R`` writes ``standby.signal`` and ``primary_conninfo``), both on free loopback
+ports, with their sockets in the same directory. PostgreSQL refuses to run as root, so as root
+(CI) every server command runs as the ``postgres`` OS user (``runuser``), who owns the directory.
+
+Nothing is installed: the binaries are PostgreSQL's own, found under ``/usr/lib/postgresql/*/bin``
+(or ``SHREDCAT_TEST_PG_BIN``), the same package that provides the main test cluster.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: The OS user the servers run as when the tests run as root.
+PG_OS_USER = "postgres"
+
+
+class StandbyUnavailable(RuntimeError):
+    """The pair could not be started here (no binaries, no ``postgres`` user, a server that
+    would not start): the message says which and what the server logged."""
+
+
+def pg_bin_dir() -> Path:
+    """The directory of ``initdb``/``pg_ctl``/``pg_basebackup``: ``SHREDCAT_TEST_PG_BIN``, else the
+    newest ``/usr/lib/postgresql/N/bin`` (Debian keeps them off ``PATH``), else ``PATH``'s."""
+    explicit = os.environ.get("SHREDCAT_TEST_PG_BIN")
+    if explicit:
+        return Path(explicit)
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), key=lambda p: int(Path(p).parts[-3]))
+    if found:
+        return Path(found[-1]).parent
+    on_path = shutil.which("pg_ctl")
+    if on_path:
+        return Path(on_path).parent
+    raise StandbyUnavailable("no PostgreSQL server binaries (initdb, pg_ctl): set SHREDCAT_TEST_PG_BIN")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_server_user(argv: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return argv
+    return ["runuser", "-u", PG_OS_USER, "--", *argv]
+
+
+@dataclass
+class Server:
+    """One PostgreSQL server of the pair."""
+
+    name: str
+    data: Path
+    port: int
+    bin: Path
+    sockets: Path
+    log: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log = self.data.parent / f"{self.name}.log"
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
+
+    def dsn(self, database: str = "postgres") -> str:
+        return f"host=127.0.0.1 port={self.port} user=postgres dbname={database}"
+
+    def run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        cmd = _as_server_user([str(self.bin / argv[0]), *argv[1:]])
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if check and done.returncode != 0:
+            raise StandbyUnavailable(
+                f"{' '.join(argv[:2])} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}\n"
+                f"{self.log_tail()}"
+            )
+        return done
+
+    def start(self) -> None:
+        self.run(
+            "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
+            "-o", f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1", "start",
+        )
+
+    def stop(self, mode: str = "fast") -> None:
+        self.run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop", check=False)
+
+    def promote(self) -> None:
+        self.run("pg_ctl", "-D", str(self.data), "-w", "promote")
+
+    def running(self) -> bool:
+        return self.run("pg_ctl", "-D", str(self.data), "status", check=False).returncode == 0
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no server log)"
+
+    def execute(self, sql: str, database: str = "postgres") -> list[tuple[object, ...]]:
+        import psycopg
+
+        with psycopg.connect(self.dsn(database), autocommit=True, connect_timeout=10) as c:
+            cur = c.execute(sql)  # type: ignore[arg-type]
+            return list(cur.fetchall()) if cur.description else []
+
+
+#: The primary's settings: streaming replication and a hot standby; durability is not needed in
+#: a test (fsync off), and pg_stat_statements counts the statements each server runs.
+PRIMARY_CONF = """
+listen_addresses = '127.0.0.1'
+wal_level = replica
+max_wal_senders = 5
+hot_standby = on
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+shared_preload_libraries = 'pg_stat_statements'
+max_connections = 100
+shared_buffers = 32MB
+"""
+
+HBA = """
+local all all trust
+host all all 127.0.0.1/32 trust
+host replication all 127.0.0.1/32 trust
+"""
+
+
+@dataclass
+class Pair:
+    """A running primary and its hot standby (:func:`start_pair`); :meth:`close` removes both."""
+
+    root: Path
+    primary: Server
+    standby: Server
+
+    def wait_replayed(self, timeout: float = 30.0) -> None:
+        """Until the standby has replayed everything the primary had written when called."""
+        (lsn,) = self.primary.execute("SELECT pg_current_wal_lsn()::text")[0]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            rows = self.standby.execute(
+                f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn"
+            )
+            if rows and rows[0][0]:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the standby did not replay {lsn} within {timeout}s\n{self.standby.log_tail()}")
+
+    def close(self) -> None:
+        for s in (self.standby, self.primary):
+            s.stop("immediate")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def start_pair() -> Pair:
+    """initdb a primary, pg_basebackup a standby of it, start both; StandbyUnavailable if not."""
+    bin_dir = pg_bin_dir()
+    for tool in ("initdb", "pg_ctl", "pg_basebackup"):
+        if not (bin_dir / tool).exists():
+            raise StandbyUnavailable(f"{bin_dir / tool} is missing")
+    root = Path(tempfile.mkdtemp(prefix="shredcat-standby-"))
+    try:
+        if os.geteuid() == 0:
+            try:
+                shutil.chown(root, user=PG_OS_USER, group=PG_OS_USER)
+            except LookupError:
+                raise StandbyUnavailable(f"running as root and there is no {PG_OS_USER!r} OS user to run PostgreSQL") from None
+        primary = Server("primary", root / "primary", free_port(), bin_dir, root)
+        standby = Server("standby", root / "standby", free_port(), bin_dir, root)
+        primary.run("initdb", "-D", str(primary.data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+        with open(primary.data / "postgresql.conf", "a") as f:
+            f.write(PRIMARY_CONF)
+        (primary.data / "pg_hba.conf").write_text(HBA)
+        primary.start()
+        primary.run(
+            "pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres",
+            "-D", str(standby.data), "-R", "-X", "stream", "--no-sync",
+        )
+        standby.start()
+        pair = Pair(root, primary, standby)
+        pair.wait_replayed()
+        return pair
+    except BaseException:
+        for name in ("standby", "primary"):
+            if (root / name / "postmaster.pid").exists():
+                subprocess.run(
+                    _as_server_user([str(bin_dir / "pg_ctl"), "-D", str(root / name), "-m", "immediate", "stop"]),
+                    capture_output=True, timeout=60,
+                )
+        shutil.rmtree(root, ignore_errors=True)
+        raise
