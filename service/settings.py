@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service import limits
@@ -27,6 +27,17 @@ class Settings(BaseSettings):
     #: SQLAlchemy URL of the catalog database. The embedded default is a SQLite file in the working
     #: directory; production uses PostgreSQL (``postgresql://...`` is read as psycopg 3).
     database_url: str = "sqlite:///./shredcat.db"
+    #: PostgreSQL hot standbys of ``database_url`` (JSON list of URLs, default none) that serve the
+    #: server's reads (plans, listings, table loads, global stats, dashboard pages), in turn; writes
+    #: always go to ``database_url``. See README "Read replicas".
+    read_database_urls: list[str] = Field(default_factory=list)
+    #: A standby more than this many seconds behind the primary is skipped by reads.
+    read_max_lag_s: float = Field(default=5.0, ge=0)
+    #: How long a read naming ``min-snapshot-id`` waits for a standby to replay it before the
+    #: primary answers it (seconds).
+    read_wait_s: float = Field(default=2.0, ge=0, le=60)
+    #: How often each server process measures its standbys' lag and retries one that errored (s).
+    read_check_interval_s: float = Field(default=1.0, gt=0, le=3600)
 
     # --- REST API (service.api) ---------------------------------------------------------------
 
@@ -113,6 +124,17 @@ class Settings(BaseSettings):
         problem = database_url_problem(v)
         if problem is not None:
             raise ValueError(problem)
+        return v
+
+    @field_validator("read_database_urls")
+    @classmethod
+    def _check_read_database_urls(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        for url in v:
+            if url.split("://", 1)[0].split("+", 1)[0] not in ("postgresql", "postgres"):
+                raise ValueError("each must be a postgresql://... URL of a hot standby")
+        primary = str(info.data.get("database_url", ""))
+        if v and not primary.startswith(("postgresql", "postgres")):
+            raise ValueError("hot standbys need a PostgreSQL SHREDCAT_DATABASE_URL (their primary)")
         return v
 
     @field_validator("log_level")

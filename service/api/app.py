@@ -79,6 +79,7 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
     if catalog is None:
         from service.catalog import Catalog
         from service.catalog.db import fill_pool, make_engine
+        from service.catalog.replicas import ReadRouter
 
         # FastAPI runs the endpoints that use the catalog on anyio's thread limiter (40; plans on
         # their own, smaller one): at most one pooled connection per such thread, capped by
@@ -86,10 +87,13 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         # within max_connections.
         threads = int(anyio.to_thread.current_default_thread_limiter().total_tokens)
         pool = min(threads, settings.db_pool_size)
-        catalog = Catalog(make_engine(settings.database_url, concurrency=pool), limits=ctx.limits)
+        engine = make_engine(settings.database_url, concurrency=pool)
+        reads = ReadRouter.from_settings(engine, settings, concurrency=pool)
+        catalog = Catalog(engine, limits=ctx.limits, reads=reads)
         # Opened in the background: a server starts (and reports unready) without its database.
+        engines = [catalog.engine, *(s.engine for s in reads.standbys)]
         ctx.pool_filler = threading.Thread(
-            target=fill_pool, args=(catalog.engine, ctx.stopping), name="shredcat-pool-fill", daemon=True
+            target=lambda: [fill_pool(e, ctx.stopping) for e in engines], name="shredcat-pool-fill", daemon=True
         )
         ctx.pool_filler.start()
     ctx.catalog = catalog
@@ -110,6 +114,7 @@ def _close(ctx: AppContext, *, owned: bool) -> None:
         executor.shutdown(wait=False, cancel_futures=True)
     if owned and catalog is not None:
         catalog.engine.dispose()  # made by _open, so the Catalog does not own it
+        catalog.reads.dispose()
 
 
 def settle_collector() -> None:

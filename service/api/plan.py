@@ -150,10 +150,11 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
             page_size=body.page_size,
             page_token=body.page_token,
             counts=body.counts,
+            min_snapshot_id=body.min_snapshot_id,
         )
     except ShredcatError as e:
         f = e.details.get("field")
-        if isinstance(f, str) and f in ("page-size", "page-token", "snapshot-id"):
+        if isinstance(f, str) and f in ("page-size", "page-token", "snapshot-id", "min-snapshot-id"):
             e.details["field"] = f"body.{f}"
         elif e.code == "unknown_column":
             e.details.setdefault("field", "body.sql" if body.sql is not None else "body.filter")

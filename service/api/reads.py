@@ -40,6 +40,16 @@ SnapshotId = Annotated[
     int | None,
     Query(alias="snapshot-id", ge=0, le=2**63 - 1, description="Read as of this snapshot (default: current)."),
 ]
+MinSnapshotId = Annotated[
+    int | None,
+    Query(
+        alias="min-snapshot-id",
+        ge=0,
+        le=2**63 - 1,
+        description="Answer from a database holding at least this snapshot (your own commit's `snapshot-id`): "
+        "a hot standby that has replayed it, else the primary.",
+    ),
+]
 PageToken = Annotated[
     str | None, Query(alias="page-token", max_length=4096, description="`next-page-token` of the previous page.")
 ]
@@ -70,6 +80,7 @@ def list_files(
     snapshot_id: SnapshotId = None,
     page_token: PageToken = None,
     page_size: PageSize = 1000,
+    min_snapshot_id: MinSnapshotId = None,
 ) -> ListFilesResponse:
     catalog = ctx.catalog
     assert catalog is not None
@@ -86,7 +97,7 @@ def list_files(
         snapshot_id = pinned
     if snapshot_id is None:
         # Pin the snapshot so that later pages list the same set of files.
-        snapshot_id = catalog.get_table(namespace, table).current_snapshot_id
+        snapshot_id = catalog.get_table(namespace, table, min_snapshot_id=min_snapshot_id).current_snapshot_id
     limit = min(page_size + 1, catalog.limits.max_page_size)
     rows = catalog.list_files(namespace, table, snapshot=snapshot_id, prefix=prefix or None, after=after, limit=limit)
     more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)

@@ -479,6 +479,11 @@ class PlanRequest(RequestModel):
         default=None, description="A Spark SQL predicate, e.g. `variant_get(v, '$.user.id', 'bigint') = 42`."
     )
     snapshot_id: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = None
+    min_snapshot_id: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = Field(
+        default=None,
+        description="Answer from a database that holds at least this snapshot (the `snapshot-id` your own "
+        "commit answered): a hot standby that has replayed it, else the primary (read your writes).",
+    )
     explain: StrictBool = False
     page_token: Annotated[StrictStr, Field(max_length=4096)] | None = None
     page_size: Annotated[StrictInt, Field(ge=1)] = 1000

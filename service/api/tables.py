@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Query
 
 from service.api.auth import Principal, require_admin, require_reader
 from service.api.deps import COMMON, AppContext, error_responses, field_error, get_catalog, get_ctx
@@ -120,8 +120,18 @@ def load_table(
     table: TableName,
     _: Annotated[Principal, Depends(require_reader)],
     catalog: Annotated[Catalog, Depends(get_catalog)],
+    min_snapshot_id: Annotated[
+        int | None,
+        Query(
+            alias="min-snapshot-id",
+            ge=0,
+            le=2**63 - 1,
+            description="Answer from a database holding at least this snapshot (your own commit's "
+            "`snapshot-id`): a hot standby that has replayed it, else the primary.",
+        ),
+    ] = None,
 ) -> TableResponse:
-    return table_response(catalog.get_table(namespace, table))
+    return table_response(catalog.get_table(namespace, table, min_snapshot_id=min_snapshot_id))
 
 
 @router.delete(

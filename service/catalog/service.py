@@ -48,6 +48,7 @@ from sqlalchemy.engine import URL, Engine
 from service.catalog import repository as repo
 from service.catalog.db import analyze_if_grown, make_engine, run_transaction
 from service.catalog.encode import prepare_batch
+from service.catalog.replicas import ReadRouter
 from service.catalog.repository import FileSort
 from service.catalog.results import (
     Candidate,
@@ -117,6 +118,13 @@ PATH_BOUNDS_CACHED_FILES = 1_000
 PATH_ROWS_CACHE_SIZE = 4096
 
 
+def _newest(*snapshots: int | None) -> int | None:
+    """The snapshot a read must see: the newest of those it names (its own commit's, the one it
+    reads at, a page token's), or None."""
+    given = [s for s in snapshots if s is not None]
+    return max(given) if given else None
+
+
 def _check_id(field: str, value: int | None) -> None:
     """Snapshot ids are BIGINTs: a larger one cannot exist, and must not reach the driver (whose
     OverflowError would be a 500)."""
@@ -134,7 +142,13 @@ class Catalog:
     settings'. Thread-safe: each call uses its own pooled connection.
     """
 
-    def __init__(self, engine_or_url: Engine | str | URL | None = None, *, limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        engine_or_url: Engine | str | URL | None = None,
+        *,
+        limits: Limits | None = None,
+        reads: ReadRouter | None = None,
+    ) -> None:
         if engine_or_url is None or limits is None:
             from service.settings import get_settings
 
@@ -152,6 +166,8 @@ class Catalog:
         else:
             self.engine = make_engine(engine_or_url)
             self._owns_engine = True
+        #: Where reads run (hot standbys, else this engine): :mod:`service.catalog.replicas`.
+        self.reads = reads if reads is not None else ReadRouter(self.engine)
 
     def close(self) -> None:
         if self._owns_engine:
@@ -178,8 +194,10 @@ class Catalog:
     def _write(self, fn: Callable[[Connection], Any], *, retry_integrity: bool = False) -> Any:
         return run_transaction(self.engine, fn, write=True, retry_integrity=retry_integrity)
 
-    def _read(self, fn: Callable[[Connection], Any]) -> Any:
-        return run_transaction(self.engine, fn, write=False)
+    def _read(self, fn: Callable[[Connection], Any], *, min_snapshot_id: int | None = None, primary: bool = False) -> Any:
+        """A read transaction on a standby that holds ``min_snapshot_id`` when one is fit, else on
+        the primary; ``primary``: on the primary (a read a write depends on, or just made)."""
+        return self.reads.read(fn, min_snapshot_id=min_snapshot_id, primary=primary)
 
     # --- namespaces and tables ----------------------------------------------------------------
 
@@ -216,7 +234,7 @@ class Catalog:
             return repo.drop_namespace(conn, ns)
 
         snap = self._write(op)
-        return self._read(lambda conn: repo.snapshot_info(conn, snap))
+        return self._read(lambda conn: repo.snapshot_info(conn, snap), primary=True)
 
     def create_table(
         self,
@@ -257,7 +275,7 @@ class Catalog:
             )
 
         self._write(op, retry_integrity=True)
-        return self.get_table(namespace, name)
+        return self.get_table(namespace, name, primary=True)
 
     def drop_table(self, namespace: str, name: str) -> SnapshotInfo:
         """Drop a table: the table, its columns and live files end at a new snapshot."""
@@ -267,10 +285,17 @@ class Catalog:
             return repo.drop_table(conn, t)
 
         snap = self._write(op)
-        return self._read(lambda conn: repo.snapshot_info(conn, snap))
+        return self._read(lambda conn: repo.snapshot_info(conn, snap), primary=True)
 
-    def get_table(self, namespace: str, name: str) -> TableInfo:
-        infos = self._read(lambda conn: repo.table_infos(conn, namespace, name))
+    def get_table(
+        self, namespace: str, name: str, *, min_snapshot_id: int | None = None, primary: bool = False
+    ) -> TableInfo:
+        """The live table. ``min_snapshot_id``: read where that snapshot is replayed (a caller's
+        own commit); ``primary``: read on the primary."""
+        _check_id("min-snapshot-id", min_snapshot_id)
+        infos = self._read(
+            lambda conn: repo.table_infos(conn, namespace, name), min_snapshot_id=min_snapshot_id, primary=primary
+        )
         if not infos:
             raise NotFoundError(
                 f"table {namespace}.{name} does not exist", details={"table": f"{namespace}.{name}"}
@@ -554,7 +579,7 @@ class Catalog:
             t = repo.require_table(conn, namespace, table)
             return t, repo.files_without_column_rows(conn, t.table_id)
 
-        t, todo = self._read(pick)
+        t, todo = self._read(pick, primary=True)  # what the write below fills in
         if not todo:
             return RefreshResult(t.qualified_name, 0, 0, 0)
         paths = [p for _, p, _, _ in todo]
@@ -755,13 +780,16 @@ class Catalog:
         prefix: str | None = None,
         after: str | None = None,
         limit: int = 1000,
+        min_snapshot_id: int | None = None,
     ) -> list[DataFileInfo]:
         """Files live now (or at ``snapshot``), in path (byte) order, at most ``limit``.
 
         Keyset pagination: pass the last path of a page as ``after`` to get the next page.
-        ``prefix`` keeps paths starting with it.
+        ``prefix`` keeps paths starting with it. ``min_snapshot_id``: read where that snapshot
+        (a caller's own commit) is replayed.
         """
         self._check_limit(limit)
+        _check_id("min-snapshot-id", min_snapshot_id)
 
         def op(conn: Connection) -> list[DataFileInfo]:
             t = self._table(conn, namespace, table, snapshot)
@@ -769,7 +797,7 @@ class Catalog:
                 conn, t.table_id, snapshot=snapshot, prefix=prefix, after=after, limit=limit
             )
 
-        return self._read(op)
+        return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot))
 
     def file_stats(self, namespace: str, table: str, path: str, *, snapshot: int | None = None) -> FileStats:
         """The stats of one file as committed (live now, or at ``snapshot``)."""
@@ -1127,6 +1155,7 @@ class Catalog:
         page_size: int = 1000,
         page_token: str | None = None,
         counts: bool = False,
+        min_snapshot_id: int | None = None,
     ) -> PlanResult:
         """Candidate files of ``namespace.table`` for ``expr`` (one page); ``explain`` adds the
         evaluator's reasons for a sample.
@@ -1143,7 +1172,8 @@ class Catalog:
         ``next_page_token`` pins later pages to the first page's snapshot and predicate.
         A column the table does not have is an :class:`~service.errors.UnknownColumnError`;
         the first page's ``warnings`` name the terms nothing can be pruned on
-        (:mod:`service.pruning.diagnostics`).
+        (:mod:`service.pruning.diagnostics`). ``min_snapshot_id``: plan where that snapshot (a
+        caller's own commit) is replayed, as for a page token's or ``snapshot_id``'s snapshot.
         """
         # Imported here: the predicate machinery is not needed by the catalog's other callers
         # (CLI commands import the catalog and should start fast).
@@ -1152,8 +1182,10 @@ class Catalog:
 
         self._check_limit(page_size, name="page size", field="page-size")
         _check_id("snapshot", snapshot_id)
+        _check_id("min-snapshot-id", min_snapshot_id)
         parse = expr if callable(expr) else None
         condition = None if parse is not None else _compiled(expr)  # type: ignore[arg-type]
+        pinned = None if page_token is None else decode_plan_token(page_token).snapshot
 
         def op(conn: Connection) -> PlanResult:
             found = repo.find_table(conn, namespace, table, cache=self._tables)
@@ -1172,7 +1204,7 @@ class Catalog:
                 conn, t, schema, cond, snapshot_id, explain, page_size, page_token, counts=counts, cache=self._path_rows
             )
 
-        return self._read(op)
+        return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot_id, pinned))
 
     def plan_files(
         self,
@@ -1185,6 +1217,7 @@ class Catalog:
         offset: int = 0,
         limit: int = 100,
         with_plan: bool = False,
+        min_snapshot_id: int | None = None,
     ) -> PlannedFilesPage:
         """A page of ``namespace.table``'s live files with :meth:`plan`'s decision on each (kept
         or skipped, filtered by ``decision``) and its reason in a few words, in ``data_file_id``
@@ -1204,6 +1237,7 @@ class Catalog:
         if offset < 0:
             raise BadInputError("offset must not be negative", details={"field": "offset"})
         _check_id("snapshot", snapshot_id)
+        _check_id("min-snapshot-id", min_snapshot_id)
         parse = expr if callable(expr) else None
 
         def op(conn: Connection) -> PlannedFilesPage:
@@ -1229,7 +1263,7 @@ class Catalog:
             )
             return page if plan is None else replace(page, plan=plan)
 
-        return self._read(op)
+        return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot_id))
 
     def iter_candidates(
         self,

@@ -1,0 +1,265 @@
+"""Which database a catalog read runs on: a PostgreSQL hot standby when one is fit, else the primary.
+
+The rule is simple on purpose: **anything that writes runs on the primary** (commits, removals,
+migrations, refresh, and the reads a write depends on); the read-only calls (plans, listings,
+table loads, global stats, dashboard reads) run on the standbys given by
+``SHREDCAT_READ_DATABASE_URLS``, taken in turn (round robin). A standby is skipped while it
+
+* errors (cannot be reached, stopped mid-request: the read is run again on the next one, as a
+  read-only transaction can be; it is tried again after ``read_check_interval_s``),
+* is no longer a standby (promoted: its timeline has left the primary's, so its answers are not
+  the catalog's), or
+* lags the primary by more than ``max_lag_s`` seconds.
+
+Lag is measured at most every ``read_check_interval_s`` per process (one statement on the primary,
+``pg_current_wal_lsn()``, and one on each standby), by the thread that finds it due; the others
+use the last measure. A standby that has replayed the primary's WAL position read just before has
+no lag; else its lag is the age of the last transaction it replayed.
+
+**Read your writes.** A read may carry the snapshot id its caller needs (``min_snapshot_id``, the id
+a commit answered). The read's own transaction first reads the newest snapshot id the standby holds
+(the same REPEATABLE READ snapshot the read then uses, so the check and the answer agree); a
+standby behind it is passed over. When none has it, the standbys are asked again until
+``read_wait_s`` has passed, then the primary answers.
+
+Pure routing and bookkeeping over :mod:`service.catalog.db` (no SQL of the catalog's tables but
+the one snapshot probe).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from service.catalog.db import make_engine, run_transaction, translated
+from service.errors import StorageUnavailableError
+
+if TYPE_CHECKING:
+    from service.settings import Settings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Defaults of the settings of the same names.
+DEFAULT_MAX_LAG_S = 5.0
+DEFAULT_WAIT_S = 2.0
+DEFAULT_CHECK_INTERVAL_S = 1.0
+#: How often a read waiting for a snapshot asks the standbys again.
+WAIT_POLL_S = 0.02
+
+_NEWEST_SNAPSHOT = "SELECT coalesce(max(snapshot_id), 0) FROM ducklake_snapshot"
+_STANDBY_STATE = (
+    "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::text, "
+    "extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp())::float8"
+)
+
+
+def parse_lsn(text: str | None) -> int | None:
+    """A ``pg_lsn`` (``16/B374D848``) as a byte position."""
+    if not text:
+        return None
+    high, _, low = text.partition("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+def lag_of(primary_lsn: int, replay_lsn: int | None, replay_age_s: float | None) -> tuple[float | None, int | None]:
+    """(seconds, bytes) a standby is behind: none when it has replayed ``primary_lsn`` (read on
+    the primary just before), else the age of the last transaction it replayed; unknown (None)
+    when it has replayed nothing yet."""
+    if replay_lsn is None:
+        return None, None
+    behind = max(0, primary_lsn - replay_lsn)
+    if behind == 0:
+        return 0.0, 0
+    return (None if replay_age_s is None else max(0.0, replay_age_s)), behind
+
+
+class _NotReplayed(Exception):
+    """The standby's snapshot is older than the read needs."""
+
+
+@dataclass
+class Standby:
+    """One read database and what was last measured of it."""
+
+    name: str
+    engine: Engine
+    #: ``ok``, ``down`` (errored), ``promoted``, ``lagging``, or ``unknown`` (never measured).
+    state: str = "unknown"
+    lag_s: float | None = None
+    lag_bytes: int | None = None
+    checked_at: float = float("-inf")
+    reads: int = 0
+
+
+@dataclass(frozen=True)
+class StandbyStatus:
+    """What ``/metrics`` and the dashboard show of a standby."""
+
+    name: str
+    state: str
+    lag_s: float | None
+    lag_bytes: int | None
+    reads: int
+
+
+def describe(engine: Engine) -> str:
+    """A standby's name in metrics and logs: host, port and database, never credentials."""
+    u = engine.url
+    return f"{u.host or 'localhost'}:{u.port or 5432}/{u.database or ''}"
+
+
+class ReadRouter:
+    """Runs read transactions on the standbys (see the module docstring), writes on the primary."""
+
+    def __init__(
+        self,
+        primary: Engine,
+        standbys: Sequence[Engine] = (),
+        *,
+        max_lag_s: float = DEFAULT_MAX_LAG_S,
+        wait_s: float = DEFAULT_WAIT_S,
+        check_interval_s: float = DEFAULT_CHECK_INTERVAL_S,
+    ) -> None:
+        self.primary = primary
+        self.standbys = [Standby(describe(e), e) for e in standbys]
+        self.max_lag_s = max_lag_s
+        self.wait_s = wait_s
+        self.check_interval_s = check_interval_s
+        self.primary_reads = 0
+        self._turn = itertools.count()
+        self._checking = threading.Lock()
+        self._counting = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, primary: Engine, settings: Settings, *, concurrency: int | None = None) -> ReadRouter:
+        """The router of ``settings``' standbys (``SHREDCAT_READ_*``), each engine pooled like the
+        primary's (``concurrency`` connections)."""
+        engines = [make_engine(url, concurrency=concurrency) for url in settings.read_database_urls]
+        return cls(
+            primary,
+            engines,
+            max_lag_s=settings.read_max_lag_s,
+            wait_s=settings.read_wait_s,
+            check_interval_s=settings.read_check_interval_s,
+        )
+
+    def dispose(self) -> None:
+        """Close the standbys' engines (the primary's belongs to the catalog)."""
+        for s in self.standbys:
+            s.engine.dispose()
+
+    # --- measuring ------------------------------------------------------------------------
+
+    def check(self, *, force: bool = False) -> None:
+        """Measure every standby's state and lag when due (``force``: now). One thread measures;
+        the others go on with the last measure, except before the first, which they wait for."""
+        if not self.standbys:
+            return
+        now = time.monotonic()
+        if not force and all(now - s.checked_at < self.check_interval_s for s in self.standbys):
+            return
+        first = all(s.state == "unknown" for s in self.standbys)
+        if not self._checking.acquire(blocking=first or force):
+            return
+        try:
+            primary_lsn = self._primary_lsn()
+            for s in self.standbys:
+                if force or time.monotonic() - s.checked_at >= self.check_interval_s:
+                    self._measure(s, primary_lsn)
+        finally:
+            self._checking.release()
+
+    def _primary_lsn(self) -> int | None:
+        try:
+            with translated(), self.primary.connect() as conn:
+                return parse_lsn(conn.exec_driver_sql("SELECT pg_current_wal_lsn()::text").scalar())
+        except StorageUnavailableError as e:
+            log.warning("could not read the primary's WAL position to measure standby lag: %s", e)
+            return None
+
+    def _measure(self, s: Standby, primary_lsn: int | None) -> None:
+        s.checked_at = time.monotonic()
+        try:
+            with s.engine.connect() as conn:
+                recovering, replay, age = conn.exec_driver_sql(_STANDBY_STATE).one()
+        except SQLAlchemyError as e:
+            self._mark_down(s, e)
+            return
+        if not recovering:
+            if s.state != "promoted":
+                log.error("read database %s is no longer a standby (promoted?): reads skip it", s.name)
+            s.state, s.lag_s, s.lag_bytes = "promoted", None, None
+            return
+        if primary_lsn is None:  # the primary is unreachable: the lag cannot be known
+            s.state, s.lag_s, s.lag_bytes = "unknown", None, None
+            return
+        s.lag_s, s.lag_bytes = lag_of(primary_lsn, parse_lsn(replay), age)
+        fit = s.lag_s is not None and s.lag_s <= self.max_lag_s
+        s.state = "ok" if fit else "lagging"
+
+    def _mark_down(self, s: Standby, e: BaseException) -> None:
+        if s.state != "down":
+            log.warning("read database %s skipped after an error: %s", s.name, str(e).splitlines()[0] if str(e) else type(e).__name__)
+        s.state, s.lag_s, s.lag_bytes, s.checked_at = "down", None, None, time.monotonic()
+
+    def status(self) -> list[StandbyStatus]:
+        self.check()
+        return [StandbyStatus(s.name, s.state, s.lag_s, s.lag_bytes, s.reads) for s in self.standbys]
+
+    # --- reading --------------------------------------------------------------------------
+
+    def _fit(self) -> list[Standby]:
+        """The standbys to try, in round-robin order."""
+        fit = [s for s in self.standbys if s.state == "ok"]
+        if not fit:
+            return []
+        start = next(self._turn) % len(fit)
+        return fit[start:] + fit[:start]
+
+    def read(self, fn: Callable[[Connection], T], *, min_snapshot_id: int | None = None, primary: bool = False) -> T:
+        """``fn(conn)`` in a read transaction on a fit standby that holds ``min_snapshot_id`` (if
+        given), else on the primary (``primary``: on the primary only)."""
+        if not primary and self.standbys:
+            self.check()
+            fn_checked = fn if min_snapshot_id is None else _after(fn, min_snapshot_id)
+            deadline = time.monotonic() + (self.wait_s if min_snapshot_id is not None else 0.0)
+            while True:
+                behind = False
+                for s in self._fit():
+                    try:
+                        result = run_transaction(s.engine, fn_checked, write=False)
+                    except _NotReplayed:
+                        behind = True
+                        continue
+                    except StorageUnavailableError as e:
+                        self._mark_down(s, e)
+                        continue
+                    with self._counting:
+                        s.reads += 1
+                    return result
+                if not behind or time.monotonic() >= deadline:
+                    break
+                time.sleep(WAIT_POLL_S)
+        result = run_transaction(self.primary, fn, write=False)
+        with self._counting:
+            self.primary_reads += 1
+        return result
+
+
+def _after(fn: Callable[[Connection], T], min_snapshot_id: int) -> Callable[[Connection], T]:
+    def checked(conn: Connection) -> T:
+        if conn.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one() < min_snapshot_id:
+            raise _NotReplayed
+        return fn(conn)
+
+    return checked
