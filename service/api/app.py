@@ -89,6 +89,7 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         pool = min(threads, settings.db_pool_size)
         engine = make_engine(settings.database_url, concurrency=pool)
         reads = ReadRouter.from_settings(engine, settings, concurrency=pool)
+        reads.on_read = lambda database: ctx.metrics.catalog_reads.labels(database=database).inc()
         catalog = Catalog(engine, limits=ctx.limits, reads=reads)
         # Opened in the background: a server starts (and reports unready) without its database.
         engines = [catalog.engine, *(s.engine for s in reads.standbys)]

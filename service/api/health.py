@@ -66,4 +66,5 @@ def liveness_head() -> Response:
 def metrics(
     _: Annotated[Principal, Depends(require_reader)], ctx: Annotated[AppContext, Depends(get_ctx)]
 ) -> Response:
-    return Response(content=ctx.metrics.render(), media_type=CONTENT_TYPE)
+    standbys = ctx.catalog.reads.status() if ctx.catalog is not None else []
+    return Response(content=ctx.metrics.render(standbys), media_type=CONTENT_TYPE)

@@ -12,7 +12,7 @@ table loads, global stats, dashboard reads) run on the standbys given by
 * lags the primary by more than ``max_lag_s`` seconds.
 
 Lag is measured at most every ``read_check_interval_s`` per process (one statement on the primary,
-``pg_current_wal_lsn()``, and one on each standby), by the thread that finds it due; the others
+``pg_current_wal_flush_lsn()``, and one on each standby), by the thread that finds it due; the others
 use the last measure. A standby that has replayed the primary's WAL position read just before has
 no lag; else its lag is the age of the last transaction it replayed.
 
@@ -136,6 +136,9 @@ class ReadRouter:
         self.wait_s = wait_s
         self.check_interval_s = check_interval_s
         self.primary_reads = 0
+        #: Called with ``"primary"`` or the standby's name after each read it answered (the API
+        #: counts them in ``/metrics``).
+        self.on_read: Callable[[str], None] | None = None
         self._turn = itertools.count()
         self._checking = threading.Lock()
         self._counting = threading.Lock()
@@ -182,7 +185,7 @@ class ReadRouter:
     def _primary_lsn(self) -> int | None:
         try:
             with translated(), self.primary.connect() as conn:
-                return parse_lsn(conn.exec_driver_sql("SELECT pg_current_wal_lsn()::text").scalar())
+                return parse_lsn(conn.exec_driver_sql("SELECT pg_current_wal_flush_lsn()::text").scalar())
         except StorageUnavailableError as e:
             log.warning("could not read the primary's WAL position to measure standby lag: %s", e)
             return None
@@ -244,16 +247,23 @@ class ReadRouter:
                     except StorageUnavailableError as e:
                         self._mark_down(s, e)
                         continue
-                    with self._counting:
-                        s.reads += 1
+                    self._answered(s)
                     return result
                 if not behind or time.monotonic() >= deadline:
                     break
                 time.sleep(WAIT_POLL_S)
         result = run_transaction(self.primary, fn, write=False)
-        with self._counting:
-            self.primary_reads += 1
+        self._answered(None)
         return result
+
+    def _answered(self, s: Standby | None) -> None:
+        with self._counting:
+            if s is None:
+                self.primary_reads += 1
+            else:
+                s.reads += 1
+        if self.on_read is not None:
+            self.on_read("primary" if s is None else s.name)
 
 
 def _after(fn: Callable[[Connection], T], min_snapshot_id: int) -> Callable[[Connection], T]:

@@ -59,7 +59,7 @@ class AsyncShredcatClient(ClientBase[httpx.AsyncClient]):
             else:
                 wait = self._wait_after_response(call, attempt, r)
                 if wait is None:
-                    return call.result(r)
+                    return self._done(call, call.result(r))
             await self._sleep(wait)
             attempt += 1
 

@@ -105,8 +105,21 @@ class ClientBase(Generic[H]):
                 raise ValueError("base_url is required")
             http = open_http(base_url=base_url)
         self._http: H = http
+        #: The newest snapshot this client's own writes made: plans, listings and table loads ask
+        #: for at least it (``min-snapshot-id``), so a server reading from hot standbys answers
+        #: them with this client's writes in (read your writes).
+        self.last_snapshot_id: int | None = None
+
+    def _done(self, call: Call[T], result: T) -> T:
+        """``result`` of ``call``, after noting the snapshot a write made."""
+        if call.written is not None:
+            snap = call.written(result)
+            if snap is not None and (self.last_snapshot_id is None or snap > self.last_snapshot_id):
+                self.last_snapshot_id = snap
+        return result
 
     def _request(self, call: Call[Any]) -> httpx.Request:
+        call = call.with_min_snapshot(self.last_snapshot_id)
         # With a base URL, requests go below it even through an ``http`` client of another base;
         # without one, the ``http`` client's own base URL applies.
         url = call.path if self._base_url is None else self._base_url.rstrip("/") + call.path

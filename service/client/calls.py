@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 from urllib.parse import quote
 
 import httpx
@@ -76,6 +76,23 @@ class Call(Generic[T]):
     #: Safe to send again after a failure that may have reached the server.
     idempotent: bool = False
     errors: ErrorMap = field(default_factory=dict)
+    #: A read that takes ``min-snapshot-id`` (in the ``query`` or the ``body``): the client adds
+    #: the newest snapshot it committed, so the answer includes its own writes (read replicas).
+    min_snapshot: Literal["query", "body"] | None = None
+    #: A write's snapshot id in its answer (what the client then reads at least).
+    written: Callable[[T], int | None] | None = None
+
+    def with_min_snapshot(self, snapshot_id: int | None) -> Call[T]:
+        """This call carrying ``min-snapshot-id`` (unless it has one, or takes none)."""
+        if snapshot_id is None or self.min_snapshot is None:
+            return self
+        if self.min_snapshot == "query":
+            params = dict(self.params or {})
+            params.setdefault("min-snapshot-id", snapshot_id)
+            return replace(self, params=params)
+        body = dict(self.json)
+        body.setdefault("min-snapshot-id", snapshot_id)
+        return replace(self, json=body)
 
     def result(self, r: httpx.Response) -> T:
         """The parsed answer, or the error answer raised."""
@@ -157,7 +174,7 @@ def drop_namespace(namespace: str) -> Call[int | None]:
     """Drop an empty namespace; returns the snapshot id of the drop."""
     return Call(
         "DELETE", _namespace_path(namespace), _json(dropped_snapshot_id),
-        errors={**_ON_NAMESPACE, 409: NamespaceNotEmpty},
+        errors={**_ON_NAMESPACE, 409: NamespaceNotEmpty}, written=lambda s: s,
     )
 
 
@@ -194,17 +211,27 @@ def create_table(
         body["location"] = location
     return Call(
         "POST", f"{_namespace_path(namespace)}/tables", _json(Table.from_json), json=body,
-        errors={**_ON_NAMESPACE, 409: TableAlreadyExists},
+        errors={**_ON_NAMESPACE, 409: TableAlreadyExists}, written=lambda t: t.current_snapshot_id,
     )
 
 
-def load_table(namespace: str, table: str) -> Call[Table]:
-    return Call("GET", _table_path(namespace, table), _json(Table.from_json), idempotent=True, errors=_ON_TABLE)
+def load_table(namespace: str, table: str, *, min_snapshot_id: int | None = None) -> Call[Table]:
+    return Call(
+        "GET",
+        _table_path(namespace, table),
+        _json(Table.from_json),
+        params=_params(min_snapshot_id=min_snapshot_id),
+        idempotent=True,
+        errors=_ON_TABLE,
+        min_snapshot="query",
+    )
 
 
 def drop_table(namespace: str, table: str) -> Call[int | None]:
     """Drop the table; returns the snapshot id of the drop."""
-    return Call("DELETE", _table_path(namespace, table), _json(dropped_snapshot_id), errors=_ON_TABLE)
+    return Call(
+        "DELETE", _table_path(namespace, table), _json(dropped_snapshot_id), errors=_ON_TABLE, written=lambda s: s
+    )
 
 
 # --- commits ----------------------------------------------------------------------------------
@@ -279,6 +306,7 @@ def commit(
         headers={"Idempotency-Key": key},
         idempotent=True,
         errors={**_ON_TABLE, 409: CommitConflict},
+        written=lambda r: r.snapshot_id,
     )
 
 
@@ -315,6 +343,7 @@ def remove_files(namespace: str, table: str, paths: Sequence[str], *, missing_ok
         json={"paths": list(paths), "missing-ok": missing_ok},
         # Removing the same paths again is harmless only when missing ones are tolerated.
         idempotent=missing_ok,
+        written=lambda r: r.snapshot_id,
     )
 
 
@@ -329,14 +358,20 @@ def list_files(
     snapshot_id: int | None = None,
     page_size: int | None = None,
     page_token: str | None = None,
+    min_snapshot_id: int | None = None,
 ) -> Call[FilesPage]:
-    """One page of files (path order); pass ``next_page_token`` back for the next."""
+    """One page of files (path order); pass ``next_page_token`` back for the next.
+    ``min_snapshot_id``: answer from a database holding that snapshot (the client adds its own
+    last commit's by itself)."""
     return Call(
         "GET",
         f"{_table_path(namespace, table)}/files",
         _json(FilesPage.from_json),
-        params=_params(prefix=prefix, snapshot_id=snapshot_id, page_size=page_size, page_token=page_token),
+        params=_params(
+            prefix=prefix, snapshot_id=snapshot_id, page_size=page_size, page_token=page_token, min_snapshot_id=min_snapshot_id
+        ),
         idempotent=True,
+        min_snapshot="query",
     )
 
 
@@ -388,11 +423,13 @@ def plan(
     page_token: str | None = None,
     counts: bool = False,
     session_time_zone: str | None = None,
+    min_snapshot_id: int | None = None,
 ) -> Call[PlanResult]:
     """Prune: the candidate files for a predicate (filter JSON or SQL text), one page; ``counts``:
     count the whole answer on the first page even when it spans several pages;
     ``session_time_zone``: what timestamp literals without a zone are read in (Spark's session
-    time zone; default UTC)."""
+    time zone; default UTC); ``min_snapshot_id``: answer from a database holding that snapshot
+    (the client adds its own last commit's by itself)."""
     body: dict[str, Any] = {"explain": explain}
     if counts:
         body["counts"] = True
@@ -408,4 +445,13 @@ def plan(
         body["page-token"] = page_token
     if session_time_zone is not None:
         body["session-time-zone"] = session_time_zone
-    return Call("POST", f"{_table_path(namespace, table)}/plan", _json(PlanResult.from_json), json=body, idempotent=True)
+    if min_snapshot_id is not None:
+        body["min-snapshot-id"] = min_snapshot_id
+    return Call(
+        "POST",
+        f"{_table_path(namespace, table)}/plan",
+        _json(PlanResult.from_json),
+        json=body,
+        idempotent=True,
+        min_snapshot="body",
+    )

@@ -58,7 +58,7 @@ class ShredcatClient(ClientBase[httpx.Client]):
             else:
                 wait = self._wait_after_response(call, attempt, r)
                 if wait is None:
-                    return call.result(r)
+                    return self._done(call, call.result(r))
             self._sleep(wait)
             attempt += 1
 

@@ -36,20 +36,40 @@ def split_table(table: str | tuple[str, str]) -> tuple[str, str]:
     return ns, name
 
 
+#: The newest snapshot this process committed through a client the helpers made, per service URL:
+#: the next helper's client starts from it, so a read after ``write_and_register`` includes that
+#: write even when a server answers reads from hot standbys (``min-snapshot-id``).
+_last_snapshot: dict[str, int] = {}
+
+
 @contextmanager
-def client_for(client: ShredcatClient | None, url: str | None = None, token: str | None = None) -> Iterator[ShredcatClient]:
+def client_for(
+    client: ShredcatClient | None, url: str | None = None, token: str | None = None, *, min_snapshot_id: int | None = None
+) -> Iterator[ShredcatClient]:
     """The given client, or one made from ``url``/``token`` (default: ``SHREDCAT_URL`` and
-    ``SHREDCAT_TOKEN`` from the environment), closed afterwards."""
+    ``SHREDCAT_TOKEN`` from the environment), closed afterwards. Its reads ask for at least
+    ``min_snapshot_id`` and the snapshots this process's helpers committed to that URL."""
     if client is not None:
+        _at_least(client, min_snapshot_id)
         yield client
         return
     from service.client import ShredcatClient
 
-    c = ShredcatClient(url or os.environ.get("SHREDCAT_URL") or DEFAULT_URL, token or os.environ.get("SHREDCAT_TOKEN"))
+    base = url or os.environ.get("SHREDCAT_URL") or DEFAULT_URL
+    c = ShredcatClient(base, token or os.environ.get("SHREDCAT_TOKEN"))
+    _at_least(c, _last_snapshot.get(base))
+    _at_least(c, min_snapshot_id)
     try:
         yield c
     finally:
+        if c.last_snapshot_id is not None:
+            _last_snapshot[base] = max(c.last_snapshot_id, _last_snapshot.get(base, c.last_snapshot_id))
         c.close()
+
+
+def _at_least(client: ShredcatClient, snapshot_id: int | None) -> None:
+    if snapshot_id is not None and (client.last_snapshot_id is None or snapshot_id > client.last_snapshot_id):
+        client.last_snapshot_id = snapshot_id
 
 
 def idempotency_key(kind: str, namespace: str, table: str, paths: Iterable[str], salt: str = "") -> str:

@@ -228,16 +228,18 @@ def plan_pruned(
     url: str | None = None,
     token: str | None = None,
     base_path: str | None = None,
+    min_snapshot_id: int | None = None,
 ) -> PrunedScan:
     """Ask the service for the candidate files of ``predicate`` (SQL text or PySpark Column) on
-    ``table`` (``"ns.table"``). See :func:`read_pruned`."""
+    ``table`` (``"ns.table"``). See :func:`read_pruned`; ``min_snapshot_id``: plan at least at
+    that snapshot (another process's commit; this process's own are passed by themselves)."""
     from service.client import BadRequest, PayloadTooLarge, Unprocessable
 
     if not isinstance(predicate, str) and not is_column(predicate):
         raise TypeError(f"a predicate is SQL text or a PySpark Column, not {type(predicate).__name__}")
     ns, name = split_table(table)
     start = time.perf_counter()
-    with client_for(client, url, token) as c:
+    with client_for(client, url, token, min_snapshot_id=min_snapshot_id) as c:
         fallback: str | None = None
         sql: str | None = None
         schema_file: str | None = None
@@ -329,6 +331,7 @@ def read_pruned(
     token: str | None = None,
     base_path: str | None = None,
     schema: Any = None,
+    min_snapshot_id: int | None = None,
 ) -> Any:
     """The rows of ``table`` matching ``predicate``, reading only the files the service keeps.
 
@@ -337,6 +340,9 @@ def read_pruned(
     ``SHREDCAT_TOKEN``) reaches the service. ``base_path``: the table's root directory when it is
     partitioned by directory (``key=value/``), so the partition columns are kept. Returns
     ``spark.read.parquet(*candidates).where(predicate)``, an empty DataFrame with the table's
-    schema when there is no candidate."""
-    scan = plan_pruned(spark, table, predicate, client=client, url=url, token=token, base_path=base_path)
+    schema when there is no candidate. The plan includes this process's own commits (and
+    ``min_snapshot_id``) when the service reads from hot standbys."""
+    scan = plan_pruned(
+        spark, table, predicate, client=client, url=url, token=token, base_path=base_path, min_snapshot_id=min_snapshot_id
+    )
     return scan.read(spark, base_path=base_path, schema=schema)

@@ -126,7 +126,6 @@ wal_level = replica
 max_wal_senders = 5
 hot_standby = on
 fsync = off
-synchronous_commit = off
 full_page_writes = off
 shared_preload_libraries = 'pg_stat_statements'
 max_connections = 100
@@ -150,7 +149,7 @@ class Pair:
 
     def wait_replayed(self, timeout: float = 30.0) -> None:
         """Until the standby has replayed everything the primary had written when called."""
-        (lsn,) = self.primary.execute("SELECT pg_current_wal_lsn()::text")[0]
+        (lsn,) = self.primary.execute("SELECT pg_current_wal_insert_lsn()::text")[0]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             rows = self.standby.execute(

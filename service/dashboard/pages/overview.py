@@ -39,4 +39,5 @@ def _overview(request: Request) -> Response:
         recent=recent,
         empty_namespaces=empty_namespaces,
         backend=catalog.backend,
+        standbys=catalog.reads.status(),
     )

@@ -1,0 +1,178 @@
+"""Read your writes on a real hot standby: ``min-snapshot-id`` (a standby holding it answers; else
+one is waited for; else the primary), passed by the Python client after its own commits, and the
+standby's lag in /metrics and on the dashboard."""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.catalog import Catalog
+from service.catalog.db import make_engine
+from service.catalog.replicas import ReadRouter
+from service.pruning.parse_sql import parse_sql
+from tests.replication.conftest import ReplicatedCatalog
+from tests.support.events import write_event_files
+from tests.support.standby import Pair
+
+warnings.filterwarnings("ignore", message=".*httpx2.*")
+
+pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
+
+ALL = "variant_get(v, '$.id', 'bigint') >= 0"
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return write_event_files(tmp_path_factory.mktemp("ryw-lake") / "warehouse" / "events")
+
+
+def pause(pair: Pair) -> None:
+    pair.standby.execute("SELECT pg_wal_replay_pause()")
+
+
+def resume(pair: Pair) -> None:
+    pair.standby.execute("SELECT pg_wal_replay_resume()")
+
+
+@pytest.fixture
+def paused(repl: ReplicatedCatalog) -> Iterator[Pair]:
+    """The standby with WAL replay paused for the test (resumed afterwards)."""
+    yield repl.pair
+    resume(repl.pair)
+
+
+def _catalog(repl: ReplicatedCatalog, **kw: Any) -> Catalog:
+    primary = make_engine(repl.primary_url)
+    return Catalog(primary, reads=ReadRouter(primary, [make_engine(repl.standby_url)], **kw))
+
+
+def _plan(cat: Catalog, **kw: Any) -> list[str]:
+    return [c.path for c in cat.plan("lake", "events", lambda s: parse_sql(ALL, schema=s), **kw).candidates]
+
+
+def test_a_standby_behind_the_snapshot_is_passed_over_for_the_primary(
+    repl: ReplicatedCatalog, paused: Pair, events: list[str]
+) -> None:
+    cat = _catalog(repl, max_lag_s=60, wait_s=0.3)
+    try:
+        first = cat.register("lake", "events", events[:2])
+        paused.wait_replayed()
+        pause(paused)
+        second = cat.register("lake", "events", events[2:])
+        # Without min-snapshot-id a (fit) standby answers: its snapshot is the first commit's.
+        assert _plan(cat) == events[:2]
+        assert cat.reads.primary_reads == 0
+        # With it, the standby cannot answer, the wait runs out, and the primary answers.
+        started = time.monotonic()
+        assert _plan(cat, min_snapshot_id=second.snapshot_id) == events
+        assert time.monotonic() - started >= 0.3
+        assert cat.reads.primary_reads == 1
+        files = cat.list_files("lake", "events", min_snapshot_id=second.snapshot_id)
+        assert len(files) == 5 and cat.reads.primary_reads == 2
+        # A snapshot the standby holds is answered there.
+        assert cat.list_files("lake", "events", snapshot=first.snapshot_id, min_snapshot_id=first.snapshot_id)
+        assert cat.reads.primary_reads == 2
+    finally:
+        cat.reads.dispose()
+        cat.engine.dispose()
+
+
+def test_a_read_waits_for_the_standby_to_replay_its_snapshot(
+    repl: ReplicatedCatalog, paused: Pair, events: list[str]
+) -> None:
+    cat = _catalog(repl, max_lag_s=60, wait_s=30)
+    try:
+        cat.register("lake", "events", events[:2])
+        paused.wait_replayed()
+        pause(paused)
+        second = cat.register("lake", "events", events[2:])
+        threading.Timer(0.5, resume, args=(paused,)).start()
+        assert _plan(cat, min_snapshot_id=second.snapshot_id) == events
+        assert cat.reads.primary_reads == 0
+        assert cat.reads.standbys[0].reads == 1
+    finally:
+        cat.reads.dispose()
+        cat.engine.dispose()
+
+
+def test_a_page_token_pins_the_later_pages_to_a_standby_holding_its_snapshot(
+    repl: ReplicatedCatalog, paused: Pair, events: list[str]
+) -> None:
+    """A later page is read at the first page's snapshot: a standby that has not replayed it (here
+    the first page came from the primary) is passed over instead of answering 'no such snapshot'."""
+    cat = _catalog(repl, max_lag_s=60, wait_s=0.2)
+    try:
+        cat.register("lake", "events", events[:2])
+        paused.wait_replayed()
+        pause(paused)
+        second = cat.register("lake", "events", events[2:])
+        parse = lambda s: parse_sql(ALL, schema=s)  # noqa: E731
+        page = cat.plan("lake", "events", parse, page_size=2, min_snapshot_id=second.snapshot_id)
+        rest = cat.plan("lake", "events", parse, page_size=10, page_token=page.next_page_token)
+        assert [c.path for c in page.candidates + rest.candidates] == events
+        assert cat.reads.primary_reads == 2
+    finally:
+        cat.reads.dispose()
+        cat.engine.dispose()
+
+
+def test_the_client_passes_its_own_commits_snapshot(
+    repl: ReplicatedCatalog, paused: Pair, events: list[str]
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from service.api import create_app
+    from service.client import ShredcatClient
+    from tests.api.conftest import TOKENS, make_settings
+
+    settings = make_settings(
+        repl.primary_url,
+        [str(Path(events[0]).parent.parent)],
+        read_database_urls=[repl.standby_url],
+        read_max_lag_s=60,
+        read_wait_s=0.2,
+    )
+    with TestClient(create_app(settings)) as http:
+        writer = ShredcatClient(http=http, token=TOKENS["admin"])
+        other = ShredcatClient(http=http, token=TOKENS["reader"])
+        first = writer.commit("lake", "events", paths=events[:2], create_if_missing=True)
+        assert writer.last_snapshot_id == first.snapshot_id
+        paused.wait_replayed()
+        pause(paused)
+        second = writer.commit("lake", "events", paths=events[2:])
+        assert writer.last_snapshot_id == second.snapshot_id
+        # The writer sees its commit (the primary answered); a reader that committed nothing is
+        # answered by the standby, as of the first commit.
+        assert sorted(writer.plan_all("lake", "events", sql=ALL).paths) == events
+        assert writer.load_table("lake", "events").live_file_count == 5
+        assert len(list(writer.iter_files("lake", "events"))) == 5
+        assert sorted(other.plan_all("lake", "events", sql=ALL).paths) == events[:2]
+        assert other.load_table("lake", "events").live_file_count == 2
+        # ...unless told the snapshot.
+        told = other.plan("lake", "events", sql=ALL, min_snapshot_id=second.snapshot_id)
+        assert sorted(told.paths) == events
+        text = writer.metrics()
+        standby = f"127.0.0.1:{paused.standby.port}/{repl.database}"
+        assert f'shredcat_catalog_reads_total{{database="{standby}"}}' in text
+        assert 'shredcat_catalog_reads_total{database="primary"}' in text
+        assert f'shredcat_standby_lag_seconds{{standby="{standby}"}}' in text
+        assert f'shredcat_standby_state{{standby="{standby}",state="ok"}} 1.0' in text
+
+
+def test_the_dashboard_shows_each_standbys_lag(repl: ReplicatedCatalog, events: list[str]) -> None:
+    from fastapi.testclient import TestClient
+
+    from service.api import create_app
+    from tests.api.conftest import ADMIN, make_settings
+
+    settings = make_settings(repl.primary_url, [], read_database_urls=[repl.standby_url])
+    with TestClient(create_app(settings)) as http:
+        html = http.get("/admin", headers={**ADMIN, "Accept": "text/html"}).text
+    assert f"Read replicas: 127.0.0.1:{repl.pair.standby.port}/{repl.database} ok, lag 0.0 s" in html
