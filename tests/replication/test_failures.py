@@ -1,0 +1,184 @@
+"""A hot standby that fails: stopped mid-request, promoted, lagging past the setting. Reads go on
+(on the primary), nothing is answered from a database that is not the catalog's current state,
+and the standby is used again once it is fit."""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.catalog import Catalog
+from service.catalog import repository as repo
+from service.catalog.db import make_engine
+from service.catalog.replicas import ReadRouter
+from service.pruning.parse_sql import parse_sql
+from tests.replication.conftest import ReplicatedCatalog, replicated_catalog
+from tests.support.events import write_event_files
+from tests.support.standby import Pair
+
+warnings.filterwarnings("ignore", message=".*httpx2.*")
+
+pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
+
+ALL = "variant_get(v, '$.id', 'bigint') >= 0"
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return write_event_files(tmp_path_factory.mktemp("fail-lake") / "warehouse" / "events")
+
+
+def _catalog(rc: ReplicatedCatalog, **kw: Any) -> Catalog:
+    primary = make_engine(rc.primary_url)
+    return Catalog(primary, reads=ReadRouter(primary, [make_engine(rc.standby_url)], **kw))
+
+
+def _close(cat: Catalog) -> None:
+    cat.reads.dispose()
+    cat.engine.dispose()
+
+
+def _plan(cat: Catalog) -> list[str]:
+    return [c.path for c in cat.plan("lake", "events", lambda s: parse_sql(ALL, schema=s)).candidates]
+
+
+def _wait_state(cat: Catalog, state: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cat.reads.check(force=True)
+        if cat.reads.standbys[0].state == state:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the standby is {cat.reads.standbys[0].state}, not {state}")
+
+
+def test_a_standby_stopped_mid_request_is_skipped_and_the_read_answered_by_the_primary(
+    own_pair: Pair, events: list[str]
+) -> None:
+    rc = replicated_catalog(own_pair)
+    cat = _catalog(rc, check_interval_s=0.2)
+    try:
+        cat.register("lake", "events", events)
+        own_pair.wait_replayed()
+        assert _plan(cat) == events and cat.reads.standbys[0].reads == 1
+        answered_on: list[str] = []
+
+        def slow_read(conn: Any) -> int:
+            # The transaction is open on the standby when it stops.
+            answered_on.append(str(conn.engine.url.port))
+            conn.exec_driver_sql("SELECT pg_sleep(1.5)")
+            return repo.table_infos(conn, "lake", "events")[0].live_file_count
+
+        threading.Timer(0.5, own_pair.standby.stop, kwargs={"mode": "immediate"}).start()
+        assert cat.reads.read(slow_read) == 5
+        assert answered_on == [str(own_pair.standby.port), str(own_pair.primary.port)]
+        assert cat.reads.standbys[0].state == "down"
+        # Later reads go straight to the primary while the standby is down...
+        before = cat.reads.primary_reads
+        assert _plan(cat) == events
+        assert cat.reads.primary_reads == before + 1
+        assert cat.reads.status()[0].lag_s is None  # unknown, not 0
+        # ...and to the standby again once it is back and has caught up.
+        own_pair.standby.start()
+        own_pair.wait_replayed()
+        time.sleep(0.25)
+        _wait_state(cat, "ok")
+        standby_reads = cat.reads.standbys[0].reads
+        assert _plan(cat) == events
+        assert cat.reads.standbys[0].reads == standby_reads + 1
+    finally:
+        _close(cat)
+
+
+def test_a_promoted_standby_is_never_read_again(own_pair: Pair, events: list[str]) -> None:
+    rc = replicated_catalog(own_pair)
+    cat = _catalog(rc, check_interval_s=0.1)
+    try:
+        cat.register("lake", "events", events[:2])
+        own_pair.wait_replayed()
+        assert _plan(cat) == events[:2] and cat.reads.standbys[0].reads == 1
+        own_pair.standby.promote()
+        # The primary moves on; the promoted server's own timeline no longer follows it.
+        cat.register("lake", "events", events[2:])
+        time.sleep(0.15)
+        assert _plan(cat) == events
+        assert cat.reads.standbys[0].state == "promoted"
+        assert cat.reads.standbys[0].reads == 1
+        for _ in range(3):
+            assert _plan(cat) == events
+        assert cat.reads.standbys[0].reads == 1
+    finally:
+        _close(cat)
+
+
+def test_a_standby_lagging_past_the_setting_is_skipped_until_it_catches_up(
+    repl: ReplicatedCatalog, events: list[str]
+) -> None:
+    pair = repl.pair
+    cat = _catalog(repl, max_lag_s=0.5, check_interval_s=0.1)
+    try:
+        cat.register("lake", "events", events[:2])
+        pair.wait_replayed()
+        assert _plan(cat) == events[:2]
+        pair.standby.execute("SELECT pg_wal_replay_pause()")
+        try:
+            cat.register("lake", "events", events[2:])
+            time.sleep(0.8)  # the last replayed commit is now older than max_lag_s
+            _wait_state(cat, "lagging")
+            assert cat.reads.standbys[0].lag_s > 0.5
+            assert cat.reads.standbys[0].lag_bytes > 0
+            before = cat.reads.primary_reads
+            assert _plan(cat) == events  # the primary's answer, not the standby's stale one
+            assert cat.reads.primary_reads == before + 1
+        finally:
+            pair.standby.execute("SELECT pg_wal_replay_resume()")
+        pair.wait_replayed()
+        _wait_state(cat, "ok")
+        standby_reads = cat.reads.standbys[0].reads
+        assert _plan(cat) == events
+        assert cat.reads.standbys[0].reads == standby_reads + 1
+    finally:
+        _close(cat)
+
+
+def test_the_server_keeps_answering_while_its_standby_stops_and_comes_back(
+    own_pair: Pair, events: list[str], tmp_path: Path
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from service.api import create_app
+    from tests.api.conftest import READER, make_settings
+
+    rc = replicated_catalog(own_pair)
+    with Catalog(rc.primary_url) as c:
+        c.register("lake", "events", events)
+    own_pair.wait_replayed()
+    settings = make_settings(
+        rc.primary_url, [], read_database_urls=[rc.standby_url], read_check_interval_s=0.2
+    )
+    T = "/v1/namespaces/lake/tables/events"
+    with TestClient(create_app(settings)) as http:
+        def plan_ok() -> None:
+            r = http.post(T + "/plan", json={"sql": ALL}, headers=READER)
+            assert r.status_code == 200, r.text
+            assert len(r.json()["files"]) == 5
+
+        for _ in range(3):
+            plan_ok()  # the pool now holds connections to the standby
+        own_pair.standby.stop("immediate")
+        for _ in range(3):
+            plan_ok()
+        text = http.get("/metrics", headers=READER).text
+        assert "state=\"down\"} 1.0" in text and "shredcat_standby_lag_seconds" in text and "NaN" in text
+        own_pair.standby.start()
+        own_pair.wait_replayed()
+        deadline = time.monotonic() + 30
+        while 'state="ok"} 1.0' not in http.get("/metrics", headers=READER).text:
+            assert time.monotonic() < deadline, "the standby never came back"
+            time.sleep(0.2)
+        plan_ok()
