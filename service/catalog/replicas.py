@@ -40,7 +40,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from service.catalog.db import make_engine, run_transaction, translated
-from service.errors import StorageUnavailableError
+from service.errors import ShredcatError, StorageUnavailableError
 
 if TYPE_CHECKING:
     from service.settings import Settings
@@ -186,7 +186,7 @@ class ReadRouter:
         try:
             with translated(), self.primary.connect() as conn:
                 return parse_lsn(conn.exec_driver_sql("SELECT pg_current_wal_flush_lsn()::text").scalar())
-        except StorageUnavailableError as e:
+        except ShredcatError as e:  # unreachable, or not a PostgreSQL primary
             log.warning("could not read the primary's WAL position to measure standby lag: %s", e)
             return None
 

@@ -105,15 +105,16 @@ class ClientBase(Generic[H]):
                 raise ValueError("base_url is required")
             http = open_http(base_url=base_url)
         self._http: H = http
-        #: The newest snapshot this client's own writes made: plans, listings and table loads ask
-        #: for at least it (``min-snapshot-id``), so a server reading from hot standbys answers
-        #: them with this client's writes in (read your writes).
+        #: The newest snapshot this client's writes made or its reads were answered at: plans,
+        #: listings and table loads ask for at least it (``min-snapshot-id``), so a server reading
+        #: from hot standbys answers them with this client's writes in, and what it sees never
+        #: goes back, whichever server answers (read your writes, monotonic reads).
         self.last_snapshot_id: int | None = None
 
     def _done(self, call: Call[T], result: T) -> T:
-        """``result`` of ``call``, after noting the snapshot a write made."""
-        if call.written is not None:
-            snap = call.written(result)
+        """``result`` of ``call``, after noting the snapshot it is at."""
+        if call.at_snapshot is not None:
+            snap = call.at_snapshot(result)
             if snap is not None and (self.last_snapshot_id is None or snap > self.last_snapshot_id):
                 self.last_snapshot_id = snap
         return result

@@ -79,8 +79,10 @@ class Call(Generic[T]):
     #: A read that takes ``min-snapshot-id`` (in the ``query`` or the ``body``): the client adds
     #: the newest snapshot it committed, so the answer includes its own writes (read replicas).
     min_snapshot: Literal["query", "body"] | None = None
-    #: A write's snapshot id in its answer (what the client then reads at least).
-    written: Callable[[T], int | None] | None = None
+    #: The snapshot id an answer is at (a write's new snapshot, the snapshot a read was answered
+    #: at): the client's later reads ask for at least the newest, so what it sees never goes back,
+    #: whichever server or standby answers.
+    at_snapshot: Callable[[T], int | None] | None = None
 
     def with_min_snapshot(self, snapshot_id: int | None) -> Call[T]:
         """This call carrying ``min-snapshot-id`` (unless it has one, or takes none)."""
@@ -174,7 +176,7 @@ def drop_namespace(namespace: str) -> Call[int | None]:
     """Drop an empty namespace; returns the snapshot id of the drop."""
     return Call(
         "DELETE", _namespace_path(namespace), _json(dropped_snapshot_id),
-        errors={**_ON_NAMESPACE, 409: NamespaceNotEmpty}, written=lambda s: s,
+        errors={**_ON_NAMESPACE, 409: NamespaceNotEmpty}, at_snapshot=lambda s: s,
     )
 
 
@@ -211,7 +213,7 @@ def create_table(
         body["location"] = location
     return Call(
         "POST", f"{_namespace_path(namespace)}/tables", _json(Table.from_json), json=body,
-        errors={**_ON_NAMESPACE, 409: TableAlreadyExists}, written=lambda t: t.current_snapshot_id,
+        errors={**_ON_NAMESPACE, 409: TableAlreadyExists}, at_snapshot=lambda t: t.current_snapshot_id,
     )
 
 
@@ -224,13 +226,14 @@ def load_table(namespace: str, table: str, *, min_snapshot_id: int | None = None
         idempotent=True,
         errors=_ON_TABLE,
         min_snapshot="query",
+        at_snapshot=lambda t: t.current_snapshot_id,
     )
 
 
 def drop_table(namespace: str, table: str) -> Call[int | None]:
     """Drop the table; returns the snapshot id of the drop."""
     return Call(
-        "DELETE", _table_path(namespace, table), _json(dropped_snapshot_id), errors=_ON_TABLE, written=lambda s: s
+        "DELETE", _table_path(namespace, table), _json(dropped_snapshot_id), errors=_ON_TABLE, at_snapshot=lambda s: s
     )
 
 
@@ -306,7 +309,7 @@ def commit(
         headers={"Idempotency-Key": key},
         idempotent=True,
         errors={**_ON_TABLE, 409: CommitConflict},
-        written=lambda r: r.snapshot_id,
+        at_snapshot=lambda r: r.snapshot_id,
     )
 
 
@@ -343,7 +346,7 @@ def remove_files(namespace: str, table: str, paths: Sequence[str], *, missing_ok
         json={"paths": list(paths), "missing-ok": missing_ok},
         # Removing the same paths again is harmless only when missing ones are tolerated.
         idempotent=missing_ok,
-        written=lambda r: r.snapshot_id,
+        at_snapshot=lambda r: r.snapshot_id,
     )
 
 
@@ -372,6 +375,7 @@ def list_files(
         ),
         idempotent=True,
         min_snapshot="query",
+        at_snapshot=lambda p: p.snapshot_id,
     )
 
 
@@ -454,4 +458,5 @@ def plan(
         json=body,
         idempotent=True,
         min_snapshot="body",
+        at_snapshot=lambda p: p.snapshot_id,
     )
