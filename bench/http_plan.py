@@ -28,6 +28,15 @@ ASGI app and the catalog, without uvicorn's socket handling) with valgrind's cal
 that repeats whatever else a shared machine is doing, where CPU times there move by 2x with the
 neighbours' load (the client's constant work per request shows it). Needs ``valgrind``.
 
+``--standby`` runs on a private PostgreSQL primary + hot standby pair instead (started like the
+replication tests' pair, ``tests/support/standby.py``, on free ports; removed afterwards), and
+runs every cell twice in the same run: the server with the primary alone, then with the standby
+in ``SHREDCAT_READ_DATABASE_URLS``. It adds the standby backends' CPU per request and the catalog
+statements each database ran in the cell (``pg_stat_statements``: statements naming a
+``ducklake_``/``shredcat_`` table; the primary's must be 0 while the standby is healthy).
+
+    .venv/bin/python bench/http_plan.py --standby --files 20000 --workers 2 --concurrency 8,32
+
 ``--baseline DIR`` runs every cell a second time with the server's code from ``DIR`` (a checkout,
 e.g. ``git archive <rev> | tar -x -C DIR``) in the same run, for before/after tables.
 Only loopback addresses are used.
@@ -111,6 +120,11 @@ class Cell:
     server_cpu_ms: float
     pg_cpu_ms: float
     new_sessions: int
+    #: --standby: the standby backends' CPU per request, and the catalog statements each database
+    #: ran in the cell (-1: not counted).
+    standby_cpu_ms: float = 0.0
+    primary_statements: int = -1
+    standby_statements: int = -1
 
 
 def _connect(host: str, port: int) -> http.client.HTTPConnection:
@@ -141,8 +155,34 @@ def _server_durations(log: Path, offset: int) -> list[float]:
     return out
 
 
+#: What pg_stat_statements counts as a catalog statement: one naming the catalog's tables.
+CATALOG_STATEMENTS = (
+    "SELECT coalesce(sum(calls), 0)::bigint FROM pg_stat_statements WHERE dbid = "
+    "(SELECT oid FROM pg_database WHERE datname = current_database()) "
+    "AND (query ILIKE '%ducklake\\_%' OR query ILIKE '%shredcat\\_%') AND query NOT ILIKE '%pg_stat_statements%'"
+)
+
+
+def catalog_statements(url: str, *, reset: bool = False) -> int:
+    """Catalog statements run on ``url``'s database since the last reset (``reset``: reset now)."""
+    from tests.ops.support import admin_execute
+
+    if reset:
+        admin_execute(url, "SELECT pg_stat_statements_reset()")
+        return 0
+    return int(admin_execute(url, CATALOG_STATEMENTS)[0][0])
+
+
 def run_cell(
-    server: Any, url: str, code: str, workers: int, concurrency: int, requests: int, warmup: int, bodies: list[bytes]
+    server: Any,
+    url: str,
+    code: str,
+    workers: int,
+    concurrency: int,
+    requests: int,
+    warmup: int,
+    bodies: list[bytes],
+    standby_url: str | None = None,
 ) -> Cell:
     host, port = server.base_url.removeprefix("http://").split(":")
     path = f"/v1/namespaces/{NS}/tables/{TABLE}/plan"
@@ -190,8 +230,13 @@ def run_cell(
     server_pids = process_tree(server.proc.pid)
     pg_pids = server_backends(url)
     sessions0 = sessions_opened(url)
+    standby_pids = server_backends(standby_url) if standby_url else set()
+    if standby_url:
+        catalog_statements(url, reset=True)
+        catalog_statements(standby_url, reset=True)
     server0 = sum(cpu_s(p) for p in server_pids)
     pg0 = {p: cpu_s(p) for p in pg_pids}
+    standby0 = {p: cpu_s(p) for p in standby_pids}
     client0 = sum(os.times()[:2])
     t0 = time.perf_counter()
     go.wait()
@@ -202,6 +247,8 @@ def run_cell(
     server_cpu = sum(cpu_s(p) for p in server_pids) - server0
     pg_after = server_backends(url)
     pg_cpu = sum(cpu_s(p) - pg0.get(p, 0.0) for p in pg_after)
+    standby_cpu = sum(cpu_s(p) - standby0.get(p, 0.0) for p in server_backends(standby_url)) if standby_url else 0.0
+    counted = (catalog_statements(url), catalog_statements(standby_url)) if standby_url else (-1, -1)
     if errors:
         raise RuntimeError(f"{len(errors)} client errors, first: {errors[0]!r}")
     time.sleep(PG_STATS_FLUSH_S)
@@ -225,6 +272,9 @@ def run_cell(
         server_cpu_ms=round(server_cpu * 1000 / n, 2),
         pg_cpu_ms=round(pg_cpu * 1000 / n, 2),
         new_sessions=new_sessions,
+        standby_cpu_ms=round(standby_cpu * 1000 / n, 2),
+        primary_statements=counted[0],
+        standby_statements=counted[1],
     )
 
 
@@ -387,8 +437,8 @@ def profile_in_process(url: str, n_files: int, requests: int) -> str:
 
 
 @contextlib.contextmanager
-def server_for(url: str, code_dir: Path, workers: int) -> Iterator[Any]:
-    env = server_env(url, PYTHONPATH=str(code_dir), SHREDCAT_LOG_LEVEL="info")
+def server_for(url: str, code_dir: Path, workers: int, **extra: str) -> Iterator[Any]:
+    env = server_env(url, PYTHONPATH=str(code_dir), SHREDCAT_LOG_LEVEL="info", **extra)
     with tempfile.TemporaryDirectory() as tmp, running_server(env, Path(tmp) / "server.log", workers=workers) as s:
         yield s
 
@@ -404,6 +454,48 @@ def table(cells: list[Cell]) -> str:
         for c in cells
     ]
     return "\n".join([head, *rows])
+
+
+def standby_table(cells: list[Cell]) -> str:
+    head = (
+        "| databases | workers | clients | requests/s | p50 ms | p99 ms | server CPU ms/req | primary CPU ms/req "
+        "| standby CPU ms/req | catalog statements on the primary | on the standby |\n" + "|---" * 11 + "|"
+    )
+    rows = [
+        f"| {c.code} | {c.workers} | {c.concurrency} | {c.rps:,.0f} | {c.p50_ms:.1f} | {c.p99_ms:.1f} | "
+        f"{c.server_cpu_ms:.2f} | {c.pg_cpu_ms:.2f} | {c.standby_cpu_ms:.2f} | {c.primary_statements:,} | {c.standby_statements:,} |"
+        for c in cells
+    ]
+    return "\n".join([head, *rows])
+
+
+def run_standby(args: argparse.Namespace, concurrency: list[int], workers: list[int]) -> list[Cell]:
+    """The cells of --standby: a private primary + hot standby pair, the server on the primary
+    alone and then with the standby, same data, same run."""
+    from tests.ops.support import admin_execute, with_database
+    from tests.support.standby import start_pair
+
+    pair = start_pair()
+    cells: list[Cell] = []
+    try:
+        with postgres_db(pair.primary.url("postgres"), args.files, False) as (url, _):
+            print(f"loading {args.files:,} files on the primary...", flush=True)
+            load(url, args.files, 1000, args.seed)
+            admin_execute(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            pair.wait_replayed(timeout=600)
+            standby_url = with_database(pair.standby.url(), url.rsplit("/", 1)[1])
+            bodies = plan_bodies(args.files)
+            modes = [("primary alone", {}), ("primary + 1 standby", {"SHREDCAT_READ_DATABASE_URLS": json.dumps([standby_url])})]
+            for w in workers:
+                for code, extra in modes:
+                    with server_for(url, REPO, w, **extra) as server:
+                        for c in concurrency:
+                            cell = run_cell(server, url, code, w, c, args.requests, args.warmup, bodies, standby_url)
+                            cells.append(cell)
+                            print(standby_table([cell]).splitlines()[-1], flush=True)
+    finally:
+        pair.close()
+    return cells
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -428,6 +520,9 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of the cells: instructions per in-process plan request over N requests (valgrind's "
         "callgrind; with --baseline, of both codes)",
     )
+    p.add_argument(
+        "--standby", action="store_true", help="on a private primary + hot standby pair: primary alone vs with the standby"
+    )
     p.add_argument("--drive", type=int, help=argparse.SUPPRESS)  # one run of --instructions
     p.add_argument("--drive-url", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -439,6 +534,13 @@ def main(argv: list[str] | None = None) -> int:
     codes = [("this", REPO)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
 
     print(f"machine: {describe()}; load average at start {os.getloadavg()[0]:.2f}", flush=True)
+    if args.standby:
+        cells = run_standby(args, concurrency, workers)
+        print(f"\nload average at end {os.getloadavg()[0]:.2f}\n")
+        print(standby_table(cells))
+        if args.json:
+            Path(args.json).write_text(json.dumps([asdict(x) for x in cells], indent=1))
+        return 0
     cells: list[Cell] = []
     with postgres_db(args.pg_admin_url, args.files, args.keep) as (url, loaded):
         if not loaded:

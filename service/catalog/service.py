@@ -726,7 +726,7 @@ class Catalog:
             def stored_stats(conn: Connection, chunk: Sequence[str] = chunk) -> list[FileStats | None]:
                 return [repo.file_stats(conn, t, p, snap) for p in chunk]
 
-            stored = self._read(stored_stats)
+            stored = self._read(stored_stats, min_snapshot_id=snap)  # where ``pick``'s snapshot is
             fresh = list(
                 executor.map(_try_read(read), chunk) if executor is not None else map(_try_read(read), chunk)
             )
@@ -809,7 +809,7 @@ class Catalog:
                 raise NotFoundError(f"{path}: not a live file of {t.qualified_name}", details={"path": path})
             return fs
 
-        return self._read(op)
+        return self._read(op, min_snapshot_id=snapshot)
 
     def list_snapshots(
         self, namespace: str, table: str, *, after: int | None = None, limit: int = 1000
@@ -861,7 +861,7 @@ class Catalog:
                 g = GlobalStats(0, {})
             return _table_stats(t, snapshot if snapshot is not None else t.current_snapshot_id, g)
 
-        return self._read(op)
+        return self._read(op, min_snapshot_id=snapshot)
 
     def path_coverage(self, namespace: str, table: str) -> list[PathCoverage]:
         """For every path fully shredded in at least one live file: in how many live files, with
@@ -1023,7 +1023,7 @@ class Catalog:
             t = repo.require_table(conn, namespace, table)
             return repo.files_removed_at(conn, t.table_id, snapshot, limit)
 
-        return self._read(op)
+        return self._read(op, min_snapshot_id=snapshot)
 
     def find_file(self, namespace: str, table: str, path: str) -> DataFileInfo:
         """The live file at ``path`` (NotFoundError if there is none)."""
