@@ -26,3 +26,15 @@ def test_standby_refuses_writes_and_sees_the_migrated_schema(repl: ReplicatedCat
     assert current_revision(repl.standby_url) == SCHEMA_REVISION
     with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
         repl.pair.standby.execute("CREATE TABLE nope (x int)", repl.database)
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", pytest.fail.Exception), ("", pytest.skip.Exception)])
+def test_a_pair_that_cannot_start_fails_under_ci_and_skips_elsewhere(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object, ci: str, outcome: type[BaseException]
+) -> None:
+    from tests.replication.conftest import _start_or_fail
+
+    monkeypatch.setenv("SHREDCAT_TEST_PG_BIN", str(tmp_path))  # no initdb there
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(outcome, match="could not start a PostgreSQL primary"):
+        _start_or_fail()
