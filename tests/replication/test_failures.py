@@ -69,9 +69,10 @@ def test_a_standby_stopped_mid_request_is_skipped_and_the_read_answered_by_the_p
         answered_on: list[str] = []
 
         def slow_read(conn: Any) -> int:
-            # The transaction is open on the standby when it stops.
+            # On the standby the transaction is still open (sleeping) when the standby stops.
             answered_on.append(str(conn.engine.url.port))
-            conn.exec_driver_sql("SELECT pg_sleep(1.5)")
+            if conn.engine.url.port == own_pair.standby.port:
+                conn.exec_driver_sql("SELECT pg_sleep(60)")
             return repo.table_infos(conn, "lake", "events")[0].live_file_count
 
         threading.Timer(0.5, own_pair.standby.stop, kwargs={"mode": "immediate"}).start()

@@ -5,7 +5,6 @@ standby's lag in /metrics and on the dashboard."""
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,9 +69,7 @@ def test_a_standby_behind_the_snapshot_is_passed_over_for_the_primary(
         assert _plan(cat) == events[:2]
         assert cat.reads.primary_reads == 0
         # With it, the standby cannot answer, the wait runs out, and the primary answers.
-        started = time.monotonic()
         assert _plan(cat, min_snapshot_id=second.snapshot_id) == events
-        assert time.monotonic() - started >= 0.3
         assert cat.reads.primary_reads == 1
         files = cat.list_files("lake", "events", min_snapshot_id=second.snapshot_id)
         assert len(files) == 5 and cat.reads.primary_reads == 2
