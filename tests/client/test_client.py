@@ -538,3 +538,62 @@ def test_commit_creates_a_missing_table_sync_and_async(sc: ShredcatClient, clien
 
     asyncio.run(main())
     assert sc.load_table("made", "two").live_file_count == 1
+
+
+# --- read your writes -----------------------------------------------------------------------------
+
+
+def _sent_min_snapshots(requests: list[httpx.Request]) -> list[tuple[str, object]]:
+    """(route tail, min-snapshot-id sent) of each request, in order."""
+    import json
+
+    out: list[tuple[str, object]] = []
+    for r in requests:
+        tail = r.url.path.rsplit("/", 1)[-1]
+        if r.method == "POST" and tail == "plan":
+            out.append((tail, json.loads(r.content).get("min-snapshot-id")))
+        else:
+            out.append((tail, r.url.params.get("min-snapshot-id")))
+    return out
+
+
+def test_the_clients_ask_for_the_newest_snapshot_they_wrote_or_read(client, warehouse: Path) -> None:
+    """Plans, listings and loadTable carry the newest snapshot the client's own writes made or its
+    reads were answered at (what a server reading from hot standbys needs); an explicit one wins."""
+    sent: list[httpx.Request] = []
+    hooks = {"request": [sent.append]}
+    client.event_hooks = hooks
+    sc = ShredcatClient(http=client, token=TOKENS["admin"], sleep=lambda s: None)
+    sc.create_namespace("lake")
+    assert sc.last_snapshot_id is None
+    table = sc.create_table("lake", "events", variant_columns=["v"])
+    assert sc.last_snapshot_id == table.current_snapshot_id
+    sent.clear()
+    sc.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 1")
+    commit = sc.commit_paths("lake", "events", _paths(warehouse, 0))
+    assert sc.last_snapshot_id == commit.snapshot_id > table.current_snapshot_id
+    sc.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 1")
+    sc.list_files("lake", "events")
+    sc.load_table("lake", "events")
+    sc.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 1", min_snapshot_id=1)
+    c, s = str(commit.snapshot_id), commit.snapshot_id
+    assert _sent_min_snapshots(sent) == [
+        ("plan", table.current_snapshot_id), ("commits", None), ("plan", s), ("files", c), ("events", c), ("plan", 1)
+    ]
+    removed = sc.remove_files("lake", "events", _paths(warehouse, 0))
+    assert sc.last_snapshot_id == removed.snapshot_id
+    # A client that wrote nothing sends nothing until it has read something.
+    reader = ShredcatClient(http=client, token=TOKENS["reader"], sleep=lambda s: None)
+    sent.clear()
+    first = reader.load_table("lake", "events")
+    reader.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 1")
+    assert _sent_min_snapshots(sent) == [("events", None), ("plan", first.current_snapshot_id)]
+
+    async def main() -> None:
+        transport = httpx.ASGITransport(app=client.app)
+        async with AsyncShredcatClient("http://testserver", token=TOKENS["admin"], transport=transport) as ac:
+            r = await ac.commit_paths("lake", "events", _paths(warehouse, 1))
+            assert ac.last_snapshot_id == r.snapshot_id
+            assert (await ac.load_table("lake", "events")).current_snapshot_id == r.snapshot_id
+
+    asyncio.run(main())
