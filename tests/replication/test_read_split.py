@@ -140,3 +140,21 @@ def test_the_whole_read_api_runs_on_a_standby_alone(
         # ...and a write is refused there (so the routes above would have failed had they written).
         r = c.post("/v1/namespaces", json={"namespace": ["other"]}, headers=ADMIN)
         assert r.status_code >= 500, r.text
+
+
+def test_reads_take_the_standbys_in_turn(repl: ReplicatedCatalog, events: list[str]) -> None:
+    """Two read databases (the one standby under two host names: two engines, two pools) share
+    the reads evenly."""
+    primary = make_engine(repl.primary_url)
+    other_name = repl.standby_url.replace("@127.0.0.1:", "@localhost:")
+    cat = Catalog(primary, reads=ReadRouter(primary, [make_engine(repl.standby_url), make_engine(other_name)]))
+    try:
+        cat.register("lake", "events", events[:1])
+        repl.pair.wait_replayed()
+        for _ in range(6):
+            assert cat.get_table("lake", "events", min_snapshot_id=0).live_file_count == 1
+        a, b = cat.reads.standbys
+        assert a.name != b.name and (a.reads, b.reads) == (3, 3)
+        assert cat.reads.primary_reads == 0
+    finally:
+        _close(cat)
