@@ -5,7 +5,8 @@ migrations, refresh, and the reads a write depends on); the read-only calls (pla
 table loads, global stats, dashboard reads) run on the standbys given by
 ``SHREDCAT_READ_DATABASE_URLS``, taken in turn (round robin). A standby is skipped while it
 
-* errors (cannot be reached, stopped mid-request: the read is run again on the next one, as a
+* errors (cannot be reached, stopped mid-request, or any error of its database, such as a
+  column a migration it has not replayed yet adds: the read is run again on the next one, as a
   read-only transaction can be; it is tried again after ``read_check_interval_s``),
 * is no longer a standby (promoted: its timeline has left the primary's, so its answers are not
   the catalog's), or
@@ -244,7 +245,9 @@ class ReadRouter:
                     except _NotReplayed:
                         behind = True
                         continue
-                    except StorageUnavailableError as e:
+                    except ShredcatError as e:
+                        if not _database_error(e):
+                            raise  # the request's own error (no such table...): the same anywhere
                         self._mark_down(s, e)
                         continue
                     self._answered(s)
@@ -264,6 +267,15 @@ class ReadRouter:
                 s.reads += 1
         if self.on_read is not None:
             self.on_read("primary" if s is None else s.name)
+
+
+def _database_error(e: ShredcatError) -> bool:
+    """Whether ``e`` is the standby database's failure rather than the request's: unreachable or
+    stopped (:class:`StorageUnavailableError`), or any error of its own that
+    :func:`service.catalog.db.run_transaction` translated (a standby still replaying a migration
+    lacks a column; a read that tried to write is refused). The read is then run elsewhere, as
+    a read-only transaction can be; an error the primary shares comes from the primary."""
+    return isinstance(e, StorageUnavailableError) or isinstance(e.__cause__, SQLAlchemyError)
 
 
 def _after(fn: Callable[[Connection], T], min_snapshot_id: int) -> Callable[[Connection], T]:

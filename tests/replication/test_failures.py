@@ -183,3 +183,24 @@ def test_the_server_keeps_answering_while_its_standby_stops_and_comes_back(
             assert time.monotonic() < deadline, "the standby never came back"
             time.sleep(0.2)
         plan_ok()
+
+
+def test_an_error_of_the_standbys_database_sends_the_read_elsewhere_but_a_request_error_does_not(
+    repl: ReplicatedCatalog,
+) -> None:
+    """A statement the standby refuses (here one that needs a transaction id, as a read that wrote
+    would, or a column a migration it has not replayed yet would) is run on the primary; an error
+    of the request itself (no such table) is answered as it is, from the standby."""
+    from service.errors import NotFoundError
+
+    cat = _catalog(repl, check_interval_s=60)
+    try:
+        assert cat.reads.read(lambda conn: conn.exec_driver_sql("SELECT txid_current() > 0").scalar()) is True
+        assert cat.reads.standbys[0].state == "down" and cat.reads.primary_reads == 1
+        cat.reads.check(force=True)
+        assert cat.reads.standbys[0].state == "ok"
+        with pytest.raises(NotFoundError):
+            cat.list_files("lake", "nope")  # raised inside the read transaction
+        assert cat.reads.standbys[0].state == "ok" and cat.reads.primary_reads == 1
+    finally:
+        _close(cat)
