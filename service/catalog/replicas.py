@@ -54,6 +54,9 @@ T = TypeVar("T")
 DEFAULT_MAX_LAG_S = 5.0
 DEFAULT_WAIT_S = 2.0
 DEFAULT_CHECK_INTERVAL_S = 1.0
+#: Seconds a connection to a standby may take to open (the primary's: 10): a standby is optional,
+#: so one that does not answer is given up on quickly and the read goes elsewhere.
+STANDBY_CONNECT_TIMEOUT_S = 3
 #: How often a read waiting for a snapshot asks the standbys again.
 WAIT_POLL_S = 0.02
 
@@ -148,7 +151,10 @@ class ReadRouter:
     def from_settings(cls, primary: Engine, settings: Settings, *, concurrency: int | None = None) -> ReadRouter:
         """The router of ``settings``' standbys (``SHREDCAT_READ_*``), each engine pooled like the
         primary's (``concurrency`` connections)."""
-        engines = [make_engine(url, concurrency=concurrency) for url in settings.read_database_urls]
+        engines = [
+            make_engine(url, concurrency=concurrency, connect_args={"connect_timeout": STANDBY_CONNECT_TIMEOUT_S})
+            for url in settings.read_database_urls
+        ]
         return cls(
             primary,
             engines,
