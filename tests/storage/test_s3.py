@@ -83,3 +83,19 @@ def test_the_client_commits_prefixes(s3: S3Server, lake: str, app_factory: Any) 
     # The async client sends the very same call (one request builder for both).
     assert AsyncShredcatClient.commit_prefixes is ShredcatClient.commit_prefixes
     assert commit("lake", "events", prefixes=[lake], idempotency_key="k").json == {"prefixes": [lake]}
+
+
+def test_a_named_profile_is_resolved_by_boto3(s3: S3Server, lake: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``AWS_PROFILE`` (keys in a shared credentials file here; SSO and credential_process the
+    same way): boto3 resolves it, obstore signs with what it gives; keys in the environment win."""
+    creds = tmp_path / "credentials"
+    creds.write_text(f"[lakeprofile]\naws_access_key_id = {s3.key_id}\naws_secret_access_key = {s3.secret}\n")
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_PROFILE", "lakeprofile")
+    assert list_data_files(lake) == data_files(lake)
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    with pytest.raises(FileAccessError, match="AWS_PROFILE='no-such-profile': ProfileNotFound"):
+        list_data_files(lake)

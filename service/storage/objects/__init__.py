@@ -77,6 +77,8 @@ STORES: dict[str, str] = {
     "abfs": "service.storage.objects.azure",
     "abfss": "service.storage.objects.azure",
     "az": "service.storage.objects.azure",
+    "wasb": "service.storage.objects.azure",
+    "wasbs": "service.storage.objects.azure",
     "gs": "service.storage.objects.gcs",
     "gcs": "service.storage.objects.gcs",
 }
