@@ -60,6 +60,12 @@ class S3Server:
     def uri(self, key: str) -> str:
         return f"s3://{BUCKET}/{key}"
 
+    @staticmethod
+    def aliases(uri: str) -> list[str]:
+        """Other spellings writers use for the object (or prefix) ``uri`` names (Hadoop's)."""
+        rest = uri.split("://", 1)[1]
+        return [f"s3a://{rest}", f"s3n://{rest}", f"S3A://{rest}"]
+
     def wrong_credentials(self) -> dict[str, str]:
         """Environment overrides with a secret whose signatures the server refuses."""
         return {"AWS_SECRET_ACCESS_KEY": "wrong-secret"}

@@ -178,6 +178,16 @@ class AzuriteServer(Emulator):
     key: str = ""
     scheme = "abfs"
 
+    def aliases(self, uri: str) -> list[str]:
+        """Other spellings writers use for ``uri``: Hadoop's (Databricks, Synapse), fsspec's."""
+        container, _, path = uri.split("://", 1)[1].partition("/")
+        return [
+            f"abfss://{container}/{path}",
+            f"az://{container}/{path}",
+            f"abfss://{container}@{self.account}.dfs.core.windows.net/{path}",
+            f"wasbs://{container}@{self.account}.blob.core.windows.net/{path}",
+        ]
+
     def wrong_credentials(self) -> dict[str, str]:
         """Environment overrides with a key Azurite refuses (a well-formed one of another account)."""
         return {"AZURE_STORAGE_CONNECTION_STRING": self.connection_string(key=base64.b64encode(b"k" * 64).decode())}
@@ -276,6 +286,11 @@ def _start_azurite() -> AzuriteServer:
 class GcsServer(Emulator):
     token: str = ""
     scheme = "gs"
+
+    @staticmethod
+    def aliases(uri: str) -> list[str]:
+        """Other spellings writers use for ``uri`` (fsspec's gcs://)."""
+        return ["gcs://" + uri.split("://", 1)[1], "GCS://" + uri.split("://", 1)[1]]
 
     def wrong_credentials(self) -> dict[str, str]:
         """Environment overrides with an access token the server refuses."""

@@ -58,16 +58,26 @@ def test_an_unconfigured_store_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
         list_data_files("abfs://lake/lake/")
 
 
-def test_the_hadoop_uri_form_is_refused_clearly(azure: AzuriteServer, app_factory: Any) -> None:
-    hadoop = "abfss://lake@shredcat.dfs.core.windows.net/lake/"
-    with pytest.raises(FileAccessError, match=r"abfss://container/path"):
-        list_data_files(hadoop)
+def test_the_hadoop_form_of_another_account_is_refused(azure: AzuriteServer, app_factory: Any) -> None:
+    """``abfss://container@account.dfs.core.windows.net/`` is read when it names the configured
+    account (the shared suite's test_every_spelling_is_one_object), refused clearly otherwise:
+    as a warehouse root, a path, a prefix and a listing."""
+    other = "abfss://lake@elsewhere.dfs.core.windows.net/lake/"
+    with pytest.raises(FileAccessError, match="names the storage account 'elsewhere'; this server reads 'shredcat'"):
+        list_data_files(other)
+    with pytest.raises(FileAccessError, match=r"container@account\.dfs\.core\.windows\.net"):
+        list_data_files("abfss://lake@shredcat.example.com/lake/")
     c = app_factory(roots=["abfss://lake/lake/"])
     assert c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=ADMIN).status_code == 200
     assert c.post("/v1/namespaces/lake/tables", json={"name": "events", "variant-columns": ["v"]}, headers=ADMIN).status_code == 200
-    for body in ({"prefixes": [hadoop]}, {"paths": [hadoop + "f.parquet"]}):
+    for body in ({"prefixes": [other]}, {"paths": [other + "f.parquet"]}):
         err = assert_error(c.post(T + "/commits", json=body, headers=WRITER), 403, "path_not_allowed")
-        assert "abfss://container/path" in err["message"], err
+        assert "'elsewhere'" in err["message"], err
+    nothing_committed(c)
+    from service.api.paths import parse_roots
+
+    with pytest.raises(ValueError, match="elsewhere"):
+        parse_roots([other])
 
 
 @pytest.fixture

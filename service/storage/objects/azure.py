@@ -1,7 +1,9 @@
 """Azure Blob Storage (and Azurite) on obstore (:mod:`service.storage.objects.remote`).
 
-URIs: ``abfs://container/path/to/blob`` (also ``abfss://`` and ``az://``), the container as the
-authority and the account from the configuration.
+URIs: ``abfs://container/path/to/blob`` (also ``abfss://``, ``az://``, and Hadoop's
+``abfs[s]://container@account.dfs.core.windows.net/path`` and
+``wasb[s]://container@account.blob.core.windows.net/path`` of the configured account), the
+container as the authority and the account from the configuration.
 
 Configuration is the Azure SDKs' usual environment:
 
@@ -70,6 +72,16 @@ def obstore_config(env: Mapping[str, str]) -> dict[str, str]:
     return config
 
 
+def configured_account(env: Mapping[str, str]) -> str | None:
+    """The storage account ``env`` configures (None: none, or a malformed configuration, which
+    reading reports)."""
+    try:
+        config = obstore_config(env)
+    except FileAccessError:
+        return None
+    return config.get("AZURE_STORAGE_ACCOUNT_NAME") or (DEV_ACCOUNT if config.get("AZURE_STORAGE_USE_EMULATOR") else None)
+
+
 def _endpoint(url: str) -> str:
     from urllib.parse import urlsplit
 
@@ -104,15 +116,12 @@ def _from_connection_string(conn: str) -> dict[str, str]:
 
 
 def split_uri(uri: str) -> tuple[str, str, str]:
-    """``abfs://container/a/b`` -> ``("abfs", "container", "a/b")``."""
-    scheme, _, rest = uri.partition("://")
+    """``abfs://container/a/b`` (any Azure form, see
+    :func:`service.storage.objects.canonical_uri`) -> ``("abfs", "container", "a/b")``."""
+    from service.storage.objects import canonical_uri
+
+    scheme, _, rest = canonical_uri(uri).partition("://")
     container, _, blob = rest.partition("/")
-    if "@" in container:
-        raise FileAccessError(
-            f"{uri}: give Azure URIs as {scheme}://container/path (the account comes from "
-            "AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ACCOUNT_NAME)",
-            details={"path": uri},
-        )
     if not container:
         raise FileAccessError(f"{uri}: no container in the URI", details={"path": uri})
     return scheme, container, blob
@@ -137,4 +146,4 @@ def open_store(env: Mapping[str, str], options: StoreOptions) -> RemoteStore:
     return RemoteStore(SCHEMES, split_uri, make, suffix_ranges=False)
 
 
-__all__ = ["DEV_ACCOUNT", "DEV_ENDPOINT", "ENV_VARS", "SCHEMES", "obstore_config", "open_store", "split_uri"]
+__all__ = ["DEV_ACCOUNT", "DEV_ENDPOINT", "ENV_VARS", "SCHEMES", "configured_account", "obstore_config", "open_store", "split_uri"]

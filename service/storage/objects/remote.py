@@ -250,7 +250,10 @@ class RemoteStore:
     def list(self, prefix: str, limit: int | None = None) -> Iterator[ObjectEntry]:
         import obstore
 
+        from service.storage.objects import CANONICAL_SCHEMES
+
         scheme, bucket, key_prefix = self._split(prefix)
+        scheme = CANONICAL_SCHEMES.get(scheme, scheme)  # listed objects are named canonically
         if key_prefix and not key_prefix.endswith("/"):
             key_prefix += "/"
         try:
