@@ -26,7 +26,7 @@ import importlib
 import os
 import posixpath
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,7 @@ __all__ = [
     "ObjectStore",
     "ObjectTail",
     "StoreOptions",
+    "canonical_moves",
     "canonical_uri",
     "coalesce",
     "is_remote",
@@ -197,6 +198,39 @@ def _azure_container(uri: str, authority: str, env: Mapping[str, str] | None) ->
             details={"path": uri},
         )
     return container
+
+
+def canonical_moves(paths: Iterable[str], env: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """What makes a catalog's live ``paths`` (stored before :func:`canonical_uri`) canonical:
+    ``(drop, rename)``. ``drop``: paths whose canonical form is live as well, or that another
+    spelling already moves to it (one object registered twice: one of its rows ends). ``rename``:
+    each other non-canonical path -> its canonical form. Paths of no store are left alone, and an
+    Azure URI of an account that is not the configured one is left too (reading it fails anyway)."""
+    from service.errors import FileAccessError
+
+    live = list(paths)
+    taken = {p for p in live if _canonical_or_none(p, env, FileAccessError) == p}
+    drop: list[str] = []
+    rename: dict[str, str] = {}
+    for p in sorted(live):
+        canon = _canonical_or_none(p, env, FileAccessError)
+        if canon is None or canon == p:
+            continue
+        if canon in taken:
+            drop.append(p)
+        else:
+            rename[p] = canon
+            taken.add(canon)
+    return drop, rename
+
+
+def _canonical_or_none(path: str, env: Mapping[str, str] | None, error: type[Exception]) -> str | None:
+    if not is_remote(path):
+        return None
+    try:
+        return canonical_uri(path, env)
+    except error:
+        return None
 
 
 def stored_path(uri: str) -> str:
