@@ -7,8 +7,11 @@ behind it (Azurite, gcp-storage-emulator) still decides everything else. Beside 
 three test-only routes, as ``tests/storage/s3server.py`` does for moto:
 
 * ``GET /_test/requests``: the requests forwarded since the last reset, as JSON (method, path,
-  query, ``Range`` / ``x-ms-range`` header);
+  query, ``Range`` / ``x-ms-range`` and ``Accept-Encoding`` headers);
 * ``POST /_test/reset``: forget them;
+* ``POST /_test/misbehave/MODE``: from now on, ``ignore-range`` answers a ranged read with the
+  whole object (200; the range padded with zeros to the object's size: use objects of zeros), ``gzip`` sends every body gzip-compressed twice
+  with ``Content-Encoding: gzip, gzip`` (a tiny answer that decodes to a huge one), ``none`` stops;
 * ``POST /_test/die-after-lists/N``: the process exits, without answering, when the ``N+1``-th
   listing request arrives (a server that dies in the middle of a paginated listing). A listing is
   Azure's ``comp=list`` or a GCS JSON API ``GET /storage/v1/b/<bucket>/o`` without an object name.
@@ -62,6 +65,7 @@ class State:
         self.lock = threading.Lock()
         self.log: list[dict[str, str | None]] = []
         self.lists_left: int | None = None
+        self.misbehave: str | None = None
         self.local = threading.local()
 
     def upstream(self) -> http.client.HTTPConnection:
@@ -104,6 +108,18 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _reply(self, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:
+            if state.misbehave == "ignore-range" and self.command == "GET" and status == 206:
+                # The whole object instead of the range: the range padded with zeros to the
+                # object's size (the tests that ask for this read objects of zeros).
+                cr = dict((k.lower(), v) for k, v in headers)["content-range"]
+                first, total = int(cr.split(" ")[1].split("-")[0]), int(cr.rsplit("/", 1)[1])
+                body = b"\0" * first + body + b"\0" * (total - first - len(body))
+                status, headers = 200, [h for h in headers if h[0].lower() != "content-range"]
+            if state.misbehave == "gzip" and self.command == "GET" and status in (200, 206) and "/_test/" not in self.path:
+                import gzip
+
+                body = gzip.compress(gzip.compress(body))
+                headers = [*(h for h in headers if h[0].lower() != "content-encoding"), ("Content-Encoding", "gzip, gzip")]
             self.send_response_only(status)
             # A HEAD answer keeps the upstream's Content-Length: it is the object's size.
             keep_length = self.command == "HEAD"
@@ -123,6 +139,9 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     body = json.dumps(state.log).encode()
                 elif path == "/_test/reset":
                     state.log.clear()
+                elif path.startswith("/_test/misbehave/"):
+                    mode = path.rsplit("/", 1)[1]
+                    state.misbehave = None if mode == "none" else mode
                 elif path.startswith("/_test/die-after-lists/"):
                     state.lists_left = int(path.rsplit("/", 1)[1])
             self._reply(200, body, [("Content-Type", "application/json")])
@@ -145,6 +164,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                         "path": split.path,
                         "query": split.query,
                         "range": self.headers.get("x-ms-range") or self.headers.get("Range"),
+                        "accept_encoding": self.headers.get("Accept-Encoding"),
                     }
                 )
             if state.token is not None and self.headers.get("Authorization") != f"Bearer {state.token}":

@@ -87,6 +87,9 @@ def translate(uri: str, e: BaseException, what: str = "") -> ObjectStoreError:
         return ObjectStoreUnavailableError(f"{uri}: the object store keeps failing (HTTP {status})", details=d)
     if status is not None:
         return ObjectStoreError(f"{uri}: the object store answered HTTP {status}{said}", details=d)
+    if "non-partial response" in text:
+        # A store that ignores Range: obstore drops the answer unread.
+        return ObjectStoreError(f"{uri}: the store ignored the range asked ({what or 'a range'}) and sent the whole object", details=d)
     if "decoding response body" in text or "error reading a body" in text:
         return ObjectTruncatedError(f"{uri}: the store's answer was cut short", details=d)
     if isinstance(e, ox.NotSupportedError):
