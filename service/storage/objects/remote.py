@@ -56,6 +56,10 @@ _STATUS = re.compile(r"status code: (\d{3})")
 _CODE = re.compile(r"<Code>([A-Za-z0-9._-]{1,64})</Code>")
 
 
+#: Error codes of refused credentials that come with another status than 401/403 (S3: 400).
+_DENIED = frozenset({"InvalidToken", "ExpiredToken", "InvalidAccessKeyId", "SignatureDoesNotMatch", "TokenRefreshRequired"})
+
+
 def _status(text: str) -> int | None:
     m = _STATUS.search(text)
     return int(m.group(1)) if m else None
@@ -77,7 +81,7 @@ def translate(uri: str, e: BaseException, what: str = "") -> ObjectStoreError:
     if isinstance(e, FileNotFoundError) or status == 404:
         missing = {"NoSuchBucket": "bucket", "ContainerNotFound": "container"}.get(code, "file")
         return ObjectNotFoundError(f"{uri}: no such {missing}", details=d)
-    if isinstance(e, ox.PermissionDeniedError | ox.UnauthenticatedError) or status in (401, 403):
+    if isinstance(e, ox.PermissionDeniedError | ox.UnauthenticatedError) or status in (401, 403) or code in _DENIED:
         return ObjectAccessDeniedError(f"{uri}: access denied{said}", details=d)
     if isinstance(e, ox.PreconditionError) or status == 412:
         return ObjectChangedError(f"{uri}: the object changed while it was being read", details=d)
