@@ -89,6 +89,12 @@ def translate(uri: str, e: BaseException, what: str = "") -> ObjectStoreError:
         return ObjectTruncatedError(f"{uri}: {what or 'range'} lies past the end of the object", details=d)
     if status is not None and (status >= 500 or status == 429):
         return ObjectStoreUnavailableError(f"{uri}: the object store keeps failing (HTTP {status})", details=d)
+    if status in (301, 307) or code in ("PermanentRedirect", "AuthorizationHeaderMalformed"):
+        # S3 answers a request sent to another region than the bucket's so.
+        return ObjectStoreError(
+            f"{uri}: the bucket is in another region than the one configured{said}: set AWS_REGION to the bucket's",
+            details=d,
+        )
     if status is not None:
         return ObjectStoreError(f"{uri}: the object store answered HTTP {status}{said}", details=d)
     if "non-partial response" in text:
