@@ -62,10 +62,10 @@ def test_one_request_per_file_named_or_listed(gcs: GcsServer, gcs_store: Any) ->
     assert [e.uri for e in gcs_store.list(gcs.uri("reads/"))] == [uri]
     listed = gcs_store.read_tail(uri, 100)
     assert listed.data == body[-100:]
-    # Read by name or after a listing, the object has one content id: its ETag, which the XML
-    # API sends with the bytes.
+    # Read by name or after a listing, the object has one content id: its generation, which GCS
+    # sends with the bytes (x-goog-generation; the form of the ids before obstore).
     assert listed.info == tail.info
-    assert tail.info.content_id is not None and tail.info.content_id.startswith("etag:")
+    assert tail.info.content_id is not None and tail.info.content_id.startswith("generation:")
     assert tail.info.content_id.endswith(f":{len(body)}")
     reads = [r for r in gcs.requests() if not gcs.is_listing(r)]
     assert [(r["method"], r["range"]) for r in reads] == [("GET", "bytes=-100")]

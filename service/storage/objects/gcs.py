@@ -76,7 +76,7 @@ def open_store(env: Mapping[str, str], options: StoreOptions) -> RemoteStore:
         except Exception as e:
             raise config_error("GCS (the GOOGLE_* environment)", e, list(config.values())) from None
 
-    return RemoteStore(SCHEMES, split_uri, make)
+    return RemoteStore(SCHEMES, split_uri, make, generation_ids=True)
 
 
 __all__ = ["DEFAULT_ENDPOINT", "ENV_VARS", "SCHEMES", "obstore_config", "open_store", "split_uri"]

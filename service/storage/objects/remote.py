@@ -191,8 +191,10 @@ class RemoteStore:
         make: Callable[[str], Any],
         *,
         suffix_ranges: bool = True,
+        generation_ids: bool = False,
     ) -> None:
         self.schemes = schemes
+        self._generation_ids = generation_ids
         self._split = split
         self._make = make
         self._suffix_ranges = suffix_ranges
@@ -207,10 +209,17 @@ class RemoteStore:
                 store = self._buckets[bucket] = self._make(bucket)
             return store
 
-    @staticmethod
-    def _info(uri: str, size: int, etag: str | None) -> ObjectInfo:
-        etag = quoted(etag)
-        content_id = f"etag:{etag.strip(chr(34))}:{size}" if etag else None
+    def _info(self, uri: str, meta: Mapping[str, Any], etag: str | None = None) -> ObjectInfo:
+        """What ``meta`` (obstore's ObjectMeta) says of the object. Content ids are
+        ``etag:<ETag>:<size>``, or for GCS ``generation:<generation>:<size>`` (as before obstore,
+        so that files registered then compare equal); the ETag is the precondition token."""
+        size = int(meta["size"])
+        etag = quoted(meta.get("e_tag") or etag)
+        generation = meta.get("version") if self._generation_ids else None
+        if generation:
+            content_id: str | None = f"generation:{generation}:{size}"
+        else:
+            content_id = f"etag:{etag.strip(chr(34))}:{size}" if etag else None
         return ObjectInfo(uri=uri, size=size, content_id=content_id, version=etag)
 
     def _get(self, uri: str, key: str, store: Any, options: Mapping[str, Any], what: str, most: int) -> tuple[Any, bytes]:
@@ -258,7 +267,7 @@ class RemoteStore:
             if isinstance(err, ObjectNotFoundError):
                 return None
             raise err from None
-        return self._info(uri, int(meta["size"]), meta.get("e_tag"))
+        return self._info(uri, meta)
 
     def list(self, prefix: str, limit: int | None = None) -> Iterator[ObjectEntry]:
         import obstore
@@ -331,7 +340,7 @@ class RemoteStore:
         size = int(result.meta["size"])
         if len(data) != min(n, size):
             raise ObjectTruncatedError(f"{uri}: expected the last {min(n, size)} bytes, got {len(data)}", details={"path": uri})
-        return ObjectTail(self._info(uri, size, result.meta.get("e_tag")), data)
+        return ObjectTail(self._info(uri, result.meta), data)
 
     def _known(self, uri: str, key: str, store: Any, size: int, etag: str | None, n: int) -> ObjectTail:
         """The tail of an object of a known ``size``: one explicit range, guarded by ``etag``."""
@@ -345,7 +354,7 @@ class RemoteStore:
             raise ObjectChangedError(f"{uri}: the object changed while it was being read", details={"path": uri})
         if len(data) != size - first:
             raise ObjectTruncatedError(f"{uri}: {what} asked, {len(data)} bytes came", details={"path": uri})
-        return ObjectTail(self._info(uri, size, result.meta.get("e_tag") or etag), data)
+        return ObjectTail(self._info(uri, result.meta, etag), data)
 
     def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> list[bytes]:
         _, bucket, key = self._split(uri)
