@@ -1,7 +1,7 @@
 """No secret in any log line, error or answer: with credentials set for all three clouds (the
 servers' real ones, and fake ones the servers refuse: an AWS secret and session token, an Azure
 account key and a SAS token whose ``sig=`` the issue saw logged, a GCS access token), every
-storage path is exercised (listing, reading, REST commits of paths and prefixes, the CLI), with
+storage path is exercised (listing, reading, REST commits of paths and prefixes, the metrics, the CLI), with
 every logger at DEBUG, and nothing any of it wrote or answered holds a secret, plain or
 percent-encoded."""
 
@@ -18,7 +18,7 @@ import pytest
 from service.errors import ShredcatError
 from service.storage import list_data_files
 from service.storage.objects import close_stores
-from tests.api.conftest import ADMIN, WRITER, write_variant_file
+from tests.api.conftest import ADMIN, READER, WRITER, write_variant_file
 from tests.storage.remote_suite import cli
 
 FAKE_AWS_SECRET = "fakeAwsSecretKEY0123456789abcdefghijklmn"
@@ -75,6 +75,9 @@ def test_no_secret_in_logs_errors_or_answers(
             r = c.post("/v1/namespaces/lake/tables/events/commits", json=body, headers=WRITER)
             assert (r.status_code == 200) is (expect_ok and "gone" not in str(body)), r.text
             written.append(r.text)
+        metrics = c.get("/metrics", headers=READER)
+        assert metrics.status_code == 200, metrics.text
+        written.append(metrics.text)
         env = server.env(**({} if expect_ok else _fake(server)))
         for args in (["stats", good], ["stats", server.uri(base)]):
             p = cli(args, tmp_path, {**env, "AZURE_STORAGE_ACCOUNT_KEY": FAKE_AZURE_KEY, "SHREDCAT_LOG_LEVEL": "DEBUG"})
