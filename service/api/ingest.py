@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from functools import partial
 
-from service.api.paths import CheckedPath, WarehouseRoot, check_file_path, check_prefix
+from service.api.paths import CheckedPath, CheckedPrefix, WarehouseRoot, check_file_path, check_prefix
 from service.api.schemas import ColumnStatsRowIn, FileStatsBody, VariantStatsRowIn
 from service.catalog.validate import Limits, check_file_count, check_row_count, row_where, validate_file
 from service.errors import FileAccessError, InvalidParquetError, InvalidStatsError, ShredcatError
@@ -50,24 +50,45 @@ def expand_prefixes(
 ) -> list[CheckedPath]:
     """The data files under every prefix, each checked like a path given by name. ``given``: files
     the request names otherwise; their count and the listed ones together stay within the limit
-    (the listing stops as soon as it is passed). An empty prefix is an error: nothing under it
-    would be committed, which is never what the caller meant."""
+    (the listing stops as soon as it is passed). Each store location is listed once: a prefix
+    given twice, or lying under another given prefix, is served from that listing
+    (:func:`~service.storage.listing.covering_prefixes`). An empty prefix is an error: nothing under
+    it would be committed, which is never what the caller meant."""
     from service.storage import list_data_files
+    from service.storage.listing import covering_prefixes
 
-    out: list[CheckedPath] = []
+    checked: list[CheckedPrefix] = []
     for i, p in enumerate(prefixes):
+        try:
+            checked.append(check_prefix(p, roots))
+        except ShredcatError as e:
+            e.details.setdefault("field", f"body.prefixes[{i}]")
+            raise
+    covers = covering_prefixes([c.prefix for c in checked])
+    first: dict[str, int] = {}  # a covering prefix -> the first index that gave it
+    for j, c in enumerate(checked):
+        first.setdefault(_slashed(c.prefix), j)
+    out: list[CheckedPath] = []
+    listed: dict[str, list[str]] = {}
+    for i, (p, cover) in enumerate(zip(prefixes, covers, strict=True)):
         field = f"body.prefixes[{i}]"
         try:
-            checked = check_prefix(p, roots)
-            listed = list_data_files(checked.prefix, limit=max(limits.max_files_per_commit - given - len(out), 0))
-            if not listed:
+            if cover not in listed:
+                files = list_data_files(checked[first[cover]].prefix, limit=max(limits.max_files_per_commit - given - len(out), 0))
+                check_file_count(given + len(out) + len(files), limits)
+                listed[cover] = files
+                out.extend(check_file_path(f, roots, resolve=True) for f in files)
+            own = _slashed(checked[i].prefix)
+            if not any(f.startswith(own) or f == checked[i].prefix for f in listed[cover]):
                 raise FileAccessError(f"{p}: no Parquet data files under this prefix", details={"path": p})
-            check_file_count(given + len(out) + len(listed), limits)
-            out.extend(check_file_path(f, roots, resolve=True) for f in listed)
         except ShredcatError as e:
             e.details.setdefault("field", field)
             raise
     return out
+
+
+def _slashed(prefix: str) -> str:
+    return prefix if prefix.endswith("/") else prefix + "/"
 
 
 def extract_checked(checked: CheckedPath, max_footer_bytes: int) -> FileStats:

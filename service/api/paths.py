@@ -8,14 +8,16 @@ anything opens it (and the opening itself never leaves the root, see
   (``file:///lake/t/f.parquet``, percent-escapes decoded, no host). They are resolved with
   :func:`os.path.realpath`, so a symlink that leads out of a root is refused (without naming its
   target); the resolved path is what gets opened and stored.
-* Object-store URIs (``s3://bucket/prefix/f.parquet``) are accepted only for schemes of configured
-  roots; queries, fragments and user info are refused. The key that is checked is the key that is
+* Object-store URIs (``s3://bucket/prefix/f.parquet``) are accepted only for stores of configured
+  roots; queries, fragments and user info are refused. Every spelling of one store's URIs
+  (``s3a://``, ``gcs://``, Azure's ``abfss://container@account.dfs.core.windows.net/``...) is taken
+  in its canonical form (:func:`service.storage.objects.canonical_uri`), for roots and paths alike,
+  and that form is what gets stored: one object, one catalog path. The key that is checked is the key that is
   read: shredcat's own stores (S3, GCS, Azure: :data:`service.storage.objects.STORES`) take the
   text after the bucket **verbatim** as the object key, as Hadoop paths and the stores' listings
   do (Spark's Hive directories hold literal ``%3A`` and spaces: ``ts=2024-01-01 10%3A00%3A00``),
   so nothing is percent-decoded; pyarrow, which serves any other scheme, decodes percent-escapes,
-  so for those the decoded key is checked (and whitespace must be percent-encoded). The scheme is
-  stored lower-case: one object, one catalog path.
+  so for those the decoded key is checked (and whitespace must be percent-encoded).
 * Any ``..`` segment is refused outright (even one that would stay inside a root), as are NUL and
   other control characters, relative paths and names not ending in ``.parquet``.
 * Containment is by whole path components: ``/lake`` does not contain ``/lake2/f.parquet``.
@@ -37,13 +39,11 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from service.errors import BadInputError, FileAccessError, ForbiddenError, ShredcatError
-from service.storage.objects import STORES, normal_local_path
+from service.storage.objects import CANONICAL_SCHEMES, STORES, canonical_uri, normal_local_path
 from service.values.text import NUL_NOT_STORED
 
 PARQUET_SUFFIX = ".parquet"
 LOCAL_SCHEME = "file"
-#: Azure Blob URI schemes (``service.storage.objects.azure``): the container is the authority.
-AZURE_SCHEMES = frozenset({"abfs", "abfss", "az"})
 
 
 class PathNotAllowedError(ForbiddenError):
@@ -123,6 +123,12 @@ def parse_roots(roots: Iterable[str]) -> tuple[WarehouseRoot, ...]:
             continue
         if not rest.startswith("//") or "?" in rest or "#" in rest:
             raise ValueError(f"warehouse root {text!r} must look like {scheme}://bucket/prefix/")
+        if scheme in CANONICAL_SCHEMES:
+            try:
+                scheme, rest = _split_scheme(canonical_uri(raw))
+            except FileAccessError as e:
+                raise ValueError(f"warehouse root {text!r}: {e.message}") from None
+            assert scheme is not None
         authority, _, key = rest[2:].partition("/")
         if not authority or "@" in authority:
             raise ValueError(f"warehouse root {text!r} needs a bucket (and no user info)")
@@ -174,6 +180,11 @@ def _split_location(text: object, roots: Sequence[WarehouseRoot], w: _Words) -> 
             details=details,
         )
     scheme, rest = _split_scheme(text)
+    if scheme in CANONICAL_SCHEMES and rest.startswith("//"):
+        try:
+            scheme, rest = _split_scheme(canonical_uri(text))
+        except FileAccessError as e:  # an Azure URI of another storage account
+            raise PathNotAllowedError(e.message, details=details) from None
     return text, scheme, rest
 
 
@@ -194,13 +205,6 @@ def _object_location(
     if not verbatim and any(c.isspace() for c in rest):
         raise InvalidFilePathError(f"{text}: whitespace must be percent-encoded in {w.uris}", details=details)
     authority, _, key = rest[2:].partition("/")
-    if "@" in authority and scheme in AZURE_SCHEMES:
-        # Hadoop's abfss://container@account.dfs.core.windows.net/path: the account is the server's.
-        raise PathNotAllowedError(
-            f"{text}: give Azure paths as {scheme}://container/path (the storage account is the one "
-            "the server is configured with)",
-            details=details,
-        )
     if not authority or "@" in authority:
         raise PathNotAllowedError(f"{text}: a bucket without user info is required", details=details)
     try:
@@ -274,7 +278,10 @@ def lookup_path(text: str) -> str:
         raise InvalidFilePathError(f"{text!r}: {NUL_NOT_STORED}", details={"path": text})
     scheme, rest = _split_scheme(text)
     if scheme is not None and scheme != LOCAL_SCHEME:
-        return f"{scheme}:{rest}"
+        try:
+            return canonical_uri(text) if rest.startswith("//") else f"{scheme}:{rest}"
+        except FileAccessError:  # another Azure account: no file of this server's has that path
+            return text
     try:
         local = text if scheme is None else _file_uri_path(text, rest)
     except ShredcatError:

@@ -8,6 +8,13 @@ snapshot; each row begins at its file's own snapshot; Variant statistics untouch
 cannot be read, that changed since it was committed, or whose partition directories conflict
 with the table's fails the whole refresh (exit 2; 1 for a database error), and nothing is written. Running it again adds
 nothing.
+
+``shredcat refresh --table NS.TABLE --canonical-paths``: the table's live object-store paths in
+their canonical form (catalogs written before one object had one path: ``s3a://``, ``gcs://``,
+``abfss://``, ``az://`` spellings). One new snapshot ends each non-canonical row; a path whose
+canonical twin is live too is ended only (the object was registered twice: counts drop back to
+once), any other comes back under its canonical path with the stats it had (nothing is read).
+Running it again changes nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from service.cli._common import add_database_argument
 
@@ -23,7 +31,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="NAMESPACE.TABLE")
     p.add_argument("--workers", type=int, default=None, help="extraction processes (default: CPU count)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "--canonical-paths",
+        action="store_true",
+        help="store the table's object-store paths in their canonical form (s3a:// -> s3://...), merging duplicates",
+    )
     add_database_argument(p)
+
+
+def canonical_paths(catalog: Any, ns: str, table: str) -> dict[str, Any]:
+    """One commit that makes the table's live paths canonical (see the module's docstring)."""
+    from dataclasses import replace
+
+    from service.storage.objects import canonical_moves
+
+    live: list[str] = []
+    after = None
+    while page := catalog.list_files(ns, table, after=after, limit=5000):
+        live.extend(f.path for f in page)
+        after = page[-1].path
+    drop, rename = canonical_moves(live)
+    if drop or rename:
+        moved = [replace(catalog.file_stats(ns, table, old), path=new) for old, new in rename.items()]
+        catalog.commit(ns, table, moved, remove=[*drop, *rename])
+    return {"table": f"{ns}.{table}", "dropped": drop, "renamed": rename}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         ns, table = split_table(args.table)
         with open_catalog(args) as catalog:
+            if args.canonical_paths:
+                moves = canonical_paths(catalog, ns, table)
+                print(json.dumps(moves) if args.json else
+                      f"{moves['table']}: {len(moves['renamed'])} paths made canonical, {len(moves['dropped'])} duplicates ended")  # fmt: skip
+                return 0
             result = catalog.refresh(ns, table, read_all=lambda paths: _extract_all(list(paths), args.workers))
     except ShredcatError as e:
         print(f"shredcat refresh: {e.message}", file=sys.stderr)

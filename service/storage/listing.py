@@ -18,7 +18,7 @@ naming the root (the store's typed error, renamed; no ``OSError`` leaks).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from service.errors import FileAccessError, ShredcatError
@@ -110,6 +110,23 @@ def list_data_files(root: str, *, limit: int | None = None) -> list[str]:
         raise FileAccessError(f"cannot list {root}: {e.strerror or e}", details={"path": root}) from None
     out.sort()
     return out
+
+
+def covering_prefixes(prefixes: Sequence[str]) -> list[str]:
+    """For each prefix (in the catalog's form), the prefix whose listing covers it, ``/``-ended:
+    its own, or one it lies under by whole components (``s3://b/lake/`` covers
+    ``s3://b/lake/t/``, not ``s3://b/lakehouse/``). Listing each distinct result once lists
+    everything once: a request naming one prefix 3,000 times costs one listing."""
+    norm = [p if p.endswith("/") else p + "/" for p in prefixes]
+    cover: dict[str, str] = {}
+    last: str | None = None
+    # Sorted, an ancestor comes right before its descendants (and only them): one sweep.
+    for p in sorted(set(norm)):
+        if last is not None and p.startswith(last):
+            cover[p] = last
+        else:
+            cover[p] = last = p
+    return [cover[p] for p in norm]
 
 
 def expand_sources(sources: Iterable[str]) -> list[str]:

@@ -137,6 +137,11 @@ def test_object_store_roots() -> None:
     # One object, one path: the scheme is stored lower-case.
     assert check_file_path("S3://bucket/lake/t/a.parquet", roots).path == "s3://bucket/lake/t/a.parquet"
     assert check_prefix("S3://bucket/lake/t/", roots).prefix == "s3://bucket/lake/t/"
+    # ... and every spelling of one store is its canonical one (tests/storage/test_uris.py).
+    assert check_file_path("gcs://other/x.parquet", roots).path == "gs://other/x.parquet"
+    assert check_file_path("s3a://bucket/lake/t/a.parquet", roots).path == "s3://bucket/lake/t/a.parquet"
+    assert check_prefix("S3N://bucket/lake/t/", roots).prefix == "s3://bucket/lake/t/"
+    assert check_file_path("s3://bucket/lake/a.parquet", parse_roots(["s3a://bucket/lake"])).path == "s3://bucket/lake/a.parquet"
     for bad, cls in [
         ("s3://bucket/lake2/a.parquet", PathNotAllowedError),
         ("s3://bucket/other/a.parquet", PathNotAllowedError),
@@ -156,7 +161,7 @@ def test_object_store_roots() -> None:
         ("s3://bucket/lake/a\nb.parquet", InvalidFilePathError),
         ("s3:/bucket/lake/a.parquet", InvalidFilePathError),
         ("/local/a.parquet", PathNotAllowedError),  # no local root configured
-        ("gcs://other/x.parquet", PathNotAllowedError),
+        ("abfs://other/x.parquet", PathNotAllowedError),
     ]:
         with pytest.raises(cls):
             check_file_path(bad, roots)

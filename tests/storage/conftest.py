@@ -9,7 +9,6 @@ environment only (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``, ...), as a deploy
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import socket
@@ -60,6 +59,12 @@ class S3Server:
 
     def uri(self, key: str) -> str:
         return f"s3://{BUCKET}/{key}"
+
+    @staticmethod
+    def aliases(uri: str) -> list[str]:
+        """Other spellings writers use for the object (or prefix) ``uri`` names (Hadoop's)."""
+        rest = uri.split("://", 1)[1]
+        return [f"s3a://{rest}", f"s3n://{rest}", f"S3A://{rest}"]
 
     def wrong_credentials(self) -> dict[str, str]:
         """Environment overrides with a secret whose signatures the server refuses."""
@@ -228,50 +233,3 @@ def gcs(gcs_server: GcsServer, monkeypatch: pytest.MonkeyPatch) -> GcsServer:
     for k, v in gcs_server.env().items():
         monkeypatch.setenv(k, v)
     return gcs_server
-
-
-#: The object the GCS credential tests read, and what it holds.
-GCS_CREDS_URI = "gs://lake/creds/object.bin"
-GCS_CREDS_BODY = b"0123456789" * 10
-
-
-@pytest.fixture(scope="module")
-def gcs_creds_object(gcs_server: GcsServer) -> str:
-    return gcs_server.put("creds/object.bin", GCS_CREDS_BODY)
-
-
-def read_gcs_with(gcs_server: GcsServer, **env: str) -> bytes:
-    """:data:`GCS_CREDS_URI` read (HEAD, then GET) through the test proxy by a GCS store configured
-    from ``env`` (its credentials): the proxy refuses every bearer token but its own."""
-    from service.storage.objects import StoreOptions
-    from service.storage.objects.gcs import GcsConfig, GcsStore
-
-    store = GcsStore(GcsConfig.from_env({"STORAGE_EMULATOR_HOST": gcs_server.endpoint, **env}), StoreOptions())
-    try:
-        assert store.head(GCS_CREDS_URI) is not None
-        return store.read_tail(GCS_CREDS_URI, 1000).data
-    finally:
-        store.close()
-
-
-def boto_sign(req: Any, auth: Any, at: datetime.datetime) -> None:
-    """botocore's SigV4 signer ``auth`` applied to ``req`` as if the clock read ``at`` (naive UTC):
-    the independent signature our signer's is compared with."""
-    import botocore.auth
-
-    real = botocore.auth.datetime.datetime
-
-    class Frozen(real):  # type: ignore[misc,valid-type]
-        @classmethod
-        def now(cls, tz: Any = None) -> Any:
-            return at.replace(tzinfo=tz) if tz else at
-
-        @classmethod
-        def utcnow(cls) -> Any:
-            return at
-
-    botocore.auth.datetime.datetime = Frozen  # type: ignore[misc]
-    try:
-        auth.add_auth(req)
-    finally:
-        botocore.auth.datetime.datetime = real  # type: ignore[misc]

@@ -178,14 +178,23 @@ class AzuriteServer(Emulator):
     key: str = ""
     scheme = "abfs"
 
+    def aliases(self, uri: str) -> list[str]:
+        """Other spellings writers use for ``uri``: Hadoop's (Databricks, Synapse), fsspec's."""
+        container, _, path = uri.split("://", 1)[1].partition("/")
+        return [
+            f"abfss://{container}/{path}",
+            f"az://{container}/{path}",
+            f"abfss://{container}@{self.account}.dfs.core.windows.net/{path}",
+            f"wasbs://{container}@{self.account}.blob.core.windows.net/{path}",
+        ]
+
     def wrong_credentials(self) -> dict[str, str]:
         """Environment overrides with a key Azurite refuses (a well-formed one of another account)."""
         return {"AZURE_STORAGE_CONNECTION_STRING": self.connection_string(key=base64.b64encode(b"k" * 64).decode())}
 
     def request_path(self, uri: str) -> str:
-        """The HTTP path a request for ``uri`` goes to (as :meth:`requests` records it)."""
-        rest = uri.split("://", 1)[1]
-        return f"/{self.account}/" + urllib.parse.quote(rest, safe="/~")
+        """The HTTP path a request for ``uri`` goes to, percent-decoded (clients differ in what they escape)."""
+        return f"/{self.account}/" + uri.split("://", 1)[1]
 
     def connection_string(self, *, key: str | None = None, endpoint: str | None = None) -> str:
         return (
@@ -278,14 +287,18 @@ class GcsServer(Emulator):
     token: str = ""
     scheme = "gs"
 
+    @staticmethod
+    def aliases(uri: str) -> list[str]:
+        """Other spellings writers use for ``uri`` (fsspec's gcs://)."""
+        return ["gcs://" + uri.split("://", 1)[1], "GCS://" + uri.split("://", 1)[1]]
+
     def wrong_credentials(self) -> dict[str, str]:
         """Environment overrides with an access token the server refuses."""
         return {"GOOGLE_OAUTH_ACCESS_TOKEN": "not-" + self.token}
 
     def request_path(self, uri: str) -> str:
-        """The HTTP path a media request for ``uri`` goes to (as :meth:`requests` records it)."""
-        bucket, _, name = uri.split("://", 1)[1].partition("/")
-        return f"/storage/v1/b/{bucket}/o/" + urllib.parse.quote(name, safe="")
+        """The HTTP path of a read of ``uri`` through GCS's XML API, percent-decoded."""
+        return "/" + uri.split("://", 1)[1]
 
     def env(self, **overrides: str) -> dict[str, str]:
         """The environment that points a client at this server (through the proxy)."""

@@ -7,8 +7,11 @@ behind it (Azurite, gcp-storage-emulator) still decides everything else. Beside 
 three test-only routes, as ``tests/storage/s3server.py`` does for moto:
 
 * ``GET /_test/requests``: the requests forwarded since the last reset, as JSON (method, path,
-  query, ``Range`` / ``x-ms-range`` header);
+  query, ``Range`` / ``x-ms-range`` and ``Accept-Encoding`` headers);
 * ``POST /_test/reset``: forget them;
+* ``POST /_test/misbehave/MODE``: from now on, ``ignore-range`` answers a ranged read with the
+  whole object (200; the range padded with zeros to the object's size: use objects of zeros), ``gzip`` sends every body gzip-compressed twice
+  with ``Content-Encoding: gzip, gzip`` (a tiny answer that decodes to a huge one), ``none`` stops;
 * ``POST /_test/die-after-lists/N``: the process exits, without answering, when the ``N+1``-th
   listing request arrives (a server that dies in the middle of a paginated listing). A listing is
   Azure's ``comp=list`` or a GCS JSON API ``GET /storage/v1/b/<bucket>/o`` without an object name.
@@ -22,6 +25,10 @@ Google's JSON API:
   GCS sends it with the bytes, and one with ``ifGenerationMatch`` naming another generation is
   refused with 412 (the emulator sends no generation header and ignores the precondition). The
   generation is the emulator's own, read from its object metadata.
+* GCS's XML API, which obstore (Apache Arrow's ``object_store``) uses and the emulator does not
+  serve (it answers 501): ``HEAD``/``GET /<bucket>/<object>`` (``Range`` of every form, ``If-Match``
+  of the ETag, ``Last-Modified``) and ``GET /<bucket>?list-type=2`` (``ListBucketResult``) are
+  answered from the emulator's JSON API, with the generation as the ETag.
 """
 
 from __future__ import annotations
@@ -31,9 +38,11 @@ import json
 import os
 import sys
 import threading
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 #: Hop-by-hop headers (RFC 9110 §7.6.1) are the proxy's own, never forwarded.
 _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade"}
@@ -42,7 +51,7 @@ _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te
 def is_listing(method: str, path: str, query: str) -> bool:
     if method != "GET":
         return False
-    if "comp=list" in query:  # Azure Blob: List Blobs (and List Containers)
+    if "comp=list" in query or "list-type=2" in query:  # Azure Blob: List Blobs; GCS's XML API
         return True
     parts = path.rstrip("/").split("/")
     # GCS JSON API: /storage/v1/b/<bucket>/o lists; /storage/v1/b/<bucket>/o/<name> is one object.
@@ -56,6 +65,7 @@ class State:
         self.lock = threading.Lock()
         self.log: list[dict[str, str | None]] = []
         self.lists_left: int | None = None
+        self.misbehave: str | None = None
         self.local = threading.local()
 
     def upstream(self) -> http.client.HTTPConnection:
@@ -66,6 +76,30 @@ class State:
         return conn
 
 
+def _iso(updated: str | None) -> str:
+    """The emulator's ``updated`` time as the XML API gives it (``2026-11-28T01:02:03.000Z``)."""
+    when = datetime.fromisoformat((updated or "1970-01-01T00:00:00+00:00").replace("Z", "+00:00"))
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def _http_date(updated: str | None) -> str:
+    when = datetime.fromisoformat((updated or "1970-01-01T00:00:00+00:00").replace("Z", "+00:00"))
+    return format_datetime(when.astimezone(UTC), usegmt=True)
+
+
+def _byte_range(header: str | None, size: int) -> tuple[int, int] | str | None:
+    """``(first, last)`` of a ``Range: bytes=...`` header, "unsatisfiable", or None (the whole)."""
+    if not header or not header.startswith("bytes="):
+        return None
+    first_s, _, last_s = header[6:].partition("-")
+    if not first_s:
+        n = int(last_s)
+        return "unsatisfiable" if size == 0 or n == 0 else (max(0, size - n), size - 1)
+    first = int(first_s)
+    last = min(int(last_s), size - 1) if last_s else size - 1
+    return "unsatisfiable" if first >= size else (first, last)
+
+
 def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -74,6 +108,18 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             pass
 
         def _reply(self, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:
+            if state.misbehave == "ignore-range" and self.command == "GET" and status == 206:
+                # The whole object instead of the range: the range padded with zeros to the
+                # object's size (the tests that ask for this read objects of zeros).
+                cr = dict((k.lower(), v) for k, v in headers)["content-range"]
+                first, total = int(cr.split(" ")[1].split("-")[0]), int(cr.rsplit("/", 1)[1])
+                body = b"\0" * first + body + b"\0" * (total - first - len(body))
+                status, headers = 200, [h for h in headers if h[0].lower() != "content-range"]
+            if state.misbehave == "gzip" and self.command == "GET" and status in (200, 206) and "/_test/" not in self.path:
+                import gzip
+
+                body = gzip.compress(gzip.compress(body))
+                headers = [*(h for h in headers if h[0].lower() != "content-encoding"), ("Content-Encoding", "gzip, gzip")]
             self.send_response_only(status)
             # A HEAD answer keeps the upstream's Content-Length: it is the object's size.
             keep_length = self.command == "HEAD"
@@ -93,6 +139,9 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     body = json.dumps(state.log).encode()
                 elif path == "/_test/reset":
                     state.log.clear()
+                elif path.startswith("/_test/misbehave/"):
+                    mode = path.rsplit("/", 1)[1]
+                    state.misbehave = None if mode == "none" else mode
                 elif path.startswith("/_test/die-after-lists/"):
                     state.lists_left = int(path.rsplit("/", 1)[1])
             self._reply(200, body, [("Content-Type", "application/json")])
@@ -115,6 +164,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                         "path": split.path,
                         "query": split.query,
                         "range": self.headers.get("x-ms-range") or self.headers.get("Range"),
+                        "accept_encoding": self.headers.get("Accept-Encoding"),
                     }
                 )
             if state.token is not None and self.headers.get("Authorization") != f"Bearer {state.token}":
@@ -122,6 +172,9 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 self._reply(401, json.dumps(error).encode(), [("Content-Type", "application/json")])
                 return
             headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP}
+            if state.token is not None and not split.path.startswith(("/storage/", "/upload/", "/download/")):
+                self._xml_api(split.path, split.query, headers)
+                return
             media = state.token is not None and self.command == "GET" and ("alt", "media") in parse_qsl(split.query)
             generation = self._generation(split.path, headers) if media else None
             wanted = dict(parse_qsl(split.query)).get("ifGenerationMatch")
@@ -150,6 +203,67 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     if attempt:
                         raise
             raise AssertionError("not reached")
+
+        def _xml_api(self, path: str, query: str, headers: dict[str, str]) -> None:
+            """GCS's XML API from the emulator's JSON API (see the module's docstring)."""
+            bucket, _, name = path.lstrip("/").partition("/")
+            bucket, name = unquote(bucket), unquote(name)
+            meta_headers = {k: v for k, v in headers.items() if k.lower() not in ("range", "if-match", "content-length")}
+            if not name:
+                self._xml_list(bucket, dict(parse_qsl(query)), meta_headers)
+                return
+            json_path = f"/storage/v1/b/{quote(bucket, safe='')}/o/{quote(name, safe='')}"
+            status, data, _ = self._upstream("GET", json_path, b"", meta_headers)
+            if status != 200:
+                self._xml_error(404 if status == 404 else status, "NoSuchKey" if status == 404 else "Error")
+                return
+            meta = json.loads(data)
+            size, etag = int(meta.get("size") or 0), f'"{meta.get("generation")}"'
+            common = [("ETag", etag), ("Last-Modified", _http_date(meta.get("updated"))),
+                      ("x-goog-generation", str(meta.get("generation")))]  # fmt: skip
+            if self.command == "HEAD":
+                self._reply(200, b"", [*common, ("Content-Length", str(size))])
+                return
+            wanted = headers.get("If-Match") or headers.get("if-match")
+            if wanted is not None and wanted != etag:
+                self._xml_error(412, "PreconditionFailed")
+                return
+            status, body, _ = self._upstream("GET", json_path + "?alt=media", b"", meta_headers)
+            if status != 200:
+                self._xml_error(status, "Error")
+                return
+            span = _byte_range(headers.get("Range") or headers.get("range"), len(body))
+            if span is None:
+                self._reply(200, body, common)
+            elif span == "unsatisfiable":
+                self._reply(416, b"<Error><Code>InvalidRange</Code></Error>", [("Content-Range", f"bytes */{len(body)}")])
+            else:
+                first, last = span
+                self._reply(206, body[first : last + 1], [*common, ("Content-Range", f"bytes {first}-{last}/{len(body)}")])
+
+        def _xml_list(self, bucket: str, params: dict[str, str], headers: dict[str, str]) -> None:
+            from xml.sax.saxutils import escape
+
+            q = urlencode({"prefix": params.get("prefix", ""), "delimiter": params.get("delimiter", "")})
+            status, data, _ = self._upstream("GET", f"/storage/v1/b/{quote(bucket, safe='')}/o?{q}", b"", headers)
+            if status != 200:
+                self._xml_error(404 if status == 404 else status, "NoSuchBucket" if status == 404 else "Error")
+                return
+            doc = json.loads(data)
+            out = [f'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                   f"<Name>{escape(bucket)}</Name><Prefix>{escape(params.get('prefix', ''))}</Prefix><IsTruncated>false</IsTruncated>"]  # fmt: skip
+            for item in doc.get("items") or ():
+                out.append(
+                    f"<Contents><Key>{escape(item['name'])}</Key><Size>{item.get('size', 0)}</Size>"
+                    f"<LastModified>{_iso(item.get('updated'))}</LastModified><ETag>\"{item.get('generation')}\"</ETag></Contents>"
+                )
+            out.extend(f"<CommonPrefixes><Prefix>{escape(p)}</Prefix></CommonPrefixes>" for p in doc.get("prefixes") or ())
+            out.append("</ListBucketResult>")
+            self._reply(200, "".join(out).encode(), [("Content-Type", "application/xml")])
+
+        def _xml_error(self, status: int, code: str) -> None:
+            body = f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code></Error>".encode()
+            self._reply(status, body, [("Content-Type", "application/xml")])
 
         def _generation(self, path: str, headers: dict[str, str]) -> str | None:
             """The object's generation, from the emulator's metadata of it (None: no such object)."""

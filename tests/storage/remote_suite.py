@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -193,7 +194,7 @@ def test_a_listed_file_costs_one_get(store: Any, lake: str, app_factory: Any) ->
     r = c.post(T + "/commits", json={"prefixes": [lake]}, headers=WRITER)
     assert r.status_code == 200, r.text
     reads = [q for q in store.requests() if not store.is_listing(q)]
-    assert sorted(q["path"] for q in reads) == sorted(store.request_path(u) for u in data_files(lake)), reads
+    assert sorted(unquote(q["path"]) for q in reads) == sorted(store.request_path(u) for u in data_files(lake)), reads
     assert all(q["method"] == "GET" and q["range"] for q in reads), reads
 
 
@@ -239,6 +240,36 @@ def test_keys_are_read_and_stored_verbatim(store: Any, duckdb_dir: Path, app_fac
     assert [f["path"] for f in c.get(T + "/files", headers=READER).json()["files"]] == [spark_file]
     stats = c.get(T + "/files/stats", params={"path": spark_file}, headers=READER).json()
     assert [(p["column"], p["raw"]) for p in stats["partition-values"]] == [("ts", "2024-01-01 10:00:00")], stats
+
+
+def test_every_spelling_is_one_object(store: Any, lake: str, app_factory: Any) -> None:
+    """Roots, commits (paths and prefixes), lookups, removals, listings and plans take every URI
+    form of the store and keep one identity per object: the canonical form."""
+    first, *others = store.aliases(lake)
+    files = data_files(lake)
+    c = rest(app_factory, store)
+    r = c.post(T + "/commits", json={"prefixes": [first]}, headers=WRITER)
+    assert r.status_code == 200 and sorted(r.json()["added"]) == files, r.text
+    for alias in others:
+        named = [f.replace(lake, alias) for f in files]
+        r = c.post(T + "/commits", json={"paths": named, "prefixes": [alias]}, headers=WRITER)
+        assert r.status_code == 200 and sorted(r.json()["unchanged"]) == files, (alias, r.text)
+        stats = c.get(T + "/files/stats", params={"path": named[0]}, headers=READER)
+        assert stats.status_code == 200 and stats.json()["path"] == files[0], stats.text
+    table = c.get(T, headers=READER).json()
+    assert table["live-record-count"] == 150, table  # three files of 50 rows, counted once
+    assert sorted(f["path"] for f in c.get(T + "/files", headers=READER).json()["files"]) == files
+    plan = c.post(T + "/plan", json={"sql": "variant_get(v, '$.id', 'bigint') = 60"}, headers=READER)
+    assert [f["path"] for f in plan.json()["files"]] == [lake + "_c=1/part-1.parquet"], plan.text
+    gone = c.post(T + "/files/remove", json={"paths": [files[0].replace(lake, others[-1])]}, headers=WRITER)
+    assert gone.status_code == 200, gone.text
+    assert sorted(f["path"] for f in c.get(T + "/files", headers=READER).json()["files"]) == files[1:]
+    # The listing helpers (backfill, write_and_register) name files canonically too.
+    assert list_data_files(first) == files and listing_prefix(first) == lake
+    # A server whose root is configured in another spelling (same catalog) holds the same paths.
+    c2 = app_factory(roots=[store.aliases(root_of(store))[-1]])
+    r = c2.post(T + "/commits", json={"paths": files}, headers=WRITER)
+    assert r.status_code == 200 and (r.json()["added"], sorted(r.json()["unchanged"])) == ([files[0]], files[1:]), r.text
 
 
 def test_another_scheme_is_refused(store: Any, app_factory: Any) -> None:

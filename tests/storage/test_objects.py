@@ -1,11 +1,10 @@
 """The object-store module against a real S3 API server (moto on loopback, IAM enforced): requests
 counted at the server (one per file when the footer fits the tail, two when it does not, only the
-float chunks for a page scan), SigV4 as botocore computes it, typed errors, and requests that
+float chunks for a page scan), typed errors, and requests that
 really overlap (a delaying proxy counts them in flight) without passing the concurrency bound."""
 
 from __future__ import annotations
 
-import datetime
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,9 +25,8 @@ from service.settings import get_settings
 from service.stats.batch import extract_many
 from service.stats.extract import extract_file
 from service.storage.objects import ObjectStore, StoreOptions, close_stores, coalesce, store_for
-from service.storage.objects.sigv4 import Credentials, sign
 from tests.api.conftest import write_variant_file
-from tests.storage.conftest import BUCKET, S3Server, boto_sign
+from tests.storage.conftest import BUCKET, S3Server
 from tests.support.delay_proxy import start_in_thread
 
 PAD = ", 'pad': repeat('x', 40) || r"
@@ -64,56 +62,6 @@ def _same_rows(remote: Any, local: Any) -> None:
 
 
 # --- pure parts ---------------------------------------------------------------------------------
-
-
-_SIGNED_AT = datetime.datetime(2026, 11, 24, 3, 15, 0)
-
-
-def test_sigv4_headers_are_botocores() -> None:
-    from botocore.auth import S3SigV4Auth
-    from botocore.awsrequest import AWSRequest
-    from botocore.credentials import Credentials as BotoCredentials
-
-    for token in (None, "session-token"):
-        creds = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", token)
-        path = "/lake/date%3D2026-11-23/a%20b%2Bc~.parquet"
-        params = [("prefix", "lake/x=1/"), ("list-type", "2"), ("delimiter", "/")]
-        query = "prefix=lake%2Fx%3D1%2F&list-type=2&delimiter=%2F"
-        mine = sign("GET", "127.0.0.1:9000", path, params, creds, "eu-west-3", _SIGNED_AT.strftime("%Y%m%dT%H%M%SZ"))
-        req = AWSRequest(
-            method="GET",
-            url=f"http://127.0.0.1:9000{path}?{query}",
-            headers={"x-amz-content-sha256": mine["x-amz-content-sha256"]},
-        )
-        boto_sign(req, S3SigV4Auth(BotoCredentials(creds.access_key, creds.secret_key, token), "s3", "eu-west-3"), _SIGNED_AT)
-        assert req.headers["X-Amz-Date"] == mine["x-amz-date"]
-        assert req.headers.get("X-Amz-Security-Token") == mine.get("x-amz-security-token")
-        assert req.headers["Authorization"] == mine["authorization"]
-
-
-def test_sigv4_of_an_sts_form_is_botocores() -> None:
-    import hashlib
-
-    from botocore.auth import SigV4Auth
-    from botocore.awsrequest import AWSRequest
-    from botocore.credentials import Credentials as BotoCredentials
-
-    creds = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "tok")
-    body = b"Action=AssumeRole&Version=2011-06-15&RoleArn=arn%3Aaws%3Aiam%3A%3A1%3Arole%2Fr&RoleSessionName=s"
-    form = {"content-type": "application/x-www-form-urlencoded"}
-    digest = hashlib.sha256(body).hexdigest()
-    mine = sign(
-        "POST", "sts.eu-west-3.amazonaws.com", "/", [], creds, "eu-west-3", _SIGNED_AT.strftime("%Y%m%dT%H%M%SZ"),
-        extra_headers=form, service="sts", payload_sha256=digest,
-    )  # fmt: skip
-    req = AWSRequest(
-        method="POST",
-        url="https://sts.eu-west-3.amazonaws.com/",
-        data=body,
-        headers={"Content-Type": form["content-type"], "x-amz-content-sha256": digest},
-    )
-    boto_sign(req, SigV4Auth(BotoCredentials(creds.access_key, creds.secret_key, creds.session_token), "sts", "eu-west-3"), _SIGNED_AT)
-    assert req.headers["Authorization"] == mine["authorization"]
 
 
 def test_coalesce_merges_near_ranges_only() -> None:

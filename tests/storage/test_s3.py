@@ -83,3 +83,33 @@ def test_the_client_commits_prefixes(s3: S3Server, lake: str, app_factory: Any) 
     # The async client sends the very same call (one request builder for both).
     assert AsyncShredcatClient.commit_prefixes is ShredcatClient.commit_prefixes
     assert commit("lake", "events", prefixes=[lake], idempotency_key="k").json == {"prefixes": [lake]}
+
+
+def test_a_named_profile_is_resolved_by_boto3(s3: S3Server, lake: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``AWS_PROFILE`` (keys in a shared credentials file here; SSO and credential_process the
+    same way): boto3 resolves it, obstore signs with what it gives; keys in the environment win."""
+    creds = tmp_path / "credentials"
+    creds.write_text(f"[lakeprofile]\naws_access_key_id = {s3.key_id}\naws_secret_access_key = {s3.secret}\n")
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_PROFILE", "lakeprofile")
+    assert list_data_files(lake) == data_files(lake)
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    with pytest.raises(FileAccessError, match="AWS_PROFILE='no-such-profile': ProfileNotFound"):
+        list_data_files(lake)
+
+
+def test_each_prefix_is_listed_once(s3: S3Server, lake: str, app_factory: Any) -> None:
+    """A prefix given 3,000 times, or lying under another given prefix, costs no listing of its
+    own; an empty one is still an error; the listed files count against the limit once."""
+    c = rest(app_factory, s3, max_files_per_commit=3)
+    s3.control("/_test/reset")
+    body = {"prefixes": [lake] * 3000 + [lake + "_c=1/", lake.replace("s3://", "s3a://") + "_c=2/"]}
+    r = c.post(T + "/commits", json=body, headers=WRITER)
+    assert r.status_code == 200 and sorted(r.json()["added"]) == data_files(lake), r.text
+    lists = [q for q in s3.requests() if s3.is_listing(q)]
+    assert len(lists) == 4, lists  # the prefix and its three directories, once
+    empty = c.post(T + "/commits", json={"prefixes": [lake, lake + "_c=9/"]}, headers=WRITER)
+    assert_error(empty, 422, "file_access", "body.prefixes[1]")

@@ -26,7 +26,7 @@ import importlib
 import os
 import posixpath
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,7 @@ from service.storage.objects.base import (
 )
 
 __all__ = [
+    "CANONICAL_SCHEMES",
     "DEFAULT_CONCURRENCY",
     "DEFAULT_TAIL_BYTES",
     "STORES",
@@ -50,6 +51,8 @@ __all__ = [
     "ObjectStore",
     "ObjectTail",
     "StoreOptions",
+    "canonical_moves",
+    "canonical_uri",
     "coalesce",
     "is_remote",
     "local_path",
@@ -77,6 +80,8 @@ STORES: dict[str, str] = {
     "abfs": "service.storage.objects.azure",
     "abfss": "service.storage.objects.azure",
     "az": "service.storage.objects.azure",
+    "wasb": "service.storage.objects.azure",
+    "wasbs": "service.storage.objects.azure",
     "gs": "service.storage.objects.gcs",
     "gcs": "service.storage.objects.gcs",
 }
@@ -141,16 +146,102 @@ def normal_local_path(path: str) -> str:
     return "/" + normal.lstrip("/") if normal.startswith("//") else normal
 
 
+#: Each store's URI schemes -> the one its objects are stored under: one object, one identity,
+#: whichever spelling a writer used (Hadoop's s3a://, Databricks' abfss://, fsspec's az://...).
+CANONICAL_SCHEMES: dict[str, str] = {
+    "s3": "s3",
+    "s3a": "s3",
+    "s3n": "s3",
+    "gs": "gs",
+    "gcs": "gs",
+    "abfs": "abfs",
+    "abfss": "abfs",
+    "az": "abfs",
+    "wasb": "abfs",
+    "wasbs": "abfs",
+}
+
+
+def canonical_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
+    """The canonical form of an object-store URI (a ``scheme://`` URI of a scheme in
+    :data:`CANONICAL_SCHEMES`; any other URI gets its scheme lower-cased only): ``s3://``,
+    ``gs://`` or ``abfs://container/path``. The key is kept verbatim (stores read keys verbatim).
+    Azure's Hadoop forms ``abfs[s]://container@account.dfs.core.windows.net/path`` and
+    ``wasb[s]://container@account.blob.core.windows.net/path`` lose the account, which must be the
+    one configured (``env``, default the process environment): FileAccessError otherwise."""
+    scheme, sep, rest = uri.partition("://")
+    canon = CANONICAL_SCHEMES.get(scheme.lower())
+    if canon is None or not sep:
+        return scheme.lower() + sep + rest
+    if canon == "abfs":
+        authority, slash, key = rest.partition("/")
+        if "@" in authority:
+            rest = _azure_container(uri, authority, env) + slash + key
+    return f"{canon}://{rest}"
+
+
+def _azure_container(uri: str, authority: str, env: Mapping[str, str] | None) -> str:
+    from service.errors import FileAccessError
+    from service.storage.objects.azure import configured_account
+
+    container, _, host = authority.partition("@")
+    account, dot, service = host.partition(".")
+    if not container or not account or not dot or not service.lower().startswith(("dfs.", "blob.")):
+        raise FileAccessError(
+            f"{uri}: expected container@account.dfs.core.windows.net (or .blob.) as the authority", details={"path": uri}
+        )
+    configured = configured_account(os.environ if env is None else env)
+    if configured is not None and configured.lower() != account.lower():
+        raise FileAccessError(
+            f"{uri}: names the storage account {account!r}; this server reads {configured!r} "
+            "(AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ACCOUNT_NAME)",
+            details={"path": uri},
+        )
+    return container
+
+
+def canonical_moves(paths: Iterable[str], env: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+    """What makes a catalog's live ``paths`` (stored before :func:`canonical_uri`) canonical:
+    ``(drop, rename)``. ``drop``: paths whose canonical form is live as well, or that another
+    spelling already moves to it (one object registered twice: one of its rows ends). ``rename``:
+    each other non-canonical path -> its canonical form. Paths of no store are left alone, and an
+    Azure URI of an account that is not the configured one is left too (reading it fails anyway)."""
+    from service.errors import FileAccessError
+
+    live = list(paths)
+    taken = {p for p in live if _canonical_or_none(p, env, FileAccessError) == p}
+    drop: list[str] = []
+    rename: dict[str, str] = {}
+    for p in sorted(live):
+        canon = _canonical_or_none(p, env, FileAccessError)
+        if canon is None or canon == p:
+            continue
+        if canon in taken:
+            drop.append(p)
+        else:
+            rename[p] = canon
+            taken.add(canon)
+    return drop, rename
+
+
+def _canonical_or_none(path: str, env: Mapping[str, str] | None, error: type[Exception]) -> str | None:
+    if not is_remote(path):
+        return None
+    try:
+        return canonical_uri(path, env)
+    except error:
+        return None
+
+
 def stored_path(uri: str) -> str:
     """The one form a data file's location has in the catalog, whoever gives it (a commit, a
-    removal, a lookup, the CLI): a local path or ``file:`` URI is an absolute local path
-    (escapes decoded, ``.``, ``..`` and repeated ``/`` folded lexically, symlinks not resolved);
-    an object-store URI keeps its text verbatim (stores read keys verbatim) with the scheme in
-    lower case. Raises FileAccessError for a ``file:`` URI with a host, or malformed."""
+    removal, a lookup, a listing, the CLI): a local path or ``file:`` URI is an absolute local
+    path (escapes decoded, ``.``, ``..`` and repeated ``/`` folded lexically, symlinks not
+    resolved); an object-store URI is :func:`canonical_uri`. Raises FileAccessError for a
+    ``file:`` URI with a host, or malformed, and for an Azure URI of another account."""
     if scheme_of(uri) in (None, "file"):
         return normal_local_path(local_path(uri))
-    scheme, sep, rest = uri.partition("://")
-    return scheme.lower() + sep + rest
+    return canonical_uri(uri)
 
 
 _lock = threading.Lock()

@@ -3,8 +3,7 @@
 An extractor needs three things of a store, each in as few round trips as the store allows:
 
 * :meth:`ObjectStore.list`: one "directory" level of a prefix (the store's own paginated listing
-  with delimiter ``/``), pages fetched only as they are consumed; Spark's rules are applied by
-  :mod:`service.storage.listing`, never here.
+  with delimiter ``/``); Spark's rules are applied by :mod:`service.storage.listing`, never here.
 * :meth:`ObjectStore.read_tail`: the last ``n`` bytes of an object, its size and a content id, in
   **one** request (``Range: bytes=-n``; the size comes from ``Content-Range``, the content id from
   the ETag / generation the same response carries). No HEAD.
@@ -111,8 +110,9 @@ class ObjectStore(Protocol):
 
     def list(self, prefix: str, limit: int | None = None) -> Iterator[ObjectEntry]:
         """The entries directly below ``prefix`` (a URI ending in ``/``): objects and common
-        prefixes of delimiter ``/``, in the store's order. Pages are fetched lazily as the
-        iterator is consumed, and never more than needed for ``limit`` entries. A prefix with
+        prefixes of delimiter ``/``, in the store's order, at most ``limit`` of them. The S3, GCS
+        and Azure stores read the level whole first (obstore's ``list_with_delimiter`` follows
+        every page), so a limit bounds what is returned, not what is listed. A prefix with
         nothing below it lists nothing (no error). A failure part-way raises, never truncates."""
         ...
 
