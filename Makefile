@@ -20,6 +20,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check service tests bench migrations
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
 # Today's figures: a short configuration of bench/ (minutes), rewriting the table that opens
@@ -27,8 +28,10 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/summary.py $(BENCH_ARGS)
 
+# mypy reads its configuration ([tool.mypy] in pyproject.toml: which packages are strict) itself.
 lint: $(STAMP)
 	$(BIN)/ruff check service tests bench migrations
+	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache shredcat.db demo-data test-artifacts
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache shredcat.db demo-data test-artifacts

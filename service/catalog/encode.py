@@ -51,7 +51,7 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
                 None if lo is None else fmt(lo),
                 None if hi is None else fmt(hi),
                 lo,  # type: ignore[return-value]
-                hi,  # type: ignore[return-value]
+                hi,
                 None,
                 None,
                 None,
@@ -68,7 +68,7 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
                 None,
                 None,
                 lo,  # type: ignore[return-value]
-                hi,  # type: ignore[return-value]
+                hi,
                 None,
                 None,
             )
@@ -79,7 +79,7 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
         def enc_str(lo: Bound | None, hi: Bound | None) -> RowBounds:
             return (
                 lo,  # type: ignore[return-value]
-                hi,  # type: ignore[return-value]
+                hi,
                 None,
                 None,
                 None,
@@ -204,7 +204,7 @@ class _RowEncoder:
             smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
             col = ps.column
             if variant:
-                vp = ps.variant_path  # type: ignore[assignment]
+                vp = ps.variant_path
             append(
                 (
                     col, vp, tname, ps.column_size_bytes, ps.value_count, ps.null_count, smin, smax,

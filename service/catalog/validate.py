@@ -63,7 +63,7 @@ class Limits:
 
 
 def _is_count(v: object) -> bool:
-    return type(v) is int and 0 <= v <= MAX_COUNT  # type: ignore[operator]
+    return type(v) is int and 0 <= v <= MAX_COUNT
 
 
 def check_name(kind: str, name: object) -> str:
