@@ -11,7 +11,9 @@ loop would: ``python -m service.cli ...`` with stdout to /dev/null, after one wa
 ``--baseline DIR`` also times another source tree's ``service`` (say, the revision before a
 change) in the same run, runs interleaved.
 Floors in the same run: ``python -c pass`` (the interpreter alone), ``shredcat --help`` (the
-argument parser) and the ``sqlite3`` shell answering the equivalent query on the same file.
+argument parser), importing SQLAlchemy and sqlglot (what a command reading the catalog and parsing
+a predicate cannot do without) and the ``sqlite3`` shell answering the equivalent query on the
+same file.
 ``--importtime`` also prints each command's slowest imports (``python -X importtime``, cumulative).
 """
 
@@ -72,6 +74,8 @@ def commands(db: Path) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = [
         ("python -c pass", [*py, "-c", "pass"]),
         ("shredcat --help", [*cli, "--help"]),
+        # What any command reading the catalog must import (issue 33's floor for read commands).
+        ("floor: import sqlalchemy, sqlglot", [*py, "-c", "import sqlalchemy, sqlalchemy.engine, sqlglot"]),
     ]
     if shutil.which("sqlite3"):
         out += [

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Header, Request
 
 from service.api.auth import Principal, require_writer
 from service.api.bodies import json_body, parse_json_body
-from service.api.deps import COMMON, AppContext, error_responses, field_error, get_ctx
+from service.api.deps import COMMON, AppContext, error_responses, field_error, get_catalog, get_ctx
 from service.api.ingest import check_paths, expand_prefixes, extract_all, file_from_body
 from service.api.namespaces import NamespaceName
 from service.api.paths import lookup_path
@@ -21,6 +21,7 @@ from service.api.schemas import (
     RemoveFilesResponse,
 )
 from service.api.tables import TableName
+from service.catalog import Catalog
 from service.catalog.service import creation_forbidden
 from service.catalog.validate import check_file_count
 from service.errors import NotFoundError, ShredcatError
@@ -158,9 +159,9 @@ def remove_files(
     body: RemoveFilesRequest,
     _: Annotated[Principal, Depends(require_writer)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
 ) -> RemoveFilesResponse:
-    assert ctx.catalog is not None
     check_file_count(len(body.paths), ctx.limits, "paths")
-    result = ctx.catalog.remove(namespace, table, [lookup_path(p) for p in body.paths], missing_ok=body.missing_ok)
+    result = catalog.remove(namespace, table, [lookup_path(p) for p in body.paths], missing_ok=body.missing_ok)
     ctx.metrics.files_removed.inc(len(result.removed))
     return RemoveFilesResponse(snapshot_id=result.snapshot_id, removed=list(result.removed), missing=list(result.missing))

@@ -9,9 +9,10 @@ from fastapi import APIRouter, Depends, Response
 
 import service
 from service.api.auth import Principal, require_reader
-from service.api.deps import AppContext, error_responses, get_ctx
+from service.api.deps import AppContext, error_responses, get_catalog, get_ctx
 from service.api.metrics import CONTENT_TYPE
 from service.api.schemas import HealthResponse
+from service.catalog import Catalog
 
 router = APIRouter(tags=["operations"])
 
@@ -23,12 +24,11 @@ router = APIRouter(tags=["operations"])
     response_model=HealthResponse,
     responses=error_responses(503),
 )
-def health(ctx: Annotated[AppContext, Depends(get_ctx)]) -> HealthResponse:
+def health(catalog: Annotated[Catalog, Depends(get_catalog)]) -> HealthResponse:
     from service.catalog.db import require_current_schema
 
-    assert ctx.catalog is not None
-    revision = require_current_schema(ctx.catalog.engine)  # unreachable or not migrated: 503
-    return HealthResponse(status="ok", backend=ctx.catalog.backend, schema_revision=revision, version=service.__version__)
+    revision = require_current_schema(catalog.engine)  # unreachable or not migrated: 503
+    return HealthResponse(status="ok", backend=catalog.backend, schema_revision=revision, version=service.__version__)
 
 
 @router.get(
@@ -42,9 +42,9 @@ def liveness() -> HealthResponse:
 
 
 @router.head("/health", include_in_schema=False)
-def health_head(ctx: Annotated[AppContext, Depends(get_ctx)]) -> Response:
+def health_head(catalog: Annotated[Catalog, Depends(get_catalog)]) -> Response:
     """``/health`` for probes that send HEAD (load balancers): its status, no body."""
-    health(ctx)
+    health(catalog)
     return Response(status_code=200)
 
 

@@ -138,11 +138,12 @@ def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, m
     if futures:
         _, pending = wait(futures, return_when=FIRST_EXCEPTION)
         for f in futures:
-            if f.done() and not f.cancelled() and f.exception() is not None:
+            exc = f.exception() if f.done() and not f.cancelled() else None
+            if exc is not None:
                 for other in pending:
                     other.cancel()
                 wait([p for p in pending if not p.cancelled()])
-                raise f.exception()  # type: ignore[misc]
+                raise exc
         for f in futures:
             fs = f.result()
             by_path[fs.path] = fs

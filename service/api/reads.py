@@ -15,6 +15,7 @@ from service.api.deps import (
     decode_page_token,
     error_responses,
     field_error,
+    get_catalog,
     get_ctx,
 )
 from service.api.namespaces import NamespaceName
@@ -31,6 +32,7 @@ from service.api.schemas import (
     VariantStatsRow,
 )
 from service.api.tables import TableName
+from service.catalog import Catalog
 from service.stats.model import ColumnStats
 from service.values import format_bound
 
@@ -133,11 +135,10 @@ def load_file_stats(
     table: TableName,
     path: Annotated[str, Query(min_length=1, max_length=2048, description="The file's path as registered.")],
     _: Annotated[Principal, Depends(require_reader)],
-    ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
     snapshot_id: SnapshotId = None,
 ) -> FileStatsResponse:
-    assert ctx.catalog is not None
-    fs = ctx.catalog.file_stats(namespace, table, lookup_path(path), snapshot=snapshot_id)
+    fs = catalog.file_stats(namespace, table, lookup_path(path), snapshot=snapshot_id)
     return FileStatsResponse(
         path=fs.path,
         file_size_bytes=fs.file_size_bytes,
@@ -175,11 +176,10 @@ def load_table_stats(
     namespace: NamespaceName,
     table: TableName,
     _: Annotated[Principal, Depends(require_reader)],
-    ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
     snapshot_id: SnapshotId = None,
 ) -> TableStatsResponse:
-    assert ctx.catalog is not None
-    g = ctx.catalog.global_stats(namespace, table, snapshot=snapshot_id)
+    g = catalog.global_stats(namespace, table, snapshot=snapshot_id)
     return TableStatsResponse(
         snapshot_id=g.snapshot_id,
         file_count=g.file_count,
@@ -200,18 +200,18 @@ def list_snapshots(
     table: TableName,
     _: Annotated[Principal, Depends(require_reader)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
     page_token: PageToken = None,
     page_size: PageSize = 1000,
 ) -> ListSnapshotsResponse:
-    assert ctx.catalog is not None
     check_page_size(ctx, page_size, field="query.page-size")
     after = None
     if page_token is not None:
         after = _int_or_none(decode_page_token(page_token, "query.page-token").get("after"), "query.page-token")
         if after is None:
             raise field_error("query.page-token", "invalid page token")
-    limit = min(page_size + 1, ctx.catalog.limits.max_page_size)
-    rows = ctx.catalog.list_snapshots(namespace, table, after=after, limit=limit)
+    limit = min(page_size + 1, catalog.limits.max_page_size)
+    rows = catalog.list_snapshots(namespace, table, after=after, limit=limit)
     more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
     rows = rows[:page_size]
     return ListSnapshotsResponse(

@@ -419,7 +419,7 @@ def analyze_if_grown(engine: Engine) -> bool:
       over 5,000 files);
     * plans on never-analyzed stats tables were slow: 432 ms instead of 5 ms for one query at
       20,000 files, 10-19 ms instead of 2-4 ms at 100,000, and a removal 3x slower
-      (BENCHMARKS.md, "Planner statistics after a bulk load").
+      (docs/benchmarks-history.md, "Planner statistics after a bulk load").
 
     Rows ever inserted are read off the id sequence (the primary key's last entry), so the test
     costs one index probe; the stats tables hold a fixed number of rows per file, so the file

@@ -50,8 +50,8 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
             return (
                 None if lo is None else fmt(lo),
                 None if hi is None else fmt(hi),
-                lo,  # type: ignore[return-value]
-                hi,  # type: ignore[return-value]
+                lo,  # type: ignore[return-value]  # this kind's bounds are ints (check_bound)
+                hi,
                 None,
                 None,
                 None,
@@ -67,8 +67,8 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
                 None if hi is None else fmt(hi),
                 None,
                 None,
-                lo,  # type: ignore[return-value]
-                hi,  # type: ignore[return-value]
+                lo,  # type: ignore[return-value]  # this family's bounds are floats (check_bound)
+                hi,
                 None,
                 None,
             )
@@ -78,14 +78,14 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
 
         def enc_str(lo: Bound | None, hi: Bound | None) -> RowBounds:
             return (
-                lo,  # type: ignore[return-value]
-                hi,  # type: ignore[return-value]
+                lo,  # type: ignore[return-value]  # varchar bounds are str (check_bound)
+                hi,
                 None,
                 None,
                 None,
                 None,
-                None if lo is None else lo.encode("utf-8"),  # type: ignore[union-attr]
-                None if hi is None else hi.encode("utf-8"),  # type: ignore[union-attr]
+                None if lo is None else lo.encode("utf-8"),  # type: ignore[union-attr]  # str, as above
+                None if hi is None else hi.encode("utf-8"),  # type: ignore[union-attr]  # str, as above
             )
 
         return enc_str
@@ -204,7 +204,7 @@ class _RowEncoder:
             smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
             col = ps.column
             if variant:
-                vp = ps.variant_path  # type: ignore[assignment]
+                vp = ps.variant_path
             append(
                 (
                     col, vp, tname, ps.column_size_bytes, ps.value_count, ps.null_count, smin, smax,

@@ -40,8 +40,8 @@ def point_keep_ratio(
         return None
     inf = math.inf
     if family(t) == "real":
-        at_min = [x for x in min_keys if -inf < x < inf]  # type: ignore[operator]
-        at_max = [x for x in max_keys if -inf < x < inf]  # type: ignore[operator]
+        at_min = [x for x in min_keys if -inf < x < inf]  # type: ignore[operator]  # keys of a numeric path: int or float
+        at_max = [x for x in max_keys if -inf < x < inf]  # type: ignore[operator]  # as above
     else:  # strings, blobs and uuids are all values; integers but DuckDB's date/time infinities
         pinned = {
             Kind.DATE: (DATE_NEG_INFINITY, DATE_INFINITY),

@@ -63,7 +63,7 @@ class Limits:
 
 
 def _is_count(v: object) -> bool:
-    return type(v) is int and 0 <= v <= MAX_COUNT  # type: ignore[operator]
+    return type(v) is int and 0 <= v <= MAX_COUNT
 
 
 def check_name(kind: str, name: object) -> str:
@@ -251,7 +251,7 @@ def _check_values(f: FileStats, j: int, ps: Row, limits: Limits, memo: _Memo) ->
             lo = _checked_bound(f, j, ps, "min_value", lo, check, cap)
         if hi is not None:
             hi = _checked_bound(f, j, ps, "max_value", hi, check, cap)
-            if lo is not None and hi < lo:  # type: ignore[operator]
+            if lo is not None and hi < lo:  # type: ignore[operator]  # both bounds of one row have the row's type (checked above)
                 raise _row_error(f, j, ps, "max_value", f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
     nan = ps.contains_nan
     if nan is not None:

@@ -14,8 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from service.cli._common import add_database_argument
+
+if TYPE_CHECKING:  # the CLI's start-up imports no parser
+    from service.pruning import BooleanExpression, TableSchema
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_database_argument(p)
 
 
-def parse_predicate(text: str, schema=None):  # type: ignore[no-untyped-def]
+def parse_predicate(text: str, schema: TableSchema | None = None) -> BooleanExpression:
     """The predicate's tree; ``schema`` (the table's, :meth:`service.catalog.Catalog.table_schema`)
     resolves bare column names."""
     from service.cli._common import predicate_limits
@@ -68,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         text = args.predicate
         zone = session_zone(args.time_zone)
 
-        def expr(schema):  # type: ignore[no-untyped-def]  # parsed against the table's columns
+        def expr(schema: TableSchema) -> BooleanExpression:  # parsed against the table's columns
             with reading_in(zone):
                 return parse_predicate(text, schema)
 

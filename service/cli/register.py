@@ -16,8 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from service.cli._common import add_database_argument
+
+if TYPE_CHECKING:  # the CLI's start-up imports no extractor
+    from service.stats.model import FileStats
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -46,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_database_argument(p)
 
 
-def _extract_all(sources: list[str], workers: int | None) -> list:  # type: ignore[type-arg]
+def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
     import os
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 import httpx
 
@@ -15,10 +15,6 @@ from service.client import calls
 from service.client.calls import Call
 from service.client.errors import ShredcatConnectionError
 from service.client.retry import RetryPolicy
-
-if TYPE_CHECKING:
-    from service.client.async_ import AsyncShredcatClient
-    from service.client.sync import ShredcatClient
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -37,13 +33,15 @@ class route(Generic[P, T]):
         self.__doc__ = build.__doc__
         self.__signature__ = inspect.signature(build).replace(return_annotation=inspect.Signature.empty)
 
+    # The transports are told apart by the httpx client they hold, not by their classes: this
+    # module is imported by theirs and must not import them back.
     @overload
     def __get__(self, client: None, owner: type | None = None) -> route[P, T]: ...
     @overload
-    def __get__(self, client: ShredcatClient, owner: type | None = None) -> Callable[P, T]: ...
+    def __get__(self, client: ClientBase[httpx.Client], owner: type | None = None) -> Callable[P, T]: ...
     @overload
     def __get__(
-        self, client: AsyncShredcatClient, owner: type | None = None
+        self, client: ClientBase[httpx.AsyncClient], owner: type | None = None
     ) -> Callable[P, Coroutine[Any, Any, T]]: ...
     def __get__(self, client: Any, owner: type | None = None) -> Any:
         if client is None:
@@ -55,6 +53,7 @@ class route(Generic[P, T]):
 
         method.__name__ = method.__qualname__ = self.__name__
         method.__doc__ = self.__doc__
+        # A function takes any attribute; typeshed declares no __signature__, which inspect reads.
         method.__signature__ = self.__signature__  # type: ignore[attr-defined]
         return method
 

@@ -127,14 +127,16 @@ def error_from_response(r: httpx.Response, errors: ErrorMap | None = None) -> Sh
         or DEFAULT_ERRORS.get(status)
         or (ServerError if status >= 500 else ClientError)
     )
-    type_, message, details = "http_error", r.reason_phrase or f"HTTP {status}", {}
+    type_, message = "http_error", r.reason_phrase or f"HTTP {status}"
+    details: dict[str, Any] = {}
     try:
         body = r.json()
         err = body.get("error") if isinstance(body, dict) else None
         if isinstance(err, dict):
             type_ = str(err.get("type", type_))
             message = str(err.get("message", message))
-            details = err.get("details") if isinstance(err.get("details"), dict) else {}
+            found = err.get("details")
+            details = found if isinstance(found, dict) else {}
     except ValueError:
         text = r.text.strip()
         if text:

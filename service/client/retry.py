@@ -50,4 +50,4 @@ class RetryPolicy:
         return wait
 
     def _wait(self, attempt: int) -> float:
-        return min(MAX_BACKOFF, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
+        return min(MAX_BACKOFF, self.backoff * 2.0**attempt) * (0.5 + random.random() / 2)

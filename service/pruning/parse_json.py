@@ -43,6 +43,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from service import limits
@@ -446,7 +447,7 @@ class _Parser:
         lits = [_value(v, term.target, _child(vptr, i)) for i, v in enumerate(values)]
         for i, lit in enumerate(lits):
             # Convert one by one first so an error points at the offending value.
-            self._build(_child(vptr, i), lambda lit=lit: compare(Op.EQ, term, lit))  # type: ignore[misc]
+            self._build(_child(vptr, i), partial(compare, Op.EQ, term, lit))
         return self._build(vptr, lambda: in_list(op, term, lits))
 
 

@@ -19,9 +19,7 @@ tree selects, so Spark helpers can apply the same predicate to rows that pruning
 from __future__ import annotations
 
 import math
-import re
 from decimal import Decimal
-from functools import cache
 
 from service.pruning.expressions import (
     And,
@@ -34,49 +32,15 @@ from service.pruning.expressions import (
     Predicate,
     PredicateVisitor,
     SetPredicate,
-    Term,
     UnaryPredicate,
     Unknown,
     VariantTerm,
     visit,
 )
+from service.pruning.expressions.spelling import COMPARISON_SYMBOLS, render_column, render_term, sql_string
 from service.pruning.literals import format_date, format_timestamp
 from service.pruning.paths import AnyIndex, JsonPath, Step, format_spark_path
-from service.pruning.spark_types import spark_type_name
 from service.values import FLOAT32_MAX, Bound, Kind, ShreddedType, format_bound
-
-#: A comparison's SQL operator.
-COMPARISON_SYMBOLS = {
-    Op.EQ: "=",
-    Op.NOT_EQ: "!=",
-    Op.LT: "<",
-    Op.LT_EQ: "<=",
-    Op.GT: ">",
-    Op.GT_EQ: ">=",
-}
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-@cache
-def _keywords() -> frozenset[str]:
-    from sqlglot.dialects.spark import Spark
-
-    return frozenset(k.upper() for k in Spark.Tokenizer.KEYWORDS if _IDENT.fullmatch(k))
-
-
-def sql_string(s: str) -> str:
-    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def quote_identifier(name: str) -> str:
-    if _IDENT.fullmatch(name) and name.upper() not in _keywords():
-        return name
-    return "`" + name.replace("`", "``") + "`"
-
-
-def render_column(column: str) -> str:
-    """A dotted column name is a Variant field nested in structs (as the catalog names them)."""
-    return ".".join(quote_identifier(p) for p in column.split("."))
 
 
 def render_literal(t: ShreddedType, v: Bound) -> str:
@@ -113,15 +77,6 @@ def render_literal(t: ShreddedType, v: Bound) -> str:
         return f"X'{v.hex().upper()}'"
     assert isinstance(v, str)
     return sql_string(v)
-
-
-def render_term(term: Term, base: str | None = None, path: JsonPath | None = None) -> str:
-    if not isinstance(term, VariantTerm):
-        return render_column(term.name)
-    fn = "try_variant_get" if term.try_cast else "variant_get"
-    b = render_column(term.column) if base is None else base
-    p = term.path if path is None else path
-    return f"{fn}({b}, {sql_string(format_spark_path(p))}, '{spark_type_name(term.target)}')"
 
 
 _UNARY = {

@@ -71,7 +71,7 @@ def extract_many(
         from service.stats.extract import extract_file
 
         kw = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
-        extract = partial(extract_file, **kw)  # type: ignore[arg-type]
+        extract = partial(extract_file, **kw)  # type: ignore[arg-type]  # no extract: the items are paths
     assert extract is not None
     if concurrency is None:
         from service.storage.objects import store_options

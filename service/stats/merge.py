@@ -256,13 +256,13 @@ class PathAccumulator:
     def _take_min(self, b: Bound) -> None:
         cur = self.min_known
         # Of -0.0 and 0.0 (equal) the minimum keeps -0.0, whatever the order.
-        if cur is None or b < cur or (self._float and b == cur and is_negative_zero(b)):  # type: ignore[operator]
+        if cur is None or b < cur or (self._float and b == cur and is_negative_zero(b)):  # type: ignore[operator]  # one path's bounds share one type
             self.min_known = b
 
     def _take_max(self, b: Bound) -> None:
         cur = self.max_known
         # Of -0.0 and 0.0 (equal) the maximum keeps 0.0, whatever the order.
-        if cur is None or b > cur or (self._float and b == cur and is_negative_zero(cur)):  # type: ignore[operator]
+        if cur is None or b > cur or (self._float and b == cur and is_negative_zero(cur)):  # type: ignore[operator]  # one path's bounds share one type
             self.max_known = b
 
     def add(self, ps: PathStats) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from functools import cache, lru_cache, partial
+from typing import cast
 
 from service.errors import InvalidStatsError
 from service.values.calendar import EPOCH_ORDINAL, civil_from_days, days_from_civil, valid_ymd
@@ -57,9 +58,11 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
         lo, hi = INTEGER_RANGES[k]
         ok = isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
     elif k in FLOAT_KINDS:
-        ok = isinstance(v, float) and not math.isnan(v)
-        if ok and k is Kind.FLOAT32 and math.isfinite(v):
-            ok = to_float32(v) == v  # type: ignore[arg-type]
+        ok = (
+            isinstance(v, float)
+            and not math.isnan(v)
+            and not (k is Kind.FLOAT32 and math.isfinite(v) and to_float32(v) != v)
+        )
     elif k is Kind.DECIMAL:
         ok = isinstance(v, Decimal) and v.is_finite()
         if ok:
@@ -78,8 +81,8 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
         ok = isinstance(v, bytes)
     else:  # VARCHAR
         ok = isinstance(v, str)
-        if ok and lone_surrogate(v):  # type: ignore[arg-type]
-            raise InvalidStatsError(f"{shown(v)!r} is not a valid {t.name} bound: not valid Unicode")  # type: ignore[arg-type]
+        if isinstance(v, str) and lone_surrogate(v):
+            raise InvalidStatsError(f"{shown(v)!r} is not a valid {t.name} bound: not valid Unicode")
     if not ok:
         raise InvalidStatsError(f"{v!r} is not a valid {t.name} bound")
     if k is Kind.DECIMAL:
@@ -254,29 +257,33 @@ def _format_blob(v: Bound) -> str:
     return v.hex().upper()
 
 
+_Formatter = Callable[[Bound], str]
+
+
 @cache
-def bound_formatter(t: ShreddedType) -> Callable[[Bound], str]:
+def bound_formatter(t: ShreddedType) -> _Formatter:
     """The function rendering bounds of ``t`` as DuckLake stores them in min_value/max_value."""
+    # Each formatter takes the Python type check_bound gives bounds of its kind: the casts say so.
     k = t.kind
     if k is Kind.BOOLEAN:
         return _format_boolean
     if k in INTEGER_KINDS:
         return str  # bounds are validated ints (never bools) before they are rendered
     if k is Kind.FLOAT64:
-        return _format_float64  # type: ignore[return-value]
+        return cast(_Formatter, _format_float64)
     if k is Kind.FLOAT32:
-        return _format_float32  # type: ignore[return-value]
+        return cast(_Formatter, _format_float32)
     if k is Kind.DECIMAL:
         assert t.scale is not None
-        return partial(_format_decimal, t.scale, t.scale > 0 and t.precision == t.scale)  # type: ignore[arg-type]
+        return partial(_format_decimal, t.scale, t.scale > 0 and t.precision == t.scale)
     if k is Kind.DATE:
-        return _format_date  # type: ignore[return-value]
+        return cast(_Formatter, _format_date)
     if k is Kind.TIME:
-        return _format_time  # type: ignore[return-value]
+        return cast(_Formatter, _format_time)
     if k in TIMESTAMP_KINDS:
         nanos = k in (Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
         tz = k in (Kind.TIMESTAMPTZ, Kind.TIMESTAMPTZ_NS)
-        return partial(  # type: ignore[arg-type]
+        return partial(
             _format_timestamp, 1_000_000_000 if nanos else 1_000_000, 9 if nanos else 6, "+00" if tz else ""
         )
     if k is Kind.BLOB:
@@ -450,7 +457,7 @@ def nul_free_bounds(lo: str | None, hi: str | None) -> tuple[str | None, str | N
 
 def needs_truncation(t: ShreddedType, v: Bound) -> bool:
     if t.kind is Kind.BLOB:
-        return len(v) > MAX_STRING_BOUND_BYTES  # type: ignore[arg-type]
+        return len(cast(bytes, v)) > MAX_STRING_BOUND_BYTES
     if t.kind is Kind.VARCHAR:
-        return len(v.encode("utf-8")) > MAX_STRING_BOUND_BYTES  # type: ignore[union-attr]
+        return len(cast(str, v).encode("utf-8")) > MAX_STRING_BOUND_BYTES
     return False

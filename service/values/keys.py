@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import cast
+from uuid import UUID
 
 from service.values.decimals import unscaled_of
 from service.values.types import FLOAT_KINDS, INT64_MAX, INT64_MIN, Bound, Kind, ShreddedType
@@ -28,20 +30,21 @@ class IndexKey:
 def index_key(t: ShreddedType, v: Bound | None) -> IndexKey:
     if v is None:
         return IndexKey()
+    # A bound of kind k has the Python type check_bound gives k's bounds: the casts say so.
     k = t.kind
     if k in FLOAT_KINDS:
-        return IndexKey(real=float(v))  # type: ignore[arg-type]
+        return IndexKey(real=float(cast(float, v)))
     if k is Kind.VARCHAR:
-        return IndexKey(bin=v.encode("utf-8"))  # type: ignore[union-attr]
+        return IndexKey(bin=cast(str, v).encode("utf-8"))
     if k is Kind.BLOB:
-        return IndexKey(bin=v)  # type: ignore[arg-type]
+        return IndexKey(bin=cast(bytes, v))
     if k is Kind.UUID:
-        return IndexKey(bin=v.bytes)  # type: ignore[union-attr]
+        return IndexKey(bin=cast(UUID, v).bytes)
     if k is Kind.DECIMAL:
         assert isinstance(v, Decimal) and t.scale is not None
         n = int(unscaled_of(v, t.scale))
         return IndexKey(num=n) if INT64_MIN <= n <= INT64_MAX else IndexKey()
-    return IndexKey(num=int(v))  # type: ignore[arg-type]
+    return IndexKey(num=int(cast(int, v)))
 
 
 def family(t: ShreddedType) -> str:

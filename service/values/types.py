@@ -143,4 +143,5 @@ def to_float32(v: float) -> float:
         return math.copysign(math.inf, v)
     if abs(v) > FLOAT32_MAX:
         return math.copysign(FLOAT32_MAX, v)
-    return struct.unpack("<f", struct.pack("<f", v))[0]
+    rounded: float = struct.unpack("<f", struct.pack("<f", v))[0]
+    return rounded

@@ -26,7 +26,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Final
+from typing import Final, cast
 
 from service.errors import BadInputError
 
@@ -150,17 +150,21 @@ class VariantValue:
         """An object's fields as a dict, in encoded order."""
         if self.kind != "object":
             raise TypeError(f"a {self.kind} Variant has no fields")
-        return dict(self.value)  # type: ignore[call-overload]
+        return dict(cast("_Pairs", self.value))
 
     @property
     def elements(self) -> tuple[VariantValue, ...]:
         if self.kind != "array":
             raise TypeError(f"a {self.kind} Variant has no elements")
-        return self.value  # type: ignore[return-value]
+        return cast("tuple[VariantValue, ...]", self.value)
 
     @staticmethod
     def null() -> VariantValue:
         return _NULL
+
+
+#: An object's value: its (key, child) pairs in encoded order.
+_Pairs = tuple[tuple[str, VariantValue], ...]
 
 
 _NULL: Final = VariantValue("null", None)
@@ -527,7 +531,7 @@ def _collect_keys(v: VariantValue, into: set[str], depth: int) -> set[str]:
     if depth > MAX_DEPTH:
         raise ValueError(f"Variant nested deeper than {MAX_DEPTH}")
     if v.kind == "object":
-        for key, child in v.value:  # type: ignore[attr-defined]
+        for key, child in cast("_Pairs", v.value):
             into.add(key)
             _collect_keys(child, into, depth + 1)
     elif v.kind == "array":
@@ -557,7 +561,7 @@ def _encode_into(out: bytearray, v: VariantValue, key_ids: Mapping[str, int], de
         type_id, width = _FIXED_INTS[kind]
         out.append(type_id << 2)
         try:
-            out += int(value).to_bytes(width, "little", signed=True)  # type: ignore[call-overload]
+            out += int(cast(int, value)).to_bytes(width, "little", signed=True)
         except OverflowError:
             raise ValueError(f"{value!r} does not fit {kind}") from None
     elif kind == "double":
@@ -588,13 +592,13 @@ def _encode_into(out: bytearray, v: VariantValue, key_ids: Mapping[str, int], de
             out += len(raw).to_bytes(4, "little")
         out += raw
     elif kind == "binary":
-        raw = bytes(value)  # type: ignore[call-overload]
+        raw = bytes(cast(bytes, value))
         out.append(15 << 2)
         out += len(raw).to_bytes(4, "little")
         out += raw
     elif kind == "uuid":
         out.append(20 << 2)
-        out += value.bytes  # type: ignore[attr-defined]
+        out += cast(uuid.UUID, value).bytes
     else:
         if depth >= MAX_DEPTH:
             raise ValueError(f"Variant nested deeper than {MAX_DEPTH}")
@@ -627,7 +631,7 @@ def _offsets(parts: list[bytes]) -> tuple[int, bytes]:
 
 
 def _encode_object(out: bytearray, v: VariantValue, key_ids: Mapping[str, int], depth: int) -> None:
-    pairs = sorted(v.value, key=lambda kv: kv[0])  # type: ignore[call-overload]
+    pairs = sorted(cast("_Pairs", v.value), key=lambda kv: kv[0])
     for i in range(1, len(pairs)):
         if pairs[i - 1][0] == pairs[i][0]:
             raise ValueError(f"duplicate object key {pairs[i][0]!r}")

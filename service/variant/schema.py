@@ -123,7 +123,7 @@ def shredded_type_of(node: SchemaNode) -> ShreddedType:
                 raise _unsupported(node, _logical_desc(el))
             by_width = {8: Kind.INT8, 16: Kind.INT16, 32: Kind.INT32}
             if lt.bit_width in by_width:
-                return ShreddedType(by_width[lt.bit_width])  # type: ignore[index]
+                return ShreddedType(by_width[lt.bit_width])
             raise _unsupported(node, _logical_desc(el))
         if lk is None and ct in ("INT_8", "INT_16", "INT_32"):
             return ShreddedType({"INT_8": Kind.INT8, "INT_16": Kind.INT16, "INT_32": Kind.INT32}[ct])

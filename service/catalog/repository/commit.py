@@ -186,7 +186,7 @@ def _copy_rows(
     raw = conn.connection.driver_connection
     assert raw is not None
     sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
-    with raw.cursor() as cur, cur.copy(sql) as cp:  # type: ignore[attr-defined]
+    with raw.cursor() as cur, cur.copy(sql) as cp:
         cp.set_types(list(types))
         for r in rows:
             cp.write_row(r)

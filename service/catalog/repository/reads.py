@@ -438,7 +438,7 @@ def file_bounds_at_min_keys(
     ``keys``, by (min key, ``data_file_id``): one probe of the ``(path_id, min_*)`` index per key."""
     lo = getattr(S, f"min_{family(st)}")
     rows = []
-    for chunk in chunks(sorted(set(keys))):  # type: ignore[type-var]
+    for chunk in chunks(sorted(set(keys))):
         stmt = (
             select(*_BOUND_COLS, lo)
             .join(D, D.data_file_id == S.data_file_id)

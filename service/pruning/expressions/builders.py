@@ -49,6 +49,7 @@ from service.pruning.expressions.nodes import (
     UnaryPredicate,
     Unknown,
 )
+from service.pruning.expressions.spelling import COMPARISON_SYMBOLS, render_term
 from service.pruning.expressions.visitor import BooleanExpressionVisitor, visit
 from service.pruning.literals import (
     LiteralValue,
@@ -231,7 +232,7 @@ def in_list(op: Op | str, term: Term, values: Iterable[LiteralValue]) -> Boolean
             return _zone_unknown(op, term, values)
         if img.exact is not None:
             exact.add(img.exact)
-    lits = tuple(sorted(exact))  # type: ignore[type-var]
+    lits = tuple(sorted(exact))
     if len(lits) == 1:
         return LiteralPredicate(Op.EQ if op is Op.IN else Op.NOT_EQ, term, lits[0])
     return SetPredicate(op, term, lits)
@@ -250,8 +251,6 @@ def _zone_bound(term: Term) -> bool:
 
 def _zone_unknown(op: Op, term: Term, values: list[LiteralValue]) -> Unknown:
     """The comparison, kept as unknown (never prunes) with its SQL text."""
-    from service.pruning.render import COMPARISON_SYMBOLS, render_term
-
     lits = ", ".join(describe_literal(v) for v in values)
     body = f"IN ({lits})" if op is Op.IN else f"NOT IN ({lits})" if op is Op.NOT_IN else f"{COMPARISON_SYMBOLS[op]} {lits}"
     return Unknown(f"{render_term(term)} {body}")
