@@ -42,6 +42,12 @@ class Settings(BaseSettings):
     warehouse_roots: list[str] = Field(default_factory=list)
     #: Largest request body accepted (bytes).
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    #: Largest plan request body (bytes), refused (413) before it is read or decoded: a SQL text of
+    #: ``max_predicate_length`` characters in any UTF-8 plus the other fields (1 MiB + 64 KiB).
+    max_plan_body_bytes: int = Field(default=limits.MAX_PLAN_BODY_BYTES, ge=1024)
+    #: Seconds a request body may take to arrive in full (then 408 and the connection is closed).
+    #: Routes taking small bodies (forms, plans) get at most 10 s of it.
+    body_timeout_seconds: float = Field(default=60.0, gt=0)
     #: Most files in one commit or removal (REST, CLI and library commits alike).
     max_files_per_commit: int = Field(default=limits.MAX_FILES_PER_COMMIT, ge=1)
     #: Most statistics rows (fully shredded paths) of one file in a commit.
