@@ -422,3 +422,16 @@ def test_plans_run_at_most_plan_concurrency_at_once(app_factory, warehouse: Path
         t.join()
     assert statuses == [200] * 8
     assert most == 2
+
+
+def test_decimal_literals_beyond_their_type_are_422_naming_them(client, table) -> None:
+    """Issue 32 row 6: these were a 500 (an InvalidOperation of the rounding) on the SQL form."""
+    for literal, named in (("1." + "0" * 99 + "1BD", "DECIMAL(101,100)"), ("1e400BD", "DECIMAL(401,0)")):
+        sql = f"variant_get(v, '$.p', 'decimal(38,2)') = {literal}"
+        err = assert_error(client.post(T + "/plan", json={"sql": sql}, headers=READER), 422, field="body.sql")
+        assert named in err["message"], err
+    # A CAST Spark makes NULL (or refuses, in ANSI mode): against a table the term is one that
+    # never prunes, and the plan is answered.
+    sql = "variant_get(v, '$.p', 'decimal(38,2)') = CAST('1e400' AS DECIMAL(38,2))"
+    r = client.post(T + "/plan", json={"sql": sql}, headers=READER)
+    assert r.status_code == 200, r.text
