@@ -12,6 +12,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import httpx
 import pytest
@@ -41,6 +42,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     )
     assert run_migrate(env).returncode == 0
     with running_server(env, base / "server.log") as s:
+        s.env["ROOT"] = str(base)
         with httpx.Client(base_url=s.base_url, timeout=30) as c:
             assert c.post("/v1/namespaces", json={"namespace": [NS]}, headers=bearer("admin")).status_code == 200
             r = c.post(f"/v1/namespaces/{NS}/tables", json={"name": TABLE, "variant-columns": ["v"]}, headers=bearer("admin"))
@@ -157,3 +159,35 @@ def test_trailing_slash_redirects_are_relative(server: Server) -> None:
             assert r.status_code == 307 and r.headers["location"] == location, (path, r.headers)
         r = c.get("//evil.example/", headers={"Host": "evil.example"})
         assert r.status_code == 404, r.headers
+
+
+def test_errors_on_files_in_the_root_carry_none_of_their_bytes(server: Server) -> None:
+    """Row 9: a writer may name any file in the warehouse root; refusing it must not reveal its
+    last bytes (the magic, the footer length) or its first ones."""
+    import struct
+
+    root = Path(server.env["ROOT"])
+    files = {
+        "trailing.parquet": b"PAR1" + b"\0" * 100 + b"TOPSECRT",
+        "length.parquet": b"PAR1" + b"\0" * 100 + struct.pack("<I", 0x7FFF_FF5E) + b"PAR1",
+        "leading.parquet": b"SCRT" + b"\0" * 100 + struct.pack("<I", 20) + b"PAR1",
+        "huge.parquet": None,  # a sparse file claiming a footer past the limit
+    }
+    for name, data in files.items():
+        if data is None:
+            with (root / name).open("wb") as f:
+                f.write(b"PAR1")
+                f.truncate(40 * MiB)
+                f.seek(40 * MiB - 8)
+                f.write(struct.pack("<I", 0x1357_9BDF & 0x01FF_FFFF) + b"PAR1")
+        else:
+            (root / name).write_bytes(data)
+    with httpx.Client(base_url=server.base_url, timeout=30) as c:
+        for name in files:
+            r = c.post(f"{TABLE_URL}/commits", json={"paths": [str(root / name)]}, headers=bearer("writer"))
+            assert r.status_code == 422 and r.json()["error"]["type"] == "invalid_parquet", r.text
+            text = r.text
+            for leak in ("ECRT", "SCRT", "\\x", str(0x7FFF_FF5E), str(0x1357_9BDF & 0x01FF_FFFF)):
+                assert leak not in text, (name, text)
+    for name in files:
+        (root / name).unlink()
