@@ -99,6 +99,8 @@ from service.stats.model import FileStats, PartitionValue, union_variant_columns
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from service.pruning.conditions import Condition
     from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
@@ -180,6 +182,16 @@ class Catalog:
 
     def _read(self, fn: Callable[[Connection], Any]) -> Any:
         return run_transaction(self.engine, fn, write=False)
+
+    # --- dashboard sessions -------------------------------------------------------------------
+
+    def revoke_session(self, digest: str, expires_at: datetime) -> None:
+        """Refuse the session whose cookie has this sha256 hex ``digest`` from now until
+        ``expires_at`` (its own expiry), in every process sharing the catalog."""
+        self._write(lambda conn: repo.revoke_session(conn, digest, expires_at))
+
+    def session_revoked(self, digest: str) -> bool:
+        return bool(self._read(lambda conn: repo.session_revoked(conn, digest)))
 
     # --- namespaces and tables ----------------------------------------------------------------
 

@@ -9,6 +9,7 @@ here commits.
 - :mod:`.path_stats`: the path dictionary's counters and widths, global stats and their rebuild.
 - :mod:`.reads`: files, stats, snapshots, coverage and the admin pages' reads.
 - :mod:`.idempotency`: commit idempotency keys.
+- :mod:`.sessions`: signed-out dashboard sessions.
 """
 
 from service.catalog.repository.commit import (
@@ -48,6 +49,7 @@ from service.catalog.repository.reads import (
     sorted_keys,
     stats_for_files,
 )
+from service.catalog.repository.sessions import revoke_session, session_revoked
 from service.catalog.repository.tables import (
     ColumnRow,
     TableCache,
@@ -118,6 +120,8 @@ __all__ = [
     "rebuild_global",
     "recent_snapshots",
     "require_table",
+    "revoke_session",
+    "session_revoked",
     "shredded_paths",
     "shredded_types",
     "snapshot_exists",
