@@ -48,6 +48,15 @@ class Settings(BaseSettings):
     #: Seconds a request body may take to arrive in full (then 408 and the connection is closed).
     #: Routes taking small bodies (forms, plans) get at most 10 s of it.
     body_timeout_seconds: float = Field(default=60.0, gt=0)
+    #: Seconds a connection may take to send its request line and headers, from the connection's
+    #: start or the request's first byte (then 408 and the connection is closed).
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    #: Seconds an idle keep-alive connection is kept open between requests.
+    keepalive_timeout_seconds: int = Field(default=5, ge=1)
+    #: Most connections a server process holds open (0: three quarters of its open-file limit).
+    #: Past it the oldest connection still waiting for its headers is closed to make room, or,
+    #: when every one is busy with a request, the new one gets 503.
+    max_connections: int = Field(default=0, ge=0)
     #: Most files in one commit or removal (REST, CLI and library commits alike).
     max_files_per_commit: int = Field(default=limits.MAX_FILES_PER_COMMIT, ge=1)
     #: Most statistics rows (fully shredded paths) of one file in a commit.
