@@ -29,6 +29,8 @@ MAX_STATS_ROWS_PER_FILE = 10_000
 MAX_BOUND_CHARS = 1024
 #: Longest extra_stats of a statistics row (characters).
 MAX_EXTRA_STATS_CHARS = 64 * 1024
+#: How long a commit's idempotency key replays its result (seconds; then it is deleted).
+IDEMPOTENCY_RETENTION_SECONDS = 7 * 24 * 3600
 #: Largest page of files/candidates/snapshots a list call returns.
 MAX_PAGE_SIZE = 10_000
 

@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     #: Longest SQL predicate (characters), refused before it is parsed (parsing costs ~3 ms per
     #: KiB). Enough for an IN list of 10,000 values of up to ~25 characters each.
     max_predicate_length: int = Field(default=limits.MAX_PREDICATE_LENGTH, ge=1)
+    #: Seconds a commit's idempotency key replays its result; older keys are deleted by later
+    #: keyed commits (a retried request after that commits anew).
+    idempotency_retention_seconds: int = Field(default=limits.IDEMPOTENCY_RETENTION_SECONDS, ge=60)
     #: Largest page of files/candidates/snapshots a list call returns.
     max_page_size: int = Field(default=limits.MAX_PAGE_SIZE, ge=1)
     #: Longest Parquet footer read from a file registered by path (or by ``shredcat stats`` and

@@ -30,7 +30,6 @@ Behaviour:
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import re
 import time
@@ -39,12 +38,14 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
+from datetime import timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import URL, Engine
 
+from service.catalog import replay
 from service.catalog import repository as repo
 from service.catalog.db import analyze_if_grown, make_engine, run_transaction
 from service.catalog.encode import prepare_batch
@@ -374,6 +375,9 @@ class Catalog:
                 check_batch_partitions(batch)
                 prepared = prepare_batch(batch)
             if idempotency_key is not None:
+                # Keys older than the retention are gone (this one, and a batch of the oldest).
+                cutoff = repo.utcnow() - timedelta(seconds=self.limits.idempotency_retention_seconds)
+                repo.expire_commit_keys(conn, t.table_id, principal, idempotency_key, cutoff)
                 stored = repo.get_commit_key(conn, t.table_id, principal, idempotency_key)
                 if stored is not None:
                     # The hash without plain-column and partition rows is what keys stored before
@@ -386,7 +390,7 @@ class Catalog:
                             f"idempotency key {idempotency_key!r} was used for a different commit to {t.qualified_name}",
                             details={"idempotency_key": idempotency_key},
                         )
-                    return _result_from_json(stored[1])
+                    return replay.decode(stored[1], [f.path for f in batch], removing)
             ending, missing = (
                 _live_or_missing(conn, t, removing, remove_missing_ok, ", so it cannot be removed")
                 if removing
@@ -485,7 +489,8 @@ class Catalog:
             )
             if idempotency_key is not None:
                 repo.put_commit_key(
-                    conn, t.table_id, principal, idempotency_key, req_hash, snap, _result_to_json(result)
+                    conn, t.table_id, principal, idempotency_key, req_hash, snap,
+                    replay.encode(result, [f.path for f in batch], removing),
                 )
             return result
 
@@ -1735,30 +1740,3 @@ def _stats_differ(conn: Connection, t: repo.TableRow, f: FileStats) -> bool:
     return stored is not None and bool(compare_file_stats(stored, f))
 
 
-def _result_to_json(r: CommitResult) -> str:
-    return json.dumps(
-        {
-            "snapshot_id": r.snapshot_id,
-            "added": list(r.added),
-            "unchanged": list(r.unchanged),
-            "restated": list(r.restated),
-            **({"removed": list(r.removed), "missing": list(r.missing)} if r.removed or r.missing else {}),
-        },
-        ensure_ascii=False,
-    )
-
-
-def _result_from_json(text: str) -> CommitResult:
-    try:
-        d = json.loads(text)
-        return CommitResult(
-            d["snapshot_id"],
-            tuple(d["added"]),
-            tuple(d["unchanged"]),
-            replayed=True,
-            restated=tuple(d.get("restated", ())),  # absent from results stored before restatement
-            removed=tuple(d.get("removed", ())),  # absent when the commit removed nothing
-            missing=tuple(d.get("missing", ())),
-        )
-    except (ValueError, KeyError, TypeError) as e:  # pragma: no cover - written by us
-        raise InvalidStatsError(f"stored idempotency result is corrupt: {e}") from None

@@ -19,8 +19,8 @@ from service.catalog.repository.commit import (
     end_files,
     live_files_by_path,
 )
-from service.catalog.repository.common import chunks, keyset_page
-from service.catalog.repository.idempotency import get_commit_key, put_commit_key
+from service.catalog.repository.common import chunks, keyset_page, utcnow
+from service.catalog.repository.idempotency import expire_commit_keys, get_commit_key, put_commit_key
 from service.catalog.repository.path_stats import read_global_json, rebuild_global, write_global_json
 from service.catalog.repository.reads import (
     FileSort,
@@ -89,6 +89,7 @@ __all__ = [
     "drop_table",
     "end_columns",
     "end_files",
+    "expire_commit_keys",
     "file_bounds",
     "file_bounds_at_min_keys",
     "file_bounds_without_min_key",
@@ -130,5 +131,6 @@ __all__ = [
     "stats_for_files",
     "stored_partition_types",
     "table_infos",
+    "utcnow",
     "write_global_json",
 ]
