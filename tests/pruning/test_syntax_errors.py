@@ -74,3 +74,33 @@ def test_a_malformed_predicate_is_an_error_not_a_log_line_of_sqlglots(caplog: py
     with caplog.at_level(logging.DEBUG), pytest.raises(InvalidPredicateError, match="not supported"):
         parse_sql("if S NOT NUL '7'L")
     assert not [r for r in caplog.records if r.name.startswith("sqlglot") and r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("variant_get(v, '$.a', 'bigint') = abs(  3 )", "got abs(  3 )"),
+        ("variant_get(v, '$.a', 'bigint') LIKE 'a%'", ": variant_get(v, '$.a', 'bigint') LIKE 'a%'"),
+        ("variant_get(v, '$.a', 'bigint') = x % 2", "got x % 2"),
+    ],
+)
+def test_error_snippets_are_cut_from_the_text_as_written(text: str, shown: str) -> None:
+    """Issue 32 row 3: a snippet is the predicate's own text (regenerating SQL for a long chain
+    cost more than parsing it), as the user wrote it."""
+    with pytest.raises(InvalidPredicateError) as e:
+        parse_sql(text)
+    assert e.value.message.endswith(shown), e.value.message
+
+
+def test_the_snippet_of_a_long_chain_is_short_and_never_regenerated(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlglot import exp
+
+    def never(*args: object, **kwargs: object) -> str:
+        raise AssertionError("SQL regenerated for a snippet")
+
+    monkeypatch.setattr(exp.Expression, "sql", never)
+    text = "variant_get(v, '$.a', 'bigint') = " + " + ".join(["1"] * 5000)
+    with pytest.raises(InvalidPredicateError) as e:
+        parse_sql(text, max_length=10**6)
+    assert e.value.message.startswith("expected a literal, got 1 + 1 + 1") and e.value.message.endswith("...")
+    assert len(e.value.message) < 120
