@@ -101,6 +101,34 @@ def test_the_snippet_of_a_long_chain_is_short_and_never_regenerated(monkeypatch:
     monkeypatch.setattr(exp.Expression, "sql", never)
     text = "variant_get(v, '$.a', 'bigint') = " + " + ".join(["1"] * 5000)
     with pytest.raises(InvalidPredicateError) as e:
-        parse_sql(text, max_length=10**6)
+        parse_sql(text, max_length=10**6, max_terms=10_000)  # past the arithmetic limit's default
     assert e.value.message.startswith("expected a literal, got 1 + 1 + 1") and e.value.message.endswith("...")
     assert len(e.value.message) < 120
+
+
+def test_arithmetic_chains_are_refused_before_sqlglot_parses_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 row 3: ``= 1+1+...+1`` (262 KB) took seconds of CPU in sqlglot; more binary
+    arithmetic operators than the terms limit are refused on the raw text (pruning uses none)."""
+    import sqlglot
+
+    from service.errors import LimitExceededError
+    from service.pruning.parse_sql import guard
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tokenized a refused predicate")
+
+    chain = "variant_get(v, '$.user.id', 'bigint') = " + "+".join(["1"] * 131_000)
+    star = "variant_get(v, '$.user.id', 'bigint') = " + "*".join(["2"] * 402)
+    with monkeypatch.context() as m:
+        m.setattr(sqlglot, "tokenize", must_not_run)
+        m.setattr(guard, "parse_predicate", must_not_run)
+        for text in (chain, star):
+            with pytest.raises(LimitExceededError, match="more than 400 arithmetic operators"):
+                parse_sql(text, max_length=10**6)
+    # Unary minus, exponents and text in strings or comments are no operators.
+    ok = (
+        "variant_get(v, '$.a', 'double') IN (" + ", ".join(f"-{i}e-3" for i in range(2000)) + ")"
+        " AND variant_get(v, '$.s', 'string') = '" + "+" * 1000 + "' -- " + "*" * 1000
+    )
+    assert not guard.too_many_operators(ok, 400)
+    assert guard.too_many_operators("a" + " - a" * 401, 400) and not guard.too_many_operators("a" + " - a" * 400, 400)

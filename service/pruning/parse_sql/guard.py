@@ -3,9 +3,9 @@ on the raw text), too deeply nested (measured on its tokens, before sqlglot's re
 parser can recurse into it) or nested past the recursion headroom raises LimitExceededError
 rather than exhausting the stack or the CPU.
 
-The length and term checks run first and cost microseconds for an ordinary predicate: sqlglot
-needs ~3 ms per KiB of text, so a megabyte of OR-ed comparisons is refused before any of it is
-tokenized.
+The length, term and arithmetic-operator checks run first and cost microseconds for an ordinary
+predicate: sqlglot needs ~3 ms per KiB of text (more for arithmetic chains), so a megabyte of OR-ed
+comparisons, or a chain of thousands of ``+``, is refused before any of it is tokenized.
 """
 
 from __future__ import annotations
@@ -45,6 +45,36 @@ _CONNECTIVES = re.compile(
 )
 
 
+# Binary arithmetic operators (after an operand), skipping the same forms and numbers (an
+# exponent's sign is no operator; neither is a unary minus). Linear like the scan above.
+_OPERATORS = re.compile(
+    r"""
+      \b[rR]'[^']*'? | \b[rR]"[^"]*"?
+    | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"?
+    | `[^`]*`?
+    | --[^\n]* | /\*.*?(?:\*/|\Z)
+    | \d+(?:\.\d*)?(?:[eE][-+]?\d+)?
+    | (?<=[\w)\]'"`])\s*(?!--|/\*)([-+*/%])
+    """,
+    re.ASCII | re.DOTALL | re.VERBOSE,
+)
+
+
+def too_many_operators(text: str, limit: int) -> bool:
+    """Whether ``text`` holds more than ``limit`` binary arithmetic operators. Pruning uses no
+    arithmetic (such a term never prunes), and a chain of them (``1+1+...+1``) is the costliest
+    text to parse per byte: refused before sqlglot sees it."""
+    if sum(text.count(c) for c in "+-*/%") <= limit:
+        return False
+    n = 0
+    for m in _OPERATORS.finditer(text):
+        if m.lastindex:
+            n += 1
+            if n > limit:
+                return True
+    return False
+
+
 def too_many_terms(text: str, limit: int) -> bool:
     """Whether ``text`` joins more than ``limit`` terms with AND/OR (connectives + 1; the AND of
     a BETWEEN counts, as BETWEEN becomes two comparisons)."""
@@ -76,6 +106,12 @@ def guarded_parse(text: str, *, max_depth: int, max_length: int, max_terms: int)
         raise LimitExceededError(
             f"SQL predicate has more than {max_terms} terms joined by AND/OR (the limit); "
             "use IN lists or split it",
+            details={"limit": max_terms},
+        )
+    if too_many_operators(text, max_terms):
+        raise LimitExceededError(
+            f"SQL predicate has more than {max_terms} arithmetic operators (the terms limit); "
+            "pruning uses no arithmetic",
             details={"limit": max_terms},
         )
     depth = nesting(text)
