@@ -132,3 +132,22 @@ def test_arithmetic_chains_are_refused_before_sqlglot_parses_them(monkeypatch: p
     )
     assert not guard.too_many_operators(ok, 400)
     assert guard.too_many_operators("a" + " - a" * 401, 400) and not guard.too_many_operators("a" + " - a" * 400, 400)
+
+
+def test_deep_parentheses_and_calls_are_refused_before_tokenizing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 row 3: the nesting measure tokenizes (~2 ms per KiB); a text nested past the
+    limit on its raw parentheses (outside strings and comments) is refused without it."""
+    import sqlglot
+
+    from service.errors import LimitExceededError
+    from service.pruning.parse_sql import guard
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tokenized a refused predicate")
+
+    with monkeypatch.context() as m:
+        m.setattr(sqlglot, "tokenize", must_not_run)
+        for text in ("x = " + "(" * 50_000 + "1" + ")" * 50_000, "x = " + "abs(" * 30_000 + "1" + ")" * 30_000):
+            with pytest.raises(LimitExceededError, match="nested"):
+                parse_sql(text, max_length=10**6)
+    assert guard.paren_depth("s = '((((' AND t = `((` -- ((((\n AND f(g(1))") == 2
