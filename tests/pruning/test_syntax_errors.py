@@ -151,3 +151,26 @@ def test_deep_parentheses_and_calls_are_refused_before_tokenizing(monkeypatch: p
             with pytest.raises(LimitExceededError, match="nested"):
                 parse_sql(text, max_length=10**6)
     assert guard.paren_depth("s = '((((' AND t = `((` -- ((((\n AND f(g(1))") == 2
+
+
+def test_an_in_list_past_its_limit_is_refused_before_tokenizing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 row 3: a 21,000-value IN list was parsed whole (0.5 s) before its length was
+    checked; its top-level commas are counted on the raw text first."""
+    import sqlglot
+
+    from service.errors import LimitExceededError
+    from service.pruning.parse_sql import guard
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tokenized a refused predicate")
+
+    text = "variant_get(v, '$.id', 'bigint') IN (" + ", ".join(str(i) for i in range(21_000)) + ")"
+    with monkeypatch.context() as m:
+        m.setattr(sqlglot, "tokenize", must_not_run)
+        with pytest.raises(LimitExceededError, match="IN list; the limit is 10000"):
+            parse_sql(text, max_length=10**6)
+    # Commas in strings, comments and calls inside the list are not values of it.
+    assert guard.longest_in_list("x IN ('a,b,c', f(1, 2, 3), -- ,,,\n 4)", 3) == 3  # three values
+    assert guard.longest_in_list("x IN (1, 2) AND y IN (1, 2, 3)", 2) > 2
+    exact = "variant_get(v, '$.id', 'bigint') IN (" + ", ".join(str(i) for i in range(10_000)) + ")"
+    assert parse_sql(exact, max_length=10**6) is not None  # the limit itself is allowed

@@ -111,6 +111,8 @@ def parse_sql(
     below are accepted and the catalog checks the Variant columns."""
     if isinstance(text, str) and lone_surrogate(text):
         raise InvalidPredicateError(f"the predicate is not valid Unicode: {shown(text)!r}")
-    tree = guarded_parse(text, max_depth=max_depth, max_length=max_length, max_terms=max_terms)
+    tree = guarded_parse(
+        text, max_depth=max_depth, max_length=max_length, max_terms=max_terms, max_in_list=max_in_list
+    )
     with source_text(text):
         return Converter(max_depth, max_in_list, schema).convert(tree, 0)

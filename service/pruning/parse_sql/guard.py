@@ -93,6 +93,38 @@ def paren_depth(text: str) -> int:
     return max(accumulate(map(_STEP.__getitem__, parens)), default=0)
 
 
+# Parentheses, commas and the IN that opens a list, skipping the same forms as above.
+_LISTS = re.compile(
+    r"""\b[rR]'[^']*'? | \b[rR]"[^"]*"? | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"? | `[^`]*`?
+        | --[^\n]* | /\*.*?(?:\*/|\Z) | (\bin\s*\() | ([(),])""",
+    re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE,
+)
+
+
+def longest_in_list(text: str, limit: int) -> int:
+    """More than ``limit`` when an ``IN (...)`` list of ``text`` holds more than ``limit`` values
+    (counted by its top-level commas; the scan stops there), else at most ``limit`` (0 when no
+    list can pass it): what the parser would refuse after parsing it all, refused here first."""
+    if text.count(",") < limit:
+        return 0  # fewer commas anywhere than the limit: no list can pass it
+    stack: list[list[int]] = []  # per open parenthesis: [is an IN list, values]
+    best = 0
+    for m in _LISTS.finditer(text):
+        if m.group(1):
+            stack.append([1, 1])
+        elif m.group(2) == "(":
+            stack.append([0, 1])
+        elif m.group(2) == ")":
+            if stack:
+                stack.pop()
+        elif m.group(2) == "," and stack and stack[-1][0]:
+            stack[-1][1] += 1
+            best = max(best, stack[-1][1])
+            if best > limit:
+                return best
+    return best
+
+
 def too_many_terms(text: str, limit: int) -> bool:
     """Whether ``text`` joins more than ``limit`` terms with AND/OR (connectives + 1; the AND of
     a BETWEEN counts, as BETWEEN becomes two comparisons)."""
@@ -109,7 +141,9 @@ def too_many_terms(text: str, limit: int) -> bool:
     return False
 
 
-def guarded_parse(text: str, *, max_depth: int, max_length: int, max_terms: int) -> exp.Expression:
+def guarded_parse(
+    text: str, *, max_depth: int, max_length: int, max_terms: int, max_in_list: int = DEFAULT_MAX_IN_LIST
+) -> exp.Expression:
     """sqlglot's tree of ``text`` once it passed the checks (see the module docstring)."""
     if not isinstance(text, str):
         raise InvalidPredicateError(f"a SQL predicate must be a string, not {type(text).__name__}")
@@ -131,6 +165,11 @@ def guarded_parse(text: str, *, max_depth: int, max_length: int, max_terms: int)
             f"SQL predicate has more than {max_terms} arithmetic operators (the terms limit); "
             "pruning uses no arithmetic",
             details={"limit": max_terms},
+        )
+    if (n := longest_in_list(text, max_in_list)) > max_in_list:
+        raise LimitExceededError(
+            f"more than {n - 1} values in an IN list; the limit is {max_in_list}",
+            details={"limit": max_in_list},
         )
     depth = paren_depth(text)
     if depth <= max_depth + _PAREN_SLACK:
