@@ -174,7 +174,10 @@ class RequestContextMiddleware:
             # The route's dependency takes it from here instead of hashing the token again.
             scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
         if scope.get("method") not in _BODY_METHODS:
-            return receive
+            # A GET with a body: nothing reads it, and the connection closes after the answer
+            # (else the server would drain whatever the client keeps sending).
+            ex.close = has_body
+            return _empty if has_body else receive
         if declared is not None and not (declared.isascii() and declared.isdigit()):
             ex.close = True
             await ex.error(400, "bad_request", "invalid Content-Length header")

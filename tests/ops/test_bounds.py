@@ -151,6 +151,16 @@ def test_a_plan_body_within_its_limit_is_planned(server: Server) -> None:
         assert r.status_code == 422 and r.json()["error"]["type"] == "validation_error", r.text
 
 
+def test_a_get_with_an_endless_body_is_answered_and_closed(server: Server) -> None:
+    """A body on a method that takes none is never read: the answer closes the connection, so a
+    client streaming it for ever holds nothing."""
+    with socket.create_connection(("127.0.0.1", _port(server))) as sock:
+        sock.sendall(_head("GET", "/health/live", {"Transfer-Encoding": "chunked"}))
+        answer, sent = _send_until_answered(sock, _body_chunks(30 * MiB, chunked=True))
+        assert _status(answer) == 200 and b"connection: close" in answer.lower()
+        assert sent < 30 * MiB
+
+
 def test_trailing_slash_redirects_are_relative(server: Server) -> None:
     """Row 8: the ``Location`` of a trailing-slash redirect never comes from the ``Host`` header."""
     with httpx.Client(base_url=server.base_url, timeout=30) as c:
