@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from service.api import create_app
-from service.api.policy import BODY_KINDS, SMALL_BODY_SECONDS, Bounds, RoutePolicy
+from service.api.policy import BODY_KINDS, SMALL_BODY_BYTES, SMALL_BODY_SECONDS, Bounds, RoutePolicy
 from service.limits import MAX_PLAN_BODY_BYTES
 from service.settings import Settings
 from tests.api.conftest import ADMIN, READER, TOKENS, make_settings
@@ -46,6 +46,9 @@ def test_each_route_gets_its_own_limit(built: tuple[Any, RoutePolicy, Settings])
     _, policy, s = built
     assert _decide(policy, "POST", TABLE + "/commits") == Bounds("writer", s.max_body_bytes, 30.0)
     assert _decide(policy, "POST", TABLE + "/plan") == Bounds("reader", MAX_PLAN_BODY_BYTES, SMALL_BODY_SECONDS)
+    assert _decide(policy, "POST", TABLE + "/files/remove") == Bounds("writer", s.max_body_bytes, 30.0)
+    for path in ("/v1/namespaces", "/v1/namespaces/lake/tables", TABLE + "/verify"):
+        assert _decide(policy, "POST", path) == Bounds("admin", SMALL_BODY_BYTES, SMALL_BODY_SECONDS), path
     assert _decide(policy, "POST", "/admin/login") == Bounds(None, FORM_MAX_BYTES, SMALL_BODY_SECONDS, streamed=True)
     # Public routes taking no body, unmatched paths and wrong methods: nothing is read.
     for method, path in (("POST", "/health/live"), ("POST", "/nowhere"), ("PUT", TABLE + "/plan"), ("POST", "/metrics")):
