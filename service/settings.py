@@ -72,7 +72,8 @@ class Settings(BaseSettings):
     max_predicate_depth: int = Field(default=limits.MAX_PREDICATE_DEPTH, ge=1)
     #: Most terms in one predicate: comparisons (and TRUE/FALSE) joined by AND/OR, a BETWEEN
     #: counting as two. Counted before the predicate is parsed; the planner needs at least one
-    #: index probe per term and refuses plans of more than 400 probes.
+    #: index probe per term and refuses plans of more than 400 probes. Also the most binary
+    #: arithmetic operators (``+ - * / %``) a SQL predicate may hold (pruning uses none).
     max_predicate_terms: int = Field(default=limits.MAX_PREDICATE_TERMS, ge=1)
     #: Longest SQL predicate (characters), refused before it is parsed (parsing costs ~3 ms per
     #: KiB). Enough for an IN list of 10,000 values of up to ~25 characters each.
