@@ -14,6 +14,7 @@ import socket
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import httpx
 import pytest
@@ -115,3 +116,34 @@ def test_an_idle_kept_alive_connection_is_closed(server: Server) -> None:
 def _length(answer: bytes) -> int:
     head = answer.partition(b"\r\n\r\n")[0].lower()
     return int(head.split(b"content-length: ", 1)[1].split(b"\r\n", 1)[0])
+
+
+def test_with_1024_open_files_the_default_cap_keeps_the_server_answering(tmp_path: Path) -> None:
+    """Row 4 as found: a server limited to 1,024 open files, 1,100 idle connections. The default
+    cap (three quarters of the limit) closes the oldest waiting ones, so descriptors never run
+    out and a new connection (the liveness probe) is still accepted and answered."""
+    import resource
+
+    from service.api.transport import auto_max_connections
+
+    env = server_env(f"sqlite:///{tmp_path / 'catalog.db'}")
+    assert run_migrate(env).returncode == 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2400:
+        pytest.skip(f"this test needs 2,400 open files for its own sockets (hard limit {hard})")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))  # inherited by the server
+    try:
+        with running_server(env, tmp_path / "server.log") as server:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2400), hard))  # for this test's sockets
+            limits = Path(f"/proc/{server.proc.pid}/limits").read_text()
+            assert any(line.startswith("Max open files") and " 1024 " in line for line in limits.splitlines())
+            cap = 1024 * 3 // 4
+            with ExitStack() as socks:
+                for _ in range(1100):
+                    socks.enter_context(socket.create_connection(("127.0.0.1", _port(server))))
+                _live(server)
+                assert _open_fds(server.proc.pid) <= cap + 64  # the cap plus the process's other files
+            _live(server)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert auto_max_connections() == max(16, soft * 3 // 4)
