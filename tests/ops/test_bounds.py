@@ -1,7 +1,10 @@
 """Issue 32 against a real ``shredcat serve`` (auth on, SQLite, loopback): every request bounded
 before its body is buffered. Rows 1 and 2: public and unmatched routes read at most their own
 small limit or nothing, a body that stalls is cut by the body timeout, a plan body has its own
-limit checked before it is read and is decoded off the event loop; row 8: relative redirects.
+limit checked before it is read and is decoded off the event loop; row 3: arithmetic chains
+refused on the raw text; row 5: a keyed removal's stored result stays small; row 6: decimal
+literals; row 8: relative redirects; row 9: no file bytes in errors. (Row 4 is in
+``test_connections.py``, row 7 in ``test_sessions.py``.)
 Memory is VmRSS from ``/proc``; liveness is answered throughout; no wall-clock time is asserted
 (the body timeout is a setting of 2 s here, and the tests only wait for its answer)."""
 
@@ -201,3 +204,57 @@ def test_errors_on_files_in_the_root_carry_none_of_their_bytes(server: Server) -
                 assert leak not in text, (name, text)
     for name in files:
         (root / name).unlink()
+
+
+def test_arithmetic_chains_and_decimal_literals_get_4xx(server: Server) -> None:
+    """Rows 3 and 6: four 262 KB ``1+1+...+1`` predicates at once are 413 (refused on the raw
+    text) with liveness answered; decimal literals beyond their type are 422 naming them (they
+    were 500s), or a sound plan."""
+    chain = "variant_get(v, '$.user.id', 'bigint') = " + "+".join(["1"] * 131_000)
+    with httpx.Client(base_url=server.base_url, timeout=60) as c:
+        results: list[int] = []
+
+        def one() -> None:
+            results.append(c.post(f"{TABLE_URL}/plan", json={"sql": chain}, headers=bearer("reader")).status_code)
+
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        _live(server)
+        for t in threads:
+            t.join(60)
+        assert results == [413] * 4
+        for literal, status, named in (
+            ("1." + "0" * 99 + "1BD", 422, "DECIMAL(101,100)"),
+            ("1e400BD", 422, "DECIMAL(401,0)"),
+            ("CAST('1e400' AS DECIMAL(38,2))", 200, None),
+        ):
+            sql = f"variant_get(v, '$.p', 'decimal(38,2)') = {literal}"
+            r = c.post(f"{TABLE_URL}/plan", json={"sql": sql}, headers=bearer("reader"))
+            assert r.status_code == status, r.text
+            if named:
+                assert named in r.json()["error"]["message"]
+
+
+def test_a_huge_keyed_removal_stores_a_small_result_and_replays_it(server: Server) -> None:
+    """Row 5: a remove-only commit with remove-missing-ok, 9,999 missing 2 KB paths and a new
+    idempotency key: the key's stored result is a few hundred bytes (it was ~20 MB), and the
+    replay is the same answer."""
+    import sqlite3
+
+    missing = ["s3://lake/" + "p" * 2000 + f"{i:05d}.parquet" for i in range(9_999)]
+    body = {"files": [], "remove": missing, "remove-missing-ok": True}
+    headers = {**bearer("writer"), "Idempotency-Key": "huge-removal"}
+    with httpx.Client(base_url=server.base_url, timeout=120) as c:
+        first = c.post(f"{TABLE_URL}/commits", json=body, headers=headers)
+        assert first.status_code == 200, first.text[:300]
+        again = c.post(f"{TABLE_URL}/commits", json=body, headers=headers)
+        assert again.status_code == 200
+    a, b = first.json(), again.json()
+    assert len(a["missing"]) == 9_999 and b["missing"] == a["missing"] and b["snapshot-id"] == a["snapshot-id"]
+    db = Path(server.env["SHREDCAT_DATABASE_URL"].removeprefix("sqlite:///"))
+    with sqlite3.connect(db) as con:
+        [(size,)] = con.execute(
+            "SELECT length(result) FROM shredcat_commit_key WHERE idempotency_key = 'huge-removal'"
+        ).fetchall()
+    assert size < 1000
