@@ -16,6 +16,9 @@ MAX_IN_LIST = 10_000
 MAX_PREDICATE_TERMS = 400
 #: Longest SQL predicate text (characters): an IN list of 10,000 values of ~25 characters each.
 MAX_PREDICATE_LENGTH = 256 * 1024
+#: Largest plan request body (bytes): a predicate of the longest allowed text, every character
+#: up to 4 bytes of UTF-8, and the request's other fields. Checked before the body is decoded.
+MAX_PLAN_BODY_BYTES = 4 * MAX_PREDICATE_LENGTH + 64 * 1024
 #: Longest Parquet footer read (bytes), checked from the file's last 8 bytes first.
 MAX_FOOTER_BYTES = 16 * 1024 * 1024
 #: Most files in one commit or removal.
@@ -26,6 +29,8 @@ MAX_STATS_ROWS_PER_FILE = 10_000
 MAX_BOUND_CHARS = 1024
 #: Longest extra_stats of a statistics row (characters).
 MAX_EXTRA_STATS_CHARS = 64 * 1024
+#: How long a commit's idempotency key replays its result (seconds; then it is deleted).
+IDEMPOTENCY_RETENTION_SECONDS = 7 * 24 * 3600
 #: Largest page of files/candidates/snapshots a list call returns.
 MAX_PAGE_SIZE = 10_000
 

@@ -53,6 +53,21 @@ class Settings(BaseSettings):
     warehouse_roots: list[str] = Field(default_factory=list)
     #: Largest request body accepted (bytes).
     max_body_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    #: Largest plan request body (bytes), refused (413) before it is read or decoded: a SQL text of
+    #: ``max_predicate_length`` characters in any UTF-8 plus the other fields (1 MiB + 64 KiB).
+    max_plan_body_bytes: int = Field(default=limits.MAX_PLAN_BODY_BYTES, ge=1024)
+    #: Seconds a request body may take to arrive in full (then 408 and the connection is closed).
+    #: Routes taking small bodies (forms, plans) get at most 10 s of it.
+    body_timeout_seconds: float = Field(default=60.0, gt=0)
+    #: Seconds a connection may take to send its request line and headers, from the connection's
+    #: start or the request's first byte (then 408 and the connection is closed).
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    #: Seconds an idle keep-alive connection is kept open between requests.
+    keepalive_timeout_seconds: int = Field(default=5, ge=1)
+    #: Most connections a server process holds open (0: three quarters of its open-file limit).
+    #: Past it the oldest connection still waiting for its headers is closed to make room, or,
+    #: when every one is busy with a request, the new one gets 503.
+    max_connections: int = Field(default=0, ge=0)
     #: Most files in one commit or removal (REST, CLI and library commits alike).
     max_files_per_commit: int = Field(default=limits.MAX_FILES_PER_COMMIT, ge=1)
     #: Most statistics rows (fully shredded paths) of one file in a commit.
@@ -68,11 +83,15 @@ class Settings(BaseSettings):
     max_predicate_depth: int = Field(default=limits.MAX_PREDICATE_DEPTH, ge=1)
     #: Most terms in one predicate: comparisons (and TRUE/FALSE) joined by AND/OR, a BETWEEN
     #: counting as two. Counted before the predicate is parsed; the planner needs at least one
-    #: index probe per term and refuses plans of more than 400 probes.
+    #: index probe per term and refuses plans of more than 400 probes. Also the most binary
+    #: arithmetic operators (``+ - * / %``) a SQL predicate may hold (pruning uses none).
     max_predicate_terms: int = Field(default=limits.MAX_PREDICATE_TERMS, ge=1)
     #: Longest SQL predicate (characters), refused before it is parsed (parsing costs ~3 ms per
     #: KiB). Enough for an IN list of 10,000 values of up to ~25 characters each.
     max_predicate_length: int = Field(default=limits.MAX_PREDICATE_LENGTH, ge=1)
+    #: Seconds a commit's idempotency key replays its result; older keys are deleted by later
+    #: keyed commits (a retried request after that commits anew).
+    idempotency_retention_seconds: int = Field(default=limits.IDEMPOTENCY_RETENTION_SECONDS, ge=60)
     #: Largest page of files/candidates/snapshots a list call returns.
     max_page_size: int = Field(default=limits.MAX_PAGE_SIZE, ge=1)
     #: Longest Parquet footer read from a file registered by path (or by ``shredcat stats`` and

@@ -21,7 +21,7 @@ from fastapi import FastAPI
 
 import service
 from service.api import commits, health, namespaces, plan, reads, tables, verify
-from service.api.auth import Authenticator, RouteRoles
+from service.api.auth import Authenticator
 from service.api.bodies import add_body_schemas
 from service.api.deps import AppContext
 from service.api.errors import install_error_handlers
@@ -29,9 +29,11 @@ from service.api.logging import ContextThreadPoolExecutor, RequestLogMiddleware
 from service.api.metrics import Metrics
 from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
+from service.api.policy import BodyLimits, RoutePolicy, admin_session_check
 from service.catalog.validate import Limits
 from service.dashboard import router as dashboard_router
 from service.dashboard.session import LoginThrottle, SessionSigner
+from service.errors import ShredcatError
 from service.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -139,6 +141,24 @@ def serve_app() -> FastAPI:
     return create_app(settle=True)
 
 
+def _policy(settings: Settings, routes: list[Any], authenticator: Authenticator, signer: SessionSigner) -> RoutePolicy:
+    def role_of_header(header: str) -> str | None:
+        try:
+            return authenticator.authenticate(header).role
+        except ShredcatError:
+            return None
+
+    def role_of_cookie(value: str) -> str | None:
+        p = signer.verify(value, settings.tokens)
+        return p.role if p is not None else None
+
+    limits = BodyLimits.from_settings(
+        settings.max_body_bytes, settings.max_plan_body_bytes, settings.max_predicate_length,
+        settings.body_timeout_seconds,
+    )
+    return RoutePolicy(routes, limits, admin_session_check(role_of_header, role_of_cookie, enabled=settings.auth == "on"))
+
+
 def create_app(settings: Settings | None = None, *, catalog: Catalog | None = None, settle: bool = False) -> FastAPI:
     """Build the app. ``catalog``: use this :class:`~service.catalog.Catalog` instead of opening
     one on ``settings.database_url`` (the caller then owns it). ``settle``: settle the process's
@@ -175,12 +195,16 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         description=DESCRIPTION,
         openapi_tags=TAGS,
         lifespan=lifespan,
+        # The middleware redirects such paths itself, relatively (Starlette's Location is built
+        # from the request's Host header).
+        redirect_slashes=False,
     )
     app.state.ctx = ctx
     app.state.authenticator = ctx.authenticator
-    app.state.session_signer = SessionSigner(
+    signer = SessionSigner(
         [k.get_secret_value().encode("utf-8") for k in settings.session_secrets] or [secrets.token_bytes(32)]
     )
+    app.state.session_signer = signer
     app.state.login_throttle = LoginThrottle(
         per_address=settings.login_failures_per_address, total=settings.login_failures_total
     )
@@ -201,10 +225,9 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         app.include_router(router)
     app.add_middleware(
         RequestContextMiddleware,
-        max_body_bytes=settings.max_body_bytes,
         metrics=metrics,
         authenticator=ctx.authenticator,
-        roles=RouteRoles.of([route for router in routers for route in router.routes]),
+        policy=_policy(settings, [route for router in routers for route in router.routes], ctx.authenticator, signer),
     )
     app.add_middleware(RequestLogMiddleware)  # outermost: the request id is in every log line
     return app

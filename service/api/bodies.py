@@ -16,6 +16,7 @@ from __future__ import annotations
 import email.message
 import json
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from fastapi.encoders import jsonable_encoder
@@ -169,17 +170,23 @@ def _validate(model: type[M], data: Any, items: tuple[str, type[BaseModel]] | No
 
 
 def parse_json_body(
-    model: type[M], raw: bytes, content_type: str | None, *, items: tuple[str, type[BaseModel]] | None = None
+    model: type[M],
+    raw: bytes,
+    content_type: str | None,
+    *,
+    items: tuple[str, type[BaseModel]] | None = None,
+    loads: Callable[[bytes], Any] = loads_in_steps,
 ) -> M:
     """``raw`` as ``model``, or the ``RequestValidationError`` FastAPI would raise for it (errors
     located under ``body``): a missing body, a body that is not JSON, or one the model refuses.
-    ``items``: a list field of ``model`` and its item model, validated item by item."""
+    ``items``: a list field of ``model`` and its item model, validated item by item. ``loads``:
+    the JSON decoder (raising as ``json.loads`` does)."""
     if not raw:
         raise RequestValidationError([{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}])
     data: Any = raw
     if _is_json(content_type):
         try:
-            data = loads_in_steps(raw)
+            data = loads(raw)
         except json.JSONDecodeError as e:
             raise RequestValidationError(
                 [{"type": "json_invalid", "loc": ("body", e.pos), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.msg}}]

@@ -3,13 +3,15 @@ metric, and the last-resort 500.
 
 * ``X-Request-ID``: echoed when the caller sends a sane one (≤ 128 printable ASCII), else a new
   uuid4 hex; stored in ``scope["state"]["request_id"]`` for handlers and logs.
-* The bearer token is checked against the role the matched route requires (:class:`RouteRoles`)
-  before a byte of the body is read: an unauthenticated or under-privileged caller gets its 401/403
-  at once, whatever it is sending. The route's own dependency checks again (cheap) and records
-  the principal.
-* Bodies larger than ``max_body_bytes`` are refused with 413 before the route runs (by
+* What the matched route allows is decided first (:class:`service.api.policy.RoutePolicy`): the
+  role a bearer token must hold, the body bytes and the body time. An unauthenticated or
+  under-privileged caller gets its 401/403 at once, whatever it is sending. The route's own
+  dependency checks again (cheap) and records the principal. An unmatched path whose
+  trailing-slash twin matches is redirected (307) with a relative ``Location``.
+* A body is read here, before the route runs, up to the route's limit: larger is 413 (by
   ``Content-Length`` before reading, or by counting a chunked body while it streams in, cut at the
-  limit; the counted body is then replayed to the app).
+  limit), slower than the route's time is 408; both close the connection, as does any request
+  whose body the route does not take (the app sees an empty body: the rest is never read).
 * Any exception escaping the app becomes a logged 500 with the error model, never a traceback.
 * The latency metric's labels are bounded: methods outside :data:`METHODS` are counted as
   ``other`` and requests no route matches as route ``unmatched``.
@@ -23,11 +25,13 @@ import time
 import uuid
 from typing import Any
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.api.auth import PRINCIPAL_STATE, Authenticator, RouteRoles
+from service.api.auth import PRINCIPAL_STATE, Authenticator
 from service.api.errors import error_body
 from service.api.metrics import Metrics
+from service.api.policy import Bounds, RoutePolicy
 from service.errors import ShredcatError
 from service.values.text import NUL_NOT_STORED
 
@@ -48,21 +52,71 @@ class _TooLarge(Exception):
     pass
 
 
-class RequestContextMiddleware:
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        max_body_bytes: int,
-        metrics: Metrics,
-        authenticator: Authenticator,
-        roles: RouteRoles,
+class _TooSlow(Exception):
+    pass
+
+
+_CLOSE = ((b"connection", b"close"),)
+_CHALLENGE = ((b"www-authenticate", b'Bearer realm="shredcat"'),)
+
+
+async def _empty() -> Message:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+class _Exchange:
+    """One request's answer side: its status for the metric, whether the response started, the
+    request id and ``Connection: close`` added to the response's headers."""
+
+    def __init__(self, send: Send, rid: str) -> None:
+        self._send = send
+        self.rid = rid
+        self.status = 500
+        self.started = False
+        self.close = False
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.started = True
+            hs = [*message.get("headers", []), (b"x-request-id", self.rid.encode("latin-1"))]
+            if self.close:
+                hs += _CLOSE
+            message = {**message, "headers": hs}
+        await self._send(message)
+
+    async def answer(
+        self, status: int, headers: tuple[tuple[bytes, bytes], ...] = (), body: bytes = b""
     ) -> None:
+        hs = [(b"content-length", str(len(body)).encode()), *headers]
+        await self.send({"type": "http.response.start", "status": status, "headers": hs})
+        await self.send({"type": "http.response.body", "body": body})
+
+    async def error(
+        self, status: int, type_: str, msg: str, details: dict[str, Any] | None = None,
+        headers: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
+        body = json.dumps(error_body(status, type_, msg, details)).encode()
+        await self.answer(status, ((b"content-type", b"application/json"), *headers), body)
+
+    async def refuse_body(self, e: _TooLarge | _TooSlow, bounds: Bounds) -> None:
+        """413 or 408, closing the connection (the rest of the body is never read)."""
+        self.close = True
+        if isinstance(e, _TooLarge):
+            limit = bounds.body_bytes
+            await self.error(413, "limit_exceeded", f"request body larger than {limit} bytes", {"limit": limit})
+        else:
+            seconds = bounds.body_seconds
+            msg = f"the request body did not arrive within {seconds:g} seconds"
+            await self.error(408, "request_timeout", msg, {"seconds": seconds})
+
+
+class RequestContextMiddleware:
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, authenticator: Authenticator, policy: RoutePolicy) -> None:
         self.app = app
-        self.max_body_bytes = max_body_bytes
         self.metrics = metrics
         self.authenticator = authenticator
-        self.roles = roles
+        self.policy = policy
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -72,94 +126,101 @@ class RequestContextMiddleware:
         rid = _clean_request_id(headers.get("x-request-id"))
         scope.setdefault("state", {})["request_id"] = rid
         started = time.perf_counter()
-        status_holder = {"status": 500, "started": False}
-
-        async def send_wrapper(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status_holder["status"] = message["status"]
-                status_holder["started"] = True
-                hs = list(message.get("headers", []))
-                hs.append((b"x-request-id", rid.encode("latin-1")))
-                message = {**message, "headers": hs}
-            await send(message)
-
-        async def respond_error(
-            status: int,
-            type_: str,
-            msg: str,
-            details: dict[str, Any] | None = None,
-            extra_headers: tuple[tuple[bytes, bytes], ...] = (),
-        ) -> None:
-            body = json.dumps(error_body(status, type_, msg, details)).encode()
-            await send_wrapper(
-                {
-                    "type": "http.response.start",
-                    "status": status,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode()),
-                        *extra_headers,
-                    ],
-                }
-            )
-            await send_wrapper({"type": "http.response.body", "body": body})
-
+        ex = _Exchange(send, rid)
+        bounds = Bounds(None, 0, 0.0)
         try:
-            app_receive = receive
-            if "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b""):
-                # A name, prefix or path holding NUL names nothing (the catalog stores no such text,
-                # and PostgreSQL cannot compare it): one answer on both backends, before any route.
-                await respond_error(422, "bad_input", f"the request's URL holds a NUL character (%00): {NUL_NOT_STORED}")
-                return
-            role = self.roles.role_for(scope)
-            if role is not None:
-                try:
-                    principal = self.authenticator.check(headers.get("authorization"), role)
-                    # The route's dependency takes it from here instead of hashing the token again.
-                    scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
-                except ShredcatError as e:
-                    challenge = ((b"www-authenticate", b'Bearer realm="shredcat"'),) if e.http_status == 401 else ()
-                    await respond_error(e.http_status, e.code, e.message, extra_headers=challenge)
-                    return
-            if scope.get("method") in _BODY_METHODS:
-                limit = self.max_body_bytes
-                declared = headers.get("content-length")
-                if declared is not None:
-                    try:
-                        n = int(declared)
-                    except ValueError:
-                        await respond_error(400, "bad_request", "invalid Content-Length header")
-                        return
-                    if n > limit:
-                        await respond_error(
-                            413, "limit_exceeded", f"request body larger than {limit} bytes", {"limit": limit}
-                        )
-                        return
-                else:
-                    try:
-                        app_receive = await self._buffered(receive, limit)
-                    except _TooLarge:
-                        await respond_error(
-                            413, "limit_exceeded", f"request body larger than {limit} bytes", {"limit": limit}
-                        )
-                        return
-            await self.app(scope, app_receive, send_wrapper)
+            bounds = self.policy.decide(scope, headers)
+            app_receive = await self._admit(scope, headers, bounds, receive, ex)
+            if app_receive is not None:
+                await self.app(scope, app_receive, ex.send)
+        except (_TooLarge, _TooSlow) as e:  # from a body the route reads itself
+            if not ex.started:
+                await ex.refuse_body(e, bounds)
         except Exception:
             log.exception("request %s %s %s failed", rid, scope.get("method"), scope.get("path"))
-            if not status_holder["started"]:
-                await respond_error(500, "internal_error", f"internal server error (request id {rid})", {"request-id": rid})
+            if not ex.started:
+                await ex.error(500, "internal_error", f"internal server error (request id {rid})", {"request-id": rid})
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
             method = scope.get("method", "")
             self.metrics.request_latency.labels(
-                method=method if method in METHODS else "other", route=template, status=str(status_holder["status"])
+                method=method if method in METHODS else "other", route=template, status=str(ex.status)
             ).observe(time.perf_counter() - started)
 
-    @staticmethod
-    async def _buffered(receive: Receive, limit: int) -> Receive:
-        chunks: list[bytes] = []
-        size = 0
+    async def _admit(
+        self, scope: Scope, headers: dict[str, str], bounds: Bounds, receive: Receive, ex: _Exchange
+    ) -> Receive | None:
+        """What the app reads the body from; None when the answer was given here instead (a bad
+        URL, a redirect, 401/403, a refused body)."""
+        if "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b""):
+            # A name, prefix or path holding NUL names nothing (the catalog stores no such text,
+            # and PostgreSQL cannot compare it): one answer on both backends, before any route.
+            await ex.error(422, "bad_input", f"the request's URL holds a NUL character (%00): {NUL_NOT_STORED}")
+            return None
+        declared = headers.get("content-length")
+        has_body = (declared is not None and declared != "0") or "transfer-encoding" in headers
+        if bounds.redirect is not None:
+            ex.close = has_body  # the body is never read
+            await ex.answer(307, ((b"location", bounds.redirect.encode("latin-1")),))
+            return None
+        if bounds.role is not None:
+            try:
+                principal = self.authenticator.check(headers.get("authorization"), bounds.role)
+            except ShredcatError as e:
+                ex.close = has_body  # the body is never read
+                await ex.error(e.http_status, e.code, e.message, headers=_CHALLENGE if e.http_status == 401 else ())
+                return None
+            # The route's dependency takes it from here instead of hashing the token again.
+            scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
+        if scope.get("method") not in _BODY_METHODS:
+            # A GET with a body: nothing reads it, and the connection closes after the answer
+            # (else the server would drain whatever the client keeps sending).
+            ex.close = has_body
+            return _empty if has_body else receive
+        if declared is not None and not (declared.isascii() and declared.isdigit()):
+            ex.close = True
+            await ex.error(400, "bad_request", "invalid Content-Length header")
+            return None
+        if bounds.body_bytes == 0:
+            # The route takes no body: it sees none, and what was sent is never read.
+            ex.close = has_body
+            return _empty
+        try:
+            if bounds.streamed:  # the route refuses a declared length past the limit with its own page
+                return _guarded(receive, bounds.body_bytes, bounds.body_seconds)
+            if declared is not None and int(declared) > bounds.body_bytes:
+                raise _TooLarge
+            return await _buffered(receive, bounds.body_bytes, bounds.body_seconds)
+        except (_TooLarge, _TooSlow) as e:
+            await ex.refuse_body(e, bounds)
+            return None
+
+
+def _guarded(receive: Receive, limit: int, seconds: float) -> Receive:
+    """``receive`` for a route that reads its body itself, in chunks, within the same limit: past
+    ``limit`` bytes or the deadline it raises (answered by the middleware)."""
+    deadline = time.monotonic() + seconds
+    size = 0
+
+    async def guarded() -> Message:
+        nonlocal size
+        with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+            message = await receive()
+            size += len(message.get("body", b""))
+            if size > limit:
+                raise _TooLarge
+            return message
+        raise _TooSlow
+
+    return guarded
+
+
+async def _buffered(receive: Receive, limit: int, seconds: float) -> Receive:
+    """The body read in full (at most ``limit`` bytes, within ``seconds``), replayed to the app."""
+    chunks: list[bytes] = []
+    size = 0
+    with anyio.move_on_after(seconds) as deadline:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
@@ -171,14 +232,16 @@ class RequestContextMiddleware:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
-        body = b"".join(chunks)
-        sent = False
+    if deadline.cancelled_caught:
+        raise _TooSlow
+    body = b"".join(chunks)
+    sent = False
 
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
 
-        return replay
+    return replay

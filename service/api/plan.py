@@ -3,7 +3,8 @@
 The predicate is Iceberg-style filter JSON (:mod:`service.pruning.parse_json`) or Spark SQL text
 (:mod:`service.pruning.parse_sql`), parsed with the configured limits (terms, length, IN-list
 length, nesting depth; terms and length checked before parsing); the execution is
-:meth:`service.catalog.Catalog.plan`. The body is decoded with every JSON number exact
+:meth:`service.catalog.Catalog.plan`. The body, at most ``SHREDCAT_MAX_PLAN_BODY_BYTES`` (checked before it is read), is decoded in the
+plan's thread (never on the event loop) with every JSON number exact
 (:func:`service.pruning.parse_json.decode_json`): a double would round ``12345678901234567.1``,
 and a number the decoder cannot hold (``1e999``, 5,000 digits) is refused by the filter's rules
 as a 422 naming its node, not by the decoder.
@@ -17,15 +18,15 @@ pruned on (:mod:`service.pruning.diagnostics`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Hashable
+from collections.abc import Hashable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Request, Response
-from fastapi.routing import APIRoute
+from fastapi import APIRouter, Depends, Request
 
 from service.api.auth import Principal, require_reader
+from service.api.bodies import json_body, parse_json_body
 from service.api.deps import COMMON, AppContext, check_page_size, error_responses, field_error, get_ctx
 from service.api.namespaces import NamespaceName
 from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse, PlanWarning
@@ -40,26 +41,7 @@ if TYPE_CHECKING:
     from service.pruning.schema import TableSchema
 
 
-class _ExactJSONRequest(Request):
-    async def json(self) -> Any:
-        if not hasattr(self, "_exact_json"):
-            self._exact_json = decode_json(await self.body())
-        return self._exact_json
-
-
-class _ExactJSONRoute(APIRoute):
-    """Hands FastAPI a request whose ``json()`` is :func:`decode_json`."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def exact(request: Request) -> Response:
-            return await handler(_ExactJSONRequest(request.scope, request.receive))
-
-        return exact
-
-
-router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"], route_class=_ExactJSONRoute)
+router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["plan"])
 
 
 #: Predicates at most this long are remembered once parsed (a client plans the same few texts
@@ -114,7 +96,10 @@ def _parsed_sql(sql: str, limits: PredicateLimits, schema: TableSchema | None) -
     return _parse_sql(sql, limits, schema)
 
 
-def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) -> PlanResponse:
+def _run_plan(ctx: AppContext, namespace: str, table: str, raw: bytes, content_type: str | None) -> PlanResponse:
+    # Decoded here, in the plan's thread: the body was bounded (SHREDCAT_MAX_PLAN_BODY_BYTES) before
+    # a byte of it was read, and decoding it never holds the event loop.
+    body = parse_json_body(PlanRequest, raw, content_type, loads=decode_json)
     s = ctx.settings
     flt = body.filter
     if (flt is None) == (body.sql is None):
@@ -194,17 +179,22 @@ def _run_plan(ctx: AppContext, namespace: str, table: str, body: PlanRequest) ->
     summary="Prune: the files that can hold rows matching a predicate on Variant paths",
     response_model=PlanResponse,
     responses=error_responses(*COMMON, 404),
+    openapi_extra=json_body(PlanRequest),
 )
 async def plan_table_scan(
     namespace: NamespaceName,
     table: TableName,
-    body: PlanRequest,
+    request: Request,
     _: Annotated[Principal, Depends(require_reader)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
 ) -> PlanResponse:
+    raw = await request.body()
+    content_type = request.headers.get("content-type")
     try:
         # Its own limiter, not the thread pool's: plans beyond it wait here, holding no thread.
-        return await anyio.to_thread.run_sync(_run_plan, ctx, namespace, table, body, limiter=ctx.plan_limiter)
+        return await anyio.to_thread.run_sync(
+            _run_plan, ctx, namespace, table, raw, content_type, limiter=ctx.plan_limiter
+        )
     except ShredcatError as e:
         ctx.metrics.prune_calls.labels(outcome=e.code).inc()
         raise

@@ -416,4 +416,14 @@ class CommitKey(Base):
     request_hash: Mapped[str] = mapped_column(String(64))
     snapshot_id: Mapped[int | None] = mapped_column(BigInteger)
     result: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class RevokedSession(Base):
+    """``shredcat_revoked_session``: the sha256 of each signed-out dashboard session cookie, kept
+    until the cookie's own expiry (then it is refused anyway, and the row is deleted)."""
+
+    __tablename__ = "shredcat_revoked_session"
+
+    session_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

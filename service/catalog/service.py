@@ -30,7 +30,6 @@ Behaviour:
 from __future__ import annotations
 
 import contextlib
-import json
 import random
 import re
 import time
@@ -39,12 +38,14 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
+from datetime import timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import URL, Engine
 
+from service.catalog import replay
 from service.catalog import repository as repo
 from service.catalog.db import analyze_if_grown, make_engine, run_transaction
 from service.catalog.encode import prepare_batch
@@ -100,6 +101,8 @@ from service.stats.model import FileStats, PartitionValue, union_variant_columns
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from service.pruning.conditions import Condition
     from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
@@ -198,6 +201,16 @@ class Catalog:
         """A read transaction on a standby that holds ``min_snapshot_id`` when one is fit, else on
         the primary; ``primary``: on the primary (a read a write depends on, or just made)."""
         return self.reads.read(fn, min_snapshot_id=min_snapshot_id, primary=primary)
+
+    # --- dashboard sessions -------------------------------------------------------------------
+
+    def revoke_session(self, digest: str, expires_at: datetime) -> None:
+        """Refuse the session whose cookie has this sha256 hex ``digest`` from now until
+        ``expires_at`` (its own expiry), in every process sharing the catalog."""
+        self._write(lambda conn: repo.revoke_session(conn, digest, expires_at))
+
+    def session_revoked(self, digest: str) -> bool:
+        return bool(self._read(lambda conn: repo.session_revoked(conn, digest)))
 
     # --- namespaces and tables ----------------------------------------------------------------
 
@@ -387,6 +400,9 @@ class Catalog:
                 check_batch_partitions(batch)
                 prepared = prepare_batch(batch)
             if idempotency_key is not None:
+                # Keys older than the retention are gone (this one, and a batch of the oldest).
+                cutoff = repo.utcnow() - timedelta(seconds=self.limits.idempotency_retention_seconds)
+                repo.expire_commit_keys(conn, t.table_id, principal, idempotency_key, cutoff)
                 stored = repo.get_commit_key(conn, t.table_id, principal, idempotency_key)
                 if stored is not None:
                     # The hash without plain-column and partition rows is what keys stored before
@@ -399,7 +415,7 @@ class Catalog:
                             f"idempotency key {idempotency_key!r} was used for a different commit to {t.qualified_name}",
                             details={"idempotency_key": idempotency_key},
                         )
-                    return _result_from_json(stored[1])
+                    return replay.decode(stored[1], [f.path for f in batch], removing)
             ending, missing = (
                 _live_or_missing(conn, t, removing, remove_missing_ok, ", so it cannot be removed")
                 if removing
@@ -498,7 +514,8 @@ class Catalog:
             )
             if idempotency_key is not None:
                 repo.put_commit_key(
-                    conn, t.table_id, principal, idempotency_key, req_hash, snap, _result_to_json(result)
+                    conn, t.table_id, principal, idempotency_key, req_hash, snap,
+                    replay.encode(result, [f.path for f in batch], removing),
                 )
             return result
 
@@ -1757,30 +1774,3 @@ def _stats_differ(conn: Connection, t: repo.TableRow, f: FileStats) -> bool:
     return stored is not None and bool(compare_file_stats(stored, f))
 
 
-def _result_to_json(r: CommitResult) -> str:
-    return json.dumps(
-        {
-            "snapshot_id": r.snapshot_id,
-            "added": list(r.added),
-            "unchanged": list(r.unchanged),
-            "restated": list(r.restated),
-            **({"removed": list(r.removed), "missing": list(r.missing)} if r.removed or r.missing else {}),
-        },
-        ensure_ascii=False,
-    )
-
-
-def _result_from_json(text: str) -> CommitResult:
-    try:
-        d = json.loads(text)
-        return CommitResult(
-            d["snapshot_id"],
-            tuple(d["added"]),
-            tuple(d["unchanged"]),
-            replayed=True,
-            restated=tuple(d.get("restated", ())),  # absent from results stored before restatement
-            removed=tuple(d.get("removed", ())),  # absent when the commit removed nothing
-            missing=tuple(d.get("missing", ())),
-        )
-    except (ValueError, KeyError, TypeError) as e:  # pragma: no cover - written by us
-        raise InvalidStatsError(f"stored idempotency result is corrupt: {e}") from None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
+from service.limits import IDEMPOTENCY_RETENTION_SECONDS
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType, bound_checker, format_bound
 from service.values.text import NUL_NOT_STORED, lone_surrogate, shown, unstorable
@@ -50,6 +51,8 @@ class Limits:
     max_bound_chars: int
     max_extra_stats_chars: int
     max_page_size: int
+    #: How long an idempotency key replays its commit's result.
+    idempotency_retention_seconds: int = IDEMPOTENCY_RETENTION_SECONDS
 
     @classmethod
     def from_settings(cls, s: Settings) -> Limits:
@@ -59,6 +62,7 @@ class Limits:
             max_bound_chars=s.max_bound_chars,
             max_extra_stats_chars=s.max_extra_stats_chars,
             max_page_size=s.max_page_size,
+            idempotency_retention_seconds=s.idempotency_retention_seconds,
         )
 
 

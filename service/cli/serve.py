@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         )
     trusted = settings.forwarded_allow_ips.strip()
     with _metrics_directory(args.workers):
-        _serve(args, level, settings.log_format, trusted)
+        _serve(args, level, settings.log_format, trusted, settings.keepalive_timeout_seconds)
     return 0
 
 
@@ -103,7 +103,7 @@ def _metrics_directory(workers: int) -> Iterator[None]:
         shutil.rmtree(made, ignore_errors=True)
 
 
-def _serve(args: argparse.Namespace, level: str, log_format: str, trusted: str) -> None:
+def _serve(args: argparse.Namespace, level: str, log_format: str, trusted: str, keepalive: int) -> None:
     import uvicorn
 
     from service.api.logging import logging_config
@@ -122,6 +122,8 @@ def _serve(args: argparse.Namespace, level: str, log_format: str, trusted: str) 
         proxy_headers=bool(trusted),
         forwarded_allow_ips=trusted or None,
         server_header=False,
-        # TCP_NODELAY on every accepted connection, also in the workers (see the module).
+        # TCP_NODELAY on every accepted connection, also in the workers, a header timeout and a
+        # connection cap (SHREDCAT_HEADER_TIMEOUT_SECONDS, SHREDCAT_MAX_CONNECTIONS; see the module).
         http="service.api.transport:NoDelayHTTPProtocol",
+        timeout_keep_alive=keepalive,
     )

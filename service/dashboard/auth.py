@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -15,6 +16,7 @@ from service.api.errors import shredcat_error_response
 from service.dashboard import session
 from service.dashboard.web import (
     app_context,
+    catalog_of,
     error_from,
     error_page,
     read_form,
@@ -28,9 +30,10 @@ from service.errors import ShredcatError, UnauthorizedError
 router = APIRouter()
 
 
-def authenticate(request: Request) -> Principal | Response:
+async def authenticate(request: Request) -> Principal | Response:
     """The admin principal of the request, or the response to send instead (redirect to the
-    login page, 401, 403)."""
+    login page, 401, 403). A session cookie that verifies is also looked up among the signed-out
+    ones (in a thread: a catalog read)."""
     ctx = app_context(request)
     settings = ctx.settings
     if settings.auth != "on":
@@ -46,16 +49,10 @@ def authenticate(request: Request) -> Principal | Response:
             cookie = request.cookies.get(session.SESSION_COOKIE)
             signer: session.SessionSigner = request.app.state.session_signer
             found = signer.verify(cookie, settings.tokens) if cookie else None
+            if found is not None and cookie and await run_in_threadpool(_revoked, request, cookie):
+                found = None
             if found is None:
-                if not wants_html(request):
-                    return shredcat_error_response(
-                        request, UnauthorizedError("sign in at /admin/login or send Authorization: Bearer <token>")
-                    )
-                target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-                response = RedirectResponse(urls(request).login(target), status_code=303)
-                if cookie:
-                    session.clear_session_cookie(response, request)
-                return response
+                return _sign_in_again(request, had_cookie=bool(cookie))
             p = found
             request.state.via_cookie = True
     request.state.principal = p
@@ -69,13 +66,29 @@ def authenticate(request: Request) -> Principal | Response:
     return p
 
 
+def _revoked(request: Request, cookie: str) -> bool:
+    return catalog_of(request).session_revoked(session.session_digest(cookie))
+
+
+def _sign_in_again(request: Request, *, had_cookie: bool) -> Response:
+    if not wants_html(request):
+        return shredcat_error_response(
+            request, UnauthorizedError("sign in at /admin/login or send Authorization: Bearer <token>")
+        )
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    response = RedirectResponse(urls(request).login(target), status_code=303)
+    if had_cookie:
+        session.clear_session_cookie(response, request)
+    return response
+
+
 Handler = Callable[..., Response]
 
 
 async def admin_page(request: Request, handler: Handler, *args: Any) -> Response:
     """Authenticate, then run ``handler(request, *args)`` (blocking catalog calls) in a thread,
     turning catalog errors into HTML error pages."""
-    guard = authenticate(request)
+    guard = await authenticate(request)
     if isinstance(guard, Response):
         return guard
 
@@ -153,6 +166,21 @@ async def logout(request: Request) -> Response:
         return form
     if not session.csrf_ok(request, form.get(session.CSRF_FIELD)):
         return error_page(request, 403, "Forbidden", "Invalid form token: reload the page and try again.")
+    cookie = request.cookies.get(session.SESSION_COOKIE)
+    signer: session.SessionSigner = request.app.state.session_signer
+    expiry = session.cookie_expiry(cookie) if cookie else None
+    # Only a session this server signed is written down (anyone may post the form: a made-up
+    # cookie must not add rows), until its expiry.
+    if cookie and expiry is not None and signer.verify(cookie, app_context(request).settings.tokens) is not None:
+        # Revoked server side, not only forgotten by this browser: a copy of the cookie is refused
+        # by every process sharing the catalog until it would have expired.
+        when = datetime.fromtimestamp(expiry, UTC)
+        try:
+            await run_in_threadpool(catalog_of(request).revoke_session, session.session_digest(cookie), when)
+        except ShredcatError as e:
+            response = error_from(request, e)
+            session.clear_session_cookie(response, request)
+            return response
     response = RedirectResponse(urls(request).login(), status_code=303)
     session.clear_session_cookie(response, request)
     return response

@@ -4,7 +4,9 @@ throttling; and CSRF tokens.
 A browser does not send ``Authorization: Bearer`` on a plain navigation, so ``/admin/login`` takes
 the token once and sets a session cookie. The cookie never holds the token: it is
 
-    ``v2.<expiry unix seconds>.<base64url HMAC-SHA256(key=<session key>, "shredcat-dashboard:v2:<expiry>:" + sha256(token))>``
+    ``v3.<expiry unix seconds>.<nonce>.<base64url HMAC-SHA256(key=<session key>, "shredcat-dashboard:v3:<nonce>:<expiry>:" + sha256(token))>``
+
+(``v2`` cookies, without the random nonce, still verify until they expire)
 
 keyed by a session key (``SHREDCAT_SESSION_SECRETS``) that is not in ``SHREDCAT_TOKENS``: the
 token digests of the configuration alone do not let anyone make a cookie. The first key signs; all
@@ -12,9 +14,11 @@ keys verify, so a key is rotated by putting a new one first and dropping the old
 lifetime later. Verifying computes the MAC for **every** (key, configured digest) pair and compares
 each in constant time (like :class:`service.api.auth.Authenticator`), so the role comes from the
 current configuration: removing a token from ``SHREDCAT_TOKENS`` ends its sessions at once, and a
-changed role applies to the next request. Sessions are stateless (any worker process holding the
-keys verifies them) and expire after :data:`SESSION_SECONDS`; an expiry further ahead than that is
-refused whoever signed it. Cookies are ``HttpOnly``, ``SameSite=Strict``, ``Path=/admin``, and
+changed role applies to the next request. Any worker process holding the keys verifies a cookie;
+sessions expire after :data:`SESSION_SECONDS` (an expiry further ahead than that is refused
+whoever signed it), and signing out revokes one at once: its cookie's sha256 is kept in the
+catalog database until that expiry (``shredcat_revoked_session``), so every process and replica
+sharing the catalog refuses it, also after a restart. Cookies are ``HttpOnly``, ``SameSite=Strict``, ``Path=/admin``, and
 ``Secure`` when the request came over https (directly, or through a proxy listed in
 ``SHREDCAT_FORWARDED_ALLOW_IPS``).
 
@@ -33,6 +37,7 @@ import base64
 import hashlib
 import hmac
 import math
+import re
 import secrets
 import threading
 import time
@@ -54,6 +59,8 @@ SESSION_SECONDS = 12 * 3600
 #: Clock difference tolerated between the process that signed a cookie and the one verifying it.
 CLOCK_SKEW_SECONDS = 60
 _CONTEXT = b"shredcat-dashboard:v2:"
+_CONTEXT_V3 = b"shredcat-dashboard:v3:"
+_NONCE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _b64(raw: bytes) -> str:
@@ -69,36 +76,57 @@ class SessionSigner:
         self._keys = tuple(keys)
 
     @staticmethod
-    def _mac(key: bytes, expiry: int, digest: bytes) -> bytes:
-        return hmac.new(key, _CONTEXT + str(expiry).encode("ascii") + b":" + digest, hashlib.sha256).digest()
+    def _mac(key: bytes, expiry: int, digest: bytes, nonce: str | None = None) -> bytes:
+        context = _CONTEXT if nonce is None else _CONTEXT_V3 + nonce.encode("ascii") + b":"
+        return hmac.new(key, context + str(expiry).encode("ascii") + b":" + digest, hashlib.sha256).digest()
 
     def make(self, token: str, *, now: float | None = None) -> str:
-        """The session cookie value for ``token`` (the caller has already checked the token)."""
+        """The session cookie value for ``token`` (the caller has already checked the token): a
+        random nonce makes each sign-in's cookie its own, so signing out ends that one only."""
         expiry = int(now if now is not None else time.time()) + SESSION_SECONDS
         digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
-        return f"v2.{expiry}.{_b64(self._mac(self._keys[0], expiry, digest))}"
+        nonce = secrets.token_urlsafe(16)
+        return f"v3.{expiry}.{nonce}.{_b64(self._mac(self._keys[0], expiry, digest, nonce))}"
 
     def verify(self, value: str, tokens: Mapping[str, str], *, now: float | None = None) -> Principal | None:
         """The principal of a session cookie, or None (malformed, expired, expiring further ahead
-        than a session lasts, or signed by no (key, configured token) pair)."""
+        than a session lasts, or signed by no (key, configured token) pair). Cookies of the form
+        before nonces (``v2``) verify until they expire."""
         parts = value.split(".")
-        if len(parts) != 3 or parts[0] != "v2" or not ascii_digits(parts[1]) or len(parts[1]) > 12:
+        if len(parts) == 3 and parts[0] == "v2":
+            nonce = None
+        elif len(parts) == 4 and parts[0] == "v3" and 16 <= len(parts[2]) <= 32 and _NONCE.fullmatch(parts[2]):
+            nonce = parts[2]
+        else:
+            return None
+        if not ascii_digits(parts[1]) or len(parts[1]) > 12:
             return None
         expiry = int(parts[1])
         t = now if now is not None else time.time()
         if not t < expiry <= t + SESSION_SECONDS + CLOCK_SKEW_SECONDS:
             return None
         try:
-            presented = base64.urlsafe_b64decode(parts[2] + "=" * (-len(parts[2]) % 4))
+            presented = base64.urlsafe_b64decode(parts[-1] + "=" * (-len(parts[-1]) % 4))
         except (ValueError, TypeError):
             return None
         found: Principal | None = None
         for digest_hex, role in tokens.items():
             digest = bytes.fromhex(digest_hex)
             for key in self._keys:
-                if hmac.compare_digest(self._mac(key, expiry, digest), presented) and found is None:
+                if hmac.compare_digest(self._mac(key, expiry, digest, nonce), presented) and found is None:
                     found = Principal.of_token(role, digest_hex)
         return found
+
+
+def session_digest(value: str) -> str:
+    """What the catalog keeps of a signed-out session's cookie (sha256 hex; never the cookie)."""
+    return hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def cookie_expiry(value: str) -> int | None:
+    """The expiry (unix seconds) a session cookie states, or None when it states none."""
+    parts = value.split(".")
+    return int(parts[1]) if len(parts) in (3, 4) and ascii_digits(parts[1]) and len(parts[1]) <= 12 else None
 
 
 class LoginThrottle:

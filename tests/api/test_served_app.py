@@ -50,6 +50,7 @@ def test_shredcat_serve_runs_the_served_app(monkeypatch: pytest.MonkeyPatch) -> 
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(uvicorn, "run", lambda target, **kw: seen.update(target=target, **kw))
-    serve._serve(argparse.Namespace(host="127.0.0.1", port=0, workers=2), "info", "text", "")
+    serve._serve(argparse.Namespace(host="127.0.0.1", port=0, workers=2), "info", "text", "", 7)
+    assert seen["timeout_keep_alive"] == 7  # SHREDCAT_KEEPALIVE_TIMEOUT_SECONDS
     module, name = seen["target"].split(":")
     assert seen["factory"] is True and getattr(__import__(module, fromlist=[name]), name) is serve_app

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -605,3 +606,27 @@ def test_extreme_literals_round_trip(type_: str, value: Any, op: Op) -> None:
 def test_lone_surrogates_are_rejected() -> None:
     with pytest.raises(InvalidPredicateError, match="Unicode"):
         parse_json({"type": "eq", "term": T("$.s", "string"), "value": "\ud800"})
+
+
+@pytest.mark.parametrize(
+    ("literal", "message"),
+    [
+        ("1." + "0" * 99 + "1BD", "DECIMAL(101,100) is beyond Spark's decimals"),
+        ("1e400BD", "DECIMAL(401,0) is beyond Spark's decimals"),
+        ("CAST('1e400' AS DECIMAL(38,2))", "does not fit DECIMAL(38,2)"),
+        ("CAST('-1e39' AS DECIMAL(38,0))", "does not fit DECIMAL(38,0)"),
+        ("CAST('99.995' AS DECIMAL(4,2))", "does not fit DECIMAL(4,2)"),  # rounds up past the precision
+        ("CAST('1' AS DECIMAL(40,2))", "DECIMAL(40,2) is beyond Spark's decimals"),
+    ],
+)
+def test_decimal_literals_beyond_their_type_are_refused_naming_them(literal: str, message: str) -> None:
+    """Issue 32 row 6: such literals were an InvalidOperation escaping as a 500."""
+    with pytest.raises(InvalidPredicateError, match=re.escape(message)):
+        parse_sql(f"variant_get(v, '$.p', 'decimal(38,2)') = {literal}")
+
+
+def test_decimal_literals_within_their_type_are_exact() -> None:
+    tiny = parse_sql("variant_get(v, '$.p', 'decimal(10,2)') = CAST('1e-400' AS DECIMAL(10,2))")
+    assert tiny.literal == Decimal("0.00")
+    edge = parse_sql("variant_get(v, '$.p', 'decimal(4,2)') = CAST('99.994' AS DECIMAL(4,2))")
+    assert edge.literal == Decimal("99.99")

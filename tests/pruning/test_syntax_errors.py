@@ -74,3 +74,103 @@ def test_a_malformed_predicate_is_an_error_not_a_log_line_of_sqlglots(caplog: py
     with caplog.at_level(logging.DEBUG), pytest.raises(InvalidPredicateError, match="not supported"):
         parse_sql("if S NOT NUL '7'L")
     assert not [r for r in caplog.records if r.name.startswith("sqlglot") and r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("variant_get(v, '$.a', 'bigint') = abs(  3 )", "got abs(  3 )"),
+        ("variant_get(v, '$.a', 'bigint') LIKE 'a%'", ": variant_get(v, '$.a', 'bigint') LIKE 'a%'"),
+        ("variant_get(v, '$.a', 'bigint') = x % 2", "got x % 2"),
+    ],
+)
+def test_error_snippets_are_cut_from_the_text_as_written(text: str, shown: str) -> None:
+    """Issue 32 row 3: a snippet is the predicate's own text (regenerating SQL for a long chain
+    cost more than parsing it), as the user wrote it."""
+    with pytest.raises(InvalidPredicateError) as e:
+        parse_sql(text)
+    assert e.value.message.endswith(shown), e.value.message
+
+
+def test_the_snippet_of_a_long_chain_is_short_and_never_regenerated(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlglot import exp
+
+    def never(*args: object, **kwargs: object) -> str:
+        raise AssertionError("SQL regenerated for a snippet")
+
+    monkeypatch.setattr(exp.Expression, "sql", never)
+    text = "variant_get(v, '$.a', 'bigint') = " + " + ".join(["1"] * 5000)
+    with pytest.raises(InvalidPredicateError) as e:
+        parse_sql(text, max_length=10**6, max_terms=10_000)  # past the arithmetic limit's default
+    assert e.value.message.startswith("expected a literal, got 1 + 1 + 1") and e.value.message.endswith("...")
+    assert len(e.value.message) < 120
+
+
+def test_arithmetic_chains_are_refused_before_sqlglot_parses_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 row 3: ``= 1+1+...+1`` (262 KB) took seconds of CPU in sqlglot; more binary
+    arithmetic operators than the terms limit are refused on the raw text (pruning uses none)."""
+    import sqlglot
+
+    from service.errors import LimitExceededError
+    from service.pruning.parse_sql import guard
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tokenized a refused predicate")
+
+    chain = "variant_get(v, '$.user.id', 'bigint') = " + "+".join(["1"] * 131_000)
+    star = "variant_get(v, '$.user.id', 'bigint') = " + "*".join(["2"] * 402)
+    with monkeypatch.context() as m:
+        m.setattr(sqlglot, "tokenize", must_not_run)
+        m.setattr(guard, "parse_predicate", must_not_run)
+        for text in (chain, star):
+            with pytest.raises(LimitExceededError, match="more than 400 arithmetic operators"):
+                parse_sql(text, max_length=10**6)
+    # Unary minus, exponents and text in strings or comments are no operators.
+    ok = (
+        "variant_get(v, '$.a', 'double') IN (" + ", ".join(f"-{i}e-3" for i in range(2000)) + ")"
+        " AND variant_get(v, '$.s', 'string') = '" + "+" * 1000 + "' -- " + "*" * 1000
+    )
+    assert not guard.too_many_operators(ok, 400)
+    assert guard.too_many_operators("a" + " - a" * 401, 400) and not guard.too_many_operators("a" + " - a" * 400, 400)
+
+
+def test_deep_parentheses_and_calls_are_refused_before_tokenizing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 row 3: the nesting measure tokenizes (~2 ms per KiB); a text nested past the
+    limit on its raw parentheses (outside strings and comments) is refused without it."""
+    import sqlglot
+
+    from service.errors import LimitExceededError
+    from service.pruning.parse_sql import guard
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tokenized a refused predicate")
+
+    with monkeypatch.context() as m:
+        m.setattr(sqlglot, "tokenize", must_not_run)
+        for text in ("x = " + "(" * 50_000 + "1" + ")" * 50_000, "x = " + "abs(" * 30_000 + "1" + ")" * 30_000):
+            with pytest.raises(LimitExceededError, match="nested"):
+                parse_sql(text, max_length=10**6)
+    assert guard.paren_depth("s = '((((' AND t = `((` -- ((((\n AND f(g(1))") == 2
+
+
+def test_an_in_list_past_its_limit_is_refused_before_tokenizing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 32 row 3: a 21,000-value IN list was parsed whole (0.5 s) before its length was
+    checked; its top-level commas are counted on the raw text first."""
+    import sqlglot
+
+    from service.errors import LimitExceededError
+    from service.pruning.parse_sql import guard
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("tokenized a refused predicate")
+
+    text = "variant_get(v, '$.id', 'bigint') IN (" + ", ".join(str(i) for i in range(21_000)) + ")"
+    with monkeypatch.context() as m:
+        m.setattr(sqlglot, "tokenize", must_not_run)
+        with pytest.raises(LimitExceededError, match="IN list; the limit is 10000"):
+            parse_sql(text, max_length=10**6)
+    # Commas in strings, comments and calls inside the list are not values of it.
+    assert guard.longest_in_list("x IN ('a,b,c', f(1, 2, 3), -- ,,,\n 4)", 3) == 3  # three values
+    assert guard.longest_in_list("x IN (1, 2) AND y IN (1, 2, 3)", 2) > 2
+    exact = "variant_get(v, '$.id', 'bigint') IN (" + ", ".join(str(i) for i in range(10_000)) + ")"
+    assert parse_sql(exact, max_length=10**6) is not None  # the limit itself is allowed

@@ -9,6 +9,7 @@ here commits.
 - :mod:`.path_stats`: the path dictionary's counters and widths, global stats and their rebuild.
 - :mod:`.reads`: files, stats, snapshots, coverage and the admin pages' reads.
 - :mod:`.idempotency`: commit idempotency keys.
+- :mod:`.sessions`: signed-out dashboard sessions.
 """
 
 from service.catalog.repository.commit import (
@@ -18,8 +19,8 @@ from service.catalog.repository.commit import (
     end_files,
     live_files_by_path,
 )
-from service.catalog.repository.common import chunks, keyset_page
-from service.catalog.repository.idempotency import get_commit_key, put_commit_key
+from service.catalog.repository.common import chunks, keyset_page, utcnow
+from service.catalog.repository.idempotency import expire_commit_keys, get_commit_key, put_commit_key
 from service.catalog.repository.path_stats import read_global_json, rebuild_global, write_global_json
 from service.catalog.repository.reads import (
     FileSort,
@@ -48,6 +49,7 @@ from service.catalog.repository.reads import (
     sorted_keys,
     stats_for_files,
 )
+from service.catalog.repository.sessions import revoke_session, session_revoked
 from service.catalog.repository.tables import (
     ColumnRow,
     TableCache,
@@ -87,6 +89,7 @@ __all__ = [
     "drop_table",
     "end_columns",
     "end_files",
+    "expire_commit_keys",
     "file_bounds",
     "file_bounds_at_min_keys",
     "file_bounds_without_min_key",
@@ -118,6 +121,8 @@ __all__ = [
     "rebuild_global",
     "recent_snapshots",
     "require_table",
+    "revoke_session",
+    "session_revoked",
     "shredded_paths",
     "shredded_types",
     "snapshot_exists",
@@ -126,5 +131,6 @@ __all__ = [
     "stats_for_files",
     "stored_partition_types",
     "table_infos",
+    "utcnow",
     "write_global_json",
 ]

@@ -59,7 +59,7 @@ async def prune_form(
 
 @router.post("/tables/{namespace}/{table}/prune")
 async def prune_run(request: Request, namespace: str, table: str) -> Response:
-    guard = authenticate(request)  # before the body is read: an anonymous client reads no form
+    guard = await authenticate(request)  # before the body is read: an anonymous client reads no form
     if isinstance(guard, Response):
         return guard
     form = await read_form(request, form_limit_for(app_context(request).settings.max_predicate_length))

@@ -81,18 +81,19 @@ def read_footer_bytes(
         raise InvalidParquetError("encrypted footer not supported")
     if magic != PARQUET_MAGIC:
         # "4-byte magic number "PAR1"" closes every file.
-        raise InvalidParquetError(f"not a Parquet file: trailing magic is {bytes(magic)!r}, expected b'PAR1'")
+        # The reason only, never the file's bytes: a caller may register files it cannot read.
+        raise InvalidParquetError("not a Parquet file: the trailing magic is not b'PAR1'")
     # "4-byte length in bytes of file metadata (little endian)"
     (length,) = struct.unpack("<I", tail[-8:-4])
     # The footer sits between the leading magic and the length field.
     if length > file_size - _MIN_FILE_SIZE:
         raise InvalidParquetError(
-            f"corrupt Parquet file: footer length {length} does not fit in a file of {file_size} bytes"
+            f"corrupt Parquet file: the footer length it states does not fit in a file of {file_size} bytes"
         )
     if length > max_footer_bytes:
         raise InvalidParquetError(
-            f"footer of {length} bytes is larger than the limit of {max_footer_bytes} bytes",
-            details={"limit": max_footer_bytes, "footer-size": length},
+            f"the footer is larger than the limit of {max_footer_bytes} bytes",
+            details={"limit": max_footer_bytes},
         )
     return file_size - 8 - length, length
 
@@ -159,5 +160,5 @@ def read_file_tail(
     if tail_start == 0 and tail[:4] != PARQUET_MAGIC:
         # "4-byte magic number "PAR1"" also opens the file; checked only when already in hand, so
         # that a remote file still costs a single read.
-        raise InvalidParquetError(f"not a Parquet file: leading magic is {tail[:4]!r}, expected b'PAR1'")
+        raise InvalidParquetError("not a Parquet file: the leading magic is not b'PAR1'")
     return parse_file_metadata(data), tail_start, tail

@@ -78,6 +78,7 @@ from service.pruning.parse_sql.guard import (
     DEFAULT_MAX_TERMS,
     guarded_parse,
 )
+from service.pruning.parse_sql.nodes import source_text
 from service.pruning.render import to_sql
 from service.pruning.schema import TableSchema
 from service.values.text import lone_surrogate, shown
@@ -110,5 +111,8 @@ def parse_sql(
     below are accepted and the catalog checks the Variant columns."""
     if isinstance(text, str) and lone_surrogate(text):
         raise InvalidPredicateError(f"the predicate is not valid Unicode: {shown(text)!r}")
-    tree = guarded_parse(text, max_depth=max_depth, max_length=max_length, max_terms=max_terms)
-    return Converter(max_depth, max_in_list, schema).convert(tree, 0)
+    tree = guarded_parse(
+        text, max_depth=max_depth, max_length=max_length, max_terms=max_terms, max_in_list=max_in_list
+    )
+    with source_text(text):
+        return Converter(max_depth, max_in_list, schema).convert(tree, 0)

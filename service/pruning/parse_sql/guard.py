@@ -3,14 +3,15 @@ on the raw text), too deeply nested (measured on its tokens, before sqlglot's re
 parser can recurse into it) or nested past the recursion headroom raises LimitExceededError
 rather than exhausting the stack or the CPU.
 
-The length and term checks run first and cost microseconds for an ordinary predicate: sqlglot
-needs ~3 ms per KiB of text, so a megabyte of OR-ed comparisons is refused before any of it is
-tokenized.
+The length, term and arithmetic-operator checks run first and cost microseconds for an ordinary
+predicate: sqlglot needs ~3 ms per KiB of text (more for arithmetic chains), so a megabyte of OR-ed
+comparisons, or a chain of thousands of ``+``, is refused before any of it is tokenized.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from service import limits
@@ -45,6 +46,85 @@ _CONNECTIVES = re.compile(
 )
 
 
+# Binary arithmetic operators (after an operand), skipping the same forms and numbers (an
+# exponent's sign is no operator; neither is a unary minus). Linear like the scan above.
+_OPERATORS = re.compile(
+    r"""
+      \b[rR]'[^']*'? | \b[rR]"[^"]*"?
+    | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"?
+    | `[^`]*`?
+    | --[^\n]* | /\*.*?(?:\*/|\Z)
+    | \d+(?:\.\d*)?(?:[eE][-+]?\d+)?
+    | (?<=[\w)\]'"`])\s*(?!--|/\*)([-+*/%])
+    """,
+    re.ASCII | re.DOTALL | re.VERBOSE,
+)
+
+
+def too_many_operators(text: str, limit: int) -> bool:
+    """Whether ``text`` holds more than ``limit`` binary arithmetic operators. Pruning uses no
+    arithmetic (such a term never prunes), and a chain of them (``1+1+...+1``) is the costliest
+    text to parse per byte: refused before sqlglot sees it."""
+    if sum(text.count(c) for c in "+-*/%") <= limit:
+        return False
+    n = 0
+    for m in _OPERATORS.finditer(text):
+        if m.lastindex:
+            n += 1
+            if n > limit:
+                return True
+    return False
+
+
+# What may hold parentheses without nesting anything: strings, quoted identifiers, comments.
+_NOT_NESTING = re.compile(
+    r"""\b[rR]'[^']*'? | \b[rR]"[^"]*"? | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"? | `[^`]*`?
+        | --[^\n]* | /\*.*?(?:\*/|\Z) | [^()'"`rR/-]+""",
+    re.ASCII | re.DOTALL | re.VERBOSE,
+)
+_STEP = {"(": 1, ")": -1}
+
+
+def paren_depth(text: str) -> int:
+    """The deepest parenthesis nesting of ``text`` outside strings and comments, from the raw text
+    (a lower bound of :func:`nesting`, which tokenizes: ~2 ms per KiB, so a text of thousands of
+    parentheses is refused on this one first)."""
+    parens = [c for c in _NOT_NESTING.sub("", text) if c in "()"]
+    return max(accumulate(map(_STEP.__getitem__, parens)), default=0)
+
+
+# Parentheses, commas and the IN that opens a list, skipping the same forms as above.
+_LISTS = re.compile(
+    r"""\b[rR]'[^']*'? | \b[rR]"[^"]*"? | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"? | `[^`]*`?
+        | --[^\n]* | /\*.*?(?:\*/|\Z) | (\bin\s*\() | ([(),])""",
+    re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE,
+)
+
+
+def longest_in_list(text: str, limit: int) -> int:
+    """More than ``limit`` when an ``IN (...)`` list of ``text`` holds more than ``limit`` values
+    (counted by its top-level commas; the scan stops there), else at most ``limit`` (0 when no
+    list can pass it): what the parser would refuse after parsing it all, refused here first."""
+    if text.count(",") < limit:
+        return 0  # fewer commas anywhere than the limit: no list can pass it
+    stack: list[list[int]] = []  # per open parenthesis: [is an IN list, values]
+    best = 0
+    for m in _LISTS.finditer(text):
+        if m.group(1):
+            stack.append([1, 1])
+        elif m.group(2) == "(":
+            stack.append([0, 1])
+        elif m.group(2) == ")":
+            if stack:
+                stack.pop()
+        elif m.group(2) == "," and stack and stack[-1][0]:
+            stack[-1][1] += 1
+            best = max(best, stack[-1][1])
+            if best > limit:
+                return best
+    return best
+
+
 def too_many_terms(text: str, limit: int) -> bool:
     """Whether ``text`` joins more than ``limit`` terms with AND/OR (connectives + 1; the AND of
     a BETWEEN counts, as BETWEEN becomes two comparisons)."""
@@ -61,7 +141,9 @@ def too_many_terms(text: str, limit: int) -> bool:
     return False
 
 
-def guarded_parse(text: str, *, max_depth: int, max_length: int, max_terms: int) -> exp.Expression:
+def guarded_parse(
+    text: str, *, max_depth: int, max_length: int, max_terms: int, max_in_list: int = DEFAULT_MAX_IN_LIST
+) -> exp.Expression:
     """sqlglot's tree of ``text`` once it passed the checks (see the module docstring)."""
     if not isinstance(text, str):
         raise InvalidPredicateError(f"a SQL predicate must be a string, not {type(text).__name__}")
@@ -78,7 +160,20 @@ def guarded_parse(text: str, *, max_depth: int, max_length: int, max_terms: int)
             "use IN lists or split it",
             details={"limit": max_terms},
         )
-    depth = nesting(text)
+    if too_many_operators(text, max_terms):
+        raise LimitExceededError(
+            f"SQL predicate has more than {max_terms} arithmetic operators (the terms limit); "
+            "pruning uses no arithmetic",
+            details={"limit": max_terms},
+        )
+    if (n := longest_in_list(text, max_in_list)) > max_in_list:
+        raise LimitExceededError(
+            f"more than {n - 1} values in an IN list; the limit is {max_in_list}",
+            details={"limit": max_in_list},
+        )
+    depth = paren_depth(text)
+    if depth <= max_depth + _PAREN_SLACK:
+        depth = nesting(text)
     if depth > max_depth + _PAREN_SLACK:
         raise LimitExceededError(
             f"SQL predicate nested {depth} levels deep; the limit is {max_depth}",

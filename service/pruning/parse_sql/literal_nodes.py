@@ -24,6 +24,9 @@ from service.pruning.literals import (
 )
 from service.pruning.parse_sql.nodes import hard, snippet, unparen, unsupported
 
+#: Spark's widest decimal.
+MAX_DECIMAL_PRECISION = 38
+
 
 def literal_value(node: exp.Expression, other: Callable[[exp.Expression], LiteralValue]) -> LiteralValue:
     """The value of a literal node (Spark's typing); ``other`` answers for a node that is none."""
@@ -126,8 +129,15 @@ def cast_literal(node: exp.Cast, other: Callable[[exp.Expression], LiteralValue]
             raise InvalidPredicateError(
                 f"a double cast to DECIMAL is rounded by Spark; write a decimal literal: {snippet(node)}"
             )
-        q = _quantize(Decimal(number), s)
-        if q.copy_abs() >= Decimal(f"1E{p - s}"):
+        if not 0 <= s <= p <= MAX_DECIMAL_PRECISION:
+            # Spark refuses such a type, and a BigDecimal literal (``1.5BD``) of more digits.
+            raise hard(InvalidPredicateError(
+                f"{snippet(node)}: DECIMAL({p},{s}) is beyond Spark's decimals (precision at most "
+                f"{MAX_DECIMAL_PRECISION}, scale at most the precision)"
+            ))
+        d = Decimal(number)
+        # Checked before rounding: a value of hundreds of digits would exceed the rounding's precision.
+        if (d and d.adjusted() >= p - s) or (q := _quantize(d, s)).copy_abs() >= Decimal(f"1E{p - s}"):
             raise InvalidPredicateError(f"{snippet(node)} does not fit DECIMAL({p},{s})")
         return q
     raise unsupported(node, f"a literal of type {node.to.sql(dialect='spark')}")
