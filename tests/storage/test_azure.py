@@ -16,7 +16,8 @@ import pytest
 from service.errors import FileAccessError, ObjectAccessDeniedError, ObjectNotFoundError
 from service.storage import list_data_files
 from service.storage.objects import StoreOptions, store_for
-from service.storage.objects.azure import DEV_ACCOUNT, DEV_ENDPOINT, obstore_config, open_store
+from service.storage.objects.azure import open_store
+from service.storage.objects.azure_config import DEV_ACCOUNT, DEV_ENDPOINT, obstore_config
 from tests.api.conftest import ADMIN, WRITER, assert_error
 from tests.storage.emulators import AzuriteServer, start_azurite
 from tests.storage.remote_suite import *  # noqa: F403 - the shared suite, run for this store

@@ -182,7 +182,7 @@ def canonical_uri(uri: str, env: Mapping[str, str] | None = None) -> str:
 
 def _azure_container(uri: str, authority: str, env: Mapping[str, str] | None) -> str:
     from service.errors import FileAccessError
-    from service.storage.objects.azure import configured_account
+    from service.storage.objects.azure_config import configured_account
 
     container, _, host = authority.partition("@")
     account, dot, service = host.partition(".")
