@@ -116,14 +116,22 @@ class _Plan:
     one_file: str | None
 
 
-def _plan_catalog(cat: Catalog, ns: str, name: str, predicate: str, snapshot: int | None) -> _Plan:
+def _parse(predicate: str, schema: TableSchema, time_zone: str | None) -> BooleanExpression:
+    """Spark SQL text → tree, zone-less timestamp literals read in ``time_zone`` (Spark's session
+    time zone; None: UTC), as the service reads them."""
     from service.pruning.parse_sql import parse_sql
+    from service.pruning.zones import reading_in, session_zone
 
+    with reading_in(session_zone(time_zone)):
+        return parse_sql(predicate, schema=schema)
+
+
+def _plan_catalog(cat: Catalog, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
     seen: dict[str, Any] = {}
 
     def parse(schema: TableSchema) -> BooleanExpression:
         # The tree the catalog plans is the tree rendered: one parse, against the schema it planned with.
-        tree = parse_sql(predicate, schema=schema)
+        tree = _parse(predicate, schema, time_zone)
         seen.update(tree=tree, schema=schema)
         return tree
 
@@ -141,12 +149,11 @@ def _plan_catalog(cat: Catalog, ns: str, name: str, predicate: str, snapshot: in
     )
 
 
-def _plan_client(client: ShredcatClient, ns: str, name: str, predicate: str, snapshot: int | None) -> _Plan:
-    from service.pruning.parse_sql import parse_sql
-
+def _plan_client(client: ShredcatClient, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
     schema, one = _client_schema(client, ns, name)
-    tree = parse_sql(predicate, schema=schema)
-    res = client.plan_all(ns, name, sql=predicate, snapshot_id=snapshot, counts=True)
+    tree = _parse(predicate, schema, time_zone)
+    zone = {} if time_zone is None else {"session_time_zone": time_zone}
+    res = client.plan_all(ns, name, sql=predicate, snapshot_id=snapshot, counts=True, **zone)
     return _Plan(
         tree, schema, tuple(res.paths), res.files_considered or 0, res.files_pruned or 0,
         res.snapshot_id, tuple(res.warnings), one,
@@ -161,10 +168,13 @@ def plan_pruned(
     snapshot: int | None = None,
     client: ShredcatClient | None = None,
     catalog: Catalog | None = None,
+    time_zone: str | None = None,
 ) -> DuckDBScan:
     """The candidates of ``predicate`` (Spark SQL text) on ``table`` (``"ns.table"``) and the DuckDB
     SQL reading them: exactly one of ``catalog`` (a :class:`~service.catalog.Catalog`, in process)
-    or ``client`` (a :class:`~service.client.ShredcatClient`, the REST service)."""
+    or ``client`` (a :class:`~service.client.ShredcatClient`, the REST service). ``time_zone``:
+    Spark's session time zone, in which timestamp literals without a zone are read (default UTC);
+    the rendered SQL compares instants, so DuckDB's own ``TimeZone`` setting does not matter."""
     from service.pruning.render_duckdb import to_duckdb_sql
 
     if not isinstance(predicate, str):
@@ -174,10 +184,10 @@ def plan_pruned(
     ns, name = _split(table)
     start = time.perf_counter()
     if catalog is not None:
-        plan = _plan_catalog(catalog, ns, name, predicate, snapshot)
+        plan = _plan_catalog(catalog, ns, name, predicate, snapshot, time_zone)
     else:
         assert client is not None
-        plan = _plan_client(client, ns, name, predicate, snapshot)
+        plan = _plan_client(client, ns, name, predicate, snapshot, time_zone)
     hive = _hive_types(plan.schema)
     read = plan.paths or ((plan.one_file,) if plan.one_file else ())
     if not read:
@@ -205,8 +215,10 @@ def read_pruned(
     snapshot: int | None = None,
     client: ShredcatClient | None = None,
     catalog: Catalog | None = None,
+    time_zone: str | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """The rows of ``table`` matching ``predicate`` as a DuckDB relation over only the candidate
     files (see :func:`plan_pruned`); with no candidate, an empty relation with the table's columns."""
-    return plan_pruned(con, table, predicate, snapshot=snapshot, client=client, catalog=catalog).relation(con)
+    scan = plan_pruned(con, table, predicate, snapshot=snapshot, client=client, catalog=catalog, time_zone=time_zone)
+    return scan.relation(con)
 

@@ -64,7 +64,7 @@ from service.pruning.expressions import (
     visit,
 )
 from service.pruning.literals import format_date, format_timestamp
-from service.pruning.paths import AnyIndex, Index, format_spark_path
+from service.pruning.paths import AnyIndex, Index, format_json_path, format_spark_path
 from service.pruning.render import COMPARISON_SYMBOLS
 from service.pruning.spark_types import spark_type_name
 from service.values import Bound, Kind, ShreddedType, format_bound
@@ -179,7 +179,7 @@ def _variant_term(term: VariantTerm) -> str:
     for step in term.path.steps:
         if isinstance(step, AnyIndex):
             raise UnrenderablePredicateError(
-                f"the path {format_spark_path(term.path)!r} has [*]: no exact DuckDB rendering (yet)"
+                f"the path {format_json_path(term.path)!r} has [*]: no exact DuckDB rendering (yet)"
             )
         x = f"variant_extract({x}, {step.index + 1}::UINTEGER)" if isinstance(step, Index) else f"variant_extract({x}, {_string(step.name)})"
     kind = f"variant_typeof({x})"
