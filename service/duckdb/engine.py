@@ -16,7 +16,7 @@ from service.errors import FileAccessError, QueryError, ShredcatError
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["connect", "describe", "ducklake_extension", "fetch", "parquet_source", "relation", "translated"]
+__all__ = ["connect", "describe", "ducklake_extension", "fetch", "parquet_source", "relation", "translated", "usable"]
 
 #: The DuckDB version the pinned DuckLake extension is built for (pyproject pins both).
 DUCKDB_VERSION = "1.5.5"
@@ -59,15 +59,16 @@ def _sql_string(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def parquet_source(paths: Sequence[str], hive_types: Sequence[tuple[str, str]] = ()) -> str:
+def parquet_source(paths: Sequence[str], hive_types: Sequence[tuple[str, str]] = (), *, hive: bool = True) -> str:
     """``read_parquet([...], hive_partitioning = true, union_by_name = true[, hive_types = {...}])``:
     exactly these files (DuckDB expands globs in a path: ``*?[`` are refused rather than escaped,
-    since DuckDB has no escape for them), with the partition columns typed as the catalog types them."""
+    since DuckDB has no escape for them), with the partition columns typed as the catalog types them
+    (``hive=False``: the files' own columns only)."""
     for p in paths:
         if any(c in p for c in "*?["):
             raise QueryError(f"DuckDB would read {p!r} as a glob pattern; such a path cannot be read exactly")
     files = ", ".join(_sql_string(p) for p in paths)
-    args = [f"[{files}]", "hive_partitioning = true", "union_by_name = true"]
+    args = [f"[{files}]", f"hive_partitioning = {'true' if hive else 'false'}", "union_by_name = true"]
     if hive_types:
         args.append("hive_types = {" + ", ".join(f"{_sql_string(n)}: {_sql_string(t)}" for n, t in hive_types) + "}")
     return f"read_parquet({', '.join(args)})"
@@ -90,6 +91,17 @@ def fetch(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None
     """Run ``sql`` and return every row."""
     with translated("running the DuckDB query"):
         return con.execute(sql, params).fetchall() if params is not None else con.execute(sql).fetchall()
+
+
+def usable(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``con`` still answers (an internal error in DuckDB invalidates its database)."""
+    import duckdb
+
+    try:
+        con.execute("SELECT 1").fetchall()
+    except duckdb.Error:
+        return False
+    return True
 
 
 def ducklake_extension() -> str:

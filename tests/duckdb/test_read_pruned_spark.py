@@ -49,6 +49,8 @@ PLAIN = [
     "big IN (1152921504606846977, 1152921504606847000)",
     "name > 'n2'",
     "score >= 99.0",
+    "at >= TIMESTAMP '2024-03-01 00:08:00'",
+    "at < TIMESTAMP '2024-03-01 00:00:30' OR at IS NULL",
 ]
 VARIANT = [
     "variant_get(v, '$.user.id', 'bigint') = 37",
