@@ -82,6 +82,11 @@ _TYPES = {
     Kind.DATE: "DATE",
     Kind.TIMESTAMP: "TIMESTAMP",
     Kind.TIMESTAMPTZ: "TIMESTAMP WITH TIME ZONE",
+    # No literal of these is rendered (Spark's comparisons of them never parse as a leaf), but
+    # columns of these types are read and declared (``IS NULL``, the DuckLake export).
+    Kind.TIME: "TIME",
+    Kind.UUID: "UUID",
+    Kind.TIMESTAMP_NS: "TIMESTAMP_NS",
 }
 
 #: ``variant_typeof`` names of integer values (UINT64: DuckDB's JSON integers).
