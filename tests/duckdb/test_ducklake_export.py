@@ -104,3 +104,44 @@ def test_cli_ducklake_export(tmp_path: Path) -> None:
     assert r.returncode == 2 and "exists" in r.stderr
     r = cli("ducklake", "export", "--table", "lake.nope", "--to", str(tmp_path / "y.ducklake"))
     assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_ducklake_reads_its_metadata_through_views_read_only(tmp_path: Path) -> None:
+    """What the extension allows for DuckLake views over a live catalog (no export step): with the
+    metadata in SQLite, tables replaced by views over other tables are read (and pruned on) by a
+    READ_ONLY attach; a writing attach fails at commit ("ducklake_snapshot is not an table").
+    Views over shredcat's own tables would go the same way; they are not written yet."""
+    import sqlite3
+
+    sqlite_ext = pytest.importorskip("duckdb_extension_sqlite_scanner")
+    sq = os.path.join(os.path.dirname(sqlite_ext.__file__), "extensions", f"v{engine.DUCKDB_VERSION}", "sqlite_scanner.duckdb_extension")
+
+    def con() -> Any:
+        c = engine.connect()
+        c.execute(f"LOAD '{sq}'")
+        c.execute(f"LOAD '{engine.ducklake_extension()}'")
+        return c
+
+    meta, data = tmp_path / "meta.sqlite", tmp_path / "data"
+    c = con()
+    c.execute(f"COPY (SELECT range AS id FROM range(10)) TO '{tmp_path}/a.parquet'")
+    c.execute(f"ATTACH 'ducklake:sqlite:{meta}' AS dl (DATA_PATH '{data}/')")
+    c.execute("CREATE TABLE dl.t (id BIGINT)")
+    c.execute(f"CALL ducklake_add_data_files('dl', 't', '{tmp_path}/a.parquet')")
+    c.close()
+    s = sqlite3.connect(meta)
+    for t in ("ducklake_snapshot", "ducklake_data_file", "ducklake_file_column_stats", "ducklake_table_stats"):
+        s.execute(f"ALTER TABLE {t} RENAME TO {t}_base")
+        s.execute(f"CREATE VIEW {t} AS SELECT * FROM {t}_base")
+    s.commit()
+    s.close()
+    c = con()
+    c.execute(f"ATTACH 'ducklake:sqlite:{meta}' AS dl (DATA_PATH '{data}/', READ_ONLY)")
+    assert engine.fetch(c, "SELECT count(*), sum(id) FROM dl.t WHERE id > 5") == [(4, 30)]
+    assert files_read(c, "SELECT sum(id) FROM dl.t WHERE id > 5") == 1
+    assert files_read(c, "SELECT sum(id) FROM dl.t WHERE id > 100") == 0  # pruned on the view's stats
+    c.close()
+    c = con()
+    c.execute(f"ATTACH 'ducklake:sqlite:{meta}' AS dl (DATA_PATH '{data}/')")
+    with pytest.raises(Exception, match="ducklake_snapshot is not an table"):
+        c.execute("INSERT INTO dl.t VALUES (1)")
