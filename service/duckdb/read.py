@@ -69,9 +69,13 @@ class DuckDBScan:
 
 
 def _split(table: str | tuple[str, str]) -> tuple[str, str]:
+    from service.errors import BadInputError
     from service.spark._common import split_table
 
-    return split_table(table)
+    try:
+        return split_table(table)
+    except ValueError as e:
+        raise BadInputError(str(e), details={"field": "table"}) from None
 
 
 def _client_schema(client: ShredcatClient, ns: str, name: str) -> tuple[TableSchema, str | None]:

@@ -13,7 +13,7 @@ import pytest
 
 from service.catalog import Catalog
 from service.duckdb import engine, plan_pruned, read_pruned
-from service.errors import QueryError, UnrenderablePredicateError
+from service.errors import BadInputError, QueryError, UnknownColumnError, UnrenderablePredicateError
 from service.pruning.expressions import And, LiteralPredicate, Op, Unknown, variant
 from service.pruning.parse_sql import parse_sql
 from service.pruning.render_duckdb import duckdb_literal, to_duckdb_sql
@@ -189,6 +189,10 @@ def test_read_pruned_reads_only_candidates_and_prints_a_runnable_query(tmp_path:
         assert "hive_types = {'part': 'INTEGER'}" in scan.source
         with pytest.raises(UnrenderablePredicateError):
             plan_pruned(con, "lake.t", "length(name) > 1", catalog=cat)
+        with pytest.raises(BadInputError, match=r"NAMESPACE\.TABLE"):
+            plan_pruned(con, "t", "part = 1", catalog=cat)
+        with pytest.raises(UnknownColumnError, match="nope"):
+            plan_pruned(con, "lake.t", "nope = 1", catalog=cat)
 
 
 def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path, sqlite_url: str) -> None:
