@@ -32,10 +32,13 @@ literal is already typed as Spark types it; this module only spells each leaf in
 * Literals carry their type: ``CAST('1.5' AS DOUBLE)``, ``CAST('12.50' AS DECIMAL(4,2))``,
   ``DATE '2024-01-01'``, ``TIMESTAMPTZ '2024-01-01 10:00:00+00'`` (an instant: the connection's
   ``TimeZone`` does not matter), ``from_hex('0A')``; strings double ``'``.
+* ``[*]`` (Spark's ``exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> ...)``): the
+  leaf over each element of ``CAST(x AS VARIANT[])`` (values that are arrays only), combined with
+  Spark's three-valued ``exists``: TRUE if some element's leaf is TRUE, else NULL if some is NULL.
 * Refused (:class:`~service.errors.UnrenderablePredicateError`): an
   :class:`~service.pruning.expressions.Unknown` sub-expression (Spark SQL text pruning could not
-  read, ``length(name) > 3``; translating it would be a guess), ``[*]`` paths, target types
-  DuckDB has no exact twin for.
+  read, ``length(name) > 3``; translating it would be a guess), target types DuckDB has no exact
+  twin for.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ from service.pruning.expressions import (
     visit,
 )
 from service.pruning.literals import format_date, format_timestamp
-from service.pruning.paths import AnyIndex, Index, format_json_path, format_spark_path
+from service.pruning.paths import AnyIndex, Index, Step, format_json_path
 from service.pruning.render import COMPARISON_SYMBOLS
 from service.pruning.spark_types import spark_type_name
 from service.values import Bound, Kind, ShreddedType, format_bound
@@ -176,17 +179,21 @@ def duckdb_literal(t: ShreddedType, v: Bound) -> str:
     raise UnrenderablePredicateError(f"a {t.name} literal has no exact DuckDB rendering")
 
 
-def _variant_term(term: VariantTerm) -> str:
-    """The CASE over the value's Variant type described in the module docstring."""
+def _extract(base: str, steps: tuple[Step, ...]) -> str:
+    """``variant_extract`` one step at a time (an index 1-based: Spark's ``[0]`` is DuckDB's 1)."""
+    x = base
+    for step in steps:
+        assert not isinstance(step, AnyIndex)
+        x = f"variant_extract({x}, {step.index + 1}::UINTEGER)" if isinstance(step, Index) else f"variant_extract({x}, {_string(step.name)})"
+    return x
+
+
+def _variant_term(term: VariantTerm, base: str | None = None, steps: tuple[Step, ...] | None = None) -> str:
+    """The CASE over the value's Variant type described in the module docstring (``base`` and
+    ``steps``: an array element's variable and the path below it, for ``[*]``)."""
     t = term.target
     target = duckdb_type(t)
-    x = _column(term.column)
-    for step in term.path.steps:
-        if isinstance(step, AnyIndex):
-            raise UnrenderablePredicateError(
-                f"the path {format_json_path(term.path)!r} has [*]: no exact DuckDB rendering (yet)"
-            )
-        x = f"variant_extract({x}, {step.index + 1}::UINTEGER)" if isinstance(step, Index) else f"variant_extract({x}, {_string(step.name)})"
+    x = _extract(_column(term.column) if base is None else base, term.path.steps if steps is None else steps)
     kind = f"variant_typeof({x})"
     ok = " OR ".join(
         [f"{kind} IN ({', '.join(_string(s) for s in _SAME_CAST[t.kind])})"]
@@ -197,7 +204,7 @@ def _variant_term(term: VariantTerm) -> str:
             else []
         )
     )
-    where = f"{format_spark_path(term.path)} of {term.column}"
+    where = f"{format_json_path(term.path)} of {term.column}"
     fn = "try_variant_get" if term.try_cast else "variant_get"
     cast = f"TRY_CAST({x} AS {target})"
     if t.kind in _CAN_FAIL and not term.try_cast:
@@ -294,8 +301,33 @@ class _DuckSql(BooleanExpressionVisitor[str]):
 
     def visit_predicate(self, pred: Predicate) -> str:
         term = pred.term
+        if isinstance(term, VariantTerm) and term.has_wildcard:
+            return _some_element(pred, term)
         x = _variant_term(term) if isinstance(term, VariantTerm) else _plain_term(term, self.column_types)
         return visit(pred, _Leaf(x))
+
+
+def _some_element(pred: Predicate, term: VariantTerm) -> str:
+    """``[*]``: Spark's ``exists(try_variant_get(.., 'array<variant>'), e -> ...)``, three-valued
+    (TRUE if some element's leaf is TRUE, else NULL if some is NULL, else FALSE; NULL for a value
+    that is not an array), over ``CAST(x AS VARIANT[])`` of the values that are arrays."""
+    parts: list[list[Step]] = [[]]
+    for step in term.path.steps:
+        if isinstance(step, AnyIndex):
+            parts.append([])
+        else:
+            parts[-1].append(step)
+    n = len(parts) - 1
+    inner = visit(pred, _Leaf(_variant_term(term, f"e{n}", tuple(parts[n]))))
+    for i in range(n - 1, -1, -1):
+        x = _extract(_column(term.column) if i == 0 else f"e{i}", tuple(parts[i]))
+        arr = f"(CASE WHEN variant_typeof({x}) LIKE 'ARRAY%' THEN TRY_CAST({x} AS VARIANT[]) END)"
+        leaves = f"list_transform({arr}, e{i + 1} -> {inner})"
+        inner = (
+            f"(CASE WHEN {arr} IS NULL THEN NULL WHEN len(list_filter({leaves}, b -> b)) > 0 THEN TRUE "
+            f"WHEN list_count({leaves}) < len({arr}) THEN NULL ELSE FALSE END)"
+        )
+    return inner
 
 
 def to_duckdb_sql(e: BooleanExpression, *, column_types: Mapping[str, str] | None = None) -> str:
