@@ -1,5 +1,6 @@
-"""DuckDB in the product: pruned reads (:func:`read_pruned` / :func:`plan_pruned`), the one
-DuckDB wrapper (:mod:`.engine`).
+"""DuckDB in the product: pruned reads (:func:`read_pruned` / :func:`plan_pruned`), stats checked
+against the data (:mod:`.verify`, ``shredcat verify --data``), DuckLake catalogs of a table
+(:mod:`.ducklake`, ``shredcat ducklake export``), and the one DuckDB wrapper (:mod:`.engine`).
 
 DuckDB is imported inside the functions only, so ``import service.duckdb`` costs nothing.
 

@@ -93,7 +93,16 @@ def _corpus() -> list[str]:
     return out
 
 
-PREDICATES = _corpus()
+#: Some element of the array (``[*]``: Spark's three-valued ``exists``), alone and combined.
+SOME_TAG = "exists(try_variant_get(v, '$.tags', 'array<variant>'), e -> variant_get(e, '$', 'string') = 't1')"
+PREDICATES = [
+    *_corpus(),
+    SOME_TAG,
+    f"NOT ({SOME_TAG})",
+    f"bucket = 1 AND {SOME_TAG}",
+    f"{SOME_TAG} OR id < 20",
+    "exists(try_variant_get(v, '$.tags', 'array<variant>'), e -> variant_get(e, '$', 'string') > 't1') AND day < '2024-03-03'",
+]
 
 
 @pytest.fixture(scope="module")
