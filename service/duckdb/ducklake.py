@@ -139,12 +139,14 @@ def export_table(catalog: Catalog, namespace: str, table: str, to: str, *, data_
     if os.path.exists(to):
         raise BadInputError(f"{to} exists: the export writes a new DuckLake catalog", details={"field": "to"})
     data_path = os.path.abspath(data_path or os.path.splitext(to)[0] + ".files") + "/"
+    from service.duckdb.verify import live_paths
+
     cols, skipped_cols = _columns(catalog, namespace, table)
-    snap = catalog.get_table(namespace, table).current_snapshot_id
+    snap, paths = live_paths(catalog, namespace, table)
     con = engine.connect()
     try:
         kept, skipped = [], []
-        for f in _live(catalog, namespace, table, snap):
+        for f in paths:
             fs = catalog.file_stats(namespace, table, f, snapshot=snap)
             why = _readable(con, fs, cols)
             if why is None:
@@ -163,17 +165,6 @@ def export_table(catalog: Catalog, namespace: str, table: str, to: str, *, data_
     return ExportResult(
         to, data_path, f"{namespace}.{table}", len(kept), sum(f.record_count for f in kept), tuple(skipped), tuple(skipped_cols)
     )
-
-
-def _live(catalog: Catalog, ns: str, table: str, snap: int) -> list[str]:
-    paths: list[str] = []
-    after: str | None = None
-    while True:
-        page = catalog.list_files(ns, table, snapshot=snap, after=after, limit=1000)
-        paths.extend(f.path for f in page)
-        if len(page) < 1000:
-            return paths
-        after = page[-1].path
 
 
 def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> tuple[Any, ...]:

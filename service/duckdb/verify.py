@@ -260,7 +260,8 @@ def check_file(con: duckdb.DuckDBPyConnection, stored: FileStats) -> DataCheck:
     return DataCheck(FileCheck(stored.path, status, tuple(diffs)), unchecked)
 
 
-def _live_paths(catalog: Catalog, ns: str, table: str) -> tuple[int, list[str]]:
+def live_paths(catalog: Catalog, ns: str, table: str) -> tuple[int, list[str]]:
+    """The table's current snapshot and its live files there, in path order (keyset pages)."""
     snap = catalog.get_table(ns, table).current_snapshot_id
     paths: list[str] = []
     after: str | None = None
@@ -287,7 +288,7 @@ def verify_data(
 
     if sample is not None and sample < 1:
         raise BadInputError("the sample size must be at least 1", details={"field": "sample"})
-    snap, paths = _live_paths(catalog, namespace, table)
+    snap, paths = live_paths(catalog, namespace, table)
     chosen: Sequence[str] = paths if sample is None or sample >= len(paths) else sorted(random.Random(seed).sample(paths, sample))
     own = con is None
     c = engine.connect() if con is None else con
