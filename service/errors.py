@@ -66,6 +66,13 @@ class InvalidPredicateError(BadInputError):
         self.position = position
 
 
+class UnrenderablePredicateError(InvalidPredicateError):
+    """A predicate (or part of one) that has no exact rendering in another engine's SQL (DuckDB):
+    refused rather than rendered as something that could select other rows."""
+
+    code = "unrenderable_predicate"
+
+
 class UnknownColumnError(BadInputError):
     """A predicate names a Variant column the table does not have."""
 
@@ -179,6 +186,15 @@ class SchemaNotMigratedError(StorageUnavailableError):
     """The catalog database's schema is not the one this code needs: ``shredcat migrate``."""
 
     code = "schema_not_migrated"
+
+
+class QueryError(ShredcatError):
+    """DuckDB refused or failed a query shredcat built (service.duckdb translates its errors):
+    ``details["duckdb"]`` names DuckDB's error class. A Variant value whose cast DuckDB cannot
+    make exactly as Spark makes it fails the query this way (message ``shredcat: ...``)."""
+
+    code = "query_failed"
+    http_status = 422
 
 
 class SettingsError(ShredcatError):

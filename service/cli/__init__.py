@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Run the REST API server (uvicorn)."),
     "migrate": ("migrate", "Create or upgrade the catalog database schema."),
     "backfill": ("backfill", "Register an existing lake of Parquet files, extracting on Spark executors."),
+    "ducklake": ("ducklake", "Export a table as a DuckLake catalog that DuckDB attaches (ducklake export)."),
 }
 
 

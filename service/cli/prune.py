@@ -35,6 +35,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--explain", action="store_true", help="why each file is kept or pruned (a sample)")
     p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.add_argument(
+        "--sql",
+        choices=["duckdb"],
+        default=None,
+        help="print instead a runnable query of that engine over only the candidate files, with the "
+        "predicate in its SQL (Spark SQL text only; refused where no exact rendering exists)",
+    )
     add_database_argument(p)
 
 
@@ -65,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     from service.cli._common import open_catalog, split_table
     from service.errors import ShredcatError
 
+    if args.sql == "duckdb":
+        return _run_duckdb(args)
     try:
         from service.pruning.zones import reading_in, session_zone
 
@@ -122,4 +131,48 @@ def run(args: argparse.Namespace) -> int:
     if first.explain is not None:
         for e in first.explain:
             print(f"{'KEEP ' if e.kept else 'PRUNE'} {e.path}: {e.reason}", file=sys.stderr)
+    return 0
+
+
+def _run_duckdb(args: argparse.Namespace) -> int:
+    """``--sql duckdb``: the DuckDB query on stdout (``--json``: with the candidates), counts on stderr."""
+    from service.cli._common import open_catalog, split_table
+    from service.errors import ShredcatError
+
+    if args.predicate.lstrip().startswith("{") or args.explain:
+        print("shredcat prune: --sql duckdb takes Spark SQL text, without --explain", file=sys.stderr)
+        return 2
+    try:
+        from service.duckdb import engine, plan_pruned
+
+        table = split_table(args.table)
+        with open_catalog(args) as catalog:
+            con = engine.connect()
+            try:
+                scan = plan_pruned(
+                    con, table, args.predicate, snapshot=args.snapshot, catalog=catalog, time_zone=args.time_zone
+                )
+            finally:
+                con.close()
+    except ShredcatError as e:
+        print(f"shredcat prune: {e.message}", file=sys.stderr)
+        return 2 if e.http_status < 500 else 1
+    for w in scan.warnings:
+        print(f"warning: {w.message}", file=sys.stderr)
+    if args.json:
+        out = {
+            "snapshot_id": scan.snapshot_id,
+            "files_considered": scan.files_total,
+            "files_pruned": scan.files_pruned,
+            "candidates": list(scan.paths),
+            "where": scan.where,
+            "sql": scan.sql,
+        }
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    print(scan.sql + ";")
+    print(
+        f"{len(scan.paths)} of {scan.files_total} files kept, {scan.files_pruned} pruned at snapshot {scan.snapshot_id}",
+        file=sys.stderr,
+    )
     return 0

@@ -1,5 +1,9 @@
-"""``shredcat verify --table NS.TABLE (--sample N | --all) [--seed S] [--json]``: re-extract a
+"""``shredcat verify --table NS.TABLE (--sample N | --all) [--seed S] [--json] [--data]``: re-extract a
 table's files and report every file whose stored stats differ from the file's.
+
+``--data`` checks instead against the data, read by DuckDB (:mod:`service.duckdb.verify`): a
+difference there is a stored fact the values contradict (``stored`` the fact, ``file`` what the
+data shows), whatever the footer says.
 
 Stored stats may come from clients (Spark executors send them); this checks them against the files
 (:mod:`service.catalog.verify`, compared by value). A file that cannot be read here (missing, an
@@ -30,6 +34,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     which.add_argument("--all", action="store_true", help="verify every live file")
     p.add_argument("--seed", type=int, default=None, help="makes the random sample repeatable")
     p.add_argument("--json", action="store_true", help="one JSON object per differing or unverifiable file")
+    p.add_argument(
+        "--data",
+        action="store_true",
+        help="check the stored stats against the data itself, read by DuckDB (not the footers): "
+        "counts, bounds and NaN of plain columns and Variant paths",
+    )
     add_database_argument(p)
 
 
@@ -48,7 +58,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         ns, table = split_table(args.table)
         with open_catalog(args) as catalog:
-            report = catalog.verify(ns, table, read, sample=args.sample, seed=args.seed)
+            if args.data:
+                from service.duckdb.verify import verify_data
+
+                report, _ = verify_data(catalog, ns, table, sample=args.sample, seed=args.seed)
+            else:
+                report = catalog.verify(ns, table, read, sample=args.sample, seed=args.seed)
     except ShredcatError as e:
         print(f"shredcat verify: {e.message}", file=sys.stderr)
         return EXIT_USAGE
@@ -60,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"different {check.path}")
             for d in check.differences:
-                where = f" {d.column} {d.variant_path}" if d.column is not None else ""
+                where = f" {d.column}" if d.column is not None else ""
+                where += f" {d.variant_path}" if d.variant_path is not None else ""
                 print(f"  {d.field}{where}: stored {d.stored!r}, file {d.extracted!r}")
     print(
         f"{report.table} at snapshot {report.snapshot_id}: {report.checked} of {report.live_files} live files "

@@ -1,0 +1,117 @@
+"""The one module that calls DuckDB: connections, the DuckLake extension, running SQL, and the
+translation of DuckDB's exceptions into :mod:`service.errors`.
+
+``duckdb`` is imported inside the functions: the CLI and the service start without it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from service.errors import FileAccessError, QueryError, ShredcatError
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["connect", "describe", "ducklake_extension", "fetch", "parquet_source", "relation", "translated", "usable"]
+
+#: The DuckDB version the pinned DuckLake extension is built for (pyproject pins both).
+DUCKDB_VERSION = "1.5.5"
+
+
+@contextmanager
+def translated(what: str) -> Iterator[None]:
+    """DuckDB's exceptions as :class:`~service.errors.QueryError` (a file it cannot open as
+    :class:`~service.errors.FileAccessError`), with ``what`` saying which step failed."""
+    import duckdb
+
+    try:
+        yield
+    except ShredcatError:
+        raise
+    except duckdb.IOException as e:
+        raise FileAccessError(f"{what}: {_first_line(e)}", details={"duckdb": type(e).__name__}) from None
+    except duckdb.Error as e:
+        raise QueryError(f"{what}: {_first_line(e)}", details={"duckdb": type(e).__name__}) from None
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def connect(database: str = ":memory:", *, utc: bool = True) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection (in memory by default); ``utc``: its ``TimeZone`` is UTC, as Spark's
+    session in the service is (the rendered SQL does not depend on it; printed timestamps do)."""
+    import duckdb
+
+    with translated("opening DuckDB"):
+        con = duckdb.connect(database)
+        if utc:
+            con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def _sql_string(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def parquet_source(paths: Sequence[str], hive_types: Sequence[tuple[str, str]] = (), *, hive: bool = True) -> str:
+    """``read_parquet([...], hive_partitioning = true, union_by_name = true[, hive_types = {...}])``:
+    exactly these files (DuckDB expands globs in a path: ``*?[`` are refused rather than escaped,
+    since DuckDB has no escape for them), with the partition columns typed as the catalog types them
+    (``hive=False``: the files' own columns only)."""
+    for p in paths:
+        if any(c in p for c in "*?["):
+            raise QueryError(f"DuckDB would read {p!r} as a glob pattern; such a path cannot be read exactly")
+    files = ", ".join(_sql_string(p) for p in paths)
+    args = [f"[{files}]", f"hive_partitioning = {'true' if hive else 'false'}", "union_by_name = true"]
+    if hive_types:
+        args.append("hive_types = {" + ", ".join(f"{_sql_string(n)}: {_sql_string(t)}" for n, t in hive_types) + "}")
+    return f"read_parquet({', '.join(args)})"
+
+
+def describe(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
+    """Column name → DuckDB type of what ``source`` (a table function call) reads."""
+    with translated("reading the files' schema"):
+        rows = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
+    return {str(r[0]): str(r[1]) for r in rows}
+
+
+def relation(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
+    """A lazy relation over ``sql`` (DuckDB checks names and types now, reads rows later)."""
+    with translated("preparing the DuckDB query"):
+        return con.sql(sql)
+
+
+def fetch(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+    """Run ``sql`` and return every row."""
+    with translated("running the DuckDB query"):
+        return con.execute(sql, params).fetchall() if params is not None else con.execute(sql).fetchall()
+
+
+def usable(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``con`` still answers (an internal error in DuckDB invalidates its database)."""
+    import duckdb
+
+    try:
+        con.execute("SELECT 1").fetchall()
+    except duckdb.Error:
+        return False
+    return True
+
+
+def ducklake_extension() -> str:
+    """The DuckLake extension binary of the ``duckdb-extension-ducklake`` wheel (loaded from
+    site-packages: no INSTALL, no network)."""
+    try:
+        import duckdb_extension_ducklake
+    except ImportError:
+        raise QueryError("the DuckLake extension is not installed (pip install duckdb-extension-ducklake==1.5.5)") from None
+    path = os.path.join(os.path.dirname(duckdb_extension_ducklake.__file__), "extensions", f"v{DUCKDB_VERSION}", "ducklake.duckdb_extension")
+    if not os.path.exists(path):
+        raise QueryError(f"the DuckLake extension for DuckDB {DUCKDB_VERSION} is not at {path}")
+    return path

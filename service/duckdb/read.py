@@ -1,0 +1,228 @@
+"""Pruned reads in DuckDB: the catalog says which files can hold matching rows, DuckDB reads only those.
+
+``read_pruned(con, "lake.events", "variant_get(v, '$.user.id', 'bigint') = 42", catalog=cat)``
+returns a DuckDB relation ``SELECT * FROM read_parquet([candidates], hive_partitioning = true,
+union_by_name = true) WHERE <the predicate in DuckDB SQL>``: the rows Spark's ``WHERE`` selects on
+a full read. The predicate is Spark SQL text, parsed once against the table's schema; the same
+tree is planned by the catalog (or the REST service) and rendered in DuckDB SQL by
+:func:`service.pruning.render_duckdb.to_duckdb_sql`. A predicate without an exact DuckDB
+rendering is refused (:class:`~service.errors.UnrenderablePredicateError`), never approximated.
+
+Partition columns are typed as the catalog types them (``hive_types``), not as DuckDB would guess
+from the candidates' directory names (a pruned read must not see ``05`` as an int where the whole
+table makes it a string).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from service.duckdb import engine
+from service.errors import QueryError
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from service.catalog import Catalog
+    from service.client import ShredcatClient
+    from service.pruning.expressions import BooleanExpression
+    from service.pruning.schema import TableSchema
+
+__all__ = ["DuckDBScan", "plan_pruned", "read_pruned"]
+
+log = logging.getLogger("service.duckdb")
+
+
+@dataclass(frozen=True, slots=True)
+class DuckDBScan:
+    """What a pruned DuckDB read reads, and the DuckDB SQL that reads it."""
+
+    namespace: str
+    table: str
+    #: The predicate as given (Spark SQL text).
+    predicate: str
+    #: The predicate in DuckDB SQL (the WHERE clause of :attr:`sql`).
+    where: str
+    #: The candidate files.
+    paths: tuple[str, ...]
+    files_total: int
+    files_pruned: int
+    snapshot_id: int | None
+    #: The table function that reads the candidates (one live file with ``WHERE FALSE`` when
+    #: there is none, for the table's schema).
+    source: str
+    #: Warnings of the plan (a path shredded in no live file...), also logged; never a change to ``paths``.
+    warnings: tuple[Any, ...] = ()
+    plan_seconds: float = 0.0
+
+    @property
+    def sql(self) -> str:
+        """A runnable DuckDB query: the matching rows of the table, reading only the candidates."""
+        return f"SELECT * FROM {self.source} WHERE {self.where}"
+
+    def relation(self, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+        return engine.relation(con, self.sql)
+
+
+def _split(table: str | tuple[str, str]) -> tuple[str, str]:
+    from service.errors import BadInputError
+    from service.spark._common import split_table
+
+    try:
+        return split_table(table)
+    except ValueError as e:
+        raise BadInputError(str(e), details={"field": "table"}) from None
+
+
+def _client_schema(client: ShredcatClient, ns: str, name: str) -> tuple[TableSchema, str | None]:
+    """The table's :class:`TableSchema` as the REST service describes it, and one live file."""
+    from service.errors import ShredcatError
+    from service.pruning.schema import ColumnInfo, TableSchema
+    from service.values import ShreddedType
+
+    info = client.load_table(ns, name)
+    cols: dict[str, ColumnInfo] = {}
+    for c in info.columns:
+        if c.kind == "variant":
+            continue
+        try:
+            t: ShreddedType | None = ShreddedType.parse(c.type)
+        except ShredcatError:
+            t = None
+        cols[c.name] = ColumnInfo(c.name, t, c.kind == "partition")
+    page = client.list_files(ns, name, page_size=1)
+    return TableSchema(tuple(info.variant_columns), MappingProxyType(cols)), (page.files[0].path if page.files else None)
+
+
+def _hive_types(schema: TableSchema) -> tuple[tuple[str, str], ...]:
+    from service.pruning.render_duckdb import duckdb_type
+
+    out = []
+    for name, t in schema.partition_types().items():
+        if t is not None:
+            out.append((name, duckdb_type(t)))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    tree: BooleanExpression
+    schema: TableSchema
+    paths: tuple[str, ...]
+    total: int
+    pruned: int
+    snapshot: int | None
+    warnings: tuple[Any, ...]
+    one_file: str | None
+
+
+def _parse(predicate: str, schema: TableSchema, time_zone: str | None) -> BooleanExpression:
+    """Spark SQL text → tree, zone-less timestamp literals read in ``time_zone`` (Spark's session
+    time zone; None: UTC), as the service reads them."""
+    from service.pruning.parse_sql import parse_sql
+    from service.pruning.zones import reading_in, session_zone
+
+    with reading_in(session_zone(time_zone)):
+        return parse_sql(predicate, schema=schema)
+
+
+def _plan_catalog(cat: Catalog, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
+    seen: dict[str, Any] = {}
+
+    def parse(schema: TableSchema) -> BooleanExpression:
+        # The tree the catalog plans is the tree rendered: one parse, against the schema it planned with.
+        tree = _parse(predicate, schema, time_zone)
+        seen.update(tree=tree, schema=schema)
+        return tree
+
+    first = cat.plan(ns, name, parse, snapshot_id=snapshot, page_size=5000, counts=True)
+    paths = [c.path for c in first.candidates]
+    token = first.next_page_token
+    while token is not None:
+        page = cat.plan(ns, name, parse, snapshot_id=snapshot, page_size=5000, page_token=token)
+        paths.extend(c.path for c in page.candidates)
+        token = page.next_page_token
+    live = cat.list_files(ns, name, snapshot=first.snapshot_id, limit=1)
+    return _Plan(
+        seen["tree"], seen["schema"], tuple(paths), first.files_considered or 0, first.files_pruned or 0,
+        first.snapshot_id, tuple(first.warnings), live[0].path if live else None,
+    )
+
+
+def _plan_client(client: ShredcatClient, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
+    schema, one = _client_schema(client, ns, name)
+    tree = _parse(predicate, schema, time_zone)
+    zone = {} if time_zone is None else {"session_time_zone": time_zone}
+    res = client.plan_all(ns, name, sql=predicate, snapshot_id=snapshot, counts=True, **zone)
+    return _Plan(
+        tree, schema, tuple(res.paths), res.files_considered or 0, res.files_pruned or 0,
+        res.snapshot_id, tuple(res.warnings), one,
+    )
+
+
+def plan_pruned(
+    con: duckdb.DuckDBPyConnection,
+    table: str | tuple[str, str],
+    predicate: str,
+    *,
+    snapshot: int | None = None,
+    client: ShredcatClient | None = None,
+    catalog: Catalog | None = None,
+    time_zone: str | None = None,
+) -> DuckDBScan:
+    """The candidates of ``predicate`` (Spark SQL text) on ``table`` (``"ns.table"``) and the DuckDB
+    SQL reading them: exactly one of ``catalog`` (a :class:`~service.catalog.Catalog`, in process)
+    or ``client`` (a :class:`~service.client.ShredcatClient`, the REST service). ``time_zone``:
+    Spark's session time zone, in which timestamp literals without a zone are read (default UTC);
+    the rendered SQL compares instants, so DuckDB's own ``TimeZone`` setting does not matter."""
+    from service.pruning.render_duckdb import to_duckdb_sql
+
+    if not isinstance(predicate, str):
+        raise TypeError(f"a predicate is Spark SQL text, not {type(predicate).__name__}")
+    if (client is None) == (catalog is None):
+        raise TypeError("give exactly one of client= or catalog=")
+    ns, name = _split(table)
+    start = time.perf_counter()
+    if catalog is not None:
+        plan = _plan_catalog(catalog, ns, name, predicate, snapshot, time_zone)
+    else:
+        assert client is not None
+        plan = _plan_client(client, ns, name, predicate, snapshot, time_zone)
+    hive = _hive_types(plan.schema)
+    read = plan.paths or ((plan.one_file,) if plan.one_file else ())
+    if not read:
+        raise QueryError(f"{ns}.{name} has no live file: DuckDB has no schema to read it with")
+    source = engine.parquet_source(read, hive)
+    # The rendering is checked against the types DuckDB reads (a column it reads otherwise is refused).
+    where = to_duckdb_sql(plan.tree, column_types=engine.describe(con, source))
+    if not plan.paths:
+        where = "FALSE"
+    seconds = time.perf_counter() - start
+    for w in plan.warnings:
+        log.warning("duckdb read_pruned %s.%s: %s", ns, name, getattr(w, "message", w))
+    log.info("duckdb read_pruned %s.%s: %d of %d files are candidates in %.3fs", ns, name, len(plan.paths), plan.total, seconds)
+    return DuckDBScan(
+        namespace=ns, table=name, predicate=predicate, where=where, paths=plan.paths, files_total=plan.total,
+        files_pruned=plan.pruned, snapshot_id=plan.snapshot, source=source, warnings=plan.warnings, plan_seconds=seconds,
+    )
+
+
+def read_pruned(
+    con: duckdb.DuckDBPyConnection,
+    table: str | tuple[str, str],
+    predicate: str,
+    *,
+    snapshot: int | None = None,
+    client: ShredcatClient | None = None,
+    catalog: Catalog | None = None,
+    time_zone: str | None = None,
+) -> duckdb.DuckDBPyRelation:
+    """The rows of ``table`` matching ``predicate`` as a DuckDB relation over only the candidate
+    files (see :func:`plan_pruned`); with no candidate, an empty relation with the table's columns."""
+    scan = plan_pruned(con, table, predicate, snapshot=snapshot, client=client, catalog=catalog, time_zone=time_zone)
+    return scan.relation(con)
+

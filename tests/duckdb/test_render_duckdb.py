@@ -1,0 +1,262 @@
+"""The DuckDB rendering of predicate trees, run by the real DuckDB on Variant values of every kind
+(Spark's cast semantics kept or refused, never changed), and ``read_pruned`` on DuckDB-written
+files registered in both catalog backends."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.catalog import Catalog
+from service.duckdb import engine, plan_pruned, read_pruned
+from service.errors import BadInputError, QueryError, UnknownColumnError, UnrenderablePredicateError
+from service.pruning.expressions import And, LiteralPredicate, Op, Unknown, variant
+from service.pruning.parse_sql import parse_sql
+from service.pruning.render_duckdb import duckdb_literal, to_duckdb_sql
+from service.values import ShreddedType
+
+# One row per case; v holds the value at $.a (JSON text cast to VARIANT, or a typed DuckDB value).
+ROWS = """
+SELECT * FROM (VALUES
+  (1, {'a': 5::BIGINT}::VARIANT),
+  (2, {'a': '5'}::VARIANT),
+  (3, {'a': 5.7::DOUBLE}::VARIANT),
+  (4, {'a': {'b': 2}}::VARIANT),
+  (5, NULL::VARIANT),
+  (6, {'z': 1}::VARIANT),
+  (7, {'a': 300::BIGINT}::VARIANT),
+  (8, {'a': 1.25::DECIMAL(9,2)}::VARIANT),
+  (9, {'a': [10, 20]}::VARIANT)
+) t(id, v)
+"""
+
+
+@pytest.fixture
+def con() -> Any:
+    c = engine.connect()
+    c.execute(f"CREATE TABLE t AS {ROWS}")
+    yield c
+    c.close()
+
+
+def _ids(con: Any, predicate: str, only: tuple[int, ...]) -> list[int]:
+    where = to_duckdb_sql(parse_sql(predicate))
+    ids = ", ".join(map(str, only))
+    return [r[0] for r in engine.fetch(con, f"SELECT id FROM t WHERE id IN ({ids}) AND ({where}) ORDER BY id")]
+
+
+def test_exact_types_and_integer_widening_are_read_as_spark_reads_them(con: Any) -> None:
+    assert _ids(con, "variant_get(v, '$.a', 'bigint') = 5", (1, 5, 6, 7)) == [1]
+    assert _ids(con, "variant_get(v, '$.a', 'double') > 4.5", (1, 3, 5, 7)) == [1, 3, 7]
+    assert _ids(con, "variant_get(v, '$.a', 'decimal(10,3)') = 1.250", (1, 8)) == [8]
+    # Missing path, Variant null and SQL NULL rows are NULL: only IS NULL selects them.
+    assert _ids(con, "variant_get(v, '$.a', 'bigint') IS NULL", (1, 5, 6)) == [5, 6]
+    assert _ids(con, "variant_get(v, '$.a[1]', 'bigint') = 20", (1, 9)) == [9]  # Spark's 0-based index
+
+
+def test_try_variant_get_is_null_where_spark_casts_fail(con: Any) -> None:
+    # An object cannot be cast to a scalar (Spark: NULL under try_variant_get), nor 300 to tinyint.
+    assert _ids(con, "try_variant_get(v, '$.a', 'bigint') IS NULL", (1, 4, 9)) == [4, 9]
+    assert _ids(con, "try_variant_get(v, '$.a', 'tinyint') IS NULL", (1, 7)) == [7]
+
+
+@pytest.mark.parametrize(
+    ("predicate", "rows", "message"),
+    [
+        # Spark's variant_get fails on these too.
+        ("variant_get(v, '$.a', 'bigint') = 1", (4,), "an object or array cannot be cast to bigint"),
+        ("variant_get(v, '$.a', 'tinyint') = 1", (7,), "out of range for tinyint"),
+        # Spark casts these (string "5" → 5, 5.7 → 5, scale 2 → 1 rounds): DuckDB's casts differ, so refused.
+        ("variant_get(v, '$.a', 'bigint') = 5", (2,), "of type VARCHAR cannot be cast to bigint"),
+        ("try_variant_get(v, '$.a', 'int') = 5", (3,), "of type DOUBLE cannot be cast to int"),
+        ("variant_get(v, '$.a', 'decimal(5,1)') > 1", (8,), "cannot be cast to decimal(5,1)"),
+        ("variant_get(v, '$.a', 'string') = '5'", (1,), "of type INT64 cannot be cast to string"),
+    ],
+)
+def test_casts_duckdb_cannot_make_as_spark_does_fail_the_query(con: Any, predicate: str, rows: tuple[int, ...], message: str) -> None:
+    with pytest.raises(QueryError, match="shredcat: ") as e:
+        _ids(con, predicate, rows)
+    assert message in e.value.message
+
+
+def test_what_has_no_exact_rendering_is_refused() -> None:
+    with pytest.raises(UnrenderablePredicateError, match="length"):
+        to_duckdb_sql(And((LiteralPredicate(Op.EQ, variant("v", "$.a", "bigint"), 1), Unknown("length(name) > 3"))))
+
+
+def test_some_element_is_sparks_three_valued_exists() -> None:
+    c = engine.connect()
+    c.execute(
+        """CREATE TABLE a AS SELECT * FROM (VALUES
+             (1, '{"arr": [{"x": 5}, {"x": 6}]}'), (2, '{"arr": [{"x": 1}, {"y": 2}]}'), (3, '{"arr": 7}'),
+             (4, '{"arr": []}'), (5, NULL), (6, '{"arr": [{"x": 1}]}'), (7, '{"arr": "[{\\"x\\": 5}]"}'),
+             (8, '{"arr": [[{"x": 5}], []]}')
+           ) t(id, j)"""
+    )
+    c.execute("CREATE TABLE b AS SELECT id, j::JSON::VARIANT AS v FROM a")
+    some = "exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'bigint') = 5)"
+
+    def ids(text: str) -> list[int]:
+        where = to_duckdb_sql(parse_sql(text))
+        return [r[0] for r in engine.fetch(c, f"SELECT id FROM b WHERE {where} ORDER BY id")]
+
+    # 2: FALSE and NULL (missing x) is NULL; 3, 5, 7: not an array (a string is not parsed); 4: none.
+    assert ids(some) == [1]
+    assert ids(f"NOT ({some})") == [4, 6]
+    nested = "exists(try_variant_get(v, '$.arr', 'array<variant>'), e1 -> exists(try_variant_get(e1, '$', 'array<variant>'), e2 -> variant_get(e2, '$.x', 'bigint') = 5))"
+    assert ids(nested) == [8]
+
+
+@pytest.mark.parametrize(
+    ("t", "value", "sql", "text"),
+    [
+        ("float64", math.nan, "CAST('NaN' AS DOUBLE)", "nan"),
+        ("float64", -math.inf, "CAST('-Infinity' AS DOUBLE)", "-inf"),
+        ("float32", 0.1, "CAST('0.1' AS FLOAT)", "0.1"),
+        ("decimal(4,2)", Decimal("-0.50"), "CAST('-0.50' AS DECIMAL(4,2))", "-0.50"),
+        ("varchar", "it's", "'it''s'", "it's"),
+        ("blob", b"\x00\xff", "from_hex('00FF')", "\\x00\\xFF"),
+        # Proleptic Gregorian, astronomical year 0 = 1 BC, in both engines.
+        ("date", -719163, "(DATE '1970-01-01' + -719163)", "0001-12-31 (BC)"),
+        ("date", 19783, "DATE '2024-03-01'", "2024-03-01"),
+        ("timestamptz", 1_709_251_200_000_001, "TIMESTAMPTZ '2024-03-01 00:00:00.000001+00'", "2024-03-01 00:00:00.000001+00"),
+        ("timestamp", -62_198_755_200_000_000, "make_timestamp(-62198755200000000::BIGINT)", "0002-01-01 (BC) 00:00:00"),
+    ],
+)
+def test_literals_are_typed_and_exact(t: str, value: Any, sql: str, text: str) -> None:
+    assert duckdb_literal(ShreddedType.parse(t), value) == sql
+    # As DuckDB itself prints the value (its session zone is UTC).
+    assert engine.fetch(engine.connect(), f"SELECT CAST({sql} AS VARCHAR)")[0][0].lower() == text.lower()
+
+
+def test_isnan_of_null_is_false_as_in_spark() -> None:
+    c = engine.connect()
+    c.execute("CREATE TABLE f AS SELECT * FROM (VALUES (1, 'NaN'::DOUBLE), (2, NULL), (3, 1.0), (4, -0.0)) t(id, x)")
+    tree = parse_sql("isnan(x) OR x = 0", schema=_schema({"x": "float64"}))
+    where = to_duckdb_sql(tree, column_types={"x": "DOUBLE"})
+    assert [r[0] for r in engine.fetch(c, f"SELECT id FROM f WHERE {where} ORDER BY id")] == [1, 4]
+    where = to_duckdb_sql(parse_sql("NOT isnan(x)", schema=_schema({"x": "float64"})), column_types={"x": "DOUBLE"})
+    assert [r[0] for r in engine.fetch(c, f"SELECT id FROM f WHERE {where} ORDER BY id")] == [2, 3, 4]
+
+
+def _schema(cols: dict[str, str], partitions: tuple[str, ...] = ()) -> Any:
+    from types import MappingProxyType
+
+    from service.pruning.schema import ColumnInfo, TableSchema
+
+    return TableSchema(
+        ("v",), MappingProxyType({n: ColumnInfo(n, ShreddedType.parse(t), n in partitions) for n, t in cols.items()})
+    )
+
+
+def test_a_column_duckdb_reads_as_another_type_is_refused() -> None:
+    tree = parse_sql("x = 5", schema=_schema({"x": "int64"}))
+    assert to_duckdb_sql(tree, column_types={"X": "INTEGER"}) == '"x" = 5'
+    with pytest.raises(UnrenderablePredicateError, match="reads column 'x' as VARCHAR"):
+        to_duckdb_sql(tree, column_types={"x": "VARCHAR"})
+    with pytest.raises(UnrenderablePredicateError, match="no column"):
+        to_duckdb_sql(tree, column_types={"y": "BIGINT"})
+
+
+def test_int96_timestamps_compare_as_utc_instants_whatever_duckdbs_time_zone(tmp_path: Path) -> None:
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    ts = [dt.datetime(2024, 3, 1, 0, 0, s, tzinfo=dt.UTC) for s in range(5)]
+    f = tmp_path / "int96.parquet"
+    pq.write_table(pa.table({"id": list(range(5)), "at": pa.array(ts, pa.timestamp("us", tz="UTC"))}), f,
+                   use_deprecated_int96_timestamps=True)
+    c = engine.connect(utc=False)
+    c.execute("SET TimeZone = 'America/New_York'")
+    types = engine.describe(c, f"read_parquet('{f}')")
+    assert types["at"] == "TIMESTAMP_NS" or types["at"] == "TIMESTAMP"
+    tree = parse_sql("at >= TIMESTAMP '2024-03-01 00:00:03'", schema=_schema({"id": "int64", "at": "timestamptz"}))
+    where = to_duckdb_sql(tree, column_types=types)
+    assert [r[0] for r in engine.fetch(c, f"SELECT id FROM read_parquet('{f}') WHERE {where} ORDER BY id")] == [3, 4]
+
+
+def _duck_table(root: Path) -> list[str]:
+    c = engine.connect()
+    c.execute(
+        f"""COPY (SELECT id, (id % 4)::INTEGER AS part, 'n' || (id % 3) AS name,
+                 {{'k': id, 's': 'x' || id}}::VARIANT AS v FROM range(40) r(id))
+            TO '{root}' (FORMAT parquet, PARTITION_BY (part))"""
+    )
+    return sorted(str(p.resolve()) for p in root.rglob("*.parquet"))
+
+
+def test_read_pruned_reads_only_candidates_and_prints_a_runnable_query(tmp_path: Path, catalog_url: str) -> None:
+    paths = _duck_table(tmp_path / "t")
+    con = engine.connect()
+    with Catalog(catalog_url) as cat:
+        cat.register("lake", "t", paths)
+        pred = "part = 2 AND variant_get(v, '$.k', 'bigint') > 20 AND name <> 'n0'"
+        scan = plan_pruned(con, "lake.t", pred, catalog=cat)
+        assert scan.files_total == 4 and len(scan.paths) == 1 and "part=2" in scan.paths[0]
+        want = [i for i in range(21, 40) if i % 4 == 2 and i % 3 != 0]
+        assert sorted(r[0] for r in engine.fetch(con, scan.sql)) == want
+        rel = read_pruned(con, "lake.t", pred, catalog=cat)
+        assert sorted(r[0] for r in rel.project("id").fetchall()) == want
+        # No candidate: an empty relation with the table's columns.
+        empty = read_pruned(con, "lake.t", "part = 9", catalog=cat)
+        assert empty.fetchall() == [] and set(empty.columns) == {"id", "part", "name", "v"}
+        # The partition column is typed as the catalog types it, not as DuckDB guesses it.
+        assert "hive_types = {'part': 'INTEGER'}" in scan.source
+        with pytest.raises(UnrenderablePredicateError):
+            plan_pruned(con, "lake.t", "length(name) > 1", catalog=cat)
+        with pytest.raises(BadInputError, match=r"NAMESPACE\.TABLE"):
+            plan_pruned(con, "t", "part = 1", catalog=cat)
+        with pytest.raises(UnknownColumnError, match="nope"):
+            plan_pruned(con, "lake.t", "nope = 1", catalog=cat)
+
+
+def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path, sqlite_url: str) -> None:
+    from service.spark import LocalService
+
+    paths = _duck_table(tmp_path / "t")
+    con = engine.connect()
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", paths)
+    pred = "part IN (1, 3) AND variant_get(v, '$.s', 'string') >= 'x3'"
+    with LocalService(sqlite_url, [str(tmp_path)]) as svc, svc.client() as client:
+        via_rest = plan_pruned(con, "lake.t", pred, client=client)
+    with Catalog(sqlite_url) as cat:
+        local = plan_pruned(con, "lake.t", pred, catalog=cat)
+    assert via_rest.paths == local.paths and via_rest.where == local.where and len(local.paths) == 2
+    rows = sorted(r[0] for r in via_rest.relation(con).project("id").fetchall())
+    assert rows == sorted(i for i in range(40) if i % 4 in (1, 3) and f"x{i}" >= "x3")
+
+
+def test_cli_prune_sql_duckdb_prints_a_query_duckdb_runs(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    paths = _duck_table(tmp_path / "t")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
+    env["SHREDCAT_DATABASE_URL"] = f"sqlite:///{tmp_path}/cat.db"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "service.cli", *args], env=env, capture_output=True, text=True, timeout=120)
+
+    assert cli("register", "--table", "lake.t", *paths).returncode == 0
+    pred = "part = 3 AND variant_get(v, '$.k', 'bigint') < 20"
+    r = cli("prune", "--table", "lake.t", pred, "--sql", "duckdb")
+    assert r.returncode == 0, r.stderr
+    assert "1 of 4 files kept" in r.stderr
+    rows = engine.fetch(engine.connect(), r.stdout.strip().rstrip(";"))
+    assert sorted(row[0] for row in rows) == [3, 7, 11, 15, 19]
+    out = json.loads(cli("prune", "--table", "lake.t", pred, "--sql", "duckdb", "--json").stdout)
+    assert out["files_pruned"] == 3 and len(out["candidates"]) == 1 and out["sql"].endswith(out["where"])
+    # No exact rendering: exit 2, one line naming the part; JSON predicates are not taken.
+    r = cli("prune", "--table", "lake.t", "upper(name) = 'N1'", "--sql", "duckdb")
+    assert r.returncode == 2 and "no exact DuckDB rendering" in r.stderr and "Traceback" not in r.stderr
+    r = cli("prune", "--table", "lake.t", '{"type": "true"}', "--sql", "duckdb")
+    assert r.returncode == 2 and "Spark SQL text" in r.stderr
