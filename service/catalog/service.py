@@ -210,7 +210,8 @@ class Catalog:
         self._write(lambda conn: repo.revoke_session(conn, digest, expires_at))
 
     def session_revoked(self, digest: str) -> bool:
-        return bool(self._read(lambda conn: repo.session_revoked(conn, digest)))
+        # On the primary: a standby behind it would accept a session signed out a moment ago.
+        return bool(self._read(lambda conn: repo.session_revoked(conn, digest), primary=True))
 
     # --- namespaces and tables ----------------------------------------------------------------
 

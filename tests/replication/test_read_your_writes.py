@@ -173,3 +173,27 @@ def test_the_dashboard_shows_each_standbys_lag(repl: ReplicatedCatalog, events: 
     with TestClient(create_app(settings)) as http:
         html = http.get("/admin", headers={**ADMIN, "Accept": "text/html"}).text
     assert f"Read replicas: 127.0.0.1:{repl.pair.standby.port}/{repl.database} ok, lag 0.0 s" in html
+
+
+def test_a_signed_out_session_is_refused_while_the_standby_is_behind(repl: ReplicatedCatalog, paused: Pair) -> None:
+    """Revocation is read on the primary: a standby that has not replayed a sign-out would
+    accept the session for as long as it lags (issue 32's sign-out, served with issue 37's reads)."""
+    from datetime import UTC, datetime, timedelta
+
+    cat = _catalog(repl, max_lag_s=60, wait_s=0.3)
+    try:
+        paused.wait_replayed()
+        pause(paused)
+        digest = "ab" * 32
+        cat.revoke_session(digest, datetime.now(UTC) + timedelta(hours=1))
+        assert cat.session_revoked(digest)
+        # The standby itself does not hold it yet: reading it there would have answered False.
+        assert not cat.reads.read(lambda conn: _revoked_here(conn, digest))
+    finally:
+        cat.reads.dispose()
+
+
+def _revoked_here(conn: Any, digest: str) -> bool:
+    from service.catalog import repository as repo
+
+    return bool(repo.session_revoked(conn, digest))

@@ -5,7 +5,7 @@ own expiry: every server process (and replica) sharing the catalog refuses it fr
 after a restart. ``shredcat_commit_key.created_at`` gets an index, so expired keys are found and
 deleted without a scan.
 
-Revision ID: 0010
+Revision ID: 0009
 Revises: 0008
 Create Date: 2026-11-28
 """
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0010"
+revision: str = "0009"
 down_revision: str | Sequence[str] | None = "0008"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
