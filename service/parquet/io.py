@@ -198,6 +198,12 @@ def read_metadata(
     return meta, (start, data)
 
 
+def one_line(e: BaseException) -> str:
+    """An exception's text on one line: pyarrow's span several, and a per-file error is one line
+    of the CLI's stderr."""
+    return " ".join(str(e).split())
+
+
 class ColumnReader:
     """Reads selected leaf columns of one row group, aligned entry by entry.
 
@@ -211,9 +217,11 @@ class ColumnReader:
 
         self._root = schema_root
         try:
-            self._pf: pq.ParquetFile = pq.ParquetFile(f)
+            # INT96 in milliseconds: any Julian day fits, where nanoseconds overflow past the
+            # year 2262 (INT96 is read for its counts only).
+            self._pf: pq.ParquetFile = pq.ParquetFile(f, coerce_int96_timestamp_unit="ms")
         except Exception as e:
-            raise InvalidParquetError(f"pyarrow cannot read the file: {e}") from None
+            raise InvalidParquetError(f"pyarrow cannot read the file: {one_line(e)}") from None
 
     def read(self, row_group: int, nodes: Sequence[SchemaNode]) -> list[pa.Array]:
         """Arrays for ``nodes`` (leaves, or groups: a group is read through its first leaf and
@@ -223,7 +231,7 @@ class ColumnReader:
         try:
             table = self._pf.read_row_group(row_group, columns=sorted(set(names)))
         except Exception as e:
-            raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {e}") from None
+            raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {one_line(e)}") from None
         return [self._navigate(table, n) for n in nodes]
 
     def _repeated_flags(self, path: tuple[str, ...]) -> list[bool]:

@@ -26,8 +26,13 @@ The footer decides whatever it can prove; column data is read only where it cann
   above int64 is unknown), millisecond timestamps and times (as microseconds), INT96 (an
   instant, as Spark reads it; counts only, its order being undefined). No row for types with no
   place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros.
-  HUGEINT, which DuckDB writes as a DOUBLE without bounds, is indistinguishable from a DOUBLE
-  whose NaN dropped the bounds: shredcat bounds the doubles, DuckLake writes none.
+  HUGEINT/UHUGEINT, which DuckDB writes as a DOUBLE without bounds (it drops a real DOUBLE's
+  bounds only for a NaN), get counts only, as in DuckLake (NOTES.md §8).
+* **Values a type cannot hold** are unknown bounds, never errors: times of day outside 0..24 h
+  (fastparquet's timedeltas), timestamps whose unit conversion leaves int64 (DuckDB's infinities,
+  the extreme int64 values in any unit, stay infinities), bounds no pyarrow kernel computes.
+  Arrow types pyarrow's kernels refuse (dictionaries, views, decimal32/64, durations) are read
+  as their plain equivalents. A column whose name the catalog cannot store gets no row.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
-from service.errors import InvalidParquetError, ShredcatError, UnsupportedShreddingError
+from service.errors import InvalidParquetError, InvalidStatsError, ShredcatError, UnsupportedShreddingError
 from service.parquet.footer import (
     DEFAULT_MAX_FOOTER_BYTES,
     ColumnMetaData,
@@ -56,7 +61,15 @@ from service.parquet.footer import (
     validate_row_groups,
 )
 from service.parquet.footer.accel import slots_builder
-from service.parquet.io import ColumnReader, InHand, OpenedFile, open_beneath, open_parquet, read_metadata
+from service.parquet.io import (
+    ColumnReader,
+    InHand,
+    OpenedFile,
+    one_line,
+    open_beneath,
+    open_parquet,
+    read_metadata,
+)
 from service.parquet.pages import chunk_span, scan_float_chunk
 from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import (
@@ -64,9 +77,13 @@ from service.values import (
     INT64_MIN,
     INTEGER_RANGES,
     MICROS_PER_DAY,
+    TIMESTAMP_KINDS,
+    TS_INFINITY,
+    TS_NEG_INFINITY,
     Bound,
     Kind,
     ShreddedType,
+    check_bound,
     days_from_civil,
     decimal_from_unscaled,
     needs_truncation,
@@ -75,6 +92,7 @@ from service.values import (
     truncate_lower,
     truncate_upper,
 )
+from service.values.text import unstorable_name
 from service.variant.binary import metadata_length
 from service.variant.schema import (
     ShreddedLeaf,
@@ -325,33 +343,77 @@ def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, ra
 # --- reading column data ----------------------------------------------------------------------
 
 
-def _py_values(t: ShreddedType, arr: pa.Array) -> pa.Array:
-    """Cast an Arrow leaf array to the representation :mod:`service.values` uses."""
+def _kernel_ready(arr: pa.Array) -> pa.Array:
+    """``arr`` in a type pyarrow's compute kernels take, same values: writers put types in files
+    (through the stored Arrow schema) that ``min_max``/``filter`` refuse when read back
+    (NOTES.md §8): dictionaries, view types, decimal32/64, durations."""
     import pyarrow as pa
 
     if isinstance(arr, pa.ExtensionArray):
         arr = arr.storage
-    k = t.kind
-    # Plain columns in other units or signedness than the model's (Variant leaves never are).
     at = arr.type
-    if pa.types.is_timestamp(at) and at.unit in ("s", "ms") and k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        arr = arr.cast(pa.timestamp("us", at.tz))
-    elif pa.types.is_time32(at):
-        arr = arr.cast(pa.time64("us"))
-    elif pa.types.is_unsigned_integer(at):
+    if pa.types.is_dictionary(at):
+        return _kernel_ready(arr.dictionary_decode())
+    if pa.types.is_string_view(at):
+        return arr.cast(pa.large_string())
+    if pa.types.is_binary_view(at):
+        return arr.cast(pa.large_binary())
+    if pa.types.is_decimal32(at) or pa.types.is_decimal64(at):
+        return arr.cast(pa.decimal128(at.precision, at.scale))
+    if pa.types.is_duration(at):
+        # The stored INT64 (no logical type: the model's int64).
+        return arr.cast(pa.int64())
+    return arr
+
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+_NANO_KINDS = (Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
+
+
+def _py_values(t: ShreddedType, arr: pa.Array) -> tuple[pa.Array, int]:
+    """An Arrow leaf array in the representation :mod:`service.values` uses, and the factor its
+    integers still need to reach the model's unit (1 but for times and timestamps stored in a
+    coarser unit, scaled by :func:`scale_stored` so that values past the model's range and
+    DuckDB's infinities stay exact)."""
+    import pyarrow as pa
+
+    arr = _kernel_ready(arr)
+    k = t.kind
+    at = arr.type
+    if pa.types.is_timestamp(at) or pa.types.is_time(at):
+        model = 1_000_000_000 if k in _NANO_KINDS else 1_000_000
+        stored = _PER_SECOND[at.unit]
+        if model % stored:
+            raise InvalidParquetError(f"unexpected Arrow type {at} for {t.name}")
+        # time32 casts to int32 only; int64 holds every stored value of each.
+        ints = arr.cast(pa.int32()).cast(pa.int64()) if pa.types.is_time32(at) else arr.cast(pa.int64())
+        return ints, model // stored
+    if pa.types.is_unsigned_integer(at):
         # Values above int64's range cannot be bounds of an int64 column: read as Python ints
         # and let the caller drop them.
-        return arr if pa.types.is_uint64(at) else arr.cast(pa.int64())
+        return (arr if pa.types.is_uint64(at) else arr.cast(pa.int64())), 1
     if k is Kind.DATE:
-        return arr.cast(pa.int32())
-    if k in (Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS):
-        return arr.cast(pa.int64())
+        return arr.cast(pa.int32()), 1
+    if k in (Kind.TIME, *TIMESTAMP_KINDS):
+        return arr.cast(pa.int64()), 1
     if k is Kind.UUID and pa.types.is_fixed_size_binary(arr.type):
-        return arr.cast(pa.binary())
+        return arr.cast(pa.binary()), 1
     if k is Kind.DECIMAL and not pa.types.is_decimal(arr.type):
         # Arrow reads DECIMAL-annotated ints as decimal already; anything else is a surprise.
         raise InvalidParquetError(f"unexpected Arrow type {arr.type} for {t.name}")
-    return arr
+    return arr, 1
+
+
+def scale_stored(t: ShreddedType, v: int, factor: int) -> int | None:
+    """A time or timestamp stored in a coarser unit (``factor`` model units each) in the model's
+    unit; None where that leaves int64 (no bound), but DuckDB's infinities (the extreme int64
+    values in any unit, NOTES.md §8) stay the model's infinities."""
+    if factor == 1:
+        return v
+    if t.kind in TIMESTAMP_KINDS and (v in (TS_INFINITY, TS_NEG_INFINITY)):
+        return v
+    v *= factor
+    return v if INT64_MIN <= v <= INT64_MAX else None
 
 
 def _to_bound(t: ShreddedType, v: Any) -> Bound:
@@ -374,27 +436,39 @@ class _DataSummary:
 
 
 def _summarize(t: ShreddedType, arr: pa.Array) -> _DataSummary:
+    """Non-null count, bounds and NaN of one leaf array; a bound pyarrow cannot compute for the
+    array's type is unknown (None), never an error."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    vals = _py_values(t, arr).drop_null()
-    out = _DataSummary(non_null=len(vals))
-    if not len(vals):
+    out = _DataSummary(non_null=len(arr) - arr.null_count)
+    if not out.non_null:
         return out
-    if t.is_float:
-        nan = pc.is_nan(vals)
-        out.has_nan = bool(pc.any(nan).as_py())
-        if out.has_nan:
-            vals = vals.filter(pc.invert(nan))
-        if not len(vals):
-            return out
-    mm = pc.min_max(vals)
-    lo, hi = mm["min"].as_py(), mm["max"].as_py()
-    # -0.0 and 0.0 compare equal; DuckDB keeps the first one seen.
-    if t.is_float and (lo == 0.0 or hi == 0.0):
-        first_zero = vals[pc.index(vals, 0.0).as_py()].as_py()
-        lo = first_zero if lo == 0.0 else lo
-        hi = first_zero if hi == 0.0 else hi
-    out.min, out.max = _to_bound(t, lo), _to_bound(t, hi)
+    try:
+        vals, factor = _py_values(t, arr)
+        vals = vals.drop_null()
+        if t.is_float:
+            nan = pc.is_nan(vals)
+            out.has_nan = bool(pc.any(nan).as_py())
+            if out.has_nan:
+                vals = vals.filter(pc.invert(nan))
+            if not len(vals):
+                return out
+        mm = pc.min_max(vals)
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        # -0.0 and 0.0 compare equal; DuckDB keeps the first one seen.
+        if t.is_float and (lo == 0.0 or hi == 0.0):
+            first_zero = vals[pc.index(vals, 0.0).as_py()].as_py()
+            lo = first_zero if lo == 0.0 else lo
+            hi = first_zero if hi == 0.0 else hi
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        # A type no kernel takes: counts only. (A float column always has kernels, so
+        # has_nan is never left False for want of one.)
+        return out
+    if factor != 1:
+        lo, hi = scale_stored(t, lo, factor), scale_stored(t, hi, factor)
+    out.min = None if lo is None else _to_bound(t, lo)
+    out.max = None if hi is None else _to_bound(t, hi)
     return out
 
 
@@ -668,6 +742,8 @@ def _chunk_stats(
         lo = hi = None
     if t.kind is Kind.VARCHAR:
         lo, hi = nul_free_bounds(lo, hi)  # type: ignore[arg-type]
+    elif t.kind in _NARROW_KINDS:
+        lo, hi = _model_value(t, lo), _model_value(t, hi)
     # DuckLake's 256-byte rule, applied whatever the writer so rows match across tools.
     if t.is_string_like:
         if lo is not None and needs_truncation(t, lo):
@@ -677,6 +753,23 @@ def _chunk_stats(
             if hi is None:
                 lo = None
     return _ChunkStats(size, value_count, null_count, lo, hi, has_nan if is_float else None)
+
+
+#: Kinds whose values are a part of what their physical type holds: a time of day (fastparquet
+#: writes pandas timedeltas, negative or past 24 h, as TIME_MICROS), a date within DuckDB's
+#: infinities.
+_NARROW_KINDS = (Kind.TIME, Kind.DATE)
+
+
+def _model_value(t: ShreddedType, v: Bound | None) -> Bound | None:
+    """``v`` if it is a value of ``t``, else None: a bound outside the type is unknown (the data
+    holds values the type cannot, so no bound of the type is true)."""
+    if v is None:
+        return None
+    try:
+        return check_bound(t, v)
+    except InvalidStatsError:
+        return None
 
 
 # --- plain columns ----------------------------------------------------------------------------
@@ -784,8 +877,8 @@ def _plain_decoder(leaf: _PlainLeaf) -> _Decoder:
             return None
         if leaf.unsigned:
             v &= (1 << bits) - 1
-        v *= leaf.unit
-        return v if lo <= v <= hi else None
+        scaled = scale_stored(t, v, leaf.unit)
+        return scaled if scaled is not None and lo <= scaled <= hi else None
 
     return decode
 
@@ -806,11 +899,32 @@ def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf, decode: _Decoder) -> ColumnStats |
         rlo, rhi = INTEGER_RANGES[t.kind]
         lo = lo if isinstance(lo, int) and rlo <= lo <= rhi else None
         hi = hi if isinstance(hi, int) and rlo <= hi <= rhi else None
+    nan = c.contains_nan
+    if nan is False and _duckdb_hugeint(meta, leaf, chunks):
+        lo = hi = nan = None  # NOTES.md §8: counts only, as DuckLake records
     # column, column_type, column_size_bytes, value_count, null_count, min_value, max_value,
     # contains_nan, extra_stats
     return _new_column_stats(
-        leaf.name, t, c.column_size_bytes, c.value_count, c.null_count, lo, hi, c.contains_nan, None
+        leaf.name, t, c.column_size_bytes, c.value_count, c.null_count, lo, hi, nan, None
     )
+
+
+def _duckdb_hugeint(meta: FileMetaData, leaf: _PlainLeaf, chunks: list[ColumnMetaData]) -> bool:
+    """Whether a DOUBLE column without NaN is DuckDB's HUGEINT/UHUGEINT: DuckDB writes those as
+    DOUBLE without min/max, and drops a real DOUBLE's min/max only for a NaN in the chunk (checked
+    on DuckDB 1.5.5: infinities, -0.0 and extremes keep theirs). Such bounds can exceed
+    HUGEINT's range, so no DuckLake reader could cast them back."""
+    el = leaf.node.element
+    if el.type != "DOUBLE" or el.logical_type is not None or el.converted_type is not None:
+        return False
+    if _writer(meta.created_by)[0] != "duckdb":
+        return False
+    for cm in chunks:
+        st = cm.statistics
+        has_values = st is None or st.null_count is None or st.null_count < cm.num_values
+        if has_values and (st is None or (st.min_value is None and st.max_value is None)):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -862,7 +976,8 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
         leaves=tuple(iter_leaves(root)),
         columns=columns,
         paths=tuple(paths),
-        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, columns) if "\x00" not in pl.name),
+        # A name the catalog cannot store (empty, NUL...): no row, unknown (register agrees).
+        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, columns) if not unstorable_name(pl.name)),
     )
 
 
@@ -943,6 +1058,8 @@ def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) 
     except ShredcatError as e:
         _name_file(e, uri)
         raise
+    except Exception as e:
+        raise _unforeseen(uri, e) from e
 
 
 def extract_file_beneath(root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
@@ -955,6 +1072,17 @@ def extract_file_beneath(root: str, path: str, *, max_footer_bytes: int = DEFAUL
     except ShredcatError as e:
         _name_file(e, path)
         raise
+    except Exception as e:
+        raise _unforeseen(path, e) from e
+
+
+def _unforeseen(uri: str, e: Exception) -> InvalidParquetError:
+    """One file's error for what no translation foresaw (a library's exception on a file unlike
+    any seen, or a defect here): that file fails alone, with a message, never a traceback that
+    takes the command's other files with it."""
+    err = InvalidParquetError(f"{uri}: cannot be read: {type(e).__name__}: {one_line(e)}")
+    err.details.setdefault("file", uri)
+    return err
 
 
 def _name_file(e: ShredcatError, uri: str) -> None:

@@ -7,9 +7,8 @@ stored for that file and column, string for string.
 Where shredcat deliberately writes no row or another value (documented in
 ``service/stats/extract.py``): columns whose type has no place in the value model (TIMETZ,
 INTERVAL: DuckLake writes a row of zeros), lists and maps (no rows here; DuckLake addresses their
-children), HUGEINT (DuckDB writes it as a DOUBLE without bounds; the footer cannot tell it from a
-DOUBLE whose NaN removed the bounds, so shredcat reads and bounds the doubles where DuckLake has
-none), and UBIGINT bounds above the int64 range (unknown here).
+children), and UBIGINT bounds above the int64 range (unknown here). HUGEINT/UHUGEINT (DuckDB
+writes them as DOUBLE without bounds) get counts only, as in DuckLake (NOTES.md §8).
 """
 
 from __future__ import annotations
@@ -179,20 +178,27 @@ def test_all_null_and_nan_only_files(tmp_path: Path) -> None:
 
 
 def test_known_divergences(tmp_path: Path) -> None:
-    """HUGEINT (a DOUBLE without bounds in the file: shredcat bounds the doubles) and UBIGINT
+    """HUGEINT and UHUGEINT (DOUBLE without bounds in the file): counts only, as DuckLake
+    (NOTES.md §8), while a DuckDB DOUBLE whose NaN dropped its bounds keeps data bounds; UBIGINT
     values above int64 (no place in the value model: that bound is unknown)."""
     theirs = _write(
         tmp_path,
-        "(h HUGEINT, u UBIGINT)",
-        ["SELECT i::HUGEINT * 3, CASE WHEN i = 2 THEN 18446744073709551615 ELSE i END FROM range(4) r(i)"],
+        "(h HUGEINT, uh UHUGEINT, d DOUBLE, u UBIGINT)",
+        [
+            "SELECT i::HUGEINT * 3 - 170141183460469231731687303715884105727, i::UHUGEINT, "
+            "CASE WHEN i = 1 THEN 'nan'::DOUBLE ELSE i END, "
+            "CASE WHEN i = 2 THEN 18446744073709551615 ELSE i END FROM range(4) r(i)"
+        ],
     )
     ((path, rows),) = theirs.items()
     ours = _ours(path)
-    assert (rows["h"]["min_value"], rows["h"]["max_value"]) == (None, None)
-    assert (ours["h"]["min_value"], ours["h"]["max_value"], ours["h"]["contains_nan"]) == ("0.0", "9.0", False)
-    assert rows["h"]["contains_nan"] is None
+    for col in ("h", "uh"):
+        assert ours[col] == rows[col]
+        assert (rows[col]["min_value"], rows[col]["max_value"], rows[col]["contains_nan"]) == (None, None, None)
+        assert rows[col]["value_count"] == 4
+    assert (ours["d"]["min_value"], ours["d"]["max_value"], ours["d"]["contains_nan"]) == ("0.0", "3.0", True)
     assert (rows["u"]["min_value"], rows["u"]["max_value"]) == ("0", "18446744073709551615")
     assert (ours["u"]["min_value"], ours["u"]["max_value"]) == ("0", None)
-    for col in ("h", "u"):
+    for col in ("d", "u"):
         for k in ("column_size_bytes", "value_count", "null_count", "extra_stats"):
             assert ours[col][k] == rows[col][k]
