@@ -204,6 +204,31 @@ def one_line(e: BaseException) -> str:
     return " ".join(str(e).split())
 
 
+#: Rows per batch of column data read through pyarrow (one batch is in memory at a time).
+BATCH_ROWS = 8192
+
+
+class OverBudget(Exception):
+    """A file's decompression budget is spent: the fact that needed more data is unknown. Never
+    leaves the extraction (each place that reads decides what unknown means there)."""
+
+
+class ReadBudget:
+    """Bytes of column data one file's extraction may still decompress
+    (``SHREDCAT_MAX_DECOMPRESSED_BYTES``)."""
+
+    __slots__ = ("remaining",)
+
+    def __init__(self, limit: int) -> None:
+        self.remaining = limit
+
+    def take(self, n: int) -> None:
+        """Spend ``n`` bytes, or raise :class:`OverBudget` (spending nothing) if they are not left."""
+        if n > self.remaining:
+            raise OverBudget
+        self.remaining -= n
+
+
 class ColumnReader:
     """Reads selected leaf columns of one row group, aligned entry by entry.
 
@@ -223,16 +248,44 @@ class ColumnReader:
         except Exception as e:
             raise InvalidParquetError(f"pyarrow cannot read the file: {one_line(e)}") from None
 
-    def read(self, row_group: int, nodes: Sequence[SchemaNode]) -> list[pa.Array]:
+    def batches(
+        self, row_group: int, nodes: Sequence[SchemaNode], budget: ReadBudget, claim: int
+    ) -> Iterator[list[pa.Array]]:
         """Arrays for ``nodes`` (leaves, or groups: a group is read through its first leaf and
-        comes back as a StructArray whose validity is the group's)."""
-        leaves = [_first_leaf(n) for n in nodes]
-        names = [".".join(leaf.path) for leaf in leaves]
+        comes back as a StructArray whose validity is the group's), a batch of at most
+        :data:`BATCH_ROWS` rows at a time, so that memory holds one batch, not a row group.
+
+        ``claim``, the bytes the footer says the columns decompress to, is taken from ``budget``
+        first, and whatever the batches hold beyond it (dictionaries decoded) as they come:
+        :class:`OverBudget` before anything is read, or between batches."""
+        import pyarrow as pa
+
+        names = sorted({".".join(first_leaf(n).path) for n in nodes})
+        budget.take(claim)
         try:
-            table = self._pf.read_row_group(row_group, columns=sorted(set(names)))
+            it = self._pf.iter_batches(
+                batch_size=BATCH_ROWS, row_groups=[row_group], columns=names, use_threads=False
+            )
         except Exception as e:
             raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {one_line(e)}") from None
-        return [self._navigate(table, n) for n in nodes]
+        used = 0
+        while True:
+            try:
+                batch = next(it, None)
+            except Exception as e:
+                raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {one_line(e)}") from None
+            if batch is None:
+                return
+            table = pa.Table.from_batches([batch])
+            arrays = [self._navigate(table, n) for n in nodes]
+            # Dictionaries decoded here, so that what is charged is what the caller will hold: a
+            # few KB of pages can expand to gigabytes of repeated values.
+            arrays = [a.dictionary_decode() if isinstance(a, pa.DictionaryArray) else a for a in arrays]
+            used += sum(a.nbytes for a in arrays)
+            if used > claim:  # more than the footer said: charge what was really decoded
+                budget.take(used - claim)
+                claim = used
+            yield arrays
 
     def _repeated_flags(self, path: tuple[str, ...]) -> list[bool]:
         flags = []
@@ -276,7 +329,8 @@ class ColumnReader:
 
 
 
-def _first_leaf(n: SchemaNode) -> SchemaNode:
+def first_leaf(n: SchemaNode) -> SchemaNode:
+    """The leaf a node is read through (itself for a leaf)."""
     while not n.is_leaf:
         if not n.children:
             raise InvalidParquetError(f"group {'.'.join(n.path)} has no columns")

@@ -43,21 +43,30 @@ import re
 import struct
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
-from service.errors import InvalidParquetError, InvalidStatsError, ShredcatError, UnsupportedShreddingError
+from service.errors import (
+    InvalidParquetError,
+    InvalidStatsError,
+    LimitExceededError,
+    ShredcatError,
+    UnsupportedShreddingError,
+)
+from service.limits import DEFAULT_FILE_LIMITS, FileLimits
 from service.parquet.footer import (
     DEFAULT_MAX_FOOTER_BYTES,
     ColumnMetaData,
     FileMetaData,
     SchemaElement,
     SchemaNode,
+    SchemaShape,
     Statistics,
     build_schema_tree,
     iter_leaves,
+    schema_shape,
     validate_row_groups,
 )
 from service.parquet.footer.accel import slots_builder
@@ -65,6 +74,9 @@ from service.parquet.io import (
     ColumnReader,
     InHand,
     OpenedFile,
+    OverBudget,
+    ReadBudget,
+    first_leaf,
     one_line,
     open_beneath,
     open_parquet,
@@ -478,9 +490,11 @@ def _summarize(t: ShreddedType, arr: pa.Array) -> _DataSummary:
 class _Ctx:
     """One file's extraction: its footer, the open file and what was learnt on the way."""
 
-    __slots__ = ("_reader", "ancestor_ok", "f", "in_hand", "meta", "reads", "root")
+    __slots__ = ("_reader", "ancestor_ok", "budget", "f", "in_hand", "meta", "reads", "root")
 
-    def __init__(self, meta: FileMetaData, root: SchemaNode, f: Any, in_hand: InHand | None) -> None:
+    def __init__(
+        self, meta: FileMetaData, root: SchemaNode, f: Any, in_hand: InHand | None, budget: ReadBudget
+    ) -> None:
         self.meta = meta
         self.root = root
         self.f = f
@@ -490,12 +504,18 @@ class _Ctx:
         self.reads = 0
         #: Verdicts of ancestor checks, by id() of the ShredNode.
         self.ancestor_ok: dict[int, bool] = {}
+        #: Column data this file may still decompress (SHREDCAT_MAX_DECOMPRESSED_BYTES).
+        self.budget = budget
 
-    def read(self, rg: int, nodes: list[SchemaNode]) -> list[pa.Array]:
+    def batches(self, rg: int, nodes: list[SchemaNode]) -> Iterator[list[pa.Array]]:
+        """Aligned arrays of ``nodes`` in row group ``rg``, batch by batch; :class:`OverBudget`
+        when the file's budget cannot pay for them (their footer size first)."""
         if self._reader is None:
             self._reader = ColumnReader(self.f, self.root)
         self.reads += 1
-        return self._reader.read(rg, nodes)
+        leaves = {id(leaf): leaf for leaf in map(first_leaf, nodes)}.values()
+        claim = sum(max(_chunk(self.meta, rg, leaf).total_uncompressed_size, 0) for leaf in leaves)
+        return self._reader.batches(rg, nodes, self.budget, claim)
 
 
 def _chunk(meta: FileMetaData, rg: int, leaf: SchemaNode) -> ColumnMetaData:
@@ -566,42 +586,67 @@ def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
                 continue
             if node.kind == "object" and not node.concatenated and _only_objects(ctx.meta, node.value, cm):
                 continue
-            import pyarrow.compute as pc  # only when the footer could not decide
-
-            residual, group = ctx.read(rg, [node.value, node.typed])
-            both = pc.and_(residual.is_valid(), group.is_valid())
-            clash = residual.filter(both)
-            if not len(clash):
-                continue
-            if node.kind == "array":
-                ok = False
-            else:
-                for b in clash.to_pylist():
-                    body = b
-                    if node.concatenated:
-                        try:
-                            body = b[metadata_length(b) :]
-                        except Exception:
-                            body = b""
-                    # Variant value header: basic_type is the low 2 bits; 2 means object.
-                    if not body or body[0] & 0x03 != 2:
-                        ok = False
-                        break
+            try:  # only when the footer could not decide
+                ok = all(_residuals_beside_ok(node, res, grp) for res, grp in ctx.batches(rg, [node.value, node.typed]))
+            except OverBudget:
+                ok = False  # unknown: no row below is confident
             if not ok:
                 break
     ctx.ancestor_ok[key] = ok
     return ok
 
 
+def _residuals_beside_ok(node: ShredNode, residual: pa.Array, group: pa.Array) -> bool:
+    """Whether each residual beside a non-null shredded ``group`` is allowed there (see
+    :func:`_ancestor_valid`), for one batch."""
+    import pyarrow.compute as pc
+
+    clash = residual.filter(pc.and_(residual.is_valid(), group.is_valid()))
+    if not len(clash):
+        return True
+    if node.kind == "array":
+        return False
+    for b in clash.to_pylist():
+        body = b
+        if node.concatenated:
+            try:
+                body = b[metadata_length(b) :]
+            except Exception:
+                body = b""
+        # Variant value header: basic_type is the low 2 bits; 2 means object.
+        if not body or body[0] & 0x03 != 2:
+            return False
+    return True
+
+
+def _only_null_residuals(node: ShredNode, residual: pa.Array, typed: pa.Array) -> bool:
+    """Whether every residual of one batch is null or a Variant null, and none of those sits beside
+    a typed value (invalid shredding)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if residual.null_count == len(residual):
+        return True
+    valid = residual.is_valid()
+    present = residual.filter(valid)
+    if node.concatenated:
+        if not all(_is_null_residual(b, True) for b in present.to_pylist()):
+            return False
+    elif not pc.all(pc.equal(present, pa.scalar(VARIANT_NULL, present.type))).as_py():
+        return False
+    # A Variant null beside a typed value: invalid shredding; never a confident row.
+    return not pc.any(pc.and_(valid, typed.is_valid())).as_py()
+
+
 def _float_facts(
     ctx: _Ctx, cm: ColumnMetaData, typed: SchemaNode, st: Statistics | None, zero_bound: bool
 ) -> tuple[bool, float | None] | None:
     """(has NaN, the first zero) of a float chunk whose footer bounds are usable, or None when
-    only reading the column through pyarrow can tell."""
+    only reading the column through pyarrow can tell; :class:`OverBudget` past the file's budget."""
     nan_count = st.nan_count if st is not None else None
     if nan_count is not None and nan_count >= 0 and not zero_bound:
         return nan_count > 0, None
-    scan = scan_float_chunk(ctx.f, cm, typed, ctx.in_hand)
+    scan = scan_float_chunk(ctx.f, cm, typed, ctx.in_hand, ctx.budget)
     if scan is None or (zero_bound and scan.first_zero is None):
         # The second case contradicts the footer (a zero bound, no zero in the data): let the
         # full read decide.
@@ -632,20 +677,16 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf, decode: _Deco
             continue
         if state == "values":
             return None
-        residual, typed_arr = ctx.read(rg, [node.value, typed])
-        valid = residual.is_valid()
-        if residual.null_count < len(residual):
-            present = residual.filter(valid).to_pylist()
-            if not all(_is_null_residual(b, node.concatenated) for b in present):
+        try:
+            if not all(_only_null_residuals(node, res, ty) for res, ty in ctx.batches(rg, [node.value, typed])):
                 return None
-            import pyarrow.compute as pc
-
-            # A Variant null beside a typed value: invalid shredding; never a confident row.
-            if bool(pc.any(pc.and_(valid, typed_arr.is_valid())).as_py()):
-                return None
+        except OverBudget:
+            return None  # not proven fully shredded within the budget: unknown, no row
 
     # 2. Counts and bounds, per row group.
     c = _chunk_stats(ctx, typed, t, chunks, decode)
+    if c is None:
+        return None
     # column, variant_path, shredded_type, column_size_bytes, value_count, null_count,
     # min_value, max_value, contains_nan, extra_stats
     return _new_path_stats(col.name, leaf.variant_path, t, *c, None)
@@ -677,38 +718,41 @@ def _chunk_stats(
     decode: _Decoder,
     *,
     bounds: bool = True,
-) -> _ChunkStats:
+) -> _ChunkStats | None:
     """One leaf column's counts and bounds over all row groups, DuckLake's way: the footer where
     it proves them, the float page scan for NaN and the sign of zeros, the column's data where
     neither can answer. Shared by Variant paths and plain columns so both follow one rule.
 
     ``decode`` turns a raw statistic into a bound (from the schema plan); ``bounds`` False (a
-    column whose order no footer defines, e.g. INT96) counts only."""
+    column whose order no footer defines, e.g. INT96) counts only. Past the file's budget
+    (:class:`OverBudget`) the bounds (and NaN) are unknown, and with the counts unknown too, no
+    row at all (None)."""
     meta = ctx.meta
     is_float = t.is_float
-    null_count = 0
-    num_values = 0
-    size = 0
+    null_count = num_values = size = 0
     lo: Bound | None = None
     hi: Bound | None = None
-    has_nan = False
+    has_nan = unknown = False
     for rg, cm in enumerate(chunks):
         num_values += cm.num_values
         size += cm.total_compressed_size
         st = cm.statistics
         rg_nulls = st.null_count if st is not None else None
         lo_rg = hi_rg = None
-        need_read = rg_nulls is None or rg_nulls < 0 or rg_nulls > cm.num_values
-        rg_has_values = rg_nulls is None or rg_nulls < cm.num_values
-        if not need_read and rg_has_values and bounds:
+        counts_known = rg_nulls is not None and 0 <= rg_nulls <= cm.num_values
+        need_read = not counts_known
+        if counts_known and rg_nulls < cm.num_values and bounds and not unknown:  # type: ignore[operator]
             raw_lo, raw_hi = _usable_raw_bounds(meta, typed, cm)
             lo_rg = decode(raw_lo) if raw_lo is not None else None
             hi_rg = decode(raw_hi) if raw_hi is not None else None
             need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
             if is_float and not need_read:
-                facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
+                try:
+                    facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
+                except OverBudget:
+                    facts, unknown = None, True
                 if facts is None:
-                    need_read = True
+                    need_read = not unknown
                 else:
                     rg_nan, zero = facts
                     has_nan = has_nan or rg_nan
@@ -717,28 +761,22 @@ def _chunk_stats(
                     lo_rg = zero if lo_rg == 0.0 else lo_rg
                     hi_rg = zero if hi_rg == 0.0 else hi_rg
         if need_read:
-            (arr,) = ctx.read(rg, [typed])
-            if bounds:
-                s = _summarize(t, arr)
-                lo_rg, hi_rg, has_nan = s.min, s.max, has_nan or s.has_nan
-                non_null = s.non_null
+            try:
+                s = _read_summary(ctx, rg, typed, t, bounds and not unknown)
+            except OverBudget:
+                if not counts_known:
+                    return None  # even the counts are unknown: no row
+                unknown = True
             else:
-                non_null = len(arr) - arr.null_count
-            rg_nulls = cm.num_values - non_null
-            if rg_nulls < 0:
-                raise InvalidParquetError(
-                    f"row group {rg}: {'.'.join(typed.path)} has more values than num_values"
-                )
+                lo_rg, hi_rg, has_nan = s.min, s.max, has_nan or s.has_nan
+                rg_nulls = cm.num_values - s.non_null
+                if rg_nulls < 0:
+                    raise InvalidParquetError(f"row group {rg}: {'.'.join(typed.path)} has more values than num_values")
         assert rg_nulls is not None
         null_count += rg_nulls
-        # Strict comparisons keep the first of equal values (DuckDB's -0.0 / 0.0 behaviour).
-        if lo_rg is not None and (lo is None or lo_rg < lo):  # type: ignore[operator]
-            lo = lo_rg
-        if hi_rg is not None and (hi is None or hi_rg > hi):  # type: ignore[operator]
-            hi = hi_rg
-
+        lo, hi = _widen(lo, hi, lo_rg, hi_rg)
     value_count = num_values - null_count
-    if value_count == 0:
+    if value_count == 0 or unknown:
         lo = hi = None
     if t.kind is Kind.VARCHAR:
         lo, hi = nul_free_bounds(lo, hi)  # type: ignore[arg-type]
@@ -752,7 +790,33 @@ def _chunk_stats(
             hi = truncate_upper(t, hi)
             if hi is None:
                 lo = None
-    return _ChunkStats(size, value_count, null_count, lo, hi, has_nan if is_float else None)
+    nan = None if not is_float or (unknown and value_count) else has_nan
+    return _ChunkStats(size, value_count, null_count, lo, hi, nan)
+
+
+def _widen(lo: Bound | None, hi: Bound | None, lo_part: Bound | None, hi_part: Bound | None) -> tuple[Bound | None, Bound | None]:
+    """Bounds of a whole from those of its parts in order (row groups, batches). Strict
+    comparisons keep the first of equal values (DuckDB's -0.0 / 0.0 behaviour)."""
+    if lo_part is not None and (lo is None or lo_part < lo):  # type: ignore[operator]
+        lo = lo_part
+    if hi_part is not None and (hi is None or hi_part > hi):  # type: ignore[operator]
+        hi = hi_part
+    return lo, hi
+
+
+def _read_summary(ctx: _Ctx, rg: int, typed: SchemaNode, t: ShreddedType, bounds: bool) -> _DataSummary:
+    """:func:`_summarize` of one row group's column, read batch by batch (counts only without
+    ``bounds``); :class:`OverBudget` past the file's budget."""
+    out = _DataSummary()
+    for (arr,) in ctx.batches(rg, [typed]):
+        if not bounds:
+            out.non_null += len(arr) - arr.null_count
+            continue
+        part = _summarize(t, arr)
+        out.non_null += part.non_null
+        out.has_nan = out.has_nan or part.has_nan
+        out.min, out.max = _widen(out.min, out.max, part.min, part.max)
+    return out
 
 
 #: Kinds whose values are a part of what their physical type holds: a time of day (fastparquet
@@ -892,6 +956,8 @@ def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf, decode: _Decoder) -> ColumnStats |
     meta = ctx.meta
     chunks = [_chunk(meta, rg, leaf.node) for rg in range(len(meta.row_groups))]
     c = _chunk_stats(ctx, leaf.node, t, chunks, decode, bounds=leaf.bounds)
+    if c is None:
+        return None
     lo, hi = c.min, c.max
     # An unsigned 64-bit value above the int64 range has no place in the model: that bound is
     # unknown (the other one still bounds the data).
@@ -931,6 +997,7 @@ def _duckdb_hugeint(meta: FileMetaData, leaf: _PlainLeaf, chunks: list[ColumnMet
 class _SchemaPlan:
     """What a schema alone decides: its tree, leaves, Variant columns and shredded paths."""
 
+    shape: SchemaShape
     root: SchemaNode
     leaves: tuple[SchemaNode, ...]
     columns: tuple[VariantColumn, ...]
@@ -946,10 +1013,12 @@ class _SchemaPlan:
 _plans_by_identity: dict[int, tuple[tuple[SchemaElement, ...], _SchemaPlan]] = {}
 
 
-def _schema_plan(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
+def _schema_plan(schema: tuple[SchemaElement, ...], limits: FileLimits) -> _SchemaPlan:
     hit = _plans_by_identity.get(id(schema))
     if hit is not None and hit[0] is schema:
+        _check_shape(hit[1].shape, limits)
         return hit[1]
+    _check_shape(schema_shape(schema, limits.max_schema_depth), limits)  # before anything is built
     plan = _schema_plan_by_value(schema)
     if len(_plans_by_identity) >= 256:
         _plans_by_identity.clear()
@@ -961,6 +1030,7 @@ def _schema_plan(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
 def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
     # Cached because the files of one table share their schema: registering a batch then costs
     # one schema walk instead of one per file (a third of a small file's extraction time).
+    shape = schema_shape(schema)
     root = build_schema_tree(schema)
     columns = tuple(find_variant_columns(root))
     paths = []
@@ -972,6 +1042,7 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
             assert typed is not None and t is not None
             paths.append((col, leaf, _decoder_of(t, typed)))
     return _SchemaPlan(
+        shape=shape,
         root=root,
         leaves=tuple(iter_leaves(root)),
         columns=columns,
@@ -979,6 +1050,28 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
         # A name the catalog cannot store (empty, NUL...): no row, unknown (register agrees).
         plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, columns) if not unstorable_name(pl.name)),
     )
+
+
+def _check_shape(shape: SchemaShape, limits: FileLimits) -> None:
+    """Refuse a schema over the per-file limits (413), naming the numbers: checked on the flat
+    schema, before the tree, its paths and the Variant columns' shredded paths are built."""
+    checks = (
+        # (the count, the limit, its setting, the message)
+        (shape.depth, limits.max_schema_depth, "SHREDCAT_MAX_SCHEMA_DEPTH", "the schema nests groups more than {cap} levels deep"),
+        (shape.leaves, limits.max_schema_leaves, "SHREDCAT_MAX_SCHEMA_LEAVES", "the schema has {n} leaf columns, more than {cap}"),
+        (
+            shape.typed_value_leaves,
+            limits.max_shredded_paths,
+            "SHREDCAT_MAX_SHREDDED_PATHS",
+            "the schema has {n} typed_value leaves (shredded paths), more than {cap}",
+        ),
+    )
+    for n, cap, name, message in checks:
+        if n > cap:
+            raise LimitExceededError(
+                f"{message.format(n=n, cap=cap)} (the limit {name})",
+                details={"limit": name.removeprefix("SHREDCAT_").lower(), "value": n, "maximum": cap},
+            )
 
 
 def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
@@ -1018,13 +1111,15 @@ def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
 
 
 def extract_metadata_stats(
-    meta: FileMetaData, f: Any, in_hand: InHand | None = None
+    meta: FileMetaData, f: Any, in_hand: InHand | None = None, limits: FileLimits = DEFAULT_FILE_LIMITS
 ) -> tuple[list[VariantColumn], list[PathStats], list[ColumnStats]]:
     """Stats of every fully shredded path and of every plain column, given a parsed footer and
-    the open file (and bytes of it already read, see :func:`service.parquet.io.read_metadata`)."""
-    plan = _schema_plan(meta.schema)
+    the open file (and bytes of it already read, see :func:`service.parquet.io.read_metadata`),
+    within the per-file ``limits`` (:class:`~service.errors.LimitExceededError` for a schema over
+    them; facts needing more data than their budget are unknown)."""
+    plan = _schema_plan(meta.schema, limits)
     validate_row_groups(plan.root, meta, plan.leaves)
-    ctx = _Ctx(meta, plan.root, f, in_hand)
+    ctx = _Ctx(meta, plan.root, f, in_hand, ReadBudget(limits.max_decompressed_bytes))
     prefetch = getattr(f, "prefetch", None)
     if prefetch is not None:  # a remote file: the page scans' chunks in as few requests as possible
         prefetch(_float_scan_spans(ctx, plan))
@@ -1044,17 +1139,20 @@ def extract_metadata_stats(
     return list(plan.columns), rows, plain
 
 
-def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
+def extract_file(
+    uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES, limits: FileLimits = DEFAULT_FILE_LIMITS
+) -> FileStats:
     """Extract the Variant statistics of one Parquet file (local path or object-store URI: one
     ranged request in the common case, see :func:`service.parquet.io.open_parquet`).
 
     Raises :class:`~service.errors.InvalidParquetError` (also for a footer longer than
-    ``max_footer_bytes``), :class:`~service.errors.UnsupportedShreddingError` or
+    ``max_footer_bytes``), :class:`~service.errors.UnsupportedShreddingError`,
+    :class:`~service.errors.LimitExceededError` (a schema over ``limits``) or
     :class:`~service.errors.FileAccessError` with a message naming the file.
     """
     try:
         with open_parquet(uri) as (info, f, _):
-            return _extract_open(uri, info, f, max_footer_bytes)
+            return _extract_open(uri, info, f, max_footer_bytes, limits)
     except ShredcatError as e:
         _name_file(e, uri)
         raise
@@ -1062,13 +1160,15 @@ def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) 
         raise _unforeseen(uri, e) from e
 
 
-def extract_file_beneath(root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
+def extract_file_beneath(
+    root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES, limits: FileLimits = DEFAULT_FILE_LIMITS
+) -> FileStats:
     """:func:`extract_file` of the local file ``path``, opened without leaving the directory
     ``root`` (:func:`service.parquet.io.open_beneath`): what registration by path uses, so that
     what is read is what was checked."""
     try:
         with open_beneath(root, path) as (info, f, _):
-            return _extract_open(path, info, f, max_footer_bytes)
+            return _extract_open(path, info, f, max_footer_bytes, limits)
     except ShredcatError as e:
         _name_file(e, path)
         raise
@@ -1093,9 +1193,9 @@ def _name_file(e: ShredcatError, uri: str) -> None:
     e.details.setdefault("file", uri)
 
 
-def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int) -> FileStats:
+def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int, limits: FileLimits) -> FileStats:
     meta, in_hand = read_metadata(f, info.size, max_footer_bytes)
-    columns, rows, plain = extract_metadata_stats(meta, f, in_hand)
+    columns, rows, plain = extract_metadata_stats(meta, f, in_hand, limits)
     # path, file_size_bytes, record_count, footer_size, content_id, variant_columns, paths,
     # columns, partitions
     return _new_file_stats(
