@@ -138,6 +138,7 @@ def measure(repo: Path, path: Path, work: Path, timeout: float) -> dict[str, obj
         "SHREDCAT_AUTH": "off",
     }
     log = (work / (path.stem + ".log")).open("wb")
+    subprocess.run([sys.executable, "-m", "service.cli", "migrate"], cwd=repo, env=env, check=True, capture_output=True)
     proc = subprocess.Popen(
         [sys.executable, "-m", "service.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
         cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
