@@ -25,7 +25,8 @@ The footer decides whatever it can prove; column data is read only where it cann
   beyond the Variant type table: unsigned integers (the next wider signed type; a UBIGINT bound
   above int64 is unknown), millisecond timestamps and times (as microseconds), INT96 (an
   instant, as Spark reads it; counts only, its order being undefined). No row for types with no
-  place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros.
+  place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros;
+  JSON columns are their text (VARCHAR), as DuckLake renders them.
   HUGEINT/UHUGEINT, which DuckDB writes as a DOUBLE without bounds (it drops a real DOUBLE's
   bounds only for a NaN), get counts only, as in DuckLake (NOTES.md §8).
 * **Values a type cannot hold** are unknown bounds, never errors: times of day outside 0..24 h
@@ -859,8 +860,8 @@ _UNSIGNED_AS = {8: Kind.INT16, 16: Kind.INT32, 32: Kind.INT64, 64: Kind.INT64}
 
 def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
     """The value-model type of a plain primitive column, or None when its values have no place
-    there (FLOAT16, INTERVAL, JSON/BSON/ENUM annotations, nanosecond times, geometry...): such a
-    column gets no row, as nothing about its order could be proven."""
+    there (FLOAT16, INTERVAL, BSON/ENUM annotations, nanosecond times, geometry...): such a
+    column gets no row, as nothing about its order could be proven. JSON is its text."""
     try:
         return _PlainLeaf(name, node, shredded_type_of(node))
     except UnsupportedShreddingError:
@@ -885,6 +886,10 @@ def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
         return _PlainLeaf(name, node, ShreddedType(Kind.TIMESTAMPTZ), unit=1000)
     if pt == "INT32" and ((lk == "TIME" and lt is not None and lt.unit == "MILLIS") or (lk is None and ct == "TIME_MILLIS")):
         return _PlainLeaf(name, node, ShreddedType(Kind.TIME), unit=1000)
+    if pt == "BYTE_ARRAY" and (lk == "JSON" or (lk is None and ct == "JSON")):
+        # JSON text (UTF-8, ordered byte-wise as its strings): a string, as Spark reads it and as
+        # DuckLake renders its bounds.
+        return _PlainLeaf(name, node, ShreddedType(Kind.VARCHAR))
     if pt == "INT96" and lk is None and ct is None:
         # Spark's legacy timestamps (an instant). parquet.thrift leaves INT96's order undefined,
         # so no footer bound is ever trusted: counts only.

@@ -202,3 +202,20 @@ def test_known_divergences(tmp_path: Path) -> None:
     for col in ("d", "u"):
         for k in ("column_size_bytes", "value_count", "null_count", "extra_stats"):
             assert ours[col][k] == rows[col][k]
+
+
+def test_json_columns_as_ducklake(tmp_path: Path) -> None:
+    """JSON: DuckLake records its text as the bounds (256-byte rule included); shredcat's row is
+    the same, for short, long, multibyte and NULL values."""
+    theirs = _write(
+        tmp_path,
+        "(j JSON, k JSON)",
+        [
+            "SELECT CASE WHEN i = 0 THEN NULL ELSE ('{\"a\":' || i || '}')::JSON END, "
+            "('{\"s\":\"' || repeat('é', 150 + i) || '\"}')::JSON FROM range(5) r(i)"
+        ],
+    )
+    (path,) = _compare(theirs)
+    ours = _ours(path)
+    assert (ours["j"]["min_value"], ours["j"]["max_value"], ours["j"]["value_count"]) == ('{"a":1}', '{"a":4}', 4)
+    assert ours["k"]["value_count"] == 5 and ours["k"]["min_value"] is not None

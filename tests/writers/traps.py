@@ -39,6 +39,7 @@ def _no_stats_types(path: Path) -> None:
             "sview": pa.array(["é", "a", None], pa.string_view()),
             "ts_ms_far": pa.array([-(2**62), None, 2**62], pa.timestamp("ms")),
             "days": pa.array([-800_000, None, 3_000_000], pa.date32()),
+            "json": pa.array(['{"b":1}', None, "[1,2]"], pa.json_()),
         },
         write_statistics=False,
     )
@@ -139,6 +140,8 @@ EXPECTED: dict[str, dict[str, Row]] = {
         # Milliseconds past the microsecond range: no bound is a true timestamp (unknown).
         "ts_ms_far": _FAR,
         "days": (2, 1, "0222-09-04 (BC)", "10183-09-21", None),
+        # JSON: its text, as DuckLake renders it.
+        "json": (2, 1, "[1,2]", '{"b":1}', None),
     },
     "pyarrow_far_values": {
         "ts_ms_far": _FAR,
