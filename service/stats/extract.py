@@ -22,8 +22,8 @@ The footer decides whatever it can prove; column data is read only where it cann
 * **Plain columns**: every top-level primitive column and struct leaf (dotted ``a.b``), never
   inside a Variant group, a list, a map or a repeated field, one row each, by the same counts and
   bounds rules (checked against the real DuckLake extension on DuckDB-written files). Types
-  beyond the Variant type table: unsigned integers (the next wider signed type; a UBIGINT bound
-  above int64 is unknown), millisecond timestamps and times (as microseconds), INT96 (an
+  beyond the Variant type table: unsigned integers (as Spark reads them: the next wider signed
+  type, UBIGINT as DECIMAL(20,0), so bounds above 2^63 are exact), millisecond timestamps and times (as microseconds), INT96 (an
   instant, as Spark reads it; counts only, its order being undefined). No row for types with no
   place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros;
   JSON columns are their text (VARCHAR), as DuckLake renders them.
@@ -482,9 +482,10 @@ def _summarize(t: ShreddedType, arr: pa.Array) -> _DataSummary:
             first_zero = vals[pc.index(vals, 0.0).as_py()].as_py()
             lo = first_zero if lo == 0.0 else lo
             hi = first_zero if hi == 0.0 else hi
-    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        # A type no kernel takes: counts only. (A float column always has kernels, so
-        # has_nan is never left False for want of one.)
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError):
+        # A type no kernel takes, or strings that are not UTF-8 (pyarrow does not check them on
+        # reading): counts only. (A float column always has kernels, so has_nan is never left
+        # False for want of one.)
         return out
     if factor != 1:
         lo, hi = scale_stored(t, lo, factor), scale_stored(t, hi, factor)
@@ -863,7 +864,14 @@ class _PlainLeaf:
     bounds: bool = True
 
 
-_UNSIGNED_AS = {8: Kind.INT16, 16: Kind.INT32, 32: Kind.INT64, 64: Kind.INT64}
+#: Unsigned integers as Spark reads them (ParquetSchemaConverter): UINT8 as SMALLINT, UINT16 as
+#: INT, UINT32 as BIGINT, UINT64 as DECIMAL(20,0), so every value, above 2^63 too, is exact.
+_UNSIGNED_AS = {
+    8: ShreddedType(Kind.INT16),
+    16: ShreddedType(Kind.INT32),
+    32: ShreddedType(Kind.INT64),
+    64: ShreddedType(Kind.DECIMAL, 20, 0),
+}
 
 
 def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
@@ -880,12 +888,12 @@ def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
     if lk == "INTEGER" and lt is not None and lt.is_signed is False and pt in ("INT32", "INT64"):
         width = lt.bit_width or 0
         if width in _UNSIGNED_AS and (width < 64) == (pt == "INT32"):
-            return _PlainLeaf(name, node, ShreddedType(_UNSIGNED_AS[width]), unsigned=True)
+            return _PlainLeaf(name, node, _UNSIGNED_AS[width], unsigned=True)
         return None
     if lk is None and ct in ("UINT_8", "UINT_16", "UINT_32", "UINT_64"):
         width = int(ct[5:])
         if (width < 64) == (pt == "INT32"):
-            return _PlainLeaf(name, node, ShreddedType(_UNSIGNED_AS[width]), unsigned=True)
+            return _PlainLeaf(name, node, _UNSIGNED_AS[width], unsigned=True)
         return None
     if pt == "INT64" and lk == "TIMESTAMP" and lt is not None and lt.unit == "MILLIS":
         kind = Kind.TIMESTAMPTZ if lt.is_adjusted_to_utc else Kind.TIMESTAMP
@@ -957,6 +965,8 @@ def _plain_decoder(leaf: _PlainLeaf) -> _Decoder:
             return None
         if leaf.unsigned:
             v &= (1 << bits) - 1
+            if t.kind is Kind.DECIMAL:  # UINT64
+                return decimal_from_unscaled(v, 0)
         scaled = scale_stored(t, v, leaf.unit)
         return scaled if scaled is not None and lo <= scaled <= hi else None
 
@@ -975,12 +985,6 @@ def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf, decode: _Decoder) -> ColumnStats |
     if c is None:
         return None
     lo, hi = c.min, c.max
-    # An unsigned 64-bit value above the int64 range has no place in the model: that bound is
-    # unknown (the other one still bounds the data).
-    if leaf.unsigned:
-        rlo, rhi = INTEGER_RANGES[t.kind]
-        lo = lo if isinstance(lo, int) and rlo <= lo <= rhi else None
-        hi = hi if isinstance(hi, int) and rlo <= hi <= rhi else None
     nan = c.contains_nan
     if nan is False and _duckdb_hugeint(meta, leaf, chunks):
         lo = hi = nan = None  # NOTES.md §8: counts only, as DuckLake records
