@@ -101,3 +101,21 @@ def test_a_file_no_reader_foresaw_is_one_error_naming_it(tmp_path: Path) -> None
         extract_file(str(path))
     assert e.value.message.startswith(f"{path}: ") and "\n" not in e.value.message
     assert e.value.details["file"] == str(path)
+
+
+def test_a_string_column_holding_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    """pyarrow does not check UTF-8 when it reads: such values leave the bounds unknown (counts
+    exact), never an untranslated UnicodeDecodeError (found by tests/writers/test_fuzz.py)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "latin1.parquet"
+    pq.write_table(
+        pa.table({"s": pa.array(["caf\u00e9-marker", None, "b"])}),
+        path, write_statistics=False, use_dictionary=False, compression="NONE",
+    )  # fmt: skip
+    data = path.read_bytes()
+    at = data.index("\u00e9-marker".encode())
+    path.write_bytes(data[:at] + b"\xe9\xff" + data[at + 2 :])  # the same length, not UTF-8
+    (row,) = extract_file(str(path)).columns
+    assert (row.value_count, row.null_count, row.min_value, row.max_value) == (2, 1, None, None)
