@@ -1052,7 +1052,10 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
     # one schema walk instead of one per file (a third of a small file's extraction time).
     shape = schema_shape(schema)
     root = build_schema_tree(schema)
-    columns = tuple(find_variant_columns(root))
+    found = tuple(find_variant_columns(root))
+    # A Variant column whose name the catalog cannot store ('' and the like) is no Variant
+    # column of the file, nor are its leaves plain columns: no rows, as register would refuse them.
+    columns = tuple(c for c in found if not unstorable_name(c.name))
     paths = []
     for col in columns:
         for leaf in shredded_leaves(col):
@@ -1068,7 +1071,7 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
         columns=columns,
         paths=tuple(paths),
         # A name the catalog cannot store (empty, NUL...): no row, unknown (register agrees).
-        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, columns) if not unstorable_name(pl.name)),
+        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, found) if not unstorable_name(pl.name)),
     )
 
 

@@ -119,3 +119,16 @@ def test_a_string_column_holding_bytes_that_are_not_utf8(tmp_path: Path) -> None
     path.write_bytes(data[:at] + b"\xe9\xff" + data[at + 2 :])  # the same length, not UTF-8
     (row,) = extract_file(str(path)).columns
     assert (row.value_count, row.null_count, row.min_value, row.max_value) == (2, 1, None, None)
+
+
+def test_a_variant_column_named_empty_gets_no_rows_and_registers(tmp_path: Path, catalog: Catalog) -> None:
+    """A Variant column named '' (the catalog cannot store the name): no Variant column, no
+    path rows, its leaves no plain rows either; the file's other columns as usual, and a commit
+    takes it, so that ``stats`` and ``register`` agree."""
+    from tests.support.shred_writer import write_shredded
+
+    path = write_shredded(tmp_path / "ev.parquet", [{"a": 1}, {"a": 2}], {"a": "int64"}, column="")
+    fs = extract_file(str(path))
+    assert (fs.variant_columns, fs.paths, [c.column for c in fs.columns]) == ((), (), ["id"])
+    catalog.create_table("z", "ev", [])
+    assert len(catalog.commit("z", "ev", [fs]).added) == 1
