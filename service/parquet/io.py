@@ -241,12 +241,17 @@ class ColumnReader:
         import pyarrow.parquet as pq
 
         self._root = schema_root
+        # INT96 in milliseconds: any Julian day fits, where nanoseconds overflow past the year
+        # 2262 (INT96 is read for its counts only).
         try:
-            # INT96 in milliseconds: any Julian day fits, where nanoseconds overflow past the
-            # year 2262 (INT96 is read for its counts only).
             self._pf: pq.ParquetFile = pq.ParquetFile(f, coerce_int96_timestamp_unit="ms")
         except Exception as e:
-            raise InvalidParquetError(f"pyarrow cannot read the file: {one_line(e)}") from None
+            # A stored Arrow schema pyarrow refuses (delta-rs 1.6.6 declares a UUID extension over
+            # binary storage) makes the whole file unreadable to it: read the Parquet types alone.
+            try:
+                self._pf = pq.ParquetFile(_WithoutArrowSchema(f), coerce_int96_timestamp_unit="ms")
+            except Exception:
+                raise InvalidParquetError(f"pyarrow cannot read the file: {one_line(e)}") from None
 
     def batches(
         self, row_group: int, nodes: Sequence[SchemaNode], budget: ReadBudget, claim: int
@@ -327,6 +332,61 @@ class ColumnReader:
             i += 1
         return arr
 
+
+
+#: The footer's key of the Arrow schema pyarrow stores (Thrift compact: length 12, then the bytes).
+_ARROW_SCHEMA_KEY = b"\x0cARROW:schema"
+
+
+class _WithoutArrowSchema:
+    """A read-only view of a Parquet file whose footer's ``ARROW:schema`` key reads as another
+    key of the same length, so that pyarrow builds its schema from the Parquet types alone."""
+
+    def __init__(self, f: Any) -> None:
+        self._f = f
+        size = f.seek(0, 2)
+        f.seek(size - 8)
+        tail = f.read(8)
+        length = int.from_bytes(tail[:4], "little")
+        start = max(0, size - 8 - length)
+        f.seek(start)
+        footer = f.read(size - 8 - start)
+        at = footer.find(_ARROW_SCHEMA_KEY)
+        #: (offset in the file, replacement byte) of the key's last letter, if any.
+        self._patch = None if at < 0 else (start + at + len(_ARROW_SCHEMA_KEY) - 1, b"_")
+        self._size = size
+        self._pos = 0
+        self.closed = False
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._pos = offset if whence == 0 else (self._pos + offset if whence == 1 else self._size + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        self._f.seek(self._pos)
+        data = self._f.read(self._size - self._pos if n is None or n < 0 else n)
+        if self._patch is not None:
+            at, byte = self._patch
+            if self._pos <= at < self._pos + len(data):
+                i = at - self._pos
+                data = data[:i] + byte + data[i + 1 :]
+        self._pos += len(data)
+        return bytes(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def first_leaf(n: SchemaNode) -> SchemaNode:

@@ -121,6 +121,21 @@ def _duckdb(table: Any, path: Path) -> None:
         con.close()
 
 
+def _deltalake(table: Any, path: Path) -> None:
+    """arrow-rs's Parquet writer, through delta-rs: the one data file of a fresh Delta table."""
+    import shutil
+
+    from deltalake import write_deltalake
+
+    refused = {"u8", "u32", "u64_high", "dec32", "dec64", "dec40", "t_ms", "t_us", "dur"}  # not Delta types
+    keep = [n for n in table.column_names if n not in refused]
+    out = path.with_suffix(".delta")
+    write_deltalake(str(out), table.select(keep))
+    (data,) = out.glob("*.parquet")
+    shutil.move(data, path)
+    shutil.rmtree(out)
+
+
 WRITERS: dict[str, Writer] = {
     "pyarrow_default": _pyarrow(),
     "pyarrow_nostats_v2": _pyarrow(write_statistics=False, use_dictionary=False, data_page_version="2.0", row_group_size=7),
@@ -132,6 +147,7 @@ WRITERS: dict[str, Writer] = {
     "fastparquet": _fastparquet,
     "pandas": _pandas,
     "duckdb": _duckdb,
+    "deltalake": _deltalake,
 }
 
 
@@ -151,15 +167,28 @@ def write_zoo(directory: Path) -> dict[str, Path]:
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 
 
+def read_column(path: Path, top: str) -> Any:
+    """A top-level column's data as pyarrow reads it; for a file whose stored Arrow schema pyarrow
+    refuses (delta-rs' UUID), from the Parquet types alone, as the extractor reads it."""
+    import pyarrow.parquet as pq
+
+    from service.parquet.io import _WithoutArrowSchema
+
+    try:
+        return pq.read_table(path, columns=[top]).column(top).combine_chunks()
+    except Exception:
+        with open(path, "rb") as f:
+            return pq.ParquetFile(_WithoutArrowSchema(f)).read(columns=[top]).column(top).combine_chunks()
+
+
 def column_values(path: Path, column: str, kind: str) -> list[Any]:
     """Every value of a plain column (dotted for a struct leaf) in the model's representation of
     ``kind`` (the row's type name), read back from the file with pyarrow; None for NULL."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     top, *rest = column.split(".")
-    arr = pq.read_table(path, columns=[top]).column(top).combine_chunks()
+    arr = read_column(path, top)
     for name in rest:
         arr = arr.flatten()[arr.type.get_field_index(name)]
     if isinstance(arr, pa.ExtensionArray):
@@ -215,14 +244,17 @@ def leaf_columns_with_values(path: Path) -> list[str]:
     """The file's plain leaves (dotted; none inside a list) whose data holds a non-null value."""
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(path)
+    from service.parquet.io import _WithoutArrowSchema
+
+    with path.open("rb") as f:
+        md = pq.read_metadata(_WithoutArrowSchema(f))
     out = []
-    for i in range(pf.metadata.num_columns):
-        name = pf.metadata.schema.column(i).path
+    for i in range(md.num_columns):
+        name = md.schema.column(i).path
         top, *rest = name.split(".")
         if rest and rest[0] in ("list", "element", "key_value", "bag", "array"):
             continue
-        arr = pq.read_table(path, columns=[top]).column(0).combine_chunks()
+        arr = read_column(path, top)
         if not hasattr(arr, "flatten") and rest:
             continue
         try:
