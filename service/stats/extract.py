@@ -788,11 +788,18 @@ def _chunk_stats(
     value_count = num_values - null_count
     if value_count == 0 or unknown:
         lo = hi = None
+    lo, hi = _stored_bounds(t, lo, hi)
+    nan = None if not is_float or (unknown and value_count) else has_nan
+    return _ChunkStats(size, value_count, null_count, lo, hi, nan)
+
+
+def _stored_bounds(t: ShreddedType, lo: Bound | None, hi: Bound | None) -> tuple[Bound | None, Bound | None]:
+    """A column's bounds as a row states them: without NUL in strings, None outside the type,
+    and DuckLake's 256-byte rule, applied whatever the writer so rows match across tools."""
     if t.kind is Kind.VARCHAR:
         lo, hi = nul_free_bounds(lo, hi)  # type: ignore[arg-type]
     elif t.kind in _NARROW_KINDS:
         lo, hi = _model_value(t, lo), _model_value(t, hi)
-    # DuckLake's 256-byte rule, applied whatever the writer so rows match across tools.
     if t.is_string_like:
         if lo is not None and needs_truncation(t, lo):
             lo = truncate_lower(t, lo)
@@ -800,8 +807,7 @@ def _chunk_stats(
             hi = truncate_upper(t, hi)
             if hi is None:
                 lo = None
-    nan = None if not is_float or (unknown and value_count) else has_nan
-    return _ChunkStats(size, value_count, null_count, lo, hi, nan)
+    return lo, hi
 
 
 def _widen(lo: Bound | None, hi: Bound | None, lo_part: Bound | None, hi_part: Bound | None) -> tuple[Bound | None, Bound | None]:
