@@ -205,7 +205,8 @@ def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData)
     parquet.thrift: "Without column_orders, the meaning of the min_value and max_value fields
     ... is undefined" and "The obsolete min and max fields ... are always sorted by signed
     comparison regardless of column_orders". Signed order is the type order only for the
-    numeric and temporal types, so the deprecated fields are never used for byte arrays.
+    signed numeric and temporal types, so the deprecated fields are never used for byte arrays
+    nor unsigned integers.
     """
     st = cm.statistics
     if st is None:
@@ -223,9 +224,23 @@ def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData)
             st.min_value if st.is_min_value_exact is not False else None,
             st.max_value if st.is_max_value_exact is not False else None,
         )
-    if not is_binary and cm.type != "INT96" and _writer(meta.created_by)[0] not in _BAD_DEPRECATED_BOUNDS:
+    if (
+        not is_binary
+        and cm.type != "INT96"
+        and not _is_unsigned(leaf.element)
+        and _writer(meta.created_by)[0] not in _BAD_DEPRECATED_BOUNDS
+    ):
         return st.min, st.max
     return _NO_BOUNDS
+
+
+def _is_unsigned(el: SchemaElement) -> bool:
+    """An unsigned integer column: the deprecated fields' signed order is not its order (2^63
+    sorts below 1), whether or not the footer has column orders."""
+    lt = el.logical_type
+    if lt is not None and lt.kind == "INTEGER":
+        return lt.is_signed is False
+    return el.converted_type in ("UINT_8", "UINT_16", "UINT_32", "UINT_64")
 
 
 #: Writers whose deprecated min/max are not the column's bounds: fastparquet (2026.9.0) computes

@@ -132,3 +132,34 @@ def test_a_variant_column_named_empty_gets_no_rows_and_registers(tmp_path: Path,
     assert (fs.variant_columns, fs.paths, [c.column for c in fs.columns]) == ((), (), ["id"])
     catalog.create_table("z", "ev", [])
     assert len(catalog.commit("z", "ev", [fs]).added) == 1
+
+
+def test_deprecated_min_max_are_ignored_where_their_signed_order_is_unsound(tmp_path: Path) -> None:
+    """parquet.thrift: the obsolete min/max are "always sorted by signed comparison regardless of
+    column_orders": bounds of signed numbers, never of unsigned ones (2^63 sorts below 1) nor of
+    byte arrays, whether the footer has column orders or not. Checked on a real footer whose
+    statistics are moved to the deprecated fields."""
+    import dataclasses
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from service.parquet.footer import build_schema_tree, iter_leaves
+    from service.parquet.io import open_parquet, read_metadata
+    from service.stats.extract import _usable_raw_bounds
+
+    path = tmp_path / "old.parquet"
+    table = pa.table({"u": pa.array([1, 2**63 + 5], pa.uint64()), "i": pa.array([-3, 9]), "s": pa.array(["a", "é"])})
+    pq.write_table(table, path)
+    with open_parquet(str(path)) as (info, f, _):
+        meta, _ = read_metadata(f, info.size)
+    leaves = {leaf.name: leaf for leaf in iter_leaves(build_schema_tree(meta.schema))}
+    for orders in (meta.column_orders, None):
+        m = dataclasses.replace(meta, column_orders=orders)
+        got = {}
+        for name, leaf in leaves.items():
+            cm = m.row_groups[0].columns[leaf.leaf_index].meta_data
+            st = cm.statistics
+            old = dataclasses.replace(st, min=st.min_value, max=st.max_value, min_value=None, max_value=None)
+            got[name] = _usable_raw_bounds(m, leaf, dataclasses.replace(cm, statistics=old)) != (None, None)
+        assert got == {"u": False, "i": True, "s": False}, orders
