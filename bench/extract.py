@@ -135,6 +135,7 @@ def stage_breakdown(paths: list[str], repeat: int = 3) -> list[tuple[str, float]
     :func:`extract_file` does on these files; each stage is the difference between two prefixes.
     The float page scan is measured by replacing it with a constant answer in the last-but-one
     prefix (measurement only)."""
+    from service.limits import FileLimits
     from service.parquet import footer
     from service.parquet.io import open_parquet, read_metadata
     from service.parquet.pages import FloatScan
@@ -162,7 +163,7 @@ def stage_breakdown(paths: list[str], repeat: int = 3) -> list[tuple[str, float]
         for p in paths:
             with open_parquet(p) as (info, f, _):
                 meta, _ = read_metadata(f, info.size)
-                plan = extract._schema_plan(meta.schema)
+                plan = extract._schema_plan(meta.schema, FileLimits())
                 footer.validate_row_groups(plan.root, meta, plan.leaves)
 
     def no_scan() -> None:

@@ -21,6 +21,16 @@ MAX_PREDICATE_LENGTH = 256 * 1024
 MAX_PLAN_BODY_BYTES = 4 * MAX_PREDICATE_LENGTH + 64 * 1024
 #: Longest Parquet footer read (bytes), checked from the file's last 8 bytes first.
 MAX_FOOTER_BYTES = 16 * 1024 * 1024
+#: Most bytes of column data one file's extraction decompresses (residual checks, page scans, reads
+#: of columns whose footer proves too little); past it those facts are unknown, never read.
+MAX_DECOMPRESSED_BYTES = 256 * 1024 * 1024
+#: Deepest schema (levels of groups below the root) a file may have; checked before its tree is built.
+MAX_SCHEMA_DEPTH = 64
+#: Most leaf columns a file's schema may have; checked before its tree is built.
+MAX_SCHEMA_LEAVES = 100_000
+#: Most shredded leaves (``typed_value`` leaf columns) a file's schema may have; checked before its
+#: Variant columns are walked.
+MAX_SHREDDED_PATHS = 10_000
 #: Most files in one commit or removal.
 MAX_FILES_PER_COMMIT = 10_000
 #: Most statistics rows (fully shredded paths) of one file in a commit.
@@ -52,3 +62,17 @@ class PredicateLimits:
     def json_keywords(self) -> dict[str, int]:
         """Keywords of :func:`service.pruning.parse_json.parse_json` (a JSON filter has no text length)."""
         return {"max_depth": self.max_depth, "max_in_list": self.max_in_list, "max_terms": self.max_terms}
+
+
+@dataclass(frozen=True, slots=True)
+class FileLimits:
+    """What one file's extraction may cost: ``Settings.file_limits`` gives the configured ones,
+    ``FileLimits()`` the defaults."""
+
+    max_decompressed_bytes: int = MAX_DECOMPRESSED_BYTES
+    max_schema_depth: int = MAX_SCHEMA_DEPTH
+    max_schema_leaves: int = MAX_SCHEMA_LEAVES
+    max_shredded_paths: int = MAX_SHREDDED_PATHS
+
+#: The default per-file limits (a value, for default arguments).
+DEFAULT_FILE_LIMITS = FileLimits()

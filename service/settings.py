@@ -98,6 +98,13 @@ class Settings(BaseSettings):
     #: ``shredcat register``); checked from the file's last 8 bytes before the footer is read. The
     #: default is 16 MiB.
     max_footer_bytes: int = Field(default=limits.MAX_FOOTER_BYTES, ge=1024)
+    #: Per file extracted (by path, ``shredcat stats``/``register``/``verify``): most bytes of column
+    #: data decompressed (past it, the facts still needing data are unknown), deepest schema, most
+    #: leaf columns and most ``typed_value`` leaves (over those three: the file is refused, 413).
+    max_decompressed_bytes: int = Field(default=limits.MAX_DECOMPRESSED_BYTES, ge=0)
+    max_schema_depth: int = Field(default=limits.MAX_SCHEMA_DEPTH, ge=1)
+    max_schema_leaves: int = Field(default=limits.MAX_SCHEMA_LEAVES, ge=1)
+    max_shredded_paths: int = Field(default=limits.MAX_SHREDDED_PATHS, ge=0)
     #: Threads extracting statistics of files registered by path (shared by all requests).
     extract_workers: int = Field(default=4, ge=1, le=64)
     #: Requests in flight to an object store per process (footers of ``s3://`` files are fetched
@@ -177,6 +184,15 @@ class Settings(BaseSettings):
             max_in_list=self.max_in_list,
             max_terms=self.max_predicate_terms,
             max_length=self.max_predicate_length,
+        )
+
+    @property
+    def file_limits(self) -> limits.FileLimits:
+        return limits.FileLimits(
+            max_decompressed_bytes=self.max_decompressed_bytes,
+            max_schema_depth=self.max_schema_depth,
+            max_schema_leaves=self.max_schema_leaves,
+            max_shredded_paths=self.max_shredded_paths,
         )
 
     @field_validator("tokens")

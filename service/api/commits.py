@@ -111,7 +111,9 @@ def _commit(
                 if creating is None:
                     raise
                 raise creation_forbidden(namespace, table) from None
-        extracted = extract_all(checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes)
+        extracted = extract_all(
+            checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes, limits=ctx.settings.file_limits
+        )
         files: list[FileStats] = [*extracted, *given]
         create_with = None
         if creating is not None:

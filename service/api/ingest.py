@@ -27,6 +27,7 @@ from service.api.paths import CheckedPath, CheckedPrefix, WarehouseRoot, check_f
 from service.api.schemas import ColumnStatsRowIn, FileStatsBody, VariantStatsRowIn
 from service.catalog.validate import Limits, check_file_count, check_row_count, row_where, validate_file
 from service.errors import FileAccessError, InvalidParquetError, InvalidStatsError, ShredcatError
+from service.limits import DEFAULT_FILE_LIMITS, FileLimits
 from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import Bound, ShreddedType, parse_bound
 
@@ -91,15 +92,16 @@ def _slashed(prefix: str) -> str:
     return prefix if prefix.endswith("/") else prefix + "/"
 
 
-def extract_checked(checked: CheckedPath, max_footer_bytes: int) -> FileStats:
-    """The stats of one checked path (local files opened beneath their root); errors name the path."""
+def extract_checked(checked: CheckedPath, max_footer_bytes: int, limits: FileLimits = DEFAULT_FILE_LIMITS) -> FileStats:
+    """The stats of one checked path (local files opened beneath their root) within the per-file
+    ``limits``; errors name the path."""
     from service.stats import extract
 
     path = checked.path
     try:
         if checked.root is not None:
-            return extract.extract_file_beneath(checked.root, path, max_footer_bytes=max_footer_bytes)
-        return extract.extract_file(path, max_footer_bytes=max_footer_bytes)
+            return extract.extract_file_beneath(checked.root, path, max_footer_bytes=max_footer_bytes, limits=limits)
+        return extract.extract_file(path, max_footer_bytes=max_footer_bytes, limits=limits)
     except ShredcatError:
         raise
     except Exception as e:  # a bug in the extractor on a strange file must not become a 500 loop
@@ -109,14 +111,16 @@ def extract_checked(checked: CheckedPath, max_footer_bytes: int) -> FileStats:
         ) from None
 
 
-def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, max_footer_bytes: int) -> list[FileStats]:
+def extract_all(
+    paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, max_footer_bytes: int, limits: FileLimits = DEFAULT_FILE_LIMITS
+) -> list[FileStats]:
     """Extract every file: local ones in the bounded pool, object-store ones with
     ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight (:mod:`service.stats.batch`). The
     first error cancels the rest and is raised."""
     if not paths:
         return []
     if len(paths) == 1:
-        return [extract_checked(paths[0], max_footer_bytes)]
+        return [extract_checked(paths[0], max_footer_bytes, limits)]
     from service.storage.objects import is_remote
 
     remote = [p for p in paths if is_remote(p.path)]
@@ -126,14 +130,14 @@ def extract_all(paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, m
 
         from service.stats.batch import extract_many
 
-        results = extract_many(remote, extract=partial(extract_checked, max_footer_bytes=max_footer_bytes), path_of=_path_of)
+        results = extract_many(remote, extract=partial(extract_checked, max_footer_bytes=max_footer_bytes, limits=limits), path_of=_path_of)
         with closing(results):
             for checked, fs in results:
                 if isinstance(fs, ShredcatError):
                     raise fs
                 by_path[checked.path] = fs
     futures: list[Future[FileStats]] = [
-        executor.submit(extract_checked, p, max_footer_bytes) for p in paths if not is_remote(p.path)
+        executor.submit(extract_checked, p, max_footer_bytes, limits) for p in paths if not is_remote(p.path)
     ]
     if futures:
         _, pending = wait(futures, return_when=FIRST_EXCEPTION)

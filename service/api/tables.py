@@ -91,6 +91,7 @@ def create_table(
             check_paths([body.infer_from], ctx.roots, "body.infer-from"),
             ctx.executor,
             max_footer_bytes=ctx.settings.max_footer_bytes,
+            limits=ctx.settings.file_limits,
         )
         columns = list(fs.variant_columns)
         if not columns:

@@ -53,10 +53,10 @@ def verify_files(
     assert ctx.catalog is not None and ctx.executor is not None
     if (body.sample is None) == (not body.all):
         raise field_error("body", 'give either "sample": N or "all": true')
-    roots, max_footer = ctx.roots, ctx.settings.max_footer_bytes
+    roots, max_footer, limits = ctx.roots, ctx.settings.max_footer_bytes, ctx.settings.file_limits
 
     def read(path: str) -> FileStats:
-        return extract_checked(check_file_path(path, roots, resolve=True), max_footer)
+        return extract_checked(check_file_path(path, roots, resolve=True), max_footer, limits)
 
     report = ctx.catalog.verify(
         namespace,

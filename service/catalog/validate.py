@@ -26,7 +26,8 @@ from service.errors import ConflictError, InvalidStatsError, LimitExceededError,
 from service.limits import IDEMPOTENCY_RETENTION_SECONDS
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType, bound_checker, format_bound
-from service.values.text import NUL_NOT_STORED, lone_surrogate, shown, unstorable
+from service.values.text import MAX_NAME_BYTES, NUL_NOT_STORED, lone_surrogate, shown, unstorable
+from service.values.text import unstorable_name as _bad_name
 from service.variant.paths import parse_variant_path_steps
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 #: Longest file path / variant path accepted (bytes of UTF-8): both sit in B-tree index keys.
 MAX_PATH_BYTES = 2048
-MAX_NAME_BYTES = 1024
 #: Bytes of a Parquet file besides its footer: "PAR1", footer length (4), "PAR1".
 PARQUET_OVERHEAD = 12
 #: Counts, sizes and their sums are stored as signed BIGINT.
@@ -77,16 +77,6 @@ def check_name(kind: str, name: object) -> str:
         raise InvalidStatsError(f"invalid {kind} name {name!r}")
     assert isinstance(name, str)
     return name
-
-
-def _bad_name(name: object) -> bool:
-    """Not a name a column can have: empty, with NUL, not valid Unicode, or too long."""
-    if type(name) is not str or not name or "\x00" in name:
-        return True
-    try:
-        return len(name.encode("utf-8")) > MAX_NAME_BYTES
-    except UnicodeEncodeError:
-        return True
 
 
 #: What a namespace or table name may not hold: they are URL path segments of the REST API (no

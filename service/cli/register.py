@@ -61,7 +61,8 @@ def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
     from service.stats.extract import extract_file
     from service.storage.objects import is_remote
 
-    extract = partial(extract_file, max_footer_bytes=get_settings().max_footer_bytes)
+    settings = get_settings()
+    extract = partial(extract_file, max_footer_bytes=settings.max_footer_bytes, limits=settings.file_limits)
     progress = Progress(len(sources), "extracting")
     n = workers if workers is not None else min(os.cpu_count() or 1, 8)
     out = []

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from service.stats.batch import extract_many
     from service.storage import expand_sources
 
-    cap = get_settings().max_footer_bytes
+    settings = get_settings()
     failed = 0
     out = sys.stdout
     paths: list[str] = []
@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             print(f"shredcat: {e.message}", file=sys.stderr)
     # Remote files are read concurrently (SHREDCAT_OBJECT_STORE_CONCURRENCY), printed in order.
-    for path, fs in extract_many(dict.fromkeys(paths), max_footer_bytes=cap):
+    for path, fs in extract_many(
+        dict.fromkeys(paths), max_footer_bytes=settings.max_footer_bytes, limits=settings.file_limits
+    ):
         if isinstance(fs, ShredcatError):
             failed += 1
             print(f"shredcat: {fs.message}", file=sys.stderr)

@@ -54,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     if args.sample is not None and args.sample < 1:
         print("shredcat verify: --sample must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    read = partial(extract_file, max_footer_bytes=get_settings().max_footer_bytes)
+    settings = get_settings()
+    read = partial(extract_file, max_footer_bytes=settings.max_footer_bytes, limits=settings.file_limits)
     try:
         ns, table = split_table(args.table)
         with open_catalog(args) as catalog:

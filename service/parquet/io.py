@@ -198,6 +198,37 @@ def read_metadata(
     return meta, (start, data)
 
 
+def one_line(e: BaseException) -> str:
+    """An exception's text on one line: pyarrow's span several, and a per-file error is one line
+    of the CLI's stderr."""
+    return " ".join(str(e).split())
+
+
+#: Rows per batch of column data read through pyarrow (one batch is in memory at a time).
+BATCH_ROWS = 8192
+
+
+class OverBudget(Exception):
+    """A file's decompression budget is spent: the fact that needed more data is unknown. Never
+    leaves the extraction (each place that reads decides what unknown means there)."""
+
+
+class ReadBudget:
+    """Bytes of column data one file's extraction may still decompress
+    (``SHREDCAT_MAX_DECOMPRESSED_BYTES``)."""
+
+    __slots__ = ("remaining",)
+
+    def __init__(self, limit: int) -> None:
+        self.remaining = limit
+
+    def take(self, n: int) -> None:
+        """Spend ``n`` bytes, or raise :class:`OverBudget` (spending nothing) if they are not left."""
+        if n > self.remaining:
+            raise OverBudget
+        self.remaining -= n
+
+
 class ColumnReader:
     """Reads selected leaf columns of one row group, aligned entry by entry.
 
@@ -210,21 +241,56 @@ class ColumnReader:
         import pyarrow.parquet as pq
 
         self._root = schema_root
+        # INT96 in milliseconds: any Julian day fits, where nanoseconds overflow past the year
+        # 2262 (INT96 is read for its counts only).
         try:
-            self._pf: pq.ParquetFile = pq.ParquetFile(f)
+            self._pf: pq.ParquetFile = pq.ParquetFile(f, coerce_int96_timestamp_unit="ms")
         except Exception as e:
-            raise InvalidParquetError(f"pyarrow cannot read the file: {e}") from None
+            # A stored Arrow schema pyarrow refuses (delta-rs 1.6.6 declares a UUID extension over
+            # binary storage) makes the whole file unreadable to it: read the Parquet types alone.
+            try:
+                self._pf = pq.ParquetFile(_WithoutArrowSchema(f), coerce_int96_timestamp_unit="ms")
+            except Exception:
+                raise InvalidParquetError(f"pyarrow cannot read the file: {one_line(e)}") from None
 
-    def read(self, row_group: int, nodes: Sequence[SchemaNode]) -> list[pa.Array]:
+    def batches(
+        self, row_group: int, nodes: Sequence[SchemaNode], budget: ReadBudget, claim: int
+    ) -> Iterator[list[pa.Array]]:
         """Arrays for ``nodes`` (leaves, or groups: a group is read through its first leaf and
-        comes back as a StructArray whose validity is the group's)."""
-        leaves = [_first_leaf(n) for n in nodes]
-        names = [".".join(leaf.path) for leaf in leaves]
+        comes back as a StructArray whose validity is the group's), a batch of at most
+        :data:`BATCH_ROWS` rows at a time, so that memory holds one batch, not a row group.
+
+        ``claim``, the bytes the footer says the columns decompress to, is taken from ``budget``
+        first, and whatever the batches hold beyond it (dictionaries decoded) as they come:
+        :class:`OverBudget` before anything is read, or between batches."""
+        import pyarrow as pa
+
+        names = sorted({".".join(first_leaf(n).path) for n in nodes})
+        budget.take(claim)
         try:
-            table = self._pf.read_row_group(row_group, columns=sorted(set(names)))
+            it = self._pf.iter_batches(
+                batch_size=BATCH_ROWS, row_groups=[row_group], columns=names, use_threads=False
+            )
         except Exception as e:
-            raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {e}") from None
-        return [self._navigate(table, n) for n in nodes]
+            raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {one_line(e)}") from None
+        used = 0
+        while True:
+            try:
+                batch = next(it, None)
+            except Exception as e:
+                raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {one_line(e)}") from None
+            if batch is None:
+                return
+            table = pa.Table.from_batches([batch])
+            arrays = [self._navigate(table, n) for n in nodes]
+            # Dictionaries decoded here, so that what is charged is what the caller will hold: a
+            # few KB of pages can expand to gigabytes of repeated values.
+            arrays = [a.dictionary_decode() if isinstance(a, pa.DictionaryArray) else a for a in arrays]
+            used += sum(a.nbytes for a in arrays)
+            if used > claim:  # more than the footer said: charge what was really decoded
+                budget.take(used - claim)
+                claim = used
+            yield arrays
 
     def _repeated_flags(self, path: tuple[str, ...]) -> list[bool]:
         flags = []
@@ -268,7 +334,63 @@ class ColumnReader:
 
 
 
-def _first_leaf(n: SchemaNode) -> SchemaNode:
+#: The footer's key of the Arrow schema pyarrow stores (Thrift compact: length 12, then the bytes).
+_ARROW_SCHEMA_KEY = b"\x0cARROW:schema"
+
+
+class _WithoutArrowSchema:
+    """A read-only view of a Parquet file whose footer's ``ARROW:schema`` key reads as another
+    key of the same length, so that pyarrow builds its schema from the Parquet types alone."""
+
+    def __init__(self, f: Any) -> None:
+        self._f = f
+        size = f.seek(0, 2)
+        f.seek(size - 8)
+        tail = f.read(8)
+        length = int.from_bytes(tail[:4], "little")
+        start = max(0, size - 8 - length)
+        f.seek(start)
+        footer = f.read(size - 8 - start)
+        at = footer.find(_ARROW_SCHEMA_KEY)
+        #: (offset in the file, replacement byte) of the key's last letter, if any.
+        self._patch = None if at < 0 else (start + at + len(_ARROW_SCHEMA_KEY) - 1, b"_")
+        self._size = size
+        self._pos = 0
+        self.closed = False
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._pos = offset if whence == 0 else (self._pos + offset if whence == 1 else self._size + offset)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, n: int = -1) -> bytes:
+        self._f.seek(self._pos)
+        data = self._f.read(self._size - self._pos if n is None or n < 0 else n)
+        if self._patch is not None:
+            at, byte = self._patch
+            if self._pos <= at < self._pos + len(data):
+                i = at - self._pos
+                data = data[:i] + byte + data[i + 1 :]
+        self._pos += len(data)
+        return bytes(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def first_leaf(n: SchemaNode) -> SchemaNode:
+    """The leaf a node is read through (itself for a leaf)."""
     while not n.is_leaf:
         if not n.children:
             raise InvalidParquetError(f"group {'.'.join(n.path)} has no columns")

@@ -31,7 +31,7 @@ from service.parquet.footer import ColumnMetaData, SchemaNode
 from service.parquet.footer.accel import fast
 from service.parquet.footer.compact import K_BOOL, K_ENUM, K_INT, K_STRUCT, OPT, REQ, Struct
 from service.parquet.footer.thrift_tables import ENCODING, PAGE_TYPE, STATISTICS
-from service.parquet.io import InHand, decompress
+from service.parquet.io import InHand, ReadBudget, decompress
 
 __all__ = ["FloatScan", "scan_float_chunk"]
 
@@ -390,7 +390,7 @@ def _dictionary(values: bytes, fmt: str, width: int) -> _Dictionary:
 # --- The scan ------------------------------------------------------------------------------------
 
 
-def _uncompressed(codec: str, data: bytes, size: int, budget: int) -> bytes:
+def _uncompressed(codec: str, data: bytes, size: int, budget: int, spend: ReadBudget | None) -> bytes:
     if size > budget:
         raise _Corrupt  # more than the page's values can take: hostile, or left to pyarrow
     if codec == "UNCOMPRESSED":
@@ -398,6 +398,10 @@ def _uncompressed(codec: str, data: bytes, size: int, budget: int) -> bytes:
         if len(data) != size:
             raise _Corrupt
         return data
+    if spend is not None:
+        # The file's budget, before allocating: a small chunk of highly compressed pages must not
+        # decompress to gigabytes (OverBudget leaves the scan: the caller must not read instead).
+        spend.take(size)
     out = decompress(codec, data, size)
     if out is None:
         raise _Corrupt
@@ -517,7 +521,9 @@ def _chunk_bytes(f: typing.Any, start: int, size: int, in_hand: InHand | None) -
     return chunk if len(chunk) == size else None
 
 
-def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand | None) -> FloatScan | None:
+def _scan(
+    f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand | None, spend: ReadBudget | None
+) -> FloatScan | None:
     physical = leaf.element.type
     if physical == "DOUBLE":
         fmt, width = "d", 8
@@ -562,7 +568,7 @@ def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand |
             seen_data = True
             if state.settled(encoding):
                 continue
-            body = _uncompressed(codec, body, usize, _page_budget(num_values, width))
+            body = _uncompressed(codec, body, usize, _page_budget(num_values, width), spend)
             # README, "Data Pages": "repetition levels data, definition levels data, encoded values.
             # The value of uncompressed_page_size specified in the header is for all the 3 pieces
             # combined." Levels are absent when their maximum is 0.
@@ -606,7 +612,7 @@ def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand |
             values = body[rep_len + def_len :]
             values_size = usize - rep_len - def_len
             if compressed:
-                values = _uncompressed(codec, values, values_size, _page_budget(num_values, width))
+                values = _uncompressed(codec, values, values_size, _page_budget(num_values, width), spend)
             elif len(values) != values_size:
                 return None
         elif ptype == "DICTIONARY_PAGE":
@@ -621,7 +627,7 @@ def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand |
                 return None
             if usize != num_entries * width:
                 return None
-            body = _uncompressed(codec, body, usize, min(MAX_PAGE_BYTES, cm.num_values * width))
+            body = _uncompressed(codec, body, usize, min(MAX_PAGE_BYTES, cm.num_values * width), spend)
             state.dictionary = _dictionary(body, fmt, width)
             continue
         elif ptype == "INDEX_PAGE":
@@ -644,17 +650,23 @@ def _scan(f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand |
 
 
 def scan_float_chunk(
-    f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand | None = None
+    f: typing.Any,
+    cm: ColumnMetaData,
+    leaf: SchemaNode,
+    in_hand: InHand | None = None,
+    spend: ReadBudget | None = None,
 ) -> FloatScan | None:
     """Whether the FLOAT/DOUBLE column chunk ``cm`` of ``leaf`` holds a NaN, and its first zero.
 
     ``f`` is the seekable binary file (a Python file or a pyarrow NativeFile); ``in_hand``, bytes
     of it already read (``(offset, bytes)``), serves the chunk without I/O when it holds it. Returns ``None``
     whenever the answer cannot be exact: an unsupported codec or encoding, or anything corrupt or
-    inconsistent in the pages. The caller then reads the column with pyarrow.
+    inconsistent in the pages. The caller then reads the column with pyarrow. Each page
+    decompressed is taken from ``spend`` first (the file's budget): :class:`OverBudget` when it
+    is spent, and then the answer is unknown (reading the column instead would cost more).
     """
     try:
-        return _scan(f, cm, leaf, in_hand)
+        return _scan(f, cm, leaf, in_hand, spend)
     except (_Corrupt, InvalidParquetError, IndexError, ValueError, OverflowError, RecursionError):
         # InvalidParquetError / IndexError: the Thrift readers on a corrupt or truncated header.
         return None

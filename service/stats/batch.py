@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from service.errors import ShredcatError
+from service.limits import FileLimits
 from service.stats.model import FileStats
 
 T = TypeVar("T")
@@ -55,11 +56,13 @@ def extract_many(
     extract: Callable[[T], Any] | None = None,
     path_of: Callable[[T], str] = str,
     max_footer_bytes: int | None = None,
+    limits: FileLimits | None = None,
     concurrency: int | None = None,
 ) -> Iterator[tuple[T, FileStats | ShredcatError]]:
     """``(item, stats)`` or ``(item, error)`` for each item, in the order given.
 
-    ``extract`` (default :func:`~service.stats.extract.extract_file` with ``max_footer_bytes``)
+    ``extract`` (default :func:`~service.stats.extract.extract_file` with ``max_footer_bytes`` and
+    the per-file ``limits``)
     reads one item (another return type passes through: the Spark helpers return payloads); ``path_of`` gives the item's path or URI, which decides where it runs: remote
     items on the shared pool of ``concurrency`` threads (default the setting), local ones here.
     Errors that are not :class:`~service.errors.ShredcatError` propagate when their item's turn
@@ -70,7 +73,9 @@ def extract_many(
     if extract is None:
         from service.stats.extract import extract_file
 
-        kw = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
+        kw: dict[str, Any] = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
+        if limits is not None:
+            kw["limits"] = limits
         extract = partial(extract_file, **kw)  # type: ignore[arg-type]  # no extract: the items are paths
     assert extract is not None
     if concurrency is None:

@@ -22,12 +22,18 @@ The footer decides whatever it can prove; column data is read only where it cann
 * **Plain columns**: every top-level primitive column and struct leaf (dotted ``a.b``), never
   inside a Variant group, a list, a map or a repeated field, one row each, by the same counts and
   bounds rules (checked against the real DuckLake extension on DuckDB-written files). Types
-  beyond the Variant type table: unsigned integers (the next wider signed type; a UBIGINT bound
-  above int64 is unknown), millisecond timestamps and times (as microseconds), INT96 (an
+  beyond the Variant type table: unsigned integers (as Spark reads them: the next wider signed
+  type, UBIGINT as DECIMAL(20,0), so bounds above 2^63 are exact), millisecond timestamps and times (as microseconds), INT96 (an
   instant, as Spark reads it; counts only, its order being undefined). No row for types with no
-  place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros.
-  HUGEINT, which DuckDB writes as a DOUBLE without bounds, is indistinguishable from a DOUBLE
-  whose NaN dropped the bounds: shredcat bounds the doubles, DuckLake writes none.
+  place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros;
+  JSON columns are their text (VARCHAR), as DuckLake renders them.
+  HUGEINT/UHUGEINT, which DuckDB writes as a DOUBLE without bounds (it drops a real DOUBLE's
+  bounds only for a NaN), get counts only, as in DuckLake (NOTES.md §8).
+* **Values a type cannot hold** are unknown bounds, never errors: times of day outside 0..24 h
+  (fastparquet's timedeltas), timestamps whose unit conversion leaves int64 (DuckDB's infinities,
+  the extreme int64 values in any unit, stay infinities), bounds no pyarrow kernel computes.
+  Arrow types pyarrow's kernels refuse (dictionaries, views, decimal32/64, durations) are read
+  as their plain equivalents. A column whose name the catalog cannot store gets no row.
 """
 
 from __future__ import annotations
@@ -38,25 +44,45 @@ import re
 import struct
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
 
-from service.errors import InvalidParquetError, ShredcatError, UnsupportedShreddingError
+from service.errors import (
+    InvalidParquetError,
+    InvalidStatsError,
+    LimitExceededError,
+    ShredcatError,
+    UnsupportedShreddingError,
+)
+from service.limits import DEFAULT_FILE_LIMITS, FileLimits
 from service.parquet.footer import (
     DEFAULT_MAX_FOOTER_BYTES,
     ColumnMetaData,
     FileMetaData,
     SchemaElement,
     SchemaNode,
+    SchemaShape,
     Statistics,
     build_schema_tree,
     iter_leaves,
+    schema_shape,
     validate_row_groups,
 )
 from service.parquet.footer.accel import slots_builder
-from service.parquet.io import ColumnReader, InHand, OpenedFile, open_beneath, open_parquet, read_metadata
+from service.parquet.io import (
+    ColumnReader,
+    InHand,
+    OpenedFile,
+    OverBudget,
+    ReadBudget,
+    first_leaf,
+    one_line,
+    open_beneath,
+    open_parquet,
+    read_metadata,
+)
 from service.parquet.pages import chunk_span, scan_float_chunk
 from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import (
@@ -64,9 +90,13 @@ from service.values import (
     INT64_MIN,
     INTEGER_RANGES,
     MICROS_PER_DAY,
+    TIMESTAMP_KINDS,
+    TS_INFINITY,
+    TS_NEG_INFINITY,
     Bound,
     Kind,
     ShreddedType,
+    check_bound,
     days_from_civil,
     decimal_from_unscaled,
     needs_truncation,
@@ -75,6 +105,7 @@ from service.values import (
     truncate_lower,
     truncate_upper,
 )
+from service.values.text import unstorable_name
 from service.variant.binary import metadata_length
 from service.variant.schema import (
     ShreddedLeaf,
@@ -174,7 +205,8 @@ def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData)
     parquet.thrift: "Without column_orders, the meaning of the min_value and max_value fields
     ... is undefined" and "The obsolete min and max fields ... are always sorted by signed
     comparison regardless of column_orders". Signed order is the type order only for the
-    numeric and temporal types, so the deprecated fields are never used for byte arrays.
+    signed numeric and temporal types, so the deprecated fields are never used for byte arrays
+    nor unsigned integers.
     """
     st = cm.statistics
     if st is None:
@@ -192,9 +224,29 @@ def _usable_raw_bounds(meta: FileMetaData, leaf: SchemaNode, cm: ColumnMetaData)
             st.min_value if st.is_min_value_exact is not False else None,
             st.max_value if st.is_max_value_exact is not False else None,
         )
-    if not is_binary and cm.type != "INT96":
+    if (
+        not is_binary
+        and cm.type != "INT96"
+        and not _is_unsigned(leaf.element)
+        and _writer(meta.created_by)[0] not in _BAD_DEPRECATED_BOUNDS
+    ):
         return st.min, st.max
     return _NO_BOUNDS
+
+
+def _is_unsigned(el: SchemaElement) -> bool:
+    """An unsigned integer column: the deprecated fields' signed order is not its order (2^63
+    sorts below 1), whether or not the footer has column orders."""
+    lt = el.logical_type
+    if lt is not None and lt.kind == "INTEGER":
+        return lt.is_signed is False
+    return el.converted_type in ("UINT_8", "UINT_16", "UINT_32", "UINT_64")
+
+
+#: Writers whose deprecated min/max are not the column's bounds: fastparquet (2026.9.0) computes
+#: them on pandas' representation, so an int column with nulls gets 8-byte doubles and a millisecond
+#: timestamp before 1677 an overflowed nanosecond value (tests/writers/test_zoo.py).
+_BAD_DEPRECATED_BOUNDS = frozenset(("fastparquet-python",))
 
 
 _INT32 = struct.Struct("<i")
@@ -325,33 +377,79 @@ def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, ra
 # --- reading column data ----------------------------------------------------------------------
 
 
-def _py_values(t: ShreddedType, arr: pa.Array) -> pa.Array:
-    """Cast an Arrow leaf array to the representation :mod:`service.values` uses."""
+def _kernel_ready(arr: pa.Array) -> pa.Array:
+    """``arr`` in a type pyarrow's compute kernels take, same values: writers put types in files
+    (through the stored Arrow schema) that ``min_max``/``filter`` refuse when read back
+    (NOTES.md §8): dictionaries, view types, decimal32/64, durations."""
     import pyarrow as pa
 
     if isinstance(arr, pa.ExtensionArray):
         arr = arr.storage
-    k = t.kind
-    # Plain columns in other units or signedness than the model's (Variant leaves never are).
     at = arr.type
-    if pa.types.is_timestamp(at) and at.unit in ("s", "ms") and k in (Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
-        arr = arr.cast(pa.timestamp("us", at.tz))
-    elif pa.types.is_time32(at):
-        arr = arr.cast(pa.time64("us"))
-    elif pa.types.is_unsigned_integer(at):
+    if pa.types.is_dictionary(at):
+        return _kernel_ready(arr.dictionary_decode())
+    if pa.types.is_string_view(at):
+        return arr.cast(pa.large_string())
+    if pa.types.is_binary_view(at):
+        return arr.cast(pa.large_binary())
+    if pa.types.is_decimal32(at) or pa.types.is_decimal64(at):
+        return arr.cast(pa.decimal128(at.precision, at.scale))
+    if pa.types.is_fixed_size_binary(at):
+        return arr.cast(pa.binary())
+    if pa.types.is_duration(at):
+        # The stored INT64 (no logical type: the model's int64).
+        return arr.cast(pa.int64())
+    return arr
+
+
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+_NANO_KINDS = (Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
+
+
+def _py_values(t: ShreddedType, arr: pa.Array) -> tuple[pa.Array, int]:
+    """An Arrow leaf array in the representation :mod:`service.values` uses, and the factor its
+    integers still need to reach the model's unit (1 but for times and timestamps stored in a
+    coarser unit, scaled by :func:`scale_stored` so that values past the model's range and
+    DuckDB's infinities stay exact)."""
+    import pyarrow as pa
+
+    arr = _kernel_ready(arr)
+    k = t.kind
+    at = arr.type
+    if pa.types.is_timestamp(at) or pa.types.is_time(at):
+        model = 1_000_000_000 if k in _NANO_KINDS else 1_000_000
+        stored = _PER_SECOND[at.unit]
+        if model % stored:
+            raise InvalidParquetError(f"unexpected Arrow type {at} for {t.name}")
+        # time32 casts to int32 only; int64 holds every stored value of each.
+        ints = arr.cast(pa.int32()).cast(pa.int64()) if pa.types.is_time32(at) else arr.cast(pa.int64())
+        return ints, model // stored
+    if pa.types.is_unsigned_integer(at):
         # Values above int64's range cannot be bounds of an int64 column: read as Python ints
         # and let the caller drop them.
-        return arr if pa.types.is_uint64(at) else arr.cast(pa.int64())
+        return (arr if pa.types.is_uint64(at) else arr.cast(pa.int64())), 1
     if k is Kind.DATE:
-        return arr.cast(pa.int32())
-    if k in (Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS):
-        return arr.cast(pa.int64())
+        return arr.cast(pa.int32()), 1
+    if k in (Kind.TIME, *TIMESTAMP_KINDS):
+        return arr.cast(pa.int64()), 1
     if k is Kind.UUID and pa.types.is_fixed_size_binary(arr.type):
-        return arr.cast(pa.binary())
+        return arr.cast(pa.binary()), 1
     if k is Kind.DECIMAL and not pa.types.is_decimal(arr.type):
         # Arrow reads DECIMAL-annotated ints as decimal already; anything else is a surprise.
         raise InvalidParquetError(f"unexpected Arrow type {arr.type} for {t.name}")
-    return arr
+    return arr, 1
+
+
+def scale_stored(t: ShreddedType, v: int, factor: int) -> int | None:
+    """A time or timestamp stored in a coarser unit (``factor`` model units each) in the model's
+    unit; None where that leaves int64 (no bound), but DuckDB's infinities (the extreme int64
+    values in any unit, NOTES.md §8) stay the model's infinities."""
+    if factor == 1:
+        return v
+    if t.kind in TIMESTAMP_KINDS and (v in (TS_INFINITY, TS_NEG_INFINITY)):
+        return v
+    v *= factor
+    return v if INT64_MIN <= v <= INT64_MAX else None
 
 
 def _to_bound(t: ShreddedType, v: Any) -> Bound:
@@ -374,27 +472,40 @@ class _DataSummary:
 
 
 def _summarize(t: ShreddedType, arr: pa.Array) -> _DataSummary:
+    """Non-null count, bounds and NaN of one leaf array; a bound pyarrow cannot compute for the
+    array's type is unknown (None), never an error."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
-    vals = _py_values(t, arr).drop_null()
-    out = _DataSummary(non_null=len(vals))
-    if not len(vals):
+    out = _DataSummary(non_null=len(arr) - arr.null_count)
+    if not out.non_null:
         return out
-    if t.is_float:
-        nan = pc.is_nan(vals)
-        out.has_nan = bool(pc.any(nan).as_py())
-        if out.has_nan:
-            vals = vals.filter(pc.invert(nan))
-        if not len(vals):
-            return out
-    mm = pc.min_max(vals)
-    lo, hi = mm["min"].as_py(), mm["max"].as_py()
-    # -0.0 and 0.0 compare equal; DuckDB keeps the first one seen.
-    if t.is_float and (lo == 0.0 or hi == 0.0):
-        first_zero = vals[pc.index(vals, 0.0).as_py()].as_py()
-        lo = first_zero if lo == 0.0 else lo
-        hi = first_zero if hi == 0.0 else hi
-    out.min, out.max = _to_bound(t, lo), _to_bound(t, hi)
+    try:
+        vals, factor = _py_values(t, arr)
+        vals = vals.drop_null()
+        if t.is_float:
+            nan = pc.is_nan(vals)
+            out.has_nan = bool(pc.any(nan).as_py())
+            if out.has_nan:
+                vals = vals.filter(pc.invert(nan))
+            if not len(vals):
+                return out
+        mm = pc.min_max(vals)
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        # -0.0 and 0.0 compare equal; DuckDB keeps the first one seen.
+        if t.is_float and (lo == 0.0 or hi == 0.0):
+            first_zero = vals[pc.index(vals, 0.0).as_py()].as_py()
+            lo = first_zero if lo == 0.0 else lo
+            hi = first_zero if hi == 0.0 else hi
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError):
+        # A type no kernel takes, or strings that are not UTF-8 (pyarrow does not check them on
+        # reading): counts only. (A float column always has kernels, so has_nan is never left
+        # False for want of one.)
+        return out
+    if factor != 1:
+        lo, hi = scale_stored(t, lo, factor), scale_stored(t, hi, factor)
+    out.min = None if lo is None else _to_bound(t, lo)
+    out.max = None if hi is None else _to_bound(t, hi)
     return out
 
 
@@ -404,9 +515,11 @@ def _summarize(t: ShreddedType, arr: pa.Array) -> _DataSummary:
 class _Ctx:
     """One file's extraction: its footer, the open file and what was learnt on the way."""
 
-    __slots__ = ("_reader", "ancestor_ok", "f", "in_hand", "meta", "reads", "root")
+    __slots__ = ("_reader", "ancestor_ok", "budget", "f", "in_hand", "meta", "reads", "root")
 
-    def __init__(self, meta: FileMetaData, root: SchemaNode, f: Any, in_hand: InHand | None) -> None:
+    def __init__(
+        self, meta: FileMetaData, root: SchemaNode, f: Any, in_hand: InHand | None, budget: ReadBudget
+    ) -> None:
         self.meta = meta
         self.root = root
         self.f = f
@@ -416,12 +529,18 @@ class _Ctx:
         self.reads = 0
         #: Verdicts of ancestor checks, by id() of the ShredNode.
         self.ancestor_ok: dict[int, bool] = {}
+        #: Column data this file may still decompress (SHREDCAT_MAX_DECOMPRESSED_BYTES).
+        self.budget = budget
 
-    def read(self, rg: int, nodes: list[SchemaNode]) -> list[pa.Array]:
+    def batches(self, rg: int, nodes: list[SchemaNode]) -> Iterator[list[pa.Array]]:
+        """Aligned arrays of ``nodes`` in row group ``rg``, batch by batch; :class:`OverBudget`
+        when the file's budget cannot pay for them (their footer size first)."""
         if self._reader is None:
             self._reader = ColumnReader(self.f, self.root)
         self.reads += 1
-        return self._reader.read(rg, nodes)
+        leaves = {id(leaf): leaf for leaf in map(first_leaf, nodes)}.values()
+        claim = sum(max(_chunk(self.meta, rg, leaf).total_uncompressed_size, 0) for leaf in leaves)
+        return self._reader.batches(rg, nodes, self.budget, claim)
 
 
 def _chunk(meta: FileMetaData, rg: int, leaf: SchemaNode) -> ColumnMetaData:
@@ -492,42 +611,67 @@ def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
                 continue
             if node.kind == "object" and not node.concatenated and _only_objects(ctx.meta, node.value, cm):
                 continue
-            import pyarrow.compute as pc  # only when the footer could not decide
-
-            residual, group = ctx.read(rg, [node.value, node.typed])
-            both = pc.and_(residual.is_valid(), group.is_valid())
-            clash = residual.filter(both)
-            if not len(clash):
-                continue
-            if node.kind == "array":
-                ok = False
-            else:
-                for b in clash.to_pylist():
-                    body = b
-                    if node.concatenated:
-                        try:
-                            body = b[metadata_length(b) :]
-                        except Exception:
-                            body = b""
-                    # Variant value header: basic_type is the low 2 bits; 2 means object.
-                    if not body or body[0] & 0x03 != 2:
-                        ok = False
-                        break
+            try:  # only when the footer could not decide
+                ok = all(_residuals_beside_ok(node, res, grp) for res, grp in ctx.batches(rg, [node.value, node.typed]))
+            except OverBudget:
+                ok = False  # unknown: no row below is confident
             if not ok:
                 break
     ctx.ancestor_ok[key] = ok
     return ok
 
 
+def _residuals_beside_ok(node: ShredNode, residual: pa.Array, group: pa.Array) -> bool:
+    """Whether each residual beside a non-null shredded ``group`` is allowed there (see
+    :func:`_ancestor_valid`), for one batch."""
+    import pyarrow.compute as pc
+
+    clash = residual.filter(pc.and_(residual.is_valid(), group.is_valid()))
+    if not len(clash):
+        return True
+    if node.kind == "array":
+        return False
+    for b in clash.to_pylist():
+        body = b
+        if node.concatenated:
+            try:
+                body = b[metadata_length(b) :]
+            except Exception:
+                body = b""
+        # Variant value header: basic_type is the low 2 bits; 2 means object.
+        if not body or body[0] & 0x03 != 2:
+            return False
+    return True
+
+
+def _only_null_residuals(node: ShredNode, residual: pa.Array, typed: pa.Array) -> bool:
+    """Whether every residual of one batch is null or a Variant null, and none of those sits beside
+    a typed value (invalid shredding)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if residual.null_count == len(residual):
+        return True
+    valid = residual.is_valid()
+    present = residual.filter(valid)
+    if node.concatenated:
+        if not all(_is_null_residual(b, True) for b in present.to_pylist()):
+            return False
+    elif not pc.all(pc.equal(present, pa.scalar(VARIANT_NULL, present.type))).as_py():
+        return False
+    # A Variant null beside a typed value: invalid shredding; never a confident row.
+    return not pc.any(pc.and_(valid, typed.is_valid())).as_py()
+
+
 def _float_facts(
     ctx: _Ctx, cm: ColumnMetaData, typed: SchemaNode, st: Statistics | None, zero_bound: bool
 ) -> tuple[bool, float | None] | None:
     """(has NaN, the first zero) of a float chunk whose footer bounds are usable, or None when
-    only reading the column through pyarrow can tell."""
+    only reading the column through pyarrow can tell; :class:`OverBudget` past the file's budget."""
     nan_count = st.nan_count if st is not None else None
     if nan_count is not None and nan_count >= 0 and not zero_bound:
         return nan_count > 0, None
-    scan = scan_float_chunk(ctx.f, cm, typed, ctx.in_hand)
+    scan = scan_float_chunk(ctx.f, cm, typed, ctx.in_hand, ctx.budget)
     if scan is None or (zero_bound and scan.first_zero is None):
         # The second case contradicts the footer (a zero bound, no zero in the data): let the
         # full read decide.
@@ -558,20 +702,16 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf, decode: _Deco
             continue
         if state == "values":
             return None
-        residual, typed_arr = ctx.read(rg, [node.value, typed])
-        valid = residual.is_valid()
-        if residual.null_count < len(residual):
-            present = residual.filter(valid).to_pylist()
-            if not all(_is_null_residual(b, node.concatenated) for b in present):
+        try:
+            if not all(_only_null_residuals(node, res, ty) for res, ty in ctx.batches(rg, [node.value, typed])):
                 return None
-            import pyarrow.compute as pc
-
-            # A Variant null beside a typed value: invalid shredding; never a confident row.
-            if bool(pc.any(pc.and_(valid, typed_arr.is_valid())).as_py()):
-                return None
+        except OverBudget:
+            return None  # not proven fully shredded within the budget: unknown, no row
 
     # 2. Counts and bounds, per row group.
     c = _chunk_stats(ctx, typed, t, chunks, decode)
+    if c is None:
+        return None
     # column, variant_path, shredded_type, column_size_bytes, value_count, null_count,
     # min_value, max_value, contains_nan, extra_stats
     return _new_path_stats(col.name, leaf.variant_path, t, *c, None)
@@ -603,38 +743,41 @@ def _chunk_stats(
     decode: _Decoder,
     *,
     bounds: bool = True,
-) -> _ChunkStats:
+) -> _ChunkStats | None:
     """One leaf column's counts and bounds over all row groups, DuckLake's way: the footer where
     it proves them, the float page scan for NaN and the sign of zeros, the column's data where
     neither can answer. Shared by Variant paths and plain columns so both follow one rule.
 
     ``decode`` turns a raw statistic into a bound (from the schema plan); ``bounds`` False (a
-    column whose order no footer defines, e.g. INT96) counts only."""
+    column whose order no footer defines, e.g. INT96) counts only. Past the file's budget
+    (:class:`OverBudget`) the bounds (and NaN) are unknown, and with the counts unknown too, no
+    row at all (None)."""
     meta = ctx.meta
     is_float = t.is_float
-    null_count = 0
-    num_values = 0
-    size = 0
+    null_count = num_values = size = 0
     lo: Bound | None = None
     hi: Bound | None = None
-    has_nan = False
+    has_nan = unknown = False
     for rg, cm in enumerate(chunks):
         num_values += cm.num_values
         size += cm.total_compressed_size
         st = cm.statistics
         rg_nulls = st.null_count if st is not None else None
         lo_rg = hi_rg = None
-        need_read = rg_nulls is None or rg_nulls < 0 or rg_nulls > cm.num_values
-        rg_has_values = rg_nulls is None or rg_nulls < cm.num_values
-        if not need_read and rg_has_values and bounds:
+        counts_known = rg_nulls is not None and 0 <= rg_nulls <= cm.num_values
+        need_read = not counts_known
+        if counts_known and rg_nulls < cm.num_values and bounds and not unknown:  # type: ignore[operator]
             raw_lo, raw_hi = _usable_raw_bounds(meta, typed, cm)
             lo_rg = decode(raw_lo) if raw_lo is not None else None
             hi_rg = decode(raw_hi) if raw_hi is not None else None
             need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
             if is_float and not need_read:
-                facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
+                try:
+                    facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
+                except OverBudget:
+                    facts, unknown = None, True
                 if facts is None:
-                    need_read = True
+                    need_read = not unknown
                 else:
                     rg_nan, zero = facts
                     has_nan = has_nan or rg_nan
@@ -643,32 +786,35 @@ def _chunk_stats(
                     lo_rg = zero if lo_rg == 0.0 else lo_rg
                     hi_rg = zero if hi_rg == 0.0 else hi_rg
         if need_read:
-            (arr,) = ctx.read(rg, [typed])
-            if bounds:
-                s = _summarize(t, arr)
-                lo_rg, hi_rg, has_nan = s.min, s.max, has_nan or s.has_nan
-                non_null = s.non_null
+            try:
+                s = _read_summary(ctx, rg, typed, t, bounds and not unknown)
+            except OverBudget:
+                if not counts_known:
+                    return None  # even the counts are unknown: no row
+                unknown = True
             else:
-                non_null = len(arr) - arr.null_count
-            rg_nulls = cm.num_values - non_null
-            if rg_nulls < 0:
-                raise InvalidParquetError(
-                    f"row group {rg}: {'.'.join(typed.path)} has more values than num_values"
-                )
+                lo_rg, hi_rg, has_nan = s.min, s.max, has_nan or s.has_nan
+                rg_nulls = cm.num_values - s.non_null
+                if rg_nulls < 0:
+                    raise InvalidParquetError(f"row group {rg}: {'.'.join(typed.path)} has more values than num_values")
         assert rg_nulls is not None
         null_count += rg_nulls
-        # Strict comparisons keep the first of equal values (DuckDB's -0.0 / 0.0 behaviour).
-        if lo_rg is not None and (lo is None or lo_rg < lo):  # type: ignore[operator]
-            lo = lo_rg
-        if hi_rg is not None and (hi is None or hi_rg > hi):  # type: ignore[operator]
-            hi = hi_rg
-
+        lo, hi = _widen(lo, hi, lo_rg, hi_rg)
     value_count = num_values - null_count
-    if value_count == 0:
+    if value_count == 0 or unknown:
         lo = hi = None
+    lo, hi = _stored_bounds(t, lo, hi)
+    nan = None if not is_float or (unknown and value_count) else has_nan
+    return _ChunkStats(size, value_count, null_count, lo, hi, nan)
+
+
+def _stored_bounds(t: ShreddedType, lo: Bound | None, hi: Bound | None) -> tuple[Bound | None, Bound | None]:
+    """A column's bounds as a row states them: without NUL in strings, None outside the type,
+    and DuckLake's 256-byte rule, applied whatever the writer so rows match across tools."""
     if t.kind is Kind.VARCHAR:
         lo, hi = nul_free_bounds(lo, hi)  # type: ignore[arg-type]
-    # DuckLake's 256-byte rule, applied whatever the writer so rows match across tools.
+    elif t.kind in _NARROW_KINDS:
+        lo, hi = _model_value(t, lo), _model_value(t, hi)
     if t.is_string_like:
         if lo is not None and needs_truncation(t, lo):
             lo = truncate_lower(t, lo)
@@ -676,7 +822,49 @@ def _chunk_stats(
             hi = truncate_upper(t, hi)
             if hi is None:
                 lo = None
-    return _ChunkStats(size, value_count, null_count, lo, hi, has_nan if is_float else None)
+    return lo, hi
+
+
+def _widen(lo: Bound | None, hi: Bound | None, lo_part: Bound | None, hi_part: Bound | None) -> tuple[Bound | None, Bound | None]:
+    """Bounds of a whole from those of its parts in order (row groups, batches). Strict
+    comparisons keep the first of equal values (DuckDB's -0.0 / 0.0 behaviour)."""
+    if lo_part is not None and (lo is None or lo_part < lo):  # type: ignore[operator]
+        lo = lo_part
+    if hi_part is not None and (hi is None or hi_part > hi):  # type: ignore[operator]
+        hi = hi_part
+    return lo, hi
+
+
+def _read_summary(ctx: _Ctx, rg: int, typed: SchemaNode, t: ShreddedType, bounds: bool) -> _DataSummary:
+    """:func:`_summarize` of one row group's column, read batch by batch (counts only without
+    ``bounds``); :class:`OverBudget` past the file's budget."""
+    out = _DataSummary()
+    for (arr,) in ctx.batches(rg, [typed]):
+        if not bounds:
+            out.non_null += len(arr) - arr.null_count
+            continue
+        part = _summarize(t, arr)
+        out.non_null += part.non_null
+        out.has_nan = out.has_nan or part.has_nan
+        out.min, out.max = _widen(out.min, out.max, part.min, part.max)
+    return out
+
+
+#: Kinds whose values are a part of what their physical type holds: a time of day (fastparquet
+#: writes pandas timedeltas, negative or past 24 h, as TIME_MICROS), a date within DuckDB's
+#: infinities.
+_NARROW_KINDS = (Kind.TIME, Kind.DATE)
+
+
+def _model_value(t: ShreddedType, v: Bound | None) -> Bound | None:
+    """``v`` if it is a value of ``t``, else None: a bound outside the type is unknown (the data
+    holds values the type cannot, so no bound of the type is true)."""
+    if v is None:
+        return None
+    try:
+        return check_bound(t, v)
+    except InvalidStatsError:
+        return None
 
 
 # --- plain columns ----------------------------------------------------------------------------
@@ -697,13 +885,20 @@ class _PlainLeaf:
     bounds: bool = True
 
 
-_UNSIGNED_AS = {8: Kind.INT16, 16: Kind.INT32, 32: Kind.INT64, 64: Kind.INT64}
+#: Unsigned integers as Spark reads them (ParquetSchemaConverter): UINT8 as SMALLINT, UINT16 as
+#: INT, UINT32 as BIGINT, UINT64 as DECIMAL(20,0), so every value, above 2^63 too, is exact.
+_UNSIGNED_AS = {
+    8: ShreddedType(Kind.INT16),
+    16: ShreddedType(Kind.INT32),
+    32: ShreddedType(Kind.INT64),
+    64: ShreddedType(Kind.DECIMAL, 20, 0),
+}
 
 
 def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
     """The value-model type of a plain primitive column, or None when its values have no place
-    there (FLOAT16, INTERVAL, JSON/BSON/ENUM annotations, nanosecond times, geometry...): such a
-    column gets no row, as nothing about its order could be proven."""
+    there (FLOAT16, INTERVAL, BSON/ENUM annotations, nanosecond times, geometry...): such a
+    column gets no row, as nothing about its order could be proven. JSON is its text."""
     try:
         return _PlainLeaf(name, node, shredded_type_of(node))
     except UnsupportedShreddingError:
@@ -714,12 +909,12 @@ def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
     if lk == "INTEGER" and lt is not None and lt.is_signed is False and pt in ("INT32", "INT64"):
         width = lt.bit_width or 0
         if width in _UNSIGNED_AS and (width < 64) == (pt == "INT32"):
-            return _PlainLeaf(name, node, ShreddedType(_UNSIGNED_AS[width]), unsigned=True)
+            return _PlainLeaf(name, node, _UNSIGNED_AS[width], unsigned=True)
         return None
     if lk is None and ct in ("UINT_8", "UINT_16", "UINT_32", "UINT_64"):
         width = int(ct[5:])
         if (width < 64) == (pt == "INT32"):
-            return _PlainLeaf(name, node, ShreddedType(_UNSIGNED_AS[width]), unsigned=True)
+            return _PlainLeaf(name, node, _UNSIGNED_AS[width], unsigned=True)
         return None
     if pt == "INT64" and lk == "TIMESTAMP" and lt is not None and lt.unit == "MILLIS":
         kind = Kind.TIMESTAMPTZ if lt.is_adjusted_to_utc else Kind.TIMESTAMP
@@ -728,6 +923,13 @@ def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
         return _PlainLeaf(name, node, ShreddedType(Kind.TIMESTAMPTZ), unit=1000)
     if pt == "INT32" and ((lk == "TIME" and lt is not None and lt.unit == "MILLIS") or (lk is None and ct == "TIME_MILLIS")):
         return _PlainLeaf(name, node, ShreddedType(Kind.TIME), unit=1000)
+    if pt == "FIXED_LEN_BYTE_ARRAY" and lk is None and ct is None:
+        # Bytes of one length, ordered byte-wise (TYPE_ORDER of an unannotated FLBA): a blob.
+        return _PlainLeaf(name, node, ShreddedType(Kind.BLOB))
+    if pt == "BYTE_ARRAY" and (lk == "JSON" or (lk is None and ct == "JSON")):
+        # JSON text (UTF-8, ordered byte-wise as its strings): a string, as Spark reads it and as
+        # DuckLake renders its bounds.
+        return _PlainLeaf(name, node, ShreddedType(Kind.VARCHAR))
     if pt == "INT96" and lk is None and ct is None:
         # Spark's legacy timestamps (an instant). parquet.thrift leaves INT96's order undefined,
         # so no footer bound is ever trusted: counts only.
@@ -784,8 +986,10 @@ def _plain_decoder(leaf: _PlainLeaf) -> _Decoder:
             return None
         if leaf.unsigned:
             v &= (1 << bits) - 1
-        v *= leaf.unit
-        return v if lo <= v <= hi else None
+            if t.kind is Kind.DECIMAL:  # UINT64
+                return decimal_from_unscaled(v, 0)
+        scaled = scale_stored(t, v, leaf.unit)
+        return scaled if scaled is not None and lo <= scaled <= hi else None
 
     return decode
 
@@ -799,24 +1003,42 @@ def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf, decode: _Decoder) -> ColumnStats |
     meta = ctx.meta
     chunks = [_chunk(meta, rg, leaf.node) for rg in range(len(meta.row_groups))]
     c = _chunk_stats(ctx, leaf.node, t, chunks, decode, bounds=leaf.bounds)
+    if c is None:
+        return None
     lo, hi = c.min, c.max
-    # An unsigned 64-bit value above the int64 range has no place in the model: that bound is
-    # unknown (the other one still bounds the data).
-    if leaf.unsigned:
-        rlo, rhi = INTEGER_RANGES[t.kind]
-        lo = lo if isinstance(lo, int) and rlo <= lo <= rhi else None
-        hi = hi if isinstance(hi, int) and rlo <= hi <= rhi else None
+    nan = c.contains_nan
+    if nan is False and _duckdb_hugeint(meta, leaf, chunks):
+        lo = hi = nan = None  # NOTES.md §8: counts only, as DuckLake records
     # column, column_type, column_size_bytes, value_count, null_count, min_value, max_value,
     # contains_nan, extra_stats
     return _new_column_stats(
-        leaf.name, t, c.column_size_bytes, c.value_count, c.null_count, lo, hi, c.contains_nan, None
+        leaf.name, t, c.column_size_bytes, c.value_count, c.null_count, lo, hi, nan, None
     )
+
+
+def _duckdb_hugeint(meta: FileMetaData, leaf: _PlainLeaf, chunks: list[ColumnMetaData]) -> bool:
+    """Whether a DOUBLE column without NaN is DuckDB's HUGEINT/UHUGEINT: DuckDB writes those as
+    DOUBLE without min/max, and drops a real DOUBLE's min/max only for a NaN in the chunk (checked
+    on DuckDB 1.5.5: infinities, -0.0 and extremes keep theirs). Such bounds can exceed
+    HUGEINT's range, so no DuckLake reader could cast them back."""
+    el = leaf.node.element
+    if el.type != "DOUBLE" or el.logical_type is not None or el.converted_type is not None:
+        return False
+    if _writer(meta.created_by)[0] != "duckdb":
+        return False
+    for cm in chunks:
+        st = cm.statistics
+        has_values = st is None or st.null_count is None or st.null_count < cm.num_values
+        if has_values and (st is None or (st.min_value is None and st.max_value is None)):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
 class _SchemaPlan:
     """What a schema alone decides: its tree, leaves, Variant columns and shredded paths."""
 
+    shape: SchemaShape
     root: SchemaNode
     leaves: tuple[SchemaNode, ...]
     columns: tuple[VariantColumn, ...]
@@ -832,10 +1054,12 @@ class _SchemaPlan:
 _plans_by_identity: dict[int, tuple[tuple[SchemaElement, ...], _SchemaPlan]] = {}
 
 
-def _schema_plan(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
+def _schema_plan(schema: tuple[SchemaElement, ...], limits: FileLimits) -> _SchemaPlan:
     hit = _plans_by_identity.get(id(schema))
     if hit is not None and hit[0] is schema:
+        _check_shape(hit[1].shape, limits)
         return hit[1]
+    _check_shape(schema_shape(schema, limits.max_schema_depth), limits)  # before anything is built
     plan = _schema_plan_by_value(schema)
     if len(_plans_by_identity) >= 256:
         _plans_by_identity.clear()
@@ -847,8 +1071,12 @@ def _schema_plan(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
 def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
     # Cached because the files of one table share their schema: registering a batch then costs
     # one schema walk instead of one per file (a third of a small file's extraction time).
+    shape = schema_shape(schema)
     root = build_schema_tree(schema)
-    columns = tuple(find_variant_columns(root))
+    found = tuple(find_variant_columns(root))
+    # A Variant column whose name the catalog cannot store ('' and the like) is no Variant
+    # column of the file, nor are its leaves plain columns: no rows, as register would refuse them.
+    columns = tuple(c for c in found if not unstorable_name(c.name))
     paths = []
     for col in columns:
         for leaf in shredded_leaves(col):
@@ -858,12 +1086,36 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
             assert typed is not None and t is not None
             paths.append((col, leaf, _decoder_of(t, typed)))
     return _SchemaPlan(
+        shape=shape,
         root=root,
         leaves=tuple(iter_leaves(root)),
         columns=columns,
         paths=tuple(paths),
-        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, columns) if "\x00" not in pl.name),
+        # A name the catalog cannot store (empty, NUL...): no row, unknown (register agrees).
+        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, found) if not unstorable_name(pl.name)),
     )
+
+
+def _check_shape(shape: SchemaShape, limits: FileLimits) -> None:
+    """Refuse a schema over the per-file limits (413), naming the numbers: checked on the flat
+    schema, before the tree, its paths and the Variant columns' shredded paths are built."""
+    checks = (
+        # (the count, the limit, its setting, the message)
+        (shape.depth, limits.max_schema_depth, "SHREDCAT_MAX_SCHEMA_DEPTH", "the schema nests groups more than {cap} levels deep"),
+        (shape.leaves, limits.max_schema_leaves, "SHREDCAT_MAX_SCHEMA_LEAVES", "the schema has {n} leaf columns, more than {cap}"),
+        (
+            shape.typed_value_leaves,
+            limits.max_shredded_paths,
+            "SHREDCAT_MAX_SHREDDED_PATHS",
+            "the schema has {n} typed_value leaves (shredded paths), more than {cap}",
+        ),
+    )
+    for n, cap, name, message in checks:
+        if n > cap:
+            raise LimitExceededError(
+                f"{message.format(n=n, cap=cap)} (the limit {name})",
+                details={"limit": name.removeprefix("SHREDCAT_").lower(), "value": n, "maximum": cap},
+            )
 
 
 def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
@@ -903,13 +1155,15 @@ def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
 
 
 def extract_metadata_stats(
-    meta: FileMetaData, f: Any, in_hand: InHand | None = None
+    meta: FileMetaData, f: Any, in_hand: InHand | None = None, limits: FileLimits = DEFAULT_FILE_LIMITS
 ) -> tuple[list[VariantColumn], list[PathStats], list[ColumnStats]]:
     """Stats of every fully shredded path and of every plain column, given a parsed footer and
-    the open file (and bytes of it already read, see :func:`service.parquet.io.read_metadata`)."""
-    plan = _schema_plan(meta.schema)
+    the open file (and bytes of it already read, see :func:`service.parquet.io.read_metadata`),
+    within the per-file ``limits`` (:class:`~service.errors.LimitExceededError` for a schema over
+    them; facts needing more data than their budget are unknown)."""
+    plan = _schema_plan(meta.schema, limits)
     validate_row_groups(plan.root, meta, plan.leaves)
-    ctx = _Ctx(meta, plan.root, f, in_hand)
+    ctx = _Ctx(meta, plan.root, f, in_hand, ReadBudget(limits.max_decompressed_bytes))
     prefetch = getattr(f, "prefetch", None)
     if prefetch is not None:  # a remote file: the page scans' chunks in as few requests as possible
         prefetch(_float_scan_spans(ctx, plan))
@@ -929,32 +1183,50 @@ def extract_metadata_stats(
     return list(plan.columns), rows, plain
 
 
-def extract_file(uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
+def extract_file(
+    uri: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES, limits: FileLimits = DEFAULT_FILE_LIMITS
+) -> FileStats:
     """Extract the Variant statistics of one Parquet file (local path or object-store URI: one
     ranged request in the common case, see :func:`service.parquet.io.open_parquet`).
 
     Raises :class:`~service.errors.InvalidParquetError` (also for a footer longer than
-    ``max_footer_bytes``), :class:`~service.errors.UnsupportedShreddingError` or
+    ``max_footer_bytes``), :class:`~service.errors.UnsupportedShreddingError`,
+    :class:`~service.errors.LimitExceededError` (a schema over ``limits``) or
     :class:`~service.errors.FileAccessError` with a message naming the file.
     """
     try:
         with open_parquet(uri) as (info, f, _):
-            return _extract_open(uri, info, f, max_footer_bytes)
+            return _extract_open(uri, info, f, max_footer_bytes, limits)
     except ShredcatError as e:
         _name_file(e, uri)
         raise
+    except Exception as e:
+        raise _unforeseen(uri, e) from e
 
 
-def extract_file_beneath(root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES) -> FileStats:
+def extract_file_beneath(
+    root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES, limits: FileLimits = DEFAULT_FILE_LIMITS
+) -> FileStats:
     """:func:`extract_file` of the local file ``path``, opened without leaving the directory
     ``root`` (:func:`service.parquet.io.open_beneath`): what registration by path uses, so that
     what is read is what was checked."""
     try:
         with open_beneath(root, path) as (info, f, _):
-            return _extract_open(path, info, f, max_footer_bytes)
+            return _extract_open(path, info, f, max_footer_bytes, limits)
     except ShredcatError as e:
         _name_file(e, path)
         raise
+    except Exception as e:
+        raise _unforeseen(path, e) from e
+
+
+def _unforeseen(uri: str, e: Exception) -> InvalidParquetError:
+    """One file's error for what no translation foresaw (a library's exception on a file unlike
+    any seen, or a defect here): that file fails alone, with a message, never a traceback that
+    takes the command's other files with it."""
+    err = InvalidParquetError(f"{uri}: cannot be read: {type(e).__name__}: {one_line(e)}")
+    err.details.setdefault("file", uri)
+    return err
 
 
 def _name_file(e: ShredcatError, uri: str) -> None:
@@ -965,9 +1237,9 @@ def _name_file(e: ShredcatError, uri: str) -> None:
     e.details.setdefault("file", uri)
 
 
-def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int) -> FileStats:
+def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int, limits: FileLimits) -> FileStats:
     meta, in_hand = read_metadata(f, info.size, max_footer_bytes)
-    columns, rows, plain = extract_metadata_stats(meta, f, in_hand)
+    columns, rows, plain = extract_metadata_stats(meta, f, in_hand, limits)
     # path, file_size_bytes, record_count, footer_size, content_id, variant_columns, paths,
     # columns, partitions
     return _new_file_stats(

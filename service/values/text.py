@@ -14,6 +14,8 @@ from typing import Any
 #: Why text holding U+0000 is refused: PostgreSQL's text types cannot hold it (SQLite's can, but
 #: a catalog behaves alike on both backends).
 NUL_NOT_STORED = "it holds a NUL character (U+0000), which the catalog cannot store"
+#: Longest column name (bytes of UTF-8) the catalog stores.
+MAX_NAME_BYTES = 1024
 
 
 def lone_surrogate(text: str) -> bool:
@@ -23,6 +25,17 @@ def lone_surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+def unstorable_name(name: object) -> bool:
+    """Not a name a column can have in the catalog: empty, with NUL, not valid Unicode, or too
+    long. (The extractor gives such a column no row, so that what it prints is what registers.)"""
+    if type(name) is not str or not name or "\x00" in name:
+        return True
+    try:
+        return len(name.encode("utf-8")) > MAX_NAME_BYTES
+    except UnicodeEncodeError:
+        return True
 
 
 def ascii_digits(text: str) -> bool:

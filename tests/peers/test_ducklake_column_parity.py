@@ -7,9 +7,8 @@ stored for that file and column, string for string.
 Where shredcat deliberately writes no row or another value (documented in
 ``service/stats/extract.py``): columns whose type has no place in the value model (TIMETZ,
 INTERVAL: DuckLake writes a row of zeros), lists and maps (no rows here; DuckLake addresses their
-children), HUGEINT (DuckDB writes it as a DOUBLE without bounds; the footer cannot tell it from a
-DOUBLE whose NaN removed the bounds, so shredcat reads and bounds the doubles where DuckLake has
-none), and UBIGINT bounds above the int64 range (unknown here).
+children). HUGEINT/UHUGEINT (DuckDB writes them as DOUBLE without bounds) get counts only, as in
+DuckLake (NOTES.md §8); UBIGINT bounds are exact over its whole range.
 """
 
 from __future__ import annotations
@@ -178,21 +177,44 @@ def test_all_null_and_nan_only_files(tmp_path: Path) -> None:
     assert len(list(_compare(theirs))) == 3
 
 
-def test_known_divergences(tmp_path: Path) -> None:
-    """HUGEINT (a DOUBLE without bounds in the file: shredcat bounds the doubles) and UBIGINT
-    values above int64 (no place in the value model: that bound is unknown)."""
+def test_hugeint_counts_only_and_ubigint_exact(tmp_path: Path) -> None:
+    """HUGEINT and UHUGEINT (DOUBLE without bounds in the file): counts only, as DuckLake
+    (NOTES.md §8), while a DuckDB DOUBLE whose NaN dropped its bounds keeps data bounds; UBIGINT
+    above 2^63 exact (shredcat's type is Spark's, DECIMAL(20,0))."""
     theirs = _write(
         tmp_path,
-        "(h HUGEINT, u UBIGINT)",
-        ["SELECT i::HUGEINT * 3, CASE WHEN i = 2 THEN 18446744073709551615 ELSE i END FROM range(4) r(i)"],
+        "(h HUGEINT, uh UHUGEINT, d DOUBLE, u UBIGINT, u_low UBIGINT)",
+        [
+            "SELECT i::HUGEINT * 3 - 170141183460469231731687303715884105727, i::UHUGEINT, "
+            "CASE WHEN i = 1 THEN 'nan'::DOUBLE ELSE i END, "
+            "CASE WHEN i = 2 THEN 18446744073709551615 ELSE 9223372036854775808 + i END, i FROM range(4) r(i)"
+        ],
     )
     ((path, rows),) = theirs.items()
     ours = _ours(path)
-    assert (rows["h"]["min_value"], rows["h"]["max_value"]) == (None, None)
-    assert (ours["h"]["min_value"], ours["h"]["max_value"], ours["h"]["contains_nan"]) == ("0.0", "9.0", False)
-    assert rows["h"]["contains_nan"] is None
-    assert (rows["u"]["min_value"], rows["u"]["max_value"]) == ("0", "18446744073709551615")
-    assert (ours["u"]["min_value"], ours["u"]["max_value"]) == ("0", None)
-    for col in ("h", "u"):
-        for k in ("column_size_bytes", "value_count", "null_count", "extra_stats"):
-            assert ours[col][k] == rows[col][k]
+    for col in ("h", "uh", "u", "u_low"):
+        assert ours[col] == rows[col], col
+    for col in ("h", "uh"):
+        assert (rows[col]["min_value"], rows[col]["max_value"], rows[col]["contains_nan"]) == (None, None, None)
+        assert rows[col]["value_count"] == 4
+    assert (ours["u"]["min_value"], ours["u"]["max_value"]) == ("9223372036854775808", "18446744073709551615")
+    assert (ours["d"]["min_value"], ours["d"]["max_value"], ours["d"]["contains_nan"]) == ("0.0", "3.0", True)
+    for k in ("column_size_bytes", "value_count", "null_count", "extra_stats"):
+        assert ours["d"][k] == rows["d"][k]
+
+
+def test_json_columns_as_ducklake(tmp_path: Path) -> None:
+    """JSON: DuckLake records its text as the bounds (256-byte rule included); shredcat's row is
+    the same, for short, long, multibyte and NULL values."""
+    theirs = _write(
+        tmp_path,
+        "(j JSON, k JSON)",
+        [
+            "SELECT CASE WHEN i = 0 THEN NULL ELSE ('{\"a\":' || i || '}')::JSON END, "
+            "('{\"s\":\"' || repeat('é', 150 + i) || '\"}')::JSON FROM range(5) r(i)"
+        ],
+    )
+    (path,) = _compare(theirs)
+    ours = _ours(path)
+    assert (ours["j"]["min_value"], ours["j"]["max_value"], ours["j"]["value_count"]) == ('{"a":1}', '{"a":4}', 4)
+    assert ours["k"]["value_count"] == 5 and ours["k"]["min_value"] is not None

@@ -39,13 +39,13 @@ def _slow_rows(path: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple[object,
 def _float_leaves_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every FLOAT/DOUBLE leaf the extractor reads through pyarrow."""
     seen: list[str] = []
-    original = extract.ColumnReader.read
+    original = extract.ColumnReader.batches
 
-    def read(self: extract.ColumnReader, rg: int, nodes: list[SchemaNode]) -> list[object]:
+    def read(self: extract.ColumnReader, rg: int, nodes: list[SchemaNode], *a: object) -> object:
         seen.extend(".".join(n.path) for n in nodes if n.is_leaf and n.element.type in ("FLOAT", "DOUBLE"))
-        return original(self, rg, nodes)
+        return original(self, rg, nodes, *a)
 
-    monkeypatch.setattr(extract.ColumnReader, "read", read)
+    monkeypatch.setattr(extract.ColumnReader, "batches", read)
     return seen
 
 
@@ -127,13 +127,13 @@ def test_conformance_files_give_the_same_rows_both_ways(monkeypatch: pytest.Monk
 def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every leaf the extractor reads through pyarrow."""
     seen: list[str] = []
-    original = extract.ColumnReader.read
+    original = extract.ColumnReader.batches
 
-    def read(self: extract.ColumnReader, rg: int, nodes: list[SchemaNode]) -> list[object]:
+    def read(self: extract.ColumnReader, rg: int, nodes: list[SchemaNode], *a: object) -> object:
         seen.extend(".".join(n.path) for n in nodes)
-        return original(self, rg, nodes)
+        return original(self, rg, nodes, *a)
 
-    monkeypatch.setattr(extract.ColumnReader, "read", read)
+    monkeypatch.setattr(extract.ColumnReader, "batches", read)
     return seen
 
 

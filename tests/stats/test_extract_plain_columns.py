@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +89,9 @@ def test_other_units_and_unsigned(tmp_path: Path, stats: bool) -> None:
     got = {k: (r.column_type.name, r.value_count, r.null_count, r.min_value, r.max_value) for k, r in rows.items()}
     assert got == {
         "u32": ("int64", 2, 1, 3, 4_000_000_000),
-        # The max is above int64: unknown; the min still bounds the data.
-        "u64": ("int64", 3, 0, 5, None),
-        "u64small": ("int64", 3, 0, 5, 2**40),
+        # UINT64 as Spark reads it, DECIMAL(20,0): exact above int64 too.
+        "u64": ("decimal(20,0)", 3, 0, Decimal(5), Decimal(2**64 - 1)),
+        "u64small": ("decimal(20,0)", 3, 0, Decimal(5), Decimal(2**40)),
         "u8": ("int16", 3, 0, 0, 255),
         "ms": ("timestamp", 2, 1, -5000, 1_700_000_000_123_000),
         "mstz": ("timestamptz", 3, 0, 0, 1_700_000_000_123_000),

@@ -44,8 +44,10 @@ from service.parquet.footer.read import (
 )
 from service.parquet.footer.schema_tree import (
     SchemaNode,
+    SchemaShape,
     build_schema_tree,
     iter_leaves,
+    schema_shape,
     validate_row_groups,
 )
 
@@ -63,6 +65,7 @@ __all__ = [
     "RowGroup",
     "SchemaElement",
     "SchemaNode",
+    "SchemaShape",
     "SortingColumn",
     "Statistics",
     "build_schema_tree",
@@ -71,5 +74,6 @@ __all__ = [
     "read_file_metadata",
     "read_file_tail",
     "read_footer_bytes",
+    "schema_shape",
     "validate_row_groups",
 ]

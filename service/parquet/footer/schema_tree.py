@@ -136,6 +136,46 @@ def build_schema_tree(schema: Sequence[SchemaElement]) -> SchemaNode:
     return typing.cast(SchemaNode, nodes[0])
 
 
+@dataclass(frozen=True, slots=True)
+class SchemaShape:
+    """What a flat schema costs to walk, counted without building anything."""
+
+    #: Levels of groups below the root (0: only top-level leaves).
+    depth: int
+    leaves: int
+    #: Leaves named ``typed_value``: an upper bound of a file's shredded Variant paths.
+    typed_value_leaves: int
+
+
+def schema_shape(schema: Sequence[SchemaElement], depth_cap: int = MAX_SCHEMA_DEPTH) -> SchemaShape:
+    """Depth and leaf counts of the flat schema, allocating only a stack of counters, so that a
+    hostile schema can be refused before :func:`build_schema_tree` builds a path per leaf (a
+    250-deep chain of groups over 1,000,000 leaves would hold 250 million path entries). The depth
+    is counted up to ``depth_cap + 1`` (then the walk stops: deeper is refused anyway). A schema
+    whose counts do not add up is counted as far as it goes: building it then refuses it."""
+    n = len(schema)
+    if n == 0 or schema[0].num_children is None:
+        return SchemaShape(0, 0, 0)
+    # "if it is a primitive type (leaf) then type is defined and num_children is undefined"
+    leaves = [el for el in schema[1:] if el.num_children is None or (el.num_children == 0 and el.type is not None)]
+    typed = sum(1 for el in leaves if el.name == "typed_value")
+    depth = 0
+    stack = [schema[0].num_children]
+    i = 1
+    while stack and i < n and depth <= depth_cap:
+        if stack[-1] <= 0:
+            stack.pop()
+            continue
+        stack[-1] -= 1
+        el = schema[i]
+        nc = el.num_children
+        if not (nc is None or (nc == 0 and el.type is not None)):
+            stack.append(nc)
+            depth = max(depth, len(stack) - 1)
+        i += 1
+    return SchemaShape(depth, len(leaves), typed)
+
+
 def iter_leaves(root: SchemaNode) -> Iterator[SchemaNode]:
     """Leaves in column order (depth first), without recursion."""
     stack = [root]
