@@ -1,5 +1,9 @@
 // shredcat admin dashboard: the only script, served from our origin (CSP script-src 'self', no
-// inline script). Every page works without it; it adds two conveniences:
+// inline script). Every page works without it; it adds these conveniences:
+// * the playground's form posts (any length); a predicate whose result URL is short enough
+//   (data-max-url) is run by GET instead, so its result has a URL;
+// * Back shows the predicate of the result shown (a page restored from the back-forward cache
+//   keeps the text typed before leaving: it is put back to the page's own);
 // * the playground's column and path list inserts its entry at the cursor of the predicate box;
 // * a chart's bars are one tab stop (roving tabindex): arrow keys, Home and End move between
 //   bars, Enter follows a bar's link.
@@ -19,6 +23,30 @@ function wireInserts() {
   for (const button of document.querySelectorAll("button.insert[data-insert]")) {
     button.addEventListener("click", () => insertAtCursor(box, button.dataset.insert));
   }
+}
+
+function runUrl(form) {
+  const params = new URLSearchParams();
+  for (const name of ["sql", "snapshot", "tz"]) {
+    const field = form.elements.namedItem(name);
+    if (field && field.value !== "") params.set(name, field.value);
+  }
+  return new URL(form.action).pathname + "?" + params.toString();
+}
+
+function wireRun() {
+  const form = document.getElementById("playground-form");
+  if (!form) return;
+  const max = Number(form.dataset.maxUrl || 0);
+  form.addEventListener("submit", (event) => {
+    const url = runUrl(form);
+    if (url.length > max) return; // too long for a URL: posted
+    event.preventDefault();
+    window.location.assign(url);
+  });
+  window.addEventListener("pageshow", () => {
+    for (const field of form.querySelectorAll("textarea, input[type=text]")) field.value = field.defaultValue;
+  });
 }
 
 const MOVES = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
@@ -45,6 +73,7 @@ function wireChart(group) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  wireRun();
   wireInserts();
   for (const group of document.querySelectorAll("svg.chart g.bars")) wireChart(group);
 });

@@ -1,0 +1,94 @@
+"""The dashboard's second round (issue 36) in real headless Chromium at 390 and 1440 px, against
+the real ``shredcat serve`` of :mod:`tests.dashboard.test_browser` (its fixtures): long predicates
+by POST, Back, compressed reasons, plan warnings, errors on a phone. Screenshots under
+``test-artifacts/screenshots/`` (gitignored); every page is checked to fit its viewport."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from service.client import ShredcatClient
+from tests.dashboard import test_browser as tb
+from tests.dashboard.test_browser import ADMIN, MANY, check_layout, metric
+
+# The fixtures of test_browser.py: the server, the browser, signed-in pages at both widths.
+server = tb.server
+browser = tb.browser
+sized = tb.sized
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+
+def _run(page: Any, sql: str) -> None:
+    page.get_by_label("Predicate (Spark SQL)").fill(sql)
+    page.get_by_role("button", name="Run", exact=True).click()
+
+
+def _long_in_list() -> str:
+    """An IN list of 10,000 ids (the default limit), over 90 KB, above every id of lake.many."""
+    ids = range(1_000_000, 1_010_000)
+    return f"variant_get(v, '$.id', 'bigint') IN ({', '.join(map(str, ids))})"
+
+
+def test_a_90kb_in_list_round_trips_by_post(sized: tuple[str, Any], server: dict[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    view, page = sized
+    sql = _long_in_list()
+    assert len(sql) > 90_000
+    page.goto(f"{MANY}/prune")
+    _run(page, sql)
+    expect(page.locator("#result-h")).to_be_visible()
+    # Posted: no predicate in the URL, the result and the predicate on the page.
+    assert "sql=" not in page.url
+    with ShredcatClient(server["base"], token=ADMIN) as c:
+        api = c.plan("lake", "many", sql=sql)
+    assert metric(page, "files-kept") == api.files_kept == 0
+    assert metric(page, "files-pruned") == api.files_pruned == 120
+    assert page.get_by_label("Predicate (Spark SQL)").input_value() == sql
+    assert page.locator("#result-sql").inner_text().startswith(sql[:400])
+    assert page.locator("#no-url").is_visible()
+    check_layout(page, view, "playground-90kb")
+    # The filter and the pages post the predicate again.
+    page.locator("#show").get_by_role("button", name="Skipped (120)").click()
+    expect(page.locator("#plan-range")).to_contain_text("1–100 of 120 skipped files")
+    page.get_by_role("button", name="Next ›").click()
+    expect(page.locator("#plan-range")).to_contain_text("101–120 of 120 skipped files")
+    assert page.locator("#plan-files tr.pruned").count() == 20
+    page.locator("#show").get_by_role("button", name="Kept (0)").click()
+    expect(page.locator("p.empty")).to_contain_text("No file can hold a matching row")
+    assert page.get_by_label("Predicate (Spark SQL)").input_value() == sql
+
+
+def test_short_predicates_keep_their_url_and_back_restores_predicate_and_result(sized: tuple[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    view, page = sized
+    a = "variant_get(v, '$.id', 'bigint') < 250"
+    b = "variant_get(v, '$.id', 'bigint') >= 5000"
+    page.goto(f"{MANY}/prune")
+    for sql in (a, b):
+        _run(page, sql)
+        page.wait_for_url(lambda u, sql=sql: parse_qs(urlsplit(u).query).get("sql") == [sql])
+        expect(page.locator("#result-sql")).to_have_text(sql)
+    assert metric(page, "files-kept") == 70
+    page.go_back()
+    page.wait_for_url(lambda u: parse_qs(urlsplit(u).query).get("sql") == [a])
+    expect(page.locator("#result-sql")).to_have_text(a)
+    assert page.get_by_label("Predicate (Spark SQL)").input_value() == a
+    assert metric(page, "files-kept") == 3
+    check_layout(page, view, "playground-back")
+    page.go_forward()
+    page.wait_for_url(lambda u: parse_qs(urlsplit(u).query).get("sql") == [b])
+    assert page.get_by_label("Predicate (Spark SQL)").input_value() == b
+    assert metric(page, "files-kept") == 70
+    # Typed but not run, then Back and Forward: the box shows the predicate of the result shown.
+    page.get_by_label("Predicate (Spark SQL)").fill("something else")
+    page.go_back()
+    page.wait_for_url(lambda u: parse_qs(urlsplit(u).query).get("sql") == [a])
+    assert page.get_by_label("Predicate (Spark SQL)").input_value() == a
+    assert re.search(r"Result at snapshot \d+", page.locator("#result-h").inner_text())
