@@ -13,7 +13,7 @@ import pytest
 
 from service.client import ShredcatClient
 from tests.dashboard import test_browser as tb
-from tests.dashboard.test_browser import ADMIN, MANY, check_layout, metric
+from tests.dashboard.test_browser import ADMIN, MANY, TABLE, check_layout, metric
 
 # The fixtures of test_browser.py: the server, the browser, signed-in pages at both widths.
 server = tb.server
@@ -112,3 +112,28 @@ def test_a_5kb_or_predicate_names_each_files_bound_once(sized: tuple[str, Any]) 
     height = page.evaluate("() => document.documentElement.scrollHeight")
     assert height < 12_000, height
     check_layout(page, view, "playground-5kb-or")
+
+
+def test_a_keep_all_is_warned_about_at_the_top(sized: tuple[str, Any], server: dict[str, Any]) -> None:
+    view, page = sized
+    for name, sql in (
+        ("like", "v:name::string LIKE 'n%'"),
+        ("function", "length(v:name::string) > 3"),
+        ("literal", "v:id::bigint = 'abc'"),
+        ("date", "v:day::date = '2024-13-45'"),
+    ):
+        page.goto(f"{TABLE}/prune")
+        _run(page, sql)
+        page.wait_for_url(lambda u, sql=sql: parse_qs(urlsplit(u).query).get("sql") == [sql])
+        items = page.locator("#warnings li")
+        with ShredcatClient(server["base"], token=ADMIN) as c:
+            api = c.plan("lake", "events", sql=sql)
+        assert [i.get_attribute("data-warning") for i in items.all()] == [w.type for w in api.warnings]
+        assert [w.type for w in api.warnings] == ["term_not_used", "predicate_prunes_nothing"]
+        assert items.first.inner_text() == "Warning: " + api.warnings[0].message
+        assert metric(page, "files-kept") == 5
+        # On screen at the top of the result, above the numbers, without scrolling sideways.
+        box = page.locator("#warnings").bounding_box()
+        assert box and box["y"] < page.locator("#metrics").bounding_box()["y"]
+        assert box["x"] + box["width"] <= page.viewport_size["width"]
+        check_layout(page, view, f"playground-warning-{name}")

@@ -65,3 +65,22 @@ def test_view_and_shortened() -> None:
     assert _view({"view": "kept:-1"}) == ("kept", 1)
     assert shortened("abc", 5) == "abc"
     assert shortened("a" * 6, 5) == "aaaaa… (6 characters)"
+
+
+def test_terms_pruning_cannot_use_are_warned_about_as_rest_does(admin: TestClient) -> None:
+    for sql in (
+        "length(variant_get(v, '$.name', 'string')) > 3",
+        "v:name::string LIKE 'n%'",
+        "v:id::bigint = 'abc'",
+        "variant_get(v, '$.day', 'date') = '2024-13-45'",
+    ):
+        page = admin.post(f"{T}/prune", data={"sql": sql})
+        assert page.status_code == 200
+        shown = re.findall(r'<li class="note" data-warning="([a-z_]+)"><strong>Warning:</strong> (.*?)</li>', page.text, re.S)
+        api = admin.post(
+            "/v1/namespaces/lake/tables/events/plan", json={"sql": sql}, headers={"Accept": "application/json"}
+        ).json()
+        assert [(t, m.strip()) for t, m in shown] == [(w["type"], str(escape(w["message"]))) for w in api["warnings"]]
+        assert [t for t, _ in shown] == ["term_not_used", "predicate_prunes_nothing"]
+        # Above the numbers: a keep-all is not silent.
+        assert page.text.index('id="warnings"') < page.text.index('id="metrics"')
