@@ -195,7 +195,7 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     assert json.loads(r.stdout)["warnings"] == [] and "warning" not in r.stderr
     r = _run(["prune", "--table", "demo.events", "variant_get(w,'$.user.id','bigint') = 1234", *db], tmp_path)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w'; its Variant columns: v"]
+    assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w' (at column 13); its Variant columns: v"]
 
 
 def test_prune_reads_literals_in_the_time_zone_given(tmp_path: Path) -> None:

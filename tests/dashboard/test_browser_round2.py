@@ -137,3 +137,43 @@ def test_a_keep_all_is_warned_about_at_the_top(sized: tuple[str, Any], server: d
         assert box and box["y"] < page.locator("#metrics").bounding_box()["y"]
         assert box["x"] + box["width"] <= page.viewport_size["width"]
         check_layout(page, view, f"playground-warning-{name}")
+
+
+#: The caret's box on screen: the caret character's left edge, and the viewport's width.
+CARET_JS = """() => {
+  const pre = document.getElementById('predicate-caret'), text = pre.firstChild;
+  const range = document.createRange();
+  range.setStart(text, text.data.length - 1);
+  range.setEnd(text, text.data.length);
+  const r = range.getBoundingClientRect(), box = pre.parentElement.getBoundingClientRect();
+  return {left: r.left, right: r.right, boxLeft: box.left, boxRight: box.right, vw: document.documentElement.clientWidth};
+}"""
+
+
+def _caret_on_screen(page: Any) -> None:
+    at = page.evaluate(CARET_JS)
+    assert at["boxLeft"] <= at["left"] and at["right"] <= min(at["boxRight"], at["vw"]), at
+
+
+def test_errors_point_at_their_place_on_any_screen(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{TABLE}/prune")
+    # A syntax error at the end of a long line: the caret is scrolled into view.
+    bad = "variant_get(v, '$.id', 'bigint') = 1 AND variant_get(v, '$.score', 'double') > 2 AND variant_get(v, '$.name', 'string') ="
+    _run(page, bad)
+    assert page.get_by_role("alert").inner_text() == f"expected a value after '=' at column {len(bad) + 1}"
+    _caret_on_screen(page)
+    check_layout(page, view, "playground-caret-long-line")
+    # An unknown column: where it is written, with a caret.
+    sql = "variant_get(v, '$.id', 'bigint') = 1 AND variant_get(vv, '$.id', 'bigint') = 2"
+    _run(page, sql)
+    at = sql.index("vv,")
+    assert page.get_by_role("alert").inner_text().startswith(f"lake.events has no Variant column 'vv' (at column {at + 1});")
+    assert page.locator("#predicate-caret").inner_text() == sql + "\n" + " " * at + "^"
+    _caret_on_screen(page)
+    # Curly quotes from a phone keyboard.
+    sql = "v:name::string = \u2019n000001\u2019"
+    _run(page, sql)
+    assert "use straight quotes ('n000001')" in page.get_by_role("alert").inner_text()
+    _caret_on_screen(page)
+    check_layout(page, view, "playground-curly-quotes")

@@ -328,7 +328,7 @@ def test_playground_shows_an_unknown_column_inline(admin: TestClient) -> None:
     r = admin.post(f"{T}/prune", data={"sql": "variant_get(w, '$.id', 'bigint') = 1"})
     assert r.status_code == 422
     err = re.search(r'<p class="error" id="predicate-error" role="alert">(.*?)</p>', r.text, re.S)
-    assert err and unescape(err.group(1)) == "lake.events has no Variant column 'w'; its Variant columns: v"
+    assert err and unescape(err.group(1)) == "lake.events has no Variant column 'w' (at column 13); its Variant columns: v"
     assert 'aria-invalid="true" aria-describedby="predicate-error sql-help"' in r.text
     assert 'id="result"' not in r.text
 

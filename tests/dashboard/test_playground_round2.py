@@ -5,6 +5,7 @@ the small pure helpers. Browser behaviour (script, Back, layout) is in test_brow
 from __future__ import annotations
 
 import re
+from html import unescape
 
 from fastapi.testclient import TestClient
 from markupsafe import escape
@@ -84,3 +85,27 @@ def test_terms_pruning_cannot_use_are_warned_about_as_rest_does(admin: TestClien
         assert [t for t, _ in shown] == ["term_not_used", "predicate_prunes_nothing"]
         # Above the numbers: a keep-all is not silent.
         assert page.text.index('id="warnings"') < page.text.index('id="metrics"')
+
+
+def _error_and_caret(text: str) -> tuple[str, str | None]:
+    err = re.search(r'<p class="error" id="predicate-error" role="alert">(.*?)</p>', text, re.S)
+    caret = re.search(r'<pre class="caret" id="predicate-caret" aria-hidden="true">(.*?)</pre>', text, re.S)
+    assert err
+    return unescape(err.group(1)), unescape(caret.group(1)) if caret else None
+
+
+def test_unknown_columns_and_curly_quotes_get_a_caret(admin: TestClient) -> None:
+    sql = "variant_get(v, '$.id', 'bigint') = 1 AND variant_get(w, '$.id', 'bigint') = 2"
+    r = admin.post(f"{T}/prune", data={"sql": sql})
+    assert r.status_code == 422
+    message, caret = _error_and_caret(r.text)
+    at = sql.index("w,")
+    assert message == f"lake.events has no Variant column 'w' (at column {at + 1}); its Variant columns: v"
+    assert caret == sql + "\n" + " " * at + "^"
+    sql = "variant_get(v, '$.name', 'string') = \u2019n000001\u2019"
+    r = admin.post(f"{T}/prune", data={"sql": sql})
+    assert r.status_code == 422
+    message, caret = _error_and_caret(r.text)
+    at = sql.index("\u2019")
+    assert message == f"curly quotes in \u2019n000001\u2019: use straight quotes ('n000001') at column {at + 1}"
+    assert caret == sql + "\n" + " " * at + "^"

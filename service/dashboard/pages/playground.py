@@ -27,7 +27,13 @@ from starlette.responses import Response
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page, authenticate, csrf_checked
 from service.dashboard.web import app_context, catalog_of, form_limit_for, read_form, render, urls
-from service.errors import BadInputError, InvalidPredicateError, NotFoundError, ShredcatError
+from service.errors import (
+    BadInputError,
+    InvalidPredicateError,
+    NotFoundError,
+    ShredcatError,
+    UnknownColumnError,
+)
 from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
@@ -256,8 +262,10 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         values["error"] = e.message
         field = e.details.get("field")
         values["error_field"] = {"snapshot": "snapshot", "session-time-zone": "tz"}.get(field, "sql")  # type: ignore[arg-type]
-        if isinstance(e, InvalidPredicateError):
-            values["caret"] = _caret(sql, e.position)
+        if isinstance(e, InvalidPredicateError | UnknownColumnError):
+            # A syntax error, a curly quote or an unknown column: a caret under where it is written.
+            position = e.details.get("position")
+            values["caret"] = _caret(sql, position if isinstance(position, int) else None)
         return render(request, "prune.html", status=e.http_status, **values)
     base = fmt.common_dir([f.path for f in files.files])
     values["result"] = result

@@ -4,6 +4,7 @@
 //   (data-max-url) is run by GET instead, so its result has a URL;
 // * Back shows the predicate of the result shown (a page restored from the back-forward cache
 //   keeps the text typed before leaving: it is put back to the page's own);
+// * the caret under a predicate error is scrolled into view (a phone shows ~40 characters);
 // * the playground's column and path list inserts its entry at the cursor of the predicate box;
 // * a chart's bars are one tab stop (roving tabindex): arrow keys, Home and End move between
 //   bars, Enter follows a bar's link.
@@ -49,6 +50,20 @@ function wireRun() {
   });
 }
 
+// The caret under an error sits in a box that scrolls sideways: on a phone a long line puts it
+// off-screen, so the box is scrolled to it.
+function showCaret() {
+  const box = document.querySelector(".caret-box");
+  const pre = box && box.querySelector("pre.caret");
+  const text = pre && pre.firstChild;
+  if (!text || text.nodeType !== Node.TEXT_NODE || !text.data.length) return;
+  const range = document.createRange();
+  range.setStart(text, text.data.length - 1);
+  range.setEnd(text, text.data.length);
+  const x = range.getBoundingClientRect().left - box.getBoundingClientRect().left + box.scrollLeft;
+  if (x > box.clientWidth - 24) box.scrollLeft = x - box.clientWidth / 2;
+}
+
 const MOVES = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
 
 function wireChart(group) {
@@ -74,6 +89,7 @@ function wireChart(group) {
 
 document.addEventListener("DOMContentLoaded", () => {
   wireRun();
+  showCaret();
   wireInserts();
   for (const group of document.querySelectorAll("svg.chart g.bars")) wireChart(group);
 });
