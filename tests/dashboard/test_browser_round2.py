@@ -177,3 +177,70 @@ def test_errors_point_at_their_place_on_any_screen(sized: tuple[str, Any]) -> No
     assert "use straight quotes ('n000001')" in page.get_by_role("alert").inner_text()
     _caret_on_screen(page)
     check_layout(page, view, "playground-curly-quotes")
+
+
+#: Per file link: whether its part number and name end are fully shown inside the link and the
+#: viewport, and the part number's text.
+PARTS_JS = """sel => [...document.querySelectorAll(sel)].map(a => {
+  const box = a.getBoundingClientRect(), vw = document.documentElement.clientWidth;
+  const inside = el => { if (!el) return true; const r = el.getBoundingClientRect();
+    return r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.right <= vw + 0.5 && r.width > 0; };
+  const f = a.querySelector('.f'), t = a.querySelector('.t'), d = a.querySelector('.d');
+  return {front: f.textContent, shown: inside(f) && inside(t), dirWidth: d ? d.getBoundingClientRect().width : 0};
+})"""
+
+
+def test_file_names_keep_their_part_number_on_a_phone(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    pages = {
+        "files": (MANY, "#files-table th.path a"),
+        "playground": (f"{MANY}/prune?sql=" + "variant_get(v, '$.id', 'bigint') >= 5000".replace(" ", "+"), "#plan-files th.path a"),
+        "coverage": (f"{MANY}/coverage?column=v&path=%22id%22&type=int64", "#coverage-files th.path a"),
+    }
+    for name, (url, sel) in pages.items():
+        page.goto(url)
+        links = page.evaluate(PARTS_JS, sel)
+        assert len(links) >= 50, name
+        assert all(x["shown"] for x in links), (name, [x for x in links if not x["shown"]][:3])
+        fronts = [x["front"] for x in links]
+        assert len(set(fronts)) == len(fronts) and all(re.fullmatch(r"part-\d{5}", f) for f in fronts), fronts[:3]
+        # The directory is cut before the part number is, but stays in part (its end).
+        assert all(x["dirWidth"] > 10 for x in links), name
+        check_layout(page, view, f"paths-{name}")
+        # The rows themselves, as they show on screen.
+        page.evaluate("sel => document.querySelector(sel).scrollIntoView()", sel)
+        page.screenshot(path=str(tb.SCREENSHOTS / f"{view}-paths-{name}-rows.png"))
+
+
+def test_key_columns_stay_on_screen_on_a_phone(sized: tuple[str, Any]) -> None:
+    """Overview (files, conflicts, the Prune link), the table's coverage (Status, file lists) and
+    the playground (decision, reason): every cell inside the viewport, the reason readable."""
+    view, page = sized
+    vw = page.viewport_size["width"]
+    cells_js = """sel => [...document.querySelectorAll(sel + ' tbody tr > *')].map(c => {
+      const r = c.getBoundingClientRect(); return {left: r.left, right: r.right, width: r.width, text: c.innerText.slice(0, 30)}; })"""
+    pages = {
+        "overview": ("/admin", "#tables"),
+        "coverage": (TABLE, "#coverage"),
+        "playground": (f"{MANY}/prune?sql=" + "variant_get(v, '$.id', 'bigint') >= 5000".replace(" ", "+"), "#plan-files"),
+    }
+    for name, (url, sel) in pages.items():
+        page.goto(url)
+        cells = page.evaluate(cells_js, sel)
+        assert cells, name
+        off = [c for c in cells if c["right"] > vw + 0.5 or c["left"] < -0.5]
+        assert not off, (name, off[:3])
+        # Each cell's content inside its cell (a long path does not run under the next cell).
+        spill = page.evaluate("""sel => [...document.querySelectorAll(sel + ' tbody tr > * > a')].filter(a => {
+          const c = a.parentElement.getBoundingClientRect(), r = a.getBoundingClientRect();
+          return r.right > c.right + 0.5; }).map(a => a.innerText)""", sel)
+        assert not spill, (name, spill[:3])
+        check_layout(page, view, f"cards-{name}")
+        page.evaluate("sel => document.querySelector(sel).scrollIntoView()", sel)
+        page.screenshot(path=str(tb.SCREENSHOTS / f"{view}-cards-{name}-rows.png"))
+    reasons = page.locator("#plan-files td.reason").evaluate_all("cs => cs.map(c => c.getBoundingClientRect().width)")
+    assert min(reasons) > 150, reasons[:3]
+    page.goto("/admin")
+    prune = page.locator("#tables tbody tr", has_text="lake.events").get_by_role("link", name="Prune…")
+    box = prune.bounding_box()
+    assert box and box["x"] + box["width"] <= vw

@@ -90,7 +90,7 @@ def test_table_page_shows_global_stats_coverage_files_and_history(admin: TestCli
     assert [p.rsplit("/", 1)[1] for p in re.findall(r'class="path"><a [^>]*title="([^"]+)"', files)] == [
         f"part-{i}.parquet" for i in range(5)
     ]
-    assert re.findall(r'<span class="t">([^<]+)</span>', files) == [f"part-{i}.parquet" for i in range(5)]
+    assert re.findall(r'<span class="f">([^<]+)</span>', files) == [f"part-{i}.parquet" for i in range(5)]
     history = re.search(r'<table class="data" id="snapshots">.*?</table>', html, re.S).group(0)
     assert history.count("<tr>") == 1 + 3  # header + creation + two commits
     # Every link on the page leads somewhere that renders.

@@ -270,7 +270,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     base = fmt.common_dir([f.path for f in files.files])
     values["result"] = result
     values["warnings"] = _with_fixes(sql, result.warnings)
-    values["files"] = [{"f": f, "head": h, "tail": tl} for f in files.files for h, tl in [fmt.split_path(f.path, base)]]
+    values["files"] = [{"f": f, "p": fmt.path_parts(f.path, base)} for f in files.files]
     values["files_base"] = base
     values["page"] = page
     values["last_page"] = last
