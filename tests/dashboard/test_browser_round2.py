@@ -244,3 +244,36 @@ def test_key_columns_stay_on_screen_on_a_phone(sized: tuple[str, Any]) -> None:
     prune = page.locator("#tables tbody tr", has_text="lake.events").get_by_role("link", name="Prune…")
     box = prune.bounding_box()
     assert box and box["x"] + box["width"] <= vw
+
+
+#: The chart's scroll box scrolled to its far end: the pinned axis's and the chart's tick labels
+#: (text, screen box), and the viewport width.
+AXIS_JS = """() => {
+  const box = document.querySelector('.chart-scroll');
+  box.scrollLeft = box.scrollWidth;
+  const ticks = sel => [...document.querySelectorAll(sel)].map(t => {
+    const r = t.getBoundingClientRect(); return {text: t.textContent, left: r.left, right: r.right, top: r.top}; });
+  return {pinned: ticks('svg.chart-axis text.tick'), chart: ticks('svg.chart text.tick'),
+          scrolled: box.scrollLeft, vw: document.documentElement.clientWidth};
+}"""
+
+
+def test_chart_axis_stays_pinned_while_the_bars_scroll(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{MANY}/path?column=v&path=$.id")
+    at = page.evaluate(AXIS_JS)
+    if view == "desktop":
+        # The chart fits: nothing scrolls and the pinned copy is not drawn.
+        assert at["scrolled"] == 0 and all(t["right"] - t["left"] == 0 for t in at["pinned"])
+        return
+    assert at["scrolled"] > 400  # the bars scroll on a phone...
+    assert [t["text"] for t in at["pinned"]] == [t["text"] for t in at["chart"]]
+    # ...the chart's own labels scrolled off the left edge, the pinned ones still on screen,
+    # level with them, drawn at the same 11 px.
+    assert all(t["right"] < 0 for t in at["chart"])
+    assert all(t["left"] >= 0 and t["right"] <= at["vw"] for t in at["pinned"])
+    assert [round(t["top"]) for t in at["pinned"]] == [round(t["top"]) for t in at["chart"]]
+    size = page.evaluate("() => getComputedStyle(document.querySelector('svg.chart-axis text.tick')).fontSize")
+    assert size == "11px"
+    page.screenshot(path=str(tb.SCREENSHOTS / f"{view}-chart-scrolled-axis-pinned.png"))
+    check_layout(page, view, "chart-axis-pinned")
