@@ -19,19 +19,20 @@ that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 
 ``GET  /admin/tables/{ns}/{table}/file``               one file's metadata and per-path stats
 ``GET|POST /admin/tables/{ns}/{table}/prune``          prune playground (SQL predicate)
 ``GET|POST /admin/login``, ``POST /admin/logout``      browser sessions (see :mod:`.session`)
-``GET  /admin/static/{name}``                          the stylesheet and the script (no auth)
+``GET  /admin/static/{name}``                          the stylesheet, the script and the icon (no auth)
+``GET  /admin/...`` (any other)                       the HTML 404 page
 =====================================================  =============================================
 """
 
 from fastapi import APIRouter
 
 from service.dashboard import auth
-from service.dashboard.pages import coverage, file, overview, path, playground, table
+from service.dashboard.pages import coverage, file, missing, overview, path, playground, table
 from service.dashboard.web import static_route
 
 router = APIRouter(include_in_schema=False)
 router.add_api_route("/admin/static/{name}", static_route, methods=["GET"])
-for _module in (auth, overview, table, path, coverage, file, playground):
+for _module in (auth, overview, table, path, coverage, file, playground, missing):  # missing: last
     router.include_router(_module.router, prefix="/admin")
 
 __all__ = ["router"]

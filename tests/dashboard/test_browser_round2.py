@@ -277,3 +277,19 @@ def test_chart_axis_stays_pinned_while_the_bars_scroll(sized: tuple[str, Any]) -
     assert size == "11px"
     page.screenshot(path=str(tb.SCREENSHOTS / f"{view}-chart-scrolled-axis-pinned.png"))
     check_layout(page, view, "chart-axis-pinned")
+
+
+def test_unknown_urls_and_the_favicon_in_a_browser(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    statuses: dict[str, int] = {}
+    page.on("response", lambda r: statuses.__setitem__(r.url, r.status))
+    page.goto("/admin")
+    page.wait_for_load_state("networkidle")
+    icons = {u: s for u, s in statuses.items() if "favicon" in u}
+    assert icons and all(s == 200 for s in icons.values()), statuses
+    assert not [u for u, s in statuses.items() if s >= 400], statuses
+    for url in ("/admin/nowhere", f"{TABLE}?snapshot=x"):
+        r = page.goto(url)
+        assert r.status in (404, 422) and r.headers["content-type"].startswith("text/html")
+        assert page.get_by_role("link", name="Back to the overview").is_visible()
+        check_layout(page, view, "error-" + ("404" if r.status == 404 else "bad-snapshot"))
