@@ -293,3 +293,23 @@ def test_unknown_urls_and_the_favicon_in_a_browser(sized: tuple[str, Any]) -> No
         assert r.status in (404, 422) and r.headers["content-type"].startswith("text/html")
         assert page.get_by_role("link", name="Back to the overview").is_visible()
         check_layout(page, view, "error-" + ("404" if r.status == 404 else "bad-snapshot"))
+
+
+def test_a_focused_bar_shows_its_values_and_strings_say_their_axis_is_by_rank(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    page.goto(f"{MANY}/path?column=v&path=$.id")
+    assert page.locator("#string-axis").count() == 0  # numbers: to scale, no note
+    page.locator("#chart-order").focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # the first bar
+    page.keyboard.press("ArrowRight")
+    title = page.evaluate("() => document.activeElement.querySelector('title').textContent")
+    said = page.locator("#chart-focus")
+    assert said.inner_text() == title and "100" in title and "199" in title, title
+    box = said.bounding_box()
+    assert box and box["x"] + box["width"] <= page.viewport_size["width"]
+    check_layout(page, view, "chart-focused-values")
+    page.goto(f"{TABLE}/path?column=v&path=$.name")
+    note = page.locator("#string-axis")
+    assert note.is_visible() and "not to scale" in note.inner_text()
+    check_layout(page, view, "chart-string-axis")

@@ -7,7 +7,7 @@
 // * the caret under a predicate error is scrolled into view (a phone shows ~40 characters);
 // * the playground's column and path list inserts its entry at the cursor of the predicate box;
 // * a chart's bars are one tab stop (roving tabindex): arrow keys, Home and End move between
-//   bars, Enter follows a bar's link.
+//   bars, Enter follows a bar's link; the focused bar's file and values are written under the chart.
 "use strict";
 
 function insertAtCursor(box, text) {
@@ -64,6 +64,19 @@ function showCaret() {
   if (x > box.clientWidth - 24) box.scrollLeft = x - box.clientWidth / 2;
 }
 
+// The focused bar's file and values, in words under the chart (a tooltip shows only on hover).
+// Listened for on the document: Chromium makes an SVG element with a focus listener focusable,
+// which would add a tab stop to the chart.
+function wireFocusValues() {
+  const said = document.getElementById("chart-focus");
+  if (!said) return;
+  document.addEventListener("focusin", (event) => {
+    const bar = event.target.closest && event.target.closest("svg.chart [data-bar]");
+    const title = bar && bar.querySelector("title");
+    if (title) said.textContent = title.textContent;
+  });
+}
+
 const MOVES = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
 
 function wireChart(group) {
@@ -91,5 +104,6 @@ document.addEventListener("DOMContentLoaded", () => {
   wireRun();
   showCaret();
   wireInserts();
+  wireFocusValues();
   for (const group of document.querySelectorAll("svg.chart g.bars")) wireChart(group);
 });
