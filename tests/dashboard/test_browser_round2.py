@@ -313,3 +313,26 @@ def test_a_focused_bar_shows_its_values_and_strings_say_their_axis_is_by_rank(si
     note = page.locator("#string-axis")
     assert note.is_visible() and "not to scale" in note.inner_text()
     check_layout(page, view, "chart-string-axis")
+
+
+def test_ctrl_enter_runs_and_recent_predicates_come_back(sized: tuple[str, Any]) -> None:
+    view, page = sized
+    a = "variant_get(v, '$.id', 'bigint') < 250"
+    b = "variant_get(v, '$.id', 'bigint') >= 5000"
+    page.goto(f"{MANY}/prune")
+    assert page.locator("#recent-predicates").is_hidden()  # a fresh browser has none
+    box = page.get_by_label("Predicate (Spark SQL)")
+    for sql in (a, b):
+        box.fill(sql)
+        box.press("Control+Enter")
+        page.wait_for_url(lambda u, sql=sql: parse_qs(urlsplit(u).query).get("sql") == [sql])
+    assert metric(page, "files-kept") == 70
+    page.goto(f"{MANY}/prune")
+    recent = page.locator("#recent-predicates button")
+    assert recent.all_inner_texts() == [b, a]
+    recent.nth(1).click()
+    assert box.input_value() == a
+    check_layout(page, view, "playground-recent")
+    box.press("Control+Enter")
+    page.wait_for_url(lambda u: parse_qs(urlsplit(u).query).get("sql") == [a])
+    assert metric(page, "files-kept") == 3

@@ -1,5 +1,6 @@
 // shredcat admin dashboard: the only script, served from our origin (CSP script-src 'self', no
 // inline script). Every page works without it; it adds these conveniences:
+// * the playground: Ctrl/Cmd+Enter runs, the last predicates run (this browser's) are listed;
 // * the playground's form posts (any length); a predicate whose result URL is short enough
 //   (data-max-url) is run by GET instead, so its result has a URL;
 // * Back shows the predicate of the result shown (a page restored from the back-forward cache
@@ -35,11 +36,69 @@ function runUrl(form) {
   return new URL(form.action).pathname + "?" + params.toString();
 }
 
+// The last predicates run, newest first, kept in this browser only (localStorage).
+const RECENT_KEY = "shredcat.recentPredicates";
+const RECENT_MAX = 10;
+const RECENT_CHARS = 4000; // longer predicates are not kept (storage is small)
+
+function recentPredicates() {
+  try {
+    const list = JSON.parse(window.localStorage.getItem(RECENT_KEY) || "[]");
+    return Array.isArray(list) ? list.filter((x) => typeof x === "string") : [];
+  } catch (e) {
+    return [];
+  }
+}
+
+function rememberPredicate(sql) {
+  if (!sql.trim() || sql.length > RECENT_CHARS) return;
+  const list = [sql, ...recentPredicates().filter((x) => x !== sql)].slice(0, RECENT_MAX);
+  try {
+    window.localStorage.setItem(RECENT_KEY, JSON.stringify(list));
+  } catch (e) {
+    // storage full or disabled: the list is a convenience
+  }
+}
+
+function showRecent(form, box) {
+  const list = recentPredicates();
+  const holder = document.getElementById("recent-predicates");
+  if (!holder || !list.length) return;
+  const ul = holder.querySelector("ul");
+  for (const sql of list) {
+    const li = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "insert";
+    button.title = sql;
+    const code = document.createElement("code");
+    code.textContent = sql.length > 120 ? sql.slice(0, 120) + "…" : sql;
+    button.appendChild(code);
+    button.addEventListener("click", () => {
+      box.value = sql;
+      box.focus();
+    });
+    li.appendChild(button);
+    ul.appendChild(li);
+  }
+  holder.hidden = false;
+}
+
 function wireRun() {
   const form = document.getElementById("playground-form");
   if (!form) return;
+  const box = form.elements.namedItem("sql");
   const max = Number(form.dataset.maxUrl || 0);
+  // Ctrl+Enter (Cmd+Enter on a Mac) runs the predicate from the box.
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  showRecent(form, box);
   form.addEventListener("submit", (event) => {
+    rememberPredicate(box.value);
     const url = runUrl(form);
     if (url.length > max) return; // too long for a URL: posted
     event.preventDefault();
