@@ -336,3 +336,41 @@ def test_ctrl_enter_runs_and_recent_predicates_come_back(sized: tuple[str, Any])
     box.press("Control+Enter")
     page.wait_for_url(lambda u: parse_qs(urlsplit(u).query).get("sql") == [a])
     assert metric(page, "files-kept") == 3
+
+
+#: WCAG contrast of each element's text (an SVG text's fill) against the first opaque background
+#: behind it.
+CONTRAST_JS = """sels => {
+  const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const bg = el => { for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor);
+    if (c.length === 3 || (c.length === 4 && c[3] > 0.9)) return c.slice(0, 3); } return [255, 255, 255]; };
+  const out = {};
+  for (const sel of sels) { const el = document.querySelector(sel); if (!el) { out[sel] = null; continue; }
+    const st = getComputedStyle(el), a = lum(rgb(el instanceof SVGElement ? st.fill : st.color)), b = lum(bg(el));
+    out[sel] = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("view", ["desktop", "phone"])
+def test_dark_mode_follows_the_browser_with_readable_contrast(browser: Any, server: dict[str, Any], view: str) -> None:
+    ctx = browser.new_context(base_url=server["base"], viewport=tb.VIEWPORTS[view], color_scheme="dark")
+    try:
+        page = tb.login(ctx.new_page(), ADMIN)
+        page.goto(f"{TABLE}/prune?sql=" + "v:name::string LIKE 'n%'".replace(" ", "+"))
+        background = page.evaluate("() => getComputedStyle(document.documentElement).backgroundColor")
+        assert background == "rgb(20, 24, 31)", background
+        sels = ["main h1", "main p.muted", "#sql", "button[type=submit]", "#warnings li", "#plan-files thead th",
+                "#plan-files tbody td.reason", "#plan-files th.path a", "#result-sql"]
+        ratios = page.evaluate(CONTRAST_JS, sels)
+        low = {k: v for k, v in ratios.items() if v is None or v < 4.5}
+        assert not low, ratios
+        check_layout(page, view, "dark-playground")
+        page.goto(f"{MANY}/path?column=v&path=$.id")
+        ratios = page.evaluate(CONTRAST_JS, ["svg.chart text.tick", "svg.chart text.axis", "figcaption"])
+        assert all(v is not None and v >= 4.5 for v in ratios.values()), ratios
+        check_layout(page, view, "dark-chart")
+    finally:
+        ctx.close()
