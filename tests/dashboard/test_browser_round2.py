@@ -333,6 +333,15 @@ def test_ctrl_enter_runs_and_recent_predicates_come_back(sized: tuple[str, Any])
     recent.nth(1).click()
     assert box.input_value() == a
     check_layout(page, view, "playground-recent")
+    # A long one is cut to the screen's width (the whole text in its title).
+    long_sql = " OR ".join(f"variant_get(v, '$.id', 'bigint') = {k}" for k in range(20))
+    box.fill(long_sql)
+    box.press("Control+Enter")
+    page.wait_for_url(lambda u: parse_qs(urlsplit(u).query).get("sql") == [long_sql])
+    assert page.locator("#recent-predicates button").first.get_attribute("title") == long_sql
+    check_layout(page, view, "playground-recent-long")
+    page.locator("#recent-predicates button").nth(2).click()
+    assert box.input_value() == a
     box.press("Control+Enter")
     page.wait_for_url(lambda u: parse_qs(urlsplit(u).query).get("sql") == [a])
     assert metric(page, "files-kept") == 3
