@@ -4,7 +4,8 @@ API app by :func:`service.api.create_app`.
 Pages read through the catalog library (:class:`service.catalog.Catalog`: its reads and its
 planner); no SQL or database access here or in the templates. Forms, links and an SVG drawn
 on the server; one small script of our own (``static/dashboard.js``: click-to-insert in the
-playground, arrow keys across a chart's bars) that no page needs to work. Every page answers HTML; only an unauthenticated request
+playground, short predicates run by GET, Ctrl+Enter, recent predicates, arrow keys across a chart's
+bars) that no page needs to work. Every page answers HTML; only an unauthenticated request
 that is not from a browser (no ``text/html`` in ``Accept``) gets the API's JSON 401.
 
 * :mod:`.web`: templates, static files, URLs, rendering and error pages;
