@@ -52,12 +52,17 @@ T = f"/admin/tables/{NS}/{TABLE}"
 POINT = "variant_get(v, '$.user.id', 'bigint') = 5000500"
 WIDE = "variant_get(v, '$.user.id', 'bigint') >= 0"
 MISTYPED = "variant_get(v, '$.user.id', 'string') = 'x'"
+#: A 90 KB IN list of 10,000 ids (the default limit): posted, as the playground's form sends it.
+LONG_IN = f"variant_get(v, '$.user.id', 'bigint') IN ({', '.join(str(9_000_000 + i) for i in range(10_000))})"
+#: A 5 KB OR of 200 comparisons: every skipped file's reason names its bound once.
+WIDE_OR = " OR ".join(f"variant_get(v, '$.user.id', 'bigint') = {9_000_000 + 7 * k}" for k in range(200))
+UNUSABLE = "variant_get(v, '$.name', 'string') LIKE 'a%'"
 #: Pages whose name ends so are timed with the catalog's path-bounds cache emptied first.
 FIRST = "first view"
 
 
-def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str]]:
-    """(name, URL, a marker the page must contain)."""
+def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str, dict[str, str] | None]]:
+    """(name, URL, a marker the page must contain, the form posted to it or None for a GET)."""
 
     def prune(**q: Any) -> str:
         return f"{T}/prune?{urlencode(q)}"
@@ -67,7 +72,7 @@ def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str]]:
 
     user_id = '"user"."id"'
     coverage = f"{T}/coverage?" + urlencode({"column": "v", "path": user_id, "type": "int64"})
-    return [
+    gets: list[tuple[str, str, str]] = [
         ("overview", "/admin", 'id="tables"'),
         ("table", T, 'id="files-table"'),
         ("table, files page 2", cursor_page, 'id="files-range"'),
@@ -91,7 +96,14 @@ def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str]]:
         ("playground, point, skipped p.100", prune(sql=POINT, show="skipped", page=100), 'id="plan-files"'),
         ("playground, type mismatch", prune(sql=MISTYPED), 'data-warning="type_not_comparable"'),
         ("playground, syntax error", prune(sql="variant_get(v, '$.user.id', 'bigint') ="), 'id="predicate-caret"'),
+        ("playground, LIKE (term not used)", prune(sql=UNUSABLE), 'data-warning="term_not_used"'),
+        ("playground, unknown column error", prune(sql="variant_get(w, '$.user.id', 'bigint') = 1"), 'id="predicate-caret"'),
     ]
+    posts = [
+        ("playground, 90 KB IN list (POST)", f"{T}/prune", 'id="no-url"', {"sql": LONG_IN}),
+        ("playground, 5 KB OR (POST)", f"{T}/prune", 'id="plan-files"', {"sql": WIDE_OR}),
+    ]
+    return [(n, u, m, None) for n, u, m in gets] + posts
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -145,14 +157,16 @@ def run(url: str, n: int, warmup: int, repeat: int, settle: bool = True) -> list
         cursor_page = unescape(nxt.group(1)).split("#")[0] if nxt else T
         m = re.search(r'class="path"><a class="mid" href="[^"]*" title="([^"]+)"', table)
         first = unescape(m.group(1)) if m else ""
-        for name, page_url, marker in pages(first, cursor_page):
+        # The playground's form carries the CSRF token of the session cookie the client now holds.
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', c.get(f"{T}/prune").text)
+        for name, page_url, marker, form in pages(first, cursor_page):
             times, cpus, dbs = [], [], []
             for k in range(warmup + repeat):
                 if name.endswith(FIRST):
                     forget_path_bounds(c)
                 in_db[0] = 0.0
                 c0, t0 = time.process_time(), time.perf_counter()
-                r = c.get(page_url)
+                r = c.get(page_url) if form is None else c.post(page_url, data={**form, "csrf_token": csrf.group(1) if csrf else ""})
                 dt = (time.perf_counter() - t0) * 1000
                 cpu = (time.process_time() - c0) * 1000
                 if r.status_code != (422 if "error" in name else 200) or marker not in r.text:

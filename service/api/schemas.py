@@ -547,6 +547,8 @@ class PlanWarning(ApiModel):
     type: str = Field(
         description="`path_not_shredded` (the path is fully shredded in no live file), `type_not_comparable` "
         "(the path is stored only as types whose bounds do not speak for the requested type), "
+        "`term_not_used` (a sub-expression pruning cannot use: an unknown function, LIKE, a literal that "
+        "does not parse as the column's type), "
         "`predicate_prunes_nothing` (no file was pruned, because of the warnings before it)."
     )
     column: str | None = Field(default=None, description="The Variant column (null for the whole predicate).")

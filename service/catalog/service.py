@@ -1219,7 +1219,8 @@ class Catalog:
             cond = condition if condition is not None else _compiled(tree)  # type: ignore[arg-type]
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
             return _plan_page(
-                conn, t, schema, cond, snapshot_id, explain, page_size, page_token, counts=counts, cache=self._path_rows
+                conn, t, schema, cond, snapshot_id, explain, page_size, page_token, counts=counts, cache=self._path_rows,
+                tree=tree,  # type: ignore[arg-type]
             )
 
         return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot_id, pinned))
@@ -1266,7 +1267,10 @@ class Catalog:
             condition = _compiled(tree)  # type: ignore[arg-type]
             plan = start = None
             if with_plan:
-                plan = _plan_page(conn, t, schema, condition, snapshot_id, False, 1, None, counts=True, cache=self._path_rows)
+                plan = _plan_page(
+                    conn, t, schema, condition, snapshot_id, False, 1, None, counts=True, cache=self._path_rows,
+                    tree=tree,  # type: ignore[arg-type]
+                )
                 selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision]
                 start = min(offset, max(0, ((selected or 0) - 1) // limit * limit))
             page = plan_files_in(
@@ -1687,10 +1691,13 @@ def _plan_page(
     *,
     counts: bool = False,
     cache: repo.TableCache | None = None,
+    tree: BooleanExpression | None = None,
 ) -> PlanResult:
     """:meth:`Catalog.plan` of a parsed, checked predicate: a page of candidates, and on the
     first page the warnings and the counts (over a multi-page answer only with ``counts``).
-    ``cache``: the catalog's metadata cache (:func:`~service.catalog.planner.plan_in`)."""
+    ``cache``: the catalog's metadata cache (:func:`~service.catalog.planner.plan_in`);
+    ``tree``: the predicate ``cond`` was compiled from (its terms pruning cannot use are warned
+    about: compiling drops them)."""
     from service.catalog.planner import plan_in
 
     facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
@@ -1709,7 +1716,10 @@ def _plan_page(
     )
     if page_token is not None:
         return result
-    return replace(result, warnings=_plan_warnings(conn, t, cond, result, facts))
+    from service.pruning.diagnostics import unused_terms
+
+    unused = unused_terms(tree, cond) if tree is not None else ()
+    return replace(result, warnings=unused + _plan_warnings(conn, t, cond, result, facts))
 
 
 def _plan_warnings(

@@ -4,7 +4,7 @@ Prints the candidate files, one per line (every page), or the JSON result. The p
 Spark SQL text (``variant_get(v, '$.user.id', 'bigint') = 42``) or, when it starts with ``{``,
 the Iceberg-style JSON expression. Counts go to stderr so stdout stays a clean file list, and so
 do the plan's warnings (a ``warning:`` line each: a path shredded in no live file, a type the path
-is not stored as), also under ``warnings`` in the JSON result. A column the table does not have
+is not stored as, a term pruning cannot use), also under ``warnings`` in the JSON result. A column the table does not have
 is an error (exit 2). ``--time-zone`` reads timestamp literals without a zone as Spark does in that
 session time zone (default UTC).
 """

@@ -295,7 +295,7 @@ class FileExplanation:
 @dataclass(frozen=True, slots=True)
 class PlanWarning:
     """A term the plan could prune nothing on: ``type`` is ``path_not_shredded``,
-    ``type_not_comparable`` or ``predicate_prunes_nothing``; ``column`` and ``path`` (the JSON path
+    ``type_not_comparable``, ``term_not_used`` or ``predicate_prunes_nothing``; ``column`` and ``path`` (the JSON path
     as written) are None for the whole predicate."""
 
     type: str

@@ -76,6 +76,9 @@ class Chart:
     unknown: int
     no_values: int
     axis: str
+    #: The vertical axis alone (ticks and label, on the page's background), pinned at the left of
+    #: the chart's scroll box on screens narrower than the chart, so it never scrolls away.
+    axis_svg: Markup
     log_scale: bool = False
 
 
@@ -246,6 +249,23 @@ class _Scale:
             return (self.top + self.bottom) / 2
         v = min(max(v, self.lo), self.hi)
         return self.bottom - (v - self.lo) / (self.hi - self.lo) * (self.bottom - self.top)
+
+
+def _pinned_axis(ticks: Sequence[tuple[float, str]], axis: str, middle: float) -> Markup:
+    """The chart's vertical axis as its own SVG, drawn exactly as in the chart (same coordinates,
+    one CSS pixel per unit where it is shown): ``ticks`` as ``(y, text)``. Hidden from assistive
+    technology, which reads the chart's own."""
+    out = [
+        f'<svg class="chart-axis" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {MARGIN_LEFT} {HEIGHT}" '
+        f'width="{MARGIN_LEFT}" height="{HEIGHT}" aria-hidden="true" focusable="false">',
+        f'<rect class="axis-bg" x="0" y="0" width="{MARGIN_LEFT}" height="{HEIGHT}"/>',
+    ]
+    out.extend(
+        f'<text class="tick" x="{MARGIN_LEFT - 6}" y="{y + 4:.2f}" text-anchor="end">{escape(text)}</text>' for y, text in ticks
+    )
+    out.append(f'<text class="axis" transform="translate(14 {middle:.0f}) rotate(-90)" text-anchor="middle">{escape(axis)}</text>')
+    out.append("</svg>")
+    return Markup("".join(out))
 
 
 def render_chart(
@@ -465,6 +485,7 @@ def render_chart(
     svg.append("</svg>")
     return Chart(
         svg=Markup("".join(svg)),
+        axis_svg=_pinned_axis([(scale.y(v), text) for v, text in ticks], axis, (plot_top + plot_bottom) / 2),
         drawn=n,
         known=known,
         unknown=unknown,

@@ -5,9 +5,10 @@ bounds, and a sample predicate for a path. Every size on every page goes through
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from service.errors import ShredcatError
 from service.values import Bound, ShreddedType, format_bound
@@ -101,21 +102,42 @@ def common_dir(paths: list[str]) -> str:
     return first[: first.rfind("/", 0, n) + 1]
 
 
-#: Characters at the end of a path always shown when its middle is elided: the whole file name
-#: when it is at most this long, else its last :data:`PATH_TAIL_CUT` characters.
-PATH_TAIL = 32
-PATH_TAIL_CUT = 24
+#: A file name at most this long is always shown whole.
+NAME_SHOWN = 32
+#: The end of a longer name always shown: from its first dot (``.c000.snappy.parquet``) when that
+#: is at most this long, else its last :data:`NAME_END_CUT` characters.
+NAME_END = 24
+NAME_END_CUT = 16
+#: The front of a longer name always shown when it is no Spark ``part-NNNNN`` name.
+NAME_FRONT = 10
+_PART = re.compile(r"part-\d+")
 
 
-def split_path(path: str, base: str) -> tuple[str, str]:
-    """``path`` relative to ``base``, split into a head the page may elide (CSS ellipsis) and a
-    tail always shown, so a long path reads ``date=2024-…/part-00017.parquet``."""
+class PathParts(NamedTuple):
+    """A path relative to the listing's base, in the pieces a narrow screen elides in turn: the
+    job uuid in the middle of the file name first (every file of a Spark write shares it), then
+    the directory; the name's front (``part-00017``) and end (``.c000.snappy.parquet``) always
+    show, so ``date=2024-…/part-00017-3f…c000.snappy.parquet`` rows differ where files do."""
+
+    directory: str
+    front: str
+    middle: str
+    end: str
+
+
+def path_parts(path: str, base: str) -> PathParts:
+    """``path`` relative to ``base`` (when under it), cut into :class:`PathParts`."""
     rel = path[len(base) :] if base and path.startswith(base) and len(path) > len(base) else path
-    name = rel.rsplit("/", 1)[-1]
-    cut = len(name) if len(name) <= PATH_TAIL else PATH_TAIL_CUT
-    if len(rel) <= cut:
-        return "", rel
-    return rel[:-cut], rel[-cut:]
+    cut = rel.rfind("/") + 1
+    directory, name = rel[:cut], rel[cut:]
+    if len(name) <= NAME_SHOWN:
+        return PathParts(directory, name, "", "")
+    m = _PART.match(name)
+    front = m.group(0) if m else name[:NAME_FRONT]
+    rest = name[len(front) :]
+    dot = rest.find(".")
+    end = rest[dot:] if dot >= 0 and len(rest) - dot <= NAME_END else rest[-NAME_END_CUT:]
+    return PathParts(directory, front, rest[: len(rest) - len(end)], end)
 
 
 def percent(part: int, whole: int) -> str:

@@ -20,13 +20,20 @@ are candidates.
     stored only as types whose bounds do not speak for it (:func:`~.conditions.usable_types`);
   - ``predicate_prunes_nothing``: no file was pruned, and the predicate could have pruned only
     through the leaves above.
+
+* :func:`unused_terms`: a ``term_not_used`` warning for each sub-expression pruning cannot use
+  (an unknown function, ``LIKE``, arithmetic, a literal that does not parse as the column's type,
+  an invalid date), from the predicate tree itself (an AND drops such a term from its compiled
+  condition, an OR with one becomes "keep every file"), and ``predicate_prunes_nothing`` when
+  they leave nothing to prune on. The CLI, the REST API and the playground show the plan's
+  warnings as they are: one source.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from service.errors import InvalidPredicateError
 from service.pruning.conditions import (
@@ -38,7 +45,7 @@ from service.pruning.conditions import (
     LeafCondition,
     visit_condition,
 )
-from service.pruning.expressions import BooleanExpression, VariantTerm, iter_predicates
+from service.pruning.expressions import And, BooleanExpression, Not, Or, Unknown, VariantTerm, iter_predicates
 from service.pruning.paths import ANY_INDEX, JsonPath, Key, format_json_path, parse_variant_path
 from service.pruning.spark_types import spark_type_name
 from service.values import ShreddedType
@@ -46,6 +53,7 @@ from service.values import ShreddedType
 PATH_NOT_SHREDDED = "path_not_shredded"
 TYPE_NOT_COMPARABLE = "type_not_comparable"
 PREDICATE_PRUNES_NOTHING = "predicate_prunes_nothing"
+TERM_NOT_USED = "term_not_used"
 
 #: Close paths suggested for a path that is not shredded.
 MAX_SUGGESTIONS = 3
@@ -53,7 +61,7 @@ MAX_SUGGESTIONS = 3
 
 @dataclass(frozen=True, slots=True)
 class PlanWarning:
-    #: ``path_not_shredded``, ``type_not_comparable`` or ``predicate_prunes_nothing``.
+    #: ``path_not_shredded``, ``type_not_comparable``, ``term_not_used`` or ``predicate_prunes_nothing``.
     type: str
     message: str
     #: The Variant column and JSON path the warning is about (None for the whole predicate).
@@ -238,15 +246,62 @@ def plan_warnings(
     return tuple(out)
 
 
+#: ``term_not_used`` warnings of one plan; the last one counts the rest.
+MAX_UNUSED_WARNINGS = 10
+#: Characters of a term's SQL text a warning repeats.
+MAX_TERM_TEXT = 200
+
+
+def _unknowns(expr: BooleanExpression) -> list[Unknown]:
+    """The tree's Unknown nodes, left to right (a walk with a stack: trees may be wide)."""
+    out: list[Unknown] = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Unknown):
+            out.append(node)
+        elif isinstance(node, And | Or):
+            stack.extend(reversed(node.children))
+        elif isinstance(node, Not):
+            stack.append(node.child)
+    return out
+
+
+def _unused_message(u: Unknown) -> str:
+    text = u.text if len(u.text) <= MAX_TERM_TEXT else u.text[:MAX_TERM_TEXT] + "…"
+    # The parser's reason repeats the sub-expression after "...not supported in a pruning predicate".
+    why = u.why.split(" in a pruning predicate", 1)[0].strip()
+    because = f" ({why})" if why else ""
+    return f"{text} is not used for pruning{because}: every file is kept as if it may be true in it"
+
+
+def unused_terms(expr: BooleanExpression, condition: Condition) -> tuple[PlanWarning, ...]:
+    """A ``term_not_used`` warning per distinct sub-expression of ``expr`` pruning cannot use
+    (at most :data:`MAX_UNUSED_WARNINGS`), and ``predicate_prunes_nothing`` when ``condition``
+    (``expr`` compiled) is left keeping every file."""
+    found = list(dict.fromkeys(_unknowns(expr)))
+    out = [PlanWarning(TERM_NOT_USED, _unused_message(u)) for u in found[:MAX_UNUSED_WARNINGS]]
+    if len(found) > MAX_UNUSED_WARNINGS:
+        last = out[-1]
+        more = len(found) - MAX_UNUSED_WARNINGS
+        out[-1] = replace(last, message=f"{last.message} (and {more:,} more terms not used for pruning)")
+    if out and isinstance(condition, Constant) and condition.might_match:
+        message = "the predicate prunes no file: no term of it can be used for pruning (see the warnings above)"
+        out.append(PlanWarning(PREDICATE_PRUNES_NOTHING, message))
+    return tuple(out)
+
+
 __all__ = [
     "MAX_SUGGESTIONS",
     "PATH_NOT_SHREDDED",
     "PREDICATE_PRUNES_NOTHING",
+    "TERM_NOT_USED",
     "TYPE_NOT_COMPARABLE",
     "PlanWarning",
     "TermUse",
     "leaf_terms",
     "plan_warnings",
     "referenced_columns",
+    "unused_terms",
     "variant_path_as_json",
 ]

@@ -252,8 +252,21 @@ def _spark_name(t: ShreddedType) -> str:
         return t.name
 
 
+#: Kinds of outcome a short reason names before "and N more" (an OR of 200 comparisons made
+#: each skipped file's reason list all 200: a 300 KB playground page).
+MAX_SHORT_GROUPS = 3
+
+
 def _joined(parts: Iterable[str]) -> str:
-    return "; ".join(dict.fromkeys(p for p in parts if p))
+    """Distinct outcomes in a few words: those that differ only in their last word (the literal
+    of ``max 99 < 100000``, ``max 99 < 100007``...) as the first of them and how many more, so
+    the deciding bound is named once; past :data:`MAX_SHORT_GROUPS` kinds, a count of the rest."""
+    groups: dict[str, list[str]] = {}
+    for p in dict.fromkeys(p for p in parts if p):
+        groups.setdefault(p.rsplit(" ", 1)[0], []).append(p)
+    shown = [g[0] + (f" and {len(g) - 1:,} more" if len(g) > 1 else "") for g in list(groups.values())[:MAX_SHORT_GROUPS]]
+    rest = sum(len(g) for g in list(groups.values())[MAX_SHORT_GROUPS:])
+    return "; ".join(shown) + (f"; and {rest:,} more" if rest else "")
 
 
 class _Interpreter(ConditionVisitor[Verdict]):

@@ -383,7 +383,7 @@ class _Parser:
         try:
             return make()
         except _Untyped as u:
-            return Unknown(_leaf_sql(kind, u.name, node))
+            return Unknown(_leaf_sql(kind, u.name, node), f"column {u.name} has no type pruning can compare")
 
     def _chain(self, node: Mapping[str, Any], ptr: str, depth: int, kind: str) -> BooleanExpression:
         # A long left-deep chain (how clients write many conjuncts) is walked with a stack,

@@ -435,3 +435,25 @@ def test_decimal_literals_beyond_their_type_are_422_naming_them(client, table) -
     sql = "variant_get(v, '$.p', 'decimal(38,2)') = CAST('1e400' AS DECIMAL(38,2))"
     r = client.post(T + "/plan", json={"sql": sql}, headers=READER)
     assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize(
+    ("sql", "why"),
+    [
+        ("length(variant_get(v, '$.name', 'string')) > 3", "function LENGTH() is not supported"),
+        ("variant_get(v, '$.name', 'string') LIKE '%n'", "LIKE is not supported"),
+        (ID_EQ.format("'abc'"), "string 'abc' is not a valid bigint"),
+        ("variant_get(v, '$.day', 'date') = '2024-13-45'", "invalid date '2024-13-45'"),
+    ],
+)
+def test_warnings_for_terms_pruning_cannot_use(loaded_any, sql: str, why: str) -> None:
+    """Such a term keeps every file, soundly, and says so (issue 36: a silent keep-all)."""
+    c, paths = loaded_any
+    body = _plan(c, sql)
+    assert [f["path"] for f in body["files"]] == paths
+    assert [w["type"] for w in body["warnings"]] == ["term_not_used", "predicate_prunes_nothing"]
+    assert f"is not used for pruning ({why})" in body["warnings"][0]["message"]
+    # Beside a conjunct that prunes: the same candidates as without it, the term still warned about.
+    both = _plan(c, ID_EQ.format(150) + " AND " + sql)
+    assert both["files"] == _plan(c, ID_EQ.format(150))["files"]
+    assert [w["type"] for w in both["warnings"]] == ["term_not_used"]

@@ -195,7 +195,7 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     assert json.loads(r.stdout)["warnings"] == [] and "warning" not in r.stderr
     r = _run(["prune", "--table", "demo.events", "variant_get(w,'$.user.id','bigint') = 1234", *db], tmp_path)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w'; its Variant columns: v"]
+    assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w' (at column 13); its Variant columns: v"]
 
 
 def test_prune_reads_literals_in_the_time_zone_given(tmp_path: Path) -> None:
@@ -303,3 +303,30 @@ def test_output_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
         closed = ["sh", "-c", 'exec "$@" >&-', "sh", *SHREDCAT, *args]  # started with fd 1 closed
         r = subprocess.run(closed, cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True, timeout=120)
         assert r.returncode == 1 and r.stderr == f"shredcat {args[0]}: standard output is closed\n", r.stderr
+
+
+def test_prune_warns_about_terms_pruning_cannot_use_as_the_catalog_does(tmp_path: Path) -> None:
+    """LIKE, an unknown function, a literal that is not the column's type: a ``warning:`` line
+    each, the same text as the catalog's plan warnings (which REST and the dashboard show)."""
+    from service.catalog import Catalog
+    from service.pruning.parse_sql import parse_sql
+
+    files = [
+        str(write_shredded(tmp_path / f"f{i}.parquet", [{"id": i * 10 + r, "s": "ab"[r % 2]} for r in range(5)], {"id": "int64", "s": "varchar"}))
+        for i in range(2)
+    ]
+    url = f"sqlite:///{tmp_path}/cat.db"
+    db = ["--database-url", url]
+    assert _run(["register", "--table", "demo.events", *files, *db], tmp_path).returncode == 0
+    sql = "v:s::string LIKE 'a%' OR length(v:s::string) > 3 OR v:id::bigint = 'abc'"
+    r = _run(["prune", "--table", "demo.events", sql, *db], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.splitlines()) == sorted(files)
+    lines = [x.removeprefix("warning: ") for x in r.stderr.splitlines() if x.startswith("warning: ")]
+    with Catalog(url) as cat:
+        plan = cat.plan("demo", "events", lambda schema: parse_sql(sql, schema=schema))
+    assert lines == [w.message for w in plan.warnings] and len(lines) == 4
+    assert "(LIKE is not supported)" in lines[0] and "(function LENGTH() is not supported)" in lines[1]
+    assert "(string 'abc' is not a valid bigint)" in lines[2] and lines[3].startswith("the predicate prunes no file")
+    out = json.loads(_run(["prune", "--table", "demo.events", sql, "--json", *db], tmp_path).stdout)
+    assert [w["type"] for w in out["warnings"]] == ["term_not_used"] * 3 + ["predicate_prunes_nothing"]

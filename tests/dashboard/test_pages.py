@@ -90,7 +90,7 @@ def test_table_page_shows_global_stats_coverage_files_and_history(admin: TestCli
     assert [p.rsplit("/", 1)[1] for p in re.findall(r'class="path"><a [^>]*title="([^"]+)"', files)] == [
         f"part-{i}.parquet" for i in range(5)
     ]
-    assert re.findall(r'<span class="t">([^<]+)</span>', files) == [f"part-{i}.parquet" for i in range(5)]
+    assert re.findall(r'<span class="f">([^<]+)</span>', files) == [f"part-{i}.parquet" for i in range(5)]
     history = re.search(r'<table class="data" id="snapshots">.*?</table>', html, re.S).group(0)
     assert history.count("<tr>") == 1 + 3  # header + creation + two commits
     # Every link on the page leads somewhere that renders.
@@ -262,7 +262,7 @@ def test_empty_states(make_client: Callable[..., TestClient]) -> None:
     assert "No files yet" in html and "No path is fully shredded in any live file" in html
     assert "No files yet, so no statistics" in html
     prune = c.get("/admin/tables/lake/empty/prune").text
-    assert 'for="sql"' in prune and '<form method="get"' in prune  # results have a URL
+    assert 'for="sql"' in prune and '<form method="post"' in prune and 'data-max-url=' in prune  # posted; short ones by GET (script)
     r = c.get("/admin/tables/lake/empty/prune", params={"sql": "variant_get(v, '$.id', 'bigint') = 1"})
     assert r.status_code == 200 and metrics_from(r.text)["files-considered"] == 0
     assert "The table has no files" in r.text
@@ -328,7 +328,7 @@ def test_playground_shows_an_unknown_column_inline(admin: TestClient) -> None:
     r = admin.post(f"{T}/prune", data={"sql": "variant_get(w, '$.id', 'bigint') = 1"})
     assert r.status_code == 422
     err = re.search(r'<p class="error" id="predicate-error" role="alert">(.*?)</p>', r.text, re.S)
-    assert err and unescape(err.group(1)) == "lake.events has no Variant column 'w'; its Variant columns: v"
+    assert err and unescape(err.group(1)) == "lake.events has no Variant column 'w' (at column 13); its Variant columns: v"
     assert 'aria-invalid="true" aria-describedby="predicate-error sql-help"' in r.text
     assert 'id="result"' not in r.text
 

@@ -45,7 +45,7 @@ def _coverage(
     more = len(files) > COVERAGE_PAGE
     files = files[:COVERAGE_PAGE]
     base = fmt.common_dir([f.path for f in files])
-    rows = [{"f": f, "head": h, "tail": tl} for f in files for h, tl in [fmt.split_path(f.path, base)]]
+    rows = [{"f": f, "p": fmt.path_parts(f.path, base)} for f in files]
     return render(
         request,
         "coverage.html",

@@ -3,6 +3,11 @@ with ``sql`` (and ``snapshot``, ``tz``, ``show=all|kept|skipped``, ``page``) in 
 runs it, so results have a URL. ``tz``: the session time zone zone-less timestamp literals are
 read in (as the REST API's ``session-time-zone``; default UTC).
 
+The form posts (a predicate may be 256 KB: an ``IN`` list of 10,000 ids makes a URL no server
+takes); with script, a predicate whose result URL fits in :data:`MAX_RESULT_URL` is run by GET
+instead, so its result has a URL. A result too long for a URL pages and filters by posting the
+predicate again (``view=show:page``).
+
 One table lists the live files, 100 a page, each kept or skipped with its reason in a few words
 (:meth:`Catalog.plan_files`, with the plan's counts and warnings). Errors (a predicate that does
 not parse, a column the table does not have, a bad snapshot) are shown inline under the form, a syntax error with a caret under its
@@ -21,8 +26,14 @@ from starlette.responses import Response
 
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page, authenticate, csrf_checked
-from service.dashboard.web import app_context, catalog_of, form_limit_for, read_form, render
-from service.errors import BadInputError, InvalidPredicateError, NotFoundError, ShredcatError
+from service.dashboard.web import app_context, catalog_of, form_limit_for, read_form, render, urls
+from service.errors import (
+    BadInputError,
+    InvalidPredicateError,
+    NotFoundError,
+    ShredcatError,
+    UnknownColumnError,
+)
 from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
@@ -37,6 +48,11 @@ router = APIRouter()
 PLAYGROUND_PAGE = 100
 #: The playground's file filters: every live file, the candidates, the files pruning skips.
 SHOW = ("all", "kept", "skipped")
+#: The longest result URL the playground links to (characters): servers and proxies commonly
+#: refuse request lines past 8 KB (uvicorn answers "Invalid HTTP request received.").
+MAX_RESULT_URL = 8_000
+#: Characters of the predicate the result heading repeats (the whole text is in the box).
+HEADING_PREDICATE = 400
 
 
 @router.get("/tables/{namespace}/{table}/prune")
@@ -152,16 +168,27 @@ def _page_number(text: str) -> int:
     return int(text) if ascii_digits(text) and 0 < len(text) < 10 and int(text) > 0 else 1
 
 
+def _view(form: dict[str, str]) -> tuple[str, int]:
+    """The file filter and page asked for: a posted ``view`` (``kept:2``, from the buttons of a
+    result too long for a URL) or the ``show`` and ``page`` fields."""
+    show, page = form.get("show", "all"), form.get("page", "1")
+    if "view" in form:
+        show, _, page = form["view"].partition(":")
+    return (show if show in SHOW else "all"), _page_number(page)
+
+
+def shortened(text: str, limit: int = HEADING_PREDICATE) -> str:
+    """``text``, or its first ``limit`` characters and how long it is."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
     catalog = catalog_of(request)
     info = catalog.get_table(namespace, table)
     sql = form.get("sql", "")
     snapshot_text = form.get("snapshot", "").strip()
     tz_text = form.get("tz", "").strip()
-    show = form.get("show", "all")
-    if show not in SHOW:
-        show = "all"
-    page = _page_number(form.get("page", "1"))
+    show, page = _view(form)
     values: dict[str, Any] = {
         "t": info,
         "sql": sql,
@@ -172,6 +199,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         "error": None,
         "error_field": None,
         "caret": None,
+        "max_url": MAX_RESULT_URL,
     }
     # Examples are shown only before a predicate is run (reading them costs a global-stats merge).
     values["examples"] = [] if run else _examples(catalog, namespace, table)
@@ -234,13 +262,15 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         values["error"] = e.message
         field = e.details.get("field")
         values["error_field"] = {"snapshot": "snapshot", "session-time-zone": "tz"}.get(field, "sql")  # type: ignore[arg-type]
-        if isinstance(e, InvalidPredicateError):
-            values["caret"] = _caret(sql, e.position)
+        if isinstance(e, InvalidPredicateError | UnknownColumnError):
+            # A syntax error, a curly quote or an unknown column: a caret under where it is written.
+            position = e.details.get("position")
+            values["caret"] = _caret(sql, position if isinstance(position, int) else None)
         return render(request, "prune.html", status=e.http_status, **values)
     base = fmt.common_dir([f.path for f in files.files])
     values["result"] = result
     values["warnings"] = _with_fixes(sql, result.warnings)
-    values["files"] = [{"f": f, "head": h, "tail": tl} for f in files.files for h, tl in [fmt.split_path(f.path, base)]]
+    values["files"] = [{"f": f, "p": fmt.path_parts(f.path, base)} for f in files.files]
     values["files_base"] = base
     values["page"] = page
     values["last_page"] = last
@@ -250,4 +280,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     # The filter and page links keep the predicate and the snapshot the counts were planned at, so
     # a commit in between cannot shift the pages under the user.
     values["link"] = {"sql": sql, "snapshot": result.snapshot_id, "tz": tz_text or None}
+    # Too long for a URL: the filter, pages and fixes post the predicate again instead of linking.
+    values["by_post"] = len(urls(request).prune(namespace, table, **values["link"])) > MAX_RESULT_URL
+    values["sql_heading"] = shortened(sql)
     return render(request, "prune.html", **values)

@@ -16,7 +16,7 @@ from service.errors import BadInputError
 from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
-    from service.catalog import DataFileInfo, PathCoverage, TableGlobalStats
+    from service.catalog import Catalog, DataFileInfo, PathCoverage, TableGlobalStats
 
 router = APIRouter()
 
@@ -74,14 +74,20 @@ async def table_page(
     sort: str = "path",
     order: str = "asc",
     cursor: str | None = None,
-    before: int | None = None,
+    before: str = "",
 ) -> Response:
-    # The filter form sends an empty field when no snapshot is asked for.
-    text = snapshot.strip()
-    if text and not ascii_digits(text):
-        raise BadInputError("snapshot: a snapshot id is a whole number")
+    # The filter form sends an empty field when no snapshot is asked for. A bad number is the
+    # dashboard's HTML error page (after the admin check), not the API's JSON.
+    text, before = snapshot.strip(), before.strip()
+    for name, value in (("snapshot", text), ("before", before)):
+        if value and not (ascii_digits(value) and len(value) < 19):
+            return await admin_page(request, _refuse, f"{name}: a snapshot id is a whole number, not {value[:40]!r}")
     filters = _Filters(prefix, contains, int(text) if text else None)
-    return await admin_page(request, _table, namespace, table, filters, sort, order, cursor, before)
+    return await admin_page(request, _table, namespace, table, filters, sort, order, cursor, int(before) if before else None)
+
+
+def _refuse(request: Request, message: str) -> Response:
+    raise BadInputError(message)
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,16 @@ def _sort_key(f: DataFileInfo, sort: str) -> int | str:
     return {"path": f.path, "size": f.file_size_bytes, "rows": f.record_count}[sort]
 
 
+def _full_prefix(catalog: Catalog, namespace: str, table: str, prefix: str) -> str:
+    """``prefix`` as an absolute path or URI prefix: one written relative (``event_date=2024-03``,
+    as the list shows paths) is taken under the directory every live file is in (the common
+    directory of the first and last path in order is every path's)."""
+    if not prefix or prefix.startswith("/") or "://" in prefix:
+        return prefix
+    ends = [f.path for desc in (False, True) for f in catalog.list_files_sorted(namespace, table, sort="path", descending=desc, limit=1)]
+    return fmt.common_dir(ends) + prefix
+
+
 def _table(
     request: Request,
     namespace: str,
@@ -164,6 +180,7 @@ def _table(
         raise BadInputError(f"order must be asc or desc, not {order!r}")
     cur = _decode_cursor(cursor, sort)
     descending = order == "desc"
+    prefix = _full_prefix(catalog, namespace, table, filters.prefix)
 
     def page(desc: bool, after: _Cursor | None) -> list[DataFileInfo]:
         return catalog.list_files_sorted(
@@ -171,7 +188,7 @@ def _table(
             table,
             sort=sort,  # type: ignore[arg-type]
             descending=desc,
-            prefix=filters.prefix or None,
+            prefix=prefix or None,
             contains=filters.contains or None,
             added_in=filters.snapshot,
             after=None if after is None else (after.key, after.path),
@@ -197,7 +214,7 @@ def _table(
         first = files[0]
         prev_cursor = _Cursor(_sort_key(first, sort), first.path, max(0, start - FILES_PAGE), True).encode()
     matching = catalog.count_files(
-        namespace, table, prefix=filters.prefix or None, contains=filters.contains or None, added_in=filters.snapshot
+        namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
     )
     removed = (
         [] if filters.snapshot is None else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
@@ -232,12 +249,13 @@ def _table(
         coverage=cov_rows,
         coverage_unlisted=unlisted,
         conflicts=conflicts,
-        files=[{"f": f, "head": h, "tail": tl} for f in files for h, tl in [fmt.split_path(f.path, base)]],
+        files=[{"f": f, "p": fmt.path_parts(f.path, base)} for f in files],
         files_base=base,
-        removed=[{"f": f, "head": h, "tail": tl} for f in removed for h, tl in [fmt.split_path(f.path, base)]],
+        removed=[{"f": f, "p": fmt.path_parts(f.path, base)} for f in removed],
         filters=filters,
         fp=filters.params(),
         prefix=filters.prefix,
+        prefix_full=prefix,
         sort=sort,
         order=order,
         first_page=cur is None,

@@ -1,8 +1,14 @@
 // shredcat admin dashboard: the only script, served from our origin (CSP script-src 'self', no
-// inline script). Every page works without it; it adds two conveniences:
+// inline script). Every page works without it; it adds these conveniences:
+// * the playground: Ctrl/Cmd+Enter runs, the last predicates run (this browser's) are listed;
+// * the playground's form posts (any length); a predicate whose result URL is short enough
+//   (data-max-url) is run by GET instead, so its result has a URL;
+// * Back shows the predicate of the result shown (a page restored from the back-forward cache
+//   keeps the text typed before leaving: it is put back to the page's own);
+// * the caret under a predicate error is scrolled into view (a phone shows ~40 characters);
 // * the playground's column and path list inserts its entry at the cursor of the predicate box;
 // * a chart's bars are one tab stop (roving tabindex): arrow keys, Home and End move between
-//   bars, Enter follows a bar's link.
+//   bars, Enter follows a bar's link; the focused bar's file and values are written under the chart.
 "use strict";
 
 function insertAtCursor(box, text) {
@@ -19,6 +25,115 @@ function wireInserts() {
   for (const button of document.querySelectorAll("button.insert[data-insert]")) {
     button.addEventListener("click", () => insertAtCursor(box, button.dataset.insert));
   }
+}
+
+function runUrl(form) {
+  const params = new URLSearchParams();
+  for (const name of ["sql", "snapshot", "tz"]) {
+    const field = form.elements.namedItem(name);
+    if (field && field.value !== "") params.set(name, field.value);
+  }
+  return new URL(form.action).pathname + "?" + params.toString();
+}
+
+// The last predicates run, newest first, kept in this browser only (localStorage).
+const RECENT_KEY = "shredcat.recentPredicates";
+const RECENT_MAX = 10;
+const RECENT_CHARS = 4000; // longer predicates are not kept (storage is small)
+
+function recentPredicates() {
+  try {
+    const list = JSON.parse(window.localStorage.getItem(RECENT_KEY) || "[]");
+    return Array.isArray(list) ? list.filter((x) => typeof x === "string") : [];
+  } catch (e) {
+    return [];
+  }
+}
+
+function rememberPredicate(sql) {
+  if (!sql.trim() || sql.length > RECENT_CHARS) return;
+  const list = [sql, ...recentPredicates().filter((x) => x !== sql)].slice(0, RECENT_MAX);
+  try {
+    window.localStorage.setItem(RECENT_KEY, JSON.stringify(list));
+  } catch (e) {
+    // storage full or disabled: the list is a convenience
+  }
+}
+
+function showRecent(form, box) {
+  const list = recentPredicates();
+  const holder = document.getElementById("recent-predicates");
+  if (!holder || !list.length) return;
+  const ul = holder.querySelector("ul");
+  for (const sql of list) {
+    const li = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "insert";
+    button.title = sql;
+    const code = document.createElement("code");
+    code.textContent = sql.length > 120 ? sql.slice(0, 120) + "…" : sql;
+    button.appendChild(code);
+    button.addEventListener("click", () => {
+      box.value = sql;
+      box.focus();
+    });
+    li.appendChild(button);
+    ul.appendChild(li);
+  }
+  holder.hidden = false;
+}
+
+function wireRun() {
+  const form = document.getElementById("playground-form");
+  if (!form) return;
+  const box = form.elements.namedItem("sql");
+  const max = Number(form.dataset.maxUrl || 0);
+  // Ctrl+Enter (Cmd+Enter on a Mac) runs the predicate from the box.
+  box.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  showRecent(form, box);
+  form.addEventListener("submit", (event) => {
+    rememberPredicate(box.value);
+    const url = runUrl(form);
+    if (url.length > max) return; // too long for a URL: posted
+    event.preventDefault();
+    window.location.assign(url);
+  });
+  window.addEventListener("pageshow", () => {
+    for (const field of form.querySelectorAll("textarea, input[type=text]")) field.value = field.defaultValue;
+  });
+}
+
+// The caret under an error sits in a box that scrolls sideways: on a phone a long line puts it
+// off-screen, so the box is scrolled to it.
+function showCaret() {
+  const box = document.querySelector(".caret-box");
+  const pre = box && box.querySelector("pre.caret");
+  const text = pre && pre.firstChild;
+  if (!text || text.nodeType !== Node.TEXT_NODE || !text.data.length) return;
+  const range = document.createRange();
+  range.setStart(text, text.data.length - 1);
+  range.setEnd(text, text.data.length);
+  const x = range.getBoundingClientRect().left - box.getBoundingClientRect().left + box.scrollLeft;
+  if (x > box.clientWidth - 24) box.scrollLeft = x - box.clientWidth / 2;
+}
+
+// The focused bar's file and values, in words under the chart (a tooltip shows only on hover).
+// Listened for on the document: Chromium makes an SVG element with a focus listener focusable,
+// which would add a tab stop to the chart.
+function wireFocusValues() {
+  const said = document.getElementById("chart-focus");
+  if (!said) return;
+  document.addEventListener("focusin", (event) => {
+    const bar = event.target.closest && event.target.closest("svg.chart [data-bar]");
+    const title = bar && bar.querySelector("title");
+    if (title) said.textContent = title.textContent;
+  });
 }
 
 const MOVES = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
@@ -45,6 +160,9 @@ function wireChart(group) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  wireRun();
+  showCaret();
   wireInserts();
+  wireFocusValues();
   for (const group of document.querySelectorAll("svg.chart g.bars")) wireChart(group);
 });

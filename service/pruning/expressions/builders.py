@@ -112,7 +112,7 @@ class _Negate(BooleanExpressionVisitor[BooleanExpression]):
         return node.child
 
     def visit_unknown(self, node: Unknown) -> BooleanExpression:
-        return Unknown(f"NOT ({node.text})")
+        return Unknown(f"NOT ({node.text})", node.why)
 
     def visit_predicate(self, pred: Predicate) -> BooleanExpression:
         if pred.term.has_wildcard:
@@ -253,7 +253,10 @@ def _zone_unknown(op: Op, term: Term, values: list[LiteralValue]) -> Unknown:
     """The comparison, kept as unknown (never prunes) with its SQL text."""
     lits = ", ".join(describe_literal(v) for v in values)
     body = f"IN ({lits})" if op is Op.IN else f"NOT IN ({lits})" if op is Op.NOT_IN else f"{COMPARISON_SYMBOLS[op]} {lits}"
-    return Unknown(f"{render_term(term)} {body}")
+    return Unknown(
+        f"{render_term(term)} {body}",
+        f"the timestamp partition values of {render_term(term)} are typed in UTC, Spark reads them in {current_zone().name}",
+    )
 
 
 def unary(op: Op | str, term: Term) -> BooleanExpression:

@@ -18,7 +18,7 @@ down to the leaves) and walk them with :func:`.visitor.visit`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from typing import Final
@@ -168,6 +168,9 @@ class Unknown(BooleanExpression):
     compiles to a condition that keeps every file, and renders as its text."""
 
     text: str
+    #: Why the pruner cannot use it ("LIKE is not supported", "string 'abc' is not a valid
+    #: bigint"), for the plan's warnings; not part of the expression's identity.
+    why: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():

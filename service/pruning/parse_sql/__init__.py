@@ -68,7 +68,7 @@ limit is raised for the parse.
 
 from __future__ import annotations
 
-from service.errors import InvalidPredicateError
+from service.errors import InvalidPredicateError, UnknownColumnError
 from service.pruning.expressions import BooleanExpression
 from service.pruning.parse_sql.convert import Converter
 from service.pruning.parse_sql.guard import (
@@ -78,6 +78,7 @@ from service.pruning.parse_sql.guard import (
     DEFAULT_MAX_TERMS,
     guarded_parse,
 )
+from service.pruning.parse_sql.located import located
 from service.pruning.parse_sql.nodes import source_text
 from service.pruning.render import to_sql
 from service.pruning.schema import TableSchema
@@ -115,4 +116,7 @@ def parse_sql(
         text, max_depth=max_depth, max_length=max_length, max_terms=max_terms, max_in_list=max_in_list
     )
     with source_text(text):
-        return Converter(max_depth, max_in_list, schema).convert(tree, 0)
+        try:
+            return Converter(max_depth, max_in_list, schema).convert(tree, 0)
+        except UnknownColumnError as e:
+            raise located(e, text, tree) from None

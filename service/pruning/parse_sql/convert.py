@@ -116,7 +116,7 @@ class Converter:
         except InvalidPredicateError as e:
             if _is_hard(e):
                 raise
-            return self._unknown(node)
+            return self._unknown(node, e.message)
 
     def _leaf(self, node: exp.Expression, depth: int) -> BooleanExpression:
         for cls, op in _CMP.items():
@@ -473,9 +473,9 @@ class Converter:
 
     # -- unknown sub-expressions (schema only) --
 
-    def _unknown(self, node: exp.Expression) -> Unknown:
-        """``node`` as a sub-expression the pruner does not use, once every name in it is known
-        (Spark would refuse an unknown one too)."""
+    def _unknown(self, node: exp.Expression, why: str) -> Unknown:
+        """``node`` as a sub-expression the pruner does not use (``why``: the parser's reason),
+        once every name in it is known (Spark would refuse an unknown one too)."""
         assert self.schema is not None
         bound = {lam_arg.name for lam in node.find_all(exp.Lambda) for lam_arg in lam.expressions}
         if self.lambda_var is not None:
@@ -490,4 +490,4 @@ class Converter:
                 raise self.schema.unknown_column(name)
         shorthand = any(j.args.get("variant_extract") for j in node.find_all(exp.JSONExtract))
         # databricks prints the `v:a` shorthand as written, which Spark 4 reads; spark would not.
-        return Unknown(node.sql(dialect="databricks" if shorthand else "spark"))
+        return Unknown(node.sql(dialect="databricks" if shorthand else "spark"), why)
