@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from service.errors import InvalidPathError, InvalidPredicateError
+from service.pruning.casts import CastRule, has_casts, integer_cast_types
 from service.pruning.conditions.model import (
     AllOf,
     AnyOf,
@@ -196,17 +197,39 @@ def _group(pairs: list[tuple[ShreddedType, Test]]) -> tuple[TypedTest, ...]:
     return tuple(TypedTest(tuple(ts), test) for test, ts in grouped.items())
 
 
+def _compares_casts(pred: Predicate) -> bool:
+    """Whether the leaf compares the bounds of the integer types a cast serves (a string target
+    only in equality and IN: text order is not the integers' order)."""
+    if isinstance(pred, UnaryPredicate):
+        return False
+    if pred.term.target.kind is Kind.VARCHAR:
+        return pred.op in (Op.EQ, Op.NOT_EQ, Op.IN, Op.NOT_IN)
+    return True
+
+
 class _LeafCompiler(PredicateVisitor[LeafCondition]):
     def __init__(self, max_in_points: int) -> None:
         self.max_in_points = max_in_points
 
-    @staticmethod
-    def _leaf(pred: Predicate, cases: tuple[TypedTest, ...], otherwise: Test) -> LeafCondition:
+    def _leaf(self, pred: Predicate, cases: tuple[TypedTest, ...], otherwise: Test) -> LeafCondition:
         t = pred.term
         usable = tuple(s for case in cases for s in case.types)
-        path = t.path if isinstance(t, VariantTerm) else None
+        path, derived = None, ()
+        if isinstance(t, VariantTerm):
+            path = t.path
+            # Stored types reached by a monotone cast (a narrower or float target of an integer
+            # path, another decimal scale): their own bounds, the literals mapped back (.casts).
+            # Plain columns are read in the table's type: no cast.
+            if has_casts(t.target):
+                literals = (pred.literal,) if isinstance(pred, LiteralPredicate) else ()
+                if isinstance(pred, SetPredicate):
+                    literals = pred.literals
+                nulls = not t.path.has_element
+                derived = (CastRule(pred.op, t.target, literals, self.max_in_points, nulls),)
+                if _compares_casts(pred):
+                    usable += tuple(s for s in integer_cast_types(t.target) if s not in usable)
         return LeafCondition(
-            t.column, t.variant_path, cases, otherwise, _label(pred), (LeafTerm(path, t.target, usable),)
+            t.column, t.variant_path, cases, otherwise, _label(pred), (LeafTerm(path, t.target, usable),), derived
         )
 
     def visit_unary(self, pred: UnaryPredicate) -> LeafCondition:
