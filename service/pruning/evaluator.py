@@ -21,6 +21,7 @@ from functools import wraps
 from typing import Final
 
 from service.errors import InvalidPredicateError
+from service.pruning.casts import cast_of
 from service.pruning.conditions import (
     DEFAULT_MAX_IN_POINTS,
     AllOf,
@@ -245,6 +246,19 @@ def _short_why(c: LeafCondition, row: StatsRow, why: str) -> str:
     return why.replace(f" ({t.name})", "")
 
 
+def _cast_words(c: LeafCondition, row: StatsRow) -> str:
+    """``"$.rank asked as int: int64 bounds [5000, 9999]; "`` when the row's bounds answered a
+    request of another type through Spark's cast (:mod:`service.pruning.casts`), else ''."""
+    t = row.shredded_type
+    if not c.derived or row.value_count == 0 or any(t in case.types for case in c.cases):
+        return ""
+    for term in c.terms:
+        if term.path is not None and term.requested != t and cast_of(t, term.requested) is not None:
+            bounds = f"[{_fmt(t, row.min_value)}, {_fmt(t, row.max_value)}]"
+            return f"{format_json_path(term.path)} asked as {_spark_name(term.requested)}: {t.name} bounds {bounds}; "
+    return ""
+
+
 def _spark_name(t: ShreddedType) -> str:
     try:
         return spark_type_name(t)
@@ -269,6 +283,8 @@ class _Interpreter(ConditionVisitor[Verdict]):
         else:
             path = c.terms[0].path if c.terms else None
             where = format_json_path(path) if path is not None else c.variant_path
+        if words.startswith(f"{where} "):
+            return words  # already led by its path (a cast's words)
         return f"{where}: {words}"
 
     def visit_leaf(self, c: LeafCondition) -> Verdict:
@@ -289,6 +305,7 @@ class _Interpreter(ConditionVisitor[Verdict]):
         shorts = []
         for row in rows:
             might, why, rule = run_test(c.test_for(row.shredded_type), row)
+            why = _cast_words(c, row) + why
             if might:
                 return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]", self._short(c, _short_why(c, row, why)))
             reasons.append(f"{why} [{rule}]")

@@ -634,3 +634,18 @@ def test_constants() -> None:
 def test_nan_literal_never_reaches_the_evaluator() -> None:
     with pytest.raises(InvalidPredicateError, match="NaN"):
         parse_sql(f"{F} = CAST('NaN' AS DOUBLE)")
+
+
+def test_a_cast_s_reason_names_the_request_and_the_stored_bounds() -> None:
+    rank = S('"rank"', "int64", 5, 0, 5000, 9999)
+    v = evaluate(parse_sql(f"{vg('$.rank', 'int')} <= 10"), stats_by_path([rank]))
+    assert not v.might_match
+    assert v.short == "$.rank asked as int: int64 bounds [5000, 9999]; min 5000 > 10"
+    assert "$.rank asked as int: int64 bounds [5000, 9999]" in v.reason
+    # Two paths: the cast's words are led by the path once.
+    x = S('"x"', "int32", 5, 0, 0, 3)
+    v = evaluate(parse_sql(f"{vg('$.rank', 'int')} <= 10 OR {vg('$.x', 'int')} > 5"), stats_by_path([rank, x]))
+    assert v.short == "$.rank asked as int: int64 bounds [5000, 9999]; min 5000 > 10; $.x: max 3 <= 5"
+    # An exact type needs no such words.
+    v = evaluate(parse_sql(f"{vg('$.rank', 'bigint')} <= 10"), stats_by_path([rank]))
+    assert v.short == "min 5000 > 10"

@@ -3,10 +3,14 @@ described in :mod:`.model`).
 
 Soundness rules encoded here (a pruned file must never hold a matching row):
 
-* Only exact type matches, a narrower signed integer serving a wider integer target (int8/16/32
-  stats for an int64 target; never the reverse) and a decimal with the same scale and no larger
-  precision use bounds (usable_types): Spark's variant_get casts everything else (the string
-  "5" is int 5, the double 5.7 is int 5), so other stored types get only type-free facts.
+* Exact type matches, a narrower signed integer serving a wider integer target (int8/16/32
+  stats for an int64 target) and a decimal with the same scale and no larger precision use
+  bounds as they are (usable_types). Stored types reached by a monotone cast of Spark's
+  variant_get (a wider integer asked as a narrower one, an integer asked as float, double or
+  decimal, a decimal asked at another scale, an integer's text asked for equality) use their
+  bounds with the literals mapped back through the cast (:mod:`service.pruning.casts`, the
+  leaf's ``derived`` tests). Spark casts everything else (the string "5" is int 5, the double
+  5.7 is int 5), so other stored types get only type-free facts.
 * value_count = 0 (every entry null/missing) holds for any type: no comparison, IN, is_nan or
   not_null can then be TRUE.
 * is_null can prune only when null_count = 0, the stored type is usable (its cast to the target
