@@ -139,7 +139,7 @@ def _local(uri: str) -> str:
     return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
 
 
-def write(out: Path, rows: int, files: int, seed: int) -> None:
+def write(out: Path, rows: int, files: int, seed: int, reuse: bool) -> None:
     from service.spark import local_session
 
     spark = local_session("prune-rules", driver_memory="1g")
@@ -149,22 +149,33 @@ def write(out: Path, rows: int, files: int, seed: int) -> None:
     ).selectExpr("registry", "year", "name", "version", "summary", "rank", "downloads", "parse_json(j) AS v")
     table = out / "listings"
     t0 = time.perf_counter()
-    (
-        df.repartitionByRange(files, "registry", "year", "rank")
-        .sortWithinPartitions("registry", "year", "rank")
-        .write.mode("overwrite")
-        .partitionBy("registry", "year")
-        .parquet(str(table))
-    )
+    if not (reuse and (table / "_SUCCESS").exists()):
+        (
+            df.repartitionByRange(files, "registry", "year", "rank")
+            .sortWithinPartitions("registry", "year", "rank")
+            .write.mode("overwrite")
+            .partitionBy("registry", "year")
+            .parquet(str(table))
+        )
     written = time.perf_counter() - t0
     full = spark.read.parquet(str(table))
     truth: dict[str, list[str]] = {}
+    raised: list[str] = []
     for _, pred in PREDICATES:
-        sel = full.where(pred).select(full["_metadata.file_path"].alias("f")).distinct().collect()
+        try:
+            sel = full.where(pred).select(full["_metadata.file_path"].alias("f")).distinct().collect()
+        except Exception:
+            # variant_get fails on a value its type cannot hold (INVALID_VARIANT_CAST): Spark
+            # answers nothing. The files try_variant_get selects are then the ones to keep.
+            raised.append(pred)
+            loose = pred.replace("variant_get(", "try_variant_get(").replace("try_try_", "try_")
+            sel = full.where(loose).select(full["_metadata.file_path"].alias("f")).distinct().collect()
         truth[pred] = sorted(str(Path(_local(r.f)).resolve()) for r in sel)
     paths = sorted(str(p.resolve()) for p in table.rglob("*.parquet"))
     (out / "truth.json").write_text(
-        json.dumps({"rows": len(data), "files": paths, "truth": truth, "write_seconds": written}, indent=1)
+        json.dumps(
+            {"rows": len(data), "files": paths, "truth": truth, "raised": raised, "write_seconds": written}, indent=1
+        )
     )
     print(f"{len(data)} rows, {len(paths)} files in {table} ({written:.1f} s); truth for {len(truth)} predicates")
     spark.stop()
@@ -245,10 +256,11 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=147_696)
     ap.add_argument("--files", type=int, default=60)
     ap.add_argument("--seed", type=int, default=34)
+    ap.add_argument("--reuse", action="store_true", help="keep a table already written under --out")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     if a.phase == "write":
-        write(a.out, a.rows, a.files, a.seed)
+        write(a.out, a.rows, a.files, a.seed, a.reuse)
     elif a.phase == "plan":
         plan(a.out, a.result or a.out / "result.json")
     else:
