@@ -187,8 +187,18 @@ def plan(out: Path, result: Path) -> None:
     from service.pruning.parse_sql import parse_sql
 
     doc = json.loads((out / "truth.json").read_text())
-    got: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as d, Catalog(f"sqlite:///{d}/c.db") as cat:
+    from service.catalog.db import upgrade_to_head
+
+    with tempfile.TemporaryDirectory() as d:
+        upgrade_to_head(f"sqlite:///{d}/c.db")
+        got = _plan_all(Catalog(f"sqlite:///{d}/c.db"), doc, parse_sql)
+    result.write_text(json.dumps({"service": service.__file__, "candidates": got}, indent=1))
+    print(f"planned {len(got)} predicates with {service.__file__} -> {result}")
+
+
+def _plan_all(cat: Any, doc: dict[str, Any], parse_sql: Any) -> dict[str, list[str]]:
+    got: dict[str, list[str]] = {}
+    with cat:
         cat.register("lake", "listings", doc["files"])
         for _, pred in PREDICATES:
             try:
@@ -200,8 +210,7 @@ def plan(out: Path, result: Path) -> None:
                 print(f"{pred}: {type(e).__name__}: {e}", file=sys.stderr)
                 kept = list(doc["files"])
             got[pred] = sorted(kept)
-    result.write_text(json.dumps({"service": service.__file__, "candidates": got}, indent=1))
-    print(f"planned {len(got)} predicates with {service.__file__} -> {result}")
+    return got
 
 
 def _score(doc: dict[str, Any], cands: dict[str, list[str]]) -> dict[str, dict[str, int]]:

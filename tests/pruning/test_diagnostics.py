@@ -27,8 +27,13 @@ VARCHAR = ShreddedType.parse("varchar")
 FLOAT64 = ShreddedType.parse("float64")
 
 #: The table of these tests: v.user.id is int64, v.name varchar, w.x int32.
-STORED = {("v", '"user"."id"'): [INT64], ("v", '"name"'): [VARCHAR], ("w", '"x"'): [INT32]}
-PATHS = {"v": ['"user"."id"', '"name"', '"tags".element'], "w": ['"x"']}
+STORED = {
+    ("v", '"user"."id"'): [INT64],
+    ("v", '"name"'): [VARCHAR],
+    ("w", '"x"'): [INT32],
+    ("v", '"price"'): [ShreddedType.parse("decimal(9,3)")],
+}
+PATHS = {"v": ['"user"."id"', '"name"', '"tags".element', '"price"'], "w": ['"x"']}
 
 
 def _condition(sql: str):  # type: ignore[no-untyped-def]
@@ -145,8 +150,13 @@ def test_a_type_the_path_is_not_stored_as_warns() -> None:
         "variant_get(v, '$.user.id', 'double') > 1.5",
         "variant_get(v, '$.user.id', 'decimal(10,2)') < 3",
         "variant_get(v, '$.user.id', 'string') = '12'",
+        "variant_get(v, '$.price', 'decimal(10,2)') = 3.25",  # another scale: rounded
+        "variant_get(v, '$.price', 'decimal(4,1)') > 3",
     ):
         assert _warnings(sql, pruned_nothing=False) == (), sql
+    # A cast's term is not blind: beside a warned term, the predicate may still prune.
+    w = _warnings("variant_get(v, '$.nope', 'bigint') = 1 AND variant_get(v, '$.price', 'decimal(10,2)') = 3.25")
+    assert [x.type for x in w] == [PATH_NOT_SHREDDED]
     (w,) = _warnings("variant_get(v, '$.user.id', 'bigint') IS NOT NULL AND variant_get(v, '$.name', 'bigint') IS NULL", pruned_nothing=False)
     assert w.path == "$.name"
 
