@@ -140,6 +140,7 @@ def cast_of(stored: ShreddedType, target: ShreddedType) -> _Cast | None:
     return None
 
 
+@lru_cache(maxsize=256)
 def integer_cast_types(target: ShreddedType) -> tuple[ShreddedType, ...]:
     """The integer stored types a cast to ``target`` serves (for diagnostics: their bounds are
     compared, so such a path is not "not comparable")."""
@@ -221,6 +222,10 @@ class CastRule:
     def test(self, stored: ShreddedType) -> Test | None:
         """The test of a stats row of ``stored`` (None: no cast here, the leaf's ``otherwise``)."""
         return _cast_test(self, stored)
+
+    def __repr__(self) -> str:
+        # Part of the condition's repr, which page tokens fingerprint on every plan: short.
+        return f"CastRule({self.op.value}, {self.target.name}, {self.literals!r}, {self.max_points}, {self.nulls})"
 
 
 class _Tests:
