@@ -21,6 +21,7 @@ from functools import wraps
 from typing import Final
 
 from service.errors import InvalidPredicateError
+from service.pruning.absent import ObjectIndex, absent_key, rejects_nulls
 from service.pruning.casts import cast_of
 from service.pruning.conditions import (
     DEFAULT_MAX_IN_POINTS,
@@ -271,9 +272,10 @@ def _joined(parts: Iterable[str]) -> str:
 
 
 class _Interpreter(ConditionVisitor[Verdict]):
-    def __init__(self, stats: StatsIndex, prefix_paths: bool = False) -> None:
+    def __init__(self, stats: StatsIndex, prefix_paths: bool = False, objects: ObjectIndex | None = None) -> None:
         self.stats = stats
         self.prefix_paths = prefix_paths
+        self.objects = objects
 
     def _short(self, c: LeafCondition, words: str) -> str:
         if not self.prefix_paths:
@@ -290,6 +292,13 @@ class _Interpreter(ConditionVisitor[Verdict]):
     def visit_leaf(self, c: LeafCondition) -> Verdict:
         rows = self.stats.get((c.column, c.variant_path)) or ()
         if not rows:
+            if self.objects and rejects_nulls(c) and (key := absent_key(c.column, c.variant_path, self.objects)):
+                words = f"field {key} absent from every row of this file"
+                return Verdict(
+                    CANNOT_MATCH,
+                    f"{c.label}: {words} (a fully shredded object without it) [absent-field]",
+                    self._short(c, words),
+                )
             if c.variant_path is None:
                 return Verdict(
                     MIGHT_MATCH,
@@ -344,9 +353,10 @@ class _Interpreter(ConditionVisitor[Verdict]):
         return Verdict(CANNOT_MATCH, "no disjunct can match: " + " | ".join(cannots), _joined(shorts))
 
 
-def interpret(c: Condition, stats: StatsIndex) -> Verdict:
-    """Interpret a compiled condition over one file's stats."""
-    return visit_condition(c, _Interpreter(stats, prefix_paths=len(condition_paths(c)) > 1))
+def interpret(c: Condition, stats: StatsIndex, objects: ObjectIndex | None = None) -> Verdict:
+    """Interpret a compiled condition over one file's stats; ``objects`` (its fully shredded
+    objects, :func:`service.pruning.absent.objects_by_path`) proves fields absent, when given."""
+    return visit_condition(c, _Interpreter(stats, prefix_paths=len(condition_paths(c)) > 1, objects=objects))
 
 
 class FileEvaluator:
@@ -361,12 +371,17 @@ class FileEvaluator:
         """The (column, variant_path) stats rows the evaluation can read."""
         return condition_paths(self.condition)
 
-    def evaluate(self, stats: StatsIndex) -> Verdict:
-        return interpret(self.condition, stats)
+    def evaluate(self, stats: StatsIndex, objects: ObjectIndex | None = None) -> Verdict:
+        return interpret(self.condition, stats, objects)
 
 
 def evaluate(
-    expr: BooleanExpression, stats: StatsIndex, *, max_in_points: int = DEFAULT_MAX_IN_POINTS
+    expr: BooleanExpression,
+    stats: StatsIndex,
+    *,
+    max_in_points: int = DEFAULT_MAX_IN_POINTS,
+    objects: ObjectIndex | None = None,
 ) -> Verdict:
-    """MIGHT_MATCH / CANNOT_MATCH for one file whose stats rows are ``stats``."""
-    return FileEvaluator(expr, max_in_points=max_in_points).evaluate(stats)
+    """MIGHT_MATCH / CANNOT_MATCH for one file whose stats rows are ``stats`` (and whose fully
+    shredded objects are ``objects``, when known)."""
+    return FileEvaluator(expr, max_in_points=max_in_points).evaluate(stats, objects)
