@@ -6,6 +6,7 @@ predicates a user of it writes, Spark's own answer per predicate, and the share 
     .venv/bin/python bench/prune_rules.py plan --out /tmp/lake --result after.json
     /work/main/.venv/bin/python bench/prune_rules.py plan --out /tmp/lake --result before.json
     .venv/bin/python bench/prune_rules.py report --out /tmp/lake before.json after.json
+    .venv/bin/python bench/prune_rules.py absent --out /tmp/lake after.json --result absent.json
 
 ``write`` generates public-registry-like listings (names, versions, summaries, ranks, downloads;
 PyPI, npm, crates.io, RubyGems) with a seeded generator, writes them with Spark
@@ -213,6 +214,42 @@ def _plan_all(cat: Any, doc: dict[str, Any], parse_sql: Any) -> dict[str, list[s
     return got
 
 
+def absent(out: Path, base: Path, result: Path) -> None:
+    """The absent-field rule on top of a ``plan`` result: each candidate of ``base`` is dropped
+    when the per-file evaluator, given the file's Variant stats and its fully shredded objects
+    (footer only), proves the predicate never TRUE there. The catalog does not record the objects
+    yet, so this is the rule's effect measured outside it (both pruners are sound on their own)."""
+    from service.catalog import Catalog
+    from service.catalog.db import upgrade_to_head
+    from service.pruning.absent import objects_by_path
+    from service.pruning.evaluator import FileEvaluator, stats_by_path
+    from service.pruning.parse_sql import parse_sql
+    from service.stats.extract import extract_file
+    from service.stats.objects import file_objects
+
+    doc = json.loads((out / "truth.json").read_text())
+    kept = json.loads(base.read_text())["candidates"]
+    files = {f: (stats_by_path(extract_file(f).paths), objects_by_path(file_objects(f))) for f in doc["files"]}
+    proven = sum(1 for _, objects in files.values() if objects)
+    schemas: list[Any] = []
+    with tempfile.TemporaryDirectory() as d:
+        upgrade_to_head(f"sqlite:///{d}/c.db")
+        with Catalog(f"sqlite:///{d}/c.db") as cat:
+            cat.register("lake", "listings", doc["files"][:1])
+            for _ in cat.iter_candidates("lake", "listings", lambda schema: schemas.append(schema) or parse_sql("true")):
+                break
+    got: dict[str, list[str]] = {}
+    for _, pred in PREDICATES:
+        try:
+            ev = FileEvaluator(parse_sql(pred, schema=schemas[0]))
+        except Exception:  # the catalog's plan refused it too, or it has columns the one file lacks
+            got[pred] = kept[pred]
+            continue
+        got[pred] = [f for f in kept[pred] if ev.evaluate(*files[f]).might_match]
+    result.write_text(json.dumps({"service": "absent-field rule over " + str(base), "candidates": got}, indent=1))
+    print(f"{proven} of {len(files)} files have a fully shredded object; {len(got)} predicates -> {result}")
+
+
 def _score(doc: dict[str, Any], cands: dict[str, list[str]]) -> dict[str, dict[str, int]]:
     files = doc["files"]
     out: dict[str, dict[str, int]] = {}
@@ -258,7 +295,7 @@ def report(out: Path, results: list[Path]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("phase", choices=["write", "plan", "report"])
+    ap.add_argument("phase", choices=["write", "plan", "absent", "report"])
     ap.add_argument("results", nargs="*", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--result", type=Path)
@@ -272,6 +309,8 @@ def main() -> None:
         write(a.out, a.rows, a.files, a.seed, a.reuse)
     elif a.phase == "plan":
         plan(a.out, a.result or a.out / "result.json")
+    elif a.phase == "absent":
+        absent(a.out, a.results[0], a.result or a.out / "absent.json")
     else:
         report(a.out, a.results)
 
