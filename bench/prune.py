@@ -311,6 +311,11 @@ def queries(n: int) -> list[Query]:
                 ("50%", n * 250, n * 750),
             )
         ),
+        # Through a cast of variant_get (the int64 path asked as int / double) and a LIKE prefix:
+        # the same files as the exact request (ids < 2**31 up to 2,000,000 files).
+        Query("int_range", f"variant_get(v, '$.user.id', 'int') BETWEEN {a} AND {a + 10_000}", Leaf(U, a, a + 10_000)),
+        Query("double_point", f"variant_get(v, '$.user.id', 'double') = {a}.0", Leaf(U, a, a)),
+        Query("like_prefix", f"{ev} LIKE 'purch%'", Leaf(E, "purchase", "purchase")),
     ]
 
 

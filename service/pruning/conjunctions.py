@@ -10,66 +10,44 @@ probe answers from a handful of entries. Tests are merged only when that equival
 
 from __future__ import annotations
 
+from service.pruning.casts import CastRule
 from service.pruning.conditions import (
     AllOf,
     AnyOf,
-    AnyPoint,
     Condition,
     ConditionVisitor,
     Constant,
-    HasValues,
-    Keep,
     Label,
     LeafCondition,
-    MayHaveNaN,
-    Never,
-    NotAllIn,
-    RangeMayContain,
-    Test,
     TypedTest,
+    merge_tests,
     visit_condition,
 )
+from service.pruning.expressions import Op
 
-# These tests all require value_count > 0 already: HasValues adds nothing to them.
-_IMPLIES_VALUES = (HasValues, RangeMayContain, AnyPoint, NotAllIn, MayHaveNaN)
+# A cast's test for these is a range (or Never/HasValues), which merges with any other range.
+_RANGE_OPS = (Op.LT, Op.LT_EQ, Op.GT, Op.GT_EQ, Op.EQ)
 
 
-def _merge_tests(a: Test, b: Test) -> Test | None:
-    """One test equivalent to ``a AND b`` on every stats row, or None when there is none."""
-    if isinstance(a, Never) or isinstance(b, Never):
-        return Never()
-    if isinstance(a, Keep):
-        return b
-    if isinstance(b, Keep):
-        return a
-    if a == b:
-        return a
-    if isinstance(a, HasValues) and isinstance(b, _IMPLIES_VALUES):
-        return b
-    if isinstance(b, HasValues) and isinstance(a, _IMPLIES_VALUES):
-        return a
-    if isinstance(a, RangeMayContain) and isinstance(b, RangeMayContain):
-        if a.nan_matches != b.nan_matches:
-            return None
-        lo, lo_inc = a.lo, a.lo_inclusive
-        if b.lo is not None and (lo is None or b.lo > lo or (b.lo == lo and not b.lo_inclusive)):  # type: ignore[operator]
-            lo, lo_inc = b.lo, b.lo_inclusive
-        hi, hi_inc = a.hi, a.hi_inclusive
-        if b.hi is not None and (hi is None or b.hi < hi or (b.hi == hi and not b.hi_inclusive)):  # type: ignore[operator]
-            hi, hi_inc = b.hi, b.hi_inclusive
-        return RangeMayContain(lo, hi, lo_inc, hi_inc, a.nan_matches)
-    return None
+def _derivations_merge(a: LeafCondition, b: LeafCondition) -> bool:
+    """Whether the cast tests of both leaves always merge into one test (else the merged leaf
+    would keep only one of them for a stored type a cast serves: sound, but weaker than the
+    conjunction)."""
+    derived = a.derived + b.derived
+    return len(derived) <= 1 or all(isinstance(d, CastRule) and d.op in _RANGE_OPS for d in derived)
 
 
 def _merge_leaves(a: LeafCondition, b: LeafCondition) -> LeafCondition | None:
+    if not _derivations_merge(a, b):
+        return None
     types = {t for case in (*a.cases, *b.cases) for t in case.types}
     cases = []
     for t in sorted(types, key=lambda t: t.name):
-        m = _merge_tests(a.test_for(t), b.test_for(t))
+        m = merge_tests(a.test_for(t), b.test_for(t))
         if m is None:
             return None
         cases.append(TypedTest((t,), m))
-    otherwise = _merge_tests(a.otherwise, b.otherwise)
+    otherwise = merge_tests(a.otherwise, b.otherwise)
     if otherwise is None:
         return None
     return LeafCondition(
@@ -79,6 +57,7 @@ def _merge_leaves(a: LeafCondition, b: LeafCondition) -> LeafCondition | None:
         otherwise,
         Label(lambda: f"{a.label} AND {b.label}"),
         a.terms + b.terms,
+        a.derived + b.derived,
     )
 
 

@@ -48,7 +48,7 @@ from service.pruning.conditions import (
 from service.pruning.expressions import And, BooleanExpression, Not, Or, Unknown, VariantTerm, iter_predicates
 from service.pruning.paths import ANY_INDEX, JsonPath, Key, format_json_path, parse_variant_path
 from service.pruning.spark_types import spark_type_name
-from service.values import ShreddedType
+from service.values import Kind, ShreddedType
 
 PATH_NOT_SHREDDED = "path_not_shredded"
 TYPE_NOT_COMPARABLE = "type_not_comparable"
@@ -162,7 +162,15 @@ def _is_blind(leaf: LeafCondition, stored: Collection[ShreddedType]) -> bool:
         return False
     if not stored:
         return True
+    if any(d.test(s) is not None for d in leaf.derived for s in stored):
+        return False  # a cast's test reads the stored bounds (service.pruning.casts)
     return bool(leaf.cases) and not any(s in case.types for case in leaf.cases for s in stored)
+
+
+def _decimal_cast(stored: ShreddedType, requested: ShreddedType) -> bool:
+    """A decimal asked as a decimal of any scale: compared through Spark's rounding cast
+    (service.pruning.casts; too many stored types to list in a term's ``usable``)."""
+    return stored.kind is Kind.DECIMAL and requested.kind is Kind.DECIMAL
 
 
 def _never_blind(leaf: LeafCondition) -> bool:
@@ -220,7 +228,7 @@ def plan_warnings(
             )
             out.append(PlanWarning(PATH_NOT_SHREDDED, message, use.column, use.json_path, close))
             seen.add(key)
-        elif use.usable and not any(s in use.usable for s in types):
+        elif use.usable and not any(s in use.usable or _decimal_cast(s, use.requested) for s in types):
             alternatives = tuple(sorted({n for n in map(_spark_name, types) if n is not None}))
             hint = f" (ask for {' or '.join(alternatives)})" if alternatives else ""
             message = (

@@ -21,6 +21,8 @@ from functools import wraps
 from typing import Final
 
 from service.errors import InvalidPredicateError
+from service.pruning.absent import ObjectIndex, absent_key, rejects_nulls
+from service.pruning.casts import cast_of
 from service.pruning.conditions import (
     DEFAULT_MAX_IN_POINTS,
     AllOf,
@@ -245,6 +247,19 @@ def _short_why(c: LeafCondition, row: StatsRow, why: str) -> str:
     return why.replace(f" ({t.name})", "")
 
 
+def _cast_words(c: LeafCondition, row: StatsRow) -> str:
+    """``"$.rank asked as int: int64 bounds [5000, 9999]; "`` when the row's bounds answered a
+    request of another type through Spark's cast (:mod:`service.pruning.casts`), else ''."""
+    t = row.shredded_type
+    if not c.derived or row.value_count == 0 or any(t in case.types for case in c.cases):
+        return ""
+    for term in c.terms:
+        if term.path is not None and term.requested != t and cast_of(t, term.requested) is not None:
+            bounds = f"[{_fmt(t, row.min_value)}, {_fmt(t, row.max_value)}]"
+            return f"{format_json_path(term.path)} asked as {_spark_name(term.requested)}: {t.name} bounds {bounds}; "
+    return ""
+
+
 def _spark_name(t: ShreddedType) -> str:
     try:
         return spark_type_name(t)
@@ -270,9 +285,10 @@ def _joined(parts: Iterable[str]) -> str:
 
 
 class _Interpreter(ConditionVisitor[Verdict]):
-    def __init__(self, stats: StatsIndex, prefix_paths: bool = False) -> None:
+    def __init__(self, stats: StatsIndex, prefix_paths: bool = False, objects: ObjectIndex | None = None) -> None:
         self.stats = stats
         self.prefix_paths = prefix_paths
+        self.objects = objects
 
     def _short(self, c: LeafCondition, words: str) -> str:
         if not self.prefix_paths:
@@ -282,11 +298,20 @@ class _Interpreter(ConditionVisitor[Verdict]):
         else:
             path = c.terms[0].path if c.terms else None
             where = format_json_path(path) if path is not None else c.variant_path
+        if words.startswith(f"{where} "):
+            return words  # already led by its path (a cast's words)
         return f"{where}: {words}"
 
     def visit_leaf(self, c: LeafCondition) -> Verdict:
         rows = self.stats.get((c.column, c.variant_path)) or ()
         if not rows:
+            if self.objects and rejects_nulls(c) and (key := absent_key(c.column, c.variant_path, self.objects)):
+                words = f"field {key} absent from every row of this file"
+                return Verdict(
+                    CANNOT_MATCH,
+                    f"{c.label}: {words} (a fully shredded object without it) [absent-field]",
+                    self._short(c, words),
+                )
             if c.variant_path is None:
                 return Verdict(
                     MIGHT_MATCH,
@@ -302,6 +327,7 @@ class _Interpreter(ConditionVisitor[Verdict]):
         shorts = []
         for row in rows:
             might, why, rule = run_test(c.test_for(row.shredded_type), row)
+            why = _cast_words(c, row) + why
             if might:
                 return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]", self._short(c, _short_why(c, row, why)))
             reasons.append(f"{why} [{rule}]")
@@ -340,9 +366,10 @@ class _Interpreter(ConditionVisitor[Verdict]):
         return Verdict(CANNOT_MATCH, "no disjunct can match: " + " | ".join(cannots), _joined(shorts))
 
 
-def interpret(c: Condition, stats: StatsIndex) -> Verdict:
-    """Interpret a compiled condition over one file's stats."""
-    return visit_condition(c, _Interpreter(stats, prefix_paths=len(condition_paths(c)) > 1))
+def interpret(c: Condition, stats: StatsIndex, objects: ObjectIndex | None = None) -> Verdict:
+    """Interpret a compiled condition over one file's stats; ``objects`` (its fully shredded
+    objects, :func:`service.pruning.absent.objects_by_path`) proves fields absent, when given."""
+    return visit_condition(c, _Interpreter(stats, prefix_paths=len(condition_paths(c)) > 1, objects=objects))
 
 
 class FileEvaluator:
@@ -357,12 +384,17 @@ class FileEvaluator:
         """The (column, variant_path) stats rows the evaluation can read."""
         return condition_paths(self.condition)
 
-    def evaluate(self, stats: StatsIndex) -> Verdict:
-        return interpret(self.condition, stats)
+    def evaluate(self, stats: StatsIndex, objects: ObjectIndex | None = None) -> Verdict:
+        return interpret(self.condition, stats, objects)
 
 
 def evaluate(
-    expr: BooleanExpression, stats: StatsIndex, *, max_in_points: int = DEFAULT_MAX_IN_POINTS
+    expr: BooleanExpression,
+    stats: StatsIndex,
+    *,
+    max_in_points: int = DEFAULT_MAX_IN_POINTS,
+    objects: ObjectIndex | None = None,
 ) -> Verdict:
-    """MIGHT_MATCH / CANNOT_MATCH for one file whose stats rows are ``stats``."""
-    return FileEvaluator(expr, max_in_points=max_in_points).evaluate(stats)
+    """MIGHT_MATCH / CANNOT_MATCH for one file whose stats rows are ``stats`` (and whose fully
+    shredded objects are ``objects``, when known)."""
+    return FileEvaluator(expr, max_in_points=max_in_points).evaluate(stats, objects)

@@ -96,6 +96,22 @@ class ColumnStats:
 
 
 @dataclass(frozen=True, slots=True)
+class ShreddedObject:
+    """A Variant object the footer proves fully shredded in one file: its residual ``value`` is
+    absent, all null, or only Variant nulls, so in every row it holds no field but ``fields``
+    (a key missing from ``fields`` is missing from every row). Not a DuckLake row: shredcat's own
+    record, kept beside ``ducklake_file_variant_stats``.
+
+    ``variant_path`` is the object's DuckLake path (``root``, ``"a"``, ``"a"."b"``); only objects
+    reached through object fields from the column's root, each fully shredded, are recorded.
+    """
+
+    column: str
+    variant_path: str
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionValue:
     """A Hive ``name=value`` directory segment of a file's path, typed (see
     :mod:`service.storage.partitions`). ``value`` is None for ``__HIVE_DEFAULT_PARTITION__``

@@ -599,7 +599,8 @@ def test_playground_one_table_with_filter_paging_and_reasons(sized: tuple[str, A
 
 def test_playground_type_mismatch_reads_in_words_below_the_warning(sized: tuple[str, Any]) -> None:
     view, page = sized
-    page.goto(f"{TABLE}/prune?sql=" + "variant_get(v, '$.id', 'string') = 'x'".replace(" ", "+"))
+    # A string range: equality with 'x' is proved false on int64 bounds (no integer's text).
+    page.goto(f"{TABLE}/prune?sql=" + "variant_get(v, '$.id', 'string') > 'x'".replace(" ", "+").replace(">", "%3E"))
     warning = page.locator('#warnings [data-warning="type_not_comparable"]')
     assert warning.is_visible()
     assert page.locator("#warnings").bounding_box()["y"] < page.locator("#plan-files").bounding_box()["y"]

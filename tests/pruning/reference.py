@@ -9,16 +9,20 @@ truth value when none is given.
 Written from the rules (NOTES §2/§3), not from the evaluator's code: a row's value at a path is
 either NULL (missing key, Variant null, wrong shape, index past the end) or a typed value.
 A typed value reaches the target type exactly when the types match or a narrower integer /
-same-scale narrower decimal widens; any other stored type goes through Spark's cast, which the
-reference does not model: such a leaf may then be TRUE, FALSE or NULL.
+same-scale narrower decimal widens; the casts of :func:`spark_cast` (integers to narrower
+integers, floats, decimals and strings; decimals to other decimals) are computed as Spark computes
+them; any other stored type goes through a cast the reference does not model: such a leaf may then
+be TRUE, FALSE or NULL.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
+from fractions import Fraction
 from typing import Any
 
 from service.pruning.expressions import (
@@ -120,6 +124,51 @@ def exact_cast(stored: ShreddedType, target: ShreddedType) -> bool:
     return False
 
 
+class _Unmodeled:
+    pass
+
+
+UNMODELED = _Unmodeled()
+
+
+def _float32_of(x: int) -> float:
+    """The float32 nearest ``x``, ties to the even bit pattern (Java's ``(float) long``), chosen
+    among the neighbours of struct's double-rounded guess by exact distance."""
+    guess = struct.unpack("<f", struct.pack("<f", float(x)))[0]
+    bits = struct.unpack("<i", struct.pack("<f", guess))[0]
+    near = [struct.unpack("<f", struct.pack("<i", b))[0] for b in (bits - 1, bits, bits + 1)]
+    near = [f for f in near if math.isfinite(f)]
+    return min(near, key=lambda f: (abs(Fraction(f) - x), struct.unpack("<i", struct.pack("<f", f))[0] & 1))
+
+
+def spark_cast(v: Typed, target: ShreddedType) -> Bound | _Unmodeled | None:
+    """Spark's variant_get cast (TRY mode; a NULL result fails variant_get and is NULL in
+    try_variant_get, both select nothing) for the pairs the pruning rules use; UNMODELED for the
+    rest. Measured on Spark 4.3.0: HALF_UP decimal rounding, overflow → NULL, ANSI irrelevant."""
+    s, x = v.type, v.value
+    if s.kind in INTEGER_RANGES:
+        assert isinstance(x, int)
+        if target.kind in INTEGER_RANGES:
+            lo, hi = INTEGER_RANGES[target.kind]
+            return x if lo <= x <= hi else None
+        if target.kind is Kind.FLOAT64:
+            return float(x)
+        if target.kind is Kind.FLOAT32:
+            return _float32_of(x)
+        if target.kind is Kind.VARCHAR:
+            return str(x)
+        if target.kind is Kind.DECIMAL:
+            assert target.precision is not None and target.scale is not None
+            return Decimal(x) if len(str(abs(x))) + target.scale <= target.precision or x == 0 else None
+    if s.kind is Kind.DECIMAL and target.kind is Kind.DECIMAL:
+        assert isinstance(x, Decimal) and target.precision is not None and target.scale is not None
+        ctx = Context(prec=200)
+        r = x.quantize(Decimal(1).scaleb(-target.scale), rounding=ROUND_HALF_UP, context=ctx)
+        digits = len(r.as_tuple().digits) if r != 0 else 0
+        return r if digits <= target.precision else None
+    return UNMODELED
+
+
 def spark_cmp(a: Bound, b: Bound) -> int:
     """Spark's total order: NaN above everything and equal to itself; -0.0 = 0.0."""
     a_nan = isinstance(a, float) and math.isnan(a)
@@ -162,6 +211,9 @@ def _leaf_on_value(
 ) -> frozenset[bool | None]:
     target = pred.term.target
     if v is not None and not exact_cast(v.type, target):
+        cast = spark_cast(v, target)
+        if not isinstance(cast, _Unmodeled):
+            return _leaf_on_value(pred, None if cast is None else Typed(target, cast))
         # Spark's cast of another stored type: NULL (failed try cast; an error returns no row
         # either), or some value of the target type, which the reference does not model.
         if isinstance(pred, UnaryPredicate):

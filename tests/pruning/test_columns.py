@@ -170,7 +170,9 @@ def test_without_a_schema_nothing_changes() -> None:
         "id % 2 = 0",
         "id + 1 > 5",
         "id = score",  # column against column
-        "name LIKE 'a%'",
+        "name LIKE '%a'",  # no prefix
+        "id LIKE '1%'",  # an int cast to text: text order is not the integers'
+        "name LIKE 'a!x%' ESCAPE '!'",  # an escape Spark refuses before x
         "CASE WHEN id > 1 THEN true ELSE false END",
         "id IN (SELECT 1)",
         "my_udf(id)",

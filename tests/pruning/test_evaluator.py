@@ -140,15 +140,141 @@ CASES = [
     ),
     case("int16 range admits 500", S('"a"', "int16", 5, 0, 0, 1000), f"{vg('$.a', 'int')} = 500", READ),
     case(
-        "int32 stats never serve a smallint target",
+        "int32 stats serve a smallint target: the narrowing cast keeps the value or fails",
         S('"a"', "int32", 5, 0, 0, 10),
         f"{vg('$.a', 'smallint')} = 50",
+        SKIP,
+    ),
+    case(
+        "int64 stats serve an int target",
+        S('"a"', "int64", 5, 0, 0, 10),
+        f"{vg('$.a', 'int')} = 50",
+        SKIP,
+    ),
+    case(
+        "int64 range admitting the int literal",
+        S('"a"', "int64", 5, 0, 0, 10),
+        f"{vg('$.a', 'int')} = 5",
         READ,
     ),
     case(
-        "int64 stats never serve an int target",
-        S('"a"', "int64", 5, 0, 0, 10),
-        f"{vg('$.a', 'int')} = 50",
+        "int64 values all beyond int: every cast fails, nothing is <= 10",
+        S('"a"', "int64", 5, 0, 2**40, 2**41),
+        f"{vg('$.a', 'int')} <= 10",
+        SKIP,
+    ),
+    case(
+        "int64 values partly within int",
+        S('"a"', "int64", 5, 0, -(2**40), 2**41),
+        f"{vg('$.a', 'int')} <= 10",
+        READ,
+    ),
+    case(
+        "int64 asked as tinyint: 200..300 never fits",
+        S('"a"', "int64", 5, 0, 200, 300),
+        f"{vg('$.a', 'tinyint')} > 0",
+        SKIP,
+    ),
+    case(
+        "int64 asked as double: max 100 is not above 100.5",
+        S('"a"', "int64", 5, 0, 0, 100),
+        f"{vg('$.a', 'double')} > 100.5",
+        SKIP,
+    ),
+    case(
+        "int64 asked as double: 2**53 + 1 rounds to 2**53",
+        S('"a"', "int64", 5, 0, 2**53 + 1, 2**53 + 1),
+        f"{vg('$.a', 'double')} = 9007199254740992.0",
+        READ,
+    ),
+    case(
+        "int64 asked as double: -0.0 equals 0",
+        S('"a"', "int64", 5, 0, 0, 0),
+        f"{vg('$.a', 'double')} = -0.0D",
+        READ,
+    ),
+    case(
+        "int64 asked as double: 0 is not above -0.0",
+        S('"a"', "int64", 5, 0, -5, 0),
+        f"{vg('$.a', 'double')} > -0.0D",
+        SKIP,
+    ),
+    case(
+        "int64 asked as double: an integer is never NaN",
+        S('"a"', "int64", 5, 0, -5, 0),
+        f"isnan({vg('$.a', 'double')})",
+        SKIP,
+    ),
+    case(
+        "int64 asked as double: nothing is above +inf",
+        S('"a"', "int64", 5, 0, -(2**63), 2**63 - 1),
+        f"{vg('$.a', 'double')} > CAST('Infinity' AS DOUBLE)",
+        SKIP,
+    ),
+    case(
+        "int64 asked as float: 2**24 + 1 rounds to 2**24 (ties to even)",
+        S('"a"', "int64", 5, 0, 2**24 + 1, 2**24 + 1),
+        f"{vg('$.a', 'float')} = 16777216",
+        READ,
+    ),
+    case(
+        "int64 asked as float: 2**24 + 3 rounds to 2**24 + 4",
+        S('"a"', "int64", 5, 0, 2**24 + 3, 2**24 + 3),
+        f"{vg('$.a', 'float')} < 16777218",
+        SKIP,
+    ),
+    case(
+        "int64 asked as double: IS NULL reads the null count (the cast never fails)",
+        S('"a"', "int64", 5, 0, 0, 9),
+        f"{vg('$.a', 'double')} IS NULL",
+        SKIP,
+    ),
+    case(
+        "int64 asked as int: IS NULL is TRUE where try_variant_get fails: kept",
+        S('"a"', "int64", 5, 0, 0, 2**40),
+        f"{vg('$.a', 'int', fn='try_variant_get')} IS NULL",
+        READ,
+    ),
+    case(
+        "decimal(5,3) asked at scale 2: -0.005 rounds to -0.01, away from zero",
+        S('"p"', "decimal(5,3)", 5, 0, D("-0.005"), D("-0.005")),
+        f"{vg('$.p', 'decimal(10,2)')} < 0",
+        READ,
+    ),
+    case(
+        "decimal(5,3) asked at scale 2: -0.004 rounds to 0.00",
+        S('"p"', "decimal(5,3)", 5, 0, D("-0.004"), D("0.004")),
+        f"{vg('$.p', 'decimal(10,2)')} < 0",
+        SKIP,
+    ),
+    case(
+        "int64 asked as decimal(4,1): 1000 does not fit",
+        S('"a"', "int64", 5, 0, 1000, 5000),
+        f"{vg('$.a', 'decimal(4,1)')} < 999",
+        SKIP,
+    ),
+    case(
+        "int64 asked as string: '42' is the text of 42 only",
+        S('"a"', "int64", 5, 0, 0, 41),
+        f"{vg('$.a', 'string')} = '42'",
+        SKIP,
+    ),
+    case(
+        "int64 asked as string: '042' is no integer's text",
+        S('"a"', "int64", 5, 0, 0, 100),
+        f"{vg('$.a', 'string')} = '042'",
+        SKIP,
+    ),
+    case(
+        "int64 asked as string: 42 in range",
+        S('"a"', "int64", 5, 0, 0, 100),
+        f"{vg('$.a', 'string')} = '42'",
+        READ,
+    ),
+    case(
+        "int64 asked as string: a string range does not follow the integers",
+        S('"a"', "int64", 5, 0, 0, 100),
+        f"{vg('$.a', 'string')} > '9'",
         READ,
     ),
     # --- decimals: same scale, no larger precision -----------------------------------------------
@@ -171,16 +297,40 @@ CASES = [
         SKIP,
     ),
     case(
-        "another scale is another type",
+        "another scale: rounded half up, 2.000 stays below 3",
         S('"p"', "decimal(5,3)", 5, 0, D("1.000"), D("2.000")),
         f"{vg('$.p', 'decimal(10,2)')} = 3",
+        SKIP,
+    ),
+    case(
+        "another scale: 1.995 rounds up to 2.00",
+        S('"p"', "decimal(5,3)", 5, 0, D("1.000"), D("1.995")),
+        f"{vg('$.p', 'decimal(10,2)')} = 2",
         READ,
     ),
     case(
-        "a larger stored precision may not fit",
+        "another scale: -1.995 rounds to -2.00, away from zero",
+        S('"p"', "decimal(5,3)", 5, 0, D("-1.995"), D("-1.000")),
+        f"{vg('$.p', 'decimal(10,2)')} = -2",
+        READ,
+    ),
+    case(
+        "another scale: 1.994 stays 1.99",
+        S('"p"', "decimal(5,3)", 5, 0, D("1.000"), D("1.994")),
+        f"{vg('$.p', 'decimal(10,2)')} >= 2",
+        SKIP,
+    ),
+    case(
+        "a larger stored precision: the values that fit are compared",
         S('"p"', "decimal(12,2)", 5, 0, D("1.00"), D("2.00")),
         f"{vg('$.p', 'decimal(10,2)')} = 3",
-        READ,
+        SKIP,
+    ),
+    case(
+        "a larger stored precision: 99.995 overflows decimal(4,2)",
+        S('"p"', "decimal(7,3)", 5, 0, D("99.995"), D("500.000")),
+        f"{vg('$.p', 'decimal(4,2)')} > 0",
+        SKIP,
     ),
     case(
         "same decimal type",
@@ -544,3 +694,18 @@ def test_constants() -> None:
 def test_nan_literal_never_reaches_the_evaluator() -> None:
     with pytest.raises(InvalidPredicateError, match="NaN"):
         parse_sql(f"{F} = CAST('NaN' AS DOUBLE)")
+
+
+def test_a_cast_s_reason_names_the_request_and_the_stored_bounds() -> None:
+    rank = S('"rank"', "int64", 5, 0, 5000, 9999)
+    v = evaluate(parse_sql(f"{vg('$.rank', 'int')} <= 10"), stats_by_path([rank]))
+    assert not v.might_match
+    assert v.short == "$.rank asked as int: int64 bounds [5000, 9999]; min 5000 > 10"
+    assert "$.rank asked as int: int64 bounds [5000, 9999]" in v.reason
+    # Two paths: the cast's words are led by the path once.
+    x = S('"x"', "int32", 5, 0, 0, 3)
+    v = evaluate(parse_sql(f"{vg('$.rank', 'int')} <= 10 OR {vg('$.x', 'int')} > 5"), stats_by_path([rank, x]))
+    assert v.short == "$.rank asked as int: int64 bounds [5000, 9999]; min 5000 > 10; $.x: max 3 <= 5"
+    # An exact type needs no such words.
+    v = evaluate(parse_sql(f"{vg('$.rank', 'bigint')} <= 10"), stats_by_path([rank]))
+    assert v.short == "min 5000 > 10"

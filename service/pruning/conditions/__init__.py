@@ -32,6 +32,7 @@ from service.pruning.conditions.model import (
     RangeMayContain,
     Test,
     TypedTest,
+    merge_tests,
 )
 from service.pruning.conditions.visitor import (
     ConditionVisitor,
@@ -65,6 +66,7 @@ __all__ = [
     "compile_expression",
     "condition_paths",
     "leaf_condition",
+    "merge_tests",
     "usable_types",
     "visit_condition",
     "visit_test",

@@ -3,10 +3,14 @@ described in :mod:`.model`).
 
 Soundness rules encoded here (a pruned file must never hold a matching row):
 
-* Only exact type matches, a narrower signed integer serving a wider integer target (int8/16/32
-  stats for an int64 target; never the reverse) and a decimal with the same scale and no larger
-  precision use bounds (usable_types): Spark's variant_get casts everything else (the string
-  "5" is int 5, the double 5.7 is int 5), so other stored types get only type-free facts.
+* Exact type matches, a narrower signed integer serving a wider integer target (int8/16/32
+  stats for an int64 target) and a decimal with the same scale and no larger precision use
+  bounds as they are (usable_types). Stored types reached by a monotone cast of Spark's
+  variant_get (a wider integer asked as a narrower one, an integer asked as float, double or
+  decimal, a decimal asked at another scale, an integer's text asked for equality) use their
+  bounds with the literals mapped back through the cast (:mod:`service.pruning.casts`, the
+  leaf's ``derived`` tests). Spark casts everything else (the string "5" is int 5, the double
+  5.7 is int 5), so other stored types get only type-free facts.
 * value_count = 0 (every entry null/missing) holds for any type: no comparison, IN, is_nan or
   not_null can then be TRUE.
 * is_null can prune only when null_count = 0, the stored type is usable (its cast to the target
@@ -35,6 +39,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from service.errors import InvalidPathError, InvalidPredicateError
+from service.pruning.casts import CastRule, has_casts, integer_cast_types
 from service.pruning.conditions.model import (
     AllOf,
     AnyOf,
@@ -196,17 +201,39 @@ def _group(pairs: list[tuple[ShreddedType, Test]]) -> tuple[TypedTest, ...]:
     return tuple(TypedTest(tuple(ts), test) for test, ts in grouped.items())
 
 
+def _compares_casts(pred: Predicate) -> bool:
+    """Whether the leaf compares the bounds of the integer types a cast serves (a string target
+    only in equality and IN: text order is not the integers' order)."""
+    if isinstance(pred, UnaryPredicate):
+        return False
+    if pred.term.target.kind is Kind.VARCHAR:
+        return pred.op in (Op.EQ, Op.NOT_EQ, Op.IN, Op.NOT_IN)
+    return True
+
+
 class _LeafCompiler(PredicateVisitor[LeafCondition]):
     def __init__(self, max_in_points: int) -> None:
         self.max_in_points = max_in_points
 
-    @staticmethod
-    def _leaf(pred: Predicate, cases: tuple[TypedTest, ...], otherwise: Test) -> LeafCondition:
+    def _leaf(self, pred: Predicate, cases: tuple[TypedTest, ...], otherwise: Test) -> LeafCondition:
         t = pred.term
         usable = tuple(s for case in cases for s in case.types)
-        path = t.path if isinstance(t, VariantTerm) else None
+        path, derived = None, ()
+        if isinstance(t, VariantTerm):
+            path = t.path
+            # Stored types reached by a monotone cast (a narrower or float target of an integer
+            # path, another decimal scale): their own bounds, the literals mapped back (.casts).
+            # Plain columns are read in the table's type: no cast.
+            if has_casts(t.target):
+                literals = (pred.literal,) if isinstance(pred, LiteralPredicate) else ()
+                if isinstance(pred, SetPredicate):
+                    literals = pred.literals
+                nulls = not t.path.has_element
+                derived = (CastRule(pred.op, t.target, literals, self.max_in_points, nulls),)
+                if _compares_casts(pred):
+                    usable += tuple(s for s in integer_cast_types(t.target) if s not in usable)
         return LeafCondition(
-            t.column, t.variant_path, cases, otherwise, _label(pred), (LeafTerm(path, t.target, usable),)
+            t.column, t.variant_path, cases, otherwise, _label(pred), (LeafTerm(path, t.target, usable),), derived
         )
 
     def visit_unary(self, pred: UnaryPredicate) -> LeafCondition:

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from service.pruning.paths import JsonPath
 from service.values import Bound, ShreddedType
@@ -101,6 +102,44 @@ class NotAllIn:
 
 
 Test = Keep | Never | HasValues | HasNulls | MayHaveNaN | RangeMayContain | AnyPoint | NotAllIn
+
+
+# These tests all require value_count > 0 already: HasValues adds nothing to them.
+_IMPLIES_VALUES = (HasValues, RangeMayContain, AnyPoint, NotAllIn, MayHaveNaN)
+
+
+def merge_tests(a: Test, b: Test) -> Test | None:
+    """One test equivalent to ``a AND b`` on every stats row, or None when there is none."""
+    if isinstance(a, Never) or isinstance(b, Never):
+        return Never()
+    if isinstance(a, Keep):
+        return b
+    if isinstance(b, Keep):
+        return a
+    if a == b:
+        return a
+    if isinstance(a, HasValues) and isinstance(b, _IMPLIES_VALUES):
+        return b
+    if isinstance(b, HasValues) and isinstance(a, _IMPLIES_VALUES):
+        return a
+    if isinstance(a, RangeMayContain) and isinstance(b, RangeMayContain):
+        if a.nan_matches != b.nan_matches:
+            return None
+        lo, lo_inc = a.lo, a.lo_inclusive
+        if b.lo is not None and (lo is None or b.lo > lo or (b.lo == lo and not b.lo_inclusive)):  # type: ignore[operator]
+            lo, lo_inc = b.lo, b.lo_inclusive
+        hi, hi_inc = a.hi, a.hi_inclusive
+        if b.hi is not None and (hi is None or b.hi < hi or (b.hi == hi and not b.hi_inclusive)):  # type: ignore[operator]
+            hi, hi_inc = b.hi, b.hi_inclusive
+        return RangeMayContain(lo, hi, lo_inc, hi_inc, a.nan_matches)
+    return None
+
+
+class Derivation(Protocol):
+    """A leaf's test for stored types not listed in its cases, computed when a plan meets one
+    (:class:`service.pruning.casts.CastRule`: the stored types a cast serves are unbounded)."""
+
+    def test(self, stored: ShreddedType) -> Test | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,12 +208,23 @@ class LeafCondition:
     #: The terms the leaf was compiled from (several once same-path conjuncts are merged), for
     #: the plan's warnings; not part of the condition's meaning either.
     terms: tuple[LeafTerm, ...] = field(default=(), compare=False, repr=False)
+    #: Tests for stored types outside ``cases`` (a cast's), each a conjunct of the leaf: a stored
+    #: type one of them serves gets their AND with ``otherwise``.
+    derived: tuple[Derivation, ...] = ()
 
     def test_for(self, stored: ShreddedType) -> Test:
         for case in self.cases:
             if stored in case.types:
                 return case.test
-        return self.otherwise
+        if not self.derived:
+            return self.otherwise
+        out = self.otherwise
+        for d in self.derived:
+            t = d.test(stored)
+            if t is not None:
+                # Each conjunct's test alone is sound; their AND is kept when one test says it.
+                out = merge_tests(out, t) or t
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,9 +52,13 @@ With a :class:`~service.pruning.schema.TableSchema` (``schema=``), any Spark WHE
 
   Any other combination (a string partition against a ``DATE``, a literal Spark's cast would
   reject or round) is unknown.
+* ``s LIKE 'abc%'`` (any pattern with a literal prefix, ``ESCAPE`` honoured) and
+  ``startswith(s, 'abc')`` on a string term (plain column or ``variant_get(..., 'string')``)
+  become ``s >= 'abc' AND s < 'abd' AND <the LIKE, unknown>`` (:mod:`service.pruning.prefixes`):
+  the range is implied, the LIKE itself stays, so ``NOT LIKE`` never prunes.
 * What pruning cannot reason about is :class:`~service.pruning.expressions.Unknown`, keeping its
   text: functions of columns (``length(name) > 3``, ``upper(region) = 'EU'``), arithmetic
-  (``id % 2 = 0``), column against column, LIKE/RLIKE, CASE, subqueries, ``<=>``, ``IS TRUE``,
+  (``id % 2 = 0``), column against column, other LIKE/RLIKE, CASE, subqueries, ``<=>``, ``IS TRUE``,
   comparisons with NULL, ``variant_get`` to a complex type. It never prunes and never fails.
 * Still errors: syntax, limits, a malformed ``variant_get`` (arity, unknown type name, bad path).
 

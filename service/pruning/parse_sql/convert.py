@@ -43,6 +43,7 @@ from service.pruning.literals import LiteralValue, check_spark_decimal_width, ch
 from service.pruning.parse_sql.literal_nodes import is_literalish, literal_value
 from service.pruning.parse_sql.nodes import hard, is_hard, is_string, snippet, unparen, unsupported
 from service.pruning.paths import ANY_INDEX, Index, JsonPath, Key, Step, parse_json_path
+from service.pruning.prefixes import like_prefix, prefix_successor
 from service.pruning.schema import TableSchema
 from service.pruning.spark_types import parse_spark_type
 from service.values import Kind, ShreddedType
@@ -145,6 +146,12 @@ class Converter:
             raise InvalidPredicateError(
                 "a NULL predicate selects nothing; write FALSE, or use IS NULL on a term"
             )
+        if isinstance(node, exp.Like | exp.StartsWith | exp.Escape) and self.schema is not None:
+            implied = self._prefix_range(node)
+            if implied is not None:
+                # The range is implied by the LIKE, not equal to it: the LIKE stays, unknown, so
+                # that NOT (s LIKE 'a%') keeps every file (NOT of the AND is an OR with it).
+                return and_(implied, self._unknown(node))
         term = self._term(node)
         if term is not None:
             if self.schema is not None and term.target.kind is Kind.BOOLEAN:
@@ -156,6 +163,30 @@ class Converter:
         if isinstance(node, exp.Column):
             raise unsupported(node, f"bare column {node.sql(dialect='spark')}")
         raise unsupported(node)
+
+    def _prefix_range(self, node: exp.Expression) -> BooleanExpression | None:
+        """``s >= 'abc' AND s < 'abd'`` for ``s LIKE 'abc%'`` (any ESCAPE) or ``startswith(s,
+        'abc')`` on a string term (:mod:`service.pruning.prefixes`); None when there is no prefix."""
+        escape = "\\"
+        if isinstance(node, exp.Escape):
+            esc = unparen(node.expression)
+            if not (is_string(esc) and len(esc.this) == 1):
+                return None
+            escape, node = esc.this, unparen(node.this)
+            if not isinstance(node, exp.Like):
+                return None
+        pattern = unparen(node.expression)
+        if not is_string(pattern):
+            return None
+        term = self._term(node.this)
+        if term is None or term.target.kind is not Kind.VARCHAR:
+            return None  # another type is cast to a string first: its order is not the text's
+        prefix = like_prefix(pattern.this, escape) if isinstance(node, exp.Like) else pattern.this
+        if not prefix:
+            return None
+        low = compare(Op.GT_EQ, term, prefix)
+        successor = prefix_successor(prefix)
+        return low if successor is None else and_(low, compare(Op.LT, term, successor))
 
     def _chain(self, node: exp.And | exp.Or, depth: int) -> BooleanExpression:
         # sqlglot builds `a AND b AND c ...` left-deep: walk it with a stack, one nesting level.
