@@ -10,7 +10,6 @@ probe answers from a handful of entries. Tests are merged only when that equival
 
 from __future__ import annotations
 
-from service.pruning.casts import CastRule
 from service.pruning.conditions import (
     AllOf,
     AnyOf,
@@ -23,6 +22,7 @@ from service.pruning.conditions import (
     merge_tests,
     visit_condition,
 )
+from service.pruning.conditions.casts import CastRule
 from service.pruning.expressions import Op
 
 # A cast's test for these is a range (or Never/HasValues), which merges with any other range.

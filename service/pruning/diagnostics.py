@@ -163,13 +163,13 @@ def _is_blind(leaf: LeafCondition, stored: Collection[ShreddedType]) -> bool:
     if not stored:
         return True
     if any(d.test(s) is not None for d in leaf.derived for s in stored):
-        return False  # a cast's test reads the stored bounds (service.pruning.casts)
+        return False  # a cast's test reads the stored bounds (service.pruning.conditions.casts)
     return bool(leaf.cases) and not any(s in case.types for case in leaf.cases for s in stored)
 
 
 def _decimal_cast(stored: ShreddedType, requested: ShreddedType) -> bool:
     """A decimal asked as a decimal of any scale: compared through Spark's rounding cast
-    (service.pruning.casts; too many stored types to list in a term's ``usable``)."""
+    (service.pruning.conditions.casts; too many stored types to list in a term's ``usable``)."""
     return stored.kind is Kind.DECIMAL and requested.kind is Kind.DECIMAL
 
 
@@ -267,7 +267,8 @@ def _unknowns(expr: BooleanExpression) -> list[Unknown]:
     while stack:
         node = stack.pop()
         if isinstance(node, Unknown):
-            out.append(node)
+            if not node.implied:
+                out.append(node)
         elif isinstance(node, And | Or):
             stack.extend(reversed(node.children))
         elif isinstance(node, Not):

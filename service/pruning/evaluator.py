@@ -22,7 +22,6 @@ from typing import Final
 
 from service.errors import InvalidPredicateError
 from service.pruning.absent import ObjectIndex, absent_key, rejects_nulls
-from service.pruning.casts import cast_of
 from service.pruning.conditions import (
     DEFAULT_MAX_IN_POINTS,
     AllOf,
@@ -46,6 +45,7 @@ from service.pruning.conditions import (
     visit_condition,
     visit_test,
 )
+from service.pruning.conditions.casts import cast_of
 from service.pruning.expressions import BooleanExpression
 from service.pruning.paths import format_json_path
 from service.pruning.spark_types import spark_type_name
@@ -249,7 +249,7 @@ def _short_why(c: LeafCondition, row: StatsRow, why: str) -> str:
 
 def _cast_words(c: LeafCondition, row: StatsRow) -> str:
     """``"$.rank asked as int: int64 bounds [5000, 9999]; "`` when the row's bounds answered a
-    request of another type through Spark's cast (:mod:`service.pruning.casts`), else ''."""
+    request of another type through Spark's cast (:mod:`service.pruning.conditions.casts`), else ''."""
     t = row.shredded_type
     if not c.derived or row.value_count == 0 or any(t in case.types for case in c.cases):
         return ""

@@ -8,7 +8,7 @@ Soundness rules encoded here (a pruned file must never hold a matching row):
   bounds as they are (usable_types). Stored types reached by a monotone cast of Spark's
   variant_get (a wider integer asked as a narrower one, an integer asked as float, double or
   decimal, a decimal asked at another scale, an integer's text asked for equality) use their
-  bounds with the literals mapped back through the cast (:mod:`service.pruning.casts`, the
+  bounds with the literals mapped back through the cast (:mod:`service.pruning.conditions.casts`, the
   leaf's ``derived`` tests). Spark casts everything else (the string "5" is int 5, the double
   5.7 is int 5), so other stored types get only type-free facts.
 * value_count = 0 (every entry null/missing) holds for any type: no comparison, IN, is_nan or
@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from service.errors import InvalidPathError, InvalidPredicateError
-from service.pruning.casts import CastRule, has_casts, integer_cast_types
+from service.pruning.conditions.casts import CastRule, has_casts, integer_cast_types
 from service.pruning.conditions.model import (
     AllOf,
     AnyOf,

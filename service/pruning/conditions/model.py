@@ -137,7 +137,7 @@ def merge_tests(a: Test, b: Test) -> Test | None:
 
 class Derivation(Protocol):
     """A leaf's test for stored types not listed in its cases, computed when a plan meets one
-    (:class:`service.pruning.casts.CastRule`: the stored types a cast serves are unbounded)."""
+    (:class:`service.pruning.conditions.casts.CastRule`: the stored types a cast serves are unbounded)."""
 
     def test(self, stored: ShreddedType) -> Test | None: ...
 

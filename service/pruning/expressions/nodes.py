@@ -171,6 +171,9 @@ class Unknown(BooleanExpression):
     #: Why the pruner cannot use it ("LIKE is not supported", "string 'abc' is not a valid
     #: bigint"), for the plan's warnings; not part of the expression's identity.
     why: str = field(default="", compare=False)
+    #: Whether a range it implies stands beside it and prunes (a LIKE's literal prefix): such a
+    #: term is used, through that range, and gets no ``term_not_used`` warning.
+    implied: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():

@@ -151,7 +151,7 @@ class Converter:
             if implied is not None:
                 # The range is implied by the LIKE, not equal to it: the LIKE stays, unknown, so
                 # that NOT (s LIKE 'a%') keeps every file (NOT of the AND is an OR with it).
-                return and_(implied, self._unknown(node))
+                return and_(implied, replace(self._unknown(node, unsupported(node).message), implied=True))
         term = self._term(node)
         if term is not None:
             if self.schema is not None and term.target.kind is Kind.BOOLEAN:
