@@ -77,7 +77,7 @@ from service.pruning.expressions import (
     visit,
 )
 from service.pruning.literals import domain_extremes
-from service.pruning.paths import format_json_path
+from service.pruning.paths import JsonPath, format_json_path
 from service.pruning.render import render_predicate
 from service.pruning.spark_types import spark_type_name
 from service.values import INTEGER_KINDS, INTEGER_RANGES, Bound, Kind, ShreddedType
@@ -218,14 +218,15 @@ class _LeafCompiler(PredicateVisitor[LeafCondition]):
     def _leaf(self, pred: Predicate, cases: tuple[TypedTest, ...], otherwise: Test) -> LeafCondition:
         t = pred.term
         usable = tuple(s for case in cases for s in case.types)
-        path, derived = None, ()
+        path: JsonPath | None = None
+        derived: tuple[CastRule, ...] = ()
         if isinstance(t, VariantTerm):
             path = t.path
             # Stored types reached by a monotone cast (a narrower or float target of an integer
             # path, another decimal scale): their own bounds, the literals mapped back (.casts).
             # Plain columns are read in the table's type: no cast.
             if has_casts(t.target):
-                literals = (pred.literal,) if isinstance(pred, LiteralPredicate) else ()
+                literals: tuple[Bound, ...] = (pred.literal,) if isinstance(pred, LiteralPredicate) else ()
                 if isinstance(pred, SetPredicate):
                     literals = pred.literals
                 nulls = not t.path.has_element

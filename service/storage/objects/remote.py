@@ -22,6 +22,7 @@ What is kept here because obstore does not do it:
 
 from __future__ import annotations
 
+import builtins
 import re
 import threading
 from collections import OrderedDict
@@ -356,7 +357,7 @@ class RemoteStore:
             raise ObjectTruncatedError(f"{uri}: {what} asked, {len(data)} bytes came", details={"path": uri})
         return ObjectTail(self._info(uri, result.meta, etag), data)
 
-    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> list[bytes]:
+    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> builtins.list[bytes]:
         _, bucket, key = self._split(uri)
         store = self._store(bucket)
         fetched: dict[ByteRange, bytes] = {}
