@@ -165,6 +165,6 @@ def admin_session_check(
         if header:
             return authenticate(header) == "admin"
         cookie = cookie_parser(headers.get("cookie", "")).get(SESSION_COOKIE)
-        return bool(cookie) and verify_cookie(cookie) == "admin"
+        return cookie is not None and cookie != "" and verify_cookie(cookie) == "admin"
 
     return check

@@ -178,9 +178,9 @@ async def logout(request: Request) -> Response:
         try:
             await run_in_threadpool(catalog_of(request).revoke_session, session.session_digest(cookie), when)
         except ShredcatError as e:
-            response = error_from(request, e)
-            session.clear_session_cookie(response, request)
-            return response
+            refused = error_from(request, e)
+            session.clear_session_cookie(refused, request)
+            return refused
     response = RedirectResponse(urls(request).login(), status_code=303)
     session.clear_session_cookie(response, request)
     return response

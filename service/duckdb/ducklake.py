@@ -189,7 +189,9 @@ def _file_rows(
 
     plain = {c.column: c for c in fs.columns}
     parts = {p.column: p for p in fs.partitions}
-    stats, values, variant = [], [], []
+    stats: list[tuple[Any, ...]] = []
+    values: list[tuple[Any, ...]] = []
+    variant: list[tuple[Any, ...]] = []
     for c in cols:
         cid = ids[c.name]
         if c.kind == "plain" and c.name in plain:
@@ -227,7 +229,7 @@ def _table_column_rows(
     by_column: dict[int, list[tuple[Any, ...]]] = {}
     for row in stats:
         by_column.setdefault(row[2], []).append(row)
-    out = []
+    out: list[tuple[Any, ...]] = []
     for c in cols:
         cid = ids[c.name]
         if c.kind == "variant":

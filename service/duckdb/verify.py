@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from service.catalog.verify import Difference, FileCheck, VerifyReport
+from service.catalog.verify import Difference, FileCheck, FileStatus, VerifyReport
 from service.duckdb import engine
 from service.errors import ShredcatError
 from service.stats.model import ColumnStats, FileStats, PathStats
@@ -243,7 +243,8 @@ def contradictions(stored: FileStats, rows: int, facts: dict[tuple[str, str | No
     out: list[Difference] = []
     if stored.record_count != rows:
         out.append(Difference("record_count", stored.record_count, rows))
-    for r in (*stored.columns, *stored.paths):
+    every: list[ColumnStats | PathStats] = [*stored.columns, *stored.paths]
+    for r in every:
         f = facts.get((r.column, r.variant_path))
         if f is not None:
             out.extend(_row_contradictions(r, f))
@@ -256,7 +257,7 @@ def check_file(con: duckdb.DuckDBPyConnection, stored: FileStats) -> DataCheck:
         diffs = contradictions(stored, rows, facts)
     except ShredcatError as e:
         return DataCheck(FileCheck(stored.path, "unverifiable", reason=e.message))
-    status = "different" if diffs else "match"
+    status: FileStatus = "different" if diffs else "match"
     return DataCheck(FileCheck(stored.path, status, tuple(diffs)), unchecked)
 
 

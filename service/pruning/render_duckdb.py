@@ -53,6 +53,7 @@ from service.pruning.expressions import (
     And,
     BooleanExpression,
     BooleanExpressionVisitor,
+    ColumnTerm,
     LiteralPredicate,
     Not,
     Op,
@@ -60,7 +61,6 @@ from service.pruning.expressions import (
     Predicate,
     PredicateVisitor,
     SetPredicate,
-    Term,
     UnaryPredicate,
     Unknown,
     VariantTerm,
@@ -220,7 +220,7 @@ def _variant_term(term: VariantTerm, base: str | None = None, steps: tuple[Step,
     )
 
 
-def _plain_term(term: Term, column_types: Mapping[str, str] | None) -> str:
+def _plain_term(term: ColumnTerm, column_types: Mapping[str, str] | None) -> str:
     name = _column(term.name)
     if column_types is None:
         return name

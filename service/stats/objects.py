@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from service.limits import DEFAULT_FILE_LIMITS, FileLimits
 from service.parquet.footer import FileMetaData
 from service.stats.extract import _all_null, _chunk, _is_null_residual, _schema_plan, _usable_raw_bounds
 from service.stats.model import ShreddedObject
@@ -34,13 +35,13 @@ def _proven(meta: FileMetaData, node: ShredNode) -> bool:
 
 
 def proven_objects(
-    meta: FileMetaData, columns: Sequence[VariantColumn] | None = None
+    meta: FileMetaData, columns: Sequence[VariantColumn] | None = None, limits: FileLimits = DEFAULT_FILE_LIMITS
 ) -> tuple[ShreddedObject, ...]:
     """The objects the footer proves fully shredded, from each column's root down through object
     fields (each one on the way proven too); objects inside arrays are not recorded. ``columns``:
     the footer's Variant columns, found from its schema when not given."""
     if columns is None:
-        columns = _schema_plan(meta.schema).columns
+        columns = _schema_plan(meta.schema, limits).columns
     out: list[ShreddedObject] = []
 
     def walk(col: str, node: ShredNode, segs: tuple[str, ...]) -> None:
