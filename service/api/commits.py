@@ -106,7 +106,9 @@ def _commit(
         creating = body.create_if_missing if (checked or given) else None
         if checked and (creating is None or principal.role != "admin"):
             try:
-                catalog.get_table(namespace, table)  # a missing table fails before reading files
+                # A missing table fails before reading files; on the primary, as the commit itself
+                # (a standby behind it would not know a table created a moment ago).
+                catalog.get_table(namespace, table, primary=True)
             except NotFoundError:
                 if creating is None:
                     raise

@@ -197,3 +197,27 @@ def _revoked_here(conn: Any, digest: str) -> bool:
     from service.catalog import repository as repo
 
     return bool(repo.session_revoked(conn, digest))
+
+
+def test_a_commit_into_a_table_created_a_moment_ago_checks_it_on_the_primary(
+    repl: ReplicatedCatalog, paused: Pair, events: list[str]
+) -> None:
+    """The commit's early "does the table exist" read is one a write depends on: on a standby that
+    has not replayed the creation it answered 404 (a writer's create-if-missing: 403)."""
+    from fastapi.testclient import TestClient
+
+    from service.api import create_app
+    from tests.api.conftest import ADMIN, WRITER, make_settings
+
+    settings = make_settings(repl.primary_url, [str(Path(events[0]).parent.parent)])
+    settings = settings.model_copy(update={"read_database_urls": [repl.standby_url], "read_max_lag_s": 3600.0})
+    with TestClient(create_app(settings), raise_server_exceptions=False) as c:
+        paused.wait_replayed()
+        pause(paused)
+        r = c.post("/v1/namespaces", json={"namespace": ["fresh"]}, headers=ADMIN)
+        assert r.status_code == 200, r.text
+        r = c.post("/v1/namespaces/fresh/tables", json={"name": "t", "variant-columns": ["v"]}, headers=ADMIN)
+        assert r.status_code == 200, r.text
+        for body in ({"paths": events[:1]}, {"paths": events[1:2], "create-if-missing": {}}):
+            r = c.post("/v1/namespaces/fresh/tables/t/commits", json=body, headers=WRITER)
+            assert r.status_code == 200, r.text

@@ -55,3 +55,20 @@ def test_translate(exc: BaseException, cls: type, message: str) -> None:
 def test_config_errors_hide_the_values() -> None:
     err = config_error("Azure Blob Storage", ValueError("bad key 'topsecretvalue' for account"), ["topsecretvalue"])
     assert "topsecretvalue" not in err.message and "***" in err.message
+
+
+def test_a_misconfigured_store_says_so_on_every_call() -> None:
+    """A configuration obstore refuses (a key that is not base64) is the store's own error on a head
+    and a listing too, as on a read: it was reported as 'cannot be reached' (retryable) there."""
+    from service.errors import FileAccessError
+    from service.storage.objects import StoreOptions
+    from service.storage.objects.azure import open_store
+
+    store = open_store(
+        {"AZURE_STORAGE_ACCOUNT_NAME": "acct", "AZURE_STORAGE_ACCOUNT_KEY": "not base64 !!"}, StoreOptions(timeout=1.0)
+    )
+    for call in (lambda: store.head("abfs://c/k.parquet"), lambda: list(store.list("abfs://c/p/"))):
+        with pytest.raises(FileAccessError) as e:
+            call()
+        assert not isinstance(e.value, ObjectStoreUnavailableError), e.value
+        assert "not base64" not in e.value.message

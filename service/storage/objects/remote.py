@@ -259,8 +259,9 @@ class RemoteStore:
         _, bucket, key = self._split(uri)
         if not key or key.endswith("/"):
             return None
+        store = self._store(bucket)  # its configuration errors are its own, not "unavailable"
         try:
-            meta = obstore.head(self._store(bucket), key)
+            meta = obstore.head(store, key)
         except FileNotFoundError:
             return None
         except Exception as e:
@@ -279,8 +280,9 @@ class RemoteStore:
         scheme = CANONICAL_SCHEMES.get(scheme, scheme)  # listed objects are named canonically
         if key_prefix and not key_prefix.endswith("/"):
             key_prefix += "/"
+        store = self._store(bucket)  # its configuration errors are its own, not "unavailable"
         try:
-            page = obstore.list_with_delimiter(self._store(bucket), key_prefix or None)
+            page = obstore.list_with_delimiter(store, key_prefix or None)
         except Exception as e:
             err = translate(prefix, e)
             if isinstance(err, ObjectNotFoundError):
