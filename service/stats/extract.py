@@ -39,6 +39,7 @@ The footer decides whatever it can prove; column data is read only where it cann
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import struct
@@ -168,6 +169,49 @@ def spark_legacy_calendar(meta: FileMetaData) -> bool:
         return False
     m = re.match(r"(\d+)\.", version)
     return m is not None and int(m.group(1)) < 3
+
+
+#: Spark's schema of the rows it wrote; a string field of a collation other than binary
+#: (``STRING COLLATE UTF8_LCASE``, ICU locales) names it in ``metadata.__COLLATIONS``.
+_SPARK_ROW_METADATA = "org.apache.spark.sql.parquet.row.metadata"
+_BINARY_COLLATION = "spark.UTF8_BINARY"
+
+
+def spark_collated_fields(meta: FileMetaData) -> frozenset[str]:
+    """The top-level fields holding a string Spark compares by a collation other than its byte
+    order (``'ABC' = 'abc'`` under UTF8_LCASE): the footer's byte-order bounds do not bound what
+    such a column's predicates select, so the field's plain columns get none."""
+    raw = dict(meta.key_value_metadata or ()).get(_SPARK_ROW_METADATA)
+    try:
+        schema = json.loads(raw) if raw else None
+    except ValueError:
+        return frozenset()
+    fields = schema.get("fields") if isinstance(schema, dict) else None
+    if not isinstance(fields, list):
+        return frozenset()
+    return frozenset(
+        f["name"] for f in fields if isinstance(f, dict) and isinstance(f.get("name"), str) and _collated(f)
+    )
+
+
+def _collated(node: object) -> bool:
+    """Whether a non-binary collation appears anywhere in ``node`` (a field of Spark's schema JSON,
+    its nested fields, array elements and map values included)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, dict):
+            coll = n.get("__COLLATIONS")
+            if isinstance(coll, dict) and any(v != _BINARY_COLLATION for v in coll.values()):
+                return True
+            stack.extend(n.values())
+        elif isinstance(n, list):
+            stack.extend(n)
+    return False
+
+
+def _under(column: str, fields: frozenset[str]) -> bool:
+    return any(column == f or column.startswith(f + ".") for f in fields)
 
 
 _Row = TypeVar("_Row", PathStats, ColumnStats)
@@ -1180,6 +1224,9 @@ def extract_metadata_stats(
     if meta.key_value_metadata and spark_legacy_calendar(meta):
         rows = [_without_rebased_bounds(r) for r in rows]
         plain = [_without_rebased_bounds(c) for c in plain]
+    collated = spark_collated_fields(meta) if meta.key_value_metadata else frozenset()
+    if collated:
+        plain = [replace(c, min_value=None, max_value=None) if _under(c.column, collated) else c for c in plain]
     return list(plan.columns), rows, plain
 
 

@@ -55,6 +55,9 @@ RULES: dict[str, list[str]] = {
         "startswith(variant_get(v, '$.name', 'string'), 'boto3')",
         "name LIKE 'aws!_%' ESCAPE '!'",
         "NOT (name LIKE 'boto3%') AND rank < 100",
+        "name NOT LIKE 'boto3%'",
+        "name NOT LIKE 'aws!_%' ESCAPE '!'",
+        "variant_get(v, '$.name', 'string') NOT LIKE 'pytest-%'",
     ],
 }
 

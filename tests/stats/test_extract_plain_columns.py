@@ -170,3 +170,29 @@ def test_spark_legacy_calendar_files_keep_no_bounds_before_the_cutovers(
         assert rows[name].value_count == 2  # counts are facts of either calendar
     for name in ("new_d", "new_ts", "n"):
         assert rows[name].min_value is not None and rows[name].max_value is not None, name
+
+
+def test_columns_spark_compares_by_a_collation_have_no_bounds(tmp_path: Path) -> None:
+    """Spark 4 writes ``STRING COLLATE UTF8_LCASE`` as a plain string whose collation only its row
+    metadata names: 'ABC' = 'abc' there, so byte-order bounds would prune files Spark reads from."""
+    import json
+
+    spark_schema = {
+        "type": "struct",
+        "fields": [
+            {"name": "lname", "type": "string", "nullable": True, "metadata": {"__COLLATIONS": {"lname": "spark.UTF8_LCASE"}}},
+            {"name": "bname", "type": "string", "nullable": True, "metadata": {"__COLLATIONS": {"bname": "spark.UTF8_BINARY"}}},
+            {"name": "s", "type": {"type": "struct", "fields": [{"name": "x", "type": "string", "nullable": True, "metadata": {"__COLLATIONS": {"x": "icu.de_DE"}}}]}, "nullable": True, "metadata": {}},
+            {"name": "name", "type": "string", "nullable": True, "metadata": {}},
+        ],
+    }
+    t = pa.table({"lname": ["ABC", "abx"], "bname": ["ABC", "abx"], "s": [{"x": "a"}, {"x": "b"}], "name": ["ABC", "abx"]})
+    t = t.replace_schema_metadata({"org.apache.spark.sql.parquet.row.metadata": json.dumps(spark_schema)})
+    path = tmp_path / "collated.parquet"
+    pq.write_table(t, path)
+    cols = {c.column: c for c in extract_file(str(path)).columns}
+    for name in ("lname", "s.x"):
+        assert (cols[name].min_value, cols[name].max_value) == (None, None), name
+        assert (cols[name].value_count, cols[name].null_count) == (2, 0), name
+    for name in ("bname", "name"):
+        assert (cols[name].min_value, cols[name].max_value) == ("ABC", "abx"), name

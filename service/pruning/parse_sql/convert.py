@@ -168,12 +168,14 @@ class Converter:
         """``s >= 'abc' AND s < 'abd'`` for ``s LIKE 'abc%'`` (any ESCAPE) or ``startswith(s,
         'abc')`` on a string term (:mod:`service.pruning.prefixes`); None when there is no prefix."""
         escape = "\\"
+        if node.args.get("negate"):
+            return None  # sqlglot reads `s NOT LIKE 'a%'` as a Like marked negated: no range then
         if isinstance(node, exp.Escape):
             esc = unparen(node.expression)
             if not (is_string(esc) and len(esc.this) == 1):
                 return None
             escape, node = esc.this, unparen(node.this)
-            if not isinstance(node, exp.Like):
+            if not isinstance(node, exp.Like) or node.args.get("negate"):
                 return None
         pattern = unparen(node.expression)
         if not is_string(pattern):
