@@ -269,7 +269,7 @@ def nearest_float32(x: Fraction) -> float:
     Rounding through a double first can round twice; that differs only when the double lands
     exactly halfway between two float32 values, which is corrected here.
     """
-    d = float(x) if abs(x) < 2**1024 else math.copysign(math.inf, x)
+    d = float(x) if abs(x) < 2**1024 else (math.inf if x > 0 else -math.inf)  # float(x) would overflow
     f = to_float32(d)
     if f == d or math.isinf(f):
         return f  # exact, or beyond FLOAT32_MAX by half an ulp or more: Java's cast gives infinity

@@ -630,3 +630,27 @@ def test_decimal_literals_within_their_type_are_exact() -> None:
     assert tiny.literal == Decimal("0.00")
     edge = parse_sql("variant_get(v, '$.p', 'decimal(4,2)') = CAST('99.994' AS DECIMAL(4,2))")
     assert edge.literal == Decimal("99.99")
+
+
+@pytest.mark.parametrize(
+    ("cast", "expected"),
+    [
+        ("CAST('1e400' AS FLOAT)", math.inf),
+        ("CAST('-1e400' AS DOUBLE)", -math.inf),
+        ("CAST('1e-999999999' AS FLOAT)", 0.0),
+        ("CAST('1e999999999' AS DOUBLE)", math.inf),
+        ("CAST('1e999999999' AS INT)", "out of range for int"),
+        ("CAST('1e-3000000' AS BIGINT)", "out of range for bigint"),
+        ("CAST('1e999999999' AS DECIMAL(38,2))", "out of range for decimal"),
+    ],
+)
+def test_string_casts_of_numbers_beyond_every_range_are_decided_from_the_exponent(cast: str, expected: object) -> None:
+    """A short string holding a huge exponent was built as a fraction (10**999999999: minutes and
+    gigabytes) or overflowed to a 500 (CAST('1e400' AS FLOAT)); from a review of issue 32's bounds."""
+    text = f"variant_get(v, '$.x', 'double') = {cast}"
+    if isinstance(expected, str):
+        with pytest.raises(InvalidPredicateError, match=expected):
+            parse_sql(text)
+    else:
+        literal = parse_sql(text).literal  # type: ignore[attr-defined]
+        assert float(literal) == expected

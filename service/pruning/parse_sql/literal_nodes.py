@@ -95,6 +95,8 @@ def cast_literal(node: exp.Cast, other: Callable[[exp.Expression], LiteralValue]
             return v
         raise bad
     number = _as_number(v)
+    if isinstance(number, Decimal) and number.is_finite() and number and abs(number.adjusted()) > _MAX_EXPONENT:
+        return _beyond_every_range(node, number)
     if number is None:
         if dt in (T.DOUBLE, T.FLOAT) and text is not None:
             low = text.strip().lower()
@@ -169,6 +171,21 @@ def number_literal(text: str) -> int | Decimal | float:
     if "." in text:
         return d
     return int(text)
+
+
+#: A decimal exponent past a double's range and resolution both ways (and so past every integer,
+#: DECIMAL(38) and float): such a number is decided from its exponent, never built (CAST('1e999999999'
+#: AS INT) would take minutes and gigabytes as a fraction).
+_MAX_EXPONENT = 400
+
+
+def _beyond_every_range(node: exp.Cast, number: Decimal) -> LiteralValue:
+    T = exp.DataType.Type
+    dt = node.to.this
+    if dt in (T.DOUBLE, T.FLOAT):
+        f = float(number)  # an infinity or a signed zero, as Java's parse gives it
+        return f if dt is T.DOUBLE else Float32Literal(f)
+    raise InvalidPredicateError(f"{snippet(node)} is out of range for {dt.value.lower()}")
 
 
 def _as_number(v: Any) -> int | Decimal | float | None:
