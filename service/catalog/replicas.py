@@ -243,6 +243,7 @@ class ReadRouter:
             self.check()
             fn_checked = fn if min_snapshot_id is None else _after(fn, min_snapshot_id)
             deadline = time.monotonic() + (self.wait_s if min_snapshot_id is not None else 0.0)
+            asked = False
             while True:
                 behind = False
                 for s in self._fit():
@@ -260,10 +261,22 @@ class ReadRouter:
                     return result
                 if not behind or time.monotonic() >= deadline:
                     break
+                if not asked:
+                    asked = True
+                    if not self._primary_holds(min_snapshot_id):
+                        break  # a snapshot not committed (a made-up id): no standby will replay it
                 time.sleep(WAIT_POLL_S)
         result = run_transaction(self.primary, fn, write=False)
         self._answered(None)
         return result
+
+    def _primary_holds(self, snapshot_id: int | None) -> bool:
+        """Whether the primary has committed ``snapshot_id``: asked once before waiting for a
+        standby to replay it (a made-up id would hold every such read for the whole wait)."""
+        if snapshot_id is None:
+            return True
+        newest = run_transaction(self.primary, lambda c: c.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one(), write=False)
+        return bool(newest >= snapshot_id)
 
     def _answered(self, s: Standby | None) -> None:
         with self._counting:

@@ -221,3 +221,25 @@ def test_a_commit_into_a_table_created_a_moment_ago_checks_it_on_the_primary(
         for body in ({"paths": events[:1]}, {"paths": events[1:2], "create-if-missing": {}}):
             r = c.post("/v1/namespaces/fresh/tables/t/commits", json=body, headers=WRITER)
             assert r.status_code == 200, r.text
+
+
+def test_a_snapshot_the_primary_never_committed_is_not_waited_for(repl: ReplicatedCatalog, events: list[str]) -> None:
+    """A made-up min-snapshot-id (beyond the primary's newest) goes to the primary at once instead
+    of polling the standbys for the whole wait: any reader could hold a worker thread that way."""
+    cat = _catalog(repl, max_lag_s=60, wait_s=30)
+    try:
+        cat.register("lake", "events", events[:1])
+        repl.pair.wait_replayed()
+        polls = 0
+        real = cat.reads._fit
+
+        def counted() -> Any:
+            nonlocal polls
+            polls += 1
+            return real()
+
+        cat.reads._fit = counted  # type: ignore[method-assign]
+        assert cat.list_files("lake", "events", min_snapshot_id=9_000_000_000_000_000_000)
+        assert cat.reads.primary_reads == 1 and polls == 1
+    finally:
+        cat.reads.dispose()
