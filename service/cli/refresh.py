@@ -40,7 +40,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def canonical_paths(catalog: Any, ns: str, table: str) -> dict[str, Any]:
-    """One commit that makes the table's live paths canonical (see the module's docstring)."""
+    """Commits that make the table's live paths canonical (see the module's docstring): each
+    within ``SHREDCAT_MAX_FILES_PER_COMMIT`` files, each atomic (a renamed file is added and its old
+    path ended in the same snapshot), so a lake of any size is refreshed and no file is ever
+    missing between them."""
     from dataclasses import replace
 
     from service.storage.objects import canonical_moves
@@ -51,9 +54,14 @@ def canonical_paths(catalog: Any, ns: str, table: str) -> dict[str, Any]:
         live.extend(f.path for f in page)
         after = page[-1].path
     drop, rename = canonical_moves(live)
-    if drop or rename:
-        moved = [replace(catalog.file_stats(ns, table, old), path=new) for old, new in rename.items()]
-        catalog.commit(ns, table, moved, remove=[*drop, *rename])
+    step = catalog.limits.max_files_per_commit
+    drops, olds = list(drop), list(rename)
+    while drops or olds:  # as few commits as the limit allows: one for most tables
+        chunk, olds = olds[:step], olds[step:]
+        room = step - len(chunk)
+        ended, drops = drops[:room], drops[room:]
+        moved = [replace(catalog.file_stats(ns, table, old), path=rename[old]) for old in chunk]
+        catalog.commit(ns, table, moved, remove=[*ended, *chunk])
     return {"table": f"{ns}.{table}", "dropped": drop, "renamed": rename}
 
 

@@ -66,6 +66,28 @@ def test_refresh_merges_the_spellings_of_one_object(catalog: Any, tmp_path: Path
     assert len(catalog.list_snapshots("ns", "t")) == before + 1
 
 
+def test_a_table_past_the_commit_limit_is_refreshed_in_several_commits(catalog_url: str, tmp_path: Path) -> None:
+    """Lakes Spark wrote with s3a:// hold more files than one commit may: the refresh commits at
+    most SHREDCAT_MAX_FILES_PER_COMMIT at a time, each rename atomic (it was one commit, refused)."""
+    from service.catalog import Catalog
+    from service.catalog.validate import Limits
+    from service.cli._common import DEFAULT_LIMITS
+
+    local = extract_file(str(write_variant_file(tmp_path / "f.parquet", 10)))
+    old = [f"s3a://b/t/{i}.parquet" for i in range(5)] + ["s3://b/t/0.parquet", "gcs://g/t/x.parquet"]
+    with Catalog(catalog_url) as cat:
+        cat.create_table("ns", "t", ["v"])
+        cat.commit("ns", "t", [dataclasses.replace(local, path=p) for p in old])
+    with Catalog(catalog_url, limits=Limits(**{**DEFAULT_LIMITS, "max_files_per_commit": 2})) as small:
+        before = len(small.list_snapshots("ns", "t"))
+        moves = canonical_paths(small, "ns", "t")
+        assert moves["dropped"] == ["s3a://b/t/0.parquet"] and len(moves["renamed"]) == 5
+        files = sorted(f.path for f in small.list_files("ns", "t"))
+        assert files == ["gs://g/t/x.parquet", *(f"s3://b/t/{i}.parquet" for i in range(5))]
+        assert len(small.list_snapshots("ns", "t")) == before + 3  # 2 + 2 + 1 renames, the drop beside the last
+        assert small.get_table("ns", "t").live_record_count == 60
+
+
 def test_the_cli_step(sqlite_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from service.catalog import Catalog
     from service.cli import main
