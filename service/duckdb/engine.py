@@ -81,6 +81,16 @@ def describe(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
     return {str(r[0]): str(r[1]) for r in rows}
 
 
+def spark_row_metadata(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[str]:
+    """The distinct texts of Spark's row metadata (its schema as JSON) in the files' footers."""
+    sql = (
+        "SELECT DISTINCT decode(value) FROM parquet_kv_metadata(?) "
+        "WHERE decode(key) = 'org.apache.spark.sql.parquet.row.metadata'"
+    )
+    with translated("reading the files' Spark schema"):
+        return [str(r[0]) for r in con.execute(sql, [list(paths)]).fetchall()]
+
+
 def relation(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
     """A lazy relation over ``sql`` (DuckDB checks names and types now, reads rows later)."""
     with translated("preparing the DuckDB query"):

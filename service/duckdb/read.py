@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -198,7 +199,7 @@ def plan_pruned(
         raise QueryError(f"{ns}.{name} has no live file: DuckDB has no schema to read it with")
     source = engine.parquet_source(read, hive)
     # The rendering is checked against the types DuckDB reads (a column it reads otherwise is refused).
-    where = to_duckdb_sql(plan.tree, column_types=engine.describe(con, source))
+    where = to_duckdb_sql(plan.tree, column_types=_column_types(con, source, read))
     if not plan.paths:
         where = "FALSE"
     seconds = time.perf_counter() - start
@@ -209,6 +210,20 @@ def plan_pruned(
         namespace=ns, table=name, predicate=predicate, where=where, paths=plan.paths, files_total=plan.total,
         files_pruned=plan.pruned, snapshot_id=plan.snapshot, source=source, warnings=plan.warnings, plan_seconds=seconds,
     )
+
+
+def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> dict[str, str]:
+    """What DuckDB reads each column as; a string Spark compares by a collation other than binary
+    (UTF8_LCASE: 'ABC' = 'abc') is no type DuckDB's comparisons follow, so a term on it is refused
+    instead of answered in byte order."""
+    from service.stats.extract import collated_fields
+
+    types = engine.describe(con, source)
+    for raw in engine.spark_row_metadata(con, paths):
+        for name in collated_fields(raw):
+            if name in types:
+                types[name] = f"{types[name]} compared by a Spark collation"
+    return types
 
 
 def read_pruned(

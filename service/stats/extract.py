@@ -181,7 +181,12 @@ def spark_collated_fields(meta: FileMetaData) -> frozenset[str]:
     """The top-level fields holding a string Spark compares by a collation other than its byte
     order (``'ABC' = 'abc'`` under UTF8_LCASE): the footer's byte-order bounds do not bound what
     such a column's predicates select, so the field's plain columns get none."""
-    raw = dict(meta.key_value_metadata or ()).get(_SPARK_ROW_METADATA)
+    return collated_fields(dict(meta.key_value_metadata or ()).get(_SPARK_ROW_METADATA))
+
+
+def collated_fields(spark_row_metadata: str | None) -> frozenset[str]:
+    """:func:`spark_collated_fields` of the text of Spark's row metadata (its schema as JSON)."""
+    raw = spark_row_metadata
     try:
         schema = json.loads(raw) if raw else None
     except ValueError:
