@@ -137,8 +137,9 @@ def load_file_stats(
     _: Annotated[Principal, Depends(require_reader)],
     catalog: Annotated[Catalog, Depends(get_catalog)],
     snapshot_id: SnapshotId = None,
+    min_snapshot_id: MinSnapshotId = None,
 ) -> FileStatsResponse:
-    fs = catalog.file_stats(namespace, table, lookup_path(path), snapshot=snapshot_id)
+    fs = catalog.file_stats(namespace, table, lookup_path(path), snapshot=snapshot_id, min_snapshot_id=min_snapshot_id)
     return FileStatsResponse(
         path=fs.path,
         file_size_bytes=fs.file_size_bytes,
@@ -178,8 +179,9 @@ def load_table_stats(
     _: Annotated[Principal, Depends(require_reader)],
     catalog: Annotated[Catalog, Depends(get_catalog)],
     snapshot_id: SnapshotId = None,
+    min_snapshot_id: MinSnapshotId = None,
 ) -> TableStatsResponse:
-    g = catalog.global_stats(namespace, table, snapshot=snapshot_id)
+    g = catalog.global_stats(namespace, table, snapshot=snapshot_id, min_snapshot_id=min_snapshot_id)
     return TableStatsResponse(
         snapshot_id=g.snapshot_id,
         file_count=g.file_count,
@@ -203,6 +205,7 @@ def list_snapshots(
     catalog: Annotated[Catalog, Depends(get_catalog)],
     page_token: PageToken = None,
     page_size: PageSize = 1000,
+    min_snapshot_id: MinSnapshotId = None,
 ) -> ListSnapshotsResponse:
     check_page_size(ctx, page_size, field="query.page-size")
     after = None
@@ -211,7 +214,7 @@ def list_snapshots(
         if after is None:
             raise field_error("query.page-token", "invalid page token")
     limit = min(page_size + 1, catalog.limits.max_page_size)
-    rows = catalog.list_snapshots(namespace, table, after=after, limit=limit)
+    rows = catalog.list_snapshots(namespace, table, after=after, limit=limit, min_snapshot_id=min_snapshot_id)
     more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
     rows = rows[:page_size]
     return ListSnapshotsResponse(

@@ -817,8 +817,11 @@ class Catalog:
 
         return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot))
 
-    def file_stats(self, namespace: str, table: str, path: str, *, snapshot: int | None = None) -> FileStats:
-        """The stats of one file as committed (live now, or at ``snapshot``)."""
+    def file_stats(
+        self, namespace: str, table: str, path: str, *, snapshot: int | None = None, min_snapshot_id: int | None = None
+    ) -> FileStats:
+        """The stats of one file as committed (live now, or at ``snapshot``); ``min_snapshot_id``:
+        read where that snapshot is replayed (a caller's own commit)."""
 
         def op(conn: Connection) -> FileStats:
             t = self._table(conn, namespace, table, snapshot)
@@ -827,10 +830,16 @@ class Catalog:
                 raise NotFoundError(f"{path}: not a live file of {t.qualified_name}", details={"path": path})
             return fs
 
-        return self._read(op, min_snapshot_id=snapshot)
+        return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot))
 
     def list_snapshots(
-        self, namespace: str, table: str, *, after: int | None = None, limit: int = 1000
+        self,
+        namespace: str,
+        table: str,
+        *,
+        after: int | None = None,
+        limit: int = 1000,
+        min_snapshot_id: int | None = None,
     ) -> list[SnapshotInfo]:
         """Snapshots that changed this table (creation, commits, removals), oldest first."""
         self._check_limit(limit)
@@ -840,9 +849,11 @@ class Catalog:
             t = self._table(conn, namespace, table)
             return repo.list_snapshots(conn, t.table_id, after=after, limit=limit)
 
-        return self._read(op)
+        return self._read(op, min_snapshot_id=min_snapshot_id)
 
-    def global_stats(self, namespace: str, table: str, *, snapshot: int | None = None) -> TableGlobalStats:
+    def global_stats(
+        self, namespace: str, table: str, *, snapshot: int | None = None, min_snapshot_id: int | None = None
+    ) -> TableGlobalStats:
         """The stored global Variant stats (``snapshot=None``), or those of the files live at a past
         snapshot (recomputed: global stats are tied to snapshots)."""
         if snapshot is not None:
@@ -853,7 +864,7 @@ class Catalog:
             g = from_ducklake_json(t.live_file_count, repo.read_global_json(conn, t))
             return _table_stats(t, t.current_snapshot_id, g)
 
-        return self._read(op)
+        return self._read(op, min_snapshot_id=min_snapshot_id)
 
     def global_stats_json(self, namespace: str, table: str) -> dict[str, str | None]:
         """``ducklake_table_column_stats.extra_stats`` per Variant column, exactly as stored."""

@@ -387,6 +387,7 @@ def file_stats(namespace: str, table: str, path: str, *, snapshot_id: int | None
         _json(file_stats_json),
         params=_params(path=path, snapshot_id=snapshot_id),
         idempotent=True,
+        min_snapshot="query",
     )
 
 
@@ -399,6 +400,7 @@ def table_stats(namespace: str, table: str, *, snapshot_id: int | None = None) -
         _json(table_stats_json),
         params=_params(snapshot_id=snapshot_id),
         idempotent=True,
+        min_snapshot="query",
     )
 
 
@@ -412,6 +414,7 @@ def list_snapshots(
         params=_params(page_size=page_size, page_token=page_token),
         idempotent=True,
         errors=_ON_TABLE,
+        min_snapshot="query",
     )
 
 

@@ -580,6 +580,13 @@ def test_the_clients_ask_for_the_newest_snapshot_they_wrote_or_read(client, ware
     assert _sent_min_snapshots(sent) == [
         ("plan", table.current_snapshot_id), ("commits", None), ("plan", s), ("files", c), ("events", c), ("plan", 1)
     ]
+    # Global stats, a file's stats and the snapshots too (they went back after a commit on a
+    # lagging standby: a 404 for the file just registered).
+    sent.clear()
+    sc.table_stats("lake", "events")
+    sc.file_stats("lake", "events", _paths(warehouse, 0)[0])
+    sc.list_snapshots("lake", "events")
+    assert _sent_min_snapshots(sent) == [("stats", c), ("stats", c), ("snapshots", c)]
     removed = sc.remove_files("lake", "events", _paths(warehouse, 0))
     assert sc.last_snapshot_id == removed.snapshot_id
     # A client that wrote nothing sends nothing until it has read something.

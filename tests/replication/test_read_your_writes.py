@@ -243,3 +243,21 @@ def test_a_snapshot_the_primary_never_committed_is_not_waited_for(repl: Replicat
         assert cat.reads.primary_reads == 1 and polls == 1
     finally:
         cat.reads.dispose()
+
+
+def test_stats_and_snapshots_read_a_callers_own_commit(repl: ReplicatedCatalog, paused: Pair, events: list[str]) -> None:
+    """Global stats, a file's stats and the snapshot list take min-snapshot-id too: after a commit
+    the standby has not replayed, they answer from the primary instead of going back."""
+    cat = _catalog(repl, max_lag_s=60, wait_s=0.3)
+    try:
+        cat.register("lake", "events", events[:1])
+        paused.wait_replayed()
+        pause(paused)
+        second = cat.register("lake", "events", events[1:2])
+        s = second.snapshot_id
+        assert cat.global_stats("lake", "events").snapshot_id < s  # the standby's
+        assert cat.global_stats("lake", "events", min_snapshot_id=s).snapshot_id == s
+        assert cat.file_stats("lake", "events", events[1], min_snapshot_id=s).path == events[1]
+        assert cat.list_snapshots("lake", "events", min_snapshot_id=s)[-1].snapshot_id == s
+    finally:
+        cat.reads.dispose()
