@@ -127,7 +127,10 @@ def render_predicate(pred: Predicate) -> str:
     return inner
 
 
-class _Sql(BooleanExpressionVisitor[str]):
+class SqlConnectives(BooleanExpressionVisitor[str]):
+    """TRUE, FALSE, AND and OR as SQL text, the same in Spark's and DuckDB's dialects (each
+    renderer adds its leaves, NOT and unknown sub-expressions)."""
+
     def visit_true(self) -> str:
         return "TRUE"
 
@@ -143,6 +146,8 @@ class _Sql(BooleanExpressionVisitor[str]):
     def visit_or(self, node: Or) -> str:
         return " OR ".join(self._operand(c) for c in node.children)
 
+
+class _Sql(SqlConnectives):
     def visit_not(self, node: Not) -> str:
         inner = visit(node.child, self)
         return f"NOT ({inner})" if isinstance(node.child, And | Or | Not) else f"NOT {inner}"

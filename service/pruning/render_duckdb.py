@@ -50,14 +50,11 @@ from decimal import Decimal
 
 from service.errors import UnrenderablePredicateError
 from service.pruning.expressions import (
-    And,
     BooleanExpression,
-    BooleanExpressionVisitor,
     ColumnTerm,
     LiteralPredicate,
     Not,
     Op,
-    Or,
     Predicate,
     PredicateVisitor,
     SetPredicate,
@@ -68,7 +65,7 @@ from service.pruning.expressions import (
 )
 from service.pruning.literals import format_date, format_timestamp
 from service.pruning.paths import AnyIndex, Index, Step, format_json_path
-from service.pruning.render import COMPARISON_SYMBOLS
+from service.pruning.render import COMPARISON_SYMBOLS, SqlConnectives
 from service.pruning.spark_types import spark_type_name
 from service.values import Bound, Kind, ShreddedType, format_bound
 
@@ -271,24 +268,9 @@ class _Leaf(PredicateVisitor[str]):
         return f"{self.x} {'IN' if pred.op is Op.IN else 'NOT IN'} ({items})"
 
 
-class _DuckSql(BooleanExpressionVisitor[str]):
+class _DuckSql(SqlConnectives):
     def __init__(self, column_types: Mapping[str, str] | None) -> None:
         self.column_types = column_types
-
-    def visit_true(self) -> str:
-        return "TRUE"
-
-    def visit_false(self) -> str:
-        return "FALSE"
-
-    def _operand(self, c: BooleanExpression) -> str:
-        return f"({visit(c, self)})" if isinstance(c, And | Or) else visit(c, self)
-
-    def visit_and(self, node: And) -> str:
-        return " AND ".join(self._operand(c) for c in node.children)
-
-    def visit_or(self, node: Or) -> str:
-        return " OR ".join(self._operand(c) for c in node.children)
 
     def visit_not(self, node: Not) -> str:
         return f"NOT ({visit(node.child, self)})"
