@@ -31,7 +31,8 @@ def _f(path: str, lo: int = 0, hi: int = 9, **kw: Any) -> Any:
 def _leaf(pred: Any, column: str) -> LeafCondition:
     cond = compile_expression(pred)
     assert isinstance(cond, LeafCondition)
-    return dataclasses.replace(cond, column=column, variant_path=None)
+    # A column reads its own type: no Variant cast rule (a string equality served by integer bounds).
+    return dataclasses.replace(cond, column=column, variant_path=None, derived=())
 
 
 def _plan(cat: Catalog, cond: Any, **kw: Any) -> list[str]:
