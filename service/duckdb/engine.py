@@ -81,14 +81,14 @@ def describe(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
     return {str(r[0]): str(r[1]) for r in rows}
 
 
-def spark_row_metadata(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> list[str]:
-    """The distinct texts of Spark's row metadata (its schema as JSON) in the files' footers."""
+def footer_keys(con: duckdb.DuckDBPyConnection, paths: Sequence[str], keys: Sequence[str]) -> list[tuple[str, str, str]]:
+    """``(file, key, value)`` of each of ``keys`` in the files' footer key-value metadata."""
     sql = (
-        "SELECT DISTINCT decode(value) FROM parquet_kv_metadata(?) "
-        "WHERE decode(key) = 'org.apache.spark.sql.parquet.row.metadata'"
+        "SELECT file_name, decode(key), decode(value) FROM parquet_kv_metadata(?) "
+        "WHERE decode(key) IN (SELECT unnest(?))"
     )
-    with translated("reading the files' Spark schema"):
-        return [str(r[0]) for r in con.execute(sql, [list(paths)]).fetchall()]
+    with translated("reading the files' footer metadata"):
+        return [(str(f), str(k), str(v)) for f, k, v in con.execute(sql, [list(paths), list(keys)]).fetchall()]
 
 
 def relation(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:

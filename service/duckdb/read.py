@@ -16,6 +16,7 @@ table makes it a string).
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -215,15 +216,32 @@ def plan_pruned(
 def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> dict[str, str]:
     """What DuckDB reads each column as; a string Spark compares by a collation other than binary
     (UTF8_LCASE: 'ABC' = 'abc') is no type DuckDB's comparisons follow, so a term on it is refused
-    instead of answered in byte order."""
-    from service.stats.extract import collated_fields
+    instead of answered in byte order. Files Spark wrote in its LEGACY calendar mode are refused
+    where the table may hold dates or timestamps: DuckDB reads them without Spark's rebase."""
+    from service.stats.extract import SPARK_FOOTER_KEYS, spark_footer_facts
 
     types = engine.describe(con, source)
-    for raw in engine.spark_row_metadata(con, paths):
-        for name in collated_fields(raw):
+    footers: dict[str, dict[str, str]] = {}
+    for file, key, value in engine.footer_keys(con, paths, SPARK_FOOTER_KEYS):
+        footers.setdefault(file, {})[key] = value
+    facts = {f: spark_footer_facts(kv) for f, kv in footers.items()}
+    legacy = sorted(f for f, (old, _) in facts.items() if old)
+    if legacy and any(_TEMPORAL.search(t) for t in types.values()):
+        raise QueryError(
+            f"{len(legacy)} file(s) were written by Spark in its LEGACY calendar mode ({legacy[0]}...): Spark rebases "
+            "their dates before 1582 and timestamps before 1900 when it reads them, DuckDB does not, so their rows "
+            "would differ from Spark's; read them with Spark",
+            details={"files": legacy[:20]},
+        )
+    for _, collated in facts.values():
+        for name in collated:
             if name in types:
                 types[name] = f"{types[name]} compared by a Spark collation"
     return types
+
+
+#: DuckDB types that may hold dates or timestamps Spark's LEGACY calendar rebases (a Variant may).
+_TEMPORAL = re.compile(r"\b(DATE|TIMESTAMP\w*|VARIANT)\b", re.IGNORECASE)
 
 
 def read_pruned(

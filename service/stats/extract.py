@@ -45,7 +45,7 @@ import re
 import struct
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
@@ -161,7 +161,11 @@ _CALENDAR_CUTOVERS = {
 def spark_legacy_calendar(meta: FileMetaData) -> bool:
     """Whether Spark reads this file's old dates and timestamps through the Julian calendar
     rebase (see :data:`_CALENDAR_CUTOVERS`)."""
-    kv = dict(meta.key_value_metadata or ())
+    return legacy_calendar(dict(meta.key_value_metadata or ()))
+
+
+def legacy_calendar(kv: Mapping[str, str | None]) -> bool:
+    """:func:`spark_legacy_calendar` of a footer's key-value metadata."""
     if _SPARK_LEGACY_DATETIME in kv:
         return True
     version = kv.get(_SPARK_VERSION)
@@ -213,6 +217,16 @@ def _collated(node: object) -> bool:
         elif isinstance(n, list):
             stack.extend(n)
     return False
+
+
+#: The footer keys :func:`spark_footer_facts` reads.
+SPARK_FOOTER_KEYS = (_SPARK_ROW_METADATA, _SPARK_LEGACY_DATETIME, _SPARK_VERSION)
+
+
+def spark_footer_facts(kv: Mapping[str, str | None]) -> tuple[bool, frozenset[str]]:
+    """Of a file's footer key-value metadata: whether Spark wrote it in its LEGACY calendar mode,
+    and the fields it compares by a collation (readers beside Spark need both)."""
+    return legacy_calendar(kv), collated_fields(kv.get(_SPARK_ROW_METADATA))
 
 
 def _under(column: str, fields: frozenset[str]) -> bool:

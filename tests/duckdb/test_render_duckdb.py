@@ -289,3 +289,33 @@ def test_a_column_spark_compares_by_a_collation_is_refused(tmp_path: Path, catal
         with pytest.raises(UnrenderablePredicateError, match=r"(?i)spark collation"):
             plan_pruned(con, "lake.c", "lname = 'abc'", catalog=cat)
         assert sorted(read_pruned(con, "lake.c", "name = 'ABC'", catalog=cat).fetchall()) == [("ABC", "ABC")]
+
+
+def test_files_spark_wrote_in_its_legacy_calendar_are_refused_where_dates_may_differ(tmp_path: Path, catalog_url: str) -> None:
+    """Spark rebases a LEGACY file's dates before 1582 (stored Julian) when it reads them; DuckDB
+    does not, so rows of such a file with a date column would silently differ from Spark's."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def write(name: str, table: pa.Table, legacy: bool) -> str:
+        path = tmp_path / name / "f.parquet"
+        path.parent.mkdir()
+        meta = {"org.apache.spark.version": "3.5.0"} | ({"org.apache.spark.legacyDateTime": ""} if legacy else {})
+        pq.write_table(table.replace_schema_metadata(meta), path)
+        return str(path)
+
+    dated = pa.table({"id": [1, 2], "d": [dt.date(1000, 6, 21), dt.date(2024, 1, 1)]})
+    con = engine.connect()
+    with Catalog(catalog_url) as cat:
+        cat.register("lake", "old", [write("old", dated, legacy=True)])
+        with pytest.raises(QueryError, match="LEGACY calendar") as e:
+            plan_pruned(con, "lake.old", "id = 1", catalog=cat)
+        assert e.value.details["files"]
+        # The same file written in Spark's default (corrected) mode, and a LEGACY file without any
+        # date or timestamp, read as before.
+        cat.register("lake", "new", [write("new", dated, legacy=False)])
+        assert read_pruned(con, "lake.new", "id = 1", catalog=cat).fetchall() == [(1, dt.date(1000, 6, 21))]
+        cat.register("lake", "plain", [write("plain", pa.table({"id": [1, 2]}), legacy=True)])
+        assert read_pruned(con, "lake.plain", "id = 2", catalog=cat).fetchall() == [(2,)]
