@@ -19,6 +19,7 @@ tree selects, so Spark helpers can apply the same predicate to rows that pruning
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 
 from service.pruning.expressions import (
@@ -87,29 +88,37 @@ _UNARY = {
 }
 
 
-class _LeafBody(PredicateVisitor[str]):
-    """A leaf applied to the rendered term ``x``."""
+class LeafBody(PredicateVisitor[str]):
+    """A leaf applied to the rendered term ``x``, in a dialect: its ``literal`` spelling and its
+    ``unary`` tests (format strings of the term); Spark's by default, DuckDB's in render_duckdb."""
 
-    def __init__(self, x: str) -> None:
+    def __init__(
+        self,
+        x: str,
+        literal: Callable[[ShreddedType, Bound], str] = render_literal,
+        unary: Mapping[Op, str] = _UNARY,
+    ) -> None:
         self.x = x
+        self.literal = literal
+        self.unary = unary
 
     def visit_unary(self, pred: UnaryPredicate) -> str:
-        return _UNARY[pred.op].format(self.x)
+        return self.unary[pred.op].format(self.x)
 
     def visit_literal(self, pred: LiteralPredicate) -> str:
-        return f"{self.x} {COMPARISON_SYMBOLS[pred.op]} {render_literal(pred.term.target, pred.literal)}"
+        return f"{self.x} {COMPARISON_SYMBOLS[pred.op]} {self.literal(pred.term.target, pred.literal)}"
 
     def visit_set(self, pred: SetPredicate) -> str:
         if not pred.literals:
             return f"CASE WHEN {self.x} IS NOT NULL THEN {'FALSE' if pred.op is Op.IN else 'TRUE'} END"
-        items = ", ".join(render_literal(pred.term.target, v) for v in pred.literals)
+        items = ", ".join(self.literal(pred.term.target, v) for v in pred.literals)
         return f"{self.x} {'IN' if pred.op is Op.IN else 'NOT IN'} ({items})"
 
 
 def render_predicate(pred: Predicate) -> str:
     term = pred.term
     if not isinstance(term, VariantTerm):
-        return visit(pred, _LeafBody(render_term(term)))
+        return visit(pred, LeafBody(render_term(term)))
     parts: list[list[Step]] = [[]]
     for s in term.path.steps:
         if isinstance(s, AnyIndex):
@@ -118,8 +127,8 @@ def render_predicate(pred: Predicate) -> str:
             parts[-1].append(s)
     n = len(parts) - 1
     if n == 0:
-        return visit(pred, _LeafBody(render_term(term)))
-    inner = visit(pred, _LeafBody(render_term(term, f"e{n}", JsonPath(tuple(parts[n])))))
+        return visit(pred, LeafBody(render_term(term)))
+    inner = visit(pred, LeafBody(render_term(term, f"e{n}", JsonPath(tuple(parts[n])))))
     for i in range(n - 1, -1, -1):
         base = render_column(term.column) if i == 0 else f"e{i}"
         arr = f"try_variant_get({base}, {sql_string(format_spark_path(JsonPath(tuple(parts[i]))))}, 'array<variant>')"

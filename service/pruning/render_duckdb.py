@@ -52,20 +52,16 @@ from service.errors import UnrenderablePredicateError
 from service.pruning.expressions import (
     BooleanExpression,
     ColumnTerm,
-    LiteralPredicate,
     Not,
     Op,
     Predicate,
-    PredicateVisitor,
-    SetPredicate,
-    UnaryPredicate,
     Unknown,
     VariantTerm,
     visit,
 )
 from service.pruning.literals import format_date, format_timestamp
 from service.pruning.paths import AnyIndex, Index, Step, format_json_path
-from service.pruning.render import COMPARISON_SYMBOLS, SqlConnectives
+from service.pruning.render import LeafBody, SqlConnectives
 from service.pruning.spark_types import spark_type_name
 from service.values import Bound, Kind, ShreddedType, format_bound
 
@@ -246,26 +242,17 @@ def _lookup(column_types: Mapping[str, str], name: str) -> str | None:
     return None if hit is None else hit.upper()
 
 
-class _Leaf(PredicateVisitor[str]):
-    def __init__(self, x: str) -> None:
-        self.x = x
+#: isnan(NULL) is false in Spark and NULL in DuckDB.
+_DUCK_UNARY = {
+    Op.IS_NULL: "{} IS NULL",
+    Op.NOT_NULL: "{} IS NOT NULL",
+    Op.IS_NAN: "coalesce(isnan({}), FALSE)",
+    Op.NOT_NAN: "NOT coalesce(isnan({}), FALSE)",
+}
 
-    def visit_unary(self, pred: UnaryPredicate) -> str:
-        return {
-            Op.IS_NULL: f"{self.x} IS NULL",
-            Op.NOT_NULL: f"{self.x} IS NOT NULL",
-            Op.IS_NAN: f"coalesce(isnan({self.x}), FALSE)",
-            Op.NOT_NAN: f"NOT coalesce(isnan({self.x}), FALSE)",
-        }[pred.op]
 
-    def visit_literal(self, pred: LiteralPredicate) -> str:
-        return f"{self.x} {COMPARISON_SYMBOLS[pred.op]} {duckdb_literal(pred.term.target, pred.literal)}"
-
-    def visit_set(self, pred: SetPredicate) -> str:
-        if not pred.literals:
-            return f"CASE WHEN {self.x} IS NOT NULL THEN {'FALSE' if pred.op is Op.IN else 'TRUE'} END"
-        items = ", ".join(duckdb_literal(pred.term.target, v) for v in pred.literals)
-        return f"{self.x} {'IN' if pred.op is Op.IN else 'NOT IN'} ({items})"
+def _duck_leaf(x: str) -> LeafBody:
+    return LeafBody(x, duckdb_literal, _DUCK_UNARY)
 
 
 class _DuckSql(SqlConnectives):
@@ -286,7 +273,7 @@ class _DuckSql(SqlConnectives):
         if isinstance(term, VariantTerm) and term.has_wildcard:
             return _some_element(pred, term)
         x = _variant_term(term) if isinstance(term, VariantTerm) else _plain_term(term, self.column_types)
-        return visit(pred, _Leaf(x))
+        return visit(pred, _duck_leaf(x))
 
 
 def _some_element(pred: Predicate, term: VariantTerm) -> str:
@@ -300,7 +287,7 @@ def _some_element(pred: Predicate, term: VariantTerm) -> str:
         else:
             parts[-1].append(step)
     n = len(parts) - 1
-    inner = visit(pred, _Leaf(_variant_term(term, f"e{n}", tuple(parts[n]))))
+    inner = visit(pred, _duck_leaf(_variant_term(term, f"e{n}", tuple(parts[n]))))
     for i in range(n - 1, -1, -1):
         x = _extract(_column(term.column) if i == 0 else f"e{i}", tuple(parts[i]))
         arr = f"(CASE WHEN variant_typeof({x}) LIKE 'ARRAY%' THEN TRY_CAST({x} AS VARIANT[]) END)"
