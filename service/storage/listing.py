@@ -4,10 +4,13 @@ Spark's file index (``HadoopFSUtils.shouldFilterOutPathName``) treats a name as 
 starts with ``.`` or with ``_`` (``_SUCCESS``, ``_temporary/``, ``_committed_*``), except names
 holding ``=``, which are Hive partition directories (``_c=1``). Here, as there, the listing is
 recursive and keeps only ``*.parquet`` files whose every component below the root passes that
-rule. Hidden directories are skipped without being listed, directory by directory, so a
-``_temporary/`` tree of a running job costs nothing and a ``limit`` stops the walk early; each
-directory of an object store is read through the store's own paginated listing
-(:mod:`service.storage.objects`: ``ListObjectsV2`` pages with delimiter ``/`` for S3).
+rule. Hidden directories are not descended into, so a ``_temporary/`` tree of a running job costs
+nothing (locally) or one listing request (object stores, which list a prefix flat, page by page,
+and jump over a hidden subtree with a listing offset: :meth:`ObjectStore.list
+<service.storage.objects.base.ObjectStore.list>`). A ``limit`` stops the walk early twice over:
+once more than ``limit`` data files are found, and once more objects were listed than
+:func:`listing_bound` allows for that many files, whatever they are (a flat prefix of millions of
+``.crc`` files or other debris is an error after a bounded number of pages, never read whole).
 
 Local directories are walked with ``os.scandir`` and their symlinks to directories are not
 followed (a loop would never end, and a link may lead anywhere); symlinked files are listed and
@@ -23,11 +26,26 @@ from typing import TYPE_CHECKING
 
 from service.errors import FileAccessError, ShredcatError
 from service.storage.objects import is_remote
+from service.storage.objects.base import ListingBound
 
 if TYPE_CHECKING:
     from service.storage.objects import ObjectStore
 
 PARQUET_SUFFIX = ".parquet"
+#: Objects a walk may list per data file it may return, and beyond that: a Spark data file may
+#: come with one sidecar (Hadoop's ``.crc``, a ``_started_``/``_committed_`` marker per job), and
+#: a directory with a ``_SUCCESS`` or a marker object (the slack, for a request of few files).
+LISTED_PER_FILE = 2
+LISTED_SLACK = 100
+
+
+def listing_bound(limit: int | None) -> ListingBound | None:
+    """The bound of objects listed by a walk that may return at most ``limit`` data files (None:
+    unbounded, as the CLI's ``stats`` and the Spark helpers list what they are pointed at)."""
+    if limit is None:
+        return None
+    most = LISTED_PER_FILE * limit + LISTED_SLACK
+    return ListingBound(most, f"at most {LISTED_PER_FILE} per data file + {LISTED_SLACK} for a request of {limit} files, SHREDCAT_MAX_FILES_PER_COMMIT")
 
 
 def is_hidden_name(name: str) -> bool:
@@ -59,10 +77,13 @@ def listing_prefix(root: str) -> str:
 
 def _walk_local(base: str, limit: int | None, out: list[str]) -> None:
     stack = [base]
+    bound = listing_bound(limit)
     while stack and (limit is None or len(out) <= limit):
         directory = stack.pop()
         with os.scandir(directory) as entries:
             for e in entries:
+                if bound is not None:
+                    bound.count(base)
                 if e.is_dir(follow_symlinks=False):
                     if not is_hidden_name(e.name):
                         stack.append(e.path)
@@ -71,17 +92,15 @@ def _walk_local(base: str, limit: int | None, out: list[str]) -> None:
 
 
 def _walk_store(store: ObjectStore, base: str, limit: int | None, out: list[str]) -> None:
-    stack = [base + "/"]
-    while stack and (limit is None or len(out) <= limit):
-        directory = stack.pop()
-        for entry in store.list(directory):
-            if entry.is_dir:
-                if not is_hidden_name(entry.name):
-                    stack.append(entry.uri)
-            elif _is_data_file(entry.name):
+    listing = store.list(base + "/", prune=is_hidden_name, bound=listing_bound(limit))
+    try:
+        for entry in listing:
+            if _is_data_file(entry.name):
                 out.append(entry.uri)
                 if limit is not None and len(out) > limit:
-                    return
+                    return  # the caller refuses the request: no further page is asked for
+    finally:
+        listing.close()  # a generator: closed now (its connection freed), not when collected
 
 
 def list_data_files(root: str, *, limit: int | None = None) -> list[str]:

@@ -14,21 +14,21 @@ three test-only routes, as ``tests/storage/s3server.py`` does for moto:
   with ``Content-Encoding: gzip, gzip`` (a tiny answer that decodes to a huge one), ``none`` stops;
 * ``POST /_test/die-after-lists/N``: the process exits, without answering, when the ``N+1``-th
   listing request arrives (a server that dies in the middle of a paginated listing). A listing is
-  Azure's ``comp=list`` or a GCS JSON API ``GET /storage/v1/b/<bucket>/o`` without an object name.
+  Azure's ``comp=list`` or GCS's XML ``list-type=2``.
 
 With ``BEARER_TOKEN`` (the GCS proxy) it also plays what gcp-storage-emulator leaves out of
-Google's JSON API:
+Google Cloud Storage, each because GCS itself behaves so and the emulator does not:
 
 * a request whose ``Authorization`` is not ``Bearer <token>`` is refused with 401 and GCS's JSON
-  error body, as Google refuses an invalid OAuth token (the emulator checks no credentials);
-* a media download (``alt=media``) carries the object's generation in ``x-goog-generation``, as
-  GCS sends it with the bytes, and one with ``ifGenerationMatch`` naming another generation is
-  refused with 412 (the emulator sends no generation header and ignores the precondition). The
-  generation is the emulator's own, read from its object metadata.
-* GCS's XML API, which obstore (Apache Arrow's ``object_store``) uses and the emulator does not
-  serve (it answers 501): ``HEAD``/``GET /<bucket>/<object>`` (``Range`` of every form, ``If-Match``
-  of the ETag, ``Last-Modified``) and ``GET /<bucket>?list-type=2`` (``ListBucketResult``) are
-  answered from the emulator's JSON API, with the generation as the ETag.
+  error body, as Google refuses an invalid OAuth token (the emulator checks no credentials: without
+  this, no test could see a refused credential);
+* GCS's XML API, which obstore (Apache Arrow's ``object_store``) uses for every request and the
+  emulator does not serve (it answers 501): ``HEAD``/``GET /<bucket>/<object>`` (``Range`` of every
+  form, ``If-Match`` of the ETag, ``Last-Modified``, the generation in ``x-goog-generation``) and
+  ``GET /<bucket>?list-type=2`` (``ListBucketResult`` in pages of 1,000 with ``start-after`` and
+  ``continuation-token``, where the emulator answers one unpaged list) are answered from the
+  emulator's JSON API. The ETag is the object's generation (GCS's is its MD5; both change with
+  every rewrite, which is all If-Match needs).
 """
 
 from __future__ import annotations
@@ -49,13 +49,8 @@ _HOP = {"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te
 
 
 def is_listing(method: str, path: str, query: str) -> bool:
-    if method != "GET":
-        return False
-    if "comp=list" in query or "list-type=2" in query:  # Azure Blob: List Blobs; GCS's XML API
-        return True
-    parts = path.rstrip("/").split("/")
-    # GCS JSON API: /storage/v1/b/<bucket>/o lists; /storage/v1/b/<bucket>/o/<name> is one object.
-    return len(parts) == 6 and parts[1:4] == ["storage", "v1", "b"] and parts[5] == "o"
+    # Azure Blob's List Blobs; GCS's XML API ListObjectsV2 (obstore lists GCS through nothing else).
+    return method == "GET" and ("comp=list" in query or "list-type=2" in query)
 
 
 class State:
@@ -175,17 +170,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             if state.token is not None and not split.path.startswith(("/storage/", "/upload/", "/download/")):
                 self._xml_api(split.path, split.query, headers)
                 return
-            media = state.token is not None and self.command == "GET" and ("alt", "media") in parse_qsl(split.query)
-            generation = self._generation(split.path, headers) if media else None
-            wanted = dict(parse_qsl(split.query)).get("ifGenerationMatch")
-            if media and wanted is not None and generation is not None and wanted != generation:
-                error = {"error": {"code": 412, "message": "Precondition Failed", "errors": [{"reason": "conditionNotMet"}]}}
-                self._reply(412, json.dumps(error).encode(), [("Content-Type", "application/json")])
-                return
             status, data, answer = self._upstream(self.command, self.path, body, headers)
-            sent = any(k.lower() == "x-goog-generation" for k, _ in answer)
-            if media and status in (200, 206) and generation is not None and not sent:
-                answer = [*answer, ("x-goog-generation", generation)]
             self._reply(status, data, answer)
 
         def _upstream(
@@ -242,6 +227,9 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 self._reply(206, body[first : last + 1], [*common, ("Content-Range", f"bytes {first}-{last}/{len(body)}")])
 
         def _xml_list(self, bucket: str, params: dict[str, str], headers: dict[str, str]) -> None:
+            """ListObjectsV2 of the XML API: pages of ``max-keys`` (GCS's default and most, 1,000),
+            ``start-after`` and ``continuation-token`` (here: the last key sent) as GCS serves
+            them, from the emulator's one unpaged JSON listing (it has no pagination)."""
             from xml.sax.saxutils import escape
 
             q = urlencode({"prefix": params.get("prefix", ""), "delimiter": params.get("delimiter", "")})
@@ -250,32 +238,28 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 self._xml_error(404 if status == 404 else status, "NoSuchBucket" if status == 404 else "Error")
                 return
             doc = json.loads(data)
+            after = max(params.get("start-after", ""), params.get("continuation-token", ""))
+            items = sorted((i for i in doc.get("items") or () if i["name"] > after), key=lambda i: str(i["name"]))
+            page = min(int(params.get("max-keys") or 1000), 1000)
+            truncated = len(items) > page
+            items = items[:page]
+            more = f"<NextContinuationToken>{escape(items[-1]['name'])}</NextContinuationToken>" if truncated else ""
             out = [f'<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
-                   f"<Name>{escape(bucket)}</Name><Prefix>{escape(params.get('prefix', ''))}</Prefix><IsTruncated>false</IsTruncated>"]  # fmt: skip
-            for item in doc.get("items") or ():
+                   f"<Name>{escape(bucket)}</Name><Prefix>{escape(params.get('prefix', ''))}</Prefix>"
+                   f"<IsTruncated>{str(truncated).lower()}</IsTruncated>{more}"]  # fmt: skip
+            for item in items:
                 out.append(
                     f"<Contents><Key>{escape(item['name'])}</Key><Size>{item.get('size', 0)}</Size>"
                     f"<LastModified>{_iso(item.get('updated'))}</LastModified><ETag>\"{item.get('generation')}\"</ETag></Contents>"
                 )
-            out.extend(f"<CommonPrefixes><Prefix>{escape(p)}</Prefix></CommonPrefixes>" for p in doc.get("prefixes") or ())
+            if not after:  # common prefixes (a delimiter listing) come whole, with the first page
+                out.extend(f"<CommonPrefixes><Prefix>{escape(p)}</Prefix></CommonPrefixes>" for p in doc.get("prefixes") or ())
             out.append("</ListBucketResult>")
             self._reply(200, "".join(out).encode(), [("Content-Type", "application/xml")])
 
         def _xml_error(self, status: int, code: str) -> None:
             body = f"<?xml version='1.0' encoding='UTF-8'?><Error><Code>{code}</Code></Error>".encode()
             self._reply(status, body, [("Content-Type", "application/xml")])
-
-        def _generation(self, path: str, headers: dict[str, str]) -> str | None:
-            """The object's generation, from the emulator's metadata of it (None: no such object)."""
-            meta = {k: v for k, v in headers.items() if k.lower() not in ("range", "content-length")}
-            status, data, _ = self._upstream("GET", path, b"", meta)
-            if status != 200:
-                return None
-            try:
-                g = json.loads(data).get("generation")
-            except (ValueError, AttributeError):
-                return None
-            return None if g is None else str(g)
 
         do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = do_PATCH = _forward
 

@@ -6,8 +6,9 @@ the middle of a listing walk. obstore reads GCS through its XML API, which the e
 recording proxy in front of it serves that API from the emulator's JSON API.
 
 The emulator does not paginate (it answers every listing in one page) and checks no credentials:
-the recording proxy in front of it refuses a wrong bearer token as Google does, and the death
-mid-listing happens between the directories of one walk rather than between pages."""
+the recording proxy in front of it pages its XML listings (1,000 a page) and refuses a wrong bearer
+token as Google does. Pagination is proven in ``test_listing_bound.py``; the death mid-listing here
+comes between the two listings of one walk (from the start, from past a hidden directory)."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def test_one_request_per_file_named_or_listed(gcs: GcsServer, gcs_store: Any) ->
     listed = gcs_store.read_tail(uri, 100)
     assert listed.data == body[-100:]
     # Read by name or after a listing, the object has one content id: its generation, which GCS
-    # sends with the bytes (x-goog-generation; the form of the ids before obstore).
+    # sends with the bytes (x-goog-generation, the form of the ids before obstore).
     assert listed.info == tail.info
     assert tail.info.content_id is not None and tail.info.content_id.startswith("generation:")
     assert tail.info.content_id.endswith(f":{len(body)}")
@@ -102,12 +103,13 @@ def test_a_server_dying_mid_listing_fails_the_commit(app_factory: Any, monkeypat
             monkeypatch.setenv(k, v)
         for d in range(3):
             server.put(f"lake/big/d={d}/part-0.parquet", b"x")
+        server.put("lake/big/_temporary/0/part-9.parquet", b"x")  # before d=..., in key order
         c = rest(app_factory, server)
         server.control("/_test/reset")
         assert len(list_data_files(server.uri("lake/big/"))) == 3
-        assert len([r for r in server.requests() if server.is_listing(r)]) == 4  # the prefix, then each directory
-        # The server dies when the second directory is asked for: the first was answered.
-        server.control("/_test/die-after-lists/2")
+        assert len([r for r in server.requests() if server.is_listing(r)]) == 2  # from the start, from past _temporary/
+        # The server dies when the listing from past _temporary/ is asked for: the first was answered.
+        server.control("/_test/die-after-lists/1")
         r = c.post(T + "/commits", json={"prefixes": [server.uri("lake/big/")]}, headers=WRITER)
         assert r.status_code == 422, r.text
         assert f"cannot list {server.uri('lake/big/')}" in r.text and "cannot be reached" in r.text, r.text

@@ -9,7 +9,7 @@ this module.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from typing import Any
 
 from service.errors import (
@@ -22,9 +22,11 @@ from service.errors import (
 from service.storage.objects import StoreOptions
 from service.storage.objects.base import (
     ByteRange,
+    ListingBound,
     ObjectEntry,
     ObjectInfo,
     ObjectTail,
+    Prune,
     coalesce,
     slice_ranges,
 )
@@ -93,23 +95,28 @@ class ArrowStore:
         st = self._stat(uri)
         return self._info(uri, st) if st.type == pafs.FileType.File else None
 
-    def list(self, prefix: str, limit: int | None = None) -> Iterator[ObjectEntry]:
+    def list(self, prefix: str, *, prune: Prune | None = None, bound: ListingBound | None = None) -> Generator[ObjectEntry, None, None]:
+        """Directory by directory (pyarrow reads each level whole: the bound counts the entries
+        after each level is read), pruned directories never read."""
         from pyarrow import fs as pafs
 
         filesystem, path = self._fs(prefix)
         scheme = prefix.split("://", 1)[0]
-        try:
-            infos = filesystem.get_file_info(pafs.FileSelector(path.rstrip("/"), recursive=False, allow_not_found=True))
-        except Exception as e:
-            raise _translate(prefix, e) from None
-        for n, info in enumerate(infos):
-            if limit is not None and n >= limit:
-                return
-            is_dir = info.type == pafs.FileType.Directory
-            if not is_dir and info.type != pafs.FileType.File:
-                continue
-            uri = f"{scheme}://{info.path}" + ("/" if is_dir else "")
-            yield ObjectEntry(uri=uri, is_dir=is_dir, size=None if is_dir else int(info.size))
+        stack = [path.rstrip("/")]
+        while stack:
+            directory = stack.pop()
+            try:
+                infos = filesystem.get_file_info(pafs.FileSelector(directory, recursive=False, allow_not_found=True))
+            except Exception as e:
+                raise _translate(prefix, e) from None
+            if bound is not None:
+                bound.count(prefix, len(infos))
+            for info in infos:
+                if info.type == pafs.FileType.Directory:
+                    if prune is None or not prune(info.base_name):
+                        stack.append(info.path)
+                elif info.type == pafs.FileType.File:
+                    yield ObjectEntry(uri=f"{scheme}://{info.path}", size=int(info.size))
 
     def read_tail(self, uri: str, n: int) -> ObjectTail:
         from pyarrow import fs as pafs

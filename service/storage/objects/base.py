@@ -2,8 +2,11 @@
 
 An extractor needs three things of a store, each in as few round trips as the store allows:
 
-* :meth:`ObjectStore.list`: one "directory" level of a prefix (the store's own paginated listing
-  with delimiter ``/``); Spark's rules are applied by :mod:`service.storage.listing`, never here.
+* :meth:`ObjectStore.list`: every object below a prefix, at any depth, streamed page by page (the
+  store's own flat listing, no delimiter), with the subtrees of directories the caller prunes
+  jumped over (:func:`past_dir`); Spark's rules are applied by :mod:`service.storage.listing`,
+  never here. Every object the store returned counts against the caller's bound
+  (:class:`ListingBound`), so a prefix of millions of objects costs at most that many.
 * :meth:`ObjectStore.read_tail`: the last ``n`` bytes of an object, its size and a content id, in
   **one** request (``Range: bytes=-n``; the size comes from ``Content-Range``, the content id from
   the ETag / generation the same response carries). No HEAD.
@@ -19,11 +22,12 @@ configuration is shared by the extraction threads) and bound the requests they h
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from service.errors import (
+    LimitExceededError,
     ObjectAccessDeniedError,
     ObjectChangedError,
     ObjectNotFoundError,
@@ -34,6 +38,7 @@ from service.errors import (
 
 __all__ = [
     "ByteRange",
+    "ListingBound",
     "ObjectAccessDeniedError",
     "ObjectChangedError",
     "ObjectEntry",
@@ -44,7 +49,10 @@ __all__ = [
     "ObjectStoreUnavailableError",
     "ObjectTail",
     "ObjectTruncatedError",
+    "Prune",
     "coalesce",
+    "first_pruned_dir",
+    "past_dir",
     "slice_ranges",
 ]
 
@@ -79,17 +87,62 @@ class ObjectTail:
 
 @dataclass(frozen=True, slots=True)
 class ObjectEntry:
-    """One entry of a listing level: an object, or a "directory" (a common prefix, ending in ``/``)."""
+    """One object a listing returned."""
 
     uri: str
-    is_dir: bool
-    #: Object size in bytes (None for a directory).
-    size: int | None = None
+    #: Object size in bytes.
+    size: int
 
     @property
     def name(self) -> str:
-        """The last component, without a trailing ``/``."""
-        return self.uri.rstrip("/").rsplit("/", 1)[-1]
+        """The last component of the object's name."""
+        return self.uri.rsplit("/", 1)[-1]
+
+
+#: Names of "directories" a listing does not descend into (Spark's hidden names).
+Prune = Callable[[str], bool]
+
+
+class ListingBound:
+    """At most ``most`` objects listed, whatever they are: one counter for a whole walk, shared by
+    every store call it makes. Passing it raises :class:`~service.errors.LimitExceededError`
+    (413) naming ``what`` bounds it, so a flat prefix of millions of objects (or of ``_temporary``
+    debris) stops after ``most`` of them instead of being read whole."""
+
+    def __init__(self, most: int, what: str) -> None:
+        self.most = most
+        self.what = what
+        self.listed = 0
+
+    def count(self, prefix: str, n: int = 1) -> None:
+        self.listed += n
+        if self.listed > self.most:
+            raise LimitExceededError(
+                f"{prefix}: more than {self.most} objects listed under it ({self.what}): name a narrower prefix",
+                details={"path": prefix, "limit": self.most, "count": self.listed},
+            )
+
+
+def first_pruned_dir(rel: str, prune: Prune | None) -> str | None:
+    """The first directory of the relative object name ``rel`` (``a=1/_temporary/0/x``) whose
+    name ``prune`` accepts, as a relative path without its ``/`` (``a=1/_temporary``); None when
+    no directory of it is pruned (the object's own name is not looked at)."""
+    if prune is None:
+        return None
+    parts = rel.split("/")
+    for i, part in enumerate(parts[:-1]):
+        if prune(part):
+            return "/".join(parts[: i + 1])
+    return None
+
+
+def past_dir(key: str) -> str:
+    """The listing offset that jumps over every key below the directory ``key`` (no trailing
+    ``/``): ``key + "0"``, as ``"0"`` is the character right after ``"/"`` (in code points as in
+    UTF-8 bytes, the stores' order). Stores take an offset exclusively (S3, GCS: ``start-after``)
+    or inclusively (Azure: ``startFrom``): either way the only other key passed over is the object
+    named exactly ``key + "0"``, which for a pruned Spark name is never a ``.parquet`` file."""
+    return key + "0"
 
 
 #: ``(offset, length)`` of a byte range.
@@ -108,12 +161,14 @@ class ObjectStore(Protocol):
         object). Used to tell a file from a prefix when a listing root is given without ``/``."""
         ...
 
-    def list(self, prefix: str, limit: int | None = None) -> Iterator[ObjectEntry]:
-        """The entries directly below ``prefix`` (a URI ending in ``/``): objects and common
-        prefixes of delimiter ``/``, in the store's order, at most ``limit`` of them. The S3, GCS
-        and Azure stores read the level whole first (obstore's ``list_with_delimiter`` follows
-        every page), so a limit bounds what is returned, not what is listed. A prefix with
-        nothing below it lists nothing (no error). A failure part-way raises, never truncates."""
+    def list(self, prefix: str, *, prune: Prune | None = None, bound: ListingBound | None = None) -> Generator[ObjectEntry, None, None]:
+        """Every object below ``prefix`` (a URI ending in ``/``) at any depth, in the store's
+        order, streamed: the store is asked for the next page only when the caller wants more, so
+        a caller that stops early lists no further. Objects below a directory whose name
+        ``prune`` accepts are not returned, and the S3, GCS and Azure stores jump over such a
+        subtree with a listing offset (:func:`past_dir`) instead of paging through it. Each
+        object the store sent counts against ``bound`` (returned or not). A prefix with nothing
+        below it lists nothing (no error). A failure part-way raises, never truncates."""
         ...
 
     def read_tail(self, uri: str, n: int) -> ObjectTail:

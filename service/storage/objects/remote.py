@@ -26,7 +26,7 @@ import builtins
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -43,15 +43,22 @@ from service.errors import (
 from service.storage.objects import StoreOptions
 from service.storage.objects.base import (
     ByteRange,
+    ListingBound,
     ObjectEntry,
     ObjectInfo,
     ObjectTail,
+    Prune,
     coalesce,
+    first_pruned_dir,
+    past_dir,
     slice_ranges,
 )
 
 #: Retries of one request after the first attempt (connection failures, 5xx, 429), as before.
 RETRIES = 2
+#: Objects handed from obstore's listing stream to Python at a time (not the page size: each
+#: store's own, 1,000 for S3, GCS's XML API and Azure alike, is what one request returns).
+LIST_CHUNK = 1000
 
 _STATUS = re.compile(r"status code: (\d{3})")
 _CODE = re.compile(r"<Code>([A-Za-z0-9._-]{1,64})</Code>")
@@ -271,9 +278,7 @@ class RemoteStore:
             raise err from None
         return self._info(uri, meta)
 
-    def list(self, prefix: str, limit: int | None = None) -> Iterator[ObjectEntry]:
-        import obstore
-
+    def list(self, prefix: str, *, prune: Prune | None = None, bound: ListingBound | None = None) -> Generator[ObjectEntry, None, None]:
         from service.storage.objects import CANONICAL_SCHEMES
 
         scheme, bucket, key_prefix = self._split(prefix)
@@ -281,30 +286,49 @@ class RemoteStore:
         if key_prefix and not key_prefix.endswith("/"):
             key_prefix += "/"
         store = self._store(bucket)  # its configuration errors are its own, not "unavailable"
-        try:
-            page = obstore.list_with_delimiter(store, key_prefix or None)
-        except Exception as e:
-            err = translate(prefix, e)
-            if isinstance(err, ObjectNotFoundError):
-                return  # no such bucket: nothing below the prefix
-            raise err from None
-        n = 0
-        for meta in page["objects"]:
-            key = meta["path"]
-            if not key or key + "/" == key_prefix or key == key_prefix:
-                continue  # a "directory marker" object
-            if limit is not None and n >= limit:
+        offset: str | None = None
+        while True:
+            jump: str | None = None
+            for meta in self._pages(prefix, store, key_prefix, offset):
+                if bound is not None:
+                    bound.count(prefix)
+                key = meta["path"]
+                if offset is not None and key <= offset:
+                    continue  # a store that ignored the offset: its objects counted, not returned
+                rel = key[len(key_prefix) :]
+                pruned = first_pruned_dir(rel, prune)
+                if pruned is not None:
+                    jump = past_dir(key_prefix + pruned)
+                    break
+                if not rel or rel.endswith("/"):
+                    continue  # a "directory marker" object
+                uri = f"{scheme}://{bucket}/{key}"
+                if not self._suffix_ranges:
+                    self._hints.add(uri, Seen(int(meta["size"]), quoted(meta.get("e_tag"))))
+                yield ObjectEntry(uri=uri, size=int(meta["size"]))
+            if jump is None:
                 return
-            uri = f"{scheme}://{bucket}/{key}"
-            if not self._suffix_ranges:
-                self._hints.add(uri, Seen(int(meta["size"]), quoted(meta.get("e_tag"))))
-            n += 1
-            yield ObjectEntry(uri=uri, is_dir=False, size=int(meta["size"]))
-        for p in page["common_prefixes"]:
-            if limit is not None and n >= limit:
+            offset = jump  # a new listing from past the pruned directory: its subtree is never paged
+
+    @staticmethod
+    def _pages(prefix: str, store: Any, key_prefix: str, offset: str | None) -> Iterator[Mapping[str, Any]]:
+        """The objects of one flat listing from ``offset``, page by page as the caller consumes
+        them (obstore asks for the next page only when the previous one is used up); no such
+        bucket lists nothing."""
+        import obstore
+
+        stream = obstore.list(store, key_prefix or None, offset=offset, chunk_size=LIST_CHUNK)
+        while True:
+            try:
+                chunk = next(stream)
+            except StopIteration:
                 return
-            n += 1
-            yield ObjectEntry(uri=f"{scheme}://{bucket}/{p.rstrip('/')}/", is_dir=True)
+            except Exception as e:
+                err = translate(prefix, e)
+                if isinstance(err, ObjectNotFoundError):
+                    return  # no such bucket: nothing below the prefix
+                raise err from None
+            yield from chunk
 
     def read_tail(self, uri: str, n: int) -> ObjectTail:
         _, bucket, key = self._split(uri)
