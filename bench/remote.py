@@ -1,21 +1,26 @@
-"""Remote extraction: shredcat vs DuckDB httpfs over an S3 API server with a fixed round trip.
+"""Remote extraction: shredcat vs DuckDB httpfs over object-store servers with a fixed round trip.
 
-≥ 2,000 small shredded files (``bench/extract.py``'s generator) are put in moto's S3 server on
-loopback, behind a loopback proxy (``tests/support/delay_proxy.py``, in its own process) that
-delays every request by 0, 5 or 20 ms and counts requests and response bytes. In the same run and
-on the same URI list (no listing for anyone), it measures files/s of:
+≥ 1,000 small shredded files (``bench/extract.py``'s generator) are put in each store's server on
+loopback (``--stores``: ``s3``, moto's S3 server; ``gcs``, gcp-storage-emulator behind the tests'
+XML-API proxy; ``azure``, Azurite), behind a loopback proxy (``tests/support/delay_proxy.py``, in
+its own process) that delays every request by 0, 5 or 20 ms and counts requests and response
+bytes. In the same run and on the same URI list (no listing for anyone), it measures files/s of:
 
 * ``shredcat``: :func:`service.stats.batch.extract_many` at ``SHREDCAT_OBJECT_STORE_CONCURRENCY``
   1, 8, 32 and 64 (one ranged GET per file when the footer fits the 64 KiB tail);
 * ``duckdb``: ``parquet_metadata([...])`` through the httpfs extension, ``SET threads`` to the same
-  number, a fresh connection each time (no cache carried over);
+  number, a fresh connection each time (no cache carried over); S3 only (httpfs reads GCS with
+  HMAC keys, which the GCS emulator's proxy does not check, and Azure needs another extension);
 * ``old``: the sequential path before the object-store module (``--old-rev``, extracted with
   ``git archive`` and run in a subprocess: a HEAD and a GET per file through pyarrow.fs).
+
+Beside the client's CPU per file it prints the servers' (the store, the GCS XML-API proxy and the
+delaying proxy, from ``/proc``): on two cores shared with them, what bounds files/s.
 
 Requires ``duckdb-extension-httpfs==1.5.5`` (``pip install``; ``--httpfs-dir`` if installed with
 ``--target``). Usage::
 
-    python bench/remote.py [--files 2000] [--delays 0,5,20] [--concurrency 1,8,32,64]
+    python bench/remote.py [--stores s3,gcs,azure] [--files 2000] [--delays 0,5,20] [--concurrency 1,8,32,64]
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -77,17 +84,81 @@ class Proxy:
             return json.loads(r.read())  # type: ignore[no-any-return]
 
 
-def upload(endpoint: str, paths: list[str]) -> list[str]:
+@dataclass
+class Target:
+    """One store's server, set up for a run: where clients go (``upstream``, put behind the
+    delaying proxy), its environment for shredcat, its server processes (for their CPU)."""
+
+    name: str
+    upstream: str
+    env: Callable[[str], dict[str, str]]
+    upload: Callable[[list[str]], list[str]]
+    pids: list[int]
+    stop: Callable[[], None]
+    duckdb: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _keys(paths: list[str]) -> list[tuple[str, str]]:
+    return [(p, f"events/{Path(p).name}") for p in paths]
+
+
+def _parallel(fn: Callable[[tuple[str, str]], Any], items: list[tuple[str, str]]) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(fn, items))
+
+
+def s3_target() -> Target:
     import boto3
 
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="bench", aws_secret_access_key="bench")
-    s3.create_bucket(Bucket=BUCKET)
-    keys = [f"events/{Path(p).name}" for p in paths]
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda pk: s3.upload_file(pk[0], BUCKET, pk[1]), zip(paths, keys, strict=True)))
-    return [f"s3://{BUCKET}/{k}" for k in keys]
+    port = _free_port()
+    moto, ready = _start(["-m", "tests.storage.s3server", str(port)])
+    assert ready == "ready", ready
+    endpoint = f"http://127.0.0.1:{port}"
+
+    def upload(paths: list[str]) -> list[str]:
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="bench", aws_secret_access_key="bench")
+        s3.create_bucket(Bucket=BUCKET)
+        _parallel(lambda pk: s3.upload_file(pk[0], BUCKET, pk[1]), _keys(paths))
+        return [f"s3://{BUCKET}/{k}" for _, k in _keys(paths)]
+
+    def env(url: str) -> dict[str, str]:
+        return {**ENV, "AWS_ENDPOINT_URL": url}
+
+    return Target("s3", endpoint, env, upload, [moto.pid], moto.kill, duckdb=True, extra={"moto": _moto_version()})
+
+
+def emulator_target(name: str) -> Target:
+    """GCS (gcp-storage-emulator behind the tests' XML-API proxy) or Azure (Azurite), as the
+    storage tests start them; the environment points the client at the delaying proxy."""
+    from tests.storage.emulators import start_azurite, start_gcs
+
+    server: Any = start_gcs() if name == "gcs" else start_azurite()
+
+    def upload(paths: list[str]) -> list[str]:
+        _parallel(lambda pk: server.put(pk[1], Path(pk[0]).read_bytes()), _keys(paths))
+        return [server.uri(k) for _, k in _keys(paths)]
+
+    def env(url: str) -> dict[str, str]:
+        if name == "gcs":
+            return dict(server.env(STORAGE_EMULATOR_HOST=url))
+        return dict(server.env(AZURE_STORAGE_CONNECTION_STRING=server.connection_string(endpoint=url)))
+
+    return Target(name, server.endpoint, env, upload, [server.process.pid, server.proxy.pid], server.stop)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of the processes so far (Linux ``/proc``; 0 elsewhere)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def run_shredcat(uris: list[str], concurrency: int) -> tuple[float, float]:
@@ -169,63 +240,80 @@ def _httpfs_path(extra: str | None) -> str:
     return os.path.join(os.path.dirname(duckdb_extension_httpfs.__file__), "extensions", "v1.5.5", "httpfs.duckdb_extension")
 
 
+TARGETS: dict[str, Callable[[], Target]] = {
+    "s3": s3_target,
+    "gcs": lambda: emulator_target("gcs"),
+    "azure": lambda: emulator_target("azure"),
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--stores", default="s3", help="comma-separated: s3,gcs,azure")
     ap.add_argument("--files", type=int, default=2000)
     ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "shredcat-bench-remote"))
     ap.add_argument("--delays", default="0,5,20", help="ms added per request by the proxy")
     ap.add_argument("--concurrency", default="1,8,32,64")
     ap.add_argument("--old-rev", default="1e01841", help="the commit before the object-store module")
-    ap.add_argument("--old-delays", default="0", help="delays at which the old sequential path runs")
+    ap.add_argument("--old-delays", default="0", help="delays at which the old sequential path runs (S3)")
     ap.add_argument("--httpfs-dir", default=None, help="a --target directory holding duckdb_extension_httpfs")
     ap.add_argument("--skip", default="", help="comma-separated: shredcat,duckdb,old")
     a = ap.parse_args()
     skip = set(filter(None, a.skip.split(",")))
     httpfs = _httpfs_path(a.httpfs_dir)
     paths = generate(Path(a.dir), a.files)
-    port = _free_port()
-    moto, ready = _start(["-m", "tests.storage.s3server", str(port)])
-    assert ready == "ready", ready
-    endpoint = f"http://127.0.0.1:{port}"
-    proxy = Proxy(endpoint)
-    try:
-        uris = upload(endpoint, paths)
-        os.environ.update(ENV)
-        os.environ["AWS_ENDPOINT_URL"] = proxy.url
-        size = sum(os.path.getsize(p) for p in paths) / len(paths)
-        print(f"# {describe()}; {len(uris)} files of {size / 1024:.1f} KiB average in moto {_moto_version()}")
-        print("| delay | reader | concurrency | files/s | requests/file | KiB/file | s | client CPU ms/file |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|")
-        tree = old_tree(a.old_rev) if "old" not in skip else None
-        for delay in [float(x) for x in a.delays.split(",")]:
-            proxy.call(f"/_proxy/delay/{delay:g}")
-            runs: list[tuple[str, int]] = []
-            if tree is not None and f"{delay:g}" in a.old_delays.split(","):
-                runs.append(("old (pyarrow.fs, sequential)", 1))
-            for c in [int(x) for x in a.concurrency.split(",")]:
-                if "shredcat" not in skip:
-                    runs.append(("shredcat", c))
-                if "duckdb" not in skip:
-                    runs.append(("duckdb httpfs", c))
-            for reader, c in runs:
-                proxy.call("/_proxy/reset")
-                if reader == "shredcat":
-                    t, cpu = run_shredcat(uris, c)
-                elif reader.startswith("old"):
-                    assert tree is not None
-                    t, cpu = run_old(uris, tree, proxy.url)
-                else:
-                    t, cpu = run_duckdb(uris, c, proxy.url, httpfs)
-                st = proxy.call("/_proxy/stats", "GET")
-                n = len(uris)
-                print(
-                    f"| {delay:g} ms | {reader} | {c} | {n / t:,.0f} | {st['requests'] / n:.2f} | "
-                    f"{st['body_bytes'] / n / 1024:.1f} | {t:.2f} | {cpu / n * 1000:.2f} |",
-                    flush=True,
-                )
-    finally:
-        proxy.process.kill()
-        moto.kill()
+    size = sum(os.path.getsize(p) for p in paths) / len(paths)
+    print(f"# {describe()}; {len(paths)} files of {size / 1024:.1f} KiB average; load average {os.getloadavg()[0]:.1f} at the start")
+    print("| store | delay | reader | concurrency | files/s | requests/file | KiB/file | s | client CPU ms/file | server CPU ms/file |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    tree = old_tree(a.old_rev) if "old" not in skip else None
+    for name in a.stores.split(","):
+        target = TARGETS[name]()
+        proxy = Proxy(target.upstream)
+        try:
+            uris = target.upload(paths)
+            os.environ.update(target.env(proxy.url))
+            for delay in [float(x) for x in a.delays.split(",")]:
+                proxy.call(f"/_proxy/delay/{delay:g}")
+                runs: list[tuple[str, int]] = []
+                if tree is not None and name == "s3" and f"{delay:g}" in a.old_delays.split(","):
+                    runs.append(("old (pyarrow.fs, sequential)", 1))
+                for c in [int(x) for x in a.concurrency.split(",")]:
+                    if "shredcat" not in skip:
+                        runs.append(("shredcat", c))
+                    if "duckdb" not in skip and target.duckdb:
+                        runs.append(("duckdb httpfs", c))
+                for reader, c in runs:
+                    _measure(target, proxy, uris, reader, c, delay, tree, httpfs)
+        finally:
+            proxy.process.kill()
+            target.stop()
+    print(f"# load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def _measure(target: Target, proxy: Proxy, uris: list[str], reader: str, c: int, delay: float, tree: Path | None, httpfs: str) -> None:
+    proxy.call("/_proxy/reset")
+    pids = [*target.pids, proxy.process.pid]
+    s0 = cpu_seconds(pids)
+    if reader == "shredcat":
+        try:
+            t, cpu = run_shredcat(uris, c)
+        except SystemExit as e:  # a file failed: say so in the table, go on with the next run
+            print(f"| {target.name} | {delay:g} ms | {reader} | {c} | failed: {e} | | | | | |", flush=True)
+            return
+    elif reader.startswith("old"):
+        assert tree is not None
+        t, cpu = run_old(uris, tree, proxy.url)
+    else:
+        t, cpu = run_duckdb(uris, c, proxy.url, httpfs)
+    server = cpu_seconds(pids) - s0
+    st = proxy.call("/_proxy/stats", "GET")
+    n = len(uris)
+    print(
+        f"| {target.name} | {delay:g} ms | {reader} | {c} | {n / t:,.0f} | {st['requests'] / n:.2f} | "
+        f"{st['body_bytes'] / n / 1024:.1f} | {t:.2f} | {cpu / n * 1000:.2f} | {server / n * 1000:.2f} |",
+        flush=True,
+    )
 
 
 def _moto_version() -> str:

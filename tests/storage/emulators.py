@@ -335,8 +335,15 @@ def _start_gcs() -> GcsServer:
     except ImportError:
         raise EmulatorUnavailable("gcp-storage-emulator is not installed (pip install -e '.[dev]')") from None
     port = free_port()
+    # The emulator serves one request at a time behind http.server's listen backlog of 5: with more
+    # connections opened at once (64 requests in flight), the rest are dropped and retried for
+    # seconds (then failed by a client's timeout). GCS accepts them all: a backlog to match.
+    launch = (
+        "import http.server, sys; http.server.HTTPServer.request_queue_size = 256; "
+        "from gcp_storage_emulator.__main__ import main; main(sys.argv[1:])"
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "gcp_storage_emulator", "start", "--host", "127.0.0.1", "--port", str(port),
+        [sys.executable, "-c", launch, "start", "--host", "127.0.0.1", "--port", str(port),
          "--in-memory", "--default-bucket", BUCKET, "--quiet"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

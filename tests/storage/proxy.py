@@ -232,7 +232,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
             them, from the emulator's one unpaged JSON listing (it has no pagination)."""
             from xml.sax.saxutils import escape
 
-            q = urlencode({"prefix": params.get("prefix", ""), "delimiter": params.get("delimiter", "")})
+            q = urlencode({"prefix": params.get("prefix", "")})  # flat: shredcat lists with no delimiter
             status, data, _ = self._upstream("GET", f"/storage/v1/b/{quote(bucket, safe='')}/o?{q}", b"", headers)
             if status != 200:
                 self._xml_error(404 if status == 404 else status, "NoSuchBucket" if status == 404 else "Error")
@@ -252,8 +252,6 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     f"<Contents><Key>{escape(item['name'])}</Key><Size>{item.get('size', 0)}</Size>"
                     f"<LastModified>{_iso(item.get('updated'))}</LastModified><ETag>\"{item.get('generation')}\"</ETag></Contents>"
                 )
-            if not after:  # common prefixes (a delimiter listing) come whole, with the first page
-                out.extend(f"<CommonPrefixes><Prefix>{escape(p)}</Prefix></CommonPrefixes>" for p in doc.get("prefixes") or ())
             out.append("</ListBucketResult>")
             self._reply(200, "".join(out).encode(), [("Content-Type", "application/xml")])
 
@@ -266,10 +264,16 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class Server(ThreadingHTTPServer):
+    #: A listen backlog for every connection a client opens at once (socketserver's default, 5,
+    #: drops the connects of a client with 64 requests in flight: retried for seconds, then failed).
+    request_queue_size = 256
+
+
 def main() -> None:
     port, upstream = int(sys.argv[1]), int(sys.argv[2])
     token = sys.argv[3] if len(sys.argv) > 3 else None
-    server = ThreadingHTTPServer(("127.0.0.1", port), make_handler(State(upstream, token)))
+    server = Server(("127.0.0.1", port), make_handler(State(upstream, token)))
     server.daemon_threads = True
     print("ready", flush=True)
     server.serve_forever()
