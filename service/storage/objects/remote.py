@@ -15,6 +15,10 @@ What is kept here because obstore does not do it:
   and a GET.
 * **Bounded bytes**: a body that is not in the identity encoding, or longer or shorter than the
   range asked for, is refused with a per-file error (obstore neither decodes nor checks it).
+* **Bounded listing**: a prefix is listed with obstore's flat, streamed ``list`` (its
+  ``list_with_delimiter`` reads every page of a level into memory before returning), a pruned
+  directory's subtree jumped over with a listing offset, every object counted against the
+  caller's :class:`~service.storage.objects.base.ListingBound`.
 * **Errors without secrets**: obstore's messages carry the request URL (an Azure SAS token's
   ``sig=``, a presigned query) and the store's answer. The typed errors built here name the
   file, the HTTP status and the store's error code only (:func:`translate`).
@@ -57,7 +61,7 @@ from service.storage.objects.base import (
 #: Retries of one request after the first attempt (connection failures, 5xx, 429), as before.
 RETRIES = 2
 #: Objects handed from obstore's listing stream to Python at a time (not the page size: each
-#: store's own, 1,000 for S3, GCS's XML API and Azure alike, is what one request returns).
+#: store's own, 1,000 on S3 and GCS's XML API, 5,000 on Azure, is what one request returns).
 LIST_CHUNK = 1000
 
 _STATUS = re.compile(r"status code: (\d{3})")
