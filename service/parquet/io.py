@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from service.errors import FileAccessError, InvalidParquetError
-from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, FileMetaData, SchemaNode, read_file_tail
+from service.parquet.footer import (
+    DEFAULT_MAX_FOOTER_BYTES,
+    TAIL_READ_SIZE,
+    FileMetaData,
+    SchemaNode,
+    read_file_tail,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -183,16 +189,14 @@ InHand = tuple[int, bytes]
 
 
 def read_metadata(
-    f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES
+    f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES, max_schema_elements: int | None = None
 ) -> tuple[FileMetaData, InHand]:
-    """The file's footer, and the bytes read to find it (its last 64 KiB: all of a small file)."""
+    """The file's footer, and the bytes read to find it (its last 64 KiB: all of a small file);
+    a schema stating more than ``max_schema_elements`` elements is refused before it is decoded."""
     # A remote file's first read is the tail already in hand, whatever its configured size.
-    tail = getattr(f, "tail_size", None)
+    tail = getattr(f, "tail_size", None) or TAIL_READ_SIZE
     try:
-        if tail:
-            meta, start, data = read_file_tail(f, size, max_footer_bytes, tail_size=tail)
-        else:
-            meta, start, data = read_file_tail(f, size, max_footer_bytes)
+        meta, start, data = read_file_tail(f, size, max_footer_bytes, tail_size=tail, max_schema_elements=max_schema_elements)
     except OSError as e:
         raise FileAccessError(f"read failed: {e}") from None
     return meta, (start, data)

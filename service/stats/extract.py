@@ -1304,7 +1304,7 @@ def _name_file(e: ShredcatError, uri: str) -> None:
 
 
 def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int, limits: FileLimits) -> FileStats:
-    meta, in_hand = read_metadata(f, info.size, max_footer_bytes)
+    meta, in_hand = read_metadata(f, info.size, max_footer_bytes, limits.max_schema_elements)
     columns, rows, plain = extract_metadata_stats(meta, f, in_hand, limits)
     # path, file_size_bytes, record_count, footer_size, content_id, variant_columns, paths,
     # columns, partitions
