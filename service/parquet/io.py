@@ -257,6 +257,19 @@ class ColumnReader:
             except Exception:
                 raise InvalidParquetError(f"pyarrow cannot read the file: {one_line(e)}") from None
 
+    def geo_statistics(self, row_group: int, leaf_index: int) -> tuple[list[float | None], list[int] | None] | None:
+        """A leaf's Parquet geospatial statistics in one row group, as pyarrow decodes them
+        (shredcat's footer decoder skips them): ``(xmin, xmax, ymin, ymax, zmin, zmax, mmin,
+        mmax)`` and the WKB type codes; None when the chunk has none."""
+        try:
+            c = self._pf.metadata.row_group(row_group).column(leaf_index)
+            g = c.geo_statistics if c.is_geo_stats_set else None
+        except Exception:
+            return None  # unreadable to pyarrow: not proven
+        if g is None:
+            return None
+        return [g.xmin, g.xmax, g.ymin, g.ymax, g.zmin, g.zmax, g.mmin, g.mmax], g.geospatial_types
+
     def batches(
         self, row_group: int, nodes: Sequence[SchemaNode], budget: ReadBudget, claim: int
     ) -> Iterator[list[pa.Array]]:
