@@ -15,6 +15,7 @@ from service.pruning.parse_sql import parse_sql
 from service.stats.extract import extract_file
 from service.stats.model import ColumnStats
 from service.values import Kind, ShreddedType, check_bound
+from tests.catalog.factories import fs, ps
 
 
 def _files(tmp_path: Path) -> list[Path]:
@@ -65,4 +66,15 @@ def test_a_bound_of_a_counts_only_type_is_refused(kind: Kind, catalog: Catalog, 
     catalog.create_table("lake", "t", [])
     with pytest.raises(InvalidStatsError):
         catalog.commit("lake", "t", [replace(f, columns=(*f.columns, bad))])
+    assert catalog.list_files("lake", "t") == []
+
+
+@pytest.mark.parametrize("kind", [Kind.TIMETZ, Kind.INTERVAL, Kind.GEOMETRY])
+def test_no_variant_path_has_a_counts_only_type(kind: Kind, catalog: Catalog) -> None:
+    """A plain column's type only: a client's Variant path row of that type is refused, nothing
+    committed."""
+    catalog.create_table("lake", "t", ["v"])
+    row = ps('"a"', ShreddedType(kind), None, None)
+    with pytest.raises(InvalidStatsError, match=f"{kind.value} is not a shredded Variant type"):
+        catalog.commit("lake", "t", [fs(None, row)])
     assert catalog.list_files("lake", "t") == []
