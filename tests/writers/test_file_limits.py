@@ -166,3 +166,19 @@ def test_reading_a_large_column_keeps_memory_bounded(tmp_path: Path) -> None:
         out = json.loads(r.stdout)
         assert out["grew"] < 150 * 2**20, out  # whole: 400 MB of strings, and as Python lists twice that
         assert out["columns"] == ({"s": [rows, 0, True]} if counted else {})
+
+
+def test_a_residual_check_does_not_import_pandas(tmp_path: Path) -> None:
+    """The residuals a footer cannot rule out are read and compared without building Arrow values
+    from Python ones (pyarrow imports pandas on its first such conversion: seconds before the
+    first file's answer); the whole extraction, in a fresh process, leaves pandas unimported."""
+    from bench.hostile import write_residual
+
+    path = tmp_path / "residual.parquet"
+    write_residual(path, rows=20_000, width=100)
+    code = (
+        "import sys; from service.stats.extract import extract_file; "
+        f"f = extract_file({str(path)!r}); print(len(f.paths), 'pandas' in sys.modules)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert r.stdout.split() == ["0", "False"]  # not fully shredded (string residuals): no row
