@@ -49,20 +49,25 @@ def schema_elements_stated(data: bytes) -> int | None:
     """How many schema elements a footer's schema list header states, read before anything is
     decoded; None when the footer does not open with ``version`` then ``schema`` as writers put
     them (Thrift compact writes fields in id order), and then only the full decode can tell."""
+    # Field 1 (delta 1, i32: 0x15) and its zigzag varint, then field 2 (delta 1, list: 0x19) and
+    # the list header: "ssss is the size, 4 bit unsigned int, values 0 - 14"; 15: a varint follows.
+    # Inline (once per file registered): a few hundred nanoseconds.
     try:
-        # Field 1 (delta 1, i32: 0x15) and its zigzag varint, then field 2 (delta 1, list: 0x19).
         if data[0] != 0x15:
             return None
-        _, pos = uvarint(data, 1, 5, "FileMetaData.version")
-        if data[pos] != 0x19:
+        pos = 1
+        while data[pos] & 0x80:
+            pos += 1
+            if pos > 5:
+                return None
+        if data[pos + 1] != 0x19:
             return None
-        header = data[pos + 1]
-        # "ssss is the size, 4 bit unsigned int, values 0 - 14"; 15: a varint size follows.
+        header = data[pos + 2]
         if header & 0x0F != 12:  # a list of structs
             return None
         if header >> 4 != 15:
             return header >> 4
-        return uvarint(data, pos + 2, 5, "the schema list's size")[0]
+        return uvarint(data, pos + 3, 5, "the schema list's size")[0]
     except (IndexError, InvalidParquetError):
         return None  # the full decode names what is wrong
 
