@@ -13,7 +13,7 @@ Each file is registered into a fresh ``shredcat serve`` (one worker, SQLite), st
 "before" and once with this one. Per file: the server's resident memory before the request, its
 peak (``VmHWM``) after, the HTTP status and the wall time of the request.
 
-    python bench/hostile.py [--repo /path/to/checkout] [--only residual,deep,paths]
+    python bench/hostile.py [--repo /path/to/checkout] [--only residual,deep,paths] [--warm]
 """
 
 from __future__ import annotations
@@ -126,8 +126,10 @@ def _group_pids(pgid: int) -> list[int]:
     return out
 
 
-def measure(repo: Path, path: Path, work: Path, timeout: float) -> dict[str, object]:
-    """Register ``path`` into a fresh server started from ``repo``; its memory and the answer."""
+def measure(repo: Path, path: Path, work: Path, timeout: float, warm: Path | None = None) -> dict[str, object]:
+    """Register ``path`` into a fresh server started from ``repo``; its memory and the answer.
+    With ``warm`` (a small honest file beside it), that file is registered first, so that the
+    figures are the hostile file's own and not the worker's first-use imports (pyarrow)."""
     import httpx
 
     port = _free_port()
@@ -154,6 +156,8 @@ def measure(repo: Path, path: Path, work: Path, timeout: float) -> dict[str, obj
         with httpx.Client(base_url=base, timeout=timeout) as c:
             c.post("/v1/namespaces", json={"namespace": ["h"]}).raise_for_status()
             c.post("/v1/namespaces/h/tables", json={"name": "t", "variant-columns": ["v"]}).raise_for_status()
+            if warm is not None:
+                c.post("/v1/namespaces/h/tables/t/commits", json={"paths": [str(warm)]}).raise_for_status()
             pids = _group_pids(proc.pid)
             before = sum(_status_kib(p, "VmRSS") for p in pids)
             t0 = time.perf_counter()
@@ -171,6 +175,7 @@ def measure(repo: Path, path: Path, work: Path, timeout: float) -> dict[str, obj
         log.close()
     return {
         "file": path.stem,
+        "warm": warm is not None,
         "file_bytes": path.stat().st_size,
         "rss_before_mb": round(before / 1024),
         "peak_mb": round(peak / 1024),
@@ -188,16 +193,22 @@ def main() -> None:
     ap.add_argument("--only", default=",".join(WRITERS))
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--files", type=Path, default=None, help="where the hostile files are kept (built if missing)")
+    ap.add_argument("--warm", action="store_true", help="register a small honest file first (first-use imports paid)")
     args = ap.parse_args()
     files = args.files or Path(tempfile.gettempdir()) / "shredcat-hostile"
     files.mkdir(parents=True, exist_ok=True)
     print(f"# {describe()}; load average {os.getloadavg()[0]:.1f}; server from {args.repo}")
+    warm = None
+    if args.warm:
+        warm = files / "warm.parquet"
+        if not warm.exists():
+            write_residual(warm, rows=100, width=10)
     with tempfile.TemporaryDirectory() as work:
         for name in args.only.split(","):
             path = files / f"{name}.parquet"
             if not path.exists():
                 WRITERS[name](path)
-            print(json.dumps(measure(args.repo, path, Path(work), args.timeout)), flush=True)
+            print(json.dumps(measure(args.repo, path, Path(work), args.timeout, warm)), flush=True)
 
 
 if __name__ == "__main__":

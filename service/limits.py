@@ -74,5 +74,12 @@ class FileLimits:
     max_schema_leaves: int = MAX_SCHEMA_LEAVES
     max_shredded_paths: int = MAX_SHREDDED_PATHS
 
+    @property
+    def max_schema_elements(self) -> int:
+        """Most schema elements (leaves and groups, the root included) a footer may state: a schema
+        within the leaf limit whose groups are no more than its leaves has at most twice the limit
+        and one (a footer over it is refused from its list header, before it is decoded)."""
+        return 2 * self.max_schema_leaves + 1
+
 #: The default per-file limits (a value, for default arguments).
 DEFAULT_FILE_LIMITS = FileLimits()

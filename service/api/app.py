@@ -135,6 +135,14 @@ def settle_collector() -> None:
     gc.set_threshold(20_000, 20, 10)
 
 
+def preload_readers() -> None:
+    """Import what extraction reads column data with (pyarrow), once per server worker at start-up:
+    otherwise the first file that needs its data read (a residual check, a column without
+    statistics) pays for the import, 2-3 s on a loaded machine (bench/hostile.py, issue 30)."""
+    import pyarrow.compute
+    import pyarrow.parquet  # noqa: F401
+
+
 def serve_app() -> FastAPI:
     """The app as ``shredcat serve`` runs it in each worker process: :func:`create_app` on the
     environment's settings, and :func:`settle_collector` once its lifespan has opened the catalog."""
@@ -181,6 +189,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         if ctx.active == 1:
             _open(ctx, settings, catalog)
             if settle:
+                preload_readers()
                 settle_collector()
         try:
             yield

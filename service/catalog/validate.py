@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.limits import IDEMPOTENCY_RETENTION_SECONDS
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
-from service.values import Bound, ShreddedType, bound_checker, format_bound
+from service.values import COUNTS_ONLY_KINDS, Bound, ShreddedType, bound_checker, format_bound
 from service.values.text import MAX_NAME_BYTES, NUL_NOT_STORED, lone_surrogate, shown, unstorable
 from service.values.text import unstorable_name as _bad_name
 from service.variant.paths import parse_variant_path_steps
@@ -193,6 +193,9 @@ def _check_row(
             in_array = memo.in_array[vp] = any(is_array for _, is_array in parse_variant_path_steps(vp))
         except ShredcatError as e:
             raise _row_error(f, j, ps, "variant_path", e.message) from None
+    if type(ps.shredded_type) is ShreddedType and ps.shredded_type.kind in COUNTS_ONLY_KINDS:
+        # A plain column's type only: the Variant spec shreds no such type.
+        raise _row_error(f, j, ps, "shredded_type", f"{ps.shredded_type.name} is not a shredded Variant type")
     out = _check_values(f, j, ps, limits, memo)
     if check_record_counts and not in_array and ps.value_count + ps.null_count != f.record_count:
         raise _row_error(

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from service.errors import FileAccessError, InvalidParquetError
-from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, FileMetaData, SchemaNode, read_file_tail
+from service.parquet.footer import (
+    DEFAULT_MAX_FOOTER_BYTES,
+    TAIL_READ_SIZE,
+    FileMetaData,
+    SchemaNode,
+    read_file_tail,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -183,16 +189,14 @@ InHand = tuple[int, bytes]
 
 
 def read_metadata(
-    f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES
+    f: BinaryIO, size: int, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES, max_schema_elements: int | None = None
 ) -> tuple[FileMetaData, InHand]:
-    """The file's footer, and the bytes read to find it (its last 64 KiB: all of a small file)."""
+    """The file's footer, and the bytes read to find it (its last 64 KiB: all of a small file);
+    a schema stating more than ``max_schema_elements`` elements is refused before it is decoded."""
     # A remote file's first read is the tail already in hand, whatever its configured size.
-    tail = getattr(f, "tail_size", None)
+    tail = getattr(f, "tail_size", None) or TAIL_READ_SIZE
     try:
-        if tail:
-            meta, start, data = read_file_tail(f, size, max_footer_bytes, tail_size=tail)
-        else:
-            meta, start, data = read_file_tail(f, size, max_footer_bytes)
+        meta, start, data = read_file_tail(f, size, max_footer_bytes, tail_size=tail, max_schema_elements=max_schema_elements)
     except OSError as e:
         raise FileAccessError(f"read failed: {e}") from None
     return meta, (start, data)
@@ -252,6 +256,19 @@ class ColumnReader:
                 self._pf = pq.ParquetFile(_WithoutArrowSchema(f), coerce_int96_timestamp_unit="ms")
             except Exception:
                 raise InvalidParquetError(f"pyarrow cannot read the file: {one_line(e)}") from None
+
+    def geo_statistics(self, row_group: int, leaf_index: int) -> tuple[list[float | None], list[int] | None] | None:
+        """A leaf's Parquet geospatial statistics in one row group, as pyarrow decodes them
+        (shredcat's footer decoder skips them): ``(xmin, xmax, ymin, ymax, zmin, zmax, mmin,
+        mmax)`` and the WKB type codes; None when the chunk has none."""
+        try:
+            c = self._pf.metadata.row_group(row_group).column(leaf_index)
+            g = c.geo_statistics if c.is_geo_stats_set else None
+        except Exception:
+            return None  # unreadable to pyarrow: not proven
+        if g is None:
+            return None
+        return [g.xmin, g.xmax, g.ymin, g.ymax, g.zmin, g.zmax, g.mmin, g.mmax], g.geospatial_types
 
     def batches(
         self, row_group: int, nodes: Sequence[SchemaNode], budget: ReadBudget, claim: int

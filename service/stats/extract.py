@@ -24,9 +24,12 @@ The footer decides whatever it can prove; column data is read only where it cann
   bounds rules (checked against the real DuckLake extension on DuckDB-written files). Types
   beyond the Variant type table: unsigned integers (as Spark reads them: the next wider signed
   type, UBIGINT as DECIMAL(20,0), so bounds above 2^63 are exact), millisecond timestamps and times (as microseconds), INT96 (an
-  instant, as Spark reads it; counts only, its order being undefined). No row for types with no
-  place in the value model (FLOAT16, INTERVAL, TIMETZ...), where DuckLake writes a row of zeros;
-  JSON columns are their text (VARCHAR), as DuckLake renders them.
+  instant, as Spark reads it; counts only, its order being undefined), nanosecond times (TIME,
+  bounds rounded outward to microseconds), DECIMAL wider than 38 digits (DOUBLE, as DuckDB types
+  it; footer bounds rounded outward). INTERVAL, TIMETZ and GEOMETRY get exact counts and no
+  bounds (``COUNTS_ONLY_KINDS``; DuckLake writes zeros for the first two). No row for types with
+  no place in the value model (FLOAT16, BSON...); JSON columns are their text (VARCHAR), as
+  DuckLake renders them.
   HUGEINT/UHUGEINT, which DuckDB writes as a DOUBLE without bounds (it drops a real DOUBLE's
   bounds only for a NaN), get counts only, as in DuckLake (NOTES.md §8).
 * **Values a type cannot hold** are unknown bounds, never errors: times of day outside 0..24 h
@@ -85,6 +88,7 @@ from service.parquet.io import (
     read_metadata,
 )
 from service.parquet.pages import chunk_span, scan_float_chunk
+from service.stats import geo
 from service.stats.model import ColumnStats, FileStats, PathStats
 from service.values import (
     INT64_MAX,
@@ -595,15 +599,20 @@ class _Ctx:
         #: Column data this file may still decompress (SHREDCAT_MAX_DECOMPRESSED_BYTES).
         self.budget = budget
 
+    def reader(self) -> ColumnReader:
+        """The file opened by pyarrow (once, on first use)."""
+        if self._reader is None:
+            self._reader = ColumnReader(self.f, self.root)
+        return self._reader
+
     def batches(self, rg: int, nodes: list[SchemaNode]) -> Iterator[list[pa.Array]]:
         """Aligned arrays of ``nodes`` in row group ``rg``, batch by batch; :class:`OverBudget`
         when the file's budget cannot pay for them (their footer size first)."""
-        if self._reader is None:
-            self._reader = ColumnReader(self.f, self.root)
+        reader = self.reader()
         self.reads += 1
         leaves = {id(leaf): leaf for leaf in map(first_leaf, nodes)}.values()
         claim = sum(max(_chunk(self.meta, rg, leaf).total_uncompressed_size, 0) for leaf in leaves)
-        return self._reader.batches(rg, nodes, self.budget, claim)
+        return reader.batches(rg, nodes, self.budget, claim)
 
 
 def _chunk(meta: FileMetaData, rg: int, leaf: SchemaNode) -> ColumnMetaData:
@@ -710,7 +719,6 @@ def _residuals_beside_ok(node: ShredNode, residual: pa.Array, group: pa.Array) -
 def _only_null_residuals(node: ShredNode, residual: pa.Array, typed: pa.Array) -> bool:
     """Whether every residual of one batch is null or a Variant null, and none of those sits beside
     a typed value (invalid shredding)."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     if residual.null_count == len(residual):
@@ -720,8 +728,13 @@ def _only_null_residuals(node: ShredNode, residual: pa.Array, typed: pa.Array) -
     if node.concatenated:
         if not all(_is_null_residual(b, True) for b in present.to_pylist()):
             return False
-    elif not pc.all(pc.equal(present, pa.scalar(VARIANT_NULL, present.type))).as_py():
-        return False
+    else:
+        # Every residual is b"\x00" exactly when the least and the greatest are. (Comparing with
+        # a scalar made from Python bytes would make pyarrow import pandas on its first such
+        # conversion: seconds, for a file whose residuals are read.)
+        mm = pc.min_max(_kernel_ready(present))
+        if not mm["min"].as_py() == mm["max"].as_py() == VARIANT_NULL:
+            return False
     # A Variant null beside a typed value: invalid shredding; never a confident row.
     return not pc.any(pc.and_(valid, typed.is_valid())).as_py()
 
@@ -946,6 +959,12 @@ class _PlainLeaf:
     unit: int = 1
     unsigned: bool = False
     bounds: bool = True
+    #: The type the statistics are computed in when the stored values are finer than the model's
+    #: (TIME NANOS: exact nanosecond integers), then rounded outward into ``type`` (:func:`_outward`).
+    via: ShreddedType | None = None
+    #: The scale of a DECIMAL wider than the model's 38 digits (typed as DuckDB reads it, DOUBLE):
+    #: bounds from the footer alone, rounded outward (:func:`_wide_decimal_bounds`).
+    wide_scale: int | None = None
 
 
 #: Unsigned integers as Spark reads them (ParquetSchemaConverter): UINT8 as SMALLINT, UINT16 as
@@ -960,8 +979,8 @@ _UNSIGNED_AS = {
 
 def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
     """The value-model type of a plain primitive column, or None when its values have no place
-    there (FLOAT16, INTERVAL, BSON/ENUM annotations, nanosecond times, geometry...): such a
-    column gets no row, as nothing about its order could be proven. JSON is its text."""
+    there (FLOAT16, BSON/ENUM annotations...): such a column gets no row, as nothing about its
+    order could be proven. JSON is its text; INTERVAL, TIMETZ and GEOMETRY are counts only."""
     try:
         return _PlainLeaf(name, node, shredded_type_of(node))
     except UnsupportedShreddingError:
@@ -986,6 +1005,10 @@ def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
         return _PlainLeaf(name, node, ShreddedType(Kind.TIMESTAMPTZ), unit=1000)
     if pt == "INT32" and ((lk == "TIME" and lt is not None and lt.unit == "MILLIS") or (lk is None and ct == "TIME_MILLIS")):
         return _PlainLeaf(name, node, ShreddedType(Kind.TIME), unit=1000)
+    if pt == "INT64" and lk == "TIME" and lt is not None and lt.unit == "NANOS" and not lt.is_adjusted_to_utc:
+        # A time of day in nanoseconds (pyarrow's time64[ns]); DuckDB reads it as TIME,
+        # truncated to microseconds. Bounds in whole microseconds, rounded outward.
+        return _PlainLeaf(name, node, ShreddedType(Kind.TIME), via=ShreddedType(Kind.TIMESTAMP_NS))
     if pt == "FIXED_LEN_BYTE_ARRAY" and lk is None and ct is None:
         # Bytes of one length, ordered byte-wise (TYPE_ORDER of an unannotated FLBA): a blob.
         return _PlainLeaf(name, node, ShreddedType(Kind.BLOB))
@@ -993,6 +1016,22 @@ def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
         # JSON text (UTF-8, ordered byte-wise as its strings): a string, as Spark reads it and as
         # DuckLake renders its bounds.
         return _PlainLeaf(name, node, ShreddedType(Kind.VARCHAR))
+    if lk == "DECIMAL" or (lk is None and ct == "DECIMAL"):
+        p = lt.precision if lt is not None and lt.precision is not None else el.precision
+        sc = lt.scale if lt is not None and lt.scale is not None else el.scale
+        if pt in _BINARY and p is not None and sc is not None and p > 38 and 0 <= sc <= p:
+            # Wider than the model's DECIMAL(38): DuckDB's type for it is DOUBLE (DuckLake refuses
+            # the file). Counts, no NaN (a decimal is never one), bounds as _wide_decimal_bounds says.
+            return _PlainLeaf(name, node, ShreddedType(Kind.FLOAT64), bounds=False, wide_scale=sc)
+        return None
+    # Counts only (COUNTS_ONLY_KINDS), as DuckLake's column types: DuckDB's INTERVAL (12 bytes,
+    # order undefined), TIMETZ (a UTC time; DuckDB writes no statistics), GEOMETRY (WKB).
+    if pt == "FIXED_LEN_BYTE_ARRAY" and el.type_length == 12 and ct == "INTERVAL":
+        return _PlainLeaf(name, node, ShreddedType(Kind.INTERVAL), bounds=False)
+    if pt == "INT64" and lk == "TIME" and lt is not None and lt.is_adjusted_to_utc:
+        return _PlainLeaf(name, node, ShreddedType(Kind.TIMETZ), bounds=False)
+    if pt == "BYTE_ARRAY" and lk == "GEOMETRY":
+        return _PlainLeaf(name, node, ShreddedType(Kind.GEOMETRY), bounds=False)
     if pt == "INT96" and lk is None and ct is None:
         # Spark's legacy timestamps (an instant). parquet.thrift leaves INT96's order undefined,
         # so no footer bound is ever trusted: counts only.
@@ -1038,7 +1077,7 @@ def _plain_decoder(leaf: _PlainLeaf) -> _Decoder:
     unsigned columns of footers without column orders."""
     t = leaf.type
     if leaf.unit == 1 and not leaf.unsigned:
-        return _decoder_of(t, leaf.node)
+        return _decoder_of(leaf.via or t, leaf.node)
     bits = 64 if leaf.node.element.type == "INT64" else 32
     physical = _decoder_of(ShreddedType(Kind.INT64 if bits == 64 else Kind.INT32), leaf.node)
     lo, hi = INTEGER_RANGES.get(t.kind, (INT64_MIN, INT64_MAX))
@@ -1065,18 +1104,87 @@ def _plain_stats(ctx: _Ctx, leaf: _PlainLeaf, decode: _Decoder) -> ColumnStats |
         decode = _no_bound
     meta = ctx.meta
     chunks = [_chunk(meta, rg, leaf.node) for rg in range(len(meta.row_groups))]
-    c = _chunk_stats(ctx, leaf.node, t, chunks, decode, bounds=leaf.bounds)
+    c = _chunk_stats(ctx, leaf.node, leaf.via or t, chunks, decode, bounds=leaf.bounds)
     if c is None:
         return None
     lo, hi = c.min, c.max
+    if leaf.via is not None:
+        lo, hi = _outward(t, lo, hi)
+    if leaf.wide_scale is not None and c.value_count:
+        lo, hi = _wide_decimal_bounds(meta, leaf.node, chunks, leaf.wide_scale)
     nan = c.contains_nan
     if nan is False and _duckdb_hugeint(meta, leaf, chunks):
         lo = hi = nan = None  # NOTES.md §8: counts only, as DuckLake records
+    extra = _geometry_extra(ctx, leaf.node, chunks) if t.kind is Kind.GEOMETRY and c.value_count else None
     # column, column_type, column_size_bytes, value_count, null_count, min_value, max_value,
     # contains_nan, extra_stats
     return _new_column_stats(
-        leaf.name, t, c.column_size_bytes, c.value_count, c.null_count, lo, hi, nan, None
+        leaf.name, t, c.column_size_bytes, c.value_count, c.null_count, lo, hi, nan, extra
     )
+
+
+def _geometry_extra(ctx: _Ctx, node: SchemaNode, chunks: list[ColumnMetaData]) -> str | None:
+    """DuckLake's bounding box of a GEOMETRY column (:mod:`service.stats.geo`), when every row
+    group that may hold a geometry has geospatial statistics; else None (not proven)."""
+    assert node.leaf_index is not None
+    parts = []
+    for rg, cm in enumerate(chunks):
+        st = cm.statistics
+        if st is not None and st.null_count is not None and st.null_count >= cm.num_values:
+            continue  # only NULLs: nothing to bound
+        try:
+            raw = ctx.reader().geo_statistics(rg, node.leaf_index)
+        except ShredcatError:
+            return None  # pyarrow cannot open the file: the box is unknown, the counts stand
+        g = None if raw is None else geo.from_values(*raw)
+        if g is None:
+            return None
+        parts.append(g)
+    box = geo.union(parts)
+    return None if box is None else geo.render(box)
+
+
+def _outward(t: ShreddedType, lo: Bound | None, hi: Bound | None) -> tuple[Bound | None, Bound | None]:
+    """Nanosecond bounds as microseconds of ``t`` (TIME), rounded outward: true bounds of the
+    values both as nanoseconds and as DuckDB reads them (truncated); None outside a day."""
+    lo = None if not isinstance(lo, int) else _model_value(t, lo // 1000)
+    hi = None if not isinstance(hi, int) else _model_value(t, -(-hi // 1000))
+    return (lo, hi) if lo is not None and hi is not None else (None, None)
+
+
+def _wide_decimal_bounds(
+    meta: FileMetaData, node: SchemaNode, chunks: list[ColumnMetaData], scale: int
+) -> tuple[float | None, float | None]:
+    """Bounds of a DECIMAL wider than 38 digits as doubles rounded outward (the nearest double
+    at or below the least value, at or above the greatest): true of the exact values. (DuckDB
+    1.5.5 declares the column DOUBLE but misreads values longer than 16 bytes.) From the footer
+    only (every chunk with values must state both); else unknown."""
+    lo: int | None = None
+    hi: int | None = None
+    for cm in chunks:
+        st = cm.statistics
+        if st is None or st.null_count is None:
+            return None, None
+        if st.null_count >= cm.num_values:
+            continue
+        raw_lo, raw_hi = _usable_raw_bounds(meta, node, cm)
+        if not raw_lo or not raw_hi:
+            return None, None
+        a, b = int.from_bytes(raw_lo, "big", signed=True), int.from_bytes(raw_hi, "big", signed=True)
+        if a > b:
+            return None, None
+        lo, hi = (a, b) if lo is None or hi is None else (min(lo, a), max(hi, b))
+    if lo is None or hi is None:
+        return None, None
+    return _double_toward(decimal_from_unscaled(lo, scale), -math.inf), _double_toward(decimal_from_unscaled(hi, scale), math.inf)
+
+
+def _double_toward(d: Decimal, direction: float) -> float:
+    """The double nearest ``d`` on the side of ``direction`` (or equal to it)."""
+    f = float(d)  # correctly rounded, to infinity past the double range
+    if (Decimal(f) > d) if direction < 0 else (Decimal(f) < d):
+        f = math.nextafter(f, direction)
+    return f + 0.0  # -0.0 as 0.0
 
 
 def _duckdb_hugeint(meta: FileMetaData, leaf: _PlainLeaf, chunks: list[ColumnMetaData]) -> bool:
@@ -1304,7 +1412,7 @@ def _name_file(e: ShredcatError, uri: str) -> None:
 
 
 def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int, limits: FileLimits) -> FileStats:
-    meta, in_hand = read_metadata(f, info.size, max_footer_bytes)
+    meta, in_hand = read_metadata(f, info.size, max_footer_bytes, limits.max_schema_elements)
     columns, rows, plain = extract_metadata_stats(meta, f, in_hand, limits)
     # path, file_size_bytes, record_count, footer_size, content_id, variant_columns, paths,
     # columns, partitions

@@ -29,6 +29,7 @@ from service.values.calendar import EPOCH_ORDINAL, MICROS_PER_DAY, civil_from_da
 from service.values.decimals import DECIMAL_CONTEXT, decimal_from_unscaled, quantize_to_scale, unscaled_of
 from service.values.keys import IndexKey, family, index_key
 from service.values.types import (
+    COUNTS_ONLY_KINDS,
     DATE_INFINITY,
     DATE_NEG_INFINITY,
     FLOAT32_MAX,
@@ -47,6 +48,7 @@ from service.values.types import (
 )
 
 __all__ = [
+    "COUNTS_ONLY_KINDS",
     "DATE_INFINITY",
     "DATE_NEG_INFINITY",
     "DECIMAL_CONTEXT",

@@ -24,6 +24,7 @@ from service.values.calendar import EPOCH_ORDINAL, civil_from_days, days_from_ci
 from service.values.decimals import DECIMAL_CONTEXT, quantize_to_scale, unscaled_of
 from service.values.text import NUL_NOT_STORED, lone_surrogate, shown
 from service.values.types import (
+    COUNTS_ONLY_KINDS,
     DATE_INFINITY,
     DATE_NEG_INFINITY,
     FLOAT_KINDS,
@@ -52,6 +53,8 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
     """
     k = t.kind
     ok: bool
+    if k in COUNTS_ONLY_KINDS:
+        raise InvalidStatsError(f"{t.name} columns have no bounds (counts only)")
     if k is Kind.BOOLEAN:
         ok = isinstance(v, bool)
     elif k in INTEGER_KINDS:

@@ -57,8 +57,17 @@ class Kind(StrEnum):
     UUID = "uuid"
     BLOB = "blob"
     VARCHAR = "varchar"
+    # Plain-column types whose rows hold counts only (COUNTS_ONLY_KINDS): never a bound.
+    TIMETZ = "timetz"
+    INTERVAL = "interval"
+    GEOMETRY = "geometry"
 
 
+#: Types of plain columns whose rows are counts only, no bound ever (DuckLake's column type names):
+#: INTERVAL (parquet.thrift leaves its order undefined), TIMETZ (DuckDB writes no statistics for it,
+#: and orders by instant and offset where a footer's TIME(isAdjustedToUTC) orders by instant),
+#: GEOMETRY (WKB bytes; its statistics are a bounding box, not an order).
+COUNTS_ONLY_KINDS = frozenset((Kind.TIMETZ, Kind.INTERVAL, Kind.GEOMETRY))
 INTEGER_KINDS = (Kind.INT8, Kind.INT16, Kind.INT32, Kind.INT64)
 FLOAT_KINDS = (Kind.FLOAT32, Kind.FLOAT64)
 TIMESTAMP_KINDS = (Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)

@@ -5,14 +5,15 @@ and its ``ColumnStats.ducklake_row()`` must equal the ``ducklake_file_column_sta
 stored for that file and column, string for string.
 
 Where shredcat deliberately writes no row or another value (documented in
-``service/stats/extract.py``): columns whose type has no place in the value model (TIMETZ,
-INTERVAL: DuckLake writes a row of zeros), lists and maps (no rows here; DuckLake addresses their
+``service/stats/extract.py`` and the README's deviations table): TIMETZ and INTERVAL get exact
+counts where DuckLake writes a row of zeros, lists and maps no rows here (DuckLake addresses their
 children). HUGEINT/UHUGEINT (DuckDB writes them as DOUBLE without bounds) get counts only, as in
 DuckLake (NOTES.md §8); UBIGINT bounds are exact over its whole range.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,18 +67,38 @@ def _truth(path: str, column: str) -> dict[str, Any]:
     return {"min_value": lo, "max_value": hi, "contains_nan": nan}
 
 
+_NO_BOUNDS = {"min_value": None, "max_value": None, "contains_nan": None, "extra_stats": None}
+
+
+def _counts(path: str, column: str) -> tuple[int, int]:
+    """Non-null and null values of a column, counted by DuckDB in the data."""
+    import duckdb
+
+    got = duckdb.sql(f'SELECT count("{column}"), count(*) - count("{column}") FROM read_parquet(?)', params=[path]).fetchone()
+    assert got is not None
+    return int(got[0]), int(got[1])
+
+
 def _compare(
     theirs: dict[str, dict[str, dict[str, Any]]],
     *,
     ours_absent: Sequence[str] = (),
     ducklake_defects: Sequence[str] = (),
+    ducklake_zeros: Sequence[str] = (),
 ) -> Iterator[str]:
     """Yield each file after checking it. ``ducklake_defects``: columns where DuckLake's
     several-row-group unification is wrong (docs/ducklake-format.md: a row group without min/max
-    drops the file's bounds; contains_nan is the last row group's); there the truth decides."""
+    drops the file's bounds; contains_nan is the last row group's); there the truth decides.
+    ``ducklake_zeros``: columns DuckLake gives a row of zeros (TIMETZ, INTERVAL); ours has the
+    counts DuckDB counts in the data, and no bounds."""
     assert theirs, "DuckLake wrote no data file"
     for path, rows in theirs.items():
         ours = _ours(path)
+        for col in ducklake_zeros:
+            assert rows[col] == {**_NO_BOUNDS, "column_size_bytes": 0, "value_count": 0, "null_count": 0}, col
+            assert {k: ours[col][k] for k in _NO_BOUNDS} == _NO_BOUNDS and ours[col]["column_size_bytes"] > 0
+            assert (ours[col]["value_count"], ours[col]["null_count"]) == _counts(path, col)
+            rows[col] = ours[col]
         for col in ours_absent:
             assert col in rows, f"DuckLake has no row for {col}: the exception is stale"
             assert col not in ours
@@ -138,7 +159,7 @@ FROM range(12) r(i)"""
 
 def test_every_primitive_type_as_ducklake(tmp_path: Path) -> None:
     theirs = _write(tmp_path, ALL_TYPES, [ALL_TYPES_ROWS])
-    (path,) = _compare(theirs, ours_absent=("ttz", "iv"))
+    (path,) = _compare(theirs, ducklake_zeros=("ttz", "iv"))
     ours = _ours(path)
     # The rows the comparison covers, so that a silently missing row cannot pass.
     assert {"st.a", "st.b.c", "st.b.d", "only_null", "only_nan", "u64", "tsns"} <= set(ours)
@@ -218,3 +239,79 @@ def test_json_columns_as_ducklake(tmp_path: Path) -> None:
     ours = _ours(path)
     assert (ours["j"]["min_value"], ours["j"]["max_value"], ours["j"]["value_count"]) == ('{"a":1}', '{"a":4}', 4)
     assert ours["k"]["value_count"] == 5 and ours["k"]["min_value"] is not None
+
+
+def test_timetz_interval_and_geometry_get_counts(tmp_path: Path) -> None:
+    """TIMETZ and INTERVAL (DuckDB writes no statistics for them): exact counts, read from the
+    data, where DuckLake writes zeros; GEOMETRY: DuckLake's row, no bounds, its bounding box."""
+    theirs = _write(
+        tmp_path,
+        "(ttz TIMETZ, iv INTERVAL, g GEOMETRY)",
+        [
+            "SELECT CASE WHEN i % 3 = 2 THEN NULL ELSE TIMETZ '10:00:00+01' + INTERVAL (i) MINUTE END, "
+            "CASE WHEN i = 1 THEN NULL ELSE INTERVAL (i) DAY + INTERVAL (i) MONTH END, "
+            "CASE WHEN i = 0 THEN NULL ELSE ('POINT(' || i || ' ' || (-i) || ')')::GEOMETRY END FROM range(7) r(i)"
+        ],
+    )
+    ((path, rows),) = theirs.items()
+    ours = _ours(path)
+    types = {c.column: c.column_type.name for c in extract_file(path).columns}
+    assert types == {"ttz": "timetz", "iv": "interval", "g": "geometry"}
+    # GEOMETRY: DuckLake's row, its bounding box included (DuckDB writes the footer's
+    # geospatial statistics for a GEOMETRY column).
+    bbox = json.loads(rows["g"]["extra_stats"])["bbox"]
+    assert (bbox["xmin"], bbox["xmax"], bbox["ymin"], bbox["ymax"]) == (1.0, 6.0, -6.0, -1.0)
+    assert list(_compare({path: rows}, ducklake_zeros=("ttz", "iv"))) == [path]
+    assert (ours["ttz"]["value_count"], ours["ttz"]["null_count"]) == (5, 2)
+    assert (ours["iv"]["value_count"], ours["iv"]["null_count"]) == (6, 1)
+    assert (ours["g"]["value_count"], ours["g"]["null_count"]) == (6, 1)
+
+
+def _wkb_point(x: float, y: float, z: float | None = None) -> bytes:
+    import struct
+
+    if z is None:
+        return struct.pack("<BIdd", 1, 1, x, y)
+    return struct.pack("<BIddd", 1, 1001, x, y, z)
+
+
+def test_geometry_bbox_from_the_footers_geospatial_statistics(tmp_path: Path) -> None:
+    """A GEOMETRY column pyarrow writes (a ``geoarrow.wkb`` extension column) carries Parquet
+    geospatial statistics per row group: shredcat's ``extra_stats`` is DuckLake's, string for
+    string, as ``ducklake_add_data_files`` records it for the same file (its counts there are
+    NULL; shredcat's are the footer's)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    class Wkb(pa.ExtensionType):
+        def __init__(self) -> None:
+            super().__init__(pa.binary(), "geoarrow.wkb")
+
+        def __arrow_ext_serialize__(self) -> bytes:
+            return b"{}"
+
+        @classmethod
+        def __arrow_ext_deserialize__(cls, storage_type: pa.DataType, serialized: bytes) -> Wkb:
+            return cls()
+
+    values = [_wkb_point(1.5, -2), None, _wkb_point(-3, 4.25), _wkb_point(0.1234567, 9, 7.5), None]
+    storage = pa.array(values, pa.binary())
+    path = tmp_path / "geo.parquet"
+    pa.register_extension_type(Wkb())  # for this write only (unregistered below)
+    try:
+        column = pa.ExtensionArray.from_storage(Wkb(), storage)
+        pq.write_table(pa.table({"g": column}), path, row_group_size=2)
+    finally:
+        pa.unregister_extension_type("geoarrow.wkb")
+    assert pq.ParquetFile(path).metadata.row_group(0).column(0).is_geo_stats_set
+    with ducklake_connection(tmp_path / "lake", pre_sql=["SET threads = 1"]) as con:
+        con.execute("CREATE TABLE dl.t (g GEOMETRY)")
+        con.execute("CALL ducklake_add_data_files('dl', 't', ?)", [str(path)])
+        ((_, rows),) = read_file_column_stats(con).items()
+    ours = _ours(str(path))["g"]
+    assert ours["extra_stats"] == rows["g"]["extra_stats"]
+    assert json.loads(ours["extra_stats"]) == {
+        "bbox": {"xmin": -3.0, "xmax": 1.5, "ymin": -2.0, "ymax": 9.0, "zmin": 7.5, "zmax": 7.5, "mmin": None, "mmax": None},
+        "types": ["point", "point_z"],
+    }
+    assert (ours["value_count"], ours["null_count"], ours["min_value"], ours["max_value"]) == (3, 2, None, None)

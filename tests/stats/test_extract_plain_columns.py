@@ -82,6 +82,7 @@ def test_other_units_and_unsigned(tmp_path: Path, stats: bool) -> None:
             "ms": pa.array([1_700_000_000_123, -5, None], pa.timestamp("ms")),
             "mstz": pa.array([1_700_000_000_123, 0, 1], pa.timestamp("ms", tz="UTC")),
             "tm": pa.array([1000, 86_399_999, 0], pa.time32("ms")),
+            "tns": pa.array([3_723_000_000_001, 5_000, None], pa.time64("ns")),
         }
     )
     pq.write_table(t, tmp_path / "f.parquet", write_statistics=stats)
@@ -96,7 +97,32 @@ def test_other_units_and_unsigned(tmp_path: Path, stats: bool) -> None:
         "ms": ("timestamp", 2, 1, -5000, 1_700_000_000_123_000),
         "mstz": ("timestamptz", 3, 0, 0, 1_700_000_000_123_000),
         "tm": ("time", 3, 0, 0, 86_399_999_000),
+        # Nanoseconds: whole microseconds, rounded outward (the max 01:02:03.000000001 up).
+        "tns": ("time", 2, 1, 5, 3_723_000_001),
     }
+
+
+@pytest.mark.parametrize("stats", [True, False], ids=["footer", "no-statistics"])
+def test_nanosecond_times_get_outward_microsecond_bounds(tmp_path: Path, stats: bool) -> None:
+    """TIME(NANOS): the row's microsecond bounds hold every value, both as nanoseconds and as
+    DuckDB reads the column (TIME, truncated to microseconds); the last nanosecond of a day has
+    24:00:00 as its upper bound."""
+    import duckdb
+
+    ns = [86_399_999_999_999, 999, 1_000, 43_200_000_000_500, None, 7]
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"t": pa.array(ns, pa.time64("ns"))}), path, write_statistics=stats, row_group_size=3)
+    row = _by_name(path)["t"]
+    assert row.column_type == ShreddedType(Kind.TIME) and (row.value_count, row.null_count) == (5, 1)
+    assert (row.min_value, row.max_value) == (0, 86_400_000_000)
+    assert row.ducklake_row()["max_value"] == "24:00:00"
+    assert isinstance(row.min_value, int) and isinstance(row.max_value, int)
+    assert all(row.min_value * 1000 <= v <= row.max_value * 1000 for v in ns if v is not None)
+    con = duckdb.connect()
+    kind, lo, hi = con.execute("SELECT any_value(typeof(t)), min(t), max(t) FROM read_parquet(?)", [str(path)]).fetchone()  # type: ignore[misc]
+    assert kind == "TIME"
+    micros = lambda t: ((t.hour * 60 + t.minute) * 60 + t.second) * 1_000_000 + t.microsecond  # noqa: E731
+    assert row.min_value <= micros(lo) and micros(hi) <= row.max_value
 
 
 def _truth(col: pa.ChunkedArray) -> tuple[int, int, Any, Any, bool]:
@@ -196,3 +222,36 @@ def test_columns_spark_compares_by_a_collation_have_no_bounds(tmp_path: Path) ->
         assert (cols[name].value_count, cols[name].null_count) == (2, 0), name
     for name in ("bname", "name"):
         assert (cols[name].min_value, cols[name].max_value) == ("ABC", "abx"), name
+
+
+@pytest.mark.parametrize("stats", [True, False], ids=["footer", "no-statistics"])
+def test_decimals_wider_than_38_digits_are_doubles_rounded_outward(tmp_path: Path, stats: bool) -> None:
+    """DECIMAL(40,2) and DECIMAL(40,0): typed as DuckDB reads them (DOUBLE), exact counts, no
+    NaN; the footer's bounds as the nearest doubles outside them. Without statistics: no bounds
+    (the data is not read for them)."""
+    import duckdb
+
+    wide = [Decimal("12345678901234567890123456789012345678.91"), Decimal("-1.50"), None, Decimal("0.01")]
+    widest = [Decimal("9" * 40), Decimal("-" + "9" * 40), None, Decimal(0)]
+    path = tmp_path / "f.parquet"
+    t = pa.table({"w": pa.array(wide, pa.decimal256(40, 2)), "z": pa.array(widest, pa.decimal256(40, 0))})
+    pq.write_table(t, path, write_statistics=stats, row_group_size=2)
+    rows = _by_name(path)
+    con = duckdb.connect()
+    for name, values in (("w", wide), ("z", widest)):
+        row = rows[name]
+        assert row.column_type == ShreddedType(Kind.FLOAT64)
+        assert (row.value_count, row.null_count, row.contains_nan) == (3, 1, False)
+        if not stats:
+            assert (row.min_value, row.max_value) == (None, None)
+            continue
+        assert isinstance(row.min_value, float) and isinstance(row.max_value, float)
+        present = [v for v in values if v is not None]
+        assert Decimal(row.min_value) <= min(present) and max(present) <= Decimal(row.max_value)
+        # Each is the nearest double on its side: one step inward crosses the exact bound.
+        assert Decimal(math.nextafter(row.min_value, math.inf)) > min(present)
+        assert Decimal(math.nextafter(row.max_value, -math.inf)) < max(present)
+        # DuckDB's type for it (its values are not compared: DuckDB 1.5.5 misreads FIXED_LEN_BYTE_ARRAY
+        # decimals longer than 16 bytes, -1.50 as -1.07e17).
+        (kind,) = con.execute(f"SELECT any_value(typeof({name})) FROM read_parquet(?)", [str(path)]).fetchone()  # type: ignore[misc]
+        assert kind == "DOUBLE"

@@ -16,8 +16,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from bench.hostile import VARIANT_METADATA, write_deep, write_paths
-from service.errors import LimitExceededError
+from service.errors import InvalidParquetError, LimitExceededError
 from service.limits import FileLimits
+from service.parquet.footer.read import parse_file_metadata, schema_elements_stated
 from service.stats.extract import extract_file
 from tests.api.conftest import ADMIN, WRITER, app_factory, assert_error, warehouse  # noqa: F401
 
@@ -28,7 +29,9 @@ SHREDCAT = [sys.executable, "-m", "service.cli"]
     ("write", "limits", "message", "limit"),
     [
         (lambda p: write_deep(p, depth=70, leaves=3), FileLimits(), "more than 64 levels deep", "max_schema_depth"),
-        (lambda p: write_deep(p, depth=3, leaves=2000), FileLimits(max_schema_leaves=1000), "2000 leaf columns, more than 1000", "max_schema_leaves"),
+        (lambda p: write_deep(p, depth=3, leaves=1500), FileLimits(max_schema_leaves=1000), "1500 leaf columns, more than 1000", "max_schema_leaves"),
+        # More elements than twice the leaf limit and one: refused from the list header.
+        (lambda p: write_deep(p, depth=3, leaves=2500), FileLimits(max_schema_leaves=1000), "2504 elements (leaf columns and groups), more than 2001", "max_schema_leaves"),
         (lambda p: write_paths(p, fields=50), FileLimits(max_shredded_paths=10), "50 typed_value leaves (shredded paths), more than 10", "max_shredded_paths"),
     ],
 )  # fmt: skip
@@ -65,6 +68,25 @@ def test_the_cli_and_rest_refuse_it_the_same_way(tmp_path: Path, app_factory: Ca
         r = client.post("/v1/namespaces/lake/tables/t/commits", json={"paths": [str(p)]}, headers=WRITER)
         err = assert_error(r, 413, "limit_exceeded")
         assert str(p) in err["message"] and text in err["message"]
+
+
+def test_a_schema_over_the_element_count_is_refused_before_it_is_decoded(tmp_path: Path) -> None:
+    """The element count is the schema list's header: a footer cut right after it (corrupt to
+    any decoder) is refused for its count, so nothing of the list was decoded; within the count
+    the same bytes are corrupt, and an intact footer stating fewer elements is decoded."""
+    path = tmp_path / "deep.parquet"
+    write_deep(path, depth=3, leaves=2500)
+    data = path.read_bytes()
+    footer = data[-8 - int.from_bytes(data[-8:-4], "little") : -8]
+    assert schema_elements_stated(footer) == 2504
+    with pytest.raises(LimitExceededError, match=r"2504 elements .* more than 2001") as e:
+        parse_file_metadata(footer[:12], max_schema_elements=2001)
+    assert e.value.details == {"limit": "max_schema_leaves", "value": 2504, "maximum": 2001}
+    with pytest.raises(InvalidParquetError, match="claims 2504 elements"):
+        parse_file_metadata(footer[:12], max_schema_elements=2504)
+    assert len(parse_file_metadata(footer, max_schema_elements=2504).schema) == 2504
+    # A footer not opening with version then schema: no count, the full decode decides.
+    assert schema_elements_stated(b"\x00") is None and schema_elements_stated(b"") is None
 
 
 def _variant_nulls(path: Path, rows: int) -> None:
@@ -110,6 +132,7 @@ _RSS_PROBE = """
 import json, sys
 from pathlib import Path
 from service.limits import FileLimits
+from service.parquet.footer.read import parse_file_metadata, schema_elements_stated
 from service.stats.extract import extract_file
 
 def hwm():
@@ -143,3 +166,19 @@ def test_reading_a_large_column_keeps_memory_bounded(tmp_path: Path) -> None:
         out = json.loads(r.stdout)
         assert out["grew"] < 150 * 2**20, out  # whole: 400 MB of strings, and as Python lists twice that
         assert out["columns"] == ({"s": [rows, 0, True]} if counted else {})
+
+
+def test_a_residual_check_does_not_import_pandas(tmp_path: Path) -> None:
+    """The residuals a footer cannot rule out are read and compared without building Arrow values
+    from Python ones (pyarrow imports pandas on its first such conversion: seconds before the
+    first file's answer); the whole extraction, in a fresh process, leaves pandas unimported."""
+    from bench.hostile import write_residual
+
+    path = tmp_path / "residual.parquet"
+    write_residual(path, rows=20_000, width=100)
+    code = (
+        "import sys; from service.stats.extract import extract_file; "
+        f"f = extract_file({str(path)!r}); print(len(f.paths), 'pandas' in sys.modules)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert r.stdout.split() == ["0", "False"]  # not fully shredded (string residuals): no row

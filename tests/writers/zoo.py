@@ -11,6 +11,7 @@ import math
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -207,8 +208,10 @@ def column_values(path: Path, column: str, kind: str) -> list[Any]:
         ints = (arr.cast(pa.int32()) if pa.types.is_time32(t) else arr).cast(pa.int64()).to_pylist()
         if kind == "int64":  # a duration, as the bare INT64 the file holds
             return ints
-        factor = model // _PER_SECOND[t.unit]
-        return [None if v is None else v * factor for v in ints]
+        # In the model's unit, exactly: a finer stored unit (polars' nanosecond times, read as
+        # microsecond TIME) gives fractions, which the row's bounds must still enclose.
+        per = _PER_SECOND[t.unit]
+        return [None if v is None else (v * (model // per) if model >= per else Fraction(v * model, per)) for v in ints]
     if pa.types.is_date(t):
         return arr.cast(pa.int32()).to_pylist()
     if kind == "uuid":
