@@ -17,7 +17,7 @@ the cursor on a click (``static/dashboard.js``; without script they are plain te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ from service.errors import (
 from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
-    from service.catalog import Catalog, PathCoverage
+    from service.catalog import Catalog, PathCoverage, PlannedFilesPage, TableInfo
     from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
@@ -182,57 +182,110 @@ def shortened(text: str, limit: int = HEADING_PREDICATE) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
-def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
-    catalog = catalog_of(request)
-    info = catalog.get_table(namespace, table)
-    sql = form.get("sql", "")
-    snapshot_text = form.get("snapshot", "").strip()
-    tz_text = form.get("tz", "").strip()
-    show, page = _view(form)
+def snapshot_of(text: str) -> int | None:
+    """The snapshot field: empty (the current snapshot) or a whole number."""
+    if not text:
+        return None
+    if not ascii_digits(text):
+        raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
+    return int(text)
+
+
+def predicate_parser(request: Request, sql: str, tz_text: str) -> Callable[[TableSchema], BooleanExpression]:
+    """The predicate's parser, given the table's columns by the catalog (bare names resolve
+    there), zone-less timestamp literals read in ``tz_text`` (empty: UTC), within the
+    deployment's predicate limits. An empty predicate is refused here."""
+    from service.pruning.parse_sql import parse_sql
+    from service.pruning.zones import reading_in, session_zone
+
+    zone = session_zone(tz_text or None)
+    if not sql.strip():
+        raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
+    keywords = app_context(request).settings.predicate_limits.sql_keywords()
+
+    def expr(schema: TableSchema) -> BooleanExpression:
+        with reading_in(zone):
+            return parse_sql(sql, schema=schema, **keywords)
+
+    return expr
+
+
+def _form_values(request: Request, catalog: Catalog, info: TableInfo, form: dict[str, str], run: bool) -> dict[str, Any]:
+    """What the page shows before (or around) a result: the form's fields, the examples (only
+    before a predicate is run: they cost a global-stats merge) and the click-to-insert list."""
+    show, _ = _view(form)
     values: dict[str, Any] = {
         "t": info,
-        "sql": sql,
-        "snapshot": snapshot_text,
-        "tz": tz_text,
+        "sql": form.get("sql", ""),
+        "snapshot": form.get("snapshot", "").strip(),
+        "tz": form.get("tz", "").strip(),
         "show": show,
         "result": None,
         "error": None,
         "error_field": None,
         "caret": None,
         "max_url": MAX_RESULT_URL,
+        "examples": [] if run else _examples(catalog, info.namespace, info.name),
     }
-    # Examples are shown only before a predicate is run (reading them costs a global-stats merge).
-    values["examples"] = [] if run else _examples(catalog, namespace, table)
     columns = [(c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}")) for c in info.all_columns]
     if not columns:
         columns = [(c, "Variant column") for c in info.columns]
-    values["inserts"] = insert_items(columns, fmt.widest_paths(catalog.path_coverage(namespace, table))[0])
+    values["inserts"] = insert_items(columns, fmt.widest_paths(catalog.path_coverage(info.namespace, info.name))[0])
+    return values
+
+
+def _error_page(request: Request, values: dict[str, Any], e: ShredcatError) -> Response:
+    """The form again with the error under it (a missing snapshot: under the snapshot field; a
+    syntax error, a curly quote or an unknown column: a caret under where it is written)."""
+    if isinstance(e, NotFoundError):
+        values["error"], values["error_field"] = e.message, "snapshot"
+        return render(request, "prune.html", status=404, **values)
+    values["error"] = e.message
+    field = e.details.get("field")
+    values["error_field"] = {"snapshot": "snapshot", "session-time-zone": "tz"}.get(field, "sql")  # type: ignore[arg-type]
+    if isinstance(e, InvalidPredicateError | UnknownColumnError):
+        position = e.details.get("position")
+        values["caret"] = _caret(values["sql"], position if isinstance(position, int) else None)
+    return render(request, "prune.html", status=e.http_status, **values)
+
+
+def _result_values(request: Request, values: dict[str, Any], files: PlannedFilesPage, show: str) -> None:
+    """The result's counts, warnings, page of files and links into ``values``."""
+    result = files.plan
+    assert result is not None
+    info, sql, tz_text = values["t"], values["sql"], values["tz"]
+    counts = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}
+    matching = counts[show] or 0
+    base = fmt.common_dir([f.path for f in files.files])
+    values["result"] = result
+    values["warnings"] = _with_fixes(sql, result.warnings)
+    values["files"] = [{"f": f, "p": fmt.path_parts(f.path, base)} for f in files.files]
+    values["files_base"] = base
+    values["page"] = files.offset // PLAYGROUND_PAGE + 1
+    values["last_page"] = max(1, -(-matching // PLAYGROUND_PAGE))
+    values["matching"] = matching
+    values["start"] = files.offset
+    values["counts"] = counts
+    # The filter and page links keep the predicate and the snapshot the counts were planned at, so
+    # a commit in between cannot shift the pages under the user.
+    values["link"] = {"sql": sql, "snapshot": result.snapshot_id, "tz": tz_text or None}
+    # Too long for a URL: the filter, pages and fixes post the predicate again instead of linking.
+    values["by_post"] = len(urls(request).prune(info.namespace, info.name, **values["link"])) > MAX_RESULT_URL
+    values["sql_heading"] = shortened(sql)
+
+
+def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
+    catalog = catalog_of(request)
+    values = _form_values(request, catalog, catalog.get_table(namespace, table), form, run)
     if not run:
         return render(request, "prune.html", **values)
     if request.method == "POST" and not csrf_checked(request, form):
         values["error"] = "The form expired: reload the page and run the predicate again."
         return render(request, "prune.html", status=403, **values)
-    settings = app_context(request).settings
+    show, page = _view(form)
     try:
-        snapshot = None
-        if snapshot_text:
-            if not ascii_digits(snapshot_text):
-                raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
-            snapshot = int(snapshot_text)
-        from service.pruning.parse_sql import parse_sql
-        from service.pruning.zones import reading_in, session_zone
-
-        zone = session_zone(tz_text or None)
-
-        if not sql.strip():
-            raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
-        keywords = settings.predicate_limits.sql_keywords()
-
-        def expr(schema: TableSchema) -> BooleanExpression:
-            """Parsed against the table's columns, which the catalog passes (bare names resolve there)."""
-            with reading_in(zone):
-                return parse_sql(sql, schema=schema, **keywords)
-
+        snapshot = snapshot_of(values["snapshot"])
+        expr = predicate_parser(request, values["sql"], values["tz"])
         # The listed files and, planned in the same read from one parse, the counts and warnings
         # of the whole answer (a page past the last one shows the last).
         files = catalog.plan_files(
@@ -245,42 +298,13 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             limit=PLAYGROUND_PAGE,
             with_plan=True,
         )
-        result = files.plan
-        assert result is not None
-        matching = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}[show] or 0
-        last = max(1, -(-matching // PLAYGROUND_PAGE))
-        page = files.offset // PLAYGROUND_PAGE + 1
     except NotFoundError as e:
         if e.details.get("snapshot_id") is None and e.details.get("snapshot") is None:
             raise
-        values["error"] = e.message
-        values["error_field"] = "snapshot"
-        return render(request, "prune.html", status=404, **values)
+        return _error_page(request, values, e)
     except ShredcatError as e:
         if e.http_status >= 500:
             raise
-        values["error"] = e.message
-        field = e.details.get("field")
-        values["error_field"] = {"snapshot": "snapshot", "session-time-zone": "tz"}.get(field, "sql")  # type: ignore[arg-type]
-        if isinstance(e, InvalidPredicateError | UnknownColumnError):
-            # A syntax error, a curly quote or an unknown column: a caret under where it is written.
-            position = e.details.get("position")
-            values["caret"] = _caret(sql, position if isinstance(position, int) else None)
-        return render(request, "prune.html", status=e.http_status, **values)
-    base = fmt.common_dir([f.path for f in files.files])
-    values["result"] = result
-    values["warnings"] = _with_fixes(sql, result.warnings)
-    values["files"] = [{"f": f, "p": fmt.path_parts(f.path, base)} for f in files.files]
-    values["files_base"] = base
-    values["page"] = page
-    values["last_page"] = last
-    values["matching"] = matching
-    values["start"] = files.offset
-    values["counts"] = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}
-    # The filter and page links keep the predicate and the snapshot the counts were planned at, so
-    # a commit in between cannot shift the pages under the user.
-    values["link"] = {"sql": sql, "snapshot": result.snapshot_id, "tz": tz_text or None}
-    # Too long for a URL: the filter, pages and fixes post the predicate again instead of linking.
-    values["by_post"] = len(urls(request).prune(namespace, table, **values["link"])) > MAX_RESULT_URL
-    values["sql_heading"] = shortened(sql)
+        return _error_page(request, values, e)
+    _result_values(request, values, files, show)
     return render(request, "prune.html", **values)
