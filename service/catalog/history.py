@@ -55,6 +55,7 @@ def table_history(catalog: Catalog, namespace: str, table: str, limit: int = HIS
                 .group_by(col)
             )
             for snap, n, rows, size in conn.execute(stmt):
+                assert snap is not None  # filtered above
                 d = delta.setdefault(int(snap), [0, 0, 0, 0, 0])
                 d[0] += sign * int(n)
                 d[1] += sign * int(rows or 0)

@@ -64,9 +64,9 @@ STATIC = static_files()
 
 SECURITY_HEADERS = {
     # Scripts and styles only from our own static files (no inline script or style); forms post
-    # only to us.
+    # only to us, the script fetches only from us (completion, copy buttons).
     "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
