@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     from service.catalog.history import HistoryPoint
 
 WIDTH = 600
-HEIGHT = 120
+HEIGHT = 150
 LEFT = 8
 RIGHT = 8
-TOP = 22
+TOP = 36
 BOTTOM = 8
 
 #: (attribute, heading, value in words) of each chart.
@@ -53,7 +53,7 @@ def history_charts(points: Sequence[HistoryPoint], href: Callable[[int], str]) -
         parts = [
             f'<svg class="history-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
             f'role="group" aria-label="{escape(heading)} per snapshot, now {escape(last)}" data-series="{attr}">',
-            f'<text class="tick" x="{LEFT}" y="14">{escape(heading)}: {escape(last)} now '
+            f'<text class="tick" x="{LEFT}" y="22">{escape(heading)}: {escape(last)} now '
             f"(max {escape(words(max(values, default=0)))})</text>",
             f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{HEIGHT - BOTTOM}" y2="{HEIGHT - BOTTOM}"/>',
             f'<polyline class="history-line" points="{line}"/>',
@@ -63,7 +63,7 @@ def history_charts(points: Sequence[HistoryPoint], href: Callable[[int], str]) -
             label = f"snapshot {p.snapshot_id} ({when}): {words(v)}; +{p.added:,} / -{p.removed:,} files"
             parts.append(
                 f'<a href="{escape(href(p.snapshot_id))}" data-snapshot="{p.snapshot_id}"><title>{escape(label)}</title>'
-                f'<circle class="history-point" cx="{x:.1f}" cy="{y:.1f}" r="4"/></a>'
+                f'<circle class="history-point" cx="{x:.1f}" cy="{y:.1f}" r="6"/></a>'
             )
         parts.append("</svg>")
         out.append(Markup("".join(parts)))

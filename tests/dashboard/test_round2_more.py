@@ -191,6 +191,7 @@ def test_duckdb_query_and_refusal(admin: TestClient) -> None:
 def test_complete_route(admin: TestClient) -> None:
     items = admin.get(f"{T}/complete", params={"q": "$.sco"}).json()
     assert items and items[0]["text"] == "variant_get(v, '$.score', 'double')"
+    assert items[0]["label"] == "$.score"  # one Variant column: no column named
     everything = admin.get(f"{T}/complete").json()
     assert 1 <= len(everything) <= 20 and any(i["label"] == "v" for i in everything)
     assert admin.get("/admin/tables/lake/nope/complete").status_code == 404

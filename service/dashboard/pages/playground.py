@@ -126,10 +126,15 @@ class InsertItem:
 _KIND_WORDS = {"variant": "Variant column", "plain": "column", "partition": "partition column"}
 
 
-def insert_items(columns: Sequence[tuple[str, str]], coverage: Sequence[PathCoverage]) -> list[InsertItem]:
+def insert_items(
+    columns: Sequence[tuple[str, str]], coverage: Sequence[PathCoverage], *, name_column: bool | None = None
+) -> list[InsertItem]:
     """The table's columns (``(name, kind)``, any kind of column) and the fully shredded paths of
     its Variant columns (each as ``variant_get(col, '$.path', 'type')`` with the path's most
-    common type), for the playground's click-to-insert list."""
+    common type), for the playground's click-to-insert list. A path's label names its column
+    when ``name_column`` (default: when ``columns`` are more than one)."""
+    if name_column is None:
+        name_column = len(columns) != 1
     from service.pruning.paths import Element, JsonPath, format_json_path, parse_variant_path
     from service.pruning.render import render_column, sql_string
     from service.pruning.spark_types import spark_type_name
@@ -149,7 +154,7 @@ def insert_items(columns: Sequence[tuple[str, str]], coverage: Sequence[PathCove
         except ShredcatError:
             continue
         text = f"variant_get({render_column(c.column)}, {sql_string(path)}, '{spark}')"
-        label = path if len(columns) == 1 else f"{c.column} {path}"
+        label = f"{c.column} {path}" if name_column else path
         items.append(InsertItem(label, text, f"{type_name} in {n:,} of {c.live_files:,} files"))
     return items
 
