@@ -5,6 +5,7 @@ BY`` whose rows are snapshots or types, never files)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,22 @@ HISTORY_POINTS = 200
 COMPLETIONS = 20
 
 
+def _cached(catalog: Catalog, conn: Connection, t: repo.TableRow, kind: str, extra: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """``compute()``, kept in the catalog's per-table-state cache (the one of ``path_bounds``):
+    keyed by the table row's :attr:`~repo.TableRow.metadata_key`, read in this transaction, so a
+    snapshot of the table (a commit or a removal moves its ``current_snapshot_id``) is a new key.
+    A history or a path's types change only with a snapshot of the table (``refresh`` adds
+    plain-column rows only). Viewed again, each costs the table row's read instead of a scan."""
+    if t.metadata_key is None:
+        return compute()
+    key = (*t.metadata_key, *extra)
+    hit = catalog._bounds.get(kind, key)
+    if hit is None:
+        hit = compute()
+        catalog._bounds.put(kind, key, hit)
+    return hit
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryPoint:
     """The table's live files, rows and bytes just after one of its snapshots."""
@@ -46,36 +63,40 @@ def table_history(catalog: Catalog, namespace: str, table: str, limit: int = HIS
     (their ``end_snapshot``), two grouped reads whose rows are snapshots."""
 
     def op(conn: Connection) -> list[HistoryPoint]:
-        t = repo.require_table(conn, namespace, table)
-        delta: dict[int, list[int]] = {}
-        for col, sign in ((D.begin_snapshot, 1), (D.end_snapshot, -1)):
-            stmt = (
-                select(col, func.count(), func.sum(D.record_count), func.sum(D.file_size_bytes))
-                .where(D.table_id == t.table_id, col.is_not(None))
-                .group_by(col)
-            )
-            for snap, n, rows, size in conn.execute(stmt):
-                assert snap is not None  # filtered above
-                d = delta.setdefault(int(snap), [0, 0, 0, 0, 0])
-                d[0] += sign * int(n)
-                d[1] += sign * int(rows or 0)
-                d[2] += sign * int(size or 0)
-                d[3 if sign > 0 else 4] += int(n)
-        Sn = m.Snapshot
-        times = {
-            int(s): aware(tm)
-            for s, tm in conn.execute(select(Sn.snapshot_id, Sn.snapshot_time).where(Sn.table_id == t.table_id))
-        }
-        out: list[HistoryPoint] = []
-        files = rows = size = 0
-        for snap in sorted(set(delta) | set(times)):
-            d = delta.get(snap, [0, 0, 0, 0, 0])
-            files, rows, size = files + d[0], rows + d[1], size + d[2]
-            out.append(HistoryPoint(snap, times.get(snap), files, rows, size, d[3], d[4]))
-        return out[-limit:]
+        t = repo.require_table(conn, namespace, table, cache=catalog._tables)
+        return _cached(catalog, conn, t, "table_history", (limit,), lambda: _history(conn, t, limit))
 
     result: list[HistoryPoint] = catalog._read(op)
     return result
+
+
+def _history(conn: Connection, t: repo.TableRow, limit: int) -> list[HistoryPoint]:
+    delta: dict[int, list[int]] = {}
+    for col, sign in ((D.begin_snapshot, 1), (D.end_snapshot, -1)):
+        stmt = (
+            select(col, func.count(), func.sum(D.record_count), func.sum(D.file_size_bytes))
+            .where(D.table_id == t.table_id, col.is_not(None))
+            .group_by(col)
+        )
+        for snap, n, rows, size in conn.execute(stmt):
+            assert snap is not None  # filtered above
+            d = delta.setdefault(int(snap), [0, 0, 0, 0, 0])
+            d[0] += sign * int(n)
+            d[1] += sign * int(rows or 0)
+            d[2] += sign * int(size or 0)
+            d[3 if sign > 0 else 4] += int(n)
+    Sn = m.Snapshot
+    times = {
+        int(s): aware(tm)
+        for s, tm in conn.execute(select(Sn.snapshot_id, Sn.snapshot_time).where(Sn.table_id == t.table_id))
+    }
+    out: list[HistoryPoint] = []
+    files = rows = size = 0
+    for snap in sorted(set(delta) | set(times)):
+        d = delta.get(snap, [0, 0, 0, 0, 0])
+        files, rows, size = files + d[0], rows + d[1], size + d[2]
+        out.append(HistoryPoint(snap, times.get(snap), files, rows, size, d[3], d[4]))
+    return out[-limit:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,36 +118,40 @@ def type_timeline(catalog: Catalog, namespace: str, table: str, column: str, var
     time), in order of first appearance: one grouped read over the path's stats rows."""
 
     def op(conn: Connection) -> list[TypeSpan]:
-        t = repo.require_table(conn, namespace, table)
+        t = repo.require_table(conn, namespace, table, cache=catalog._tables)
         cid = t.columns.get(column)
         if cid is None:
             return []
-        stmt = (
-            select(
-                VP.shredded_type,
-                func.min(S.begin_snapshot),
-                func.max(S.end_snapshot),
-                func.count(),
-                func.count() - func.count(S.end_snapshot),
-            )
-            .join(S, S.path_id == VP.path_id)
-            .where(VP.table_id == t.table_id, VP.column_id == cid, VP.variant_path == variant_path)
-            .group_by(VP.shredded_type)
-        )
-        rows = conn.execute(stmt).all()
-        snaps = {int(r[1]) for r in rows} | {int(r[2]) for r in rows if r[2] is not None}
-        Sn = m.Snapshot
-        times = {int(s): aware(tm) for s, tm in conn.execute(select(Sn.snapshot_id, Sn.snapshot_time).where(Sn.snapshot_id.in_(snaps)))}
-        spans = []
-        for tname, first, last_end, ever, live in rows:
-            until = None if int(live) > 0 or last_end is None else int(last_end)
-            spans.append(
-                TypeSpan(tname, int(first), times.get(int(first)), until, None if until is None else times.get(until), int(live), int(ever))
-            )
-        return sorted(spans, key=lambda s: (s.first_snapshot, s.shredded_type))
+        return _cached(catalog, conn, t, "type_timeline", (cid, variant_path), lambda: _timeline(conn, t, cid, variant_path))
 
     result: list[TypeSpan] = catalog._read(op)
     return result
+
+
+def _timeline(conn: Connection, t: repo.TableRow, cid: int, variant_path: str) -> list[TypeSpan]:
+    stmt = (
+        select(
+            VP.shredded_type,
+            func.min(S.begin_snapshot),
+            func.max(S.end_snapshot),
+            func.count(),
+            func.count() - func.count(S.end_snapshot),
+        )
+        .join(S, S.path_id == VP.path_id)
+        .where(VP.table_id == t.table_id, VP.column_id == cid, VP.variant_path == variant_path)
+        .group_by(VP.shredded_type)
+    )
+    rows = conn.execute(stmt).all()
+    snaps = {int(r[1]) for r in rows} | {int(r[2]) for r in rows if r[2] is not None}
+    Sn = m.Snapshot
+    times = {int(s): aware(tm) for s, tm in conn.execute(select(Sn.snapshot_id, Sn.snapshot_time).where(Sn.snapshot_id.in_(snaps)))}
+    spans = []
+    for tname, first, last_end, ever, live in rows:
+        until = None if int(live) > 0 or last_end is None else int(last_end)
+        spans.append(
+            TypeSpan(tname, int(first), times.get(int(first)), until, None if until is None else times.get(until), int(live), int(ever))
+        )
+    return sorted(spans, key=lambda s: (s.first_snapshot, s.shredded_type))
 
 
 def files_at(
