@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from html import unescape
 
+import pytest
 from fastapi.testclient import TestClient
 
 from service.catalog import Catalog
@@ -206,3 +207,26 @@ def test_export_routes_need_the_admin_role(make_client: Callable[..., TestClient
         assert c.get(url).status_code == 401
 
 
+
+
+def test_parsed_predicates_are_kept_per_schema_and_zone(client: TestClient) -> None:
+    """The playground's buttons send a predicate again: its tree is parsed once per text, zone and
+    table schema (errors are never kept)."""
+    from starlette.requests import Request
+
+    from service.dashboard.pages import playground
+    from service.errors import InvalidPredicateError
+    from service.pruning.schema import TableSchema
+
+    request = Request({"type": "http", "app": client.app})  # the started app's settings
+    v, w = TableSchema(("v",)), TableSchema(("v", "w"))
+    sql = "variant_get(v, '$.ts', 'timestamp') > TIMESTAMP '2024-01-01 00:00:00'"
+    first = playground.predicate_parser(request, sql, "")(v)
+    assert playground.predicate_parser(request, sql, "")(v) is first
+    assert playground.predicate_parser(request, sql, "")(w) is not first
+    paris = playground.predicate_parser(request, sql, "Europe/Paris")(v)
+    assert paris is not first and paris != first  # the literal is read in another zone
+    bad = playground.predicate_parser(request, "variant_get(v, '$.id', 'bigint') =", "")
+    for _ in range(2):
+        with pytest.raises(InvalidPredicateError):
+            bad(v)
