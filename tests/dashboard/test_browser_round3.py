@@ -115,7 +115,7 @@ def test_export_and_copy(sized: tuple[str, Any], server: dict[str, Any]) -> None
     page.locator("#copy-duckdb").click()
     expect(page.locator("#copy-duckdb")).to_have_attribute("data-copied", "yes")
     assert _clipboard(page).startswith("SELECT * FROM read_parquet([")
-    _inside(page, "#export .actions a, #copy-spark, #copy-duckdb")
+    _inside(page, "#export-form button, #copy-spark, #copy-duckdb")
     check_layout(page, view, "round3-export")
     # What DuckDB cannot render is refused with its message, and nothing is copied.
     page.goto(f"{TABLE}/prune?" + "sql=length(variant_get(v,%20'$.name',%20'string'))%20%3E%203")

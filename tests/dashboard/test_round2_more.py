@@ -119,6 +119,10 @@ def test_export_csv_json_spark_pinned_to_the_snapshot(admin: TestClient, filled:
         cat.remove("lake", "events", [events_files[0]])  # later: the export stays at `snap`
         expected = [c.path for c in cat.iter_candidates("lake", "events", lambda s: __import__("service.pruning.parse_sql", fromlist=["x"]).parse_sql(ID, schema=s), snapshot_id=snap)]
     assert len(expected) == 5
+    none = admin.get(f"{T}/prune/export", params={"sql": "variant_get(v, '$.id', 'bigint') < -5", "format": "csv"})
+    assert none.status_code == 200 and none.text == "path,file_size_bytes,record_count,snapshot_id\n"
+    nothing = admin.get(f"{T}/prune/export", params={"sql": "variant_get(v, '$.id', 'bigint') < -5", "format": "spark"}).text
+    assert "no file can hold a matching row" in nothing and "spark.read" not in nothing
     r = admin.get(f"{T}/prune/export", params={"sql": ID, "snapshot": snap, "format": "csv"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
     assert f"lake.events-candidates-at-{snap}.csv" in r.headers["content-disposition"]

@@ -109,20 +109,43 @@ def _export(request: Request, namespace: str, table: str, form: dict[str, str]) 
     headers = {**SECURITY_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'}
     if form.get("inline") == "1":  # the copy buttons read the text; no download
         headers.pop("Content-Disposition")
-    return StreamingResponse(writer(candidates(), first, form.get("sql", "")), media_type=media, headers=headers)
+    body = _chunked(writer(candidates(), first, form.get("sql", "")))
+    return StreamingResponse(body, media_type=media, headers=headers)
+
+
+#: Characters sent per chunk of an export (each chunk is one trip through the ASGI stack: a chunk
+#: per candidate cost 2.7 s of CPU for 10,000 of them).
+CHUNK_CHARS = 64 * 1024
+
+
+def _chunked(parts: Iterator[str]) -> Iterator[str]:
+    """``parts`` joined into chunks of about :data:`CHUNK_CHARS` characters."""
+    buf: list[str] = []
+    size = 0
+    for p in parts:
+        buf.append(p)
+        size += len(p)
+        if size >= CHUNK_CHARS:
+            yield "".join(buf)
+            buf, size = [], 0
+    if buf:
+        yield "".join(buf)
 
 
 def _csv(rows: Iterator[Candidate], first: PlanResult, sql: str) -> Iterator[str]:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["path", "file_size_bytes", "record_count", "snapshot_id"])
+
+    def line(values: list[object]) -> str:
+        w.writerow(values)
+        text = out.getvalue()
+        out.seek(0)
+        out.truncate()
+        return text
+
+    yield line(["path", "file_size_bytes", "record_count", "snapshot_id"])
     for c in rows:
-        w.writerow([c.path, c.file_size_bytes, c.record_count, first.snapshot_id])
-        if out.tell() > 64 * 1024:
-            yield out.getvalue()
-            out.seek(0)
-            out.truncate()
-    yield out.getvalue()
+        yield line([c.path, c.file_size_bytes, c.record_count, first.snapshot_id])
 
 
 def _json(rows: Iterator[Candidate], first: PlanResult, sql: str) -> Iterator[str]:

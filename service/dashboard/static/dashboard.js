@@ -173,12 +173,17 @@ function say(button, text) {
 
 async function copyFrom(button) {
   let text;
-  if (button.dataset.copy !== undefined) {
-    text = button.dataset.copy;
+  if (button.classList.contains("copy-path")) {
+    text = button.parentElement.querySelector(".mid").title; // the full path
   } else if (button.dataset.copyFrom) {
     text = document.getElementById(button.dataset.copyFrom).textContent;
   } else {
-    const response = await fetch(button.dataset.copyUrl, { credentials: "same-origin" });
+    // The result's export form holds the predicate once; the button adds its format.
+    const form = document.getElementById(button.dataset.copyForm);
+    const params = new URLSearchParams(new FormData(form));
+    for (const [k, v] of new URLSearchParams(button.dataset.copyParams)) params.set(k, v);
+    const action = button.dataset.copyAction || form.action;
+    const response = await fetch(action + "?" + params.toString(), { credentials: "same-origin" });
     const body = await response.text();
     if (!response.ok) {
       say(button, body.length < 600 ? body : "Refused (" + response.status + ").");
