@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,29 +16,17 @@ import pytest
 
 from service.client import ShredcatClient
 from tests.dashboard import test_browser as tb
-from tests.dashboard.test_browser import ADMIN, MANY, TABLE, VIEWPORTS, check_layout, login, metric
+from tests.dashboard.test_browser import ADMIN, MANY, TABLE, check_layout, metric
 
+# The fixtures of test_browser.py: the server, the browser, signed-in pages at both widths.
 server = tb.server
 browser = tb.browser
+sized = tb.sized
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
 ID = "variant_get(v, '$.id', 'bigint') >= 250"
 HIST = "/admin/tables/lake/hist"
-
-
-@pytest.fixture(params=list(VIEWPORTS))
-def sized(request: pytest.FixtureRequest, browser: Any, server: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """``(viewport name, signed-in page)`` at 1440×900 and 390 px, allowed to use the clipboard."""
-    ctx = browser.new_context(
-        base_url=server["base"], viewport=VIEWPORTS[request.param], permissions=["clipboard-read", "clipboard-write"]
-    )
-    pg = ctx.new_page()
-    pg.set_default_timeout(15_000)
-    try:
-        yield request.param, login(pg, ADMIN)
-    finally:
-        ctx.close()
 
 
 def _inside(page: Any, selector: str) -> None:
