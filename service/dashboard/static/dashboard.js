@@ -183,7 +183,8 @@ async function copyFrom(button) {
     const params = new URLSearchParams(new FormData(form));
     for (const [k, v] of new URLSearchParams(button.dataset.copyParams)) params.set(k, v);
     const action = button.dataset.copyAction || form.action;
-    const response = await fetch(action + "?" + params.toString(), { credentials: "same-origin" });
+    const url = action + "?" + params.toString();
+    const response = await fetch(url, { credentials: "same-origin" });
     const body = await response.text();
     if (!response.ok) {
       say(button, body.length < 600 ? body : "Refused (" + response.status + ").");
