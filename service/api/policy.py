@@ -10,7 +10,7 @@ a route needing a role (commits, removals)             ``SHREDCAT_MAX_BODY_BYTES
 ``POST .../plan``                                      ``SHREDCAT_MAX_PLAN_BODY_BYTES``
 creating a namespace or a table, verifying             1 MiB (:data:`SMALL_BODY_BYTES`)
 ``POST /admin/login``, ``/admin/logout``               the login form's 16 KiB
-the prune playground's form                            a predicate's form for an admin (bearer or signed
+the prune playground's forms (run, export, DuckDB)   a predicate's form for an admin (bearer or signed
                                                        session cookie), else the login form's 16 KiB
 any other public route, no route, a wrong method       nothing (the body is never read)
 =====================================================  ==================================================
@@ -49,6 +49,8 @@ BODY_KINDS: dict[tuple[str, str], str] = {
     ("POST", "/admin/login"): FORM,
     ("POST", "/admin/logout"): FORM,
     ("POST", "/admin/tables/{namespace}/{table}/prune"): ADMIN_FORM,
+    ("POST", "/admin/tables/{namespace}/{table}/prune/export"): ADMIN_FORM,
+    ("POST", "/admin/tables/{namespace}/{table}/prune/duckdb"): ADMIN_FORM,
 }
 
 

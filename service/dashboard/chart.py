@@ -268,15 +268,25 @@ def _pinned_axis(ticks: Sequence[tuple[float, str]], axis: str, middle: float) -
     return Markup("".join(out))
 
 
-def render_chart(
-    t: ShreddedType,
-    files: Sequence[ChartFile],
-    *,
-    x_label: str,
-    title: str,
-) -> Chart:
-    """The SVG chart of ``files`` (already capped and ordered by the caller), one bar each."""
-    # 1. Parse bounds. Unparseable text (should not happen: the catalog validates) counts as unknown.
+@dataclass(frozen=True, slots=True)
+class _Positions:
+    """Each file's bounds parsed and placed in value space (see :func:`_positions`)."""
+
+    parsed: list[tuple[ChartFile, Bound | None, Bound | None]]
+    #: (min, max) per file in value space (None: no values).
+    spans: list[tuple[float, float] | None]
+    #: The known (both bounds) and finite spans, in file order, for the log-scale rule.
+    finite_spans: list[tuple[float, float]]
+    #: Value-space positions of the known, finite bounds (either side).
+    finite: list[float]
+    has_inf: bool
+    #: The distinct bounds in order, for a type drawn by rank (empty otherwise).
+    rank_values: list[Bound]
+
+
+def _parse_bounds(t: ShreddedType, files: Sequence[ChartFile]) -> list[tuple[ChartFile, Bound | None, Bound | None]]:
+    """Each file with its parsed bounds. Unparseable text (should not happen: the catalog
+    validates) counts as unknown."""
     parsed: list[tuple[ChartFile, Bound | None, Bound | None]] = []
     for f in files:
         lo = hi = None
@@ -287,16 +297,19 @@ def render_chart(
             except Exception:  # a corrupt row must not take the page down
                 lo = hi = None
         parsed.append((f, lo, hi))
+    return parsed
 
-    # 2. Positions. Each bound's value-space position is computed once, here, with no call per
-    # bound beyond the one conversion (a chart draws up to 500 files on every view of the page):
-    # a number as itself (every bound a numeric or temporal type parses to is a bool, int, float
-    # or Decimal: float() reads each), a string, blob or uuid as its rank; an infinity is ±inf
-    # and an unknown bound unbounded on its side.
-    ordinal = t.kind in _ORDINAL
+
+def _positions(t: ShreddedType, files: Sequence[ChartFile]) -> _Positions:
+    """Each bound's value-space position, computed once, with no call per bound beyond the one
+    conversion (a chart draws up to 500 files on every view of the page): a number as itself
+    (every bound a numeric or temporal type parses to is a bool, int, float or Decimal: float()
+    reads each), a string, blob or uuid as its rank; an infinity is ±inf and an unknown bound
+    unbounded on its side."""
+    parsed = _parse_bounds(t, files)
     to_pos: Callable[[Bound], float]
     rank_values: list[Bound] = []
-    if ordinal:
+    if t.kind in _ORDINAL:
         # Python's order is the type's value order (service.values.types).
         rank_values = sorted({v for _, a, b in parsed for v in (a, b) if v is not None})  # type: ignore[type-var]
         to_pos = {v: float(i) for i, v in enumerate(rank_values)}.__getitem__
@@ -304,12 +317,9 @@ def render_chart(
         to_pos = float  # type: ignore[assignment]
     infinite = _infinity_test(t)
     inf = math.inf
-
-    # (min, max) per file in value space (None: no values).
     spans: list[tuple[float, float] | None] = []
-    # The known (both bounds) and finite spans, in file order, for the log-scale rule.
     finite_spans: list[tuple[float, float]] = []
-    finite: list[float] = []  # value-space positions of the known, finite bounds (either side)
+    finite: list[float] = []
     has_inf = False
     for f, a, b in parsed:
         if f.value_count == 0:
@@ -334,66 +344,70 @@ def render_chart(
         spans.append((x_lo, x_hi))
         if a is not None and b is not None and -inf < x_lo < inf and -inf < x_hi < inf:
             finite_spans.append((x_lo, x_hi))
-    numeric = not ordinal and t.kind not in _TEMPORAL and t.kind is not Kind.BOOLEAN
-    log = numeric and use_log_scale(finite_spans)
-    draw: Callable[[float], float] = symlog if log else float
-    if log:
-        finite = [symlog(x) for x in finite]  # drawn positions of the known, finite bounds
-    if finite:
-        lo_v, hi_v = min(finite), max(finite)
-    else:
-        lo_v, hi_v = 0.0, 1.0
-    if hi_v == lo_v:
-        pad = 1.0 if not ordinal else 0.5
-        lo_v, hi_v = lo_v - pad, hi_v + pad
-    else:
-        pad = (hi_v - lo_v) * 0.04
-        lo_v, hi_v = lo_v - pad, hi_v + pad
-    if has_inf:  # room at both edges for pinned infinities
-        pad = (hi_v - lo_v) * 0.04
-        lo_v, hi_v = lo_v - pad, hi_v + pad
-    plot_top, plot_bottom = MARGIN_TOP, HEIGHT - MARGIN_BOTTOM
-    plot_left, plot_right = MARGIN_LEFT, WIDTH - MARGIN_RIGHT
-    scale = _Scale(lo_v, hi_v, plot_top, plot_bottom)
+    return _Positions(parsed, spans, finite_spans, finite, has_inf, rank_values)
 
-    # 3. Ticks.
-    ticks: list[tuple[float, str]] = []
-    if ordinal:
-        n = len(rank_values)
+
+def _value_range(drawn: Sequence[float], ordinal: bool, has_inf: bool) -> tuple[float, float]:
+    """The y axis's [lo, hi] in drawn positions: the known, finite bounds padded by 4 % (and 4 %
+    more for pinned infinities at both edges)."""
+    lo_v, hi_v = (min(drawn), max(drawn)) if drawn else (0.0, 1.0)
+    pad = (0.5 if ordinal else 1.0) if hi_v == lo_v else (hi_v - lo_v) * 0.04
+    lo_v, hi_v = lo_v - pad, hi_v + pad
+    if has_inf:
+        pad = (hi_v - lo_v) * 0.04
+        lo_v, hi_v = lo_v - pad, hi_v + pad
+    return lo_v, hi_v
+
+
+def _ticks(
+    t: ShreddedType, pos: _Positions, log: bool, drawn: Sequence[float], lo_v: float, hi_v: float
+) -> tuple[list[tuple[float, str]], str]:
+    """The y axis's ticks as ``(drawn position, label)`` and the axis's name."""
+    if t.kind in _ORDINAL:
+        n = len(pos.rank_values)
+        ticks: list[tuple[float, str]] = []
         if n:
             count = min(n, 6)
             idx = sorted({round(i * (n - 1) / max(1, count - 1)) for i in range(count)})
-            ticks = [(float(i), _shorten(format_bound(t, rank_values[i]))) for i in idx]
-        axis = "rank among the bounds drawn"
-    elif log:
-        # Tick values in value space, placed through the same transform.
-        # Ticks within the values drawn (not the padding around them).
-        inv = [math.copysign(10 ** abs(x) - 1, x) for x in ((min(finite), max(finite)) if finite else (lo_v, hi_v))]
+            ticks = [(float(i), _shorten(format_bound(t, pos.rank_values[i]))) for i in idx]
+        return ticks, "rank among the bounds drawn"
+    if log:
+        # Tick values in value space, within the values drawn (not the padding around them),
+        # placed through the same transform.
+        inv = [math.copysign(10 ** abs(x) - 1, x) for x in ((min(drawn), max(drawn)) if drawn else (lo_v, hi_v))]
         vals = log_ticks(inv[0], inv[1])
-        ticks = list(zip((symlog(v) for v in vals), format_ticks(vals, True), strict=True))
-        axis = "value (log scale)"
-    else:
-        integral = t.is_integer or t.kind in _TEMPORAL or t.kind is Kind.BOOLEAN
-        vals = temporal_ticks(lo_v, hi_v, t) if t.kind in _TEMPORAL else nice_ticks(lo_v, hi_v)
-        if integral:
-            vals = [v for v in vals if float(v).is_integer()] or vals
-        if t.kind in _TEMPORAL:
-            step = vals[1] - vals[0] if len(vals) > 1 else 1.0
-            ticks = [(v, _temporal_label(t, v, step)) for v in vals]
-            axis = {Kind.DATE: "date", Kind.TIME: "time of day"}.get(t.kind, "timestamp")
-            if t.kind in (Kind.TIMESTAMPTZ, Kind.TIMESTAMPTZ_NS):
-                axis = "timestamp (UTC)"
-        elif t.kind is Kind.BOOLEAN:
-            ticks = [(0.0, "false"), (1.0, "true")]
-            axis = "value"
-        else:
-            ticks = list(zip(vals, format_ticks(vals, integral), strict=True))
-            axis = "value"
+        return list(zip((symlog(v) for v in vals), format_ticks(vals, True), strict=True)), "value (log scale)"
+    integral = t.is_integer or t.kind in _TEMPORAL or t.kind is Kind.BOOLEAN
+    vals = temporal_ticks(lo_v, hi_v, t) if t.kind in _TEMPORAL else nice_ticks(lo_v, hi_v)
+    if integral:
+        vals = [v for v in vals if float(v).is_integer()] or vals
+    if t.kind in _TEMPORAL:
+        step = vals[1] - vals[0] if len(vals) > 1 else 1.0
+        axis = {Kind.DATE: "date", Kind.TIME: "time of day"}.get(t.kind, "timestamp")
+        if t.kind in (Kind.TIMESTAMPTZ, Kind.TIMESTAMPTZ_NS):
+            axis = "timestamp (UTC)"
+        return [(v, _temporal_label(t, v, step)) for v in vals], axis
+    if t.kind is Kind.BOOLEAN:
+        return [(0.0, "false"), (1.0, "true")], "value"
+    return list(zip(vals, format_ticks(vals, integral), strict=True)), "value"
 
-    # 4. Bars. What is the same for every bar is formatted once; the y coordinates are
-    # _Scale.y's arithmetic, in its order (so every coordinate is the same to the last bit),
-    # inlined.
-    n = len(parsed)
+
+@dataclass(frozen=True, slots=True)
+class _Bars:
+    parts: list[str]
+    known: int
+    unknown: int
+    no_values: int
+
+
+def _bars(pos: _Positions, draw: Callable[[float], float], lo_v: float, hi_v: float) -> _Bars:
+    """One ``<rect>`` per file (linked to its page on small charts). What is the same for every
+    bar is formatted once; the y coordinates are _Scale.y's arithmetic, in its order (so every
+    coordinate is the same to the last bit), inlined."""
+    plot_top, plot_bottom = MARGIN_TOP, HEIGHT - MARGIN_BOTTOM
+    plot_left, plot_right = MARGIN_LEFT, WIDTH - MARGIN_RIGHT
+    inf = math.inf
+    n = len(pos.parsed)
     step = (plot_right - plot_left) / max(1, n)
     bar_w = min(24.0, max(step * 0.8, 0.6))
     centre = (step - bar_w) / 2
@@ -403,7 +417,7 @@ def render_chart(
     middle = (plot_top + plot_bottom) / 2
     span_v, height = hi_v - lo_v, plot_bottom - plot_top
 
-    def pos(x: float) -> float:
+    def y_of(x: float) -> float:
         """The y coordinate of a value-space position (infinities pinned to the plot's edges)."""
         if x == inf or x == -inf:
             return plot_bottom if x < 0 else plot_top
@@ -415,17 +429,16 @@ def render_chart(
     parts: list[str] = []
     known = unknown = no_values = 0
     link = n <= LINK_LIMIT
-    for i, (f, a, b) in enumerate(parsed):
+    for i, (f, a, b) in enumerate(pos.parsed):
         x = f"{plot_left + i * step + centre:.2f}"
-        if f.value_count == 0:
+        sp = pos.spans[i]
+        if sp is None:
             no_values += 1
             label = f"{f.path}: no values (only nulls)"
             shape = f'<rect class="novalues" x="{x}{no_values_tail}'
         else:
-            sp = spans[i]
-            assert sp is not None
-            y_max = pos(sp[1]) if b is not None else plot_top
-            y_min = pos(sp[0]) if a is not None else plot_bottom
+            y_max = y_of(sp[1]) if b is not None else plot_top
+            y_min = y_of(sp[0]) if a is not None else plot_bottom
             lo_s = "unknown" if f.min_text is None else f.min_text
             hi_s = "unknown" if f.max_text is None else f.max_text
             label = f"{f.path}: min {lo_s}, max {hi_s}, {f.value_count:,} values"
@@ -449,8 +462,16 @@ def render_chart(
             )
         else:
             parts.append(f'{shape} data-bar="{i}" tabindex="{tab}" role="img"><title>{escape(label)}</title></rect>')
+    return _Bars(parts, known, unknown, no_values)
 
-    # 5. Assemble.
+
+def _svg(
+    bars: _Bars, ticks: Sequence[tuple[float, str]], scale: _Scale, axis: str, *, x_label: str, title: str, log: bool
+) -> str:
+    """The chart's SVG: the plot, its grid and ticks, the bars and both axis labels."""
+    n = len(bars.parts)
+    plot_top, plot_bottom = MARGIN_TOP, HEIGHT - MARGIN_BOTTOM
+    plot_left, plot_right = MARGIN_LEFT, WIDTH - MARGIN_RIGHT
     scale_attr = ' data-scale="log"' if log else ""
     svg: list[str] = [
         f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
@@ -472,7 +493,7 @@ def render_chart(
             f'<text class="tick" x="{plot_left - 6}" y="{y + 4:.2f}" text-anchor="end">{escape(text)}</text>'
         )
     svg.append('<g class="bars">')
-    svg.extend(parts)
+    svg.extend(bars.parts)
     svg.append("</g>")
     svg.append(
         f'<text class="axis" x="{(plot_left + plot_right) / 2:.0f}" y="{HEIGHT - 14}" text-anchor="middle">'
@@ -483,13 +504,35 @@ def render_chart(
         f'text-anchor="middle">{escape(axis)}</text>'
     )
     svg.append("</svg>")
+    return "".join(svg)
+
+
+def render_chart(
+    t: ShreddedType,
+    files: Sequence[ChartFile],
+    *,
+    x_label: str,
+    title: str,
+) -> Chart:
+    """The SVG chart of ``files`` (already capped and ordered by the caller), one bar each:
+    bounds placed in value space, the axis's range and ticks, the bars, then the SVG."""
+    pos = _positions(t, files)
+    ordinal = t.kind in _ORDINAL
+    numeric = not ordinal and t.kind not in _TEMPORAL and t.kind is not Kind.BOOLEAN
+    log = numeric and use_log_scale(pos.finite_spans)
+    draw: Callable[[float], float] = symlog if log else float
+    drawn = [symlog(x) for x in pos.finite] if log else pos.finite  # drawn positions of known, finite bounds
+    lo_v, hi_v = _value_range(drawn, ordinal, pos.has_inf)
+    scale = _Scale(lo_v, hi_v, MARGIN_TOP, HEIGHT - MARGIN_BOTTOM)
+    ticks, axis = _ticks(t, pos, log, drawn, lo_v, hi_v)
+    bars = _bars(pos, draw, lo_v, hi_v)
     return Chart(
-        svg=Markup("".join(svg)),
-        axis_svg=_pinned_axis([(scale.y(v), text) for v, text in ticks], axis, (plot_top + plot_bottom) / 2),
-        drawn=n,
-        known=known,
-        unknown=unknown,
-        no_values=no_values,
+        svg=Markup(_svg(bars, ticks, scale, axis, x_label=x_label, title=title, log=log)),
+        axis_svg=_pinned_axis([(scale.y(v), text) for v, text in ticks], axis, (MARGIN_TOP + HEIGHT - MARGIN_BOTTOM) / 2),
+        drawn=len(bars.parts),
+        known=bars.known,
+        unknown=bars.unknown,
+        no_values=bars.no_values,
         axis=axis,
         log_scale=log,
     )

@@ -64,9 +64,9 @@ STATIC = static_files()
 
 SECURITY_HEADERS = {
     # Scripts and styles only from our own static files (no inline script or style); forms post
-    # only to us.
+    # only to us, the script fetches only from us (completion, copy buttons).
     "Content-Security-Policy": (
-        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; "
         "frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
@@ -112,8 +112,18 @@ class Urls:
             {"column": column, "path": variant_path, "type": shredded_type, **params},
         )
 
-    def file(self, ns: str, table: str, path: str) -> str:
-        return self._q(f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/file", {"path": path})
+    def file(self, ns: str, table: str, path: str, **params: Any) -> str:
+        """A file's page (``snapshot``: as it was at that snapshot, for a file no longer live)."""
+        return self._q(f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/file", {"path": path, **params})
+
+    def prune_export(self, ns: str, table: str, **params: Any) -> str:
+        return self._q(f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/prune/export", params)
+
+    def prune_duckdb(self, ns: str, table: str, **params: Any) -> str:
+        return self._q(f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/prune/duckdb", params)
+
+    def complete(self, ns: str, table: str) -> str:
+        return f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/complete"
 
     def prune(self, ns: str, table: str, **params: Any) -> str:
         return self._q(f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/prune", params)

@@ -389,8 +389,11 @@ CHART_TEXT_JS = """() => [...document.querySelectorAll('svg.chart')].map(svg => 
 
 @pytest.fixture(params=list(VIEWPORTS))
 def sized(request: pytest.FixtureRequest, browser: Any, server: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    """``(viewport name, signed-in page)`` at 1440×900 and at 390 px wide."""
-    ctx = browser.new_context(base_url=server["base"], viewport=VIEWPORTS[request.param])
+    """``(viewport name, signed-in page)`` at 1440×900 and at 390 px wide, allowed to use the
+    clipboard (the copy buttons' tests read it back)."""
+    ctx = browser.new_context(
+        base_url=server["base"], viewport=VIEWPORTS[request.param], permissions=["clipboard-read", "clipboard-write"]
+    )
     pg = ctx.new_page()
     pg.set_default_timeout(15_000)
     try:

@@ -4,6 +4,8 @@ file's partition values and plain-column statistics."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
@@ -11,24 +13,41 @@ from service.api.paths import lookup_path
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
-from service.errors import BadInputError
+from service.errors import BadInputError, NotFoundError
+from service.values.text import ascii_digits
+
+if TYPE_CHECKING:
+    from service.catalog import Catalog, DataFileInfo
 
 router = APIRouter()
 
 
 @router.get("/tables/{namespace}/{table}/file")
-async def file_page(request: Request, namespace: str, table: str, path: str = "") -> Response:
-    return await admin_page(request, _file, namespace, table, path)
+async def file_page(request: Request, namespace: str, table: str, path: str = "", snapshot: str = "") -> Response:
+    return await admin_page(request, _file, namespace, table, path, snapshot.strip())
 
 
-def _file(request: Request, namespace: str, table: str, path: str) -> Response:
+def _file_at(catalog: Catalog, namespace: str, table: str, path: str, snapshot: str) -> DataFileInfo:
+    """The file live now, or (``snapshot``) the file as it was live at that snapshot: a file a
+    later snapshot removed, linked from "Removed at snapshot N"."""
+    if not snapshot:
+        return catalog.find_file(namespace, table, path)
+    if not (ascii_digits(snapshot) and len(snapshot) < 19):
+        raise BadInputError(f"snapshot: a snapshot id is a whole number, not {snapshot[:40]!r}")
+    found = catalog.list_files(namespace, table, snapshot=int(snapshot), prefix=path, limit=1)
+    if not found or found[0].path != path:
+        raise NotFoundError(f"{path}: not a file of {namespace}.{table} at snapshot {snapshot}")
+    return found[0]
+
+
+def _file(request: Request, namespace: str, table: str, path: str, snapshot: str) -> Response:
     catalog = catalog_of(request)
     info = catalog.get_table(namespace, table)
     if not path:
         raise BadInputError("give a file path (?path=...)")
     path = lookup_path(path)
-    meta = catalog.find_file(namespace, table, path)
-    fs = catalog.file_stats(namespace, table, path)
+    meta = _file_at(catalog, namespace, table, path, snapshot)
+    fs = catalog.file_stats(namespace, table, path, snapshot=int(snapshot) if snapshot else None)
     coverage = {(c.column, c.variant_path): c for c in catalog.path_coverage(namespace, table)}
     rows = []
     for ps in fs.paths:
@@ -81,4 +100,5 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
         absent_unlisted=absent_unlisted,
         column_rows=column_rows,
         partitions=partitions,
+        at_snapshot=snapshot or None,
     )

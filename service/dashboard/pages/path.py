@@ -91,9 +91,12 @@ def _path(
             except ShredcatError:
                 v = None
             example = fmt.example_predicate(column, variant_path, pb.shredded_type, v)
+    from service.catalog.history import type_timeline
+
     return render(
         request,
         "path.html",
+        timeline=type_timeline(catalog, namespace, table, column, variant_path),
         t=info,
         pb=pb,
         chart=chart,

@@ -17,7 +17,9 @@ the cursor on a click (``static/dashboard.js``; without script they are plain te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +39,7 @@ from service.errors import (
 from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
-    from service.catalog import Catalog, PathCoverage
+    from service.catalog import Catalog, PathCoverage, PlannedFilesPage, TableInfo
     from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
@@ -126,10 +128,15 @@ class InsertItem:
 _KIND_WORDS = {"variant": "Variant column", "plain": "column", "partition": "partition column"}
 
 
-def insert_items(columns: Sequence[tuple[str, str]], coverage: Sequence[PathCoverage]) -> list[InsertItem]:
+def insert_items(
+    columns: Sequence[tuple[str, str]], coverage: Sequence[PathCoverage], *, name_column: bool | None = None
+) -> list[InsertItem]:
     """The table's columns (``(name, kind)``, any kind of column) and the fully shredded paths of
     its Variant columns (each as ``variant_get(col, '$.path', 'type')`` with the path's most
-    common type), for the playground's click-to-insert list."""
+    common type), for the playground's click-to-insert list. A path's label names its column
+    when ``name_column`` (default: when ``columns`` are more than one)."""
+    if name_column is None:
+        name_column = len(columns) != 1
     from service.pruning.paths import Element, JsonPath, format_json_path, parse_variant_path
     from service.pruning.render import render_column, sql_string
     from service.pruning.spark_types import spark_type_name
@@ -149,7 +156,7 @@ def insert_items(columns: Sequence[tuple[str, str]], coverage: Sequence[PathCove
         except ShredcatError:
             continue
         text = f"variant_get({render_column(c.column)}, {sql_string(path)}, '{spark}')"
-        label = path if len(columns) == 1 else f"{c.column} {path}"
+        label = f"{c.column} {path}" if name_column else path
         items.append(InsertItem(label, text, f"{type_name} in {n:,} of {c.live_files:,} files"))
     return items
 
@@ -182,57 +189,129 @@ def shortened(text: str, limit: int = HEADING_PREDICATE) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
-def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
-    catalog = catalog_of(request)
-    info = catalog.get_table(namespace, table)
-    sql = form.get("sql", "")
-    snapshot_text = form.get("snapshot", "").strip()
-    tz_text = form.get("tz", "").strip()
-    show, page = _view(form)
+def snapshot_of(text: str) -> int | None:
+    """The snapshot field: empty (the current snapshot) or a whole number."""
+    if not text:
+        return None
+    if not ascii_digits(text):
+        raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
+    return int(text)
+
+
+#: Parsed predicates kept for the buttons of a result that send its predicate again (show, pages,
+#: exports): sqlglot takes ~3 ms per KiB, so a 90 KB IN list cost 0.3-0.5 s of CPU per click.
+#: Keyed by text, zone and limits; a tree is reused only for an equal table schema.
+PARSED_KEPT = 16
+_parsed: OrderedDict[tuple[Any, ...], tuple[TableSchema, BooleanExpression]] = OrderedDict()
+_parsed_lock = threading.Lock()
+
+
+def predicate_parser(request: Request, sql: str, tz_text: str) -> Callable[[TableSchema], BooleanExpression]:
+    """The predicate's parser, given the table's columns by the catalog (bare names resolve
+    there), zone-less timestamp literals read in ``tz_text`` (empty: UTC), within the
+    deployment's predicate limits. An empty predicate is refused here."""
+    from service.pruning.parse_sql import parse_sql
+    from service.pruning.zones import reading_in, session_zone
+
+    zone = session_zone(tz_text or None)
+    if not sql.strip():
+        raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
+    keywords = app_context(request).settings.predicate_limits.sql_keywords()
+    key = (sql, tz_text, tuple(sorted(keywords.items())))
+
+    def expr(schema: TableSchema) -> BooleanExpression:
+        with _parsed_lock:
+            hit = _parsed.get(key)
+            if hit is not None and hit[0] == schema:
+                _parsed.move_to_end(key)
+                return hit[1]
+        with reading_in(zone):
+            tree = parse_sql(sql, schema=schema, **keywords)  # an error is raised, never kept
+        with _parsed_lock:
+            _parsed[key] = (schema, tree)
+            while len(_parsed) > PARSED_KEPT:
+                _parsed.popitem(last=False)
+        return tree
+
+    return expr
+
+
+def _form_values(request: Request, catalog: Catalog, info: TableInfo, form: dict[str, str], run: bool) -> dict[str, Any]:
+    """What the page shows before (or around) a result: the form's fields, the examples (only
+    before a predicate is run: they cost a global-stats merge) and the click-to-insert list."""
+    show, _ = _view(form)
     values: dict[str, Any] = {
         "t": info,
-        "sql": sql,
-        "snapshot": snapshot_text,
-        "tz": tz_text,
+        "sql": form.get("sql", ""),
+        "snapshot": form.get("snapshot", "").strip(),
+        "tz": form.get("tz", "").strip(),
         "show": show,
         "result": None,
         "error": None,
         "error_field": None,
         "caret": None,
         "max_url": MAX_RESULT_URL,
+        "examples": [] if run else _examples(catalog, info.namespace, info.name),
     }
-    # Examples are shown only before a predicate is run (reading them costs a global-stats merge).
-    values["examples"] = [] if run else _examples(catalog, namespace, table)
     columns = [(c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}")) for c in info.all_columns]
     if not columns:
         columns = [(c, "Variant column") for c in info.columns]
-    values["inserts"] = insert_items(columns, fmt.widest_paths(catalog.path_coverage(namespace, table))[0])
+    values["inserts"] = insert_items(columns, fmt.widest_paths(catalog.path_coverage(info.namespace, info.name))[0])
+    return values
+
+
+def _error_page(request: Request, values: dict[str, Any], e: ShredcatError) -> Response:
+    """The form again with the error under it (a missing snapshot: under the snapshot field; a
+    syntax error, a curly quote or an unknown column: a caret under where it is written)."""
+    if isinstance(e, NotFoundError):
+        values["error"], values["error_field"] = e.message, "snapshot"
+        return render(request, "prune.html", status=404, **values)
+    values["error"] = e.message
+    field = e.details.get("field")
+    values["error_field"] = {"snapshot": "snapshot", "session-time-zone": "tz"}.get(field, "sql")  # type: ignore[arg-type]
+    if isinstance(e, InvalidPredicateError | UnknownColumnError):
+        position = e.details.get("position")
+        values["caret"] = _caret(values["sql"], position if isinstance(position, int) else None)
+    return render(request, "prune.html", status=e.http_status, **values)
+
+
+def _result_values(request: Request, values: dict[str, Any], files: PlannedFilesPage, show: str) -> None:
+    """The result's counts, warnings, page of files and links into ``values``."""
+    result = files.plan
+    assert result is not None
+    info, sql, tz_text = values["t"], values["sql"], values["tz"]
+    counts = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}
+    matching = counts[show] or 0
+    base = fmt.common_dir([f.path for f in files.files])
+    values["result"] = result
+    values["warnings"] = _with_fixes(sql, result.warnings)
+    values["files"] = [{"f": f, "p": fmt.path_parts(f.path, base)} for f in files.files]
+    values["files_base"] = base
+    values["page"] = files.offset // PLAYGROUND_PAGE + 1
+    values["last_page"] = max(1, -(-matching // PLAYGROUND_PAGE))
+    values["matching"] = matching
+    values["start"] = files.offset
+    values["counts"] = counts
+    # The filter and page links keep the predicate and the snapshot the counts were planned at, so
+    # a commit in between cannot shift the pages under the user.
+    values["link"] = {"sql": sql, "snapshot": result.snapshot_id, "tz": tz_text or None}
+    # Too long for a URL: the filter, pages and fixes post the predicate again instead of linking.
+    values["by_post"] = len(urls(request).prune(info.namespace, info.name, **values["link"])) > MAX_RESULT_URL
+    values["sql_heading"] = shortened(sql)
+
+
+def _prune(request: Request, namespace: str, table: str, form: dict[str, str], run: bool) -> Response:
+    catalog = catalog_of(request)
+    values = _form_values(request, catalog, catalog.get_table(namespace, table), form, run)
     if not run:
         return render(request, "prune.html", **values)
     if request.method == "POST" and not csrf_checked(request, form):
         values["error"] = "The form expired: reload the page and run the predicate again."
         return render(request, "prune.html", status=403, **values)
-    settings = app_context(request).settings
+    show, page = _view(form)
     try:
-        snapshot = None
-        if snapshot_text:
-            if not ascii_digits(snapshot_text):
-                raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
-            snapshot = int(snapshot_text)
-        from service.pruning.parse_sql import parse_sql
-        from service.pruning.zones import reading_in, session_zone
-
-        zone = session_zone(tz_text or None)
-
-        if not sql.strip():
-            raise InvalidPredicateError("enter a predicate, e.g. variant_get(v, '$.id', 'bigint') = 42")
-        keywords = settings.predicate_limits.sql_keywords()
-
-        def expr(schema: TableSchema) -> BooleanExpression:
-            """Parsed against the table's columns, which the catalog passes (bare names resolve there)."""
-            with reading_in(zone):
-                return parse_sql(sql, schema=schema, **keywords)
-
+        snapshot = snapshot_of(values["snapshot"])
+        expr = predicate_parser(request, values["sql"], values["tz"])
         # The listed files and, planned in the same read from one parse, the counts and warnings
         # of the whole answer (a page past the last one shows the last).
         files = catalog.plan_files(
@@ -245,42 +324,13 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             limit=PLAYGROUND_PAGE,
             with_plan=True,
         )
-        result = files.plan
-        assert result is not None
-        matching = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}[show] or 0
-        last = max(1, -(-matching // PLAYGROUND_PAGE))
-        page = files.offset // PLAYGROUND_PAGE + 1
     except NotFoundError as e:
         if e.details.get("snapshot_id") is None and e.details.get("snapshot") is None:
             raise
-        values["error"] = e.message
-        values["error_field"] = "snapshot"
-        return render(request, "prune.html", status=404, **values)
+        return _error_page(request, values, e)
     except ShredcatError as e:
         if e.http_status >= 500:
             raise
-        values["error"] = e.message
-        field = e.details.get("field")
-        values["error_field"] = {"snapshot": "snapshot", "session-time-zone": "tz"}.get(field, "sql")  # type: ignore[arg-type]
-        if isinstance(e, InvalidPredicateError | UnknownColumnError):
-            # A syntax error, a curly quote or an unknown column: a caret under where it is written.
-            position = e.details.get("position")
-            values["caret"] = _caret(sql, position if isinstance(position, int) else None)
-        return render(request, "prune.html", status=e.http_status, **values)
-    base = fmt.common_dir([f.path for f in files.files])
-    values["result"] = result
-    values["warnings"] = _with_fixes(sql, result.warnings)
-    values["files"] = [{"f": f, "p": fmt.path_parts(f.path, base)} for f in files.files]
-    values["files_base"] = base
-    values["page"] = page
-    values["last_page"] = last
-    values["matching"] = matching
-    values["start"] = files.offset
-    values["counts"] = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}
-    # The filter and page links keep the predicate and the snapshot the counts were planned at, so
-    # a commit in between cannot shift the pages under the user.
-    values["link"] = {"sql": sql, "snapshot": result.snapshot_id, "tz": tz_text or None}
-    # Too long for a URL: the filter, pages and fixes post the predicate again instead of linking.
-    values["by_post"] = len(urls(request).prune(namespace, table, **values["link"])) > MAX_RESULT_URL
-    values["sql_heading"] = shortened(sql)
+        return _error_page(request, values, e)
+    _result_values(request, values, files, show)
     return render(request, "prune.html", **values)

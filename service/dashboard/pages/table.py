@@ -11,7 +11,7 @@ from starlette.responses import Response
 from service import pagetoken
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
-from service.dashboard.web import catalog_of, render
+from service.dashboard.web import catalog_of, render, urls
 from service.errors import BadInputError
 from service.values.text import ascii_digits
 
@@ -75,15 +75,21 @@ async def table_page(
     order: str = "asc",
     cursor: str | None = None,
     before: str = "",
+    q: str = "",
+    status: str = "",
+    cov_sort: str = "files",
+    page: str = "",
 ) -> Response:
     # The filter form sends an empty field when no snapshot is asked for. A bad number is the
     # dashboard's HTML error page (after the admin check), not the API's JSON.
-    text, before = snapshot.strip(), before.strip()
-    for name, value in (("snapshot", text), ("before", before)):
+    text, before, page = snapshot.strip(), before.strip(), page.strip()
+    for name, value in (("snapshot", text), ("before", before), ("page", page)):
         if value and not (ascii_digits(value) and len(value) < 19):
-            return await admin_page(request, _refuse, f"{name}: a snapshot id is a whole number, not {value[:40]!r}")
+            what = "a page number" if name == "page" else "a snapshot id"
+            return await admin_page(request, _refuse, f"{name}: {what} is a whole number, not {value[:40]!r}")
     filters = _Filters(prefix, contains, int(text) if text else None)
-    return await admin_page(request, _table, namespace, table, filters, sort, order, cursor, int(before) if before else None)
+    view = _View(sort, order, cursor, int(page) if page else None, _PathQuery(q.strip(), status, cov_sort))
+    return await admin_page(request, _table, namespace, table, filters, view, int(before) if before else None)
 
 
 def _refuse(request: Request, message: str) -> Response:
@@ -160,33 +166,57 @@ def _full_prefix(catalog: Catalog, namespace: str, table: str, prefix: str) -> s
     return fmt.common_dir(ends) + prefix
 
 
-def _table(
-    request: Request,
-    namespace: str,
-    table: str,
-    filters: _Filters,
-    sort: str,
-    order: str,
-    cursor: str | None,
-    before: int | None,
-) -> Response:
-    catalog = catalog_of(request)
-    info = catalog.get_table(namespace, table)
-    gstats = catalog.global_stats(namespace, table)
-    coverage = catalog.path_coverage(namespace, table)
-    if sort not in _SORTS:
-        raise BadInputError(f"cannot sort files by {sort!r} (path, size or rows)")
-    if order not in ("asc", "desc"):
-        raise BadInputError(f"order must be asc or desc, not {order!r}")
-    cur = _decode_cursor(cursor, sort)
-    descending = order == "desc"
-    prefix = _full_prefix(catalog, namespace, table, filters.prefix)
+#: Coverage statuses a path search may keep, and the orders of the coverage table.
+_STATUSES = ("ok", "conflict", "partial")
+_COVERAGE_SORTS = {"files": "most files first", "path": "path", "status": "status"}
+
+
+@dataclass(frozen=True)
+class _PathQuery:
+    """The search over the global stats, the type conflicts and the coverage: paths containing
+    ``text`` (case-insensitive), coverage of one ``status``, coverage ordered by ``sort``."""
+
+    text: str
+    status: str
+    sort: str
+
+    def check(self) -> None:
+        if self.status and self.status not in _STATUSES:
+            raise BadInputError(f"status must be ok, conflict or partial, not {self.status[:40]!r}")
+        if self.sort not in _COVERAGE_SORTS:
+            raise BadInputError(f"cannot sort coverage by {self.sort[:40]!r} (files, path or status)")
+
+    def keeps(self, variant_path: str) -> bool:
+        return self.text.casefold() in variant_path.casefold()
+
+    def params(self) -> dict[str, Any]:
+        return {"q": self.text, "status": self.status, "cov_sort": None if self.sort == "files" else self.sort}
+
+
+@dataclass(frozen=True)
+class _View:
+    """How the files list is ordered and which page of it is shown (a cursor, or a page number)."""
+
+    sort: str
+    order: str
+    cursor: str | None
+    page: int | None
+    paths: _PathQuery
+
+
+def _cursor_page(
+    catalog: Catalog, namespace: str, table: str, prefix: str, filters: _Filters, view: _View
+) -> tuple[list[DataFileInfo], int, bool, bool]:
+    """The page of files at the view's cursor (or the first): the files, the position of the
+    first, whether files come before and after it."""
+    cur = _decode_cursor(view.cursor, view.sort)
+    descending = view.order == "desc"
 
     def page(desc: bool, after: _Cursor | None) -> list[DataFileInfo]:
         return catalog.list_files_sorted(
             namespace,
             table,
-            sort=sort,  # type: ignore[arg-type]
+            sort=view.sort,  # type: ignore[arg-type]
             descending=desc,
             prefix=prefix or None,
             contains=filters.contains or None,
@@ -198,72 +228,142 @@ def _table(
     if cur is not None and cur.backward:
         # Previous page: read backwards from the first file of the page the user was on.
         rows = page(not descending, cur)
-        more_before, more_after = len(rows) > FILES_PAGE, True
-        files = list(reversed(rows[:FILES_PAGE]))
-        start = cur.start if more_before else 0
-    else:
-        rows = page(descending, cur)
-        more_before, more_after = cur is not None, len(rows) > FILES_PAGE
-        files = rows[:FILES_PAGE]
-        start = 0 if cur is None else cur.start
-    next_cursor = prev_cursor = None
-    if files and more_after:
-        last = files[-1]
-        next_cursor = _Cursor(_sort_key(last, sort), last.path, start + len(files), False).encode()
-    if files and more_before:
-        first = files[0]
-        prev_cursor = _Cursor(_sort_key(first, sort), first.path, max(0, start - FILES_PAGE), True).encode()
+        more_before = len(rows) > FILES_PAGE
+        return list(reversed(rows[:FILES_PAGE])), cur.start if more_before else 0, more_before, True
+    rows = page(descending, cur)
+    return rows[:FILES_PAGE], 0 if cur is None else cur.start, cur is not None, len(rows) > FILES_PAGE
+
+
+def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filters, view: _View) -> dict[str, Any]:
+    """The files list's page (by cursor, or by number: ``page`` of ``pages``), its Previous and
+    Next cursors, how many files match, and the files removed at the filtered snapshot."""
+    from service.catalog.history import files_at
+
+    if view.sort not in _SORTS:
+        raise BadInputError(f"cannot sort files by {view.sort!r} (path, size or rows)")
+    if view.order not in ("asc", "desc"):
+        raise BadInputError(f"order must be asc or desc, not {view.order!r}")
+    prefix = _full_prefix(catalog, namespace, table, filters.prefix)
     matching = catalog.count_files(
         namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
     )
+    pages = max(1, -(-matching // FILES_PAGE))
+    if view.page is not None:
+        number = min(max(1, view.page), pages)  # a page past the last shows the last
+        start = (number - 1) * FILES_PAGE
+        got = files_at(
+            catalog, namespace, table, sort=view.sort, descending=view.order == "desc",
+            filters={"prefix": prefix or None, "contains": filters.contains or None, "snapshot": filters.snapshot},
+            offset=start, limit=FILES_PAGE,
+        )
+        files, more_before, more_after = got, start > 0, start + len(got) < matching
+    else:
+        files, start, more_before, more_after = _cursor_page(catalog, namespace, table, prefix, filters, view)
+    next_cursor = prev_cursor = None
+    if files and more_after:
+        last = files[-1]
+        next_cursor = _Cursor(_sort_key(last, view.sort), last.path, start + len(files), False).encode()
+    if files and more_before:
+        first = files[0]
+        prev_cursor = _Cursor(_sort_key(first, view.sort), first.path, max(0, start - FILES_PAGE), True).encode()
     removed = (
         [] if filters.snapshot is None else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
     )
     base = fmt.common_dir([f.path for f in files])
+    return {
+        "files": [{"f": f, "p": fmt.path_parts(f.path, base)} for f in files],
+        "files_base": base,
+        "removed": [{"f": f, "p": fmt.path_parts(f.path, fmt.common_dir([r.path for r in removed]))} for f in removed],
+        "prefix_full": prefix,
+        "first_page": view.cursor is None and view.page in (None, 1),
+        "start": start,
+        "page_number": start // FILES_PAGE + 1,
+        "pages": pages,
+        "next_cursor": next_cursor,
+        "prev_cursor": prev_cursor,
+        "matching": matching,
+    }
+
+
+def _coverage_order(rows: list[dict[str, Any]], sort: str) -> list[dict[str, Any]]:
+    if sort == "path":
+        return sorted(rows, key=lambda r: (r["c"].variant_path, r["c"].column))
+    if sort == "status":  # the paths that need attention first
+        rank = {"conflict": 0, "partial": 1, "ok": 2}
+        return sorted(rows, key=lambda r: (rank[r["kind"]], -r["c"].shredded_files))
+    return rows
+
+
+def _paths_section(gstats: TableGlobalStats, coverage: list[PathCoverage], pq: _PathQuery) -> dict[str, Any]:
+    """The global stats, type conflicts and coverage rows, kept by the path search: at most
+    :data:`fmt.MAX_LISTED_PATHS` of each column, the paths with the most values (or files) first."""
+    pq.check()
+    coverage = [c for c in coverage if pq.keeps(c.variant_path)]
     conflicts: dict[str, list[dict[str, Any]]] = {}
     for row in _coverage_rows([c for c in coverage if _kind(c) == "conflict"]):
         conflicts.setdefault(row["c"].column, []).append(row)
-    listed, unlisted = fmt.widest_paths(coverage)
-    cov_rows = _coverage_rows(listed)
+    listed, unlisted = fmt.widest_paths([c for c in coverage if not pq.status or _kind(c) == pq.status])
     # The global stats and the type conflicts of a column are listed within the same bound (the
     # paths with the most values first), in their order.
     shown_global: dict[str, list[dict[str, Any]]] = {}
     global_unlisted: dict[str, int] = {}
     for column, rows in global_rows(gstats).items():
-        shown_global[column], left_out = fmt.largest(rows, lambda r: r["g"].value_count)
+        shown_global[column], left_out = fmt.largest([r for r in rows if pq.keeps(r["g"].variant_path)], lambda r: r["g"].value_count)
         if left_out:
             global_unlisted[column] = left_out
     for column, rows in conflicts.items():
         if len(rows) > fmt.MAX_LISTED_PATHS:
             global_unlisted[column] = global_unlisted.get(column, 0) + len(rows) - fmt.MAX_LISTED_PATHS
             conflicts[column] = rows[: fmt.MAX_LISTED_PATHS]
+    return {
+        "global_rows": shown_global,
+        "global_unlisted": global_unlisted,
+        "coverage": _coverage_order(_coverage_rows(listed), pq.sort),
+        "coverage_unlisted": unlisted,
+        "conflicts": conflicts,
+        "pq": pq,
+        "pqp": pq.params(),
+        "coverage_sorts": _COVERAGE_SORTS,
+    }
+
+
+def _history_section(request: Request, catalog: Catalog, namespace: str, table: str, before: int | None) -> dict[str, Any]:
+    """A page of the snapshot list (newest first, keyset ``before``) and the charts of the table's
+    files, rows and bytes over its newest snapshots."""
+    from service.catalog.history import table_history
+    from service.dashboard.history_chart import history_charts
+
     snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
+    u = urls(request)
+    points = table_history(catalog, namespace, table)
+    return {
+        "snapshots": snapshots[:SNAPSHOTS_PAGE],
+        "snapshots_first": before is None,
+        "older": older,
+        "history_charts": history_charts(points, lambda s: u.table(namespace, table, snapshot=s) + "#files") if points else [],
+        "history_points": len(points),
+    }
+
+
+def _table(
+    request: Request, namespace: str, table: str, filters: _Filters, view: _View, before: int | None
+) -> Response:
+    catalog = catalog_of(request)
+    info = catalog.get_table(namespace, table)
+    gstats = catalog.global_stats(namespace, table)
+    paths = _paths_section(gstats, catalog.path_coverage(namespace, table), view.paths)
     return render(
         request,
         "table.html",
         t=info,
-        global_rows=shown_global,
-        global_unlisted=global_unlisted,
         global_file_count=gstats.file_count,
-        coverage=cov_rows,
-        coverage_unlisted=unlisted,
-        conflicts=conflicts,
-        files=[{"f": f, "p": fmt.path_parts(f.path, base)} for f in files],
-        files_base=base,
-        removed=[{"f": f, "p": fmt.path_parts(f.path, base)} for f in removed],
         filters=filters,
-        fp=filters.params(),
+        fp={**filters.params(), **paths["pqp"]},
         prefix=filters.prefix,
-        prefix_full=prefix,
-        sort=sort,
-        order=order,
-        first_page=cur is None,
-        start=start,
-        next_cursor=next_cursor,
-        prev_cursor=prev_cursor,
-        matching=matching,
-        snapshots=snapshots[:SNAPSHOTS_PAGE],
-        snapshots_first=before is None,
-        older=older,
+        sort=view.sort,
+        order=view.order,
+        **paths,
+        **_files_section(catalog, namespace, table, filters, view),
+        **_history_section(request, catalog, namespace, table, before),
     )

@@ -7,6 +7,11 @@
 //   keeps the text typed before leaving: it is put back to the page's own);
 // * the caret under a predicate error is scrolled into view (a phone shows ~40 characters);
 // * the playground's column and path list inserts its entry at the cursor of the predicate box;
+// * completion in the predicate box: the columns and paths containing the word before the cursor
+//   (a bounded request to /complete), a listbox driven by the arrow keys, Enter or Tab inserts,
+//   Escape closes;
+// * copy buttons: a file's full path, the candidates as a Spark read or a DuckDB query (fetched
+//   from the export routes; a refusal is shown, not copied);
 // * a chart's bars are one tab stop (roving tabindex): arrow keys, Home and End move between
 //   bars, Enter follows a bar's link; the focused bar's file and values are written under the chart.
 "use strict";
@@ -159,8 +164,147 @@ function wireChart(group) {
   });
 }
 
+// --- copy buttons ---------------------------------------------------------------------------
+
+function say(button, text) {
+  const status = button.parentElement && button.parentElement.querySelector(".copied");
+  if (status) status.textContent = text;
+}
+
+async function copyFrom(button) {
+  let text;
+  if (button.classList.contains("copy-path")) {
+    text = button.parentElement.querySelector(".mid").title; // the full path
+  } else if (button.dataset.copyFrom) {
+    text = document.getElementById(button.dataset.copyFrom).textContent;
+  } else {
+    // The result's export form holds the predicate once; the button adds its format.
+    const form = document.getElementById(button.dataset.copyForm);
+    const params = new URLSearchParams(new FormData(form));
+    for (const [k, v] of new URLSearchParams(button.dataset.copyParams)) params.set(k, v);
+    const action = button.dataset.copyAction || form.action;
+    const url = action + "?" + params.toString();
+    const response = await fetch(url, { credentials: "same-origin" });
+    const body = await response.text();
+    if (!response.ok) {
+      say(button, body.length < 600 ? body : "Refused (" + response.status + ").");
+      button.dataset.copied = "refused";
+      return;
+    }
+    text = body;
+  }
+  await navigator.clipboard.writeText(text);
+  button.dataset.copied = "yes";
+  say(button, "Copied.");
+}
+
+function wireCopy() {
+  if (!navigator.clipboard) return; // the links and the text stay
+  for (const button of document.querySelectorAll("button.copy, button.copy-path")) {
+    button.hidden = false;
+    button.addEventListener("click", () => copyFrom(button).catch((e) => say(button, "Not copied: " + e)));
+  }
+  for (const row of document.querySelectorAll(".copy-row[hidden]")) row.hidden = false;
+}
+
+// --- completion in the predicate box --------------------------------------------------------
+
+function wireCompletion() {
+  const form = document.getElementById("playground-form");
+  const list = document.getElementById("complete-list");
+  if (!form || !list || !form.dataset.completeUrl) return;
+  const box = form.elements.namedItem("sql");
+  let items = [];
+  let active = -1;
+  let timer = 0;
+  let asked = 0;
+  box.setAttribute("role", "combobox");
+  box.setAttribute("aria-autocomplete", "list");
+  box.setAttribute("aria-controls", "complete-list");
+  box.setAttribute("aria-expanded", "false");
+
+  function word() {
+    const before = box.value.slice(0, box.selectionStart);
+    const m = before.match(/[A-Za-z0-9_$.]+$/);
+    return m ? m[0] : "";
+  }
+  function close() {
+    list.hidden = true;
+    list.replaceChildren();
+    items = [];
+    active = -1;
+    box.setAttribute("aria-expanded", "false");
+    box.removeAttribute("aria-activedescendant");
+  }
+  function mark(i) {
+    active = i;
+    list.querySelectorAll("[role=option]").forEach((li, j) => li.setAttribute("aria-selected", String(j === i)));
+    if (i >= 0) box.setAttribute("aria-activedescendant", "complete-" + i);
+  }
+  function choose(i) {
+    const w = word();
+    const end = box.selectionStart;
+    box.setRangeText(items[i].text, end - w.length, end, "end");
+    close();
+    box.focus();
+  }
+  function show(found) {
+    close();
+    items = found;
+    if (!items.length) return;
+    items.forEach((it, i) => {
+      const li = document.createElement("li");
+      li.id = "complete-" + i;
+      li.setAttribute("role", "option");
+      li.setAttribute("aria-selected", "false");
+      const code = document.createElement("code");
+      code.textContent = it.label;
+      const note = document.createElement("span");
+      note.className = "muted";
+      note.textContent = " " + it.note;
+      li.append(code, note);
+      li.addEventListener("mousedown", (event) => {
+        event.preventDefault(); // keep the box's focus and cursor
+        choose(i);
+      });
+      list.appendChild(li);
+    });
+    list.hidden = false;
+    box.setAttribute("aria-expanded", "true");
+    mark(0);
+  }
+  box.addEventListener("input", () => {
+    window.clearTimeout(timer);
+    const w = word();
+    if (!w) return close();
+    timer = window.setTimeout(async () => {
+      const n = ++asked;
+      const url = form.dataset.completeUrl + "?q=" + encodeURIComponent(w);
+      const response = await fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } });
+      if (n !== asked || !response.ok) return; // a newer word was typed, or refused: no list
+      show(await response.json());
+    }, 120);
+  });
+  box.addEventListener("keydown", (event) => {
+    if (list.hidden || !items.length || event.ctrlKey || event.metaKey) return;
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      mark((active + (event.key === "ArrowDown" ? 1 : items.length - 1)) % items.length);
+    } else if ((event.key === "Enter" || event.key === "Tab") && active >= 0) {
+      event.preventDefault();
+      choose(active);
+    } else if (event.key === "Escape") {
+      event.preventDefault();
+      close();
+    }
+  });
+  box.addEventListener("blur", () => window.setTimeout(close, 150));
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   wireRun();
+  wireCopy();
+  wireCompletion();
   showCaret();
   wireInserts();
   wireFocusValues();
