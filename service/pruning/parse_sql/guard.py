@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from service import limits
 from service.errors import InvalidPredicateError, LimitExceededError
 from service.pruning.parse_sql.recursion import recursion_headroom
-from service.pruning.parse_sql.syntax import nesting, parse_predicate
+from service.pruning.parse_sql.syntax import first_dialect, nesting, parse_predicate, tokenize
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -87,18 +87,35 @@ _STEP = {"(": 1, ")": -1}
 
 def paren_depth(text: str) -> int:
     """The deepest parenthesis nesting of ``text`` outside strings and comments, from the raw text
-    (a lower bound of :func:`nesting`, which tokenizes: ~2 ms per KiB, so a text of thousands of
+    (a lower bound of :func:`nesting`, which tokenizes: ~0.5 ms per KiB, so a text of thousands of
     parentheses is refused on this one first)."""
     parens = [c for c in _NOT_NESTING.sub("", text) if c in "()"]
     return max(accumulate(map(_STEP.__getitem__, parens)), default=0)
 
 
+# What may hold SQL words and parentheses without being SQL: raw strings (no escapes), strings
+# with Spark's backslash escapes, quoted identifiers, comments. Each always matches (an
+# unterminated one runs to the end of the text, which the tokenizer then refuses).
+_SKIPPED = r"""\b[rR]'[^']*'? | \b[rR]"[^"]*"? | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"? | `[^`]*`?
+    | --[^\n]* | /\*.*?(?:\*/|\Z)"""
+
+# Runs of NOT outside those forms.
+_NOTS = re.compile(_SKIPPED + r" | ((?:\bnot\b\s*)+)", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE)
+
+
+def not_run(text: str) -> int:
+    """The longest run of consecutive NOTs in ``text`` outside strings and comments: a lower bound
+    of :func:`nesting` (each NOT of a run is a prefix operator the parser recurses into), so a text
+    of thousands of NOTs is refused without being tokenized. 0 when the text has fewer NOTs in all
+    than the slack allowed over the depth limit."""
+    if text.lower().count("not") <= _PAREN_SLACK:
+        return 0
+    runs = (m.group(1).lower().count("not") for m in _NOTS.finditer(text) if m.group(1))
+    return max(runs, default=0)
+
+
 # Parentheses, commas and the IN that opens a list, skipping the same forms as above.
-_LISTS = re.compile(
-    r"""\b[rR]'[^']*'? | \b[rR]"[^"]*"? | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"? | `[^`]*`?
-        | --[^\n]* | /\*.*?(?:\*/|\Z) | (\bin\s*\() | ([(),])""",
-    re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE,
-)
+_LISTS = re.compile(_SKIPPED + r" | (\bin\s*\() | ([(),])", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE)
 
 
 def longest_in_list(text: str, limit: int) -> int:
@@ -171,9 +188,12 @@ def guarded_parse(
             f"more than {n - 1} values in an IN list; the limit is {max_in_list}",
             details={"limit": max_in_list},
         )
-    depth = paren_depth(text)
+    depth = max(paren_depth(text), not_run(text))
+    tokens = {}
     if depth <= max_depth + _PAREN_SLACK:
-        depth = nesting(text)
+        dialect = first_dialect(text)
+        tokens[dialect] = tokenize(text, dialect)
+        depth = nesting(tokens[dialect])
     if depth > max_depth + _PAREN_SLACK:
         raise LimitExceededError(
             f"SQL predicate nested {depth} levels deep; the limit is {max_depth}",
@@ -181,6 +201,6 @@ def guarded_parse(
         )
     try:
         with recursion_headroom(_FRAMES_PER_LEVEL * (depth + 10)):
-            return parse_predicate(text)
+            return parse_predicate(text, tokens)
     except RecursionError:
         raise LimitExceededError("SQL predicate nested too deeply", details={"limit": max_depth}) from None
