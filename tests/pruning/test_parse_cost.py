@@ -14,7 +14,7 @@ from sqlglot import exp
 from bench.parse_cost import SHAPES, attempt, parse_calls
 from service.errors import LimitExceededError
 from service.pruning.parse_sql import parse_sql
-from service.pruning.parse_sql.guard import not_run
+from service.pruning.parse_sql.guard import not_run, too_many_branches
 from service.pruning.parse_sql.lists import literal_list_end, parse_tokens
 from service.pruning.parse_sql.syntax import nesting, tokenize
 
@@ -108,3 +108,20 @@ def test_the_largest_accepted_in_list_stays_linear() -> None:
     assert attempt(most) == "ok"
     per_kib = [parse_calls(t) / (len(t) / 1024) for t in (few, most)]
     assert per_kib[1] <= 1.1 * per_kib[0] and per_kib[1] < 8_000, per_kib
+
+
+def test_case_branches_and_variant_get_calls_are_bounded_before_parsing() -> None:
+    term = "variant_get(v, '$.a', 'bigint')"
+    # 400 comparisons on an exists() of two calls each: within twice the terms limit.
+    ok = " OR ".join(f"exists(try_variant_get(v, '$.arr', 'array<variant>'), e -> variant_get(e, '$.x', 'int') = {i})" for i in range(400))
+    assert not too_many_branches(ok, 800)
+    parse_sql(ok)
+    assert not too_many_branches("s = 'when when' AND `variant_get(` = 1 -- when\n", 0)
+    for text in (
+        "CASE " + " ".join(f"WHEN {term} = {i} THEN {i}" for i in range(801)) + " END = 1",
+        "coalesce(" + ", ".join([term] * 801) + ") = 1",
+    ):
+        assert too_many_branches(text, 800)
+        with pytest.raises(LimitExceededError):
+            parse_sql(text)
+        assert parse_calls(text) < MAX_REFUSAL_CALLS

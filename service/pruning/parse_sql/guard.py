@@ -114,6 +114,29 @@ def not_run(text: str) -> int:
     return max(runs, default=0)
 
 
+# CASE branches and variant_get calls outside those forms.
+_BRANCHES_AND_CALLS = re.compile(
+    _SKIPPED + r" | (\bwhen\b | \b(?:try_)?variant_get\s*\()", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE
+)
+
+
+def too_many_branches(text: str, limit: int) -> bool:
+    """Whether ``text`` holds more than ``limit`` CASE branches and ``variant_get`` calls together:
+    no AND/OR joins them, yet each is a sub-expression the parser builds and the converter walks (a
+    256 KiB CASE chain cost 2.3 s of CPU). A predicate of the terms limit's comparisons, each on
+    one term, or on an ``exists`` of two, stays within twice that limit."""
+    low = text.lower()
+    if low.count("when") + low.count("variant_get") <= limit:
+        return False
+    n = 0
+    for m in _BRANCHES_AND_CALLS.finditer(text):
+        if m.lastindex:
+            n += 1
+            if n > limit:
+                return True
+    return False
+
+
 # Parentheses, commas and the IN that opens a list, skipping the same forms as above.
 _LISTS = re.compile(_SKIPPED + r" | (\bin\s*\() | ([(),])", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE)
 
@@ -182,6 +205,12 @@ def guarded_parse(
             f"SQL predicate has more than {max_terms} arithmetic operators (the terms limit); "
             "pruning uses no arithmetic",
             details={"limit": max_terms},
+        )
+    if too_many_branches(text, 2 * max_terms):
+        raise LimitExceededError(
+            f"SQL predicate has more than {2 * max_terms} CASE branches and variant_get calls "
+            "(twice the terms limit)",
+            details={"limit": 2 * max_terms},
         )
     if (n := longest_in_list(text, max_in_list)) > max_in_list:
         raise LimitExceededError(
