@@ -67,8 +67,14 @@ def too_many_operators(text: str, limit: int) -> bool:
     text to parse per byte: refused before sqlglot sees it."""
     if sum(text.count(c) for c in "+-*/%") <= limit:
         return False
+    return _more_than(_OPERATORS, text, limit)
+
+
+def _more_than(pattern: re.Pattern[str], text: str, limit: int) -> bool:
+    """Whether more than ``limit`` matches of ``pattern`` in ``text`` capture a group (the others
+    are what it skips); the scan stops at the first beyond the limit."""
     n = 0
-    for m in _OPERATORS.finditer(text):
+    for m in pattern.finditer(text):
         if m.lastindex:
             n += 1
             if n > limit:
@@ -128,13 +134,7 @@ def too_many_branches(text: str, limit: int) -> bool:
     low = text.lower()
     if low.count("when") + low.count("variant_get") <= limit:
         return False
-    n = 0
-    for m in _BRANCHES_AND_CALLS.finditer(text):
-        if m.lastindex:
-            n += 1
-            if n > limit:
-                return True
-    return False
+    return _more_than(_BRANCHES_AND_CALLS, text, limit)
 
 
 # Parentheses, commas and the IN that opens a list, skipping the same forms as above.
@@ -172,13 +172,7 @@ def too_many_terms(text: str, limit: int) -> bool:
     if low.count("and") + low.count("or") < limit:
         # Fewer of the words anywhere than the limit allows: the exact scan cannot say more.
         return False
-    n = 1
-    for m in _CONNECTIVES.finditer(text):
-        if m.lastindex:
-            n += 1
-            if n > limit:
-                return True
-    return False
+    return _more_than(_CONNECTIVES, text, limit - 1)  # terms are the connectives + 1
 
 
 def guarded_parse(
