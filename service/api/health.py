@@ -37,7 +37,9 @@ def health(catalog: Annotated[Catalog, Depends(get_catalog)]) -> HealthResponse:
     summary="Liveness: the process answers (no database call, no token needed)",
     response_model=HealthResponse,
 )
-def liveness() -> HealthResponse:
+async def liveness() -> HealthResponse:
+    # On the event loop, not in a thread: with every thread of the pool busy (40 readers listing
+    # 10,000-file pages) a thread-bound probe waited 45 s for one and the process looked dead.
     return HealthResponse(status="ok", version=service.__version__)
 
 
@@ -49,7 +51,7 @@ def health_head(catalog: Annotated[Catalog, Depends(get_catalog)]) -> Response:
 
 
 @router.head("/health/live", include_in_schema=False)
-def liveness_head() -> Response:
+async def liveness_head() -> Response:
     return Response(status_code=200)
 
 

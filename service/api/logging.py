@@ -192,7 +192,9 @@ class TextFormatter(logging.Formatter):
         return _CONTROL.sub(_escaped, super().formatMessage(record))
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 and C1 controls and Unicode's line and paragraph separators: each ends a line for some reader
+# (Python's splitlines splits at NEL, U+2028 and U+2029 as at a newline).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _escaped(m: re.Match[str]) -> str:

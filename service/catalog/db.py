@@ -40,6 +40,7 @@ from sqlalchemy.exc import (
     OperationalError,
     SQLAlchemyError,
 )
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.pool import StaticPool
 
 from service.errors import (
@@ -260,6 +261,10 @@ def translate_error(exc: SQLAlchemyError) -> ShredcatError:
     unavailable database (503), or an internal error (500; the API shows none of its text)."""
     if isinstance(exc, IntegrityError):
         return ConflictError(f"the catalog refused a conflicting change: {exc.orig}")
+    if isinstance(exc, PoolTimeoutError):
+        # Every pooled connection stayed busy for the pool's timeout (requests waiting on a lock):
+        # the database is unavailable to this request now, not broken.
+        return StorageUnavailableError(f"no catalog database connection was free in time: {exc}")
     if isinstance(exc, DBAPIError):
         if is_unavailable(exc):
             return StorageUnavailableError(f"the catalog database is unavailable: {exc.orig}")

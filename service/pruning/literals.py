@@ -573,8 +573,10 @@ def check_sql_in_list(target: ShreddedType, values: list[LiteralValue]) -> None:
 
 def literal_image(target: ShreddedType, v: LiteralValue) -> Image:
     """Place a literal among the target type's values (see the module docstring)."""
-    _reject_nan(v)
     k = target.kind
+    if type(v) is int and k in INTEGER_KINDS and INTEGER_RANGES[k][0] <= v <= INTEGER_RANGES[k][1]:
+        return Image(v)  # what the exact path below gives an in-range integer, without Fractions
+    _reject_nan(v)
     if k in INTEGER_KINDS or k in (Kind.DECIMAL, Kind.DATE, Kind.TIMESTAMP, Kind.TIMESTAMPTZ):
         return _discrete_image(target, _discrete_value(target, v))
     if k in (Kind.FLOAT32, Kind.FLOAT64):

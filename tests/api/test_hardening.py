@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
+from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from service.api.auth import hash_token
@@ -66,13 +67,9 @@ def test_an_unreachable_catalog_is_a_503(app_factory: Callable[..., TestClient],
 def _raised(engine_url: str, sql: str) -> SQLAlchemyError:
     engine = make_engine(engine_url)
     try:
-        with engine.connect() as conn:
-            conn.execute(text(sql))
-    except SQLAlchemyError as e:
-        return e
+        return _raised_on(engine, sql)
     finally:
         engine.dispose()
-    raise AssertionError(f"{sql} did not fail")
 
 
 def test_translate_error_on_real_driver_errors(empty_db_url: str, tmp_path: Path) -> None:
@@ -122,6 +119,29 @@ def test_translate_error_on_real_driver_errors(empty_db_url: str, tmp_path: Path
                 raise AssertionError("no lock error")
     finally:
         engine.dispose()
+
+
+def test_an_exhausted_connection_pool_is_unavailable_not_internal(empty_db_url: str) -> None:
+    # Every pooled connection busy past the pool's timeout (issue 32's second probe: 60 requests
+    # waiting on a lock answered 500): 503, like any catalog that cannot answer now.
+    if not empty_db_url.startswith("postgresql"):
+        pytest.skip("SQLite's file engine has no bounded pool")
+    engine = make_engine(empty_db_url, concurrency=1, pool_timeout=0.1)
+    try:
+        with engine.connect():
+            e = _raised_on(engine, "SELECT 1")
+        assert isinstance(translate_error(e), StorageUnavailableError), e
+    finally:
+        engine.dispose()
+
+
+def _raised_on(engine: Engine, sql: str) -> SQLAlchemyError:
+    try:
+        with engine.connect() as conn:
+            conn.execute(text(sql))
+    except SQLAlchemyError as e:
+        return e
+    raise AssertionError(f"{sql} did not fail")
 
 
 # --- footer-size cap ----------------------------------------------------------------------------

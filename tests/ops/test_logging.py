@@ -159,6 +159,11 @@ def test_text_lines_cannot_be_forged_with_newlines() -> None:
     line = TextFormatter().format(record)
     assert "\n" not in line and "\r" not in line and "\x1b" not in line
     assert line.endswith("GET /a\\n2026 INFO forged\\r\\x1b[31m 200")
+    # Percent-decoded paths may hold Unicode's line breaks too (NEL, U+2028, U+2029).
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "GET %s 200", ("/a\x85b\u2028c\u2029d",), None)
+    RequestIdFilter().filter(record)
+    line = TextFormatter().format(record)
+    assert len(line.splitlines()) == 1 and line.endswith("GET /a\\x85b\\u2028c\\u2029d 200")
     try:
         raise ValueError("boom")
     except ValueError:

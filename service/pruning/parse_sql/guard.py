@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from service import limits
 from service.errors import InvalidPredicateError, LimitExceededError
 from service.pruning.parse_sql.recursion import recursion_headroom
-from service.pruning.parse_sql.syntax import nesting, parse_predicate
+from service.pruning.parse_sql.syntax import first_dialect, nesting, parse_predicate, tokenize
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -67,8 +67,14 @@ def too_many_operators(text: str, limit: int) -> bool:
     text to parse per byte: refused before sqlglot sees it."""
     if sum(text.count(c) for c in "+-*/%") <= limit:
         return False
+    return _more_than(_OPERATORS, text, limit)
+
+
+def _more_than(pattern: re.Pattern[str], text: str, limit: int) -> bool:
+    """Whether more than ``limit`` matches of ``pattern`` in ``text`` capture a group (the others
+    are what it skips); the scan stops at the first beyond the limit."""
     n = 0
-    for m in _OPERATORS.finditer(text):
+    for m in pattern.finditer(text):
         if m.lastindex:
             n += 1
             if n > limit:
@@ -87,18 +93,52 @@ _STEP = {"(": 1, ")": -1}
 
 def paren_depth(text: str) -> int:
     """The deepest parenthesis nesting of ``text`` outside strings and comments, from the raw text
-    (a lower bound of :func:`nesting`, which tokenizes: ~2 ms per KiB, so a text of thousands of
+    (a lower bound of :func:`nesting`, which tokenizes: ~0.5 ms per KiB, so a text of thousands of
     parentheses is refused on this one first)."""
     parens = [c for c in _NOT_NESTING.sub("", text) if c in "()"]
     return max(accumulate(map(_STEP.__getitem__, parens)), default=0)
 
 
-# Parentheses, commas and the IN that opens a list, skipping the same forms as above.
-_LISTS = re.compile(
-    r"""\b[rR]'[^']*'? | \b[rR]"[^"]*"? | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"? | `[^`]*`?
-        | --[^\n]* | /\*.*?(?:\*/|\Z) | (\bin\s*\() | ([(),])""",
-    re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE,
+# What may hold SQL words and parentheses without being SQL: raw strings (no escapes), strings
+# with Spark's backslash escapes, quoted identifiers, comments. Each always matches (an
+# unterminated one runs to the end of the text, which the tokenizer then refuses).
+_SKIPPED = r"""\b[rR]'[^']*'? | \b[rR]"[^"]*"? | '(?:[^'\\]|\\.?)*'? | "(?:[^"\\]|\\.?)*"? | `[^`]*`?
+    | --[^\n]* | /\*.*?(?:\*/|\Z)"""
+
+# Runs of NOT outside those forms.
+_NOTS = re.compile(_SKIPPED + r" | ((?:\bnot\b\s*)+)", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE)
+
+
+def not_run(text: str) -> int:
+    """The longest run of consecutive NOTs in ``text`` outside strings and comments: a lower bound
+    of :func:`nesting` (each NOT of a run is a prefix operator the parser recurses into), so a text
+    of thousands of NOTs is refused without being tokenized. 0 when the text has fewer NOTs in all
+    than the slack allowed over the depth limit."""
+    if text.lower().count("not") <= _PAREN_SLACK:
+        return 0
+    runs = (m.group(1).lower().count("not") for m in _NOTS.finditer(text) if m.group(1))
+    return max(runs, default=0)
+
+
+# CASE branches and variant_get calls outside those forms.
+_BRANCHES_AND_CALLS = re.compile(
+    _SKIPPED + r" | (\bwhen\b | \b(?:try_)?variant_get\s*\()", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE
 )
+
+
+def too_many_branches(text: str, limit: int) -> bool:
+    """Whether ``text`` holds more than ``limit`` CASE branches and ``variant_get`` calls together:
+    no AND/OR joins them, yet each is a sub-expression the parser builds and the converter walks (a
+    256 KiB CASE chain cost 2.3 s of CPU). A predicate of the terms limit's comparisons, each on
+    one term, or on an ``exists`` of two, stays within twice that limit."""
+    low = text.lower()
+    if low.count("when") + low.count("variant_get") <= limit:
+        return False
+    return _more_than(_BRANCHES_AND_CALLS, text, limit)
+
+
+# Parentheses, commas and the IN that opens a list, skipping the same forms as above.
+_LISTS = re.compile(_SKIPPED + r" | (\bin\s*\() | ([(),])", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE)
 
 
 def longest_in_list(text: str, limit: int) -> int:
@@ -132,13 +172,7 @@ def too_many_terms(text: str, limit: int) -> bool:
     if low.count("and") + low.count("or") < limit:
         # Fewer of the words anywhere than the limit allows: the exact scan cannot say more.
         return False
-    n = 1
-    for m in _CONNECTIVES.finditer(text):
-        if m.lastindex:
-            n += 1
-            if n > limit:
-                return True
-    return False
+    return _more_than(_CONNECTIVES, text, limit - 1)  # terms are the connectives + 1
 
 
 def guarded_parse(
@@ -166,14 +200,23 @@ def guarded_parse(
             "pruning uses no arithmetic",
             details={"limit": max_terms},
         )
+    if too_many_branches(text, 2 * max_terms):
+        raise LimitExceededError(
+            f"SQL predicate has more than {2 * max_terms} CASE branches and variant_get calls "
+            "(twice the terms limit)",
+            details={"limit": 2 * max_terms},
+        )
     if (n := longest_in_list(text, max_in_list)) > max_in_list:
         raise LimitExceededError(
             f"more than {n - 1} values in an IN list; the limit is {max_in_list}",
             details={"limit": max_in_list},
         )
-    depth = paren_depth(text)
+    depth = max(paren_depth(text), not_run(text))
+    tokens = {}
     if depth <= max_depth + _PAREN_SLACK:
-        depth = nesting(text)
+        dialect = first_dialect(text)
+        tokens[dialect] = tokenize(text, dialect)
+        depth = nesting(tokens[dialect])
     if depth > max_depth + _PAREN_SLACK:
         raise LimitExceededError(
             f"SQL predicate nested {depth} levels deep; the limit is {max_depth}",
@@ -181,6 +224,6 @@ def guarded_parse(
         )
     try:
         with recursion_headroom(_FRAMES_PER_LEVEL * (depth + 10)):
-            return parse_predicate(text)
+            return parse_predicate(text, tokens)
     except RecursionError:
         raise LimitExceededError("SQL predicate nested too deeply", details={"limit": max_depth}) from None

@@ -1,6 +1,7 @@
-"""sqlglot's front door: the one module that tokenizes and parses with sqlglot and turns its
-errors into :class:`~service.errors.InvalidPredicateError` (the converter only reads the node
-classes of the tree it is given).
+"""sqlglot's front door: the one module that tokenizes and parses with sqlglot (its parser
+through :mod:`.lists`) and turns its errors into :class:`~service.errors.InvalidPredicateError`
+(the converter only reads the node classes of the tree it is given). A text is tokenized once per
+dialect: the tokens that measured its nesting are the ones parsed.
 
 sqlglot's ``spark`` dialect has no ``:`` operator, so text that fails to parse as Spark and
 contains ``:`` is parsed again with the ``databricks`` dialect (a superset of Spark's grammar for
@@ -15,9 +16,10 @@ import re
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 
 from service.errors import InvalidPredicateError
+from service.pruning.parse_sql.lists import parse_tokens
 
 _PREFIX = frozenset({TokenType.NOT, TokenType.DASH, TokenType.PLUS})
 
@@ -28,13 +30,23 @@ _PREFIX = frozenset({TokenType.NOT, TokenType.DASH, TokenType.PLUS})
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
-def nesting(text: str) -> int:
-    """Parenthesis depth plus the longest run of prefix operators (NOT, unary minus): what
-    makes sqlglot's recursive-descent parser recurse."""
+def first_dialect(text: str) -> str:
+    """The dialect whose tokens measure ``text``'s nesting: Databricks' when ``:`` may be its
+    shorthand (see the module docstring)."""
+    return "spark" if ":" not in text else "databricks"
+
+
+def tokenize(text: str, dialect: str) -> list[Token]:
+    """``text``'s tokens in ``dialect``; an unterminated quote is an InvalidPredicateError at it."""
     try:
-        tokens = sqlglot.tokenize(text, read="spark" if ":" not in text else "databricks")
+        return sqlglot.tokenize(text, read=dialect)
     except TokenError as e:
         raise _token_error(text, e) from None
+
+
+def nesting(tokens: list[Token]) -> int:
+    """Parenthesis depth plus the longest run of prefix operators (NOT, unary minus): what
+    makes sqlglot's recursive-descent parser recurse."""
     depth = best = run = 0
     for t in tokens:
         if t.token_type is TokenType.L_PAREN:
@@ -138,27 +150,30 @@ def _unclosed_quote(text: str) -> int | None:
     return None
 
 
-def _statements(text: str) -> list[exp.Expression | None]:
+def _statements(text: str, tokens: dict[str, list[Token]]) -> list[exp.Expression | None]:
+    def parse(dialect: str) -> list[exp.Expression | None]:
+        if dialect not in tokens:
+            tokens[dialect] = tokenize(text, dialect)
+        return parse_tokens(dialect, tokens[dialect], text)
+
     try:
-        return sqlglot.parse(text, read="spark")
+        return parse("spark")
     except ParseError as e:
         if ":" not in text:
             raise _parse_error(text, e) from None
         try:
             # The `v:a.b::type` shorthand exists only in sqlglot's databricks dialect; its error
             # is the one to show (Spark's stops at the first `:`).
-            return sqlglot.parse(text, read="databricks")
+            return parse("databricks")
         except ParseError as e2:
             raise _parse_error(text, e2) from None
-    except TokenError as e:
-        raise _token_error(text, e) from None
 
 
-def parse_predicate(text: str) -> exp.Expression:
-    """The sqlglot tree of one predicate. RecursionError passes through: the caller, which
-    sized the recursion headroom, reports it as a limit."""
+def parse_predicate(text: str, tokens: dict[str, list[Token]] | None = None) -> exp.Expression:
+    """The sqlglot tree of one predicate, from ``tokens`` (by dialect) where given. RecursionError
+    passes through: the caller, which sized the recursion headroom, reports it as a limit."""
     try:
-        statements = [s for s in _statements(text) if s is not None]
+        statements = [s for s in _statements(text, {} if tokens is None else tokens) if s is not None]
     except SqlglotError as e:  # pragma: no cover - other sqlglot failures
         raise InvalidPredicateError(f"cannot parse SQL predicate: {e}") from None
     if len(statements) != 1:
