@@ -48,6 +48,7 @@ from service import pagetoken
 from service.catalog import models
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH, PATH_FILE_COLUMNS
+from service.catalog.planner_absent import absent_shapes, unless_absent
 from service.catalog.results import Candidate, FileExplanation, PlannedFile, PlannedFilesPage, PlanResult
 from service.errors import BadInputError, LimitExceededError, NotFoundError, ShredcatError
 from service.pruning.conditions import (
@@ -144,7 +145,12 @@ class _Planner(ConditionVisitor[str]):
     """Translates a condition into a SELECT of the data_file_ids that might match it."""
 
     def __init__(
-        self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool, cache: repo.TableCache | None = None
+        self,
+        conn: Connection,
+        t: repo.TableRow,
+        snapshot: int,
+        current: bool,
+        cache: repo.TableCache | None = None,
     ) -> None:
         self.conn = conn
         self.t = t
@@ -154,6 +160,8 @@ class _Planner(ConditionVisitor[str]):
         self._paths: dict[tuple[str, str | None], list[_PathRow]] = {}
         self._cache = cache
         self.terms = 0
+        #: Per leaf key: the shapes proving its key absent (planner_absent).
+        self.absent_cache: dict[tuple[str, str | None], list[int]] = {}
 
     def count(self, n: int) -> None:
         self.terms += n
@@ -173,7 +181,9 @@ class _Planner(ConditionVisitor[str]):
 
     def all_files(self) -> str:
         tid = self.sql.bind(self.t.table_id)
-        return f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.table_id = {tid} AND {self.live('f')}"
+        return (
+            f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.table_id = {tid} AND {self.live('f')}"
+        )
 
     def paths(self, column: str, variant_path: str | None) -> list[_PathRow]:
         """The dictionary rows (one per stored type) of a Variant path, or (``variant_path``
@@ -208,7 +218,11 @@ class _Planner(ConditionVisitor[str]):
                     "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
                     "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
                 ),
-                {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
+                {
+                    "t": self.t.table_id,
+                    "c": column_id,
+                    "p": COLUMN_KEY_PATH if variant_path is None else variant_path,
+                },
             ):
                 st = ShreddedType.parse(r[1])
                 rows.append(_PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table))
@@ -240,8 +254,8 @@ class _Planner(ConditionVisitor[str]):
         keys fails when its max (min) is on the wrong side of the bound, or its min is below the
         width floor (an invariant, checked all the same: one probe each on the key indexes); a
         row with values but a key missing passes through the unkeyed branch."""
-        if not self.current:
-            return False
+        if not self.current or (absent_shapes(self, c) and not self.covers_every_file(c)):
+            return False  # (files lacking the key are not kept: planner_absent)
         probes: list[str] = []
         for row in self.paths(c.column, c.variant_path):
             if row.live_file_count == 0:
@@ -314,9 +328,10 @@ class _Planner(ConditionVisitor[str]):
             self.count(1)
             ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
             if not ids:
-                return "1=1"
+                return f"(1=1{unless_absent(self, c, outer)})"
             tests.append(
-                f"NOT EXISTS (SELECT 1 FROM {table} s2 WHERE s2.data_file_id = {outer} AND s2.path_id IN ({ids}){tail})"
+                f"(NOT EXISTS (SELECT 1 FROM {table} s2 WHERE s2.data_file_id = {outer} AND s2.path_id IN ({ids}){tail})"
+                f"{unless_absent(self, c, outer)})"
             )
         if not tests:
             return "1=0"
@@ -355,6 +370,7 @@ class _Planner(ConditionVisitor[str]):
                     f" AND NOT EXISTS (SELECT 1 FROM {table} s2 "
                     f"WHERE s2.data_file_id = f.data_file_id AND s2.path_id IN ({ids}))"
                 )
+            no_row += unless_absent(self, c, "f.data_file_id")
             self.count(1)
             branches.append(no_row)
         if not branches:
@@ -598,7 +614,9 @@ class _RowClauses(TestVisitor[list[str]]):
             return ["s.value_count > 0"]
         mn, mx = f"s.min_{fam}", f"s.max_{fam}"
         inlist = ", ".join(self.sql.bind(k) for k in keys)
-        out = [f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"]
+        out = [
+            f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"
+        ]
         return out + (self._nan_branches() if t.nan_matches else [])
 
 
@@ -785,7 +803,9 @@ def _is_int(v: object) -> bool:
 def _resolve_snapshot(conn: Connection, t: repo.TableRow, snapshot_id: int | None) -> tuple[int, bool]:
     if snapshot_id is None or snapshot_id >= t.current_snapshot_id:
         if snapshot_id is not None and not repo.snapshot_exists(conn, snapshot_id):
-            raise NotFoundError(f"snapshot {snapshot_id} does not exist", details={"snapshot_id": snapshot_id})
+            raise NotFoundError(
+                f"snapshot {snapshot_id} does not exist", details={"snapshot_id": snapshot_id}
+            )
         return t.current_snapshot_id, True
     if snapshot_id < t.begin_snapshot:
         raise NotFoundError(
@@ -833,7 +853,9 @@ def plan_in(
         token = decode_plan_token(page_token)
         after, snapshot_id = token.after, token.snapshot
         if token.fingerprint != fp:
-            raise BadInputError("the page token belongs to another predicate or table", details={"field": "page-token"})
+            raise BadInputError(
+                "the page token belongs to another predicate or table", details={"field": "page-token"}
+            )
     snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
     if partition_types is not None:
         condition = restrict_partition_leaves(condition, t, partition_types)
@@ -881,8 +903,7 @@ def plan_in(
         elif counts:
             kept_n, kept_rows, kept_bytes = conn.execute(
                 text(
-                    f"{FILE_SUMS} "
-                    f"FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
+                    f"{FILE_SUMS} FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
                 ),
                 planner.sql.params,
             ).one()
@@ -973,7 +994,9 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
         page.rows = _set_rows(page, after, want)
         return page
     if scan is not None:
-        page.rows = _scan_rows(page, scan, after, want, [_Run(after + 1, INT64_MAX, planner.t.live_file_count, 0.0)])
+        page.rows = _scan_rows(
+            page, scan, after, want, [_Run(after + 1, INT64_MAX, planner.t.live_file_count, 0.0)]
+        )
         return page
     planner.terms = 0
     test = planner.file_filter(condition, "f.data_file_id")
@@ -1231,7 +1254,9 @@ def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> 
     )
     if len(rows) >= limit:
         return rows, window, int(rows[-1][0])  # stopped early: the span's end is not needed
-    walked, last = planner.conn.execute(text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
+    walked, last = planner.conn.execute(
+        text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params
+    ).one()
     return rows, int(walked), int(last) if last is not None else after
 
 
@@ -1310,9 +1335,10 @@ def _explain(
     kept_files = [(c.data_file_id, c.path, True) for c in candidates[:sample]]
     files = kept_files + [(int(r[0]), r[1], False) for r in pruned_rows]
     stats = repo.stats_for_files(conn, t, [f[0] for f in files])
+    objects = repo.objects_for_files(conn, t, [f[0] for f in files])
     out = []
     for fid, path, kept in files:
-        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))  # type: ignore[arg-type]
+        verdict = interpret(condition, stats_by_path(stats.get(fid, [])), objects.get(fid))  # type: ignore[arg-type]
         if kept:
             reason = verdict.reason if verdict.might_match else f"kept by the SQL layer ({verdict.reason})"
         else:
@@ -1373,11 +1399,14 @@ def plan_files_in(
         kept_ids = {int(r[0]) for r in rows} if decision == "kept" else set()
     rows = [(*r, int(r[0]) in kept_ids) for r in rows]
     stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows], condition_paths(condition))
+    objects = repo.objects_for_files(conn, t, [int(r[0]) for r in rows])
     files = []
     for r in rows:
         fid, kept = int(r[0]), bool(r[4])
-        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))
-        reason = f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
+        verdict = interpret(condition, stats_by_path(stats.get(fid, [])), objects.get(fid))
+        reason = (
+            f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
+        )
         files.append(PlannedFile(r[1], int(r[2]), int(r[3]), fid, kept, reason))
     return PlannedFilesPage(snapshot, tuple(files), offset, more)
 
@@ -1398,7 +1427,11 @@ class _RestrictPartitions(ConditionVisitor[Condition]):
             types = tuple(st for st in case.types if partition_row_usable(st, want))
             if types:
                 cases.append(case if len(types) == len(case.types) else replace(case, types=types))
-        return c if len(cases) == len(c.cases) and all(a is b for a, b in zip(cases, c.cases, strict=True)) else replace(c, cases=tuple(cases))
+        return (
+            c
+            if len(cases) == len(c.cases) and all(a is b for a, b in zip(cases, c.cases, strict=True))
+            else replace(c, cases=tuple(cases))
+        )
 
     def visit_all_of(self, c: AllOf) -> Condition:
         return AllOf(tuple(visit_condition(k, self) for k in c.children))

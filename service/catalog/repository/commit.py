@@ -17,6 +17,7 @@ from service.catalog import models as m
 from service.catalog.encode import PreparedBatch, max_width
 from service.catalog.models import COLUMN_KEY_PATH
 from service.catalog.repository.common import CHUNK, CS, PV, D, S, chunks, in_values
+from service.catalog.repository.objects import add_objects
 from service.catalog.repository.path_stats import _apply_counters, _removed_counters, ensure_paths
 from service.catalog.repository.tables import TableRow
 from service.stats.merge import PathCounters
@@ -263,6 +264,7 @@ def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) ->
     files = batch.files
     ids = _insert_files(conn, t.table_id, snap, files)
     _add_rows(conn, t, ids, [snap] * len(ids), batch, variant=True)
+    add_objects(conn, t, ids, files)
     conn.execute(
         update(m.Table)
         .where(m.Table.table_id == t.table_id)
@@ -285,7 +287,13 @@ def add_column_rows(
 
 
 def _add_rows(
-    conn: Connection, t: TableRow, ids: Sequence[int], begins: Sequence[int], batch: PreparedBatch, *, variant: bool
+    conn: Connection,
+    t: TableRow,
+    ids: Sequence[int],
+    begins: Sequence[int],
+    batch: PreparedBatch,
+    *,
+    variant: bool,
 ) -> None:
     """Stats rows of the files ``ids`` (rows begin at ``begins``), and the counters and widths of
     their keys: Variant paths and columns, or (``variant=False``) columns only."""
@@ -319,7 +327,9 @@ def _add_rows(
                         pid_of[(r[0], r[1], r[2])], r[2], r[10], r[11], r[12], r[13], r[14], r[15], snap, None,
                     )
                 )  # fmt: skip
-        _insert_rows(conn, "ducklake_file_column_stats", COLUMN_STATS_COLUMNS, COLUMN_STATS_PG_TYPES, col_stats)
+        _insert_rows(
+            conn, "ducklake_file_column_stats", COLUMN_STATS_COLUMNS, COLUMN_STATS_PG_TYPES, col_stats
+        )
         add_zones(conn, "ducklake_file_column_stats", ids, pids)
     if any(batch.part_rows):
         index = {name: i for i, name in enumerate(t.partition_columns)}
@@ -330,9 +340,7 @@ def _add_rows(
         ]
         _insert_rows(conn, "ducklake_file_partition_value", PARTITION_COLUMNS, PARTITION_PG_TYPES, parts)
     deltas = {pid_of[k]: batch.counters[k] for k in keys}
-    widths = {
-        pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, batch.widths[k]) for k in keys
-    }
+    widths = {pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, batch.widths[k]) for k in keys}
     _apply_counters(conn, deltas, widths)
 
 

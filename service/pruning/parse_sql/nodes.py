@@ -136,4 +136,3 @@ def unparen(node: exp.Expression) -> exp.Expression:
 
 def is_string(node: exp.Expression) -> bool:
     return isinstance(node, exp.Literal) and node.is_string
-

@@ -1,0 +1,50 @@
+"""Absent fields in the planner's SQL (issue 34): the files a leaf is kept for because they have
+no stats row for its path (nothing known) lose those whose fully shredded objects prove the path's
+key absent from every row, as :class:`~service.pruning.evaluator.FileEvaluator` decides with
+:func:`~service.pruning.absent.absent_key`: the leaf must reject an all-NULL path
+(:func:`~service.pruning.absent.rejects_nulls`), and only paths of object keys are decided.
+
+The proof is a shape row (``shredcat_object_shape``) of the object at one of the path's parents
+without the key; the few shapes of a path are read once per leaf and picked in Python, so the SQL
+is one lookup per file on ``shredcat_file_object``'s primary key, and nothing at all when no shape
+lacks the key (today's queries on tables where every object has the field).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from service.catalog.repository.objects import shapes_lacking
+from service.pruning.absent import key_steps, rejects_nulls
+from service.pruning.conditions import LeafCondition
+
+if TYPE_CHECKING:
+    from service.catalog.planner import _Planner
+
+
+def absent_shapes(planner: _Planner, c: LeafCondition) -> list[int]:
+    """The shapes proving ``c``'s key absent (cached per planner and leaf key)."""
+    if c.variant_path is None or not rejects_nulls(c):
+        return []
+    column_id = planner.t.columns.get(c.column)
+    steps = key_steps(c.variant_path)
+    if column_id is None or not steps:
+        return []
+    cache = planner.absent_cache
+    key = (c.column, c.variant_path)
+    if key not in cache:
+        cache[key] = shapes_lacking(planner.conn, planner.t.table_id, column_id, steps)
+    return cache[key]
+
+
+def unless_absent(planner: _Planner, c: LeafCondition, outer: str) -> str:
+    """`` AND NOT EXISTS (...)`` dropping the files ``outer`` whose objects prove ``c``'s key
+    absent, or "" when no shape of the table does."""
+    shapes = absent_shapes(planner, c)
+    if not shapes:
+        return ""
+    ids = ", ".join(planner.sql.bind(s) for s in shapes)
+    return (
+        f" AND NOT EXISTS (SELECT 1 FROM shredcat_file_object o "
+        f"WHERE o.data_file_id = {outer} AND o.shape_id IN ({ids}))"
+    )
