@@ -52,6 +52,7 @@ def upgrade() -> None:
         "shredcat_file_object",
         sa.Column("data_file_id", sa.BigInteger(), nullable=False),
         sa.Column("shape_id", sa.BigInteger(), nullable=False),
+        sa.Column("ordinal", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("data_file_id", "shape_id", name="pk_shredcat_file_object"),
     )
     op.create_index("ix_shredcat_file_object_shape_id", "shredcat_file_object", ["shape_id", "data_file_id"])

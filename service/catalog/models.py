@@ -468,3 +468,5 @@ class FileObject(Base):
 
     data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     shape_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    #: The object's place in the file's list (FileStats.objects comes back in extraction's order).
+    ordinal: Mapped[int] = mapped_column(Integer)

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sqlalchemy import Connection
+
 from service.catalog.repository.objects import shapes_lacking
+from service.catalog.repository.tables import TableRow
 from service.pruning.absent import key_steps, rejects_nulls
 from service.pruning.conditions import LeafCondition
 
@@ -35,6 +38,14 @@ def absent_shapes(planner: _Planner, c: LeafCondition) -> list[int]:
     if key not in cache:
         cache[key] = shapes_lacking(planner.conn, planner.t.table_id, column_id, steps)
     return cache[key]
+
+
+def lacked_somewhere(conn: Connection, t: TableRow, column: str, variant_path: str | None) -> bool:
+    """Whether some file of the table (live or not) was proven to lack the path's key: then a plan
+    prunes on the path there, though no file has statistics for it (what a warning must not deny)."""
+    column_id = t.columns.get(column)
+    steps = key_steps(variant_path)
+    return column_id is not None and bool(steps) and bool(shapes_lacking(conn, t.table_id, column_id, steps))
 
 
 def unless_absent(planner: _Planner, c: LeafCondition, outer: str) -> str:

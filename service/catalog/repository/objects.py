@@ -81,9 +81,9 @@ def add_objects(conn: Connection, t: TableRow, ids: Sequence[int], files: Sequen
         return
     shape_of = _ensure_shapes(conn, t.table_id, wanted)
     rows = [
-        {"data_file_id": fid, "shape_id": sid}
+        {"data_file_id": fid, "shape_id": shape_of[k], "ordinal": i}
         for fid, keys in zip(ids, per_file, strict=True)
-        for sid in sorted({shape_of[k] for k in keys})
+        for i, k in enumerate(dict.fromkeys(keys))
     ]
     for chunk in chunks(rows, 5_000):
         conn.execute(insert(FO), list(chunk))
@@ -110,13 +110,13 @@ def objects_for_files(
 
 
 def file_objects(conn: Connection, t: TableRow, data_file_id: int) -> tuple[ShreddedObject, ...]:
-    """One file's proven objects, as extraction gave them (ordered by column and path)."""
+    """One file's proven objects, as extraction gave them (in its order)."""
     names = t.column_names
     rows = conn.execute(
         select(SH.column_id, SH.object_path, SH.fields)
         .join(FO, FO.shape_id == SH.shape_id)
         .where(FO.data_file_id == data_file_id)
-        .order_by(SH.column_id, SH.object_path)
+        .order_by(FO.ordinal)
     )
     return tuple(
         ShreddedObject(names[int(cid)], path, tuple(json.loads(fields)))
