@@ -34,6 +34,7 @@ def upgrade() -> None:
         sa.Column("object_path", sa.String(), nullable=False),
         sa.Column("fields", sa.Text(), nullable=False),
         sa.Column("fields_digest", sa.String(64), nullable=False),
+        sa.Column("live_file_count", sa.BigInteger(), nullable=False),
         sa.ForeignKeyConstraint(
             ["column_id"], ["ducklake_column.column_id"], name="fk_shredcat_object_shape_column_id_ducklake_column"
         ),

@@ -455,6 +455,9 @@ class ObjectShape(Base):
     fields: Mapped[str] = mapped_column(Text)
     #: sha256 of ``fields`` (hex): the unique key (an object of many fields is past an index entry's size).
     fields_digest: Mapped[str] = mapped_column(String(64))
+    #: Live files with this shape: when a path's shapes cover every live file, the files that may
+    #: hold a key are those whose shape has it (found by shape, not by scanning the files).
+    live_file_count: Mapped[int] = mapped_column(BigInteger, default=0)
 
 
 class FileObject(Base):

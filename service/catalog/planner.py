@@ -48,7 +48,7 @@ from service import pagetoken
 from service.catalog import models
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH, PATH_FILE_COLUMNS
-from service.catalog.planner_absent import absent_shapes, unless_absent
+from service.catalog.planner_absent import absent_shapes, uncovered_files, unless_absent
 from service.catalog.results import Candidate, FileExplanation, PlannedFile, PlannedFilesPage, PlanResult
 from service.errors import BadInputError, LimitExceededError, NotFoundError, ShredcatError
 from service.pruning.conditions import (
@@ -364,7 +364,7 @@ class _Planner(ConditionVisitor[str]):
             )
         if uncovered:
             ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
-            no_row = self.all_files()
+            no_row = uncovered_files(self, c) or self.all_files()
             if ids:
                 no_row += (
                     f" AND NOT EXISTS (SELECT 1 FROM {table} s2 "

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
 
-from service.catalog.repository.objects import shapes_lacking
+from service.catalog.repository.objects import StepShapes, shapes_lacking, step_shapes
 from service.catalog.repository.tables import TableRow
 from service.pruning.absent import key_steps, rejects_nulls
 from service.pruning.conditions import LeafCondition
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from service.catalog.planner import _Planner
 
 
-def absent_shapes(planner: _Planner, c: LeafCondition) -> list[int]:
-    """The shapes proving ``c``'s key absent (cached per planner and leaf key)."""
+def _steps(planner: _Planner, c: LeafCondition) -> list[StepShapes]:
+    """The shapes of each step of ``c``'s path (cached per planner and leaf key); none when the
+    leaf does not reject an all-NULL path."""
     if c.variant_path is None or not rejects_nulls(c):
         return []
     column_id = planner.t.columns.get(c.column)
@@ -36,8 +37,34 @@ def absent_shapes(planner: _Planner, c: LeafCondition) -> list[int]:
     cache = planner.absent_cache
     key = (c.column, c.variant_path)
     if key not in cache:
-        cache[key] = shapes_lacking(planner.conn, planner.t.table_id, column_id, steps)
+        cache[key] = step_shapes(planner.conn, planner.t.table_id, column_id, steps)
     return cache[key]
+
+
+def absent_shapes(planner: _Planner, c: LeafCondition) -> list[int]:
+    """The shapes proving ``c``'s key absent."""
+    return sorted(sid for st in _steps(planner, c) for sid in st.lacking)
+
+
+def uncovered_files(planner: _Planner, c: LeafCondition) -> str | None:
+    """A SELECT of the live files ``f`` that may hold ``c``'s key, found by shape: at the current
+    snapshot, when the shapes at one step's object path cover every live file (each file has one
+    object there), the files whose object there has the key (an index range per shape; none: an
+    empty set). None otherwise (then every live file is the start, :func:`unless_absent` the filter)."""
+    if not planner.current or not absent_shapes(planner, c):
+        return None
+    for st in _steps(planner, c):
+        if st.live_files == planner.t.live_file_count:
+            if not st.having:
+                return planner.empty()
+            ids = ", ".join(planner.sql.bind(s) for s in st.having)
+            tid = planner.sql.bind(planner.t.table_id)
+            return (
+                "SELECT f.data_file_id FROM shredcat_file_object o "
+                "JOIN ducklake_data_file f ON f.data_file_id = o.data_file_id "
+                f"WHERE o.shape_id IN ({ids}) AND f.table_id = {tid} AND {planner.live('f')}"
+            )
+    return None
 
 
 def lacked_somewhere(conn: Connection, t: TableRow, column: str, variant_path: str | None) -> bool:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from sqlalchemy import Connection, insert, select
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 
 from service.catalog import models as m
 from service.catalog.repository.common import chunks, in_values
@@ -58,12 +60,22 @@ def _ensure_shapes(conn: Connection, table_id: int, keys: set[_ShapeKey]) -> dic
                 "object_path": path,
                 "fields": fields,
                 "fields_digest": hashlib.sha256(fields.encode()).hexdigest(),
+                "live_file_count": 0,
             }
             for cid, path, fields in missing
         ]
         ids = conn.execute(insert(SH).returning(SH.shape_id, sort_by_parameter_order=True), params).scalars()
         out.update(zip(missing, (int(i) for i in ids), strict=True))
     return out
+
+
+def _one_per_path(keys: list[_ShapeKey]) -> list[_ShapeKey]:
+    """Each object path once: an object a file was sent twice with different fields (a client's
+    body; extraction gives one) proves nothing, and a path's shapes must count each file once."""
+    by_path: dict[tuple[int, str], set[str]] = {}
+    for cid, path, fields in keys:
+        by_path.setdefault((cid, path), set()).add(fields)
+    return list(dict.fromkeys(k for k in keys if len(by_path[(k[0], k[1])]) == 1))
 
 
 def add_objects(conn: Connection, t: TableRow, ids: Sequence[int], files: Sequence[FileStats]) -> None:
@@ -75,7 +87,7 @@ def add_objects(conn: Connection, t: TableRow, ids: Sequence[int], files: Sequen
             for o in f.objects
             if o.column in t.columns and _storable(o)
         ]
-        per_file.append(keys)
+        per_file.append(_one_per_path(keys))
     wanted = {k for keys in per_file for k in keys}
     if not wanted:
         return
@@ -83,10 +95,35 @@ def add_objects(conn: Connection, t: TableRow, ids: Sequence[int], files: Sequen
     rows = [
         {"data_file_id": fid, "shape_id": shape_of[k], "ordinal": i}
         for fid, keys in zip(ids, per_file, strict=True)
-        for i, k in enumerate(dict.fromkeys(keys))
+        for i, k in enumerate(keys)
     ]
     for chunk in chunks(rows, 5_000):
         conn.execute(insert(FO), list(chunk))
+    _add_counts(conn, Counter(int(r["shape_id"]) for r in rows), 1)
+
+
+def _add_counts(conn: Connection, counts: Counter[int], sign: int) -> None:
+    if counts:
+        stmt = (
+            update(SH)
+            .where(SH.shape_id == bindparam("sid"))
+            .values(live_file_count=SH.live_file_count + bindparam("delta"))
+        )
+        conn.execute(stmt, [{"sid": sid, "delta": sign * n} for sid, n in sorted(counts.items())])
+
+
+def end_objects(conn: Connection, ids: Sequence[int]) -> None:
+    """The files ``ids`` end: their shapes' live counts drop (their rows stay, facts of the files)."""
+    counts: Counter[int] = Counter()
+    for chunk in chunks(list(ids)):
+        rows = conn.execute(
+            select(FO.shape_id, func.count())
+            .where(in_values(conn, FO.data_file_id, chunk))
+            .group_by(FO.shape_id)
+        )
+        for sid, n in rows:
+            counts[int(sid)] += int(n)
+    _add_counts(conn, counts, -1)
 
 
 def objects_for_files(
@@ -125,17 +162,42 @@ def file_objects(conn: Connection, t: TableRow, data_file_id: int) -> tuple[Shre
     )
 
 
-def shapes_lacking(
+@dataclass(frozen=True, slots=True)
+class StepShapes:
+    """The shapes of one step ``(object path, key)`` of a leaf's path."""
+
+    path: str
+    #: Shapes whose object lacks the key (it is absent from every row of their files).
+    lacking: tuple[int, ...]
+    #: Shapes whose object has it.
+    having: tuple[int, ...]
+    #: Live files with any shape at the path.
+    live_files: int
+
+
+def step_shapes(
     conn: Connection, table_id: int, column_id: int, steps: Sequence[tuple[str, str]]
-) -> list[int]:
-    """The shapes of ``column_id`` that prove a key of ``steps`` (``(object path, key)`` pairs,
-    :func:`service.pruning.absent.key_steps`) absent: the object at the path lacks the key."""
+) -> list[StepShapes]:
+    """The shapes of ``column_id`` at each step's object path (``steps``: ``(object path, key)``
+    pairs, :func:`service.pruning.absent.key_steps`), split by whether they have the key."""
     want = {path: key for path, key in steps if "\x00" not in path}  # PostgreSQL cannot compare NUL
     if not want:
         return []
+    found: dict[str, tuple[list[int], list[int], list[int]]] = {p: ([], [], []) for p in want}
     rows = conn.execute(
-        select(SH.shape_id, SH.object_path, SH.fields).where(
+        select(SH.shape_id, SH.object_path, SH.fields, SH.live_file_count).where(
             SH.table_id == table_id, SH.column_id == column_id, SH.object_path.in_(list(want))
         )
     )
-    return sorted(int(sid) for sid, path, fields in rows if want[path] not in json.loads(fields))
+    for sid, path, fields, live in rows:
+        lacking, having, counts = found[path]
+        (having if want[path] in json.loads(fields) else lacking).append(int(sid))
+        counts.append(int(live))
+    return [StepShapes(p, tuple(sorted(lk)), tuple(sorted(hv)), sum(n)) for p, (lk, hv, n) in found.items()]
+
+
+def shapes_lacking(
+    conn: Connection, table_id: int, column_id: int, steps: Sequence[tuple[str, str]]
+) -> list[int]:
+    """The shapes proving a key of ``steps`` absent (see :func:`step_shapes`)."""
+    return sorted(sid for st in step_shapes(conn, table_id, column_id, steps) for sid in st.lacking)
