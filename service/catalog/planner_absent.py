@@ -53,17 +53,18 @@ def uncovered_files(planner: _Planner, c: LeafCondition) -> str | None:
     empty set). None otherwise (then every live file is the start, :func:`unless_absent` the filter)."""
     if not planner.current or not absent_shapes(planner, c):
         return None
-    for st in _steps(planner, c):
-        if st.live_files == planner.t.live_file_count:
-            if not st.having:
-                return planner.empty()
-            ids = ", ".join(planner.sql.bind(s) for s in st.having)
-            tid = planner.sql.bind(planner.t.table_id)
-            return (
-                "SELECT f.data_file_id FROM shredcat_file_object o "
-                "JOIN ducklake_data_file f ON f.data_file_id = o.data_file_id "
-                f"WHERE o.shape_id IN ({ids}) AND f.table_id = {tid} AND {planner.live('f')}"
-            )
+    covering = [st for st in _steps(planner, c) if st.live_files == planner.t.live_file_count]
+    if covering:
+        st = min(covering, key=lambda s: s.having_files)  # the step leaving the fewest files
+        if not st.having:
+            return planner.empty()
+        ids = ", ".join(planner.sql.bind(s) for s in st.having)
+        tid = planner.sql.bind(planner.t.table_id)
+        return (
+            "SELECT f.data_file_id FROM shredcat_file_object o "
+            "JOIN ducklake_data_file f ON f.data_file_id = o.data_file_id "
+            f"WHERE o.shape_id IN ({ids}) AND f.table_id = {tid} AND {planner.live('f')}"
+        )
     return None
 
 

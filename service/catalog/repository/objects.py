@@ -171,8 +171,9 @@ class StepShapes:
     lacking: tuple[int, ...]
     #: Shapes whose object has it.
     having: tuple[int, ...]
-    #: Live files with any shape at the path.
+    #: Live files with any shape at the path, and with one that has the key.
     live_files: int
+    having_files: int
 
 
 def step_shapes(
@@ -183,17 +184,23 @@ def step_shapes(
     want = {path: key for path, key in steps if "\x00" not in path}  # PostgreSQL cannot compare NUL
     if not want:
         return []
-    found: dict[str, tuple[list[int], list[int], list[int]]] = {p: ([], [], []) for p in want}
+    found: dict[str, tuple[list[int], list[int], list[int], list[int]]] = {p: ([], [], [], []) for p in want}
     rows = conn.execute(
         select(SH.shape_id, SH.object_path, SH.fields, SH.live_file_count).where(
             SH.table_id == table_id, SH.column_id == column_id, SH.object_path.in_(list(want))
         )
     )
     for sid, path, fields, live in rows:
-        lacking, having, counts = found[path]
-        (having if want[path] in json.loads(fields) else lacking).append(int(sid))
+        lacking, having, counts, having_counts = found[path]
+        has = want[path] in json.loads(fields)
+        (having if has else lacking).append(int(sid))
         counts.append(int(live))
-    return [StepShapes(p, tuple(sorted(lk)), tuple(sorted(hv)), sum(n)) for p, (lk, hv, n) in found.items()]
+        if has:
+            having_counts.append(int(live))
+    return [
+        StepShapes(p, tuple(sorted(lk)), tuple(sorted(hv)), sum(n), sum(hn))
+        for p, (lk, hv, n, hn) in found.items()
+    ]
 
 
 def shapes_lacking(
