@@ -130,3 +130,31 @@ def test_warnings_do_not_deny_pruning_on_an_absent_field(
     assert "no file can be pruned" not in w.message
     res = catalog.plan("lake", "events", parse_sql("variant_get(v, '$.b.zz', 'bigint') = 1"), page_size=1)
     assert [w.type for w in res.warnings] == ["path_not_shredded"], res.warnings  # not "prunes nothing"
+
+
+def _shape_counts(catalog: Catalog) -> dict[str, int]:
+    from sqlalchemy import text
+
+    with catalog.engine.connect() as c:
+        rows = c.execute(text("SELECT object_path, fields, live_file_count FROM shredcat_object_shape"))
+        return {f"{p} {f}": int(n) for p, f, n in rows}
+
+
+def test_shape_counts_follow_commits_and_removals(catalog: Catalog, files: dict[str, FileStats]) -> None:
+    """Once every live file's root is proven (old and residual removed), plans start from the files
+    whose root has the key (the counts say the shapes cover every file); the answer is the same."""
+    assert _shape_counts(catalog) == {
+        'root ["a", "b", "scoped"]': 1, 'root ["a", "b"]': 1, '"b" ["c"]': 2,
+    }  # fmt: skip
+    catalog.remove("lake", "events", [files["old"].path, files["residual"].path])
+    assert _shape_counts(catalog)['root ["a", "b"]'] == 1
+    assert _kept(catalog, "variant_get(v, '$.scoped', 'boolean') = true") == {"has"}
+    assert _kept(catalog, "variant_get(v, '$.b.e', 'bigint') = 1") == set()
+    assert _kept(catalog, "variant_get(v, '$.scoped', 'boolean') IS NULL") == {"lacks"}
+    catalog.remove("lake", "events", [files["lacks"].path])
+    assert _shape_counts(catalog) == {'root ["a", "b", "scoped"]': 1, 'root ["a", "b"]': 0, '"b" ["c"]': 1}
+    assert _kept(catalog, "variant_get(v, '$.scoped', 'boolean') = true") == {"has"}
+    # Committed again (a new data file): counted again, pruned again.
+    catalog.commit("lake", "events", [files["lacks"], files["old"]])
+    assert _shape_counts(catalog)['root ["a", "b"]'] == 1
+    assert _kept(catalog, "variant_get(v, '$.scoped', 'boolean') = true") == {"has", "old"}
