@@ -49,6 +49,7 @@ from service.catalog import models
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH, PATH_FILE_COLUMNS
 from service.catalog.planner_absent import absent_shapes, uncovered_files, unless_absent
+from service.catalog.repository.objects import StepShapes
 from service.catalog.results import Candidate, FileExplanation, PlannedFile, PlannedFilesPage, PlanResult
 from service.errors import BadInputError, LimitExceededError, NotFoundError, ShredcatError
 from service.pruning.conditions import (
@@ -161,7 +162,7 @@ class _Planner(ConditionVisitor[str]):
         self._cache = cache
         self.terms = 0
         #: Per leaf key: the shapes proving its key absent (planner_absent).
-        self.absent_cache: dict[tuple[str, str | None], list[int]] = {}
+        self.absent_cache: dict[tuple[str, str | None], list[StepShapes]] = {}
 
     def count(self, n: int) -> None:
         self.terms += n
