@@ -76,7 +76,7 @@ def event_stream(spark: Any, n_events: int, n_files: int) -> Any:
                 THEN to_variant_object(named_struct({common}, 'referrer', 'news.example'))
                 ELSE to_variant_object(named_struct({common})) END
             ELSE to_variant_object(named_struct({common}, 'target', concat('button-', id % 12)))
-            END AS v""",
+            END AS v"""
         )
     )
 
@@ -102,10 +102,8 @@ def queries() -> list[tuple[str, Any]]:
             "user_id BETWEEN 1100 AND 1101 OR variant_get(v, '$.ts', 'timestamp') "
             "BETWEEN TIMESTAMP '2024-03-12 10:00:00' AND TIMESTAMP '2024-03-12 11:00:00'",
         ),
-        (
-            "a week of one event type (partition range + Variant)",
-            "event_date BETWEEN DATE '2024-03-04' AND DATE '2024-03-10' AND variant_get(v, '$.type', 'string') = 'purchase'",
-        ),
+        ("a week of one event type (partition range + Variant)",
+         "event_date BETWEEN DATE '2024-03-04' AND DATE '2024-03-10' AND variant_get(v, '$.type', 'string') = 'purchase'"),
         ("one user's events (user.id = 1234)", "variant_get(v, '$.user.id', 'bigint') = 1234"),
         (
             "one hour of the stream (ts)",
@@ -114,8 +112,7 @@ def queries() -> list[tuple[str, Any]]:
         ),
         (
             "big purchases of 20 users (Column API)",
-            F.variant_get("v", "$.user.id", "bigint").between(1300, 1320)
-            & (F.variant_get("v", "$.amount", "double") > 300),
+            F.variant_get("v", "$.user.id", "bigint").between(1300, 1320) & (F.variant_get("v", "$.amount", "double") > 300),
         ),
         ("slow requests (latency_ms drifts int -> double)", "v:latency_ms::bigint >= 3000"),
         ("all purchases (not selective)", "variant_get(v, '$.type', 'string') = 'purchase'"),
@@ -157,9 +154,7 @@ def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
         with ShredcatClient(url, os.environ.get("SHREDCAT_TOKEN")) as client:
             t = time.perf_counter()
             df = event_stream(spark, n_events, n_files)
-            written = write_and_register(
-                df, events_dir, "demo.events", client=client, partition_by=["event_date"]
-            )
+            written = write_and_register(df, events_dir, "demo.events", client=client, partition_by=["event_date"])
             table = client.load_table("demo", "events")
             print(
                 f"Spark wrote {len(written.paths)} shredded Parquet files ({table.live_record_count} events, "
@@ -179,20 +174,14 @@ def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
             for p in (written.paths[0], written.paths[-1]):
                 types = {x.variant_path: x.shredded_type.name for x in extract_file(p).paths}
                 drift[Path(p).name[:10]] = types.get('"latency_ms"', "not fully shredded")
-            print(
-                f"  latency_ms is shredded as {drift['part-00000']} in the first file, "
-                f"as {list(drift.values())[-1]} in the last one"
-            )
+            print(f"  latency_ms is shredded as {drift['part-00000']} in the first file, "
+                  f"as {list(drift.values())[-1]} in the last one")
 
             plain_dir = events_dir
-            spark.read.parquet(plain_dir).where(
-                "variant_get(v, '$.user.id', 'bigint') = 0"
-            ).collect()  # warm-up
+            spark.read.parquet(plain_dir).where("variant_get(v, '$.user.id', 'bigint') = 0").collect()  # warm-up
 
-            print(
-                f"\n{'query':<53} {'files':>5} {'cand.':>5} {'pruned':>6} {'pruned read':>11} "
-                f"{'plain read':>10} {'speed-up':>8} {'rows':>6}"
-            )
+            print(f"\n{'query':<53} {'files':>5} {'cand.':>5} {'pruned':>6} {'pruned read':>11} "
+                  f"{'plain read':>10} {'speed-up':>8} {'rows':>6}")
             for label, predicate in queries():
                 scan = plan_pruned(spark, "demo.events", predicate, client=client, base_path=events_dir)
 

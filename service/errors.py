@@ -59,9 +59,7 @@ class InvalidPredicateError(BadInputError):
 
     code = "invalid_predicate"
 
-    def __init__(
-        self, message: str, *, details: dict[str, Any] | None = None, position: int | None = None
-    ) -> None:
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None, position: int | None = None) -> None:
         if position is not None:
             details = {**(details or {}), "position": position}
         super().__init__(message, details=details)

@@ -74,6 +74,5 @@ class FileLimits:
     max_schema_leaves: int = MAX_SCHEMA_LEAVES
     max_shredded_paths: int = MAX_SHREDDED_PATHS
 
-
 #: The default per-file limits (a value, for default arguments).
 DEFAULT_FILE_LIMITS = FileLimits()

@@ -220,5 +220,7 @@ def get_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as e:
-        why = "; ".join(f"SHREDCAT_{'.'.join(map(str, x['loc'])).upper()}: {x['msg']}" for x in e.errors())
+        why = "; ".join(
+            f"SHREDCAT_{'.'.join(map(str, x['loc'])).upper()}: {x['msg']}" for x in e.errors()
+        )
         raise SettingsError(f"invalid settings: {why}") from None

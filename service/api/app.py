@@ -68,9 +68,7 @@ TAGS = [
 
 def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
     if settings.auth == "off":
-        log.warning(
-            "SHREDCAT_AUTH=off: authentication is disabled, every caller is an admin (local use only)"
-        )
+        log.warning("SHREDCAT_AUTH=off: authentication is disabled, every caller is an admin (local use only)")
     elif not settings.tokens:
         log.warning("no SHREDCAT_TOKENS configured: every request but /health will be refused (401)")
     if not ctx.roots:
@@ -98,16 +96,12 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         # Opened in the background: a server starts (and reports unready) without its database.
         engines = [catalog.engine, *(s.engine for s in reads.standbys)]
         ctx.pool_filler = threading.Thread(
-            target=lambda: [fill_pool(e, ctx.stopping) for e in engines],
-            name="shredcat-pool-fill",
-            daemon=True,
+            target=lambda: [fill_pool(e, ctx.stopping) for e in engines], name="shredcat-pool-fill", daemon=True
         )
         ctx.pool_filler.start()
     ctx.catalog = catalog
     ctx.plan_limiter = anyio.CapacityLimiter(min(settings.plan_concurrency, settings.db_pool_size))
-    ctx.executor = ContextThreadPoolExecutor(
-        max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract"
-    )
+    ctx.executor = ContextThreadPoolExecutor(max_workers=settings.extract_workers, thread_name_prefix="shredcat-extract")
 
 
 def _close(ctx: AppContext, *, owned: bool) -> None:
@@ -147,9 +141,7 @@ def serve_app() -> FastAPI:
     return create_app(settle=True)
 
 
-def _policy(
-    settings: Settings, routes: list[Any], authenticator: Authenticator, signer: SessionSigner
-) -> RoutePolicy:
+def _policy(settings: Settings, routes: list[Any], authenticator: Authenticator, signer: SessionSigner) -> RoutePolicy:
     def role_of_header(header: str) -> str | None:
         try:
             return authenticator.authenticate(header).role
@@ -161,19 +153,13 @@ def _policy(
         return p.role if p is not None else None
 
     limits = BodyLimits.from_settings(
-        settings.max_body_bytes,
-        settings.max_plan_body_bytes,
-        settings.max_predicate_length,
+        settings.max_body_bytes, settings.max_plan_body_bytes, settings.max_predicate_length,
         settings.body_timeout_seconds,
     )
-    return RoutePolicy(
-        routes, limits, admin_session_check(role_of_header, role_of_cookie, enabled=settings.auth == "on")
-    )
+    return RoutePolicy(routes, limits, admin_session_check(role_of_header, role_of_cookie, enabled=settings.auth == "on"))
 
 
-def create_app(
-    settings: Settings | None = None, *, catalog: Catalog | None = None, settle: bool = False
-) -> FastAPI:
+def create_app(settings: Settings | None = None, *, catalog: Catalog | None = None, settle: bool = False) -> FastAPI:
     """Build the app. ``catalog``: use this :class:`~service.catalog.Catalog` instead of opening
     one on ``settings.database_url`` (the caller then owns it). ``settle``: settle the process's
     garbage collector after start-up (:func:`settle_collector`; what the server process does)."""
@@ -234,18 +220,14 @@ def create_app(
     # The plan route first: a request is matched against the routes in order (twice: for its
     # role by the middleware, then by the router), and planning is the call clients repeat.
     # No other route's pattern matches a plan path, so the order decides nothing else.
-    routers = [m.router for m in (plan, health, namespaces, tables, commits, reads, verify)] + [
-        dashboard_router
-    ]
+    routers = [m.router for m in (plan, health, namespaces, tables, commits, reads, verify)] + [dashboard_router]
     for router in routers:
         app.include_router(router)
     app.add_middleware(
         RequestContextMiddleware,
         metrics=metrics,
         authenticator=ctx.authenticator,
-        policy=_policy(
-            settings, [route for router in routers for route in router.routes], ctx.authenticator, signer
-        ),
+        policy=_policy(settings, [route for router in routers for route in router.routes], ctx.authenticator, signer),
     )
     app.add_middleware(RequestLogMiddleware)  # outermost: the request id is in every log line
     return app

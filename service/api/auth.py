@@ -88,9 +88,7 @@ class Authenticator:
 
 
 #: Declares the scheme in the OpenAPI spec; the header itself is parsed by :class:`Authenticator`.
-_bearer = HTTPBearer(
-    auto_error=False, description="A token from SHREDCAT_TOKENS (roles: reader, writer, admin)."
-)
+_bearer = HTTPBearer(auto_error=False, description="A token from SHREDCAT_TOKENS (roles: reader, writer, admin).")
 _BearerCredentials = Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)]
 
 

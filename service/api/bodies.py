@@ -62,9 +62,7 @@ def _is_json(content_type: str | None) -> bool:
     message = email.message.Message()
     message["content-type"] = content_type
     subtype = message.get_content_subtype()
-    return message.get_content_maintype() == "application" and (
-        subtype == "json" or subtype.endswith("+json")
-    )
+    return message.get_content_maintype() == "application" and (subtype == "json" or subtype.endswith("+json"))
 
 
 _WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, as json.decoder skips it
@@ -166,9 +164,7 @@ def _validate(model: type[M], data: Any, items: tuple[str, type[BaseModel]] | No
     if errors or rest:
         order = [(f.alias or name) for name, f in model.model_fields.items()]
         rank = {name: n for n, name in enumerate(order)}
-        both = sorted(
-            rest + errors, key=lambda err: rank.get(err["loc"][1], len(order)) if len(err["loc"]) > 1 else -1
-        )
+        both = sorted(rest + errors, key=lambda err: rank.get(err["loc"][1], len(order)) if len(err["loc"]) > 1 else -1)
         raise RequestValidationError(both)
     return out
 
@@ -186,47 +182,21 @@ def parse_json_body(
     ``items``: a list field of ``model`` and its item model, validated item by item. ``loads``:
     the JSON decoder (raising as ``json.loads`` does)."""
     if not raw:
-        raise RequestValidationError(
-            [{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}]
-        )
+        raise RequestValidationError([{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}])
     data: Any = raw
     if _is_json(content_type):
         try:
             data = loads(raw)
         except json.JSONDecodeError as e:
             raise RequestValidationError(
-                [
-                    {
-                        "type": "json_invalid",
-                        "loc": ("body", e.pos),
-                        "msg": "JSON decode error",
-                        "input": {},
-                        "ctx": {"error": e.msg},
-                    }
-                ]
+                [{"type": "json_invalid", "loc": ("body", e.pos), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.msg}}]
             ) from None
         except UnicodeDecodeError as e:
             raise RequestValidationError(
-                [
-                    {
-                        "type": "json_invalid",
-                        "loc": ("body", e.start),
-                        "msg": "JSON decode error",
-                        "input": {},
-                        "ctx": {"error": e.reason},
-                    }
-                ]
+                [{"type": "json_invalid", "loc": ("body", e.start), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.reason}}]
             ) from None
         except RecursionError:  # json's decoder recurses once per nesting level
             raise RequestValidationError(
-                [
-                    {
-                        "type": "json_invalid",
-                        "loc": ("body",),
-                        "msg": "JSON decode error",
-                        "input": {},
-                        "ctx": {"error": "nested too deeply"},
-                    }
-                ]
+                [{"type": "json_invalid", "loc": ("body",), "msg": "JSON decode error", "input": {}, "ctx": {"error": "nested too deeply"}}]
             ) from None
     return _validate(model, data, items)

@@ -114,19 +114,12 @@ def _commit(
                     raise
                 raise creation_forbidden(namespace, table) from None
         extracted = extract_all(
-            checked,
-            ctx.executor,
-            max_footer_bytes=ctx.settings.max_footer_bytes,
-            limits=ctx.settings.file_limits,
+            checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes, limits=ctx.settings.file_limits
         )
         files: list[FileStats] = [*extracted, *given]
         create_with = None
         if creating is not None:
-            create_with = (
-                creating.variant_columns
-                if creating.variant_columns is not None
-                else union_variant_columns(files)
-            )
+            create_with = creating.variant_columns if creating.variant_columns is not None else union_variant_columns(files)
         result = catalog.commit(
             namespace,
             table,
@@ -185,10 +178,6 @@ def _remove(
 ) -> RemoveFilesResponse:
     body = parse_json_body(RemoveFilesRequest, raw, content_type)
     check_file_count(len(body.paths), ctx.limits, "paths")
-    result = catalog.remove(
-        namespace, table, [lookup_path(p) for p in body.paths], missing_ok=body.missing_ok
-    )
+    result = catalog.remove(namespace, table, [lookup_path(p) for p in body.paths], missing_ok=body.missing_ok)
     ctx.metrics.files_removed.inc(len(result.removed))
-    return RemoveFilesResponse(
-        snapshot_id=result.snapshot_id, removed=list(result.removed), missing=list(result.missing)
-    )
+    return RemoveFilesResponse(snapshot_id=result.snapshot_id, removed=list(result.removed), missing=list(result.missing))

@@ -57,9 +57,7 @@ async def get_catalog(request: Request) -> Catalog:
     return c
 
 
-def field_error(
-    field: tuple[Any, ...] | str, message: str, cls: type[ShredcatError] = BadInputError
-) -> ShredcatError:
+def field_error(field: tuple[Any, ...] | str, message: str, cls: type[ShredcatError] = BadInputError) -> ShredcatError:
     name = field if isinstance(field, str) else field_name(field)
     return cls(f"{name}: {message}", details={"field": name})
 

@@ -36,9 +36,7 @@ _HTTP_TYPES = {
 }
 
 
-def error_body(
-    status: int, type_: str, message: str, details: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def error_body(status: int, type_: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"error": {"type": type_, "message": message, "details": details or {}, "code": status}}
 
 
@@ -50,21 +48,13 @@ class _ErrorJSONResponse(JSONResponse):
         try:
             return super().render(content)
         except UnicodeEncodeError:
-            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode(
-                "ascii"
-            )
+            return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
 
 def error_response(
-    status: int,
-    type_: str,
-    message: str,
-    details: dict[str, Any] | None = None,
-    headers: dict[str, str] | None = None,
+    status: int, type_: str, message: str, details: dict[str, Any] | None = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    return _ErrorJSONResponse(
-        error_body(status, type_, message, details), status_code=status, headers=headers
-    )
+    return _ErrorJSONResponse(error_body(status, type_, message, details), status_code=status, headers=headers)
 
 
 def request_id(request: Request) -> str:
@@ -122,11 +112,7 @@ def install_error_handlers(app: FastAPI) -> None:
         errors = []
         for e in exc.errors():
             errors.append(
-                {
-                    "field": field_name(e.get("loc", ())),
-                    "message": str(e.get("msg", "")),
-                    "type": str(e.get("type", "")),
-                }
+                {"field": field_name(e.get("loc", ())), "message": str(e.get("msg", "")), "type": str(e.get("type", ""))}
             )
         first = errors[0] if errors else {"field": "", "message": "invalid request"}
         message = f"{first['field']}: {first['message']}" if first["field"] else first["message"]

@@ -28,9 +28,7 @@ def health(catalog: Annotated[Catalog, Depends(get_catalog)]) -> HealthResponse:
     from service.catalog.db import require_current_schema
 
     revision = require_current_schema(catalog.engine)  # unreachable or not migrated: 503
-    return HealthResponse(
-        status="ok", backend=catalog.backend, schema_revision=revision, version=service.__version__
-    )
+    return HealthResponse(status="ok", backend=catalog.backend, schema_revision=revision, version=service.__version__)
 
 
 @router.get(
@@ -61,10 +59,7 @@ def liveness_head() -> Response:
     summary="Prometheus metrics (text exposition format)",
     response_class=Response,
     responses={
-        200: {
-            "content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}},
-            "description": "Metrics.",
-        },
+        200: {"content": {CONTENT_TYPE.split(";")[0]: {"schema": {"type": "string"}}}, "description": "Metrics."},
         **error_responses(401, 403),
     },
 )

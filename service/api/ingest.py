@@ -34,9 +34,7 @@ from service.values import Bound, ShreddedType, parse_bound
 log = logging.getLogger("service.api")
 
 
-def check_paths(
-    paths: Sequence[str], roots: Sequence[WarehouseRoot], field: str = "body.paths"
-) -> list[CheckedPath]:
+def check_paths(paths: Sequence[str], roots: Sequence[WarehouseRoot], field: str = "body.paths") -> list[CheckedPath]:
     """Check every path (``field``: the request field of the list, or of the single path)."""
     out = []
     for i, p in enumerate(paths):
@@ -77,9 +75,7 @@ def expand_prefixes(
         field = f"body.prefixes[{i}]"
         try:
             if cover not in listed:
-                files = list_data_files(
-                    checked[first[cover]].prefix, limit=max(limits.max_files_per_commit - given - len(out), 0)
-                )
+                files = list_data_files(checked[first[cover]].prefix, limit=max(limits.max_files_per_commit - given - len(out), 0))
                 check_file_count(given + len(out) + len(files), limits)
                 listed[cover] = files
                 out.extend(check_file_path(f, roots, resolve=True) for f in files)
@@ -96,9 +92,7 @@ def _slashed(prefix: str) -> str:
     return prefix if prefix.endswith("/") else prefix + "/"
 
 
-def extract_checked(
-    checked: CheckedPath, max_footer_bytes: int, limits: FileLimits = DEFAULT_FILE_LIMITS
-) -> FileStats:
+def extract_checked(checked: CheckedPath, max_footer_bytes: int, limits: FileLimits = DEFAULT_FILE_LIMITS) -> FileStats:
     """The stats of one checked path (local files opened beneath their root) within the per-file
     ``limits``; errors name the path."""
     from service.stats import extract
@@ -106,9 +100,7 @@ def extract_checked(
     path = checked.path
     try:
         if checked.root is not None:
-            return extract.extract_file_beneath(
-                checked.root, path, max_footer_bytes=max_footer_bytes, limits=limits
-            )
+            return extract.extract_file_beneath(checked.root, path, max_footer_bytes=max_footer_bytes, limits=limits)
         return extract.extract_file(path, max_footer_bytes=max_footer_bytes, limits=limits)
     except ShredcatError:
         raise
@@ -120,11 +112,7 @@ def extract_checked(
 
 
 def extract_all(
-    paths: Sequence[CheckedPath],
-    executor: ThreadPoolExecutor,
-    *,
-    max_footer_bytes: int,
-    limits: FileLimits = DEFAULT_FILE_LIMITS,
+    paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, max_footer_bytes: int, limits: FileLimits = DEFAULT_FILE_LIMITS
 ) -> list[FileStats]:
     """Extract every file: local ones in the bounded pool, object-store ones with
     ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight (:mod:`service.stats.batch`). The
@@ -142,11 +130,7 @@ def extract_all(
 
         from service.stats.batch import extract_many
 
-        results = extract_many(
-            remote,
-            extract=partial(extract_checked, max_footer_bytes=max_footer_bytes, limits=limits),
-            path_of=_path_of,
-        )
+        results = extract_many(remote, extract=partial(extract_checked, max_footer_bytes=max_footer_bytes, limits=limits), path_of=_path_of)
         with closing(results):
             for checked, fs in results:
                 if isinstance(fs, ShredcatError):
@@ -233,8 +217,7 @@ def _column_row(at: str, path: str, r: ColumnStatsRowIn) -> ColumnStats:
 
 def _bad(at: str, path: str, r: VariantStatsRowIn, attribute: str, message: str) -> InvalidStatsError:
     return InvalidStatsError(
-        f"{path}: {row_where(r.column, r.variant_path)}: {message}",
-        details={"field": f"{at}.{attribute}", "path": path},
+        f"{path}: {row_where(r.column, r.variant_path)}: {message}", details={"field": f"{at}.{attribute}", "path": path}
     )
 
 
@@ -276,9 +259,7 @@ def file_from_body(i: int, f: FileStatsBody, roots: Sequence[WarehouseRoot], lim
         e.details.setdefault("field", f"{where}.path")
         raise
     try:
-        check_row_count(
-            checked.path, len(f.variant_stats) + len(f.column_stats), limits
-        )  # before any row is parsed
+        check_row_count(checked.path, len(f.variant_stats) + len(f.column_stats), limits)  # before any row is parsed
         fs = FileStats(
             path=checked.path,
             file_size_bytes=f.file_size_bytes,
@@ -286,12 +267,9 @@ def file_from_body(i: int, f: FileStatsBody, roots: Sequence[WarehouseRoot], lim
             footer_size=f.footer_size,
             content_id=f.content_id,
             variant_columns=tuple(f.variant_columns),
-            paths=tuple(
-                _row(f"{where}.variant-stats[{j}]", checked.path, r) for j, r in enumerate(f.variant_stats)
-            ),
+            paths=tuple(_row(f"{where}.variant-stats[{j}]", checked.path, r) for j, r in enumerate(f.variant_stats)),
             columns=tuple(
-                _column_row(f"{where}.column-stats[{j}]", checked.path, r)
-                for j, r in enumerate(f.column_stats)
+                _column_row(f"{where}.column-stats[{j}]", checked.path, r) for j, r in enumerate(f.column_stats)
             ),
             objects=tuple(
                 ShreddedObject(o.column, o.variant_path, tuple(o.fields)) for o in f.shredded_objects

@@ -44,9 +44,7 @@ class RequestInfo:
     path: str
 
 
-_current: contextvars.ContextVar[RequestInfo | None] = contextvars.ContextVar(
-    "shredcat_request", default=None
-)
+_current: contextvars.ContextVar[RequestInfo | None] = contextvars.ContextVar("shredcat_request", default=None)
 
 
 def current_request() -> RequestInfo | None:
@@ -96,12 +94,7 @@ class RequestLogMiddleware:
         finally:
             duration_ms = round((time.perf_counter() - started) * 1000, 3)
             access_log.info(
-                "%s %s %d %.1fms",
-                method,
-                path,
-                status,
-                duration_ms,
-                extra={"status": status, "duration_ms": duration_ms},
+                "%s %s %d %.1fms", method, path, status, duration_ms, extra={"status": status, "duration_ms": duration_ms}
             )
             _current.reset(token)
 
@@ -157,9 +150,7 @@ class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         info = _current.get()
         doc: dict[str, Any] = {
-            "ts": datetime.fromtimestamp(record.created, UTC)
-            .isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z"),
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),

@@ -50,18 +50,14 @@ class Metrics:
         self.files_registered = Counter(
             "shredcat_files_registered_total", "Data files added to tables by commits.", registry=r
         )
-        self.files_removed = Counter(
-            "shredcat_files_removed_total", "Data files removed from tables.", registry=r
-        )
+        self.files_removed = Counter("shredcat_files_removed_total", "Data files removed from tables.", registry=r)
         self.prune_calls = Counter(
             "shredcat_prune_calls_total", "Plan (prune) calls answered, by outcome.", ["outcome"], registry=r
         )
         self.files_considered = Counter(
             "shredcat_prune_files_considered_total", "Live files considered by plan calls.", registry=r
         )
-        self.files_pruned = Counter(
-            "shredcat_prune_files_pruned_total", "Files skipped by plan calls.", registry=r
-        )
+        self.files_pruned = Counter("shredcat_prune_files_pruned_total", "Files skipped by plan calls.", registry=r)
         self.catalog_reads = Counter(
             "shredcat_catalog_reads_total",
             "Catalog read transactions, by the database that answered (primary, or a hot standby's host:port/db).",
@@ -96,14 +92,10 @@ class _Standbys(Collector):
     def collect(self) -> Iterator[GaugeMetricFamily]:
         nan = float("nan")
         seconds = GaugeMetricFamily(
-            "shredcat_standby_lag_seconds",
-            "Replication lag of each hot standby (NaN: unknown).",
-            labels=["standby"],
+            "shredcat_standby_lag_seconds", "Replication lag of each hot standby (NaN: unknown).", labels=["standby"]
         )
         size = GaugeMetricFamily(
-            "shredcat_standby_lag_bytes",
-            "WAL bytes each hot standby has yet to replay (NaN: unknown).",
-            labels=["standby"],
+            "shredcat_standby_lag_bytes", "WAL bytes each hot standby has yet to replay (NaN: unknown).", labels=["standby"]
         )
         state = GaugeMetricFamily(
             "shredcat_standby_state",

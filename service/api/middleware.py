@@ -93,11 +93,7 @@ class _Exchange:
         await self.send({"type": "http.response.body", "body": body})
 
     async def error(
-        self,
-        status: int,
-        type_: str,
-        msg: str,
-        details: dict[str, Any] | None = None,
+        self, status: int, type_: str, msg: str, details: dict[str, Any] | None = None,
         headers: tuple[tuple[bytes, bytes], ...] = (),
     ) -> None:
         body = json.dumps(error_body(status, type_, msg, details)).encode()
@@ -108,9 +104,7 @@ class _Exchange:
         self.close = True
         if isinstance(e, _TooLarge):
             limit = bounds.body_bytes
-            await self.error(
-                413, "limit_exceeded", f"request body larger than {limit} bytes", {"limit": limit}
-            )
+            await self.error(413, "limit_exceeded", f"request body larger than {limit} bytes", {"limit": limit})
         else:
             seconds = bounds.body_seconds
             msg = f"the request body did not arrive within {seconds:g} seconds"
@@ -118,9 +112,7 @@ class _Exchange:
 
 
 class RequestContextMiddleware:
-    def __init__(
-        self, app: ASGIApp, *, metrics: Metrics, authenticator: Authenticator, policy: RoutePolicy
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, authenticator: Authenticator, policy: RoutePolicy) -> None:
         self.app = app
         self.metrics = metrics
         self.authenticator = authenticator
@@ -147,9 +139,7 @@ class RequestContextMiddleware:
         except Exception:
             log.exception("request %s %s %s failed", rid, scope.get("method"), scope.get("path"))
             if not ex.started:
-                await ex.error(
-                    500, "internal_error", f"internal server error (request id {rid})", {"request-id": rid}
-                )
+                await ex.error(500, "internal_error", f"internal server error (request id {rid})", {"request-id": rid})
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
@@ -166,9 +156,7 @@ class RequestContextMiddleware:
         if "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b""):
             # A name, prefix or path holding NUL names nothing (the catalog stores no such text,
             # and PostgreSQL cannot compare it): one answer on both backends, before any route.
-            await ex.error(
-                422, "bad_input", f"the request's URL holds a NUL character (%00): {NUL_NOT_STORED}"
-            )
+            await ex.error(422, "bad_input", f"the request's URL holds a NUL character (%00): {NUL_NOT_STORED}")
             return None
         declared = headers.get("content-length")
         has_body = (declared is not None and declared != "0") or "transfer-encoding" in headers
@@ -181,9 +169,7 @@ class RequestContextMiddleware:
                 principal = self.authenticator.check(headers.get("authorization"), bounds.role)
             except ShredcatError as e:
                 ex.close = has_body  # the body is never read
-                await ex.error(
-                    e.http_status, e.code, e.message, headers=_CHALLENGE if e.http_status == 401 else ()
-                )
+                await ex.error(e.http_status, e.code, e.message, headers=_CHALLENGE if e.http_status == 401 else ())
                 return None
             # The route's dependency takes it from here instead of hashing the token again.
             scope.setdefault("state", {})[PRINCIPAL_STATE] = principal

@@ -97,19 +97,13 @@ def _file_uri_path(original: str, rest: str) -> str:
     if rest.startswith("//"):
         host, sep, path = rest[2:].partition("/")
         if host not in ("", "localhost"):
-            raise PathNotAllowedError(
-                f"{original}: file URIs with a host are not allowed", details={"path": original}
-            )
+            raise PathNotAllowedError(f"{original}: file URIs with a host are not allowed", details={"path": original})
         rest = sep + path
     if "?" in rest or "#" in rest:
-        raise InvalidFilePathError(
-            f"{original}: a file URI takes no query or fragment", details={"path": original}
-        )
+        raise InvalidFilePathError(f"{original}: a file URI takes no query or fragment", details={"path": original})
     local = unquote(rest)
     if _has_control(local):  # escaped (%00, %0A): checked once decoded, as the text itself is
-        raise InvalidFilePathError(
-            f"{original!r}: control characters are not allowed in file paths", details={"path": original}
-        )
+        raise InvalidFilePathError(f"{original!r}: control characters are not allowed in file paths", details={"path": original})
     return local
 
 
@@ -177,9 +171,7 @@ def _split_location(text: object, roots: Sequence[WarehouseRoot], w: _Words) -> 
         raise InvalidFilePathError(f"{w.one} must be a non-empty string", details={"path": text})
     details = {"path": text}
     if "\x00" in text or _has_control(text):
-        raise InvalidFilePathError(
-            f"{text!r}: control characters are not allowed in {w.many}", details=details
-        )
+        raise InvalidFilePathError(f"{text!r}: control characters are not allowed in {w.many}", details=details)
     if "\\" in text:
         raise InvalidFilePathError(f"{text}: backslashes are not allowed in {w.many}", details=details)
     if not roots:
@@ -208,9 +200,7 @@ def _object_location(
     if not rest.startswith("//"):
         raise InvalidFilePathError(f"{text}: expected {scheme}://{w.shape}", details=details)
     if "?" in rest or "#" in rest:
-        raise InvalidFilePathError(
-            f"{text}: queries and fragments are not allowed in {w.uris}", details=details
-        )
+        raise InvalidFilePathError(f"{text}: queries and fragments are not allowed in {w.uris}", details=details)
     verbatim = scheme in STORES
     if not verbatim and any(c.isspace() for c in rest):
         raise InvalidFilePathError(f"{text}: whitespace must be percent-encoded in {w.uris}", details=details)
@@ -249,25 +239,19 @@ def check_file_path(path: object, roots: Sequence[WarehouseRoot], *, resolve: bo
         if ".." in segments:
             raise PathNotAllowedError(f"{path}: '..' is not allowed in file paths", details=details)
         if not local.lower().endswith(PARQUET_SUFFIX) or local.endswith("/"):
-            raise InvalidFilePathError(
-                f"{path}: only {PARQUET_SUFFIX} files can be registered", details=details
-            )
+            raise InvalidFilePathError(f"{path}: only {PARQUET_SUFFIX} files can be registered", details=details)
         normal = normal_local_path(local)
         try:
             final = os.path.realpath(normal) if resolve else normal
         except OSError:
             # realpath races a concurrent rename (readlink of what lstat just saw as a link):
             # the path changed under us, which is the writer's to retry, never a server fault.
-            raise FileAccessError(
-                f"{path}: the path changed while it was being checked; retry", details=details
-            ) from None
+            raise FileAccessError(f"{path}: the path changed while it was being checked; retry", details=details) from None
         # Where a symlink leads is never named: it may be anything on the server (/dev/zero,
         # /etc/...), and saying so would let a writer probe the filesystem outside the roots.
         via = " (through a symlink)" if final != normal else ""
         if not final.lower().endswith(PARQUET_SUFFIX):
-            raise InvalidFilePathError(
-                f"{path}: resolves{via} to a file that is not a {PARQUET_SUFFIX} file", details=details
-            )
+            raise InvalidFilePathError(f"{path}: resolves{via} to a file that is not a {PARQUET_SUFFIX} file", details=details)
         parts = _local_parts(final)
         root = next((r for r in roots if r.contains(LOCAL_SCHEME, parts) and len(parts) > len(r.parts)), None)
         if root is None:
@@ -329,9 +313,7 @@ def check_prefix(prefix: object, roots: Sequence[WarehouseRoot]) -> CheckedPrefi
         try:
             final = os.path.realpath(posixpath.normpath(local))
         except OSError:
-            raise FileAccessError(
-                f"{prefix}: the path changed while it was being checked; retry", details=details
-            ) from None
+            raise FileAccessError(f"{prefix}: the path changed while it was being checked; retry", details=details) from None
         parts = _local_parts(final)
         if not any(r.contains(LOCAL_SCHEME, parts) for r in roots):
             raise PathNotAllowedError(f"{prefix}: is outside the warehouse roots", details=details)

@@ -96,9 +96,7 @@ def _parsed_sql(sql: str, limits: PredicateLimits, schema: TableSchema | None) -
     return _parse_sql(sql, limits, schema)
 
 
-def _run_plan(
-    ctx: AppContext, namespace: str, table: str, raw: bytes, content_type: str | None
-) -> PlanResponse:
+def _run_plan(ctx: AppContext, namespace: str, table: str, raw: bytes, content_type: str | None) -> PlanResponse:
     # Decoded here, in the plan's thread: the body was bounded (SHREDCAT_MAX_PLAN_BODY_BYTES) before
     # a byte of it was read, and decoding it never holds the event loop.
     body = parse_json_body(PlanRequest, raw, content_type, loads=decode_json)
@@ -169,9 +167,7 @@ def _run_plan(
         if result.explain is None
         else [FileExplanation(path=x.path, kept=x.kept, reason=x.reason) for x in result.explain],
         warnings=[
-            PlanWarning(
-                type=w.type, column=w.column, path=w.path, message=w.message, suggestions=list(w.suggestions)
-            )
+            PlanWarning(type=w.type, column=w.column, path=w.path, message=w.message, suggestions=list(w.suggestions))
             for w in result.warnings
         ],
     )

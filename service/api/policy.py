@@ -84,22 +84,12 @@ class BodyLimits:
     seconds: float
 
     @classmethod
-    def from_settings(
-        cls,
-        max_body_bytes: int,
-        max_plan_body_bytes: int,
-        max_predicate_length: int,
-        body_timeout_seconds: float,
-    ) -> BodyLimits:
+    def from_settings(cls, max_body_bytes: int, max_plan_body_bytes: int, max_predicate_length: int,
+                      body_timeout_seconds: float) -> BodyLimits:
         from service.dashboard.web import FORM_MAX_BYTES, form_limit_for
 
-        return cls(
-            max_body_bytes,
-            max_plan_body_bytes,
-            FORM_MAX_BYTES,
-            form_limit_for(max_predicate_length),
-            body_timeout_seconds,
-        )
+        return cls(max_body_bytes, max_plan_body_bytes, FORM_MAX_BYTES, form_limit_for(max_predicate_length),
+                   body_timeout_seconds)
 
 
 class RoutePolicy:
@@ -107,16 +97,10 @@ class RoutePolicy:
     a request's headers carry an admin's bearer token or validly signed session cookie (the
     dashboard's own check still runs in the route; this only decides how much may be read)."""
 
-    def __init__(
-        self,
-        routes: Sequence[BaseRoute],
-        limits: BodyLimits,
-        is_admin_session: Callable[[Mapping[str, str]], bool],
-    ) -> None:
+    def __init__(self, routes: Sequence[BaseRoute], limits: BodyLimits,
+                 is_admin_session: Callable[[Mapping[str, str]], bool]) -> None:
         self.roles = RouteRoles.of(routes)
-        self.kinds = [
-            (Route(path, _never, methods=[method]), kind) for (method, path), kind in BODY_KINDS.items()
-        ]
+        self.kinds = [(Route(path, _never, methods=[method]), kind) for (method, path), kind in BODY_KINDS.items()]
         self.limits = limits
         self.is_admin_session = is_admin_session
 
@@ -134,10 +118,7 @@ class RoutePolicy:
     def _bounds(self, scope: Scope, role: str | None, headers: Mapping[str, str]) -> Bounds:
         lim = self.limits
         small = min(lim.seconds, SMALL_BODY_SECONDS)
-        kind = next(
-            (k for r, k in self.kinds if r.matches(scope)[0] is Match.FULL),
-            LARGE if role is not None else NONE,
-        )
+        kind = next((k for r, k in self.kinds if r.matches(scope)[0] is Match.FULL), LARGE if role is not None else NONE)
         if kind == PLAN:
             return Bounds(role, lim.plan, small)
         if kind == SMALL:
@@ -145,9 +126,7 @@ class RoutePolicy:
         if kind == FORM:
             return Bounds(role, lim.form, small, streamed=True)
         if kind == ADMIN_FORM:
-            return Bounds(
-                role, lim.admin_form if self.is_admin_session(headers) else lim.form, small, streamed=True
-            )
+            return Bounds(role, lim.admin_form if self.is_admin_session(headers) else lim.form, small, streamed=True)
         if kind == LARGE:
             return Bounds(role, lim.large, lim.seconds)
         return Bounds(role, 0, small)

@@ -41,9 +41,7 @@ router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["fi
 
 SnapshotId = Annotated[
     int | None,
-    Query(
-        alias="snapshot-id", ge=0, le=2**63 - 1, description="Read as of this snapshot (default: current)."
-    ),
+    Query(alias="snapshot-id", ge=0, le=2**63 - 1, description="Read as of this snapshot (default: current)."),
 ]
 MinSnapshotId = Annotated[
     int | None,
@@ -56,8 +54,7 @@ MinSnapshotId = Annotated[
     ),
 ]
 PageToken = Annotated[
-    str | None,
-    Query(alias="page-token", max_length=4096, description="`next-page-token` of the previous page."),
+    str | None, Query(alias="page-token", max_length=4096, description="`next-page-token` of the previous page.")
 ]
 PageSize = Annotated[int, Query(alias="page-size", ge=1, description="At most SHREDCAT_MAX_PAGE_SIZE.")]
 
@@ -82,9 +79,7 @@ def list_files(
     table: TableName,
     _: Annotated[Principal, Depends(require_reader)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
-    prefix: Annotated[
-        str | None, Query(max_length=2048, description="Only paths starting with this.")
-    ] = None,
+    prefix: Annotated[str | None, Query(max_length=2048, description="Only paths starting with this.")] = None,
     snapshot_id: SnapshotId = None,
     page_token: PageToken = None,
     page_size: PageSize = 1000,
@@ -107,9 +102,7 @@ def list_files(
         # Pin the snapshot so that later pages list the same set of files.
         snapshot_id = catalog.get_table(namespace, table, min_snapshot_id=min_snapshot_id).current_snapshot_id
     limit = min(page_size + 1, catalog.limits.max_page_size)
-    rows = catalog.list_files(
-        namespace, table, snapshot=snapshot_id, prefix=prefix or None, after=after, limit=limit
-    )
+    rows = catalog.list_files(namespace, table, snapshot=snapshot_id, prefix=prefix or None, after=after, limit=limit)
     more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
     rows = rows[:page_size]
     token = pagetoken.encode({"after": rows[-1].path, "snapshot": snapshot_id}) if more and rows else None
@@ -147,9 +140,7 @@ def load_file_stats(
     snapshot_id: SnapshotId = None,
     min_snapshot_id: MinSnapshotId = None,
 ) -> FileStatsResponse:
-    fs = catalog.file_stats(
-        namespace, table, lookup_path(path), snapshot=snapshot_id, min_snapshot_id=min_snapshot_id
-    )
+    fs = catalog.file_stats(namespace, table, lookup_path(path), snapshot=snapshot_id, min_snapshot_id=min_snapshot_id)
     return FileStatsResponse(
         path=fs.path,
         file_size_bytes=fs.file_size_bytes,
@@ -224,9 +215,7 @@ def list_snapshots(
     check_page_size(ctx, page_size, field="query.page-size")
     after = None
     if page_token is not None:
-        after = _int_or_none(
-            decode_page_token(page_token, "query.page-token").get("after"), "query.page-token"
-        )
+        after = _int_or_none(decode_page_token(page_token, "query.page-token").get("after"), "query.page-token")
         if after is None:
             raise field_error("query.page-token", "invalid page token")
     limit = min(page_size + 1, catalog.limits.max_page_size)

@@ -85,7 +85,7 @@ class ErrorResponse(ApiModel):
 
 
 class CreateNamespaceRequest(RequestModel):
-    namespace: list[ObjectName] = Field(min_length=1, max_length=1, description='One level: `["lake"]`.')
+    namespace: list[ObjectName] = Field(min_length=1, max_length=1, description="One level: `[\"lake\"]`.")
     properties: dict[str, str] = Field(
         default_factory=dict, description="Not supported: must be empty (accepted for Iceberg clients)."
     )
@@ -117,14 +117,7 @@ class TableIdentifier(ApiModel):
 
 class PartitionColumnSpec(RequestModel):
     name: Name
-    type: Annotated[
-        StrictStr,
-        Field(
-            min_length=1,
-            max_length=64,
-            description="A DuckLake type name (`date`, `int64`, `varchar`, `decimal(10,2)`...).",
-        ),
-    ]
+    type: Annotated[StrictStr, Field(min_length=1, max_length=64, description="A DuckLake type name (`date`, `int64`, `varchar`, `decimal(10,2)`...).")]
 
 
 class CreateTableRequest(RequestModel):
@@ -323,7 +316,7 @@ _FILE_EXAMPLE = {
     "file-size-bytes": 52311,
     "record-count": 1000,
     "footer-size": 2113,
-    "content-id": '"9b2cf535f27731c974343645a3985328"',
+    "content-id": "\"9b2cf535f27731c974343645a3985328\"",
     "variant-columns": ["v"],
     "variant-stats": [
         {
@@ -390,8 +383,7 @@ class CommitRequest(RequestModel):
         "404, unless `remove-missing-ok`. Counts against the files-per-commit limit on its own.",
     )
     remove_missing_ok: StrictBool = Field(
-        default=False,
-        description="Report paths of `remove` that are not live in `missing` instead of failing.",
+        default=False, description="Report paths of `remove` that are not live in `missing` instead of failing."
     )
     create_if_missing: CreateIfMissing | None = Field(
         default=None,
@@ -403,10 +395,7 @@ class CommitRequest(RequestModel):
         json_schema_extra={
             "examples": [
                 {"paths": ["/data/lake/events/part-0.parquet", "/data/lake/events/part-1.parquet"]},
-                {
-                    "paths": ["/data/lake/events/part-0.parquet"],
-                    "create-if-missing": {"variant-columns": ["v"]},
-                },
+                {"paths": ["/data/lake/events/part-0.parquet"], "create-if-missing": {"variant-columns": ["v"]}},
                 {"prefixes": ["s3://lake/events/date=2026-11-23/"]},
                 {"files": [_FILE_EXAMPLE]},
                 {
@@ -426,9 +415,7 @@ class CommitResponse(ApiModel):
         description="Files given by path, already live with the same content, whose stored statistics differed "
         "from the file's: their statistics were replaced at the new snapshot."
     )
-    replayed: bool = Field(
-        description="True when answered from an earlier commit with the same Idempotency-Key."
-    )
+    replayed: bool = Field(description="True when answered from an earlier commit with the same Idempotency-Key.")
     removed: list[str] = Field(default_factory=list, description="Files of `remove` ended at this snapshot.")
     missing: list[str] = Field(
         default_factory=list, description="Files of `remove` that were not live (with `remove-missing-ok`)."
@@ -439,9 +426,7 @@ class RemoveFilesRequest(RequestModel):
     paths: list[FilePath] = Field(min_length=1)
     missing_ok: StrictBool = False
 
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{"paths": ["s3://lake/events/part-0.parquet"]}]}
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [{"paths": ["s3://lake/events/part-0.parquet"]}]})
 
 
 class RemoveFilesResponse(ApiModel):
@@ -598,8 +583,7 @@ class PlanResponse(ApiModel):
     metrics: PlanMetrics
     explain: list[FileExplanation] | None = None
     warnings: list[PlanWarning] = Field(
-        default_factory=list,
-        description="On the first page only (like the counts); empty on follow-up pages.",
+        default_factory=list, description="On the first page only (like the counts); empty on follow-up pages."
     )
 
 
@@ -653,6 +637,4 @@ class VerifyResponse(ApiModel):
     checked: int = Field(description="Files compared or found unreadable.")
     matching: int
     complete: bool = Field(description="False when the time limit ended the check before every chosen file.")
-    problems: list[FileVerification] = Field(
-        description="Every file whose stored stats differ, or unreadable."
-    )
+    problems: list[FileVerification] = Field(description="Every file whose stored stats differ, or unreadable.")

@@ -38,9 +38,7 @@ def table_response(t: TableInfo) -> TableResponse:
         snapshot_count=t.snapshot_count,
         last_commit_time=t.last_commit_time,
         begin_snapshot=t.begin_snapshot,
-        columns=[
-            TableColumn(name=c.name, type=c.type, kind=c.kind, declared=c.declared) for c in t.all_columns
-        ],  # type: ignore[arg-type]  # kind: one of the three literals
+        columns=[TableColumn(name=c.name, type=c.type, kind=c.kind, declared=c.declared) for c in t.all_columns],  # type: ignore[arg-type]  # kind: one of the three literals
         partition_columns=list(t.partition_columns),
         location=t.location,
     )
@@ -61,9 +59,7 @@ def list_tables(
     tables = catalog.list_tables(namespace)
     if not tables:
         find_namespace(catalog, namespace)  # 404 for a namespace that does not exist
-    return ListTablesResponse(
-        identifiers=[TableIdentifier(namespace=[t.namespace], name=t.name) for t in tables]
-    )
+    return ListTablesResponse(identifiers=[TableIdentifier(namespace=[t.namespace], name=t.name) for t in tables])
 
 
 @router.post(
@@ -104,12 +100,7 @@ def create_table(
     try:
         # The location is only compared with file paths (nothing is read there), so it need not exist.
         info = catalog.create_table(
-            namespace,
-            body.name,
-            columns,
-            create_namespace=False,
-            partition_columns=parts,
-            location=body.location,
+            namespace, body.name, columns, create_namespace=False, partition_columns=parts, location=body.location
         )
     except ShredcatError as e:
         if e.details.get("field") in ("partition-columns", "location"):

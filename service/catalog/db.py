@@ -55,7 +55,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-
 def _migrations_dir() -> Path:
     """The Alembic scripts: ``migrations/`` beside the package in a checkout or editable install,
     else the copy a wheel installs under ``<prefix>/share/shredcat/migrations``."""
@@ -132,8 +131,7 @@ def make_engine(url: str | URL, *, concurrency: int | None = None, **kwargs: Any
             # join over every file (8 -> 230 ms at 1M files); the literals' plan is the point.
             # An `options` in the URL (or connect_args) replaces all three.
             connect_args.setdefault(
-                "options",
-                "-c jit=off -c max_parallel_workers_per_gather=0 -c plan_cache_mode=force_custom_plan",
+                "options", "-c jit=off -c max_parallel_workers_per_gather=0 -c plan_cache_mode=force_custom_plan"
             )
         engine = create_engine(u, connect_args=connect_args, **kwargs)
         if not kwargs.get("pool_pre_ping"):
@@ -162,11 +160,7 @@ def fill_pool(engine: Engine, stop: threading.Event | None = None) -> int:
         while pool.checkedin() + pool.checkedout() < size and not (stop is not None and stop.is_set()):
             held.append(engine.raw_connection())
     except (SQLAlchemyError, engine.dialect.loaded_dbapi.Error) as e:  # the pool raises the driver's own
-        log.warning(
-            "could not open the catalog's connections ahead of use (%s: %s): they open on first use",
-            e.__class__.__name__,
-            e,
-        )
+        log.warning("could not open the catalog's connections ahead of use (%s: %s): they open on first use", e.__class__.__name__, e)
     finally:
         for c in held:
             c.close()
@@ -343,9 +337,7 @@ def _nul_text(e: BaseException) -> bool:
     text = str(orig)
     # psycopg before sending: "PostgreSQL text fields cannot contain NUL (0x00) bytes"; the server
     # (a COPY): SQLSTATE 22021, 'invalid byte sequence for encoding "UTF8": 0x00'.
-    return "cannot contain NUL" in text or (
-        getattr(orig, "sqlstate", None) == "22021" and text.rstrip().endswith("0x00")
-    )
+    return "cannot contain NUL" in text or (getattr(orig, "sqlstate", None) == "22021" and text.rstrip().endswith("0x00"))
 
 
 def _nul_refused() -> BadInputError:

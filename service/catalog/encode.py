@@ -187,11 +187,7 @@ class _RowEncoder:
         self.widths: dict[PathTypeKey, Width] = {}
 
     def rows(
-        self,
-        stats: Sequence[PathStats | ColumnStats],
-        accs: dict[PathTypeKey, PathAccumulator],
-        *,
-        variant: bool,
+        self, stats: Sequence[PathStats | ColumnStats], accs: dict[PathTypeKey, PathAccumulator], *, variant: bool
     ) -> list[tuple[Any, ...]]:
         """``stats``' rows (``variant``: Variant paths; else columns, variant_path ``''``)."""
         encoders = self.encoders
@@ -205,9 +201,7 @@ class _RowEncoder:
             if cached is None:
                 cached = encoders[id(t)] = _type_info(t)
             enc, tname = cached
-            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(
-                ps.min_value, ps.max_value
-            )
+            smin, smax, min_num, max_num, min_real, max_real, min_bin, max_bin = enc(ps.min_value, ps.max_value)
             col = ps.column
             if variant:
                 vp = ps.variant_path
@@ -245,9 +239,7 @@ class _PartitionGroup:
 
     __slots__ = ("accumulators", "files", "partitions", "rows", "values")
 
-    def __init__(
-        self, partitions: tuple[PartitionValue, ...], record_count: int, encoder: _RowEncoder
-    ) -> None:
+    def __init__(self, partitions: tuple[PartitionValue, ...], record_count: int, encoder: _RowEncoder) -> None:
         from service.storage.partitions import partition_stats
 
         self.partitions = partitions  # held: the batch's cache is keyed by its id

@@ -146,12 +146,7 @@ class _Planner(ConditionVisitor[str]):
     """Translates a condition into a SELECT of the data_file_ids that might match it."""
 
     def __init__(
-        self,
-        conn: Connection,
-        t: repo.TableRow,
-        snapshot: int,
-        current: bool,
-        cache: repo.TableCache | None = None,
+        self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool, cache: repo.TableCache | None = None
     ) -> None:
         self.conn = conn
         self.t = t
@@ -161,7 +156,7 @@ class _Planner(ConditionVisitor[str]):
         self._paths: dict[tuple[str, str | None], list[_PathRow]] = {}
         self._cache = cache
         self.terms = 0
-        #: Per leaf key: the shapes proving its key absent (planner_absent).
+        #: Per leaf key: the object shapes at each step of its path (planner_absent).
         self.absent_cache: dict[tuple[str, str | None], list[StepShapes]] = {}
 
     def count(self, n: int) -> None:
@@ -182,9 +177,7 @@ class _Planner(ConditionVisitor[str]):
 
     def all_files(self) -> str:
         tid = self.sql.bind(self.t.table_id)
-        return (
-            f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.table_id = {tid} AND {self.live('f')}"
-        )
+        return f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.table_id = {tid} AND {self.live('f')}"
 
     def paths(self, column: str, variant_path: str | None) -> list[_PathRow]:
         """The dictionary rows (one per stored type) of a Variant path, or (``variant_path``
@@ -219,11 +212,7 @@ class _Planner(ConditionVisitor[str]):
                     "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
                     "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
                 ),
-                {
-                    "t": self.t.table_id,
-                    "c": column_id,
-                    "p": COLUMN_KEY_PATH if variant_path is None else variant_path,
-                },
+                {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
             ):
                 st = ShreddedType.parse(r[1])
                 rows.append(_PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table))
@@ -615,9 +604,7 @@ class _RowClauses(TestVisitor[list[str]]):
             return ["s.value_count > 0"]
         mn, mx = f"s.min_{fam}", f"s.max_{fam}"
         inlist = ", ".join(self.sql.bind(k) for k in keys)
-        out = [
-            f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"
-        ]
+        out = [f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"]
         return out + (self._nan_branches() if t.nan_matches else [])
 
 
@@ -804,9 +791,7 @@ def _is_int(v: object) -> bool:
 def _resolve_snapshot(conn: Connection, t: repo.TableRow, snapshot_id: int | None) -> tuple[int, bool]:
     if snapshot_id is None or snapshot_id >= t.current_snapshot_id:
         if snapshot_id is not None and not repo.snapshot_exists(conn, snapshot_id):
-            raise NotFoundError(
-                f"snapshot {snapshot_id} does not exist", details={"snapshot_id": snapshot_id}
-            )
+            raise NotFoundError(f"snapshot {snapshot_id} does not exist", details={"snapshot_id": snapshot_id})
         return t.current_snapshot_id, True
     if snapshot_id < t.begin_snapshot:
         raise NotFoundError(
@@ -854,9 +839,7 @@ def plan_in(
         token = decode_plan_token(page_token)
         after, snapshot_id = token.after, token.snapshot
         if token.fingerprint != fp:
-            raise BadInputError(
-                "the page token belongs to another predicate or table", details={"field": "page-token"}
-            )
+            raise BadInputError("the page token belongs to another predicate or table", details={"field": "page-token"})
     snapshot, current = _resolve_snapshot(conn, t, snapshot_id)
     if partition_types is not None:
         condition = restrict_partition_leaves(condition, t, partition_types)
@@ -904,7 +887,8 @@ def plan_in(
         elif counts:
             kept_n, kept_rows, kept_bytes = conn.execute(
                 text(
-                    f"{FILE_SUMS} FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
+                    f"{FILE_SUMS} "
+                    f"FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
                 ),
                 planner.sql.params,
             ).one()
@@ -995,9 +979,7 @@ def _first_rows(planner: _Planner, condition: Condition, after: int, page_size: 
         page.rows = _set_rows(page, after, want)
         return page
     if scan is not None:
-        page.rows = _scan_rows(
-            page, scan, after, want, [_Run(after + 1, INT64_MAX, planner.t.live_file_count, 0.0)]
-        )
+        page.rows = _scan_rows(page, scan, after, want, [_Run(after + 1, INT64_MAX, planner.t.live_file_count, 0.0)])
         return page
     planner.terms = 0
     test = planner.file_filter(condition, "f.data_file_id")
@@ -1255,9 +1237,7 @@ def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> 
     )
     if len(rows) >= limit:
         return rows, window, int(rows[-1][0])  # stopped early: the span's end is not needed
-    walked, last = planner.conn.execute(
-        text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params
-    ).one()
+    walked, last = planner.conn.execute(text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
     return rows, int(walked), int(last) if last is not None else after
 
 
@@ -1405,9 +1385,7 @@ def plan_files_in(
     for r in rows:
         fid, kept = int(r[0]), bool(r[4])
         verdict = interpret(condition, stats_by_path(stats.get(fid, [])), objects.get(fid))
-        reason = (
-            f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
-        )
+        reason = f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
         files.append(PlannedFile(r[1], int(r[2]), int(r[3]), fid, kept, reason))
     return PlannedFilesPage(snapshot, tuple(files), offset, more)
 
@@ -1428,11 +1406,7 @@ class _RestrictPartitions(ConditionVisitor[Condition]):
             types = tuple(st for st in case.types if partition_row_usable(st, want))
             if types:
                 cases.append(case if len(types) == len(case.types) else replace(case, types=types))
-        return (
-            c
-            if len(cases) == len(c.cases) and all(a is b for a, b in zip(cases, c.cases, strict=True))
-            else replace(c, cases=tuple(cases))
-        )
+        return c if len(cases) == len(c.cases) and all(a is b for a, b in zip(cases, c.cases, strict=True)) else replace(c, cases=tuple(cases))
 
     def visit_all_of(self, c: AllOf) -> Condition:
         return AllOf(tuple(visit_condition(k, self) for k in c.children))

@@ -77,13 +77,7 @@ def encode(r: CommitResult, files: Sequence[str], removing: Sequence[str]) -> st
     )
     # Rebuilt here once: a result this form cannot restate exactly is a bug, never a wrong replay.
     if decode(stored, files, removing) != CommitResult(
-        r.snapshot_id,
-        r.added,
-        r.unchanged,
-        replayed=True,
-        restated=r.restated,
-        removed=r.removed,
-        missing=r.missing,
+        r.snapshot_id, r.added, r.unchanged, replayed=True, restated=r.restated, removed=r.removed, missing=r.missing
     ):
         raise AssertionError("a commit result that its stored form does not restate")
     return stored

@@ -75,9 +75,7 @@ def parse_lsn(text: str | None) -> int | None:
     return (int(high, 16) << 32) | int(low, 16)
 
 
-def lag_of(
-    primary_lsn: int, replay_lsn: int | None, replay_age_s: float | None
-) -> tuple[float | None, int | None]:
+def lag_of(primary_lsn: int, replay_lsn: int | None, replay_age_s: float | None) -> tuple[float | None, int | None]:
     """(seconds, bytes) a standby is behind: none when it has replayed ``primary_lsn`` (read on
     the primary just before), else the age of the last transaction it replayed; unknown (None)
     when it has replayed nothing yet."""
@@ -150,15 +148,11 @@ class ReadRouter:
         self._counting = threading.Lock()
 
     @classmethod
-    def from_settings(
-        cls, primary: Engine, settings: Settings, *, concurrency: int | None = None
-    ) -> ReadRouter:
+    def from_settings(cls, primary: Engine, settings: Settings, *, concurrency: int | None = None) -> ReadRouter:
         """The router of ``settings``' standbys (``SHREDCAT_READ_*``), each engine pooled like the
         primary's (``concurrency`` connections)."""
         engines = [
-            make_engine(
-                url, concurrency=concurrency, connect_args={"connect_timeout": STANDBY_CONNECT_TIMEOUT_S}
-            )
+            make_engine(url, concurrency=concurrency, connect_args={"connect_timeout": STANDBY_CONNECT_TIMEOUT_S})
             for url in settings.read_database_urls
         ]
         return cls(
@@ -225,11 +219,7 @@ class ReadRouter:
 
     def _mark_down(self, s: Standby, e: BaseException) -> None:
         if s.state != "down":
-            log.warning(
-                "read database %s skipped after an error: %s",
-                s.name,
-                str(e).splitlines()[0] if str(e) else type(e).__name__,
-            )
+            log.warning("read database %s skipped after an error: %s", s.name, str(e).splitlines()[0] if str(e) else type(e).__name__)
         s.state, s.lag_s, s.lag_bytes, s.checked_at = "down", None, None, time.monotonic()
 
     def status(self) -> list[StandbyStatus]:
@@ -246,9 +236,7 @@ class ReadRouter:
         start = next(self._turn) % len(fit)
         return fit[start:] + fit[:start]
 
-    def read(
-        self, fn: Callable[[Connection], T], *, min_snapshot_id: int | None = None, primary: bool = False
-    ) -> T:
+    def read(self, fn: Callable[[Connection], T], *, min_snapshot_id: int | None = None, primary: bool = False) -> T:
         """``fn(conn)`` in a read transaction on a fit standby that holds ``min_snapshot_id`` (if
         given), else on the primary (``primary``: on the primary only)."""
         if not primary and self.standbys:
@@ -287,9 +275,7 @@ class ReadRouter:
         standby to replay it (a made-up id would hold every such read for the whole wait)."""
         if snapshot_id is None:
             return True
-        newest = run_transaction(
-            self.primary, lambda c: c.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one(), write=False
-        )
+        newest = run_transaction(self.primary, lambda c: c.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one(), write=False)
         return bool(newest >= snapshot_id)
 
     def _answered(self, s: Standby | None) -> None:

@@ -132,9 +132,7 @@ def _check_id(field: str, value: int | None) -> None:
     """Snapshot ids are BIGINTs: a larger one cannot exist, and must not reach the driver (whose
     OverflowError would be a 500)."""
     if value is not None and not INT64_MIN <= value <= INT64_MAX:
-        raise BadInputError(
-            f"{field}: {value} is not a snapshot id (a 64-bit integer)", details={"field": field}
-        )
+        raise BadInputError(f"{field}: {value} is not a snapshot id (a 64-bit integer)", details={"field": field})
 
 
 class Catalog:
@@ -199,9 +197,7 @@ class Catalog:
     def _write(self, fn: Callable[[Connection], Any], *, retry_integrity: bool = False) -> Any:
         return run_transaction(self.engine, fn, write=True, retry_integrity=retry_integrity)
 
-    def _read(
-        self, fn: Callable[[Connection], Any], *, min_snapshot_id: int | None = None, primary: bool = False
-    ) -> Any:
+    def _read(self, fn: Callable[[Connection], Any], *, min_snapshot_id: int | None = None, primary: bool = False) -> Any:
         """A read transaction on a standby that holds ``min_snapshot_id`` when one is fit, else on
         the primary; ``primary``: on the primary (a read a write depends on, or just made)."""
         return self.reads.read(fn, min_snapshot_id=min_snapshot_id, primary=primary)
@@ -312,9 +308,7 @@ class Catalog:
         own commit); ``primary``: read on the primary."""
         _check_id("min-snapshot-id", min_snapshot_id)
         infos = self._read(
-            lambda conn: repo.table_infos(conn, namespace, name),
-            min_snapshot_id=min_snapshot_id,
-            primary=primary,
+            lambda conn: repo.table_infos(conn, namespace, name), min_snapshot_id=min_snapshot_id, primary=primary
         )
         if not infos:
             raise NotFoundError(
@@ -390,9 +384,7 @@ class Catalog:
             check_name("idempotency key", idempotency_key)
             check_name("principal", principal)
         req_hash = (
-            request_hash(batch, removing, remove_missing_ok=remove_missing_ok)
-            if idempotency_key is not None
-            else ""
+            request_hash(batch, removing, remove_missing_ok=remove_missing_ok) if idempotency_key is not None else ""
         )
         trusted = frozenset(extracted)
 
@@ -523,12 +515,7 @@ class Catalog:
             )
             if idempotency_key is not None:
                 repo.put_commit_key(
-                    conn,
-                    t.table_id,
-                    principal,
-                    idempotency_key,
-                    req_hash,
-                    snap,
+                    conn, t.table_id, principal, idempotency_key, req_hash, snap,
                     replay.encode(result, [f.path for f in batch], removing),
                 )
             return result
@@ -606,9 +593,7 @@ class Catalog:
         (another size, content id...), or whose partition columns conflict with the table's is an
         error naming it, and nothing is written. Running it again adds nothing."""
 
-        def pick(
-            conn: Connection,
-        ) -> tuple[repo.TableRow, list[tuple[int, str, int, tuple[str | None, int, int, int]]]]:
+        def pick(conn: Connection) -> tuple[repo.TableRow, list[tuple[int, str, int, tuple[str | None, int, int, int]]]]:
             t = repo.require_table(conn, namespace, table)
             return t, repo.files_without_column_rows(conn, t.table_id)
 
@@ -643,15 +628,11 @@ class Catalog:
 
         def op(conn: Connection) -> RefreshResult:
             lt = repo.require_table(conn, namespace, table, lock=True)
-            still = {
-                fid: (p, begin) for fid, p, begin, _ in repo.files_without_column_rows(conn, lt.table_id)
-            }
+            still = {fid: (p, begin) for fid, p, begin, _ in repo.files_without_column_rows(conn, lt.table_id)}
             keep = [(fid, f) for (fid, _, _, _), f in zip(todo, fresh, strict=True) if fid in still]
             files = validate_batch(table_partitions(lt, [f for _, f in keep]), self.limits)
             check_batch_partitions(files)
-            with_rows = [
-                (fid, f) for (fid, _), f in zip(keep, files, strict=True) if f.columns or f.partitions
-            ]
+            with_rows = [(fid, f) for (fid, _), f in zip(keep, files, strict=True) if f.columns or f.partitions]
             others = lt.live_file_count - len(with_rows)
             kinds = {name: c.kind for name, c in lt.plain.items()}
             for _, f in with_rows:
@@ -837,13 +818,7 @@ class Catalog:
         return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot))
 
     def file_stats(
-        self,
-        namespace: str,
-        table: str,
-        path: str,
-        *,
-        snapshot: int | None = None,
-        min_snapshot_id: int | None = None,
+        self, namespace: str, table: str, path: str, *, snapshot: int | None = None, min_snapshot_id: int | None = None
     ) -> FileStats:
         """The stats of one file as committed (live now, or at ``snapshot``); ``min_snapshot_id``:
         read where that snapshot is replayed (a caller's own commit)."""
@@ -985,22 +960,13 @@ class Catalog:
             t = repo.require_table(conn, namespace, table)
             cid = t.columns.get(column)
             if cid is None:
-                raise NotFoundError(
-                    f"{t.qualified_name} has no Variant column {column!r}", details={"column": column}
-                )
-            return repo.files_by_path(
-                conn, t.table_id, cid, variant_path, shredded_type, after=after, limit=limit
-            )
+                raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
+            return repo.files_by_path(conn, t.table_id, cid, variant_path, shredded_type, after=after, limit=limit)
 
         return self._read(op)
 
     def recent_snapshots(
-        self,
-        *,
-        namespace: str | None = None,
-        table: str | None = None,
-        before: int | None = None,
-        limit: int = 20,
+        self, *, namespace: str | None = None, table: str | None = None, before: int | None = None, limit: int = 20
     ) -> list[RecentSnapshot]:
         """Snapshots newest first: of every table (and namespace changes), or of one live table
         (``namespace`` and ``table``; NotFoundError when it does not exist). ``before``: keyset,
@@ -1072,15 +1038,11 @@ class Catalog:
             t = repo.require_table(conn, namespace, table)
             if not prefix and not contains and added_in is None:
                 return t.live_file_count
-            return repo.count_files(
-                conn, t.table_id, None, prefix=prefix, contains=contains, added_in=added_in
-            )
+            return repo.count_files(conn, t.table_id, None, prefix=prefix, contains=contains, added_in=added_in)
 
         return self._read(op)
 
-    def files_removed_at(
-        self, namespace: str, table: str, snapshot: int, *, limit: int = 100
-    ) -> list[DataFileInfo]:
+    def files_removed_at(self, namespace: str, table: str, snapshot: int, *, limit: int = 100) -> list[DataFileInfo]:
         """The files of the table that ``snapshot`` removed (no longer live), by path, at most
         ``limit``."""
         self._check_limit(limit)
@@ -1134,11 +1096,7 @@ class Catalog:
 
         def op(conn: Connection) -> PathBounds:
             t = repo.require_table(conn, namespace, table, cache=self._tables)
-            key = (
-                None
-                if t.metadata_key is None
-                else (*t.metadata_key, column, variant_path, shredded_type, order, limit)
-            )
+            key = None if t.metadata_key is None else (*t.metadata_key, column, variant_path, shredded_type, order, limit)
             hit = None if key is None else self._bounds.get("path_bounds", key)
             if hit is not None:
                 return hit
@@ -1200,10 +1158,7 @@ class Catalog:
             merged = repo.partition_types_of(conn, [t.table_id]).get(t.table_id, {})
         elif inferred:
             # At a past snapshot, typed by every type ever stored (the live files are not those).
-            merged = {
-                inferred[cid]: tname
-                for cid, tname in repo.stored_partition_types(conn, t.table_id, inferred).items()
-            }
+            merged = {inferred[cid]: tname for cid, tname in repo.stored_partition_types(conn, t.table_id, inferred).items()}
         cols = {}
         for name, c in t.plain.items():
             tname = merged.get(name, c.type_name) if c.partition and not c.declared else c.type_name
@@ -1275,16 +1230,7 @@ class Catalog:
             cond = condition if condition is not None else _compiled(tree)  # type: ignore[arg-type]
             _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
             return _plan_page(
-                conn,
-                t,
-                schema,
-                cond,
-                snapshot_id,
-                explain,
-                page_size,
-                page_token,
-                counts=counts,
-                cache=self._path_rows,
+                conn, t, schema, cond, snapshot_id, explain, page_size, page_token, counts=counts, cache=self._path_rows,
                 tree=tree,  # type: ignore[arg-type]
             )
 
@@ -1333,23 +1279,10 @@ class Catalog:
             plan = start = None
             if with_plan:
                 plan = _plan_page(
-                    conn,
-                    t,
-                    schema,
-                    condition,
-                    snapshot_id,
-                    False,
-                    1,
-                    None,
-                    counts=True,
-                    cache=self._path_rows,
+                    conn, t, schema, condition, snapshot_id, False, 1, None, counts=True, cache=self._path_rows,
                     tree=tree,  # type: ignore[arg-type]
                 )
-                selected = {
-                    "all": plan.files_considered,
-                    "kept": plan.files_kept,
-                    "skipped": plan.files_pruned,
-                }[decision]
+                selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision]
                 start = min(offset, max(0, ((selected or 0) - 1) // limit * limit))
             page = plan_files_in(
                 conn,
@@ -1379,9 +1312,7 @@ class Catalog:
         first = True
         while first or token is not None:
             first = False
-            res = self.plan(
-                namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token
-            )
+            res = self.plan(namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
             yield from res.candidates
             token = res.next_page_token
 
@@ -1400,9 +1331,7 @@ def _path_bounds(
 
     cid = t.columns.get(column)
     if cid is None:
-        raise NotFoundError(
-            f"{t.qualified_name} has no Variant column {column!r}", details={"column": column}
-        )
+        raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
     rows = repo.path_types(conn, t.table_id, cid, variant_path)
     if not rows:
         return PathBounds(column, variant_path, None, (), t.live_file_count, 0, (), order)
@@ -1428,9 +1357,7 @@ def _path_bounds(
         # Rank i of the (min key, data_file_id) order is the (i - first rank of its key)-th
         # file holding that min key; the files without one come last.
         at: dict[Any, list[FileBound]] = {}
-        for key, f in repo.file_bounds_at_min_keys(
-            conn, path_id, st, {lows[i] for i in picks if i < len(lows)}
-        ):
+        for key, f in repo.file_bounds_at_min_keys(conn, path_id, st, {lows[i] for i in picks if i < len(lows)}):
             at.setdefault(key, []).append(f)
         files = []
         for i in picks:
@@ -1446,15 +1373,7 @@ def _path_bounds(
     shredded = sum(files_of_type for _, files_of_type in types)
     always_kept = max(0, t.live_file_count - shredded) + shredded - total
     return PathBounds(
-        column,
-        variant_path,
-        st,
-        types,
-        t.live_file_count,
-        total,
-        tuple(files),
-        order,
-        with_values,
+        column, variant_path, st, types, t.live_file_count, total, tuple(files), order, with_values,
         point_keep_ratio(st, lows, highs, with_values, always_kept),
     )
 
@@ -1511,8 +1430,7 @@ def table_partitions(t: repo.TableRow, files: list[FileStats]) -> list[FileStats
             pvs = partition_values(f.path, base=t.location)
             if declared:
                 pvs = tuple(
-                    retype(pv, ShreddedType.parse(declared[pv.column])) if pv.column in declared else pv
-                    for pv in pvs
+                    retype(pv, ShreddedType.parse(declared[pv.column])) if pv.column in declared else pv for pv in pvs
                 )
         except ShredcatError as e:
             msg = e.message if f.path in e.message else f"{f.path}: {e.message}"
@@ -1529,23 +1447,17 @@ def _partition_declarations(
     out: list[tuple[str, str]] = []
     for item in items:
         if not (isinstance(item, tuple | list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
-            raise BadInputError(
-                f"a partition column is a (name, type) pair, not {item!r}",
-                details={"field": "partition-columns"},
-            )
+            raise BadInputError(f"a partition column is a (name, type) pair, not {item!r}", details={"field": "partition-columns"})
         name, tname = item
         check_name("partition column", name)
         try:
             st = ShreddedType.parse(tname)
         except ShredcatError as e:
             raise BadInputError(
-                f"partition column {name!r}: {e.message}",
-                details={"field": "partition-columns", "column": name},
+                f"partition column {name!r}: {e.message}", details={"field": "partition-columns", "column": name}
             ) from None
         if name in variant_columns or any(n == name for n, _ in out):
-            raise BadInputError(
-                f"duplicate column {name!r}", details={"field": "partition-columns", "column": name}
-            )
+            raise BadInputError(f"duplicate column {name!r}", details={"field": "partition-columns", "column": name})
         out.append((name, st.name))
     return out
 
@@ -1603,9 +1515,7 @@ def _unrefreshed_partitioned(conn: Connection, t: repo.TableRow) -> bool:
         except ShredcatError:
             return True  # name=value segments Spark would refuse: refresh names the file
 
-    return any(
-        partitioned(path) for _, path, _, _ in repo.files_without_column_rows(conn, t.table_id, limit=1000)
-    )
+    return any(partitioned(path) for _, path, _, _ in repo.files_without_column_rows(conn, t.table_id, limit=1000))
 
 
 def creation_forbidden(namespace: str, table: str) -> ForbiddenError:
@@ -1676,7 +1586,6 @@ def _insert_table(
         raise AlreadyExistsError(f"table {namespace}.{name} already exists")
     return repo.insert_table(conn, ns, name, cols, partition_columns=parts, location=location)
 
-
 #: Trees compiled lately, by identity (see :func:`_compiled`): (id,) -> (tree, condition).
 _COMPILED = repo.TableCache(512)
 #: Trees larger than this (nodes plus IN-list values) are compiled every time and not kept: the
@@ -1696,13 +1605,7 @@ def _small_tree(tree: BooleanExpression, budget: int = _COMPILED_MAX_TREE) -> bo
     while stack:
         node = stack.pop()
         budget -= 1 + (len(node.literals) if isinstance(node, SetPredicate) else 0)
-        values = (
-            node.literals
-            if isinstance(node, SetPredicate)
-            else (node.literal,)
-            if isinstance(node, LiteralPredicate)
-            else ()
-        )
+        values = node.literals if isinstance(node, SetPredicate) else (node.literal,) if isinstance(node, LiteralPredicate) else ()
         text -= sum(len(v) for v in values if isinstance(v, str | bytes))
         if budget < 0 or text < 0:
             return False
@@ -1736,10 +1639,7 @@ def _with_partition_types(schema: TableSchema, types: Mapping[str, ShreddedType 
     with (a commit between pages may change an inferred type, which would change the tree)."""
     from service.pruning.schema import ColumnInfo, TableSchema
 
-    cols = {
-        n: ColumnInfo(n, types[n], True) if c.partition and n in types else c
-        for n, c in schema.columns.items()
-    }
+    cols = {n: ColumnInfo(n, types[n], True) if c.partition and n in types else c for n, c in schema.columns.items()}
     return TableSchema(schema.variant_columns, MappingProxyType(cols))
 
 
@@ -1781,9 +1681,7 @@ def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
 
     have = [*t.columns, *t.plain]
     names = ", ".join(have) if have else "none"
-    close = difflib.get_close_matches(unknown[0], have, n=3) or [
-        c for c in have if c.lower() == unknown[0].lower()
-    ]
+    close = difflib.get_close_matches(unknown[0], have, n=3) or [c for c in have if c.lower() == unknown[0].lower()]
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
     what = "Variant column" if not t.plain else "column"
     raise UnknownColumnError(
@@ -1868,13 +1766,10 @@ def _plan_warnings(
             stored[(names[cid], vp)] = [ShreddedType.parse(n) for n in tnames]
     unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
     paths = {
-        c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live, limit=MAX_SUGGESTION_PATHS)
-        for c in unshredded
+        c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live, limit=MAX_SUGGESTION_PATHS) for c in unshredded
     }
     # Unknown counts (not asked for): the warning's own test of the predicate's shape decides.
-    pruned_nothing = (
-        None if result.files_pruned is None else result.files_pruned == 0 and bool(result.files_considered)
-    )
+    pruned_nothing = None if result.files_pruned is None else result.files_pruned == 0 and bool(result.files_considered)
     from service.catalog.planner_absent import lacked_somewhere
 
     absent = {
@@ -1906,3 +1801,5 @@ def _try_read(read: Callable[[str], FileStats]) -> Callable[[str], FileStats | s
 def _stats_differ(conn: Connection, t: repo.TableRow, f: FileStats) -> bool:
     stored = repo.file_stats(conn, t, f.path, None)
     return stored is not None and bool(compare_file_stats(stored, f))
+
+

@@ -73,9 +73,7 @@ def _is_count(v: object) -> bool:
 def check_name(kind: str, name: object) -> str:
     if _bad_name(name):
         if isinstance(name, str) and lone_surrogate(name):
-            raise InvalidStatsError(
-                f"invalid {kind} name {shown(name)!r}: not valid Unicode (bytes that are not UTF-8?)"
-            )
+            raise InvalidStatsError(f"invalid {kind} name {shown(name)!r}: not valid Unicode (bytes that are not UTF-8?)")
         raise InvalidStatsError(f"invalid {kind} name {name!r}")
     assert isinstance(name, str)
     return name
@@ -181,20 +179,12 @@ def _check_row(
     if type(ps) is not PathStats:
         raise file_error(f.path, f"expected PathStats, got {type(ps).__name__}", row=j)
     if ps.column not in f.variant_columns:
-        raise _row_error(
-            f,
-            j,
-            ps,
-            "column",
-            f"the column is not among the file's Variant columns {list(f.variant_columns)}",
-        )
+        raise _row_error(f, j, ps, "column", f"the column is not among the file's Variant columns {list(f.variant_columns)}")
     vp = ps.variant_path
     if type(vp) is not str or not vp or "\x00" in vp:
         raise _row_error(f, j, ps, "variant_path", "invalid variant_path")
     if len(vp) > MAX_PATH_BYTES // 4 and len(vp.encode("utf-8")) > MAX_PATH_BYTES:
-        raise _row_error(
-            f, j, ps, "variant_path", f"variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError
-        )
+        raise _row_error(f, j, ps, "variant_path", f"variant_path longer than {MAX_PATH_BYTES} bytes", LimitExceededError)
     in_array = memo.in_array.get(vp)
     if in_array is None:
         if lone_surrogate(vp):
@@ -248,11 +238,7 @@ def _check_values(f: FileStats, j: int, ps: Row, limits: Limits, memo: _Memo) ->
             check = memo.checkers[id(t)] = bound_checker(t)
         if vc == 0:
             raise _row_error(
-                f,
-                j,
-                ps,
-                "min_value" if lo is not None else "max_value",
-                "a bound was given but value_count is 0",
+                f, j, ps, "min_value" if lo is not None else "max_value", "a bound was given but value_count is 0"
             )
         cap = limits.max_bound_chars
         if lo is not None:
@@ -260,17 +246,13 @@ def _check_values(f: FileStats, j: int, ps: Row, limits: Limits, memo: _Memo) ->
         if hi is not None:
             hi = _checked_bound(f, j, ps, "max_value", hi, check, cap)
             if lo is not None and hi < lo:  # type: ignore[operator]  # both bounds of one row have the row's type (checked above)
-                raise _row_error(
-                    f, j, ps, "max_value", f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}"
-                )
+                raise _row_error(f, j, ps, "max_value", f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
     nan = ps.contains_nan
     if nan is not None:
         if type(nan) is not bool:
             raise _row_error(f, j, ps, "contains_nan", "contains_nan must be a boolean or None")
         if not t.is_float:
-            raise _row_error(
-                f, j, ps, "contains_nan", f"contains_nan is only defined for float types (type {t.name})"
-            )
+            raise _row_error(f, j, ps, "contains_nan", f"contains_nan is only defined for float types (type {t.name})")
         if nan and vc == 0:
             raise _row_error(f, j, ps, "contains_nan", "contains_nan is true but value_count is 0")
     extra = ps.extra_stats
@@ -281,10 +263,7 @@ def _check_values(f: FileStats, j: int, ps: Row, limits: Limits, memo: _Memo) ->
             raise _row_error(f, j, ps, "extra_stats", f"extra_stats: {NUL_NOT_STORED}")
         if len(extra) > limits.max_extra_stats_chars:
             raise _row_error(
-                f,
-                j,
-                ps,
-                "extra_stats",
+                f, j, ps, "extra_stats",
                 f"extra_stats longer than {limits.max_extra_stats_chars} (SHREDCAT_MAX_EXTRA_STATS_CHARS)",
                 LimitExceededError,
             )
@@ -298,9 +277,7 @@ def _checked_bound(
 ) -> Bound:
     """The bound ``name`` of a row normalised by ``check``, within ``cap`` characters."""
     if (type(v) is str or type(v) is bytes) and len(v) > cap:
-        raise _row_error(
-            f, j, ps, name, f"{name} longer than {cap} (SHREDCAT_MAX_BOUND_CHARS)", LimitExceededError
-        )
+        raise _row_error(f, j, ps, name, f"{name} longer than {cap} (SHREDCAT_MAX_BOUND_CHARS)", LimitExceededError)
     try:
         return check(v)
     except InvalidStatsError as e:
@@ -328,9 +305,7 @@ def validate_file(
             details={"attribute": "path"},
         )
     if len(path.encode("utf-8")) > MAX_PATH_BYTES:
-        raise file_error(
-            path, f"path longer than {MAX_PATH_BYTES} bytes", LimitExceededError, attribute="path"
-        )
+        raise file_error(path, f"path longer than {MAX_PATH_BYTES} bytes", LimitExceededError, attribute="path")
     for name in ("file_size_bytes", "record_count", "footer_size"):
         if not _is_count(getattr(f, name)):
             raise file_error(path, f"{name} must be an integer between 0 and {MAX_COUNT}", attribute=name)
@@ -343,25 +318,17 @@ def validate_file(
         )
     if f.content_id is not None and (not isinstance(f.content_id, str) or len(f.content_id) > MAX_NAME_BYTES):
         raise file_error(
-            path,
-            f"content_id must be a string of at most {MAX_NAME_BYTES} characters or None",
-            attribute="content_id",
+            path, f"content_id must be a string of at most {MAX_NAME_BYTES} characters or None", attribute="content_id"
         )
     if f.content_id is not None and unstorable(f.content_id):
-        raise file_error(
-            path,
-            f"content_id {shown(f.content_id)!r}: not valid Unicode or {NUL_NOT_STORED}",
-            attribute="content_id",
-        )
+        raise file_error(path, f"content_id {shown(f.content_id)!r}: not valid Unicode or {NUL_NOT_STORED}", attribute="content_id")
     cols = f.variant_columns
     if (
         not isinstance(cols, tuple)
         or not all(isinstance(c, str) and c for c in cols)
         or len(set(cols)) != len(cols)
     ):
-        raise file_error(
-            path, "variant_columns must be a tuple of distinct non-empty names", attribute="variant_columns"
-        )
+        raise file_error(path, "variant_columns must be a tuple of distinct non-empty names", attribute="variant_columns")
     check_row_count(path, len(f.paths) + len(f.columns) + len(f.partitions), limits)
     memo = _Memo() if _memo is None else _memo
     seen: set[tuple[str, str]] = set()
@@ -371,7 +338,9 @@ def validate_file(
         nps = _check_row(f, j, ps, limits, memo, check_record_counts)
         key = (nps.column, nps.variant_path)
         if key in seen:
-            raise file_error(path, f"{row_where(*key)} is reported twice", attribute="variant_path", row=j)
+            raise file_error(
+                path, f"{row_where(*key)} is reported twice", attribute="variant_path", row=j
+            )
         seen.add(key)
         changed |= nps is not ps
         out.append(nps)
@@ -402,9 +371,7 @@ def _validate_columns(f: FileStats, limits: Limits, memo: _Memo) -> FileStats:
     for vc in f.variant_columns:
         if vc.lower() in part_names:
             raise file_error(
-                f.path,
-                f"partition column {vc!r} is also a Variant column of the data file",
-                attribute="partitions",
+                f.path, f"partition column {vc!r} is also a Variant column of the data file", attribute="partitions"
             )
     if parts and any(c.column.lower() in part_names for c in cols):
         # Spark reads a partition column from the directory even where the data file has a column
@@ -433,16 +400,12 @@ def _checked_partitions(f: FileStats, limits: Limits, memo: _Memo) -> tuple[Part
     for k, pv in enumerate(f.partitions):
         where = f"partition value {k}"
         if type(pv) is not PartitionValue:
-            raise file_error(
-                f.path, f"{where}: expected PartitionValue, got {type(pv).__name__}", attribute="partitions"
-            )
+            raise file_error(f.path, f"{where}: expected PartitionValue, got {type(pv).__name__}", attribute="partitions")
         name = pv.column
         if _bad_name(name):
             raise file_error(f.path, f"{where}: invalid partition column name", attribute="partitions")
         if name in names:
-            raise file_error(
-                f.path, f"partition column {name!r} appears twice in the path", attribute="partitions"
-            )
+            raise file_error(f.path, f"partition column {name!r} appears twice in the path", attribute="partitions")
         names.add(name)
         if pv.raw is not None and (type(pv.raw) is not str or len(pv.raw) > limits.max_bound_chars):
             raise file_error(
@@ -452,18 +415,12 @@ def _checked_partitions(f: FileStats, limits: Limits, memo: _Memo) -> tuple[Part
                 attribute="partitions",
             )
         if type(pv.value_type) is not ShreddedType:
-            raise file_error(
-                f.path,
-                f"partition column {name!r}: value_type must be a ShreddedType",
-                attribute="partitions",
-            )
+            raise file_error(f.path, f"partition column {name!r}: value_type must be a ShreddedType", attribute="partitions")
         value = pv.value
         if isinstance(pv.raw, str) and "\x00" in pv.raw:
             # Spark writes such a string value as `k=a%00b`: its raw text cannot be stored.
             raise file_error(
-                f.path,
-                f"partition column {name!r}: the value {pv.raw!r} of its directory: {NUL_NOT_STORED}",
-                attribute="partitions",
+                f.path, f"partition column {name!r}: the value {pv.raw!r} of its directory: {NUL_NOT_STORED}", attribute="partitions"
             )
         # NaN is a value, not a bound: Spark reads a `x=NaN` directory as a double NaN, and the
         # partition's stats row then has no bounds and contains_nan (partitions.partition_stats).
@@ -474,9 +431,7 @@ def _checked_partitions(f: FileStats, limits: Limits, memo: _Memo) -> tuple[Part
             try:
                 value = check(value)
             except InvalidStatsError as e:
-                raise file_error(
-                    f.path, f"partition column {name!r}: {e.message}", attribute="partitions"
-                ) from None
+                raise file_error(f.path, f"partition column {name!r}: {e.message}", attribute="partitions") from None
         parts.append(pv if value is pv.value else dataclasses.replace(pv, value=value))
     out = tuple(parts)
     if type(given) is tuple:
@@ -495,9 +450,7 @@ def check_table_columns(f: FileStats, table_columns: Collection[str], table: str
         )
 
 
-def check_table_totals(
-    table: str, live_record_count: int, live_bytes: int, adding: Sequence[FileStats]
-) -> None:
+def check_table_totals(table: str, live_record_count: int, live_bytes: int, adding: Sequence[FileStats]) -> None:
     """The table's record and byte counters stay within BIGINT after adding these files."""
     for what, live, added in (
         ("records", live_record_count, sum(f.record_count for f in adding)),
@@ -552,27 +505,19 @@ def validate_batch(files: Iterable[FileStats], limits: Limits) -> list[FileStats
         if prev is None:
             out[v.path] = v
         elif prev != v:
-            raise file_error(
-                v.path, "appears twice in the batch with different content or stats", ConflictError
-            )
+            raise file_error(v.path, "appears twice in the batch with different content or stats", ConflictError)
     return list(out.values())
 
 
 def request_hash(
-    files: Sequence[FileStats],
-    remove: Sequence[str] = (),
-    *,
-    remove_missing_ok: bool = False,
-    columns: bool = True,
+    files: Sequence[FileStats], remove: Sequence[str] = (), *, remove_missing_ok: bool = False, columns: bool = True
 ) -> str:
     """A stable digest of a commit request (for idempotency keys): order of files (and of the
     paths to remove) does not matter. ``columns=False``: without plain-column and partition rows,
     the digest code before schema 0003 stored (whose keys must still replay their commits)."""
     h = hashlib.sha256()
     if remove:  # absent otherwise: hashes of commits without removals stay as stored
-        h.update(
-            json.dumps(["remove", sorted(set(remove)), remove_missing_ok], ensure_ascii=False).encode("utf-8")
-        )
+        h.update(json.dumps(["remove", sorted(set(remove)), remove_missing_ok], ensure_ascii=False).encode("utf-8"))
         h.update(b"\n")
     for f in sorted(files, key=lambda f: f.path):
         rows = sorted(
@@ -580,9 +525,7 @@ def request_hash(
             key=lambda r: (r[0], r[1]),
         )
         doc: list[object] = [f.path, list(identity(f)), list(f.variant_columns), rows]
-        if columns and (
-            f.columns or f.partitions
-        ):  # absent otherwise: hashes of Variant-only commits stay as stored
+        if columns and (f.columns or f.partitions):  # absent otherwise: hashes of Variant-only commits stay as stored
             doc.append(sorted([c.column, c.column_type.name, c.column_size_bytes, c.value_count, c.null_count,
                                None if c.min_value is None else format_bound(c.column_type, c.min_value),
                                None if c.max_value is None else format_bound(c.column_type, c.max_value),

@@ -19,10 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "files": ("files", "List the live files of a table."),
     "global-stats": ("global_stats", "Print a table's global Variant stats (DuckLake's JSON)."),
     "tables": ("tables", "List the tables with their file counts, rows and bytes."),
-    "prune": (
-        "prune",
-        "Print the candidate files of a table for a predicate (Variant paths, plain and partition columns).",
-    ),
+    "prune": ("prune", "Print the candidate files of a table for a predicate (Variant paths, plain and partition columns)."),
     "verify": ("verify", "Re-extract a table's files and report stored stats that differ from the files."),
     "refresh": (
         "refresh",

@@ -16,11 +16,7 @@ if TYPE_CHECKING:
 
 
 def add_database_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--database-url",
-        default=None,
-        help="catalog database (default: SHREDCAT_DATABASE_URL, a SQLite file)",
-    )
+    p.add_argument("--database-url", default=None, help="catalog database (default: SHREDCAT_DATABASE_URL, a SQLite file)")
 
 
 def split_table(name: str) -> tuple[str, str]:
@@ -61,9 +57,7 @@ def predicate_limits() -> limits.PredicateLimits:
 
 
 def _environment_url() -> str:
-    return next(
-        (v for k, v in os.environ.items() if k.upper() == DATABASE_URL_VARIABLE), DEFAULT_DATABASE_URL
-    )
+    return next((v for k, v in os.environ.items() if k.upper() == DATABASE_URL_VARIABLE), DEFAULT_DATABASE_URL)
 
 
 def check_settings(args: argparse.Namespace) -> None:

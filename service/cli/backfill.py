@@ -17,17 +17,11 @@ from typing import Any
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table", required=True, help="NAMESPACE.TABLE (created from the first file if missing)")
-    p.add_argument(
-        "root", metavar="ROOT_URI", help="directory or object-store URI (s3://bucket/lake/events) to register"
-    )
-    p.add_argument(
-        "--url", default=None, help="service URL (default: SHREDCAT_URL, else http://127.0.0.1:8181)"
-    )
+    p.add_argument("root", metavar="ROOT_URI", help="directory or object-store URI (s3://bucket/lake/events) to register")
+    p.add_argument("--url", default=None, help="service URL (default: SHREDCAT_URL, else http://127.0.0.1:8181)")
     p.add_argument("--batch-size", type=int, default=1000, help="files per commit (default 1000)")
     p.add_argument("--files-per-task", type=int, default=100, help="files per Spark task (default 100)")
-    p.add_argument(
-        "--master", default=None, help="Spark master when not set by spark-submit (default local[*])"
-    )
+    p.add_argument("--master", default=None, help="Spark master when not set by spark-submit (default local[*])")
     p.add_argument(
         "--local",
         action="store_true",
@@ -65,10 +59,7 @@ def run(args: argparse.Namespace) -> int:
             from pyspark import SparkConf
             from pyspark.sql import SparkSession
         except ImportError:
-            print(
-                "shredcat backfill: needs PySpark (pip install 'shredcat[spark]'), or --local",
-                file=sys.stderr,
-            )
+            print("shredcat backfill: needs PySpark (pip install 'shredcat[spark]'), or --local", file=sys.stderr)
             return 2
         spark, owned = _spark_session(args.master, SparkConf, SparkSession)
     url = args.url or os.environ.get("SHREDCAT_URL") or DEFAULT_URL
@@ -102,12 +93,7 @@ def run(args: argparse.Namespace) -> int:
                     "batches": result.batches,
                     "batches-committed": result.batches_committed,
                     "failed": [
-                        {
-                            "batch": b.index,
-                            "files": len(b.paths),
-                            "error": b.error,
-                            "bad-files": [list(x) for x in b.bad_files],
-                        }
+                        {"batch": b.index, "files": len(b.paths), "error": b.error, "bad-files": [list(x) for x in b.bad_files]}
                         for b in result.failed
                     ],
                     "seconds": round(result.seconds, 3),

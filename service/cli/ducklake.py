@@ -19,15 +19,8 @@ from service.cli._common import add_database_argument
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=["export"], help="export: write a DuckLake catalog of the table")
     p.add_argument("--table", required=True, help="NAMESPACE.TABLE")
-    p.add_argument(
-        "--to", required=True, metavar="PATH", help="the new DuckLake catalog (a DuckDB file; must not exist)"
-    )
-    p.add_argument(
-        "--data-path",
-        default=None,
-        metavar="DIR",
-        help="DuckLake's DATA_PATH (default PATH without its suffix + .files/)",
-    )
+    p.add_argument("--to", required=True, metavar="PATH", help="the new DuckLake catalog (a DuckDB file; must not exist)")
+    p.add_argument("--data-path", default=None, metavar="DIR", help="DuckLake's DATA_PATH (default PATH without its suffix + .files/)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     add_database_argument(p)
 
@@ -58,8 +51,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"skipped file {path}: {why}", file=sys.stderr)
     for column, why in result.skipped_columns:
         print(f"skipped column {column}: {why}", file=sys.stderr)
-    print(
-        f"{result.table}: {result.files} files, {result.rows} rows exported to {result.catalog_path}",
-        file=sys.stderr,
-    )
+    print(f"{result.table}: {result.files} files, {result.rows} rows exported to {result.catalog_path}", file=sys.stderr)
     return 0

@@ -26,9 +26,7 @@ def run(args: argparse.Namespace) -> int:
         with open_catalog(args) as catalog:
             after = None
             while True:
-                page = catalog.list_files(
-                    ns, table, snapshot=args.snapshot, prefix=args.prefix, after=after, limit=5000
-                )
+                page = catalog.list_files(ns, table, snapshot=args.snapshot, prefix=args.prefix, after=after, limit=5000)
                 for f in page:
                     if args.json:
                         print(

@@ -29,10 +29,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"shredcat global-stats: {e.message}", file=sys.stderr)
         return 1
     for column, extra in per_column.items():
-        print(
-            json.dumps(
-                {"column": column, "extra_stats": None if extra is None else json.loads(extra)},
-                ensure_ascii=False,
-            )
-        )
+        print(json.dumps({"column": column, "extra_stats": None if extra is None else json.loads(extra)}, ensure_ascii=False))
     return 0

@@ -55,9 +55,7 @@ def run(args: argparse.Namespace) -> int:
         at = order["base"] if current is None else order[current]
         if args.downgrade is not None:
             if order[target] > at:
-                return fail(
-                    f"the catalog is at revision {current or 'base'}, before {target}: nothing to downgrade"
-                )
+                return fail(f"the catalog is at revision {current or 'base'}, before {target}: nothing to downgrade")
             downgrade(url, target)
         else:
             if target != "head" and order[target] < at:

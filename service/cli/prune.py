@@ -110,18 +110,11 @@ def run(args: argparse.Namespace) -> int:
             "rows_skipped": first.rows_skipped,
             "bytes_skipped": first.bytes_skipped,
             "candidates": [
-                {"path": c.path, "file_size_bytes": c.file_size_bytes, "record_count": c.record_count}
-                for c in candidates
+                {"path": c.path, "file_size_bytes": c.file_size_bytes, "record_count": c.record_count} for c in candidates
             ],
         }
         out["warnings"] = [
-            {
-                "type": w.type,
-                "column": w.column,
-                "path": w.path,
-                "message": w.message,
-                "suggestions": list(w.suggestions),
-            }
+            {"type": w.type, "column": w.column, "path": w.path, "message": w.message, "suggestions": list(w.suggestions)}
             for w in first.warnings
         ]
         if first.explain is not None:
@@ -157,12 +150,7 @@ def _run_duckdb(args: argparse.Namespace) -> int:
             con = engine.connect()
             try:
                 scan = plan_pruned(
-                    con,
-                    table,
-                    args.predicate,
-                    snapshot=args.snapshot,
-                    catalog=catalog,
-                    time_zone=args.time_zone,
+                    con, table, args.predicate, snapshot=args.snapshot, catalog=catalog, time_zone=args.time_zone
                 )
             finally:
                 con.close()

@@ -78,9 +78,7 @@ def run(args: argparse.Namespace) -> int:
                 print(json.dumps(moves) if args.json else
                       f"{moves['table']}: {len(moves['renamed'])} paths made canonical, {len(moves['dropped'])} duplicates ended")  # fmt: skip
                 return 0
-            result = catalog.refresh(
-                ns, table, read_all=lambda paths: _extract_all(list(paths), args.workers)
-            )
+            result = catalog.refresh(ns, table, read_all=lambda paths: _extract_all(list(paths), args.workers))
     except ShredcatError as e:
         print(f"shredcat refresh: {e.message}", file=sys.stderr)
         return 2 if e.http_status < 500 else 1

@@ -44,9 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "registration, unless --remove-missing-ok)",
     )
     p.add_argument(
-        "--remove-missing-ok",
-        action="store_true",
-        help="report --remove paths that are not live instead of failing",
+        "--remove-missing-ok", action="store_true", help="report --remove paths that are not live instead of failing"
     )
     p.add_argument("--json", action="store_true", help="print the commit result as JSON")
     add_database_argument(p)

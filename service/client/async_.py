@@ -63,9 +63,7 @@ class AsyncShredcatClient(ClientBase[httpx.AsyncClient]):
             await self._sleep(wait)
             attempt += 1
 
-    async def _pages(
-        self, page: Callable[[str | None], Call[PageT]], token: str | None = None
-    ) -> AsyncIterator[PageT]:
+    async def _pages(self, page: Callable[[str | None], Call[PageT]], token: str | None = None) -> AsyncIterator[PageT]:
         while True:
             p = await self._send(page(token))
             yield p
@@ -76,27 +74,15 @@ class AsyncShredcatClient(ClientBase[httpx.AsyncClient]):
     # --- calls of several requests ----------------------------------------------------------
 
     async def iter_files(
-        self,
-        namespace: str,
-        table: str,
-        *,
-        prefix: str | None = None,
-        snapshot_id: int | None = None,
-        page_size: int | None = None,
+        self, namespace: str, table: str, *, prefix: str | None = None, snapshot_id: int | None = None, page_size: int | None = None
     ) -> AsyncIterator[DataFile]:
-        pages = calls.paged(
-            calls.list_files, namespace, table, prefix=prefix, snapshot_id=snapshot_id, page_size=page_size
-        )
+        pages = calls.paged(calls.list_files, namespace, table, prefix=prefix, snapshot_id=snapshot_id, page_size=page_size)
         async for page in self._pages(pages):
             for f in page.files:
                 yield f
 
-    async def iter_snapshots(
-        self, namespace: str, table: str, *, page_size: int | None = None
-    ) -> AsyncIterator[Snapshot]:
-        async for page in self._pages(
-            calls.paged(calls.list_snapshots, namespace, table, page_size=page_size)
-        ):
+    async def iter_snapshots(self, namespace: str, table: str, *, page_size: int | None = None) -> AsyncIterator[Snapshot]:
+        async for page in self._pages(calls.paged(calls.list_snapshots, namespace, table, page_size=page_size)):
             for s in page.snapshots:
                 yield s
 
@@ -104,9 +90,7 @@ class AsyncShredcatClient(ClientBase[httpx.AsyncClient]):
         """Every page of a plan (the arguments of :meth:`plan`), merged into one result (``files``
         of all pages)."""
         token = plan.pop("page_token", None)
-        return PlanResult.merged(
-            [p async for p in self._pages(calls.paged(calls.plan, namespace, table, **plan), token)]
-        )
+        return PlanResult.merged([p async for p in self._pages(calls.paged(calls.plan, namespace, table, **plan), token)])
 
     async def extract_and_commit(
         self, namespace: str, table: str, paths: Sequence[str], *, idempotency_key: str | None = None

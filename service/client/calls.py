@@ -103,9 +103,7 @@ class Call(Generic[T]):
         raise error_from_response(r, self.errors)
 
 
-def paged(
-    build: Callable[..., Call[PageT]], *args: Any, **kwargs: Any
-) -> Callable[[str | None], Call[PageT]]:
+def paged(build: Callable[..., Call[PageT]], *args: Any, **kwargs: Any) -> Callable[[str | None], Call[PageT]]:
     """The call of one page of ``build(*args, **kwargs)`` by page token (None: the first page)."""
     return lambda token: build(*args, **kwargs, page_token=token)
 
@@ -165,28 +163,20 @@ def list_namespaces() -> Call[list[str]]:
 
 def create_namespace(namespace: str) -> Call[Namespace]:
     return Call(
-        "POST",
-        "/v1/namespaces",
-        _json(Namespace.from_json),
-        json={"namespace": [namespace]},
+        "POST", "/v1/namespaces", _json(Namespace.from_json), json={"namespace": [namespace]},
         errors={409: NamespaceAlreadyExists},
     )
 
 
 def load_namespace(namespace: str) -> Call[Namespace]:
-    return Call(
-        "GET", _namespace_path(namespace), _json(Namespace.from_json), idempotent=True, errors=_ON_NAMESPACE
-    )
+    return Call("GET", _namespace_path(namespace), _json(Namespace.from_json), idempotent=True, errors=_ON_NAMESPACE)
 
 
 def drop_namespace(namespace: str) -> Call[int | None]:
     """Drop an empty namespace; returns the snapshot id of the drop."""
     return Call(
-        "DELETE",
-        _namespace_path(namespace),
-        _json(dropped_snapshot_id),
-        errors={**_ON_NAMESPACE, 409: NamespaceNotEmpty},
-        at_snapshot=lambda s: s,
+        "DELETE", _namespace_path(namespace), _json(dropped_snapshot_id),
+        errors={**_ON_NAMESPACE, 409: NamespaceNotEmpty}, at_snapshot=lambda s: s,
     )
 
 
@@ -194,13 +184,7 @@ def drop_namespace(namespace: str) -> Call[int | None]:
 
 
 def list_tables(namespace: str) -> Call[list[str]]:
-    return Call(
-        "GET",
-        f"{_namespace_path(namespace)}/tables",
-        _json(table_names),
-        idempotent=True,
-        errors=_ON_NAMESPACE,
-    )
+    return Call("GET", f"{_namespace_path(namespace)}/tables", _json(table_names), idempotent=True, errors=_ON_NAMESPACE)
 
 
 def create_table(
@@ -228,12 +212,8 @@ def create_table(
     if location is not None:
         body["location"] = location
     return Call(
-        "POST",
-        f"{_namespace_path(namespace)}/tables",
-        _json(Table.from_json),
-        json=body,
-        errors={**_ON_NAMESPACE, 409: TableAlreadyExists},
-        at_snapshot=lambda t: t.current_snapshot_id,
+        "POST", f"{_namespace_path(namespace)}/tables", _json(Table.from_json), json=body,
+        errors={**_ON_NAMESPACE, 409: TableAlreadyExists}, at_snapshot=lambda t: t.current_snapshot_id,
     )
 
 
@@ -253,11 +233,7 @@ def load_table(namespace: str, table: str, *, min_snapshot_id: int | None = None
 def drop_table(namespace: str, table: str) -> Call[int | None]:
     """Drop the table; returns the snapshot id of the drop."""
     return Call(
-        "DELETE",
-        _table_path(namespace, table),
-        _json(dropped_snapshot_id),
-        errors=_ON_TABLE,
-        at_snapshot=lambda s: s,
+        "DELETE", _table_path(namespace, table), _json(dropped_snapshot_id), errors=_ON_TABLE, at_snapshot=lambda s: s
     )
 
 
@@ -288,9 +264,7 @@ def file_stats_payload(fs: FileStats) -> FileStatsJSON:
 
 def column_stats_json(c: ColumnStats) -> ColumnStatsRowJSON:
     """A plain column's ``ducklake_file_column_stats`` row with its name and type."""
-    return cast(
-        ColumnStatsRowJSON, {"column": c.column, "column_type": c.column_type.name, **c.ducklake_row()}
-    )
+    return cast(ColumnStatsRowJSON, {"column": c.column, "column_type": c.column_type.name, **c.ducklake_row()})
 
 
 def commit(
@@ -367,9 +341,7 @@ def commit_files(
     return commit(namespace, table, files=files, idempotency_key=idempotency_key)
 
 
-def remove_files(
-    namespace: str, table: str, paths: Sequence[str], *, missing_ok: bool = False
-) -> Call[RemoveResult]:
+def remove_files(namespace: str, table: str, paths: Sequence[str], *, missing_ok: bool = False) -> Call[RemoveResult]:
     # A 404 names a missing table or a missing path: the default NotFound says no more than that.
     return Call(
         "POST",
@@ -403,11 +375,7 @@ def list_files(
         f"{_table_path(namespace, table)}/files",
         _json(FilesPage.from_json),
         params=_params(
-            prefix=prefix,
-            snapshot_id=snapshot_id,
-            page_size=page_size,
-            page_token=page_token,
-            min_snapshot_id=min_snapshot_id,
+            prefix=prefix, snapshot_id=snapshot_id, page_size=page_size, page_token=page_token, min_snapshot_id=min_snapshot_id
         ),
         idempotent=True,
         min_snapshot="query",
@@ -415,9 +383,7 @@ def list_files(
     )
 
 
-def file_stats(
-    namespace: str, table: str, path: str, *, snapshot_id: int | None = None
-) -> Call[FileStatsJSON]:
+def file_stats(namespace: str, table: str, path: str, *, snapshot_id: int | None = None) -> Call[FileStatsJSON]:
     """One file's stats as committed: the commit JSON shape, with DuckLake rows in ``variant-stats``."""
     return Call(
         "GET",

@@ -76,7 +76,6 @@ FileStatsJSON = TypedDict(
     },
 )
 
-
 class GlobalPathStatsJSON(TypedDict):
     """One path of DuckLake's global JSON array (``ducklake_table_column_stats.extra_stats``);
     ``min``, ``max`` and ``contains_nan`` are absent when unknown."""
@@ -168,8 +167,7 @@ class Table:
             last_commit_time=None if last is None else _time(last),
             begin_snapshot=d["begin-snapshot"],
             columns=tuple(
-                TableColumn(c["name"], c["type"], c["kind"], bool(c.get("declared", False)))
-                for c in d.get("columns", ())
+                TableColumn(c["name"], c["type"], c["kind"], bool(c.get("declared", False))) for c in d.get("columns", ())
             ),
             partition_columns=tuple(d.get("partition-columns", ())),
             location=d.get("location"),
@@ -240,13 +238,8 @@ class DataFile:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> DataFile:
         return cls(
-            d["path"],
-            d["file-size-bytes"],
-            d["record-count"],
-            d["footer-size"],
-            d.get("content-id"),
-            d["begin-snapshot"],
-            d.get("end-snapshot"),
+            d["path"], d["file-size-bytes"], d["record-count"], d["footer-size"], d.get("content-id"),
+            d["begin-snapshot"], d.get("end-snapshot"),
         )
 
 
@@ -258,9 +251,7 @@ class FilesPage:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> FilesPage:
-        return cls(
-            d["snapshot-id"], tuple(DataFile.from_json(f) for f in d["files"]), d.get("next-page-token")
-        )
+        return cls(d["snapshot-id"], tuple(DataFile.from_json(f) for f in d["files"]), d.get("next-page-token"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,13 +264,7 @@ class Snapshot:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Snapshot:
-        return cls(
-            d["snapshot-id"],
-            _time(d["snapshot-time"]),
-            d["changes-made"],
-            d["added-files"],
-            d["removed-files"],
-        )
+        return cls(d["snapshot-id"], _time(d["snapshot-time"]), d["changes-made"], d["added-files"], d["removed-files"])
 
 
 @dataclass(frozen=True, slots=True)

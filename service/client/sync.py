@@ -73,23 +73,13 @@ class ShredcatClient(ClientBase[httpx.Client]):
     # --- calls of several requests ----------------------------------------------------------
 
     def iter_files(
-        self,
-        namespace: str,
-        table: str,
-        *,
-        prefix: str | None = None,
-        snapshot_id: int | None = None,
-        page_size: int | None = None,
+        self, namespace: str, table: str, *, prefix: str | None = None, snapshot_id: int | None = None, page_size: int | None = None
     ) -> Iterator[DataFile]:
-        pages = calls.paged(
-            calls.list_files, namespace, table, prefix=prefix, snapshot_id=snapshot_id, page_size=page_size
-        )
+        pages = calls.paged(calls.list_files, namespace, table, prefix=prefix, snapshot_id=snapshot_id, page_size=page_size)
         for page in self._pages(pages):
             yield from page.files
 
-    def iter_snapshots(
-        self, namespace: str, table: str, *, page_size: int | None = None
-    ) -> Iterator[Snapshot]:
+    def iter_snapshots(self, namespace: str, table: str, *, page_size: int | None = None) -> Iterator[Snapshot]:
         for page in self._pages(calls.paged(calls.list_snapshots, namespace, table, page_size=page_size)):
             yield from page.snapshots
 

@@ -113,9 +113,7 @@ def csrf_checked(request: Request, form: dict[str, str]) -> bool:
 
 
 @router.get("/login")
-async def login_form(
-    request: Request, next_url: Annotated[str | None, Query(alias="next")] = None
-) -> Response:
+async def login_form(request: Request, next_url: Annotated[str | None, Query(alias="next")] = None) -> Response:
     u = urls(request)
     if app_context(request).settings.auth != "on":
         return RedirectResponse(safe_next(next_url, u.base), status_code=303)
@@ -134,9 +132,7 @@ async def login_submit(request: Request) -> Response:
         return RedirectResponse(next_url, status_code=303)
 
     def again(status: int, error: str) -> Response:
-        return render(
-            request, "login.html", status=status, next_url=next_url, error=error, status_code=status
-        )
+        return render(request, "login.html", status=status, next_url=next_url, error=error, status_code=status)
 
     throttle: session.LoginThrottle = request.app.state.login_throttle
     address = request.client.host if request.client else "-"
@@ -175,11 +171,7 @@ async def logout(request: Request) -> Response:
     expiry = session.cookie_expiry(cookie) if cookie else None
     # Only a session this server signed is written down (anyone may post the form: a made-up
     # cookie must not add rows), until its expiry.
-    if (
-        cookie
-        and expiry is not None
-        and signer.verify(cookie, app_context(request).settings.tokens) is not None
-    ):
+    if cookie and expiry is not None and signer.verify(cookie, app_context(request).settings.tokens) is not None:
         # Revoked server side, not only forgotten by this browser: a copy of the cookie is refused
         # by every process sharing the catalog until it would have expired.
         when = datetime.fromtimestamp(expiry, UTC)

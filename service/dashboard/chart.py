@@ -162,10 +162,7 @@ def format_ticks(values: Sequence[float], integral: bool) -> list[str]:
     labels = [f"{v:,.0f}" for v in values]
     for d in range(0, 10):
         labels = [f"{v:,.{d}f}" for v in values]
-        if all(
-            math.isclose(float(label.replace(",", "")), v, rel_tol=1e-9, abs_tol=1e-12)
-            for label, v in zip(labels, values, strict=True)
-        ):
+        if all(math.isclose(float(label.replace(",", "")), v, rel_tol=1e-9, abs_tol=1e-12) for label, v in zip(labels, values, strict=True)):
             break
     return labels
 
@@ -231,11 +228,7 @@ def log_ticks(lo: float, hi: float, target: int = 7) -> list[float]:
     out.sort()
     every = max(1, math.ceil(len(out) / target))
     if every > 1:
-        keep = (
-            {0.0}
-            | {10.0**k for k in decades if k % every == 0}
-            | {-(10.0**k) for k in decades if k % every == 0}
-        )
+        keep = {0.0} | {10.0**k for k in decades if k % every == 0} | {-(10.0**k) for k in decades if k % every == 0}
         out = [v for v in out if v in keep]
     return out
 
@@ -268,12 +261,9 @@ def _pinned_axis(ticks: Sequence[tuple[float, str]], axis: str, middle: float) -
         f'<rect class="axis-bg" x="0" y="0" width="{MARGIN_LEFT}" height="{HEIGHT}"/>',
     ]
     out.extend(
-        f'<text class="tick" x="{MARGIN_LEFT - 6}" y="{y + 4:.2f}" text-anchor="end">{escape(text)}</text>'
-        for y, text in ticks
+        f'<text class="tick" x="{MARGIN_LEFT - 6}" y="{y + 4:.2f}" text-anchor="end">{escape(text)}</text>' for y, text in ticks
     )
-    out.append(
-        f'<text class="axis" transform="translate(14 {middle:.0f}) rotate(-90)" text-anchor="middle">{escape(axis)}</text>'
-    )
+    out.append(f'<text class="axis" transform="translate(14 {middle:.0f}) rotate(-90)" text-anchor="middle">{escape(axis)}</text>')
     out.append("</svg>")
     return Markup("".join(out))
 
@@ -378,10 +368,7 @@ def render_chart(
     elif log:
         # Tick values in value space, placed through the same transform.
         # Ticks within the values drawn (not the padding around them).
-        inv = [
-            math.copysign(10 ** abs(x) - 1, x)
-            for x in ((min(finite), max(finite)) if finite else (lo_v, hi_v))
-        ]
+        inv = [math.copysign(10 ** abs(x) - 1, x) for x in ((min(finite), max(finite)) if finite else (lo_v, hi_v))]
         vals = log_ticks(inv[0], inv[1])
         ticks = list(zip((symlog(v) for v in vals), format_ticks(vals, True), strict=True))
         axis = "value (log scale)"
@@ -461,9 +448,7 @@ def render_chart(
                 f'<a href="{escape(f.href)}" data-bar="{i}" tabindex="{tab}"><title>{escape(label)}</title>{shape}/></a>'
             )
         else:
-            parts.append(
-                f'{shape} data-bar="{i}" tabindex="{tab}" role="img"><title>{escape(label)}</title></rect>'
-            )
+            parts.append(f'{shape} data-bar="{i}" tabindex="{tab}" role="img"><title>{escape(label)}</title></rect>')
 
     # 5. Assemble.
     scale_attr = ' data-scale="log"' if log else ""
@@ -474,9 +459,9 @@ def render_chart(
         f'<desc id="chart-desc">{n} files along the x axis ({escape(x_label)}); each bar spans the '
         f"file's minimum to maximum on the y axis ({escape(axis)}). The bars are one tab stop: "
         "arrow keys move between them.</desc>",
-        '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)"><rect width="6" height="6" fill="#fde4c3"/>'
-        '<line x1="0" y1="0" x2="0" y2="6" stroke="#d9822b" stroke-width="3"/></pattern></defs>',
+        "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+        "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fde4c3\"/>"
+        "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#d9822b\" stroke-width=\"3\"/></pattern></defs>",
         f'<rect class="plot" x="{plot_left}" y="{plot_top}" width="{plot_right - plot_left}" '
         f'height="{plot_bottom - plot_top}"/>',
     ]

@@ -23,9 +23,7 @@ T = TypeVar("T")
 MAX_LISTED_PATHS = 500
 
 
-def largest(
-    items: Sequence[T], key: Callable[[T], int], limit: int = MAX_LISTED_PATHS
-) -> tuple[list[T], int]:
+def largest(items: Sequence[T], key: Callable[[T], int], limit: int = MAX_LISTED_PATHS) -> tuple[list[T], int]:
     """At most ``limit`` of ``items``: those with the largest ``key``, in their given order; and
     how many were left out."""
     if len(items) <= limit:
@@ -34,9 +32,7 @@ def largest(
     return [x for x in items if id(x) in keep], len(items) - limit
 
 
-def widest_paths(
-    coverage: Sequence[PathCoverage], limit: int = MAX_LISTED_PATHS
-) -> tuple[list[PathCoverage], int]:
+def widest_paths(coverage: Sequence[PathCoverage], limit: int = MAX_LISTED_PATHS) -> tuple[list[PathCoverage], int]:
     """At most ``limit`` of ``coverage``: those fully shredded in the most live files (:func:`largest`)."""
     return largest(coverage, lambda c: c.shredded_files, limit)
 

@@ -95,9 +95,7 @@ class SessionSigner:
         parts = value.split(".")
         if len(parts) == 3 and parts[0] == "v2":
             nonce = None
-        elif (
-            len(parts) == 4 and parts[0] == "v3" and 16 <= len(parts[2]) <= 32 and _NONCE.fullmatch(parts[2])
-        ):
+        elif len(parts) == 4 and parts[0] == "v3" and 16 <= len(parts[2]) <= 32 and _NONCE.fullmatch(parts[2]):
             nonce = parts[2]
         else:
             return None
@@ -166,9 +164,7 @@ class LoginThrottle:
         t = now if now is not None else time.monotonic()
         with self._lock:
             if len(self._by_address) > 2 * self.total:
-                for a in [
-                    a for a, times in self._by_address.items() if not times or times[-1] <= t - self.window
-                ]:
+                for a in [a for a, times in self._by_address.items() if not times or times[-1] <= t - self.window]:
                     del self._by_address[a]
             self._by_address.setdefault(address, deque(maxlen=self.per_address)).append(t)
             self._all.append(t)
@@ -191,9 +187,7 @@ def set_session_cookie(response: Response, request: Request, value: str) -> None
 
 
 def clear_session_cookie(response: Response, request: Request) -> None:
-    response.delete_cookie(
-        SESSION_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict", secure=_secure(request)
-    )
+    response.delete_cookie(SESSION_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict", secure=_secure(request))
 
 
 # --- CSRF (double submit) ---------------------------------------------------------------------
@@ -224,6 +218,4 @@ def csrf_ok(request: Request, submitted: str | None) -> bool:
     cookie = request.cookies.get(CSRF_COOKIE)
     if not cookie or not submitted:
         return False
-    return hmac.compare_digest(
-        cookie.encode("utf-8", "surrogateescape"), submitted.encode("utf-8", "surrogateescape")
-    )
+    return hmac.compare_digest(cookie.encode("utf-8", "surrogateescape"), submitted.encode("utf-8", "surrogateescape"))

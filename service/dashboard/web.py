@@ -105,9 +105,7 @@ class Urls:
             {"column": column, "path": variant_path, **params},
         )
 
-    def coverage(
-        self, ns: str, table: str, column: str, variant_path: str, shredded_type: str, **params: Any
-    ) -> str:
+    def coverage(self, ns: str, table: str, column: str, variant_path: str, shredded_type: str, **params: Any) -> str:
         """The files where the path is shredded as ``shredded_type`` ("": not fully shredded)."""
         return self._q(
             f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/coverage",
@@ -115,9 +113,7 @@ class Urls:
         )
 
     def file(self, ns: str, table: str, path: str) -> str:
-        return self._q(
-            f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/file", {"path": path}
-        )
+        return self._q(f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/file", {"path": path})
 
     def prune(self, ns: str, table: str, **params: Any) -> str:
         return self._q(f"{self.base}/tables/{quote(ns, safe='')}/{quote(table, safe='')}/prune", params)
@@ -173,9 +169,7 @@ def error_page(request: Request, status: int, title: str, message: str) -> HTMLR
 def error_from(request: Request, e: ShredcatError) -> HTMLResponse:
     status = e.http_status
     if isinstance(e, StorageUnavailableError):
-        return error_page(
-            request, 503, "Catalog unavailable", "The catalog database is unavailable; retry later."
-        )
+        return error_page(request, 503, "Catalog unavailable", "The catalog database is unavailable; retry later.")
     if status >= 500:
         log.error("dashboard request %s: %s", request_id(request), e.message, exc_info=e)
         return error_page(

@@ -117,9 +117,7 @@ def _readable(con: duckdb.DuckDBPyConnection, fs: FileStats, cols: list[_Column]
     return None
 
 
-def _create(
-    con: duckdb.DuckDBPyConnection, to: str, data_path: str, ns: str, table: str, cols: list[_Column]
-) -> None:
+def _create(con: duckdb.DuckDBPyConnection, to: str, data_path: str, ns: str, table: str, cols: list[_Column]) -> None:
     """The catalog, schema and table, created by the extension itself (its version, its layout)."""
     with engine.translated("creating the DuckLake catalog"):
         con.execute(f"LOAD {_s(engine.ducklake_extension())}")
@@ -129,15 +127,11 @@ def _create(
         con.execute(f"CREATE TABLE dl.{_q(ns)}.{_q(table)} ({body})")
         parts = [c.name for c in cols if c.kind == "partition"]
         if parts:
-            con.execute(
-                f"ALTER TABLE dl.{_q(ns)}.{_q(table)} SET PARTITIONED BY ({', '.join(map(_q, parts))})"
-            )
+            con.execute(f"ALTER TABLE dl.{_q(ns)}.{_q(table)} SET PARTITIONED BY ({', '.join(map(_q, parts))})")
         con.execute("DETACH dl")
 
 
-def export_table(
-    catalog: Catalog, namespace: str, table: str, to: str, *, data_path: str | None = None
-) -> ExportResult:
+def export_table(catalog: Catalog, namespace: str, table: str, to: str, *, data_path: str | None = None) -> ExportResult:
     """Write ``namespace.table``'s live files as a new DuckLake catalog at ``to`` (a DuckDB file;
     refused if it exists). ``data_path``: DuckLake's DATA_PATH (new files DuckLake would write go
     there; the exported files keep their absolute paths). See the module docstring."""
@@ -169,13 +163,7 @@ def export_table(
     finally:
         con.close()
     return ExportResult(
-        to,
-        data_path,
-        f"{namespace}.{table}",
-        len(kept),
-        sum(f.record_count for f in kept),
-        tuple(skipped),
-        tuple(skipped_cols),
+        to, data_path, f"{namespace}.{table}", len(kept), sum(f.record_count for f in kept), tuple(skipped), tuple(skipped_cols)
     )
 
 
@@ -231,11 +219,7 @@ def _file_rows(
 
 
 def _table_column_rows(
-    files: list[FileStats],
-    table_id: int,
-    cols: list[_Column],
-    ids: dict[str, int],
-    stats: list[tuple[Any, ...]],
+    files: list[FileStats], table_id: int, cols: list[_Column], ids: dict[str, int], stats: list[tuple[Any, ...]]
 ) -> list[tuple[Any, ...]]:
     """``ducklake_table_column_stats``: each column merged over every exported file (a bound only
     when every file has one; the Variant columns' JSON recomputed from the files' paths)."""
@@ -249,9 +233,7 @@ def _table_column_rows(
     for c in cols:
         cid = ids[c.name]
         if c.kind == "variant":
-            doc = recompute([[p for p in f.paths if p.column == c.name] for f in files]).column_json(
-                [c.name]
-            )[c.name]
+            doc = recompute([[p for p in f.paths if p.column == c.name] for f in files]).column_json([c.name])[c.name]
             out.append((table_id, cid, None, None, None, None, doc))
             continue
         rows = by_column.get(cid, [])
@@ -260,25 +242,18 @@ def _table_column_rows(
         lows = [parse_bound(t, r[6]) for r in rows if r[6] is not None]
         highs = [parse_bound(t, r[7]) for r in rows if r[7] is not None]
         has_null = True if any(r[5] for r in rows) else (False if complete else None)
-        nan = (
-            (any(bool(r[8]) for r in rows) if all(r[8] is not None for r in rows) else None)
-            if t.is_float
-            else None
-        )
+        nan = (any(bool(r[8]) for r in rows) if all(r[8] is not None for r in rows) else None) if t.is_float else None
         low = _bound(t, min(lows)) if complete and len(lows) == len(files) and files else None
         high = _bound(t, max(highs)) if complete and len(highs) == len(files) and files else None
         out.append((table_id, cid, has_null, nan, low, high, None))
     return out
 
 
-def _write_files(
-    con: duckdb.DuckDBPyConnection, ns: str, table: str, cols: list[_Column], files: list[FileStats]
-) -> None:
+def _write_files(con: duckdb.DuckDBPyConnection, ns: str, table: str, cols: list[_Column], files: list[FileStats]) -> None:
     """One DuckLake snapshot adding ``files`` (see the module docstring)."""
     m = f"{_META}.main"
     snap, schema_version, next_catalog, next_file = _one(
-        con,
-        f"SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM {m}.ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1",
+        con, f"SELECT snapshot_id, schema_version, next_catalog_id, next_file_id FROM {m}.ducklake_snapshot ORDER BY snapshot_id DESC LIMIT 1"
     )
     (table_id,) = _one(
         con,
@@ -290,26 +265,12 @@ def _write_files(
         f"SELECT column_name, column_id FROM {m}.ducklake_column WHERE table_id = ? AND end_snapshot IS NULL AND parent_column IS NULL",
         [table_id],
     ).fetchall())  # fmt: skip
-    partition = con.execute(
-        f"SELECT partition_id FROM {m}.ducklake_partition_info WHERE table_id = ? AND end_snapshot IS NULL",
-        [table_id],
-    ).fetchall()
+    partition = con.execute(f"SELECT partition_id FROM {m}.ducklake_partition_info WHERE table_id = ? AND end_snapshot IS NULL", [table_id]).fetchall()
     partition_id = partition[0][0] if partition else None
-    keys = dict(
-        con.execute(
-            f"SELECT column_id, partition_key_index FROM {m}.ducklake_partition_column WHERE partition_id = ?",
-            [partition_id],
-        ).fetchall()
-    )
+    keys = dict(con.execute(f"SELECT column_id, partition_key_index FROM {m}.ducklake_partition_column WHERE partition_id = ?", [partition_id]).fetchall())
     new = snap + 1
-    con.execute(
-        f"INSERT INTO {m}.ducklake_snapshot VALUES (?, now(), ?, ?, ?)",
-        [new, schema_version, next_catalog, next_file + len(files)],
-    )
-    con.execute(
-        f"INSERT INTO {m}.ducklake_snapshot_changes VALUES (?, ?, 'shredcat', 'shredcat ducklake export', NULL)",
-        [new, f"inserted_into_table:{table_id}"],
-    )
+    con.execute(f"INSERT INTO {m}.ducklake_snapshot VALUES (?, now(), ?, ?, ?)", [new, schema_version, next_catalog, next_file + len(files)])
+    con.execute(f"INSERT INTO {m}.ducklake_snapshot_changes VALUES (?, ?, 'shredcat', 'shredcat ducklake export', NULL)", [new, f"inserted_into_table:{table_id}"])
     (mapping,) = _one(con, f"SELECT coalesce(max(mapping_id) + 1, 0) FROM {m}.ducklake_column_mapping")
     con.execute(f"INSERT INTO {m}.ducklake_column_mapping VALUES (?, ?, 'map_by_name')", [mapping, table_id])
     con.executemany(
@@ -327,24 +288,13 @@ def _write_files(
         stats += s
         values += v
         variant += vs
-    for name, rows in (
-        ("data_file", data),
-        ("file_column_stats", stats),
-        ("file_partition_value", values),
-        ("file_variant_stats", variant),
-    ):
+    for name, rows in (("data_file", data), ("file_column_stats", stats), ("file_partition_value", values), ("file_variant_stats", variant)):
         if rows:
             marks = ", ".join("?" * len(rows[0]))
             con.executemany(f"INSERT INTO {m}.ducklake_{name} VALUES ({marks})", [list(r) for r in rows])
     con.execute(f"DELETE FROM {m}.ducklake_table_stats WHERE table_id = ?", [table_id])
-    con.execute(
-        f"INSERT INTO {m}.ducklake_table_stats VALUES (?, ?, ?, ?)",
-        [table_id, row_id, row_id, sum(f.file_size_bytes for f in files)],
-    )
+    con.execute(f"INSERT INTO {m}.ducklake_table_stats VALUES (?, ?, ?, ?)", [table_id, row_id, row_id, sum(f.file_size_bytes for f in files)])
     con.execute(f"DELETE FROM {m}.ducklake_table_column_stats WHERE table_id = ?", [table_id])
     rows = _table_column_rows(files, table_id, cols, ids, stats)
     if rows:
-        con.executemany(
-            f"INSERT INTO {m}.ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [list(r) for r in rows],
-        )
+        con.executemany(f"INSERT INTO {m}.ducklake_table_column_stats VALUES (?, ?, ?, ?, ?, ?, ?)", [list(r) for r in rows])

@@ -16,16 +16,7 @@ from service.errors import FileAccessError, QueryError, ShredcatError
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = [
-    "connect",
-    "describe",
-    "ducklake_extension",
-    "fetch",
-    "parquet_source",
-    "relation",
-    "translated",
-    "usable",
-]
+__all__ = ["connect", "describe", "ducklake_extension", "fetch", "parquet_source", "relation", "translated", "usable"]
 
 #: The DuckDB version the pinned DuckLake extension is built for (pyproject pins both).
 DUCKDB_VERSION = "1.5.5"
@@ -68,9 +59,7 @@ def _sql_string(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def parquet_source(
-    paths: Sequence[str], hive_types: Sequence[tuple[str, str]] = (), *, hive: bool = True
-) -> str:
+def parquet_source(paths: Sequence[str], hive_types: Sequence[tuple[str, str]] = (), *, hive: bool = True) -> str:
     """``read_parquet([...], hive_partitioning = true, union_by_name = true[, hive_types = {...}])``:
     exactly these files (DuckDB expands globs in a path: ``*?[`` are refused rather than escaped,
     since DuckDB has no escape for them), with the partition columns typed as the catalog types them
@@ -81,9 +70,7 @@ def parquet_source(
     files = ", ".join(_sql_string(p) for p in paths)
     args = [f"[{files}]", f"hive_partitioning = {'true' if hive else 'false'}", "union_by_name = true"]
     if hive_types:
-        args.append(
-            "hive_types = {" + ", ".join(f"{_sql_string(n)}: {_sql_string(t)}" for n, t in hive_types) + "}"
-        )
+        args.append("hive_types = {" + ", ".join(f"{_sql_string(n)}: {_sql_string(t)}" for n, t in hive_types) + "}")
     return f"read_parquet({', '.join(args)})"
 
 
@@ -94,18 +81,14 @@ def describe(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
     return {str(r[0]): str(r[1]) for r in rows}
 
 
-def footer_keys(
-    con: duckdb.DuckDBPyConnection, paths: Sequence[str], keys: Sequence[str]
-) -> list[tuple[str, str, str]]:
+def footer_keys(con: duckdb.DuckDBPyConnection, paths: Sequence[str], keys: Sequence[str]) -> list[tuple[str, str, str]]:
     """``(file, key, value)`` of each of ``keys`` in the files' footer key-value metadata."""
     sql = (
         "SELECT file_name, decode(key), decode(value) FROM parquet_kv_metadata(?) "
         "WHERE decode(key) IN (SELECT unnest(?))"
     )
     with translated("reading the files' footer metadata"):
-        return [
-            (str(f), str(k), str(v)) for f, k, v in con.execute(sql, [list(paths), list(keys)]).fetchall()
-        ]
+        return [(str(f), str(k), str(v)) for f, k, v in con.execute(sql, [list(paths), list(keys)]).fetchall()]
 
 
 def relation(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
@@ -114,9 +97,7 @@ def relation(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelatio
         return con.sql(sql)
 
 
-def fetch(
-    con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None
-) -> list[tuple[Any, ...]]:
+def fetch(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
     """Run ``sql`` and return every row."""
     with translated("running the DuckDB query"):
         return con.execute(sql, params).fetchall() if params is not None else con.execute(sql).fetchall()
@@ -139,15 +120,8 @@ def ducklake_extension() -> str:
     try:
         import duckdb_extension_ducklake
     except ImportError:
-        raise QueryError(
-            "the DuckLake extension is not installed (pip install duckdb-extension-ducklake==1.5.5)"
-        ) from None
-    path = os.path.join(
-        os.path.dirname(duckdb_extension_ducklake.__file__),
-        "extensions",
-        f"v{DUCKDB_VERSION}",
-        "ducklake.duckdb_extension",
-    )
+        raise QueryError("the DuckLake extension is not installed (pip install duckdb-extension-ducklake==1.5.5)") from None
+    path = os.path.join(os.path.dirname(duckdb_extension_ducklake.__file__), "extensions", f"v{DUCKDB_VERSION}", "ducklake.duckdb_extension")
     if not os.path.exists(path):
         raise QueryError(f"the DuckLake extension for DuckDB {DUCKDB_VERSION} is not at {path}")
     return path

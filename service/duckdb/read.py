@@ -97,9 +97,7 @@ def _client_schema(client: ShredcatClient, ns: str, name: str) -> tuple[TableSch
             t = None
         cols[c.name] = ColumnInfo(c.name, t, c.kind == "partition")
     page = client.list_files(ns, name, page_size=1)
-    return TableSchema(tuple(info.variant_columns), MappingProxyType(cols)), (
-        page.files[0].path if page.files else None
-    )
+    return TableSchema(tuple(info.variant_columns), MappingProxyType(cols)), (page.files[0].path if page.files else None)
 
 
 def _hive_types(schema: TableSchema) -> tuple[tuple[str, str], ...]:
@@ -134,9 +132,7 @@ def _parse(predicate: str, schema: TableSchema, time_zone: str | None) -> Boolea
         return parse_sql(predicate, schema=schema)
 
 
-def _plan_catalog(
-    cat: Catalog, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None
-) -> _Plan:
+def _plan_catalog(cat: Catalog, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
     seen: dict[str, Any] = {}
 
     def parse(schema: TableSchema) -> BooleanExpression:
@@ -154,33 +150,19 @@ def _plan_catalog(
         token = page.next_page_token
     live = cat.list_files(ns, name, snapshot=first.snapshot_id, limit=1)
     return _Plan(
-        seen["tree"],
-        seen["schema"],
-        tuple(paths),
-        first.files_considered or 0,
-        first.files_pruned or 0,
-        first.snapshot_id,
-        tuple(first.warnings),
-        live[0].path if live else None,
+        seen["tree"], seen["schema"], tuple(paths), first.files_considered or 0, first.files_pruned or 0,
+        first.snapshot_id, tuple(first.warnings), live[0].path if live else None,
     )
 
 
-def _plan_client(
-    client: ShredcatClient, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None
-) -> _Plan:
+def _plan_client(client: ShredcatClient, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
     schema, one = _client_schema(client, ns, name)
     tree = _parse(predicate, schema, time_zone)
     zone = {} if time_zone is None else {"session_time_zone": time_zone}
     res = client.plan_all(ns, name, sql=predicate, snapshot_id=snapshot, counts=True, **zone)
     return _Plan(
-        tree,
-        schema,
-        tuple(res.paths),
-        res.files_considered or 0,
-        res.files_pruned or 0,
-        res.snapshot_id,
-        tuple(res.warnings),
-        one,
+        tree, schema, tuple(res.paths), res.files_considered or 0, res.files_pruned or 0,
+        res.snapshot_id, tuple(res.warnings), one,
     )
 
 
@@ -224,26 +206,10 @@ def plan_pruned(
     seconds = time.perf_counter() - start
     for w in plan.warnings:
         log.warning("duckdb read_pruned %s.%s: %s", ns, name, getattr(w, "message", w))
-    log.info(
-        "duckdb read_pruned %s.%s: %d of %d files are candidates in %.3fs",
-        ns,
-        name,
-        len(plan.paths),
-        plan.total,
-        seconds,
-    )
+    log.info("duckdb read_pruned %s.%s: %d of %d files are candidates in %.3fs", ns, name, len(plan.paths), plan.total, seconds)
     return DuckDBScan(
-        namespace=ns,
-        table=name,
-        predicate=predicate,
-        where=where,
-        paths=plan.paths,
-        files_total=plan.total,
-        files_pruned=plan.pruned,
-        snapshot_id=plan.snapshot,
-        source=source,
-        warnings=plan.warnings,
-        plan_seconds=seconds,
+        namespace=ns, table=name, predicate=predicate, where=where, paths=plan.paths, files_total=plan.total,
+        files_pruned=plan.pruned, snapshot_id=plan.snapshot, source=source, warnings=plan.warnings, plan_seconds=seconds,
     )
 
 
@@ -290,7 +256,6 @@ def read_pruned(
 ) -> duckdb.DuckDBPyRelation:
     """The rows of ``table`` matching ``predicate`` as a DuckDB relation over only the candidate
     files (see :func:`plan_pruned`); with no candidate, an empty relation with the table's columns."""
-    scan = plan_pruned(
-        con, table, predicate, snapshot=snapshot, client=client, catalog=catalog, time_zone=time_zone
-    )
+    scan = plan_pruned(con, table, predicate, snapshot=snapshot, client=client, catalog=catalog, time_zone=time_zone)
     return scan.relation(con)
+

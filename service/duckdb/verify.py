@@ -155,9 +155,7 @@ def _variant_aggregates(p: PathStats, keys: list[str]) -> list[str]:
         is_type = f"{kind} IN ({', '.join(repr(s) for s in _VARIANT_TYPES[t.kind])})"
         cast = _CAST[t.kind]
     is_type = f"coalesce({is_type}, FALSE)"
-    return _aggregates(
-        f"TRY_CAST({x} AS {cast})", is_type, t, f"coalesce({kind} <> 'VARIANT_NULL', FALSE) AND NOT {is_type}"
-    )
+    return _aggregates(f"TRY_CAST({x} AS {cast})", is_type, t, f"coalesce({kind} <> 'VARIANT_NULL', FALSE) AND NOT {is_type}")
 
 
 def _plain_aggregates(c: ColumnStats, duck_type: str | None) -> list[str]:
@@ -190,9 +188,7 @@ def data_facts(
         if not _comparable(p.shredded_type):
             unchecked.append((p.column, p.variant_path, f"DuckDB has no type for {p.shredded_type.name}"))
         elif read_as != "VARIANT":
-            unchecked.append(
-                (p.column, p.variant_path, f"DuckDB reads {p.column} as {read_as}, not as VARIANT")
-            )
+            unchecked.append((p.column, p.variant_path, f"DuckDB reads {p.column} as {read_as}, not as VARIANT"))
         elif keys is None:
             unchecked.append((p.column, p.variant_path, "array element paths are not checked"))
         else:
@@ -242,9 +238,7 @@ def _below(t: ShreddedType, a: Bound, b: Bound) -> bool:
     return a < b  # type: ignore[operator]
 
 
-def contradictions(
-    stored: FileStats, rows: int, facts: dict[tuple[str, str | None], Facts]
-) -> list[Difference]:
+def contradictions(stored: FileStats, rows: int, facts: dict[tuple[str, str | None], Facts]) -> list[Difference]:
     """Every stored fact of ``stored`` the data contradicts (pure)."""
     out: list[Difference] = []
     if stored.record_count != rows:
@@ -296,9 +290,7 @@ def verify_data(
     if sample is not None and sample < 1:
         raise BadInputError("the sample size must be at least 1", details={"field": "sample"})
     snap, paths = live_paths(catalog, namespace, table)
-    chosen: Sequence[str] = (
-        paths if sample is None or sample >= len(paths) else sorted(random.Random(seed).sample(paths, sample))
-    )
+    chosen: Sequence[str] = paths if sample is None or sample >= len(paths) else sorted(random.Random(seed).sample(paths, sample))
     own = con is None
     c = engine.connect() if con is None else con
     checks: list[DataCheck] = []
@@ -315,12 +307,8 @@ def verify_data(
             c.close()
     problems = tuple(d.check for d in checks if d.check.status != "match")
     report = VerifyReport(
-        table=f"{namespace}.{table}",
-        snapshot_id=snap,
-        live_files=len(paths),
-        chosen=len(chosen),
-        checked=len(checks),
-        matching=len(checks) - len(problems),
-        problems=problems,
+        table=f"{namespace}.{table}", snapshot_id=snap, live_files=len(paths), chosen=len(chosen),
+        checked=len(checks), matching=len(checks) - len(problems), problems=problems,
     )
     return report, tuple(checks)
+

@@ -154,9 +154,7 @@ class _BeneathOpen(_LocalOpen):
                     os.close(parent)
             return os.open(parts[-1], _OPEN_FLAGS | _NOFOLLOW, dir_fd=fd)
         except (NotADirectoryError, IsADirectoryError):
-            raise FileAccessError(
-                f"{path}: changed while it was being opened (not a plain file path)"
-            ) from None
+            raise FileAccessError(f"{path}: changed while it was being opened (not a plain file path)") from None
         except OSError as e:
             if e.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink
                 raise FileAccessError(f"{path}: changed while it was being opened (a symlink)") from None
@@ -274,17 +272,13 @@ class ColumnReader:
                 batch_size=BATCH_ROWS, row_groups=[row_group], columns=names, use_threads=False
             )
         except Exception as e:
-            raise InvalidParquetError(
-                f"cannot read columns {names} of row group {row_group}: {one_line(e)}"
-            ) from None
+            raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {one_line(e)}") from None
         used = 0
         while True:
             try:
                 batch = next(it, None)
             except Exception as e:
-                raise InvalidParquetError(
-                    f"cannot read columns {names} of row group {row_group}: {one_line(e)}"
-                ) from None
+                raise InvalidParquetError(f"cannot read columns {names} of row group {row_group}: {one_line(e)}") from None
             if batch is None:
                 return
             table = pa.Table.from_batches([batch])
@@ -337,6 +331,7 @@ class ColumnReader:
             arr = arr.flatten()[idx]
             i += 1
         return arr
+
 
 
 #: The footer's key of the Arrow schema pyarrow stores (Thrift compact: length 12, then the bytes).

@@ -135,7 +135,9 @@ _PAGE_HEADER = Struct(
     spread=False,
 )
 
-_read_page_header: typing.Callable[[bytes, int, int], tuple[tuple[typing.Any, ...], int]] = fast(_PAGE_HEADER)
+_read_page_header: typing.Callable[[bytes, int, int], tuple[tuple[typing.Any, ...], int]] = fast(
+    _PAGE_HEADER
+)
 
 # --- Limits --------------------------------------------------------------------------------------
 

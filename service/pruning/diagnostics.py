@@ -86,9 +86,7 @@ class TermUse:
 
 def referenced_columns(expr: BooleanExpression) -> tuple[str, ...]:
     """The Variant columns the predicate names, each once, in order of appearance."""
-    return tuple(
-        dict.fromkeys(p.term.column for p in iter_predicates(expr) if isinstance(p.term, VariantTerm))
-    )
+    return tuple(dict.fromkeys(p.term.column for p in iter_predicates(expr) if isinstance(p.term, VariantTerm)))
 
 
 class _Leaves(ConditionVisitor[list[LeafCondition]]):
@@ -254,9 +252,7 @@ def plan_warnings(
             return key not in absent and _is_blind(leaf, stored.get(key, ()))
 
         # "Because of" the leaves above: the predicate could prune without them, and cannot with them.
-        if visit_condition(condition, _CanPrune(_never_blind)) and not visit_condition(
-            condition, _CanPrune(blind)
-        ):
+        if visit_condition(condition, _CanPrune(_never_blind)) and not visit_condition(condition, _CanPrune(blind)):
             # One message whether the plan counted (pruned_nothing) or not (None): true in both.
             out.append(
                 PlanWarning(
@@ -308,9 +304,7 @@ def unused_terms(expr: BooleanExpression, condition: Condition) -> tuple[PlanWar
         more = len(found) - MAX_UNUSED_WARNINGS
         out[-1] = replace(last, message=f"{last.message} (and {more:,} more terms not used for pruning)")
     if out and isinstance(condition, Constant) and condition.might_match:
-        message = (
-            "the predicate prunes no file: no term of it can be used for pruning (see the warnings above)"
-        )
+        message = "the predicate prunes no file: no term of it can be used for pruning (see the warnings above)"
         out.append(PlanWarning(PREDICATE_PRUNES_NOTHING, message))
     return tuple(out)
 

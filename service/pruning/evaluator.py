@@ -130,11 +130,7 @@ def _incomparable_keeps(method: Callable[[_RowTest, Test], Outcome]) -> Callable
         try:
             return method(self, test)
         except TypeError:
-            return (
-                True,
-                f"bounds of {self.row.shredded_type.name} are not comparable with the literal",
-                "keep",
-            )
+            return True, f"bounds of {self.row.shredded_type.name} are not comparable with the literal", "keep"
 
     return run
 
@@ -150,11 +146,7 @@ class _RowTest(TestVisitor[Outcome]):
         if row.value_count == 0:
             # Every entry null or missing: no comparison, IN, is_nan or not_null can be TRUE,
             # whatever the stored type.
-            return (
-                False,
-                f"value_count 0 ({row.shredded_type.name}): every entry is null or missing",
-                "all-null",
-            )
+            return False, f"value_count 0 ({row.shredded_type.name}): every entry is null or missing", "all-null"
         return None
 
     def visit_keep(self, test: Keep) -> Outcome:
@@ -171,21 +163,13 @@ class _RowTest(TestVisitor[Outcome]):
         row = self.row
         if row.null_count > 0:
             return True, f"null_count {row.null_count}", "is-null"
-        return (
-            False,
-            f"null_count 0 and {row.shredded_type.name} values cast without NULL",
-            "is-null needs nulls",
-        )
+        return False, f"null_count 0 and {row.shredded_type.name} values cast without NULL", "is-null needs nulls"
 
     def visit_has_values(self, test: HasValues) -> Outcome:
         row = self.row
         if (out := self._all_null()) is not None:
             return out
-        return (
-            True,
-            f"value_count {row.value_count} of stored type {row.shredded_type.name}",
-            "values present",
-        )
+        return True, f"value_count {row.value_count} of stored type {row.shredded_type.name}", "values present"
 
     def visit_may_have_nan(self, test: MayHaveNaN) -> Outcome:
         if (out := self._all_null()) is not None:
@@ -256,9 +240,7 @@ def _short_why(c: LeafCondition, row: StatsRow, why: str) -> str:
     the row's type serves none of the leaf's requested types, that they are not comparable."""
     t = row.shredded_type
     if row.value_count > 0:
-        asked = sorted(
-            {_spark_name(term.requested) for term in c.terms if term.usable and t not in term.usable}
-        )
+        asked = sorted({_spark_name(term.requested) for term in c.terms if term.usable and t not in term.usable})
         if asked:
             what = "column" if c.variant_path is None else "path"
             return f"{what} stored as {t.name}, asked as {' and '.join(asked)}: not comparable"
@@ -297,18 +279,13 @@ def _joined(parts: Iterable[str]) -> str:
     groups: dict[str, list[str]] = {}
     for p in dict.fromkeys(p for p in parts if p):
         groups.setdefault(p.rsplit(" ", 1)[0], []).append(p)
-    shown = [
-        g[0] + (f" and {len(g) - 1:,} more" if len(g) > 1 else "")
-        for g in list(groups.values())[:MAX_SHORT_GROUPS]
-    ]
+    shown = [g[0] + (f" and {len(g) - 1:,} more" if len(g) > 1 else "") for g in list(groups.values())[:MAX_SHORT_GROUPS]]
     rest = sum(len(g) for g in list(groups.values())[MAX_SHORT_GROUPS:])
     return "; ".join(shown) + (f"; and {rest:,} more" if rest else "")
 
 
 class _Interpreter(ConditionVisitor[Verdict]):
-    def __init__(
-        self, stats: StatsIndex, prefix_paths: bool = False, objects: ObjectIndex | None = None
-    ) -> None:
+    def __init__(self, stats: StatsIndex, prefix_paths: bool = False, objects: ObjectIndex | None = None) -> None:
         self.stats = stats
         self.prefix_paths = prefix_paths
         self.objects = objects
@@ -328,11 +305,7 @@ class _Interpreter(ConditionVisitor[Verdict]):
     def visit_leaf(self, c: LeafCondition) -> Verdict:
         rows = self.stats.get((c.column, c.variant_path)) or ()
         if not rows:
-            if (
-                self.objects
-                and rejects_nulls(c)
-                and (key := absent_key(c.column, c.variant_path, self.objects))
-            ):
+            if self.objects and rejects_nulls(c) and (key := absent_key(c.column, c.variant_path, self.objects)):
                 words = f"field {key} absent from every row of this file"
                 return Verdict(
                     CANNOT_MATCH,
@@ -356,15 +329,11 @@ class _Interpreter(ConditionVisitor[Verdict]):
             might, why, rule = run_test(c.test_for(row.shredded_type), row)
             why = _cast_words(c, row) + why
             if might:
-                return Verdict(
-                    MIGHT_MATCH, f"{c.label}: {why} [{rule}]", self._short(c, _short_why(c, row, why))
-                )
+                return Verdict(MIGHT_MATCH, f"{c.label}: {why} [{rule}]", self._short(c, _short_why(c, row, why)))
             reasons.append(f"{why} [{rule}]")
             shorts.append(_short_why(c, row, why))
         where = f"column {c.column}" if c.variant_path is None else f"{c.column} {c.variant_path}"
-        return Verdict(
-            CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}", self._short(c, _joined(shorts))
-        )
+        return Verdict(CANNOT_MATCH, f"{c.label}: {'; '.join(reasons)} at {where}", self._short(c, _joined(shorts)))
 
     def visit_constant(self, c: Constant) -> Verdict:
         return Verdict(c.might_match, str(c.reason), str(c.reason))

@@ -392,9 +392,7 @@ def _discrete_value(target: ShreddedType, v: LiteralValue) -> Fraction:
         if isinstance(v, str):
             if k is Kind.DECIMAL:
                 # ANSI Spark compares a decimal with a string as two doubles, not in decimal order.
-                raise _err(
-                    f"string {v!r} against {_tn(target)}: Spark compares them as doubles; use a decimal literal"
-                )
+                raise _err(f"string {v!r} against {_tn(target)}: Spark compares them as doubles; use a decimal literal")
             d = parse_numeral(v)
             if d is None:
                 raise _err(f"string {v!r} is not a valid {_tn(target)}")

@@ -306,9 +306,7 @@ def _reject_constant(name: str) -> Any:
 
 
 class _Parser:
-    def __init__(
-        self, max_depth: int, max_in_list: int, max_terms: int, schema: TableSchema | None = None
-    ) -> None:
+    def __init__(self, max_depth: int, max_in_list: int, max_terms: int, schema: TableSchema | None = None) -> None:
         self.max_depth = max_depth
         self.max_in_list = max_in_list
         self.max_terms = max_terms
@@ -356,9 +354,7 @@ class _Parser:
             return not_(self.parse(_require(node, "child", ptr), _child(ptr, "child"), depth + 1))
         if kind in _COMPARISONS:
             self._leaf(ptr)
-            return self._unknown_if_untyped(
-                node, kind, lambda: self._comparison(node, ptr, _COMPARISONS[kind])
-            )
+            return self._unknown_if_untyped(node, kind, lambda: self._comparison(node, ptr, _COMPARISONS[kind]))
         if kind in _SETS:
             self._leaf(ptr)
             return self._unknown_if_untyped(node, kind, lambda: self._set(node, ptr, _SETS[kind]))

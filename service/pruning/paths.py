@@ -287,6 +287,6 @@ def parse_variant_path(text: str) -> tuple[VariantSegment, ...]:
     if not isinstance(text, str):
         raise InvalidPathError(f"a variant path must be a string, not {type(text).__name__}")
     return tuple(
-        ELEMENT if is_element else Key(name)
-        for name, is_element in _ducklake_paths.parse_variant_path_steps(text)
+        ELEMENT if is_element else Key(name) for name, is_element in _ducklake_paths.parse_variant_path_steps(text)
     )
+

@@ -152,13 +152,7 @@ def duckdb_literal(t: ShreddedType, v: Bound) -> str:
         return str(v)
     if k in (Kind.FLOAT64, Kind.FLOAT32):
         assert isinstance(v, float)
-        text = (
-            "NaN"
-            if math.isnan(v)
-            else ("Infinity" if v > 0 else "-Infinity")
-            if math.isinf(v)
-            else format_bound(t, v)
-        )
+        text = "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity") if math.isinf(v) else format_bound(t, v)
         return f"CAST('{text}' AS {_TYPES[k]})"
     if k is Kind.DECIMAL:
         assert isinstance(v, Decimal)
@@ -183,11 +177,7 @@ def _extract(base: str, steps: tuple[Step, ...]) -> str:
     x = base
     for step in steps:
         assert not isinstance(step, AnyIndex)
-        x = (
-            f"variant_extract({x}, {step.index + 1}::UINTEGER)"
-            if isinstance(step, Index)
-            else f"variant_extract({x}, {_string(step.name)})"
-        )
+        x = f"variant_extract({x}, {step.index + 1}::UINTEGER)" if isinstance(step, Index) else f"variant_extract({x}, {_string(step.name)})"
     return x
 
 
@@ -202,9 +192,7 @@ def _variant_term(term: VariantTerm, base: str | None = None, steps: tuple[Step,
         [f"{kind} IN ({', '.join(_string(s) for s in _SAME_CAST[t.kind])})"]
         + (
             # A decimal of no larger scale casts exactly (or overflows, in both engines).
-            [
-                f"coalesce(TRY_CAST(regexp_extract({kind}, '^DECIMAL\\(\\d+, *(\\d+)\\)$', 1) AS INTEGER) <= {t.scale}, FALSE)"
-            ]
+            [f"coalesce(TRY_CAST(regexp_extract({kind}, '^DECIMAL\\(\\d+, *(\\d+)\\)$', 1) AS INTEGER) <= {t.scale}, FALSE)"]
             if t.kind is Kind.DECIMAL
             else []
         )
@@ -215,16 +203,10 @@ def _variant_term(term: VariantTerm, base: str | None = None, steps: tuple[Step,
     if t.kind in _CAN_FAIL and not term.try_cast:
         cast = f"coalesce({cast}, error({_string(f'shredcat: {fn} of {where}: the value is out of range for {spark_type_name(t)}')}))"
     composite = f"{kind} LIKE 'OBJECT%' OR {kind} LIKE 'ARRAY%'"
-    composite_result = (
-        "NULL"
-        if term.try_cast
-        else f"error({_string(f'shredcat: {fn} of {where}: an object or array cannot be cast to {spark_type_name(t)}')})"
-    )
-    refusal = (
-        _string(f"shredcat: {fn} of {where}: a Variant value of type ")
-        + f" || {kind} || "
-        + _string(f" cannot be cast to {spark_type_name(t)} in DuckDB exactly as Spark casts it")
-    )
+    composite_result = "NULL" if term.try_cast else f"error({_string(f'shredcat: {fn} of {where}: an object or array cannot be cast to {spark_type_name(t)}')})"
+    refusal = _string(
+        f"shredcat: {fn} of {where}: a Variant value of type "
+    ) + f" || {kind} || " + _string(f" cannot be cast to {spark_type_name(t)} in DuckDB exactly as Spark casts it")
     return (
         f"(CASE WHEN {ok} THEN {cast} WHEN {kind} = 'VARIANT_NULL' THEN NULL "
         f"WHEN {composite} THEN {composite_result} ELSE error({refusal}) END)"
@@ -239,14 +221,8 @@ def _plain_term(term: ColumnTerm, column_types: Mapping[str, str] | None) -> str
     have = _lookup(column_types, term.name)
     want = duckdb_type(t)
     if have is None:
-        raise UnrenderablePredicateError(
-            f"DuckDB reads no column {term.name!r}", details={"column": term.name}
-        )
-    if (
-        have == want
-        or (t.is_integer and have in _INTEGERS.values())
-        or (t.kind is Kind.DECIMAL and have.startswith("DECIMAL("))
-    ):
+        raise UnrenderablePredicateError(f"DuckDB reads no column {term.name!r}", details={"column": term.name})
+    if have == want or (t.is_integer and have in _INTEGERS.values()) or (t.kind is Kind.DECIMAL and have.startswith("DECIMAL(")):
         return name
     if t.kind is Kind.TIMESTAMPTZ and have in ("TIMESTAMP", "TIMESTAMP_NS"):
         # Spark's INT96 timestamps: DuckDB reads the UTC wall clock without a zone.

@@ -71,11 +71,7 @@ class TableSchema:
 
     def knows(self, name: str) -> bool:
         """Whether ``name`` is any column of the table (plain, partition, Variant or a struct)."""
-        return (
-            self.resolve(name) is not None
-            or self.resolve_variant(name) is not None
-            or self.is_struct_prefix(name)
-        )
+        return self.resolve(name) is not None or self.resolve_variant(name) is not None or self.is_struct_prefix(name)
 
     def unknown_column(self, name: str, *, variant: bool = False) -> UnknownColumnError:
         """The error for a name the table does not have (``variant``: where a Variant column is

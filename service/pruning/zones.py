@@ -44,9 +44,7 @@ _PY_LOW, _PY_HIGH = _at(2), _at(9998)
 #: zone's last yearly rule).
 _PAST_BASE, _FUTURE_BASE = _at(2), _at(2000)
 
-_UTC_NAMES = re.compile(
-    r"(?i)(utc|gmt|ut|z|zulu|uct|universal|etc/(utc|gmt|uct|universal|zulu)|gmt0|etc/gmt[+-]?0)"
-)
+_UTC_NAMES = re.compile(r"(?i)(utc|gmt|ut|z|zulu|uct|universal|etc/(utc|gmt|uct|universal|zulu)|gmt0|etc/gmt[+-]?0)")
 _OFFSET = re.compile(r"(?i)(?:utc|gmt|ut)?([+-])(\d{1,2})(?::?(\d{1,2}))?(?::?(\d{2}))?")
 
 #: ``java.time.ZoneId.SHORT_IDS``: Spark resolves the session zone with ``ZoneId.of(id,

@@ -44,11 +44,7 @@ _last_snapshot: dict[str, int] = {}
 
 @contextmanager
 def client_for(
-    client: ShredcatClient | None,
-    url: str | None = None,
-    token: str | None = None,
-    *,
-    min_snapshot_id: int | None = None,
+    client: ShredcatClient | None, url: str | None = None, token: str | None = None, *, min_snapshot_id: int | None = None
 ) -> Iterator[ShredcatClient]:
     """The given client, or one made from ``url``/``token`` (default: ``SHREDCAT_URL`` and
     ``SHREDCAT_TOKEN`` from the environment), closed afterwards. Its reads ask for at least

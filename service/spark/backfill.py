@@ -169,9 +169,7 @@ def _commit_batch(
             if attempt == attempts:
                 raise
             delay = backoff * 2 ** (attempt - 1)
-            progress(
-                f"{label}: commit attempt {attempt} failed ({e}); retrying in {delay:.1f}s with the same key"
-            )
+            progress(f"{label}: commit attempt {attempt} failed ({e}); retrying in {delay:.1f}s with the same key")
             time.sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -208,9 +206,7 @@ def backfill(
     if not listed:
         # As `shredcat register` of a directory: a scheduled backfill of a typo or of an unmounted
         # volume must not look like a run that found everything registered.
-        raise FileAccessError(
-            f"{root}: no Parquet data files under it (does it exist?)", details={"path": root}
-        )
+        raise FileAccessError(f"{root}: no Parquet data files under it (does it exist?)", details={"path": root})
     from service.client import NotFound
 
     missing = False
@@ -282,12 +278,8 @@ def backfill(
                 label = f"{result.table}: batch {index}/{len(batches)}"
                 bad = tuple((p, err) for p, _, err in part if err is not None)
                 if bad:
-                    result.failed.append(
-                        FailedBatch(index, tuple(batch), bad, f"{len(bad)} files cannot be extracted")
-                    )
-                    say(
-                        f"{label} FAILED, not committed: {len(bad)} of {len(batch)} files cannot be extracted"
-                    )
+                    result.failed.append(FailedBatch(index, tuple(batch), bad, f"{len(bad)} files cannot be extracted"))
+                    say(f"{label} FAILED, not committed: {len(bad)} of {len(batch)} files cannot be extracted")
                     for p, err in bad:
                         say(f"  {p}: {err}")
                     continue
@@ -295,16 +287,8 @@ def backfill(
                 key = idempotency_key("backfill", ns, name, batch, salt)
                 try:
                     commit = _commit_batch(
-                        client,
-                        ns,
-                        name,
-                        payloads,
-                        key,
-                        create=missing,
-                        attempts=commit_attempts,
-                        backoff=retry_backoff,
-                        progress=say,
-                        label=label,
+                        client, ns, name, payloads, key, create=missing,
+                        attempts=commit_attempts, backoff=retry_backoff, progress=say, label=label,
                     )
                 except (ShredcatAPIError, ShredcatConnectionError) as e:
                     result.failed.append(FailedBatch(index, tuple(batch), (), f"commit failed: {e}"))

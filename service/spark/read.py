@@ -99,9 +99,7 @@ class PrunedScan:
                 df = reader.schema(schema).parquet(*(spark_path(p) for p in self.paths))
         else:
             if schema is None:
-                schema = read_schema(
-                    spark, self.schema_file, base_path, self.partition_types, self.variant_columns
-                )
+                schema = read_schema(spark, self.schema_file, base_path, self.partition_types, self.variant_columns)
             df = spark.createDataFrame([], schema)
         return df.where(self.predicate)
 
@@ -131,13 +129,7 @@ def _driver_listing(spark: Any, paths: tuple[str, ...]) -> Iterator[None]:
             conf.set(_LISTING_THRESHOLD, old)
 
 
-def table_schema(
-    spark: Any,
-    schema_file: str | None,
-    variant_columns: tuple[str, ...] = (),
-    *,
-    base_path: str | None = None,
-) -> Any:
+def table_schema(spark: Any, schema_file: str | None, variant_columns: tuple[str, ...] = (), *, base_path: str | None = None) -> Any:
     """The Spark schema of a table: that of ``schema_file`` (Spark-written files of one table share
     their logical schema; shredding is physical), else the Variant columns alone."""
     if schema_file is not None:
@@ -255,15 +247,11 @@ def plan_pruned(
         # The table itself only when its partition columns' types are needed (or, below, its
         # Variant columns): one loadTable at most.
         info = c.load_table(ns, name) if base_path is not None else None
-        partition_types = (
-            tuple((col.name, col.type) for col in info.columns if col.kind == "partition") if info else ()
-        )
+        partition_types = tuple((col.name, col.type) for col in info.columns if col.kind == "partition") if info else ()
         if isinstance(predicate, str):
             text = predicate
         else:
-            text, fallback, schema_file = _column_text(
-                spark, c, ns, name, predicate, base_path, partition_types
-            )
+            text, fallback, schema_file = _column_text(spark, c, ns, name, predicate, base_path, partition_types)
         result = None
         if fallback is None and text is not None:
             # Outside UTC the service is asked to read literals in the session's zone; a service
@@ -289,9 +277,7 @@ def plan_pruned(
                     # Timestamp columns compared with zone-less literals need the table's types.
                     schema_file = schema_file or _one_file(c, ns, name)
                     if schema_file is not None:
-                        spark_schema = table_schema_of(
-                            read_schema(spark, schema_file, base_path, partition_types)
-                        )
+                        spark_schema = table_schema_of(read_schema(spark, schema_file, base_path, partition_types))
                 attempts, why = pruning_attempts(text, utc=utc, schema=spark_schema)
                 fallback = fallback or why
                 ask(attempts)
@@ -313,12 +299,7 @@ def plan_pruned(
     if result is not None:
         log.info(
             "read_pruned %s.%s: %d of %d files are candidates (%d pruned) in %.3fs",
-            ns,
-            name,
-            len(paths),
-            total,
-            pruned,
-            seconds,
+            ns, name, len(paths), total, pruned, seconds,
         )
     for w in warnings:
         log.warning("read_pruned %s.%s: %s", ns, name, w.message)
@@ -362,13 +343,6 @@ def read_pruned(
     schema when there is no candidate. The plan includes this process's own commits (and
     ``min_snapshot_id``) when the service reads from hot standbys."""
     scan = plan_pruned(
-        spark,
-        table,
-        predicate,
-        client=client,
-        url=url,
-        token=token,
-        base_path=base_path,
-        min_snapshot_id=min_snapshot_id,
+        spark, table, predicate, client=client, url=url, token=token, base_path=base_path, min_snapshot_id=min_snapshot_id
     )
     return scan.read(spark, base_path=base_path, schema=schema)

@@ -162,10 +162,7 @@ def pruning_attempts(text: str, *, utc: bool = True, schema: Any = None) -> tupl
     if not utc and _TIMESTAMP.search(text):
         return [], "the Spark session time zone is not UTC and the predicate involves timestamps"
     if not utc and schema is not None and (cols := _timestamp_columns(text, schema)):
-        return (
-            [],
-            f"the Spark session time zone is not UTC and the predicate compares timestamp column {cols[0]}",
-        )
+        return [], f"the Spark session time zone is not UTC and the predicate compares timestamp column {cols[0]}"
     attempts: list[str] = []
     try:
         parse_predicate(text)
@@ -215,17 +212,7 @@ def pruning_sql(text: str, *, utc: bool = True) -> tuple[str | None, str | None]
 
 # --- PySpark Column -----------------------------------------------------------------------------
 
-_COMPARISON = {
-    "=": "=",
-    "==": "=",
-    "<": "<",
-    "<=": "<=",
-    ">": ">",
-    ">=": ">=",
-    "!=": "!=",
-    "<>": "!=",
-    "<=>": "<=>",
-}
+_COMPARISON = {"=": "=", "==": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "!=": "!=", "<>": "!=", "<=>": "<=>"}
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 

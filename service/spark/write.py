@@ -133,9 +133,7 @@ def register_written(
     after = list_data_files(root)
     ours, others = _job_files(p for p in after if p not in before_set)
     if others:
-        log.warning(
-            "%s: %d new files were not written by this Spark job and are left alone", root, len(others)
-        )
+        log.warning("%s: %d new files were not written by this Spark job and are left alone", root, len(others))
     vanished = sorted(before_set - set(after))
     with client_for(client, url, token) as c:
         # A missing table is created by the commit itself (its own transaction), so a refused
@@ -156,13 +154,7 @@ def register_written(
         removed: tuple[str, ...] = ()
         try:
             result = c.commit(
-                ns,
-                name,
-                **given,
-                remove=gone,
-                remove_missing_ok=True,
-                idempotency_key=key,
-                create_if_missing=create,
+                ns, name, **given, remove=gone, remove_missing_ok=True, idempotency_key=key, create_if_missing=create
             )
             removed = result.removed
         except PayloadTooLarge as e:
@@ -178,10 +170,7 @@ def register_written(
             from service.client import NotFound
 
             try:
-                parts = [
-                    c.remove_files(ns, name, list(part), missing_ok=True).removed
-                    for part in chunks(gone, size)
-                ]
+                parts = [c.remove_files(ns, name, list(part), missing_ok=True).removed for part in chunks(gone, size)]
             except NotFound:
                 if not create:
                     raise
@@ -190,11 +179,7 @@ def register_written(
             if not ours:
                 return WriteResult((), None, removed, tuple(others))
             result = c.commit(
-                ns,
-                name,
-                **given,
-                idempotency_key=idempotency_key("write", ns, name, ours),
-                create_if_missing=create,
+                ns, name, **given, idempotency_key=idempotency_key("write", ns, name, ours), create_if_missing=create
             )
     log.info(
         "%s.%s: registered %d files written to %s, replacing %d (snapshot %s)",

@@ -366,14 +366,7 @@ def _decode_double(raw: bytes) -> Bound | None:
 
 
 # Integer-coded types whose bound is the stored integer itself.
-_PLAIN_INT_KINDS = (
-    Kind.DATE,
-    Kind.TIME,
-    Kind.TIMESTAMP,
-    Kind.TIMESTAMPTZ,
-    Kind.TIMESTAMP_NS,
-    Kind.TIMESTAMPTZ_NS,
-)
+_PLAIN_INT_KINDS = (Kind.DATE, Kind.TIME, Kind.TIMESTAMP, Kind.TIMESTAMPTZ, Kind.TIMESTAMP_NS, Kind.TIMESTAMPTZ_NS)
 
 
 def _decoder_of(t: ShreddedType, node: SchemaNode) -> _Decoder:
@@ -682,10 +675,7 @@ def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
             if node.kind == "object" and not node.concatenated and _only_objects(ctx.meta, node.value, cm):
                 continue
             try:  # only when the footer could not decide
-                ok = all(
-                    _residuals_beside_ok(node, res, grp)
-                    for res, grp in ctx.batches(rg, [node.value, node.typed])
-                )
+                ok = all(_residuals_beside_ok(node, res, grp) for res, grp in ctx.batches(rg, [node.value, node.typed]))
             except OverBudget:
                 ok = False  # unknown: no row below is confident
             if not ok:
@@ -776,9 +766,7 @@ def _leaf_stats(ctx: _Ctx, col: VariantColumn, leaf: ShreddedLeaf, decode: _Deco
         if state == "values":
             return None
         try:
-            if not all(
-                _only_null_residuals(node, res, ty) for res, ty in ctx.batches(rg, [node.value, typed])
-            ):
+            if not all(_only_null_residuals(node, res, ty) for res, ty in ctx.batches(rg, [node.value, typed])):
                 return None
         except OverBudget:
             return None  # not proven fully shredded within the budget: unknown, no row
@@ -871,9 +859,7 @@ def _chunk_stats(
                 lo_rg, hi_rg, has_nan = s.min, s.max, has_nan or s.has_nan
                 rg_nulls = cm.num_values - s.non_null
                 if rg_nulls < 0:
-                    raise InvalidParquetError(
-                        f"row group {rg}: {'.'.join(typed.path)} has more values than num_values"
-                    )
+                    raise InvalidParquetError(f"row group {rg}: {'.'.join(typed.path)} has more values than num_values")
         assert rg_nulls is not None
         null_count += rg_nulls
         lo, hi = _widen(lo, hi, lo_rg, hi_rg)
@@ -902,9 +888,7 @@ def _stored_bounds(t: ShreddedType, lo: Bound | None, hi: Bound | None) -> tuple
     return lo, hi
 
 
-def _widen(
-    lo: Bound | None, hi: Bound | None, lo_part: Bound | None, hi_part: Bound | None
-) -> tuple[Bound | None, Bound | None]:
+def _widen(lo: Bound | None, hi: Bound | None, lo_part: Bound | None, hi_part: Bound | None) -> tuple[Bound | None, Bound | None]:
     """Bounds of a whole from those of its parts in order (row groups, batches). Strict
     comparisons keep the first of equal values (DuckDB's -0.0 / 0.0 behaviour)."""
     if lo_part is not None and (lo is None or lo_part < lo):  # type: ignore[operator]
@@ -1000,9 +984,7 @@ def _plain_leaf(name: str, node: SchemaNode) -> _PlainLeaf | None:
         return _PlainLeaf(name, node, ShreddedType(kind), unit=1000)
     if pt == "INT64" and lk is None and ct == "TIMESTAMP_MILLIS":
         return _PlainLeaf(name, node, ShreddedType(Kind.TIMESTAMPTZ), unit=1000)
-    if pt == "INT32" and (
-        (lk == "TIME" and lt is not None and lt.unit == "MILLIS") or (lk is None and ct == "TIME_MILLIS")
-    ):
+    if pt == "INT32" and ((lk == "TIME" and lt is not None and lt.unit == "MILLIS") or (lk is None and ct == "TIME_MILLIS")):
         return _PlainLeaf(name, node, ShreddedType(Kind.TIME), unit=1000)
     if pt == "FIXED_LEN_BYTE_ARRAY" and lk is None and ct is None:
         # Bytes of one length, ordered byte-wise (TYPE_ORDER of an unannotated FLBA): a blob.
@@ -1173,9 +1155,7 @@ def _schema_plan_by_value(schema: tuple[SchemaElement, ...]) -> _SchemaPlan:
         columns=columns,
         paths=tuple(paths),
         # A name the catalog cannot store (empty, NUL...): no row, unknown (register agrees).
-        plain=tuple(
-            (pl, _plain_decoder(pl)) for pl in _plain_leaves(root, found) if not unstorable_name(pl.name)
-        ),
+        plain=tuple((pl, _plain_decoder(pl)) for pl in _plain_leaves(root, found) if not unstorable_name(pl.name)),
     )
 
 
@@ -1184,18 +1164,8 @@ def _check_shape(shape: SchemaShape, limits: FileLimits) -> None:
     schema, before the tree, its paths and the Variant columns' shredded paths are built."""
     checks = (
         # (the count, the limit, its setting, the message)
-        (
-            shape.depth,
-            limits.max_schema_depth,
-            "SHREDCAT_MAX_SCHEMA_DEPTH",
-            "the schema nests groups more than {cap} levels deep",
-        ),
-        (
-            shape.leaves,
-            limits.max_schema_leaves,
-            "SHREDCAT_MAX_SCHEMA_LEAVES",
-            "the schema has {n} leaf columns, more than {cap}",
-        ),
+        (shape.depth, limits.max_schema_depth, "SHREDCAT_MAX_SCHEMA_DEPTH", "the schema nests groups more than {cap} levels deep"),
+        (shape.leaves, limits.max_schema_leaves, "SHREDCAT_MAX_SCHEMA_LEAVES", "the schema has {n} leaf columns, more than {cap}"),
         (
             shape.typed_value_leaves,
             limits.max_shredded_paths,
@@ -1220,10 +1190,7 @@ def _float_scan_spans(ctx: _Ctx, plan: _SchemaPlan) -> list[tuple[int, int]]:
         if node.typed is None or node.shredded_type is None or not node.shredded_type.is_float:
             continue
         for rg in range(len(ctx.meta.row_groups)):
-            if (
-                node.value is not None
-                and _value_chunk_state(ctx, rg, node.value, node.concatenated) == "values"
-            ):
+            if node.value is not None and _value_chunk_state(ctx, rg, node.value, node.concatenated) == "values":
                 break
             cm = _chunk(ctx.meta, rg, node.typed)
             st = cm.statistics
@@ -1278,9 +1245,7 @@ def extract_metadata_stats(
         plain = [_without_rebased_bounds(c) for c in plain]
     collated = spark_collated_fields(meta) if meta.key_value_metadata else frozenset()
     if collated:
-        plain = [
-            replace(c, min_value=None, max_value=None) if _under(c.column, collated) else c for c in plain
-        ]
+        plain = [replace(c, min_value=None, max_value=None) if _under(c.column, collated) else c for c in plain]
     return list(plan.columns), rows, plain
 
 
@@ -1306,11 +1271,7 @@ def extract_file(
 
 
 def extract_file_beneath(
-    root: str,
-    path: str,
-    *,
-    max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES,
-    limits: FileLimits = DEFAULT_FILE_LIMITS,
+    root: str, path: str, *, max_footer_bytes: int = DEFAULT_MAX_FOOTER_BYTES, limits: FileLimits = DEFAULT_FILE_LIMITS
 ) -> FileStats:
     """:func:`extract_file` of the local file ``path``, opened without leaving the directory
     ``root`` (:func:`service.parquet.io.open_beneath`): what registration by path uses, so that
@@ -1342,9 +1303,7 @@ def _name_file(e: ShredcatError, uri: str) -> None:
     e.details.setdefault("file", uri)
 
 
-def _extract_open(
-    uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int, limits: FileLimits
-) -> FileStats:
+def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int, limits: FileLimits) -> FileStats:
     meta, in_hand = read_metadata(f, info.size, max_footer_bytes)
     from service.stats.objects import proven_objects  # it reads this module's footer helpers
 

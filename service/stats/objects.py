@@ -35,9 +35,7 @@ def _proven(meta: FileMetaData, node: ShredNode) -> bool:
 
 
 def proven_objects(
-    meta: FileMetaData,
-    columns: Sequence[VariantColumn] | None = None,
-    limits: FileLimits = DEFAULT_FILE_LIMITS,
+    meta: FileMetaData, columns: Sequence[VariantColumn] | None = None, limits: FileLimits = DEFAULT_FILE_LIMITS
 ) -> tuple[ShreddedObject, ...]:
     """The objects the footer proves fully shredded, from each column's root down through object
     fields (each one on the way proven too); objects inside arrays are not recorded. ``columns``:

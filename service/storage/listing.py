@@ -101,11 +101,7 @@ def list_data_files(root: str, *, limit: int | None = None) -> list[str]:
             _walk_local(base, limit, out)
         else:
             # A root given without its trailing "/" may name one object: one HEAD tells.
-            if (
-                not root.endswith("/")
-                and base.lower().endswith(PARQUET_SUFFIX)
-                and store.head(base) is not None
-            ):
+            if not root.endswith("/") and base.lower().endswith(PARQUET_SUFFIX) and store.head(base) is not None:
                 return [base]
             _walk_store(store, base, limit, out)
     except ShredcatError as e:  # the store's typed errors, named after the root
@@ -145,9 +141,7 @@ def expand_sources(sources: Iterable[str]) -> list[str]:
             continue
         files = list_data_files(source)
         if not files:
-            raise FileAccessError(
-                f"{source}: no Parquet data files in this directory", details={"path": source}
-            )
+            raise FileAccessError(f"{source}: no Parquet data files in this directory", details={"path": source})
         out.extend(files)
     return list(dict.fromkeys(out))
 

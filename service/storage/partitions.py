@@ -85,8 +85,7 @@ _MAX_DECIMAL_PRECISION = 38
 
 _HEX = "0123456789abcdefABCDEF"
 _CHARS_TO_ESCAPE = frozenset(
-    [chr(c) for c in range(0x20)]
-    + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
+    [chr(c) for c in range(0x20)] + ['"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f", "{", "[", "]", "^"]
 )
 
 
@@ -189,9 +188,7 @@ def _inferred_decimal(text: str) -> tuple[ShreddedType, Decimal] | None:
 _INFER_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 # TimestampFormatter("yyyy-MM-dd HH:mm:ss[.S]") parses exactly one optional fraction digit
 # (measured: .1 is a timestamp, .12 and .123456 are strings).
-_INFER_TIMESTAMP = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]))?"
-)
+_INFER_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]))?")
 # What retype accepts for a declared date/timestamp: the common subset of Spark's lenient casts
 # (anything else is refused rather than guessed).
 _CAST_DATE = re.compile(r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})(?:[ T].*)?", re.DOTALL)
@@ -303,10 +300,7 @@ def partition_values(path: str, base: str | None = None) -> tuple[PartitionValue
         base_parts = _split(base)
         if dirs[: len(base_parts)] != base_parts or (("://" in path) != ("://" in base)):
             raise InvalidPathError(f"{path} is not inside the table location {base}", details={"path": path})
-        if (
-            "://" in path
-            and path.split("://", 1)[1].split("/", 1)[0] != base.split("://", 1)[1].split("/", 1)[0]
-        ):
+        if "://" in path and path.split("://", 1)[1].split("/", 1)[0] != base.split("://", 1)[1].split("/", 1)[0]:
             raise InvalidPathError(f"{path} is not inside the table location {base}", details={"path": path})
         dirs = dirs[len(base_parts) :]
     found: list[PartitionValue] = []
@@ -343,9 +337,7 @@ def partition_values(path: str, base: str | None = None) -> tuple[PartitionValue
         # Spark resolves partition columns case-insensitively by default.
         key = pv.column.lower()
         if key in seen:
-            raise InvalidPathError(
-                f"partition column {pv.column!r} appears twice in {path}", details={"path": path}
-            )
+            raise InvalidPathError(f"partition column {pv.column!r} appears twice in {path}", details={"path": path})
         seen.add(key)
     return tuple(found)
 

@@ -68,10 +68,7 @@ def check_bound(t: ShreddedType, v: Bound) -> Bound:
         if ok:
             assert isinstance(v, Decimal) and t.scale is not None and t.precision is not None
             unscaled = unscaled_of(v, t.scale)
-            ok = (
-                unscaled == unscaled.to_integral_value(context=DECIMAL_CONTEXT)
-                and unscaled.copy_abs() < 10**t.precision
-            )
+            ok = unscaled == unscaled.to_integral_value(context=DECIMAL_CONTEXT) and unscaled.copy_abs() < 10**t.precision
     elif k is Kind.DATE:
         ok = isinstance(v, int) and not isinstance(v, bool) and DATE_NEG_INFINITY <= v <= DATE_INFINITY
     elif k is Kind.TIME:

@@ -16,9 +16,7 @@ def quote_field(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def format_variant_path(
-    segments: list[str] | tuple[str, ...], *, element: frozenset[int] = frozenset()
-) -> str:
+def format_variant_path(segments: list[str] | tuple[str, ...], *, element: frozenset[int] = frozenset()) -> str:
     """Render segments; positions in ``element`` are array steps, the rest object keys."""
     if not segments:
         return ROOT
@@ -51,7 +49,7 @@ def parse_variant_path_steps(path: str) -> list[tuple[str, bool]]:
             while True:
                 if i >= n:
                     raise InvalidPathError(
-                        f'invalid variant path {path!r} at position {start}: unterminated quoted key (missing closing ")',
+                        f"invalid variant path {path!r} at position {start}: unterminated quoted key (missing closing \")",
                         details={"path": path, "position": start},
                     )
                 c = path[i]
@@ -74,7 +72,6 @@ def parse_variant_path_steps(path: str) -> list[tuple[str, bool]]:
             return out
         if path[i] != ".":
             raise InvalidPathError(
-                f"invalid variant path {path!r} at position {i}: expected '.'",
-                details={"path": path, "position": i},
+                f"invalid variant path {path!r} at position {i}: expected '.'", details={"path": path, "position": i}
             )
         i += 1

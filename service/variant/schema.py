@@ -286,9 +286,7 @@ def _spec_node(group: SchemaNode, depth: int) -> ShredNode:
     if typed.is_leaf:
         return ShredNode(group, value, False, "primitive", typed, shredded_type_of(typed))
     if _is_list(typed):
-        return ShredNode(
-            group, value, False, "array", typed, element=_list_element(typed, depth, early=False)
-        )
+        return ShredNode(group, value, False, "array", typed, element=_list_element(typed, depth, early=False))
     if _is_map(typed):
         raise _unsupported(typed, "MAP is not a Variant shredding type")
     fields = []
@@ -307,14 +305,10 @@ def _list_element(lst: SchemaNode, depth: int, *, early: bool) -> ShredNode:
         raise UnsupportedShreddingError(f"{'.'.join(lst.path)}: LIST must have one repeated child")
     rep = lst.children[0]
     if rep.element.repetition != "REPEATED" or rep.is_leaf or len(rep.children) != 1:
-        raise UnsupportedShreddingError(
-            f"{'.'.join(lst.path)}: only 3-level LISTs can hold shredded elements"
-        )
+        raise UnsupportedShreddingError(f"{'.'.join(lst.path)}: only 3-level LISTs can hold shredded elements")
     el = rep.children[0]
     if el.is_leaf:
-        raise UnsupportedShreddingError(
-            f"{'.'.join(el.path)}: list element must be a group of value/typed_value"
-        )
+        raise UnsupportedShreddingError(f"{'.'.join(el.path)}: list element must be a group of value/typed_value")
     return _early_node(el, depth + 1) if early else _spec_node(el, depth + 1)
 
 

@@ -230,9 +230,7 @@ def cs(
     )
 
 
-def pv(
-    column: str, raw: str | None, t: ShreddedType = VARCHAR, value: Bound | str | None = "raw"
-) -> PartitionValue:
+def pv(column: str, raw: str | None, t: ShreddedType = VARCHAR, value: Bound | str | None = "raw") -> PartitionValue:
     """A partition value (``value`` defaults to the raw text, for varchar)."""
     return PartitionValue(column=column, raw=raw, value_type=t, value=raw if value == "raw" else value)  # type: ignore[arg-type]
 

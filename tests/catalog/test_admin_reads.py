@@ -69,35 +69,21 @@ def test_recent_snapshots_newest_first_with_keyset(filled_catalog: Catalog) -> N
 
 @pytest.mark.parametrize("sort", ["path", "size", "rows"])
 @pytest.mark.parametrize("descending", [False, True])
-def test_sorted_file_pages_cover_every_file_once(
-    filled_catalog: Catalog, sort: str, descending: bool
-) -> None:
+def test_sorted_file_pages_cover_every_file_once(filled_catalog: Catalog, sort: str, descending: bool) -> None:
     every = filled_catalog.list_files("lake", "events")
-    key = {
-        "path": lambda f: (f.path,),
-        "size": lambda f: (f.file_size_bytes, f.path),
-        "rows": lambda f: (f.record_count, f.path),
-    }[sort]
+    key = {"path": lambda f: (f.path,), "size": lambda f: (f.file_size_bytes, f.path), "rows": lambda f: (f.record_count, f.path)}[sort]
     expected = [f.path for f in sorted(every, key=key, reverse=descending)]
     seen: list[str] = []
     after = None
     while True:
         page = filled_catalog.list_files_sorted(
-            "lake",
-            "events",
-            sort=sort,
-            descending=descending,
-            after=after,
-            limit=2,  # type: ignore[arg-type]
+            "lake", "events", sort=sort, descending=descending, after=after, limit=2  # type: ignore[arg-type]
         )
         if not page:
             break
         seen += [f.path for f in page]
         last = page[-1]
-        after = (
-            {"path": last.path, "size": last.file_size_bytes, "rows": last.record_count}[sort],
-            last.path,
-        )
+        after = ({"path": last.path, "size": last.file_size_bytes, "rows": last.record_count}[sort], last.path)
     assert seen == expected  # rows tie everywhere (100): the path breaks ties, in the same direction
 
 
@@ -120,12 +106,7 @@ def test_path_bounds(filled_catalog: Catalog) -> None:
     pb = filled_catalog.path_bounds("lake", "events", "v", '"id"')
     assert pb.shredded_type == ShreddedType.parse("int64") and pb.total == 6 and pb.live_files == 6
     assert [(f.min_value, f.max_value) for f in pb.files] == [
-        ("0", "99"),
-        ("100", "199"),
-        ("200", "299"),
-        ("300", "399"),
-        ("400", "499"),
-        (None, None),
+        ("0", "99"), ("100", "199"), ("200", "299"), ("300", "399"), ("400", "499"), (None, None)
     ]  # unknown bounds last when ordered by min
     by_path = filled_catalog.path_bounds("lake", "events", "v", '"id"', order="path")
     assert [f.path for f in by_path.files] == sorted(f.path for f in pb.files)
@@ -140,14 +121,11 @@ def test_path_bounds(filled_catalog: Catalog) -> None:
     for b in (pb, capped, three, by_path):
         assert b.point_keep == pytest.approx(2 / 6)
         assert b.with_values == 6
-    assert [
-        f.min_value
-        for f in filled_catalog.path_bounds("lake", "events", "v", '"id"', order="path", limit=2).files
-    ] == [by_path.files[0].min_value, by_path.files[-1].min_value]
+    assert [f.min_value for f in filled_catalog.path_bounds("lake", "events", "v", '"id"', order="path", limit=2).files] == [
+        by_path.files[0].min_value, by_path.files[-1].min_value
+    ]
     name = filled_catalog.path_bounds("lake", "events", "v", '"name"')
-    assert name.types == (("varchar", 4), ("int64", 1)) and name.shredded_type == ShreddedType.parse(
-        "varchar"
-    )
+    assert name.types == (("varchar", 4), ("int64", 1)) and name.shredded_type == ShreddedType.parse("varchar")
     as_int = filled_catalog.path_bounds("lake", "events", "v", '"name"', shredded_type="int64")
     assert [(f.min_value, f.max_value) for f in as_int.files] == [("7", "106")]
     none = filled_catalog.path_bounds("lake", "events", "v", '"nope"')
@@ -182,9 +160,7 @@ def test_path_bounds_are_kept_per_snapshot(filled_catalog: Catalog) -> None:
         event.remove(filled_catalog.engine, "before_cursor_execute", count)
     # A file spanning every other: each probe now keeps it too (and the unknown one, and its own).
     stats = PathStats("v", '"id"', ShreddedType.parse("int64"), 10, 10, 0, 0, 499, None)
-    filled_catalog.commit(
-        "lake", "events", [FileStats("/lake/new.parquet", 4096, 10, 100, "etag-2", ("v",), (stats,))]
-    )
+    filled_catalog.commit("lake", "events", [FileStats("/lake/new.parquet", 4096, 10, 100, "etag-2", ("v",), (stats,))])
     grown = filled_catalog.path_bounds("lake", "events", "v", '"id"')
     assert grown.total == 7 and "/lake/new.parquet" in [f.path for f in grown.files]
     assert first.point_keep == pytest.approx(2 / 6) and grown.point_keep == pytest.approx(3 / 7)
@@ -200,9 +176,7 @@ def test_path_bounds_are_kept_per_snapshot(filled_catalog: Catalog) -> None:
         ("int64", [(-(2**62), 2**62), (5, 5), (5, 9)]),
     ],
 )
-def test_path_bounds_estimate_reads_every_key_exactly(
-    catalog: Catalog, type_name: str, bounds: list[tuple[Any, Any]]
-) -> None:
+def test_path_bounds_estimate_reads_every_key_exactly(catalog: Catalog, type_name: str, bounds: list[tuple[Any, Any]]) -> None:
     """The estimate is computed from the keys as the database returns them (one array value on
     PostgreSQL, rows off the cursor on SQLite): floats to the last bit and infinities, strings as
     their UTF-8 bytes, 64-bit integers; the same as from the keys computed in Python. (SQLite keeps
@@ -215,19 +189,7 @@ def test_path_bounds_estimate_reads_every_key_exactly(
 
     st = ShreddedType.parse(type_name)
     files = [
-        FileStats(
-            f"/lake/f{i}.parquet",
-            4096,
-            10,
-            100,
-            f"etag-{i}",
-            ("v",),
-            (
-                PathStats(
-                    "v", '"x"', st, 10, 10, 0, lo, hi, False if st.kind.name.startswith("FLOAT") else None
-                ),
-            ),
-        )
+        FileStats(f"/lake/f{i}.parquet", 4096, 10, 100, f"etag-{i}", ("v",), (PathStats("v", '"x"', st, 10, 10, 0, lo, hi, False if st.kind.name.startswith("FLOAT") else None),))
         for i, (lo, hi) in enumerate(bounds)
     ]
     catalog.create_table("lake", "keys", ["v"])
@@ -235,14 +197,10 @@ def test_path_bounds_estimate_reads_every_key_exactly(
     lows = sorted(getattr(index_key(st, lo), family(st)) for lo, _ in bounds)
     highs = sorted(getattr(index_key(st, hi), family(st)) for _, hi in bounds)
     with catalog.engine.connect() as conn:
-        (path_id,) = conn.execute(
-            text("SELECT path_id FROM shredcat_variant_path WHERE variant_path = '\"x\"'")
-        ).one()
+        (path_id,) = conn.execute(text("SELECT path_id FROM shredcat_variant_path WHERE variant_path = '\"x\"'")).one()
         got = repo.sorted_keys(conn, path_id, st)
     assert got == (lows, highs) and [type(k) for k in got[0]] == [type(k) for k in lows]
-    assert catalog.path_bounds("lake", "keys", "v", '"x"').point_keep == point_keep_ratio(
-        st, lows, highs, len(bounds)
-    )
+    assert catalog.path_bounds("lake", "keys", "v", '"x"').point_keep == point_keep_ratio(st, lows, highs, len(bounds))
 
 
 def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
@@ -263,9 +221,7 @@ def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
     catalog.commit("lake", "t", [stats(p) for p in names[3:]])
 
     def found(text: str, added_in: int | None = None) -> list[str]:
-        files = catalog.list_files_sorted(
-            "lake", "t", sort="path", descending=False, contains=text, added_in=added_in
-        )
+        files = catalog.list_files_sorted("lake", "t", sort="path", descending=False, contains=text, added_in=added_in)
         assert catalog.count_files("lake", "t", contains=text, added_in=added_in) == len(files)
         return [f.path for f in files]
 
@@ -284,9 +240,7 @@ def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
         catalog.count_files("lake", "t", added_in=2**70)
 
 
-def test_files_behind_each_coverage_status_and_health(
-    filled_catalog: Catalog, events_files: list[str]
-) -> None:
+def test_files_behind_each_coverage_status_and_health(filled_catalog: Catalog, events_files: list[str]) -> None:
     # "name" is varchar in four files, int64 in part-4; "extra" only in part-4; "id" everywhere
     # but with unknown bounds in the client-side file (which has no other path).
     def names(files: list[Any]) -> list[str]:
@@ -300,9 +254,7 @@ def test_files_behind_each_coverage_status_and_health(
     assert sorted(names(absent)) == [f"part-{i}.parquet" for i in range(4)] + ["unknown-bounds.parquet"]
     assert [f.path for f in absent] == sorted(f.path for f in absent)
     page = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None, limit=2)
-    rest = filled_catalog.files_by_path(
-        "lake", "events", "v", '"extra"', shredded_type=None, after=page[-1].path
-    )
+    rest = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None, after=page[-1].path)
     assert names(page + rest) == names(absent)
     assert filled_catalog.files_by_path("lake", "events", "v", '"id"', shredded_type=None) == []
     with pytest.raises(NotFoundError):

@@ -385,10 +385,7 @@ def test_a_replacement_is_one_snapshot_readers_see_whole(cat: Catalog) -> None:
     # Only one snapshot after s1: no state of the table lacks both the old and the new files.
     assert [s.snapshot_id for s in snaps][-2:] == [s1, r.snapshot_id]
     assert (snaps[-1].added_files, snaps[-1].removed_files) == (1, 2)
-    assert (
-        snaps[-1].changes_made
-        == f"inserted_into_table:{cat.get_table(NS, T).table_id},deleted_from_table:{cat.get_table(NS, T).table_id}"
-    )
+    assert snaps[-1].changes_made == f"inserted_into_table:{cat.get_table(NS, T).table_id},deleted_from_table:{cat.get_table(NS, T).table_id}"
     assert cat.get_table(NS, T).live_file_count == 2
     assert by_field(cat)['"a"']["min"] == "0" and by_field(cat)['"a"']["max"] == "60"
     assert_consistent(cat, NS, T)
@@ -463,12 +460,7 @@ def test_paths_to_remove_are_checked_and_limited(catalog: Catalog) -> None:
 def test_list_files_keyset_pagination_and_prefix(cat: Catalog) -> None:
     paths = [f"s3://b/t/date=2026-01-0{d}/f{i}.parquet" for d in (1, 2, 3) for i in range(4)]
     # Every file under the one partition column (Spark's layout; its values typed date or string).
-    paths += [
-        "s3://b/t/date=2026-01-0\U0010ffff/x",
-        "s3://b/t/date=2026-01-1/x",
-        "s3://b/u/date=u/é",
-        "s3://b/u/date=u/z",
-    ]
+    paths += ["s3://b/t/date=2026-01-0\U0010ffff/x", "s3://b/t/date=2026-01-1/x", "s3://b/u/date=u/é", "s3://b/u/date=u/z"]
     cat.commit(NS, T, [int_file(p) for p in reversed(paths)])
     assert files_of(cat) == sorted(paths, key=lambda p: p.encode())
     pages, after = [], None
@@ -484,10 +476,7 @@ def test_list_files_keyset_pagination_and_prefix(cat: Catalog) -> None:
     assert pre == [f"s3://b/t/date=2026-01-02/f{i}.parquet" for i in range(4)]
     pre = [f.path for f in cat.list_files(NS, T, prefix="s3://b/t/date=2026-01-0")]
     assert len(pre) == 13 and pre[-1].endswith("\U0010ffff/x")
-    assert [f.path for f in cat.list_files(NS, T, prefix="s3://b/u/")] == [
-        "s3://b/u/date=u/z",
-        "s3://b/u/date=u/é",
-    ]
+    assert [f.path for f in cat.list_files(NS, T, prefix="s3://b/u/")] == ["s3://b/u/date=u/z", "s3://b/u/date=u/é"]
     assert cat.list_files(NS, T, prefix="s3://b/u/date=u/é", after="s3://b/u/date=u/é") == []
 
 
@@ -700,9 +689,7 @@ def test_a_partition_value_holding_nul_is_refused_by_name(catalog: Catalog) -> N
     """Spark writes a string partition value holding NUL as `k=a%00b`; PostgreSQL cannot store its
     text, so the file is refused on both backends, with the reason and nothing committed."""
     catalog.create_table("p", "t", ["v"])
-    with pytest.raises(
-        InvalidStatsError, match=r"partition column 'k': the value 'a\\x00b' .*NUL character"
-    ) as e:
+    with pytest.raises(InvalidStatsError, match=r"partition column 'k': the value 'a\\x00b' .*NUL character") as e:
         catalog.commit("p", "t", [int_file("s3://b/t/k=a%00b/f.parquet")])
     assert e.value.details["path"] == "s3://b/t/k=a%00b/f.parquet"
     assert catalog.get_table("p", "t").live_file_count == 0
@@ -713,9 +700,7 @@ def test_suggested_paths_are_the_most_widely_shredded_first(catalog: Catalog) ->
     from service.catalog import repository as repo
 
     catalog.create_table("s", "t", ["v"])
-    files = [
-        fs(f"s3://b/t/f{i}.parquet", *(ps(f'"p{j}"', INT64, 1, 2) for j in range(i + 1))) for i in range(4)
-    ]
+    files = [fs(f"s3://b/t/f{i}.parquet", *(ps(f'"p{j}"', INT64, 1, 2) for j in range(i + 1))) for i in range(4)]
     catalog.commit("s", "t", files)  # "p0" in 4 files, "p1" in 3, "p2" in 2, "p3" in 1
     t = catalog.get_table("s", "t")
 

@@ -104,9 +104,7 @@ def test_drop_table_ends_column_rows(catalog: Catalog) -> None:
     catalog.commit("ns", "t", [_file(0, 0, 9)])
     catalog.drop_table("ns", "t")
     with catalog.engine.connect() as c:
-        n = c.execute(
-            text("SELECT count(*) FROM ducklake_file_column_stats WHERE end_snapshot IS NULL")
-        ).scalar_one()
+        n = c.execute(text("SELECT count(*) FROM ducklake_file_column_stats WHERE end_snapshot IS NULL")).scalar_one()
     assert n == 0
 
 
@@ -225,9 +223,7 @@ def test_sql_planner_agrees_with_the_evaluator_on_column_leaves(catalog: Catalog
         for _ in range(120):
             cond = _random_condition(rng)
             got = {c.path for c in plan_in(conn, t, cond, page_size=1000).candidates}
-            want = {
-                f.path for f in live if interpret(cond, stats_by_path([*f.paths, *f.columns])).might_match
-            }
+            want = {f.path for f in live if interpret(cond, stats_by_path([*f.paths, *f.columns])).might_match}
             assert got == want, cond
             pruned += len(live) - len(got)
     assert pruned > 0
@@ -319,11 +315,7 @@ def test_refresh_fills_columns_of_files_committed_at_0002(empty_db_url: str) -> 
         assert (r.read, r.refreshed, r.without_columns) == (3, 3, 0)
         after = cat.get_table("ns", "t")
         assert after.current_snapshot_id == before.current_snapshot_id  # in place
-        assert [(c.name, c.kind) for c in after.all_columns] == [
-            ("v", "variant"),
-            ("x", "plain"),
-            ("name", "plain"),
-        ]
+        assert [(c.name, c.kind) for c in after.all_columns] == [("v", "variant"), ("x", "plain"), ("name", "plain")]
         for f in files[:3]:
             assert cat.file_stats("ns", "t", f.path).columns == f.columns
         assert_consistent(cat, "ns", "t")

@@ -141,9 +141,7 @@ def test_shared_partition_rows_equal_each_files_own_encoding() -> None:
     nulls = [f for f in files if "__HIVE_DEFAULT_PARTITION__" in f.path]
     null = batch.counters[("date", "", "varchar")]
     assert (null.file_count, null.value_count, null.null_count) == (
-        len(nulls),
-        0,
-        sum(f.record_count for f in nulls),
+        len(nulls), 0, sum(f.record_count for f in nulls)
     )
 
 

@@ -179,7 +179,5 @@ def test_a_creating_commit_that_loses_its_table_to_a_drop_creates_it_again(catal
         event.listen(cat.engine, "before_cursor_execute", interleave)
         result = cat.commit(NS, T, [make_file(1)], create_with=["v"])
         assert dropped and result.added == (make_file(1).path,)
-        assert [f.path for f in cat.list_files(NS, T)] == [
-            make_file(1).path
-        ]  # a new table, not the dropped one
+        assert [f.path for f in cat.list_files(NS, T)] == [make_file(1).path]  # a new table, not the dropped one
         assert_consistent(cat, NS, T)

@@ -261,9 +261,7 @@ def test_commits_refresh_the_file_tables_statistics_when_it_has_doubled(
             with cat.engine.connect() as conn:
                 return list(
                     conn.execute(
-                        text(
-                            "SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(:t) AND last_analyze IS NULL"
-                        ),
+                        text("SELECT relname FROM pg_stat_user_tables WHERE relname = ANY(:t) AND last_analyze IS NULL"),
                         {"t": list(catalog_db.ANALYZED_TABLES)},
                     ).scalars()
                 )
@@ -271,9 +269,7 @@ def test_commits_refresh_the_file_tables_statistics_when_it_has_doubled(
         def counted() -> float:
             with cat.engine.connect() as conn:
                 return float(
-                    conn.execute(
-                        text("SELECT reltuples FROM pg_class WHERE oid = 'ducklake_data_file'::regclass")
-                    ).scalar()
+                    conn.execute(text("SELECT reltuples FROM pg_class WHERE oid = 'ducklake_data_file'::regclass")).scalar()
                 )
 
         cat.commit("ns", "t", [int_file(f"s3://b/t/a{i}.parquet") for i in range(30)])
@@ -303,9 +299,7 @@ def test_a_transaction_whose_connection_is_lost_drops_it_instead_of_rolling_back
     require_postgres()
     engine = make_engine(PG_ADMIN_URL, concurrency=1)
     try:
-        lost = OperationalError(
-            "COMMIT", {}, psycopg.OperationalError("cannot exit pipeline mode while busy")
-        )
+        lost = OperationalError("COMMIT", {}, psycopg.OperationalError("cannot exit pipeline mode while busy"))
         with pytest.raises(OperationalError), transaction(engine) as conn:
             first = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
             raise lost
@@ -337,11 +331,7 @@ def test_fill_pool_opens_the_pools_connections_and_transactions_reuse_them() -> 
         assert engine.pool.checkedin() == 4  # type: ignore[attr-defined]
         assert catalog_db.fill_pool(engine) == 4  # filled already: nothing more opened
         with transaction(engine, write=False) as conn:
-            opened = set(
-                conn.execute(
-                    text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
-                ).scalars()
-            )
+            opened = set(conn.execute(text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")).scalars())
         assert len(opened) == 4
         pids: list[int] = []
         together = threading.Barrier(4)

@@ -54,9 +54,7 @@ def test_commands_refuse_a_catalog_not_at_the_code_revision(empty_db_url: str, t
         upgrade_to_head(empty_db_url)
     downgrade(empty_db_url, "0007")
     r = tables()
-    assert r.returncode == 1 and "is at schema revision 0007; this shredcat needs revision" in r.stderr, (
-        r.stderr
-    )
+    assert r.returncode == 1 and "is at schema revision 0007; this shredcat needs revision" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and "column" not in r.stderr
 
 
@@ -109,9 +107,7 @@ def _keys(url: str) -> list[tuple[object, ...]]:
         with engine.connect() as conn:
             cols = {c["name"] for c in inspect(conn).get_columns("shredcat_commit_key")}
             who = "principal" if "principal" in cols else "'-'"
-            rows = conn.exec_driver_sql(
-                f"SELECT table_id, {who}, idempotency_key, result FROM shredcat_commit_key"
-            )
+            rows = conn.exec_driver_sql(f"SELECT table_id, {who}, idempotency_key, result FROM shredcat_commit_key")
             return sorted(tuple(r) for r in rows)
     finally:
         engine.dispose()
@@ -171,10 +167,7 @@ def test_keys_that_had_values_are_found_by_the_upgrade(empty_db_url: str) -> Non
     upgrade_to_head(empty_db_url)
     with Catalog(empty_db_url) as catalog:
         catalog.create_table("ns", "t", ["v"])
-        files = [
-            fs(f"s3://b/t/p={v}/f{i}.parquet", ps())
-            for i, v in enumerate(["1", "__HIVE_DEFAULT_PARTITION__"])
-        ]
+        files = [fs(f"s3://b/t/p={v}/f{i}.parquet", ps()) for i, v in enumerate(["1", "__HIVE_DEFAULT_PARTITION__"])]
         catalog.commit("ns", "t", files)
         catalog.remove("ns", "t", [files[0].path])  # the int is gone; the NULL (under varchar) stays
     downgrade(empty_db_url, "0007")
@@ -182,13 +175,7 @@ def test_keys_that_had_values_are_found_by_the_upgrade(empty_db_url: str) -> Non
     engine = make_engine(empty_db_url)
     try:
         with engine.connect() as conn:
-            got = dict(
-                conn.execute(
-                    text(
-                        "SELECT shredded_type, had_values FROM shredcat_variant_path WHERE variant_path = ''"
-                    )
-                ).all()
-            )
+            got = dict(conn.execute(text("SELECT shredded_type, had_values FROM shredcat_variant_path WHERE variant_path = ''")).all())
     finally:
         engine.dispose()
     assert {k: bool(v) for k, v in got.items()} == {"int32": True, "varchar": False}

@@ -31,21 +31,7 @@ from tests.catalog.factories import INT64, fs, ps
 from tests.pruning.reference import Typed, may_select
 
 TRIALS = 40
-VALUES = [
-    "1",
-    "7",
-    "007",
-    "-3",
-    "10",
-    "30000000000",
-    "1.5",
-    "2.25",
-    "2024-01-01",
-    "2024-03-10",
-    "abc",
-    "b",
-    DEFAULT_PARTITION_NAME,
-]
+VALUES = ["1", "7", "007", "-3", "10", "30000000000", "1.5", "2.25", "2024-01-01", "2024-03-10", "abc", "b", DEFAULT_PARTITION_NAME]
 LITERALS = ["5", "'05'", "10", "'abc'", "1.5", "DATE '2024-01-01'", "'2024-02-01'", "30000000000", "'1'"]
 OPS = ["=", "<", ">", "<=", ">=", "<>"]
 
@@ -64,9 +50,7 @@ def _predicate(rnd: random.Random) -> str:
 def _has_unknown(tree: Any) -> bool:
     if isinstance(tree, Unknown):
         return True
-    return any(_has_unknown(c) for c in getattr(tree, "children", ())) or (
-        isinstance(tree, Not) and _has_unknown(tree.child)
-    )
+    return any(_has_unknown(c) for c in getattr(tree, "children", ())) or (isinstance(tree, Not) and _has_unknown(tree.child))
 
 
 def _spark_rows(paths: list[str]) -> tuple[TableSchema, dict[str, dict[str, Any]]] | None:
@@ -101,9 +85,7 @@ def _history(catalog: Catalog, rnd: random.Random, name: str) -> list[tuple[int,
             live = [p for p in live if p not in gone]
         else:
             k = rnd.randint(2, 5) if not history else rnd.randint(1, 3)
-            paths = [
-                f"s3://b/{name}/p={escape_path_name(rnd.choice(VALUES))}/f{n + i}.parquet" for i in range(k)
-            ]
+            paths = [f"s3://b/{name}/p={escape_path_name(rnd.choice(VALUES))}/f{n + i}.parquet" for i in range(k)]
             n += k
             snap = catalog.commit("ns", name, [fs(p, ps('"a"', INT64, 0, 9)) for p in paths]).snapshot_id
             live = live + paths
@@ -132,9 +114,7 @@ def test_plans_at_every_snapshot_keep_the_files_spark_reads(catalog: Catalog) ->
                 if _has_unknown(tree):
                     continue  # no ground truth here (``int <> 'abc'``: Spark's cast, or an error in ANSI mode)
                 try:
-                    res = catalog.plan(
-                        "ns", name, lambda s, sql=sql: parse_sql(sql, schema=s), snapshot_id=snap
-                    )
+                    res = catalog.plan("ns", name, lambda s, sql=sql: parse_sql(sql, schema=s), snapshot_id=snap)
                 except ShredcatError as e:
                     raise AssertionError(f"{sql} at snapshot {snap} of {paths}: {e}") from e
                 kept = {c.path for c in res.candidates}

@@ -75,15 +75,9 @@ def test_partition_values_come_from_the_paths(catalog: Catalog) -> None:
 @pytest.mark.parametrize(
     ("paths", "match"),
     [
-        (
-            ["s3://b/t/day=1/f0.parquet", "s3://b/t/region=eu/f1.parquet"],
-            "conflicting partition column names",
-        ),
+        (["s3://b/t/day=1/f0.parquet", "s3://b/t/region=eu/f1.parquet"], "conflicting partition column names"),
         (["s3://b/t/day=1/f0.parquet", "s3://b/t/f1.parquet"], "conflicting partition column names"),
-        (
-            ["s3://b/t/a=1/b=2/f0.parquet", "s3://b/t/b=2/a=1/f1.parquet"],
-            "conflicting partition column names",
-        ),
+        (["s3://b/t/a=1/b=2/f0.parquet", "s3://b/t/b=2/a=1/f1.parquet"], "conflicting partition column names"),
     ],
 )
 def test_conflicting_partition_columns_in_one_commit(catalog: Catalog, paths: list[str], match: str) -> None:
@@ -95,49 +89,35 @@ def test_conflicting_partition_columns_in_one_commit(catalog: Catalog, paths: li
     assert catalog.get_table("ns", "t").partition_columns == ()
 
 
-def test_a_data_column_named_like_a_partition_column_is_read_from_the_path(
-    catalog: Catalog, tmp_path: Any
-) -> None:
+def test_a_data_column_named_like_a_partition_column_is_read_from_the_path(catalog: Catalog, tmp_path: Any) -> None:
     """Spark reads ``p`` from ``p=1/`` even when the file has a column ``p`` (of other values): the
     file registers, typed and pruned by the directory's value, its own column's stats unused."""
     import duckdb
 
     f = tmp_path / "t" / "p=1" / "f.parquet"
     f.parent.mkdir(parents=True)
-    duckdb.sql(
-        f"COPY (SELECT {{'a': i}}::VARIANT AS v, 5 AS p, i AS id FROM range(3) t(i)) TO '{f}' (FORMAT parquet)"
-    )
+    duckdb.sql(f"COPY (SELECT {{'a': i}}::VARIANT AS v, 5 AS p, i AS id FROM range(3) t(i)) TO '{f}' (FORMAT parquet)")
     catalog.register("ns", "t", [str(f)])
     kinds = {c.name: (c.type, c.kind) for c in catalog.get_table("ns", "t").all_columns}
     assert kinds["p"] == ("int32", "partition") and kinds["id"] == ("int64", "plain")
 
     def plan(sql: str) -> list[str]:
-        return [
-            c.path for c in catalog.iter_candidates("ns", "t", lambda schema: parse_sql(sql, schema=schema))
-        ]
+        return [c.path for c in catalog.iter_candidates("ns", "t", lambda schema: parse_sql(sql, schema=schema))]
 
     assert plan("p = 1") == [str(f)] and plan("p = 5") == []
     # Names are matched as Spark matches them, case-insensitively: `P` in the file is `p=1/` too.
     g = tmp_path / "u" / "p=1" / "g.parquet"
     g.parent.mkdir(parents=True)
-    duckdb.sql(
-        f"COPY (SELECT {{'a': i}}::VARIANT AS v, 5 AS P, i AS id FROM range(3) t(i)) TO '{g}' (FORMAT parquet)"
-    )
+    duckdb.sql(f"COPY (SELECT {{'a': i}}::VARIANT AS v, 5 AS P, i AS id FROM range(3) t(i)) TO '{g}' (FORMAT parquet)")
     catalog.register("ns", "u", [str(g)])
     assert sorted(c.name for c in catalog.get_table("ns", "u").all_columns) == ["id", "p", "v"]
-    assert [
-        c.path for c in catalog.iter_candidates("ns", "u", lambda schema: parse_sql("P = 1", schema=schema))
-    ] == [str(g)]
+    assert [c.path for c in catalog.iter_candidates("ns", "u", lambda schema: parse_sql("P = 1", schema=schema))] == [str(g)]
 
 
 def test_a_file_must_have_the_tables_partition_columns(catalog: Catalog) -> None:
     catalog.create_table("ns", "t", ["v"])
     catalog.commit("ns", "t", [_f("s3://b/t/day=2024-01-01/f0.parquet")])
-    for bad in (
-        "s3://b/t/f1.parquet",
-        "s3://b/t/region=eu/f1.parquet",
-        "s3://b/t/day=2024-01-01/k=1/f1.parquet",
-    ):
+    for bad in ("s3://b/t/f1.parquet", "s3://b/t/region=eu/f1.parquet", "s3://b/t/day=2024-01-01/k=1/f1.parquet"):
         with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
             catalog.commit("ns", "t", [_f(bad)])
     # And an unpartitioned table takes no partitioned file.
@@ -179,10 +159,7 @@ def test_replacing_every_live_file_may_change_the_layout(catalog: Catalog) -> No
     with pytest.raises(UnknownColumnError, match="day"):
         _sql(catalog, "day = DATE '2024-01-01'")
     # History is kept: the old files answer at the old snapshot (on their Variant and plain stats).
-    assert _sql(catalog, "variant_get(v, '$.a', 'bigint') = 2", snapshot_id=first) == [
-        old[0].path,
-        old[1].path,
-    ]
+    assert _sql(catalog, "variant_get(v, '$.a', 'bigint') = 2", snapshot_id=first) == [old[0].path, old[1].path]
     assert _sql(catalog, "x = 7", snapshot_id=first) == [old[1].path]
     # The old files have no value of the new columns: never pruned on them.
     assert _sql(catalog, "hr = 4", snapshot_id=first) == [old[0].path, old[1].path]
@@ -193,25 +170,11 @@ def test_replacing_every_live_file_may_change_the_layout(catalog: Catalog) -> No
     assert _sql(catalog, "hr = 4 AND region = 'us'", snapshot_id=first) == []
     assert catalog.table_schema("ns", "t").columns["region"].partition  # the current schema is unchanged
     # Paged: the token's snapshot decides the columns of later pages too.
-    page = catalog.plan(
-        "ns",
-        "t",
-        lambda schema: parse_sql("day >= '2024-01-01'", schema=schema),
-        snapshot_id=first,
-        page_size=1,
-    )
+    page = catalog.plan("ns", "t", lambda schema: parse_sql("day >= '2024-01-01'", schema=schema), snapshot_id=first, page_size=1)
     assert page.next_page_token is not None
-    rest = catalog.plan(
-        "ns",
-        "t",
-        lambda schema: parse_sql("day >= '2024-01-01'", schema=schema),
-        page_size=1,
-        page_token=page.next_page_token,
-    )
+    rest = catalog.plan("ns", "t", lambda schema: parse_sql("day >= '2024-01-01'", schema=schema), page_size=1, page_token=page.next_page_token)
     assert [c.path for c in (*page.candidates, *rest.candidates)] == [old[0].path, old[1].path]
-    files = catalog.plan_files(
-        "ns", "t", lambda schema: parse_sql("day = '2024-01-02'", schema=schema), snapshot_id=first
-    )
+    files = catalog.plan_files("ns", "t", lambda schema: parse_sql("day = '2024-01-02'", schema=schema), snapshot_id=first)
     assert [(f.path, f.kept) for f in files.files] == [(old[0].path, False), (old[1].path, True)]
     # And the new layout binds the next commits.
     with pytest.raises(InvalidStatsError, match="conflicting partition column names"):
@@ -224,11 +187,7 @@ def test_an_ended_partition_column_with_nulls_keeps_its_type_at_past_snapshots(c
     varchar: an ended column's type is merged over the types that held a value, so it stays an
     int at the past snapshot and prunes there as it did then."""
     catalog.create_table("ns", "t", ["v"])
-    old = [
-        _f("s3://b/t/n=1/f1.parquet"),
-        _f("s3://b/t/n=__HIVE_DEFAULT_PARTITION__/f2.parquet"),
-        _f("s3://b/t/n=3/f3.parquet"),
-    ]
+    old = [_f("s3://b/t/n=1/f1.parquet"), _f("s3://b/t/n=__HIVE_DEFAULT_PARTITION__/f2.parquet"), _f("s3://b/t/n=3/f3.parquet")]
     first = catalog.commit("ns", "t", old).snapshot_id
     assert _sql(catalog, "n = 3") == [old[2].path]  # live: the NULL's type is no type
     catalog.commit("ns", "t", [_f("s3://b/t/k=1/g.parquet")], remove=[f.path for f in old])
@@ -259,10 +218,7 @@ def test_pages_keep_the_first_pages_partition_types_across_a_commit(catalog: Cat
     first page's snapshot becomes a past one): later pages read the predicate with the types the
     first page was planned with, so the token stays valid and the pages make one answer."""
     catalog.create_table("ns", "t", ["v"])
-    files = [
-        _f(f"s3://b/t/p={v}/f{i}.parquet")
-        for i, v in enumerate(["1", "2", "3", "__HIVE_DEFAULT_PARTITION__", "4"])
-    ]
+    files = [_f(f"s3://b/t/p={v}/f{i}.parquet") for i, v in enumerate(["1", "2", "3", "__HIVE_DEFAULT_PARTITION__", "4"])]
     catalog.commit("ns", "t", files)
 
     def plan(**kw: Any) -> Any:
@@ -362,10 +318,7 @@ def test_declared_partition_types_and_location(catalog: Catalog) -> None:
     f = _f("s3://b/env=prod/t/n=5/day=2024-01-01/f0.parquet")
     catalog.commit("ns", "t", [f])
     got = catalog.file_stats("ns", "t", f.path)
-    assert [(p.column, p.value_type, p.value) for p in got.partitions] == [
-        ("n", INT64, 5),
-        ("day", VARCHAR, "2024-01-01"),
-    ]
+    assert [(p.column, p.value_type, p.value) for p in got.partitions] == [("n", INT64, 5), ("day", VARCHAR, "2024-01-01")]
     info = catalog.get_table("ns", "t")
     assert [(c.name, c.type, c.declared) for c in info.all_columns if c.kind == "partition"] == [
         ("n", "int64", True),
@@ -420,9 +373,7 @@ def test_sql_planner_agrees_with_the_evaluator_on_partition_leaves(catalog: Cata
             for p, s in stored.items()
             if interpret(
                 cond,
-                stats_by_path(
-                    [*s.paths, *s.columns, *(partition_stats(v, s.record_count) for v in s.partitions)]
-                ),
+                stats_by_path([*s.paths, *s.columns, *(partition_stats(v, s.record_count) for v in s.partitions)]),
             ).might_match
         )
         assert got == want, cond

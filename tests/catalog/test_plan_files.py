@@ -17,23 +17,9 @@ VARCHAR = ShreddedType.parse("varchar")
 
 def _file(i: int) -> FileStats:
     # File i holds ids [100 i, 100 i + 99]; every 7th file stores "name" as int64 (a conflict).
-    name = PathStats(
-        "v",
-        '"name"',
-        INT64 if i % 7 == 0 else VARCHAR,
-        10,
-        10,
-        0,
-        *((i, i) if i % 7 == 0 else (f"a{i:03d}", f"b{i:03d}")),
-        None,
-    )
+    name = PathStats("v", '"name"', INT64 if i % 7 == 0 else VARCHAR, 10, 10, 0, *((i, i) if i % 7 == 0 else (f"a{i:03d}", f"b{i:03d}")), None)
     return FileStats(
-        f"/lake/t/part-{i:03d}.parquet",
-        1000 + i,
-        10,
-        100,
-        f"etag-{i}",
-        ("v",),
+        f"/lake/t/part-{i:03d}.parquet", 1000 + i, 10, 100, f"etag-{i}", ("v",),
         (PathStats("v", '"id"', INT64, 10, 10, 0, 100 * i, 100 * i + 99, None), name),
     )
 
@@ -49,9 +35,7 @@ def table(catalog: Catalog) -> Catalog:
 def _all(cat: Catalog, sql: str, decision: str, limit: int, **kw: object) -> list:
     out, offset = [], 0
     while True:
-        page = cat.plan_files(
-            "lake", "t", parse_sql(sql), decision=decision, offset=offset, limit=limit, **kw
-        )  # type: ignore[arg-type]
+        page = cat.plan_files("lake", "t", parse_sql(sql), decision=decision, offset=offset, limit=limit, **kw)  # type: ignore[arg-type]
         out.extend(page.files)
         assert page.offset == offset and len(page.files) <= limit
         if not page.has_more:
@@ -87,21 +71,13 @@ def test_reasons_in_words(table: Catalog) -> None:
     files = _all(table, "variant_get(v, '$.id', 'bigint') = 4200", "all", 100)
     by_name = {f.path.rsplit("/", 1)[1]: f for f in files}
     assert by_name["part-000.parquet"].reason == "max 99 < 4200" and not by_name["part-000.parquet"].kept
-    assert (
-        by_name["part-042.parquet"].reason == "bounds [4200, 4299] admit it"
-        and by_name["part-042.parquet"].kept
-    )
+    assert by_name["part-042.parquet"].reason == "bounds [4200, 4299] admit it" and by_name["part-042.parquet"].kept
     assert by_name["part-043.parquet"].reason == "min 4300 > 4200"
     # A string range (equality would compare with an integer's text: comparable).
     mistyped = _all(table, "variant_get(v, '$.name', 'string') > 'a010'", "all", 100)
     conflict = next(f for f in mistyped if f.path.endswith("part-007.parquet"))
     assert conflict.kept and conflict.reason == "path stored as int64, asked as string: not comparable"
-    two = _all(
-        table,
-        "variant_get(v, '$.id', 'bigint') = 4200 OR variant_get(v, '$.name', 'string') >= 'zzz'",
-        "skipped",
-        100,
-    )
+    two = _all(table, "variant_get(v, '$.id', 'bigint') = 4200 OR variant_get(v, '$.name', 'string') >= 'zzz'", "skipped", 100)
     assert two[0].path.endswith("part-001.parquet")  # part-000 stores "name" as int64: kept
     assert two[0].reason == "$.id: max 199 < 4200; $.name: max b001 < zzz"
 
@@ -131,23 +107,12 @@ def test_with_plan_carries_the_plans_counts_and_warnings(table: Catalog, decisio
     plan = table.plan("lake", "t", parse_sql(sql), page_size=1, counts=True)
     page = table.plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4, with_plan=True)  # type: ignore[arg-type]
     assert page.plan is not None and page.plan.warnings and page.plan.warnings == plan.warnings
-    counts = (
-        "files_considered",
-        "files_kept",
-        "files_pruned",
-        "rows_skipped",
-        "bytes_skipped",
-        "snapshot_id",
-    )
+    counts = ("files_considered", "files_kept", "files_pruned", "rows_skipped", "bytes_skipped", "snapshot_id")
     assert [getattr(page.plan, c) for c in counts] == [getattr(plan, c) for c in counts]
     alone = table.plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4)  # type: ignore[arg-type]
     assert alone.plan is None and page.files == alone.files and page.offset == 0
     # An offset past the selected files moves back to the start of their last page.
-    selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[
-        decision
-    ] or 0
-    last = table.plan_files(
-        "lake", "t", parse_sql(sql), decision=decision, offset=10**6, limit=4, with_plan=True
-    )  # type: ignore[arg-type]
+    selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision] or 0
+    last = table.plan_files("lake", "t", parse_sql(sql), decision=decision, offset=10**6, limit=4, with_plan=True)  # type: ignore[arg-type]
     assert last.offset == max(0, (selected - 1) // 4 * 4) and not last.has_more
     assert len(last.files) == (selected - last.offset if selected else 0)

@@ -81,9 +81,7 @@ def _files(n: int) -> list:
 
 
 @pytest.fixture(params=LAYOUTS, ids=lambda layout: f"{layout[0]}files")
-def cat(
-    request: pytest.FixtureRequest, catalog_url: str, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[Catalog, int]]:
+def cat(request: pytest.FixtureRequest, catalog_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Catalog, int]]:
     n, zone = request.param
     if zone is not None:
         monkeypatch.setattr(models, "ZONE_FILES", zone)
@@ -97,9 +95,7 @@ def cat(
 def _planned(cat: Catalog, sql: str, snapshot: int | None = None) -> set[str]:
     """Every candidate of ``sql``, page by page (5 a page, counts asked on the first)."""
     try:
-        res = cat.plan(
-            "ns", "t", lambda s: parse_sql(sql, schema=s), page_size=5, counts=True, snapshot_id=snapshot
-        )
+        res = cat.plan("ns", "t", lambda s: parse_sql(sql, schema=s), page_size=5, counts=True, snapshot_id=snapshot)
         kept = {c.path for c in res.candidates}
         token = res.next_page_token
         while token is not None:
@@ -143,9 +139,7 @@ def test_every_shape_on_every_term_plans(cat: tuple[Catalog, int], monkeypatch: 
     routes: Counter[str] = Counter()
     for route in ("_zones", "_scan", "_walk", "_set_rows"):
         real = getattr(P, route)
-        monkeypatch.setattr(
-            P, route, lambda *a, _real=real, _route=route, **k: routes.update([_route]) or _real(*a, **k)
-        )
+        monkeypatch.setattr(P, route, lambda *a, _real=real, _route=route, **k: routes.update([_route]) or _real(*a, **k))
     stored = {f.path: cat.file_stats("ns", "t", f.path) for f in _files(n)}
     planned = sum(_check(cat, sql, stored) for sql in _singles())
     assert planned > 300, planned

@@ -42,35 +42,10 @@ PAIRS_PER_RULE = 10_000
 N_PREDICATES = PAIRS_PER_RULE // N_FILES + 10
 
 # File centres: the limits where casts start failing or rounding, and ordinary small values.
-CENTRES_R = [
-    0,
-    50,
-    120,
-    130,
-    30_000,
-    40_000,
-    2**31 - 5,
-    2**31 + 5,
-    -(2**31) - 3,
-    2**24 + 1,
-    2**53 + 3,
-    10**9,
-    -500,
-]
+CENTRES_R = [0, 50, 120, 130, 30_000, 40_000, 2**31 - 5, 2**31 + 5, -(2**31) - 3, 2**24 + 1, 2**53 + 3, 10**9, -500]
 CENTRES_S = [0, 60, 127, 128, -129, 32_760, 32_770, 2**24 - 2, 2**24 + 3, 99_999, -(2**31) + 2]
 NAMES = ["boto3", "botocore", "pytest-cov", "pytest_mock", "py", "aws_sdk", "awscli", "é-lib", "zeta", "a%b"]
-CENTRES_M = [
-    "0.000",
-    "1.234",
-    "1.995",
-    "-1.995",
-    "99.994",
-    "99.995",
-    "999.999",
-    "123456.789",
-    "-0.005",
-    "0.004",
-]
+CENTRES_M = ["0.000", "1.234", "1.995", "-1.995", "99.994", "99.995", "999.999", "123456.789", "-0.005", "0.004"]
 
 
 def _cell(rng: random.Random, make: Any) -> Any:
@@ -93,10 +68,7 @@ def _row(rng: random.Random, cr: int, cs: int, cm: Decimal, cn: list[str]) -> di
         "s": _cell(rng, lambda: max(-(2**31), min(2**31 - 1, cs + rng.randint(-3, 3)))),
         "m": _cell(rng, lambda: cm + Decimal(rng.randint(-2, 2)).scaleb(-3)),
         # Mostly names near the file's own; now and then an int, which goes to the residual.
-        "n": _cell(
-            rng,
-            lambda: rng.randint(0, 9) if rng.random() < 0.03 else names() + rng.choice(["", "1", "-x", "_y"]),
-        ),
+        "n": _cell(rng, lambda: rng.randint(0, 9) if rng.random() < 0.03 else names() + rng.choice(["", "1", "-x", "_y"])),
     }
     for k, v in cells.items():
         if v is not MISSING:
@@ -148,9 +120,7 @@ def _narrowing(rng: random.Random) -> E.BooleanExpression:
 
 def _widening(rng: random.Random) -> E.BooleanExpression:
     path, centres = rng.choice([("$.r", CENTRES_R), ("$.s", CENTRES_S)])
-    target = rng.choice(
-        ["double", "float", "decimal(10,0)", "decimal(12,2)", "decimal(20,0)", "decimal(5,1)"]
-    )
+    target = rng.choice(["double", "float", "decimal(10,0)", "decimal(12,2)", "decimal(20,0)", "decimal(5,1)"])
     term = E.variant("v", path, target)
 
     def lit() -> Any:
@@ -163,9 +133,7 @@ def _widening(rng: random.Random) -> E.BooleanExpression:
 
 
 def _decimal_scale(rng: random.Random) -> E.BooleanExpression:
-    target = rng.choice(
-        ["decimal(4,2)", "decimal(10,2)", "decimal(6,0)", "decimal(12,4)", "decimal(5,1)", "decimal(8,3)"]
-    )
+    target = rng.choice(["decimal(4,2)", "decimal(10,2)", "decimal(6,0)", "decimal(12,4)", "decimal(5,1)", "decimal(8,3)"])
     term = E.variant("v", "$.m", target)
     return _leaf(rng, term, lambda: Decimal(rng.choice(CENTRES_M)) + Decimal(rng.randint(-6, 6)).scaleb(-3))
 

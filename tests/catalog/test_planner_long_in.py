@@ -76,19 +76,13 @@ def test_point_lists_of_every_length_keep_exactly_the_matching_files(catalog: Ca
     from tests.catalog.factories import INT64, fs, ps
 
     catalog.create_table("lake", "p", ["v"])
-    catalog.commit(
-        "lake",
-        "p",
-        [fs(f"s3://b/p/{i:03d}.parquet", ps('"id"', INT64, 10 * i, 10 * i + 9)) for i in range(300)],
-    )
+    catalog.commit("lake", "p", [fs(f"s3://b/p/{i:03d}.parquet", ps('"id"', INT64, 10 * i, 10 * i + 9)) for i in range(300)])
     catalog.commit("lake", "p", [fs("s3://b/p/gone.parquet", ps('"id"', INT64, 70, 79))])
     catalog.remove("lake", "p", ["s3://b/p/gone.parquet"])
     col = "variant_get(v, '$.id', 'bigint')"
 
     def points(n: int, salt: int) -> list[int]:
-        return [10 * ((i * 7 + salt) % 300) + i % 10 for i in range(n)] + [
-            5_000_000
-        ]  # the last matches nothing
+        return [10 * ((i * 7 + salt) % 300) + i % 10 for i in range(n)] + [5_000_000]  # the last matches nothing
 
     cases = [[points(n, 0)] for n in (3, MAX_POINT_PROBES + 1, 200, SQLITE_POINT_PROBES - 1)]
     cases.append([points(150, 0), points(150, 1)])  # 300 points in all: SQLite ORs the second list

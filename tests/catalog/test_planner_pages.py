@@ -80,9 +80,7 @@ def _files() -> list[Any]:
         lo = rnd.uniform(0, 20)
         paths = [
             ps('"a"', INT64, 10 * i, 10 * i + 9),
-            ps('"b"', FLOAT64, lo, lo + rnd.uniform(50, 100))
-            if i % 37
-            else ps('"b"', FLOAT64, None, None, values=0, nulls=10),
+            ps('"b"', FLOAT64, lo, lo + rnd.uniform(50, 100)) if i % 37 else ps('"b"', FLOAT64, None, None, values=0, nulls=10),
         ]
         if i % 5:
             k = f"k{rnd.randrange(10)}"
@@ -129,13 +127,7 @@ def _paged(cat: Catalog, sql: str, page_size: int) -> list[str]:
 
 
 def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    real_first, real_walk, real_set, real_scan, real_zones = (
-        P._first_rows,
-        P._walk,
-        P._set_rows,
-        P._scan,
-        P._zones,
-    )
+    real_first, real_walk, real_set, real_scan, real_zones = P._first_rows, P._walk, P._set_rows, P._scan, P._zones
     calls: list[str] = []
     routes: dict[str, int] = {}
 
@@ -194,9 +186,7 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
     assert not missing, f"routes never taken: {missing}; taken: {sorted(routes.items())}"
 
 
-def test_a_dense_first_page_never_builds_the_whole_answer(
-    cat: Catalog, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_dense_first_page_never_builds_the_whole_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """`b > 0` keeps nearly every file: the first page comes from a walk over its first files;
     no statement collects the candidate set, and the counts are not computed unless asked."""
     monkeypatch.setattr(P, "PROBE_WINDOW", 40)
@@ -213,9 +203,7 @@ def test_a_dense_first_page_never_builds_the_whole_answer(
     assert len(r.candidates) == 10 and r.next_page_token is not None
     assert not [s for s in seen if "IN (SELECT data_file_id" in s or "count(*), coalesce(sum" in s], seen
     assert r.files_considered == N_FILES
-    assert (
-        r.files_kept is None and r.files_pruned is None and r.rows_skipped is None and r.bytes_skipped is None
-    )
+    assert r.files_kept is None and r.files_pruned is None and r.rows_skipped is None and r.bytes_skipped is None
 
 
 def test_counts_when_asked_or_when_the_answer_fits(cat: Catalog) -> None:

@@ -31,17 +31,8 @@ def _files() -> list[Any]:
     # x (a plain column): [i, i + 5].
     out = []
     for i in range(N):
-        b = (
-            ps('"b"', FLOAT64, None, None, values=0, nulls=10)
-            if i == 7
-            else ps('"b"', FLOAT64, i + 1.0, i + 50.0)
-        )
-        out.append(
-            with_columns(
-                fs(f"s3://b/t/f{i:03d}.parquet", ps('"a"', INT64, 10 * i, 10 * i + 9), b),
-                cs("x", INT64, i, i + 5),
-            )
-        )
+        b = ps('"b"', FLOAT64, None, None, values=0, nulls=10) if i == 7 else ps('"b"', FLOAT64, i + 1.0, i + 50.0)
+        out.append(with_columns(fs(f"s3://b/t/f{i:03d}.parquet", ps('"a"', INT64, 10 * i, 10 * i + 9), b), cs("x", INT64, i, i + 5)))
     return out
 
 
@@ -100,9 +91,7 @@ def test_folds_exactly_when_every_file_passes(cat: Catalog, sql: str, folds: boo
     got = _simplified(cat, sql)
     assert _every_file(got) is folds, f"{sql}: {got!r}"
     # Whatever the route, the answer is the unsimplified set plan's.
-    assert [c.path for c in cat.plan(NS, T, _parse(cat, sql), page_size=N + 10).candidates] == _set_answer(
-        cat, sql
-    )
+    assert [c.path for c in cat.plan(NS, T, _parse(cat, sql), page_size=N + 10).candidates] == _set_answer(cat, sql)
 
 
 def test_folding_inside_and_and_or(cat: Catalog) -> None:
@@ -120,13 +109,7 @@ def test_a_folded_plan_counts_from_the_table_counters(cat: Catalog) -> None:
     event.listen(cat.engine, "before_cursor_execute", record)
     r = cat.plan(NS, T, parse_sql(f"{A} >= 0"), page_size=5, counts=True)
     event.remove(cat.engine, "before_cursor_execute", record)
-    assert (r.files_considered, r.files_kept, r.files_pruned, r.rows_skipped, r.bytes_skipped) == (
-        N,
-        N,
-        0,
-        0,
-        0,
-    )
+    assert (r.files_considered, r.files_kept, r.files_pruned, r.rows_skipped, r.bytes_skipped) == (N, N, 0, 0, 0)
     assert not [s for s in seen if "count(*), coalesce(sum" in s], seen
     assert len(r.candidates) == 5 and r.next_page_token is not None
 
@@ -143,9 +126,7 @@ def test_removed_files_no_longer_count(cat: Catalog) -> None:
     assert not _every_file(_simplified(cat, f"{B} > 0"))
     cat.remove(NS, T, ["s3://b/t/f007.parquet"])  # the file holding NULLs only
     assert _every_file(_simplified(cat, f"{B} > 0"))
-    assert [c.path for c in cat.plan(NS, T, parse_sql(f"{B} > 0"), page_size=N).candidates] == _set_answer(
-        cat, f"{B} > 0"
-    )
+    assert [c.path for c in cat.plan(NS, T, parse_sql(f"{B} > 0"), page_size=N).candidates] == _set_answer(cat, f"{B} > 0")
 
 
 def test_explain_keeps_each_files_reasons(cat: Catalog) -> None:

@@ -52,14 +52,7 @@ N_PREDICATES = 260
 SPECS = [
     {"a": "int64", "b": {"c": "varchar"}, "d": "float64", "l": ["int64"], "dt": "date", "m": "decimal(9,2)"},
     {"a": "int32", "b": {"c": "varchar"}, "d": "float64", "l": ["int32"], "dt": "date", "m": "decimal(9,2)"},
-    {
-        "a": "varchar",
-        "b": {"c": "int64"},
-        "d": "float32",
-        "l": ["int64"],
-        "dt": "timestamp",
-        "m": "decimal(18,2)",
-    },
+    {"a": "varchar", "b": {"c": "int64"}, "d": "float32", "l": ["int64"], "dt": "timestamp", "m": "decimal(18,2)"},
     {"a": "int64", "b": "varchar", "d": "float64", "l": ["varchar"], "dt": "date", "m": "float64"},
 ]
 
@@ -79,11 +72,7 @@ def _value(rng: random.Random, base: int, key: str) -> Any:
     if key == "c":
         return rng.choice(["apple", "banana", "cherry", "date", "é", "zz" * 150]) if r < 0.9 else base
     if key == "d":
-        return (
-            rng.choice([math.nan, -0.0, 0.0, math.inf, -math.inf])
-            if r < 0.2
-            else float(base + rng.random() * 30)
-        )
+        return rng.choice([math.nan, -0.0, 0.0, math.inf, -math.inf]) if r < 0.2 else float(base + rng.random() * 30)
     if key == "l":
         return [base + rng.randint(0, 20) for _ in range(rng.randint(0, 3))] if r < 0.95 else "x"
     if key == "dt":
@@ -124,10 +113,7 @@ def _ref(v: Any, spec: Any) -> Any:
             if t.kind is Kind.DATE:
                 return Typed(t, (v - dt.date(1970, 1, 1)).days)
             if t.kind is Kind.TIMESTAMP:
-                return Typed(
-                    t,
-                    int((dt.datetime.combine(v, dt.time()) - dt.datetime(1970, 1, 1)).total_seconds() * 1e6),
-                )
+                return Typed(t, int((dt.datetime.combine(v, dt.time()) - dt.datetime(1970, 1, 1)).total_seconds() * 1e6))
             return Typed(t, v)
     # In the residual: the Variant's own type (ints as int64 is the widest, so conservative).
     if isinstance(v, bool):
@@ -245,9 +231,7 @@ def _random_leaf(rng: random.Random, long_in: int = 0) -> E.BooleanExpression:
     target = rng.choice(targets)
     term = E.variant("v", path, target)
     kind = term.target.kind
-    op = rng.choice(
-        ["eq", "not_eq", "lt", "lt_eq", "gt", "gt_eq", "in", "not_in", "is_null", "not_null", "is_nan"]
-    )
+    op = rng.choice(["eq", "not_eq", "lt", "lt_eq", "gt", "gt_eq", "in", "not_in", "is_null", "not_null", "is_nan"])
     if long_in:
         op = "in"
 
@@ -299,9 +283,7 @@ def _predicates() -> list[E.BooleanExpression]:
     return out
 
 
-def test_zero_false_prunes_on_real_files(
-    catalog: Catalog, corpus: list[tuple[str, list[dict[str, Any]]]]
-) -> None:
+def test_zero_false_prunes_on_real_files(catalog: Catalog, corpus: list[tuple[str, list[dict[str, Any]]]]) -> None:
     paths = [p for p, _ in corpus]
     stats = {p: extract_file(p) for p in paths}
     catalog.create_table("lake", "events", ["v"])
@@ -375,9 +357,7 @@ def test_long_in_lists_have_zero_false_prunes(
     assert pruned > 0
 
 
-def test_json_and_sql_forms_prune_the_same(
-    catalog: Catalog, corpus: list[tuple[str, list[dict[str, Any]]]]
-) -> None:
+def test_json_and_sql_forms_prune_the_same(catalog: Catalog, corpus: list[tuple[str, list[dict[str, Any]]]]) -> None:
     catalog.create_table("lake", "events", ["v"])
     catalog.commit("lake", "events", [extract_file(p) for p, _ in corpus])
     for expr in _predicates()[:120]:

@@ -20,28 +20,15 @@ NS, T = "lake", "events"
 
 
 def _replayed(r: CommitResult) -> CommitResult:
-    return CommitResult(
-        r.snapshot_id,
-        r.added,
-        r.unchanged,
-        replayed=True,
-        restated=r.restated,
-        removed=r.removed,
-        missing=r.missing,
-    )
+    return CommitResult(r.snapshot_id, r.added, r.unchanged, replayed=True, restated=r.restated,
+                        removed=r.removed, missing=r.missing)
 
 
 def test_the_stored_form_restates_the_result_and_is_small() -> None:
     files = [f"s3://b/{i:05d}.parquet" for i in range(10)]
     removing = ["s3://b/" + "x" * 2000 + f"{i:05d}" for i in range(10_000)]
-    r = CommitResult(
-        7,
-        tuple(files[:6]),
-        tuple(files[6:8]),
-        restated=tuple(files[8:]),
-        removed=tuple(removing[:3]),
-        missing=tuple(removing[3:]),
-    )
+    r = CommitResult(7, tuple(files[:6]), tuple(files[6:8]), restated=tuple(files[8:]),
+                     removed=tuple(removing[:3]), missing=tuple(removing[3:]))
     stored = encode(r, files, removing)
     assert len(stored) < 300  # the full result: 20 MB of paths
     assert decode(stored, files, removing) == _replayed(r)
@@ -67,22 +54,15 @@ def test_a_stored_form_that_does_not_match_the_request_is_refused() -> None:
 
 
 def test_results_stored_whole_by_earlier_versions_still_replay() -> None:
-    old = (
-        '{"snapshot_id": 4, "added": ["a"], "unchanged": [], "restated": [], "removed": ["z"], "missing": []}'
-    )
+    old = '{"snapshot_id": 4, "added": ["a"], "unchanged": [], "restated": [], "removed": ["z"], "missing": []}'
     assert decode(old, ["a"], ["z"]) == CommitResult(4, ("a",), (), replayed=True, removed=("z",))
 
 
 def _key_rows(cat: Catalog) -> list[tuple[str, int]]:
     with cat.engine.connect() as c:
-        return [
-            (k, n)
-            for k, n in c.execute(
-                select(m.CommitKey.idempotency_key, func.length(m.CommitKey.result)).order_by(
-                    m.CommitKey.idempotency_key
-                )
-            )
-        ]
+        return [(k, n) for k, n in c.execute(
+            select(m.CommitKey.idempotency_key, func.length(m.CommitKey.result)).order_by(m.CommitKey.idempotency_key)
+        )]
 
 
 def test_a_huge_missing_ok_removal_stores_a_small_result(catalog: Catalog) -> None:
@@ -94,11 +74,7 @@ def test_a_huge_missing_ok_removal_stores_a_small_result(catalog: Catalog) -> No
     [(key, size)] = _key_rows(catalog)
     assert key == "big" and size < 500
     replay = catalog.commit(NS, T, [], remove=["a", *missing], remove_missing_ok=True, idempotency_key="big")
-    assert replay.replayed and (replay.snapshot_id, replay.removed, replay.missing) == (
-        r.snapshot_id,
-        r.removed,
-        r.missing,
-    )
+    assert replay.replayed and (replay.snapshot_id, replay.removed, replay.missing) == (r.snapshot_id, r.removed, r.missing)
 
 
 def test_expired_keys_are_deleted_by_later_keyed_commits(catalog_url: str) -> None:

@@ -42,13 +42,7 @@ def test_fit_standbys_are_taken_in_turn_and_unfit_ones_skipped() -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        (
-            {
-                "SHREDCAT_READ_DATABASE_URLS": '["sqlite:///x.db"]',
-                "SHREDCAT_DATABASE_URL": "postgresql://h/db",
-            },
-            "hot standby",
-        ),
+        ({"SHREDCAT_READ_DATABASE_URLS": '["sqlite:///x.db"]', "SHREDCAT_DATABASE_URL": "postgresql://h/db"}, "hot standby"),
         ({"SHREDCAT_READ_DATABASE_URLS": '["postgresql://s/db"]'}, "PostgreSQL SHREDCAT_DATABASE_URL"),
         ({"SHREDCAT_READ_MAX_LAG_S": "-1"}, "SHREDCAT_READ_MAX_LAG_S"),
     ],

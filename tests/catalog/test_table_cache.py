@@ -122,9 +122,7 @@ def test_columns_refreshed_in_place_by_another_worker_are_seen_at_once(empty_db_
         assert "x" in worker1.table_schema("ns", "t").columns
 
 
-def test_a_tree_is_compiled_once_by_identity_never_by_equality(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_tree_is_compiled_once_by_identity_never_by_equality(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """The API hands the catalog the same parsed tree for the same predicate text: its condition
     is compiled once. An equal tree that is another object is compiled anew (equal literals may
     differ in type: ``1 == 1.0``), and each gives its own answer."""
@@ -146,15 +144,11 @@ def test_a_tree_is_compiled_once_by_identity_never_by_equality(
     assert compiled == [tree]
     again = parse_sql("variant_get(v, '$.a', 'bigint') = 12")
     assert again == tree and again is not tree
-    assert [c.path for c in catalog.plan("ns", "t", lambda schema: again).candidates] == [
-        "s3://b/t/f0001.parquet"
-    ]
+    assert [c.path for c in catalog.plan("ns", "t", lambda schema: again).candidates] == ["s3://b/t/f0001.parquet"]
     assert len(compiled) == 2
 
 
-def test_large_trees_are_compiled_each_time_not_kept(
-    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_large_trees_are_compiled_each_time_not_kept(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """A long IN list (whose parse the API does not cache either) is not held by the compiled
     cache: the same object is compiled again."""
     import service.pruning.conditions as conditions
@@ -164,9 +158,7 @@ def test_large_trees_are_compiled_each_time_not_kept(
     compiled: list[object] = []
     real = conditions.compile_expression
     monkeypatch.setattr(conditions, "compile_expression", lambda tree: compiled.append(tree) or real(tree))
-    tree = parse_sql(
-        "variant_get(v, '$.a', 'bigint') IN (12, " + ", ".join(str(i) for i in range(1000, 2000)) + ")"
-    )
+    tree = parse_sql("variant_get(v, '$.a', 'bigint') IN (12, " + ", ".join(str(i) for i in range(1000, 2000)) + ")")
     for _ in range(2):
         kept = [c.path for c in catalog.plan("ns", "t", tree).candidates]
         assert "s3://b/t/f0001.parquet" in kept and "s3://b/t/f0000.parquet" not in kept

@@ -40,14 +40,9 @@ UNIFIED = [
     pytest.param(fs("bad", ps('"a'), ps('"b"')), "variant_path", 0, id="variant-path-syntax"),
     pytest.param(fs("bad", ps('"b"'), ps("a")), "variant_path", 1, id="variant-path-unquoted"),
     pytest.param(fs("bad", ps('"a"', values=0, nulls=10)), "min_value", 0, id="bound-with-no-values"),
+    pytest.param(fs("bad", ps('"a"', INT64, None, 3, values=0, nulls=10)), "max_value", 0, id="max-with-no-values"),
     pytest.param(
-        fs("bad", ps('"a"', INT64, None, 3, values=0, nulls=10)), "max_value", 0, id="max-with-no-values"
-    ),
-    pytest.param(
-        fs("bad", ps('"f"', FLOAT64, None, None, values=0, nulls=10, nan=True)),
-        "contains_nan",
-        0,
-        id="nan-with-no-values",
+        fs("bad", ps('"f"', FLOAT64, None, None, values=0, nulls=10, nan=True)), "contains_nan", 0, id="nan-with-no-values"
     ),
 ]
 
@@ -215,9 +210,7 @@ def test_an_object_registered_with_a_pyarrow_era_id_re_registers_unchanged(catal
     again = catalog.commit("lake", "legacy", [dataclasses.replace(old, content_id="etag:9f1c:1000")])
     assert first.snapshot_id is not None and again.snapshot_id is None and again.added == ()
     with pytest.raises(ConflictError):
-        catalog.commit(
-            "lake", "legacy", [dataclasses.replace(old, content_id="etag:9f1c:2000", file_size_bytes=2000)]
-        )
+        catalog.commit("lake", "legacy", [dataclasses.replace(old, content_id="etag:9f1c:2000", file_size_bytes=2000)])
 
 
 def test_only_the_pyarrow_era_pair_of_content_ids_is_incomparable() -> None:

@@ -111,11 +111,7 @@ def test_verify_reports_different_and_unverifiable_files(catalog: Catalog) -> No
     assert report.different[0].differences == (Difference("min_value", "50", "0", "v", '"a"'),)
     assert report.different[1].differences == (Difference("record_count", 11, 10),)
     (unreadable,) = report.unverifiable
-    assert (
-        unreadable.path == P[5]
-        and unreadable.differences == ()
-        and "no credentials" in (unreadable.reason or "")
-    )
+    assert unreadable.path == P[5] and unreadable.differences == () and "no credentials" in (unreadable.reason or "")
     assert unreadable.to_json() == {"path": P[5], "status": "unverifiable", "reason": unreadable.reason}
     # A read that fails in an unexpected way is unverifiable too, never a crash or "different".
     report = catalog.verify("ns", "t", lambda p: 1 / 0)  # type: ignore[arg-type, return-value]
@@ -144,9 +140,7 @@ def test_a_file_re_registered_by_path_with_other_stats_is_restated(catalog: Cata
     # Client-side stats of the same content are not more trustworthy than the stored ones.
     assert catalog.commit("ns", "t", [_truth(P[1])]).unchanged == (P[1],)
     # Re-extracted by the caller itself: the stored stats are replaced at a new snapshot.
-    r = catalog.commit(
-        "ns", "t", [_truth(P[0]), _truth(P[1]), _truth("s3://b/t/new.parquet")], extracted=[P[0], P[1]]
-    )
+    r = catalog.commit("ns", "t", [_truth(P[0]), _truth(P[1]), _truth("s3://b/t/new.parquet")], extracted=[P[0], P[1]])
     assert (r.added, r.unchanged, r.restated) == (("s3://b/t/new.parquet",), (P[0],), (P[1],))
     assert r.snapshot_id is not None and r.snapshot_id > before.current_snapshot_id
     assert catalog.file_stats("ns", "t", P[1]) == _truth(P[1])

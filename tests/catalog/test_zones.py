@@ -79,15 +79,7 @@ def _recomputed(cat: Catalog, live_only: bool) -> dict[tuple[int, int], tuple[An
 def _stored(cat: Catalog) -> dict[tuple[int, int], tuple[Any, ...]]:
     with cat.engine.connect() as c:
         return {
-            (int(r[0]), int(r[1])): (
-                int(r[2]),
-                int(r[3]),
-                r[4],
-                r[5],
-                r[6],
-                r[7],
-                None if r[8] is None else bool(r[8]),
-            )
+            (int(r[0]), int(r[1])): (int(r[2]), int(r[3]), r[4], r[5], r[6], r[7], None if r[8] is None else bool(r[8]))
             for r in c.execute(
                 text(
                     "SELECT path_id, zone, files, value_count, min_num, max_num, min_real, max_real, contains_nan "

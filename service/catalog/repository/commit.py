@@ -287,13 +287,7 @@ def add_column_rows(
 
 
 def _add_rows(
-    conn: Connection,
-    t: TableRow,
-    ids: Sequence[int],
-    begins: Sequence[int],
-    batch: PreparedBatch,
-    *,
-    variant: bool,
+    conn: Connection, t: TableRow, ids: Sequence[int], begins: Sequence[int], batch: PreparedBatch, *, variant: bool
 ) -> None:
     """Stats rows of the files ``ids`` (rows begin at ``begins``), and the counters and widths of
     their keys: Variant paths and columns, or (``variant=False``) columns only."""
@@ -327,9 +321,7 @@ def _add_rows(
                         pid_of[(r[0], r[1], r[2])], r[2], r[10], r[11], r[12], r[13], r[14], r[15], snap, None,
                     )
                 )  # fmt: skip
-        _insert_rows(
-            conn, "ducklake_file_column_stats", COLUMN_STATS_COLUMNS, COLUMN_STATS_PG_TYPES, col_stats
-        )
+        _insert_rows(conn, "ducklake_file_column_stats", COLUMN_STATS_COLUMNS, COLUMN_STATS_PG_TYPES, col_stats)
         add_zones(conn, "ducklake_file_column_stats", ids, pids)
     if any(batch.part_rows):
         index = {name: i for i, name in enumerate(t.partition_columns)}
@@ -340,7 +332,9 @@ def _add_rows(
         ]
         _insert_rows(conn, "ducklake_file_partition_value", PARTITION_COLUMNS, PARTITION_PG_TYPES, parts)
     deltas = {pid_of[k]: batch.counters[k] for k in keys}
-    widths = {pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, batch.widths[k]) for k in keys}
+    widths = {
+        pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, batch.widths[k]) for k in keys
+    }
     _apply_counters(conn, deltas, widths)
 
 

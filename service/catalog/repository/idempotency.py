@@ -24,9 +24,7 @@ def expire_commit_keys(conn: Connection, table_id: int, principal: str, key: str
     oldest keys made before it (found through the ``created_at`` index); returns how many."""
     k = m.CommitKey
     oldest = conn.execute(
-        select(k.table_id, k.principal, k.idempotency_key)
-        .where(k.created_at < cutoff)
-        .order_by(k.created_at)
+        select(k.table_id, k.principal, k.idempotency_key).where(k.created_at < cutoff).order_by(k.created_at)
         .limit(EXPIRE_BATCH)
     ).all()
     rows = {(table_id, principal, key), *((r[0], r[1], r[2]) for r in oldest)}
@@ -46,13 +44,7 @@ def get_commit_key(conn: Connection, table_id: int, principal: str, key: str) ->
 
 
 def put_commit_key(
-    conn: Connection,
-    table_id: int,
-    principal: str,
-    key: str,
-    request_hash: str,
-    snapshot: int | None,
-    result: str,
+    conn: Connection, table_id: int, principal: str, key: str, request_hash: str, snapshot: int | None, result: str
 ) -> None:
     conn.execute(
         insert(m.CommitKey).values(

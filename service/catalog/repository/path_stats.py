@@ -126,12 +126,7 @@ _HAD_VALUES = or_(VP.had_values, bindparam("d_live_value_count") > 0)
 _UPDATE_COUNTERS = (
     update(VP)
     .where(VP.path_id == bindparam("p_path_id"))
-    .values(
-        {
-            **{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTER_COLUMNS},
-            "had_values": _HAD_VALUES,
-        }
-    )
+    .values({**{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTER_COLUMNS}, "had_values": _HAD_VALUES})
 )
 _UPDATE_COUNTERS_AND_WIDTHS = (
     update(VP)
@@ -148,11 +143,7 @@ _UPDATE_COUNTERS_AND_WIDTHS = (
 
 
 def _apply_counters(
-    conn: Connection,
-    counters: Mapping[int, PathCounters],
-    widths: Mapping[int, Width] | None,
-    *,
-    sign: int = 1,
+    conn: Connection, counters: Mapping[int, PathCounters], widths: Mapping[int, Width] | None, *, sign: int = 1
 ) -> None:
     """Add (``sign=1``) or subtract (``sign=-1``) these counters to the path dictionary's."""
     params = []
@@ -237,15 +228,9 @@ def rebuild_global(conn: Connection, t: TableRow, live_file_count: int) -> Globa
     # Only the paths every live file has (complete_paths keeps no other).
     rows = conn.execute(
         select(
-            VP.path_id,
-            VP.column_id,
-            VP.variant_path,
-            VP.shredded_type,
-            *(getattr(VP, c) for c in COUNTER_COLUMNS),
+            VP.path_id, VP.column_id, VP.variant_path, VP.shredded_type, *(getattr(VP, c) for c in COUNTER_COLUMNS)
         ).where(
-            VP.table_id == t.table_id,
-            VP.live_file_count == live_file_count,
-            VP.variant_path != m.COLUMN_KEY_PATH,
+            VP.table_id == t.table_id, VP.live_file_count == live_file_count, VP.variant_path != m.COLUMN_KEY_PATH
         )
     ).all()
     paths: list[PathAccumulator] = []

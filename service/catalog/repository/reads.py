@@ -73,9 +73,7 @@ def stats_for_files(
         only = [S.column_id.in_(sorted(column_ids)), S.variant_path.in_(sorted({p for _, p in variant}))]
         plain_ids = sorted(t.plain[c].column_id for c, p in paths if p is None and c in t.plain)
     for chunk in chunks(list(ids)):
-        for r in conn.execute(
-            select(*_STATS_READ).where(S.data_file_id.in_(chunk), *only).order_by(S.path_id)
-        ):
+        for r in conn.execute(select(*_STATS_READ).where(S.data_file_id.in_(chunk), *only).order_by(S.path_id)):
             out.setdefault(int(r.data_file_id), []).append(_path_stats(names, r))
         if t.plain and plain_ids != []:
             plain = t.plain_names
@@ -204,9 +202,7 @@ def list_files(
     after: str | None,
     limit: int,
 ) -> list[DataFileInfo]:
-    stmt = select(*FILE_INFO_COLUMNS).where(
-        D.table_id == table_id, _live_at(D, snapshot), *_prefix_filter(prefix)
-    )
+    stmt = select(*FILE_INFO_COLUMNS).where(D.table_id == table_id, _live_at(D, snapshot), *_prefix_filter(prefix))
     stmt = keyset_page(stmt, [D.path], None if after is None else [after], limit=limit)
     return [file_info(r) for r in conn.execute(stmt)]
 
@@ -235,9 +231,7 @@ def list_files_sorted(
         D.table_id == table_id, D.end_snapshot.is_(None), *file_filter(prefix, contains, added_in)
     )
     if sort == "path":
-        stmt = keyset_page(
-            stmt, [D.path], None if after is None else [after[1]], limit=limit, descending=descending
-        )
+        stmt = keyset_page(stmt, [D.path], None if after is None else [after[1]], limit=limit, descending=descending)
     else:
         key = _FILE_SORT_COLUMNS[sort]
         last = None if after is None else [int(after[0]), after[1]]
@@ -369,9 +363,7 @@ def recent_snapshots(
     )
     if table_id is not None:
         stmt = stmt.where(Sn.table_id == table_id)
-    stmt = keyset_page(
-        stmt, [Sn.snapshot_id], None if before is None else [before], limit=limit, descending=True
-    )
+    stmt = keyset_page(stmt, [Sn.snapshot_id], None if before is None else [before], limit=limit, descending=True)
     return [
         RecentSnapshot(
             snapshot_id=int(r[0]),
@@ -388,9 +380,7 @@ def recent_snapshots(
     ]
 
 
-def path_types(
-    conn: Connection, table_id: int, column_id: int, variant_path: str
-) -> list[tuple[int, str, int]]:
+def path_types(conn: Connection, table_id: int, column_id: int, variant_path: str) -> list[tuple[int, str, int]]:
     """``(path_id, shredded_type, live files)`` of each type the path is shredded as in live files."""
     rows = conn.execute(
         select(VP.path_id, VP.shredded_type, VP.live_file_count).where(
@@ -539,11 +529,7 @@ def shredded_paths(
     stmt = select(VP.variant_path).where(VP.table_id == table_id, VP.column_id == column_id)
     if live:
         stmt = stmt.where(VP.live_file_count > 0)
-    stmt = (
-        stmt.group_by(VP.variant_path)
-        .order_by(func.max(VP.live_file_count).desc(), VP.variant_path)
-        .limit(limit)
-    )
+    stmt = stmt.group_by(VP.variant_path).order_by(func.max(VP.live_file_count).desc(), VP.variant_path).limit(limit)
     return [r[0] for r in conn.execute(stmt)]
 
 
@@ -592,13 +578,7 @@ def files_without_column_rows(
     has_part = select(PV.data_file_id).where(PV.data_file_id == D.data_file_id)
     rows = conn.execute(
         select(
-            D.data_file_id,
-            D.path,
-            D.begin_snapshot,
-            D.content_id,
-            D.file_size_bytes,
-            D.record_count,
-            D.footer_size,
+            D.data_file_id, D.path, D.begin_snapshot, D.content_id, D.file_size_bytes, D.record_count, D.footer_size
         )
         .where(D.table_id == table_id, D.end_snapshot.is_(None), ~exists(has_cols), ~exists(has_part))
         .order_by(D.path)

@@ -164,9 +164,7 @@ def columns_at(conn: Connection, table_id: int, snap: int) -> tuple[dict[str, in
     return variant, plain
 
 
-def stored_partition_types(
-    conn: Connection, table_id: int, column_ids: Collection[int]
-) -> dict[int, str | None]:
+def stored_partition_types(conn: Connection, table_id: int, column_ids: Collection[int]) -> dict[int, str | None]:
     """The type of each of these undeclared partition columns at a past snapshot: Spark's merge
     of every type its values were ever stored as. The live counters say what the live files hold
     now, not what the files live then held (a file removed since may have made the column a
@@ -286,13 +284,7 @@ _FIND_TABLE = _table_statement()
 _FIND_TABLE_LOCKED = _FIND_TABLE.with_for_update(of=m.Table)
 _FIND_TABLE_VERSIONED = _FIND_TABLE.add_columns(*_metadata_version())
 _LOAD_COLUMNS = (
-    select(
-        m.Column.column_name,
-        m.Column.column_id,
-        m.Column.column_type,
-        m.Column.column_kind,
-        m.Column.type_declared,
-    )
+    select(m.Column.column_name, m.Column.column_id, m.Column.column_type, m.Column.column_kind, m.Column.type_declared)
     .where(m.Column.table_id == bindparam("table_id"), m.Column.end_snapshot.is_(None))
     .order_by(m.Column.column_order)
 )
@@ -413,15 +405,7 @@ def insert_table(
 
 
 def insert_column(
-    conn: Connection,
-    table_id: int,
-    snap: int,
-    order: int,
-    name: str,
-    type_name: str,
-    kind: str,
-    *,
-    declared: bool = False,
+    conn: Connection, table_id: int, snap: int, order: int, name: str, type_name: str, kind: str, *, declared: bool = False
 ) -> int:
     """A plain or partition column (no ``ducklake_table_column_stats`` row: global stats are
     Variant stats)."""
@@ -481,9 +465,7 @@ def drop_table(conn: Connection, t: TableRow) -> int:
     ended = select(D.data_file_id).where(D.table_id == t.table_id, D.end_snapshot == snap)
     for model in (S, CS, PV):
         conn.execute(
-            update(model)
-            .where(model.data_file_id.in_(ended), model.end_snapshot.is_(None))
-            .values(end_snapshot=snap)
+            update(model).where(model.data_file_id.in_(ended), model.end_snapshot.is_(None)).values(end_snapshot=snap)
         )
     return snap
 
@@ -529,11 +511,7 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
     for chunk in chunks(ids):
         for tid, cname, tname, kind, declared in conn.execute(
             select(
-                m.Column.table_id,
-                m.Column.column_name,
-                m.Column.column_type,
-                m.Column.column_kind,
-                m.Column.type_declared,
+                m.Column.table_id, m.Column.column_name, m.Column.column_type, m.Column.column_kind, m.Column.type_declared
             )
             .where(m.Column.table_id.in_(chunk), m.Column.end_snapshot.is_(None))
             .order_by(m.Column.table_id, m.Column.column_order)
@@ -612,6 +590,7 @@ def merge_type_names(names: Sequence[str]) -> str | None:
     return None if merged is None else merged.name
 
 
+
 def add_file_columns(conn: Connection, t: TableRow, snap: int, files: Sequence[FileStats]) -> TableRow:
     """Create the plain and partition columns these (validated, checked) files bring, at ``snap``;
     the table row with them. A plain column takes the type of the first file that has it (a later
@@ -634,16 +613,11 @@ def add_file_columns(conn: Connection, t: TableRow, snap: int, files: Sequence[F
         return t
     # After the last of all the table's columns, ended ones included: an ended column keeps its
     # place in history, and a live column's place must stay unique among the live ones.
-    order = (
-        int(
-            conn.execute(
-                select(func.coalesce(func.max(m.Column.column_order), -1)).where(
-                    m.Column.table_id == t.table_id
-                )
-            ).scalar_one()
-        )
-        + 1
-    )
+    order = int(
+        conn.execute(
+            select(func.coalesce(func.max(m.Column.column_order), -1)).where(m.Column.table_id == t.table_id)
+        ).scalar_one()
+    ) + 1
     for name, tname in new_plain.items():
         insert_column(conn, t.table_id, snap, order, name, tname, PLAIN)
         order += 1

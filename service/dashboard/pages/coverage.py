@@ -33,26 +33,14 @@ async def coverage_page(
 
 
 def _coverage(
-    request: Request,
-    namespace: str,
-    table: str,
-    column: str,
-    variant_path: str,
-    type_: str,
-    after: str | None,
+    request: Request, namespace: str, table: str, column: str, variant_path: str, type_: str, after: str | None
 ) -> Response:
     catalog = catalog_of(request)
     info = catalog.get_table(namespace, table)
     if not column or not variant_path:
-        raise BadInputError('give a column and a variant path (?column=v&path="id")')
+        raise BadInputError("give a column and a variant path (?column=v&path=\"id\")")
     files = catalog.files_by_path(
-        namespace,
-        table,
-        column,
-        variant_path,
-        shredded_type=type_ or None,
-        after=after,
-        limit=COVERAGE_PAGE + 1,
+        namespace, table, column, variant_path, shredded_type=type_ or None, after=after, limit=COVERAGE_PAGE + 1
     )
     more = len(files) > COVERAGE_PAGE
     files = files[:COVERAGE_PAGE]

@@ -55,9 +55,7 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
             "type": cs.column_type.name,
             # The table's type of the column, when this file stores another (the planner decides
             # whether those stats serve a predicate).
-            "table_type": table_types.get(cs.column)
-            if table_types.get(cs.column) != cs.column_type.name
-            else None,
+            "table_type": table_types.get(cs.column) if table_types.get(cs.column) != cs.column_type.name else None,
             "min": fmt.bound_text(cs.column_type, cs.min_value, cs.value_count),
             "max": fmt.bound_text(cs.column_type, cs.max_value, cs.value_count),
             "nan": fmt.nan_text(cs.column_type, cs.contains_nan),
@@ -68,9 +66,7 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
         {
             "pv": pv,
             "value": "NULL" if pv.value is None else fmt.bound_text(pv.value_type, pv.value, 1),
-            "table_type": table_types.get(pv.column)
-            if table_types.get(pv.column) != pv.value_type.name
-            else None,
+            "table_type": table_types.get(pv.column) if table_types.get(pv.column) != pv.value_type.name else None,
         }
         for pv in fs.partitions
     ]

@@ -44,29 +44,17 @@ async def path_page(
 
 
 def _path(
-    request: Request,
-    namespace: str,
-    table: str,
-    column: str,
-    variant_path: str,
-    type_: str | None,
-    order: str,
+    request: Request, namespace: str, table: str, column: str, variant_path: str, type_: str | None, order: str
 ) -> Response:
     catalog = catalog_of(request)
     info = catalog.get_table(namespace, table)
     if not column or not variant_path:
-        raise BadInputError('give a column and a variant path (?column=v&path="id")')
+        raise BadInputError("give a column and a variant path (?column=v&path=\"id\")")
     if order not in ("min", "path"):
         raise BadInputError(f"order must be min or path, not {order!r}")
     variant_path = as_variant_path(variant_path)
     pb = catalog.path_bounds(
-        namespace,
-        table,
-        column,
-        variant_path,
-        shredded_type=type_,
-        order=order,
-        limit=CHART_LIMIT,  # type: ignore[arg-type]
+        namespace, table, column, variant_path, shredded_type=type_, order=order, limit=CHART_LIMIT  # type: ignore[arg-type]
     )
     u = urls(request)
     shredded = sum(n for _, n in pb.types)
@@ -78,13 +66,7 @@ def _path(
     if pb.shredded_type is not None:
         linked = len(pb.files) <= LINK_LIMIT  # beyond, bars carry no link: no URL to build either
         files = [
-            ChartFile(
-                f.path,
-                f.value_count,
-                f.min_value,
-                f.max_value,
-                u.file(namespace, table, f.path) if linked else None,
-            )
+            ChartFile(f.path, f.value_count, f.min_value, f.max_value, u.file(namespace, table, f.path) if linked else None)
             for f in pb.files
         ]
         x_label = f"files ordered by {'minimum' if order == 'min' else 'path'}"
@@ -125,9 +107,7 @@ def _path(
         limit=CHART_LIMIT,
         example=example,
         json_path=_json_path(variant_path),
-        suggestions=[]
-        if pb.types
-        else _close_paths(catalog.path_coverage(namespace, table), column, variant_path),
+        suggestions=[] if pb.types else _close_paths(catalog.path_coverage(namespace, table), column, variant_path),
     )
 
 

@@ -97,9 +97,7 @@ def _examples(catalog: Catalog, namespace: str, table: str) -> list[str]:
     return out
 
 
-def _with_fixes(
-    sql: str, warnings: tuple[PlanWarning, ...]
-) -> list[tuple[PlanWarning, list[tuple[str, str]]]]:
+def _with_fixes(sql: str, warnings: tuple[PlanWarning, ...]) -> list[tuple[PlanWarning, list[tuple[str, str]]]]:
     """Each warning with ``(suggested path, the predicate using it)`` for the suggested paths
     whose original is written in the predicate as a quoted literal (so replacing it is exact)."""
     out = []
@@ -205,10 +203,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     }
     # Examples are shown only before a predicate is run (reading them costs a global-stats merge).
     values["examples"] = [] if run else _examples(catalog, namespace, table)
-    columns = [
-        (c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}"))
-        for c in info.all_columns
-    ]
+    columns = [(c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}")) for c in info.all_columns]
     if not columns:
         columns = [(c, "Variant column") for c in info.columns]
     values["inserts"] = insert_items(columns, fmt.widest_paths(catalog.path_coverage(namespace, table))[0])
@@ -222,9 +217,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         snapshot = None
         if snapshot_text:
             if not ascii_digits(snapshot_text):
-                raise BadInputError(
-                    "snapshot: a snapshot id is a whole number", details={"field": "snapshot"}
-                )
+                raise BadInputError("snapshot: a snapshot id is a whole number", details={"field": "snapshot"})
             snapshot = int(snapshot_text)
         from service.pruning.parse_sql import parse_sql
         from service.pruning.zones import reading_in, session_zone
@@ -254,11 +247,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         )
         result = files.plan
         assert result is not None
-        matching = {
-            "all": result.files_considered,
-            "kept": result.files_kept,
-            "skipped": result.files_pruned,
-        }[show] or 0
+        matching = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}[show] or 0
         last = max(1, -(-matching // PLAYGROUND_PAGE))
         page = files.offset // PLAYGROUND_PAGE + 1
     except NotFoundError as e:
@@ -287,11 +276,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
     values["last_page"] = last
     values["matching"] = matching
     values["start"] = files.offset
-    values["counts"] = {
-        "all": result.files_considered,
-        "kept": result.files_kept,
-        "skipped": result.files_pruned,
-    }
+    values["counts"] = {"all": result.files_considered, "kept": result.files_kept, "skipped": result.files_pruned}
     # The filter and page links keep the predicate and the snapshot the counts were planned at, so
     # a commit in between cannot shift the pages under the user.
     values["link"] = {"sql": sql, "snapshot": result.snapshot_id, "tz": tz_text or None}

@@ -81,13 +81,9 @@ async def table_page(
     text, before = snapshot.strip(), before.strip()
     for name, value in (("snapshot", text), ("before", before)):
         if value and not (ascii_digits(value) and len(value) < 19):
-            return await admin_page(
-                request, _refuse, f"{name}: a snapshot id is a whole number, not {value[:40]!r}"
-            )
+            return await admin_page(request, _refuse, f"{name}: a snapshot id is a whole number, not {value[:40]!r}")
     filters = _Filters(prefix, contains, int(text) if text else None)
-    return await admin_page(
-        request, _table, namespace, table, filters, sort, order, cursor, int(before) if before else None
-    )
+    return await admin_page(request, _table, namespace, table, filters, sort, order, cursor, int(before) if before else None)
 
 
 def _refuse(request: Request, message: str) -> Response:
@@ -160,11 +156,7 @@ def _full_prefix(catalog: Catalog, namespace: str, table: str, prefix: str) -> s
     directory of the first and last path in order is every path's)."""
     if not prefix or prefix.startswith("/") or "://" in prefix:
         return prefix
-    ends = [
-        f.path
-        for desc in (False, True)
-        for f in catalog.list_files_sorted(namespace, table, sort="path", descending=desc, limit=1)
-    ]
+    ends = [f.path for desc in (False, True) for f in catalog.list_files_sorted(namespace, table, sort="path", descending=desc, limit=1)]
     return fmt.common_dir(ends) + prefix
 
 
@@ -225,9 +217,7 @@ def _table(
         namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
     )
     removed = (
-        []
-        if filters.snapshot is None
-        else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
+        [] if filters.snapshot is None else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
     )
     base = fmt.common_dir([f.path for f in files])
     conflicts: dict[str, list[dict[str, Any]]] = {}
@@ -247,9 +237,7 @@ def _table(
         if len(rows) > fmt.MAX_LISTED_PATHS:
             global_unlisted[column] = global_unlisted.get(column, 0) + len(rows) - fmt.MAX_LISTED_PATHS
             conflicts[column] = rows[: fmt.MAX_LISTED_PATHS]
-    snapshots = catalog.recent_snapshots(
-        namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1
-    )
+    snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
     return render(
         request,

@@ -157,9 +157,7 @@ def schema_shape(schema: Sequence[SchemaElement], depth_cap: int = MAX_SCHEMA_DE
     if n == 0 or schema[0].num_children is None:
         return SchemaShape(0, 0, 0)
     # "if it is a primitive type (leaf) then type is defined and num_children is undefined"
-    leaves = [
-        el for el in schema[1:] if el.num_children is None or (el.num_children == 0 and el.type is not None)
-    ]
+    leaves = [el for el in schema[1:] if el.num_children is None or (el.num_children == 0 and el.type is not None)]
     typed = sum(1 for el in leaves if el.name == "typed_value")
     depth = 0
     stack = [schema[0].num_children]

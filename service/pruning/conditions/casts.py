@@ -153,12 +153,7 @@ def integer_cast_types(target: ShreddedType) -> tuple[ShreddedType, ...]:
 
 
 def has_casts(target: ShreddedType) -> bool:
-    return target.kind in INTEGER_KINDS or target.kind in (
-        Kind.FLOAT32,
-        Kind.FLOAT64,
-        Kind.DECIMAL,
-        Kind.VARCHAR,
-    )
+    return target.kind in INTEGER_KINDS or target.kind in (Kind.FLOAT32, Kind.FLOAT64, Kind.DECIMAL, Kind.VARCHAR)
 
 
 # --- binary searches over a monotone predicate -------------------------------------------------

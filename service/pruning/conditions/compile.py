@@ -234,13 +234,7 @@ class _LeafCompiler(PredicateVisitor[LeafCondition]):
                 if _compares_casts(pred):
                     usable += tuple(s for s in integer_cast_types(t.target) if s not in usable)
         return LeafCondition(
-            t.column,
-            t.variant_path,
-            cases,
-            otherwise,
-            _label(pred),
-            (LeafTerm(path, t.target, usable),),
-            derived,
+            t.column, t.variant_path, cases, otherwise, _label(pred), (LeafTerm(path, t.target, usable),), derived
         )
 
     def visit_unary(self, pred: UnaryPredicate) -> LeafCondition:
@@ -259,9 +253,7 @@ class _LeafCompiler(PredicateVisitor[LeafCondition]):
 
     def visit_literal(self, pred: LiteralPredicate) -> LeafCondition:
         target = pred.term.target
-        pairs = [
-            (s, _comparison_test(pred.op, s, pred.literal, target.is_float)) for s in usable_types(target)
-        ]
+        pairs = [(s, _comparison_test(pred.op, s, pred.literal, target.is_float)) for s in usable_types(target)]
         return self._leaf(pred, _group(pairs), HasValues())
 
     def visit_set(self, pred: SetPredicate) -> LeafCondition:
@@ -345,20 +337,15 @@ class _Compiler(BooleanExpressionVisitor[Condition]):
         return Constant(
             True,
             Label(
-                lambda: (
-                    f"NOT {_render_label(child)}: 'no element satisfies' cannot be decided from stats, "
-                    "which cover all elements"
-                )
+                lambda: f"NOT {_render_label(child)}: 'no element satisfies' cannot be decided from stats, "
+                "which cover all elements"
             ),
         )
 
     def visit_predicate(self, pred: Predicate) -> Condition:
         if visit(pred, _UNSATISFIABLE):
             return Constant(
-                False,
-                Label(
-                    lambda: f"{_render_label(pred)}: no {_type_label(pred.term.target)} value can satisfy it"
-                ),
+                False, Label(lambda: f"{_render_label(pred)}: no {_type_label(pred.term.target)} value can satisfy it")
             )
         return visit(pred, self.leaves)
 

@@ -63,10 +63,7 @@ from service.values import INT64_MAX, INT64_MIN, INTEGER_KINDS, Bound, Kind
 
 
 def _junction(
-    exprs: tuple[BooleanExpression, ...],
-    kind: type[And] | type[Or],
-    zero: BooleanExpression,
-    unit: BooleanExpression,
+    exprs: tuple[BooleanExpression, ...], kind: type[And] | type[Or], zero: BooleanExpression, unit: BooleanExpression
 ) -> BooleanExpression:
     """``kind`` of ``exprs``, flattened and deduplicated in order; ``zero`` absorbs the whole
     junction (FALSE for AND, TRUE for OR) and ``unit`` drops out (the other constant)."""
@@ -255,13 +252,7 @@ def _zone_bound(term: Term) -> bool:
 def _zone_unknown(op: Op, term: Term, values: list[LiteralValue]) -> Unknown:
     """The comparison, kept as unknown (never prunes) with its SQL text."""
     lits = ", ".join(describe_literal(v) for v in values)
-    body = (
-        f"IN ({lits})"
-        if op is Op.IN
-        else f"NOT IN ({lits})"
-        if op is Op.NOT_IN
-        else f"{COMPARISON_SYMBOLS[op]} {lits}"
-    )
+    body = f"IN ({lits})" if op is Op.IN else f"NOT IN ({lits})" if op is Op.NOT_IN else f"{COMPARISON_SYMBOLS[op]} {lits}"
     return Unknown(
         f"{render_term(term)} {body}",
         f"the timestamp partition values of {render_term(term)} are typed in UTC, Spark reads them in {current_zone().name}",

@@ -493,8 +493,7 @@ class Converter:
                 raise unsupported(node, "an exists body that does not use the lambda variable")
             t = inner.term
             inner = replace(
-                inner,
-                term=VariantTerm(_LAMBDA_COLUMN, JsonPath((*steps, *t.path.steps)), t.target, t.try_cast),
+                inner, term=VariantTerm(_LAMBDA_COLUMN, JsonPath((*steps, *t.path.steps)), t.target, t.try_cast)
             )
         if outer_var is None:
             # The outermost exists: the leaf's path is complete, put the real column under it.

@@ -95,12 +95,7 @@ def cast_literal(node: exp.Cast, other: Callable[[exp.Expression], LiteralValue]
             return v
         raise bad
     number = _as_number(v)
-    if (
-        isinstance(number, Decimal)
-        and number.is_finite()
-        and number
-        and abs(number.adjusted()) > _MAX_EXPONENT
-    ):
+    if isinstance(number, Decimal) and number.is_finite() and number and abs(number.adjusted()) > _MAX_EXPONENT:
         return _beyond_every_range(node, number)
     if number is None:
         if dt in (T.DOUBLE, T.FLOAT) and text is not None:
@@ -138,19 +133,16 @@ def cast_literal(node: exp.Cast, other: Callable[[exp.Expression], LiteralValue]
             )
         if not 0 <= s <= p <= MAX_DECIMAL_PRECISION:
             # Spark refuses such a type, and a BigDecimal literal (``1.5BD``) of more digits.
-            raise hard(
-                InvalidPredicateError(
-                    f"{snippet(node)}: DECIMAL({p},{s}) is beyond Spark's decimals (precision at most "
-                    f"{MAX_DECIMAL_PRECISION}, scale at most the precision)"
-                )
-            )
+            raise hard(InvalidPredicateError(
+                f"{snippet(node)}: DECIMAL({p},{s}) is beyond Spark's decimals (precision at most "
+                f"{MAX_DECIMAL_PRECISION}, scale at most the precision)"
+            ))
         d = Decimal(number)
         # Checked before rounding: a value of hundreds of digits would exceed the rounding's precision.
         if (d and d.adjusted() >= p - s) or (q := _quantize(d, s)).copy_abs() >= Decimal(f"1E{p - s}"):
             raise InvalidPredicateError(f"{snippet(node)} does not fit DECIMAL({p},{s})")
         return q
     raise unsupported(node, f"a literal of type {node.to.sql(dialect='spark')}")
-
 
 # -- leaves --
 

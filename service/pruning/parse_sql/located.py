@@ -14,15 +14,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
 #: Typographic quotes and the straight ones they stand for.
-CURLY = {
-    "\u2018": "'",
-    "\u2019": "'",
-    "\u201a": "'",
-    "\u201b": "'",
-    "\u201c": '"',
-    "\u201d": '"',
-    "\u201e": '"',
-}
+CURLY = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"'}
 
 
 def _first_mention(tree: exp.Expression, name: str) -> int | None:
@@ -40,9 +32,7 @@ def _first_mention(tree: exp.Expression, name: str) -> int | None:
     return min(hits) if hits else None
 
 
-def located(
-    e: UnknownColumnError, text: str, tree: exp.Expression
-) -> UnknownColumnError | InvalidPredicateError:
+def located(e: UnknownColumnError, text: str, tree: exp.Expression) -> UnknownColumnError | InvalidPredicateError:
     """``e`` with the position of its column in ``text``, or the curly-quote error it really is."""
     name = e.details.get("column")
     if not isinstance(name, str):
@@ -56,7 +46,5 @@ def located(
         return _located(f"curly quotes in {name}: use straight quotes ({straight})", text, position)
     said = f"{name!r};"
     at = f"{name!r} ({where.message.strip()});"
-    message = (
-        e.message.replace(said, at, 1) if said in e.message else f"{e.message} ({where.message.strip()})"
-    )
+    message = e.message.replace(said, at, 1) if said in e.message else f"{e.message} ({where.message.strip()})"
     return UnknownColumnError(message, details={**e.details, "position": position})

@@ -136,3 +136,4 @@ def unparen(node: exp.Expression) -> exp.Expression:
 
 def is_string(node: exp.Expression) -> bool:
     return isinstance(node, exp.Literal) and node.is_string
+

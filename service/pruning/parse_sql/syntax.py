@@ -48,23 +48,9 @@ def nesting(text: str) -> int:
 
 #: sqlglot's node classes as the operator a user typed (for "expected a value after '='").
 _OPERATORS = {
-    "EQ": "=",
-    "NEQ": "<>",
-    "GT": ">",
-    "GTE": ">=",
-    "LT": "<",
-    "LTE": "<=",
-    "NullSafeEQ": "<=>",
-    "And": "AND",
-    "Or": "OR",
-    "Not": "NOT",
-    "Is": "IS",
-    "Like": "LIKE",
-    "Add": "+",
-    "Sub": "-",
-    "Mul": "*",
-    "Div": "/",
-    "Mod": "%",
+    "EQ": "=", "NEQ": "<>", "GT": ">", "GTE": ">=", "LT": "<", "LTE": "<=", "NullSafeEQ": "<=>",
+    "And": "AND", "Or": "OR", "Not": "NOT", "Is": "IS", "Like": "LIKE", "Add": "+", "Sub": "-",
+    "Mul": "*", "Div": "/", "Mod": "%",
 }
 _MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
 
@@ -81,9 +67,7 @@ def _located(what: str, text: str, position: int) -> InvalidPredicateError:
     line = text.count("\n", 0, position) + 1
     column = position - (text.rfind("\n", 0, position) + 1) + 1
     where = f"at column {column}" if "\n" not in text else f"at line {line}, column {column}"
-    return InvalidPredicateError(
-        f"{what} {where}", details={"line": line, "column": column}, position=position
-    )
+    return InvalidPredicateError(f"{what} {where}", details={"line": line, "column": column}, position=position)
 
 
 def _parse_error(text: str, e: ParseError) -> InvalidPredicateError:
@@ -102,28 +86,17 @@ def _parse_error(text: str, e: ParseError) -> InvalidPredicateError:
         _, node = missing.groups()
         op = _OPERATORS.get(node)
         if node == "Between":
-            what, position = (
-                "expected AND and an upper bound after BETWEEN",
-                start if not at_end else len(text),
-            )
+            what, position = "expected AND and an upper bound after BETWEEN", start if not at_end else len(text)
         elif op is not None and highlight.upper() == op:  # the operator is the last token read
             what, position = f"expected a value after '{op}'", len(text) if at_end else end
         elif op is not None:
             what, position = f"expected a value after '{op}', found '{highlight}'", start
         else:
             # sqlglot's own node names ("incomplete Parameter (no this)") mean nothing to a user.
-            what, position = (
-                (f"unexpected '{highlight}'", start)
-                if highlight.strip()
-                else ("incomplete expression", start)
-            )
+            what, position = (f"unexpected '{highlight}'", start) if highlight.strip() else ("incomplete expression", start)
     elif description.startswith("Expecting "):
         expected = description.removeprefix("Expecting ").strip()
-        what, position = (
-            (f"expected '{expected}'", len(text))
-            if at_end
-            else (f"expected '{expected}' before '{highlight}'", start)
-        )
+        what, position = (f"expected '{expected}'", len(text)) if at_end else (f"expected '{expected}' before '{highlight}'", start)
     elif description.startswith("Invalid expression / Unexpected token"):
         what, position = f"unexpected '{highlight}'", start
     else:

@@ -105,9 +105,7 @@ def store_options() -> StoreOptions:
 
     s = get_settings()
     return StoreOptions(
-        concurrency=s.object_store_concurrency,
-        tail_bytes=s.object_store_tail_bytes,
-        timeout=s.object_store_timeout,
+        concurrency=s.object_store_concurrency, tail_bytes=s.object_store_tail_bytes, timeout=s.object_store_timeout
     )
 
 
@@ -190,8 +188,7 @@ def _azure_container(uri: str, authority: str, env: Mapping[str, str] | None) ->
     account, dot, service = host.partition(".")
     if not container or not account or not dot or not service.lower().startswith(("dfs.", "blob.")):
         raise FileAccessError(
-            f"{uri}: expected container@account.dfs.core.windows.net (or .blob.) as the authority",
-            details={"path": uri},
+            f"{uri}: expected container@account.dfs.core.windows.net (or .blob.) as the authority", details={"path": uri}
         )
     configured = configured_account(os.environ if env is None else env)
     if configured is not None and configured.lower() != account.lower():
@@ -203,9 +200,7 @@ def _azure_container(uri: str, authority: str, env: Mapping[str, str] | None) ->
     return container
 
 
-def canonical_moves(
-    paths: Iterable[str], env: Mapping[str, str] | None = None
-) -> tuple[list[str], dict[str, str]]:
+def canonical_moves(paths: Iterable[str], env: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
     """What makes a catalog's live ``paths`` (stored before :func:`canonical_uri`) canonical:
     ``(drop, rename)``. ``drop``: paths whose canonical form is live as well, or that another
     spelling already moves to it (one object registered twice: one of its rows ends). ``rename``:
@@ -253,9 +248,7 @@ _lock = threading.Lock()
 _stores: dict[tuple[Any, ...], ObjectStore] = {}
 
 
-def store_for(
-    uri: str, options: StoreOptions | None = None, env: Mapping[str, str] | None = None
-) -> ObjectStore | None:
+def store_for(uri: str, options: StoreOptions | None = None, env: Mapping[str, str] | None = None) -> ObjectStore | None:
     """The store serving ``uri`` (None for a local path), shared by every caller in the process
     with the same configuration: its connections are reused and its in-flight bound is shared."""
     scheme = scheme_of(uri)

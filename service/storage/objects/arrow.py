@@ -85,9 +85,7 @@ class ArrowStore:
 
     def _info(self, uri: str, st: Any) -> ObjectInfo:
         mtime = st.mtime_ns
-        return ObjectInfo(
-            uri=uri, size=int(st.size), content_id=f"{mtime}:{st.size}" if mtime is not None else None
-        )
+        return ObjectInfo(uri=uri, size=int(st.size), content_id=f"{mtime}:{st.size}" if mtime is not None else None)
 
     def head(self, uri: str) -> ObjectInfo | None:
         from pyarrow import fs as pafs
@@ -101,9 +99,7 @@ class ArrowStore:
         filesystem, path = self._fs(prefix)
         scheme = prefix.split("://", 1)[0]
         try:
-            infos = filesystem.get_file_info(
-                pafs.FileSelector(path.rstrip("/"), recursive=False, allow_not_found=True)
-            )
+            infos = filesystem.get_file_info(pafs.FileSelector(path.rstrip("/"), recursive=False, allow_not_found=True))
         except Exception as e:
             raise _translate(prefix, e) from None
         for n, info in enumerate(infos):
@@ -136,8 +132,7 @@ class ArrowStore:
                     data = f.read_at(length, off) if length else b""
                     if len(data) != length:
                         raise ObjectTruncatedError(
-                            f"{uri}: bytes {off}-{off + length - 1} asked, {len(data)} bytes came",
-                            details={"path": uri},
+                            f"{uri}: bytes {off}-{off + length - 1} asked, {len(data)} bytes came", details={"path": uri}
                         )
                     out.append(bytes(data))
         except ObjectStoreError:
@@ -146,9 +141,7 @@ class ArrowStore:
             raise _translate(uri, e) from None
         return out
 
-    def read_ranges(
-        self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None
-    ) -> list[bytes]:
+    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> list[bytes]:
         spans = coalesce(ranges)
         return slice_ranges(ranges, dict(zip(spans, self._read(uri, spans), strict=True)))
 

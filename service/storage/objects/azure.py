@@ -56,9 +56,7 @@ def open_store(env: Mapping[str, str], options: StoreOptions) -> RemoteStore:
                 retry_config=retry_config(options),  # type: ignore[arg-type]
             )
         except Exception as e:
-            raise config_error(
-                "Azure Blob Storage (the AZURE_* environment)", e, list(config.values())
-            ) from None
+            raise config_error("Azure Blob Storage (the AZURE_* environment)", e, list(config.values())) from None
 
     return RemoteStore(SCHEMES, split_uri, make, suffix_ranges=False)
 

@@ -62,9 +62,7 @@ def configured_account(env: Mapping[str, str]) -> str | None:
         config = obstore_config(env)
     except FileAccessError:
         return None
-    return config.get("AZURE_STORAGE_ACCOUNT_NAME") or (
-        DEV_ACCOUNT if config.get("AZURE_STORAGE_USE_EMULATOR") else None
-    )
+    return config.get("AZURE_STORAGE_ACCOUNT_NAME") or (DEV_ACCOUNT if config.get("AZURE_STORAGE_USE_EMULATOR") else None)
 
 
 def _endpoint(url: str) -> str:
@@ -82,16 +80,10 @@ def _from_connection_string(conn: str) -> dict[str, str]:
         if part.strip():
             name, sep, value = part.partition("=")
             if not sep:
-                raise FileAccessError(
-                    "AZURE_STORAGE_CONNECTION_STRING: expected Name=Value pairs separated by ';'"
-                )
+                raise FileAccessError("AZURE_STORAGE_CONNECTION_STRING: expected Name=Value pairs separated by ';'")
             fields[name.strip().lower()] = value.strip()
     if fields.get("usedevelopmentstorage", "").lower() == "true":
-        fields = {
-            "accountname": DEV_ACCOUNT,
-            "accountkey": DEV_KEY,
-            "blobendpoint": fields.get("blobendpoint") or DEV_ENDPOINT,
-        }
+        fields = {"accountname": DEV_ACCOUNT, "accountkey": DEV_KEY, "blobendpoint": fields.get("blobendpoint") or DEV_ENDPOINT}
     account = fields.get("accountname")
     if not account:
         raise FileAccessError("AZURE_STORAGE_CONNECTION_STRING has no AccountName")

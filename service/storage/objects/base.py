@@ -122,9 +122,7 @@ class ObjectStore(Protocol):
         :class:`ObjectTruncatedError`."""
         ...
 
-    def read_ranges(
-        self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None
-    ) -> list[bytes]:
+    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> list[bytes]:
         """The bytes of each ``(offset, length)`` range, in the order given. Near ranges are
         fetched together (see :func:`coalesce`). ``version`` (from :attr:`ObjectInfo.version`)
         makes the read fail with :class:`ObjectChangedError` if the object was rewritten. A range
@@ -142,9 +140,7 @@ COALESCE_GAP = 256 * 1024
 COALESCE_MAX = 16 * 1024 * 1024
 
 
-def coalesce(
-    ranges: Sequence[ByteRange], gap: int = COALESCE_GAP, max_span: int = COALESCE_MAX
-) -> list[ByteRange]:
+def coalesce(ranges: Sequence[ByteRange], gap: int = COALESCE_GAP, max_span: int = COALESCE_MAX) -> list[ByteRange]:
     """The requests to make for ``ranges``: sorted, overlapping or near ranges (a gap of at most
     ``gap`` bytes) merged while the merged span stays within ``max_span`` (a single range longer
     than that is kept whole). Empty ranges are dropped."""
@@ -170,7 +166,5 @@ def slice_ranges(ranges: Sequence[ByteRange], fetched: dict[ByteRange, bytes]) -
             if length == 0:
                 out.append(b"")
                 continue
-            raise AssertionError(
-                f"range {off}+{length} not fetched"
-            )  # pragma: no cover - coalesce covers all
+            raise AssertionError(f"range {off}+{length} not fetched")  # pragma: no cover - coalesce covers all
     return out

@@ -73,9 +73,7 @@ class ObjectFile(io.RawIOBase):
         from service.storage.objects.base import coalesce
 
         spans = coalesce(missing)
-        for (off, _), data in zip(
-            spans, self.store.read_ranges(self.info.uri, spans, version=self.info.version), strict=True
-        ):
+        for (off, _), data in zip(spans, self.store.read_ranges(self.info.uri, spans, version=self.info.version), strict=True):
             self._spans.append((off, data))
 
     def pread(self, off: int, n: int) -> bytes:

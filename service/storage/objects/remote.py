@@ -58,9 +58,7 @@ _CODE = re.compile(r"<Code>([A-Za-z0-9._-]{1,64})</Code>")
 
 
 #: Error codes of refused credentials that come with another status than 401/403 (S3: 400).
-_DENIED = frozenset(
-    {"InvalidToken", "ExpiredToken", "InvalidAccessKeyId", "SignatureDoesNotMatch", "TokenRefreshRequired"}
-)
+_DENIED = frozenset({"InvalidToken", "ExpiredToken", "InvalidAccessKeyId", "SignatureDoesNotMatch", "TokenRefreshRequired"})
 
 
 def _status(text: str) -> int | None:
@@ -84,20 +82,14 @@ def translate(uri: str, e: BaseException, what: str = "") -> ObjectStoreError:
     if isinstance(e, FileNotFoundError) or status == 404:
         missing = {"NoSuchBucket": "bucket", "ContainerNotFound": "container"}.get(code, "file")
         return ObjectNotFoundError(f"{uri}: no such {missing}", details=d)
-    if (
-        isinstance(e, ox.PermissionDeniedError | ox.UnauthenticatedError)
-        or status in (401, 403)
-        or code in _DENIED
-    ):
+    if isinstance(e, ox.PermissionDeniedError | ox.UnauthenticatedError) or status in (401, 403) or code in _DENIED:
         return ObjectAccessDeniedError(f"{uri}: access denied{said}", details=d)
     if isinstance(e, ox.PreconditionError) or status == 412:
         return ObjectChangedError(f"{uri}: the object changed while it was being read", details=d)
     if status == 416:
         return ObjectTruncatedError(f"{uri}: {what or 'range'} lies past the end of the object", details=d)
     if status is not None and (status >= 500 or status == 429):
-        return ObjectStoreUnavailableError(
-            f"{uri}: the object store keeps failing (HTTP {status})", details=d
-        )
+        return ObjectStoreUnavailableError(f"{uri}: the object store keeps failing (HTTP {status})", details=d)
     if status in (301, 307) or code in ("PermanentRedirect", "AuthorizationHeaderMalformed"):
         # S3 answers a request sent to another region than the bucket's so.
         return ObjectStoreError(
@@ -108,18 +100,13 @@ def translate(uri: str, e: BaseException, what: str = "") -> ObjectStoreError:
         return ObjectStoreError(f"{uri}: the object store answered HTTP {status}{said}", details=d)
     if "non-partial response" in text:
         # A store that ignores Range: obstore drops the answer unread.
-        return ObjectStoreError(
-            f"{uri}: the store ignored the range asked ({what or 'a range'}) and sent the whole object",
-            details=d,
-        )
+        return ObjectStoreError(f"{uri}: the store ignored the range asked ({what or 'a range'}) and sent the whole object", details=d)
     if "decoding response body" in text or "error reading a body" in text:
         return ObjectTruncatedError(f"{uri}: the store's answer was cut short", details=d)
     if isinstance(e, ox.NotSupportedError):
         return ObjectStoreError(f"{uri}: not supported by the object store", details=d)
     # No HTTP answer at all: refused or cut connections, timeouts, DNS.
-    return ObjectStoreUnavailableError(
-        f"{uri}: the object store cannot be reached ({type(e).__name__})", details=d
-    )
+    return ObjectStoreUnavailableError(f"{uri}: the object store cannot be reached ({type(e).__name__})", details=d)
 
 
 def config_error(what: str, e: BaseException, secrets: Sequence[str] = ()) -> FileAccessError:
@@ -187,11 +174,7 @@ def retry_config(options: StoreOptions) -> dict[str, Any]:
     return {
         "max_retries": RETRIES,
         "retry_timeout": timedelta(seconds=options.timeout),
-        "backoff": {
-            "init_backoff": timedelta(milliseconds=100),
-            "max_backoff": timedelta(seconds=2),
-            "base": 4,
-        },
+        "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=2), "base": 4},
     }
 
 
@@ -240,9 +223,7 @@ class RemoteStore:
             content_id = f"etag:{etag.strip(chr(34))}:{size}" if etag else None
         return ObjectInfo(uri=uri, size=size, content_id=content_id, version=etag)
 
-    def _get(
-        self, uri: str, key: str, store: Any, options: Mapping[str, Any], what: str, most: int
-    ) -> tuple[Any, bytes]:
+    def _get(self, uri: str, key: str, store: Any, options: Mapping[str, Any], what: str, most: int) -> tuple[Any, bytes]:
         """One GET: ``(result, body)``. The body is refused unless in the identity encoding, and
         read as a stream that stops past ``most`` bytes (a server that ignores ``Range`` is never
         read whole: obstore decodes nothing and does not bound the body)."""
@@ -348,9 +329,7 @@ class RemoteStore:
                 return self._known(uri, key, store, info.size, info.version, n)
             except ObjectChangedError:
                 continue  # rewritten between the HEAD and the GET: once more
-        raise ObjectChangedError(
-            f"{uri}: the object keeps changing while it is being read", details={"path": uri}
-        )
+        raise ObjectChangedError(f"{uri}: the object keeps changing while it is being read", details={"path": uri})
 
     def _suffix(self, uri: str, key: str, store: Any, n: int) -> ObjectTail:
         try:
@@ -363,9 +342,7 @@ class RemoteStore:
             raise
         size = int(result.meta["size"])
         if len(data) != min(n, size):
-            raise ObjectTruncatedError(
-                f"{uri}: expected the last {min(n, size)} bytes, got {len(data)}", details={"path": uri}
-            )
+            raise ObjectTruncatedError(f"{uri}: expected the last {min(n, size)} bytes, got {len(data)}", details={"path": uri})
         return ObjectTail(self._info(uri, result.meta), data)
 
     def _known(self, uri: str, key: str, store: Any, size: int, etag: str | None, n: int) -> ObjectTail:
@@ -377,16 +354,12 @@ class RemoteStore:
             options["if_match"] = etag
         result, data = self._get(uri, key, store, options, what, size - first)
         if int(result.meta["size"]) != size:
-            raise ObjectChangedError(
-                f"{uri}: the object changed while it was being read", details={"path": uri}
-            )
+            raise ObjectChangedError(f"{uri}: the object changed while it was being read", details={"path": uri})
         if len(data) != size - first:
             raise ObjectTruncatedError(f"{uri}: {what} asked, {len(data)} bytes came", details={"path": uri})
         return ObjectTail(self._info(uri, result.meta, etag), data)
 
-    def read_ranges(
-        self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None
-    ) -> builtins.list[bytes]:
+    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> builtins.list[bytes]:
         _, bucket, key = self._split(uri)
         store = self._store(bucket)
         fetched: dict[ByteRange, bytes] = {}
@@ -399,13 +372,9 @@ class RemoteStore:
                 options["if_match"] = version
             result, data = self._get(uri, key, store, options, what, length)
             if off + length > int(result.meta["size"]):
-                raise ObjectTruncatedError(
-                    f"{uri}: {what} lies past the end of the object", details={"path": uri}
-                )
+                raise ObjectTruncatedError(f"{uri}: {what} lies past the end of the object", details={"path": uri})
             if len(data) != length:
-                raise ObjectTruncatedError(
-                    f"{uri}: {what} asked, {len(data)} bytes came", details={"path": uri}
-                )
+                raise ObjectTruncatedError(f"{uri}: {what} asked, {len(data)} bytes came", details={"path": uri})
             fetched[(off, length)] = data
         return slice_ranges(ranges, fetched)
 

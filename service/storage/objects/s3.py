@@ -79,9 +79,7 @@ def profile_provider(env: Mapping[str, str]) -> object | None:
         import boto3
         from obstore.auth.boto3 import Boto3CredentialProvider
     except ImportError:
-        raise FileAccessError(
-            f"AWS_PROFILE={profile!r} needs boto3 to resolve the profile (pip install boto3)"
-        ) from None
+        raise FileAccessError(f"AWS_PROFILE={profile!r} needs boto3 to resolve the profile (pip install boto3)") from None
     try:
         return Boto3CredentialProvider(boto3.Session(profile_name=profile))
     except Exception as e:  # botocore's ProfileNotFound and friends
