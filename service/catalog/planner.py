@@ -244,7 +244,7 @@ class _Planner(ConditionVisitor[str]):
         keys fails when its max (min) is on the wrong side of the bound, or its min is below the
         width floor (an invariant, checked all the same: one probe each on the key indexes); a
         row with values but a key missing passes through the unkeyed branch."""
-        if not self.current or (absent_shapes(self, c) and not self.covers_every_file(c)):
+        if not self.current or (not self.covers_every_file(c) and absent_shapes(self, c)):
             return False  # (files lacking the key are not kept: planner_absent)
         probes: list[str] = []
         for row in self.paths(c.column, c.variant_path):
