@@ -402,6 +402,7 @@ ANALYZED_TABLES = (
     "ducklake_file_partition_value",
     "shredcat_variant_path",
     "shredcat_stats_zone",
+    "shredcat_file_object",
 )
 
 
