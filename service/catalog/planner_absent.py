@@ -12,7 +12,7 @@ lacks the key (today's queries on tables where every object has the field).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
@@ -21,8 +21,23 @@ from service.catalog.repository.tables import TableRow
 from service.pruning.absent import key_steps, rejects_nulls
 from service.pruning.conditions import LeafCondition
 
-if TYPE_CHECKING:
-    from service.catalog.planner import _Planner
+
+class _Sql(Protocol):
+    def bind(self, value: Any) -> str: ...
+
+
+class _Planner(Protocol):
+    """What is read here of :class:`service.catalog.planner._Planner` (no import: no circle)."""
+
+    conn: Connection
+    t: TableRow
+    current: bool
+    sql: _Sql
+    absent_cache: dict[tuple[str, str | None], list[StepShapes]]
+
+    def live(self, alias: str) -> str: ...
+
+    def empty(self) -> str: ...
 
 
 def _steps(planner: _Planner, c: LeafCondition) -> list[StepShapes]:
