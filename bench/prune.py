@@ -80,12 +80,12 @@ from service.api.app import settle_collector
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
 from service.pruning.parse_sql import parse_sql
-from service.stats.model import ColumnStats, FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PathStats, ShreddedObject
 from service.values import ShreddedType
 
 DEFAULT_PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 #: Bump when the generated data changes: kept databases of another version are rebuilt.
-DATA_VERSION = 2  # 2: the catalog reads the day=NNNNN directories as a partition column
+DATA_VERSION = 3  # 2: the catalog reads the day=NNNNN directories as a partition column; 3: objects
 
 
 def _tag() -> str:
@@ -114,6 +114,16 @@ PATHS = [
     ('"http"."status"', "int16"),  # 200 .. {200, 304, 404, 500}
 ]
 TYPES = {p: ShreddedType.parse(t) for p, t in PATHS}
+#: The fully shredded objects every file is proven to have (issue 34: absent fields): the root with
+#: the ten paths' keys, and ``http``. One file in COUPON_EVERY also has a ``coupon`` key (not
+#: fully shredded: no stats row), so a predicate on ``$.coupon`` keeps 1 % of the files.
+ROOT_KEYS = ("day", "device", "event", "http", "name", "price", "qty", "score", "ts", "user")
+COUPON_EVERY = 100
+
+
+def _objects(i: int) -> tuple[ShreddedObject, ...]:
+    keys = ROOT_KEYS if i % COUPON_EVERY else (*ROOT_KEYS, "coupon")
+    return (ShreddedObject(COLUMN, "root", keys), ShreddedObject(COLUMN, '"http"', ("status",)))
 
 
 # --- data -------------------------------------------------------------------------------------
@@ -217,6 +227,7 @@ def make_batch(start: int, stop: int, seed: int) -> list[FileStats]:
                 variant_columns=(COLUMN,),
                 paths=tuple(paths),
                 columns=columns,
+                objects=_objects(i),
             )
         )
     return out
@@ -316,6 +327,10 @@ def queries(n: int) -> list[Query]:
         Query("int_range", f"variant_get(v, '$.user.id', 'int') BETWEEN {a} AND {a + 10_000}", Leaf(U, a, a + 10_000)),
         Query("double_point", f"variant_get(v, '$.user.id', 'double') = {a}.0", Leaf(U, a, a)),
         Query("like_prefix", f"{ev} LIKE 'purch%'", Leaf(E, "purchase", "purchase")),
+        # Absent fields (no peer: DuckLake has no fact to prune these on, it keeps every file).
+        Query("absent_eq", "variant_get(v, '$.coupon', 'string') = 'SPRING'", None),
+        Query("absent_and", f"{uid} BETWEEN {a} AND {a + 100_000} AND variant_get(v, '$.coupon', 'string') IS NOT NULL", None),
+        Query("absent_nested", "variant_get(v, '$.http.method', 'string') = 'GET'", None),
     ]
 
 
@@ -803,7 +818,7 @@ def run_queries(
 
             res["shredcat-all"] = measure(shredcat_all, min(args.warmup, 1), args.repeat, args.budget)
 
-        if not args.no_peers:
+        if not args.no_peers and q.peer is not None:
             ps = PeerSql(backend, t_id, c_id, q.peer, column_ids)
 
             def peer_db(ps: PeerSql = ps) -> int:

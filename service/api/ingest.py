@@ -28,7 +28,7 @@ from service.api.schemas import ColumnStatsRowIn, FileStatsBody, VariantStatsRow
 from service.catalog.validate import Limits, check_file_count, check_row_count, row_where, validate_file
 from service.errors import FileAccessError, InvalidParquetError, InvalidStatsError, ShredcatError
 from service.limits import DEFAULT_FILE_LIMITS, FileLimits
-from service.stats.model import ColumnStats, FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PathStats, ShreddedObject
 from service.values import Bound, ShreddedType, parse_bound
 
 log = logging.getLogger("service.api")
@@ -270,6 +270,9 @@ def file_from_body(i: int, f: FileStatsBody, roots: Sequence[WarehouseRoot], lim
             paths=tuple(_row(f"{where}.variant-stats[{j}]", checked.path, r) for j, r in enumerate(f.variant_stats)),
             columns=tuple(
                 _column_row(f"{where}.column-stats[{j}]", checked.path, r) for j, r in enumerate(f.column_stats)
+            ),
+            objects=tuple(
+                ShreddedObject(o.column, o.variant_path, tuple(o.fields)) for o in f.shredded_objects
             ),
         )
         return validate_file(fs, limits, check_record_counts=True)

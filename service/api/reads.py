@@ -27,6 +27,7 @@ from service.api.schemas import (
     ListFilesResponse,
     ListSnapshotsResponse,
     PartitionValueOut,
+    ShreddedObjectRow,
     Snapshot,
     TableStatsResponse,
     VariantStatsRow,
@@ -157,6 +158,10 @@ def load_file_stats(
                 value=None if p.value is None else format_bound(p.value_type, p.value),
             )
             for p in fs.partitions
+        ],
+        shredded_objects=[
+            ShreddedObjectRow(column=o.column, variant_path=o.variant_path, fields=list(o.fields))
+            for o in fs.objects
         ],
     )
 

@@ -280,6 +280,17 @@ class PartitionValueOut(ApiModel):
     value: str | None
 
 
+class ShreddedObjectRow(ApiModel):
+    """An object the footer proves fully shredded in the file (``service.stats.objects``): in every
+    row it holds no field but ``fields``, so plans prune a file for lacking a field (issue 34)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    column: Name
+    variant_path: Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_BYTES * 4)]
+    fields: list[Name] = Field(max_length=10_000)
+
+
 class FileStatsBody(RequestModel):
     """A data file with the statistics shredcat's extractor found (``service.stats.extract``)."""
 
@@ -296,6 +307,8 @@ class FileStatsBody(RequestModel):
     #: Accepted so that a loadFileStats answer can be committed again as it is; ignored: the
     #: catalog reads partition values from the path.
     partition_values: list[PartitionValueOut] = Field(default_factory=list, max_length=1000)
+    #: Optional: without them nothing is proven absent (the file is kept, as before).
+    shredded_objects: list[ShreddedObjectRow] = Field(default_factory=list, max_length=1000)
 
 
 _FILE_EXAMPLE = {
@@ -332,6 +345,7 @@ class FileStatsResponse(ApiModel):
     variant_stats: list[VariantStatsRow]
     column_stats: list[ColumnStatsRow] = Field(default_factory=list)
     partition_values: list[PartitionValueOut] = Field(default_factory=list)
+    shredded_objects: list[ShreddedObjectRow] = Field(default_factory=list)
 
     model_config = ConfigDict(json_schema_extra={"examples": [_FILE_EXAMPLE]})
 

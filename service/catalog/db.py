@@ -407,6 +407,7 @@ ANALYZED_TABLES = (
     "ducklake_file_partition_value",
     "shredcat_variant_path",
     "shredcat_stats_zone",
+    "shredcat_file_object",
 )
 
 
@@ -507,7 +508,7 @@ def downgrade(bind: str | URL | Engine, revision: str = "base") -> None:
 VERSION_TABLE = "alembic_version"
 #: The schema revision this code reads and writes: Alembic's head in ``migrations/`` (a test keeps
 #: them equal), known without importing Alembic so that every command can check it cheaply.
-SCHEMA_REVISION = "0009"
+SCHEMA_REVISION = "0010"
 
 
 def current_revision(bind: str | URL | Engine) -> str | None:

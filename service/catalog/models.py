@@ -427,3 +427,49 @@ class RevokedSession(Base):
 
     session_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ObjectShape(Base):
+    """``shredcat_object_shape``: per table, Variant column and object path, each distinct set of
+    fields a file's object was proven fully shredded with (:class:`~service.stats.model.ShreddedObject`;
+    ``fields`` a JSON array of the names, in the file's order). A table's files share few of
+    them, so the planner reads the shapes of a path (a handful of rows) and picks those lacking a
+    field in Python, whatever the number of files."""
+
+    __tablename__ = "shredcat_object_shape"
+    __table_args__ = (
+        Index(
+            "uq_shredcat_object_shape_key",
+            "table_id",
+            "column_id",
+            "object_path",
+            "fields_digest",
+            unique=True,
+        ),
+    )
+
+    shape_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"))
+    column_id: Mapped[int] = mapped_column(ForeignKey("ducklake_column.column_id"))
+    object_path: Mapped[str] = mapped_column(String)
+    fields: Mapped[str] = mapped_column(Text)
+    #: sha256 of ``fields`` (hex): the unique key (an object of many fields is past an index entry's size).
+    fields_digest: Mapped[str] = mapped_column(String(64))
+    #: Live files with this shape: when a path's shapes cover every live file, the files that may
+    #: hold a key are those whose shape has it (found by shape, not by scanning the files).
+    live_file_count: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class FileObject(Base):
+    """``shredcat_file_object``: the shapes proven for each data file (a fact of its content, so no
+    snapshots of its own: a file's liveness is its ``ducklake_data_file`` row's). A file without a
+    row for an object path proved nothing there: it is never pruned as lacking a field. Keyed by
+    file (its facts, read back) and by shape (the files a shape proves a field absent from)."""
+
+    __tablename__ = "shredcat_file_object"
+    __table_args__ = (Index("ix_shredcat_file_object_shape_id", "shape_id", "data_file_id"),)
+
+    data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    shape_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    #: The object's place in the file's list (FileStats.objects comes back in extraction's order).
+    ordinal: Mapped[int] = mapped_column(Integer)

@@ -48,6 +48,8 @@ from service import pagetoken
 from service.catalog import models
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH, PATH_FILE_COLUMNS
+from service.catalog.planner_absent import absent_shapes, uncovered_files, unless_absent
+from service.catalog.repository.objects import StepShapes
 from service.catalog.results import Candidate, FileExplanation, PlannedFile, PlannedFilesPage, PlanResult
 from service.errors import BadInputError, LimitExceededError, NotFoundError, ShredcatError
 from service.pruning.conditions import (
@@ -154,6 +156,8 @@ class _Planner(ConditionVisitor[str]):
         self._paths: dict[tuple[str, str | None], list[_PathRow]] = {}
         self._cache = cache
         self.terms = 0
+        #: Per leaf key: the object shapes at each step of its path (planner_absent).
+        self.absent_cache: dict[tuple[str, str | None], list[StepShapes]] = {}
 
     def count(self, n: int) -> None:
         self.terms += n
@@ -240,8 +244,8 @@ class _Planner(ConditionVisitor[str]):
         keys fails when its max (min) is on the wrong side of the bound, or its min is below the
         width floor (an invariant, checked all the same: one probe each on the key indexes); a
         row with values but a key missing passes through the unkeyed branch."""
-        if not self.current:
-            return False
+        if not self.current or (not self.covers_every_file(c) and absent_shapes(self, c)):
+            return False  # (files lacking the key are not kept: planner_absent)
         probes: list[str] = []
         for row in self.paths(c.column, c.variant_path):
             if row.live_file_count == 0:
@@ -314,9 +318,10 @@ class _Planner(ConditionVisitor[str]):
             self.count(1)
             ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
             if not ids:
-                return "1=1"
+                return f"(1=1{unless_absent(self, c, outer)})"
             tests.append(
-                f"NOT EXISTS (SELECT 1 FROM {table} s2 WHERE s2.data_file_id = {outer} AND s2.path_id IN ({ids}){tail})"
+                f"(NOT EXISTS (SELECT 1 FROM {table} s2 WHERE s2.data_file_id = {outer} AND s2.path_id IN ({ids}){tail})"
+                f"{unless_absent(self, c, outer)})"
             )
         if not tests:
             return "1=0"
@@ -349,12 +354,13 @@ class _Planner(ConditionVisitor[str]):
             )
         if uncovered:
             ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
-            no_row = self.all_files()
+            no_row = uncovered_files(self, c) or self.all_files()
             if ids:
                 no_row += (
                     f" AND NOT EXISTS (SELECT 1 FROM {table} s2 "
                     f"WHERE s2.data_file_id = f.data_file_id AND s2.path_id IN ({ids}))"
                 )
+            no_row += unless_absent(self, c, "f.data_file_id")
             self.count(1)
             branches.append(no_row)
         if not branches:
@@ -1310,9 +1316,10 @@ def _explain(
     kept_files = [(c.data_file_id, c.path, True) for c in candidates[:sample]]
     files = kept_files + [(int(r[0]), r[1], False) for r in pruned_rows]
     stats = repo.stats_for_files(conn, t, [f[0] for f in files])
+    objects = repo.objects_for_files(conn, t, [f[0] for f in files])
     out = []
     for fid, path, kept in files:
-        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))  # type: ignore[arg-type]
+        verdict = interpret(condition, stats_by_path(stats.get(fid, [])), objects.get(fid))  # type: ignore[arg-type]
         if kept:
             reason = verdict.reason if verdict.might_match else f"kept by the SQL layer ({verdict.reason})"
         else:
@@ -1373,10 +1380,11 @@ def plan_files_in(
         kept_ids = {int(r[0]) for r in rows} if decision == "kept" else set()
     rows = [(*r, int(r[0]) in kept_ids) for r in rows]
     stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows], condition_paths(condition))
+    objects = repo.objects_for_files(conn, t, [int(r[0]) for r in rows])
     files = []
     for r in rows:
         fid, kept = int(r[0]), bool(r[4])
-        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))
+        verdict = interpret(condition, stats_by_path(stats.get(fid, [])), objects.get(fid))
         reason = f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
         files.append(PlannedFile(r[1], int(r[2]), int(r[3]), fid, kept, reason))
     return PlannedFilesPage(snapshot, tuple(files), offset, more)

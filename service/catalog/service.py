@@ -1770,7 +1770,14 @@ def _plan_warnings(
     }
     # Unknown counts (not asked for): the warning's own test of the predicate's shape decides.
     pruned_nothing = None if result.files_pruned is None else result.files_pruned == 0 and bool(result.files_considered)
-    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing)  # type: ignore[arg-type]
+    from service.catalog.planner_absent import lacked_somewhere
+
+    absent = {
+        (u.column, u.variant_path)
+        for u in uses
+        if (u.column, u.variant_path) not in stored and lacked_somewhere(conn, t, u.column, u.variant_path)
+    }
+    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing, absent=absent)  # type: ignore[arg-type]
 
 
 def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobalStats:

@@ -255,6 +255,10 @@ def file_stats_payload(fs: FileStats) -> FileStatsJSON:
     }
     if fs.columns:  # absent otherwise: a server before plain-column statistics accepts the body
         out["column-stats"] = [column_stats_json(c) for c in fs.columns]
+    if fs.objects:  # likewise: a server before issue 34 refuses the field
+        out["shredded-objects"] = [
+            {"column": o.column, "variant-path": o.variant_path, "fields": list(o.fields)} for o in fs.objects
+        ]
     return out
 
 

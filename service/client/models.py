@@ -54,6 +54,12 @@ class PartitionValueJSON(TypedDict):
     value: str | None
 
 
+#: An object proven fully shredded in a file: no field but ``fields`` in any row.
+ShreddedObjectJSON = TypedDict(
+    "ShreddedObjectJSON", {"column": str, "variant-path": str, "fields": list[str]}
+)
+
+
 FileStatsJSON = TypedDict(
     "FileStatsJSON",
     {
@@ -66,6 +72,7 @@ FileStatsJSON = TypedDict(
         "variant-stats": list[VariantStatsRowJSON],
         "column-stats": NotRequired[list[ColumnStatsRowJSON]],
         "partition-values": NotRequired[list[PartitionValueJSON]],
+        "shredded-objects": NotRequired[list[ShreddedObjectJSON]],
     },
 )
 

@@ -189,6 +189,7 @@ def plan_warnings(
     shredded_paths: Mapping[str, Collection[str]],
     *,
     pruned_nothing: bool | None,
+    absent: Collection[tuple[str, str | None]] = (),
 ) -> tuple[PlanWarning, ...]:
     """The warnings of a plan of ``condition``.
 
@@ -198,7 +199,8 @@ def plan_warnings(
     :data:`MAX_SUGGESTION_PATHS`, for the first :data:`MAX_SUGGESTED_TERMS` such terms).
     ``pruned_nothing``: the plan kept every live file (and there was at least one); None when the
     plan did not count its answer: the predicate's shape alone then decides (a predicate whose
-    every pruning term is blind keeps every file).
+    every pruning term is blind keeps every file). ``absent``: the unshredded leaf keys some file
+    is proven to lack (``service.catalog.planner_absent``): files are pruned on those there.
     """
     out: list[PlanWarning] = []
     seen: set[tuple[str, str, ShreddedType]] = set()
@@ -222,9 +224,15 @@ def plan_warnings(
                     ]
                 close = tuple(difflib.get_close_matches(use.json_path, known, n=MAX_SUGGESTIONS))
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            lacked = (use.column, use.variant_path) in absent
             message = (
                 f"path {use.json_path} of column {use.column} is not shredded in any live file: "
-                f"no file can be pruned on it{hint}"
+                + (
+                    "files are pruned on it only where proven to lack it"
+                    if lacked
+                    else "no file can be pruned on it"
+                )
+                + hint
             )
             out.append(PlanWarning(PATH_NOT_SHREDDED, message, use.column, use.json_path, close))
             seen.add(key)
@@ -240,7 +248,8 @@ def plan_warnings(
     if out and pruned_nothing is not False:
 
         def blind(leaf: LeafCondition) -> bool:
-            return _is_blind(leaf, stored.get((leaf.column, leaf.variant_path), ()))
+            key = (leaf.column, leaf.variant_path)
+            return key not in absent and _is_blind(leaf, stored.get(key, ()))
 
         # "Because of" the leaves above: the predicate could prune without them, and cannot with them.
         if visit_condition(condition, _CanPrune(_never_blind)) and not visit_condition(condition, _CanPrune(blind)):

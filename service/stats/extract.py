@@ -48,7 +48,7 @@ import re
 import struct
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, TypeVar
@@ -89,7 +89,7 @@ from service.parquet.io import (
 )
 from service.parquet.pages import chunk_span, scan_float_chunk
 from service.stats import geo
-from service.stats.model import ColumnStats, FileStats, PathStats
+from service.stats.model import ColumnStats, FileStats, PathStats, ShreddedObject
 from service.values import (
     INT64_MAX,
     INT64_MIN,
@@ -112,6 +112,7 @@ from service.values import (
 )
 from service.values.text import unstorable_name
 from service.variant.binary import metadata_length
+from service.variant.paths import ROOT, quote_field
 from service.variant.schema import (
     ShreddedLeaf,
     ShredNode,
@@ -1415,7 +1416,7 @@ def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int
     meta, in_hand = read_metadata(f, info.size, max_footer_bytes, limits.max_schema_elements)
     columns, rows, plain = extract_metadata_stats(meta, f, in_hand, limits)
     # path, file_size_bytes, record_count, footer_size, content_id, variant_columns, paths,
-    # columns, partitions
+    # columns, partitions, objects
     return _new_file_stats(
         uri,
         info.size,
@@ -1426,4 +1427,45 @@ def _extract_open(uri: str, info: OpenedFile, f: BinaryIO, max_footer_bytes: int
         tuple(rows),
         tuple(plain),
         (),
+        proven_objects(meta, columns, limits),
     )
+
+
+# --- fully shredded objects (service.stats.objects) ---------------------------------------------
+
+
+def _proven(meta: FileMetaData, node: ShredNode) -> bool:
+    if node.value is None:
+        return True
+    for rg in range(len(meta.row_groups)):
+        cm = _chunk(meta, rg, node.value)
+        if _all_null(cm):
+            continue
+        lo, hi = _usable_raw_bounds(meta, node.value, cm)
+        if lo is None or lo != hi or not _is_null_residual(lo, node.concatenated):
+            return False
+    return True
+
+
+def proven_objects(
+    meta: FileMetaData, columns: Sequence[VariantColumn] | None = None, limits: FileLimits = DEFAULT_FILE_LIMITS
+) -> tuple[ShreddedObject, ...]:
+    """The objects the footer proves fully shredded (:mod:`service.stats.objects` says why), from
+    each column's root down through object fields (each one on the way proven too); objects inside
+    arrays are not recorded. ``columns``: the footer's Variant columns, found from its schema when
+    not given."""
+    if columns is None:
+        columns = _schema_plan(meta.schema, limits).columns
+    out: list[ShreddedObject] = []
+
+    def walk(col: str, node: ShredNode, segs: tuple[str, ...]) -> None:
+        if node.kind != "object" or not _proven(meta, node):
+            return
+        path = ".".join(quote_field(s) for s in segs) if segs else ROOT
+        out.append(ShreddedObject(col, path, tuple(name for name, _ in node.fields)))
+        for name, child in node.fields:
+            walk(col, child, (*segs, name))
+
+    for col in columns:
+        walk(col.name, col.root, ())
+    return tuple(out)

@@ -146,6 +146,9 @@ class FileStats:
     columns: tuple[ColumnStats, ...] = field(default_factory=tuple)
     #: Hive partition values from the file's path, relative to the table's location.
     partitions: tuple[PartitionValue, ...] = field(default_factory=tuple)
+    #: The objects the footer proves fully shredded (:mod:`service.stats.objects`): a field one of
+    #: them lacks is absent from every row. Empty = nothing proven (never "no field anywhere").
+    objects: tuple[ShreddedObject, ...] = field(default_factory=tuple)
 
 
 def union_variant_columns(files: Iterable[FileStats]) -> list[str]:

@@ -304,14 +304,14 @@ def _plan(c, sql: str, **kw) -> dict:
 
 def test_warnings_for_a_path_shredded_nowhere_and_a_type_not_stored(loaded_any) -> None:
     c, paths = loaded_any
-    body = _plan(c, "variant_get(v, '$.idd', 'bigint') = 1234")
+    body = _plan(c, "variant_get(v, '$.id.d', 'bigint') = 1234")
     assert [f["path"] for f in body["files"]] == paths
     assert body["warnings"] == [
         {
             "type": "path_not_shredded",
             "column": "v",
-            "path": "$.idd",
-            "message": "path $.idd of column v is not shredded in any live file: no file can be pruned on it "
+            "path": "$.id.d",
+            "message": "path $.id.d of column v is not shredded in any live file: no file can be pruned on it "
             "(did you mean $.id?)",
             "suggestions": ["$.id"],
         },
@@ -336,23 +336,23 @@ def test_no_warning_for_a_good_predicate_and_candidates_unchanged_by_warnings(lo
     good = _plan(c, ID_EQ.format(150))
     assert good["warnings"] == [] and [f["path"] for f in good["files"]] == [paths[1]]
     # A warned conjunct beside a pruning one: the same candidates, a warning, no "prunes nothing".
-    mixed = _plan(c, ID_EQ.format(150) + " AND variant_get(v, '$.idd', 'bigint') = 1")
+    mixed = _plan(c, ID_EQ.format(150) + " AND variant_get(v, '$.id.d', 'bigint') = 1")
     assert mixed["files"] == good["files"] and mixed["metrics"] == good["metrics"]
     assert [w["type"] for w in mixed["warnings"]] == ["path_not_shredded"]
     # OR with a warned term keeps everything, as without any stats for it.
-    either = _plan(c, ID_EQ.format(150) + " OR variant_get(v, '$.idd', 'bigint') = 1")
+    either = _plan(c, ID_EQ.format(150) + " OR variant_get(v, '$.id.d', 'bigint') = 1")
     assert [f["path"] for f in either["files"]] == paths
     assert [w["type"] for w in either["warnings"]] == ["path_not_shredded", "predicate_prunes_nothing"]
-    typo = {"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.idd", "as": "bigint"}, "value": 1}
+    typo = {"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.id.d", "as": "bigint"}, "value": 1}
     r = c.post(T + "/plan", json={"filter": {"type": "and", "left": _id_filter("eq", 150), "right": typo}}, headers=READER)
     assert r.json()["files"] == good["files"] and r.json()["warnings"] == mixed["warnings"]
 
 
 def test_warnings_come_with_the_first_page_only(loaded_any) -> None:
     c, _ = loaded_any
-    first = _plan(c, "variant_get(v, '$.idd', 'bigint') = 1", **{"page-size": 1})
+    first = _plan(c, "variant_get(v, '$.id.d', 'bigint') = 1", **{"page-size": 1})
     assert first["warnings"] and first["next-page-token"]
-    nxt = _plan(c, "variant_get(v, '$.idd', 'bigint') = 1", **{"page-size": 1, "page-token": first["next-page-token"]})
+    nxt = _plan(c, "variant_get(v, '$.id.d', 'bigint') = 1", **{"page-size": 1, "page-token": first["next-page-token"]})
     assert nxt["warnings"] == [] and nxt["metrics"]["files-considered"] is None
 
 
@@ -363,7 +363,7 @@ def test_warnings_at_a_past_snapshot(client, loaded: list[str]) -> None:
     assert [w["type"] for w in now["warnings"]] == ["path_not_shredded"]  # no live file: nothing to prune
     then = _plan(client, ID_EQ.format(150), **{"snapshot-id": snap})
     assert then["warnings"] == [] and [f["path"] for f in then["files"]] == [loaded[1]]
-    then = _plan(client, "variant_get(v, '$.idd', 'bigint') = 1", **{"snapshot-id": snap})
+    then = _plan(client, "variant_get(v, '$.id.d', 'bigint') = 1", **{"snapshot-id": snap})
     assert [w["type"] for w in then["warnings"]] == ["path_not_shredded", "predicate_prunes_nothing"]
 
 

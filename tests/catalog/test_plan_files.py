@@ -103,7 +103,7 @@ def test_past_snapshot_offsets_and_errors(table: Catalog) -> None:
 
 @pytest.mark.parametrize("decision", ["all", "kept", "skipped"])
 def test_with_plan_carries_the_plans_counts_and_warnings(table: Catalog, decision: str) -> None:
-    sql = "variant_get(v, '$.id', 'bigint') BETWEEN 250 AND 1210 AND variant_get(v, '$.idd', 'bigint') = 1"  # a warning
+    sql = "variant_get(v, '$.id', 'bigint') BETWEEN 250 AND 1210 AND variant_get(v, '$.id.d', 'bigint') = 1"  # a warning
     plan = table.plan("lake", "t", parse_sql(sql), page_size=1, counts=True)
     page = table.plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4, with_plan=True)  # type: ignore[arg-type]
     assert page.plan is not None and page.plan.warnings and page.plan.warnings == plan.warnings

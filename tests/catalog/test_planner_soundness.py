@@ -25,7 +25,8 @@ import pytest
 from service.catalog.planner import MAX_POINT_PROBES
 from service.catalog.service import Catalog
 from service.pruning import expressions as E
-from service.pruning.conditions import compile_expression
+from service.pruning.absent import objects_by_path
+from service.pruning.conditions import LeafCondition, compile_expression
 from service.pruning.evaluator import interpret, stats_by_path
 from service.pruning.parse_json import parse_json, to_json
 from service.pruning.parse_sql import parse_sql
@@ -37,6 +38,15 @@ from tests.support.shred_writer import MISSING, write_shredded
 
 N_WRITER_FILES = 44
 N_DUCKDB_FILES = 8
+#: Files whose Variant is an object in every row, holding only its shredded fields: the footer
+#: proves the object (and ``b``) fully shredded, so a field outside the spec is absent (issue 34).
+N_OBJECT_FILES = 12
+OBJECT_SPECS = [
+    {"a": "int64", "d": "float64"},
+    {"a": "int64", "b": {"c": "varchar"}, "zz": "int64"},
+    {"b": {"c": "varchar", "e": "int64"}, "d": "float64", "m": "decimal(9,2)"},
+    {"a": "varchar", "l": ["int64"], "dt": "date"},
+]
 N_PREDICATES = 260
 
 SPECS = [
@@ -129,6 +139,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dic
     rng = random.Random(20261122)
     out: list[tuple[str, list[dict[str, Any]]]] = []
     d = tmp_path_factory.mktemp("soundness")
+    out += _object_files(rng, d)
     for i in range(N_WRITER_FILES):
         spec = SPECS[i % len(SPECS)]
         base = i * 25
@@ -168,6 +179,41 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[dic
     return out
 
 
+def _object_files(rng: random.Random, d: Any) -> list[tuple[str, list[dict[str, Any]]]]:
+    out = []
+    for i in range(N_OBJECT_FILES):
+        spec = OBJECT_SPECS[i % len(OBJECT_SPECS)]
+        base = 300 + i * 40
+        rows = []
+        for _ in range(rng.randint(3, 30)):
+            row: dict[str, Any] = {}
+            for k, sub in spec.items():
+                if rng.random() < 0.15:
+                    continue  # missing in this row
+                if isinstance(sub, dict):
+                    row[k] = {
+                        s: _value(rng, base, "c") if s == "c" else base + rng.randint(0, 9) for s in sub
+                    }
+                elif k == "zz":
+                    row[k] = base + rng.randint(0, 9)
+                else:
+                    v = _value(rng, base, k)
+                    if v is not MISSING and (v is None or _fits_spec(sub, v)):
+                        row[k] = v
+            rows.append(row)
+        p = write_shredded(d / f"obj{i:03d}.parquet", rows, spec, row_group_size=rng.choice([None, 5]))
+        out.append((str(p), [{"v": _ref(r, spec)} for r in rows]))
+    return out
+
+
+def _fits_spec(spec: Any, v: Any) -> bool:
+    from tests.support.shred_writer import _fits
+
+    if isinstance(spec, list):
+        return isinstance(v, list) and all(_fits(spec[0], x) for x in v)
+    return isinstance(spec, str) and _fits(spec, v)
+
+
 def _random_leaf(rng: random.Random, long_in: int = 0) -> E.BooleanExpression:
     path, targets = rng.choice(
         [
@@ -179,6 +225,7 @@ def _random_leaf(rng: random.Random, long_in: int = 0) -> E.BooleanExpression:
             ("$.dt", ["date", "timestamp_ntz"]),
             ("$.m", ["decimal(9,2)", "decimal(18,2)", "double"]),
             ("$.zz", ["bigint"]),
+            ("$.b.e", ["bigint", "string"]),
         ]
     )
     target = rng.choice(targets)
@@ -242,7 +289,7 @@ def test_zero_false_prunes_on_real_files(catalog: Catalog, corpus: list[tuple[st
     catalog.create_table("lake", "events", ["v"])
     catalog.commit("lake", "events", list(stats.values()))
     rows_by_path = dict(corpus)
-    pairs = false_prunes = pruned = optimal = 0
+    pairs = false_prunes = pruned = optimal = absent = 0
     for expr in _predicates():
         kept = {c.path for c in catalog.iter_candidates("lake", "events", expr)}
         cond = compile_expression(expr)
@@ -256,12 +303,21 @@ def test_zero_false_prunes_on_real_files(catalog: Catalog, corpus: list[tuple[st
                     pytest.fail(f"Should read: {p} holds a row selected by {to_sql(expr)}")
             if not selectable:
                 optimal += 1
-            # The SQL layer keeps at least what the Python evaluator keeps (same IR).
-            if interpret(cond, stats_by_path(stats[p].paths)).might_match:
+            # The SQL layer keeps at least what the Python evaluator keeps (same IR); a file the
+            # evaluator prunes only because a field is absent, the SQL prunes too.
+            verdict = interpret(cond, stats_by_path(stats[p].paths), objects_by_path(stats[p].objects))
+            if verdict.might_match:
                 assert p in kept, f"SQL pruned {p} that the evaluator keeps for {to_sql(expr)}"
+            elif "[absent-field]" in verdict.reason and isinstance(cond, LeafCondition):
+                absent += 1
+                assert p not in kept, f"SQL kept {p} whose objects lack the field of {to_sql(expr)}"
     assert pairs >= 10_000
     assert false_prunes == 0
-    print(f"\npruning effectiveness: {pruned} pruned of {optimal} prunable ({pairs} file x predicate pairs)")
+    assert absent > 0, "some files must be pruned for lacking a field"
+    print(
+        f"\npruning effectiveness: {pruned} pruned of {optimal} prunable ({pairs} file x predicate pairs; "
+        f"{absent} single-leaf pairs pruned as a field absent)"
+    )
     assert pruned > 0.3 * optimal, "pruning should be effective on clustered data"
 
 
@@ -280,10 +336,10 @@ def test_long_in_lists_have_zero_false_prunes(
     while len(exprs) < 60:
         try:
             leaf = _random_leaf(rng, long_in=rng.randint(MAX_POINT_PROBES + 1, MAX_POINT_PROBES + 80))
+            # Alone, and as the filter side of an AND (checked per candidate).
+            exprs.append(leaf if len(exprs) % 2 else E.and_(_random_leaf(rng), leaf))
         except Exception:  # a literal out of the target's range: draw again
             continue
-        # Alone, and as the filter side of an AND (checked per candidate).
-        exprs.append(leaf if len(exprs) % 2 else E.and_(_random_leaf(rng), leaf))
     pairs = pruned = 0
     for expr in exprs:
         kept = {c.path for c in catalog.iter_candidates("lake", "events", expr)}
@@ -295,7 +351,7 @@ def test_long_in_lists_have_zero_false_prunes(
                 assert not any(may_select(expr, row) for row in rows_by_path[p]), (
                     f"Should read: {p} holds a row selected by {to_sql(expr)}"
                 )
-            if interpret(cond, stats_by_path(stats[p].paths)).might_match:
+            if interpret(cond, stats_by_path(stats[p].paths), objects_by_path(stats[p].objects)).might_match:
                 assert p in kept, f"SQL pruned {p} that the evaluator keeps for {to_sql(expr)}"
     print(f"\nlong IN lists: {pruned} of {pairs} file x predicate pairs pruned")
     assert pruned > 0

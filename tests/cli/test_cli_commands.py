@@ -176,12 +176,12 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     ]
     db = ["--database-url", f"sqlite:///{tmp_path}/cat.db"]
     assert _run(["register", "--table", "demo.events", *files, *db], tmp_path).returncode == 0
-    r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.idd','bigint') = 1234", *db], tmp_path)
+    r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.id.d','bigint') = 1234", *db], tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.splitlines()) == sorted(files)
     warnings = [x for x in r.stderr.splitlines() if x.startswith("warning: ")]
     assert warnings == [
-        "warning: path $.user.idd of column v is not shredded in any live file: no file can be pruned on it "
+        "warning: path $.user.id.d of column v is not shredded in any live file: no file can be pruned on it "
         "(did you mean $.user.id?)",
         "warning: the predicate prunes no file by its values: every term that could prune is on a path warned about above",
     ]

@@ -423,11 +423,11 @@ def test_plan_warnings_and_unknown_columns_sync_and_async(client, warehouse: Pat
     sc.create_namespace("lake")
     sc.create_table("lake", "events", variant_columns=["v"])
     sc.commit_paths("lake", "events", _paths(warehouse, 0, 1))
-    typo = "variant_get(v, '$.idd', 'bigint') = 5"
+    typo = "variant_get(v, '$.id.d', 'bigint') = 5"
     plan = sc.plan("lake", "events", sql=typo)
     assert [type(w) for w in plan.warnings] == [PlanWarning, PlanWarning]
     w = plan.warnings[0]
-    assert (w.type, w.column, w.path, w.suggestions) == ("path_not_shredded", "v", "$.idd", ("$.id",))
+    assert (w.type, w.column, w.path, w.suggestions) == ("path_not_shredded", "v", "$.id.d", ("$.id",))
     assert "not shredded in any live file" in w.message
     assert plan.warnings[1].type == "predicate_prunes_nothing" and plan.warnings[1].path is None
     every = sc.plan_all("lake", "events", sql=typo, page_size=1)

@@ -334,13 +334,13 @@ def test_playground_shows_an_unknown_column_inline(admin: TestClient) -> None:
 
 
 def test_playground_shows_warnings_above_the_results(admin: TestClient) -> None:
-    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.idd', 'bigint') = 1"})
+    r = admin.post(f"{T}/prune", data={"sql": "variant_get(v, '$.id.d', 'bigint') = 1"})
     assert r.status_code == 200, r.text
     warnings = re.search(r'<ul class="warnings" id="warnings".*?</ul>', r.text, re.S)
     assert warnings and r.text.index('id="warnings"') < r.text.index('id="metrics"')
     items = re.findall(r'<li class="note" data-warning="([a-z_]+)">(.*?)</li>', warnings.group(0), re.S)
     assert [t for t, _ in items] == ["path_not_shredded", "predicate_prunes_nothing"]
-    assert "path $.idd of column v is not shredded in any live file" in unescape(items[0][1])
+    assert "path $.id.d of column v is not shredded in any live file" in unescape(items[0][1])
     # The close path is offered as the same predicate with it.
     (fix,) = re.findall(r'<a href="([^"]+)"><code>\$\.id</code></a>', items[0][1])
     assert parse_qs(urlsplit(unescape(fix)).query)["sql"] == ["variant_get(v, '$.id', 'bigint') = 1"]

@@ -90,3 +90,25 @@ def test_absent_fields_never_prune_a_file_spark_reads_rows_from(spark: Any, lake
         assert pruned_by_rule >= 3 * 4  # the files never holding scoped, for several predicates
     finally:
         spark.conf.set("spark.sql.ansi.enabled", before)
+
+
+def test_the_catalog_prunes_absent_fields_as_spark_reads(spark: Any, lake: Path, catalog_url: str) -> None:
+    """The same table registered in the catalog (objects stored, planned in SQL at both backends):
+    every file Spark reads a selected row from is a candidate, and the files lacking ``scoped``
+    are pruned without any footer read at plan time."""
+    from service.catalog import Catalog
+
+    paths = sorted(str(p.resolve()) for p in lake.rglob("*.parquet"))
+    full = spark.read.parquet(str(lake))
+    with Catalog(catalog_url) as cat:
+        cat.register("lake", "listings", paths)
+        pruned_by_rule = 0
+        for predicate in PREDICATES:
+            rows = full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct()
+            truth = {str(Path(_local(r.f)).resolve()) for r in rows.collect()}
+            kept = {c.path for c in cat.iter_candidates("lake", "listings", parse_sql(predicate))}
+            assert truth <= kept, (predicate, sorted(truth - kept))
+            ev = FileEvaluator(parse_sql(predicate))
+            plain = {p for p in paths if ev.evaluate(stats_by_path(extract_file(p).paths)).might_match}
+            pruned_by_rule += len(plain - kept)
+        assert pruned_by_rule >= 3 * 4  # as the evaluator alone: the files never holding scoped

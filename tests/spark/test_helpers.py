@@ -208,11 +208,11 @@ def test_plan_warnings_are_logged_and_kept_on_the_scan(
     spark: Any, client: Any, table: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="service.spark"):
-        scan = plan_pruned(spark, "lake.events", "variant_get(v, '$.user.idd', 'bigint') = 42", client=client)
+        scan = plan_pruned(spark, "lake.events", "variant_get(v, '$.user.id.d', 'bigint') = 42", client=client)
     assert scan.fallback is None and scan.candidates == FILES
     assert [w.type for w in scan.warnings] == ["path_not_shredded", "predicate_prunes_nothing"]
     assert scan.warnings[0].suggestions[0] == "$.user.id"
-    assert any("$.user.idd of column v is not shredded" in r.getMessage() for r in caplog.records), caplog.text
+    assert any("$.user.id.d of column v is not shredded" in r.getMessage() for r in caplog.records), caplog.text
     assert plan_pruned(spark, "lake.events", "variant_get(v, '$.user.id', 'bigint') = 42", client=client).warnings == ()
 
 

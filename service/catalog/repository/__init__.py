@@ -7,6 +7,7 @@ here commits.
 - :mod:`.tables`: snapshots, namespaces and tables, and the per-table writer lock.
 - :mod:`.commit`: inserting files and stats rows (COPY on PostgreSQL), ending files.
 - :mod:`.path_stats`: the path dictionary's counters and widths, global stats and their rebuild.
+- :mod:`.objects`: each file's fully shredded objects (absent fields), as shapes.
 - :mod:`.reads`: files, stats, snapshots, coverage and the admin pages' reads.
 - :mod:`.idempotency`: commit idempotency keys.
 - :mod:`.sessions`: signed-out dashboard sessions.
@@ -21,6 +22,7 @@ from service.catalog.repository.commit import (
 )
 from service.catalog.repository.common import chunks, keyset_page, utcnow
 from service.catalog.repository.idempotency import expire_commit_keys, get_commit_key, put_commit_key
+from service.catalog.repository.objects import file_objects, objects_for_files, shapes_lacking
 from service.catalog.repository.path_stats import read_global_json, rebuild_global, write_global_json
 from service.catalog.repository.reads import (
     FileSort,
@@ -94,6 +96,7 @@ __all__ = [
     "file_bounds_at_min_keys",
     "file_bounds_without_min_key",
     "file_ids_by_path",
+    "file_objects",
     "file_stats",
     "files_by_path",
     "files_removed_at",
@@ -113,6 +116,7 @@ __all__ = [
     "live_files_by_path",
     "live_path_rows",
     "new_snapshot",
+    "objects_for_files",
     "partition_types_of",
     "path_coverage_rows",
     "path_types",
@@ -123,6 +127,7 @@ __all__ = [
     "require_table",
     "revoke_session",
     "session_revoked",
+    "shapes_lacking",
     "shredded_paths",
     "shredded_types",
     "snapshot_exists",

@@ -17,6 +17,7 @@ from service.catalog import models as m
 from service.catalog.encode import PreparedBatch, max_width
 from service.catalog.models import COLUMN_KEY_PATH
 from service.catalog.repository.common import CHUNK, CS, PV, D, S, chunks, in_values
+from service.catalog.repository.objects import add_objects, end_objects
 from service.catalog.repository.path_stats import _apply_counters, _removed_counters, ensure_paths
 from service.catalog.repository.tables import TableRow
 from service.stats.merge import PathCounters
@@ -263,6 +264,7 @@ def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) ->
     files = batch.files
     ids = _insert_files(conn, t.table_id, snap, files)
     _add_rows(conn, t, ids, [snap] * len(ids), batch, variant=True)
+    add_objects(conn, t, ids, files)
     conn.execute(
         update(m.Table)
         .where(m.Table.table_id == t.table_id)
@@ -428,6 +430,7 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
                 .values(end_snapshot=snap)
             )
     _apply_counters(conn, removed, None, sign=-1)
+    end_objects(conn, ids)
     conn.execute(
         update(m.Table)
         .where(m.Table.table_id == t.table_id)

@@ -31,6 +31,7 @@ from service.catalog.repository.common import (
     in_values,
     keyset_page,
 )
+from service.catalog.repository.objects import file_objects
 from service.catalog.repository.tables import TableRow
 from service.catalog.results import DataFileInfo, FileBound, Key, RecentSnapshot, SnapshotInfo
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
@@ -303,6 +304,7 @@ def file_stats(conn: Connection, t: TableRow, path: str, snapshot: int | None) -
         paths=tuple(_path_stats(names, x) for x in rows),
         columns=columns,
         partitions=partitions,
+        objects=file_objects(conn, t, int(r.data_file_id)),
     )
 
 
