@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from service.api.paths import lookup_path
+from service.catalog.admin import admin_reads
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
@@ -27,9 +28,9 @@ def _file(request: Request, namespace: str, table: str, path: str) -> Response:
     if not path:
         raise BadInputError("give a file path (?path=...)")
     path = lookup_path(path)
-    meta = catalog.find_file(namespace, table, path)
+    meta = admin_reads(catalog).find_file(namespace, table, path)
     fs = catalog.file_stats(namespace, table, path)
-    coverage = {(c.column, c.variant_path): c for c in catalog.path_coverage(namespace, table)}
+    coverage = {(c.column, c.variant_path): c for c in admin_reads(catalog).path_coverage(namespace, table)}
     rows = []
     for ps in fs.paths:
         t = ps.shredded_type

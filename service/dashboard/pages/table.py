@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from service import pagetoken
+from service.catalog.admin import admin_reads
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
@@ -156,7 +157,7 @@ def _full_prefix(catalog: Catalog, namespace: str, table: str, prefix: str) -> s
     directory of the first and last path in order is every path's)."""
     if not prefix or prefix.startswith("/") or "://" in prefix:
         return prefix
-    ends = [f.path for desc in (False, True) for f in catalog.list_files_sorted(namespace, table, sort="path", descending=desc, limit=1)]
+    ends = [f.path for desc in (False, True) for f in admin_reads(catalog).list_files_sorted(namespace, table, sort="path", descending=desc, limit=1)]
     return fmt.common_dir(ends) + prefix
 
 
@@ -173,7 +174,7 @@ def _table(
     catalog = catalog_of(request)
     info = catalog.get_table(namespace, table)
     gstats = catalog.global_stats(namespace, table)
-    coverage = catalog.path_coverage(namespace, table)
+    coverage = admin_reads(catalog).path_coverage(namespace, table)
     if sort not in _SORTS:
         raise BadInputError(f"cannot sort files by {sort!r} (path, size or rows)")
     if order not in ("asc", "desc"):
@@ -183,7 +184,7 @@ def _table(
     prefix = _full_prefix(catalog, namespace, table, filters.prefix)
 
     def page(desc: bool, after: _Cursor | None) -> list[DataFileInfo]:
-        return catalog.list_files_sorted(
+        return admin_reads(catalog).list_files_sorted(
             namespace,
             table,
             sort=sort,  # type: ignore[arg-type]
@@ -213,11 +214,11 @@ def _table(
     if files and more_before:
         first = files[0]
         prev_cursor = _Cursor(_sort_key(first, sort), first.path, max(0, start - FILES_PAGE), True).encode()
-    matching = catalog.count_files(
+    matching = admin_reads(catalog).count_files(
         namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
     )
     removed = (
-        [] if filters.snapshot is None else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
+        [] if filters.snapshot is None else admin_reads(catalog).files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
     )
     base = fmt.common_dir([f.path for f in files])
     conflicts: dict[str, list[dict[str, Any]]] = {}
@@ -237,7 +238,7 @@ def _table(
         if len(rows) > fmt.MAX_LISTED_PATHS:
             global_unlisted[column] = global_unlisted.get(column, 0) + len(rows) - fmt.MAX_LISTED_PATHS
             conflicts[column] = rows[: fmt.MAX_LISTED_PATHS]
-    snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
+    snapshots = admin_reads(catalog).recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
     return render(
         request,
