@@ -47,6 +47,12 @@ from service.catalog import replay
 from service.catalog import repository as repo
 from service.catalog.db import analyze_if_grown, make_engine, run_transaction
 from service.catalog.encode import prepare_batch
+from service.catalog.partitions import (
+    partition_declarations,
+    partitions_depend_on,
+    path_partitions,
+    table_partitions,
+)
 from service.catalog.replicas import ReadRouter
 from service.catalog.results import (
     Candidate,
@@ -88,7 +94,7 @@ from service.errors import (
     UnknownColumnError,
 )
 from service.stats.merge import GlobalStats, GlobalStatsAccumulator, from_ducklake_json, recompute
-from service.stats.model import FileStats, PartitionValue, union_variant_columns
+from service.stats.model import FileStats, union_variant_columns
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
@@ -381,7 +387,7 @@ class Catalog:
                 if creating is None
                 else _table_for_commit(conn, namespace, table, creating, may_create=may_create)
             )
-            if _partitions_depend_on(t) and any(f.partitions for f in batch):
+            if partitions_depend_on(t) and any(f.partitions for f in batch):
                 # Rare (a table with a location or declared partition types): read again, re-prepare.
                 batch = validate_batch(table_partitions(t, batch), self.limits)
                 check_batch_partitions(batch)
@@ -1026,90 +1032,6 @@ class Catalog:
             token = res.next_page_token
 
 
-def path_partitions(files: Iterable[FileStats]) -> list[FileStats]:
-    """Files with the partition values of their paths (every ``name=value`` segment, typed as
-    Spark infers each): the one way a file gets partition values (what a caller put in
-    ``FileStats.partitions`` is replaced). A path Spark would refuse (``a=``, a column twice):
-    InvalidStatsError naming the file."""
-    out = []
-    # The values depend on the directories only (the file name is never a segment): a batch's
-    # files share a few directories, each parsed once. The tuples are shared too, which lets the
-    # validator and the encoder do their per-value work once per directory.
-    by_dir: dict[str, tuple[PartitionValue, ...]] = {}
-    for f in files:
-        if not isinstance(f, FileStats) or not isinstance(f.path, str):
-            out.append(f)  # the validator names what is wrong
-            continue
-        try:
-            pvs: tuple[PartitionValue, ...] = ()
-            if "=" in f.path:  # no partition segment otherwise: the parser is not even imported
-                from service.storage.partitions import partition_values
-
-                head, _, name = f.path.rpartition("/")
-                cached = by_dir.get(head) if name else None
-                if cached is None:
-                    cached = partition_values(f.path)
-                    if name:
-                        by_dir[head] = cached
-                pvs = cached
-        except ShredcatError as e:
-            msg = e.message if f.path in e.message else f"{f.path}: {e.message}"
-            raise InvalidStatsError(msg, details={"path": f.path, "attribute": "partitions"}) from None
-        out.append(f if pvs == f.partitions else replace(f, partitions=pvs))
-    return out
-
-
-def _partitions_depend_on(t: repo.TableRow) -> bool:
-    return t.location is not None or any(c.partition and c.declared for c in t.plain.values())
-
-
-def table_partitions(t: repo.TableRow, files: list[FileStats]) -> list[FileStats]:
-    """Files' partition values as the table sees them: relative to its location (only segments
-    below it), typed as it declares (a value that is not of the declared type, or a file outside
-    the location: InvalidStatsError naming the file)."""
-    if not _partitions_depend_on(t):
-        return path_partitions(files)
-    declared = {name: c.type_name for name, c in t.plain.items() if c.partition and c.declared}
-    from service.storage.partitions import partition_values, retype
-
-    out = []
-    for f in files:
-        try:
-            pvs = partition_values(f.path, base=t.location)
-            if declared:
-                pvs = tuple(
-                    retype(pv, ShreddedType.parse(declared[pv.column])) if pv.column in declared else pv for pv in pvs
-                )
-        except ShredcatError as e:
-            msg = e.message if f.path in e.message else f"{f.path}: {e.message}"
-            raise InvalidStatsError(msg, details={"path": f.path, "attribute": "partitions"}) from None
-        out.append(replace(f, partitions=tuple(pvs)))
-    return out
-
-
-def _partition_declarations(
-    declared: Mapping[str, str] | Sequence[tuple[str, str]], variant_columns: Sequence[str]
-) -> list[tuple[str, str]]:
-    """Declared partition columns as ``(name, type name)``, checked."""
-    items = list(declared.items()) if isinstance(declared, Mapping) else list(declared)
-    out: list[tuple[str, str]] = []
-    for item in items:
-        if not (isinstance(item, tuple | list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
-            raise BadInputError(f"a partition column is a (name, type) pair, not {item!r}", details={"field": "partition-columns"})
-        name, tname = item
-        check_name("partition column", name)
-        try:
-            st = ShreddedType.parse(tname)
-        except ShredcatError as e:
-            raise BadInputError(
-                f"partition column {name!r}: {e.message}", details={"field": "partition-columns", "column": name}
-            ) from None
-        if name in variant_columns or any(n == name for n, _ in out):
-            raise BadInputError(f"duplicate column {name!r}", details={"field": "partition-columns", "column": name})
-        out.append((name, st.name))
-    return out
-
-
 def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> None:
     """A predicate's syntax errors and limits are reported as such even on a missing table;
     what needs the table's columns is not (the table's absence is said instead)."""
@@ -1136,7 +1058,7 @@ def _table_declarations(
     check_object_name("namespace", namespace)
     check_object_name("table", name)
     cols = _variant_columns(variant_columns)
-    parts = _partition_declarations(partition_columns, cols)
+    parts = partition_declarations(partition_columns, cols)
     if location is not None and (not isinstance(location, str) or not location or "\x00" in location):
         raise BadInputError(f"invalid table location {location!r}", details={"field": "location"})
     if location is not None and not (location.startswith("/") or _LOCATION_URI.match(location)):
