@@ -36,21 +36,17 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
-from datetime import timedelta
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import URL, Engine
 
-from service.catalog import replay
 from service.catalog import repository as repo
+from service.catalog.creation import check_variant_columns, insert_table
 from service.catalog.db import analyze_if_grown, make_engine, run_transaction
-from service.catalog.encode import prepare_batch
 from service.catalog.partitions import (
     partition_declarations,
-    partitions_depend_on,
-    path_partitions,
     table_partitions,
 )
 from service.catalog.replicas import ReadRouter
@@ -71,12 +67,8 @@ from service.catalog.validate import (
     check_batch_partitions,
     check_file_columns,
     check_file_count,
-    check_name,
     check_object_name,
     check_table_columns,
-    check_table_totals,
-    replaced_layout,
-    request_hash,
     same_content,
     validate_batch,
     validate_file,
@@ -86,15 +78,13 @@ from service.errors import (
     AlreadyExistsError,
     BadInputError,
     ConflictError,
-    ForbiddenError,
-    InvalidStatsError,
     LimitExceededError,
     NotFoundError,
     ShredcatError,
     UnknownColumnError,
 )
-from service.stats.merge import GlobalStats, GlobalStatsAccumulator, from_ducklake_json, recompute
-from service.stats.model import FileStats, union_variant_columns
+from service.stats.merge import GlobalStats, from_ducklake_json, recompute
+from service.stats.model import FileStats
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
@@ -104,6 +94,9 @@ if TYPE_CHECKING:
     from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
+
+#: A source of :meth:`Catalog.register` (a path, or what its ``extract_all`` reads).
+S = TypeVar("S")
 
 #: The principal of idempotency keys of library callers that name none (the CLI, scripts).
 LIBRARY_PRINCIPAL = "library"
@@ -269,7 +262,7 @@ class Catalog:
         cols, parts = _table_declarations(namespace, name, variant_columns, partition_columns, location)
 
         def op(conn: Connection) -> int:
-            return _insert_table(
+            return insert_table(
                 conn,
                 namespace,
                 name,
@@ -357,164 +350,24 @@ class Catalog:
         the commit's own transaction, so a commit that fails leaves no table behind; unless
         ``may_create`` is False (the REST API: a writer's token), which makes that a ForbiddenError.
         """
-        creating = None
-        if create_with is not None:
-            check_name("namespace", namespace)  # valid text; the rules for new names apply below
-            check_name("table", table)
-            creating = _variant_columns(create_with)
-        # Partition values are read from the paths (every name=value segment; under the table's
-        # location and typed as it declares once the table row is read, below).
-        batch = validate_batch(path_partitions(files), self.limits)
-        check_batch_partitions(batch)
-        prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
-        removing = list(dict.fromkeys(remove))
-        check_file_count(len(removing), self.limits, "paths to remove")
-        for p in removing:
-            if not isinstance(p, str) or not p:
-                raise InvalidStatsError(f"invalid path to remove {p!r}", details={"attribute": "remove"})
-        if idempotency_key is not None:
-            check_name("idempotency key", idempotency_key)
-            check_name("principal", principal)
-        req_hash = (
-            request_hash(batch, removing, remove_missing_ok=remove_missing_ok) if idempotency_key is not None else ""
+        from service.catalog.commit import check_request, run
+
+        req = check_request(
+            namespace,
+            table,
+            files,
+            limits=self.limits,
+            idempotency_key=idempotency_key,
+            principal=principal,
+            extracted=extracted,
+            remove=remove,
+            remove_missing_ok=remove_missing_ok,
+            create_with=create_with,
+            may_create=may_create,
         )
-        trusted = frozenset(extracted)
-
-        def op(conn: Connection) -> CommitResult:
-            nonlocal batch, prepared
-            t = (
-                repo.require_table(conn, namespace, table, lock=True)
-                if creating is None
-                else _table_for_commit(conn, namespace, table, creating, may_create=may_create)
-            )
-            if partitions_depend_on(t) and any(f.partitions for f in batch):
-                # Rare (a table with a location or declared partition types): read again, re-prepare.
-                batch = validate_batch(table_partitions(t, batch), self.limits)
-                check_batch_partitions(batch)
-                prepared = prepare_batch(batch)
-            if idempotency_key is not None:
-                # Keys older than the retention are gone (this one, and a batch of the oldest).
-                cutoff = repo.utcnow() - timedelta(seconds=self.limits.idempotency_retention_seconds)
-                repo.expire_commit_keys(conn, t.table_id, principal, idempotency_key, cutoff)
-                stored = repo.get_commit_key(conn, t.table_id, principal, idempotency_key)
-                if stored is not None:
-                    # The hash without plain-column and partition rows is what keys stored before
-                    # schema 0003 hold. Matching it means the same paths, contents and Variant
-                    # stats: the same files, whatever their column rows; so it replays too.
-                    if stored[0] != req_hash and stored[0] != request_hash(
-                        batch, removing, remove_missing_ok=remove_missing_ok, columns=False
-                    ):
-                        raise ConflictError(
-                            f"idempotency key {idempotency_key!r} was used for a different commit to {t.qualified_name}",
-                            details={"idempotency_key": idempotency_key},
-                        )
-                    return replay.decode(stored[1], [f.path for f in batch], removing)
-            ending, missing = (
-                _live_or_missing(conn, t, removing, remove_missing_ok, ", so it cannot be removed")
-                if removing
-                else ({}, ())
-            )
-            gone = [ending[p] for p in removing if p in ending]
-            kinds = {name: c.kind for name, c in t.plain.items()}
-            relayout = replaced_layout(
-                batch,
-                kinds,
-                declared=any(c.partition and c.declared for c in t.plain.values()),
-                replacing_all=len(gone) == t.live_file_count,
-            )
-            if relayout:
-                kinds = {name: kind for name, kind in kinds.items() if name not in relayout}
-            layout = [] if relayout else t.partition_columns
-            for f in batch:
-                check_table_columns(f, t.columns, t.qualified_name)
-                if f.columns or f.partitions or t.plain:
-                    try:
-                        check_file_columns(
-                            f,
-                            t.columns,
-                            kinds,
-                            layout,
-                            t.qualified_name,
-                            unpartitioned_files=t.live_file_count > len(gone),
-                        )
-                    except InvalidStatsError as e:
-                        partitions = e.details.get("attribute") == "partitions"
-                        if partitions and f.partitions and not layout and _unrefreshed_partitioned(conn, t):
-                            raise InvalidStatsError(
-                                f"{e.message}; its files committed before schema revision 0003 have no partition "
-                                f"values yet: run `shredcat refresh --table {t.qualified_name}` once",
-                                details=e.details,
-                            ) from None
-                        raise
-            live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch if f.path not in ending])
-            new: list[int] = []
-            same: list[int] = []
-            for i, f in enumerate(batch):
-                lf = live.get(f.path)
-                if lf is None:
-                    new.append(i)
-                elif same_content(lf.identity, f):
-                    same.append(i)
-                else:
-                    raise ConflictError(
-                        f"{f.path}: already registered in {t.qualified_name} with different content "
-                        f"(content_id {lf.content_id!r}, {lf.file_size_bytes} bytes; now "
-                        f"{f.content_id!r}, {f.file_size_bytes} bytes): remove it first, or replace it in one commit by "
-                        "also giving it to remove",
-                        details={"path": f.path},
-                    )
-            restate = [i for i in same if batch[i].path in trusted and _stats_differ(conn, t, batch[i])]
-            snap: int | None = None
-            if new or restate or gone:
-                check_table_totals(
-                    t.qualified_name, t.live_record_count, t.live_bytes, [batch[i] for i in new]
-                )
-                ended = gone + [live[batch[i].path] for i in restate]
-                changes = ",".join(
-                    ([f"inserted_into_table:{t.table_id}"] if new or restate else [])
-                    + ([f"deleted_from_table:{t.table_id}"] if ended else [])
-                )
-                snap = repo.new_snapshot(
-                    conn, t.table_id, changes, added=len(new) + len(restate), removed=len(ended)
-                )
-                old_json = repo.read_global_json(conn, t)
-                keep = sorted(new + restate)
-                adding = prepared if len(keep) == len(batch) else prepared.subset(keep)
-                if ended:
-                    # The old rows end first: a path has one live row at a time.
-                    repo.end_files(conn, t, snap, ended)
-                if relayout:
-                    t = repo.end_columns(conn, t, snap, relayout)
-                if adding.files:
-                    t = repo.add_file_columns(conn, t, snap, adding.files)
-                    repo.add_files(conn, t, snap, adding)
-                if ended:
-                    g = repo.rebuild_global(conn, t, t.live_file_count + len(new) - len(gone))
-                else:
-                    # Incremental: the stored global stats merged with the batch's own (never a rescan).
-                    merged = GlobalStatsAccumulator(from_ducklake_json(t.live_file_count, old_json))
-                    merged.merge(adding.aggregate)
-                    g = merged.freeze()
-                repo.write_global_json(conn, t, g.column_json(t.columns), old_json)
-            restated = set(restate)
-            result = CommitResult(
-                snap,
-                tuple(batch[i].path for i in new),
-                tuple(batch[i].path for i in same if i not in restated),
-                restated=tuple(batch[i].path for i in restate),
-                removed=tuple(lf.path for lf in gone),
-                missing=missing,
-            )
-            if idempotency_key is not None:
-                repo.put_commit_key(
-                    conn, t.table_id, principal, idempotency_key, req_hash, snap,
-                    replay.encode(result, [f.path for f in batch], removing),
-                )
-            return result
-
         # A get-or-create race on the table or namespace is a unique violation: the second attempt
         # finds the row the other writer created.
-        result = self._write(op, retry_integrity=creating is not None)
+        result: CommitResult = self._write(lambda conn: run(conn, req), retry_integrity=req.creating is not None)
         if result.snapshot_id is not None:
             analyze_if_grown(self.engine)
         return result
@@ -523,44 +376,62 @@ class Catalog:
         self,
         namespace: str,
         table: str,
-        sources: Sequence[str],
+        sources: Sequence[S],
         *,
         extract: Callable[[str], FileStats] | None = None,
+        extract_all: Callable[[Sequence[S]], Sequence[FileStats]] | None = None,
+        given: Sequence[FileStats] = (),
         idempotency_key: str | None = None,
         principal: str = LIBRARY_PRINCIPAL,
-        create_table: bool = True,
+        remove: Iterable[str] = (),
+        remove_missing_ok: bool = False,
+        create_table: bool | Sequence[str] = True,
+        may_create: bool = True,
     ) -> CommitResult:
-        """Extract every source, then commit them as one snapshot (``shredcat register``).
+        """Extract every source, then commit them, with the files of ``given`` (stats a client
+        sent), as one snapshot: the one "extract, then commit" of the library, ``shredcat
+        register`` and the REST commit by path.
 
-        A source whose stats cannot be extracted fails the whole registration with the extractor's
-        error, its message prefixed with the source; nothing is committed. With ``create_table``
-        a missing table is created from the union of the files' Variant columns, in the commit's
-        transaction (a registration that fails creates nothing).
-        ``extract`` defaults to :func:`service.stats.extract.extract_file`. The stats are the
+        ``extract_all`` reads every source at once (the CLI's worker processes, the server's
+        pool); otherwise each source is read with ``extract`` (default
+        :func:`service.stats.extract.extract_file`; object-store sources concurrently), and a
+        source whose stats cannot be extracted fails the whole registration with the extractor's
+        error, its message prefixed with the source. Nothing is committed then. The stats are the
         caller's own extraction, so a live file whose stored stats differ is restated (see
-        :meth:`commit`).
-        """
-        from service.stats.batch import extract_many
+        :meth:`commit`); ``remove`` and ``remove_missing_ok`` are :meth:`commit`'s.
 
-        files: list[FileStats] = []
-        # Object-store sources are read concurrently (service.stats.batch), local ones in turn.
-        results = extract_many(sources, extract=extract)
-        try:
-            for src, fs in results:
-                if isinstance(fs, ShredcatError):
-                    msg = fs.message if src in fs.message else f"{src}: {fs.message}"
-                    raise type(fs)(msg, details={**fs.details, "path": src}) from fs
-                files.append(fs)
-        finally:
-            results.close()
+        A missing table is created in the commit's transaction (a registration that fails creates
+        nothing) by the policy of :func:`service.catalog.creation.create_columns`: only when the
+        commit adds files; ``create_table`` True takes the union of the files' Variant columns, a
+        sequence declares them, False never creates. A caller that may not create
+        (``may_create=False``, or ``create_table=False``) learns of a missing table before any
+        file is read (ForbiddenError, or NotFoundError).
+        """
+        from service.catalog.creation import create_columns, creation_forbidden
+
+        if sources and (create_table is False or not may_create):
+            try:
+                # On the primary, as the commit itself (a standby behind it would not know a
+                # table created a moment ago).
+                self.get_table(namespace, table, primary=True)
+            except NotFoundError:
+                if create_table is False:
+                    raise
+                raise creation_forbidden(namespace, table) from None
+        # Without extract_all the sources are paths.
+        extracted = list(extract_all(sources)) if extract_all is not None else _extract_sources(cast("Sequence[str]", sources), extract)
+        files = [*extracted, *given]
         return self.commit(
             namespace,
             table,
             files,
             idempotency_key=idempotency_key,
             principal=principal,
-            extracted=[f.path for f in files],
-            create_with=union_variant_columns(files) if create_table else None,
+            extracted=[f.path for f in extracted],
+            remove=remove,
+            remove_missing_ok=remove_missing_ok,
+            create_with=create_columns(files, create_table),
+            may_create=may_create,
         )
 
     # --- refresh ------------------------------------------------------------------------------
@@ -592,31 +463,9 @@ class Catalog:
         t, todo = self._read(pick, primary=True)  # what the write below fills in
         if not todo:
             return RefreshResult(t.qualified_name, 0, 0, 0)
-        paths = [p for _, p, _, _ in todo]
-        if read_all is not None:
-            fresh = list(read_all(paths))
-        else:
-            if read is None:
-                from service.stats.extract import extract_file
+        fresh = _read_again(todo, read, read_all)
 
-                read = extract_file
-            fresh = []
-            for p in paths:
-                try:
-                    fresh.append(read(p))
-                except ShredcatError as e:
-                    msg = e.message if p in e.message else f"{p}: {e.message}"
-                    raise type(e)(msg, details={**e.details, "path": p}) from e
-        for (_, p, _, ident), f in zip(todo, fresh, strict=True):
-            if f.path != p:
-                raise BadInputError(f"{p}: the reader answered for {f.path}", details={"path": p})
-            if not same_content(ident, f):
-                now = (f.content_id, f.file_size_bytes, f.record_count, f.footer_size)
-                raise ConflictError(
-                    f"{p}: the file changed since it was committed ({ident} then, {now} now); "
-                    "remove and register it again",
-                    details={"path": p},
-                )
+        from service.catalog.encode import prepare_batch
 
         def op(conn: Connection) -> RefreshResult:
             lt = repo.require_table(conn, namespace, table, lock=True)
@@ -656,12 +505,14 @@ class Catalog:
         """End these live files at one new snapshot (rows are kept for history) and rebuild the
         global stats. NotFoundError if a path is not live, unless ``missing_ok`` (then it is
         reported in ``missing``). No snapshot is made when nothing is removed."""
+        from service.catalog.commit import live_or_missing
+
         wanted = list(dict.fromkeys(paths))
         check_file_count(len(wanted), self.limits, "paths")
 
         def op(conn: Connection) -> RemoveResult:
             t = repo.require_table(conn, namespace, table, lock=True)
-            live, missing = _live_or_missing(conn, t, wanted, missing_ok)
+            live, missing = live_or_missing(conn, t, wanted, missing_ok)
             gone = [live[p] for p in wanted if p in live]
             if not gone:
                 return RemoveResult(None, (), missing)
@@ -1057,7 +908,7 @@ def _table_declarations(
     """A new table's checked names, Variant columns and partition declarations (BadInputError)."""
     check_object_name("namespace", namespace)
     check_object_name("table", name)
-    cols = _variant_columns(variant_columns)
+    cols = check_variant_columns(variant_columns)
     parts = partition_declarations(partition_columns, cols)
     if location is not None and (not isinstance(location, str) or not location or "\x00" in location):
         raise BadInputError(f"invalid table location {location!r}", details={"field": "location"})
@@ -1074,87 +925,7 @@ def _table_declarations(
 _LOCATION_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def _unrefreshed_partitioned(conn: Connection, t: repo.TableRow) -> bool:
-    """Whether live files of ``t`` committed before the catalog kept partition values (schema
-    0003) lie in ``name=value`` directories: ``shredcat refresh`` gives them their values."""
-    from service.storage.partitions import partition_values
 
-    def partitioned(path: str) -> bool:
-        try:
-            return bool(partition_values(path))
-        except ShredcatError:
-            return True  # name=value segments Spark would refuse: refresh names the file
-
-    return any(partitioned(path) for _, path, _, _ in repo.files_without_column_rows(conn, t.table_id, limit=1000))
-
-
-def creation_forbidden(namespace: str, table: str) -> ForbiddenError:
-    """A commit asked to create its missing table by a caller that may not create tables."""
-    return ForbiddenError(
-        f"table {namespace}.{table} does not exist, and creating it (create-if-missing) needs the admin role",
-        details={"table": f"{namespace}.{table}"},
-    )
-
-
-def _table_for_commit(
-    conn: Connection, namespace: str, table: str, creating: Sequence[str], *, may_create: bool
-) -> repo.TableRow:
-    """The table a commit with ``create_with`` goes into, locked: created when missing (if
-    ``may_create``, else ForbiddenError)."""
-    for _ in range(3):
-        if repo.find_table(conn, namespace, table) is None:
-            if not may_create:
-                raise creation_forbidden(namespace, table)
-            # Only when missing: creating locks the namespace row, which would serialize every
-            # registration into the namespace's tables for the length of its commit (and the
-            # names are checked as a new table's: an existing table keeps the name it has).
-            check_object_name("namespace", namespace)
-            check_object_name("table", table)
-            _insert_table(conn, namespace, table, creating, (), None, if_not_exists=True)
-        t = repo.find_table(conn, namespace, table, lock=True)
-        if t is not None:
-            return t
-        # Dropped while this commit waited for its lock: create it again (a new statement sees
-        # the drop, which has committed).
-    raise ConflictError(
-        f"table {namespace}.{table} was dropped again and again while this commit created it; retry",
-        details={"table": f"{namespace}.{table}"},
-    )
-
-
-def _variant_columns(variant_columns: Sequence[str]) -> tuple[str, ...]:
-    cols = tuple(variant_columns)
-    for c in cols:
-        check_name("column", c)
-    if len(set(cols)) != len(cols):
-        raise BadInputError(f"duplicate Variant column in {list(cols)}")
-    return cols
-
-
-def _insert_table(
-    conn: Connection,
-    namespace: str,
-    name: str,
-    cols: Sequence[str],
-    parts: Sequence[tuple[str, str]],
-    location: str | None,
-    *,
-    if_not_exists: bool,
-    create_namespace: bool = True,
-) -> int:
-    """Create the table (and its namespace, unless ``create_namespace=False``) in ``conn``'s
-    transaction; its id. An existing table is AlreadyExistsError unless ``if_not_exists``."""
-    ns = repo.find_namespace(conn, namespace, lock=True)  # serializes with drop_namespace
-    if ns is None:
-        if not create_namespace:
-            raise NotFoundError(f"namespace {namespace} does not exist")
-        ns = repo.insert_namespace(conn, namespace)
-    existing = repo.find_table(conn, namespace, name)
-    if existing is not None:
-        if if_not_exists:
-            return existing.table_id
-        raise AlreadyExistsError(f"table {namespace}.{name} already exists")
-    return repo.insert_table(conn, ns, name, cols, partition_columns=parts, location=location)
 
 #: Trees compiled lately, by identity (see :func:`_compiled`): (id,) -> (tree, condition).
 _COMPILED = repo.TableCache(512)
@@ -1226,20 +997,6 @@ def _parse_for(
         raise
 
 
-def _live_or_missing(
-    conn: Connection, t: repo.TableRow, paths: Sequence[str], missing_ok: bool, why: str = ""
-) -> tuple[dict[str, repo.LiveFile], tuple[str, ...]]:
-    """The live files among ``paths`` (by path) and the paths that are not live: a NotFoundError
-    naming them (its first sentence ending with ``why``) unless ``missing_ok``."""
-    live = repo.live_files_by_path(conn, t.table_id, paths)
-    missing = tuple(p for p in paths if p not in live)
-    if missing and not missing_ok:
-        raise NotFoundError(
-            f"{missing[0]}: not a live file of {t.qualified_name}{why}"
-            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-            details={"paths": list(missing[:100])},
-        )
-    return live, missing
 
 
 def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
@@ -1361,8 +1118,44 @@ def _try_read(read: Callable[[str], FileStats]) -> Callable[[str], FileStats | s
     return attempt
 
 
-def _stats_differ(conn: Connection, t: repo.TableRow, f: FileStats) -> bool:
-    stored = repo.file_stats(conn, t, f.path, None)
-    return stored is not None and bool(compare_file_stats(stored, f))
+def _extract_sources(sources: Sequence[str], extract: Callable[[str], FileStats] | None) -> list[FileStats]:
+    """Every source's stats, in order (object-store sources concurrently, local ones in turn);
+    the first error raised, its message naming the source."""
+    from service.stats.batch import extract_all
+
+    return extract_all(sources, extract=extract, name_errors=True)
 
 
+def _read_again(
+    todo: Sequence[tuple[int, str, int, tuple[str | None, int, int, int]]],
+    read: Callable[[str], FileStats] | None,
+    read_all: Callable[[Sequence[str]], Sequence[FileStats]] | None,
+) -> list[FileStats]:
+    """:meth:`Catalog.refresh`'s files read again (``read_all``, else ``read`` in turn, default the
+    extractor), each checked to be the file committed (BadInputError, ConflictError naming it)."""
+    paths = [p for _, p, _, _ in todo]
+    if read_all is not None:
+        fresh = list(read_all(paths))
+    else:
+        if read is None:
+            from service.stats.extract import extract_file
+
+            read = extract_file
+        fresh = []
+        for p in paths:
+            try:
+                fresh.append(read(p))
+            except ShredcatError as e:
+                msg = e.message if p in e.message else f"{p}: {e.message}"
+                raise type(e)(msg, details={**e.details, "path": p}) from e
+    for (_, p, _, ident), f in zip(todo, fresh, strict=True):
+        if f.path != p:
+            raise BadInputError(f"{p}: the reader answered for {f.path}", details={"path": p})
+        if not same_content(ident, f):
+            now = (f.content_id, f.file_size_bytes, f.record_count, f.footer_size)
+            raise ConflictError(
+                f"{p}: the file changed since it was committed ({ident} then, {now} now); "
+                "remove and register it again",
+                details={"path": p},
+            )
+    return fresh
