@@ -50,6 +50,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import Column as SqlColumn
 from sqlalchemy import Table as SqlTable
+from sqlalchemy.schema import SchemaItem
 
 #: Surrogate keys: BIGINT on PostgreSQL, INTEGER (the rowid alias, 64-bit) on SQLite.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -285,6 +286,43 @@ PATH_FILE_COLUMNS = (
 )  # fmt: skip
 
 
+def _counts_and_bounds() -> list[SchemaItem]:
+    """DuckLake's per-file statistics of a stats row, ``column_size_bytes`` to ``extra_stats``: the
+    same in both stats tables."""
+    return [
+        SqlColumn("column_size_bytes", BigInteger, nullable=False),
+        SqlColumn("value_count", BigInteger, nullable=False),
+        SqlColumn("null_count", BigInteger, nullable=False),
+        SqlColumn("min_value", String, nullable=True),
+        SqlColumn("max_value", String, nullable=True),
+        SqlColumn("contains_nan", Boolean, nullable=True),
+        SqlColumn("extra_stats", String, nullable=True),
+    ]
+
+
+def _keys_and_snapshots(table: str) -> list[SchemaItem]:
+    """shredcat's typed keys of a stats row and its file's snapshots, with the partial indexes
+    over them: the same in both stats tables."""
+    return [
+        SqlColumn("min_num", BigInteger, nullable=True),
+        SqlColumn("max_num", BigInteger, nullable=True),
+        SqlColumn("min_real", Double, nullable=True),
+        SqlColumn("max_real", Double, nullable=True),
+        SqlColumn("min_bin", LargeBinary, nullable=True),
+        SqlColumn("max_bin", LargeBinary, nullable=True),
+        SqlColumn("begin_snapshot", BigInteger, nullable=False),
+        SqlColumn("end_snapshot", BigInteger, nullable=True),
+        *(
+            Index(f"ix_{table}_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
+            for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
+        ),
+        # The live rows without values (NULLs only): a predicate's test fails there, so the
+        # planner asks whether any exist before it treats a test as passed by every file.
+        Index(f"ix_{table}_live_novalues", "path_id", **_live("value_count = 0")),
+        Index(f"ix_{table}_live_path_file", *PATH_FILE_COLUMNS, **_live()),
+    ]
+
+
 #: ``ducklake_file_variant_stats``: DuckLake's twelve columns byte for byte, then shredcat's.
 FileVariantStats = Columns(
     SqlTable(
@@ -298,31 +336,10 @@ FileVariantStats = Columns(
         SqlColumn("column_id", BigInteger, nullable=False),
         SqlColumn("variant_path", String, nullable=False),
         SqlColumn("shredded_type", String, nullable=False),
-        SqlColumn("column_size_bytes", BigInteger, nullable=False),
-        SqlColumn("value_count", BigInteger, nullable=False),
-        SqlColumn("null_count", BigInteger, nullable=False),
-        SqlColumn("min_value", String, nullable=True),
-        SqlColumn("max_value", String, nullable=True),
-        SqlColumn("contains_nan", Boolean, nullable=True),
-        SqlColumn("extra_stats", String, nullable=True),
+        *_counts_and_bounds(),
         # shredcat
         SqlColumn("path_id", BigInteger, primary_key=True),
-        SqlColumn("min_num", BigInteger, nullable=True),
-        SqlColumn("max_num", BigInteger, nullable=True),
-        SqlColumn("min_real", Double, nullable=True),
-        SqlColumn("max_real", Double, nullable=True),
-        SqlColumn("min_bin", LargeBinary, nullable=True),
-        SqlColumn("max_bin", LargeBinary, nullable=True),
-        SqlColumn("begin_snapshot", BigInteger, nullable=False),
-        SqlColumn("end_snapshot", BigInteger, nullable=True),
-        *(
-            Index(f"ix_ducklake_file_variant_stats_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
-            for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
-        ),
-        # The live rows without values (NULLs only): a predicate's test fails there, so the
-        # planner asks whether any exist before it treats a test as passed by every file.
-        Index("ix_ducklake_file_variant_stats_live_novalues", "path_id", **_live("value_count = 0")),
-        Index("ix_ducklake_file_variant_stats_live_path_file", *PATH_FILE_COLUMNS, **_live()),
+        *_keys_and_snapshots("ducklake_file_variant_stats"),
     )
 )
 
@@ -340,32 +357,11 @@ FileColumnStats = Columns(
         SqlColumn("data_file_id", BigInteger, primary_key=True),
         SqlColumn("table_id", BigInteger, nullable=False),
         SqlColumn("column_id", BigInteger, nullable=False),
-        SqlColumn("column_size_bytes", BigInteger, nullable=False),
-        SqlColumn("value_count", BigInteger, nullable=False),
-        SqlColumn("null_count", BigInteger, nullable=False),
-        SqlColumn("min_value", String, nullable=True),
-        SqlColumn("max_value", String, nullable=True),
-        SqlColumn("contains_nan", Boolean, nullable=True),
-        SqlColumn("extra_stats", String, nullable=True),
+        *_counts_and_bounds(),
         # shredcat
         SqlColumn("path_id", BigInteger, primary_key=True),
         SqlColumn("column_type", String, nullable=False),
-        SqlColumn("min_num", BigInteger, nullable=True),
-        SqlColumn("max_num", BigInteger, nullable=True),
-        SqlColumn("min_real", Double, nullable=True),
-        SqlColumn("max_real", Double, nullable=True),
-        SqlColumn("min_bin", LargeBinary, nullable=True),
-        SqlColumn("max_bin", LargeBinary, nullable=True),
-        SqlColumn("begin_snapshot", BigInteger, nullable=False),
-        SqlColumn("end_snapshot", BigInteger, nullable=True),
-        *(
-            Index(f"ix_ducklake_file_column_stats_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
-            for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
-        ),
-        # The live rows without values (NULLs only): a predicate's test fails there, so the
-        # planner asks whether any exist before it treats a test as passed by every file.
-        Index("ix_ducklake_file_column_stats_live_novalues", "path_id", **_live("value_count = 0")),
-        Index("ix_ducklake_file_column_stats_live_path_file", *PATH_FILE_COLUMNS, **_live()),
+        *_keys_and_snapshots("ducklake_file_column_stats"),
     )
 )
 

@@ -50,6 +50,17 @@ def _capture(extract: Callable[[T], R], item: T) -> R | ShredcatError:
         return e
 
 
+def _extractor(max_footer_bytes: int | None, limits: FileLimits | None = None) -> Callable[[Any], FileStats]:
+    """The extractor of a path with these limits (the default when no ``extract`` is given: the
+    items are paths)."""
+    from service.stats.extract import extract_file
+
+    kw: dict[str, Any] = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
+    if limits is not None:
+        kw["limits"] = limits
+    return partial(extract_file, **kw)
+
+
 def extract_many(
     items: Iterable[T],
     *,
@@ -71,12 +82,7 @@ def extract_many(
     from service.storage.objects import is_remote
 
     if extract is None:
-        from service.stats.extract import extract_file
-
-        kw: dict[str, Any] = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
-        if limits is not None:
-            kw["limits"] = limits
-        extract = partial(extract_file, **kw)  # type: ignore[arg-type]  # no extract: the items are paths
+        extract = _extractor(max_footer_bytes, limits)
     assert extract is not None
     if concurrency is None:
         from service.storage.objects import store_options
@@ -127,10 +133,7 @@ def extract_all(
     ``max_footer_bytes``) and ``path_of`` are :func:`extract_many`'s; ``name_errors`` prefixes an
     error's message with its item's path (unless it names it already), also put in its details."""
     if extract is None:
-        from service.stats.extract import extract_file
-
-        kw: dict[str, Any] = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
-        extract = partial(extract_file, **kw)
+        extract = _extractor(max_footer_bytes)
     named = _named(extract, path_of, name_errors)
     if executor is not None and len(items) == 1:
         return [named(items[0])]
