@@ -85,7 +85,9 @@ class Columns:
         for c in table.c:
             setattr(self, c.key, c)
 
-    def __clause_element__(self) -> FromClause:
+    # Any: SQLAlchemy's typing takes an object with __clause_element__ as a column expression
+    # only; what it returns is the table, which every statement accepts where a table goes.
+    def __clause_element__(self) -> Any:
         return self.__table__
 
     def __getattr__(self, name: str) -> SqlColumn[Any]:
