@@ -22,10 +22,8 @@ from service.api.schemas import (
 )
 from service.api.tables import TableName
 from service.catalog import Catalog
-from service.catalog.service import creation_forbidden
 from service.catalog.validate import check_file_count
-from service.errors import NotFoundError, ShredcatError
-from service.stats.model import FileStats, union_variant_columns
+from service.errors import ShredcatError
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
 
@@ -101,35 +99,26 @@ def _commit(
             named = {c.path for c in checked}
             listed = expand_prefixes(prefixes, ctx.roots, ctx.limits, given=len(paths) + len(bodies))
             checked += [c for c in dict.fromkeys(listed) if c.path not in named]
-        # Only a commit that adds files creates its table (a removal has nothing to create it
-        # for), and creating one is the admin's, as POST .../tables is.
-        creating = body.create_if_missing if (checked or given) else None
-        if checked and (creating is None or principal.role != "admin"):
-            try:
-                # A missing table fails before reading files; on the primary, as the commit itself
-                # (a standby behind it would not know a table created a moment ago).
-                catalog.get_table(namespace, table, primary=True)
-            except NotFoundError:
-                if creating is None:
-                    raise
-                raise creation_forbidden(namespace, table) from None
-        extracted = extract_all(
-            checked, ctx.executor, max_footer_bytes=ctx.settings.max_footer_bytes, limits=ctx.settings.file_limits
-        )
-        files: list[FileStats] = [*extracted, *given]
-        create_with = None
-        if creating is not None:
-            create_with = creating.variant_columns if creating.variant_columns is not None else union_variant_columns(files)
-        result = catalog.commit(
+        # Creating a missing table is the admin's, as POST .../tables is (the one policy:
+        # Catalog.register).
+        create: bool | list[str] = False
+        if body.create_if_missing is not None:
+            declared = body.create_if_missing.variant_columns
+            create = True if declared is None else declared
+        executor = ctx.executor
+        result = catalog.register(
             namespace,
             table,
-            files,
+            checked,
+            extract_all=lambda paths: extract_all(
+                paths, executor, max_footer_bytes=ctx.settings.max_footer_bytes, limits=ctx.settings.file_limits
+            ),
+            given=given,
             idempotency_key=idempotency_key,
             principal=principal.identity,
-            extracted=[f.path for f in extracted],
             remove=remove,
             remove_missing_ok=body.remove_missing_ok,
-            create_with=create_with,
+            create_table=create,
             may_create=principal.role == "admin",
         )
     except ShredcatError as e:

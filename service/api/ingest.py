@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Executor
 from functools import partial
 
 from service.api.paths import CheckedPath, CheckedPrefix, WarehouseRoot, check_file_path, check_prefix
@@ -112,46 +112,17 @@ def extract_checked(checked: CheckedPath, max_footer_bytes: int, limits: FileLim
 
 
 def extract_all(
-    paths: Sequence[CheckedPath], executor: ThreadPoolExecutor, *, max_footer_bytes: int, limits: FileLimits = DEFAULT_FILE_LIMITS
+    paths: Sequence[CheckedPath], executor: Executor, *, max_footer_bytes: int, limits: FileLimits = DEFAULT_FILE_LIMITS
 ) -> list[FileStats]:
     """Extract every file: local ones in the bounded pool, object-store ones with
-    ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight (:mod:`service.stats.batch`). The
-    first error cancels the rest and is raised."""
+    ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight (:func:`service.stats.batch.extract_all`).
+    The first error cancels the rest and is raised."""
     if not paths:
         return []
-    if len(paths) == 1:
-        return [extract_checked(paths[0], max_footer_bytes, limits)]
-    from service.storage.objects import is_remote
+    from service.stats.batch import extract_all as extract_each
 
-    remote = [p for p in paths if is_remote(p.path)]
-    by_path: dict[str, FileStats] = {}
-    if remote:
-        from contextlib import closing
-
-        from service.stats.batch import extract_many
-
-        results = extract_many(remote, extract=partial(extract_checked, max_footer_bytes=max_footer_bytes, limits=limits), path_of=_path_of)
-        with closing(results):
-            for checked, fs in results:
-                if isinstance(fs, ShredcatError):
-                    raise fs
-                by_path[checked.path] = fs
-    futures: list[Future[FileStats]] = [
-        executor.submit(extract_checked, p, max_footer_bytes, limits) for p in paths if not is_remote(p.path)
-    ]
-    if futures:
-        _, pending = wait(futures, return_when=FIRST_EXCEPTION)
-        for f in futures:
-            exc = f.exception() if f.done() and not f.cancelled() else None
-            if exc is not None:
-                for other in pending:
-                    other.cancel()
-                wait([p for p in pending if not p.cancelled()])
-                raise exc
-        for f in futures:
-            fs = f.result()
-            by_path[fs.path] = fs
-    return [by_path[p.path] for p in paths]
+    extract = partial(extract_checked, max_footer_bytes=max_footer_bytes, limits=limits)
+    return extract_each(paths, extract=extract, path_of=_path_of, executor=executor)
 
 
 def _path_of(checked: CheckedPath) -> str:

@@ -566,7 +566,7 @@ def schema_drift(bind: str | URL | Engine) -> list[Any]:
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    from service.catalog.models import Base
+    from service.catalog.models import metadata
 
     owned = not isinstance(bind, Engine)
     engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
@@ -575,7 +575,7 @@ def schema_drift(bind: str | URL | Engine) -> list[Any]:
             ctx = MigrationContext.configure(
                 conn, opts={"compare_type": True, "compare_server_default": True}
             )
-            return list(compare_metadata(ctx, Base.metadata))
+            return list(compare_metadata(ctx, metadata))
     finally:
         if owned:
             engine.dispose()

@@ -1,6 +1,6 @@
 """What a path's index keys say about pruning: the share of the files a point lookup keeps.
 
-Computed by :meth:`service.catalog.Catalog.path_bounds` from every file's keys (the range chart
+Computed by :meth:`service.catalog.admin.AdminReads.path_bounds` from every file's keys (the range chart
 shows it next to the bars it draws), once per table snapshot: the catalog caches the answer.
 """
 

@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 
 from service.catalog import models as m
 from service.catalog import repository as repo
+from service.catalog.admin import admin_reads
 from service.catalog.repository.common import VP, D, S, aware
 from service.catalog.repository.reads import FILE_INFO_COLUMNS, file_filter, file_info, like_pattern
 
@@ -37,10 +38,10 @@ def _cached(catalog: Catalog, conn: Connection, t: repo.TableRow, kind: str, ext
     if t.metadata_key is None:
         return compute()
     key = (*t.metadata_key, *extra)
-    hit = catalog._bounds.get(kind, key)
+    hit = admin_reads(catalog)._bounds.get(kind, key)
     if hit is None:
         hit = compute()
-        catalog._bounds.put(kind, key, hit)
+        admin_reads(catalog)._bounds.put(kind, key, hit)
     return hit
 
 

@@ -1,5 +1,6 @@
-"""SQLAlchemy 2 models of the catalog. The schema itself is created and changed only by the Alembic
-migrations in ``migrations/``; these models are the source autogenerate compares against.
+"""SQLAlchemy Core tables of the catalog (no ORM). The schema itself is created and changed only by
+the Alembic migrations in ``migrations/``; :data:`metadata` is the source autogenerate compares
+against.
 
 DuckLake's table and column names are used wherever the concept is the same (``ducklake_schema``,
 ``ducklake_table``, ``ducklake_column``, ``ducklake_snapshot``, ``ducklake_data_file``,
@@ -28,8 +29,7 @@ Designed for pruning at scale (10^6 files x 10 paths = 10^7 stats rows):
 
 from __future__ import annotations
 
-import uuid
-from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -37,6 +37,7 @@ from sqlalchemy import (
     DateTime,
     Double,
     ForeignKey,
+    FromClause,
     Index,
     Integer,
     LargeBinary,
@@ -47,7 +48,9 @@ from sqlalchemy import (
     false,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy import Column as SqlColumn
+from sqlalchemy import Table as SqlTable
+from sqlalchemy.schema import SchemaItem
 
 #: Surrogate keys: BIGINT on PostgreSQL, INTEGER (the rowid alias, 64-bit) on SQLite.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
@@ -71,99 +74,141 @@ def _live(extra: str | None = None) -> dict[str, object]:
     return {"postgresql_where": text(cond), "sqlite_where": text(cond)}
 
 
-class Base(DeclarativeBase):
-    metadata = MetaData(naming_convention=NAMING)
+class Columns:
+    """One of the catalog's tables, its columns read as attributes (``DataFile.path``): usable
+    wherever SQLAlchemy takes a table (``select``, ``insert``, ``update``, ``join``: it is its
+    ``__clause_element__``). Core only: no ORM is imported or mapped, which keeps the start of
+    every command that reads the catalog short."""
+
+    def __init__(self, table: FromClause) -> None:
+        self.__table__ = table
+        for c in table.c:
+            setattr(self, c.key, c)
+
+    # Any: SQLAlchemy's typing takes an object with __clause_element__ as a column expression
+    # only; what it returns is the table, which every statement accepts where a table goes.
+    def __clause_element__(self) -> Any:
+        return self.__table__
+
+    def __getattr__(self, name: str) -> SqlColumn[Any]:
+        # Reached only for a name that is not a column (the columns are instance attributes).
+        raise AttributeError(f"{self.__table__.description} has no column {name!r}")
+
+    def alias(self) -> Columns:
+        """An anonymous alias of the table (a second reference to it in one statement)."""
+        return Columns(self.__table__.alias())
 
 
-class Snapshot(Base):
-    """``ducklake_snapshot``: one per change, globally and monotonically numbered."""
+#: The schema Alembic's autogenerate compares the migrations against.
+metadata = MetaData(naming_convention=NAMING)
 
-    __tablename__ = "ducklake_snapshot"
-    __table_args__ = (
+
+#: ``ducklake_snapshot``: one per change, globally and monotonically numbered.
+Snapshot = Columns(
+    SqlTable(
+        "ducklake_snapshot",
+        metadata,
+        SqlColumn("snapshot_id", BigId, primary_key=True, autoincrement=True),
+        SqlColumn("snapshot_time", DateTime(timezone=True), nullable=False),
+        #: The table this snapshot changed (NULL for a namespace change).
+        SqlColumn("table_id", BigInteger, nullable=True),
+        #: DuckLake-style summary: ``inserted_into_table:3``, ``created_table:"ns"."t"``...
+        SqlColumn("changes_made", String, nullable=False),
+        SqlColumn("added_files", BigInteger, default=0, nullable=False),
+        SqlColumn("removed_files", BigInteger, default=0, nullable=False),
         Index("ix_ducklake_snapshot_table_id_snapshot_id", "table_id", "snapshot_id"),
-        {"sqlite_autoincrement": True},
+        sqlite_autoincrement=True,
     )
-
-    snapshot_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    snapshot_time: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    #: The table this snapshot changed (NULL for a namespace change).
-    table_id: Mapped[int | None] = mapped_column(BigInteger)
-    #: DuckLake-style summary: ``inserted_into_table:3``, ``created_table:"ns"."t"``...
-    changes_made: Mapped[str] = mapped_column(String)
-    added_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    removed_files: Mapped[int] = mapped_column(BigInteger, default=0)
+)
 
 
-class Schema(Base):
-    """``ducklake_schema``: namespaces."""
+#: ``ducklake_schema``: namespaces.
+Schema = Columns(
+    SqlTable(
+        "ducklake_schema",
+        metadata,
+        SqlColumn("schema_id", BigId, primary_key=True, autoincrement=True),
+        SqlColumn("schema_uuid", Uuid, nullable=False),
+        SqlColumn("begin_snapshot", BigInteger, nullable=False),
+        SqlColumn("end_snapshot", BigInteger, nullable=True),
+        SqlColumn("schema_name", String, nullable=False),
+        Index("uq_ducklake_schema_live_name", "schema_name", unique=True, **_live()),
+    )
+)
 
-    __tablename__ = "ducklake_schema"
-    __table_args__ = (Index("uq_ducklake_schema_live_name", "schema_name", unique=True, **_live()),)
 
-    schema_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    schema_uuid: Mapped[uuid.UUID] = mapped_column(Uuid)
-    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
-    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
-    schema_name: Mapped[str] = mapped_column(String)
-
-
-class Table(Base):
-    """``ducklake_table`` plus live counters and the table's current snapshot (the row writers lock)."""
-
-    __tablename__ = "ducklake_table"
-    __table_args__ = (
+#: ``ducklake_table`` plus live counters and the table's current snapshot (the row writers lock).
+Table = Columns(
+    SqlTable(
+        "ducklake_table",
+        metadata,
+        SqlColumn("table_id", BigId, primary_key=True, autoincrement=True),
+        SqlColumn("table_uuid", Uuid, nullable=False),
+        SqlColumn("begin_snapshot", BigInteger, nullable=False),
+        SqlColumn("end_snapshot", BigInteger, nullable=True),
+        SqlColumn("schema_id", ForeignKey("ducklake_schema.schema_id"), nullable=False),
+        SqlColumn("table_name", String, nullable=False),
+        # shredcat: maintained on every commit/removal, under the table lock.
+        SqlColumn("live_file_count", BigInteger, default=0, nullable=False),
+        SqlColumn("live_record_count", BigInteger, default=0, nullable=False),
+        SqlColumn("live_bytes", BigInteger, default=0, nullable=False),
+        SqlColumn("current_snapshot_id", BigInteger, nullable=False),
+        #: Where ``name=value`` path segments start being partition values (NULL: anywhere in the path).
+        SqlColumn("location", String, nullable=True),
         Index("uq_ducklake_table_live_name", "schema_id", "table_name", unique=True, **_live()),
     )
-
-    table_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    table_uuid: Mapped[uuid.UUID] = mapped_column(Uuid)
-    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
-    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
-    schema_id: Mapped[int] = mapped_column(ForeignKey("ducklake_schema.schema_id"))
-    table_name: Mapped[str] = mapped_column(String)
-    # shredcat: maintained on every commit/removal, under the table lock.
-    live_file_count: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_record_count: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
-    current_snapshot_id: Mapped[int] = mapped_column(BigInteger)
-    #: Where ``name=value`` path segments start being partition values (NULL: anywhere in the path).
-    location: Mapped[str | None] = mapped_column(String)
+)
 
 
-class Column(Base):
-    """``ducklake_column``: the table's columns, dotted names for struct leaves and Variants nested
-    in structs (``parent_column`` stays NULL: a name is the whole address). ``column_kind`` says
-    which: ``variant`` (``column_type`` ``variant``), ``plain`` (a primitive column, ``column_type``
-    the DuckLake type name of the first file that had it) or ``partition`` (a Hive partition
-    column; ``type_declared`` when the table declares its type, else Spark's inference merged over
-    the files as they are committed)."""
-
-    __tablename__ = "ducklake_column"
-    __table_args__ = (
+#: ``ducklake_column``: the table's columns, dotted names for struct leaves and Variants nested
+#: in structs (``parent_column`` stays NULL: a name is the whole address). ``column_kind`` says
+#: which: ``variant`` (``column_type`` ``variant``), ``plain`` (a primitive column, ``column_type``
+#: the DuckLake type name of the first file that had it) or ``partition`` (a Hive partition
+#: column; ``type_declared`` when the table declares its type, else Spark's inference merged over
+#: the files as they are committed).
+Column = Columns(
+    SqlTable(
+        "ducklake_column",
+        metadata,
+        SqlColumn("column_id", BigId, primary_key=True, autoincrement=True),
+        SqlColumn("begin_snapshot", BigInteger, nullable=False),
+        SqlColumn("end_snapshot", BigInteger, nullable=True),
+        SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), nullable=False),
+        SqlColumn("column_order", BigInteger, nullable=False),
+        SqlColumn("column_name", String, nullable=False),
+        SqlColumn("column_type", String, nullable=False),
+        SqlColumn("nulls_allowed", Boolean, default=True, nullable=False),
+        SqlColumn("parent_column", BigInteger, nullable=True),
+        # shredcat
+        SqlColumn("column_kind", String, server_default="variant", nullable=False),
+        SqlColumn("type_declared", Boolean, server_default=false(), nullable=False),
         Index("uq_ducklake_column_live_name", "table_id", "column_name", unique=True, **_live()),
     )
-
-    column_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
-    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
-    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"))
-    column_order: Mapped[int] = mapped_column(BigInteger)
-    column_name: Mapped[str] = mapped_column(String)
-    column_type: Mapped[str] = mapped_column(String)
-    nulls_allowed: Mapped[bool] = mapped_column(Boolean, default=True)
-    parent_column: Mapped[int | None] = mapped_column(BigInteger)
-    # shredcat
-    column_kind: Mapped[str] = mapped_column(String, server_default="variant")
-    type_declared: Mapped[bool] = mapped_column(Boolean, server_default=false())
+)
 
 
-class DataFile(Base):
-    """``ducklake_data_file`` plus ``content_id`` (etag or ``mtime_ns:size``) and the file's
-    Variant columns, to detect a path that now holds different content and to return the file's
-    stats as they were committed."""
-
-    __tablename__ = "ducklake_data_file"
-    __table_args__ = (
+#: ``ducklake_data_file`` plus ``content_id`` (etag or ``mtime_ns:size``) and the file's
+#: Variant columns, to detect a path that now holds different content and to return the file's
+#: stats as they were committed.
+DataFile = Columns(
+    SqlTable(
+        "ducklake_data_file",
+        metadata,
+        SqlColumn("data_file_id", BigId, primary_key=True, autoincrement=True),
+        SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), nullable=False),
+        SqlColumn("begin_snapshot", BigInteger, nullable=False),
+        SqlColumn("end_snapshot", BigInteger, nullable=True),
+        SqlColumn("file_order", BigInteger, nullable=True),
+        SqlColumn("path", PathString, nullable=False),
+        SqlColumn("path_is_relative", Boolean, default=False, nullable=False),
+        SqlColumn("file_format", String, default="parquet", nullable=False),
+        SqlColumn("record_count", BigInteger, nullable=False),
+        SqlColumn("file_size_bytes", BigInteger, nullable=False),
+        SqlColumn("footer_size", BigInteger, nullable=False),
+        # shredcat
+        SqlColumn("content_id", String, nullable=True),
+        #: JSON array of the Variant columns found in the file (FileStats.variant_columns).
+        SqlColumn("variant_columns", Text, nullable=False),
         # A path is live at most once per table: the database itself refuses a double registration.
         Index("uq_ducklake_data_file_live_path", "table_id", "path", unique=True, **_live()),
         # Listing the files of any (historical) snapshot in path order.
@@ -171,33 +216,50 @@ class DataFile(Base):
         # A dense plan's walk over a table's live files in id order (planner._walk).
         Index("ix_ducklake_data_file_live_table_id", "table_id", "data_file_id", **_live()),
     )
-
-    data_file_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"))
-    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
-    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
-    file_order: Mapped[int | None] = mapped_column(BigInteger)
-    path: Mapped[str] = mapped_column(PathString)
-    path_is_relative: Mapped[bool] = mapped_column(Boolean, default=False)
-    file_format: Mapped[str] = mapped_column(String, default="parquet")
-    record_count: Mapped[int] = mapped_column(BigInteger)
-    file_size_bytes: Mapped[int] = mapped_column(BigInteger)
-    footer_size: Mapped[int] = mapped_column(BigInteger)
-    # shredcat
-    content_id: Mapped[str | None] = mapped_column(String)
-    #: JSON array of the Variant columns found in the file (FileStats.variant_columns).
-    variant_columns: Mapped[str] = mapped_column(Text)
+)
 
 
-class VariantPath(Base):
-    """``shredcat_variant_path``: dictionary of (column, variant_path, shredded_type) per table, with
-    live counters (for global stats and pruning) and the maximum bound width ever seen: the stats
-    keys of the planner. A plain or partition column's keys have ``variant_path = ''`` (the column
-    itself; no DuckLake path is empty) and their rows live in ``ducklake_file_column_stats``;
-    readers of Variant paths filter them out (``variant_path <> :data:`COLUMN_KEY_PATH```)."""
-
-    __tablename__ = "shredcat_variant_path"
-    __table_args__ = (
+#: ``shredcat_variant_path``: dictionary of (column, variant_path, shredded_type) per table, with
+#: live counters (for global stats and pruning) and the maximum bound width ever seen: the stats
+#: keys of the planner. A plain or partition column's keys have ``variant_path = ''`` (the column
+#: itself; no DuckLake path is empty) and their rows live in ``ducklake_file_column_stats``;
+#: readers of Variant paths filter them out (``variant_path <> :data:`COLUMN_KEY_PATH```).
+VariantPath = Columns(
+    SqlTable(
+        "shredcat_variant_path",
+        metadata,
+        SqlColumn("path_id", BigId, primary_key=True, autoincrement=True),
+        SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), nullable=False),
+        SqlColumn("column_id", ForeignKey("ducklake_column.column_id"), nullable=False),
+        SqlColumn("variant_path", String, nullable=False),
+        SqlColumn("shredded_type", String, nullable=False),
+        #: Live files having a stats row for this path (i.e. in which it is fully shredded with this type).
+        SqlColumn("live_file_count", BigInteger, default=0, nullable=False),
+        SqlColumn("live_value_count", BigInteger, default=0, nullable=False),
+        SqlColumn("live_null_count", BigInteger, default=0, nullable=False),
+        SqlColumn("live_size_bytes", BigInteger, default=0, nullable=False),
+        #: Live files with contains_nan true / NULL.
+        SqlColumn("live_nan_files", BigInteger, default=0, nullable=False),
+        SqlColumn("live_nan_unknown_files", BigInteger, default=0, nullable=False),
+        #: Live files with values but no min (max) bound.
+        SqlColumn("live_min_unknown_files", BigInteger, default=0, nullable=False),
+        SqlColumn("live_max_unknown_files", BigInteger, default=0, nullable=False),
+        #: Live files with values and a bound that has no typed key (decimals beyond int64).
+        SqlColumn("live_min_keyless_files", BigInteger, default=0, nullable=False),
+        SqlColumn("live_max_keyless_files", BigInteger, default=0, nullable=False),
+        #: Live files whose min is -0.0 (max is +0.0): ties the typed keys cannot tell apart.
+        SqlColumn("live_min_negzero_files", BigInteger, default=0, nullable=False),
+        SqlColumn("live_max_poszero_files", BigInteger, default=0, nullable=False),
+        #: Max over files ever committed of (max_num - min_num); NULL = unbounded (overflow). 0 initially.
+        SqlColumn("max_width_num", BigInteger, default=0, nullable=True),
+        #: Max over files ever committed of (max_real - min_real), rounded up; NULL = unbounded.
+        SqlColumn("max_width_real", Double, default=0.0, nullable=True),
+        #: A file committed with this key held a value that is not NULL (kept when the files go): a
+        #: partition column's types at a past snapshot are those its values were ever stored as, and
+        #: a NULL value (``__HIVE_DEFAULT_PARTITION__``, stored under varchar) is no type. Migration
+        #: 0008 filled it from the stats rows for plain and partition column keys, and from the live
+        #: counters for Variant paths, which do not read it.
+        SqlColumn("had_values", Boolean, default=False, server_default=false(), nullable=False),
         Index(
             "uq_shredcat_variant_path_key",
             "table_id",
@@ -207,39 +269,7 @@ class VariantPath(Base):
             unique=True,
         ),
     )
-
-    path_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"))
-    column_id: Mapped[int] = mapped_column(ForeignKey("ducklake_column.column_id"))
-    variant_path: Mapped[str] = mapped_column(String)
-    shredded_type: Mapped[str] = mapped_column(String)
-    #: Live files having a stats row for this path (i.e. in which it is fully shredded with this type).
-    live_file_count: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_value_count: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_null_count: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_size_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
-    #: Live files with contains_nan true / NULL.
-    live_nan_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_nan_unknown_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    #: Live files with values but no min (max) bound.
-    live_min_unknown_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_max_unknown_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    #: Live files with values and a bound that has no typed key (decimals beyond int64).
-    live_min_keyless_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_max_keyless_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    #: Live files whose min is -0.0 (max is +0.0): ties the typed keys cannot tell apart.
-    live_min_negzero_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    live_max_poszero_files: Mapped[int] = mapped_column(BigInteger, default=0)
-    #: Max over files ever committed of (max_num - min_num); NULL = unbounded (overflow). 0 initially.
-    max_width_num: Mapped[int | None] = mapped_column(BigInteger, default=0)
-    #: Max over files ever committed of (max_real - min_real), rounded up; NULL = unbounded.
-    max_width_real: Mapped[float | None] = mapped_column(Double, default=0.0)
-    #: A file committed with this key held a value that is not NULL (kept when the files go): a
-    #: partition column's types at a past snapshot are those its values were ever stored as, and
-    #: a NULL value (``__HIVE_DEFAULT_PARTITION__``, stored under varchar) is no type. Migration
-    #: 0008 filled it from the stats rows for plain and partition column keys, and from the live
-    #: counters for Variant paths, which do not read it.
-    had_values: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+)
 
 
 #: The dictionary's plain and partition column keys (the "path" of the column itself).
@@ -258,186 +288,201 @@ PATH_FILE_COLUMNS = (
 )  # fmt: skip
 
 
-class FileVariantStats(Base):
-    """``ducklake_file_variant_stats``: DuckLake's twelve columns byte for byte, then shredcat's."""
+def _counts_and_bounds() -> list[SchemaItem]:
+    """DuckLake's per-file statistics of a stats row, ``column_size_bytes`` to ``extra_stats``: the
+    same in both stats tables."""
+    return [
+        SqlColumn("column_size_bytes", BigInteger, nullable=False),
+        SqlColumn("value_count", BigInteger, nullable=False),
+        SqlColumn("null_count", BigInteger, nullable=False),
+        SqlColumn("min_value", String, nullable=True),
+        SqlColumn("max_value", String, nullable=True),
+        SqlColumn("contains_nan", Boolean, nullable=True),
+        SqlColumn("extra_stats", String, nullable=True),
+    ]
 
-    __tablename__ = "ducklake_file_variant_stats"
-    __table_args__ = (
+
+def _keys_and_snapshots(table: str) -> list[SchemaItem]:
+    """shredcat's typed keys of a stats row and its file's snapshots, with the partial indexes
+    over them: the same in both stats tables."""
+    return [
+        SqlColumn("min_num", BigInteger, nullable=True),
+        SqlColumn("max_num", BigInteger, nullable=True),
+        SqlColumn("min_real", Double, nullable=True),
+        SqlColumn("max_real", Double, nullable=True),
+        SqlColumn("min_bin", LargeBinary, nullable=True),
+        SqlColumn("max_bin", LargeBinary, nullable=True),
+        SqlColumn("begin_snapshot", BigInteger, nullable=False),
+        SqlColumn("end_snapshot", BigInteger, nullable=True),
         *(
-            Index(f"ix_ducklake_file_variant_stats_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
+            Index(f"ix_{table}_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
             for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
         ),
         # The live rows without values (NULLs only): a predicate's test fails there, so the
         # planner asks whether any exist before it treats a test as passed by every file.
-        Index("ix_ducklake_file_variant_stats_live_novalues", "path_id", **_live("value_count = 0")),
-        Index("ix_ducklake_file_variant_stats_live_path_file", *PATH_FILE_COLUMNS, **_live()),
+        Index(f"ix_{table}_live_novalues", "path_id", **_live("value_count = 0")),
+        Index(f"ix_{table}_live_path_file", *PATH_FILE_COLUMNS, **_live()),
+    ]
+
+
+#: ``ducklake_file_variant_stats``: DuckLake's twelve columns byte for byte, then shredcat's.
+FileVariantStats = Columns(
+    SqlTable(
+        "ducklake_file_variant_stats",
+        metadata,
+        # Primary key (data_file_id, path_id): also serves every lookup by data file. No foreign keys
+        # on this, the largest table (like DuckLake): per-row RI checks doubled the cost of a bulk
+        # insert; data_file_id and path_id are written by the one commit path, under the table lock.
+        SqlColumn("data_file_id", BigInteger, primary_key=True),
+        SqlColumn("table_id", BigInteger, nullable=False),
+        SqlColumn("column_id", BigInteger, nullable=False),
+        SqlColumn("variant_path", String, nullable=False),
+        SqlColumn("shredded_type", String, nullable=False),
+        *_counts_and_bounds(),
+        # shredcat
+        SqlColumn("path_id", BigInteger, primary_key=True),
+        *_keys_and_snapshots("ducklake_file_variant_stats"),
     )
-
-    # Primary key (data_file_id, path_id): also serves every lookup by data file. No foreign keys
-    # on this, the largest table (like DuckLake): per-row RI checks doubled the cost of a bulk
-    # insert; data_file_id and path_id are written by the one commit path, under the table lock.
-    data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    table_id: Mapped[int] = mapped_column(BigInteger)
-    column_id: Mapped[int] = mapped_column(BigInteger)
-    variant_path: Mapped[str] = mapped_column(String)
-    shredded_type: Mapped[str] = mapped_column(String)
-    column_size_bytes: Mapped[int] = mapped_column(BigInteger)
-    value_count: Mapped[int] = mapped_column(BigInteger)
-    null_count: Mapped[int] = mapped_column(BigInteger)
-    min_value: Mapped[str | None] = mapped_column(String)
-    max_value: Mapped[str | None] = mapped_column(String)
-    contains_nan: Mapped[bool | None] = mapped_column(Boolean)
-    extra_stats: Mapped[str | None] = mapped_column(String)
-    # shredcat
-    path_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    min_num: Mapped[int | None] = mapped_column(BigInteger)
-    max_num: Mapped[int | None] = mapped_column(BigInteger)
-    min_real: Mapped[float | None] = mapped_column(Double)
-    max_real: Mapped[float | None] = mapped_column(Double)
-    min_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
-    max_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
-    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
-    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+)
 
 
-class FileColumnStats(Base):
-    """``ducklake_file_column_stats``: DuckLake's ten columns, then shredcat's, as
-    :class:`FileVariantStats` (same typed keys and partial indexes). ``path_id`` is the key's row in
-    ``shredcat_variant_path`` (``variant_path = ''`` for a plain or partition column), so the planner
-    treats both kinds of key alike and only the stats table differs; ``column_type`` is the file's
-    own type of the column (which the table's type need not be). A partition column's value is one
-    row per file with min = max."""
-
-    __tablename__ = "ducklake_file_column_stats"
-    __table_args__ = (
-        *(
-            Index(f"ix_ducklake_file_column_stats_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
-            for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
-        ),
-        # The live rows without values (NULLs only): a predicate's test fails there, so the
-        # planner asks whether any exist before it treats a test as passed by every file.
-        Index("ix_ducklake_file_column_stats_live_novalues", "path_id", **_live("value_count = 0")),
-        Index("ix_ducklake_file_column_stats_live_path_file", *PATH_FILE_COLUMNS, **_live()),
+#: ``ducklake_file_column_stats``: DuckLake's ten columns, then shredcat's, as
+#: :class:`FileVariantStats` (same typed keys and partial indexes). ``path_id`` is the key's row in
+#: ``shredcat_variant_path`` (``variant_path = ''`` for a plain or partition column), so the planner
+#: treats both kinds of key alike and only the stats table differs; ``column_type`` is the file's
+#: own type of the column (which the table's type need not be). A partition column's value is one
+#: row per file with min = max.
+FileColumnStats = Columns(
+    SqlTable(
+        "ducklake_file_column_stats",
+        metadata,
+        SqlColumn("data_file_id", BigInteger, primary_key=True),
+        SqlColumn("table_id", BigInteger, nullable=False),
+        SqlColumn("column_id", BigInteger, nullable=False),
+        *_counts_and_bounds(),
+        # shredcat
+        SqlColumn("path_id", BigInteger, primary_key=True),
+        SqlColumn("column_type", String, nullable=False),
+        *_keys_and_snapshots("ducklake_file_column_stats"),
     )
-
-    data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    table_id: Mapped[int] = mapped_column(BigInteger)
-    column_id: Mapped[int] = mapped_column(BigInteger)
-    column_size_bytes: Mapped[int] = mapped_column(BigInteger)
-    value_count: Mapped[int] = mapped_column(BigInteger)
-    null_count: Mapped[int] = mapped_column(BigInteger)
-    min_value: Mapped[str | None] = mapped_column(String)
-    max_value: Mapped[str | None] = mapped_column(String)
-    contains_nan: Mapped[bool | None] = mapped_column(Boolean)
-    extra_stats: Mapped[str | None] = mapped_column(String)
-    # shredcat
-    path_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    column_type: Mapped[str] = mapped_column(String)
-    min_num: Mapped[int | None] = mapped_column(BigInteger)
-    max_num: Mapped[int | None] = mapped_column(BigInteger)
-    min_real: Mapped[float | None] = mapped_column(Double)
-    max_real: Mapped[float | None] = mapped_column(Double)
-    min_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
-    max_bin: Mapped[bytes | None] = mapped_column(LargeBinary)
-    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
-    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+)
 
 
 #: Data file ids per zone of :class:`StatsZone` (``zone = data_file_id / ZONE_FILES``).
 ZONE_FILES = 1024
 
 
-class StatsZone(Base):
-    """``shredcat_stats_zone``: per key and run of :data:`ZONE_FILES` consecutive data file ids, the
-    statistics of the key's stats rows there taken together, as if they were one file's (a zone
-    map, like PostgreSQL's BRIN): the number of rows, their values, the least min and greatest max
-    key, whether any may hold NaN. A test that no row of that union can pass is passed by no row of
-    the zone, so a scan in file order skips the zone (:mod:`service.catalog.planner`).
-
-    Written with the rows (:func:`service.catalog.repository.commit.add_zones`), never narrowed: a
-    removal leaves the zone wider than its live rows, which is still sound. Keys follow the stats
-    rows' NULL rule: NULL with ``value_count > 0`` means some row had values but no key for that
-    bound (unknown: every test passes it), NULL with ``value_count = 0`` that no row had values."""
-
-    __tablename__ = "shredcat_stats_zone"
-
-    path_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    zone: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    files: Mapped[int] = mapped_column(BigInteger)
-    value_count: Mapped[int] = mapped_column(BigInteger)
-    min_num: Mapped[int | None] = mapped_column(BigInteger)
-    max_num: Mapped[int | None] = mapped_column(BigInteger)
-    min_real: Mapped[float | None] = mapped_column(Double)
-    max_real: Mapped[float | None] = mapped_column(Double)
-    contains_nan: Mapped[bool | None] = mapped_column(Boolean)
-
-
-class FilePartitionValue(Base):
-    """``ducklake_file_partition_value``: DuckLake's four columns (``partition_value`` the raw,
-    unescaped path text, NULL for ``__HIVE_DEFAULT_PARTITION__``; ``partition_key_index`` the
-    column's place among the table's partition columns), then the column and the file's snapshots.
-    The typed value for pruning is the column's row in ``ducklake_file_column_stats``."""
-
-    __tablename__ = "ducklake_file_partition_value"
-
-    data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    table_id: Mapped[int] = mapped_column(BigInteger)
-    partition_key_index: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    partition_value: Mapped[str | None] = mapped_column(String)
-    column_id: Mapped[int] = mapped_column(BigInteger)
-    begin_snapshot: Mapped[int] = mapped_column(BigInteger)
-    end_snapshot: Mapped[int | None] = mapped_column(BigInteger)
+#: ``shredcat_stats_zone``: per key and run of :data:`ZONE_FILES` consecutive data file ids, the
+#: statistics of the key's stats rows there taken together, as if they were one file's (a zone
+#: map, like PostgreSQL's BRIN): the number of rows, their values, the least min and greatest max
+#: key, whether any may hold NaN. A test that no row of that union can pass is passed by no row of
+#: the zone, so a scan in file order skips the zone (:mod:`service.catalog.planner`).
+#:
+#: Written with the rows (:func:`service.catalog.repository.commit.add_zones`), never narrowed: a
+#: removal leaves the zone wider than its live rows, which is still sound. Keys follow the stats
+#: rows' NULL rule: NULL with ``value_count > 0`` means some row had values but no key for that
+#: bound (unknown: every test passes it), NULL with ``value_count = 0`` that no row had values.
+StatsZone = Columns(
+    SqlTable(
+        "shredcat_stats_zone",
+        metadata,
+        SqlColumn("path_id", BigInteger, primary_key=True),
+        SqlColumn("zone", BigInteger, primary_key=True),
+        SqlColumn("files", BigInteger, nullable=False),
+        SqlColumn("value_count", BigInteger, nullable=False),
+        SqlColumn("min_num", BigInteger, nullable=True),
+        SqlColumn("max_num", BigInteger, nullable=True),
+        SqlColumn("min_real", Double, nullable=True),
+        SqlColumn("max_real", Double, nullable=True),
+        SqlColumn("contains_nan", Boolean, nullable=True),
+    )
+)
 
 
-class TableColumnStats(Base):
-    """``ducklake_table_column_stats``: for a Variant column, ``extra_stats`` holds the global
-    Variant stats as DuckLake's JSON (NULL when no path is kept)."""
-
-    __tablename__ = "ducklake_table_column_stats"
-
-    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"), primary_key=True)
-    column_id: Mapped[int] = mapped_column(ForeignKey("ducklake_column.column_id"), primary_key=True)
-    contains_null: Mapped[bool | None] = mapped_column(Boolean)
-    contains_nan: Mapped[bool | None] = mapped_column(Boolean)
-    min_value: Mapped[str | None] = mapped_column(String)
-    max_value: Mapped[str | None] = mapped_column(String)
-    extra_stats: Mapped[str | None] = mapped_column(String)
-
-
-class CommitKey(Base):
-    """``shredcat_commit_key``: idempotency keys of commits, per table and principal (who committed),
-    with the original result."""
-
-    __tablename__ = "shredcat_commit_key"
-
-    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"), primary_key=True)
-    principal: Mapped[str] = mapped_column(String, primary_key=True)
-    idempotency_key: Mapped[str] = mapped_column(String, primary_key=True)
-    request_hash: Mapped[str] = mapped_column(String(64))
-    snapshot_id: Mapped[int | None] = mapped_column(BigInteger)
-    result: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+#: ``ducklake_file_partition_value``: DuckLake's four columns (``partition_value`` the raw,
+#: unescaped path text, NULL for ``__HIVE_DEFAULT_PARTITION__``; ``partition_key_index`` the
+#: column's place among the table's partition columns), then the column and the file's snapshots.
+#: The typed value for pruning is the column's row in ``ducklake_file_column_stats``.
+FilePartitionValue = Columns(
+    SqlTable(
+        "ducklake_file_partition_value",
+        metadata,
+        SqlColumn("data_file_id", BigInteger, primary_key=True),
+        SqlColumn("table_id", BigInteger, nullable=False),
+        SqlColumn("partition_key_index", BigInteger, primary_key=True),
+        SqlColumn("partition_value", String, nullable=True),
+        SqlColumn("column_id", BigInteger, nullable=False),
+        SqlColumn("begin_snapshot", BigInteger, nullable=False),
+        SqlColumn("end_snapshot", BigInteger, nullable=True),
+    )
+)
 
 
-class RevokedSession(Base):
-    """``shredcat_revoked_session``: the sha256 of each signed-out dashboard session cookie, kept
-    until the cookie's own expiry (then it is refused anyway, and the row is deleted)."""
+#: ``ducklake_table_column_stats``: for a Variant column, ``extra_stats`` holds the global
+#: Variant stats as DuckLake's JSON (NULL when no path is kept).
+TableColumnStats = Columns(
+    SqlTable(
+        "ducklake_table_column_stats",
+        metadata,
+        SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), primary_key=True),
+        SqlColumn("column_id", ForeignKey("ducklake_column.column_id"), primary_key=True),
+        SqlColumn("contains_null", Boolean, nullable=True),
+        SqlColumn("contains_nan", Boolean, nullable=True),
+        SqlColumn("min_value", String, nullable=True),
+        SqlColumn("max_value", String, nullable=True),
+        SqlColumn("extra_stats", String, nullable=True),
+    )
+)
 
-    __tablename__ = "shredcat_revoked_session"
 
-    session_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
-    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+#: ``shredcat_commit_key``: idempotency keys of commits, per table and principal (who committed),
+#: with the original result.
+CommitKey = Columns(
+    SqlTable(
+        "shredcat_commit_key",
+        metadata,
+        SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), primary_key=True),
+        SqlColumn("principal", String, primary_key=True),
+        SqlColumn("idempotency_key", String, primary_key=True),
+        SqlColumn("request_hash", String(64), nullable=False),
+        SqlColumn("snapshot_id", BigInteger, nullable=True),
+        SqlColumn("result", Text, nullable=False),
+        SqlColumn("created_at", DateTime(timezone=True), index=True, nullable=False),
+    )
+)
 
 
-class ObjectShape(Base):
-    """``shredcat_object_shape``: per table, Variant column and object path, each distinct set of
-    fields a file's object was proven fully shredded with (:class:`~service.stats.model.ShreddedObject`;
-    ``fields`` a JSON array of the names, in the file's order). A table's files share few of
-    them, so the planner reads the shapes of a path (a handful of rows) and picks those lacking a
-    field in Python, whatever the number of files."""
+#: ``shredcat_revoked_session``: the sha256 of each signed-out dashboard session cookie, kept
+#: until the cookie's own expiry (then it is refused anyway, and the row is deleted).
+RevokedSession = Columns(
+    SqlTable(
+        "shredcat_revoked_session",
+        metadata,
+        SqlColumn("session_digest", String(64), primary_key=True),
+        SqlColumn("expires_at", DateTime(timezone=True), nullable=False),
+    )
+)
 
-    __tablename__ = "shredcat_object_shape"
-    __table_args__ = (
+
+#: ``shredcat_object_shape``: per table, Variant column and object path, each distinct set of
+#: fields a file's object was proven fully shredded with (:class:`~service.stats.model.ShreddedObject`;
+#: ``fields`` a JSON array of the names, in the file's order). A table's files share few of
+#: them, so the planner reads the shapes of a path (a handful of rows) and picks those lacking a
+#: field in Python, whatever the number of files. ``fields_digest`` is the sha256 of ``fields``
+#: (hex): the unique key (an object of many fields is past an index entry's size).
+#: ``live_file_count``: live files with this shape: when a path's shapes cover every live file, the
+#: files that may hold a key are those whose shape has it (found by shape, not by scanning files).
+ObjectShape = Columns(
+    SqlTable(
+        "shredcat_object_shape",
+        metadata,
+        SqlColumn("shape_id", BigId, primary_key=True, autoincrement=True),
+        SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), nullable=False),
+        SqlColumn("column_id", ForeignKey("ducklake_column.column_id"), nullable=False),
+        SqlColumn("object_path", String, nullable=False),
+        SqlColumn("fields", Text, nullable=False),
+        SqlColumn("fields_digest", String(64), nullable=False),
+        SqlColumn("live_file_count", BigInteger, default=0, nullable=False),
         Index(
             "uq_shredcat_object_shape_key",
             "table_id",
@@ -447,29 +492,22 @@ class ObjectShape(Base):
             unique=True,
         ),
     )
-
-    shape_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    table_id: Mapped[int] = mapped_column(ForeignKey("ducklake_table.table_id"))
-    column_id: Mapped[int] = mapped_column(ForeignKey("ducklake_column.column_id"))
-    object_path: Mapped[str] = mapped_column(String)
-    fields: Mapped[str] = mapped_column(Text)
-    #: sha256 of ``fields`` (hex): the unique key (an object of many fields is past an index entry's size).
-    fields_digest: Mapped[str] = mapped_column(String(64))
-    #: Live files with this shape: when a path's shapes cover every live file, the files that may
-    #: hold a key are those whose shape has it (found by shape, not by scanning the files).
-    live_file_count: Mapped[int] = mapped_column(BigInteger, default=0)
+)
 
 
-class FileObject(Base):
-    """``shredcat_file_object``: the shapes proven for each data file (a fact of its content, so no
-    snapshots of its own: a file's liveness is its ``ducklake_data_file`` row's). A file without a
-    row for an object path proved nothing there: it is never pruned as lacking a field. Keyed by
-    file (its facts, read back) and by shape (the files a shape proves a field absent from)."""
-
-    __tablename__ = "shredcat_file_object"
-    __table_args__ = (Index("ix_shredcat_file_object_shape_id", "shape_id", "data_file_id"),)
-
-    data_file_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    shape_id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    #: The object's place in the file's list (FileStats.objects comes back in extraction's order).
-    ordinal: Mapped[int] = mapped_column(Integer)
+#: ``shredcat_file_object``: the shapes proven for each data file (a fact of its content, so no
+#: snapshots of its own: a file's liveness is its ``ducklake_data_file`` row's). A file without a
+#: row for an object path proved nothing there: it is never pruned as lacking a field. Keyed by
+#: file (its facts, read back) and by shape (the files a shape proves a field absent from);
+#: ``ordinal`` is the object's place in the file's list (FileStats.objects comes back in
+#: extraction's order).
+FileObject = Columns(
+    SqlTable(
+        "shredcat_file_object",
+        metadata,
+        SqlColumn("data_file_id", BigInteger, primary_key=True),
+        SqlColumn("shape_id", BigInteger, primary_key=True),
+        SqlColumn("ordinal", Integer, nullable=False),
+        Index("ix_shredcat_file_object_shape_id", "shape_id", "data_file_id"),
+    )
+)

@@ -272,7 +272,7 @@ class PlannedFile:
 
 @dataclass(frozen=True, slots=True)
 class PlannedFilesPage:
-    """A page of :meth:`Catalog.plan_files`: files in ``data_file_id`` order from ``offset``."""
+    """A page of :meth:`~service.catalog.admin.AdminReads.plan_files`: files in ``data_file_id`` order from ``offset``."""
 
     snapshot_id: int
     files: tuple[PlannedFile, ...]

@@ -22,7 +22,7 @@ Behaviour:
 * :meth:`Catalog.plan` compiles a predicate (:mod:`service.pruning`) and runs it in SQL: one page of
   candidate files, pinned to a snapshot by its page token; a column the table lacks is an error,
   and the first page warns about the terms no file can be pruned on. The admin pages' reads (newest-first
-  history, files sorted by size or rows, a path's per-file bounds) are methods here too.
+  history, files sorted by size or rows, a path's per-file bounds) are :mod:`service.catalog.admin`'s.
 * Writers of one table are serialized (row lock on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite), so
   concurrent commits never lose or duplicate a file.
 """
@@ -33,36 +33,29 @@ import contextlib
 import random
 import re
 import time
-from bisect import bisect_left
-from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import replace
-from datetime import timedelta
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import URL, Engine
 
-from service.catalog import replay
 from service.catalog import repository as repo
+from service.catalog.creation import check_variant_columns, insert_table
 from service.catalog.db import analyze_if_grown, make_engine, run_transaction
-from service.catalog.encode import prepare_batch
+from service.catalog.partitions import (
+    partition_declarations,
+    table_partitions,
+)
 from service.catalog.replicas import ReadRouter
-from service.catalog.repository import FileSort
 from service.catalog.results import (
     Candidate,
     CommitResult,
     DataFileInfo,
-    FileBound,
     NamespaceInfo,
-    PathBounds,
-    PathCoverage,
-    PathHealth,
-    PlannedFilesPage,
     PlanResult,
-    RecentSnapshot,
     RefreshResult,
     RemoveResult,
     SnapshotInfo,
@@ -74,12 +67,8 @@ from service.catalog.validate import (
     check_batch_partitions,
     check_file_columns,
     check_file_count,
-    check_name,
     check_object_name,
     check_table_columns,
-    check_table_totals,
-    replaced_layout,
-    request_hash,
     same_content,
     validate_batch,
     validate_file,
@@ -89,15 +78,13 @@ from service.errors import (
     AlreadyExistsError,
     BadInputError,
     ConflictError,
-    ForbiddenError,
-    InvalidStatsError,
     LimitExceededError,
     NotFoundError,
     ShredcatError,
     UnknownColumnError,
 )
-from service.stats.merge import GlobalStats, GlobalStatsAccumulator, from_ducklake_json, recompute
-from service.stats.model import FileStats, PartitionValue, union_variant_columns
+from service.stats.merge import GlobalStats, from_ducklake_json, recompute
+from service.stats.model import FileStats
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
 if TYPE_CHECKING:
@@ -108,14 +95,13 @@ if TYPE_CHECKING:
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
 
+#: A source of :meth:`Catalog.register` (a path, or what its ``extract_all`` reads).
+S = TypeVar("S")
+
 #: The principal of idempotency keys of library callers that name none (the CLI, scripts).
 LIBRARY_PRINCIPAL = "library"
 #: Tables whose columns and predicate schema a Catalog keeps (see :class:`repo.TableCache`).
 TABLE_CACHE_SIZE = 256
-#: :meth:`Catalog.path_bounds` answers kept, each of at most this many files' bounds (the
-#: dashboard's chart asks for 500, whatever the table's size): ~20 MB at most.
-PATH_BOUNDS_CACHE_SIZE = 64
-PATH_BOUNDS_CACHED_FILES = 1_000
 #: Variant paths whose dictionary rows the planner keeps, each for one state of its table (a
 #: plan then runs two statements instead of three; ~0.3 KiB each).
 PATH_ROWS_CACHE_SIZE = 4096
@@ -161,7 +147,6 @@ class Catalog:
                 limits = Limits.from_settings(get_settings())
         self.limits = limits
         self._tables = repo.TableCache(TABLE_CACHE_SIZE)
-        self._bounds = repo.TableCache(PATH_BOUNDS_CACHE_SIZE)
         self._path_rows = repo.TableCache(PATH_ROWS_CACHE_SIZE)
         if isinstance(engine_or_url, Engine):
             self.engine = engine_or_url
@@ -277,7 +262,7 @@ class Catalog:
         cols, parts = _table_declarations(namespace, name, variant_columns, partition_columns, location)
 
         def op(conn: Connection) -> int:
-            return _insert_table(
+            return insert_table(
                 conn,
                 namespace,
                 name,
@@ -365,164 +350,24 @@ class Catalog:
         the commit's own transaction, so a commit that fails leaves no table behind; unless
         ``may_create`` is False (the REST API: a writer's token), which makes that a ForbiddenError.
         """
-        creating = None
-        if create_with is not None:
-            check_name("namespace", namespace)  # valid text; the rules for new names apply below
-            check_name("table", table)
-            creating = _variant_columns(create_with)
-        # Partition values are read from the paths (every name=value segment; under the table's
-        # location and typed as it declares once the table row is read, below).
-        batch = validate_batch(path_partitions(files), self.limits)
-        check_batch_partitions(batch)
-        prepared = prepare_batch(batch)  # encoding and the batch's own merge happen before the lock
-        removing = list(dict.fromkeys(remove))
-        check_file_count(len(removing), self.limits, "paths to remove")
-        for p in removing:
-            if not isinstance(p, str) or not p:
-                raise InvalidStatsError(f"invalid path to remove {p!r}", details={"attribute": "remove"})
-        if idempotency_key is not None:
-            check_name("idempotency key", idempotency_key)
-            check_name("principal", principal)
-        req_hash = (
-            request_hash(batch, removing, remove_missing_ok=remove_missing_ok) if idempotency_key is not None else ""
+        from service.catalog.commit import check_request, run
+
+        req = check_request(
+            namespace,
+            table,
+            files,
+            limits=self.limits,
+            idempotency_key=idempotency_key,
+            principal=principal,
+            extracted=extracted,
+            remove=remove,
+            remove_missing_ok=remove_missing_ok,
+            create_with=create_with,
+            may_create=may_create,
         )
-        trusted = frozenset(extracted)
-
-        def op(conn: Connection) -> CommitResult:
-            nonlocal batch, prepared
-            t = (
-                repo.require_table(conn, namespace, table, lock=True)
-                if creating is None
-                else _table_for_commit(conn, namespace, table, creating, may_create=may_create)
-            )
-            if _partitions_depend_on(t) and any(f.partitions for f in batch):
-                # Rare (a table with a location or declared partition types): read again, re-prepare.
-                batch = validate_batch(table_partitions(t, batch), self.limits)
-                check_batch_partitions(batch)
-                prepared = prepare_batch(batch)
-            if idempotency_key is not None:
-                # Keys older than the retention are gone (this one, and a batch of the oldest).
-                cutoff = repo.utcnow() - timedelta(seconds=self.limits.idempotency_retention_seconds)
-                repo.expire_commit_keys(conn, t.table_id, principal, idempotency_key, cutoff)
-                stored = repo.get_commit_key(conn, t.table_id, principal, idempotency_key)
-                if stored is not None:
-                    # The hash without plain-column and partition rows is what keys stored before
-                    # schema 0003 hold. Matching it means the same paths, contents and Variant
-                    # stats: the same files, whatever their column rows; so it replays too.
-                    if stored[0] != req_hash and stored[0] != request_hash(
-                        batch, removing, remove_missing_ok=remove_missing_ok, columns=False
-                    ):
-                        raise ConflictError(
-                            f"idempotency key {idempotency_key!r} was used for a different commit to {t.qualified_name}",
-                            details={"idempotency_key": idempotency_key},
-                        )
-                    return replay.decode(stored[1], [f.path for f in batch], removing)
-            ending, missing = (
-                _live_or_missing(conn, t, removing, remove_missing_ok, ", so it cannot be removed")
-                if removing
-                else ({}, ())
-            )
-            gone = [ending[p] for p in removing if p in ending]
-            kinds = {name: c.kind for name, c in t.plain.items()}
-            relayout = replaced_layout(
-                batch,
-                kinds,
-                declared=any(c.partition and c.declared for c in t.plain.values()),
-                replacing_all=len(gone) == t.live_file_count,
-            )
-            if relayout:
-                kinds = {name: kind for name, kind in kinds.items() if name not in relayout}
-            layout = [] if relayout else t.partition_columns
-            for f in batch:
-                check_table_columns(f, t.columns, t.qualified_name)
-                if f.columns or f.partitions or t.plain:
-                    try:
-                        check_file_columns(
-                            f,
-                            t.columns,
-                            kinds,
-                            layout,
-                            t.qualified_name,
-                            unpartitioned_files=t.live_file_count > len(gone),
-                        )
-                    except InvalidStatsError as e:
-                        partitions = e.details.get("attribute") == "partitions"
-                        if partitions and f.partitions and not layout and _unrefreshed_partitioned(conn, t):
-                            raise InvalidStatsError(
-                                f"{e.message}; its files committed before schema revision 0003 have no partition "
-                                f"values yet: run `shredcat refresh --table {t.qualified_name}` once",
-                                details=e.details,
-                            ) from None
-                        raise
-            live = repo.live_files_by_path(conn, t.table_id, [f.path for f in batch if f.path not in ending])
-            new: list[int] = []
-            same: list[int] = []
-            for i, f in enumerate(batch):
-                lf = live.get(f.path)
-                if lf is None:
-                    new.append(i)
-                elif same_content(lf.identity, f):
-                    same.append(i)
-                else:
-                    raise ConflictError(
-                        f"{f.path}: already registered in {t.qualified_name} with different content "
-                        f"(content_id {lf.content_id!r}, {lf.file_size_bytes} bytes; now "
-                        f"{f.content_id!r}, {f.file_size_bytes} bytes): remove it first, or replace it in one commit by "
-                        "also giving it to remove",
-                        details={"path": f.path},
-                    )
-            restate = [i for i in same if batch[i].path in trusted and _stats_differ(conn, t, batch[i])]
-            snap: int | None = None
-            if new or restate or gone:
-                check_table_totals(
-                    t.qualified_name, t.live_record_count, t.live_bytes, [batch[i] for i in new]
-                )
-                ended = gone + [live[batch[i].path] for i in restate]
-                changes = ",".join(
-                    ([f"inserted_into_table:{t.table_id}"] if new or restate else [])
-                    + ([f"deleted_from_table:{t.table_id}"] if ended else [])
-                )
-                snap = repo.new_snapshot(
-                    conn, t.table_id, changes, added=len(new) + len(restate), removed=len(ended)
-                )
-                old_json = repo.read_global_json(conn, t)
-                keep = sorted(new + restate)
-                adding = prepared if len(keep) == len(batch) else prepared.subset(keep)
-                if ended:
-                    # The old rows end first: a path has one live row at a time.
-                    repo.end_files(conn, t, snap, ended)
-                if relayout:
-                    t = repo.end_columns(conn, t, snap, relayout)
-                if adding.files:
-                    t = repo.add_file_columns(conn, t, snap, adding.files)
-                    repo.add_files(conn, t, snap, adding)
-                if ended:
-                    g = repo.rebuild_global(conn, t, t.live_file_count + len(new) - len(gone))
-                else:
-                    # Incremental: the stored global stats merged with the batch's own (never a rescan).
-                    merged = GlobalStatsAccumulator(from_ducklake_json(t.live_file_count, old_json))
-                    merged.merge(adding.aggregate)
-                    g = merged.freeze()
-                repo.write_global_json(conn, t, g.column_json(t.columns), old_json)
-            restated = set(restate)
-            result = CommitResult(
-                snap,
-                tuple(batch[i].path for i in new),
-                tuple(batch[i].path for i in same if i not in restated),
-                restated=tuple(batch[i].path for i in restate),
-                removed=tuple(lf.path for lf in gone),
-                missing=missing,
-            )
-            if idempotency_key is not None:
-                repo.put_commit_key(
-                    conn, t.table_id, principal, idempotency_key, req_hash, snap,
-                    replay.encode(result, [f.path for f in batch], removing),
-                )
-            return result
-
         # A get-or-create race on the table or namespace is a unique violation: the second attempt
         # finds the row the other writer created.
-        result = self._write(op, retry_integrity=creating is not None)
+        result: CommitResult = self._write(lambda conn: run(conn, req), retry_integrity=req.creating is not None)
         if result.snapshot_id is not None:
             analyze_if_grown(self.engine)
         return result
@@ -531,44 +376,62 @@ class Catalog:
         self,
         namespace: str,
         table: str,
-        sources: Sequence[str],
+        sources: Sequence[S],
         *,
         extract: Callable[[str], FileStats] | None = None,
+        extract_all: Callable[[Sequence[S]], Sequence[FileStats]] | None = None,
+        given: Sequence[FileStats] = (),
         idempotency_key: str | None = None,
         principal: str = LIBRARY_PRINCIPAL,
-        create_table: bool = True,
+        remove: Iterable[str] = (),
+        remove_missing_ok: bool = False,
+        create_table: bool | Sequence[str] = True,
+        may_create: bool = True,
     ) -> CommitResult:
-        """Extract every source, then commit them as one snapshot (``shredcat register``).
+        """Extract every source, then commit them, with the files of ``given`` (stats a client
+        sent), as one snapshot: the one "extract, then commit" of the library, ``shredcat
+        register`` and the REST commit by path.
 
-        A source whose stats cannot be extracted fails the whole registration with the extractor's
-        error, its message prefixed with the source; nothing is committed. With ``create_table``
-        a missing table is created from the union of the files' Variant columns, in the commit's
-        transaction (a registration that fails creates nothing).
-        ``extract`` defaults to :func:`service.stats.extract.extract_file`. The stats are the
+        ``extract_all`` reads every source at once (the CLI's worker processes, the server's
+        pool); otherwise each source is read with ``extract`` (default
+        :func:`service.stats.extract.extract_file`; object-store sources concurrently), and a
+        source whose stats cannot be extracted fails the whole registration with the extractor's
+        error, its message prefixed with the source. Nothing is committed then. The stats are the
         caller's own extraction, so a live file whose stored stats differ is restated (see
-        :meth:`commit`).
-        """
-        from service.stats.batch import extract_many
+        :meth:`commit`); ``remove`` and ``remove_missing_ok`` are :meth:`commit`'s.
 
-        files: list[FileStats] = []
-        # Object-store sources are read concurrently (service.stats.batch), local ones in turn.
-        results = extract_many(sources, extract=extract)
-        try:
-            for src, fs in results:
-                if isinstance(fs, ShredcatError):
-                    msg = fs.message if src in fs.message else f"{src}: {fs.message}"
-                    raise type(fs)(msg, details={**fs.details, "path": src}) from fs
-                files.append(fs)
-        finally:
-            results.close()
+        A missing table is created in the commit's transaction (a registration that fails creates
+        nothing) by the policy of :func:`service.catalog.creation.create_columns`: only when the
+        commit adds files; ``create_table`` True takes the union of the files' Variant columns, a
+        sequence declares them, False never creates. A caller that may not create
+        (``may_create=False``, or ``create_table=False``) learns of a missing table before any
+        file is read (ForbiddenError, or NotFoundError).
+        """
+        from service.catalog.creation import create_columns, creation_forbidden
+
+        if sources and (create_table is False or not may_create):
+            try:
+                # On the primary, as the commit itself (a standby behind it would not know a
+                # table created a moment ago).
+                self.get_table(namespace, table, primary=True)
+            except NotFoundError:
+                if create_table is False:
+                    raise
+                raise creation_forbidden(namespace, table) from None
+        # Without extract_all the sources are paths.
+        extracted = list(extract_all(sources)) if extract_all is not None else _extract_sources(cast("Sequence[str]", sources), extract)
+        files = [*extracted, *given]
         return self.commit(
             namespace,
             table,
             files,
             idempotency_key=idempotency_key,
             principal=principal,
-            extracted=[f.path for f in files],
-            create_with=union_variant_columns(files) if create_table else None,
+            extracted=[f.path for f in extracted],
+            remove=remove,
+            remove_missing_ok=remove_missing_ok,
+            create_with=create_columns(files, create_table),
+            may_create=may_create,
         )
 
     # --- refresh ------------------------------------------------------------------------------
@@ -600,31 +463,9 @@ class Catalog:
         t, todo = self._read(pick, primary=True)  # what the write below fills in
         if not todo:
             return RefreshResult(t.qualified_name, 0, 0, 0)
-        paths = [p for _, p, _, _ in todo]
-        if read_all is not None:
-            fresh = list(read_all(paths))
-        else:
-            if read is None:
-                from service.stats.extract import extract_file
+        fresh = _read_again(todo, read, read_all)
 
-                read = extract_file
-            fresh = []
-            for p in paths:
-                try:
-                    fresh.append(read(p))
-                except ShredcatError as e:
-                    msg = e.message if p in e.message else f"{p}: {e.message}"
-                    raise type(e)(msg, details={**e.details, "path": p}) from e
-        for (_, p, _, ident), f in zip(todo, fresh, strict=True):
-            if f.path != p:
-                raise BadInputError(f"{p}: the reader answered for {f.path}", details={"path": p})
-            if not same_content(ident, f):
-                now = (f.content_id, f.file_size_bytes, f.record_count, f.footer_size)
-                raise ConflictError(
-                    f"{p}: the file changed since it was committed ({ident} then, {now} now); "
-                    "remove and register it again",
-                    details={"path": p},
-                )
+        from service.catalog.encode import prepare_batch
 
         def op(conn: Connection) -> RefreshResult:
             lt = repo.require_table(conn, namespace, table, lock=True)
@@ -664,12 +505,14 @@ class Catalog:
         """End these live files at one new snapshot (rows are kept for history) and rebuild the
         global stats. NotFoundError if a path is not live, unless ``missing_ok`` (then it is
         reported in ``missing``). No snapshot is made when nothing is removed."""
+        from service.catalog.commit import live_or_missing
+
         wanted = list(dict.fromkeys(paths))
         check_file_count(len(wanted), self.limits, "paths")
 
         def op(conn: Connection) -> RemoveResult:
             t = repo.require_table(conn, namespace, table, lock=True)
-            live, missing = _live_or_missing(conn, t, wanted, missing_ok)
+            live, missing = live_or_missing(conn, t, wanted, missing_ok)
             gone = [live[p] for p in wanted if p in live]
             if not gone:
                 return RemoveResult(None, (), missing)
@@ -892,221 +735,6 @@ class Catalog:
 
         return self._read(op, min_snapshot_id=snapshot)
 
-    def path_coverage(self, namespace: str, table: str) -> list[PathCoverage]:
-        """For every path fully shredded in at least one live file: in how many live files, with
-        which types. Sorted by column order, then variant_path."""
-
-        def op(conn: Connection) -> list[PathCoverage]:
-            t = self._table(conn, namespace, table)
-            names = t.column_names
-            order = {c: i for i, c in enumerate(t.columns)}
-            by_path: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
-            for cid, vp, tname, n in repo.path_coverage_rows(conn, t.table_id):
-                if cid in names:
-                    by_path[(names[cid], vp)][tname] = n
-            out = []
-            for (col, vp), types in sorted(by_path.items(), key=lambda kv: (order[kv[0][0]], kv[0][1])):
-                out.append(
-                    PathCoverage(
-                        column=col,
-                        variant_path=vp,
-                        live_files=t.live_file_count,
-                        shredded_files=sum(types.values()),
-                        types=tuple(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
-                    )
-                )
-            return out
-
-        return self._read(op)
-
-    # --- what the admin pages read ------------------------------------------------------------
-
-    def path_health(self) -> dict[int, PathHealth]:
-        """For every live table (by ``table_id``) with a path fully shredded in at least one live
-        file: how many such paths are in the global stats, in a type conflict, or partial (the
-        statuses of :meth:`path_coverage`). One query for all tables."""
-
-        def op(conn: Connection) -> dict[int, PathHealth]:
-            live: dict[int, int] = {}
-            types: dict[tuple[int, int, str], list[int]] = defaultdict(list)
-            for table_id, cid, vp, n, files in repo.live_path_rows(conn):
-                types[(table_id, cid, vp)].append(n)
-                live[table_id] = files
-            counts: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
-            for (table_id, _, _), ns in types.items():
-                slot = 1 if len(ns) > 1 else 0 if ns[0] == live[table_id] else 2
-                counts[table_id][slot] += 1
-            return {tid: PathHealth(*c) for tid, c in counts.items()}
-
-        return self._read(op)
-
-    def files_by_path(
-        self,
-        namespace: str,
-        table: str,
-        column: str,
-        variant_path: str,
-        *,
-        shredded_type: str | None,
-        after: str | None = None,
-        limit: int = 100,
-    ) -> list[DataFileInfo]:
-        """Live files, by path (keyset ``after``), where ``column``/``variant_path`` is fully
-        shredded as ``shredded_type``, or, with None, where it is not fully shredded at all: the
-        files behind each status of :meth:`path_coverage`."""
-        self._check_limit(limit)
-
-        def op(conn: Connection) -> list[DataFileInfo]:
-            t = repo.require_table(conn, namespace, table)
-            cid = t.columns.get(column)
-            if cid is None:
-                raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
-            return repo.files_by_path(conn, t.table_id, cid, variant_path, shredded_type, after=after, limit=limit)
-
-        return self._read(op)
-
-    def recent_snapshots(
-        self, *, namespace: str | None = None, table: str | None = None, before: int | None = None, limit: int = 20
-    ) -> list[RecentSnapshot]:
-        """Snapshots newest first: of every table (and namespace changes), or of one live table
-        (``namespace`` and ``table``; NotFoundError when it does not exist). ``before``: keyset,
-        the last snapshot id of the previous page."""
-        self._check_limit(limit)
-        _check_id("before", before)
-
-        def op(conn: Connection) -> list[RecentSnapshot]:
-            table_id = None if table is None else repo.require_table(conn, namespace or "", table).table_id
-            return repo.recent_snapshots(conn, table_id, before=before, limit=limit)
-
-        return self._read(op)
-
-    def list_files_sorted(
-        self,
-        namespace: str,
-        table: str,
-        *,
-        sort: FileSort = "size",
-        descending: bool = True,
-        prefix: str | None = None,
-        contains: str | None = None,
-        added_in: int | None = None,
-        after: tuple[int | str, str] | None = None,
-        limit: int = 100,
-    ) -> list[DataFileInfo]:
-        """Live files ordered by ``sort`` (``path``, ``size`` or ``rows``) then path, both in the
-        chosen direction. ``after``: keyset, ``(sort value, path)`` of the last file of the
-        previous page (for ``sort="path"`` the value is the path itself). No index covers size or
-        record count, so each page sorts the table's live files (a top-N sort in the database);
-        path ascending at any snapshot is :meth:`list_files`. Filters: ``prefix`` (paths starting
-        with it), ``contains`` (paths containing it anywhere, ASCII case-insensitive, ``%`` and
-        ``_`` taken literally), ``added_in`` (files added at that snapshot)."""
-        self._check_limit(limit)
-        _check_id("added_in", added_in)
-        if sort not in ("path", "size", "rows"):
-            raise BadInputError(f"cannot sort files by {sort!r}")
-
-        def op(conn: Connection) -> list[DataFileInfo]:
-            t = repo.require_table(conn, namespace, table)
-            return repo.list_files_sorted(
-                conn,
-                t.table_id,
-                sort=sort,
-                descending=descending,
-                prefix=prefix,
-                contains=contains,
-                added_in=added_in,
-                after=after,
-                limit=limit,
-            )
-
-        return self._read(op)
-
-    def count_files(
-        self,
-        namespace: str,
-        table: str,
-        *,
-        prefix: str | None = None,
-        contains: str | None = None,
-        added_in: int | None = None,
-    ) -> int:
-        """Live files of the table kept by the filters of :meth:`list_files_sorted` (all of them
-        without one)."""
-        _check_id("added_in", added_in)
-
-        def op(conn: Connection) -> int:
-            t = repo.require_table(conn, namespace, table)
-            if not prefix and not contains and added_in is None:
-                return t.live_file_count
-            return repo.count_files(conn, t.table_id, None, prefix=prefix, contains=contains, added_in=added_in)
-
-        return self._read(op)
-
-    def files_removed_at(self, namespace: str, table: str, snapshot: int, *, limit: int = 100) -> list[DataFileInfo]:
-        """The files of the table that ``snapshot`` removed (no longer live), by path, at most
-        ``limit``."""
-        self._check_limit(limit)
-        _check_id("snapshot", snapshot)
-
-        def op(conn: Connection) -> list[DataFileInfo]:
-            t = repo.require_table(conn, namespace, table)
-            return repo.files_removed_at(conn, t.table_id, snapshot, limit)
-
-        return self._read(op, min_snapshot_id=snapshot)
-
-    def find_file(self, namespace: str, table: str, path: str) -> DataFileInfo:
-        """The live file at ``path`` (NotFoundError if there is none)."""
-
-        def op(conn: Connection) -> DataFileInfo:
-            t = repo.require_table(conn, namespace, table)
-            f = repo.live_file(conn, t.table_id, path)
-            if f is None:
-                raise NotFoundError(f"{path}: not a live file of {t.qualified_name}", details={"path": path})
-            return f
-
-        return self._read(op)
-
-    def path_bounds(
-        self,
-        namespace: str,
-        table: str,
-        column: str,
-        variant_path: str,
-        *,
-        shredded_type: str | None = None,
-        order: Literal["min", "path"] = "min",
-        limit: int = 2000,
-    ) -> PathBounds:
-        """The bounds of ``column``/``variant_path`` in each live file where it is fully shredded
-        as ``shredded_type`` (default: the type with most files): the bound strings of at most
-        ``limit`` files (evenly spaced over all of them when there are more) and the point-lookup
-        estimate over every file (:attr:`PathBounds.point_keep`, from their index keys).
-
-        ``order="min"``: by the typed min key, files whose min has no key (unknown bound, no
-        values, decimals beyond int64) last; ``order="path"``: by file path.
-
-        Cached per table state (:attr:`repo.TableRow.metadata_key`, read in the same
-        transaction): a table's Variant stats rows change only with a snapshot of it, which moves
-        the key (``refresh`` adds plain-column rows only). A chart viewed again costs one
-        statement instead of reading and summing every file's keys (2 x 10^4 at 10,000 files).
-        """
-        self._check_limit(limit)
-        if order not in ("min", "path"):
-            raise BadInputError(f"cannot order by {order!r}")
-
-        def op(conn: Connection) -> PathBounds:
-            t = repo.require_table(conn, namespace, table, cache=self._tables)
-            key = None if t.metadata_key is None else (*t.metadata_key, column, variant_path, shredded_type, order, limit)
-            hit = None if key is None else self._bounds.get("path_bounds", key)
-            if hit is not None:
-                return hit
-            found = _path_bounds(conn, t, column, variant_path, shredded_type, order, limit)
-            if key is not None and len(found.files) <= PATH_BOUNDS_CACHED_FILES:
-                self._bounds.put("path_bounds", key, found)
-            return found
-
-        return self._read(op)
-
     # --- planning -----------------------------------------------------------------------------
 
     def table_schema(self, namespace: str, table: str) -> TableSchema:
@@ -1236,68 +864,6 @@ class Catalog:
 
         return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot_id, pinned))
 
-    def plan_files(
-        self,
-        namespace: str,
-        table: str,
-        expr: BooleanExpression | Callable[[TableSchema], BooleanExpression],
-        *,
-        snapshot_id: int | None = None,
-        decision: Literal["all", "kept", "skipped"] = "all",
-        offset: int = 0,
-        limit: int = 100,
-        with_plan: bool = False,
-        min_snapshot_id: int | None = None,
-    ) -> PlannedFilesPage:
-        """A page of ``namespace.table``'s live files with :meth:`plan`'s decision on each (kept
-        or skipped, filtered by ``decision``) and its reason in a few words, in ``data_file_id``
-        order from ``offset``. ``expr``: a tree, or a parser given the table's schema (as for
-        :meth:`plan`).
-
-        ``with_plan``: the page also carries :meth:`plan`'s counts and warnings (``plan``, its
-        first page of one candidate), planned in the same read from the same parse, and is taken
-        at that plan's snapshot; an ``offset`` past the files ``decision`` selects moves back to
-        the start of their last page (what the playground shows)."""
-        from service.catalog.planner import plan_files_in
-        from service.pruning.diagnostics import referenced_columns
-
-        if decision not in ("all", "kept", "skipped"):
-            raise BadInputError("decision must be all, kept or skipped", details={"field": "decision"})
-        self._check_limit(limit, name="page size", field="page-size")
-        if offset < 0:
-            raise BadInputError("offset must not be negative", details={"field": "offset"})
-        _check_id("snapshot", snapshot_id)
-        _check_id("min-snapshot-id", min_snapshot_id)
-        parse = expr if callable(expr) else None
-
-        def op(conn: Connection) -> PlannedFilesPage:
-            t = self._as_of(conn, repo.require_table(conn, namespace, table, cache=self._tables), snapshot_id)
-            schema = self._schema(conn, t)
-            tree = _parse_for(t, parse, schema) if parse is not None else expr
-            _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
-            condition = _compiled(tree)  # type: ignore[arg-type]
-            plan = start = None
-            if with_plan:
-                plan = _plan_page(
-                    conn, t, schema, condition, snapshot_id, False, 1, None, counts=True, cache=self._path_rows,
-                    tree=tree,  # type: ignore[arg-type]
-                )
-                selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision]
-                start = min(offset, max(0, ((selected or 0) - 1) // limit * limit))
-            page = plan_files_in(
-                conn,
-                t,
-                condition,
-                snapshot_id=snapshot_id if plan is None else plan.snapshot_id,
-                decision=decision,
-                offset=offset if start is None else start,
-                limit=limit,
-                partition_types=schema.partition_types(),
-            )
-            return page if plan is None else replace(page, plan=plan)
-
-        return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot_id))
-
     def iter_candidates(
         self,
         namespace: str,
@@ -1315,151 +881,6 @@ class Catalog:
             res = self.plan(namespace, table, expr, snapshot_id=snapshot_id, page_size=page_size, page_token=token)
             yield from res.candidates
             token = res.next_page_token
-
-
-def _path_bounds(
-    conn: Connection,
-    t: repo.TableRow,
-    column: str,
-    variant_path: str,
-    shredded_type: str | None,
-    order: Literal["min", "path"],
-    limit: int,
-) -> PathBounds:
-    """:meth:`Catalog.path_bounds` read from the database."""
-    from service.catalog.estimates import point_keep_ratio
-
-    cid = t.columns.get(column)
-    if cid is None:
-        raise NotFoundError(f"{t.qualified_name} has no Variant column {column!r}", details={"column": column})
-    rows = repo.path_types(conn, t.table_id, cid, variant_path)
-    if not rows:
-        return PathBounds(column, variant_path, None, (), t.live_file_count, 0, (), order)
-    types = tuple(sorted(((name, n) for _, name, n in rows), key=lambda kv: (-kv[1], kv[0])))
-    by_type = {name: (path_id, n) for path_id, name, n in rows}
-    chosen = shredded_type if shredded_type is not None else types[0][0]
-    if chosen not in by_type:
-        raise NotFoundError(
-            f"{column} {variant_path} is not shredded as {chosen} in any live file",
-            details={"shredded_type": chosen},
-        )
-    path_id, total = by_type[chosen]
-    st = ShreddedType.parse(chosen)
-    # Every file's keys from the two key indexes; the bound strings of the picked files only.
-    lows, highs = repo.sorted_keys(conn, path_id, st)
-    unkeyed = repo.file_bounds_without_min_key(conn, path_id, st) if len(lows) < total else []
-    n = len(lows) + len(unkeyed)
-    picks = range(n) if n <= limit else sorted({round(i * (n - 1) / max(1, limit - 1)) for i in range(limit)})
-    if order == "path":
-        ids = repo.file_ids_by_path(conn, path_id)
-        files = repo.file_bounds(conn, path_id, [ids[i] for i in picks if i < len(ids)])
-    else:
-        # Rank i of the (min key, data_file_id) order is the (i - first rank of its key)-th
-        # file holding that min key; the files without one come last.
-        at: dict[Any, list[FileBound]] = {}
-        for key, f in repo.file_bounds_at_min_keys(conn, path_id, st, {lows[i] for i in picks if i < len(lows)}):
-            at.setdefault(key, []).append(f)
-        files = []
-        for i in picks:
-            if i >= len(lows):
-                files.append(unkeyed[i - len(lows)])
-                continue
-            tied, k = at.get(lows[i], []), i - bisect_left(lows, lows[i])
-            if k < len(tied):
-                files.append(tied[k])
-    with_values = len(lows) + sum(1 for f in unkeyed if f.value_count > 0)
-    # A point lookup keeps, whatever the value, the files storing the path as another type (bounds
-    # of that type do not serve this one) and those where it is not fully shredded (no stats).
-    shredded = sum(files_of_type for _, files_of_type in types)
-    always_kept = max(0, t.live_file_count - shredded) + shredded - total
-    return PathBounds(
-        column, variant_path, st, types, t.live_file_count, total, tuple(files), order, with_values,
-        point_keep_ratio(st, lows, highs, with_values, always_kept),
-    )
-
-
-def path_partitions(files: Iterable[FileStats]) -> list[FileStats]:
-    """Files with the partition values of their paths (every ``name=value`` segment, typed as
-    Spark infers each): the one way a file gets partition values (what a caller put in
-    ``FileStats.partitions`` is replaced). A path Spark would refuse (``a=``, a column twice):
-    InvalidStatsError naming the file."""
-    out = []
-    # The values depend on the directories only (the file name is never a segment): a batch's
-    # files share a few directories, each parsed once. The tuples are shared too, which lets the
-    # validator and the encoder do their per-value work once per directory.
-    by_dir: dict[str, tuple[PartitionValue, ...]] = {}
-    for f in files:
-        if not isinstance(f, FileStats) or not isinstance(f.path, str):
-            out.append(f)  # the validator names what is wrong
-            continue
-        try:
-            pvs: tuple[PartitionValue, ...] = ()
-            if "=" in f.path:  # no partition segment otherwise: the parser is not even imported
-                from service.storage.partitions import partition_values
-
-                head, _, name = f.path.rpartition("/")
-                cached = by_dir.get(head) if name else None
-                if cached is None:
-                    cached = partition_values(f.path)
-                    if name:
-                        by_dir[head] = cached
-                pvs = cached
-        except ShredcatError as e:
-            msg = e.message if f.path in e.message else f"{f.path}: {e.message}"
-            raise InvalidStatsError(msg, details={"path": f.path, "attribute": "partitions"}) from None
-        out.append(f if pvs == f.partitions else replace(f, partitions=pvs))
-    return out
-
-
-def _partitions_depend_on(t: repo.TableRow) -> bool:
-    return t.location is not None or any(c.partition and c.declared for c in t.plain.values())
-
-
-def table_partitions(t: repo.TableRow, files: list[FileStats]) -> list[FileStats]:
-    """Files' partition values as the table sees them: relative to its location (only segments
-    below it), typed as it declares (a value that is not of the declared type, or a file outside
-    the location: InvalidStatsError naming the file)."""
-    if not _partitions_depend_on(t):
-        return path_partitions(files)
-    declared = {name: c.type_name for name, c in t.plain.items() if c.partition and c.declared}
-    from service.storage.partitions import partition_values, retype
-
-    out = []
-    for f in files:
-        try:
-            pvs = partition_values(f.path, base=t.location)
-            if declared:
-                pvs = tuple(
-                    retype(pv, ShreddedType.parse(declared[pv.column])) if pv.column in declared else pv for pv in pvs
-                )
-        except ShredcatError as e:
-            msg = e.message if f.path in e.message else f"{f.path}: {e.message}"
-            raise InvalidStatsError(msg, details={"path": f.path, "attribute": "partitions"}) from None
-        out.append(replace(f, partitions=tuple(pvs)))
-    return out
-
-
-def _partition_declarations(
-    declared: Mapping[str, str] | Sequence[tuple[str, str]], variant_columns: Sequence[str]
-) -> list[tuple[str, str]]:
-    """Declared partition columns as ``(name, type name)``, checked."""
-    items = list(declared.items()) if isinstance(declared, Mapping) else list(declared)
-    out: list[tuple[str, str]] = []
-    for item in items:
-        if not (isinstance(item, tuple | list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
-            raise BadInputError(f"a partition column is a (name, type) pair, not {item!r}", details={"field": "partition-columns"})
-        name, tname = item
-        check_name("partition column", name)
-        try:
-            st = ShreddedType.parse(tname)
-        except ShredcatError as e:
-            raise BadInputError(
-                f"partition column {name!r}: {e.message}", details={"field": "partition-columns", "column": name}
-            ) from None
-        if name in variant_columns or any(n == name for n, _ in out):
-            raise BadInputError(f"duplicate column {name!r}", details={"field": "partition-columns", "column": name})
-        out.append((name, st.name))
-    return out
 
 
 def _check_without_table(parse: Callable[[TableSchema], BooleanExpression]) -> None:
@@ -1487,8 +908,8 @@ def _table_declarations(
     """A new table's checked names, Variant columns and partition declarations (BadInputError)."""
     check_object_name("namespace", namespace)
     check_object_name("table", name)
-    cols = _variant_columns(variant_columns)
-    parts = _partition_declarations(partition_columns, cols)
+    cols = check_variant_columns(variant_columns)
+    parts = partition_declarations(partition_columns, cols)
     if location is not None and (not isinstance(location, str) or not location or "\x00" in location):
         raise BadInputError(f"invalid table location {location!r}", details={"field": "location"})
     if location is not None and not (location.startswith("/") or _LOCATION_URI.match(location)):
@@ -1504,87 +925,7 @@ def _table_declarations(
 _LOCATION_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-def _unrefreshed_partitioned(conn: Connection, t: repo.TableRow) -> bool:
-    """Whether live files of ``t`` committed before the catalog kept partition values (schema
-    0003) lie in ``name=value`` directories: ``shredcat refresh`` gives them their values."""
-    from service.storage.partitions import partition_values
 
-    def partitioned(path: str) -> bool:
-        try:
-            return bool(partition_values(path))
-        except ShredcatError:
-            return True  # name=value segments Spark would refuse: refresh names the file
-
-    return any(partitioned(path) for _, path, _, _ in repo.files_without_column_rows(conn, t.table_id, limit=1000))
-
-
-def creation_forbidden(namespace: str, table: str) -> ForbiddenError:
-    """A commit asked to create its missing table by a caller that may not create tables."""
-    return ForbiddenError(
-        f"table {namespace}.{table} does not exist, and creating it (create-if-missing) needs the admin role",
-        details={"table": f"{namespace}.{table}"},
-    )
-
-
-def _table_for_commit(
-    conn: Connection, namespace: str, table: str, creating: Sequence[str], *, may_create: bool
-) -> repo.TableRow:
-    """The table a commit with ``create_with`` goes into, locked: created when missing (if
-    ``may_create``, else ForbiddenError)."""
-    for _ in range(3):
-        if repo.find_table(conn, namespace, table) is None:
-            if not may_create:
-                raise creation_forbidden(namespace, table)
-            # Only when missing: creating locks the namespace row, which would serialize every
-            # registration into the namespace's tables for the length of its commit (and the
-            # names are checked as a new table's: an existing table keeps the name it has).
-            check_object_name("namespace", namespace)
-            check_object_name("table", table)
-            _insert_table(conn, namespace, table, creating, (), None, if_not_exists=True)
-        t = repo.find_table(conn, namespace, table, lock=True)
-        if t is not None:
-            return t
-        # Dropped while this commit waited for its lock: create it again (a new statement sees
-        # the drop, which has committed).
-    raise ConflictError(
-        f"table {namespace}.{table} was dropped again and again while this commit created it; retry",
-        details={"table": f"{namespace}.{table}"},
-    )
-
-
-def _variant_columns(variant_columns: Sequence[str]) -> tuple[str, ...]:
-    cols = tuple(variant_columns)
-    for c in cols:
-        check_name("column", c)
-    if len(set(cols)) != len(cols):
-        raise BadInputError(f"duplicate Variant column in {list(cols)}")
-    return cols
-
-
-def _insert_table(
-    conn: Connection,
-    namespace: str,
-    name: str,
-    cols: Sequence[str],
-    parts: Sequence[tuple[str, str]],
-    location: str | None,
-    *,
-    if_not_exists: bool,
-    create_namespace: bool = True,
-) -> int:
-    """Create the table (and its namespace, unless ``create_namespace=False``) in ``conn``'s
-    transaction; its id. An existing table is AlreadyExistsError unless ``if_not_exists``."""
-    ns = repo.find_namespace(conn, namespace, lock=True)  # serializes with drop_namespace
-    if ns is None:
-        if not create_namespace:
-            raise NotFoundError(f"namespace {namespace} does not exist")
-        ns = repo.insert_namespace(conn, namespace)
-    existing = repo.find_table(conn, namespace, name)
-    if existing is not None:
-        if if_not_exists:
-            return existing.table_id
-        raise AlreadyExistsError(f"table {namespace}.{name} already exists")
-    return repo.insert_table(conn, ns, name, cols, partition_columns=parts, location=location)
 
 #: Trees compiled lately, by identity (see :func:`_compiled`): (id,) -> (tree, condition).
 _COMPILED = repo.TableCache(512)
@@ -1656,20 +997,6 @@ def _parse_for(
         raise
 
 
-def _live_or_missing(
-    conn: Connection, t: repo.TableRow, paths: Sequence[str], missing_ok: bool, why: str = ""
-) -> tuple[dict[str, repo.LiveFile], tuple[str, ...]]:
-    """The live files among ``paths`` (by path) and the paths that are not live: a NotFoundError
-    naming them (its first sentence ending with ``why``) unless ``missing_ok``."""
-    live = repo.live_files_by_path(conn, t.table_id, paths)
-    missing = tuple(p for p in paths if p not in live)
-    if missing and not missing_ok:
-        raise NotFoundError(
-            f"{missing[0]}: not a live file of {t.qualified_name}{why}"
-            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-            details={"paths": list(missing[:100])},
-        )
-    return live, missing
 
 
 def _check_columns(t: repo.TableRow, columns: Sequence[str]) -> None:
@@ -1798,8 +1125,44 @@ def _try_read(read: Callable[[str], FileStats]) -> Callable[[str], FileStats | s
     return attempt
 
 
-def _stats_differ(conn: Connection, t: repo.TableRow, f: FileStats) -> bool:
-    stored = repo.file_stats(conn, t, f.path, None)
-    return stored is not None and bool(compare_file_stats(stored, f))
+def _extract_sources(sources: Sequence[str], extract: Callable[[str], FileStats] | None) -> list[FileStats]:
+    """Every source's stats, in order (object-store sources concurrently, local ones in turn);
+    the first error raised, its message naming the source."""
+    from service.stats.batch import extract_all
+
+    return extract_all(sources, extract=extract, name_errors=True)
 
 
+def _read_again(
+    todo: Sequence[tuple[int, str, int, tuple[str | None, int, int, int]]],
+    read: Callable[[str], FileStats] | None,
+    read_all: Callable[[Sequence[str]], Sequence[FileStats]] | None,
+) -> list[FileStats]:
+    """:meth:`Catalog.refresh`'s files read again (``read_all``, else ``read`` in turn, default the
+    extractor), each checked to be the file committed (BadInputError, ConflictError naming it)."""
+    paths = [p for _, p, _, _ in todo]
+    if read_all is not None:
+        fresh = list(read_all(paths))
+    else:
+        if read is None:
+            from service.stats.extract import extract_file
+
+            read = extract_file
+        fresh = []
+        for p in paths:
+            try:
+                fresh.append(read(p))
+            except ShredcatError as e:
+                msg = e.message if p in e.message else f"{p}: {e.message}"
+                raise type(e)(msg, details={**e.details, "path": p}) from e
+    for (_, p, _, ident), f in zip(todo, fresh, strict=True):
+        if f.path != p:
+            raise BadInputError(f"{p}: the reader answered for {f.path}", details={"path": p})
+        if not same_content(ident, f):
+            now = (f.content_id, f.file_size_bytes, f.record_count, f.footer_size)
+            raise ConflictError(
+                f"{p}: the file changed since it was committed ({ident} then, {now} now); "
+                "remove and register it again",
+                details={"path": p},
+            )
+    return fresh

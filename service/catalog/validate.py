@@ -145,7 +145,7 @@ class _Memo:
     """What a batch's rows share: one bound checker per ShreddedType object (alive for the whole
     call, so its id cannot be reused meanwhile), whether each variant path is inside an array, and
     the checked partition values per tuple object (files of one directory share theirs:
-    :func:`service.catalog.service.path_partitions`), kept with the tuple itself."""
+    :func:`service.catalog.partitions.path_partitions`), kept with the tuple itself."""
 
     __slots__ = ("checkers", "in_array", "partitions")
 

@@ -91,7 +91,6 @@ def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
 def run(args: argparse.Namespace) -> int:
     from service.cli._common import normalize_source, open_catalog, split_table
     from service.errors import ShredcatError
-    from service.stats.model import union_variant_columns
     from service.storage import expand_sources
 
     try:
@@ -99,17 +98,17 @@ def run(args: argparse.Namespace) -> int:
         sources = list(dict.fromkeys(normalize_source(p) for p in expand_sources(args.paths)))
         files = _extract_all(sources, args.workers)
         with open_catalog(args) as catalog:
-            # Extracted here from the files: a live file whose stored stats differ is restated. A
-            # missing table is created in the commit's transaction: a failed commit creates nothing.
-            result = catalog.commit(
+            # Extracted here from the files (before the catalog is opened, so that a file that
+            # cannot be read leaves no embedded catalog behind): a live file whose stored stats
+            # differ is restated. A missing table is created in the commit's transaction.
+            result = catalog.register(
                 ns,
                 table,
-                files,
+                sources,
+                extract_all=lambda _: files,
                 idempotency_key=args.idempotency_key,
-                extracted=[f.path for f in files],
                 remove=[normalize_source(p) for p in args.remove],
                 remove_missing_ok=args.remove_missing_ok,
-                create_with=union_variant_columns(files),
             )
     except ShredcatError as e:
         print(f"shredcat register: {e.message}", file=sys.stderr)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ThreadPoolExecutor, wait
 from functools import partial
 from typing import Any, TypeVar
 
@@ -50,6 +50,17 @@ def _capture(extract: Callable[[T], R], item: T) -> R | ShredcatError:
         return e
 
 
+def _extractor(max_footer_bytes: int | None, limits: FileLimits | None = None) -> Callable[[Any], FileStats]:
+    """The extractor of a path with these limits (the default when no ``extract`` is given: the
+    items are paths)."""
+    from service.stats.extract import extract_file
+
+    kw: dict[str, Any] = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
+    if limits is not None:
+        kw["limits"] = limits
+    return partial(extract_file, **kw)
+
+
 def extract_many(
     items: Iterable[T],
     *,
@@ -71,12 +82,7 @@ def extract_many(
     from service.storage.objects import is_remote
 
     if extract is None:
-        from service.stats.extract import extract_file
-
-        kw: dict[str, Any] = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
-        if limits is not None:
-            kw["limits"] = limits
-        extract = partial(extract_file, **kw)  # type: ignore[arg-type]  # no extract: the items are paths
+        extract = _extractor(max_footer_bytes, limits)
     assert extract is not None
     if concurrency is None:
         from service.storage.objects import store_options
@@ -110,15 +116,78 @@ def extract_many(
                 fut.cancel()
 
 
-def extract_all(paths: Iterable[str], *, max_footer_bytes: int | None = None) -> list[FileStats]:
-    """Every file's stats, in order (object-store files concurrently); the first error is raised."""
-    out: list[FileStats] = []
-    results = extract_many(paths, max_footer_bytes=max_footer_bytes)
+def extract_all(
+    items: Sequence[T],
+    *,
+    extract: Callable[[T], FileStats] | None = None,
+    path_of: Callable[[T], str] = str,
+    executor: Executor | None = None,
+    max_footer_bytes: int | None = None,
+    name_errors: bool = False,
+) -> list[FileStats]:
+    """Every item's stats, in order; the first error is raised and the rest cancelled.
+
+    Object-store items run on the shared pool (:func:`extract_many`); local ones on ``executor``
+    (the server's bounded pool) when given, else one after the other; a single item with an
+    ``executor`` in the calling thread. ``extract`` (default the extractor with
+    ``max_footer_bytes``) and ``path_of`` are :func:`extract_many`'s; ``name_errors`` prefixes an
+    error's message with its item's path (unless it names it already), also put in its details."""
+    if extract is None:
+        extract = _extractor(max_footer_bytes)
+    named = _named(extract, path_of, name_errors)
+    if executor is not None and len(items) == 1:
+        return [named(items[0])]
+    from service.storage.objects import is_remote
+
+    local = {i for i, item in enumerate(items) if executor is not None and not is_remote(path_of(item))}
+    first = [i for i in range(len(items)) if i not in local]
+    out: dict[int, FileStats] = {}
+    results = extract_many([items[i] for i in first], extract=extract, path_of=path_of)
     try:
-        for _, fs in results:
+        for i, (item, fs) in zip(first, results, strict=True):
             if isinstance(fs, ShredcatError):
-                raise fs
-            out.append(fs)
+                raise _name(fs, path_of(item)) if name_errors else fs
+            out[i] = fs
     finally:
         results.close()
-    return out
+    if executor is not None and local:
+        _run_local(executor, named, items, sorted(local), out)
+    return [out[i] for i in range(len(items))]
+
+
+def _run_local(
+    executor: Executor, extract: Callable[[T], FileStats], items: Sequence[T], at: Sequence[int], out: dict[int, FileStats]
+) -> None:
+    """``extract`` of the items at indexes ``at`` on ``executor``, into ``out``: the first error
+    cancels the rest and is raised once those running have finished."""
+    futures: list[Future[FileStats]] = [executor.submit(extract, items[i]) for i in at]
+    _, pending = wait(futures, return_when=FIRST_EXCEPTION)
+    for f in futures:
+        exc = f.exception() if f.done() and not f.cancelled() else None
+        if exc is not None:
+            for other in pending:
+                other.cancel()
+            wait([p for p in pending if not p.cancelled()])
+            raise exc
+    for i, f in zip(at, futures, strict=True):
+        out[i] = f.result()
+
+
+def _name(e: ShredcatError, path: str) -> ShredcatError:
+    msg = e.message if path in e.message else f"{path}: {e.message}"
+    named = type(e)(msg, details={**e.details, "path": path})
+    named.__cause__ = e
+    return named
+
+
+def _named(extract: Callable[[T], FileStats], path_of: Callable[[T], str], name_errors: bool) -> Callable[[T], FileStats]:
+    if not name_errors:
+        return extract
+
+    def run(item: T) -> FileStats:
+        try:
+            return extract(item)
+        except ShredcatError as e:
+            raise _name(e, path_of(item)) from e
+
+    return run

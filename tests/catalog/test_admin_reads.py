@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from service.catalog import Catalog
+from service.catalog.admin import admin_reads
 from service.errors import BadInputError, NotFoundError
 from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType
@@ -47,24 +48,24 @@ def filled_catalog(catalog: Catalog, events_files: list[str]) -> Catalog:
 
 
 def test_recent_snapshots_newest_first_with_keyset(filled_catalog: Catalog) -> None:
-    everything = filled_catalog.recent_snapshots(limit=100)
+    everything = admin_reads(filled_catalog).recent_snapshots(limit=100)
     ids = [s.snapshot_id for s in everything]
     assert ids == sorted(ids, reverse=True)
     dropped = [s for s in everything if s.table == "lake.dropped"]
     assert dropped and not any(s.table_live for s in dropped)
-    events = filled_catalog.recent_snapshots(namespace="lake", table="events", limit=100)
+    events = admin_reads(filled_catalog).recent_snapshots(namespace="lake", table="events", limit=100)
     lib = filled_catalog.list_snapshots("lake", "events")
     assert [s.snapshot_id for s in events] == [s.snapshot_id for s in reversed(lib)]
     assert all(s.table_live and s.table == "lake.events" for s in events)
-    page1 = filled_catalog.recent_snapshots(namespace="lake", table="events", limit=2)
-    page2 = filled_catalog.recent_snapshots(
+    page1 = admin_reads(filled_catalog).recent_snapshots(namespace="lake", table="events", limit=2)
+    page2 = admin_reads(filled_catalog).recent_snapshots(
         namespace="lake", table="events", before=page1[-1].snapshot_id, limit=100
     )
     assert [s.snapshot_id for s in page1 + page2] == [s.snapshot_id for s in events]
     with pytest.raises(NotFoundError):
-        filled_catalog.recent_snapshots(namespace="lake", table="nope")
+        admin_reads(filled_catalog).recent_snapshots(namespace="lake", table="nope")
     with pytest.raises(BadInputError):
-        filled_catalog.recent_snapshots(limit=0)
+        admin_reads(filled_catalog).recent_snapshots(limit=0)
 
 
 @pytest.mark.parametrize("sort", ["path", "size", "rows"])
@@ -76,7 +77,7 @@ def test_sorted_file_pages_cover_every_file_once(filled_catalog: Catalog, sort: 
     seen: list[str] = []
     after = None
     while True:
-        page = filled_catalog.list_files_sorted(
+        page = admin_reads(filled_catalog).list_files_sorted(
             "lake", "events", sort=sort, descending=descending, after=after, limit=2  # type: ignore[arg-type]
         )
         if not page:
@@ -89,51 +90,51 @@ def test_sorted_file_pages_cover_every_file_once(filled_catalog: Catalog, sort: 
 
 def test_prefix_count_and_find_file(filled_catalog: Catalog, events_files: list[str]) -> None:
     prefix = events_files[0].rsplit("/", 1)[0] + "/part-"
-    assert filled_catalog.count_files("lake", "events", prefix=prefix) == 5
-    assert filled_catalog.count_files("lake", "events") == 6
-    sized = filled_catalog.list_files_sorted("lake", "events", sort="size", prefix="/lake/", limit=10)
+    assert admin_reads(filled_catalog).count_files("lake", "events", prefix=prefix) == 5
+    assert admin_reads(filled_catalog).count_files("lake", "events") == 6
+    sized = admin_reads(filled_catalog).list_files_sorted("lake", "events", sort="size", prefix="/lake/", limit=10)
     assert [f.path for f in sized] == ["/lake/unknown-bounds.parquet"]
-    f = filled_catalog.find_file("lake", "events", events_files[2])
+    f = admin_reads(filled_catalog).find_file("lake", "events", events_files[2])
     lib = filled_catalog.list_files("lake", "events", prefix=events_files[2], limit=1)[0]
     assert f == lib
     with pytest.raises(NotFoundError):
-        filled_catalog.find_file("lake", "events", "/nope.parquet")
+        admin_reads(filled_catalog).find_file("lake", "events", "/nope.parquet")
     with pytest.raises(BadInputError):
-        filled_catalog.list_files_sorted("lake", "events", sort="colour")  # type: ignore[arg-type]
+        admin_reads(filled_catalog).list_files_sorted("lake", "events", sort="colour")  # type: ignore[arg-type]
 
 
 def test_path_bounds(filled_catalog: Catalog) -> None:
-    pb = filled_catalog.path_bounds("lake", "events", "v", '"id"')
+    pb = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"')
     assert pb.shredded_type == ShreddedType.parse("int64") and pb.total == 6 and pb.live_files == 6
     assert [(f.min_value, f.max_value) for f in pb.files] == [
         ("0", "99"), ("100", "199"), ("200", "299"), ("300", "399"), ("400", "499"), (None, None)
     ]  # unknown bounds last when ordered by min
-    by_path = filled_catalog.path_bounds("lake", "events", "v", '"id"', order="path")
+    by_path = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"', order="path")
     assert [f.path for f in by_path.files] == sorted(f.path for f in pb.files)
-    capped = filled_catalog.path_bounds("lake", "events", "v", '"id"', limit=2)
+    capped = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"', limit=2)
     assert len(capped.files) == 2 and capped.total == 6
     # Beyond the limit, evenly spaced picks of the whole order (first and last included)...
     assert [(f.min_value, f.max_value) for f in capped.files] == [("0", "99"), (None, None)]
-    three = filled_catalog.path_bounds("lake", "events", "v", '"id"', limit=3)
+    three = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"', limit=3)
     assert [f.min_value for f in three.files] == ["0", "200", None]
     # ...and the point-lookup estimate over every file, whatever the limit: each probe keeps its
     # own file and the one whose bounds are unknown, 2 of 6.
     for b in (pb, capped, three, by_path):
         assert b.point_keep == pytest.approx(2 / 6)
         assert b.with_values == 6
-    assert [f.min_value for f in filled_catalog.path_bounds("lake", "events", "v", '"id"', order="path", limit=2).files] == [
+    assert [f.min_value for f in admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"', order="path", limit=2).files] == [
         by_path.files[0].min_value, by_path.files[-1].min_value
     ]
-    name = filled_catalog.path_bounds("lake", "events", "v", '"name"')
+    name = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"name"')
     assert name.types == (("varchar", 4), ("int64", 1)) and name.shredded_type == ShreddedType.parse("varchar")
-    as_int = filled_catalog.path_bounds("lake", "events", "v", '"name"', shredded_type="int64")
+    as_int = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"name"', shredded_type="int64")
     assert [(f.min_value, f.max_value) for f in as_int.files] == [("7", "106")]
-    none = filled_catalog.path_bounds("lake", "events", "v", '"nope"')
+    none = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"nope"')
     assert none.shredded_type is None and none.files == () and none.live_files == 6
     with pytest.raises(NotFoundError):
-        filled_catalog.path_bounds("lake", "events", "w", '"id"')
+        admin_reads(filled_catalog).path_bounds("lake", "events", "w", '"id"')
     with pytest.raises(NotFoundError):
-        filled_catalog.path_bounds("lake", "events", "v", '"id"', shredded_type="varchar")
+        admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"', shredded_type="varchar")
 
 
 def test_path_bounds_are_kept_per_snapshot(filled_catalog: Catalog) -> None:
@@ -148,24 +149,24 @@ def test_path_bounds_are_kept_per_snapshot(filled_catalog: Catalog) -> None:
         if args[2].lstrip().upper().startswith("SELECT"):  # not SQLite's BEGIN
             statements.append(args[2])
 
-    first = filled_catalog.path_bounds("lake", "events", "v", '"id"')
+    first = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"')
     event.listen(filled_catalog.engine, "before_cursor_execute", count)
     try:
-        again = filled_catalog.path_bounds("lake", "events", "v", '"id"')
+        again = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"')
         assert again == first and len(statements) == 1, statements
         # Another limit, order or type is another answer.
-        capped = filled_catalog.path_bounds("lake", "events", "v", '"id"', limit=2)
+        capped = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"', limit=2)
         assert len(capped.files) == 2 and len(statements) > 1
     finally:
         event.remove(filled_catalog.engine, "before_cursor_execute", count)
     # A file spanning every other: each probe now keeps it too (and the unknown one, and its own).
     stats = PathStats("v", '"id"', ShreddedType.parse("int64"), 10, 10, 0, 0, 499, None)
     filled_catalog.commit("lake", "events", [FileStats("/lake/new.parquet", 4096, 10, 100, "etag-2", ("v",), (stats,))])
-    grown = filled_catalog.path_bounds("lake", "events", "v", '"id"')
+    grown = admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"')
     assert grown.total == 7 and "/lake/new.parquet" in [f.path for f in grown.files]
     assert first.point_keep == pytest.approx(2 / 6) and grown.point_keep == pytest.approx(3 / 7)
     filled_catalog.remove("lake", "events", ["/lake/new.parquet"])
-    assert filled_catalog.path_bounds("lake", "events", "v", '"id"').total == 6
+    assert admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"').total == 6
 
 
 @pytest.mark.parametrize(
@@ -200,7 +201,7 @@ def test_path_bounds_estimate_reads_every_key_exactly(catalog: Catalog, type_nam
         (path_id,) = conn.execute(text("SELECT path_id FROM shredcat_variant_path WHERE variant_path = '\"x\"'")).one()
         got = repo.sorted_keys(conn, path_id, st)
     assert got == (lows, highs) and [type(k) for k in got[0]] == [type(k) for k in lows]
-    assert catalog.path_bounds("lake", "keys", "v", '"x"').point_keep == point_keep_ratio(st, lows, highs, len(bounds))
+    assert admin_reads(catalog).path_bounds("lake", "keys", "v", '"x"').point_keep == point_keep_ratio(st, lows, highs, len(bounds))
 
 
 def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
@@ -221,8 +222,8 @@ def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
     catalog.commit("lake", "t", [stats(p) for p in names[3:]])
 
     def found(text: str, added_in: int | None = None) -> list[str]:
-        files = catalog.list_files_sorted("lake", "t", sort="path", descending=False, contains=text, added_in=added_in)
-        assert catalog.count_files("lake", "t", contains=text, added_in=added_in) == len(files)
+        files = admin_reads(catalog).list_files_sorted("lake", "t", sort="path", descending=False, contains=text, added_in=added_in)
+        assert admin_reads(catalog).count_files("lake", "t", contains=text, added_in=added_in) == len(files)
         return [f.path for f in files]
 
     assert found("part_") == ["/lake/a/part_1.parquet"]  # "_" is not "any character"
@@ -232,12 +233,12 @@ def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
     assert found("/b/") == ["/lake/b/5.parquet", "/lake/b/50%.parquet"]
     assert found("parquet", added_in=first.snapshot_id) == sorted(names[:3])
     assert found("nowhere") == []
-    assert catalog.count_files("lake", "t", added_in=first.snapshot_id) == 3
+    assert admin_reads(catalog).count_files("lake", "t", added_in=first.snapshot_id) == 3
     removed = catalog.remove("lake", "t", [names[0]])
-    assert [f.path for f in catalog.files_removed_at("lake", "t", removed.snapshot_id)] == [names[0]]
-    assert catalog.files_removed_at("lake", "t", first.snapshot_id) == []
+    assert [f.path for f in admin_reads(catalog).files_removed_at("lake", "t", removed.snapshot_id)] == [names[0]]
+    assert admin_reads(catalog).files_removed_at("lake", "t", first.snapshot_id) == []
     with pytest.raises(BadInputError):
-        catalog.count_files("lake", "t", added_in=2**70)
+        admin_reads(catalog).count_files("lake", "t", added_in=2**70)
 
 
 def test_files_behind_each_coverage_status_and_health(filled_catalog: Catalog, events_files: list[str]) -> None:
@@ -246,23 +247,23 @@ def test_files_behind_each_coverage_status_and_health(filled_catalog: Catalog, e
     def names(files: list[Any]) -> list[str]:
         return [f.path.rsplit("/", 1)[1] for f in files]
 
-    by_type = filled_catalog.files_by_path("lake", "events", "v", '"name"', shredded_type="int64")
+    by_type = admin_reads(filled_catalog).files_by_path("lake", "events", "v", '"name"', shredded_type="int64")
     assert names(by_type) == ["part-4.parquet"]
-    varchar = filled_catalog.files_by_path("lake", "events", "v", '"name"', shredded_type="varchar")
+    varchar = admin_reads(filled_catalog).files_by_path("lake", "events", "v", '"name"', shredded_type="varchar")
     assert names(varchar) == [f"part-{i}.parquet" for i in range(4)]
-    absent = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None)
+    absent = admin_reads(filled_catalog).files_by_path("lake", "events", "v", '"extra"', shredded_type=None)
     assert sorted(names(absent)) == [f"part-{i}.parquet" for i in range(4)] + ["unknown-bounds.parquet"]
     assert [f.path for f in absent] == sorted(f.path for f in absent)
-    page = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None, limit=2)
-    rest = filled_catalog.files_by_path("lake", "events", "v", '"extra"', shredded_type=None, after=page[-1].path)
+    page = admin_reads(filled_catalog).files_by_path("lake", "events", "v", '"extra"', shredded_type=None, limit=2)
+    rest = admin_reads(filled_catalog).files_by_path("lake", "events", "v", '"extra"', shredded_type=None, after=page[-1].path)
     assert names(page + rest) == names(absent)
-    assert filled_catalog.files_by_path("lake", "events", "v", '"id"', shredded_type=None) == []
+    assert admin_reads(filled_catalog).files_by_path("lake", "events", "v", '"id"', shredded_type=None) == []
     with pytest.raises(NotFoundError):
-        filled_catalog.files_by_path("lake", "events", "w", '"id"', shredded_type=None)
+        admin_reads(filled_catalog).files_by_path("lake", "events", "w", '"id"', shredded_type=None)
     # Health: matches path_coverage's statuses.
-    coverage = filled_catalog.path_coverage("lake", "events")
+    coverage = admin_reads(filled_catalog).path_coverage("lake", "events")
     t = filled_catalog.get_table("lake", "events")
-    health = filled_catalog.path_health()[t.table_id]
+    health = admin_reads(filled_catalog).path_health()[t.table_id]
     assert health.in_stats == sum(c.in_global_stats for c in coverage) == 1  # only "id" is in all 6
     assert health.conflict == sum(len(c.types) > 1 for c in coverage) == 1
     assert health.in_stats + health.conflict + health.partial == len(coverage)

@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from service.catalog import Catalog
 from service.catalog.encode import max_width, prepare_batch
-from service.catalog.service import path_partitions
+from service.catalog.partitions import path_partitions
 from service.catalog.validate import check_batch_partitions, validate_batch
 from service.errors import InvalidStatsError, LimitExceededError
 from service.stats.merge import PathCounters

@@ -1,4 +1,4 @@
-"""``Catalog.plan_files``: every live file with the plan's decision and a short reason, filtered
+"""``AdminReads.plan_files``: every live file with the plan's decision and a short reason, filtered
 (all, kept, skipped) and paged by offset, on both backends, against ``Catalog.plan``."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from service.catalog import Catalog
+from service.catalog.admin import admin_reads
 from service.errors import BadInputError, NotFoundError, UnknownColumnError
 from service.pruning.parse_sql import parse_sql
 from service.stats.model import FileStats, PathStats
@@ -35,7 +36,7 @@ def table(catalog: Catalog) -> Catalog:
 def _all(cat: Catalog, sql: str, decision: str, limit: int, **kw: object) -> list:
     out, offset = [], 0
     while True:
-        page = cat.plan_files("lake", "t", parse_sql(sql), decision=decision, offset=offset, limit=limit, **kw)  # type: ignore[arg-type]
+        page = admin_reads(cat).plan_files("lake", "t", parse_sql(sql), decision=decision, offset=offset, limit=limit, **kw)  # type: ignore[arg-type]
         out.extend(page.files)
         assert page.offset == offset and len(page.files) <= limit
         if not page.has_more:
@@ -83,36 +84,36 @@ def test_reasons_in_words(table: Catalog) -> None:
 
 
 def test_past_snapshot_offsets_and_errors(table: Catalog) -> None:
-    first = table.recent_snapshots(limit=10)
+    first = admin_reads(table).recent_snapshots(limit=10)
     at = min(s.snapshot_id for s in first if s.added_files)
     sql = "variant_get(v, '$.id', 'bigint') >= 0"
     assert len(_all(table, sql, "all", 10, snapshot_id=at)) == 30
-    beyond = table.plan_files("lake", "t", parse_sql(sql), offset=45, limit=10)
+    beyond = admin_reads(table).plan_files("lake", "t", parse_sql(sql), offset=45, limit=10)
     assert beyond.files == () and not beyond.has_more
     with pytest.raises(BadInputError):
-        table.plan_files("lake", "t", parse_sql(sql), decision="maybe")  # type: ignore[arg-type]
+        admin_reads(table).plan_files("lake", "t", parse_sql(sql), decision="maybe")  # type: ignore[arg-type]
     with pytest.raises(BadInputError):
-        table.plan_files("lake", "t", parse_sql(sql), offset=-1)
+        admin_reads(table).plan_files("lake", "t", parse_sql(sql), offset=-1)
     with pytest.raises(BadInputError):
-        table.plan_files("lake", "t", parse_sql(sql), limit=0)
+        admin_reads(table).plan_files("lake", "t", parse_sql(sql), limit=0)
     with pytest.raises(UnknownColumnError):
-        table.plan_files("lake", "t", parse_sql("variant_get(w, '$.id', 'bigint') = 1"))
+        admin_reads(table).plan_files("lake", "t", parse_sql("variant_get(w, '$.id', 'bigint') = 1"))
     with pytest.raises(NotFoundError):
-        table.plan_files("lake", "t", parse_sql(sql), snapshot_id=10**6)
+        admin_reads(table).plan_files("lake", "t", parse_sql(sql), snapshot_id=10**6)
 
 
 @pytest.mark.parametrize("decision", ["all", "kept", "skipped"])
 def test_with_plan_carries_the_plans_counts_and_warnings(table: Catalog, decision: str) -> None:
     sql = "variant_get(v, '$.id', 'bigint') BETWEEN 250 AND 1210 AND variant_get(v, '$.id.d', 'bigint') = 1"  # a warning
     plan = table.plan("lake", "t", parse_sql(sql), page_size=1, counts=True)
-    page = table.plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4, with_plan=True)  # type: ignore[arg-type]
+    page = admin_reads(table).plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4, with_plan=True)  # type: ignore[arg-type]
     assert page.plan is not None and page.plan.warnings and page.plan.warnings == plan.warnings
     counts = ("files_considered", "files_kept", "files_pruned", "rows_skipped", "bytes_skipped", "snapshot_id")
     assert [getattr(page.plan, c) for c in counts] == [getattr(plan, c) for c in counts]
-    alone = table.plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4)  # type: ignore[arg-type]
+    alone = admin_reads(table).plan_files("lake", "t", parse_sql(sql), decision=decision, limit=4)  # type: ignore[arg-type]
     assert alone.plan is None and page.files == alone.files and page.offset == 0
     # An offset past the selected files moves back to the start of their last page.
     selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision] or 0
-    last = table.plan_files("lake", "t", parse_sql(sql), decision=decision, offset=10**6, limit=4, with_plan=True)  # type: ignore[arg-type]
+    last = admin_reads(table).plan_files("lake", "t", parse_sql(sql), decision=decision, offset=10**6, limit=4, with_plan=True)  # type: ignore[arg-type]
     assert last.offset == max(0, (selected - 1) // 4 * 4) and not last.has_more
     assert len(last.files) == (selected - last.offset if selected else 0)

@@ -41,6 +41,19 @@ NOT_SERVICE = (
     "service.parquet",
 )
 
+#: What only a write needs (issue 33 item 7): the commit pipeline and its encoding, idempotency
+#: keys and their replay, the repository's write side, the dashboard's reads; and SQLAlchemy's
+#: ORM (the catalog's tables are Core tables, ``service.catalog.models``).
+WRITE_SIDE = (
+    "service.catalog.commit",
+    "service.catalog.encode",
+    "service.catalog.replay",
+    "service.catalog.repository.commit",
+    "service.catalog.repository.idempotency",
+    "service.catalog.admin",
+    "sqlalchemy.orm",
+)
+
 SQL = "variant_get(v, '$.id', 'bigint') = 150"
 JSON = (
     '{"type": "eq", "term": {"type": "variant", "column": "v", "path": "$.id", "as": "bigint"}, "value": 150}'
@@ -133,6 +146,21 @@ def test_read_commands_import_only_the_catalog(
     assert third_party & HEAVY == extra
     assert third_party <= CATALOG_PACKAGES | extra | (SQLGLOT_OPTIONAL if "sqlglot" in extra else set())
     assert not [m for m in modules if m.startswith(NOT_SERVICE)]
+    assert not [m for m in modules if m.startswith(WRITE_SIDE)]
+
+
+def test_a_write_loads_what_the_read_commands_leave_out(catalog_url: str, tmp_path: Path) -> None:
+    """The modules the read commands leave out are the ones a commit needs (so the check above
+    names real modules): ``register`` of a file already live loads the commit pipeline."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"id": [1, 2]}), f)
+    argv = ["register", "--table", "lake.plain", str(f), "--idempotency-key", "k1", "--database-url", catalog_url]
+    _, modules = _run(argv)
+    loaded = {w for w in WRITE_SIDE if any(m == w or m.startswith(w + ".") for m in modules)}
+    assert loaded == set(WRITE_SIDE) - {"service.catalog.admin", "sqlalchemy.orm"}
 
 
 def test_an_empty_embedded_catalog_is_still_created_on_first_use(tmp_path: Path) -> None:

@@ -11,17 +11,15 @@ here commits.
 - :mod:`.reads`: files, stats, snapshots, coverage and the admin pages' reads.
 - :mod:`.idempotency`: commit idempotency keys.
 - :mod:`.sessions`: signed-out dashboard sessions.
+
+The write side (:mod:`.commit`, :mod:`.idempotency`) is imported on first use of one of its
+names here (:func:`__getattr__`): the read-only commands never load it.
 """
 
-from service.catalog.repository.commit import (
-    LiveFile,
-    add_column_rows,
-    add_files,
-    end_files,
-    live_files_by_path,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from service.catalog.repository.common import chunks, keyset_page, utcnow
-from service.catalog.repository.idempotency import expire_commit_keys, get_commit_key, put_commit_key
 from service.catalog.repository.objects import file_objects, objects_for_files, shapes_lacking
 from service.catalog.repository.path_stats import read_global_json, rebuild_global, write_global_json
 from service.catalog.repository.reads import (
@@ -139,3 +137,28 @@ __all__ = [
     "utcnow",
     "write_global_json",
 ]
+
+#: The write side's names, by the module that defines them.
+_WRITE_SIDE = {
+    **dict.fromkeys(("LiveFile", "add_column_rows", "add_files", "end_files", "live_files_by_path"), "commit"),
+    **dict.fromkeys(("expire_commit_keys", "get_commit_key", "put_commit_key"), "idempotency"),
+}
+
+if TYPE_CHECKING:
+    from service.catalog.repository.commit import (
+        LiveFile,
+        add_column_rows,
+        add_files,
+        end_files,
+        live_files_by_path,
+    )
+    from service.catalog.repository.idempotency import expire_commit_keys, get_commit_key, put_commit_key
+
+
+def __getattr__(name: str) -> Any:
+    module = _WRITE_SIDE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later uses are plain attribute reads
+    return value

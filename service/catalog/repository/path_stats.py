@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, and_, bindparam, case, func, insert, or_, select, update
 
 from service.catalog import models as m
-from service.catalog.encode import Width
 from service.catalog.repository.common import _STATS_READ, VP, S, _path_stats, chunks
 from service.catalog.repository.tables import TableRow
 from service.stats.merge import COUNTER_NAMES, GlobalStats, PathAccumulator, PathCounters, complete_paths
 from service.values import Bound, ShreddedType, family, format_bound, parse_bound
+
+if TYPE_CHECKING:
+    from service.catalog.encode import Width
 
 #: The path dictionary's counter columns: ``live_<field>`` for each field of PathCounters.
 COUNTER_COLUMNS = tuple(f"live_{n}" for n in COUNTER_NAMES)

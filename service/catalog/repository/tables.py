@@ -16,7 +16,6 @@ from types import MappingProxyType
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
-from sqlalchemy.orm import aliased
 
 from service.catalog import models as m
 from service.catalog.repository.common import CS, PV, D, S, aware, chunks, utcnow
@@ -480,7 +479,7 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
         .correlate(T)
         .scalar_subquery()
     )
-    cur = aliased(m.Snapshot)
+    cur = m.Snapshot.alias()
     stmt = (
         select(
             T.table_id,

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
+from service.catalog.admin import admin_reads
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
@@ -39,7 +40,7 @@ def _coverage(
     info = catalog.get_table(namespace, table)
     if not column or not variant_path:
         raise BadInputError("give a column and a variant path (?column=v&path=\"id\")")
-    files = catalog.files_by_path(
+    files = admin_reads(catalog).files_by_path(
         namespace, table, column, variant_path, shredded_type=type_ or None, after=after, limit=COVERAGE_PAGE + 1
     )
     more = len(files) > COVERAGE_PAGE

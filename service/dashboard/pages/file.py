@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from service.api.paths import lookup_path
+from service.catalog.admin import admin_reads
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
@@ -31,7 +32,7 @@ def _file_at(catalog: Catalog, namespace: str, table: str, path: str, snapshot: 
     """The file live now, or (``snapshot``) the file as it was live at that snapshot: a file a
     later snapshot removed, linked from "Removed at snapshot N"."""
     if not snapshot:
-        return catalog.find_file(namespace, table, path)
+        return admin_reads(catalog).find_file(namespace, table, path)
     if not (ascii_digits(snapshot) and len(snapshot) < 19):
         raise BadInputError(f"snapshot: a snapshot id is a whole number, not {snapshot[:40]!r}")
     found = catalog.list_files(namespace, table, snapshot=int(snapshot), prefix=path, limit=1)
@@ -48,7 +49,7 @@ def _file(request: Request, namespace: str, table: str, path: str, snapshot: str
     path = lookup_path(path)
     meta = _file_at(catalog, namespace, table, path, snapshot)
     fs = catalog.file_stats(namespace, table, path, snapshot=int(snapshot) if snapshot else None)
-    coverage = {(c.column, c.variant_path): c for c in catalog.path_coverage(namespace, table)}
+    coverage = {(c.column, c.variant_path): c for c in admin_reads(catalog).path_coverage(namespace, table)}
     rows = []
     for ps in fs.paths:
         t = ps.shredded_type

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from service.catalog.admin import admin_reads
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
 
@@ -21,8 +22,8 @@ def _overview(request: Request) -> Response:
     catalog = catalog_of(request)
     tables = catalog.list_tables()
     namespaces = catalog.list_namespaces()
-    recent = catalog.recent_snapshots(limit=15)
-    health = catalog.path_health()
+    recent = admin_reads(catalog).recent_snapshots(limit=15)
+    health = admin_reads(catalog).path_health()
     totals = {
         "files": sum(t.live_file_count for t in tables),
         "rows": sum(t.live_record_count for t in tables),

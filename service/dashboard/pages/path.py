@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
+from service.catalog.admin import admin_reads
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.chart import LINK_LIMIT, ChartFile, render_chart
@@ -53,7 +54,7 @@ def _path(
     if order not in ("min", "path"):
         raise BadInputError(f"order must be min or path, not {order!r}")
     variant_path = as_variant_path(variant_path)
-    pb = catalog.path_bounds(
+    pb = admin_reads(catalog).path_bounds(
         namespace, table, column, variant_path, shredded_type=type_, order=order, limit=CHART_LIMIT  # type: ignore[arg-type]
     )
     u = urls(request)
@@ -110,7 +111,7 @@ def _path(
         limit=CHART_LIMIT,
         example=example,
         json_path=_json_path(variant_path),
-        suggestions=[] if pb.types else _close_paths(catalog.path_coverage(namespace, table), column, variant_path),
+        suggestions=[] if pb.types else _close_paths(admin_reads(catalog).path_coverage(namespace, table), column, variant_path),
     )
 
 

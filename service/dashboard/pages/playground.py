@@ -9,7 +9,7 @@ instead, so its result has a URL. A result too long for a URL pages and filters 
 predicate again (``view=show:page``).
 
 One table lists the live files, 100 a page, each kept or skipped with its reason in a few words
-(:meth:`Catalog.plan_files`, with the plan's counts and warnings). Errors (a predicate that does
+(:meth:`~service.catalog.admin.AdminReads.plan_files`, with the plan's counts and warnings). Errors (a predicate that does
 not parse, a column the table does not have, a bad snapshot) are shown inline under the form, a syntax error with a caret under its
 position; the plan's warnings above the results, a close shredded path as a link that runs the
 predicate with it. Beside the box, the table's columns and shredded paths insert themselves at
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from service.catalog.admin import admin_reads
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page, authenticate, csrf_checked
 from service.dashboard.web import app_context, catalog_of, form_limit_for, read_form, render, urls
@@ -256,7 +257,7 @@ def _form_values(request: Request, catalog: Catalog, info: TableInfo, form: dict
     columns = [(c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}")) for c in info.all_columns]
     if not columns:
         columns = [(c, "Variant column") for c in info.columns]
-    values["inserts"] = insert_items(columns, fmt.widest_paths(catalog.path_coverage(info.namespace, info.name))[0])
+    values["inserts"] = insert_items(columns, fmt.widest_paths(admin_reads(catalog).path_coverage(info.namespace, info.name))[0])
     return values
 
 
@@ -314,7 +315,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
         expr = predicate_parser(request, values["sql"], values["tz"])
         # The listed files and, planned in the same read from one parse, the counts and warnings
         # of the whole answer (a page past the last one shows the last).
-        files = catalog.plan_files(
+        files = admin_reads(catalog).plan_files(
             namespace,
             table,
             expr,

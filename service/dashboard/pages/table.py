@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from service import pagetoken
+from service.catalog.admin import admin_reads
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render, urls
@@ -162,7 +163,7 @@ def _full_prefix(catalog: Catalog, namespace: str, table: str, prefix: str) -> s
     directory of the first and last path in order is every path's)."""
     if not prefix or prefix.startswith("/") or "://" in prefix:
         return prefix
-    ends = [f.path for desc in (False, True) for f in catalog.list_files_sorted(namespace, table, sort="path", descending=desc, limit=1)]
+    ends = [f.path for desc in (False, True) for f in admin_reads(catalog).list_files_sorted(namespace, table, sort="path", descending=desc, limit=1)]
     return fmt.common_dir(ends) + prefix
 
 
@@ -213,7 +214,7 @@ def _cursor_page(
     descending = view.order == "desc"
 
     def page(desc: bool, after: _Cursor | None) -> list[DataFileInfo]:
-        return catalog.list_files_sorted(
+        return admin_reads(catalog).list_files_sorted(
             namespace,
             table,
             sort=view.sort,  # type: ignore[arg-type]
@@ -244,7 +245,7 @@ def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filte
     if view.order not in ("asc", "desc"):
         raise BadInputError(f"order must be asc or desc, not {view.order!r}")
     prefix = _full_prefix(catalog, namespace, table, filters.prefix)
-    matching = catalog.count_files(
+    matching = admin_reads(catalog).count_files(
         namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
     )
     pages = max(1, -(-matching // FILES_PAGE))
@@ -267,7 +268,7 @@ def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filte
         first = files[0]
         prev_cursor = _Cursor(_sort_key(first, view.sort), first.path, max(0, start - FILES_PAGE), True).encode()
     removed = (
-        [] if filters.snapshot is None else catalog.files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
+        [] if filters.snapshot is None else admin_reads(catalog).files_removed_at(namespace, table, filters.snapshot, limit=FILES_PAGE)
     )
     base = fmt.common_dir([f.path for f in files])
     return {
@@ -333,7 +334,7 @@ def _history_section(request: Request, catalog: Catalog, namespace: str, table: 
     from service.catalog.history import table_history
     from service.dashboard.history_chart import history_charts
 
-    snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
+    snapshots = admin_reads(catalog).recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
     older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
     u = urls(request)
     points = table_history(catalog, namespace, table)
@@ -352,7 +353,7 @@ def _table(
     catalog = catalog_of(request)
     info = catalog.get_table(namespace, table)
     gstats = catalog.global_stats(namespace, table)
-    paths = _paths_section(gstats, catalog.path_coverage(namespace, table), view.paths)
+    paths = _paths_section(gstats, admin_reads(catalog).path_coverage(namespace, table), view.paths)
     return render(
         request,
         "table.html",
