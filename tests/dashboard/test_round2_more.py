@@ -16,6 +16,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.catalog import Catalog
+from service.catalog.admin import admin_reads
 from service.catalog.history import complete_paths, files_at, table_history, type_timeline
 from tests.dashboard.conftest import ADMIN_TOKEN, HTML, csrf_from
 
@@ -54,7 +55,7 @@ def test_completion_and_pages_by_number_are_bounded_reads(filled: str) -> None:
         found = complete_paths(cat, "lake", "events", "NA", limit=5)
         assert [(c.variant_path, c.shredded_type) for c in found] == [('"name"', "varchar"), ('"name"', "int64")]
         assert len(complete_paths(cat, "lake", "events", "", limit=2)) == 2
-        by_size = cat.list_files_sorted("lake", "events", sort="size", descending=True, limit=5)
+        by_size = admin_reads(cat).list_files_sorted("lake", "events", sort="size", descending=True, limit=5)
         none = {"prefix": None, "contains": None, "snapshot": None}
         page = files_at(cat, "lake", "events", sort="size", descending=True, filters=none, offset=2, limit=2)
     assert [f.path for f in page] == [f.path for f in by_size[2:4]]
