@@ -12,12 +12,13 @@ import pytest
 from sqlalchemy import text
 
 from service.catalog import Catalog
-from service.catalog.planner import partition_row_usable, plan_in
+from service.catalog.planner import plan_in
 from service.catalog.repository import require_table
 from service.errors import InvalidStatsError, UnknownColumnError
 from service.pruning import expressions as E
 from service.pruning.conditions import AllOf, AnyOf, Condition, LeafCondition, compile_expression
 from service.pruning.evaluator import interpret, stats_by_path
+from service.pruning.rewrites import partition_row_usable
 from tests.catalog.factories import (
     DATE,
     FLOAT64,

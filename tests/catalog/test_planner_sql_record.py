@@ -31,6 +31,7 @@ from sqlalchemy.sql.elements import TextClause
 
 from service.catalog import Catalog, models
 from service.catalog import planner as P
+from service.catalog.planner import access, zones
 from service.pruning import expressions as E
 from service.pruning.parse_sql import parse_sql
 from service.stats.extract import extract_file
@@ -198,11 +199,11 @@ def _partition_cases(cat: Catalog, log: _Log) -> None:
 def _shrink(monkeypatch: pytest.MonkeyPatch) -> None:
     """The paging test's thresholds, so that its 600 files take every route."""
     monkeypatch.setattr(models, "ZONE_FILES", pages.ZONE)
-    monkeypatch.setattr(P, "PROBE_WINDOW", 40)
-    monkeypatch.setattr(P, "MAX_WALK", 120)
-    monkeypatch.setattr(P, "SCAN_PROBE", 40)
-    monkeypatch.setattr(P, "MAX_SCAN", 120)
-    monkeypatch.setattr(P, "MAX_RUNS", 2)
+    monkeypatch.setattr(access, "PROBE_WINDOW", 40)
+    monkeypatch.setattr(access, "MAX_WALK", 120)
+    monkeypatch.setattr(access, "SCAN_PROBE", 40)
+    monkeypatch.setattr(access, "MAX_SCAN", 120)
+    monkeypatch.setattr(zones, "MAX_RUNS", 2)
 
 
 @pytest.fixture
