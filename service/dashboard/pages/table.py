@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from service import pagetoken
+from service import keyset, pagetoken
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
 from service.dashboard.web import catalog_of, render
@@ -182,8 +182,8 @@ def _table(
     descending = order == "desc"
     prefix = _full_prefix(catalog, namespace, table, filters.prefix)
 
-    def page(desc: bool, after: _Cursor | None) -> list[DataFileInfo]:
-        return catalog.list_files_sorted(
+    def page(desc: bool, after: _Cursor | None) -> keyset.KeysetPage[DataFileInfo]:
+        rows = catalog.list_files_sorted(
             namespace,
             table,
             sort=sort,  # type: ignore[arg-type]
@@ -192,19 +192,20 @@ def _table(
             contains=filters.contains or None,
             added_in=filters.snapshot,
             after=None if after is None else (after.key, after.path),
-            limit=FILES_PAGE + 1,
+            limit=keyset.fetch_limit(FILES_PAGE),
         )
+        return keyset.cut(rows, FILES_PAGE)
 
     if cur is not None and cur.backward:
         # Previous page: read backwards from the first file of the page the user was on.
-        rows = page(not descending, cur)
-        more_before, more_after = len(rows) > FILES_PAGE, True
-        files = list(reversed(rows[:FILES_PAGE]))
+        back = page(not descending, cur)
+        more_before, more_after = back.more, True
+        files = list(reversed(back.rows))
         start = cur.start if more_before else 0
     else:
-        rows = page(descending, cur)
-        more_before, more_after = cur is not None, len(rows) > FILES_PAGE
-        files = rows[:FILES_PAGE]
+        ahead = page(descending, cur)
+        more_before, more_after = cur is not None, ahead.more
+        files = ahead.rows
         start = 0 if cur is None else cur.start
     next_cursor = prev_cursor = None
     if files and more_after:
@@ -237,8 +238,11 @@ def _table(
         if len(rows) > fmt.MAX_LISTED_PATHS:
             global_unlisted[column] = global_unlisted.get(column, 0) + len(rows) - fmt.MAX_LISTED_PATHS
             conflicts[column] = rows[: fmt.MAX_LISTED_PATHS]
-    snapshots = catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
-    older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
+    history = keyset.cut(
+        catalog.recent_snapshots(namespace=namespace, table=table, before=before, limit=keyset.fetch_limit(SNAPSHOTS_PAGE)),
+        SNAPSHOTS_PAGE,
+    )
+    older = history.rows[-1].snapshot_id if history.more else None
     return render(
         request,
         "table.html",
@@ -263,7 +267,7 @@ def _table(
         next_cursor=next_cursor,
         prev_cursor=prev_cursor,
         matching=matching,
-        snapshots=snapshots[:SNAPSHOTS_PAGE],
+        snapshots=history.rows,
         snapshots_first=before is None,
         older=older,
     )
