@@ -160,27 +160,19 @@ def _full_prefix(catalog: Catalog, namespace: str, table: str, prefix: str) -> s
     return fmt.common_dir(ends) + prefix
 
 
-def _table(
-    request: Request,
+def _files_page(
+    catalog: Catalog,
     namespace: str,
     table: str,
     filters: _Filters,
+    prefix: str,
     sort: str,
-    order: str,
-    cursor: str | None,
-    before: int | None,
-) -> Response:
-    catalog = catalog_of(request)
-    info = catalog.get_table(namespace, table)
-    gstats = catalog.global_stats(namespace, table)
-    coverage = catalog.path_coverage(namespace, table)
-    if sort not in _SORTS:
-        raise BadInputError(f"cannot sort files by {sort!r} (path, size or rows)")
-    if order not in ("asc", "desc"):
-        raise BadInputError(f"order must be asc or desc, not {order!r}")
-    cur = _decode_cursor(cursor, sort)
-    descending = order == "desc"
-    prefix = _full_prefix(catalog, namespace, table, filters.prefix)
+    descending: bool,
+    cur: _Cursor | None,
+) -> tuple[list[DataFileInfo], int, str | None, str | None]:
+    """The page of files ``cur`` points at (the first page without one), keyset-paged in ``sort``
+    order: its files, its position in the whole list, and the cursors of the next and previous
+    pages (None at either end)."""
 
     def page(desc: bool, after: _Cursor | None) -> keyset.KeysetPage[DataFileInfo]:
         rows = catalog.list_files_sorted(
@@ -214,6 +206,32 @@ def _table(
     if files and more_before:
         first = files[0]
         prev_cursor = _Cursor(_sort_key(first, sort), first.path, max(0, start - FILES_PAGE), True).encode()
+    return files, start, next_cursor, prev_cursor
+
+
+def _table(
+    request: Request,
+    namespace: str,
+    table: str,
+    filters: _Filters,
+    sort: str,
+    order: str,
+    cursor: str | None,
+    before: int | None,
+) -> Response:
+    catalog = catalog_of(request)
+    info = catalog.get_table(namespace, table)
+    gstats = catalog.global_stats(namespace, table)
+    coverage = catalog.path_coverage(namespace, table)
+    if sort not in _SORTS:
+        raise BadInputError(f"cannot sort files by {sort!r} (path, size or rows)")
+    if order not in ("asc", "desc"):
+        raise BadInputError(f"order must be asc or desc, not {order!r}")
+    cur = _decode_cursor(cursor, sort)
+    descending = order == "desc"
+    prefix = _full_prefix(catalog, namespace, table, filters.prefix)
+
+    files, start, next_cursor, prev_cursor = _files_page(catalog, namespace, table, filters, prefix, sort, descending, cur)
     matching = catalog.count_files(
         namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
     )
