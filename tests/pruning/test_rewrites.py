@@ -20,7 +20,7 @@ from service.pruning.schema import ColumnInfo, TableSchema
 from service.pruning.selectivity import looks_selective, selectivity_rank
 from service.values import ShreddedType
 
-INT32, INT64, VARCHAR, DATE = (ShreddedType.parse(n) for n in ("int32", "int64", "varchar", "date"))
+INT32, INT64, VARCHAR, DATE, FLOAT64 = (ShreddedType.parse(n) for n in ("int32", "int64", "varchar", "date", "float64"))
 A = "variant_get(v, '$.a', 'bigint')"
 B = "variant_get(v, '$.b', 'double')"
 SCHEMA = TableSchema(
@@ -56,11 +56,14 @@ def test_folding_leaves_every_file_passes() -> None:
     assert keeps_every_file(EVERY_FILE) and not keeps_every_file(Constant(False, "")) and not keeps_every_file(c)
 
 
-def test_partition_rows_read_as_the_column_type_or_a_narrower_integer() -> None:
+def test_partition_rows_of_another_type_are_never_read() -> None:
+    """(Moved here from tests/catalog/test_columns.py with the function it tests.)"""
     assert partition_row_usable(INT32, INT64)
     assert partition_row_usable(DATE, DATE)
     assert not partition_row_usable(INT64, INT32)
     assert not partition_row_usable(INT32, VARCHAR)
+    assert not partition_row_usable(DATE, VARCHAR)
+    assert not partition_row_usable(INT32, FLOAT64)
     assert not partition_row_usable(VARCHAR, None)
 
 
