@@ -26,8 +26,8 @@ import pytest
 from sqlalchemy import text
 
 from service.catalog import Catalog, models
-from service.catalog.planner import access, routes, sets, zones
 from service.catalog import repository as repo
+from service.catalog.planner import access, routes, sets, zones
 from service.pruning.conditions import compile_expression
 from service.pruning.conjunctions import merge_conjunctions
 from service.pruning.parse_sql import parse_sql

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import event
 
 from service.catalog import Catalog
-from service.catalog.planner import routes, sets
 from service.catalog import repository as repo
+from service.catalog.planner import routes, sets
 from service.pruning.conditions import Constant, compile_expression
 from service.pruning.conjunctions import merge_conjunctions
 from service.pruning.parse_sql import parse_sql
