@@ -290,7 +290,7 @@ PROFILE_PARTS = (
     ("  Catalog.plan (one read transaction)", "service/catalog/service.py", "plan"),
     ("    table row and columns", "service/catalog/repository/tables.py", "find_table"),
     ("    predicate parse (cache misses only)", "service/api/plan.py", "_parse_sql"),
-    ("    planner (its statements included)", "service/catalog/planner.py", "plan_in"),
+    ("    planner (its statements included)", "service/catalog/planner/plan.py", "plan_in"),
     ("    warnings of the first page", "service/catalog/service.py", "_plan_warnings"),
     ("    pool checkout", "sqlalchemy/pool/base.py", "_checkout"),
     ("    every statement's execution (SQLAlchemy, psycopg)", "sqlalchemy/engine/base.py", "_execute_context"),

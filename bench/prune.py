@@ -935,10 +935,10 @@ def machine() -> dict[str, str]:
     import duckdb
 
     root = Path(__file__).resolve().parents[1] / "service"
-    sources = [root / "catalog" / "planner.py", *sorted((root / "pruning" / "conditions").glob("*.py"))]
+    sources = [*sorted((root / "catalog" / "planner").glob("*.py")), *sorted((root / "pruning" / "conditions").glob("*.py"))]
     code = hashlib.sha256(b"".join(f.read_bytes() for f in sources)).hexdigest()
     return {
-        "engine": code[:12],  # which planner.py + pruning/conditions/ the numbers belong to
+        "engine": code[:12],  # which planner/ + pruning/conditions/ the numbers belong to
         "cpus": str(os.cpu_count()),
         "cpu": cpu,
         "memory": " ".join(mem.split()),

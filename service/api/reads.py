@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from service import pagetoken
+from service import keyset
 from service.api.auth import Principal, require_reader
 from service.api.deps import (
     COMMON,
@@ -101,11 +101,13 @@ def list_files(
     if snapshot_id is None:
         # Pin the snapshot so that later pages list the same set of files.
         snapshot_id = catalog.get_table(namespace, table, min_snapshot_id=min_snapshot_id).current_snapshot_id
-    limit = min(page_size + 1, catalog.limits.max_page_size)
-    rows = catalog.list_files(namespace, table, snapshot=snapshot_id, prefix=prefix or None, after=after, limit=limit)
-    more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
-    rows = rows[:page_size]
-    token = pagetoken.encode({"after": rows[-1].path, "snapshot": snapshot_id}) if more and rows else None
+    limit = keyset.fetch_limit(page_size, catalog.limits.max_page_size)
+    page = keyset.cut(
+        catalog.list_files(namespace, table, snapshot=snapshot_id, prefix=prefix or None, after=after, limit=limit),
+        page_size,
+        limit,
+    )
+    token = page.next_token(lambda r: {"after": r.path, "snapshot": snapshot_id})
     return ListFilesResponse(
         snapshot_id=snapshot_id,
         files=[
@@ -118,7 +120,7 @@ def list_files(
                 begin_snapshot=r.begin_snapshot,
                 end_snapshot=r.end_snapshot,
             )
-            for r in rows
+            for r in page.rows
         ],
         next_page_token=token,
     )
@@ -218,10 +220,12 @@ def list_snapshots(
         after = _int_or_none(decode_page_token(page_token, "query.page-token").get("after"), "query.page-token")
         if after is None:
             raise field_error("query.page-token", "invalid page token")
-    limit = min(page_size + 1, catalog.limits.max_page_size)
-    rows = catalog.list_snapshots(namespace, table, after=after, limit=limit, min_snapshot_id=min_snapshot_id)
-    more = len(rows) > page_size or (limit == page_size and len(rows) == page_size)
-    rows = rows[:page_size]
+    limit = keyset.fetch_limit(page_size, catalog.limits.max_page_size)
+    page = keyset.cut(
+        catalog.list_snapshots(namespace, table, after=after, limit=limit, min_snapshot_id=min_snapshot_id),
+        page_size,
+        limit,
+    )
     return ListSnapshotsResponse(
         snapshots=[
             Snapshot(
@@ -231,7 +235,7 @@ def list_snapshots(
                 added_files=s.added_files,
                 removed_files=s.removed_files,
             )
-            for s in rows
+            for s in page.rows
         ],
-        next_page_token=pagetoken.encode({"after": rows[-1].snapshot_id}) if more and rows else None,
+        next_page_token=page.next_token(lambda s: {"after": s.snapshot_id}),
     )

@@ -213,7 +213,7 @@ DataFile = Columns(
         Index("uq_ducklake_data_file_live_path", "table_id", "path", unique=True, **_live()),
         # Listing the files of any (historical) snapshot in path order.
         Index("ix_ducklake_data_file_table_id_path", "table_id", "path"),
-        # A dense plan's walk over a table's live files in id order (planner._walk).
+        # A dense plan's walk over a table's live files in id order (planner.routes.walk).
         Index("ix_ducklake_data_file_live_table_id", "table_id", "data_file_id", **_live()),
     )
 )

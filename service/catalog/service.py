@@ -1097,7 +1097,7 @@ def _plan_warnings(
     }
     # Unknown counts (not asked for): the warning's own test of the predicate's shape decides.
     pruned_nothing = None if result.files_pruned is None else result.files_pruned == 0 and bool(result.files_considered)
-    from service.catalog.planner_absent import lacked_somewhere
+    from service.catalog.planner.absent import lacked_somewhere
 
     absent = {
         (u.column, u.variant_path)

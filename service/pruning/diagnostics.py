@@ -200,7 +200,7 @@ def plan_warnings(
     ``pruned_nothing``: the plan kept every live file (and there was at least one); None when the
     plan did not count its answer: the predicate's shape alone then decides (a predicate whose
     every pruning term is blind keeps every file). ``absent``: the unshredded leaf keys some file
-    is proven to lack (``service.catalog.planner_absent``): files are pruned on those there.
+    is proven to lack (``service.catalog.planner.absent``): files are pruned on those there.
     """
     out: list[PlanWarning] = []
     seen: set[tuple[str, str, ShreddedType]] = set()

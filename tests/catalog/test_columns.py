@@ -13,16 +13,13 @@ from sqlalchemy import text
 
 from service.catalog import Catalog
 from service.catalog.admin import admin_reads
-from service.catalog.planner import partition_row_usable, plan_in
+from service.catalog.planner import plan_in
 from service.catalog.repository import require_table
 from service.errors import InvalidStatsError, UnknownColumnError
 from service.pruning import expressions as E
 from service.pruning.conditions import AllOf, AnyOf, Condition, LeafCondition, compile_expression
 from service.pruning.evaluator import interpret, stats_by_path
 from tests.catalog.factories import (
-    DATE,
-    FLOAT64,
-    INT32,
     INT64,
     VARCHAR,
     assert_consistent,
@@ -278,16 +275,6 @@ def test_table_schema_lists_plain_columns_with_types(catalog: Catalog) -> None:
     assert catalog.table_schema("ns", "t") is schema  # cached for the snapshot
     catalog.commit("ns", "t", [_file(1, 0, 9)])
     assert catalog.table_schema("ns", "t") is not schema
-
-
-def test_partition_rows_of_another_type_are_never_read() -> None:
-    assert partition_row_usable(INT32, INT64)
-    assert partition_row_usable(DATE, DATE)
-    assert not partition_row_usable(INT64, INT32)
-    assert not partition_row_usable(INT32, VARCHAR)
-    assert not partition_row_usable(DATE, VARCHAR)
-    assert not partition_row_usable(INT32, FLOAT64)
-    assert not partition_row_usable(VARCHAR, None)
 
 
 # --- refresh of tables committed before schema 0003 -----------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from service.catalog import Catalog, models
-from service.catalog import planner as P
+from service.catalog.planner import routes, zones
 from service.errors import ShredcatError
 from service.pruning.evaluator import FileEvaluator, stats_by_path
 from service.pruning.parse_sql import parse_sql
@@ -136,16 +136,16 @@ def _singles() -> list[str]:
 
 def test_every_shape_on_every_term_plans(cat: tuple[Catalog, int], monkeypatch: pytest.MonkeyPatch) -> None:
     cat, n = cat
-    routes: Counter[str] = Counter()
-    for route in ("_zones", "_scan", "_walk", "_set_rows"):
-        real = getattr(P, route)
-        monkeypatch.setattr(P, route, lambda *a, _real=real, _route=route, **k: routes.update([_route]) or _real(*a, **k))
+    taken: Counter[str] = Counter()
+    for module, route in ((zones, "zone_runs"), (routes, "scan_window"), (routes, "walk"), (routes, "set_rows")):
+        real = getattr(module, route)
+        monkeypatch.setattr(module, route, lambda *a, _real=real, _route=route, **k: taken.update([_route]) or _real(*a, **k))
     stored = {f.path: cat.file_stats("ns", "t", f.path) for f in _files(n)}
     planned = sum(_check(cat, sql, stored) for sql in _singles())
     assert planned > 300, planned
     # Every route was taken (the large layout's zone maps included), or the grid proves less.
-    want = {"_scan", "_walk", "_set_rows"} | ({"_zones"} if n > 12 else set())
-    assert want <= {r for r, k in routes.items() if k}, routes
+    want = {"scan_window", "walk", "set_rows"} | ({"zone_runs"} if n > 12 else set())
+    assert want <= {r for r, k in taken.items() if k}, taken
 
 
 def test_pairs_of_shapes_on_different_terms_plan(cat: tuple[Catalog, int]) -> None:

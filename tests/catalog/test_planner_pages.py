@@ -1,4 +1,4 @@
-"""How a page of candidates is found (``service.catalog.planner._first_rows``): the set plan, a
+"""How a page of candidates is found (``service.catalog.planner.access.first_rows``): the set plan, a
 walk over the files in id order that stops when the page is full, or a walk that hands over to the
 set plan. Whatever the route, the pages of a plan, concatenated, are exactly the set plan's answer,
 on both backends; and the counts over the whole answer are given when asked, or when free.
@@ -26,8 +26,8 @@ import pytest
 from sqlalchemy import text
 
 from service.catalog import Catalog, models
-from service.catalog import planner as P
 from service.catalog import repository as repo
+from service.catalog.planner import access, routes, sets, zones
 from service.pruning.conditions import compile_expression
 from service.pruning.conjunctions import merge_conjunctions
 from service.pruning.parse_sql import parse_sql
@@ -111,8 +111,8 @@ def _set_answer(cat: Catalog, sql: str) -> list[str]:
     cond = merge_conjunctions(compile_expression(parse_sql(sql)))
     with cat.engine.connect() as conn:
         t = repo.require_table(conn, NS, T)
-        page = P._Page(P._Planner(conn, t, t.current_snapshot_id, True), cond, [])
-        return [r[1] for r in P._set_rows(page, 0, N_FILES + 1)]
+        page = routes.Page(sets.Planner(conn, t, t.current_snapshot_id, True), cond, [])
+        return [r[1] for r in routes.set_rows(page, 0, N_FILES + 1)]
 
 
 def _paged(cat: Catalog, sql: str, page_size: int) -> list[str]:
@@ -127,9 +127,10 @@ def _paged(cat: Catalog, sql: str, page_size: int) -> list[str]:
 
 
 def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    real_first, real_walk, real_set, real_scan, real_zones = P._first_rows, P._walk, P._set_rows, P._scan, P._zones
+    real_first, real_walk, real_set = access.first_rows, routes.walk, routes.set_rows
+    real_scan, real_zones = routes.scan_window, zones.zone_runs
     calls: list[str] = []
-    routes: dict[str, int] = {}
+    taken: dict[str, int] = {}
 
     def first_rows(*a: Any, **k: Any) -> Any:
         calls.clear()
@@ -143,7 +144,7 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
             ("scan", "scan"): "scan_on",
         }.get(tuple(calls), "")
         route = route or "+".join(calls)
-        routes[route] = routes.get(route, 0) + 1
+        taken[route] = taken.get(route, 0) + 1
         return out
 
     def walk(*a: Any, **k: Any) -> Any:
@@ -154,7 +155,7 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
         calls.append("scan")
         return real_scan(*a, **k)
 
-    def zones(*a: Any, **k: Any) -> Any:
+    def zone_runs(*a: Any, **k: Any) -> Any:
         out = real_zones(*a, **k)
         if out is not None:
             calls.append("zones")
@@ -164,16 +165,16 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
         calls.append("set")
         return real_set(*a, **k)
 
-    monkeypatch.setattr(P, "PROBE_WINDOW", 40)
-    monkeypatch.setattr(P, "MAX_WALK", 120)
-    monkeypatch.setattr(P, "SCAN_PROBE", 40)
-    monkeypatch.setattr(P, "MAX_SCAN", 120)
-    monkeypatch.setattr(P, "MAX_RUNS", 2)  # the three runs of `e` are read as two
-    monkeypatch.setattr(P, "_first_rows", first_rows)
-    monkeypatch.setattr(P, "_walk", walk)
-    monkeypatch.setattr(P, "_scan", scan)
-    monkeypatch.setattr(P, "_set_rows", set_rows)
-    monkeypatch.setattr(P, "_zones", zones)
+    monkeypatch.setattr(access, "PROBE_WINDOW", 40)
+    monkeypatch.setattr(access, "MAX_WALK", 120)
+    monkeypatch.setattr(access, "SCAN_PROBE", 40)
+    monkeypatch.setattr(access, "MAX_SCAN", 120)
+    monkeypatch.setattr(zones, "MAX_RUNS", 2)  # the three runs of `e` are read as two
+    monkeypatch.setattr(access, "first_rows", first_rows)
+    monkeypatch.setattr(routes, "walk", walk)
+    monkeypatch.setattr(routes, "scan_window", scan)
+    monkeypatch.setattr(routes, "set_rows", set_rows)
+    monkeypatch.setattr(zones, "zone_runs", zone_runs)
     for sql in PREDICATES:
         expected = _set_answer(cat, sql)
         for page_size in (7, 14, 25, 1000):
@@ -182,14 +183,14 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
         "every", "set", "walk", "walk_on", "walk+set", "scan", "scan_on", "scan+set",
         "zones", "zones+set", "zones+scan", "zones+scan+scan",
     )  # fmt: skip
-    missing = [r for r in wanted if not routes.get(r)]
-    assert not missing, f"routes never taken: {missing}; taken: {sorted(routes.items())}"
+    missing = [r for r in wanted if not taken.get(r)]
+    assert not missing, f"routes never taken: {missing}; taken: {sorted(taken.items())}"
 
 
 def test_a_dense_first_page_never_builds_the_whole_answer(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """`b > 0` keeps nearly every file: the first page comes from a walk over its first files;
     no statement collects the candidate set, and the counts are not computed unless asked."""
-    monkeypatch.setattr(P, "PROBE_WINDOW", 40)
+    monkeypatch.setattr(access, "PROBE_WINDOW", 40)
     seen: list[str] = []
 
     from sqlalchemy import event
@@ -246,7 +247,7 @@ def _paged_at(cat: Catalog, sql: str, snapshot: int) -> list[str]:
 def test_the_walk_skips_other_tables_and_removed_files(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """The walk reads live files of this table only: files of another table interleaved by id,
     and removed files, are never candidates."""
-    monkeypatch.setattr(P, "PROBE_WINDOW", 40)
+    monkeypatch.setattr(access, "PROBE_WINDOW", 40)
     cat.create_table(NS, "other", ["v"])
     cat.commit(NS, "other", [fs(f"s3://b/o/f{i}.parquet", ps('"b"', FLOAT64, 1.0, 2.0)) for i in range(50)])
     cat.commit(NS, T, [fs("s3://b/t/g.parquet", ps('"b"', FLOAT64, 1.0, 2.0))])

@@ -1,5 +1,5 @@
 """A one-sided range that every live file's stats pass becomes TRUE before planning
-(``service.catalog.planner.simplify``): the answer must be exactly the one the leaf's SQL gives,
+(``service.catalog.planner.sets.simplify``): the answer must be exactly the one the leaf's SQL gives,
 so each way a row can fail the test (a bound on the wrong side, either inclusive or strict, a
 row without values, a past snapshot) must keep the leaf, and only then may it fold away.
 Both backends, Variant paths and plain columns."""
@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import event
 
 from service.catalog import Catalog
-from service.catalog import planner as P
 from service.catalog import repository as repo
+from service.catalog.planner import routes, sets
 from service.pruning.conditions import Constant, compile_expression
 from service.pruning.conjunctions import merge_conjunctions
 from service.pruning.parse_sql import parse_sql
@@ -54,15 +54,15 @@ def _simplified(cat: Catalog, sql: str, snapshot: int | None = None) -> Any:
     with cat.engine.connect() as conn:
         t = repo.require_table(conn, NS, T)
         snap = t.current_snapshot_id if snapshot is None else snapshot
-        return P.simplify(P._Planner(conn, t, snap, snap == t.current_snapshot_id), cond)
+        return sets.simplify(sets.Planner(conn, t, snap, snap == t.current_snapshot_id), cond)
 
 
 def _set_answer(cat: Catalog, sql: str) -> list[str]:
     cond = merge_conjunctions(compile_expression(_parse(cat, sql)))
     with cat.engine.connect() as conn:
         t = repo.require_table(conn, NS, T)
-        page = P._Page(P._Planner(conn, t, t.current_snapshot_id, True), cond, [])
-        return [r[1] for r in P._set_rows(page, 0, N + 10)]
+        page = routes.Page(sets.Planner(conn, t, t.current_snapshot_id, True), cond, [])
+        return [r[1] for r in routes.set_rows(page, 0, N + 10)]
 
 
 def _every_file(c: Any) -> bool:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from service import pagetoken
+from service import keyset, pagetoken
 from service.catalog.admin import admin_reads
 from service.dashboard import format as fmt
 from service.dashboard.auth import admin_page
@@ -213,8 +213,8 @@ def _cursor_page(
     cur = _decode_cursor(view.cursor, view.sort)
     descending = view.order == "desc"
 
-    def page(desc: bool, after: _Cursor | None) -> list[DataFileInfo]:
-        return admin_reads(catalog).list_files_sorted(
+    def page(desc: bool, after: _Cursor | None) -> keyset.KeysetPage[DataFileInfo]:
+        rows = admin_reads(catalog).list_files_sorted(
             namespace,
             table,
             sort=view.sort,  # type: ignore[arg-type]
@@ -223,16 +223,16 @@ def _cursor_page(
             contains=filters.contains or None,
             added_in=filters.snapshot,
             after=None if after is None else (after.key, after.path),
-            limit=FILES_PAGE + 1,
+            limit=keyset.fetch_limit(FILES_PAGE),
         )
+        return keyset.cut(rows, FILES_PAGE)
 
     if cur is not None and cur.backward:
         # Previous page: read backwards from the first file of the page the user was on.
-        rows = page(not descending, cur)
-        more_before = len(rows) > FILES_PAGE
-        return list(reversed(rows[:FILES_PAGE])), cur.start if more_before else 0, more_before, True
-    rows = page(descending, cur)
-    return rows[:FILES_PAGE], 0 if cur is None else cur.start, cur is not None, len(rows) > FILES_PAGE
+        back = page(not descending, cur)
+        return list(reversed(back.rows)), cur.start if back.more else 0, back.more, True
+    ahead = page(descending, cur)
+    return ahead.rows, 0 if cur is None else cur.start, cur is not None, ahead.more
 
 
 def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filters, view: _View) -> dict[str, Any]:
@@ -334,12 +334,17 @@ def _history_section(request: Request, catalog: Catalog, namespace: str, table: 
     from service.catalog.history import table_history
     from service.dashboard.history_chart import history_charts
 
-    snapshots = admin_reads(catalog).recent_snapshots(namespace=namespace, table=table, before=before, limit=SNAPSHOTS_PAGE + 1)
-    older = snapshots[SNAPSHOTS_PAGE - 1].snapshot_id if len(snapshots) > SNAPSHOTS_PAGE else None
+    history = keyset.cut(
+        admin_reads(catalog).recent_snapshots(
+            namespace=namespace, table=table, before=before, limit=keyset.fetch_limit(SNAPSHOTS_PAGE)
+        ),
+        SNAPSHOTS_PAGE,
+    )
+    older = history.rows[-1].snapshot_id if history.more else None
     u = urls(request)
     points = table_history(catalog, namespace, table)
     return {
-        "snapshots": snapshots[:SNAPSHOTS_PAGE],
+        "snapshots": history.rows,
         "snapshots_first": before is None,
         "older": older,
         "history_charts": history_charts(points, lambda s: u.table(namespace, table, snapshot=s) + "#files") if points else [],

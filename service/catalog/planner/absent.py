@@ -12,27 +12,24 @@ lacks the key (today's queries on tables where every object has the field).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from sqlalchemy import Connection
 
+from service.catalog.planner.sql import Sql
 from service.catalog.repository.objects import StepShapes, shapes_lacking, step_shapes
 from service.catalog.repository.tables import TableRow
 from service.pruning.absent import key_steps, rejects_nulls
 from service.pruning.conditions import LeafCondition
 
 
-class _Sql(Protocol):
-    def bind(self, value: Any) -> str: ...
-
-
 class _Planner(Protocol):
-    """What is read here of :class:`service.catalog.planner._Planner` (no import: no circle)."""
+    """What is read here of :class:`service.catalog.planner.sets.Planner` (no import: no circle)."""
 
     conn: Connection
     t: TableRow
     current: bool
-    sql: _Sql
+    sql: Sql
     absent_cache: dict[tuple[str, str | None], list[StepShapes]]
 
     def live(self, alias: str) -> str: ...

@@ -1,0 +1,133 @@
+"""The access path of a page of candidates, chosen by cost: the set plan (:mod:`.sets`), a walk
+over the live files in id order, a scan of one key's file-order index (within the runs its zone map
+allows), or the next live files; each route's statements are in :mod:`.routes`.
+
+The set plan costs in proportion to the whole answer. A page of a dense answer (most files kept)
+is instead found by walking the table's live files in id order and testing each one with the same
+rules written per file (an index lookup per file and term), stopping when the page is full;
+:func:`first_rows` chooses from the density a short walk sees. Counts over a multi-page answer are
+computed only when asked for (:mod:`.plan`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from service.catalog.planner import routes, zones
+from service.catalog.planner.routes import Page
+from service.catalog.planner.sets import Planner
+from service.catalog.planner.zones import KeyScan, Run
+from service.pruning.conditions import Condition, Constant
+from service.pruning.selectivity import looks_selective
+from service.values import INT64_MAX
+
+#: A page that may hold many candidates first walks this many live files in id order, testing
+#: each one (an index lookup per file and term on the stats primary key); what it finds tells how
+#: dense the candidates are, hence whether walking on or collecting them as a set reads less.
+PROBE_WINDOW = 2_000
+#: The most files one walk tests before the rest of the page comes from the set plan (the
+#: density seen in the probe can be wrong further on).
+MAX_WALK = 50_000
+
+
+#: A leaf on one key that every live file has is scanned in file order on the key's file-order
+#: index (index-only): first this many entries, whose density decides between scanning on and the
+#: set plan. What a scanned entry costs against a candidate of the set plan (key index, row, sort),
+#: measured at 1,000,000 files: ~1/25 on PostgreSQL, ~1/3 on SQLite.
+SCAN_PROBE = 20_000
+SCAN_VS_SET = {"postgresql": 25, "sqlite": 3}
+MAX_SCAN = 1_000_000
+
+
+def first_rows(planner: Planner, condition: Condition, after: int, page_size: int) -> Page:
+    """The rows of the page after ``after``, by whichever plan reads fewer rows.
+
+    A condition every live file passes reads the next files. The set plan reads the candidates
+    through the stats indexes: by key, then sorted (cost ~ candidates K), or, for one key's rows,
+    in file order from the key's file-order index, stopping when the page is full (cost ~ index
+    entries up to the page's last candidate); the database picks. A walk over the live files in
+    id order tests each file until the page is full (cost ~ page / density, a lookup per file
+    and term): right when candidates are dense and come from several keys, where the set plan
+    would build a million-row answer to return its first thousand.
+
+    A range (not a point) on a key every live file has reads the key's zones first: none that
+    might pass means an empty page; a selective range whose estimated answer is cheaper to collect
+    than to scan for goes to the set plan; otherwise the zones' runs of ids are scanned
+    (:func:`scan_rows`). Other trees whose every candidate must pass a point or bounded range go
+    to the set plan directly, other single leaves on such a key are scanned from the start.
+    Anything else is probed on :data:`PROBE_WINDOW` files; the density seen there predicts both
+    costs (walking on: need / density; the set: density x files), and the cheaper one finishes
+    the page."""
+    want = page_size + 1
+    page = Page(planner, condition, [])
+    if isinstance(condition, Constant):
+        page.rows = routes.every_row(planner, after, want) if condition.might_match else []
+        return page
+    selective = looks_selective(condition)
+    scan = zones.key_scan(planner, condition)
+    runs = None if scan is None else zones.zone_runs(planner, scan, after, estimate=selective)
+    if scan is not None and runs is not None:
+        if not runs:
+            return page  # no zone holds a row that might pass
+        if not (selective and set_is_cheaper(planner, runs, want)):
+            page.rows = scan_rows(page, scan, after, want, runs)
+            return page
+    if selective:
+        page.rows = routes.set_rows(page, after, want)
+        return page
+    if scan is not None:
+        page.rows = scan_rows(page, scan, after, want, [Run(after + 1, INT64_MAX, planner.t.live_file_count, 0.0)])
+        return page
+    planner.terms = 0
+    test = planner.file_filter(condition, "f.data_file_id")
+    rows, walked, last = routes.walk(planner, test, after, PROBE_WINDOW, want)
+    if len(rows) >= want or walked < PROBE_WINDOW:
+        page.rows = rows  # full, or every live file after `after` was tested
+        return page
+    need = want - len(rows)
+    density = len(rows) / walked
+    remaining = max(planner.t.live_file_count - walked, 0)
+    if density > 0 and need / density < density * remaining:
+        window = min(MAX_WALK, math.ceil(3 * need / density))
+        more, walked, last = routes.walk(planner, test, last, window, need)
+        rows += more
+        if len(rows) >= want or walked < window:
+            page.rows = rows
+            return page
+        need = want - len(rows)
+    page.rows = rows + routes.set_rows(page, last, need)
+    return page
+
+
+
+def set_is_cheaper(planner: Planner, runs: list[Run], want: int) -> bool:
+    """Whether the set plan should answer a selective range: scanning the runs would read about
+    ``want / density`` entries, the set plan reads its estimated candidates, each
+    :data:`SCAN_VS_SET` times dearer."""
+    estimate = sum(r.estimate for r in runs)
+    files = sum(r.files for r in runs)
+    if estimate <= 0 or files <= 0:
+        return True
+    return want * files / estimate >= SCAN_VS_SET.get(planner.conn.dialect.name, 3) * estimate
+
+
+
+def scan_rows(page: Page, scan: KeyScan, after: int, want: int, runs: list[Run]) -> list[Any]:
+    """A page of a single-key leaf: scanned in file order within ``runs`` (the ids whose zones might
+    hold a passing row, or one run of every id) while the candidates are dense enough, by the set
+    plan (the key indexes, then a sort) when they are too sparse for that."""
+    planner = page.planner
+    rows, scanned, last, done = routes.scan_runs(planner, scan, runs, after, SCAN_PROBE, want)
+    if len(rows) >= want or done:
+        return rows
+    need = want - len(rows)
+    density = len(rows) / scanned
+    remaining = max(sum(r.files for r in runs) - scanned, 0)
+    if density > 0 and need / density < SCAN_VS_SET.get(planner.conn.dialect.name, 3) * density * remaining:
+        window = min(MAX_SCAN, math.ceil(3 * need / density))
+        more, scanned, last, done = routes.scan_runs(planner, scan, runs, last, window, need)
+        rows += more
+        if len(rows) >= want or done:
+            return rows
+        need = want - len(rows)
+    return rows + routes.set_rows(page, last, need)

@@ -1,0 +1,251 @@
+"""A leaf's test of one stats row ``s`` of one key, as WHERE conjunctions (the branches of a
+UNION), over the typed key columns of ``ducklake_file_variant_stats`` (or
+``ducklake_file_column_stats`` for plain and partition columns). Rows with a bound but no typed
+key (decimals beyond int64) are treated as unbounded: kept."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlalchemy import Connection
+
+from service.catalog.planner.sql import (
+    MAX_POINT_PROBES,
+    MAX_SQL_TERMS,
+    SQLITE_POINT_PROBES,
+    VARIANT_STATS,
+    Sql,
+)
+from service.pruning.conditions import (
+    AnyPoint,
+    HasNulls,
+    HasValues,
+    Keep,
+    MayHaveNaN,
+    Never,
+    NotAllIn,
+    RangeMayContain,
+    Test,
+    TestVisitor,
+)
+from service.values import INT64_MIN, Bound, ShreddedType, family, index_key
+
+
+@dataclass(frozen=True, slots=True)
+class PathRow:
+    path_id: int
+    shredded_type: ShreddedType
+    live_file_count: int
+    max_width_num: int | None
+    max_width_real: float | None
+    #: Live files with NaN (or unknown NaN), and with values but no usable key for a bound.
+    nan_files: int
+    unkeyed_files: int
+    #: The stats table of the key's rows (:data:`VARIANT_STATS` or :data:`COLUMN_STATS`).
+    table: str = VARIANT_STATS
+
+
+
+class StatementContext(Protocol):
+    """What a row's clauses need of the plan they are part of (:class:`~.sets.Planner`)."""
+
+    conn: Connection
+    sql: Sql
+    current: bool
+    terms: int
+
+    def live(self, alias: str) -> str: ...
+
+
+class RowClauses(TestVisitor[list[str]]):
+    """A test as WHERE conjunctions over one stats row ``s`` of one path, unioned: TRUE for the
+    rows that MIGHT match ([] = none can).
+
+    Range branches compare key columns with plain operators at the top level, which implies
+    ``key IS NOT NULL`` and lets PostgreSQL and SQLite use the partial indexes; rows whose keys
+    are NULL (no bound, or a decimal beyond int64) get their own branch, added only when the
+    path's counters say such rows exist (or always, at a past snapshot).
+    """
+
+    def __init__(self, planner: StatementContext, row: PathRow, *, zones: bool = False) -> None:
+        self.planner = planner
+        self.sql = planner.sql
+        self.current = planner.current
+        self.row = row
+        #: Over a zone's summary (``shredcat_stats_zone s``) instead of a stats row: the union of
+        #: rows, some of them no longer live, so neither the live counters (which drop the
+        #: branches for rows without keys or with NaN) nor the per-file width floor apply.
+        self.zones = zones
+
+    def key(self, v: Bound) -> Any:
+        t = self.row.shredded_type
+        k = index_key(t, v)
+        return {"num": k.num, "real": k.real, "bin": k.bin}[family(t)]
+
+    def _maybe(self, count: int) -> bool:
+        return self.zones or not self.current or count > 0
+
+    def _nan_branches(self) -> list[str]:
+        if not self._maybe(self.row.nan_files):
+            return []
+        return ["s.value_count > 0 AND (s.contains_nan IS NULL OR s.contains_nan)"]
+
+    def unkeyed_branches(self) -> list[str]:
+        if not self._maybe(self.row.unkeyed_files):
+            return []
+        fam = family(self.row.shredded_type)
+        return [f"s.value_count > 0 AND (s.min_{fam} IS NULL OR s.max_{fam} IS NULL)"]
+
+    def _range(self, lo: Bound | None, hi: Bound | None, lo_inc: bool, hi_inc: bool) -> list[str]:
+        """Branches for the rows whose [min, max] meets lo..hi."""
+        fam = family(self.row.shredded_type)
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        lo_k = self.key(lo) if lo is not None else None
+        hi_k = self.key(hi) if hi is not None else None
+        if (lo is not None and lo_k is None) or (hi is not None and hi_k is None):
+            # A literal without a typed key (a decimal beyond int64): no SQL test, keep the rows.
+            return ["s.value_count > 0"]
+        parts = ["s.value_count > 0"]
+        if hi_k is not None:
+            parts.append(f"{mn} {'<=' if hi_inc else '<'} {self.sql.bind(hi_k)}")
+        else:
+            parts.append(f"{mn} IS NOT NULL")
+        if lo_k is not None:
+            parts.append(f"{mx} {'>=' if lo_inc else '>'} {self.sql.bind(lo_k)}")
+            # The width trick: max - min <= width for every file, so min >= lo - width, which
+            # turns a point probe into a short index range on (path_id, min).
+            floor = self._min_floor(fam, lo_k)
+            if floor is not None:
+                parts.append(f"{mn} >= {self.sql.bind(floor)}")
+        else:
+            parts.append(f"{mx} IS NOT NULL")
+        return [" AND ".join(parts), *self.unkeyed_branches()]
+
+    def one_sided_rejects(self, t: RangeMayContain) -> list[str] | None:
+        """For a range bounded on one side only: conditions over a row ``s`` that together find
+        every row :meth:`_range` rejects (the complement of its keyed branch, each an index probe;
+        rows with values but a key missing pass through the unkeyed branch); None when the bound
+        has no typed key (then :meth:`_range` keeps every row with values, and there is nothing to
+        probe by key)."""
+        fam = family(self.row.shredded_type)
+        bound = t.lo if t.lo is not None else t.hi
+        key = None if bound is None else self.key(bound)
+        if key is None:
+            return None
+        fails = ["s.value_count = 0"]
+        if t.lo is not None:
+            fails.append(f"s.max_{fam} {'<' if t.lo_inclusive else '<='} {self.sql.bind(key)}")
+            floor = self._min_floor(fam, key)
+            if floor is not None:
+                fails.append(f"s.min_{fam} < {self.sql.bind(floor)}")
+        else:
+            fails.append(f"s.min_{fam} {'>' if t.hi_inclusive else '>='} {self.sql.bind(key)}")
+        return fails
+
+    def _min_floor(self, fam: str, lo_k: Any) -> Any:
+        row = self.row
+        if lo_k is None or self.zones:
+            return None
+        if fam == "num" and row.max_width_num is not None:
+            n = int(lo_k) - int(row.max_width_num)
+            return n if n >= INT64_MIN else None
+        if fam == "real" and row.max_width_real is not None and math.isfinite(lo_k):
+            v = float(lo_k) - float(row.max_width_real)
+            if not math.isfinite(v):
+                return None
+            # Step a few ulps down: the subtraction rounds, and a floor must never rise.
+            for _ in range(4):
+                v = math.nextafter(v, -math.inf)
+            return v
+        return None
+
+    def visit_keep(self, t: Keep) -> list[str]:
+        return ["1=1"]
+
+    def visit_never(self, t: Never) -> list[str]:
+        return []
+
+    def visit_has_values(self, t: HasValues) -> list[str]:
+        return ["s.value_count > 0"]
+
+    def visit_has_nulls(self, t: HasNulls) -> list[str]:
+        return ["s.null_count > 0"]
+
+    def visit_may_have_nan(self, t: MayHaveNaN) -> list[str]:
+        return self._nan_branches()
+
+    def visit_range(self, t: RangeMayContain) -> list[str]:
+        out = self._range(t.lo, t.hi, t.lo_inclusive, t.hi_inclusive)
+        return out + (self._nan_branches() if t.nan_matches else [])
+
+    def visit_any_point(self, t: AnyPoint) -> list[str]:
+        out: list[str] = []
+        if len(t.points) <= MAX_POINT_PROBES or self._sqlite_branches(len(t.points)):
+            for p in t.points:
+                for b in self._range(p, p, True, True):
+                    if b not in out:
+                        out.append(b)
+            return out
+        # Many points: one branch whose OR the database evaluates row by row.
+        ranges = []
+        for p in t.points:
+            first, *rest = self._range(p, p, True, True)
+            ranges.append(f"({first})")
+            out.extend(b for b in rest if b not in out)
+        return [" OR ".join(ranges), *out]
+
+    def _sqlite_branches(self, n: int) -> bool:
+        """Whether SQLite answers ``n`` points with a branch each: up to
+        :data:`SQLITE_POINT_PROBES`, while the plan stays within half its term budget (SQLite's
+        compound SELECTs end at 500 terms); the OR-ed branch scans every row of the path."""
+        planner = self.planner
+        return (
+            planner.conn.dialect.name == "sqlite"
+            and n <= SQLITE_POINT_PROBES
+            and planner.terms + n <= MAX_SQL_TERMS // 2
+        )
+
+    def point_join(self, t: Test, table: str) -> str | None:
+        """On PostgreSQL, a long point list (more than :data:`MAX_POINT_PROBES`) as one SELECT
+        joining a VALUES list of ``(key, key - max width)`` to the path's rows: one short index
+        range per point, where an OR of the points costs tens of ms of planning. The rows come
+        from a LATERAL subquery PostgreSQL cannot flatten (OFFSET 0); flattened, it drives the
+        join from the stats rows (seconds). None (branches or the OR-ed scan then) elsewhere, or
+        when a point has no typed key or the path no width; the rows without keys are
+        :meth:`unkeyed_branches`."""
+        if not isinstance(t, AnyPoint) or len(t.points) <= MAX_POINT_PROBES:
+            return None
+        if self.planner.conn.dialect.name != "postgresql":
+            return None
+        fam = family(self.row.shredded_type)
+        pairs = []
+        for p in t.points:
+            k = self.key(p)
+            floor = None if k is None else self._min_floor(fam, k)
+            if floor is None:
+                return None
+            pairs.append((k, floor))
+        bind = self.sql.bind
+        values = ", ".join(f"({bind(k)}, {bind(f)})" for k, f in pairs)
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        where = (
+            f"s.path_id = {bind(self.row.path_id)} AND {self.planner.live('s')} AND s.value_count > 0 "
+            f"AND {mn} <= pt.column1 AND {mn} >= pt.column2 AND {mx} >= pt.column1"
+        )
+        return (
+            f"SELECT x.data_file_id FROM (VALUES {values}) AS pt CROSS JOIN LATERAL "
+            f"(SELECT s.data_file_id FROM {table} s WHERE {where} OFFSET 0) AS x"
+        )
+
+    def visit_not_all_in(self, t: NotAllIn) -> list[str]:
+        fam = family(self.row.shredded_type)
+        keys = [self.key(v) for v in t.values]
+        if not keys or any(k is None for k in keys):
+            return ["s.value_count > 0"]
+        mn, mx = f"s.min_{fam}", f"s.max_{fam}"
+        inlist = ", ".join(self.sql.bind(k) for k in keys)
+        out = [f"s.value_count > 0 AND ({mn} IS NULL OR {mx} IS NULL OR {mn} <> {mx} OR {mn} NOT IN ({inlist}))"]
+        return out + (self._nan_branches() if t.nan_matches else [])
+

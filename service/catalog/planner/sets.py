@@ -1,0 +1,324 @@
+"""The set plan: a compiled condition as one SELECT of the ``data_file_id``s that might match it.
+
+Per leaf ``(column, variant_path)`` the candidate files are
+
+* the files whose stats row for the path passes the leaf's test (one row per path and file,
+  whose stored type picks the test), found through the partial indexes on
+  ``(path_id, min_*/max_*)``; a point probe becomes the bounded range
+  ``min BETWEEN lit - max_width AND lit`` thanks to the per-path maximum width the catalog
+  keeps, so a selective predicate reads a handful of index entries, not half the table;
+* plus the files with **no** row for the path (not fully shredded there: no facts). At the
+  current snapshot the per-path live counters tell when every live file has a row, which is
+  the common case and needs no anti-join.
+
+AllOf drives from its most selective-looking child and tests the others per candidate, AnyOf
+unites its children. Each leaf's test of one stats row is :class:`~.clauses.RowClauses`'.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, text
+
+from service.catalog import repository as repo
+from service.catalog.models import COLUMN_KEY_PATH
+from service.catalog.planner.absent import absent_shapes, uncovered_files, unless_absent
+from service.catalog.planner.clauses import PathRow, RowClauses
+from service.catalog.planner.sql import COLUMN_STATS, MAX_SQL_TERMS, VARIANT_STATS, Sql
+from service.catalog.repository.objects import StepShapes
+from service.errors import LimitExceededError
+from service.pruning.conditions import (
+    AllOf,
+    AnyOf,
+    Condition,
+    ConditionVisitor,
+    Constant,
+    Keep,
+    LeafCondition,
+    RangeMayContain,
+    visit_condition,
+    visit_test,
+)
+from service.pruning.rewrites import fold_true_leaves
+from service.pruning.selectivity import selectivity_rank
+from service.values import ShreddedType
+
+
+class Planner(ConditionVisitor[str]):
+    """Translates a condition into a SELECT of the data_file_ids that might match it."""
+
+    def __init__(
+        self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool, cache: repo.TableCache | None = None
+    ) -> None:
+        self.conn = conn
+        self.t = t
+        self.snapshot = snapshot
+        self.current = current
+        self.sql = Sql()
+        self._paths: dict[tuple[str, str | None], list[PathRow]] = {}
+        self._cache = cache
+        self.terms = 0
+        #: Per leaf key: the object shapes at each step of its path (planner.absent).
+        self.absent_cache: dict[tuple[str, str | None], list[StepShapes]] = {}
+
+    def count(self, n: int) -> None:
+        self.terms += n
+        if self.terms > MAX_SQL_TERMS:
+            raise LimitExceededError(
+                f"the predicate needs more than {MAX_SQL_TERMS} index probes; split it or use IN lists",
+                details={"limit": MAX_SQL_TERMS},
+            )
+
+    # Live rows at the snapshot. At the current snapshot the literal `end_snapshot IS NULL`
+    # matches the partial indexes' predicate, which is what lets the planner use them.
+    def live(self, alias: str) -> str:
+        if self.current:
+            return f"{alias}.end_snapshot IS NULL"
+        s = self.sql.bind(self.snapshot)
+        return f"({alias}.begin_snapshot <= {s} AND ({alias}.end_snapshot IS NULL OR {alias}.end_snapshot > {s}))"
+
+    def all_files(self) -> str:
+        tid = self.sql.bind(self.t.table_id)
+        return f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.table_id = {tid} AND {self.live('f')}"
+
+    def paths(self, column: str, variant_path: str | None) -> list[PathRow]:
+        """The dictionary rows (one per stored type) of a Variant path, or (``variant_path``
+        None) of a plain or partition column: the same counters, another stats table."""
+        key = (column, variant_path)
+        found = self._paths.get(key)
+        if found is not None:
+            return found
+        # A Variant path's dictionary rows change only with a snapshot of the table (a commit or a
+        # removal), which moves the metadata key; ``refresh`` changes plain columns' only.
+        cache, cached = self._cache, None
+        if cache is not None and self.t.metadata_key is not None and variant_path is not None:
+            cached = (*self.t.metadata_key, column, variant_path)
+            hit = cache.get("variant_path", cached)
+            if hit is not None:
+                self._paths[key] = found = list(hit)
+                return found
+        table = VARIANT_STATS
+        if variant_path is None:
+            plain = self.t.plain.get(column)
+            column_id = None if plain is None else plain.column_id
+            table = COLUMN_STATS
+        else:
+            column_id = self.t.columns.get(column)
+        rows: list[PathRow] = []
+        # A path holding NUL is never stored (service.values.text), and PostgreSQL cannot compare it.
+        if column_id is not None and (variant_path is None or "\x00" not in variant_path):
+            for r in self.conn.execute(
+                text(
+                    "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "
+                    "live_nan_files + live_nan_unknown_files, "
+                    "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
+                    "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
+                ),
+                {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
+            ):
+                st = ShreddedType.parse(r[1])
+                rows.append(PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table))
+        self._paths[key] = rows
+        if cache is not None and cached is not None:
+            cache.put("variant_path", cached, tuple(rows))
+        return rows
+
+    def covers_every_file(self, c: LeafCondition) -> bool:
+        """Whether every live file has a stats row for ``c``'s key (current snapshot only: the
+        counters are of the live files), so that no file is kept for lacking one."""
+        covered = sum(r.live_file_count for r in self.paths(c.column, c.variant_path))
+        return self.current and covered == self.t.live_file_count
+
+    def path_rows(self) -> dict[tuple[str, str | None], list[PathRow]]:
+        """Every key read so far, by (column, variant_path) (variant_path None: a plain or
+        partition column)."""
+        return dict(self._paths)
+
+    def holds_everywhere(self, c: LeafCondition) -> bool:
+        """Whether every live file passes ``c``'s one-sided range test (``score > 0`` where every
+        file's max is positive): then the leaf is TRUE and a dense answer needs no lookup per file
+        (:func:`simplify`). Current snapshot only (the counters and partial indexes describe the
+        live files).
+
+        Exactly the rows the leaf's SQL would reject are looked for, so the answer never changes:
+        a file without a row for the key is kept anyway; a row without values fails
+        (``value_count > 0`` is in every branch; the ``novalues`` index finds one); a row with both
+        keys fails when its max (min) is on the wrong side of the bound, or its min is below the
+        width floor (an invariant, checked all the same: one probe each on the key indexes); a
+        row with values but a key missing passes through the unkeyed branch."""
+        if not self.current or (not self.covers_every_file(c) and absent_shapes(self, c)):
+            return False  # (files lacking the key are not kept: planner.absent)
+        probes: list[str] = []
+        for row in self.paths(c.column, c.variant_path):
+            if row.live_file_count == 0:
+                continue
+            t = c.test_for(row.shredded_type)
+            if isinstance(t, Keep):
+                continue
+            if not isinstance(t, RangeMayContain) or (t.lo is None) == (t.hi is None):
+                return False
+            fails = RowClauses(self, row).one_sided_rejects(t)
+            if fails is None:
+                return False
+            pid = self.sql.bind(row.path_id)
+            probes += [
+                f"EXISTS (SELECT 1 FROM {row.table} s WHERE s.path_id = {pid} AND s.end_snapshot IS NULL AND {f})"
+                for f in fails
+            ]
+        if not probes:
+            return True
+        found = self.conn.execute(text("SELECT " + " OR ".join(probes)), self.sql.params).scalar()
+        return not found
+
+    # --- conditions -> sets of data_file_id --------------------------------------------------
+
+    def _leaf_parts(
+        self, c: LeafCondition, joins: list[str] | None = None
+    ) -> tuple[list[tuple[int, str]], bool, str]:
+        """(path_id, WHERE clause) per branch over stats rows, whether files without a stats row
+        for the key must be added (they are kept: nothing is known there), and the stats table.
+        With ``joins``, a long point list is appended there as one join (:meth:`RowClauses.point_join`)
+        instead of a branch that ORs every point."""
+        rows = self.paths(c.column, c.variant_path)
+        table = COLUMN_STATS if c.variant_path is None else VARIANT_STATS
+        parts = []
+        for row in rows:
+            test = c.test_for(row.shredded_type)
+            clauses = RowClauses(self, row)
+            join = clauses.point_join(test, table) if joins is not None else None
+            if join is not None and joins is not None:
+                joins.append(join)
+                parts += [(row.path_id, clause) for clause in clauses.unkeyed_branches()]
+            else:
+                parts += [(row.path_id, clause) for clause in visit_test(test, clauses)]
+        return parts, not self.covers_every_file(c), table
+
+    def leaf_filter(
+        self, c: LeafCondition, outer: str, *, uncovered_ok: bool = False, per_file: bool = False
+    ) -> str | None:
+        """The leaf as a correlated test of ``outer``'s data_file_id (an index lookup per
+        candidate on the stats primary key). When files without a row for the key must be kept:
+        None, or with ``uncovered_ok`` a test that also passes the files with no row.
+
+        ``per_file``: keep each test a lookup per outer file. PostgreSQL otherwise turns a
+        top-level EXISTS into a semi-join driven from the stats rows, which reads every matching
+        row of the path (a million for a predicate that keeps every file) before the first page
+        can stop; an OFFSET in the subquery is what stops that rewrite (and means nothing else).
+        """
+        parts, uncovered, table = self._leaf_parts(c)
+        if uncovered and not uncovered_ok:
+            return None
+        tail = " LIMIT 1 OFFSET 0" if per_file else ""
+        tests = []
+        for path_id, clause in parts:
+            self.count(1)
+            tests.append(
+                f"EXISTS (SELECT 1 FROM {table} s WHERE s.data_file_id = {outer} "
+                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}){tail})"
+            )
+        if uncovered:
+            self.count(1)
+            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
+            if not ids:
+                return f"(1=1{unless_absent(self, c, outer)})"
+            tests.append(
+                f"(NOT EXISTS (SELECT 1 FROM {table} s2 WHERE s2.data_file_id = {outer} AND s2.path_id IN ({ids}){tail})"
+                f"{unless_absent(self, c, outer)})"
+            )
+        if not tests:
+            return "1=0"
+        return "(" + " OR ".join(tests) + ")"
+
+    def file_filter(self, c: Condition, outer: str) -> str:
+        """``c`` as a test of one file, ``outer`` (its data_file_id): index lookups per file on
+        the stats primary key, for plans that walk the live files in id order and stop early."""
+        return visit_condition(c, _FileFilter(self, outer))
+
+    def empty(self) -> str:
+        return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
+
+    def build(self, c: Condition) -> str:
+        """A SELECT of the data_file_ids that might match ``c``."""
+        return visit_condition(c, self)
+
+    def visit_constant(self, c: Constant) -> str:
+        return self.all_files() if c.might_match else self.empty()
+
+    def visit_leaf(self, c: LeafCondition) -> str:
+        branches: list[str] = []
+        parts, uncovered, table = self._leaf_parts(c, joins=branches)
+        self.count(len(branches))
+        for path_id, clause in parts:
+            self.count(1)
+            branches.append(
+                f"SELECT s.data_file_id FROM {table} s "
+                f"WHERE s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause})"
+            )
+        if uncovered:
+            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
+            no_row = uncovered_files(self, c) or self.all_files()
+            if ids:
+                no_row += (
+                    f" AND NOT EXISTS (SELECT 1 FROM {table} s2 "
+                    f"WHERE s2.data_file_id = f.data_file_id AND s2.path_id IN ({ids}))"
+                )
+            no_row += unless_absent(self, c, "f.data_file_id")
+            self.count(1)
+            branches.append(no_row)
+        if not branches:
+            return self.empty()
+        return " UNION ".join(f"SELECT data_file_id FROM ({b}) AS q{i}" for i, b in enumerate(branches))
+
+    def visit_any_of(self, c: AnyOf) -> str:
+        self.count(len(c.children))
+        parts = [self.build(ch) for ch in c.children]
+        return " UNION ".join(f"SELECT data_file_id FROM ({p}) AS c{i}" for i, p in enumerate(parts))
+
+    def visit_all_of(self, c: AllOf) -> str:
+        """Drive from the most selective-looking child; test the others per candidate.
+
+        An INTERSECT would materialize every child: a low-cardinality string equality matches
+        nearly every file, while a bounded range matches a handful. Correlated EXISTS lets the
+        database look the few candidates up on the stats primary key instead.
+        """
+        self.count(len(c.children))
+        kids = list(c.children)
+        drive = min(range(len(kids)), key=lambda i: selectivity_rank(kids[i]))
+        driver = kids.pop(drive)
+        outer = "d.data_file_id"
+        conds = []
+        for k in kids:
+            f = self.leaf_filter(k, outer) if isinstance(k, LeafCondition) else None
+            conds.append(f if f is not None else f"{outer} IN ({self.build(k)})")
+        return f"SELECT d.data_file_id FROM ({self.build(driver)}) AS d WHERE " + " AND ".join(conds)
+
+
+class _FileFilter(ConditionVisitor[str]):
+    """A condition as a boolean over one file's id (see :meth:`Planner.file_filter`)."""
+
+    def __init__(self, planner: Planner, outer: str) -> None:
+        self.planner = planner
+        self.outer = outer
+
+    def visit_constant(self, c: Constant) -> str:
+        return "1=1" if c.might_match else "1=0"
+
+    def visit_leaf(self, c: LeafCondition) -> str:
+        f = self.planner.leaf_filter(c, self.outer, uncovered_ok=True, per_file=True)
+        assert f is not None  # uncovered_ok: never None
+        return f
+
+    def visit_all_of(self, c: AllOf) -> str:
+        self.planner.count(len(c.children))
+        return "(" + " AND ".join(visit_condition(k, self) for k in c.children) + ")"
+
+    def visit_any_of(self, c: AnyOf) -> str:
+        self.planner.count(len(c.children))
+        return "(" + " OR ".join(visit_condition(k, self) for k in c.children) + ")"
+
+
+def simplify(planner: Planner, condition: Condition) -> Condition:
+    """``condition`` with what holds for every live file folded away (:meth:`Planner.holds_everywhere`):
+    the same answer, found without testing each file. At a past snapshot, unchanged."""
+    if not planner.current:
+        return condition
+    return fold_true_leaves(condition, planner.holds_everywhere)

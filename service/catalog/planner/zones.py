@@ -1,0 +1,145 @@
+"""Single-key scans and zone maps: a leaf on one key that every live file has is scanned in file
+order on the key's file-order index; a range there first reads the key's zone map
+(``shredcat_stats_zone``: its rows' stats per :data:`~service.catalog.models.ZONE_FILES` file ids,
+taken together), so the scan starts at the first zone that might hold a passing row and skips the
+zones that cannot."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+from sqlalchemy import text
+
+from service.catalog import models
+from service.catalog.models import PATH_FILE_COLUMNS
+from service.catalog.planner.clauses import PathRow, RowClauses
+from service.catalog.planner.sets import Planner
+from service.pruning.conditions import Condition, LeafCondition, RangeMayContain, Test, visit_test
+from service.values import Bound, family
+
+
+@dataclass(frozen=True, slots=True)
+class KeyScan:
+    """One key's live rows in file order, and the leaf's test of one row ``s``."""
+
+    row: PathRow
+    test: Test
+    clause: str
+
+
+def key_scan(planner: Planner, condition: Condition) -> KeyScan | None:
+    """The scan for a single leaf whose key every live file has, with one stored type (so one
+    index range in file order holds every file) whose keys the index holds; None otherwise."""
+    if not isinstance(condition, LeafCondition) or not planner.covers_every_file(condition):
+        return None
+    rows = planner.paths(condition.column, condition.variant_path)
+    if len(rows) != 1 or family(rows[0].shredded_type) == "bin":
+        # Strings' keys (up to 256 bytes each) are not in the file-order index: a scan would read
+        # a row per entry, so strings keep the walk.
+        return None
+    test = condition.test_for(rows[0].shredded_type)
+    branches = visit_test(test, RowClauses(planner, rows[0]))
+    clause = " OR ".join(f"({b})" for b in branches) if branches else "1=0"
+    if not set(_ROW_COLUMN.findall(clause)) <= _SCANNED_COLUMNS:
+        # The scan reads the file-order index's columns only (IS NULL needs null_count).
+        return None
+    planner.count(1)
+    return KeyScan(rows[0], test, clause)
+
+
+#: The columns a key scan's rows carry, and how a row clause names a column of ``s``.
+_SCANNED_COLUMNS = frozenset(PATH_FILE_COLUMNS)
+_ROW_COLUMN = re.compile(r"\bs\.([a-z_]+)")
+
+
+#: At most this many id runs per scan: runs closer together than the gaps left are scanned as one.
+MAX_RUNS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Consecutive data file ids whose zones might hold rows passing a scan's test (the gaps between
+    runs hold none): the rows there, and how many of them might pass, estimated from where the
+    range falls between each zone's bounds (values taken as evenly spread)."""
+
+    lo: int
+    hi: int
+    files: int
+    estimate: float
+
+
+def zone_runs(planner: Planner, scan: KeyScan, after: int, *, estimate: bool) -> list[Run] | None:
+    """The runs of zones after ``after`` that might hold rows passing ``scan``'s range, in file
+    order (at most :data:`MAX_RUNS`: the smallest gaps are read through); None when the test is not
+    a range wider than one value, which the set plan's key index answers without help (a point:
+    a short index range; a point list: one per point). The zones are grouped into runs in the
+    database (consecutive zones share ``zone - row_number()``), which returns a row per run; with
+    ``estimate``, each run's rows that might pass are estimated there too."""
+    t = scan.test
+    if not isinstance(t, RangeMayContain) or (t.lo is not None and t.lo == t.hi):
+        return None
+    clauses = RowClauses(planner, scan.row, zones=True)
+    branches = visit_test(t, clauses)
+    if not branches:
+        return []
+    sql = planner.sql
+    size = models.ZONE_FILES
+    share = "0"
+    if estimate:
+        fam = family(scan.row.shredded_type)
+        step = 1 if fam == "num" else 0
+        # In double precision: a difference of two int64 keys may not fit an int64.
+        zmin, zmax = (f"CAST(s.{k}_{fam} AS DOUBLE PRECISION)" for k in ("min", "max"))
+
+        def within(edge: str, beyond: str, bound: Bound | None) -> str:
+            """The zone's ``edge``, or the range's ``bound`` where the edge lies ``beyond`` it."""
+            key = None if bound is None else clauses.key(bound)
+            if key is None:
+                return edge
+            k = sql.bind(float(key))
+            return f"CASE WHEN {edge} {beyond} {k} THEN {edge} ELSE {k} END"
+
+        lo, hi = within(zmin, ">", t.lo), within(zmax, "<", t.hi)
+        part = f"({hi} - {lo} + {step}) / ({zmax} - {zmin} + {step})"
+        share = (
+            f"CASE WHEN s.min_{fam} IS NULL OR s.max_{fam} IS NULL OR s.max_{fam} <= s.min_{fam} THEN 1.0 "
+            f"WHEN {part} < 0 THEN 0.0 WHEN {part} > 1 THEN 1.0 ELSE {part} END"
+        )
+    where = " OR ".join(f"({b})" for b in branches)
+    found = planner.conn.execute(
+        text(
+            "SELECT min(q.zone), max(q.zone), sum(q.files), sum(q.files * q.share) FROM ("
+            f"SELECT s.zone, s.files, {share} AS share, s.zone - row_number() OVER (ORDER BY s.zone) AS run "
+            f"FROM shredcat_stats_zone s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
+            f"AND s.zone >= {sql.bind(after // size)} AND ({where})"
+            ") AS q GROUP BY q.run ORDER BY 1"
+        ),
+        sql.params,
+    ).all()
+    runs = [
+        Run(max(int(first) * size, after + 1), int(last) * size + size - 1, int(files), _finite(est, files))
+        for first, last, files, est in found
+    ]
+    if len(runs) > MAX_RUNS:
+        gaps = sorted(range(1, len(runs)), key=lambda i: runs[i].lo - runs[i - 1].hi, reverse=True)
+        bounds = [0, *sorted(gaps[: MAX_RUNS - 1]), len(runs)]
+        runs = [
+            Run(
+                runs[a].lo,
+                runs[b - 1].hi,
+                sum(r.files for r in runs[a:b]),
+                sum(r.estimate for r in runs[a:b]),
+            )
+            for a, b in pairwise(bounds)
+        ]
+    return runs
+
+
+def _finite(estimate: Any, files: Any) -> float:
+    """A run's estimate, or its row count where the bounds made it meaningless (infinities)."""
+    v = float(estimate or 0)
+    return v if math.isfinite(v) else float(files)
