@@ -171,7 +171,7 @@ def _has_nan(values: bytes, fmt: str) -> bool:
     # memoryview equality compares element by element in C with float semantics: NaN != NaN, so a
     # view differs from itself iff it holds a NaN (the docs: "v is w does not imply v == w").
     mv = memoryview(values).cast(fmt)
-    return mv != mv
+    return bool(mv != mv)
 
 
 def _zero_candidate(values: bytes, width: int) -> int:

@@ -76,7 +76,7 @@ def extract_many(
         kw: dict[str, Any] = {} if max_footer_bytes is None else {"max_footer_bytes": max_footer_bytes}
         if limits is not None:
             kw["limits"] = limits
-        extract = partial(extract_file, **kw)  # type: ignore[arg-type]  # no extract: the items are paths
+        extract = partial(extract_file, **kw)  # no extract: the items are paths
     assert extract is not None
     if concurrency is None:
         from service.storage.objects import store_options

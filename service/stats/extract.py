@@ -423,9 +423,10 @@ def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, ra
         return v if lo <= v <= hi else None
     if k is Kind.VARCHAR:
         try:
-            return v.decode("utf-8")
+            text: str = v.decode("utf-8")
         except UnicodeDecodeError:
             return None
+        return text
     if k is Kind.UUID:
         return uuid.UUID(bytes=v)
     if k in (Kind.FLOAT32, Kind.FLOAT64):
@@ -434,7 +435,8 @@ def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, ra
         if math.isnan(v):
             return None
         return float(v)
-    return v
+    other: Bound = v  # the physical value as decoded above (a bool, bytes, an int of another kind)
+    return other
 
 
 # --- reading column data ----------------------------------------------------------------------

@@ -70,7 +70,7 @@ def _round_half_up(u: int, from_scale: int, to_scale: int) -> int:
     """The unscaled value of ``u * 10**-from_scale`` at ``to_scale``, rounded half away from zero
     (Spark's ``Decimal.changePrecision``)."""
     if to_scale >= from_scale:
-        return u * 10 ** (to_scale - from_scale)
+        return u * int(10 ** (to_scale - from_scale))  # int(): ** of ints is typed int | float
     d = Decimal(u).scaleb(to_scale - from_scale, context=DECIMAL_CONTEXT)
     return int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=DECIMAL_CONTEXT))
 
@@ -252,7 +252,7 @@ class _Tests:
         c, a, b = self.c, self.a, self.b
         if not c.monotone:
             try:
-                u = int(d)  # type: ignore[arg-type]
+                u = int(d)
             except (TypeError, ValueError):
                 return None
             # Only the canonical text ('42', '-7', '0') is some integer's cast.
