@@ -166,8 +166,11 @@ class _Corrupt(Exception):
 
 # --- Values --------------------------------------------------------------------------------------
 
+#: The struct/array codes of the two float types (the typed overloads of array and memoryview).
+_FloatFormat = typing.Literal["f", "d"]
 
-def _has_nan(values: bytes, fmt: str) -> bool:
+
+def _has_nan(values: bytes, fmt: _FloatFormat) -> bool:
     # memoryview equality compares element by element in C with float semantics: NaN != NaN, so a
     # view differs from itself iff it holds a NaN (the docs: "v is w does not imply v == w").
     mv = memoryview(values).cast(fmt)
@@ -186,7 +189,7 @@ def _zero_candidate(values: bytes, width: int) -> int:
     return min(pos, neg) if pos >= 0 and neg >= 0 else max(pos, neg)
 
 
-def _first_zero(values: bytes, fmt: str, width: int) -> float | None:
+def _first_zero(values: bytes, fmt: _FloatFormat, width: int) -> float | None:
     """The first element equal to zero (either sign), or None."""
     start = _zero_candidate(values, width)
     if start < 0:
@@ -367,7 +370,7 @@ class _Dictionary:
     zeros: tuple[int, ...]
 
 
-def _dictionary(values: bytes, fmt: str, width: int) -> _Dictionary:
+def _dictionary(values: bytes, fmt: _FloatFormat, width: int) -> _Dictionary:
     entries = array(fmt, values)
     nans: tuple[int, ...] = ()
     zeros: list[int] = []
@@ -421,7 +424,7 @@ def _length_prefixed(body: bytes, pos: int) -> tuple[int, int]:
 class _State:
     __slots__ = ("dictionary", "first_zero", "fmt", "has_nan", "width")
 
-    def __init__(self, fmt: str, width: int) -> None:
+    def __init__(self, fmt: _FloatFormat, width: int) -> None:
         self.fmt = fmt
         self.width = width
         self.has_nan = False
@@ -525,6 +528,7 @@ def _scan(
     f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand | None, spend: ReadBudget | None
 ) -> FloatScan | None:
     physical = leaf.element.type
+    fmt: _FloatFormat
     if physical == "DOUBLE":
         fmt, width = "d", 8
     elif physical == "FLOAT":

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Final
+from typing import Final, TypeVar
 
 from service.errors import InvalidPredicateError
 from service.pruning.absent import ObjectIndex, absent_key, rejects_nulls
@@ -118,11 +118,14 @@ def _nan_possible(row: StatsRow) -> bool:
 Outcome = tuple[bool, str, str]
 
 
-def _incomparable_keeps(method: Callable[[_RowTest, Test], Outcome]) -> Callable[[_RowTest, Test], Outcome]:
+_T = TypeVar("_T", bound=Test)
+
+
+def _incomparable_keeps(method: Callable[[_RowTest, _T], Outcome]) -> Callable[[_RowTest, _T], Outcome]:
     """Bounds of a Python type the stored type does not use (bad client stats): keep."""
 
     @wraps(method)
-    def run(self: _RowTest, test: Test) -> Outcome:
+    def run(self: _RowTest, test: _T) -> Outcome:
         try:
             return method(self, test)
         except TypeError:

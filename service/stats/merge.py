@@ -40,7 +40,7 @@ from functools import cache
 from typing import Any
 
 from service.errors import InvalidStatsError
-from service.stats.model import PathStats
+from service.stats.model import PathStats, StatsRow
 from service.values import (
     Bound,
     IndexKey,
@@ -277,7 +277,7 @@ class PathAccumulator:
             max_keyless=kl is not None and vc > 0 and hi is not None and kl(hi),
         )
 
-    def add_row(self, ps: PathStats, *, min_keyless: bool, max_keyless: bool) -> None:
+    def add_row(self, ps: StatsRow, *, min_keyless: bool, max_keyless: bool) -> None:
         """:meth:`add`, for a caller that has the row's index keys already (whether each bound has
         none; ignored for a missing bound)."""
         vc = ps.value_count

@@ -60,7 +60,7 @@ def _list_reader(element: tuple[int, typing.Any], owner: str, fname: str) -> _Li
                 return (), pos
             if wire != W_STRUCT:
                 raise corrupt(f"{what} should hold structs but holds {WIRE_NAMES.get(wire, wire)}")
-            out = []
+            out: list[typing.Any] = []
             append = out.append
             for _ in range(size):
                 value, pos = read(buf, pos, depth)
@@ -78,7 +78,7 @@ def _list_reader(element: tuple[int, typing.Any], owner: str, fname: str) -> _Li
                 return (), pos
             if not W_I16 <= wire <= W_I64:
                 raise corrupt(f"{what} should hold integers but holds {WIRE_NAMES.get(wire, wire)}")
-            out = []
+            out: list[typing.Any] = []
             append = out.append
             for _ in range(size):
                 b = buf[pos]
@@ -106,7 +106,7 @@ def _list_reader(element: tuple[int, typing.Any], owner: str, fname: str) -> _Li
         if wire != W_BINARY:
             raise corrupt(f"{what} should hold strings but holds {WIRE_NAMES.get(wire, wire)}")
         end = len(buf)
-        out = []
+        out: list[typing.Any] = []
         append = out.append
         for _ in range(size):
             n = buf[pos]

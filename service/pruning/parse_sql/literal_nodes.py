@@ -118,11 +118,11 @@ def cast_literal(node: exp.Cast, other: Callable[[exp.Expression], LiteralValue]
     if dt is T.FLOAT:
         return Float32Literal(nearest_float32(Fraction(number)))
     if dt in (T.TINYINT, T.SMALLINT, T.INT, T.BIGINT):
-        f = Fraction(number)
+        exact = Fraction(number)
         bits = {T.TINYINT: 8, T.SMALLINT: 16, T.INT: 32, T.BIGINT: 64}[dt]
-        if f.denominator != 1 or not -(2 ** (bits - 1)) <= f < 2 ** (bits - 1):
+        if exact.denominator != 1 or not -(2 ** (bits - 1)) <= exact < 2 ** (bits - 1):
             raise InvalidPredicateError(f"{snippet(node)} is not an exact {dt.value.lower()} value")
-        return int(f)
+        return int(exact)
     if dt is T.DECIMAL:
         params = node.to.expressions
         p = int(params[0].this.this) if params else 10

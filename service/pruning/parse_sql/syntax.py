@@ -138,7 +138,7 @@ def _unclosed_quote(text: str) -> int | None:
     return None
 
 
-def _statements(text: str) -> list[exp.Expression | None]:
+def _statements(text: str) -> list[exp.Expr | None]:
     try:
         return sqlglot.parse(text, read="spark")
     except ParseError as e:
@@ -158,7 +158,8 @@ def parse_predicate(text: str) -> exp.Expression:
     """The sqlglot tree of one predicate. RecursionError passes through: the caller, which
     sized the recursion headroom, reports it as a limit."""
     try:
-        statements = [s for s in _statements(text) if s is not None]
+        # Every concrete sqlglot node class is an Expression (Expr is their abstract base).
+        statements = [s for s in _statements(text) if isinstance(s, exp.Expression)]
     except SqlglotError as e:  # pragma: no cover - other sqlglot failures
         raise InvalidPredicateError(f"cannot parse SQL predicate: {e}") from None
     if len(statements) != 1:
@@ -178,7 +179,7 @@ def split_conjunctions(text: str) -> list[str] | None:
             continue
     else:
         return None
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     stack = [tree]
     while stack:
         node = stack.pop()
