@@ -74,9 +74,8 @@ def create_table(
     body: CreateTableRequest,
     _: Annotated[Principal, Depends(require_admin)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
 ) -> TableResponse:
-    catalog = ctx.catalog
-    assert catalog is not None
     if (body.variant_columns is None) == (body.infer_from is None):
         raise field_error("body", "give exactly one of variant-columns and infer-from")
     if body.variant_columns is not None:
