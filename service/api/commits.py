@@ -139,15 +139,7 @@ def _commit(
     if not result.replayed:
         ctx.metrics.files_registered.inc(len(result.added))
         ctx.metrics.files_removed.inc(len(result.removed))
-    return CommitResponse(
-        snapshot_id=result.snapshot_id,
-        added=list(result.added),
-        unchanged=list(result.unchanged),
-        restated=list(result.restated),
-        replayed=result.replayed,
-        removed=list(result.removed),
-        missing=list(result.missing),
-    )
+    return CommitResponse.model_validate(result, from_attributes=True)
 
 
 @router.post(
