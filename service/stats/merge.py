@@ -46,7 +46,6 @@ from service.values import (
     IndexKey,
     Kind,
     ShreddedType,
-    bound_lt,
     check_bound,
     format_bound,
     index_key,
@@ -254,16 +253,18 @@ class PathAccumulator:
 
     # -- the rules --
 
+    # ``cur: Any``: one path's bounds share one type (see values.bound_lt), said here by the
+    # annotation, which costs nothing per row where a call to bound_lt would.
     def _take_min(self, b: Bound) -> None:
-        cur = self.min_known
+        cur: Any = self.min_known
         # Of -0.0 and 0.0 (equal) the minimum keeps -0.0, whatever the order.
-        if cur is None or bound_lt(b, cur) or (self._float and b == cur and is_negative_zero(b)):
+        if cur is None or b < cur or (self._float and b == cur and is_negative_zero(b)):
             self.min_known = b
 
     def _take_max(self, b: Bound) -> None:
-        cur = self.max_known
+        cur: Any = self.max_known
         # Of -0.0 and 0.0 (equal) the maximum keeps 0.0, whatever the order.
-        if cur is None or bound_lt(cur, b) or (self._float and b == cur and is_negative_zero(cur)):
+        if cur is None or b > cur or (self._float and b == cur and is_negative_zero(cur)):
             self.max_known = b
 
     def add(self, ps: PathStats) -> None:
