@@ -104,6 +104,44 @@ class CommitResponse(ApiModel):
     )
 
 
+class RemoveFilesResponse(ApiModel):
+    snapshot_id: int | None
+    removed: list[str]
+    missing: list[str]
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+class DataFile(ApiModel):
+    path: str
+    file_size_bytes: int
+    record_count: int
+    footer_size: int
+    content_id: str | None
+    begin_snapshot: int
+    end_snapshot: int | None
+
+
+class ListFilesResponse(ApiModel):
+    snapshot_id: int
+    files: list[DataFile]
+    next_page_token: str | None = None
+
+
+class Snapshot(ApiModel):
+    snapshot_id: int
+    snapshot_time: datetime
+    changes_made: str
+    added_files: int
+    removed_files: int
+
+
+class ListSnapshotsResponse(ApiModel):
+    snapshots: list[Snapshot]
+    next_page_token: str | None = None
+
+
 # --- plan -------------------------------------------------------------------------------------
 
 

@@ -8,7 +8,6 @@ are DuckLake's ``ducklake_file_variant_stats`` rows, with DuckLake's column name
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
@@ -20,11 +19,16 @@ from service.errors import ShredcatError
 # OpenAPI document name them from here).
 from service.wire import ApiModel
 from service.wire import CommitResponse as CommitResponse
+from service.wire import DataFile as DataFile
 from service.wire import FileExplanation as FileExplanation
+from service.wire import ListFilesResponse as ListFilesResponse
+from service.wire import ListSnapshotsResponse as ListSnapshotsResponse
 from service.wire import PlanFile as PlanFile
 from service.wire import PlanMetrics as PlanMetrics
 from service.wire import PlanResponse as PlanResponse
 from service.wire import PlanWarning as PlanWarning
+from service.wire import RemoveFilesResponse as RemoveFilesResponse
+from service.wire import Snapshot as Snapshot
 from service.wire import TableColumn as TableColumn
 from service.wire import TableIdentifier as TableIdentifier
 from service.wire import TableResponse as TableResponse
@@ -345,29 +349,7 @@ class RemoveFilesRequest(RequestModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"paths": ["s3://lake/events/part-0.parquet"]}]})
 
 
-class RemoveFilesResponse(ApiModel):
-    snapshot_id: int | None
-    removed: list[str]
-    missing: list[str]
-
-
 # --- reading ------------------------------------------------------------------------------------
-
-
-class DataFile(ApiModel):
-    path: str
-    file_size_bytes: int
-    record_count: int
-    footer_size: int
-    content_id: str | None
-    begin_snapshot: int
-    end_snapshot: int | None
-
-
-class ListFilesResponse(ApiModel):
-    snapshot_id: int
-    files: list[DataFile]
-    next_page_token: str | None = None
 
 
 class TableStatsResponse(ApiModel):
@@ -379,19 +361,6 @@ class TableStatsResponse(ApiModel):
     extra_stats: dict[str, str | None] = Field(
         description="Per Variant column, ``ducklake_table_column_stats.extra_stats`` (DuckLake's JSON text)."
     )
-
-
-class Snapshot(ApiModel):
-    snapshot_id: int
-    snapshot_time: datetime
-    changes_made: str
-    added_files: int
-    removed_files: int
-
-
-class ListSnapshotsResponse(ApiModel):
-    snapshots: list[Snapshot]
-    next_page_token: str | None = None
 
 
 # --- plan -----------------------------------------------------------------------------------------

@@ -104,10 +104,6 @@ TableStatsJSON = TypedDict(
 )
 
 
-def _time(v: str) -> datetime:
-    return datetime.fromisoformat(v.replace("Z", "+00:00"))
-
-
 _D = TypeVar("_D", bound="DataclassInstance")
 
 
@@ -217,7 +213,7 @@ class RemoveResult:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> RemoveResult:
-        return cls(d["snapshot-id"], tuple(d["removed"]), tuple(d["missing"]))
+        return _view(cls, wire.RemoveFilesResponse.model_validate(d))
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,12 +226,6 @@ class DataFile:
     begin_snapshot: int
     end_snapshot: int | None
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> DataFile:
-        return cls(
-            d["path"], d["file-size-bytes"], d["record-count"], d["footer-size"], d.get("content-id"),
-            d["begin-snapshot"], d.get("end-snapshot"),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +236,8 @@ class FilesPage:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> FilesPage:
-        return cls(d["snapshot-id"], tuple(DataFile.from_json(f) for f in d["files"]), d.get("next-page-token"))
+        w = wire.ListFilesResponse.model_validate(d)
+        return _view(cls, w, files=tuple(_view(DataFile, f) for f in w.files))
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,9 +248,6 @@ class Snapshot:
     added_files: int
     removed_files: int
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Snapshot:
-        return cls(d["snapshot-id"], _time(d["snapshot-time"]), d["changes-made"], d["added-files"], d["removed-files"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +257,8 @@ class SnapshotsPage:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SnapshotsPage:
-        return cls(tuple(Snapshot.from_json(s) for s in d["snapshots"]), d.get("next-page-token"))
+        w = wire.ListSnapshotsResponse.model_validate(d)
+        return _view(cls, w, snapshots=tuple(_view(Snapshot, s) for s in w.snapshots))
 
 
 @dataclass(frozen=True, slots=True)

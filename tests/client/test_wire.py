@@ -124,3 +124,22 @@ def test_the_client_imports_neither_the_server_nor_the_catalog() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_listings_and_removals_round_trip() -> None:
+    from service.client.models import DataFile, FilesPage, RemoveResult, Snapshot, SnapshotsPage
+
+    files = schemas.ListFilesResponse(
+        snapshot_id=4,
+        files=[schemas.DataFile(path="/f", file_size_bytes=9, record_count=3, footer_size=2, content_id=None,
+                                begin_snapshot=1, end_snapshot=None)],
+        next_page_token="t",
+    )  # fmt: skip
+    assert FilesPage.from_json(_sent(files)) == FilesPage(4, (DataFile("/f", 9, 3, 2, None, 1, None),), "t")
+    when = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    snaps = schemas.ListSnapshotsResponse(
+        snapshots=[schemas.Snapshot(snapshot_id=2, snapshot_time=when, changes_made="x", added_files=1, removed_files=0)]
+    )
+    assert SnapshotsPage.from_json(_sent(snaps)) == SnapshotsPage((Snapshot(2, when, "x", 1, 0),), None)
+    removed = schemas.RemoveFilesResponse(snapshot_id=None, removed=[], missing=["/g"])
+    assert RemoveResult.from_json(_sent(removed)) == RemoveResult(None, (), ("/g",))
