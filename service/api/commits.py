@@ -58,18 +58,20 @@ async def commit_files(
     request: Request,
     principal: Annotated[Principal, Depends(require_writer)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
     idempotency_key: IdempotencyKey = None,
 ) -> CommitResponse:
     # A commit body can be tens of megabytes: read here, parsed in the route's thread (bodies.py).
     raw = await request.body()
     content_type = request.headers.get("content-type")
     return await anyio.to_thread.run_sync(
-        _commit, ctx, namespace, table, raw, content_type, principal, idempotency_key
+        _commit, ctx, catalog, namespace, table, raw, content_type, principal, idempotency_key
     )
 
 
 def _commit(
     ctx: AppContext,
+    catalog: Catalog,
     namespace: str,
     table: str,
     raw: bytes,
@@ -78,8 +80,7 @@ def _commit(
     idempotency_key: str | None,
 ) -> CommitResponse:
     body = parse_json_body(CommitRequest, raw, content_type, items=("files", FileStatsBody))
-    catalog = ctx.catalog
-    assert catalog is not None and ctx.executor is not None
+    assert ctx.executor is not None
     paths = body.paths or []
     prefixes = body.prefixes or []
     bodies = body.files or []
