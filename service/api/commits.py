@@ -56,18 +56,20 @@ async def commit_files(
     request: Request,
     principal: Annotated[Principal, Depends(require_writer)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
     idempotency_key: IdempotencyKey = None,
 ) -> CommitResponse:
     # A commit body can be tens of megabytes: read here, parsed in the route's thread (bodies.py).
     raw = await request.body()
     content_type = request.headers.get("content-type")
     return await anyio.to_thread.run_sync(
-        _commit, ctx, namespace, table, raw, content_type, principal, idempotency_key
+        _commit, ctx, catalog, namespace, table, raw, content_type, principal, idempotency_key
     )
 
 
 def _commit(
     ctx: AppContext,
+    catalog: Catalog,
     namespace: str,
     table: str,
     raw: bytes,
@@ -76,8 +78,7 @@ def _commit(
     idempotency_key: str | None,
 ) -> CommitResponse:
     body = parse_json_body(CommitRequest, raw, content_type, items=("files", FileStatsBody))
-    catalog = ctx.catalog
-    assert catalog is not None and ctx.executor is not None
+    assert ctx.executor is not None
     paths = body.paths or []
     prefixes = body.prefixes or []
     bodies = body.files or []
@@ -128,15 +129,7 @@ def _commit(
     if not result.replayed:
         ctx.metrics.files_registered.inc(len(result.added))
         ctx.metrics.files_removed.inc(len(result.removed))
-    return CommitResponse(
-        snapshot_id=result.snapshot_id,
-        added=list(result.added),
-        unchanged=list(result.unchanged),
-        restated=list(result.restated),
-        replayed=result.replayed,
-        removed=list(result.removed),
-        missing=list(result.missing),
-    )
+    return CommitResponse.model_validate(result, from_attributes=True)
 
 
 @router.post(

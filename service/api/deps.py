@@ -46,15 +46,19 @@ class AppContext:
 # hop that costs more CPU and latency than the attribute reads it would run.
 async def get_ctx(request: Request) -> AppContext:
     ctx: AppContext = request.app.state.ctx
-    if ctx.catalog is None:  # the lifespan did not run (a test using a bare ASGI transport)
-        raise ShredcatError("the application was not started (lifespan not run)")
+    _started_catalog(ctx)
     return ctx
 
 
 async def get_catalog(request: Request) -> Catalog:
-    c = (await get_ctx(request)).catalog
-    assert c is not None
-    return c
+    """The open catalog, for a handler: never None (a request before the lifespan is refused)."""
+    return _started_catalog(request.app.state.ctx)
+
+
+def _started_catalog(ctx: AppContext) -> Catalog:
+    if ctx.catalog is None:  # the lifespan did not run (a test using a bare ASGI transport)
+        raise ShredcatError("the application was not started (lifespan not run)")
+    return ctx.catalog
 
 
 def field_error(field: tuple[Any, ...] | str, message: str, cls: type[ShredcatError] = BadInputError) -> ShredcatError:

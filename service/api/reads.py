@@ -79,14 +79,13 @@ def list_files(
     table: TableName,
     _: Annotated[Principal, Depends(require_reader)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
     prefix: Annotated[str | None, Query(max_length=2048, description="Only paths starting with this.")] = None,
     snapshot_id: SnapshotId = None,
     page_token: PageToken = None,
     page_size: PageSize = 1000,
     min_snapshot_id: MinSnapshotId = None,
 ) -> ListFilesResponse:
-    catalog = ctx.catalog
-    assert catalog is not None
     check_page_size(ctx, page_size, field="query.page-size")
     after: str | None = None
     if page_token is not None:

@@ -8,13 +8,30 @@ are DuckLake's ``ducklake_file_variant_stats`` rows, with DuckLake's column name
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from service.catalog.validate import MAX_COUNT, MAX_NAME_BYTES, MAX_PATH_BYTES, check_object_name
 from service.errors import ShredcatError
+
+# The response bodies the client reads too, declared once there (re-exported: the routes and the
+# OpenAPI document name them from here).
+from service.wire import ApiModel
+from service.wire import CommitResponse as CommitResponse
+from service.wire import DataFile as DataFile
+from service.wire import FileExplanation as FileExplanation
+from service.wire import ListFilesResponse as ListFilesResponse
+from service.wire import ListSnapshotsResponse as ListSnapshotsResponse
+from service.wire import PlanFile as PlanFile
+from service.wire import PlanMetrics as PlanMetrics
+from service.wire import PlanResponse as PlanResponse
+from service.wire import PlanWarning as PlanWarning
+from service.wire import RemoveFilesResponse as RemoveFilesResponse
+from service.wire import Snapshot as Snapshot
+from service.wire import TableColumn as TableColumn
+from service.wire import TableIdentifier as TableIdentifier
+from service.wire import TableResponse as TableResponse
 
 #: Lengths are checked in characters here, in UTF-8 bytes by the catalog's validator.
 Count = Annotated[StrictInt, Field(ge=0, le=MAX_COUNT)]
@@ -36,16 +53,6 @@ ObjectName = Annotated[
     AfterValidator(_object_name),
 ]
 FilePath = Annotated[StrictStr, Field(min_length=1, max_length=MAX_PATH_BYTES)]
-
-
-def _kebab(name: str) -> str:
-    return name.replace("_", "-")
-
-
-class ApiModel(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=_kebab, validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
-    )
 
 
 class RequestModel(ApiModel):
@@ -110,11 +117,6 @@ class ListNamespacesResponse(ApiModel):
 # --- tables -----------------------------------------------------------------------------------
 
 
-class TableIdentifier(ApiModel):
-    namespace: list[str]
-    name: str
-
-
 class PartitionColumnSpec(RequestModel):
     name: Name
     type: Annotated[StrictStr, Field(min_length=1, max_length=64, description="A DuckLake type name (`date`, `int64`, `varchar`, `decimal(10,2)`...).")]
@@ -155,59 +157,6 @@ class CreateTableRequest(RequestModel):
                     "partition-columns": [{"name": "event_date", "type": "date"}],
                     "location": "s3://lake/events/",
                 },
-            ]
-        }
-    )
-
-
-class TableColumn(ApiModel):
-    """A column of the table: ``kind`` ``variant``, ``plain`` (a primitive column or a dotted
-    struct leaf, typed as the first file that had it) or ``partition`` (Hive; declared or
-    inferred type)."""
-
-    name: str
-    type: str
-    kind: Literal["variant", "plain", "partition"]
-    declared: bool = False
-
-
-class TableResponse(ApiModel):
-    identifier: TableIdentifier
-    table_id: int
-    variant_columns: list[str]
-    live_file_count: int
-    live_record_count: int
-    live_bytes: int
-    current_snapshot_id: int
-    snapshot_count: int
-    last_commit_time: datetime | None
-    begin_snapshot: int
-    #: Every column: Variant, plain and partition, in column order.
-    columns: list[TableColumn] = Field(default_factory=list)
-    partition_columns: list[str] = Field(default_factory=list)
-    location: str | None = None
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "identifier": {"namespace": ["lake"], "name": "events"},
-                    "table-id": 1,
-                    "variant-columns": ["v"],
-                    "columns": [
-                        {"name": "v", "type": "variant", "kind": "variant", "declared": False},
-                        {"name": "id", "type": "int64", "kind": "plain", "declared": False},
-                        {"name": "event_date", "type": "date", "kind": "partition", "declared": False},
-                    ],
-                    "partition-columns": ["event_date"],
-                    "live-file-count": 8,
-                    "live-record-count": 8000,
-                    "live-bytes": 123456,
-                    "current-snapshot-id": 5,
-                    "snapshot-count": 3,
-                    "last-commit-time": "2024-05-01T12:00:00Z",
-                    "begin-snapshot": 2,
-                }
             ]
         }
     )
@@ -407,21 +356,6 @@ class CommitRequest(RequestModel):
     )
 
 
-class CommitResponse(ApiModel):
-    snapshot_id: int | None = Field(description="The new snapshot; null when every file was already live.")
-    added: list[str]
-    unchanged: list[str]
-    restated: list[str] = Field(
-        description="Files given by path, already live with the same content, whose stored statistics differed "
-        "from the file's: their statistics were replaced at the new snapshot."
-    )
-    replayed: bool = Field(description="True when answered from an earlier commit with the same Idempotency-Key.")
-    removed: list[str] = Field(default_factory=list, description="Files of `remove` ended at this snapshot.")
-    missing: list[str] = Field(
-        default_factory=list, description="Files of `remove` that were not live (with `remove-missing-ok`)."
-    )
-
-
 class RemoveFilesRequest(RequestModel):
     paths: list[FilePath] = Field(min_length=1)
     missing_ok: StrictBool = False
@@ -429,29 +363,7 @@ class RemoveFilesRequest(RequestModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"paths": ["s3://lake/events/part-0.parquet"]}]})
 
 
-class RemoveFilesResponse(ApiModel):
-    snapshot_id: int | None
-    removed: list[str]
-    missing: list[str]
-
-
 # --- reading ------------------------------------------------------------------------------------
-
-
-class DataFile(ApiModel):
-    path: str
-    file_size_bytes: int
-    record_count: int
-    footer_size: int
-    content_id: str | None
-    begin_snapshot: int
-    end_snapshot: int | None
-
-
-class ListFilesResponse(ApiModel):
-    snapshot_id: int
-    files: list[DataFile]
-    next_page_token: str | None = None
 
 
 class TableStatsResponse(ApiModel):
@@ -463,19 +375,6 @@ class TableStatsResponse(ApiModel):
     extra_stats: dict[str, str | None] = Field(
         description="Per Variant column, ``ducklake_table_column_stats.extra_stats`` (DuckLake's JSON text)."
     )
-
-
-class Snapshot(ApiModel):
-    snapshot_id: int
-    snapshot_time: datetime
-    changes_made: str
-    added_files: int
-    removed_files: int
-
-
-class ListSnapshotsResponse(ApiModel):
-    snapshots: list[Snapshot]
-    next_page_token: str | None = None
 
 
 # --- plan -----------------------------------------------------------------------------------------
@@ -528,62 +427,6 @@ class PlanRequest(RequestModel):
                 },
             ]
         }
-    )
-
-
-class PlanFile(ApiModel):
-    path: str
-    file_size_bytes: int
-    record_count: int
-
-
-class PlanMetrics(ApiModel):
-    """Counts over the whole answer (every page), on the first page. ``files-considered`` is given
-    at the current snapshot; the others when the answer fits in the first page or the request
-    asked for ``counts``. Null on follow-up pages (with a page token)."""
-
-    files_considered: int | None
-    files_pruned: int | None
-    files_kept: int | None
-    rows_skipped: int | None
-    bytes_skipped: int | None
-
-
-class FileExplanation(ApiModel):
-    path: str
-    kept: bool
-    reason: str
-
-
-class PlanWarning(ApiModel):
-    """Something the predicate cannot prune on in this table; the candidates are as sound as ever."""
-
-    type: str = Field(
-        description="`path_not_shredded` (the path is fully shredded in no live file), `type_not_comparable` "
-        "(the path is stored only as types whose bounds do not speak for the requested type), "
-        "`term_not_used` (a sub-expression pruning cannot use: an unknown function, LIKE, a literal that "
-        "does not parse as the column's type), "
-        "`predicate_prunes_nothing` (no file was pruned, because of the warnings before it)."
-    )
-    column: str | None = Field(default=None, description="The Variant column (null for the whole predicate).")
-    path: str | None = Field(default=None, description="The JSON path as written in the predicate.")
-    message: str
-    suggestions: list[str] = Field(
-        default_factory=list,
-        description="Close shredded paths of the column (`path_not_shredded`), or the types to ask for "
-        "(`type_not_comparable`).",
-    )
-
-
-class PlanResponse(ApiModel):
-    status: Literal["completed"] = "completed"
-    snapshot_id: int | None
-    files: list[PlanFile]
-    next_page_token: str | None = None
-    metrics: PlanMetrics
-    explain: list[FileExplanation] | None = None
-    warnings: list[PlanWarning] = Field(
-        default_factory=list, description="On the first page only (like the counts); empty on follow-up pages."
     )
 
 

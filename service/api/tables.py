@@ -38,7 +38,7 @@ def table_response(t: TableInfo) -> TableResponse:
         snapshot_count=t.snapshot_count,
         last_commit_time=t.last_commit_time,
         begin_snapshot=t.begin_snapshot,
-        columns=[TableColumn(name=c.name, type=c.type, kind=c.kind, declared=c.declared) for c in t.all_columns],  # type: ignore[arg-type]  # kind: one of the three literals
+        columns=[TableColumn.model_validate(c, from_attributes=True) for c in t.all_columns],
         partition_columns=list(t.partition_columns),
         location=t.location,
     )
@@ -74,9 +74,8 @@ def create_table(
     body: CreateTableRequest,
     _: Annotated[Principal, Depends(require_admin)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
 ) -> TableResponse:
-    catalog = ctx.catalog
-    assert catalog is not None
     if (body.variant_columns is None) == (body.infer_from is None):
         raise field_error("body", "give exactly one of variant-columns and infer-from")
     if body.variant_columns is not None:

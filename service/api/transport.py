@@ -77,6 +77,7 @@ def connection_limits() -> ConnectionLimits:
     return ConnectionLimits(s.header_timeout_seconds, s.max_connections or auto_max_connections())
 
 
+# uvicorn binds AutoHTTPProtocol at import (httptools' protocol or h11's): a variable to mypy.
 class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
     _in_head = True
     _head_bytes = 0
@@ -85,6 +86,7 @@ class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
     _head_timer: asyncio.TimerHandle | None = None
     _opened = 0.0
 
+    # override: asyncio's BaseProtocol takes a BaseTransport; uvicorn's are always Transports.
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):

@@ -20,12 +20,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from service.api.auth import Principal, require_admin
-from service.api.deps import COMMON, AppContext, error_responses, field_error, get_ctx
+from service.api.deps import COMMON, AppContext, error_responses, field_error, get_catalog, get_ctx
 from service.api.ingest import extract_checked
 from service.api.namespaces import NamespaceName
 from service.api.paths import check_file_path
 from service.api.schemas import VerifyRequest, VerifyResponse
 from service.api.tables import TableName
+from service.catalog import Catalog
 from service.stats.model import FileStats
 
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["files"])
@@ -49,8 +50,9 @@ def verify_files(
     body: VerifyRequest,
     _: Annotated[Principal, Depends(require_admin)],
     ctx: Annotated[AppContext, Depends(get_ctx)],
+    catalog: Annotated[Catalog, Depends(get_catalog)],
 ) -> VerifyResponse:
-    assert ctx.catalog is not None and ctx.executor is not None
+    assert ctx.executor is not None
     if (body.sample is None) == (not body.all):
         raise field_error("body", 'give either "sample": N or "all": true')
     roots, max_footer, limits = ctx.roots, ctx.settings.max_footer_bytes, ctx.settings.file_limits
@@ -58,7 +60,7 @@ def verify_files(
     def read(path: str) -> FileStats:
         return extract_checked(check_file_path(path, roots, resolve=True), max_footer, limits)
 
-    report = ctx.catalog.verify(
+    report = catalog.verify(
         namespace,
         table,
         read,

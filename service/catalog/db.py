@@ -377,8 +377,9 @@ def run_transaction(
         except UnicodeEncodeError as e:
             raise _not_unicode(e) from None
         except SQLAlchemyError as e:
-            if isinstance(getattr(e, "orig", None), UnicodeEncodeError):
-                raise _not_unicode(e.orig) from None  # type: ignore[arg-type]
+            orig = getattr(e, "orig", None)
+            if isinstance(orig, UnicodeEncodeError):
+                raise _not_unicode(orig) from None
             if _nul_text(e):
                 raise _nul_refused() from None
             if attempt < attempts and is_retryable(e):
@@ -471,7 +472,7 @@ def _with_alembic(bind: str | URL | Engine, action: Callable[[Any], None]) -> No
     from alembic import command  # noqa: F401  (import check before opening connections)
 
     owned = not isinstance(bind, Engine)
-    engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
+    engine = bind if isinstance(bind, Engine) else make_engine(bind)
     try:
         with translated(), transaction(engine, write=True) as conn:
             action(alembic_config(connection=conn))
@@ -519,7 +520,7 @@ def current_revision(bind: str | URL | Engine) -> str | None:
     cost more start-up than the command's own work.
     """
     owned = not isinstance(bind, Engine)
-    engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
+    engine = bind if isinstance(bind, Engine) else make_engine(bind)
     try:
         with translated(), transaction(engine, write=False) as conn:
             if not conn.dialect.has_table(conn, VERSION_TABLE):
@@ -569,7 +570,7 @@ def schema_drift(bind: str | URL | Engine) -> list[Any]:
     from service.catalog.models import metadata
 
     owned = not isinstance(bind, Engine)
-    engine = make_engine(bind) if owned else bind  # type: ignore[arg-type]
+    engine = bind if isinstance(bind, Engine) else make_engine(bind)
     try:
         with translated(), transaction(engine, write=False) as conn:
             ctx = MigrationContext.configure(

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from service.catalog.models import COLUMN_KEY_PATH
 from service.stats.merge import GlobalStats, PathAccumulator, PathCounters, complete_paths
@@ -50,8 +50,8 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
             return (
                 None if lo is None else fmt(lo),
                 None if hi is None else fmt(hi),
-                lo,  # type: ignore[return-value]  # this kind's bounds are ints (check_bound)
-                hi,
+                cast("int | None", lo),  # this kind's bounds are ints (check_bound)
+                cast("int | None", hi),
                 None,
                 None,
                 None,
@@ -67,8 +67,8 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
                 None if hi is None else fmt(hi),
                 None,
                 None,
-                lo,  # type: ignore[return-value]  # this family's bounds are floats (check_bound)
-                hi,
+                cast("float | None", lo),  # this family's bounds are floats (check_bound)
+                cast("float | None", hi),
                 None,
                 None,
             )
@@ -77,15 +77,16 @@ def bounds_encoder(t: ShreddedType) -> Callable[[Bound | None, Bound | None], Ro
     if k is Kind.VARCHAR:
 
         def enc_str(lo: Bound | None, hi: Bound | None) -> RowBounds:
+            s_lo, s_hi = cast("str | None", lo), cast("str | None", hi)  # varchar bounds are str (check_bound)
             return (
-                lo,  # type: ignore[return-value]  # varchar bounds are str (check_bound)
-                hi,
+                s_lo,
+                s_hi,
                 None,
                 None,
                 None,
                 None,
-                None if lo is None else lo.encode("utf-8"),  # type: ignore[union-attr]  # str, as above
-                None if hi is None else hi.encode("utf-8"),  # type: ignore[union-attr]  # str, as above
+                None if s_lo is None else s_lo.encode("utf-8"),
+                None if s_hi is None else s_hi.encode("utf-8"),
             )
 
         return enc_str
@@ -217,7 +218,7 @@ class _RowEncoder:
                 acc = accs[key] = PathAccumulator(col, vp, t)
                 widths.setdefault(key, (0, 0.0))  # partition groups each have their accumulators
             acc.add_row(
-                ps,  # type: ignore[arg-type]  # a ColumnStats has every field the counters read
+                ps,
                 min_keyless=min_num is None and min_real is None and min_bin is None,
                 max_keyless=max_num is None and max_real is None and max_bin is None,
             )

@@ -39,9 +39,11 @@ def point_keep_ratio(
     if with_values == 0:
         return None
     inf = math.inf
+    at_min: list[Key]
+    at_max: list[Key]
     if family(t) == "real":
-        at_min = [x for x in min_keys if -inf < x < inf]  # type: ignore[operator]  # keys of a numeric path: int or float
-        at_max = [x for x in max_keys if -inf < x < inf]  # type: ignore[operator]  # as above
+        at_min = [x for x in min_keys if not isinstance(x, bytes) and -inf < x < inf]  # a numeric path's keys: int or float
+        at_max = [x for x in max_keys if not isinstance(x, bytes) and -inf < x < inf]
     else:  # strings, blobs and uuids are all values; integers but DuckDB's date/time infinities
         pinned = {
             Kind.DATE: (DATE_NEG_INFINITY, DATE_INFINITY),

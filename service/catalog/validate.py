@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
 from service.limits import IDEMPOTENCY_RETENTION_SECONDS
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
-from service.values import COUNTS_ONLY_KINDS, Bound, ShreddedType, bound_checker, format_bound
+from service.values import COUNTS_ONLY_KINDS, Bound, ShreddedType, bound_checker, bound_lt, format_bound
 from service.values.text import MAX_NAME_BYTES, NUL_NOT_STORED, lone_surrogate, shown, unstorable
 from service.values.text import unstorable_name as _bad_name
 from service.variant.paths import parse_variant_path_steps
@@ -248,7 +248,7 @@ def _check_values(f: FileStats, j: int, ps: Row, limits: Limits, memo: _Memo) ->
             lo = _checked_bound(f, j, ps, "min_value", lo, check, cap)
         if hi is not None:
             hi = _checked_bound(f, j, ps, "max_value", hi, check, cap)
-            if lo is not None and hi < lo:  # type: ignore[operator]  # both bounds of one row have the row's type (checked above)
+            if lo is not None and bound_lt(hi, lo):  # both bounds of one row have the row's type (checked above)
                 raise _row_error(f, j, ps, "max_value", f"min {format_bound(t, lo)!r} > max {format_bound(t, hi)!r}")
     nan = ps.contains_nan
     if nan is not None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from service.catalog.validate import same_content_id
-from service.stats.model import FileStats, PartitionValue, PathStats
+from service.stats.model import FileStats, PartitionValue, StatsRow
 from service.values import Bound, format_bound
 
 #: JSON-able rendering of one side of a difference (bounds in DuckLake's text form).
@@ -129,11 +129,11 @@ def _same_extra(a: str | None, b: str | None) -> bool:
         return a == b
 
 
-def _show_bound(ps: PathStats, v: Bound | None) -> str | None:
+def _show_bound(ps: StatsRow, v: Bound | None) -> str | None:
     return None if v is None else format_bound(ps.shredded_type, v)
 
 
-def _row_differences(s: PathStats, e: PathStats) -> Iterator[Difference]:
+def _row_differences(s: StatsRow, e: StatsRow) -> Iterator[Difference]:
     def diff(name: str, stored: Shown, extracted: Shown) -> Difference:
         return Difference(name, stored, extracted, s.column, s.variant_path)
 
@@ -185,7 +185,7 @@ def compare_file_stats(stored: FileStats, extracted: FileStats) -> tuple[Differe
         if ec is None:
             out.append(Difference("row", "present", None, sc.column, None))
         else:
-            out.extend(_row_differences(sc, ec))  # type: ignore[arg-type]  # same fields
+            out.extend(_row_differences(sc, ec))
     for ec in fresh_cols.values():
         out.append(Difference("row", None, "present", ec.column, None))
     sp = [(p.column, p.raw, p.value_type.name) for p in stored.partitions]

@@ -53,8 +53,9 @@ class route(Generic[P, T]):
 
         method.__name__ = method.__qualname__ = self.__name__
         method.__doc__ = self.__doc__
-        # A function takes any attribute; typeshed declares no __signature__, which inspect reads.
-        method.__signature__ = self.__signature__  # type: ignore[attr-defined]
+        # inspect reads __signature__ from the function's attributes (its __dict__), where typeshed
+        # declares none.
+        method.__dict__["__signature__"] = self.__signature__
         return method
 
 

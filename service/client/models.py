@@ -1,14 +1,22 @@
 """What the client's calls return: a frozen dataclass per REST response, each parsed from the
-server's JSON in its ``from_json``, and the DuckLake-shaped statistics kept as the plain dicts the
+server's JSON in its ``from_json`` (through the server's own response model, :mod:`service.wire`,
+where the response has one there), and the DuckLake-shaped statistics kept as the plain dicts the
 API sends, typed by ``TypedDict`` (their keys are the API's: kebab-case, DuckLake's snake_case
 inside the statistics rows)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import Any, NotRequired, TypedDict, cast
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, TypeVar, cast
+
+from pydantic import BaseModel
+
+from service import wire
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 class VariantStatsRowJSON(TypedDict):
@@ -103,8 +111,18 @@ TableStatsJSON = TypedDict(
 )
 
 
-def _time(v: str) -> datetime:
-    return datetime.fromisoformat(v.replace("Z", "+00:00"))
+_D = TypeVar("_D", bound="DataclassInstance")
+
+
+def _view(cls: type[_D], model: BaseModel, **given: Any) -> _D:
+    """The client's frozen dataclass ``cls`` of a parsed response ``model``: each field read from
+    the model's attribute of the same name (a list as a tuple), or taken from ``given``."""
+    values = dict(given)
+    for f in fields(cls):
+        if f.name not in values:
+            v = getattr(model, f.name)
+            values[f.name] = tuple(v) if isinstance(v, list) else v
+    return cls(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,25 +170,13 @@ class Table:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Table:
-        ident = d["identifier"]
-        last = d.get("last-commit-time")
-        return cls(
-            namespace=".".join(ident["namespace"]),
-            name=ident["name"],
-            table_id=d["table-id"],
-            variant_columns=tuple(d["variant-columns"]),
-            live_file_count=d["live-file-count"],
-            live_record_count=d["live-record-count"],
-            live_bytes=d["live-bytes"],
-            current_snapshot_id=d["current-snapshot-id"],
-            snapshot_count=d["snapshot-count"],
-            last_commit_time=None if last is None else _time(last),
-            begin_snapshot=d["begin-snapshot"],
-            columns=tuple(
-                TableColumn(c["name"], c["type"], c["kind"], bool(c.get("declared", False))) for c in d.get("columns", ())
-            ),
-            partition_columns=tuple(d.get("partition-columns", ())),
-            location=d.get("location"),
+        w = wire.TableResponse.model_validate(d)
+        return _view(
+            cls,
+            w,
+            namespace=".".join(w.identifier.namespace),
+            name=w.identifier.name,
+            columns=tuple(_view(TableColumn, c) for c in w.columns),
         )
 
 
@@ -202,16 +208,8 @@ class CommitResult:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any], idempotency_key: str | None) -> CommitResult:
-        return cls(
-            d["snapshot-id"],
-            tuple(d["added"]),
-            tuple(d["unchanged"]),
-            d["replayed"],
-            idempotency_key,
-            tuple(d["restated"]),
-            tuple(d.get("removed", ())),  # absent from servers before atomic replacement
-            tuple(d.get("missing", ())),
-        )
+        # removed and missing: absent from servers before atomic replacement (empty by default).
+        return _view(cls, wire.CommitResponse.model_validate(d), idempotency_key=idempotency_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,7 +220,7 @@ class RemoveResult:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> RemoveResult:
-        return cls(d["snapshot-id"], tuple(d["removed"]), tuple(d["missing"]))
+        return _view(cls, wire.RemoveFilesResponse.model_validate(d))
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,12 +233,6 @@ class DataFile:
     begin_snapshot: int
     end_snapshot: int | None
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> DataFile:
-        return cls(
-            d["path"], d["file-size-bytes"], d["record-count"], d["footer-size"], d.get("content-id"),
-            d["begin-snapshot"], d.get("end-snapshot"),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +243,8 @@ class FilesPage:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> FilesPage:
-        return cls(d["snapshot-id"], tuple(DataFile.from_json(f) for f in d["files"]), d.get("next-page-token"))
+        w = wire.ListFilesResponse.model_validate(d)
+        return _view(cls, w, files=tuple(_view(DataFile, f) for f in w.files))
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,9 +255,6 @@ class Snapshot:
     added_files: int
     removed_files: int
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Snapshot:
-        return cls(d["snapshot-id"], _time(d["snapshot-time"]), d["changes-made"], d["added-files"], d["removed-files"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +264,8 @@ class SnapshotsPage:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SnapshotsPage:
-        return cls(tuple(Snapshot.from_json(s) for s in d["snapshots"]), d.get("next-page-token"))
+        w = wire.ListSnapshotsResponse.model_validate(d)
+        return _view(cls, w, snapshots=tuple(_view(Snapshot, s) for s in w.snapshots))
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,9 +274,6 @@ class PlanFile:
     file_size_bytes: int
     record_count: int
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> PlanFile:
-        return cls(d["path"], d["file-size-bytes"], d["record-count"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,9 +282,6 @@ class FileExplanation:
     kept: bool
     reason: str
 
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> FileExplanation:
-        return cls(d["path"], d["kept"], d["reason"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,10 +296,6 @@ class PlanWarning:
     path: str | None = None
     #: Close shredded paths, or the types to ask for.
     suggestions: tuple[str, ...] = ()
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> PlanWarning:
-        return cls(d["type"], d["message"], d.get("column"), d.get("path"), tuple(d.get("suggestions") or ()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,19 +321,15 @@ class PlanResult:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> PlanResult:
-        m = d["metrics"]
-        explain = d.get("explain")
-        return cls(
-            snapshot_id=d.get("snapshot-id"),
-            files=tuple(PlanFile.from_json(f) for f in d["files"]),
-            next_page_token=d.get("next-page-token"),
-            files_considered=m["files-considered"],
-            files_pruned=m["files-pruned"],
-            files_kept=m["files-kept"],
-            rows_skipped=m["rows-skipped"],
-            bytes_skipped=m["bytes-skipped"],
-            explain=None if explain is None else tuple(FileExplanation.from_json(x) for x in explain),
-            warnings=tuple(PlanWarning.from_json(w) for w in d.get("warnings") or ()),
+        w = wire.PlanResponse.model_validate(d)
+        return _view(
+            cls,
+            w.metrics,
+            snapshot_id=w.snapshot_id,
+            files=tuple(_view(PlanFile, f) for f in w.files),
+            next_page_token=w.next_page_token,
+            explain=None if w.explain is None else tuple(_view(FileExplanation, x) for x in w.explain),
+            warnings=tuple(_view(PlanWarning, x) for x in w.warnings),
         )
 
     @staticmethod

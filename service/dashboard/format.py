@@ -173,9 +173,10 @@ def example_predicate(column: str, variant_path: str, t: ShreddedType, value: Bo
         from service.pruning.spark_types import spark_type_name
 
         segments = parse_variant_path(variant_path)
-        if any(isinstance(s, Element) for s in segments):
+        keys = tuple(s for s in segments if not isinstance(s, Element))
+        if len(keys) != len(segments):
             return None
-        path = format_spark_path(JsonPath(tuple(segments)))  # type: ignore[arg-type]
+        path = format_spark_path(JsonPath(keys))
         type_name = spark_type_name(t)
         literal = render_literal(t, value)
     except (ShredcatError, AssertionError, KeyError, TypeError, ValueError):

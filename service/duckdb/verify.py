@@ -33,7 +33,7 @@ from service.catalog.verify import Difference, FileCheck, FileStatus, VerifyRepo
 from service.duckdb import engine
 from service.errors import ShredcatError
 from service.stats.model import ColumnStats, FileStats, PathStats
-from service.values import Bound, Kind, ShreddedType, format_bound, parse_bound
+from service.values import Bound, Kind, ShreddedType, bound_lt, format_bound, parse_bound
 
 if TYPE_CHECKING:
     import duckdb
@@ -251,7 +251,7 @@ def _below(t: ShreddedType, a: Bound, b: Bound) -> bool:
     """``a < b`` in the type's order (floats: -0.0 = 0.0; NaN is never a bound)."""
     if isinstance(a, float) and isinstance(b, float) and (math.isnan(a) or math.isnan(b)):
         return False
-    return a < b  # type: ignore[operator]
+    return bound_lt(a, b)
 
 
 def contradictions(stored: FileStats, rows: int, facts: dict[tuple[str, str | None], Facts]) -> list[Difference]:

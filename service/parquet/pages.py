@@ -166,12 +166,15 @@ class _Corrupt(Exception):
 
 # --- Values --------------------------------------------------------------------------------------
 
+#: The struct/array codes of the two float types (the typed overloads of array and memoryview).
+_FloatFormat = typing.Literal["f", "d"]
 
-def _has_nan(values: bytes, fmt: str) -> bool:
+
+def _has_nan(values: bytes, fmt: _FloatFormat) -> bool:
     # memoryview equality compares element by element in C with float semantics: NaN != NaN, so a
     # view differs from itself iff it holds a NaN (the docs: "v is w does not imply v == w").
     mv = memoryview(values).cast(fmt)
-    return mv != mv
+    return bool(mv != mv)
 
 
 def _zero_candidate(values: bytes, width: int) -> int:
@@ -186,7 +189,7 @@ def _zero_candidate(values: bytes, width: int) -> int:
     return min(pos, neg) if pos >= 0 and neg >= 0 else max(pos, neg)
 
 
-def _first_zero(values: bytes, fmt: str, width: int) -> float | None:
+def _first_zero(values: bytes, fmt: _FloatFormat, width: int) -> float | None:
     """The first element equal to zero (either sign), or None."""
     start = _zero_candidate(values, width)
     if start < 0:
@@ -367,7 +370,7 @@ class _Dictionary:
     zeros: tuple[int, ...]
 
 
-def _dictionary(values: bytes, fmt: str, width: int) -> _Dictionary:
+def _dictionary(values: bytes, fmt: _FloatFormat, width: int) -> _Dictionary:
     entries = array(fmt, values)
     nans: tuple[int, ...] = ()
     zeros: list[int] = []
@@ -421,7 +424,7 @@ def _length_prefixed(body: bytes, pos: int) -> tuple[int, int]:
 class _State:
     __slots__ = ("dictionary", "first_zero", "fmt", "has_nan", "width")
 
-    def __init__(self, fmt: str, width: int) -> None:
+    def __init__(self, fmt: _FloatFormat, width: int) -> None:
         self.fmt = fmt
         self.width = width
         self.has_nan = False
@@ -525,19 +528,15 @@ def _scan(
     f: typing.Any, cm: ColumnMetaData, leaf: SchemaNode, in_hand: InHand | None, spend: ReadBudget | None
 ) -> FloatScan | None:
     physical = leaf.element.type
+    fmt: _FloatFormat
     if physical == "DOUBLE":
         fmt, width = "d", 8
     elif physical == "FLOAT":
         fmt, width = "f", 4
     else:
         return None
-    codec = cm.codec
-    if cm.type != physical or codec not in _CODECS or not _LITTLE_ENDIAN:
+    if cm.type != physical or cm.codec not in _CODECS or not _LITTLE_ENDIAN:
         return None
-    max_def = leaf.max_definition_level
-    max_rep = leaf.max_repetition_level
-    def_width = max_def.bit_length()  # "the bit width ... is ceil(log2(max_level + 1))"
-
     span = chunk_span(cm)
     if span is None or cm.num_values < 0:
         return None
@@ -545,10 +544,7 @@ def _scan(
     chunk = _chunk_bytes(f, start, size, in_hand)
     if chunk is None:
         return None
-
-    state = _State(fmt, width)
-    remaining = cm.num_values  # data pages' num_values must add up to the chunk's
-    seen_data = False
+    pages = _Pages(cm, leaf, _State(fmt, width), spend)
     pos = 0
     # Each page consumes its header (at least one byte) and its body: bounded by the chunk size.
     while pos < size:
@@ -559,94 +555,136 @@ def _scan(
         body = chunk[pos : pos + csize]
         pos += csize
         if ptype == "DATA_PAGE":
-            if v1 is None:
-                return None
-            num_values, encoding, def_encoding, rep_encoding, _stats = v1
-            if not 0 <= num_values <= remaining:
-                return None
-            remaining -= num_values
-            seen_data = True
-            if state.settled(encoding):
-                continue
-            body = _uncompressed(codec, body, usize, _page_budget(num_values, width), spend)
-            # README, "Data Pages": "repetition levels data, definition levels data, encoded values.
-            # The value of uncompressed_page_size specified in the header is for all the 3 pieces
-            # combined." Levels are absent when their maximum is 0.
-            p = 0
-            if max_rep > 0:
-                if rep_encoding != "RLE":
-                    return None  # BIT_PACKED levels: deprecated, left to pyarrow
-                _, p = _length_prefixed(body, p)
-            if max_def > 0:
-                if def_encoding != "RLE":
-                    return None
-                lo, p = _length_prefixed(body, p)
-                runs = _read_runs(body, lo, p, def_width, num_values)
-                present = _count_level(runs, def_width, max_def)
-            else:
-                present = num_values
-            values = body[p:]
+            page = pages.data_v1(v1, body, usize)
         elif ptype == "DATA_PAGE_V2":
-            if v2 is None:
-                return None
-            num_values, num_nulls, _rows, encoding, def_len, rep_len, compressed, _stats = v2
-            if not 0 <= num_values <= remaining or not 0 <= num_nulls <= num_values:
-                return None
-            if def_len < 0 or rep_len < 0 or def_len + rep_len > min(csize, usize):
-                return None
-            remaining -= num_values
-            seen_data = True
-            if state.settled(encoding):
-                continue
-            # "Number of non-null = num_values - num_nulls which is also the number of values in
-            # the data section"
-            present = num_values - num_nulls
-            if max_def > 0:
-                # The levels come first, never compressed, "encoded with the RLE/bit-packed hybrid"
-                # without the 4-byte length prefix of v1.
-                runs = _read_runs(body, rep_len, rep_len + def_len, def_width, num_values)
-                if _count_level(runs, def_width, max_def) != present:
-                    return None
-            elif num_nulls:
-                return None
-            values = body[rep_len + def_len :]
-            values_size = usize - rep_len - def_len
-            if compressed:
-                values = _uncompressed(codec, values, values_size, _page_budget(num_values, width), spend)
-            elif len(values) != values_size:
-                return None
+            page = pages.data_v2(v2, body, csize, usize)
         elif ptype == "DICTIONARY_PAGE":
-            # parquet.thrift, ColumnMetaData.dictionary_page_offset: the dictionary page comes
-            # first; there is at most one per chunk.
-            if dictionary is None or seen_data or state.dictionary is not None:
-                return None
-            num_entries, encoding, _sorted = dictionary
-            # Encodings.md: "Dictionary page format: the entries in the dictionary using the plain
-            # encoding." (PLAIN_DICTIONARY is the deprecated name for the same.)
-            if encoding not in ("PLAIN", "PLAIN_DICTIONARY") or num_entries < 0:
-                return None
-            if usize != num_entries * width:
-                return None
-            body = _uncompressed(codec, body, usize, min(MAX_PAGE_BYTES, cm.num_values * width), spend)
-            state.dictionary = _dictionary(body, fmt, width)
+            pages.dictionary(dictionary, body, usize)
             continue
         elif ptype == "INDEX_PAGE":
             continue
         else:
             return None  # a page type from a newer format
+        if page is not None:
+            pages.values(*page)
+    if pages.remaining:
+        return None
+    return FloatScan(pages.state.has_nan, pages.state.first_zero)
+
+
+#: A data page's values to look at: (encoding, the encoded non-null values, their count).
+_PageValues = tuple[str, bytes, int]
+
+
+class _Pages:
+    """The pages of one chunk, read in order: each method takes one page (raising _Corrupt where
+    the chunk cannot be answered exactly) and keeps the count of values still to come."""
+
+    __slots__ = ("codec", "def_width", "max_def", "max_rep", "num_values", "remaining", "seen_data", "spend", "state")
+
+    def __init__(self, cm: ColumnMetaData, leaf: SchemaNode, state: _State, spend: ReadBudget | None) -> None:
+        self.codec = cm.codec
+        self.num_values = cm.num_values
+        self.max_def = leaf.max_definition_level
+        self.max_rep = leaf.max_repetition_level
+        self.def_width = self.max_def.bit_length()  # "the bit width ... is ceil(log2(max_level + 1))"
+        self.state = state
+        self.spend = spend
+        self.remaining = cm.num_values  # data pages' num_values must add up to the chunk's
+        self.seen_data = False
+
+    def _count(self, num_values: int, encoding: str) -> bool:
+        """Count a data page's values; whether the page can still change the answer."""
+        if not 0 <= num_values <= self.remaining:
+            raise _Corrupt
+        self.remaining -= num_values
+        self.seen_data = True
+        return not self.state.settled(encoding)
+
+    def data_v1(self, v1: typing.Any, body: bytes, usize: int) -> _PageValues | None:
+        if v1 is None:
+            raise _Corrupt
+        num_values, encoding, def_encoding, rep_encoding, _stats = v1
+        if not self._count(num_values, encoding):
+            return None
+        width = self.state.width
+        body = _uncompressed(self.codec, body, usize, _page_budget(num_values, width), self.spend)
+        # README, "Data Pages": "repetition levels data, definition levels data, encoded values.
+        # The value of uncompressed_page_size specified in the header is for all the 3 pieces
+        # combined." Levels are absent when their maximum is 0.
+        p = 0
+        if self.max_rep > 0:
+            if rep_encoding != "RLE":
+                raise _Corrupt  # BIT_PACKED levels: deprecated, left to pyarrow
+            _, p = _length_prefixed(body, p)
+        if self.max_def > 0:
+            if def_encoding != "RLE":
+                raise _Corrupt
+            lo, p = _length_prefixed(body, p)
+            runs = _read_runs(body, lo, p, self.def_width, num_values)
+            present = _count_level(runs, self.def_width, self.max_def)
+        else:
+            present = num_values
+        return encoding, body[p:], present
+
+    def data_v2(self, v2: typing.Any, body: bytes, csize: int, usize: int) -> _PageValues | None:
+        if v2 is None:
+            raise _Corrupt
+        num_values, num_nulls, _rows, encoding, def_len, rep_len, compressed, _stats = v2
+        if not 0 <= num_values <= self.remaining or not 0 <= num_nulls <= num_values:
+            raise _Corrupt
+        if def_len < 0 or rep_len < 0 or def_len + rep_len > min(csize, usize):
+            raise _Corrupt
+        if not self._count(num_values, encoding):
+            return None
+        # "Number of non-null = num_values - num_nulls which is also the number of values in
+        # the data section"
+        present = num_values - num_nulls
+        if self.max_def > 0:
+            # The levels come first, never compressed, "encoded with the RLE/bit-packed hybrid"
+            # without the 4-byte length prefix of v1.
+            runs = _read_runs(body, rep_len, rep_len + def_len, self.def_width, num_values)
+            if _count_level(runs, self.def_width, self.max_def) != present:
+                raise _Corrupt
+        elif num_nulls:
+            raise _Corrupt
+        values = body[rep_len + def_len :]
+        values_size = usize - rep_len - def_len
+        if compressed:
+            budget = _page_budget(num_values, self.state.width)
+            values = _uncompressed(self.codec, values, values_size, budget, self.spend)
+        elif len(values) != values_size:
+            raise _Corrupt
+        return encoding, values, present
+
+    def dictionary(self, dictionary: typing.Any, body: bytes, usize: int) -> None:
+        state, width = self.state, self.state.width
+        # parquet.thrift, ColumnMetaData.dictionary_page_offset: the dictionary page comes
+        # first; there is at most one per chunk.
+        if dictionary is None or self.seen_data or state.dictionary is not None:
+            raise _Corrupt
+        num_entries, encoding, _sorted = dictionary
+        # Encodings.md: "Dictionary page format: the entries in the dictionary using the plain
+        # encoding." (PLAIN_DICTIONARY is the deprecated name for the same.)
+        if encoding not in ("PLAIN", "PLAIN_DICTIONARY") or num_entries < 0:
+            raise _Corrupt
+        if usize != num_entries * width:
+            raise _Corrupt
+        body = _uncompressed(self.codec, body, usize, min(MAX_PAGE_BYTES, self.num_values * width), self.spend)
+        state.dictionary = _dictionary(body, state.fmt, width)
+
+    def values(self, encoding: str, values: bytes, present: int) -> None:
+        state = self.state
         if encoding == "PLAIN":
             state.plain(values, present)
         elif encoding in ("RLE_DICTIONARY", "PLAIN_DICTIONARY"):
             state.indices(values, present)
         elif encoding == "BYTE_STREAM_SPLIT":
-            if len(values) != present * width:
-                return None
-            state.plain(_byte_stream_split(values, width), present)
+            if len(values) != present * state.width:
+                raise _Corrupt
+            state.plain(_byte_stream_split(values, state.width), present)
         else:
-            return None  # no other encoding applies to FLOAT/DOUBLE
-    if remaining:
-        return None
-    return FloatScan(state.has_nan, state.first_zero)
+            raise _Corrupt  # no other encoding applies to FLOAT/DOUBLE
 
 
 def scan_float_chunk(

@@ -10,28 +10,34 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import singledispatch, update_wrapper
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Dispatcher(Generic[R]):
-    """``dispatcher(node, visitor)`` calls the handler registered for ``type(node)``."""
+class Dispatcher(Generic[F]):
+    """``dispatcher(node, visitor)`` calls the handler registered for ``type(node)``; to the type
+    checker it is the decorated fallback itself, so a call keeps that function's signature (a
+    generic ``visitor: V[T]`` gives a ``T``)."""
 
-    def __init__(self, default: Callable[[Any, Any], R]) -> None:
+    def __init__(self, default: F) -> None:
         self._generic = singledispatch(default)
         self._registry = self._generic.registry
         self._dispatch = self._generic.dispatch
         update_wrapper(self, default)
 
-    def register(self, cls: type) -> Callable[[Callable[[Any, Any], R]], Callable[[Any, Any], R]]:
+    def register(self, cls: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         return self._generic.register(cls)
 
-    def __call__(self, node: Any, visitor: Any) -> R:
-        cls = node.__class__
-        return (self._registry.get(cls) or self._dispatch(cls))(node, visitor)
+    if TYPE_CHECKING:
+        __call__: F
+    else:
+
+        def __call__(self, node, visitor):
+            cls = node.__class__
+            return (self._registry.get(cls) or self._dispatch(cls))(node, visitor)
 
 
-def dispatcher(default: Callable[[Any, Any], R]) -> Dispatcher[R]:
+def dispatcher(default: F) -> Dispatcher[F]:
     """Decorator: ``@dispatcher`` on the fallback (raise TypeError), then ``@f.register(Cls)``."""
     return Dispatcher(default)

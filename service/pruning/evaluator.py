@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Final
+from typing import Final, TypeVar
 
 from service.errors import InvalidPredicateError
 from service.pruning.absent import ObjectIndex, absent_key, rejects_nulls
@@ -50,7 +50,7 @@ from service.pruning.expressions import BooleanExpression
 from service.pruning.paths import format_json_path
 from service.pruning.spark_types import spark_type_name
 from service.stats.model import ColumnStats, PathStats
-from service.values import Bound, ShreddedType, format_bound
+from service.values import Bound, ShreddedType, bound_le, bound_lt, format_bound
 
 MIGHT_MATCH: Final = True
 CANNOT_MATCH: Final = False
@@ -98,12 +98,8 @@ def _fmt(t: ShreddedType, v: Bound | None) -> str:
     return s if len(s) <= 40 else s[:37] + "..."
 
 
-def _cmp_le(a: Bound, b: Bound) -> bool:
-    return a <= b  # type: ignore[operator]
-
-
-def _cmp_lt(a: Bound, b: Bound) -> bool:
-    return a < b  # type: ignore[operator]
+_cmp_le = bound_le
+_cmp_lt = bound_lt
 
 
 def _above(upper: Bound | None, lower: Bound | None, inclusive: bool) -> bool:
@@ -122,11 +118,14 @@ def _nan_possible(row: StatsRow) -> bool:
 Outcome = tuple[bool, str, str]
 
 
-def _incomparable_keeps(method: Callable[[_RowTest, Test], Outcome]) -> Callable[[_RowTest, Test], Outcome]:
+_T = TypeVar("_T", bound=Test)
+
+
+def _incomparable_keeps(method: Callable[[_RowTest, _T], Outcome]) -> Callable[[_RowTest, _T], Outcome]:
     """Bounds of a Python type the stored type does not use (bad client stats): keep."""
 
     @wraps(method)
-    def run(self: _RowTest, test: Test) -> Outcome:
+    def run(self: _RowTest, test: _T) -> Outcome:
         try:
             return method(self, test)
         except TypeError:

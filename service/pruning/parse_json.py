@@ -517,6 +517,7 @@ def value_to_json(t: ShreddedType, v: Bound) -> Any:
         # JSON/decimal number in double, so a shorter spelling would name another value.
         return v
     if k is Kind.DECIMAL:
+        assert isinstance(v, Decimal)
         return f"{v:f}"
     if k is Kind.DATE:
         assert isinstance(v, int)

@@ -38,7 +38,11 @@ from service.pruning.expressions import (
     VariantTerm,
     visit,
 )
-from service.pruning.expressions.spelling import COMPARISON_SYMBOLS, render_column, render_term, sql_string
+from service.pruning.expressions.spelling import COMPARISON_SYMBOLS, render_term
+
+# Re-exported: callers spell a column or a string literal in the SQL this module renders.
+from service.pruning.expressions.spelling import render_column as render_column
+from service.pruning.expressions.spelling import sql_string as sql_string
 from service.pruning.literals import format_date, format_timestamp
 from service.pruning.paths import AnyIndex, JsonPath, Step, format_spark_path
 from service.values import FLOAT32_MAX, Bound, Kind, ShreddedType, format_bound

@@ -192,8 +192,6 @@ def backfill(
     executors (on this machine when ``spark`` is None) and committing ``batch_size`` files per
     snapshot. See the module docstring. A root holding no data file (missing, empty) is a
     FileAccessError."""
-    from service.client import ShredcatAPIError, ShredcatConnectionError
-
     if batch_size < 1 or files_per_task < 1:
         raise ValueError("batch_size and files_per_task must be >= 1")
     say = progress or (lambda _line: None)
@@ -207,20 +205,7 @@ def backfill(
         # As `shredcat register` of a directory: a scheduled backfill of a typo or of an unmounted
         # volume must not look like a run that found everything registered.
         raise FileAccessError(f"{root}: no Parquet data files under it (does it exist?)", details={"path": root})
-    from service.client import NotFound
-
-    missing = False
-    snapshot: int | None = None
-    live: set[str] = set()
-    try:
-        snapshot = client.load_table(ns, name).current_snapshot_id
-        live = {f.path for f in client.iter_files(ns, name, prefix=listing_prefix(root))}
-    except NotFound:
-        if not create:
-            raise
-        # Each commit creates the table if it is still missing (with its files' Variant columns), in
-        # its own transaction: a backfill whose every batch fails leaves no empty table behind.
-        missing = True
+    snapshot, live, missing = _live_files(client, ns, name, root, create)
     pending = [p for p in listed if p not in live]
     result.already_live = len(listed) - len(pending)
     batches = chunks(pending, batch_size)
@@ -233,14 +218,10 @@ def backfill(
         result.seconds = time.perf_counter() - started
         return result
 
-    if wave_files is None:
-        import os
-
-        cores = (os.cpu_count() or 1) if spark is None else spark.sparkContext.defaultParallelism
-        wave_files = 2 * max(1, int(cores)) * files_per_task
-    per_wave = max(1, min(MAX_WAVE_FILES, max(wave_files, batch_size)) // batch_size)
-    waves = [batches[i : i + per_wave] for i in range(0, len(batches), per_wave)]
-    salt = f"snapshot={snapshot}"
+    waves = _waves(batches, spark, wave_files, files_per_task, batch_size)
+    committer = _Committer(
+        client, ns, name, result, say, started, len(pending), missing, f"snapshot={snapshot}", commit_attempts, retry_backoff
+    )
 
     def extract_wave(wave: Sequence[Sequence[str]]) -> list[tuple[str, dict[str, Any] | None, str | None]]:
         flat = [p for b in wave for p in b]
@@ -253,8 +234,6 @@ def backfill(
         finally:
             sc.setJobDescription(None)
 
-    done_files = 0
-    index = 0
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shredcat-backfill") as pool:
         future: Future[Any] | None = pool.submit(extract_wave, waves[0])
         for w, wave in enumerate(waves):
@@ -264,48 +243,114 @@ def backfill(
             except Exception as e:
                 # The Spark job itself failed: every batch of the wave fails, later waves go on.
                 future = pool.submit(extract_wave, waves[w + 1]) if w + 1 < len(waves) else None
-                for batch in wave:
-                    index += 1
-                    result.failed.append(FailedBatch(index, tuple(batch), (), f"extraction job failed: {e}"))
-                    say(f"{result.table}: batch {index}/{len(batches)} FAILED: extraction job failed: {e}")
+                committer.job_failed(wave, e)
                 continue
             future = pool.submit(extract_wave, waves[w + 1]) if w + 1 < len(waves) else None
-            offset = 0
-            for batch in wave:
-                index += 1
-                part = rows[offset : offset + len(batch)]
-                offset += len(batch)
-                label = f"{result.table}: batch {index}/{len(batches)}"
-                bad = tuple((p, err) for p, _, err in part if err is not None)
-                if bad:
-                    result.failed.append(FailedBatch(index, tuple(batch), bad, f"{len(bad)} files cannot be extracted"))
-                    say(f"{label} FAILED, not committed: {len(bad)} of {len(batch)} files cannot be extracted")
-                    for p, err in bad:
-                        say(f"  {p}: {err}")
-                    continue
-                payloads = [payload for _, payload, _ in part if payload is not None]
-                key = idempotency_key("backfill", ns, name, batch, salt)
-                try:
-                    commit = _commit_batch(
-                        client, ns, name, payloads, key, create=missing,
-                        attempts=commit_attempts, backoff=retry_backoff, progress=say, label=label,
-                    )
-                except (ShredcatAPIError, ShredcatConnectionError) as e:
-                    result.failed.append(FailedBatch(index, tuple(batch), (), f"commit failed: {e}"))
-                    say(f"{label} FAILED: commit failed: {e}")
-                    continue
-                result.batches_committed += 1
-                result.batches_replayed += int(commit.replayed)
-                result.files_added += len(commit.added)
-                result.files_unchanged += len(commit.unchanged)
-                done_files += len(batch)
-                elapsed = time.perf_counter() - started
-                say(
-                    f"{label} committed (snapshot {commit.snapshot_id}{', replayed' if commit.replayed else ''}): "
-                    f"{len(commit.added)} added, {len(commit.unchanged)} unchanged; "
-                    f"{done_files}/{len(pending)} files, {done_files / elapsed:.0f} files/s"
-                )
+            committer.commit_wave(wave, rows)
     result.table_created = missing and result.batches_committed > 0
     result.seconds = time.perf_counter() - started
     say(result.summary())
     return result
+
+
+def _waves(
+    batches: list[Sequence[str]], spark: Any | None, wave_files: int | None, files_per_task: int, batch_size: int
+) -> list[list[Sequence[str]]]:
+    """The batches grouped into extraction jobs of about ``wave_files`` files (default: two tasks
+    per core of the cluster, or of this machine without Spark)."""
+    if wave_files is None:
+        import os
+
+        cores = (os.cpu_count() or 1) if spark is None else spark.sparkContext.defaultParallelism
+        wave_files = 2 * max(1, int(cores)) * files_per_task
+    per_wave = max(1, min(MAX_WAVE_FILES, max(wave_files, batch_size)) // batch_size)
+    return [batches[i : i + per_wave] for i in range(0, len(batches), per_wave)]
+
+
+def _live_files(
+    client: ShredcatClient, ns: str, name: str, root: str, create: bool
+) -> tuple[int | None, set[str], bool]:
+    """The table's current snapshot, its live files under ``root``, and whether it is missing
+    (then each commit creates it, when ``create``; NotFound otherwise)."""
+    from service.client import NotFound
+
+    snapshot: int | None = None
+    try:
+        snapshot = client.load_table(ns, name).current_snapshot_id
+        return snapshot, {f.path for f in client.iter_files(ns, name, prefix=listing_prefix(root))}, False
+    except NotFound:
+        if not create:
+            raise
+        # Each commit creates the table if it is still missing (with its files' Variant columns), in
+        # its own transaction: a backfill whose every batch fails leaves no empty table behind.
+        return snapshot, set(), True
+
+
+@dataclass
+class _Committer:
+    """Commits the batches of each extracted wave in order, numbering them and recording each
+    outcome in ``result``."""
+
+    client: ShredcatClient
+    ns: str
+    name: str
+    result: BackfillResult
+    say: Callable[[str], None]
+    started: float
+    pending: int
+    create: bool
+    salt: str
+    attempts: int
+    backoff: float
+    index: int = 0
+    done_files: int = 0
+
+    def job_failed(self, wave: Sequence[Sequence[str]], e: Exception) -> None:
+        for batch in wave:
+            self.index += 1
+            self.result.failed.append(FailedBatch(self.index, tuple(batch), (), f"extraction job failed: {e}"))
+            self.say(f"{self.result.table}: batch {self.index}/{self.result.batches} FAILED: extraction job failed: {e}")
+
+    def commit_wave(
+        self, wave: Sequence[Sequence[str]], rows: list[tuple[str, dict[str, Any] | None, str | None]]
+    ) -> None:
+        offset = 0
+        for batch in wave:
+            self.index += 1
+            self._commit(batch, rows[offset : offset + len(batch)])
+            offset += len(batch)
+
+    def _commit(self, batch: Sequence[str], part: list[tuple[str, dict[str, Any] | None, str | None]]) -> None:
+        from service.client import ShredcatAPIError, ShredcatConnectionError
+
+        result, say, index = self.result, self.say, self.index
+        label = f"{result.table}: batch {index}/{result.batches}"
+        bad = tuple((p, err) for p, _, err in part if err is not None)
+        if bad:
+            result.failed.append(FailedBatch(index, tuple(batch), bad, f"{len(bad)} files cannot be extracted"))
+            say(f"{label} FAILED, not committed: {len(bad)} of {len(batch)} files cannot be extracted")
+            for p, err in bad:
+                say(f"  {p}: {err}")
+            return
+        payloads = [payload for _, payload, _ in part if payload is not None]
+        key = idempotency_key("backfill", self.ns, self.name, batch, self.salt)
+        try:
+            commit = _commit_batch(
+                self.client, self.ns, self.name, payloads, key, create=self.create,
+                attempts=self.attempts, backoff=self.backoff, progress=say, label=label,
+            )  # fmt: skip
+        except (ShredcatAPIError, ShredcatConnectionError) as e:
+            result.failed.append(FailedBatch(index, tuple(batch), (), f"commit failed: {e}"))
+            say(f"{label} FAILED: commit failed: {e}")
+            return
+        result.batches_committed += 1
+        result.batches_replayed += int(commit.replayed)
+        result.files_added += len(commit.added)
+        result.files_unchanged += len(commit.unchanged)
+        self.done_files += len(batch)
+        elapsed = time.perf_counter() - self.started
+        say(
+            f"{label} committed (snapshot {commit.snapshot_id}{', replayed' if commit.replayed else ''}): "
+            f"{len(commit.added)} added, {len(commit.unchanged)} unchanged; "
+            f"{self.done_files}/{self.pending} files, {self.done_files / elapsed:.0f} files/s"
+        )

@@ -219,6 +219,54 @@ def _column_text(
     return " AND ".join(f"({k})" for k in kept), None, schema_file
 
 
+def _plan_text(
+    spark: Any,
+    c: ShredcatClient,
+    ns: str,
+    name: str,
+    text: str,
+    base_path: str | None,
+    partition_types: tuple[tuple[str, str], ...],
+    schema_file: str | None,
+) -> tuple[Any, str | None, str | None, str | None]:
+    """The service's plan of the first pruning attempt of ``text`` it accepts: ``(plan or None,
+    the SQL planned, why none was, the schema file read if one was needed)``."""
+    from service.client import BadRequest, PayloadTooLarge, Unprocessable
+
+    result: Any = None
+    sql: str | None = None
+    fallback: str | None = None
+
+    # Outside UTC the service is asked to read literals in the session's zone; a service
+    # without that (422) is then asked as before: without timestamp terms.
+    def ask(attempts: list[str], **zone: str) -> None:
+        """The first attempt the service plans becomes the result; else why none did."""
+        nonlocal result, sql, fallback
+        for attempt in attempts:
+            try:
+                result = c.plan_all(ns, name, sql=attempt, **zone)
+                sql, fallback = attempt, None
+                return
+            except (BadRequest, Unprocessable, PayloadTooLarge) as e:
+                fallback = f"the service refused the predicate ({e.type}: {e.message})"
+
+    zone = session_zone_of(spark)
+    if zone is not None:
+        ask(pruning_attempts(text)[0], session_time_zone=zone)
+    if result is None:
+        utc = zone is None and session_is_utc(spark)
+        spark_schema = None
+        if not utc:
+            # Timestamp columns compared with zone-less literals need the table's types.
+            schema_file = schema_file or _one_file(c, ns, name)
+            if schema_file is not None:
+                spark_schema = table_schema_of(read_schema(spark, schema_file, base_path, partition_types))
+        attempts, why = pruning_attempts(text, utc=utc, schema=spark_schema)
+        fallback = fallback or why
+        ask(attempts)
+    return result, sql, fallback, schema_file
+
+
 def plan_pruned(
     spark: Any,
     table: str | tuple[str, str],
@@ -233,8 +281,6 @@ def plan_pruned(
     """Ask the service for the candidate files of ``predicate`` (SQL text or PySpark Column) on
     ``table`` (``"ns.table"``). See :func:`read_pruned`; ``min_snapshot_id``: plan at least at
     that snapshot (another process's commit; this process's own are passed by themselves)."""
-    from service.client import BadRequest, PayloadTooLarge, Unprocessable
-
     if not isinstance(predicate, str) and not is_column(predicate):
         raise TypeError(f"a predicate is SQL text or a PySpark Column, not {type(predicate).__name__}")
     ns, name = split_table(table)
@@ -254,33 +300,9 @@ def plan_pruned(
             text, fallback, schema_file = _column_text(spark, c, ns, name, predicate, base_path, partition_types)
         result = None
         if fallback is None and text is not None:
-            # Outside UTC the service is asked to read literals in the session's zone; a service
-            # without that (422) is then asked as before: without timestamp terms.
-            def ask(attempts: list[str], **zone: str) -> None:
-                """The first attempt the service plans becomes the result; else why none did."""
-                nonlocal result, sql, fallback
-                for attempt in attempts:
-                    try:
-                        result = c.plan_all(ns, name, sql=attempt, **zone)
-                        sql, fallback = attempt, None
-                        return
-                    except (BadRequest, Unprocessable, PayloadTooLarge) as e:
-                        fallback = f"the service refused the predicate ({e.type}: {e.message})"
-
-            zone = session_zone_of(spark)
-            if zone is not None:
-                ask(pruning_attempts(text)[0], session_time_zone=zone)
-            if result is None:
-                utc = zone is None and session_is_utc(spark)
-                spark_schema = None
-                if not utc:
-                    # Timestamp columns compared with zone-less literals need the table's types.
-                    schema_file = schema_file or _one_file(c, ns, name)
-                    if schema_file is not None:
-                        spark_schema = table_schema_of(read_schema(spark, schema_file, base_path, partition_types))
-                attempts, why = pruning_attempts(text, utc=utc, schema=spark_schema)
-                fallback = fallback or why
-                ask(attempts)
+            result, sql, fallback, schema_file = _plan_text(
+                spark, c, ns, name, text, base_path, partition_types, schema_file
+            )
         if result is not None:
             paths = tuple(result.paths)
             total, pruned, snapshot = result.files_considered, result.files_pruned, result.snapshot_id

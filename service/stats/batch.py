@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ThreadPoolExecutor, wait
 from functools import partial
 from typing import Any, TypeVar
@@ -69,7 +69,7 @@ def extract_many(
     max_footer_bytes: int | None = None,
     limits: FileLimits | None = None,
     concurrency: int | None = None,
-) -> Iterator[tuple[T, FileStats | ShredcatError]]:
+) -> Generator[tuple[T, FileStats | ShredcatError], None, None]:
     """``(item, stats)`` or ``(item, error)`` for each item, in the order given.
 
     ``extract`` (default :func:`~service.stats.extract.extract_file` with ``max_footer_bytes`` and

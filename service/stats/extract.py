@@ -101,6 +101,7 @@ from service.values import (
     Bound,
     Kind,
     ShreddedType,
+    bound_lt,
     check_bound,
     days_from_civil,
     decimal_from_unscaled,
@@ -428,9 +429,10 @@ def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, ra
         return v if lo <= v <= hi else None
     if k is Kind.VARCHAR:
         try:
-            return v.decode("utf-8")
+            text: str = v.decode("utf-8")
         except UnicodeDecodeError:
             return None
+        return text
     if k is Kind.UUID:
         return uuid.UUID(bytes=v)
     if k in (Kind.FLOAT32, Kind.FLOAT64):
@@ -439,7 +441,8 @@ def _decode_general(t: ShreddedType, pt: str | None, type_length: int | None, ra
         if math.isnan(v):
             return None
         return float(v)
-    return v
+    other: Bound = v  # the physical value as decoded above (a bool, bytes, an int of another kind)
+    return other
 
 
 # --- reading column data ----------------------------------------------------------------------
@@ -528,7 +531,8 @@ def _to_bound(t: ShreddedType, v: Any) -> Bound:
         return quantize_to_scale(Decimal(v), t.scale)
     if t.kind in (Kind.FLOAT32, Kind.FLOAT64):
         return float(v)
-    return v  # type: ignore[no-any-return]
+    as_read: Bound = v  # pyarrow's Python value is already the type's representation
+    return as_read
 
 
 @dataclass(slots=True)
@@ -664,7 +668,9 @@ def _only_objects(meta: FileMetaData, value: SchemaNode, cm: ColumnMetaData) -> 
     residuals need not be read to check them.
     """
     lo, hi = _usable_raw_bounds(meta, value, cm)
-    return bool(lo) and bool(hi) and lo[0] == hi[0] and lo[0] & 0x03 == 2  # type: ignore[index]
+    if not lo or not hi:
+        return False
+    return lo[0] == hi[0] and lo[0] & 0x03 == 2
 
 
 def _ancestor_valid(ctx: _Ctx, node: ShredNode) -> bool:
@@ -843,11 +849,11 @@ def _chunk_stats(
         lo_rg = hi_rg = None
         counts_known = rg_nulls is not None and 0 <= rg_nulls <= cm.num_values
         need_read = not counts_known
-        if counts_known and rg_nulls < cm.num_values and bounds and not unknown:  # type: ignore[operator]
+        if rg_nulls is not None and counts_known and rg_nulls < cm.num_values and bounds and not unknown:
             raw_lo, raw_hi = _usable_raw_bounds(meta, typed, cm)
             lo_rg = decode(raw_lo) if raw_lo is not None else None
             hi_rg = decode(raw_hi) if raw_hi is not None else None
-            need_read = lo_rg is None or hi_rg is None or lo_rg > hi_rg  # type: ignore[operator]
+            need_read = lo_rg is None or hi_rg is None or bound_lt(hi_rg, lo_rg)
             if is_float and not need_read:
                 try:
                     facts = _float_facts(ctx, cm, typed, st, lo_rg == 0.0 or hi_rg == 0.0)
@@ -889,7 +895,8 @@ def _stored_bounds(t: ShreddedType, lo: Bound | None, hi: Bound | None) -> tuple
     """A column's bounds as a row states them: without NUL in strings, None outside the type,
     and DuckLake's 256-byte rule, applied whatever the writer so rows match across tools."""
     if t.kind is Kind.VARCHAR:
-        lo, hi = nul_free_bounds(lo, hi)  # type: ignore[arg-type]
+        assert (lo is None or isinstance(lo, str)) and (hi is None or isinstance(hi, str))  # varchar
+        lo, hi = nul_free_bounds(lo, hi)
     elif t.kind in _NARROW_KINDS:
         lo, hi = _model_value(t, lo), _model_value(t, hi)
     if t.is_string_like:
@@ -905,9 +912,9 @@ def _stored_bounds(t: ShreddedType, lo: Bound | None, hi: Bound | None) -> tuple
 def _widen(lo: Bound | None, hi: Bound | None, lo_part: Bound | None, hi_part: Bound | None) -> tuple[Bound | None, Bound | None]:
     """Bounds of a whole from those of its parts in order (row groups, batches). Strict
     comparisons keep the first of equal values (DuckDB's -0.0 / 0.0 behaviour)."""
-    if lo_part is not None and (lo is None or lo_part < lo):  # type: ignore[operator]
+    if lo_part is not None and (lo is None or bound_lt(lo_part, lo)):
         lo = lo_part
-    if hi_part is not None and (hi is None or hi_part > hi):  # type: ignore[operator]
+    if hi_part is not None and (hi is None or bound_lt(hi, hi_part)):
         hi = hi_part
     return lo, hi
 

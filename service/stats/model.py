@@ -95,6 +95,11 @@ class ColumnStats:
         }
 
 
+#: A stats row of either kind: both carry the counts, the bounds, ``shredded_type`` and
+#: ``variant_path`` (None for a plain column), which is all the merge and the verifier read.
+StatsRow = PathStats | ColumnStats
+
+
 @dataclass(frozen=True, slots=True)
 class ShreddedObject:
     """A Variant object the footer proves fully shredded in one file: its residual ``value`` is

@@ -44,6 +44,8 @@ from service.values.types import (
     Bound,
     Kind,
     ShreddedType,
+    bound_le,
+    bound_lt,
     to_float32,
 )
 
@@ -70,6 +72,8 @@ __all__ = [
     "ShreddedType",
     "bound_checker",
     "bound_formatter",
+    "bound_le",
+    "bound_lt",
     "check_bound",
     "civil_from_days",
     "days_from_civil",

@@ -95,69 +95,14 @@ def shredded_type_of(node: SchemaNode) -> ShreddedType:
     lt = el.logical_type
     ct = el.converted_type
     lk = lt.kind if lt is not None else None
-
-    def decimal() -> ShreddedType:
-        p = lt.precision if lt is not None and lt.precision is not None else el.precision
-        s = lt.scale if lt is not None and lt.scale is not None else el.scale
-        if p is None or s is None or not (1 <= p <= 38) or not (0 <= s <= p):
-            raise _unsupported(node, f"DECIMAL with precision/scale ({p},{s})")
-        limit = {"INT32": 9, "INT64": 18}.get(pt or "", 38)
-        if p > limit:
-            raise _unsupported(node, f"DECIMAL({p},{s}) does not fit {pt}")
-        return ShreddedType(Kind.DECIMAL, p, s)
-
     if lk == "DECIMAL" or (lk is None and ct == "DECIMAL"):
-        if pt == "FIXED_LEN_BYTE_ARRAY" and not (el.type_length and 1 <= el.type_length <= 16):
-            raise _unsupported(node, f"DECIMAL in FIXED_LEN_BYTE_ARRAY({el.type_length})")
-        if pt not in ("INT32", "INT64", "FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"):
-            raise _unsupported(node, f"DECIMAL in {pt}")
-        return decimal()
-
+        return _decimal_type(node)
     if pt == "BOOLEAN" and lk is None and ct is None:
         return ShreddedType(Kind.BOOLEAN)
     if pt == "INT32":
-        if lk is None and ct is None:
-            return ShreddedType(Kind.INT32)
-        if lk == "INTEGER" and lt is not None:
-            if not lt.is_signed:
-                raise _unsupported(node, _logical_desc(el))
-            by_width = {8: Kind.INT8, 16: Kind.INT16, 32: Kind.INT32}
-            if lt.bit_width in by_width:
-                return ShreddedType(by_width[lt.bit_width])
-            raise _unsupported(node, _logical_desc(el))
-        if lk is None and ct in ("INT_8", "INT_16", "INT_32"):
-            return ShreddedType({"INT_8": Kind.INT8, "INT_16": Kind.INT16, "INT_32": Kind.INT32}[ct])
-        if lk == "DATE" or (lk is None and ct == "DATE"):
-            return ShreddedType(Kind.DATE)
-        raise _unsupported(node, _logical_desc(el))
+        return _int32_type(node)
     if pt == "INT64":
-        if lk is None and ct in (None, "INT_64"):
-            return ShreddedType(Kind.INT64)
-        if lk == "INTEGER" and lt is not None:
-            if lt.is_signed and lt.bit_width == 64:
-                return ShreddedType(Kind.INT64)
-            raise _unsupported(node, _logical_desc(el))
-        if lk == "TIME" and lt is not None:
-            if lt.unit == "MICROS" and not lt.is_adjusted_to_utc:
-                return ShreddedType(Kind.TIME)
-            raise _unsupported(node, _logical_desc(el))
-        if lk is None and ct == "TIME_MICROS":
-            return ShreddedType(Kind.TIME)
-        if lk == "TIMESTAMP" and lt is not None:
-            by = {
-                (True, "MICROS"): Kind.TIMESTAMPTZ,
-                (False, "MICROS"): Kind.TIMESTAMP,
-                (True, "NANOS"): Kind.TIMESTAMPTZ_NS,
-                (False, "NANOS"): Kind.TIMESTAMP_NS,
-            }
-            key = (bool(lt.is_adjusted_to_utc), lt.unit)
-            if key in by:
-                return ShreddedType(by[key])
-            raise _unsupported(node, _logical_desc(el))
-        if lk is None and ct == "TIMESTAMP_MICROS":
-            # Parquet's compatibility rules: the converted type means isAdjustedToUTC=true.
-            return ShreddedType(Kind.TIMESTAMPTZ)
-        raise _unsupported(node, _logical_desc(el))
+        return _int64_type(node)
     if pt == "FLOAT" and lk is None and ct is None:
         return ShreddedType(Kind.FLOAT32)
     if pt == "DOUBLE" and lk is None and ct is None:
@@ -172,6 +117,78 @@ def shredded_type_of(node: SchemaNode) -> ShreddedType:
         if lk == "UUID" and el.type_length == 16:
             return ShreddedType(Kind.UUID)
         raise _unsupported(node, f"FIXED_LEN_BYTE_ARRAY({el.type_length}) {lk or ct or 'without annotation'}")
+    raise _unsupported(node, _logical_desc(el))
+
+
+def _decimal_type(node: SchemaNode) -> ShreddedType:
+    el = node.element
+    pt, lt = el.type, el.logical_type
+    if pt == "FIXED_LEN_BYTE_ARRAY" and not (el.type_length and 1 <= el.type_length <= 16):
+        raise _unsupported(node, f"DECIMAL in FIXED_LEN_BYTE_ARRAY({el.type_length})")
+    if pt not in ("INT32", "INT64", "FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"):
+        raise _unsupported(node, f"DECIMAL in {pt}")
+    p = lt.precision if lt is not None and lt.precision is not None else el.precision
+    s = lt.scale if lt is not None and lt.scale is not None else el.scale
+    if p is None or s is None or not (1 <= p <= 38) or not (0 <= s <= p):
+        raise _unsupported(node, f"DECIMAL with precision/scale ({p},{s})")
+    limit = {"INT32": 9, "INT64": 18}.get(pt or "", 38)
+    if p > limit:
+        raise _unsupported(node, f"DECIMAL({p},{s}) does not fit {pt}")
+    return ShreddedType(Kind.DECIMAL, p, s)
+
+
+def _int32_type(node: SchemaNode) -> ShreddedType:
+    el = node.element
+    lt, ct = el.logical_type, el.converted_type
+    lk = lt.kind if lt is not None else None
+    if lk is None and ct is None:
+        return ShreddedType(Kind.INT32)
+    if lk == "INTEGER" and lt is not None:
+        if not lt.is_signed:
+            raise _unsupported(node, _logical_desc(el))
+        by_width = {8: Kind.INT8, 16: Kind.INT16, 32: Kind.INT32}
+        if lt.bit_width in by_width:
+            return ShreddedType(by_width[lt.bit_width])
+        raise _unsupported(node, _logical_desc(el))
+    if lk is None and ct in ("INT_8", "INT_16", "INT_32"):
+        return ShreddedType({"INT_8": Kind.INT8, "INT_16": Kind.INT16, "INT_32": Kind.INT32}[ct])
+    if lk == "DATE" or (lk is None and ct == "DATE"):
+        return ShreddedType(Kind.DATE)
+    raise _unsupported(node, _logical_desc(el))
+
+
+_TIMESTAMP_KINDS = {
+    (True, "MICROS"): Kind.TIMESTAMPTZ,
+    (False, "MICROS"): Kind.TIMESTAMP,
+    (True, "NANOS"): Kind.TIMESTAMPTZ_NS,
+    (False, "NANOS"): Kind.TIMESTAMP_NS,
+}
+
+
+def _int64_type(node: SchemaNode) -> ShreddedType:
+    el = node.element
+    lt, ct = el.logical_type, el.converted_type
+    lk = lt.kind if lt is not None else None
+    if lk is None and ct in (None, "INT_64"):
+        return ShreddedType(Kind.INT64)
+    if lk == "INTEGER" and lt is not None:
+        if lt.is_signed and lt.bit_width == 64:
+            return ShreddedType(Kind.INT64)
+        raise _unsupported(node, _logical_desc(el))
+    if lk == "TIME" and lt is not None:
+        if lt.unit == "MICROS" and not lt.is_adjusted_to_utc:
+            return ShreddedType(Kind.TIME)
+        raise _unsupported(node, _logical_desc(el))
+    if lk is None and ct == "TIME_MICROS":
+        return ShreddedType(Kind.TIME)
+    if lk == "TIMESTAMP" and lt is not None:
+        key = (bool(lt.is_adjusted_to_utc), lt.unit)
+        if key in _TIMESTAMP_KINDS:
+            return ShreddedType(_TIMESTAMP_KINDS[key])
+        raise _unsupported(node, _logical_desc(el))
+    if lk is None and ct == "TIMESTAMP_MICROS":
+        # Parquet's compatibility rules: the converted type means isAdjustedToUTC=true.
+        return ShreddedType(Kind.TIMESTAMPTZ)
     raise _unsupported(node, _logical_desc(el))
 
 

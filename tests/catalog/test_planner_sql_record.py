@@ -30,8 +30,8 @@ from sqlalchemy import event
 from sqlalchemy.sql.elements import TextClause
 
 from service.catalog import Catalog, models
-from service.catalog.admin import admin_reads
 from service.catalog import planner as P
+from service.catalog.admin import admin_reads
 from service.catalog.planner import access, zones
 from service.pruning import expressions as E
 from service.pruning.parse_sql import parse_sql

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
@@ -30,6 +30,9 @@ router = APIRouter()
 #: drawn from evenly spaced picks of them; the point-lookup estimate always counts all of them.
 CHART_LIMIT = 500
 
+#: The orders of the path chart's files (the ``order`` query parameter).
+_ORDERS: dict[str, Literal["min", "path"]] = {"min": "min", "path": "path"}
+
 
 @router.get("/tables/{namespace}/{table}/path")
 async def path_page(
@@ -51,11 +54,12 @@ def _path(
     info = catalog.get_table(namespace, table)
     if not column or not variant_path:
         raise BadInputError("give a column and a variant path (?column=v&path=\"id\")")
-    if order not in ("min", "path"):
+    by = _ORDERS.get(order)
+    if by is None:
         raise BadInputError(f"order must be min or path, not {order!r}")
     variant_path = as_variant_path(variant_path)
     pb = admin_reads(catalog).path_bounds(
-        namespace, table, column, variant_path, shredded_type=type_, order=order, limit=CHART_LIMIT  # type: ignore[arg-type]
+        namespace, table, column, variant_path, shredded_type=type_, order=by, limit=CHART_LIMIT
     )
     u = urls(request)
     shredded = sum(n for _, n in pb.types)

@@ -26,16 +26,17 @@ from service.parquet.footer.compact import K_ENUM, K_LIST, K_STRUCT, MAX_THRIFT_
 _MODE_SLOTS, _MODE_SPREAD, _MODE_LIST = 0, 1, 2
 
 try:
-    from service.parquet import _compact  # type: ignore[attr-defined]
+    from service.parquet import _compact
 except ImportError:  # pragma: no cover - built by `pip install` wherever a C compiler exists
-    _compact = None
+    _compact = None  # type: ignore[assignment]  # the optional module absent: its name bound to None
 
 #: True when footers are decoded by the C accelerator.
 ACCELERATED = _compact is not None
 
 _programs: list[tuple[typing.Any, ...]] = []
 _program_index: dict[int, int] = {}
-_decoder: typing.Any = None
+# Set by fast() before any reader it returns can run (rebuilt when a struct is registered).
+_decoder: _compact.Decoder
 
 
 def _slot_members(cls: typing.Any, nslots: int | None = None) -> tuple[typing.Any, ...] | None:

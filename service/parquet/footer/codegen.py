@@ -50,53 +50,61 @@ def _list_reader(element: tuple[int, typing.Any], owner: str, fname: str) -> _Li
     """A reader for ``list<...>`` field ``owner.fname`` whose elements are ``element``."""
     kind, arg = element
     what = f"{owner}.{fname}"
-
     if kind == K_STRUCT:
-        read = compile_reader(arg)
-
-        def read_structs(buf: bytes, pos: int, depth: int) -> tuple[tuple[typing.Any, ...], int]:
-            size, wire, pos = list_header(buf, pos, depth, what)
-            if size == 0:
-                return (), pos
-            if wire != W_STRUCT:
-                raise corrupt(f"{what} should hold structs but holds {WIRE_NAMES.get(wire, wire)}")
-            out = []
-            append = out.append
-            for _ in range(size):
-                value, pos = read(buf, pos, depth)
-                append(value)
-            return tuple(out), pos
-
-        return read_structs
-
+        return _struct_list_reader(compile_reader(arg), what)
     if kind in (K_ENUM, K_INT):
-        table: dict[int, str] | None = arg if kind == K_ENUM else None
+        return _int_list_reader(arg if kind == K_ENUM else None, what, owner, fname)
+    return _string_list_reader(kind, what)
 
-        def read_ints(buf: bytes, pos: int, depth: int) -> tuple[tuple[typing.Any, ...], int]:
-            size, wire, pos = list_header(buf, pos, depth, what)
-            if size == 0:
-                return (), pos
-            if not W_I16 <= wire <= W_I64:
-                raise corrupt(f"{what} should hold integers but holds {WIRE_NAMES.get(wire, wire)}")
-            out = []
-            append = out.append
-            for _ in range(size):
-                b = buf[pos]
-                if b < 0x80:
-                    pos += 1
-                    v = (b >> 1) ^ -(b & 1)
-                else:
-                    v, pos = uvarint(buf, pos, 10, what)
-                    v = (v >> 1) ^ -(v & 1)
-                if table is None:
-                    append(v)
-                else:
-                    name = table.get(v)
-                    append(name if name is not None else unknown_enum(table, v, owner, fname))
-            return tuple(out), pos
 
-        return read_ints
+def _struct_list_reader(read: Callable[[bytes, int, int], tuple[typing.Any, int]], what: str) -> _ListReader:
+    def read_structs(buf: bytes, pos: int, depth: int) -> tuple[tuple[typing.Any, ...], int]:
+        size, wire, pos = list_header(buf, pos, depth, what)
+        if size == 0:
+            return (), pos
+        if wire != W_STRUCT:
+            raise corrupt(f"{what} should hold structs but holds {WIRE_NAMES.get(wire, wire)}")
+        out: list[typing.Any] = []
+        append = out.append
+        for _ in range(size):
+            value, pos = read(buf, pos, depth)
+            append(value)
+        return tuple(out), pos
 
+    return read_structs
+
+
+def _int_list_reader(table: dict[int, str] | None, what: str, owner: str, fname: str) -> _ListReader:
+    """Integers, or with ``table`` the names of an enum's values."""
+
+    def read_ints(buf: bytes, pos: int, depth: int) -> tuple[tuple[typing.Any, ...], int]:
+        size, wire, pos = list_header(buf, pos, depth, what)
+        if size == 0:
+            return (), pos
+        if not W_I16 <= wire <= W_I64:
+            raise corrupt(f"{what} should hold integers but holds {WIRE_NAMES.get(wire, wire)}")
+        out: list[typing.Any] = []
+        append = out.append
+        for _ in range(size):
+            b = buf[pos]
+            if b < 0x80:
+                pos += 1
+                v = (b >> 1) ^ -(b & 1)
+            else:
+                v, pos = uvarint(buf, pos, 10, what)
+                v = (v >> 1) ^ -(v & 1)
+            if table is None:
+                append(v)
+            else:
+                name = table.get(v)
+                append(name if name is not None else unknown_enum(table, v, owner, fname))
+        return tuple(out), pos
+
+    return read_ints
+
+
+def _string_list_reader(kind: int, what: str) -> _ListReader:
+    """Binary elements: bytes (K_BYTES), strict UTF-8 (K_STR) or text with invalid bytes replaced."""
     strict = kind == K_STR
 
     def read_strings(buf: bytes, pos: int, depth: int) -> tuple[tuple[typing.Any, ...], int]:
@@ -106,7 +114,7 @@ def _list_reader(element: tuple[int, typing.Any], owner: str, fname: str) -> _Li
         if wire != W_BINARY:
             raise corrupt(f"{what} should hold strings but holds {WIRE_NAMES.get(wire, wire)}")
         end = len(buf)
-        out = []
+        out: list[typing.Any] = []
         append = out.append
         for _ in range(size):
             n = buf[pos]
@@ -249,6 +257,16 @@ def compile_reader(spec: Struct) -> typing.Any:
         "long_field_id": long_field_id,
         "skip": skip,
     }
+    source = _reader_source(spec, _field_branches(spec, namespace))
+    exec(compile(source, f"<parquet footer reader: {spec.name}>", "exec"), namespace)
+    spec.read = namespace["read"]
+    spec.source = source
+    return spec.read
+
+
+def _field_branches(spec: Struct, namespace: dict[str, typing.Any]) -> dict[int, str]:
+    """The source reading each field of ``spec``, by field id; the enum tables and the readers
+    of nested structs and lists it names go into ``namespace``."""
     branches: dict[int, str] = {}
     for fid, (slot, kind, arg, fname) in sorted(spec.fields.items()):
         names = {
@@ -268,26 +286,32 @@ def compile_reader(spec: Struct) -> typing.Any:
         elif kind == K_LIST:
             namespace[f"R{slot}"] = _list_reader(arg, spec.name, fname)
         branches[fid] = _SNIPPETS[kind].format(**names)
+    return branches
 
-    def dispatch(fids: list[int], level: int) -> str:
-        # A balanced tree of comparisons: ~log2(n) tests per field instead of a linear chain.
-        if len(fids) <= 3:
-            out = ""
-            for i, fid in enumerate(fids):
-                out += _indent(f"{'if' if i == 0 else 'elif'} fid == {fid}:\n", level)
-                out += _indent(branches[fid], level + 1)
-            skip_unknown = "pos = skip(buf, pos, w, depth + 1)\n"
-            if fids:
-                return out + _indent("else:\n", level) + _indent(skip_unknown, level + 1)
-            return _indent(skip_unknown, level)
-        mid = len(fids) // 2
-        return (
-            _indent(f"if fid < {fids[mid]}:\n", level)
-            + dispatch(fids[:mid], level + 1)
-            + _indent("else:\n", level)
-            + dispatch(fids[mid:], level + 1)
-        )
 
+def _dispatch(branches: dict[int, str], fids: list[int], level: int) -> str:
+    """The branches of ``fids`` as a balanced tree of comparisons: ~log2(n) tests per field
+    instead of a linear chain."""
+    if len(fids) <= 3:
+        out = ""
+        for i, fid in enumerate(fids):
+            out += _indent(f"{'if' if i == 0 else 'elif'} fid == {fid}:\n", level)
+            out += _indent(branches[fid], level + 1)
+        skip_unknown = "pos = skip(buf, pos, w, depth + 1)\n"
+        if fids:
+            return out + _indent("else:\n", level) + _indent(skip_unknown, level + 1)
+        return _indent(skip_unknown, level)
+    mid = len(fids) // 2
+    return (
+        _indent(f"if fid < {fids[mid]}:\n", level)
+        + _dispatch(branches, fids[:mid], level + 1)
+        + _indent("else:\n", level)
+        + _dispatch(branches, fids[mid:], level + 1)
+    )
+
+
+def _reader_source(spec: Struct, branches: dict[int, str]) -> str:
+    """The source of ``read(buf, pos, depth)`` for ``spec``: the field loop around ``branches``."""
     nslots = len(spec.defaults)
     locals_ = ", ".join(f"v{i}" for i in range(nslots))
     source = "def read(buf, pos, depth):\n"
@@ -311,7 +335,7 @@ last = fid
 """,
         2,
     )
-    source += dispatch(sorted(branches), 2)
+    source += _dispatch(branches, sorted(branches), 2)
     for slot, fname in spec.required:
         source += f"    if v{slot} is None:\n"
         source += f"        raise corrupt('required field {spec.name}.{fname} is missing')\n"
@@ -319,7 +343,4 @@ last = fid
         source += f"    return MAKE({locals_}), pos\n"
     else:
         source += f"    return MAKE([{locals_}]), pos\n"
-    exec(compile(source, f"<parquet footer reader: {spec.name}>", "exec"), namespace)
-    spec.read = namespace["read"]
-    spec.source = source
-    return spec.read
+    return source

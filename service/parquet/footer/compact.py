@@ -193,42 +193,9 @@ def skip(buf: bytes, pos: int, wire: int, depth: int) -> int:
         n, pos = uvarint(buf, pos, 5, "a skipped binary")
         pos += n
     elif wire == W_STRUCT:
-        while True:
-            header = buf[pos]
-            pos += 1
-            if header == 0:
-                break
-            if not header >> 4:
-                _, pos = long_field_id(buf, pos, "a skipped struct")
-            wire = header & 0x0F
-            if W_I16 <= wire <= W_I64:
-                # Inline: skipped structs (SizeStatistics, ...) are mostly integers.
-                start = pos
-                while buf[pos] & 0x80:
-                    pos += 1
-                pos += 1
-                if pos - start > 10:
-                    raise corrupt("varint longer than 10 bytes in a skipped field")
-            elif wire != W_TRUE and wire != W_FALSE:
-                pos = skip(buf, pos, wire, depth + 1)
+        pos = _skip_struct(buf, pos, depth)
     elif wire in (W_LIST, W_SET):
-        size, element, pos = list_header(buf, pos, depth + 1, "a skipped list")
-        if element in (W_TRUE, W_FALSE):
-            # "Element values of type bool are sent as an int8". The element-type table says BOOL
-            # is 2, some writers use 1 (the field-type code): both are one byte per element.
-            pos += size
-        elif W_I16 <= element <= W_I64:
-            # Histograms (list<i64>) are the bulk of what gets skipped.
-            for _ in range(size):
-                start = pos
-                while buf[pos] & 0x80:
-                    pos += 1
-                pos += 1
-                if pos - start > 10:
-                    raise corrupt("varint longer than 10 bytes in a skipped list")
-        else:
-            for _ in range(size):
-                pos = skip(buf, pos, element, depth + 1)
+        pos = _skip_list(buf, pos, depth)
     elif wire == W_I8:
         pos += 1
     elif wire == W_DOUBLE:
@@ -236,22 +203,70 @@ def skip(buf: bytes, pos: int, wire: int, depth: int) -> int:
     elif wire == W_UUID:
         pos += 16  # "the field is always 16 bytes long"
     elif wire == W_MAP:
-        # "empty-map ::= 0 ; non-empty-map ::= size key-element-type value-element-type (key value)+"
-        size, pos = uvarint(buf, pos, 5, "a skipped map")
-        if size:
-            if 2 * size > len(buf) - pos:
-                raise corrupt(f"a map claims {size} entries but only {len(buf) - pos} bytes are left")
-            types = buf[pos]
-            pos += 1
-            key, value = types >> 4, types & 0x0F
-            for _ in range(size):
-                for element in (key, value):
-                    if element in (W_TRUE, W_FALSE):
-                        pos += 1
-                    else:
-                        pos = skip(buf, pos, element, depth + 1)
+        pos = _skip_map(buf, pos, depth)
     else:
         raise corrupt(f"unknown compact protocol type {wire}")
     if pos > len(buf):
         raise corrupt("a value runs past the end of the footer")
+    return pos
+
+
+def _skip_struct(buf: bytes, pos: int, depth: int) -> int:
+    while True:
+        header = buf[pos]
+        pos += 1
+        if header == 0:
+            return pos
+        if not header >> 4:
+            _, pos = long_field_id(buf, pos, "a skipped struct")
+        wire = header & 0x0F
+        if W_I16 <= wire <= W_I64:
+            # Inline: skipped structs (SizeStatistics, ...) are mostly integers.
+            start = pos
+            while buf[pos] & 0x80:
+                pos += 1
+            pos += 1
+            if pos - start > 10:
+                raise corrupt("varint longer than 10 bytes in a skipped field")
+        elif wire != W_TRUE and wire != W_FALSE:
+            pos = skip(buf, pos, wire, depth + 1)
+
+
+def _skip_list(buf: bytes, pos: int, depth: int) -> int:
+    size, element, pos = list_header(buf, pos, depth + 1, "a skipped list")
+    if element in (W_TRUE, W_FALSE):
+        # "Element values of type bool are sent as an int8". The element-type table says BOOL
+        # is 2, some writers use 1 (the field-type code): both are one byte per element.
+        return pos + size
+    if W_I16 <= element <= W_I64:
+        # Histograms (list<i64>) are the bulk of what gets skipped.
+        for _ in range(size):
+            start = pos
+            while buf[pos] & 0x80:
+                pos += 1
+            pos += 1
+            if pos - start > 10:
+                raise corrupt("varint longer than 10 bytes in a skipped list")
+        return pos
+    for _ in range(size):
+        pos = skip(buf, pos, element, depth + 1)
+    return pos
+
+
+def _skip_map(buf: bytes, pos: int, depth: int) -> int:
+    # "empty-map ::= 0 ; non-empty-map ::= size key-element-type value-element-type (key value)+"
+    size, pos = uvarint(buf, pos, 5, "a skipped map")
+    if not size:
+        return pos
+    if 2 * size > len(buf) - pos:
+        raise corrupt(f"a map claims {size} entries but only {len(buf) - pos} bytes are left")
+    types = buf[pos]
+    pos += 1
+    key, value = types >> 4, types & 0x0F
+    for _ in range(size):
+        for element in (key, value):
+            if element in (W_TRUE, W_FALSE):
+                pos += 1
+            else:
+                pos = skip(buf, pos, element, depth + 1)
     return pos

@@ -85,32 +85,13 @@ def build_schema_tree(schema: Sequence[SchemaElement]) -> SchemaNode:
         el = schema[i]
         children[parent].append(i)
         paths[i] = (*paths[parent], el.name)
-        # "The root of the schema does not have a repetition_type. All other nodes must have one"
-        rep = el.repetition
-        if rep is None:
-            raise InvalidParquetError(
-                f"corrupt Parquet footer: schema element {el.name!r} has no repetition_type"
-            )
-        if rep == "VECTOR":
-            raise InvalidParquetError(
-                f"schema element {el.name!r} uses VECTOR repetition, which is not supported"
-            )
+        rep = _repetition(el)
         # Each optional or repeated ancestor adds a definition level; each repeated one a
         # repetition level (Dremel encoding, Parquet README "Nested Encoding").
         def_levels[i] = def_levels[parent] + (rep != "REQUIRED")
         rep_levels[i] = rep_levels[parent] + (rep == "REPEATED")
-        # "if it is a group (inner node) then type is undefined and num_children is defined
-        #  - if it is a primitive type (leaf) then type is defined and num_children is undefined"
-        nc = el.num_children
-        if nc is not None and nc < 0:
-            raise InvalidParquetError(
-                f"corrupt Parquet footer: schema element {el.name!r} has num_children={nc}"
-            )
-        if nc is None or (nc == 0 and el.type is not None):
-            if el.type is None:
-                raise InvalidParquetError(
-                    f"corrupt Parquet footer: schema element {el.name!r} has neither a type nor children"
-                )
+        nc = _group_children(el)
+        if nc is None:
             leaf_indexes[i] = leaves
             leaves += 1
         else:
@@ -134,6 +115,40 @@ def build_schema_tree(schema: Sequence[SchemaElement]) -> SchemaNode:
             leaf_indexes[j],
         )
     return typing.cast(SchemaNode, nodes[0])
+
+
+def _repetition(el: SchemaElement) -> str:
+    # "The root of the schema does not have a repetition_type. All other nodes must have one"
+    rep = el.repetition
+    if rep is None:
+        raise InvalidParquetError(
+            f"corrupt Parquet footer: schema element {el.name!r} has no repetition_type"
+        )
+    if rep == "VECTOR":
+        raise InvalidParquetError(
+            f"schema element {el.name!r} uses VECTOR repetition, which is not supported"
+        )
+    return rep
+
+
+def _group_children(el: SchemaElement) -> int | None:
+    """The number of children of a group element, None for a leaf.
+
+    "if it is a group (inner node) then type is undefined and num_children is defined
+     - if it is a primitive type (leaf) then type is defined and num_children is undefined"
+    """
+    nc = el.num_children
+    if nc is not None and nc < 0:
+        raise InvalidParquetError(
+            f"corrupt Parquet footer: schema element {el.name!r} has num_children={nc}"
+        )
+    if nc is None or (nc == 0 and el.type is not None):
+        if el.type is None:
+            raise InvalidParquetError(
+                f"corrupt Parquet footer: schema element {el.name!r} has neither a type nor children"
+            )
+        return None
+    return nc
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,16 @@ from service.pruning.conditions.model import (
     Test,
 )
 from service.pruning.expressions import Op
-from service.values import INTEGER_KINDS, INTEGER_RANGES, Bound, Kind, ShreddedType, decimal_from_unscaled
+from service.values import (
+    INTEGER_KINDS,
+    INTEGER_RANGES,
+    Bound,
+    Kind,
+    ShreddedType,
+    bound_le,
+    bound_lt,
+    decimal_from_unscaled,
+)
 from service.values.decimals import DECIMAL_CONTEXT
 
 _FLOAT32_DIGITS = 24
@@ -70,7 +79,7 @@ def _round_half_up(u: int, from_scale: int, to_scale: int) -> int:
     """The unscaled value of ``u * 10**-from_scale`` at ``to_scale``, rounded half away from zero
     (Spark's ``Decimal.changePrecision``)."""
     if to_scale >= from_scale:
-        return u * 10 ** (to_scale - from_scale)
+        return u * int(10 ** (to_scale - from_scale))  # int(): ** of ints is typed int | float
     d = Decimal(u).scaleb(to_scale - from_scale, context=DECIMAL_CONTEXT)
     return int(d.quantize(Decimal(1), rounding=ROUND_HALF_UP, context=DECIMAL_CONTEXT))
 
@@ -252,13 +261,13 @@ class _Tests:
         c, a, b = self.c, self.a, self.b
         if not c.monotone:
             try:
-                u = int(d)  # type: ignore[arg-type]
+                u = int(d)
             except (TypeError, ValueError):
                 return None
             # Only the canonical text ('42', '-7', '0') is some integer's cast.
             return (u, u) if a <= u <= b and c.f(u) == d else None
-        lo = _least(a, b, lambda u: _value_at(c, u) >= d)  # type: ignore[operator]
-        hi = _greatest(a, b, lambda u: _value_at(c, u) <= d)  # type: ignore[operator]
+        lo = _least(a, b, lambda u: bound_le(d, _value_at(c, u)))
+        hi = _greatest(a, b, lambda u: bound_le(_value_at(c, u), d))
         if lo is None or hi is None or lo > hi:
             return None
         return lo, hi
@@ -273,13 +282,13 @@ class _Tests:
         if not c.monotone:
             return None  # string order is not the integers' order
         if op is Op.LT:
-            return self.range(a, _greatest(a, b, lambda u: _value_at(c, u) < d))  # type: ignore[operator]
+            return self.range(a, _greatest(a, b, lambda u: bound_lt(_value_at(c, u), d)))
         if op is Op.LT_EQ:
-            return self.range(a, _greatest(a, b, lambda u: _value_at(c, u) <= d))  # type: ignore[operator]
+            return self.range(a, _greatest(a, b, lambda u: bound_le(_value_at(c, u), d)))
         if op is Op.GT:
-            return self.range(_least(a, b, lambda u: _value_at(c, u) > d), b)  # type: ignore[operator]
+            return self.range(_least(a, b, lambda u: bound_lt(d, _value_at(c, u))), b)
         assert op is Op.GT_EQ
-        return self.range(_least(a, b, lambda u: _value_at(c, u) >= d), b)  # type: ignore[operator]
+        return self.range(_least(a, b, lambda u: bound_le(d, _value_at(c, u))), b)
 
     def in_list(self, values: tuple[Bound, ...], max_points: int) -> Test:
         pres = [p for p in map(self.preimage, values) if p is not None]

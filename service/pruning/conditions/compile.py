@@ -80,7 +80,7 @@ from service.pruning.literals import domain_extremes
 from service.pruning.paths import JsonPath, format_json_path
 from service.pruning.render import render_predicate
 from service.pruning.spark_types import spark_type_name
-from service.values import INTEGER_KINDS, INTEGER_RANGES, Bound, Kind, ShreddedType
+from service.values import INTEGER_KINDS, INTEGER_RANGES, Bound, Kind, ShreddedType, bound_le, bound_lt
 
 #: An IN list longer than this is tested as the range [min(list), max(list)]: still sound, and
 #: it keeps the work (and the SQL the catalog writes) bounded.
@@ -144,8 +144,8 @@ def _label(pred: Predicate) -> Label:
 def _comparison_test(op: Op, stored: ShreddedType, v: Bound, is_float: bool) -> Test:
     rng = _stored_range(stored)
     lo, hi = rng if rng is not None else (None, None)
-    above = hi is not None and v > hi  # type: ignore[operator]
-    below = lo is not None and v < lo  # type: ignore[operator]
+    above = hi is not None and bound_lt(hi, v)
+    below = lo is not None and bound_lt(v, lo)
     if op is Op.EQ:
         return Never() if above or below else RangeMayContain(v, v)
     if op is Op.NOT_EQ:
@@ -153,17 +153,17 @@ def _comparison_test(op: Op, stored: ShreddedType, v: Bound, is_float: bool) -> 
     if op is Op.LT:
         if above:
             return HasValues()
-        if lo is not None and v <= lo:  # type: ignore[operator]
+        if lo is not None and bound_le(v, lo):
             return Never()
         return RangeMayContain(None, v, hi_inclusive=False)
     if op is Op.LT_EQ:
-        if hi is not None and v >= hi:  # type: ignore[operator]
+        if hi is not None and bound_le(hi, v):
             return HasValues()
         if below:
             return Never()
         return RangeMayContain(None, v)
     if op is Op.GT:
-        if hi is not None and v >= hi:  # type: ignore[operator]
+        if hi is not None and bound_le(hi, v):
             return Never()
         if below:
             return HasValues()
@@ -171,14 +171,14 @@ def _comparison_test(op: Op, stored: ShreddedType, v: Bound, is_float: bool) -> 
     # GT_EQ
     if above:
         return Never()
-    if lo is not None and v <= lo:  # type: ignore[operator]
+    if lo is not None and bound_le(v, lo):
         return HasValues()
     return RangeMayContain(v, None, nan_matches=is_float)
 
 
 def _in_range(stored: ShreddedType, v: Bound) -> bool:
     rng = _stored_range(stored)
-    return rng is None or rng[0] <= v <= rng[1]  # type: ignore[operator]
+    return rng is None or (bound_le(rng[0], v) and bound_le(v, rng[1]))
 
 
 def _set_test(op: Op, stored: ShreddedType, values: Sequence[Bound], is_float: bool, max_points: int) -> Test:

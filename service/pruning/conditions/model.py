@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from service.pruning.paths import JsonPath
-from service.values import Bound, ShreddedType
+from service.values import Bound, ShreddedType, bound_lt
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +126,10 @@ def merge_tests(a: Test, b: Test) -> Test | None:
         if a.nan_matches != b.nan_matches:
             return None
         lo, lo_inc = a.lo, a.lo_inclusive
-        if b.lo is not None and (lo is None or b.lo > lo or (b.lo == lo and not b.lo_inclusive)):  # type: ignore[operator]
+        if b.lo is not None and (lo is None or bound_lt(lo, b.lo) or (b.lo == lo and not b.lo_inclusive)):
             lo, lo_inc = b.lo, b.lo_inclusive
         hi, hi_inc = a.hi, a.hi_inclusive
-        if b.hi is not None and (hi is None or b.hi < hi or (b.hi == hi and not b.hi_inclusive)):  # type: ignore[operator]
+        if b.hi is not None and (hi is None or bound_lt(b.hi, hi) or (b.hi == hi and not b.hi_inclusive)):
             hi, hi_inc = b.hi, b.hi_inclusive
         return RangeMayContain(lo, hi, lo_inc, hi_inc, a.nan_matches)
     return None

@@ -18,10 +18,10 @@ down to the leaves) and walk them with :func:`.visitor.visit`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import Field, dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from service.errors import InvalidPredicateError, InvalidStatsError
 from service.pruning.paths import JsonPath, parse_json_path
@@ -157,6 +157,9 @@ class Predicate(BooleanExpression):
 
     op: Op
     term: Term
+    if TYPE_CHECKING:
+        # Every concrete leaf is a frozen dataclass: dataclasses.replace() applies to any leaf.
+        __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,9 +221,13 @@ def _check_literal(term: Term, v: Bound) -> None:
     if t.kind is Kind.DECIMAL:
         # check_bound's quantize would round past 28 digits; test the value directly.
         assert t.precision is not None and t.scale is not None
-        ok = isinstance(v, Decimal) and v.is_finite() and v.as_tuple().exponent == -t.scale
         # copy_abs is exact; abs() would round to the context's 28 digits.
-        ok = ok and v.copy_abs() < Decimal(f"1E{t.precision - t.scale}")
+        ok = (
+            isinstance(v, Decimal)
+            and v.is_finite()
+            and v.as_tuple().exponent == -t.scale
+            and v.copy_abs() < Decimal(f"1E{t.precision - t.scale}")
+        )
         if not ok:
             raise InvalidPredicateError(
                 f"{v!r} is not a {t.name} value with exactly {t.scale} fraction digits"

@@ -173,7 +173,8 @@ class _Depth(BooleanExpressionVisitor[int]):
 
 def iter_predicates(e: BooleanExpression) -> Iterator[Predicate]:
     """The leaves, left to right."""
-    return iter(visit(e, _Leaves()))
+    leaves: list[Predicate] = visit(e, _Leaves())
+    return iter(leaves)
 
 
 def depth(e: BooleanExpression) -> int:

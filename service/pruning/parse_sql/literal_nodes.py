@@ -98,51 +98,67 @@ def cast_literal(node: exp.Cast, other: Callable[[exp.Expression], LiteralValue]
     if isinstance(number, Decimal) and number.is_finite() and number and abs(number.adjusted()) > _MAX_EXPONENT:
         return _beyond_every_range(node, number)
     if number is None:
-        if dt in (T.DOUBLE, T.FLOAT) and text is not None:
-            low = text.strip().lower()
-            special = {
-                "nan": float("nan"),
-                "infinity": float("inf"),
-                "inf": float("inf"),
-                "+infinity": float("inf"),
-                "+inf": float("inf"),
-                "-infinity": float("-inf"),
-                "-inf": float("-inf"),
-            }
-            if low in special:
-                f = special[low]
-                return f if dt is T.DOUBLE else Float32Literal(f)
-        raise bad
+        special = _special_float(dt, text)
+        if special is None:
+            raise bad
+        return special
     if dt is T.DOUBLE:
         return float(number) if not isinstance(number, float) else number
     if dt is T.FLOAT:
         return Float32Literal(nearest_float32(Fraction(number)))
     if dt in (T.TINYINT, T.SMALLINT, T.INT, T.BIGINT):
-        f = Fraction(number)
+        exact = Fraction(number)
         bits = {T.TINYINT: 8, T.SMALLINT: 16, T.INT: 32, T.BIGINT: 64}[dt]
-        if f.denominator != 1 or not -(2 ** (bits - 1)) <= f < 2 ** (bits - 1):
+        if exact.denominator != 1 or not -(2 ** (bits - 1)) <= exact < 2 ** (bits - 1):
             raise InvalidPredicateError(f"{snippet(node)} is not an exact {dt.value.lower()} value")
-        return int(f)
+        return int(exact)
     if dt is T.DECIMAL:
-        params = node.to.expressions
-        p = int(params[0].this.this) if params else 10
-        s = int(params[1].this.this) if len(params) > 1 else 0
-        if isinstance(number, float):
-            raise InvalidPredicateError(
-                f"a double cast to DECIMAL is rounded by Spark; write a decimal literal: {snippet(node)}"
-            )
-        if not 0 <= s <= p <= MAX_DECIMAL_PRECISION:
-            # Spark refuses such a type, and a BigDecimal literal (``1.5BD``) of more digits.
-            raise hard(InvalidPredicateError(
-                f"{snippet(node)}: DECIMAL({p},{s}) is beyond Spark's decimals (precision at most "
-                f"{MAX_DECIMAL_PRECISION}, scale at most the precision)"
-            ))
-        d = Decimal(number)
-        # Checked before rounding: a value of hundreds of digits would exceed the rounding's precision.
-        if (d and d.adjusted() >= p - s) or (q := _quantize(d, s)).copy_abs() >= Decimal(f"1E{p - s}"):
-            raise InvalidPredicateError(f"{snippet(node)} does not fit DECIMAL({p},{s})")
-        return q
+        return _decimal_literal(node, number)
     raise unsupported(node, f"a literal of type {node.to.sql(dialect='spark')}")
+
+
+_SPECIAL_FLOATS = {
+    "nan": float("nan"),
+    "infinity": float("inf"),
+    "inf": float("inf"),
+    "+infinity": float("inf"),
+    "+inf": float("inf"),
+    "-infinity": float("-inf"),
+    "-inf": float("-inf"),
+}
+
+
+def _special_float(dt: Any, text: str | None) -> LiteralValue | None:
+    """A DOUBLE or FLOAT cast of the text of NaN or an infinity (None: not one)."""
+    T = exp.DataType.Type
+    if dt not in (T.DOUBLE, T.FLOAT) or text is None:
+        return None
+    f = _SPECIAL_FLOATS.get(text.strip().lower())
+    if f is None:
+        return None
+    return f if dt is T.DOUBLE else Float32Literal(f)
+
+
+def _decimal_literal(node: exp.Cast, number: int | float | Decimal) -> Decimal:
+    """A number cast to DECIMAL(p,s) as Spark reads it, or the error of a type or value it refuses."""
+    params = node.to.expressions
+    p = int(params[0].this.this) if params else 10
+    s = int(params[1].this.this) if len(params) > 1 else 0
+    if isinstance(number, float):
+        raise InvalidPredicateError(
+            f"a double cast to DECIMAL is rounded by Spark; write a decimal literal: {snippet(node)}"
+        )
+    if not 0 <= s <= p <= MAX_DECIMAL_PRECISION:
+        # Spark refuses such a type, and a BigDecimal literal (``1.5BD``) of more digits.
+        raise hard(InvalidPredicateError(
+            f"{snippet(node)}: DECIMAL({p},{s}) is beyond Spark's decimals (precision at most "
+            f"{MAX_DECIMAL_PRECISION}, scale at most the precision)"
+        ))
+    d = Decimal(number)
+    # Checked before rounding: a value of hundreds of digits would exceed the rounding's precision.
+    if (d and d.adjusted() >= p - s) or (q := _quantize(d, s)).copy_abs() >= Decimal(f"1E{p - s}"):
+        raise InvalidPredicateError(f"{snippet(node)} does not fit DECIMAL({p},{s})")
+    return q
 
 # -- leaves --
 

@@ -32,7 +32,8 @@ _UNSUPPORTED_NAMES: dict[type[exp.Expression], str] = {
 
 def hard(e: InvalidPredicateError) -> InvalidPredicateError:
     """Mark an error that stays an error with a schema too (Spark refuses the text as well)."""
-    e._shredcat_hard = True  # type: ignore[attr-defined]
+    # In the instance dict: an attribute of this module, not one of the error class.
+    e.__dict__["_shredcat_hard"] = True
     return e
 
 

@@ -150,8 +150,8 @@ def _unclosed_quote(text: str) -> int | None:
     return None
 
 
-def _statements(text: str, tokens: dict[str, list[Token]]) -> list[exp.Expression | None]:
-    def parse(dialect: str) -> list[exp.Expression | None]:
+def _statements(text: str, tokens: dict[str, list[Token]]) -> list[exp.Expr | None]:
+    def parse(dialect: str) -> list[exp.Expr | None]:
         if dialect not in tokens:
             tokens[dialect] = tokenize(text, dialect)
         return parse_tokens(dialect, tokens[dialect], text)
@@ -173,7 +173,8 @@ def parse_predicate(text: str, tokens: dict[str, list[Token]] | None = None) -> 
     """The sqlglot tree of one predicate, from ``tokens`` (by dialect) where given. RecursionError
     passes through: the caller, which sized the recursion headroom, reports it as a limit."""
     try:
-        statements = [s for s in _statements(text, {} if tokens is None else tokens) if s is not None]
+        # Every concrete sqlglot node class is an Expression (Expr is their abstract base).
+        statements = [s for s in _statements(text, {} if tokens is None else tokens) if isinstance(s, exp.Expression)]
     except SqlglotError as e:  # pragma: no cover - other sqlglot failures
         raise InvalidPredicateError(f"cannot parse SQL predicate: {e}") from None
     if len(statements) != 1:
@@ -193,7 +194,7 @@ def split_conjunctions(text: str) -> list[str] | None:
             continue
     else:
         return None
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     stack = [tree]
     while stack:
         node = stack.pop()

@@ -8,6 +8,7 @@ this module.
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Generator, Mapping, Sequence
 from typing import Any
@@ -130,7 +131,7 @@ class ArrowStore:
         (data,) = self._read(uri, [(max(0, info.size - n), min(n, info.size))])
         return ObjectTail(info, data)
 
-    def _read(self, uri: str, ranges: Sequence[ByteRange]) -> list[bytes]:
+    def _read(self, uri: str, ranges: Sequence[ByteRange]) -> builtins.list[bytes]:
         filesystem, path = self._fs(uri)
         out = []
         try:
@@ -148,7 +149,7 @@ class ArrowStore:
             raise _translate(uri, e) from None
         return out
 
-    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> list[bytes]:
+    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> builtins.list[bytes]:
         spans = coalesce(ranges)
         return slice_ranges(ranges, dict(zip(spans, self._read(uri, spans), strict=True)))
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from service.errors import FileAccessError
 from service.storage.objects import StoreOptions
 from service.storage.objects.azure_config import ENV_VARS, SCHEMES, obstore_config
-from service.storage.objects.remote import RemoteStore, client_options, config_error, retry_config
+from service.storage.objects.remote import RemoteStore, config_error, store_settings
 
 
 def split_uri(uri: str) -> tuple[str, str, str]:
@@ -49,12 +49,7 @@ def open_store(env: Mapping[str, str], options: StoreOptions) -> RemoteStore:
         from obstore.store import AzureStore
 
         try:
-            return AzureStore(
-                container,
-                config=config,  # type: ignore[arg-type]
-                client_options=client_options(options, config.get("AZURE_STORAGE_ENDPOINT")),  # type: ignore[arg-type]
-                retry_config=retry_config(options),  # type: ignore[arg-type]
-            )
+            return AzureStore(container, **store_settings(config, options, "AZURE_STORAGE_ENDPOINT"))
         except Exception as e:
             raise config_error("Azure Blob Storage (the AZURE_* environment)", e, list(config.values())) from None
 

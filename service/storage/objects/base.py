@@ -22,6 +22,7 @@ configuration is shared by the extraction threads) and bound the requests they h
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -177,7 +178,7 @@ class ObjectStore(Protocol):
         :class:`ObjectTruncatedError`."""
         ...
 
-    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> list[bytes]:
+    def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> builtins.list[bytes]:
         """The bytes of each ``(offset, length)`` range, in the order given. Near ranges are
         fetched together (see :func:`coalesce`). ``version`` (from :attr:`ObjectInfo.version`)
         makes the read fail with :class:`ObjectChangedError` if the object was rewritten. A range

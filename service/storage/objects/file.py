@@ -96,6 +96,7 @@ class ObjectFile(io.RawIOBase):
     def readall(self) -> bytes:
         return self.read(-1)
 
+    # override: RawIOBase takes any writable buffer; pyarrow and io.BufferedReader pass these two.
     def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
         data = self.read(len(b))
         b[: len(data)] = data

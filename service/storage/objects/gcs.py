@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from service.errors import FileAccessError
 from service.storage.objects import StoreOptions
-from service.storage.objects.remote import RemoteStore, client_options, config_error, retry_config
+from service.storage.objects.remote import RemoteStore, config_error, store_settings
 
 ENV_VARS = (
     "STORAGE_EMULATOR_HOST",
@@ -67,12 +67,7 @@ def open_store(env: Mapping[str, str], options: StoreOptions) -> RemoteStore:
         from obstore.store import GCSStore
 
         try:
-            return GCSStore(
-                bucket,
-                config=config,  # type: ignore[arg-type]
-                client_options=client_options(options, config.get("GOOGLE_BASE_URL")),  # type: ignore[arg-type]
-                retry_config=retry_config(options),  # type: ignore[arg-type]
-            )
+            return GCSStore(bucket, **store_settings(config, options, "GOOGLE_BASE_URL"))
         except Exception as e:
             raise config_error("GCS (the GOOGLE_* environment)", e, list(config.values())) from None
 

@@ -33,7 +33,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from service.errors import (
     FileAccessError,
@@ -57,6 +57,9 @@ from service.storage.objects.base import (
     past_dir,
     slice_ranges,
 )
+
+if TYPE_CHECKING:
+    from obstore import GetOptions  # a type only: not importable at runtime
 
 #: Retries of one request after the first attempt (connection failures, 5xx, 429), as before.
 RETRIES = 2
@@ -189,6 +192,19 @@ def retry_config(options: StoreOptions) -> dict[str, Any]:
     }
 
 
+def store_settings(config: dict[str, str], options: StoreOptions, endpoint_variable: str) -> dict[str, Any]:
+    """The keyword arguments every obstore store takes: the environment's ``config``, the HTTP
+    client settings (``endpoint_variable``: the config key naming a custom endpoint) and retries.
+    A plain dict, to be spread into the constructor: obstore types ``config`` as a TypedDict of
+    each cloud's known keys, while these are names taken from the environment (obstore itself
+    rejects one it does not know)."""
+    return {
+        "config": config,
+        "client_options": client_options(options, config.get(endpoint_variable)),
+        "retry_config": retry_config(options),
+    }
+
+
 #: ``(scheme, bucket, key)`` of a URI.
 Split = Callable[[str], tuple[str, str, str]]
 
@@ -234,14 +250,14 @@ class RemoteStore:
             content_id = f"etag:{etag.strip(chr(34))}:{size}" if etag else None
         return ObjectInfo(uri=uri, size=size, content_id=content_id, version=etag)
 
-    def _get(self, uri: str, key: str, store: Any, options: Mapping[str, Any], what: str, most: int) -> tuple[Any, bytes]:
+    def _get(self, uri: str, key: str, store: Any, options: GetOptions, what: str, most: int) -> tuple[Any, bytes]:
         """One GET: ``(result, body)``. The body is refused unless in the identity encoding, and
         read as a stream that stops past ``most`` bytes (a server that ignores ``Range`` is never
         read whole: obstore decodes nothing and does not bound the body)."""
         import obstore
 
         try:
-            result = obstore.get(store, key, options=dict(options))  # type: ignore[arg-type]
+            result = obstore.get(store, key, options=options)
             encoding = str(result.attributes.get("Content-Encoding") or "identity").strip().lower()
             if encoding != "identity":
                 raise ObjectStoreError(
@@ -377,7 +393,7 @@ class RemoteStore:
         """The tail of an object of a known ``size``: one explicit range, guarded by ``etag``."""
         first = max(0, size - n)
         what = f"bytes {first}-{size - 1}"
-        options: dict[str, Any] = {"range": (first, size)}
+        options: GetOptions = {"range": (first, size)}
         if etag:
             options["if_match"] = etag
         result, data = self._get(uri, key, store, options, what, size - first)
@@ -395,7 +411,7 @@ class RemoteStore:
         # requests in flight (obstore's get_ranges would add up to ten of its own).
         for off, length in coalesce(ranges):
             what = f"bytes {off}-{off + length - 1}"
-            options: dict[str, Any] = {"range": (off, off + length)}
+            options: GetOptions = {"range": (off, off + length)}
             if version is not None:
                 options["if_match"] = version
             result, data = self._get(uri, key, store, options, what, length)

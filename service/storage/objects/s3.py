@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 from service.errors import FileAccessError
 from service.storage.objects import StoreOptions
-from service.storage.objects.remote import RemoteStore, client_options, config_error, retry_config
+from service.storage.objects.remote import RemoteStore, config_error, store_settings
 
 #: The variables passed to obstore (a change of any gives a new store: new credentials).
 ENV_VARS = (
@@ -93,13 +93,9 @@ def open_store(env: Mapping[str, str], options: StoreOptions) -> RemoteStore:
         from obstore.store import S3Store
 
         try:
-            return S3Store(
-                bucket,
-                config=config,  # type: ignore[arg-type]
-                client_options=client_options(options, config.get("AWS_ENDPOINT_URL")),  # type: ignore[arg-type]
-                retry_config=retry_config(options),  # type: ignore[arg-type]
-                credential_provider=provider,  # type: ignore[arg-type]
-            )
+            settings = store_settings(config, options, "AWS_ENDPOINT_URL")
+            settings["credential_provider"] = provider  # boto3's provider (None: the environment's keys)
+            return S3Store(bucket, **settings)
         except Exception as e:
             raise config_error("S3 (the AWS_* environment)", e, list(config.values())) from None
 

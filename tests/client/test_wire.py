@@ -1,0 +1,145 @@
+"""The response bodies both sides share (service/wire.py): what the server builds from the
+catalog's results comes back, through the JSON it sends, as the same values in the client's
+types; and the client reads them without importing the server's stack."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from service.api import schemas
+from service.api.tables import table_response
+from service.catalog.results import CommitResult as CatalogCommit
+from service.catalog.results import TableColumn as CatalogColumn
+from service.catalog.results import TableInfo
+from service.client import CommitResult, PlanResult, PlanWarning, Table
+from service.client.models import FileExplanation, PlanFile, TableColumn
+from service.pruning.diagnostics import PlanWarning as CatalogWarning
+from service.wire import FileExplanation as WireExplanation
+from service.wire import PlanFile as WirePlanFile
+from service.wire import PlanMetrics, PlanResponse
+from service.wire import PlanWarning as WireWarning
+
+
+def _sent(model: object) -> dict[str, object]:
+    """The JSON body FastAPI sends for a response model (by alias), parsed again."""
+    assert isinstance(model, schemas.ApiModel)
+    body: dict[str, object] = json.loads(model.model_dump_json(by_alias=True))
+    return body
+
+
+def test_a_table_reaches_the_client_as_the_catalog_described_it() -> None:
+    same: dict[str, Any] = {
+        "table_id": 3,
+        "live_file_count": 8,
+        "live_record_count": 8000,
+        "live_bytes": 123456,
+        "current_snapshot_id": 5,
+        "snapshot_count": 3,
+        "last_commit_time": datetime(2024, 5, 1, 12, 0, tzinfo=UTC),
+        "begin_snapshot": 2,
+        "location": "/lake/events",
+    }
+    columns = (("v", "variant", "variant", False), ("day", "date", "partition", True))
+    info = TableInfo(
+        namespace="lake", name="events", columns=("v",), all_columns=tuple(CatalogColumn(*c) for c in columns), **same
+    )
+    body = _sent(table_response(info))
+    assert {"table-id", "variant-columns", "live-record-count", "last-commit-time", "partition-columns"} <= set(body)
+    assert Table.from_json(body) == Table(
+        namespace="lake",
+        name="events",
+        variant_columns=("v",),
+        columns=tuple(TableColumn(*c) for c in columns),
+        partition_columns=("day",),
+        **same,
+    )
+
+
+def test_an_older_servers_table_lacks_the_later_fields() -> None:
+    # A server before plain-column statistics sent no columns, partition columns or location.
+    body = _sent(table_response(TableInfo(1, "lake", "t", ("v",), 0, 0, 0, 1, 1, None, 1)))
+    for key in ("columns", "partition-columns", "location"):
+        body.pop(key)
+    t = Table.from_json(body)
+    assert (t.columns, t.partition_columns, t.location, t.last_commit_time) == ((), (), None, None)
+
+
+def test_a_commit_result_round_trips() -> None:
+    result = CatalogCommit(7, ("a", "b"), ("c",), replayed=True, restated=("d",), removed=("e",), missing=("f",))
+    body = _sent(schemas.CommitResponse.model_validate(result, from_attributes=True))
+    assert body == {
+        "snapshot-id": 7, "added": ["a", "b"], "unchanged": ["c"], "restated": ["d"], "replayed": True,
+        "removed": ["e"], "missing": ["f"],
+    }  # fmt: skip
+    assert CommitResult.from_json(body, "key-1") == CommitResult(7, ("a", "b"), ("c",), True, "key-1", ("d",), ("e",), ("f",))
+    del body["removed"], body["missing"]  # a server before atomic replacement
+    assert CommitResult.from_json(body, None).removed == ()
+
+
+def test_a_plan_page_round_trips_with_its_warnings_and_explanations() -> None:
+    warning = CatalogWarning("path_not_shredded", "no file shreds $.x", "v", "$.x", ("$.y",))
+    response = PlanResponse(
+        snapshot_id=4,
+        files=[WirePlanFile(path="/f1", file_size_bytes=10, record_count=2)],
+        next_page_token="tok",
+        metrics=PlanMetrics(files_considered=3, files_pruned=2, files_kept=1, rows_skipped=None, bytes_skipped=5),
+        explain=[WireExplanation(path="/f1", kept=True, reason="bounds admit it")],
+        warnings=[WireWarning.model_validate(warning, from_attributes=True)],
+    )
+    body = _sent(response)
+    assert body["warnings"] == [
+        {"type": "path_not_shredded", "column": "v", "path": "$.x", "message": "no file shreds $.x", "suggestions": ["$.y"]}
+    ]
+    assert PlanResult.from_json(body) == PlanResult(
+        snapshot_id=4,
+        files=(PlanFile("/f1", 10, 2),),
+        next_page_token="tok",
+        files_considered=3,
+        files_pruned=2,
+        files_kept=1,
+        rows_skipped=None,
+        bytes_skipped=5,
+        explain=(FileExplanation("/f1", True, "bounds admit it"),),
+        warnings=(PlanWarning("path_not_shredded", "no file shreds $.x", "v", "$.x", ("$.y",)),),
+    )
+
+
+def test_the_server_describes_the_shared_models() -> None:
+    # One declaration: the routes' response models are the client's.
+    import service.wire as wire
+
+    for name in ("TableResponse", "TableColumn", "CommitResponse", "PlanResponse", "PlanWarning", "PlanFile"):
+        assert getattr(schemas, name) is getattr(wire, name)
+
+
+def test_the_client_imports_neither_the_server_nor_the_catalog() -> None:
+    code = (
+        "import sys, service.client, service.client.models;"
+        "bad = ('fastapi', 'starlette', 'sqlalchemy', 'service.catalog', 'service.api', 'service.dashboard');"
+        "print(sorted(m for m in sys.modules if m.startswith(bad)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_listings_and_removals_round_trip() -> None:
+    from service.client.models import DataFile, FilesPage, RemoveResult, Snapshot, SnapshotsPage
+
+    files = schemas.ListFilesResponse(
+        snapshot_id=4,
+        files=[schemas.DataFile(path="/f", file_size_bytes=9, record_count=3, footer_size=2, content_id=None,
+                                begin_snapshot=1, end_snapshot=None)],
+        next_page_token="t",
+    )  # fmt: skip
+    assert FilesPage.from_json(_sent(files)) == FilesPage(4, (DataFile("/f", 9, 3, 2, None, 1, None),), "t")
+    when = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    snaps = schemas.ListSnapshotsResponse(
+        snapshots=[schemas.Snapshot(snapshot_id=2, snapshot_time=when, changes_made="x", added_files=1, removed_files=0)]
+    )
+    assert SnapshotsPage.from_json(_sent(snaps)) == SnapshotsPage((Snapshot(2, when, "x", 1, 0),), None)
+    removed = schemas.RemoveFilesResponse(snapshot_id=None, removed=[], missing=["/g"])
+    assert RemoveResult.from_json(_sent(removed)) == RemoveResult(None, (), ("/g",))
