@@ -92,6 +92,7 @@ def write_chains(path: Path, chains: int, depth: int) -> None:
         schema.append(schema_element("x", type=("i32", 1), repetition=("i32", 1)))
     _footer_file(path, schema)
 
+
 def write_paths(path: Path, fields: int = 200_000) -> None:
     from tests.support.thrift import schema_element
 
