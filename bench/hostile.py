@@ -80,6 +80,19 @@ def write_deep(path: Path, depth: int = 250, leaves: int = 1_000_000) -> None:
     _footer_file(path, schema)
 
 
+
+def write_chains(path: Path, chains: int, depth: int) -> None:
+    """A crafted footer of ``chains`` chains of ``depth`` single-child groups, each over one leaf,
+    no row groups: more groups than leaves, within the leaf limit."""
+    from tests.support.thrift import schema_element
+
+    schema = [schema_element("root", num_children=("i32", chains))]
+    for c in range(chains):
+        schema += [schema_element(f"g{c}_{d}", repetition=("i32", 1), num_children=("i32", 1)) for d in range(depth)]
+        schema.append(schema_element("x", type=("i32", 1), repetition=("i32", 1)))
+    _footer_file(path, schema)
+
+
 def write_paths(path: Path, fields: int = 200_000) -> None:
     from tests.support.thrift import schema_element
 

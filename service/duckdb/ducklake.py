@@ -14,7 +14,8 @@ itself, in one transaction, from the statistics shredcat already holds:
   each Variant column with its per-file JSON (``extra_stats``); ``ducklake_file_variant_stats``;
 * ``ducklake_table_stats`` and ``ducklake_table_column_stats`` recomputed from the live files
   (bounds merged only when every file has one; the Variant columns' JSON from
-  :func:`service.stats.merge.recompute`).
+  :func:`service.stats.merge.recompute`, a GEOMETRY column's box from
+  :func:`service.stats.merge.merge_geometry_extra`).
 
 A file DuckDB cannot read as the table describes it (a Variant column it reads as a STRUCT: a
 writer that does not annotate the group) is left out, and the result says which and why. Struct
@@ -75,8 +76,8 @@ def _duckdb_type(ducklake_type: str) -> str | None:
     from service.pruning.render_duckdb import duckdb_type
     from service.values import ShreddedType
 
-    if ducklake_type == "variant":
-        return "VARIANT"
+    if ducklake_type in ("variant", "geometry"):
+        return ducklake_type.upper()
     try:
         return duckdb_type(ShreddedType.parse(ducklake_type))
     except ShredcatError:
@@ -223,8 +224,8 @@ def _table_column_rows(
 ) -> list[tuple[Any, ...]]:
     """``ducklake_table_column_stats``: each column merged over every exported file (a bound only
     when every file has one; the Variant columns' JSON recomputed from the files' paths)."""
-    from service.stats.merge import recompute
-    from service.values import ShreddedType, parse_bound
+    from service.stats.merge import merge_geometry_extra, recompute
+    from service.values import Kind, ShreddedType, parse_bound
 
     by_column: dict[int, list[tuple[Any, ...]]] = {}
     for row in stats:
@@ -245,7 +246,8 @@ def _table_column_rows(
         nan = (any(bool(r[8]) for r in rows) if all(r[8] is not None for r in rows) else None) if t.is_float else None
         low = _bound(t, min(lows)) if complete and len(lows) == len(files) and files else None
         high = _bound(t, max(highs)) if complete and len(highs) == len(files) and files else None
-        out.append((table_id, cid, has_null, nan, low, high, None))
+        extra = merge_geometry_extra((r[4], r[9]) for r in rows) if t.kind is Kind.GEOMETRY and complete else None
+        out.append((table_id, cid, has_null, nan, low, high, extra))
     return out
 
 

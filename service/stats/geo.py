@@ -11,6 +11,7 @@ rules are tested without a file.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -103,3 +104,22 @@ def render(g: GeoStats) -> str | None:
         box.append(f'"{axis}min": {lo}, "{axis}max": {hi}')
     types = ", ".join(f'"{n}"' for n in sorted(set(names)))  # type: ignore[type-var]
     return '{"bbox": {' + ", ".join(box) + '}, "types": [' + types + "]}"
+
+
+_CODES = {type_name(base + 1000 * dims): base + 1000 * dims for base in _TYPE_NAMES for dims in _DIMENSIONS}
+
+
+def parse(doc: str) -> GeoStats | None:
+    """The box and types of an ``extra_stats`` as :func:`render` (or DuckLake) writes it;
+    :data:`EMPTY` for DuckLake's all-null box (a file without a geometry), None for anything
+    else (not understood: nothing proven)."""
+    try:
+        obj = json.loads(doc)
+        box, names = obj["bbox"], obj["types"]
+        values = [box[f"{axis}{end}"] for axis in _AXES for end in ("min", "max")]
+        codes = [_CODES[n] for n in names]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values):
+        return None
+    return from_values(values, codes)

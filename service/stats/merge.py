@@ -40,6 +40,7 @@ from functools import cache
 from typing import Any
 
 from service.errors import InvalidStatsError
+from service.stats import geo
 from service.stats.model import PathStats, StatsRow
 from service.values import (
     Bound,
@@ -477,6 +478,29 @@ def recompute(files: Iterable[Iterable[PathStats]]) -> GlobalStats:
         acc.add_file(fp)
     return acc.freeze()
 
+
+
+def merge_geometry_extra(files: Iterable[tuple[int, str | None]]) -> str | None:
+    """A GEOMETRY column's table-wide ``extra_stats`` from its files' ``(value_count,
+    extra_stats)``: the union of their boxes and types, as DuckLake records it over several
+    files (checked against the real extension in ``tests/peers/test_ducklake_geometry_merge.py``).
+
+    A file with geometries whose box is unknown (no ``extra_stats``, or one not understood) makes
+    the table's box unknown (None), never a box that leaves its geometries out; a file without a
+    geometry moves nothing. Merging the rendered boxes equals rendering the merged ones: the
+    rendering rounds each coordinate to six decimals, which keeps min and max in order. None
+    when no file has a geometry.
+    """
+    parts = []
+    for value_count, doc in files:
+        g = None if doc is None else geo.parse(doc)
+        if g is None:
+            if value_count:
+                return None
+            continue
+        parts.append(g)
+    box = geo.union(parts)
+    return None if box is None else geo.render(box)
 
 # --- DuckLake JSON ----------------------------------------------------------------------------
 

@@ -9,6 +9,16 @@ Two layouts are read:
 
 Both are normalised into one tree of :class:`ShredNode`, so the extractor does not care which
 layout a file uses. Everything here is pure: it reads the footer's schema tree only.
+
+The paths are built eagerly, on purpose (issue 30 asked for them "built lazily"): the limits are
+checked first, on the flat schema (``SHREDCAT_MAX_SHREDDED_PATHS``, before this module runs), so a
+wider schema never reaches the walk, and within the limits every path is consumed (a row, or a
+check that refuses one), once per schema (the extractor caches the plan for the table's next
+files). ``bench/schema_walk.py`` at the limit (10,000 shredded int64 fields, 1,000 rows, 2 cores
+under load): :func:`shredded_leaves` 16 ms and 1.6 MB, the :class:`ShredNode` tree 65 ms and
+2.1 MB, against 1.38 s and 38 MB for the whole extraction of that file (0.50 s with the plan
+cached). A generator would save at most that 1.6 MB for the length of one plan build and change
+no time; ``bench/hostile.py``'s 200,000-path footer is refused before any path exists.
 """
 
 from __future__ import annotations

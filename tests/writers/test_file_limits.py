@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from bench.hostile import VARIANT_METADATA, write_deep, write_paths
+from bench.hostile import VARIANT_METADATA, write_chains, write_deep, write_paths
 from service.errors import InvalidParquetError, LimitExceededError
 from service.limits import FileLimits
-from service.parquet.footer.read import parse_file_metadata, schema_elements_stated
+from service.parquet.footer.read import count_schema_leaves, parse_file_metadata, schema_elements_stated
 from service.stats.extract import extract_file
 from tests.api.conftest import ADMIN, WRITER, app_factory, assert_error, warehouse  # noqa: F401
 
 SHREDCAT = [sys.executable, "-m", "service.cli"]
+
 
 
 @pytest.mark.parametrize(
@@ -30,8 +31,10 @@ SHREDCAT = [sys.executable, "-m", "service.cli"]
     [
         (lambda p: write_deep(p, depth=70, leaves=3), FileLimits(), "more than 64 levels deep", "max_schema_depth"),
         (lambda p: write_deep(p, depth=3, leaves=1500), FileLimits(max_schema_leaves=1000), "1500 leaf columns, more than 1000", "max_schema_leaves"),
-        # More elements than twice the leaf limit and one: refused from the list header.
-        (lambda p: write_deep(p, depth=3, leaves=2500), FileLimits(max_schema_leaves=1000), "2504 elements (leaf columns and groups), more than 2001", "max_schema_leaves"),
+        # More elements than twice the leaf limit and one: the leaves counted before the footer is
+        # decoded name the exact reason, the leaf limit or groups past the element budget.
+        (lambda p: write_deep(p, depth=3, leaves=2500), FileLimits(max_schema_leaves=1000), "2500 leaf columns, more than 1000 (the limit SHREDCAT_MAX_SCHEMA_LEAVES; counted before the footer is decoded)", "max_schema_leaves"),
+        (lambda p: write_chains(p, chains=40, depth=60), FileLimits(max_schema_leaves=1000), "2441 elements, more than 2001 (2400 groups over 40 leaf columns: within the leaf limit, but more groups than leaves", "max_schema_leaves"),
         (lambda p: write_paths(p, fields=50), FileLimits(max_shredded_paths=10), "50 typed_value leaves (shredded paths), more than 10", "max_shredded_paths"),
     ],
 )  # fmt: skip
@@ -79,9 +82,15 @@ def test_a_schema_over_the_element_count_is_refused_before_it_is_decoded(tmp_pat
     data = path.read_bytes()
     footer = data[-8 - int.from_bytes(data[-8:-4], "little") : -8]
     assert schema_elements_stated(footer) == 2504
-    with pytest.raises(LimitExceededError, match=r"2504 elements .* more than 2001") as e:
+    # Cut after the header, the leaves cannot be counted: refused for the count it states.
+    with pytest.raises(LimitExceededError, match=r"2504 elements, more than 2001 \(more leaves than the limit") as e:
         parse_file_metadata(footer[:12], max_schema_elements=2001)
     assert e.value.details == {"limit": "max_schema_leaves", "value": 2504, "maximum": 2001}
+    # Intact, its leaves are counted from the elements' num_children alone: the exact reason.
+    assert count_schema_leaves(footer) == (2500, 3)
+    with pytest.raises(LimitExceededError, match=r"^the schema has 2500 leaf columns, more than 1000 ") as e:
+        parse_file_metadata(footer, max_schema_elements=2001)
+    assert e.value.details == {"limit": "max_schema_leaves", "value": 2500, "maximum": 1000}
     with pytest.raises(InvalidParquetError, match="claims 2504 elements"):
         parse_file_metadata(footer[:12], max_schema_elements=2504)
     assert len(parse_file_metadata(footer, max_schema_elements=2504).schema) == 2504
