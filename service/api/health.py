@@ -11,7 +11,7 @@ import service
 from service.api.auth import Principal, require_reader
 from service.api.deps import AppContext, error_responses, get_catalog, get_ctx
 from service.api.metrics import CONTENT_TYPE
-from service.api.schemas import HealthResponse
+from service.api.schemas import HealthResponse, StandbyHealth
 from service.catalog import Catalog
 
 router = APIRouter(tags=["operations"])
@@ -20,7 +20,8 @@ router = APIRouter(tags=["operations"])
 @router.get(
     "/health",
     operation_id="health",
-    summary="Readiness: the catalog database answers and is migrated (no token needed)",
+    summary="Readiness: the catalog database answers and is migrated (no token needed); the hot standbys' "
+    "last measured state and lag, which never fail it",
     response_model=HealthResponse,
     responses=error_responses(503),
 )
@@ -28,7 +29,18 @@ def health(catalog: Annotated[Catalog, Depends(get_catalog)]) -> HealthResponse:
     from service.catalog.db import require_current_schema
 
     revision = require_current_schema(catalog.engine)  # unreachable or not migrated: 503
-    return HealthResponse(status="ok", backend=catalog.backend, schema_revision=revision, version=service.__version__)
+    # The last measure, not a new one: a probe must not wait on (or fail for) a standby that does
+    # not answer; reads measure when due and skip whatever is not fit.
+    standbys = [
+        StandbyHealth(
+            name=s.name, state=s.state, lag_seconds=s.lag_s, lag_bytes=s.lag_bytes, measured_seconds_ago=s.measured_s_ago
+        )
+        for s in catalog.reads.status(measure=False)
+    ]
+    return HealthResponse(
+        status="ok", backend=catalog.backend, schema_revision=revision, version=service.__version__,
+        standbys=standbys or None,
+    )
 
 
 @router.get(

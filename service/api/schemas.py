@@ -433,11 +433,23 @@ class PlanRequest(RequestModel):
 # --- health -----------------------------------------------------------------------------------------
 
 
+class StandbyHealth(ApiModel):
+    name: str = Field(description="host:port/database of a hot standby (SHREDCAT_READ_DATABASE_URLS)")
+    state: str = Field(description="ok, lagging, down, promoted (each skipped by reads but ok) or unknown")
+    lag_seconds: float | None = None
+    lag_bytes: int | None = None
+    measured_seconds_ago: float | None = Field(
+        default=None, description="age of this measure (taken by the reads, not by the probe); null: never"
+    )
+
+
 class HealthResponse(ApiModel):
     status: Literal["ok"]
     backend: str | None = None
     schema_revision: str | None = None
     version: str
+    #: Readiness depends on the primary alone: a standby that is down is reported, and skipped.
+    standbys: list[StandbyHealth] | None = None
 
 
 # --- verification -------------------------------------------------------------------------------

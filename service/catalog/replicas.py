@@ -114,6 +114,8 @@ class StandbyStatus:
     lag_s: float | None
     lag_bytes: int | None
     reads: int
+    #: Seconds since it was last measured (None: never).
+    measured_s_ago: float | None = None
 
 
 def describe(engine: Engine) -> str:
@@ -222,9 +224,18 @@ class ReadRouter:
             log.warning("read database %s skipped after an error: %s", s.name, str(e).splitlines()[0] if str(e) else type(e).__name__)
         s.state, s.lag_s, s.lag_bytes, s.checked_at = "down", None, None, time.monotonic()
 
-    def status(self) -> list[StandbyStatus]:
-        self.check()
-        return [StandbyStatus(s.name, s.state, s.lag_s, s.lag_bytes, s.reads) for s in self.standbys]
+    def status(self, *, measure: bool = True) -> list[StandbyStatus]:
+        """Each standby's state, measured first when due (``measure=False``: the last measure, as
+        the reads left it, so a readiness probe never waits on a standby that does not answer)."""
+        if measure:
+            self.check()
+        now = time.monotonic()
+        return [
+            StandbyStatus(
+                s.name, s.state, s.lag_s, s.lag_bytes, s.reads, None if s.checked_at == float("-inf") else now - s.checked_at
+            )
+            for s in self.standbys
+        ]
 
     # --- reading --------------------------------------------------------------------------
 

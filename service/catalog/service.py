@@ -301,10 +301,11 @@ class Catalog:
             )
         return infos[0]
 
-    def list_tables(self, namespace: str | None = None) -> list[TableInfo]:
+    def list_tables(self, namespace: str | None = None, *, min_snapshot_id: int | None = None) -> list[TableInfo]:
         """Live tables (of one namespace, or all), with file/record/byte counts, snapshot count and
-        last commit time, ordered by namespace and name."""
-        return self._read(lambda conn: repo.table_infos(conn, namespace))
+        last commit time, ordered by namespace and name; ``min_snapshot_id`` as :meth:`get_table`'s."""
+        _check_id("min-snapshot-id", min_snapshot_id)
+        return self._read(lambda conn: repo.table_infos(conn, namespace), min_snapshot_id=min_snapshot_id)
 
     # --- commit -------------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from service import limits
@@ -17,6 +19,17 @@ if TYPE_CHECKING:
 
 def add_database_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--database-url", default=None, help="catalog database (default: SHREDCAT_DATABASE_URL, a SQLite file)")
+
+
+def add_min_snapshot_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--min-snapshot-id",
+        type=int,
+        default=None,
+        metavar="N",
+        help="read from a hot standby (SHREDCAT_READ_DATABASE_URLS) only once it holds snapshot N (a commit's "
+        "answer), waiting up to SHREDCAT_READ_WAIT_S, else from the primary",
+    )
 
 
 def split_table(name: str) -> tuple[str, str]:
@@ -118,6 +131,27 @@ def open_catalog(args: argparse.Namespace) -> Catalog:
         engine.dispose()
         raise
     return Catalog(engine, limits=limits)
+
+
+@contextmanager
+def read_catalog(args: argparse.Namespace) -> Iterator[Catalog]:
+    """:func:`open_catalog` for a read-only command: its reads go to the hot standbys of
+    ``SHREDCAT_READ_DATABASE_URLS`` as the server's do (:mod:`service.catalog.replicas`), unless
+    ``--database-url`` names another database than the settings' (whose standbys those are). The
+    schema check reads the primary."""
+    catalog = open_catalog(args)
+    if not defaults_only():
+        from service.catalog.replicas import ReadRouter
+        from service.settings import get_settings
+
+        settings = get_settings()
+        if settings.read_database_urls and args.database_url in (None, settings.database_url):
+            catalog.reads = ReadRouter.from_settings(catalog.engine, settings, concurrency=1)
+    try:
+        yield catalog
+    finally:
+        catalog.reads.dispose()
+        catalog.engine.dispose()
 
 
 def normalize_source(path: str) -> str:

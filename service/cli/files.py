@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from service.cli._common import add_database_argument
+from service.cli._common import add_database_argument, add_min_snapshot_argument
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -14,19 +14,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--snapshot", type=int, default=None, help="files live at this snapshot (default: now)")
     p.add_argument("--prefix", default=None, help="only paths starting with this prefix")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_min_snapshot_argument(p)
     add_database_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.cli._common import open_catalog, split_table
+    from service.cli._common import read_catalog, split_table
     from service.errors import ShredcatError
 
     try:
         ns, table = split_table(args.table)
-        with open_catalog(args) as catalog:
+        with read_catalog(args) as catalog:
             after = None
             while True:
-                page = catalog.list_files(ns, table, snapshot=args.snapshot, prefix=args.prefix, after=after, limit=5000)
+                page = catalog.list_files(
+                    ns, table, snapshot=args.snapshot, prefix=args.prefix, after=after, limit=5000,
+                    min_snapshot_id=args.min_snapshot_id,
+                )
                 for f in page:
                     if args.json:
                         print(

@@ -16,7 +16,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from service.cli._common import add_database_argument
+from service.cli._common import add_database_argument, add_min_snapshot_argument
 
 if TYPE_CHECKING:  # the CLI's start-up imports no parser
     from service.pruning import BooleanExpression, TableSchema
@@ -42,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="print instead a runnable query of that engine over only the candidate files, with the "
         "predicate in its SQL (Spark SQL text only; refused where no exact rendering exists)",
     )
+    add_min_snapshot_argument(p)
     add_database_argument(p)
 
 
@@ -69,7 +70,7 @@ def parse_predicate(text: str, schema: TableSchema | None = None) -> BooleanExpr
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.cli._common import open_catalog, split_table
+    from service.cli._common import read_catalog, split_table
     from service.errors import ShredcatError
 
     if args.sql == "duckdb":
@@ -85,9 +86,10 @@ def run(args: argparse.Namespace) -> int:
             with reading_in(zone):
                 return parse_predicate(text, schema)
 
-        with open_catalog(args) as catalog:
+        with read_catalog(args) as catalog:
             first = catalog.plan(
-                ns, table, expr, snapshot_id=args.snapshot, explain=args.explain, page_size=5000, counts=True
+                ns, table, expr, snapshot_id=args.snapshot, explain=args.explain, page_size=5000, counts=True,
+                min_snapshot_id=args.min_snapshot_id,
             )
             pages = [first]
             token = first.next_page_token
@@ -136,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_duckdb(args: argparse.Namespace) -> int:
     """``--sql duckdb``: the DuckDB query on stdout (``--json``: with the candidates), counts on stderr."""
-    from service.cli._common import open_catalog, split_table
+    from service.cli._common import read_catalog, split_table
     from service.errors import ShredcatError
 
     if args.predicate.lstrip().startswith("{") or args.explain:
@@ -146,11 +148,12 @@ def _run_duckdb(args: argparse.Namespace) -> int:
         from service.duckdb import engine, plan_pruned
 
         table = split_table(args.table)
-        with open_catalog(args) as catalog:
+        with read_catalog(args) as catalog:
             con = engine.connect()
             try:
                 scan = plan_pruned(
-                    con, table, args.predicate, snapshot=args.snapshot, catalog=catalog, time_zone=args.time_zone
+                    con, table, args.predicate, snapshot=args.snapshot, catalog=catalog, time_zone=args.time_zone,
+                    min_snapshot_id=args.min_snapshot_id,
                 )
             finally:
                 con.close()

@@ -9,21 +9,22 @@ import argparse
 import json
 import sys
 
-from service.cli._common import add_database_argument
+from service.cli._common import add_database_argument, add_min_snapshot_argument
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_min_snapshot_argument(p)
     add_database_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.cli._common import open_catalog
+    from service.cli._common import read_catalog
     from service.errors import ShredcatError
 
     try:
-        with open_catalog(args) as catalog:
-            tables = catalog.list_tables()
+        with read_catalog(args) as catalog:
+            tables = catalog.list_tables(min_snapshot_id=args.min_snapshot_id)
     except ShredcatError as e:
         print(f"shredcat tables: {e.message}", file=sys.stderr)
         return 1

@@ -111,6 +111,11 @@ class ClientBase(Generic[H]):
         #: goes back, whichever server answers (read your writes, monotonic reads).
         self.last_snapshot_id: int | None = None
 
+    @property
+    def base_url(self) -> str | None:
+        """The service URL given at construction (None: the ``http`` client's own base)."""
+        return self._base_url
+
     def _done(self, call: Call[T], result: T) -> T:
         """``result`` of ``call``, after noting the snapshot it is at."""
         if call.at_snapshot is not None:

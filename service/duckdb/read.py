@@ -132,7 +132,9 @@ def _parse(predicate: str, schema: TableSchema, time_zone: str | None) -> Boolea
         return parse_sql(predicate, schema=schema)
 
 
-def _plan_catalog(cat: Catalog, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
+def _plan_catalog(
+    cat: Catalog, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None, min_snapshot_id: int | None
+) -> _Plan:
     seen: dict[str, Any] = {}
 
     def parse(schema: TableSchema) -> BooleanExpression:
@@ -141,7 +143,7 @@ def _plan_catalog(cat: Catalog, ns: str, name: str, predicate: str, snapshot: in
         seen.update(tree=tree, schema=schema)
         return tree
 
-    first = cat.plan(ns, name, parse, snapshot_id=snapshot, page_size=5000, counts=True)
+    first = cat.plan(ns, name, parse, snapshot_id=snapshot, page_size=5000, counts=True, min_snapshot_id=min_snapshot_id)
     paths = [c.path for c in first.candidates]
     token = first.next_page_token
     while token is not None:
@@ -175,12 +177,16 @@ def plan_pruned(
     client: ShredcatClient | None = None,
     catalog: Catalog | None = None,
     time_zone: str | None = None,
+    min_snapshot_id: int | None = None,
 ) -> DuckDBScan:
     """The candidates of ``predicate`` (Spark SQL text) on ``table`` (``"ns.table"``) and the DuckDB
     SQL reading them: exactly one of ``catalog`` (a :class:`~service.catalog.Catalog`, in process)
     or ``client`` (a :class:`~service.client.ShredcatClient`, the REST service). ``time_zone``:
     Spark's session time zone, in which timestamp literals without a zone are read (default UTC);
-    the rendered SQL compares instants, so DuckDB's own ``TimeZone`` setting does not matter."""
+    the rendered SQL compares instants, so DuckDB's own ``TimeZone`` setting does not matter.
+    ``min_snapshot_id``: plan where that snapshot is replayed (a server or catalog reading from hot
+    standbys); a client also asks for its own last snapshot and the Spark helpers' commits to its URL
+    (:func:`service.spark._common.client_for`)."""
     from service.pruning.render_duckdb import to_duckdb_sql
 
     if not isinstance(predicate, str):
@@ -190,10 +196,12 @@ def plan_pruned(
     ns, name = _split(table)
     start = time.perf_counter()
     if catalog is not None:
-        plan = _plan_catalog(catalog, ns, name, predicate, snapshot, time_zone)
+        plan = _plan_catalog(catalog, ns, name, predicate, snapshot, time_zone, min_snapshot_id)
     else:
-        assert client is not None
-        plan = _plan_client(client, ns, name, predicate, snapshot, time_zone)
+        from service.spark._common import client_for
+
+        with client_for(client, min_snapshot_id=min_snapshot_id) as c:
+            plan = _plan_client(c, ns, name, predicate, snapshot, time_zone)
     hive = _hive_types(plan.schema)
     read = plan.paths or ((plan.one_file,) if plan.one_file else ())
     if not read:
@@ -253,9 +261,13 @@ def read_pruned(
     client: ShredcatClient | None = None,
     catalog: Catalog | None = None,
     time_zone: str | None = None,
+    min_snapshot_id: int | None = None,
 ) -> duckdb.DuckDBPyRelation:
     """The rows of ``table`` matching ``predicate`` as a DuckDB relation over only the candidate
     files (see :func:`plan_pruned`); with no candidate, an empty relation with the table's columns."""
-    scan = plan_pruned(con, table, predicate, snapshot=snapshot, client=client, catalog=catalog, time_zone=time_zone)
+    scan = plan_pruned(
+        con, table, predicate, snapshot=snapshot, client=client, catalog=catalog, time_zone=time_zone,
+        min_snapshot_id=min_snapshot_id,
+    )
     return scan.relation(con)
 

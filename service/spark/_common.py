@@ -1,4 +1,5 @@
-"""Helpers shared by the Spark helpers: table names, clients, idempotency keys.
+"""Helpers shared by the Spark helpers (and the DuckDB ones' clients): table names, clients,
+idempotency keys.
 
 No PySpark here. Data files are listed by :mod:`service.storage`, as the CLI and the API list them.
 """
@@ -36,9 +37,9 @@ def split_table(table: str | tuple[str, str]) -> tuple[str, str]:
     return ns, name
 
 
-#: The newest snapshot this process committed through a client the helpers made, per service URL:
-#: the next helper's client starts from it, so a read after ``write_and_register`` includes that
-#: write even when a server answers reads from hot standbys (``min-snapshot-id``).
+#: The newest snapshot a client the helpers used committed or read at, per service URL: the next
+#: helper's client (made or given) starts from it, so a read after ``write_and_register`` includes
+#: that write even when a server answers reads from hot standbys (``min-snapshot-id``).
 _last_snapshot: dict[str, int] = {}
 
 
@@ -47,24 +48,31 @@ def client_for(
     client: ShredcatClient | None, url: str | None = None, token: str | None = None, *, min_snapshot_id: int | None = None
 ) -> Iterator[ShredcatClient]:
     """The given client, or one made from ``url``/``token`` (default: ``SHREDCAT_URL`` and
-    ``SHREDCAT_TOKEN`` from the environment), closed afterwards. Its reads ask for at least
-    ``min_snapshot_id`` and the snapshots this process's helpers committed to that URL."""
+    ``SHREDCAT_TOKEN`` from the environment), closed afterwards if made here. Its reads ask for at
+    least ``min_snapshot_id`` and the snapshots this process's helpers saw at that URL."""
     if client is not None:
-        _at_least(client, min_snapshot_id)
-        yield client
+        with _remembered(client, client.base_url, min_snapshot_id):
+            yield client
         return
     from service.client import ShredcatClient
 
     base = url or os.environ.get("SHREDCAT_URL") or DEFAULT_URL
-    c = ShredcatClient(base, token or os.environ.get("SHREDCAT_TOKEN"))
-    _at_least(c, _last_snapshot.get(base))
-    _at_least(c, min_snapshot_id)
-    try:
+    with ShredcatClient(base, token or os.environ.get("SHREDCAT_TOKEN")) as c, _remembered(c, base, min_snapshot_id):
         yield c
+
+
+@contextmanager
+def _remembered(client: ShredcatClient, base: str | None, min_snapshot_id: int | None) -> Iterator[None]:
+    """``client`` starting from the snapshot remembered for ``base`` (and ``min_snapshot_id``),
+    and the newest it reaches remembered afterwards (a client with no URL of its own: not kept)."""
+    if base is not None:
+        _at_least(client, _last_snapshot.get(base))
+    _at_least(client, min_snapshot_id)
+    try:
+        yield
     finally:
-        if c.last_snapshot_id is not None:
-            _last_snapshot[base] = max(c.last_snapshot_id, _last_snapshot.get(base, c.last_snapshot_id))
-        c.close()
+        if base is not None and client.last_snapshot_id is not None:
+            _last_snapshot[base] = max(client.last_snapshot_id, _last_snapshot.get(base, client.last_snapshot_id))
 
 
 def _at_least(client: ShredcatClient, snapshot_id: int | None) -> None:

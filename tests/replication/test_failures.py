@@ -169,11 +169,22 @@ def test_the_server_keeps_answering_while_its_standby_stops_and_comes_back(
             assert r.status_code == 200, r.text
             assert len(r.json()["files"]) == 5
 
+        def standby_health() -> dict[str, Any]:
+            r = http.get("/health")  # readiness: the primary's; a standby's state is only reported
+            assert r.status_code == 200, r.text
+            (standby,) = r.json()["standbys"]
+            assert standby["name"] == f"127.0.0.1:{own_pair.standby.port}/{rc.database}"
+            return dict(standby)
+
         for _ in range(3):
             plan_ok()  # the pool now holds connections to the standby
+        healthy = standby_health()
+        assert healthy["state"] == "ok" and healthy["lag-seconds"] is not None and healthy["measured-seconds-ago"] >= 0
         own_pair.standby.stop("immediate")
         for _ in range(3):
             plan_ok()
+        down = standby_health()
+        assert down["state"] == "down" and down["lag-seconds"] is None
         text = http.get("/metrics", headers=READER).text
         assert "state=\"down\"} 1.0" in text and "shredcat_standby_lag_seconds" in text and "NaN" in text
         own_pair.standby.start()
@@ -183,6 +194,7 @@ def test_the_server_keeps_answering_while_its_standby_stops_and_comes_back(
             assert time.monotonic() < deadline, "the standby never came back"
             time.sleep(0.2)
         plan_ok()
+        assert standby_health()["state"] == "ok"
 
 
 def test_an_error_of_the_standbys_database_sends_the_read_elsewhere_but_a_request_error_does_not(

@@ -10,6 +10,7 @@ import os
 import re
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -182,4 +183,55 @@ def test_the_spark_helpers_read_their_own_commit_through_a_standby(
         with client_for(None, other_url, TOKENS["reader"], min_snapshot_id=committed.snapshot_id) as c:
             assert len(c.plan_all("lake", "events3", sql=ALL).paths) == 5
     finally:
+        pair.standby.execute("SELECT pg_wal_replay_resume()")
+
+
+def _spark_named(files: list[str], job: str) -> list[str]:
+    """``files`` renamed as Spark's writer names its output (the helpers register only those)."""
+    out = []
+    for i, f in enumerate(files):
+        p = Path(f)
+        out.append(str(p.rename(p.with_name(f"part-{i:05d}-{job}-c000.snappy.parquet"))))
+    return out
+
+
+def test_the_duckdb_helper_plans_after_the_spark_helpers_commit_through_a_standby(
+    servers: tuple[Server, Server, list[str]], mrepl: ReplicatedCatalog
+) -> None:
+    """``register_written`` (its own client, made from the URL) commits; DuckDB's ``plan_pruned``
+    then plans with another client the caller made for the same URL: the helpers' snapshot is
+    passed to it, so a server reading from a paused standby still answers with the commit."""
+    import uuid
+
+    from service.client import ShredcatClient
+    from service.duckdb import engine, plan_pruned, read_pruned
+    from service.spark.write import register_written
+
+    a, _, events = servers
+    pair = mrepl.pair
+    root = Path(events[0]).parent.parent / "spark-job"
+    first = _spark_named(write_event_files(root / "one")[:2], str(uuid.uuid4()))
+    register_written(str(root), "lake.events5", [], url=a.base_url, token=TOKENS["admin"])
+    pair.wait_replayed()
+    pair.standby.execute("SELECT pg_wal_replay_pause()")
+    con = engine.connect()
+    try:
+        later = _spark_named(write_event_files(root / "two"), str(uuid.uuid4()))
+        written = register_written(str(root), "lake.events5", first, url=a.base_url, token=TOKENS["admin"])
+        assert written.commit is not None
+        snapshot = written.commit.snapshot_id
+        with ShredcatClient(a.base_url, TOKENS["reader"]) as c:
+            scan = plan_pruned(con, "lake.events5", ALL, client=c)
+            assert sorted(scan.paths) == sorted(first + later) and scan.snapshot_id == snapshot
+            assert read_pruned(con, "lake.events5", ALL, client=c).count("*").fetchone() == (700,)
+        # Another URL of the same server: the helpers have no memory of it, the standby answers...
+        other = f"http://localhost:{httpx.URL(a.base_url).port}"
+        with ShredcatClient(other, TOKENS["reader"]) as c:
+            assert sorted(plan_pruned(con, "lake.events5", ALL, client=c).paths) == sorted(first)
+        # ...unless told the snapshot.
+        with ShredcatClient(other, TOKENS["reader"]) as c:
+            told = plan_pruned(con, "lake.events5", ALL, client=c, min_snapshot_id=snapshot)
+            assert sorted(told.paths) == sorted(first + later)
+    finally:
+        con.close()
         pair.standby.execute("SELECT pg_wal_replay_resume()")
