@@ -71,7 +71,7 @@ from service.pruning.conditions import (
     visit_condition,
     visit_test,
 )
-from service.pruning.evaluator import interpret, stats_by_path
+from service.pruning.evaluator import ShortReasons, interpret, stats_by_path
 from service.values import INT64_MAX, INT64_MIN, Bound, ShreddedType, family, index_key
 
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
@@ -1374,9 +1374,10 @@ def plan_files_in(
     rows = [(*r, int(r[0]) in kept_ids) for r in rows]
     stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows], condition_paths(condition))
     files = []
+    reasons = ShortReasons(condition)  # what the page's files share, worked out once
     for r in rows:
         fid, kept = int(r[0]), bool(r[4])
-        verdict = interpret(condition, stats_by_path(stats.get(fid, [])))
+        verdict = reasons.of(stats_by_path(stats.get(fid, [])))
         reason = f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
         files.append(PlannedFile(r[1], int(r[2]), int(r[3]), fid, kept, reason))
     return PlannedFilesPage(snapshot, tuple(files), offset, more)
