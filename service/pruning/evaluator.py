@@ -188,7 +188,8 @@ class _RowTest(TestVisitor[Outcome]):
         row = self.row
         if test.nan_matches and _nan_possible(row):
             return True, f"contains_nan {row.contains_nan} and NaN sorts above every number", "nan"
-        return _bounds_outcome(row, row.shredded_type, test, self.fmt, f" ({row.shredded_type.name})")
+        t, lo_v, hi_v = row.shredded_type, row.min_value, row.max_value
+        return _bounds_outcome(_range_words(test, t, self.fmt), lo_v, hi_v, self.fmt(t, lo_v), self.fmt(t, hi_v))
 
     @_incomparable_keeps
     def visit_any_point(self, test: AnyPoint) -> Outcome:
@@ -226,17 +227,29 @@ class _RowTest(TestVisitor[Outcome]):
         )
 
 
-def _bounds_outcome(row: StatsRow, t: ShreddedType, test: RangeMayContain, fmt: Formatter, suffix: str) -> Outcome:
-    """A range test over a row with values, NaN aside (``t``: its stored type, ``suffix``: `` (int64)``
-    naming it); a TypeError for bounds the literal cannot be compared with."""
-    lo_v, hi_v = row.min_value, row.max_value
+@dataclass(frozen=True, slots=True)
+class _RangeWords:
+    """A range test with its literals in words for rows of one stored type (``suffix``: `` (int64)``)."""
+
+    test: RangeMayContain
+    lo: str
+    hi: str
+    suffix: str
+
+
+def _range_words(test: RangeMayContain, t: ShreddedType, fmt: Formatter) -> _RangeWords:
+    return _RangeWords(test, fmt(t, test.lo), fmt(t, test.hi), f" ({t.name})")
+
+
+def _bounds_outcome(r: _RangeWords, lo_v: Bound | None, hi_v: Bound | None, lo_w: str, hi_w: str) -> Outcome:
+    """A range test over a row with values, NaN aside (its bounds ``lo_v``, ``hi_v``, in words
+    ``lo_w``, ``hi_w``); a TypeError for bounds the literal cannot be compared with."""
+    test = r.test
     if _above(hi_v, test.lo, test.lo_inclusive):
-        op = "<" if test.lo_inclusive else "<="
-        return False, f"max {fmt(t, hi_v)} {op} {fmt(t, test.lo)}{suffix}", "range"
+        return False, f"max {hi_w} {'<' if test.lo_inclusive else '<='} {r.lo}{r.suffix}", "range"
     if _above(test.hi, lo_v, test.hi_inclusive):
-        op = ">" if test.hi_inclusive else ">="
-        return False, f"min {fmt(t, lo_v)} {op} {fmt(t, test.hi)}{suffix}", "range"
-    return True, f"bounds [{fmt(t, lo_v)}, {fmt(t, hi_v)}]{suffix} admit it", "range"
+        return False, f"min {lo_w} {'>' if test.hi_inclusive else '>='} {r.hi}{r.suffix}", "range"
+    return True, f"bounds [{lo_w}, {hi_w}]{r.suffix} admit it", "range"
 
 
 def run_test(test: Test, row: StatsRow, fmt: Formatter = _fmt) -> Outcome:
@@ -404,8 +417,13 @@ class _Interpreter(ConditionVisitor[Verdict]):
         """``visit_any_of``'s verdict and short reason, a leaf of one row with a range test (an
         OR of hundreds of comparisons) answered without building a verdict per leaf."""
         shorts = []
+        rows: dict[tuple[str, str | None], _RowWords | None] = {}  # this file's, per path
         for child in c.children:
-            quick = memo.range_words(child, self.stats) if child.__class__ is LeafCondition else None
+            quick = None
+            if child.__class__ is LeafCondition:
+                key = (child.column, child.variant_path)  # type: ignore[union-attr]
+                row = rows[key] if key in rows else rows.setdefault(key, memo.row_words(self.stats.get(key)))
+                quick = None if row is None else memo.range_words(child, row)  # type: ignore[arg-type]
             if quick is None:
                 v = visit_condition(child, self)
                 might, short = v.might_match, v.short
@@ -415,6 +433,11 @@ class _Interpreter(ConditionVisitor[Verdict]):
                 return Verdict(MIGHT_MATCH, "", short)
             shorts.append(short)
         return Verdict(CANNOT_MATCH, "", _joined(shorts))
+
+
+#: A file's only stats row for a path with values: (row, its stored type as ShortReasons keeps it,
+#: its min and max in words).
+_RowWords = tuple[StatsRow, ShreddedType, str, str]
 
 
 class ShortReasons:
@@ -435,6 +458,7 @@ class ShortReasons:
         self._equal_types: dict[ShreddedType, ShreddedType] = {}
         self._leaves: dict[tuple[int, int], tuple[LeafCondition, Test, str, bool, str]] = {}
         self._words: dict[tuple[int, int], tuple[Bound | None, ShreddedType, str]] = {}
+        self._ranges: dict[tuple[int, int], tuple[LeafCondition, _RangeWords | None, str]] = {}
 
     def of(self, stats: StatsIndex, objects: ObjectIndex | None = None) -> Verdict:
         self._interpreter.stats, self._interpreter.objects = stats, objects
@@ -467,22 +491,32 @@ class ShortReasons:
             leaf = self._leaves[(id(c), id(t))] = (c, c.test_for(t), _not_comparable(c, t), cast, f" ({t.name})")
         return leaf
 
-    def range_words(self, c: LeafCondition, stats: StatsIndex) -> tuple[bool, str] | None:
-        """(might_match, short words) of a leaf over a file with one row for it, when its test is
-        a range (NaN aside) and no cast leads; else None (``visit_leaf`` answers)."""
-        rows = stats.get((c.column, c.variant_path))
+    def row_words(self, rows: Sequence[StatsRow] | None) -> _RowWords | None:
+        """A file's rows for one path as ``range_words`` reads them: one row with values, else None."""
         if not rows or len(rows) != 1 or not rows[0].value_count:
             return None
         row = rows[0]
         t = self._type(row.shredded_type)
-        _, test, not_comparable, cast, suffix = self._leaf(c, t)
-        if cast or test.__class__ is not RangeMayContain or test.nan_matches:  # type: ignore[union-attr]
+        return row, t, self._words_of(t, row.min_value), self._words_of(t, row.max_value)
+
+    def range_words(self, c: LeafCondition, row: _RowWords) -> tuple[bool, str] | None:
+        """(might_match, short words) of a leaf over a file's one row for it, when its test is a
+        range (NaN aside) and no cast leads; else None (``visit_leaf`` answers)."""
+        r, t, lo_w, hi_w = row
+        hit = self._ranges.get((id(c), id(t)))
+        if hit is None or hit[0] is not c:
+            _, test, not_comparable, cast, _ = self._leaf(c, t)
+            plain = not cast and test.__class__ is RangeMayContain and not test.nan_matches  # type: ignore[union-attr]
+            words = _range_words(test, t, self._words_of) if plain else None  # type: ignore[arg-type]
+            hit = self._ranges[(id(c), id(t))] = (c, words, not_comparable)
+        _, words, not_comparable = hit
+        if words is None:
             return None
         try:
-            might, why, _ = _bounds_outcome(row, t, test, self._words_of, suffix)  # type: ignore[arg-type]
+            might, why, _ = _bounds_outcome(words, r.min_value, r.max_value, lo_w, hi_w)
         except TypeError:
             return None  # bounds not comparable with the literal: the test's own words
-        return might, not_comparable if not_comparable and row.value_count > 0 else why.replace(suffix, "")
+        return might, not_comparable or why.replace(words.suffix, "")
 
     def outcome(self, c: LeafCondition, row: StatsRow) -> tuple[bool, str, str, str]:
         """(might_match, why, rule, short words) of ``c`` over one row, as ``visit_leaf`` has them."""
