@@ -39,10 +39,11 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, TextClause, text
 
 from service import pagetoken
 from service.catalog import models
@@ -90,6 +91,24 @@ DEFAULT_EXPLAIN_SAMPLE = 50
 #: ``ducklake_data_file f``: one spelling for every statement here.
 FILE_ROWS = "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f"
 FILE_SUMS = "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0)"
+
+
+#: Statements longer than this are kept by :func:`_text` (a short one costs little to parse).
+LONG_STATEMENT = 4_000
+
+
+def _text(sql: str) -> TextClause:
+    """``text(sql)``, a long statement kept for its next run: SQLAlchemy parses a statement's
+    bind names into parameter objects on every ``text()``, ~8 ms of CPU for the ~2,500 binds of
+    an OR of 200 comparisons, run by the playground's counts and page and again by its buttons.
+    Bind names are numbered in order (:class:`_Sql`), so an equal plan gives an equal text;
+    values are passed at execution, never kept."""
+    return _long_text(sql) if len(sql) > LONG_STATEMENT else text(sql)
+
+
+@lru_cache(maxsize=16)
+def _long_text(sql: str) -> TextClause:
+    return text(sql)
 
 
 class _Sql:
@@ -202,7 +221,7 @@ class _Planner(ConditionVisitor[str]):
         # A path holding NUL is never stored (service.values.text), and PostgreSQL cannot compare it.
         if column_id is not None and (variant_path is None or "\x00" not in variant_path):
             for r in self.conn.execute(
-                text(
+                _text(
                     "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "
                     "live_nan_files + live_nan_unknown_files, "
                     "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
@@ -261,7 +280,7 @@ class _Planner(ConditionVisitor[str]):
             ]
         if not probes:
             return True
-        found = self.conn.execute(text("SELECT " + " OR ".join(probes)), self.sql.params).scalar()
+        found = self.conn.execute(_text("SELECT " + " OR ".join(probes)), self.sql.params).scalar()
         return not found
 
     # --- conditions -> sets of data_file_id --------------------------------------------------
@@ -861,7 +880,7 @@ def plan_in(
             total_n, total_rows, total_bytes = t.live_file_count, t.live_record_count, t.live_bytes
         elif counts or not more:
             total_n, total_rows, total_bytes = conn.execute(
-                text(
+                _text(
                     f"{FILE_SUMS} "
                     f"FROM ({planner.all_files()}) a JOIN ducklake_data_file f ON f.data_file_id = a.data_file_id"
                 ),
@@ -880,7 +899,7 @@ def plan_in(
             kept_n, kept_rows, kept_bytes = total_n, total_rows, total_bytes
         elif counts:
             kept_n, kept_rows, kept_bytes = conn.execute(
-                text(
+                _text(
                     f"{FILE_SUMS} "
                     f"FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
                 ),
@@ -1094,7 +1113,7 @@ def _zones(planner: _Planner, scan: _KeyScan, after: int, *, estimate: bool) -> 
         )
     where = " OR ".join(f"({b})" for b in branches)
     found = planner.conn.execute(
-        text(
+        _text(
             "SELECT min(q.zone), max(q.zone), sum(q.files), sum(q.files * q.share) FROM ("
             f"SELECT s.zone, s.files, {share} AS share, s.zone - row_number() OVER (ORDER BY s.zone) AS run "
             f"FROM shredcat_stats_zone s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
@@ -1158,7 +1177,7 @@ def _scan(
     if len(found) >= limit:
         return found, window, int(found[-1][0])
     n, last = planner.conn.execute(
-        text(f"SELECT count(*), max(s.data_file_id) FROM ({rows_sql}) AS s"), sql.params
+        _text(f"SELECT count(*), max(s.data_file_id) FROM ({rows_sql}) AS s"), sql.params
     ).one()
     return found, int(n), int(last) if last is not None else after
 
@@ -1220,7 +1239,7 @@ def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> 
     )
     rows = list(
         planner.conn.execute(
-            text(
+            _text(
                 f"{FILE_ROWS} "
                 f"WHERE f.table_id = {tid} AND {planner.live('f')} AND f.data_file_id > {start} "
                 f"AND f.data_file_id <= (SELECT max(w.data_file_id) FROM ({span}) AS w) AND {test} "
@@ -1231,7 +1250,7 @@ def _walk(planner: _Planner, test: str, after: int, window: int, limit: int) -> 
     )
     if len(rows) >= limit:
         return rows, window, int(rows[-1][0])  # stopped early: the span's end is not needed
-    walked, last = planner.conn.execute(text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
+    walked, last = planner.conn.execute(_text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
     return rows, int(walked), int(last) if last is not None else after
 
 
@@ -1240,7 +1259,7 @@ def _every_row(planner: _Planner, after: int, limit: int) -> list[Any]:
     sql = planner.sql
     return list(
         planner.conn.execute(
-            text(
+            _text(
                 f"{FILE_ROWS} WHERE f.table_id = {sql.bind(planner.t.table_id)} AND {planner.live('f')} "
                 f"AND f.data_file_id > {sql.bind(after)} ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
             ),
@@ -1274,7 +1293,7 @@ def _files_of(planner: _Planner, ids: str) -> list[Any]:
     match = f"= ANY(ARRAY({ids}))" if planner.conn.dialect.name == "postgresql" else f"IN ({ids})"
     return list(
         planner.conn.execute(
-            text(f"{FILE_ROWS} WHERE f.data_file_id {match} ORDER BY f.data_file_id"), planner.sql.params
+            _text(f"{FILE_ROWS} WHERE f.data_file_id {match} ORDER BY f.data_file_id"), planner.sql.params
         ).all()
     )
 
@@ -1301,7 +1320,7 @@ def _explain(
     file is reported kept (the SQL answer), never silently pruned."""
     sql = planner.sql
     pruned_rows = conn.execute(
-        text(
+        _text(
             f"SELECT f.data_file_id, f.path FROM ducklake_data_file f WHERE f.data_file_id IN ({planner.all_files()}) "
             f"AND {_not_a_candidate(cand_sql)} ORDER BY f.data_file_id LIMIT {sql.bind(sample)}"
         ),
@@ -1347,7 +1366,7 @@ def plan_files_in(
     elif decision == "skipped":
         where += f" AND {_not_a_candidate(cand_sql)}"
     rows = conn.execute(
-        text(
+        _text(
             f"{FILE_ROWS} "
             f"WHERE {where} ORDER BY f.data_file_id LIMIT {sql.bind(limit + 1)} OFFSET {sql.bind(offset)}"
         ),
@@ -1362,7 +1381,7 @@ def plan_files_in(
         kept_ids = {
             int(x)
             for (x,) in conn.execute(
-                text(
+                _text(
                     f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.data_file_id IN ({ids}) "
                     f"AND f.data_file_id IN ({cand_sql})"
                 ),
