@@ -4,7 +4,14 @@ once, however many comparisons of an OR or AND agree: "max 20 < 100 and 199 more
 from __future__ import annotations
 
 from service.pruning.conditions import compile_expression
-from service.pruning.evaluator import MAX_SHORT_GROUPS, ShortReasons, _joined, evaluate, interpret, stats_by_path
+from service.pruning.evaluator import (
+    MAX_SHORT_GROUPS,
+    ShortReasons,
+    _joined,
+    evaluate,
+    interpret,
+    stats_by_path,
+)
 from service.pruning.parse_sql import parse_sql
 from tests.pruning.reference import stats_row as S
 
