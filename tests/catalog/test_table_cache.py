@@ -148,9 +148,10 @@ def test_a_tree_is_compiled_once_by_identity_never_by_equality(catalog: Catalog,
     assert len(compiled) == 2
 
 
-def test_large_trees_are_compiled_each_time_not_kept(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A long IN list (whose parse the API does not cache either) is not held by the compiled
-    cache: the same object is compiled again."""
+def test_large_trees_are_kept_by_a_few_entries_only(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long IN list or literal (the playground keeps its last parsed predicates, so the same
+    object comes back) is compiled once while it is among the last 16 large trees, then again."""
+    import service.catalog.service as service_module
     import service.pruning.conditions as conditions
 
     catalog.create_table("ns", "t", ["v"])
@@ -158,13 +159,19 @@ def test_large_trees_are_compiled_each_time_not_kept(catalog: Catalog, monkeypat
     compiled: list[object] = []
     real = conditions.compile_expression
     monkeypatch.setattr(conditions, "compile_expression", lambda tree: compiled.append(tree) or real(tree))
+    monkeypatch.setattr(service_module, "_COMPILED_LARGE", type(service_module._COMPILED_LARGE)(16))
     tree = parse_sql("variant_get(v, '$.a', 'bigint') IN (12, " + ", ".join(str(i) for i in range(1000, 2000)) + ")")
     for _ in range(2):
         kept = [c.path for c in catalog.plan("ns", "t", tree).candidates]
         assert "s3://b/t/f0001.parquet" in kept and "s3://b/t/f0000.parquet" not in kept
-    assert compiled == [tree, tree]
-    # One node, but a long literal: not kept either.
+    assert compiled == [tree]
+    # One node, but a long literal: large too.
     long = parse_sql(f"variant_get(v, '$.a', 'string') = '{'x' * 5000}'")
     for _ in range(2):
         catalog.plan("ns", "t", long)
-    assert compiled[2:] == [long, long]
+    assert compiled[1:] == [long]
+    others = [parse_sql(f"variant_get(v, '$.a', 'string') = '{str(k) * 5000}'") for k in range(16)]
+    for other in others:
+        catalog.plan("ns", "t", other)
+    catalog.plan("ns", "t", tree)
+    assert compiled[-1] is tree and len(compiled) == 2 + 16 + 1

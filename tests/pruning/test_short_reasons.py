@@ -3,7 +3,15 @@ once, however many comparisons of an OR or AND agree: "max 20 < 100 and 199 more
 
 from __future__ import annotations
 
-from service.pruning.evaluator import MAX_SHORT_GROUPS, _joined, evaluate, stats_by_path
+from service.pruning.conditions import compile_expression
+from service.pruning.evaluator import (
+    MAX_SHORT_GROUPS,
+    ShortReasons,
+    _joined,
+    evaluate,
+    interpret,
+    stats_by_path,
+)
 from service.pruning.parse_sql import parse_sql
 from tests.pruning.reference import stats_row as S
 
@@ -38,3 +46,62 @@ def test_joined_keeps_a_few_kinds_and_counts_the_rest() -> None:
     kinds = [f"kind{i} is out" for i in range(MAX_SHORT_GROUPS + 2)]
     assert _joined(kinds) == "; ".join(kinds[:MAX_SHORT_GROUPS]) + "; and 2 more"
     assert _joined(["a b 1", "a b 2", *kinds]) == "a b 1 and 1 more; kind0 is out; kind1 is out; and 3 more"
+
+
+#: The dashboard bench's 5 KB OR of 200 comparisons (``bench/dashboard.py``'s ``WIDE_OR``).
+WIDE_OR = " OR ".join(f"variant_get(v, '$.user.id', 'bigint') = {9_000_000 + 7 * k}" for k in range(200))
+F = "variant_get(v, '$.f', 'double')"
+A2 = "variant_get(v, '$.user.id', 'bigint')"
+N = "variant_get(v, '$.n', 'string')"
+#: Files (each its rows) meeting every branch of a leaf's words: below, above and within the
+#: literals, all null, a NaN, two rows of one path, a type the literal does not serve (string
+#: bounds, an int32 read through a cast), bounds of a wrong Python type, a path missing.
+FILES = [
+    [S('"user"."id"', "int64", 5, 0, -185, 1100)],
+    [S('"user"."id"', "int64", 5, 0, 9_500_000, 9_600_000)],
+    [S('"user"."id"', "int64", 5, 0, 9_000_000, 9_000_010)],
+    [S('"user"."id"', "int64", 0, 5, None, None)],
+    [S('"user"."id"', "int64", 5, 0, 1, 2), S('"user"."id"', "varchar", 5, 0, "a", "b")],
+    [S('"user"."id"', "int32", 5, 0, 3, 9)],
+    [S('"user"."id"', "varchar", 5, 0, "9000000", "9000007")],
+    [S('"user"."id"', "int64", 5, 0, "x", "y")],
+    [S('"f"', "float64", 5, 0, 1.5, 2.5, None), S('"n"', "varchar", 5, 0, "a b", "a c")],
+    [S('"f"', "float64", 5, 0, 1.5, 2.5, False), S('"n"', "varchar", 5, 0, "zz", "zz (int64)")],
+    [],
+]
+PREDICATES = [
+    WIDE_OR,
+    WIDE_OR.replace("= ", "> "),
+    " OR ".join(f"variant_get(v, '$.user.id', 'int') = {k}" for k in range(20)),
+    " OR ".join(f"variant_get(v, '$.user.id', 'string') = '{9_000_000 + k}'" for k in range(20)),
+    " OR ".join(f"({F} > {k}.5 OR {N} < 'a {k}' OR {N} >= 'zz (int64)')" for k in range(20)),
+    f"{F} = 0 OR isnan({F}) OR {N} = 'q' OR variant_get(v, '$.user.id', 'bigint') IN (1, 2, 9000000)",
+    f"({F} > 1 AND {N} = 'a') OR variant_get(v, '$.user.id', 'bigint') IS NULL",
+    # One leaf of two requested types (same-path conjuncts merged): a row serves one of them.
+    " OR ".join(f"({A2} > {k} AND {A2.replace('bigint', 'double')} < 9e6)" for k in range(10)),
+    " OR ".join(f"({A2} > {k} AND {A2.replace('bigint', 'string')} > 'x')" for k in range(10)),
+]
+
+
+def test_a_pages_short_reasons_are_the_evaluators() -> None:
+    """``ShortReasons`` (what ``plan_files`` lists) says, file by file, exactly what
+    ``interpret`` says, one object reused across the files as a page reuses it."""
+    for sql in PREDICATES:
+        condition = compile_expression(parse_sql(sql))
+        reasons = ShortReasons(condition)
+        for rows in FILES + FILES[::-1]:
+            want = interpret(condition, stats_by_path(rows))
+            got = reasons.of(stats_by_path(rows))
+            assert (got.might_match, got.short) == (want.might_match, want.short), (sql[:80], rows)
+
+
+def test_the_5_kb_or_reads_as_before() -> None:
+    """The bench's 5 KB OR over two of its files: the words the playground showed before the
+    shortcut (as the dashboard round 3 listed them)."""
+    reasons = ShortReasons(compile_expression(parse_sql(WIDE_OR)))
+    below = reasons.of(stats_by_path([S('"user"."id"', "int64", 5, 0, -185, 1100)]))
+    above = reasons.of(stats_by_path([S('"user"."id"', "int64", 5, 0, 9_002_000, 9_002_001)]))
+    hit = reasons.of(stats_by_path([S('"user"."id"', "int64", 5, 0, 9_000_010, 9_000_020)]))
+    assert (below.might_match, below.short) == (False, "max 1100 < 9000000 and 199 more")
+    assert (above.might_match, above.short) == (False, "min 9002000 > 9000000 and 199 more")
+    assert (hit.might_match, hit.short) == (True, "bounds [9000010, 9000020] admit it")

@@ -4,10 +4,11 @@ the file is reported kept (the SQL answer), never silently pruned."""
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from service.catalog import repository as repo
 from service.catalog.planner.sets import Planner
+from service.catalog.planner.sql import statement
 from service.catalog.results import Candidate, FileExplanation
 from service.pruning.conditions import Condition
 from service.pruning.evaluator import interpret, stats_by_path
@@ -37,7 +38,7 @@ def explain(
     file is reported kept (the SQL answer), never silently pruned."""
     sql = planner.sql
     pruned_rows = conn.execute(
-        text(
+        statement(
             f"SELECT f.data_file_id, f.path FROM ducklake_data_file f WHERE f.data_file_id IN ({planner.all_files()}) "
             f"AND {not_a_candidate(cand_sql)} ORDER BY f.data_file_id LIMIT {sql.bind(sample)}"
         ),

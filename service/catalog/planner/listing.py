@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from service import keyset
 from service.catalog import repository as repo
 from service.catalog.planner.explain import not_a_candidate
 from service.catalog.planner.scope import resolve_snapshot, restrict_partitions
 from service.catalog.planner.sets import Planner, simplify
-from service.catalog.planner.sql import FILE_ROWS
+from service.catalog.planner.sql import FILE_ROWS, statement
 from service.catalog.results import PlannedFile, PlannedFilesPage
 from service.pruning.conditions import Condition, condition_paths
-from service.pruning.evaluator import interpret, stats_by_path
+from service.pruning.evaluator import ShortReasons, stats_by_path
 from service.values import ShreddedType
 
 
@@ -46,7 +46,7 @@ def plan_files_in(
     elif decision == "skipped":
         where += f" AND {not_a_candidate(cand_sql)}"
     rows = conn.execute(
-        text(
+        statement(
             f"{FILE_ROWS} "
             f"WHERE {where} ORDER BY f.data_file_id LIMIT {sql.bind(limit + 1)} OFFSET {sql.bind(offset)}"
         ),
@@ -61,7 +61,7 @@ def plan_files_in(
         kept_ids = {
             int(x)
             for (x,) in conn.execute(
-                text(
+                statement(
                     f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.data_file_id IN ({ids}) "
                     f"AND f.data_file_id IN ({cand_sql})"
                 ),
@@ -73,10 +73,11 @@ def plan_files_in(
     stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows], condition_paths(condition))
     objects = repo.objects_for_files(conn, t, [int(r[0]) for r in rows])
     files = []
+    reasons = ShortReasons(condition)  # what the page's files share, worked out once
     for r in rows:
         fid = int(r[0])
         kept = fid in kept_ids
-        verdict = interpret(condition, stats_by_path(stats.get(fid, [])), objects.get(fid))
+        verdict = reasons.of(stats_by_path(stats.get(fid, [])), objects.get(fid))
         reason = f"kept by the SQL layer ({verdict.short})" if kept and not verdict.might_match else verdict.short
         files.append(PlannedFile(r[1], int(r[2]), int(r[3]), fid, kept, reason))
     return PlannedFilesPage(snapshot, tuple(files), offset, shown.more)

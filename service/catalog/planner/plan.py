@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from service import keyset
 from service.catalog import repository as repo
@@ -17,7 +17,7 @@ from service.catalog.planner.paging import decode_plan_token, fingerprint, next_
 from service.catalog.planner.routes import Page
 from service.catalog.planner.scope import resolve_snapshot, restrict_partitions
 from service.catalog.planner.sets import Planner, simplify
-from service.catalog.planner.sql import FILE_SUMS
+from service.catalog.planner.sql import FILE_SUMS, statement
 from service.catalog.results import Candidate, PlanResult
 from service.errors import BadInputError
 from service.pruning.conditions import Condition
@@ -147,4 +147,4 @@ def _counts(planner: Planner, page: Page, candidates: tuple[Candidate, ...], *, 
 
 def _sums(planner: Planner, source: str) -> Any:
     """The file count, record count and bytes of ``source`` (a FROM clause over files ``f``)."""
-    return planner.conn.execute(text(f"{FILE_SUMS} {source}"), planner.sql.params).one()
+    return planner.conn.execute(statement(f"{FILE_SUMS} {source}"), planner.sql.params).one()

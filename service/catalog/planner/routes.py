@@ -8,11 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-
 from service.catalog.models import PATH_FILE_COLUMNS
 from service.catalog.planner.sets import Planner
-from service.catalog.planner.sql import FILE_ROWS
+from service.catalog.planner.sql import FILE_ROWS, statement
 from service.catalog.planner.zones import KeyScan, Run
 from service.pruning.conditions import Condition
 
@@ -59,7 +57,7 @@ def files_of(planner: Planner, ids: str) -> list[Any]:
     match = f"= ANY(ARRAY({ids}))" if planner.conn.dialect.name == "postgresql" else f"IN ({ids})"
     return list(
         planner.conn.execute(
-            text(f"{FILE_ROWS} WHERE f.data_file_id {match} ORDER BY f.data_file_id"), planner.sql.params
+            statement(f"{FILE_ROWS} WHERE f.data_file_id {match} ORDER BY f.data_file_id"), planner.sql.params
         ).all()
     )
 
@@ -84,7 +82,7 @@ def scan_window(
     if len(found) >= limit:
         return found, window, int(found[-1][0])
     n, last = planner.conn.execute(
-        text(f"SELECT count(*), max(s.data_file_id) FROM ({rows_sql}) AS s"), sql.params
+        statement(f"SELECT count(*), max(s.data_file_id) FROM ({rows_sql}) AS s"), sql.params
     ).one()
     return found, int(n), int(last) if last is not None else after
 
@@ -126,7 +124,7 @@ def walk(planner: Planner, test: str, after: int, window: int, limit: int) -> tu
     )
     rows = list(
         planner.conn.execute(
-            text(
+            statement(
                 f"{FILE_ROWS} "
                 f"WHERE f.table_id = {tid} AND {planner.live('f')} AND f.data_file_id > {start} "
                 f"AND f.data_file_id <= (SELECT max(w.data_file_id) FROM ({span}) AS w) AND {test} "
@@ -137,7 +135,7 @@ def walk(planner: Planner, test: str, after: int, window: int, limit: int) -> tu
     )
     if len(rows) >= limit:
         return rows, window, int(rows[-1][0])  # stopped early: the span's end is not needed
-    walked, last = planner.conn.execute(text(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
+    walked, last = planner.conn.execute(statement(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
     return rows, int(walked), int(last) if last is not None else after
 
 
@@ -146,7 +144,7 @@ def every_row(planner: Planner, after: int, limit: int) -> list[Any]:
     sql = planner.sql
     return list(
         planner.conn.execute(
-            text(
+            statement(
                 f"{FILE_ROWS} WHERE f.table_id = {sql.bind(planner.t.table_id)} AND {planner.live('f')} "
                 f"AND f.data_file_id > {sql.bind(after)} ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
             ),

@@ -17,13 +17,13 @@ unites its children. Each leaf's test of one stats row is :class:`~.clauses.RowC
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH
 from service.catalog.planner.absent import absent_shapes, uncovered_files, unless_absent
 from service.catalog.planner.clauses import PathRow, RowClauses
-from service.catalog.planner.sql import COLUMN_STATS, MAX_SQL_TERMS, VARIANT_STATS, Sql
+from service.catalog.planner.sql import COLUMN_STATS, MAX_SQL_TERMS, VARIANT_STATS, Sql, statement
 from service.catalog.repository.objects import StepShapes
 from service.errors import LimitExceededError
 from service.pruning.conditions import (
@@ -107,7 +107,7 @@ class Planner(ConditionVisitor[str]):
         # A path holding NUL is never stored (service.values.text), and PostgreSQL cannot compare it.
         if column_id is not None and (variant_path is None or "\x00" not in variant_path):
             for r in self.conn.execute(
-                text(
+                statement(
                     "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "
                     "live_nan_files + live_nan_unknown_files, "
                     "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
@@ -166,7 +166,7 @@ class Planner(ConditionVisitor[str]):
             ]
         if not probes:
             return True
-        found = self.conn.execute(text("SELECT " + " OR ".join(probes)), self.sql.params).scalar()
+        found = self.conn.execute(statement("SELECT " + " OR ".join(probes)), self.sql.params).scalar()
         return not found
 
     # --- conditions -> sets of data_file_id --------------------------------------------------

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from sqlalchemy import text
-
 from service.catalog import models
 from service.catalog.models import PATH_FILE_COLUMNS
 from service.catalog.planner.clauses import PathRow, RowClauses
 from service.catalog.planner.sets import Planner
+from service.catalog.planner.sql import statement
 from service.pruning.conditions import Condition, LeafCondition, RangeMayContain, Test, visit_test
 from service.values import Bound, family
 
@@ -111,7 +110,7 @@ def zone_runs(planner: Planner, scan: KeyScan, after: int, *, estimate: bool) ->
         )
     where = " OR ".join(f"({b})" for b in branches)
     found = planner.conn.execute(
-        text(
+        statement(
             "SELECT min(q.zone), max(q.zone), sum(q.files), sum(q.files * q.share) FROM ("
             f"SELECT s.zone, s.files, {share} AS share, s.zone - row_number() OVER (ORDER BY s.zone) AS run "
             f"FROM shredcat_stats_zone s WHERE s.path_id = {sql.bind(scan.row.path_id)} "

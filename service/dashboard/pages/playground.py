@@ -297,7 +297,8 @@ def _result_values(request: Request, values: dict[str, Any], files: PlannedFiles
     # a commit in between cannot shift the pages under the user.
     values["link"] = {"sql": sql, "snapshot": result.snapshot_id, "tz": tz_text or None}
     # Too long for a URL: the filter, pages and fixes post the predicate again instead of linking.
-    values["by_post"] = len(urls(request).prune(info.namespace, info.name, **values["link"])) > MAX_RESULT_URL
+    # (A text longer than the limit makes a longer URL: not encoded just to be measured.)
+    values["by_post"] = len(sql) > MAX_RESULT_URL or len(urls(request).prune(info.namespace, info.name, **values["link"])) > MAX_RESULT_URL
     values["sql_heading"] = shortened(sql)
 
 
