@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlalchemy import Connection
 
 from service.catalog import repository as repo
-from service.catalog.repository import FileSort
+from service.catalog.repository import FileSort as FileSort  # re-exported: the dashboard names the sorts
 from service.catalog.results import (
     DataFileInfo,
     FileBound,

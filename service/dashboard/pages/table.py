@@ -18,7 +18,7 @@ from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
     from service.catalog import Catalog, DataFileInfo, PathCoverage, TableGlobalStats
-    from service.catalog.repository import FileSort
+    from service.catalog.admin import FileSort
 
 router = APIRouter()
 
