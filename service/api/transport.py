@@ -78,7 +78,7 @@ def connection_limits() -> ConnectionLimits:
 
 
 # uvicorn binds AutoHTTPProtocol at import (httptools' protocol or h11's): a variable to mypy.
-class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
+class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]  # a variable to mypy (above)
     _in_head = True
     _head_bytes = 0
     _began = False
@@ -86,8 +86,8 @@ class NoDelayHTTPProtocol(AutoHTTPProtocol):  # type: ignore[misc,valid-type]
     _head_timer: asyncio.TimerHandle | None = None
     _opened = 0.0
 
-    # override: asyncio's BaseProtocol takes a BaseTransport; uvicorn's are always Transports.
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    # uvicorn's transports are always Transports (asyncio's BaseProtocol takes a BaseTransport).
+    def connection_made(self, transport: asyncio.Transport) -> None:
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from sqlalchemy import Connection
 
 from service.catalog import repository as repo
-from service.catalog.repository import FileSort
+from service.catalog.repository import FileSort as FileSort  # re-exported: the dashboard names the sorts
 from service.catalog.results import (
     DataFileInfo,
     FileBound,
@@ -46,6 +46,9 @@ from service.values import ShreddedType
 if TYPE_CHECKING:
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
+
+#: Which of a plan's files :meth:`AdminReads.plan_files` lists.
+FileDecision = Literal["all", "kept", "skipped"]
 
 #: :meth:`AdminReads.path_bounds` answers kept, each of at most this many files' bounds (the
 #: dashboard's chart asks for 500, whatever the table's size): ~20 MB at most.
@@ -293,7 +296,7 @@ class AdminReads:
         expr: BooleanExpression | Callable[[TableSchema], BooleanExpression],
         *,
         snapshot_id: int | None = None,
-        decision: Literal["all", "kept", "skipped"] = "all",
+        decision: FileDecision = "all",
         offset: int = 0,
         limit: int = 100,
         with_plan: bool = False,
@@ -318,19 +321,18 @@ class AdminReads:
             raise BadInputError("offset must not be negative", details={"field": "offset"})
         _check_id("snapshot", snapshot_id)
         _check_id("min-snapshot-id", min_snapshot_id)
-        parse = expr if callable(expr) else None
 
         def op(conn: Connection) -> PlannedFilesPage:
             t = self._cat._as_of(conn, repo.require_table(conn, namespace, table, cache=self._cat._tables), snapshot_id)
             schema = self._cat._schema(conn, t)
-            tree = _parse_for(t, parse, schema) if parse is not None else expr
-            _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
-            condition = _compiled(tree)  # type: ignore[arg-type]
+            tree = _parse_for(t, expr, schema)
+            _check_columns(t, referenced_columns(tree))
+            condition = _compiled(tree)
             plan = start = None
             if with_plan:
                 plan = _plan_page(
                     conn, t, schema, condition, snapshot_id, False, 1, None, counts=True, cache=self._cat._path_rows,
-                    tree=tree,  # type: ignore[arg-type]
+                    tree=tree,
                 )
                 selected = {"all": plan.files_considered, "kept": plan.files_kept, "skipped": plan.files_pruned}[decision]
                 start = min(offset, max(0, ((selected or 0) - 1) // limit * limit))

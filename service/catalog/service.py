@@ -758,8 +758,8 @@ class Catalog:
         key = None if t.metadata_key is None else (*t.metadata_key, "at", snapshot_id)
         hit = None if key is None else self._tables.get("columns_at", key)
         if hit is None:
-            variant, plain = repo.columns_at(conn, t.table_id, snapshot_id)
-            hit = (MappingProxyType(variant), MappingProxyType(plain))
+            read_variant, read_plain = repo.columns_at(conn, t.table_id, snapshot_id)
+            hit = (MappingProxyType(read_variant), MappingProxyType(read_plain))
             if key is not None:
                 self._tables.put("columns_at", key, hit)
         variant, plain = hit
@@ -842,7 +842,7 @@ class Catalog:
         _check_id("snapshot", snapshot_id)
         _check_id("min-snapshot-id", min_snapshot_id)
         parse = expr if callable(expr) else None
-        condition = None if parse is not None else _compiled(expr)  # type: ignore[arg-type]
+        condition = None if callable(expr) else _compiled(expr)
         pinned = None if page_token is None else decode_plan_token(page_token).snapshot
 
         def op(conn: Connection) -> PlanResult:
@@ -855,12 +855,12 @@ class Catalog:
             schema = self._schema(conn, t)
             if token is not None and token.partition_types:
                 schema = _with_partition_types(schema, token.partition_types)
-            tree = _parse_for(t, parse, schema) if parse is not None else expr
-            cond = condition if condition is not None else _compiled(tree)  # type: ignore[arg-type]
-            _check_columns(t, referenced_columns(tree))  # type: ignore[arg-type]
+            tree = _parse_for(t, expr, schema)
+            cond = condition if condition is not None else _compiled(tree)
+            _check_columns(t, referenced_columns(tree))
             return _plan_page(
                 conn, t, schema, cond, snapshot_id, explain, page_size, page_token, counts=counts, cache=self._path_rows,
-                tree=tree,  # type: ignore[arg-type]
+                tree=tree,
             )
 
         return self._read(op, min_snapshot_id=_newest(min_snapshot_id, snapshot_id, pinned))
@@ -989,11 +989,13 @@ def _with_partition_types(schema: TableSchema, types: Mapping[str, ShreddedType 
 
 
 def _parse_for(
-    t: repo.TableRow, parse: Callable[[TableSchema], BooleanExpression], schema: TableSchema
+    t: repo.TableRow, expr: BooleanExpression | Callable[[TableSchema], BooleanExpression], schema: TableSchema
 ) -> BooleanExpression:
-    """``parse(schema)``, an unknown column named with the table's name."""
+    """``expr`` itself when a tree, else ``expr(schema)``, an unknown column named with the table's name."""
+    if not callable(expr):
+        return expr
     try:
-        return parse(schema)
+        return expr(schema)
     except UnknownColumnError as e:
         if e.message.startswith("the table "):
             e.message = f"{t.qualified_name} " + e.message[len("the table ") :]
@@ -1108,7 +1110,7 @@ def _plan_warnings(
         for u in uses
         if (u.column, u.variant_path) not in stored and lacked_somewhere(conn, t, u.column, u.variant_path)
     }
-    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing, absent=absent)  # type: ignore[arg-type]
+    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing, absent=absent)
 
 
 def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobalStats:

@@ -82,15 +82,23 @@ class Chart:
     log_scale: bool = False
 
 
-def _infinity_test(t: ShreddedType) -> Callable[[Bound], bool] | None:
-    """Whether a bound of ``t`` is an infinity (float ±inf, DuckDB's date and timestamp
-    infinities), or None for a type that has none."""
+def _float_infinity(b: Bound) -> float | None:
+    return b if isinstance(b, float) and math.isinf(b) else None
+
+
+_DATE_INFINITIES: dict[Bound, float] = {DATE_INFINITY: math.inf, DATE_NEG_INFINITY: -math.inf}
+_TS_INFINITIES: dict[Bound, float] = {TS_INFINITY: math.inf, TS_NEG_INFINITY: -math.inf}
+
+
+def _infinity_test(t: ShreddedType) -> Callable[[Bound], float | None] | None:
+    """The position (±inf) of a bound of ``t`` that is an infinity (float ±inf, DuckDB's date and
+    timestamp infinities), None for a finite one; or None for a type that has none."""
     if t.kind in FLOAT_KINDS:
-        return math.isinf  # type: ignore[return-value]
+        return _float_infinity
     if t.kind is Kind.DATE:
-        return frozenset((DATE_INFINITY, DATE_NEG_INFINITY)).__contains__
+        return _DATE_INFINITIES.get
     if t.kind in _TEMPORAL and t.kind is not Kind.TIME:
-        return frozenset((TS_INFINITY, TS_NEG_INFINITY)).__contains__
+        return _TS_INFINITIES.get
     return None
 
 
@@ -103,7 +111,7 @@ def nice_ticks(lo: float, hi: float, target: int = 6) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(s * mag for s in (1, 2, 2.5, 5, 10) if s * mag >= raw)
     first = math.ceil(lo / step) * step
-    out = []
+    out: list[float] = []
     x = first
     while x <= hi + step * 1e-9 and len(out) < 50:
         out.append(0.0 if abs(x) < step * 1e-9 else x)
@@ -135,7 +143,7 @@ def temporal_ticks(lo: float, hi: float, t: ShreddedType, target: int = 6) -> li
         while step < raw:
             step *= 2
     first = math.ceil(lo / step) * step
-    out = []
+    out: list[float] = []
     x = first
     while x <= hi and len(out) < 50:
         out.append(x)
@@ -311,10 +319,10 @@ def _positions(t: ShreddedType, files: Sequence[ChartFile]) -> _Positions:
     rank_values: list[Bound] = []
     if t.kind in _ORDINAL:
         # Python's order is the type's value order (service.values.types).
-        rank_values = sorted({v for _, a, b in parsed for v in (a, b) if v is not None})  # type: ignore[type-var]
+        rank_values = sorted({v for _, a, b in parsed for v in (a, b) if v is not None})
         to_pos = {v: float(i) for i, v in enumerate(rank_values)}.__getitem__
     else:
-        to_pos = float  # type: ignore[assignment]
+        to_pos = float  # type: ignore[assignment]  # Bound holds uuid.UUID, but only ordinal kinds do
     infinite = _infinity_test(t)
     inf = math.inf
     spans: list[tuple[float, float] | None] = []
@@ -327,16 +335,16 @@ def _positions(t: ShreddedType, files: Sequence[ChartFile]) -> _Positions:
             continue
         if a is None:
             x_lo = -inf
-        elif infinite is not None and infinite(a):
-            x_lo = -inf if a < 0 else inf  # type: ignore[operator]
+        elif infinite is not None and (edge := infinite(a)) is not None:
+            x_lo = edge
             has_inf = True
         else:
             x_lo = to_pos(a)
             finite.append(x_lo)
         if b is None:
             x_hi = inf
-        elif infinite is not None and infinite(b):
-            x_hi = -inf if b < 0 else inf  # type: ignore[operator]
+        elif infinite is not None and (edge := infinite(b)) is not None:
+            x_hi = edge
             has_inf = True
         else:
             x_hi = to_pos(b)

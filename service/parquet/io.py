@@ -72,7 +72,7 @@ def _open_remote(uri: str, tail_bytes: int | None) -> Iterator[_Opened]:
     f = ObjectFile(store, tail)
     try:
         # ObjectFile is a RawIOBase, which typeshed does not count as a BinaryIO; it has every call pyarrow makes.
-        yield OpenedFile(uri=uri, size=tail.info.size, content_id=tail.info.content_id), f, f  # type: ignore[misc]
+        yield OpenedFile(uri=uri, size=tail.info.size, content_id=tail.info.content_id), f, f  # type: ignore[misc]  # RawIOBase (above)
     finally:
         f.close()
 

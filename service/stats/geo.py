@@ -95,14 +95,14 @@ def union(parts: Iterable[GeoStats]) -> GeoStats | None:
 def render(g: GeoStats) -> str | None:
     """``extra_stats`` as DuckLake writes it; None when a type code has no name, or no part had
     a geometry (no box)."""
-    names = [type_name(c) for c in g.types]
-    if any(n is None for n in names) or g.ranges[0] is None or g.ranges[1] is None:
+    names = [n for n in map(type_name, g.types) if n is not None]
+    if len(names) != len(g.types) or g.ranges[0] is None or g.ranges[1] is None:
         return None
     box = []
     for axis, r in zip(_AXES, g.ranges, strict=True):
         lo, hi = ("null", "null") if r is None else (f"{r[0]:f}", f"{r[1]:f}")
         box.append(f'"{axis}min": {lo}, "{axis}max": {hi}')
-    types = ", ".join(f'"{n}"' for n in sorted(set(names)))  # type: ignore[type-var]
+    types = ", ".join(f'"{n}"' for n in sorted(set(names)))
     return '{"bbox": {' + ", ".join(box) + '}, "types": [' + types + "]}"
 
 

@@ -1,8 +1,11 @@
-"""What the modules of a package import, read from their source (``ast``; nothing is imported)."""
+"""What the modules of a package import, read from their source (``ast``; nothing is imported),
+and what a fresh interpreter has loaded after a real import (:func:`modules_loaded_by`)."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import service
@@ -47,3 +50,10 @@ def package_imports(package: str) -> dict[str, set[str]]:
 def offending(imports: set[str], forbidden: tuple[str, ...]) -> set[str]:
     """The imported modules that are, or are inside, one of ``forbidden``."""
     return {m for m in imports if any(m == f or m.startswith(f + ".") for f in forbidden)}
+
+
+def modules_loaded_by(statements: str) -> list[str]:
+    """Every module in ``sys.modules`` of a fresh interpreter after it ran ``statements``, sorted."""
+    code = f"import sys\n{statements}\nprint('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return out.split()

@@ -50,7 +50,7 @@ def explain(
     objects = repo.objects_for_files(conn, t, [f[0] for f in files])
     out = []
     for fid, path, kept in files:
-        verdict = interpret(condition, stats_by_path(stats.get(fid, [])), objects.get(fid))  # type: ignore[arg-type]
+        verdict = interpret(condition, stats_by_path(stats.get(fid, [])), objects.get(fid))
         if kept:
             reason = verdict.reason if verdict.might_match else f"kept by the SQL layer ({verdict.reason})"
         else:

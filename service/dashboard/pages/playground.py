@@ -41,6 +41,7 @@ from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
     from service.catalog import Catalog, PathCoverage, PlannedFilesPage, TableInfo
+    from service.catalog.admin import FileDecision
     from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
@@ -50,7 +51,7 @@ router = APIRouter()
 #: Files listed per page by the playground (the counts cover all of them).
 PLAYGROUND_PAGE = 100
 #: The playground's file filters: every live file, the candidates, the files pruning skips.
-SHOW = ("all", "kept", "skipped")
+SHOW: tuple[FileDecision, ...] = ("all", "kept", "skipped")
 #: The longest result URL the playground links to (characters): servers and proxies commonly
 #: refuse request lines past 8 KB (uvicorn answers "Invalid HTTP request received.").
 MAX_RESULT_URL = 8_000
@@ -138,7 +139,7 @@ def insert_items(
     when ``name_column`` (default: when ``columns`` are more than one)."""
     if name_column is None:
         name_column = len(columns) != 1
-    from service.pruning.paths import Element, JsonPath, format_json_path, parse_variant_path
+    from service.pruning.paths import JsonPath, Key, format_json_path, parse_variant_path
     from service.pruning.render import render_column, sql_string
     from service.pruning.spark_types import spark_type_name
     from service.values import ShreddedType
@@ -149,9 +150,10 @@ def insert_items(
             continue
         try:
             segments = parse_variant_path(c.variant_path)
-            if any(isinstance(s, Element) for s in segments):
+            keys = tuple(s for s in segments if isinstance(s, Key))
+            if len(keys) != len(segments):
                 continue  # an array element has no variant_get spelling (exists(...) instead)
-            path = format_json_path(JsonPath(tuple(segments)))  # type: ignore[arg-type]
+            path = format_json_path(JsonPath(keys))
             type_name, n = c.types[0]
             spark = spark_type_name(ShreddedType.parse(type_name))
         except ShredcatError:
@@ -176,13 +178,13 @@ def _page_number(text: str) -> int:
     return int(text) if ascii_digits(text) and 0 < len(text) < 10 and int(text) > 0 else 1
 
 
-def _view(form: dict[str, str]) -> tuple[str, int]:
+def _view(form: dict[str, str]) -> tuple[FileDecision, int]:
     """The file filter and page asked for: a posted ``view`` (``kept:2``, from the buttons of a
     result too long for a URL) or the ``show`` and ``page`` fields."""
     show, page = form.get("show", "all"), form.get("page", "1")
     if "view" in form:
         show, _, page = form["view"].partition(":")
-    return (show if show in SHOW else "all"), _page_number(page)
+    return next((s for s in SHOW if s == show), "all"), _page_number(page)
 
 
 def shortened(text: str, limit: int = HEADING_PREDICATE) -> str:
@@ -269,7 +271,8 @@ def _error_page(request: Request, values: dict[str, Any], e: ShredcatError) -> R
         return render(request, "prune.html", status=404, **values)
     values["error"] = e.message
     field = e.details.get("field")
-    values["error_field"] = {"snapshot": "snapshot", "session-time-zone": "tz"}.get(field, "sql")  # type: ignore[arg-type]
+    fields = {"snapshot": "snapshot", "session-time-zone": "tz"}
+    values["error_field"] = fields.get(field, "sql") if isinstance(field, str) else "sql"
     if isinstance(e, InvalidPredicateError | UnknownColumnError):
         position = e.details.get("position")
         values["caret"] = _caret(values["sql"], position if isinstance(position, int) else None)
@@ -321,7 +324,7 @@ def _prune(request: Request, namespace: str, table: str, form: dict[str, str], r
             table,
             expr,
             snapshot_id=snapshot,
-            decision=show,  # type: ignore[arg-type]
+            decision=show,
             offset=(page - 1) * PLAYGROUND_PAGE,
             limit=PLAYGROUND_PAGE,
             with_plan=True,

@@ -18,6 +18,7 @@ from service.values.text import ascii_digits
 
 if TYPE_CHECKING:
     from service.catalog import Catalog, DataFileInfo, PathCoverage, TableGlobalStats
+    from service.catalog.admin import FileSort
 
 router = APIRouter()
 
@@ -61,7 +62,15 @@ def _decode_cursor(token: str | None, sort: str) -> _Cursor | None:
     return _Cursor(doc[0], doc[1], doc[2], doc[3] == "p")
 
 
-_SORTS = ("path", "size", "rows")
+_SORTS: tuple[FileSort, ...] = ("path", "size", "rows")
+
+
+def _file_sort(text: str) -> FileSort:
+    """The files list's sort named ``text``."""
+    for sort in _SORTS:
+        if sort == text:
+            return sort
+    raise BadInputError(f"cannot sort files by {text!r} (path, size or rows)")
 
 
 @router.get("/tables/{namespace}/{table}")
@@ -154,7 +163,8 @@ def global_rows(gstats: TableGlobalStats) -> dict[str, list[dict[str, Any]]]:
 
 
 def _sort_key(f: DataFileInfo, sort: str) -> int | str:
-    return {"path": f.path, "size": f.file_size_bytes, "rows": f.record_count}[sort]
+    keys: dict[str, int | str] = {"path": f.path, "size": f.file_size_bytes, "rows": f.record_count}
+    return keys[sort]
 
 
 def _full_prefix(catalog: Catalog, namespace: str, table: str, prefix: str) -> str:
@@ -217,7 +227,7 @@ def _cursor_page(
         rows = admin_reads(catalog).list_files_sorted(
             namespace,
             table,
-            sort=view.sort,  # type: ignore[arg-type]
+            sort=_file_sort(view.sort),
             descending=desc,
             prefix=prefix or None,
             contains=filters.contains or None,
@@ -240,8 +250,7 @@ def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filte
     Next cursors, how many files match, and the files removed at the filtered snapshot."""
     from service.catalog.history import files_at
 
-    if view.sort not in _SORTS:
-        raise BadInputError(f"cannot sort files by {view.sort!r} (path, size or rows)")
+    _file_sort(view.sort)
     if view.order not in ("asc", "desc"):
         raise BadInputError(f"order must be asc or desc, not {view.order!r}")
     prefix = _full_prefix(catalog, namespace, table, filters.prefix)

@@ -97,7 +97,7 @@ class ObjectFile(io.RawIOBase):
         return self.read(-1)
 
     # override: RawIOBase takes any writable buffer; pyarrow and io.BufferedReader pass these two.
-    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]  # narrower buffer (above)
         data = self.read(len(b))
         b[: len(data)] = data
         return len(data)
