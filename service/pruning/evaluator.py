@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import wraps
-from typing import Final, TypeVar
+from typing import Final, TypeVar, cast
 
 from service.errors import InvalidPredicateError
 from service.pruning.absent import ObjectIndex, absent_key, rejects_nulls
@@ -427,7 +427,8 @@ class _Interpreter(ConditionVisitor[Verdict]):
                 v = visit_condition(child, self)
                 might, short = v.might_match, v.short
             else:
-                might, short = quick[0], self._short(child, quick[1])  # type: ignore[arg-type]
+                # quick is only set for a LeafCondition (checked by class above, which mypy does not narrow)
+                might, short = quick[0], self._short(cast(LeafCondition, child), quick[1])
             if might:
                 return Verdict(MIGHT_MATCH, "", short)
             shorts.append(short)
@@ -504,9 +505,9 @@ class ShortReasons:
         r, t, lo_w, hi_w = row
         hit = self._ranges.get((id(c), id(t)))
         if hit is None or hit[0] is not c:
-            _, test, not_comparable, cast, _ = self._leaf(c, t)
-            plain = not cast and test.__class__ is RangeMayContain and not test.nan_matches
-            words = _range_words(test, t, self._words_of) if plain else None  # type: ignore[arg-type]
+            _, test, not_comparable, cast_leads, _ = self._leaf(c, t)
+            plain = not cast_leads and test.__class__ is RangeMayContain and not test.nan_matches
+            words = _range_words(cast(RangeMayContain, test), t, self._words_of) if plain else None
             hit = self._ranges[(id(c), id(t))] = (c, words, not_comparable)
         _, words, not_comparable = hit
         if words is None:
