@@ -111,13 +111,13 @@ def check_object_name(kind: str, name: object) -> str:
     if (c := _hidden_character(name)) is not None:
         label = f"U+{ord(c):04X}" + (f" {unicodedata.name(c)}" if unicodedata.name(c, "") else "")
         raise InvalidStatsError(
-            f"invalid {kind} name {ascii(name)}: it holds {label}, an invisible or bidirectional "
+            f"invalid {kind} name {name!a}: it holds {label}, an invisible or bidirectional "
             "control character"
         )
     if not unicodedata.is_normalized("NFC", name):
         raise InvalidStatsError(
-            f"invalid {kind} name {ascii(name)}: not in Unicode NFC (composed) form; "
-            f"its NFC form is {ascii(unicodedata.normalize('NFC', name))}"
+            f"invalid {kind} name {name!a}: not in Unicode NFC (composed) form; "
+            f"its NFC form is {unicodedata.normalize('NFC', name)!a}"
         )
     return name
 
