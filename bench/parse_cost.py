@@ -66,6 +66,9 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "case": lambda n: "CASE " + " ".join(f"WHEN id = {i} THEN {i}" for i in range(n // 25)) + " END = 1",
     "coalesce": lambda n: "coalesce(" + ", ".join([TERM] * (n // 39)) + ") = 1",
     "shorthand": lambda n: "v:" + ".".join(f"k{i}" for i in range(n // 6)) + "::int = 1",
+    "subscripts": lambda n: "v:a" + "[0]" * (n // 3) + "::int = 1",
+    "struct-path": lambda n: "id." + ".".join(f"k{i}" for i in range(n // 6)) + " = 1",
+    "many-paths": lambda n: " OR ".join("v:" + ".".join(f"k{j}" for j in range(60)) + f"::int = {i}" for i in range(n // 300)),
 }
 SIZES = (4 * 1024, 32 * 1024, 256 * 1024)
 

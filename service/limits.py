@@ -14,6 +14,10 @@ MAX_PREDICATE_DEPTH = 64
 MAX_IN_LIST = 10_000
 #: Most terms in one predicate (comparisons joined by AND/OR; a BETWEEN counts as two).
 MAX_PREDICATE_TERMS = 400
+#: Most steps (``.key``, ``:key``, ``[i]``) of one path written in a SQL predicate (a Variant
+#: shorthand path or a column reference); all its paths together may have four times the terms limit.
+#: A file's schema nests at most MAX_SCHEMA_DEPTH levels, two per shredded object step.
+MAX_PATH_DEPTH = 64
 #: Longest SQL predicate text (characters): an IN list of 10,000 values of ~25 characters each.
 MAX_PREDICATE_LENGTH = 256 * 1024
 #: Largest plan request body (bytes): a predicate of the longest allowed text, every character
@@ -54,6 +58,7 @@ class PredicateLimits:
     max_in_list: int = MAX_IN_LIST
     max_terms: int = MAX_PREDICATE_TERMS
     max_length: int = MAX_PREDICATE_LENGTH
+    max_path_depth: int = MAX_PATH_DEPTH
 
     def sql_keywords(self) -> dict[str, int]:
         """Keywords of :func:`service.pruning.parse_sql.parse_sql`."""

@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     #: index probe per term and refuses plans of more than 400 probes. Also the most binary
     #: arithmetic operators (``+ - * / %``) a SQL predicate may hold (pruning uses none).
     max_predicate_terms: int = Field(default=limits.MAX_PREDICATE_TERMS, ge=1)
+    #: Most steps of one path written in a SQL predicate (``v:a.b[0]``, ``s.a.b``), counted on
+    #: the raw text before it is parsed; all its paths together may have four times
+    #: ``max_predicate_terms``. At most 256: a column reference is resolved one recursion per step.
+    max_path_depth: int = Field(default=limits.MAX_PATH_DEPTH, ge=1, le=256)
     #: Longest SQL predicate (characters), refused before it is parsed (parsing costs ~3 ms per
     #: KiB). Enough for an IN list of 10,000 values of up to ~25 characters each.
     max_predicate_length: int = Field(default=limits.MAX_PREDICATE_LENGTH, ge=1)
@@ -184,6 +188,7 @@ class Settings(BaseSettings):
             max_in_list=self.max_in_list,
             max_terms=self.max_predicate_terms,
             max_length=self.max_predicate_length,
+            max_path_depth=self.max_path_depth,
         )
 
     @property

@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -85,13 +86,38 @@ def check_name(kind: str, name: object) -> str:
 _OBJECT_NAME_FORBIDDEN = re.compile(r"[/\x00-\x1f\x7f]")
 
 
+#: Characters a reader of a name cannot see, or that reorder what follows them on screen: controls
+#: (C0 and C1), format characters (bidirectional overrides and isolates, zero-width ones, the BOM,
+#: the soft hyphen) and line or paragraph separators. ``"invoice\u202egpj.csv"`` shows as
+#: ``invoicevsc.jpg``; two names differing by a zero-width space look the same.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
+def _hidden_character(name: str) -> str | None:
+    return next((c for c in name if unicodedata.category(c) in _HIDDEN_CATEGORIES), None)
+
+
 def check_object_name(kind: str, name: object) -> str:
-    """A new namespace's or table's name: :func:`check_name`, and addressable in a URL path."""
+    """A new namespace's or table's name: :func:`check_name`, addressable in a URL path, shown as
+    it is (no invisible or bidirectional control character) and in Unicode NFC, so that one name
+    typed on any keyboard or file system is one name (an NFD "café" would otherwise be a second
+    namespace, looking the same). Names from before these rules are never checked again."""
     check_name(kind, name)
     assert isinstance(name, str)
     if name in (".", "..") or _OBJECT_NAME_FORBIDDEN.search(name):
         raise InvalidStatsError(
             f"invalid {kind} name {name!r}: it may not be '.' or '..' nor hold '/' or a control character"
+        )
+    if (c := _hidden_character(name)) is not None:
+        label = f"U+{ord(c):04X}" + (f" {unicodedata.name(c)}" if unicodedata.name(c, "") else "")
+        raise InvalidStatsError(
+            f"invalid {kind} name {name!a}: it holds {label}, an invisible or bidirectional "
+            "control character"
+        )
+    if not unicodedata.is_normalized("NFC", name):
+        raise InvalidStatsError(
+            f"invalid {kind} name {name!a}: not in Unicode NFC (composed) form; "
+            f"its NFC form is {unicodedata.normalize('NFC', name)!a}"
         )
     return name
 

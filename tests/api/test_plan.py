@@ -90,6 +90,14 @@ def test_term_and_length_limits_come_from_settings(app_factory) -> None:
     assert err["details"]["limit"] == 3
 
 
+def test_path_depth_comes_from_settings(app_factory) -> None:
+    c = app_factory(max_path_depth=3)
+    ok = "v:a.b.c::bigint = 1"
+    assert c.post(T + "/plan", json={"sql": ok}, headers=READER).status_code == 404  # no table: parsed
+    err = assert_error(c.post(T + "/plan", json={"sql": "v:a.b.c.d::bigint = 1"}, headers=READER), 413, "limit_exceeded", "body.sql")
+    assert err["details"]["limit"] == 3 and "a path of 4 steps; the limit is 3" in err["message"]
+
+
 def _sql_or(n: int) -> str:
     return " OR ".join(ID_EQ.format(i) for i in range(n))
 

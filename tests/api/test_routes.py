@@ -139,10 +139,23 @@ def test_namespaces(client) -> None:
         ({"namespace": [".."]}, "body.namespace[0]"),
         ({"namespace": ["."]}, "body.namespace[0]"),
         ({"namespace": ["a\x7fb"]}, "body.namespace[0]"),
+        ({"namespace": ["cafe\u0301"]}, "body.namespace[0]"),  # NFD: NFC "café" is the one spelling
+        ({"namespace": ["a\u202eb"]}, "body.namespace[0]"),  # a right-to-left override
     ],
 )
 def test_create_namespace_validation(client, body, field: str) -> None:
     assert_error(client.post("/v1/namespaces", json=body, headers=ADMIN), 422, field=field)
+
+
+def test_new_names_must_be_nfc_without_hidden_characters(client) -> None:
+    err = assert_error(client.post("/v1/namespaces", json={"namespace": ["cafe\u0301"]}, headers=ADMIN), 422)
+    assert "not in Unicode NFC (composed) form; its NFC form is 'caf\\xe9'" in err["message"]
+    assert client.post("/v1/namespaces", json={"namespace": ["caf\u00e9"]}, headers=ADMIN).status_code == 200
+    body = {"name": "invoice\u202egpj", "variant-columns": ["v"]}
+    err = assert_error(client.post("/v1/namespaces/caf%C3%A9/tables", json=body, headers=ADMIN), 422, field="body.name")
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in err["message"]
+    assert client.get("/v1/namespaces/cafe%CC%81", headers=READER).status_code == 404  # NFD spelling: another name
+    assert client.get("/v1/namespaces/caf%C3%A9/tables", headers=READER).json()["identifiers"] == []
 
 
 def test_invalid_json_body(client) -> None:

@@ -89,7 +89,10 @@ def test_namespace_create(catalog: Catalog) -> None:
     assert catalog.create_namespace("n", if_not_exists=True).name == "n"
 
 
-@pytest.mark.parametrize("name", [".", "..", "a/b", "/etc", "a\tb", "line1\nline2", "x\x7f", "caf\udce9"])
+@pytest.mark.parametrize(
+    "name",
+    [".", "..", "a/b", "/etc", "a\tb", "line1\nline2", "x\x7f", "caf\udce9", "x\x85", "cafe\u0301", "a\u202eb", "a\u200bb"],
+)
 def test_names_that_no_url_or_output_line_can_hold_are_refused(catalog: Catalog, name: str) -> None:
     """Namespace and table names are REST path segments and fields of the CLI's tab-separated
     output, whichever way they are created (the CLI creates tables as it registers)."""
@@ -117,6 +120,52 @@ def test_a_table_named_before_the_rules_still_takes_registrations(catalog: Catal
 
     run_transaction(catalog.engine, make)
     assert catalog.register("old", "a\tb", ["x.parquet"], extract=int_file).added == ("x.parquet",)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("cafe\u0301", r"'cafe\\u0301': not in Unicode NFC \(composed\) form; its NFC form is 'caf\\xe9'"),
+        ("invoice\u202egpj", r"holds U\+202E RIGHT-TO-LEFT OVERRIDE, an invisible or bidirectional control character"),
+        ("a\u2066b", r"holds U\+2066 LEFT-TO-RIGHT ISOLATE"),
+        ("a\u200db", r"holds U\+200D ZERO WIDTH JOINER"),
+        ("\ufeffa", r"holds U\+FEFF"),
+        ("a\u2029b", r"holds U\+2029 PARAGRAPH SEPARATOR"),
+    ],
+)
+def test_new_names_are_nfc_and_show_as_they_are(catalog: Catalog, name: str, message: str) -> None:
+    """NFC and NFD "café" would be two namespaces that look the same, and a right-to-left override
+    shows a name as another: new names are refused with the reason (escaped, so it reads the same
+    on any terminal); NFC names of any script are accepted."""
+    for create in (lambda: catalog.create_namespace(name), lambda: catalog.create_table("ok", name, ["v"])):
+        with pytest.raises(InvalidStatsError, match=message) as e:
+            create()
+        assert e.value.http_status == 422
+    assert catalog.list_namespaces() == []
+    for fine in ("caf\u00e9", "日本語", "Ωmega", "עברית", "a b-c_d.e"):  # right-to-left scripts are letters, not controls
+        catalog.create_namespace(fine)
+        catalog.create_table(fine, fine, ["v"])
+    assert sorted(t.name for t in catalog.list_tables()) == sorted(["caf\u00e9", "日本語", "Ωmega", "עברית", "a b-c_d.e"])
+
+
+def test_names_from_before_the_unicode_rules_keep_working(catalog: Catalog) -> None:
+    """An NFD name or one with a bidirectional control, created before the rules, is looked up,
+    registered into and dropped by its exact spelling; its NFC spelling is another (new) name."""
+    from service.catalog import repository as repo
+    from service.catalog.db import run_transaction
+
+    def make(conn: object) -> None:
+        ns = repo.insert_namespace(conn, "cafe\u0301")  # type: ignore[arg-type]
+        repo.insert_table(conn, ns, "a\u202eb", ("v",))  # type: ignore[arg-type]
+
+    run_transaction(catalog.engine, make)
+    assert catalog.register("cafe\u0301", "a\u202eb", ["x.parquet"], extract=int_file).added == ("x.parquet",)
+    assert catalog.get_table("cafe\u0301", "a\u202eb").name == "a\u202eb"
+    with pytest.raises(NotFoundError):
+        catalog.get_table("caf\u00e9", "a\u202eb")
+    catalog.create_namespace("caf\u00e9")
+    assert {n.name for n in catalog.list_namespaces()} == {"caf\u00e9", "cafe\u0301"}
+    catalog.drop_table("cafe\u0301", "a\u202eb")
 
 
 def test_drop_table_keeps_history_and_frees_the_name(cat: Catalog) -> None:

@@ -230,6 +230,21 @@ def test_bad_input_is_a_one_line_error(tmp_path: Path, args: list[str], message:
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+def test_new_table_names_are_nfc_without_hidden_characters(tmp_path: Path) -> None:
+    """The CLI creates a missing table as it registers: the same name rules as REST and the library."""
+    write_shredded(tmp_path / "f.parquet", [{"id": 1}], {"id": "int64"})
+    for table, message in (
+        ("cafe\u0301.ev", "not in Unicode NFC (composed) form; its NFC form is 'caf\\xe9'"),
+        ("lake.a\u202eb", "U+202E RIGHT-TO-LEFT OVERRIDE, an invisible or bidirectional control character"),
+    ):
+        r = _run(["register", "--table", table, "f.parquet"], tmp_path)
+        assert r.returncode == 1 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert _run(["tables"], tmp_path).stdout == ""
+    r = _run(["register", "--table", "caf\u00e9.ev", "f.parquet"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert _run(["tables"], tmp_path).stdout.startswith("caf\u00e9.ev")
+
+
 def test_verify_contract(tmp_path: Path) -> None:
     """``shredcat verify``: 0 when every file matches, 1 when stored stats differ (one JSON object
     per problem file), 3 when none differs but some file could not be read, 2 on usage errors;

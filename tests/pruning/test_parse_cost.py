@@ -11,10 +11,10 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from bench.parse_cost import SHAPES, attempt, parse_calls
+from bench.parse_cost import SCHEMA, SHAPES, attempt, parse_calls
 from service.errors import LimitExceededError
 from service.pruning.parse_sql import parse_sql
-from service.pruning.parse_sql.guard import not_run, too_many_branches
+from service.pruning.parse_sql.guard import not_run, path_steps, too_many_branches
 from service.pruning.parse_sql.lists import literal_list_end, parse_tokens
 from service.pruning.parse_sql.syntax import nesting, tokenize
 
@@ -125,3 +125,49 @@ def test_case_branches_and_variant_get_calls_are_bounded_before_parsing() -> Non
         with pytest.raises(LimitExceededError):
             parse_sql(text)
         assert parse_calls(text) < MAX_REFUSAL_CALLS
+
+
+def test_path_steps_are_counted_on_the_raw_text() -> None:
+    # The depth given is the longest path's, so that the scan does not stop early.
+    assert path_steps("v:a.b::int = 1.5 AND x = .5 AND s.t = 'a.b.c' AND `a.b` = 1 -- .x.y\n", 2, 99) == (2, 3)
+    assert path_steps("v:['a b'].c[0]::int = 1 OR variant_get(v, '$.a.b.c.d', 'int') = 2", 3, 99) == (3, 3)
+    assert path_steps("v:café.é.é = 1 AND y = 1.5", 3, 99) == (3, 3)  # any word is a key, not only ASCII
+    assert path_steps("k1.k2.k3 = 1 AND x IN (1.5, 2.5, 3e5)", 2, 99) == (2, 2)  # digits in keys are no numbers
+    assert path_steps("v:" + ".".join(["a"] * 64) + " = 1", 64, 1600) == (0, 0)  # too few dots to pass 64
+    assert path_steps("v:" + ".".join(["a"] * 1000) + " = 1", 64, 1600) == (65, 65)  # stops past the limit
+
+
+def _keys(n: int) -> str:
+    return ".".join(f"k{i}" for i in range(n))
+
+
+@pytest.mark.parametrize(
+    ("deep", "within"),
+    [
+        (f"v:{_keys(65)}::int = 1", f"v:{_keys(64)}::int = 1"),
+        ("v:a" + "[0]" * 64 + "::int = 1", "v:a" + "[0]" * 63 + "::int = 1"),
+        # A column reference (resolved one recursion per step); its parent is no struct: refused after parsing.
+        (f"id.{_keys(65)} = 1", None),
+        (f"id.{_keys(40_000)} = 1", None),  # 256 KiB: a RecursionError before the limit
+    ],
+    ids=["shorthand", "subscripts", "struct", "struct-256k"],
+)
+def test_a_path_deeper_than_the_limit_is_refused_before_parsing(deep: str, within: str | None) -> None:
+    with pytest.raises(LimitExceededError, match="a path of 65 steps; the limit is 64") as e:
+        parse_sql(deep, schema=SCHEMA, max_length=len(deep))
+    assert e.value.details["limit"] == 64
+    assert parse_calls(deep) < MAX_REFUSAL_CALLS
+    if within is not None:
+        assert attempt(within) == "ok"
+
+
+def test_path_steps_in_all_are_bounded_by_four_times_the_terms_limit() -> None:
+    term = "v:" + ".".join(f"k{j}" for j in range(50)) + "::int = {}"
+    within = " OR ".join(term.format(i) for i in range(32))  # 1,600 steps
+    beyond = " OR ".join(term.format(i) for i in range(33))
+    assert attempt(within) == "ok"
+    with pytest.raises(LimitExceededError, match="more than 1600 path steps") as e:
+        parse_sql(beyond)
+    assert e.value.details["limit"] == 1600
+    assert parse_calls(beyond) < MAX_REFUSAL_CALLS + 0.01 * len(beyond)  # a few calls per path
+    parse_sql(beyond, max_terms=10_000)  # the total follows the terms setting

@@ -64,7 +64,8 @@ With a :class:`~service.pruning.schema.TableSchema` (``schema=``), any Spark WHE
 
 Limits (LimitExceededError): ``max_depth`` for the nesting of AND/OR/NOT (a chain of one
 operator counts once), ``max_in_list`` per IN list, ``max_length`` characters of text and
-``max_terms`` terms joined by AND/OR. Length and terms are checked on the raw text, in
+``max_terms`` terms joined by AND/OR, ``max_path_depth`` steps of one path written in SQL
+(``v:a.b[0]``, ``s.a.b``; four times ``max_terms`` in all). These are checked on the raw text, in
 microseconds, before sqlglot sees it. sqlglot's parser recurses ~20 Python frames per
 parenthesis, so the text's nesting is measured on the tokens before parsing and the recursion
 limit is raised for the parse.
@@ -79,6 +80,7 @@ from service.pruning.parse_sql.guard import (
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_IN_LIST,
     DEFAULT_MAX_LENGTH,
+    DEFAULT_MAX_PATH_DEPTH,
     DEFAULT_MAX_TERMS,
     guarded_parse,
 )
@@ -92,6 +94,7 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "DEFAULT_MAX_IN_LIST",
     "DEFAULT_MAX_LENGTH",
+    "DEFAULT_MAX_PATH_DEPTH",
     "DEFAULT_MAX_TERMS",
     "parse_sql",
     "to_sql",
@@ -105,6 +108,7 @@ def parse_sql(
     max_in_list: int = DEFAULT_MAX_IN_LIST,
     max_length: int = DEFAULT_MAX_LENGTH,
     max_terms: int = DEFAULT_MAX_TERMS,
+    max_path_depth: int = DEFAULT_MAX_PATH_DEPTH,
     schema: TableSchema | None = None,
 ) -> BooleanExpression:
     """Parse a Spark SQL predicate (the body of a WHERE clause) into a tree.
@@ -117,7 +121,12 @@ def parse_sql(
     if isinstance(text, str) and lone_surrogate(text):
         raise InvalidPredicateError(f"the predicate is not valid Unicode: {shown(text)!r}")
     tree = guarded_parse(
-        text, max_depth=max_depth, max_length=max_length, max_terms=max_terms, max_in_list=max_in_list
+        text,
+        max_depth=max_depth,
+        max_length=max_length,
+        max_terms=max_terms,
+        max_in_list=max_in_list,
+        max_path_depth=max_path_depth,
     )
     with source_text(text):
         try:
