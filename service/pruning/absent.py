@@ -31,6 +31,11 @@ def objects_by_path(records: Iterable[ShreddedObject]) -> dict[tuple[str, str], 
     return {(r.column, r.variant_path): frozenset(r.fields) for r in records}
 
 
+#: Keys of a path :func:`key_steps` considers at most (a shredded object step is two schema
+#: levels, and the schema depth limit is a setting of at most a few hundred).
+MAX_KEY_STEPS = 256
+
+
 def key_steps(variant_path: str | None) -> tuple[tuple[str, str], ...]:
     """``(enclosing object's path, key)`` for each key of a path made only of object keys,
     outermost first; () for plain columns, the root, paths through arrays and malformed paths."""
@@ -42,9 +47,15 @@ def key_steps(variant_path: str | None) -> tuple[tuple[str, str], ...]:
         return ()
     if any(is_array for _, is_array in steps):
         return ()
+    # Only the outermost keys: no file records objects deeper than its schema allows, and each
+    # parent is a prefix of the path, so all of them would cost the square of a long path's length
+    # (a 100,000-step path in a JSON filter). Fewer steps prove less, never wrongly.
     out = []
-    for i, (key, _) in enumerate(steps):
-        parent = ".".join(quote_field(s) for s, _ in steps[:i]) if i else ROOT
+    parent = ROOT
+    for i, (key, _) in enumerate(steps[:MAX_KEY_STEPS]):
+        if i:
+            prev = quote_field(steps[i - 1][0])
+            parent = prev if i == 1 else f"{parent}.{prev}"
         out.append((parent, key))
     return tuple(out)
 
