@@ -4,6 +4,9 @@
   :mod:`.recursion`'s headroom; :mod:`.syntax`: the one module that calls sqlglot and
   translates its errors; :mod:`.convert` (with :mod:`.literal_nodes` and :mod:`.nodes`):
   sqlglot's tree → predicate tree. Rendering back is :func:`service.pruning.render.to_sql`.
+* :mod:`.shapes`: long ``IN`` lists and long OR (or AND) chains of comparisons read without
+  sqlglot, to the same tree (a 90 KB list of 10,000 ids: ~0.3 s of CPU through sqlglot); any
+  other text, and any error, takes sqlglot's path.
 
 Accepted without a schema, everything else being an InvalidPredicateError that names what is
 not supported (nothing is silently dropped: an ignored conjunct could only widen the result, but an ignored
@@ -74,7 +77,7 @@ limit is raised for the parse.
 from __future__ import annotations
 
 from service.errors import InvalidPredicateError, UnknownColumnError
-from service.pruning.expressions import BooleanExpression
+from service.pruning.expressions import BooleanExpression, Op, Term, UnaryPredicate
 from service.pruning.parse_sql.convert import Converter
 from service.pruning.parse_sql.guard import (
     DEFAULT_MAX_DEPTH,
@@ -82,10 +85,13 @@ from service.pruning.parse_sql.guard import (
     DEFAULT_MAX_LENGTH,
     DEFAULT_MAX_PATH_DEPTH,
     DEFAULT_MAX_TERMS,
-    guarded_parse,
+    check_text,
+    checked_parse,
 )
 from service.pruning.parse_sql.located import located
 from service.pruning.parse_sql.nodes import source_text
+from service.pruning.parse_sql.shapes import MIN_CHARS, read_shapes
+from service.pruning.parse_sql.syntax import is_plain_name
 from service.pruning.render import to_sql
 from service.pruning.schema import TableSchema
 from service.values.text import lone_surrogate, shown
@@ -120,16 +126,34 @@ def parse_sql(
     below are accepted and the catalog checks the Variant columns."""
     if isinstance(text, str) and lone_surrogate(text):
         raise InvalidPredicateError(f"the predicate is not valid Unicode: {shown(text)!r}")
-    tree = guarded_parse(
-        text,
-        max_depth=max_depth,
-        max_length=max_length,
-        max_terms=max_terms,
-        max_in_list=max_in_list,
-        max_path_depth=max_path_depth,
-    )
+    limits = {
+        "max_depth": max_depth,
+        "max_in_list": max_in_list,
+        "max_length": max_length,
+        "max_terms": max_terms,
+        "max_path_depth": max_path_depth,
+    }
+    check_text(text, max_length=max_length, max_terms=max_terms, max_in_list=max_in_list, max_path_depth=max_path_depth)
+    if len(text) >= MIN_CHARS:
+        fast = read_shapes(
+            text, lambda term: term_of(term, schema, limits), max_depth=max_depth, max_in_list=max_in_list
+        )
+        if fast is not None:
+            return fast
+    tree = checked_parse(text, max_depth=max_depth)
     with source_text(text):
         try:
             return Converter(max_depth, max_in_list, schema).convert(tree, 0)
         except UnknownColumnError as e:
             raise located(e, text, tree) from None
+
+
+def term_of(text: str, schema: TableSchema | None, limits: dict[str, int]) -> Term:
+    """The term ``text`` is, as this parser reads it in a predicate (for :mod:`.shapes`): that of
+    ``<text> IS NULL``; an error when the text is not a call or a plain name, or not a term."""
+    if not text.endswith(")") and not is_plain_name(text):
+        raise InvalidPredicateError(f"not a plain name: {text}")
+    leaf = parse_sql(f"{text} IS NULL", schema=schema, **limits)
+    if not isinstance(leaf, UnaryPredicate) or leaf.op is not Op.IS_NULL:
+        raise InvalidPredicateError(f"not a term: {text}")
+    return leaf.term

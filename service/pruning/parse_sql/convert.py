@@ -86,6 +86,20 @@ _hard = hard
 _is_hard = is_hard
 
 
+def literal_for(term: Term, v: LiteralValue) -> LiteralValue:
+    """``v`` as compared with ``term``: a decimal literal Spark would round against it is refused."""
+    if isinstance(v, Decimal):
+        check_spark_decimal_width(term.target, v)
+    return v
+
+
+def in_predicate(term: Term, literals: list[LiteralValue]) -> BooleanExpression:
+    """``term IN (literals)`` of SQL text (:func:`literal_for`'s values)."""
+    # Spark's IN coercion differs between its ANSI modes where a string meets another type.
+    check_sql_in_list(term.target, literals)
+    return in_list(Op.IN, term, literals)
+
+
 class Converter:
     """sqlglot tree → predicate tree. Without a schema every construct it does not know is an
     error; with one, such a sub-expression is :class:`Unknown` (see the module docstring)."""
@@ -362,11 +376,7 @@ class Converter:
     # -- literals --
 
     def _literal(self, node: exp.Expression, target: Term) -> LiteralValue:
-        node = unparen(node)
-        v = literal_value(node, self._not_a_literal)
-        if isinstance(v, Decimal):
-            check_spark_decimal_width(target.target, v)
-        return v
+        return literal_for(target, literal_value(unparen(node), self._not_a_literal))
 
     def _not_a_literal(self, node: exp.Expression) -> LiteralValue:
         if self._term(node) is not None:
@@ -414,10 +424,7 @@ class Converter:
                 f"{len(values)} values in an IN list; the limit is {self.max_in_list}",
                 details={"limit": self.max_in_list},
             )
-        literals = [self._literal(v, term) for v in values]
-        # Spark's IN coercion differs between its ANSI modes where a string meets another type.
-        check_sql_in_list(term.target, literals)
-        return in_list(Op.IN, term, literals)
+        return in_predicate(term, [self._literal(v, term) for v in values])
 
     def _between(self, node: exp.Between) -> BooleanExpression:
         if node.args.get("symmetric"):

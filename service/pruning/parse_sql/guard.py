@@ -172,8 +172,11 @@ def path_steps(text: str, depth: int, limit: int) -> tuple[int, int]:
     return longest, total
 
 
-# Parentheses, commas and the IN that opens a list, skipping the same forms as above.
-_LISTS = re.compile(_SKIPPED + r" | (\bin\s*\() | ([(),])", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE)
+# Parentheses, commas and the IN that opens a list, skipping the same forms as above; a run of
+# commas between numbers (``, 9000001, 9000002``) is one match (a list of 10,000 ids was 10,000).
+_LISTS = re.compile(
+    _SKIPPED + r" | (\bin\s*\() | ([()]) | ((?:,[ \t\r\n0-9.]*)+)", re.ASCII | re.IGNORECASE | re.DOTALL | re.VERBOSE
+)
 
 
 def longest_in_list(text: str, limit: int) -> int:
@@ -192,11 +195,11 @@ def longest_in_list(text: str, limit: int) -> int:
         elif m.group(2) == ")":
             if stack:
                 stack.pop()
-        elif m.group(2) == "," and stack and stack[-1][0]:
-            stack[-1][1] += 1
+        elif m.group(3) and stack and stack[-1][0]:
+            stack[-1][1] += m.group(3).count(",")
             best = max(best, stack[-1][1])
             if best > limit:
-                return best
+                return limit + 1  # what counting one comma at a time stops at
     return best
 
 
@@ -235,6 +238,19 @@ def guarded_parse(
     max_path_depth: int = DEFAULT_MAX_PATH_DEPTH,
 ) -> exp.Expression:
     """sqlglot's tree of ``text`` once it passed the checks (see the module docstring)."""
+    check_text(
+        text,
+        max_length=max_length,
+        max_terms=max_terms,
+        max_in_list=max_in_list,
+        max_path_depth=max_path_depth,
+    )
+    return checked_parse(text, max_depth=max_depth)
+
+
+def check_text(text: str, *, max_length: int, max_terms: int, max_in_list: int, max_path_depth: int) -> None:
+    """The checks on the raw text (type, length, emptiness, terms, operators, branches, paths, IN
+    lists), each a LimitExceededError or InvalidPredicateError, before anything parses it."""
     if not isinstance(text, str):
         raise InvalidPredicateError(f"a SQL predicate must be a string, not {type(text).__name__}")
     if len(text) > max_length:
@@ -268,6 +284,10 @@ def guarded_parse(
             f"more than {n - 1} values in an IN list; the limit is {max_in_list}",
             details={"limit": max_in_list},
         )
+
+
+def checked_parse(text: str, *, max_depth: int) -> exp.Expression:
+    """sqlglot's tree of a text :func:`check_text` passed, its nesting measured first."""
     depth = max(paren_depth(text), not_run(text))
     tokens = {}
     if depth <= max_depth + _PAREN_SLACK:

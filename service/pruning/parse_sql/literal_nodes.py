@@ -32,14 +32,10 @@ def literal_value(node: exp.Expression, other: Callable[[exp.Expression], Litera
     """The value of a literal node (Spark's typing); ``other`` answers for a node that is none."""
     node = unparen(node)
     if isinstance(node, exp.Neg):
-        v = literal_value(node.this, other)
-        if isinstance(v, Float32Literal):
-            return Float32Literal(-v.value)
-        if isinstance(v, Decimal):
-            return v.copy_negate()  # exact; unary minus rounds to the context's 28 digits
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            return -v
-        raise InvalidPredicateError(f"cannot negate {snippet(node.this)}")
+        v = negated(literal_value(node.this, other))
+        if v is None:
+            raise InvalidPredicateError(f"cannot negate {snippet(node.this)}")
+        return v
     if isinstance(node, exp.Literal):
         text = str(node.this)
         if node.is_string:
@@ -57,6 +53,17 @@ def literal_value(node: exp.Expression, other: Callable[[exp.Expression], Litera
     if isinstance(node, exp.Cast):
         return cast_literal(node, other)
     return other(node)
+
+
+def negated(v: LiteralValue) -> LiteralValue | None:
+    """``-v`` for a numeric literal (Spark's unary minus); None for any other value."""
+    if isinstance(v, Float32Literal):
+        return Float32Literal(-v.value)
+    if isinstance(v, Decimal):
+        return v.copy_negate()  # exact; unary minus rounds to the context's 28 digits
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return -v
+    return None
 
 
 def cast_literal(node: exp.Cast, other: Callable[[exp.Expression], LiteralValue]) -> LiteralValue:
@@ -171,6 +178,8 @@ def is_literalish(node: exp.Expression) -> bool:
 def number_literal(text: str) -> int | Decimal | float:
     """A numeric literal as Spark types it: with an exponent a DOUBLE (finite), with a point a
     DECIMAL, else an integer."""
+    if len(text) <= 200 and text.isascii() and text.isdigit():
+        return int(text)  # what the path below gives plain digits (an IN list of 10,000 ids), sooner
     if len(text) > 200:
         # Beyond any DECIMAL(38) or double literal; also keeps int() under its digit limit.
         # Hard: Spark refuses such a literal too, so it is an error with a schema as well.

@@ -44,6 +44,16 @@ def tokenize(text: str, dialect: str) -> list[Token]:
         raise _token_error(text, e) from None
 
 
+def is_plain_name(text: str) -> bool:
+    """Whether ``text`` is one name in Spark's dialect (no keyword, no function without
+    parentheses such as ``current_date``)."""
+    try:
+        tokens = sqlglot.tokenize(text, read="spark")
+    except TokenError:
+        return False
+    return len(tokens) == 1 and tokens[0].token_type is TokenType.VAR
+
+
 def nesting(tokens: list[Token]) -> int:
     """Parenthesis depth plus the longest run of prefix operators (NOT, unary minus): what
     makes sqlglot's recursive-descent parser recurse."""
