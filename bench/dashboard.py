@@ -2,10 +2,14 @@
 
     .venv/bin/python bench/dashboard.py                          # 10,000 files, both back ends
     .venv/bin/python bench/dashboard.py --backend sqlite --repeat 50
+    .venv/bin/python bench/dashboard.py --backend postgres --keep   # PostgreSQL at SHREDCAT_BENCH_PG_ADMIN_URL
 
 Data: the synthetic files of ``bench/prune.py`` (10 shredded paths each, clustered ids and
 times), committed through ``Catalog.commit`` in batches of 1,000 and ANALYZEd; a fresh database
-per run (PostgreSQL at ``--pg-admin-url``, SQLite in a temporary directory).
+per run (PostgreSQL at ``--pg-admin-url``, default ``SHREDCAT_BENCH_PG_ADMIN_URL``, SQLite in a
+temporary directory), or with ``--keep`` one kept per size and reused (``bench/prune.py``'s). The
+pages asked by number and the path searched are taken within the table, so the markers hold at
+any ``--files``.
 
 Each page is requested in-process through the ASGI app (``create_app``, auth off, Starlette's
 TestClient: no network, no uvicorn) with ``Accept: text/html``; the time is taken around the
@@ -37,6 +41,7 @@ import math
 import os
 import statistics
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Iterator
@@ -51,7 +56,11 @@ from bench.machine import describe
 from bench.prune import DEFAULT_PG_ADMIN, NS, TABLE, load, postgres_db, sqlite_db
 
 T = f"/admin/tables/{NS}/{TABLE}"
-POINT = "variant_get(v, '$.user.id', 'bigint') = 5000500"
+def point(n: int) -> str:
+    """An id of the middle file of ``n`` (file i holds ids ~[1000 i, 1000 i + 999], bench/prune.py)."""
+    return f"variant_get(v, '$.user.id', 'bigint') = {n // 2 * 1000 + 500}"
+
+
 WIDE = "variant_get(v, '$.user.id', 'bigint') >= 0"
 # An int64 path asked as string prunes for = and IN only (issue 34); a range is not comparable.
 MISTYPED = "variant_get(v, '$.user.id', 'string') > 'x'"
@@ -63,10 +72,13 @@ WIDE_OR = " OR ".join(f"variant_get(v, '$.user.id', 'bigint') = {9_000_000 + 7 *
 UNUSABLE = "variant_get(v, '$.name', 'string') LIKE '%a'"
 #: Pages whose name ends so are timed with the catalog's path-bounds cache emptied first.
 FIRST = "first view"
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
-def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str, dict[str, str] | None]]:
-    """(name, URL, a marker the page must contain, the form posted to it or None for a GET)."""
+def pages(first_file: str, cursor_page: str, n: int) -> list[tuple[str, str, str, dict[str, str] | None]]:
+    """(name, URL, a marker the page must contain, the form posted to it or None for a GET), for a
+    table of ``n`` files whose first listed file is ``first_file``: the pages asked by number and
+    the path searched are taken within the table, so every marker is there at any size."""
 
     def prune(**q: Any) -> str:
         return f"{T}/prune?{urlencode(q)}"
@@ -78,16 +90,23 @@ def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str, dict[s
         return f"{T}/path?{urlencode({'column': 'v', **q})}"
 
     user_id = '"user"."id"'
+    # The 100th page where the table has one (10,000 files: 200 pages of 50, 100 of 100), else its middle.
+    table_page = min(100, max(1, n // 100))
+    play_page = min(100, max(1, n // 200))
+    play_mid = min(50, max(1, n // 200))
+    # A part of the first file's name: a path search that finds files at any size.
+    contains = first_file.rsplit("/", 1)[-1][:12] or "part-"
+    POINT = point(n)
     coverage = f"{T}/coverage?" + urlencode({"column": "v", "path": user_id, "type": "int64"})
     gets: list[tuple[str, str, str]] = [
         ("overview", "/admin", 'id="tables"'),
         ("table", T, 'id="files-table"'),
         ("table, files page 2", cursor_page, 'id="files-range"'),
         ("table, files by size", f"{T}?sort=size&order=desc", 'id="files-table"'),
-        ("table, path contains", f"{T}?contains=part-0000999", 'id="files-table"'),
+        (f"table, path contains {contains!r}", f"{T}?{urlencode({'contains': contains})}", 'id="files-table"'),
         ("file", f"{T}/file?{urlencode({'path': first_file})}", 'id="file-stats"'),
         ("coverage (int64 files)", coverage, 'id="coverage-files"'),
-        ("chart int64 (500 of 10,000)", path(path=user_id), "<svg"),
+        (f"chart int64 (500 of {n:,})", path(path=user_id), "<svg"),
         ("chart $.user.id (JSON path)", path(path="$.user.id"), "<svg"),
         ("chart timestamptz", path(path='"ts"'), "<svg"),
         ("chart varchar", path(path='"name"'), "<svg"),
@@ -99,8 +118,8 @@ def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str, dict[s
         ("playground, empty", f"{T}/prune", 'id="sql"'),
         ("playground, point", prune(sql=POINT), 'id="plan-files"'),
         ("playground, point, kept", prune(sql=POINT, show="kept"), 'id="plan-files"'),
-        ("playground, all kept, page 50", prune(sql=WIDE, page=50), 'id="plan-files"'),
-        ("playground, point, skipped p.100", prune(sql=POINT, show="skipped", page=100), 'id="plan-files"'),
+        (f"playground, all kept, page {play_mid}", prune(sql=WIDE, page=play_mid), 'id="plan-files"'),
+        (f"playground, point, skipped p.{play_page}", prune(sql=POINT, show="skipped", page=play_page), 'id="plan-files"'),
         ("playground, type mismatch", prune(sql=MISTYPED), 'data-warning="type_not_comparable"'),
         ("playground, syntax error", prune(sql="variant_get(v, '$.user.id', 'bigint') ="), 'id="predicate-caret"'),
         ("playground, LIKE (term not used)", prune(sql=UNUSABLE), 'data-warning="term_not_used"'),
@@ -108,10 +127,10 @@ def pages(first_file: str, cursor_page: str) -> list[tuple[str, str, str, dict[s
         # Issue 36, items 9-12: path search, a files page by number, completion, exports.
         (f"table, {FIRST}", T, 'id="files-table"'),
         ("table, path search (q=user)", f"{T}?q=user&cov_sort=status", 'id="path-search-said"'),
-        ("table, files page 100 by number", f"{T}?page=100&sort=size", 'id="files-page"'),
+        (f"table, files page {table_page} by number", f"{T}?page={table_page}&sort=size", 'id="files-page"'),
         ("completion (q=us)", f"{T}/complete?q=us", '"text"'),
         ("export CSV, point (1 file)", export(sql=POINT, format="csv"), "path,file_size_bytes"),
-        ("export CSV, all 10,000 kept", export(sql=WIDE, format="csv"), "path,file_size_bytes"),
+        (f"export CSV, all {n:,} kept", export(sql=WIDE, format="csv"), "path,file_size_bytes"),
         ("export Spark read, all kept", export(sql=WIDE, format="spark"), "spark.read"),
     ]
     posts = [
@@ -186,14 +205,17 @@ def run(url: str, n: int, warmup: int, repeat: int, settle: bool = True) -> list
         first = unescape(m.group(1)) if m else ""
         # The playground's form carries the CSRF token of the session cookie the client now holds.
         csrf = re.search(r'name="csrf_token" value="([^"]+)"', c.get(f"{T}/prune").text)
-        for name, page_url, marker, form in pages(first, cursor_page):
+        for name, page_url, marker, form in pages(first, cursor_page, n):
+            # A form is encoded once: the 90 KB IN list's urlencoding was ~60 ms of this process's
+            # CPU per request, counted as the server's.
+            body = None if form is None else urlencode({**form, "csrf_token": csrf.group(1) if csrf else ""})
             times, cpus, dbs = [], [], []
             for k in range(warmup + repeat):
                 if name.endswith(FIRST):
                     forget_path_bounds(c)
                 in_db[0] = 0.0
                 c0, t0 = time.process_time(), time.perf_counter()
-                r = c.get(page_url) if form is None else c.post(page_url, data={**form, "csrf_token": csrf.group(1) if csrf else ""})
+                r = c.get(page_url) if body is None else c.post(page_url, content=body, headers=FORM)
                 dt = (time.perf_counter() - t0) * 1000
                 cpu = (time.process_time() - c0) * 1000
                 if r.status_code != (422 if "error" in name else 200) or marker not in r.text:
@@ -223,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--pg-admin-url", default=os.environ.get("SHREDCAT_BENCH_PG_ADMIN_URL", DEFAULT_PG_ADMIN))
+    p.add_argument("--keep", action="store_true", help="keep (and reuse) the loaded databases, as bench/prune.py --keep")
+    p.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "shredcat-bench-prune"))
     p.add_argument("--unsettled", action="store_true", help="leave the garbage collector as Python starts it")
     args = p.parse_args(argv)
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
@@ -230,12 +254,13 @@ def main(argv: list[str] | None = None) -> int:
     for backend in backends:
         print(f"{backend}: loading {args.files:,} files", flush=True)
         ctx = (
-            sqlite_db(Path("/tmp"), args.files, False)
+            sqlite_db(Path(args.data_dir), args.files, args.keep)
             if backend == "sqlite"
-            else postgres_db(args.pg_admin_url, args.files, False)
+            else postgres_db(args.pg_admin_url, args.files, args.keep)
         )
-        with ctx as (url, _):
-            load(url, args.files, 1_000, args.seed)
+        with ctx as (url, loaded):
+            if not loaded:
+                load(url, args.files, 1_000, args.seed)
             results[backend] = run(url, args.files, args.warmup, args.repeat, not args.unsettled)
     print()
     collector = "Python's default garbage collector" if args.unsettled else "collector settled as shredcat serve's"
