@@ -415,6 +415,9 @@ class _Interpreter(ConditionVisitor[Verdict]):
     def _any_of_short(self, c: AnyOf, memo: ShortReasons) -> Verdict:
         """``visit_any_of``'s verdict and short reason, a leaf of one row with a range test (an
         OR of hundreds of comparisons) answered without building a verdict per leaf."""
+        bulk = memo.any_of_ranges(c, self)
+        if bulk is not None:
+            return bulk
         shorts = []
         rows: dict[tuple[str, str | None], _RowWords | None] = {}  # this file's, per path
         for child in c.children:
@@ -433,6 +436,18 @@ class _Interpreter(ConditionVisitor[Verdict]):
                 return Verdict(MIGHT_MATCH, "", short)
             shorts.append(short)
         return Verdict(CANNOT_MATCH, "", _joined(shorts))
+
+
+@dataclass(frozen=True, slots=True)
+class _OrRanges:
+    """An OR's range leaves over one stored type, as :meth:`ShortReasons.any_of_ranges` reads
+    them: (lo, lo inclusive, hi, hi inclusive, lo in words, hi in words) each, in the OR's order."""
+
+    leaves: tuple[tuple[Bound | None, bool, Bound | None, bool, str, str], ...]
+    #: What leads each leaf's words ("$.user.id: " when the condition reads several paths, or "").
+    where: str
+    #: `` (int64)``: what the words drop.
+    suffix: str
 
 
 #: A file's only stats row for a path with values: (row, its stored type as ShortReasons keeps it,
@@ -459,6 +474,7 @@ class ShortReasons:
         self._leaves: dict[tuple[int, int], tuple[LeafCondition, Test, str, bool, str]] = {}
         self._words: dict[tuple[int, int], tuple[Bound | None, ShreddedType, str]] = {}
         self._ranges: dict[tuple[int, int], tuple[LeafCondition, _RangeWords | None, str]] = {}
+        self._or_plans: dict[tuple[int, int], tuple[AnyOf, _OrRanges | None]] = {}
 
     def of(self, stats: StatsIndex, objects: ObjectIndex | None = None) -> Verdict:
         self._interpreter.stats, self._interpreter.objects = stats, objects
@@ -517,6 +533,77 @@ class ShortReasons:
         except TypeError:
             return None  # bounds not comparable with the literal: the test's own words
         return might, not_comparable or why.replace(words.suffix, "")
+
+    def any_of_ranges(self, c: AnyOf, interpreter: _Interpreter) -> Verdict | None:
+        """``_any_of_short``'s verdict for an OR whose leaves all test one path's range (an OR of
+        hundreds of comparisons of one term) over a file with one row for it, worked out from
+        each leaf's bounds without its words: only the words :func:`_joined` keeps are built.
+        None when the OR, the row or the words are of another kind (``_any_of_short`` answers)."""
+        first = c.children[0] if c.children else None
+        if first is None or first.__class__ is not LeafCondition:
+            return None
+        key = (first.column, first.variant_path)
+        row = self.row_words(interpreter.stats.get(key))
+        if row is None:
+            return None
+        r, t, lo_w, hi_w = row
+        plan = self._or_ranges(c, t, key, interpreter)
+        if plan is None or plan.suffix in lo_w or plan.suffix in hi_w:
+            return None
+        lo_v, hi_v = r.min_value, r.max_value
+        groups: dict[int, tuple[str, set[str]]] = {}  # kind (max <, max <=, min >, min >=) -> first word, words
+        try:
+            for lo, lo_incl, hi, hi_incl, lo_words, hi_words in plan.leaves:
+                if lo is not None and hi_v is not None and (_cmp_lt(hi_v, lo) or (hi_v == lo and not lo_incl)):
+                    kind, word = (0 if lo_incl else 1), lo_words
+                elif hi is not None and lo_v is not None and (_cmp_lt(hi, lo_v) or (hi == lo_v and not hi_incl)):
+                    kind, word = (2 if hi_incl else 3), hi_words
+                else:
+                    return Verdict(MIGHT_MATCH, "", f"{plan.where}bounds [{lo_w}, {hi_w}] admit it")
+                groups.setdefault(kind, (word, set()))[1].add(word)
+        except TypeError:
+            return None  # bounds not comparable with a literal: the leaves' own words
+        heads = (f"max {hi_w} <", f"max {hi_w} <=", f"min {lo_w} >", f"min {lo_w} >=")
+        shown = [
+            f"{plan.where}{heads[kind]} {first}" + (f" and {len(words) - 1:,} more" if len(words) > 1 else "")
+            for kind, (first, words) in list(groups.items())[:MAX_SHORT_GROUPS]
+        ]
+        rest = sum(len(words) for _, words in list(groups.values())[MAX_SHORT_GROUPS:])
+        return Verdict(CANNOT_MATCH, "", "; ".join(shown) + (f"; and {rest:,} more" if rest else ""))
+
+    def _or_ranges(
+        self, c: AnyOf, t: ShreddedType, key: tuple[str, str | None], interpreter: _Interpreter
+    ) -> _OrRanges | None:
+        """The leaves of ``c`` over rows stored as ``t``, when :meth:`any_of_ranges` can read
+        them: each a plain range test (no NaN, no cast, comparable) of path ``key`` whose
+        literals' words hold no blank and not the `` (type)`` suffix, so that a leaf's words
+        differ from another's of its kind in their last word only (what :func:`_joined` groups
+        by), all led by one path name that is not a word of theirs."""
+        hit = self._or_plans.get((id(c), id(t)))
+        if hit is not None and hit[0] is c:
+            return hit[1]
+        plan: _OrRanges | None = None
+        leaves = []
+        wheres = set()
+        for child in c.children:
+            if child.__class__ is not LeafCondition or (child.column, child.variant_path) != key:
+                break
+            leaf = child
+            _, test, not_comparable, cast_leads, suffix = self._leaf(leaf, t)
+            if cast_leads or not_comparable or test.__class__ is not RangeMayContain:
+                break
+            rng = test
+            words = _range_words(rng, t, self._words_of)
+            if rng.nan_matches or any(" " in w or suffix in w for w in (words.lo, words.hi)):
+                break
+            leaves.append((rng.lo, rng.lo_inclusive, rng.hi, rng.hi_inclusive, words.lo, words.hi))
+            wheres.add(interpreter._short(leaf, ""))
+        else:
+            where = wheres.pop() if len(wheres) == 1 else None
+            if where is not None and not where.startswith(("max", "min", "bounds")):
+                plan = _OrRanges(tuple(leaves), where, f" ({t.name})")
+        self._or_plans[(id(c), id(t))] = (c, plan)
+        return plan
 
     def outcome(self, c: LeafCondition, row: StatsRow) -> tuple[bool, str, str, str]:
         """(might_match, why, rule, short words) of ``c`` over one row, as ``visit_leaf`` has them."""
