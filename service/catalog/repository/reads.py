@@ -12,7 +12,6 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, Connection, Select, exists, func, select
-from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from service.catalog import models as m
 from service.catalog.repository.common import (
@@ -403,6 +402,9 @@ def _column_list(conn: Connection, base: Select[Any], col: Any, *order: Any) -> 
     So PostgreSQL returns them as one array value (one list, of values the collector does not
     track), and SQLite's rows are read straight off the cursor, each freed before the next."""
     if conn.dialect.name == "postgresql":
+        # Imported here: a command reading a SQLite catalog never loads the PostgreSQL dialect.
+        from sqlalchemy.dialects.postgresql import aggregate_order_by
+
         agg = func.array_agg(aggregate_order_by(col, *order) if order else col)
         return conn.execute(base.add_columns(agg)).scalar() or []
     with conn.execute(base.add_columns(col).order_by(*order)) as result:
