@@ -15,9 +15,9 @@ import pytest
 
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
-from service.catalog.validate import Limits
 from service.cli._common import catalog_settings
 from service.errors import SettingsError
+from service.limits import Limits
 from service.settings import Settings, get_settings
 from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType
@@ -42,14 +42,23 @@ NOT_SERVICE = (
 )
 
 #: What only a write needs (issue 33 item 7): the commit pipeline and its encoding, idempotency
-#: keys and their replay, the repository's write side, the dashboard's reads; and SQLAlchemy's
-#: ORM (the catalog's tables are Core tables, ``service.catalog.models``).
+#: keys and their replay, the repository's write side (and the global stats' counters and
+#: rebuild), the validator, table creation, partition typing, the stats comparison of verify and
+#: restatement, the merge of global stats; the dashboard's reads; and SQLAlchemy's ORM (the
+#: catalog's tables are Core tables, ``service.catalog.models``).
 WRITE_SIDE = (
     "service.catalog.commit",
     "service.catalog.encode",
     "service.catalog.replay",
     "service.catalog.repository.commit",
     "service.catalog.repository.idempotency",
+    "service.catalog.repository.path_stats",
+    "service.catalog.validate",
+    "service.catalog.creation",
+    "service.catalog.partitions",
+    "service.catalog.verify",
+    "service.stats.merge",
+    "service.stats.geo",
     "service.catalog.admin",
     "sqlalchemy.orm",
 )
