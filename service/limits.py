@@ -4,6 +4,8 @@
 others override them), and the API, CLI and dashboard pass the values in force to the pure
 parsers and readers, whose own defaults are these, so a library caller gets the same limits.
 Import-free on purpose (the standard library only): the settings and the CLI read it at start-up.
+:class:`Limits`, what a :class:`~service.catalog.Catalog` is given, is here too, so that a read
+command builds it without importing the commit validator (:mod:`service.catalog.validate`).
 """
 
 from __future__ import annotations
