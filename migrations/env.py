@@ -14,13 +14,13 @@ import logging.config
 from alembic import context
 
 from service.catalog.db import make_engine, transaction
-from service.catalog.models import metadata
+from service.catalog.models import schema
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("connection") is None:
     logging.config.fileConfig(config.config_file_name, disable_existing_loggers=False)
 
-target_metadata = metadata
+target_metadata = schema()
 
 
 def _url() -> str:

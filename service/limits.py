@@ -4,9 +4,17 @@
 others override them), and the API, CLI and dashboard pass the values in force to the pure
 parsers and readers, whose own defaults are these, so a library caller gets the same limits.
 Import-free on purpose (the standard library only): the settings and the CLI read it at start-up.
+:class:`Limits`, what a :class:`~service.catalog.Catalog` is given, is here too, so that a read
+command builds it without importing the commit validator (:mod:`service.catalog.validate`).
 """
 
+from __future__ import annotations
+
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from service.settings import Settings
 
 #: Deepest predicate nesting (and/or/not levels).
 MAX_PREDICATE_DEPTH = 64
@@ -88,3 +96,28 @@ class FileLimits:
 
 #: The default per-file limits (a value, for default arguments).
 DEFAULT_FILE_LIMITS = FileLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How much one commit may hold, and the largest page a read returns (settings of the same
+    names)."""
+
+    max_files_per_commit: int
+    max_stats_rows_per_file: int
+    max_bound_chars: int
+    max_extra_stats_chars: int
+    max_page_size: int
+    #: How long an idempotency key replays its commit's result.
+    idempotency_retention_seconds: int = IDEMPOTENCY_RETENTION_SECONDS
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> Limits:
+        return cls(
+            max_files_per_commit=s.max_files_per_commit,
+            max_stats_rows_per_file=s.max_stats_rows_per_file,
+            max_bound_chars=s.max_bound_chars,
+            max_extra_stats_chars=s.max_extra_stats_chars,
+            max_page_size=s.max_page_size,
+            idempotency_retention_seconds=s.idempotency_retention_seconds,
+        )

@@ -30,10 +30,10 @@ from service.api.metrics import Metrics
 from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
 from service.api.policy import BodyLimits, RoutePolicy, admin_session_check
-from service.catalog.validate import Limits
 from service.dashboard import router as dashboard_router
 from service.dashboard.session import LoginThrottle, SessionSigner
 from service.errors import ShredcatError
+from service.limits import Limits
 from service.settings import Settings, get_settings
 
 if TYPE_CHECKING:

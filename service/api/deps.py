@@ -14,8 +14,8 @@ from service.api.auth import Authenticator
 from service.api.errors import field_name
 from service.api.metrics import Metrics
 from service.api.paths import WarehouseRoot
-from service.catalog.validate import Limits
 from service.errors import BadInputError, ShredcatError
+from service.limits import Limits
 from service.settings import Settings
 
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ from functools import partial
 
 from service.api.paths import CheckedPath, CheckedPrefix, WarehouseRoot, check_file_path, check_prefix
 from service.api.schemas import ColumnStatsRowIn, FileStatsBody, VariantStatsRowIn
-from service.catalog.validate import Limits, check_file_count, check_row_count, row_where, validate_file
+from service.catalog.validate import check_file_count, check_row_count, row_where, validate_file
 from service.errors import FileAccessError, InvalidParquetError, InvalidStatsError, ShredcatError
-from service.limits import DEFAULT_FILE_LIMITS, FileLimits
+from service.limits import DEFAULT_FILE_LIMITS, FileLimits, Limits
 from service.stats.model import ColumnStats, FileStats, PathStats, ShreddedObject
 from service.values import Bound, ShreddedType, parse_bound
 

@@ -311,7 +311,7 @@ class AdminReads:
         first page of one candidate), planned in the same read from the same parse, and is taken
         at that plan's snapshot; an ``offset`` past the files ``decision`` selects moves back to
         the start of their last page (what the playground shows)."""
-        from service.catalog.planner import plan_files_in
+        from service.catalog.planner.listing import plan_files_in
         from service.pruning.diagnostics import referenced_columns
 
         if decision not in ("all", "kept", "skipped"):

@@ -567,7 +567,7 @@ def schema_drift(bind: str | URL | Engine) -> list[Any]:
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
-    from service.catalog.models import metadata
+    from service.catalog.models import schema
 
     owned = not isinstance(bind, Engine)
     engine = bind if isinstance(bind, Engine) else make_engine(bind)
@@ -576,7 +576,7 @@ def schema_drift(bind: str | URL | Engine) -> list[Any]:
             ctx = MigrationContext.configure(
                 conn, opts={"compare_type": True, "compare_server_default": True}
             )
-            return list(compare_metadata(ctx, metadata))
+            return list(compare_metadata(ctx, schema()))
     finally:
         if owned:
             engine.dispose()

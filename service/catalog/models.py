@@ -1,5 +1,5 @@
 """SQLAlchemy Core tables of the catalog (no ORM). The schema itself is created and changed only by
-the Alembic migrations in ``migrations/``; :data:`metadata` is the source autogenerate compares
+the Alembic migrations in ``migrations/``; :func:`schema` is the source autogenerate compares
 against.
 
 DuckLake's table and column names are used wherever the concept is the same (``ducklake_schema``,
@@ -29,7 +29,8 @@ Designed for pruning at scale (10^6 files x 10 paths = 10^7 stats rows):
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     BigInteger,
@@ -68,10 +69,26 @@ NAMING = {
 LIVE = "end_snapshot IS NULL"
 
 
-def _live(extra: str | None = None) -> dict[str, object]:
-    """Partial-index predicate for both backends."""
-    cond = LIVE if extra is None else f"{LIVE} AND {extra}"
-    return {"postgresql_where": text(cond), "sqlite_where": text(cond)}
+class _PartialIndex(NamedTuple):
+    table: str
+    name: str
+    columns: tuple[str, ...]
+    where: str
+    unique: bool
+
+
+#: The partial indexes over live rows, declared with their tables below and built by
+#: :func:`schema` only: SQLAlchemy validates a ``postgresql_where`` by importing its whole
+#: PostgreSQL dialect (some 40 ms of CPU), which a command reading a SQLite catalog would pay for
+#: indexes it never reads (the migrations create them; Alembic's comparison is their one reader).
+_PARTIAL: list[_PartialIndex] = []
+_PARTIAL_LOCK = threading.Lock()
+
+
+def _live(table: str, name: str, *columns: str, unique: bool = False, extra: str | None = None) -> None:
+    """Declares a partial index ``WHERE end_snapshot IS NULL [AND extra]`` for both backends."""
+    where = LIVE if extra is None else f"{LIVE} AND {extra}"
+    _PARTIAL.append(_PartialIndex(table, name, columns, where, unique))
 
 
 class Columns:
@@ -99,15 +116,27 @@ class Columns:
         return Columns(self.__table__.alias())
 
 
-#: The schema Alembic's autogenerate compares the migrations against.
-metadata = MetaData(naming_convention=NAMING)
+#: The catalog's tables, without the partial indexes until :func:`schema` adds them.
+_metadata = MetaData(naming_convention=NAMING)
+
+
+def schema() -> MetaData:
+    """The whole schema, partial indexes included: what Alembic's autogenerate and
+    :func:`service.catalog.db.schema_drift` compare the migrations against."""
+    with _PARTIAL_LOCK:
+        while _PARTIAL:
+            p = _PARTIAL.pop()
+            t = _metadata.tables[p.table]
+            where = text(p.where)
+            Index(p.name, *(t.c[c] for c in p.columns), unique=p.unique, postgresql_where=where, sqlite_where=where)
+    return _metadata
 
 
 #: ``ducklake_snapshot``: one per change, globally and monotonically numbered.
 Snapshot = Columns(
     SqlTable(
         "ducklake_snapshot",
-        metadata,
+        _metadata,
         SqlColumn("snapshot_id", BigId, primary_key=True, autoincrement=True),
         SqlColumn("snapshot_time", DateTime(timezone=True), nullable=False),
         #: The table this snapshot changed (NULL for a namespace change).
@@ -126,22 +155,22 @@ Snapshot = Columns(
 Schema = Columns(
     SqlTable(
         "ducklake_schema",
-        metadata,
+        _metadata,
         SqlColumn("schema_id", BigId, primary_key=True, autoincrement=True),
         SqlColumn("schema_uuid", Uuid, nullable=False),
         SqlColumn("begin_snapshot", BigInteger, nullable=False),
         SqlColumn("end_snapshot", BigInteger, nullable=True),
         SqlColumn("schema_name", String, nullable=False),
-        Index("uq_ducklake_schema_live_name", "schema_name", unique=True, **_live()),
     )
 )
+_live("ducklake_schema", "uq_ducklake_schema_live_name", "schema_name", unique=True)
 
 
 #: ``ducklake_table`` plus live counters and the table's current snapshot (the row writers lock).
 Table = Columns(
     SqlTable(
         "ducklake_table",
-        metadata,
+        _metadata,
         SqlColumn("table_id", BigId, primary_key=True, autoincrement=True),
         SqlColumn("table_uuid", Uuid, nullable=False),
         SqlColumn("begin_snapshot", BigInteger, nullable=False),
@@ -155,9 +184,9 @@ Table = Columns(
         SqlColumn("current_snapshot_id", BigInteger, nullable=False),
         #: Where ``name=value`` path segments start being partition values (NULL: anywhere in the path).
         SqlColumn("location", String, nullable=True),
-        Index("uq_ducklake_table_live_name", "schema_id", "table_name", unique=True, **_live()),
     )
 )
+_live("ducklake_table", "uq_ducklake_table_live_name", "schema_id", "table_name", unique=True)
 
 
 #: ``ducklake_column``: the table's columns, dotted names for struct leaves and Variants nested
@@ -169,7 +198,7 @@ Table = Columns(
 Column = Columns(
     SqlTable(
         "ducklake_column",
-        metadata,
+        _metadata,
         SqlColumn("column_id", BigId, primary_key=True, autoincrement=True),
         SqlColumn("begin_snapshot", BigInteger, nullable=False),
         SqlColumn("end_snapshot", BigInteger, nullable=True),
@@ -182,9 +211,9 @@ Column = Columns(
         # shredcat
         SqlColumn("column_kind", String, server_default="variant", nullable=False),
         SqlColumn("type_declared", Boolean, server_default=false(), nullable=False),
-        Index("uq_ducklake_column_live_name", "table_id", "column_name", unique=True, **_live()),
     )
 )
+_live("ducklake_column", "uq_ducklake_column_live_name", "table_id", "column_name", unique=True)
 
 
 #: ``ducklake_data_file`` plus ``content_id`` (etag or ``mtime_ns:size``) and the file's
@@ -193,7 +222,7 @@ Column = Columns(
 DataFile = Columns(
     SqlTable(
         "ducklake_data_file",
-        metadata,
+        _metadata,
         SqlColumn("data_file_id", BigId, primary_key=True, autoincrement=True),
         SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), nullable=False),
         SqlColumn("begin_snapshot", BigInteger, nullable=False),
@@ -209,14 +238,14 @@ DataFile = Columns(
         SqlColumn("content_id", String, nullable=True),
         #: JSON array of the Variant columns found in the file (FileStats.variant_columns).
         SqlColumn("variant_columns", Text, nullable=False),
-        # A path is live at most once per table: the database itself refuses a double registration.
-        Index("uq_ducklake_data_file_live_path", "table_id", "path", unique=True, **_live()),
         # Listing the files of any (historical) snapshot in path order.
         Index("ix_ducklake_data_file_table_id_path", "table_id", "path"),
-        # A dense plan's walk over a table's live files in id order (planner.routes.walk).
-        Index("ix_ducklake_data_file_live_table_id", "table_id", "data_file_id", **_live()),
     )
 )
+# A path is live at most once per table: the database itself refuses a double registration.
+_live("ducklake_data_file", "uq_ducklake_data_file_live_path", "table_id", "path", unique=True)
+# A dense plan's walk over a table's live files in id order (planner.routes.walk).
+_live("ducklake_data_file", "ix_ducklake_data_file_live_table_id", "table_id", "data_file_id")
 
 
 #: ``shredcat_variant_path``: dictionary of (column, variant_path, shredded_type) per table, with
@@ -227,7 +256,7 @@ DataFile = Columns(
 VariantPath = Columns(
     SqlTable(
         "shredcat_variant_path",
-        metadata,
+        _metadata,
         SqlColumn("path_id", BigId, primary_key=True, autoincrement=True),
         SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), nullable=False),
         SqlColumn("column_id", ForeignKey("ducklake_column.column_id"), nullable=False),
@@ -304,7 +333,13 @@ def _counts_and_bounds() -> list[SchemaItem]:
 
 def _keys_and_snapshots(table: str) -> list[SchemaItem]:
     """shredcat's typed keys of a stats row and its file's snapshots, with the partial indexes
-    over them: the same in both stats tables."""
+    over them (declared here): the same in both stats tables."""
+    for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin"):
+        _live(table, f"ix_{table}_live_{key}", "path_id", key, extra=f"{key} IS NOT NULL")
+    # The live rows without values (NULLs only): a predicate's test fails there, so the
+    # planner asks whether any exist before it treats a test as passed by every file.
+    _live(table, f"ix_{table}_live_novalues", "path_id", extra="value_count = 0")
+    _live(table, f"ix_{table}_live_path_file", *PATH_FILE_COLUMNS)
     return [
         SqlColumn("min_num", BigInteger, nullable=True),
         SqlColumn("max_num", BigInteger, nullable=True),
@@ -314,14 +349,6 @@ def _keys_and_snapshots(table: str) -> list[SchemaItem]:
         SqlColumn("max_bin", LargeBinary, nullable=True),
         SqlColumn("begin_snapshot", BigInteger, nullable=False),
         SqlColumn("end_snapshot", BigInteger, nullable=True),
-        *(
-            Index(f"ix_{table}_live_{key}", "path_id", key, **_live(f"{key} IS NOT NULL"))
-            for key in ("min_num", "max_num", "min_real", "max_real", "min_bin", "max_bin")
-        ),
-        # The live rows without values (NULLs only): a predicate's test fails there, so the
-        # planner asks whether any exist before it treats a test as passed by every file.
-        Index(f"ix_{table}_live_novalues", "path_id", **_live("value_count = 0")),
-        Index(f"ix_{table}_live_path_file", *PATH_FILE_COLUMNS, **_live()),
     ]
 
 
@@ -329,7 +356,7 @@ def _keys_and_snapshots(table: str) -> list[SchemaItem]:
 FileVariantStats = Columns(
     SqlTable(
         "ducklake_file_variant_stats",
-        metadata,
+        _metadata,
         # Primary key (data_file_id, path_id): also serves every lookup by data file. No foreign keys
         # on this, the largest table (like DuckLake): per-row RI checks doubled the cost of a bulk
         # insert; data_file_id and path_id are written by the one commit path, under the table lock.
@@ -355,7 +382,7 @@ FileVariantStats = Columns(
 FileColumnStats = Columns(
     SqlTable(
         "ducklake_file_column_stats",
-        metadata,
+        _metadata,
         SqlColumn("data_file_id", BigInteger, primary_key=True),
         SqlColumn("table_id", BigInteger, nullable=False),
         SqlColumn("column_id", BigInteger, nullable=False),
@@ -385,7 +412,7 @@ ZONE_FILES = 1024
 StatsZone = Columns(
     SqlTable(
         "shredcat_stats_zone",
-        metadata,
+        _metadata,
         SqlColumn("path_id", BigInteger, primary_key=True),
         SqlColumn("zone", BigInteger, primary_key=True),
         SqlColumn("files", BigInteger, nullable=False),
@@ -406,7 +433,7 @@ StatsZone = Columns(
 FilePartitionValue = Columns(
     SqlTable(
         "ducklake_file_partition_value",
-        metadata,
+        _metadata,
         SqlColumn("data_file_id", BigInteger, primary_key=True),
         SqlColumn("table_id", BigInteger, nullable=False),
         SqlColumn("partition_key_index", BigInteger, primary_key=True),
@@ -423,7 +450,7 @@ FilePartitionValue = Columns(
 TableColumnStats = Columns(
     SqlTable(
         "ducklake_table_column_stats",
-        metadata,
+        _metadata,
         SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), primary_key=True),
         SqlColumn("column_id", ForeignKey("ducklake_column.column_id"), primary_key=True),
         SqlColumn("contains_null", Boolean, nullable=True),
@@ -440,7 +467,7 @@ TableColumnStats = Columns(
 CommitKey = Columns(
     SqlTable(
         "shredcat_commit_key",
-        metadata,
+        _metadata,
         SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), primary_key=True),
         SqlColumn("principal", String, primary_key=True),
         SqlColumn("idempotency_key", String, primary_key=True),
@@ -457,7 +484,7 @@ CommitKey = Columns(
 RevokedSession = Columns(
     SqlTable(
         "shredcat_revoked_session",
-        metadata,
+        _metadata,
         SqlColumn("session_digest", String(64), primary_key=True),
         SqlColumn("expires_at", DateTime(timezone=True), nullable=False),
     )
@@ -475,7 +502,7 @@ RevokedSession = Columns(
 ObjectShape = Columns(
     SqlTable(
         "shredcat_object_shape",
-        metadata,
+        _metadata,
         SqlColumn("shape_id", BigId, primary_key=True, autoincrement=True),
         SqlColumn("table_id", ForeignKey("ducklake_table.table_id"), nullable=False),
         SqlColumn("column_id", ForeignKey("ducklake_column.column_id"), nullable=False),
@@ -504,7 +531,7 @@ ObjectShape = Columns(
 FileObject = Columns(
     SqlTable(
         "shredcat_file_object",
-        metadata,
+        _metadata,
         SqlColumn("data_file_id", BigInteger, primary_key=True),
         SqlColumn("shape_id", BigInteger, primary_key=True),
         SqlColumn("ordinal", Integer, nullable=False),

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-from service.stats.merge import GlobalPathStats, render_ducklake_json
 from service.values import ShreddedType
 
 if TYPE_CHECKING:
     from service.pruning.diagnostics import PlanWarning
+    from service.stats.merge import GlobalPathStats
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +140,8 @@ class TableGlobalStats:
 
     def ducklake_json(self) -> dict[str, str | None]:
         """``ducklake_table_column_stats.extra_stats`` per column, in DuckLake's layout."""
+        from service.stats.merge import render_ducklake_json  # the merge: not a read command's
+
         return {c: render_ducklake_json(paths) for c, paths in self.columns.items()}
 
 

@@ -43,12 +43,7 @@ from sqlalchemy import Connection
 from sqlalchemy.engine import URL, Engine
 
 from service.catalog import repository as repo
-from service.catalog.creation import check_variant_columns, insert_table
 from service.catalog.db import analyze_if_grown, make_engine, run_transaction
-from service.catalog.partitions import (
-    partition_declarations,
-    table_partitions,
-)
 from service.catalog.replicas import ReadRouter
 from service.catalog.results import (
     Candidate,
@@ -62,18 +57,6 @@ from service.catalog.results import (
     TableGlobalStats,
     TableInfo,
 )
-from service.catalog.validate import (
-    Limits,
-    check_batch_partitions,
-    check_file_columns,
-    check_file_count,
-    check_object_name,
-    check_table_columns,
-    same_content,
-    validate_batch,
-    validate_file,
-)
-from service.catalog.verify import FileCheck, VerifyReport, compare_file_stats
 from service.errors import (
     AlreadyExistsError,
     BadInputError,
@@ -83,17 +66,21 @@ from service.errors import (
     ShredcatError,
     UnknownColumnError,
 )
-from service.stats.merge import GlobalStats, from_ducklake_json, recompute
+from service.limits import Limits
 from service.stats.model import FileStats
 from service.values import INT64_MAX, INT64_MIN, ShreddedType
 
+# What only writes, verification and merged global stats need (validation, table creation,
+# partition typing, the merge) is imported where used: the read commands never load it.
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from service.catalog.verify import FileCheck, VerifyReport
     from service.pruning.conditions import Condition
     from service.pruning.diagnostics import PlanWarning
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
+    from service.stats.merge import GlobalStats
 
 #: A source of :meth:`Catalog.register` (a path, or what its ``extract_all`` reads).
 S = TypeVar("S")
@@ -202,6 +189,8 @@ class Catalog:
 
     def create_namespace(self, name: str, *, if_not_exists: bool = False) -> NamespaceInfo:
         """Create a namespace (DuckLake schema). AlreadyExistsError unless ``if_not_exists``."""
+        from service.catalog.validate import check_object_name
+
         check_object_name("namespace", name)
 
         def op(conn: Connection) -> NamespaceInfo:
@@ -259,6 +248,8 @@ class Catalog:
         compared, like SQL's CREATE TABLE IF NOT EXISTS); otherwise AlreadyExistsError. The
         namespace is created if missing unless ``create_namespace=False`` (then NotFoundError).
         """
+        from service.catalog.creation import insert_table
+
         cols, parts = _table_declarations(namespace, name, variant_columns, partition_columns, location)
 
         def op(conn: Connection) -> int:
@@ -467,6 +458,13 @@ class Catalog:
         fresh = _read_again(todo, read, read_all)
 
         from service.catalog.encode import prepare_batch
+        from service.catalog.partitions import table_partitions
+        from service.catalog.validate import (
+            check_batch_partitions,
+            check_file_columns,
+            check_table_columns,
+            validate_batch,
+        )
 
         def op(conn: Connection) -> RefreshResult:
             lt = repo.require_table(conn, namespace, table, lock=True)
@@ -507,6 +505,7 @@ class Catalog:
         global stats. NotFoundError if a path is not live, unless ``missing_ok`` (then it is
         reported in ``missing``). No snapshot is made when nothing is removed."""
         from service.catalog.commit import live_or_missing
+        from service.catalog.validate import check_file_count
 
         wanted = list(dict.fromkeys(paths))
         check_file_count(len(wanted), self.limits, "paths")
@@ -551,6 +550,8 @@ class Catalog:
         after it, and the report says how many were checked. ``executor`` reads files in parallel.
         No transaction is held while files are read.
         """
+        from service.catalog.verify import VerifyReport
+
         if sample is not None and sample < 1:
             raise BadInputError("the sample size must be at least 1", details={"field": "sample"})
 
@@ -608,6 +609,10 @@ class Catalog:
     def _check_one(
         self, path: str, stored: FileStats | None, fresh: FileStats | str, t: repo.TableRow
     ) -> FileCheck:
+        from service.catalog.partitions import table_partitions
+        from service.catalog.validate import validate_file
+        from service.catalog.verify import FileCheck, compare_file_stats
+
         if stored is None:  # pragma: no cover - rows of a past snapshot are never deleted
             return FileCheck(path, "unverifiable", reason="no stored stats at the snapshot")
         if isinstance(fresh, str):
@@ -703,6 +708,8 @@ class Catalog:
         if snapshot is not None:
             return self.recompute_global_stats(namespace, table, snapshot=snapshot)
 
+        from service.stats.merge import from_ducklake_json
+
         def op(conn: Connection) -> TableGlobalStats:
             t = self._table(conn, namespace, table)
             g = from_ducklake_json(t.live_file_count, repo.read_global_json(conn, t))
@@ -723,6 +730,7 @@ class Catalog:
     ) -> TableGlobalStats:
         """Global stats recomputed from scratch from the stats rows of the files live now (or at
         ``snapshot``), with the pure merge: the reference the stored stats must always equal."""
+        from service.stats.merge import GlobalStats, recompute
 
         def op(conn: Connection) -> TableGlobalStats:
             t = self._table(conn, namespace, table, snapshot)
@@ -907,6 +915,10 @@ def _table_declarations(
     location: str | None,
 ) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
     """A new table's checked names, Variant columns and partition declarations (BadInputError)."""
+    from service.catalog.creation import check_variant_columns
+    from service.catalog.partitions import partition_declarations
+    from service.catalog.validate import check_object_name
+
     check_object_name("namespace", namespace)
     check_object_name("table", name)
     cols = check_variant_columns(variant_columns)
@@ -1146,6 +1158,8 @@ def _read_again(
 ) -> list[FileStats]:
     """:meth:`Catalog.refresh`'s files read again (``read_all``, else ``read`` in turn, default the
     extractor), each checked to be the file committed (BadInputError, ConflictError naming it)."""
+    from service.catalog.validate import same_content
+
     paths = [p for _, p, _, _ in todo]
     if read_all is not None:
         fresh = list(read_all(paths))

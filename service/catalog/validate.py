@@ -8,7 +8,7 @@ Bounds are normalised through :func:`service.values.check_bound`.
 Every error names the file (``details["path"]``) and, when one attribute is at fault, where:
 ``details["attribute"]`` (a FileStats or PathStats attribute) and ``details["row"]`` (the index in
 ``FileStats.paths``), which the REST API maps to the JSON field it came from. Limits are given by
-the caller as :class:`Limits` (the catalog builds them from :class:`service.settings.Settings`).
+the caller as :class:`service.limits.Limits` (the catalog builds them from :class:`service.settings.Settings`).
 """
 
 from __future__ import annotations
@@ -20,19 +20,14 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from service.errors import ConflictError, InvalidStatsError, LimitExceededError, ShredcatError
-from service.limits import IDEMPOTENCY_RETENTION_SECONDS
+from service.limits import Limits
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import COUNTS_ONLY_KINDS, Bound, ShreddedType, bound_checker, bound_lt, format_bound
 from service.values.text import MAX_NAME_BYTES, NUL_NOT_STORED, lone_surrogate, shown, unstorable
 from service.values.text import unstorable_name as _bad_name
 from service.variant.paths import parse_variant_path_steps
-
-if TYPE_CHECKING:
-    from service.settings import Settings
 
 #: Longest file path / variant path accepted (bytes of UTF-8): both sit in B-tree index keys.
 MAX_PATH_BYTES = 2048
@@ -40,31 +35,6 @@ MAX_PATH_BYTES = 2048
 PARQUET_OVERHEAD = 12
 #: Counts, sizes and their sums are stored as signed BIGINT.
 MAX_COUNT = 2**63 - 1
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """How much one commit may hold, and the largest page a read returns (settings of the same
-    names)."""
-
-    max_files_per_commit: int
-    max_stats_rows_per_file: int
-    max_bound_chars: int
-    max_extra_stats_chars: int
-    max_page_size: int
-    #: How long an idempotency key replays its commit's result.
-    idempotency_retention_seconds: int = IDEMPOTENCY_RETENTION_SECONDS
-
-    @classmethod
-    def from_settings(cls, s: Settings) -> Limits:
-        return cls(
-            max_files_per_commit=s.max_files_per_commit,
-            max_stats_rows_per_file=s.max_stats_rows_per_file,
-            max_bound_chars=s.max_bound_chars,
-            max_extra_stats_chars=s.max_extra_stats_chars,
-            max_page_size=s.max_page_size,
-            idempotency_retention_seconds=s.idempotency_retention_seconds,
-        )
 
 
 def _is_count(v: object) -> bool:

@@ -14,7 +14,6 @@ from service.errors import BadInputError
 
 if TYPE_CHECKING:
     from service.catalog.service import Catalog
-    from service.catalog.validate import Limits
 
 
 def add_database_argument(p: argparse.ArgumentParser) -> None:
@@ -42,7 +41,7 @@ def split_table(name: str) -> tuple[str, str]:
 #: ``Settings.database_url``'s environment variable and default.
 DATABASE_URL_VARIABLE = "SHREDCAT_DATABASE_URL"
 DEFAULT_DATABASE_URL = "sqlite:///./shredcat.db"
-#: The settings' defaults of :class:`~service.catalog.validate.Limits` (field name -> value).
+#: The settings' defaults of :class:`~service.limits.Limits` (field name -> value).
 DEFAULT_LIMITS = {
     "max_files_per_commit": limits.MAX_FILES_PER_COMMIT,
     "max_stats_rows_per_file": limits.MAX_STATS_ROWS_PER_FILE,
@@ -91,7 +90,7 @@ def check_settings(args: argparse.Namespace) -> None:
         raise SettingsError(f"invalid settings: {DATABASE_URL_VARIABLE}: {problem}")
 
 
-def catalog_settings(database_url: str | None) -> tuple[str, Limits]:
+def catalog_settings(database_url: str | None) -> tuple[str, limits.Limits]:
     """The catalog's URL (``database_url`` if given, else the settings') and the settings' limits.
 
     With no ``SHREDCAT_`` variable in the environment but the URL's, every setting is its default
@@ -99,14 +98,12 @@ def catalog_settings(database_url: str | None) -> tuple[str, Limits]:
     is not imported; otherwise :func:`service.settings.get_settings` reads and validates them all,
     as the server does. ``tests/cli/test_imports.py`` keeps the defaults here equal to the settings'.
     """
-    from service.catalog.validate import Limits
-
     if defaults_only():
-        return database_url or _environment_url(), Limits(**DEFAULT_LIMITS)
+        return database_url or _environment_url(), limits.Limits(**DEFAULT_LIMITS)
     from service.settings import get_settings
 
     settings = get_settings()
-    return database_url or settings.database_url, Limits.from_settings(settings)
+    return database_url or settings.database_url, limits.Limits.from_settings(settings)
 
 
 def open_catalog(args: argparse.Namespace) -> Catalog:

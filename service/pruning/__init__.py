@@ -17,46 +17,105 @@ Running conditions against the catalog is the catalog's job: :meth:`service.cata
 whose planner (:mod:`service.catalog.planner`) translates the conditions defined here into SQL.
 """
 
-from service.pruning.conditions import Condition, LeafCondition, compile_expression, usable_types
-from service.pruning.evaluator import (
-    CANNOT_MATCH,
-    MIGHT_MATCH,
-    FileEvaluator,
-    Verdict,
-    evaluate,
-    stats_by_path,
-)
-from service.pruning.expressions import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BooleanExpression,
-    ColumnTerm,
-    LiteralPredicate,
-    Not,
-    Op,
-    Or,
-    SetPredicate,
-    Term,
-    UnaryPredicate,
-    Unknown,
-    VariantTerm,
-    and_,
-    not_,
-    or_,
-    variant,
-)
-from service.pruning.parse_json import parse_json, to_json
-from service.pruning.paths import (
-    JsonPath,
-    format_json_path,
-    format_variant_path,
-    json_path_to_variant_path,
-    parse_json_path,
-    parse_variant_path,
-)
-from service.pruning.schema import ColumnInfo, TableSchema
-from service.pruning.spark_types import parse_spark_type, spark_type_name
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from service.pruning.conditions import Condition, LeafCondition, compile_expression, usable_types
+    from service.pruning.evaluator import (
+        CANNOT_MATCH,
+        MIGHT_MATCH,
+        FileEvaluator,
+        Verdict,
+        evaluate,
+        stats_by_path,
+    )
+    from service.pruning.expressions import (
+        AlwaysFalse,
+        AlwaysTrue,
+        And,
+        BooleanExpression,
+        ColumnTerm,
+        LiteralPredicate,
+        Not,
+        Op,
+        Or,
+        SetPredicate,
+        Term,
+        UnaryPredicate,
+        Unknown,
+        VariantTerm,
+        and_,
+        not_,
+        or_,
+        variant,
+    )
+    from service.pruning.paths import (
+        JsonPath,
+        format_json_path,
+        format_variant_path,
+        json_path_to_variant_path,
+        parse_json_path,
+        parse_variant_path,
+    )
+    from service.pruning.schema import ColumnInfo, TableSchema
+    from service.pruning.spark_types import parse_spark_type, spark_type_name
+
+#: Each name exported here, by the module that defines it: imported on first use (:func:`__getattr__`),
+#: so that a caller of one part (the SQL parser, the planner) does not load every other (the JSON
+#: parser, the evaluator): the read commands start faster. The parsers are their modules'
+#: (:mod:`.parse_json`, :mod:`.parse_sql`), not names here: a name the same as its module's would
+#: be the module once that is imported.
+_EXPORTS = {
+    **dict.fromkeys(("Condition", "LeafCondition", "compile_expression", "usable_types"), "conditions"),
+    **dict.fromkeys(
+        (
+            "CANNOT_MATCH",
+            "FileEvaluator",
+            "MIGHT_MATCH",
+            "Verdict",
+            "evaluate",
+            "stats_by_path",
+        ),
+        "evaluator",
+    ),
+    **dict.fromkeys(
+        (
+            "AlwaysFalse",
+            "AlwaysTrue",
+            "And",
+            "BooleanExpression",
+            "ColumnTerm",
+            "LiteralPredicate",
+            "Not",
+            "Op",
+            "Or",
+            "SetPredicate",
+            "Term",
+            "UnaryPredicate",
+            "Unknown",
+            "VariantTerm",
+            "and_",
+            "not_",
+            "or_",
+            "variant",
+        ),
+        "expressions",
+    ),
+    **dict.fromkeys(
+        (
+            "JsonPath",
+            "format_json_path",
+            "format_variant_path",
+            "json_path_to_variant_path",
+            "parse_json_path",
+            "parse_variant_path",
+        ),
+        "paths",
+    ),
+    **dict.fromkeys(("ColumnInfo", "TableSchema"), "schema"),
+    **dict.fromkeys(("parse_spark_type", "spark_type_name"), "spark_types"),
+}
 
 __all__ = [
     "CANNOT_MATCH",
@@ -90,13 +149,20 @@ __all__ = [
     "json_path_to_variant_path",
     "not_",
     "or_",
-    "parse_json",
     "parse_json_path",
     "parse_spark_type",
     "parse_variant_path",
     "spark_type_name",
     "stats_by_path",
-    "to_json",
     "usable_types",
     "variant",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later uses are plain attribute reads
+    return value

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import inspect, text
 
 from service.catalog import Catalog, models
-from service.catalog.validate import Limits
+from service.limits import Limits
 from service.settings import Settings
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType

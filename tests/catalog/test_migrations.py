@@ -9,7 +9,7 @@ from pathlib import Path
 from sqlalchemy import inspect
 
 from service.catalog.db import current_revision, downgrade, make_engine, schema_drift, upgrade_to_head
-from service.catalog.models import metadata
+from service.catalog.models import schema
 
 REPO = Path(__file__).resolve().parents[2]
 HEAD = "0010"
@@ -62,7 +62,7 @@ def test_upgrade_downgrade_round_trip(empty_db_url: str) -> None:
     assert current_revision(empty_db_url) is None
     upgrade_to_head(empty_db_url)
     assert current_revision(empty_db_url) == HEAD
-    assert set(metadata.tables) <= _tables(empty_db_url)
+    assert set(schema().tables) <= _tables(empty_db_url)
     upgrade_to_head(empty_db_url)  # idempotent
     downgrade(empty_db_url, "base")
     assert current_revision(empty_db_url) is None

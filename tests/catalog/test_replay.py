@@ -78,8 +78,8 @@ def test_a_huge_missing_ok_removal_stores_a_small_result(catalog: Catalog) -> No
 
 
 def test_expired_keys_are_deleted_by_later_keyed_commits(catalog_url: str) -> None:
-    from service.catalog.validate import Limits
     from service.cli._common import DEFAULT_LIMITS
+    from service.limits import Limits
 
     cat = Catalog(catalog_url, limits=Limits(**DEFAULT_LIMITS, idempotency_retention_seconds=3600))
     try:

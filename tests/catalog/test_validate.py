@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from service.catalog import Catalog
-from service.catalog.validate import MAX_COUNT, Limits, validate_batch, validate_file
+from service.catalog.validate import MAX_COUNT, validate_batch, validate_file
 from service.errors import BadInputError, InvalidStatsError, LimitExceededError
+from service.limits import Limits
 from tests.catalog.factories import BLOB, FLOAT64, INT64, LIMITS, VARCHAR, assert_consistent, fs, int_file, ps
 
 NS, T = "lake", "events"

@@ -5,6 +5,7 @@ The checks are on ``sys.modules`` after a real run in a fresh interpreter, never
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -15,9 +16,9 @@ import pytest
 
 from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
-from service.catalog.validate import Limits
 from service.cli._common import catalog_settings
 from service.errors import SettingsError
+from service.limits import Limits
 from service.settings import Settings, get_settings
 from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType
@@ -42,17 +43,34 @@ NOT_SERVICE = (
 )
 
 #: What only a write needs (issue 33 item 7): the commit pipeline and its encoding, idempotency
-#: keys and their replay, the repository's write side, the dashboard's reads; and SQLAlchemy's
-#: ORM (the catalog's tables are Core tables, ``service.catalog.models``).
+#: keys and their replay, the repository's write side (and the global stats' counters and
+#: rebuild), the validator, table creation, partition typing, the stats comparison of verify and
+#: restatement, the merge of global stats; the dashboard's reads; and SQLAlchemy's ORM (the
+#: catalog's tables are Core tables, ``service.catalog.models``).
 WRITE_SIDE = (
     "service.catalog.commit",
     "service.catalog.encode",
     "service.catalog.replay",
     "service.catalog.repository.commit",
     "service.catalog.repository.idempotency",
+    "service.catalog.repository.path_stats",
+    "service.catalog.validate",
+    "service.catalog.creation",
+    "service.catalog.partitions",
+    "service.catalog.verify",
+    "service.stats.merge",
+    "service.stats.geo",
     "service.catalog.admin",
     "sqlalchemy.orm",
 )
+
+#: What a SQLite catalog never needs: SQLAlchemy's PostgreSQL dialect (the partial indexes'
+#: ``postgresql_where`` loads it, so :func:`service.catalog.models.schema` builds them on demand).
+OTHER_DIALECT = ("sqlalchemy.dialects.postgresql",)
+#: What a read without ``--explain`` never needs: the evaluator (explain's reasons) and the
+#: dashboard playground's listing.
+NOT_PLANNING = ("service.pruning.evaluator", "service.catalog.planner.listing")
+PARSERS = ("service.pruning.parse_json", "service.pruning.parse_sql")
 
 SQL = "variant_get(v, '$.id', 'bigint') = 150"
 JSON = (
@@ -127,18 +145,19 @@ def _third_party(modules: set[str]) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("argv", "expected", "extra"),
+    ("argv", "expected", "extra", "unneeded"),
     [
-        (["tables"], "lake.ev\t3 files", set()),
-        (["files", "--table", "lake.ev"], "/lake/f0.parquet", set()),
-        (["global-stats", "--table", "lake.ev"], '"column": "v"', set()),
-        (["prune", "--table", "lake.ev", SQL], "/lake/f1.parquet", {"sqlglot"}),
-        (["prune", "--table", "lake.ev", JSON], "/lake/f1.parquet", set()),
+        (["tables"], "lake.ev\t3 files", set(), PARSERS),
+        (["files", "--table", "lake.ev"], "/lake/f0.parquet", set(), PARSERS),
+        (["global-stats", "--table", "lake.ev"], '"column": "v"', set(), PARSERS),
+        # Each kind of predicate text loads its own parser only.
+        (["prune", "--table", "lake.ev", SQL], "/lake/f1.parquet", {"sqlglot"}, ("service.pruning.parse_json",)),
+        (["prune", "--table", "lake.ev", JSON], "/lake/f1.parquet", set(), ("service.pruning.parse_sql",)),
     ],
     ids=["tables", "files", "global-stats", "prune-sql", "prune-json"],
 )
 def test_read_commands_import_only_the_catalog(
-    catalog_url: str, argv: list[str], expected: str, extra: set[str]
+    catalog_url: str, argv: list[str], expected: str, extra: set[str], unneeded: tuple[str, ...]
 ) -> None:
     out, modules = _run([*argv, "--database-url", catalog_url])
     assert expected in out
@@ -147,6 +166,14 @@ def test_read_commands_import_only_the_catalog(
     assert third_party <= CATALOG_PACKAGES | extra | (SQLGLOT_OPTIONAL if "sqlglot" in extra else set())
     assert not [m for m in modules if m.startswith(NOT_SERVICE)]
     assert not [m for m in modules if m.startswith(WRITE_SIDE)]
+    assert not [m for m in modules if m.startswith(OTHER_DIALECT)]
+    assert not [m for m in modules if m.startswith(NOT_PLANNING + unneeded)]
+
+
+def test_every_module_the_read_commands_must_not_load_exists() -> None:
+    """A misspelt name would make the checks above pass whatever is imported."""
+    for name in (*WRITE_SIDE, *OTHER_DIALECT, *NOT_PLANNING, *PARSERS):
+        assert importlib.util.find_spec(name) is not None, name
 
 
 def test_a_write_loads_what_the_read_commands_leave_out(catalog_url: str, tmp_path: Path) -> None:

@@ -431,7 +431,7 @@ def test_json_term_limit_is_checked_before_building(monkeypatch: pytest.MonkeyPa
     parse_json({"type": "and", "left": chain(5), "right": {"type": "not", "child": chain(5)}}, max_terms=10)
     import importlib
 
-    pj = importlib.import_module("service.pruning.parse_json")  # the package re-exports a function of that name
+    pj = importlib.import_module("service.pruning.parse_json")  # the module (it also names its function)
 
     def no_build(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a leaf was built for a filter the term count refuses")

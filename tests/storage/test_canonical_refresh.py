@@ -70,8 +70,8 @@ def test_a_table_past_the_commit_limit_is_refreshed_in_several_commits(catalog_u
     """Lakes Spark wrote with s3a:// hold more files than one commit may: the refresh commits at
     most SHREDCAT_MAX_FILES_PER_COMMIT at a time, each rename atomic (it was one commit, refused)."""
     from service.catalog import Catalog
-    from service.catalog.validate import Limits
     from service.cli._common import DEFAULT_LIMITS
+    from service.limits import Limits
 
     local = extract_file(str(write_variant_file(tmp_path / "f.parquet", 10)))
     old = [f"s3a://b/t/{i}.parquet" for i in range(5)] + ["s3://b/t/0.parquet", "gcs://g/t/x.parquet"]

@@ -16,13 +16,13 @@ database are :mod:`service.pruning.rewrites` and :mod:`service.pruning.selectivi
 * :mod:`.paging`: page tokens (the keyset, :mod:`service.keyset`, pins the snapshot and predicate);
 * :mod:`.scope`: the snapshot planned at and the partition types read with;
 * :mod:`.plan`: :func:`plan_in`, a page and its counts; :mod:`.explain`: each file's reasons;
-* :mod:`.listing`: the playground's listing of files with their decisions.
+* :mod:`.listing`: the playground's listing of files with their decisions (the dashboard's:
+  imported from there, so that a plan does not load it).
 
 Results are paged by ``data_file_id`` (keyset), so a 900,000-file answer is never held in memory.
 """
 
 from service.catalog.planner.explain import DEFAULT_EXPLAIN_SAMPLE
-from service.catalog.planner.listing import plan_files_in
 from service.catalog.planner.paging import PlanToken, decode_plan_token
 from service.catalog.planner.plan import plan_in
 from service.catalog.planner.sql import (
@@ -42,6 +42,5 @@ __all__ = [
     "VARIANT_STATS",
     "PlanToken",
     "decode_plan_token",
-    "plan_files_in",
     "plan_in",
 ]

@@ -11,7 +11,6 @@ from service.catalog.planner.sets import Planner
 from service.catalog.planner.sql import statement
 from service.catalog.results import Candidate, FileExplanation
 from service.pruning.conditions import Condition
-from service.pruning.evaluator import interpret, stats_by_path
 
 DEFAULT_EXPLAIN_SAMPLE = 50
 
@@ -36,6 +35,8 @@ def explain(
     """Reasons from the Python evaluator, for the kept files of this page (up to ``sample``) and
     a sample of pruned files. Both layers interpret the same IR; should they ever disagree, the
     file is reported kept (the SQL answer), never silently pruned."""
+    from service.pruning.evaluator import interpret, stats_by_path  # a plan without explain never loads it
+
     sql = planner.sql
     pruned_rows = conn.execute(
         statement(

@@ -6,13 +6,13 @@ here commits.
 - :mod:`.common`: table aliases, chunking, timestamps, the live-at filter, :func:`keyset_page`.
 - :mod:`.tables`: snapshots, namespaces and tables, and the per-table writer lock.
 - :mod:`.commit`: inserting files and stats rows (COPY on PostgreSQL), ending files.
-- :mod:`.path_stats`: the path dictionary's counters and widths, global stats and their rebuild.
+- :mod:`.path_stats`: the path dictionary's counters and widths, global stats' writes and rebuild.
 - :mod:`.objects`: each file's fully shredded objects (absent fields), as shapes.
-- :mod:`.reads`: files, stats, snapshots, coverage and the admin pages' reads.
+- :mod:`.reads`: files, stats, snapshots, coverage, global stats and the admin pages' reads.
 - :mod:`.idempotency`: commit idempotency keys.
 - :mod:`.sessions`: signed-out dashboard sessions.
 
-The write side (:mod:`.commit`, :mod:`.idempotency`) is imported on first use of one of its
+The write side (:mod:`.commit`, :mod:`.idempotency`, :mod:`.path_stats`) is imported on first use of one of its
 names here (:func:`__getattr__`): the read-only commands never load it.
 """
 
@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from service.catalog.repository.common import chunks, keyset_page, utcnow
 from service.catalog.repository.objects import file_objects, objects_for_files, shapes_lacking
-from service.catalog.repository.path_stats import read_global_json, rebuild_global, write_global_json
 from service.catalog.repository.reads import (
     FileSort,
     count_files,
@@ -41,6 +40,7 @@ from service.catalog.repository.reads import (
     live_path_rows,
     path_coverage_rows,
     path_types,
+    read_global_json,
     recent_snapshots,
     shredded_paths,
     shredded_types,
@@ -142,6 +142,7 @@ __all__ = [
 _WRITE_SIDE = {
     **dict.fromkeys(("LiveFile", "add_column_rows", "add_files", "end_files", "live_files_by_path"), "commit"),
     **dict.fromkeys(("expire_commit_keys", "get_commit_key", "put_commit_key"), "idempotency"),
+    **dict.fromkeys(("rebuild_global", "write_global_json"), "path_stats"),
 }
 
 if TYPE_CHECKING:
@@ -153,6 +154,7 @@ if TYPE_CHECKING:
         live_files_by_path,
     )
     from service.catalog.repository.idempotency import expire_commit_keys, get_commit_key, put_commit_key
+    from service.catalog.repository.path_stats import rebuild_global, write_global_json
 
 
 def __getattr__(name: str) -> Any:

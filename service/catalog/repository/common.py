@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Select, and_, any_, bindparam, or_
-from sqlalchemy.dialects.postgresql import ARRAY
 
 from service.catalog import models as m
 from service.stats.model import ColumnStats, PathStats
@@ -31,6 +30,9 @@ def in_values(conn: Connection, col: Any, values: Sequence[Any]) -> Any:
     """``col IN values``: one array parameter on PostgreSQL (``= ANY``), a plain IN-list on SQLite.
     (Hundreds of expanded parameters cost more Python to render and send than the probes cost.)"""
     if conn.dialect.name == "postgresql":
+        # Imported here: a command reading a SQLite catalog never loads the PostgreSQL dialect.
+        from sqlalchemy.dialects.postgresql import ARRAY
+
         return col == any_(bindparam(None, list(values), type_=ARRAY(col.type)))
     return col.in_(values)
 

@@ -2,7 +2,8 @@
 per-path counters (:class:`~service.stats.merge.PathCounters`) of the live files and the largest
 ``max - min`` of any file (the planner's probe width); commits add to them, removals subtract (:func:`_removed_counters`, the counters
 as SQL aggregates), and :func:`rebuild_global` rebuilds the global stats from them after a removal.
-The global stats themselves are DuckLake's JSON per column (:func:`read_global_json`).
+The global stats themselves are DuckLake's JSON per column (read by
+:func:`service.catalog.repository.reads.read_global_json`, written by :func:`write_global_json`).
 """
 
 from __future__ import annotations
@@ -162,20 +163,6 @@ def _apply_counters(
 
 
 # --- global stats -----------------------------------------------------------------------------
-
-
-def read_global_json(conn: Connection, t: TableRow) -> dict[str, str | None]:
-    names = t.column_names
-    rows = conn.execute(
-        select(m.TableColumnStats.column_id, m.TableColumnStats.extra_stats).where(
-            m.TableColumnStats.table_id == t.table_id
-        )
-    ).all()
-    out: dict[str, str | None] = dict.fromkeys(t.columns)
-    for cid, doc in rows:
-        if int(cid) in names:
-            out[names[int(cid)]] = doc
-    return out
 
 
 def write_global_json(

@@ -1,7 +1,7 @@
 """The reads: counts and keyset pages of files (by path, or by size or rows for the admin pages),
 one file and its stats, the stats of many files (for planning) or of every live file (for a
-recomputation), snapshots (one, a table's pages, newest-first history), and a path's types,
-per-file bounds and coverage.
+recomputation), snapshots (one, a table's pages, newest-first history), a path's types,
+per-file bounds and coverage, and the global stats as stored (DuckLake's JSON per column).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, Connection, Select, exists, func, select
-from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from service.catalog import models as m
 from service.catalog.repository.common import (
@@ -403,6 +402,9 @@ def _column_list(conn: Connection, base: Select[Any], col: Any, *order: Any) -> 
     So PostgreSQL returns them as one array value (one list, of values the collector does not
     track), and SQLite's rows are read straight off the cursor, each freed before the next."""
     if conn.dialect.name == "postgresql":
+        # Imported here: a command reading a SQLite catalog never loads the PostgreSQL dialect.
+        from sqlalchemy.dialects.postgresql import aggregate_order_by
+
         agg = func.array_agg(aggregate_order_by(col, *order) if order else col)
         return conn.execute(base.add_columns(agg)).scalar() or []
     with conn.execute(base.add_columns(col).order_by(*order)) as result:
@@ -585,3 +587,17 @@ def files_without_column_rows(
         .limit(limit)
     ).all()
     return [(int(r[0]), r[1], int(r[2]), (r[3], int(r[4]), int(r[5]), int(r[6]))) for r in rows]
+
+
+def read_global_json(conn: Connection, t: TableRow) -> dict[str, str | None]:
+    names = t.column_names
+    rows = conn.execute(
+        select(m.TableColumnStats.column_id, m.TableColumnStats.extra_stats).where(
+            m.TableColumnStats.table_id == t.table_id
+        )
+    ).all()
+    out: dict[str, str | None] = dict.fromkeys(t.columns)
+    for cid, doc in rows:
+        if int(cid) in names:
+            out[names[int(cid)]] = doc
+    return out
