@@ -12,6 +12,32 @@ from pydantic import Field
 
 from service import wire
 
+# What the calls return: the responses the server's routes are declared with, under the client's
+# names. PlanResult is one page of a plan: its counts (``files_considered``...) cover the whole
+# answer and are None on the pages fetched with a page token; ``PlanResult.merged`` joins the
+# pages of one plan.
+from service.wire import DataFile as DataFile
+from service.wire import FileExplanation as FileExplanation
+from service.wire import HealthResponse as Health
+from service.wire import ListFilesResponse as FilesPage
+from service.wire import ListSnapshotsResponse as SnapshotsPage
+from service.wire import NamespaceResponse as Namespace
+from service.wire import PlanFile as PlanFile
+from service.wire import PlanResponse as PlanResult
+from service.wire import PlanWarning as PlanWarning
+from service.wire import RemoveFilesResponse as RemoveResult
+from service.wire import Snapshot as Snapshot
+from service.wire import TableColumn as TableColumn
+from service.wire import TableResponse as Table
+
+__all__ = [
+    "ColumnStatsRowJSON", "CommitResult", "DataFile", "FileExplanation", "FileStatsJSON", "FilesPage",
+    "GlobalPathStatsJSON", "Health", "Namespace", "PartitionValueJSON", "PlanFile", "PlanResult", "PlanWarning",
+    "RemoveResult", "ShreddedObjectJSON", "Snapshot", "SnapshotsPage", "Table", "TableColumn", "TableStatsJSON",
+    "VariantStatsRowJSON", "dropped_snapshot_id", "file_stats_json", "namespace_names", "table_names",
+    "table_stats_json",
+]  # fmt: skip
+
 
 class VariantStatsRowJSON(TypedDict):
     """One ``ducklake_file_variant_stats`` row of a file, plus its Variant column (bounds as DuckDB
@@ -105,22 +131,6 @@ TableStatsJSON = TypedDict(
 )
 
 
-# The responses the server's routes are declared with (service.wire), under the client's names.
-Health = wire.HealthResponse
-Namespace = wire.NamespaceResponse
-Table = wire.TableResponse
-TableColumn = wire.TableColumn
-RemoveResult = wire.RemoveFilesResponse
-DataFile = wire.DataFile
-FilesPage = wire.ListFilesResponse
-Snapshot = wire.Snapshot
-SnapshotsPage = wire.ListSnapshotsResponse
-PlanFile = wire.PlanFile
-FileExplanation = wire.FileExplanation
-PlanWarning = wire.PlanWarning
-#: One page of a plan: the counts (``files_considered``...) cover the whole answer and are None on
-#: the pages fetched with a page token; ``PlanResult.merged`` joins the pages of one plan.
-PlanResult = wire.PlanResponse
 
 
 class CommitResult(wire.CommitResponse):
