@@ -166,3 +166,32 @@ def test_listings_and_removals_round_trip() -> None:
     )
     removed = schemas.RemoveFilesResponse(snapshot_id=None, removed=[], missing=["/g"])
     assert RemoveResult.model_validate(_sent(removed)) == RemoveResult(snapshot_id=None, removed=(), missing=("/g",))
+
+
+def test_the_pages_of_a_plan_merge_into_one_result() -> None:
+    """``PlanResult.merged`` (what ``plan_all`` returns): every page's files and explanations, the
+    first page's snapshot and warnings, and the kept and pruned counts from the files when the
+    server did not count them."""
+
+    def page(paths: list[str], metrics: PlanMetrics, token: str | None) -> PlanResult:
+        return PlanResult(
+            snapshot_id=4,
+            files=[PlanFile(path=p, file_size_bytes=1, record_count=1) for p in paths],
+            next_page_token=token,
+            metrics=metrics,
+            explain=[FileExplanation(path=p, kept=True, reason="r") for p in paths],
+            warnings=[PlanWarning(type="term_not_used", message="m")] if token else [],
+        )
+
+    uncounted = PlanMetrics(files_considered=5, files_pruned=None, files_kept=None, rows_skipped=None, bytes_skipped=None)
+    later = PlanMetrics(files_considered=None, files_pruned=None, files_kept=None, rows_skipped=None, bytes_skipped=None)
+    first, second = page(["/a", "/b"], uncounted, "t"), page(["/c"], later, None)
+    merged = PlanResult.merged([first, second])
+    assert merged.paths == ["/a", "/b", "/c"] and merged.next_page_token is None
+    assert [x.path for x in merged.explain or ()] == ["/a", "/b", "/c"]
+    assert (merged.files_considered, merged.files_kept, merged.files_pruned) == (5, 3, 2)
+    assert merged.warnings == first.warnings and merged.snapshot_id == 4
+    # Counted by the server: its counts stand.
+    counted = first.model_copy(update={"metrics": uncounted.model_copy(update={"files_kept": 1, "files_pruned": 4})})
+    assert (PlanResult.merged([counted, second]).files_kept, PlanResult.merged([counted]).files_pruned) == (1, 4)
+    assert first.files_kept is None  # the pages are not changed
