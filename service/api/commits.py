@@ -129,7 +129,7 @@ def _commit(
     if not result.replayed:
         ctx.metrics.files_registered.inc(len(result.added))
         ctx.metrics.files_removed.inc(len(result.removed))
-    return CommitResponse.model_validate(result, from_attributes=True)
+    return CommitResponse.of(result)
 
 
 @router.post(
@@ -162,4 +162,4 @@ def _remove(
     check_file_count(len(body.paths), ctx.limits, "paths")
     result = catalog.remove(namespace, table, [lookup_path(p) for p in body.paths], missing_ok=body.missing_ok)
     ctx.metrics.files_removed.inc(len(result.removed))
-    return RemoveFilesResponse(snapshot_id=result.snapshot_id, removed=list(result.removed), missing=list(result.missing))
+    return RemoveFilesResponse.of(result)

@@ -31,12 +31,12 @@ def health(catalog: Annotated[Catalog, Depends(get_catalog)]) -> HealthResponse:
     revision = require_current_schema(catalog.engine)  # unreachable or not migrated: 503
     # The last measure, not a new one: a probe must not wait on (or fail for) a standby that does
     # not answer; reads measure when due and skip whatever is not fit.
-    standbys = [
+    standbys = tuple(
         StandbyHealth(
             name=s.name, state=s.state, lag_seconds=s.lag_s, lag_bytes=s.lag_bytes, measured_seconds_ago=s.measured_s_ago
         )
         for s in catalog.reads.status(measure=False)
-    ]
+    )
     return HealthResponse(
         status="ok", backend=catalog.backend, schema_revision=revision, version=service.__version__,
         standbys=standbys or None,

@@ -23,7 +23,7 @@ NamespaceName = Annotated[str, Path(min_length=1, max_length=1024, description="
 
 
 def _namespace_response(ns: NamespaceInfo) -> NamespaceResponse:
-    return NamespaceResponse(namespace=[ns.name], properties={"begin-snapshot": str(ns.begin_snapshot)})
+    return NamespaceResponse(namespace=(ns.name,), properties={"begin-snapshot": str(ns.begin_snapshot)})
 
 
 def find_namespace(catalog: Catalog, name: str) -> NamespaceInfo:
@@ -43,7 +43,7 @@ def find_namespace(catalog: Catalog, name: str) -> NamespaceInfo:
 def list_namespaces(
     _: Annotated[Principal, Depends(require_reader)], catalog: Annotated[Catalog, Depends(get_catalog)]
 ) -> ListNamespacesResponse:
-    return ListNamespacesResponse(namespaces=[[ns.name] for ns in catalog.list_namespaces()])
+    return ListNamespacesResponse(namespaces=tuple((ns.name,) for ns in catalog.list_namespaces()))
 
 
 @router.post(

@@ -37,7 +37,7 @@ from service.api.deps import (
     get_ctx,
 )
 from service.api.namespaces import NamespaceName
-from service.api.schemas import FileExplanation, PlanFile, PlanMetrics, PlanRequest, PlanResponse, PlanWarning
+from service.api.schemas import PlanRequest, PlanResponse
 from service.api.tables import TableName
 from service.catalog import Catalog
 from service.errors import ShredcatError
@@ -159,19 +159,16 @@ def _run_plan(
     # Counts cover the whole answer and come with the first page only.
     m.files_considered.inc(result.files_considered or 0)
     m.files_pruned.inc(result.files_pruned or 0)
-    return PlanResponse(
-        snapshot_id=result.snapshot_id,
-        # Built field by field: per file, the constructor costs less than reading attributes.
-        files=[
-            PlanFile(path=c.path, file_size_bytes=c.file_size_bytes, record_count=c.record_count)
-            for c in result.candidates
-        ],
-        next_page_token=result.next_page_token,
-        metrics=PlanMetrics.model_validate(result, from_attributes=True),
-        explain=None
-        if result.explain is None
-        else [FileExplanation.model_validate(x, from_attributes=True) for x in result.explain],
-        warnings=[PlanWarning.model_validate(w, from_attributes=True) for w in result.warnings],
+    # The page's fields by name; the candidates are the wire's files, and the counts its metrics.
+    return PlanResponse.of(
+        {
+            "snapshot_id": result.snapshot_id,
+            "files": result.candidates,
+            "next_page_token": result.next_page_token,
+            "metrics": result,
+            "explain": result.explain,
+            "warnings": result.warnings,
+        }
     )
 
 

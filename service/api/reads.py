@@ -22,13 +22,11 @@ from service.api.namespaces import NamespaceName
 from service.api.paths import lookup_path
 from service.api.schemas import (
     ColumnStatsRow,
-    DataFile,
     FileStatsResponse,
     ListFilesResponse,
     ListSnapshotsResponse,
     PartitionValueOut,
     ShreddedObjectRow,
-    Snapshot,
     TableStatsResponse,
     VariantStatsRow,
 )
@@ -107,22 +105,7 @@ def list_files(
         limit,
     )
     token = page.next_token(lambda r: {"after": r.path, "snapshot": snapshot_id})
-    return ListFilesResponse(
-        snapshot_id=snapshot_id,
-        files=[
-            DataFile(
-                path=r.path,
-                file_size_bytes=r.file_size_bytes,
-                record_count=r.record_count,
-                footer_size=r.footer_size,
-                content_id=r.content_id,
-                begin_snapshot=r.begin_snapshot,
-                end_snapshot=r.end_snapshot,
-            )
-            for r in page.rows
-        ],
-        next_page_token=token,
-    )
+    return ListFilesResponse.of({"snapshot_id": snapshot_id, "files": page.rows, "next_page_token": token})
 
 
 @router.get(
@@ -225,16 +208,6 @@ def list_snapshots(
         page_size,
         limit,
     )
-    return ListSnapshotsResponse(
-        snapshots=[
-            Snapshot(
-                snapshot_id=s.snapshot_id,
-                snapshot_time=s.snapshot_time,
-                changes_made=s.changes_made,
-                added_files=s.added_files,
-                removed_files=s.removed_files,
-            )
-            for s in page.rows
-        ],
-        next_page_token=page.next_token(lambda s: {"after": s.snapshot_id}),
+    return ListSnapshotsResponse.of(
+        {"snapshots": page.rows, "next_page_token": page.next_token(lambda s: {"after": s.snapshot_id})}
     )

@@ -20,15 +20,21 @@ from service.errors import ShredcatError
 from service.wire import ApiModel
 from service.wire import CommitResponse as CommitResponse
 from service.wire import DataFile as DataFile
+from service.wire import DropResponse as DropResponse
 from service.wire import FileExplanation as FileExplanation
+from service.wire import HealthResponse as HealthResponse
 from service.wire import ListFilesResponse as ListFilesResponse
+from service.wire import ListNamespacesResponse as ListNamespacesResponse
 from service.wire import ListSnapshotsResponse as ListSnapshotsResponse
+from service.wire import ListTablesResponse as ListTablesResponse
+from service.wire import NamespaceResponse as NamespaceResponse
 from service.wire import PlanFile as PlanFile
 from service.wire import PlanMetrics as PlanMetrics
 from service.wire import PlanResponse as PlanResponse
 from service.wire import PlanWarning as PlanWarning
 from service.wire import RemoveFilesResponse as RemoveFilesResponse
 from service.wire import Snapshot as Snapshot
+from service.wire import StandbyHealth as StandbyHealth
 from service.wire import TableColumn as TableColumn
 from service.wire import TableIdentifier as TableIdentifier
 from service.wire import TableResponse as TableResponse
@@ -100,20 +106,6 @@ class CreateNamespaceRequest(RequestModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"namespace": ["lake"]}]})
 
 
-class NamespaceResponse(ApiModel):
-    namespace: list[str]
-    properties: dict[str, str] = Field(default_factory=dict)
-
-    model_config = ConfigDict(
-        json_schema_extra={"examples": [{"namespace": ["lake"], "properties": {"begin-snapshot": "1"}}]}
-    )
-
-
-class ListNamespacesResponse(ApiModel):
-    namespaces: list[list[str]]
-    next_page_token: str | None = None
-
-
 # --- tables -----------------------------------------------------------------------------------
 
 
@@ -160,15 +152,6 @@ class CreateTableRequest(RequestModel):
             ]
         }
     )
-
-
-class ListTablesResponse(ApiModel):
-    identifiers: list[TableIdentifier]
-    next_page_token: str | None = None
-
-
-class DropResponse(ApiModel):
-    snapshot_id: int | None
 
 
 # --- statistics rows (DuckLake's names) ---------------------------------------------------------
@@ -428,28 +411,6 @@ class PlanRequest(RequestModel):
             ]
         }
     )
-
-
-# --- health -----------------------------------------------------------------------------------------
-
-
-class StandbyHealth(ApiModel):
-    name: str = Field(description="host:port/database of a hot standby (SHREDCAT_READ_DATABASE_URLS)")
-    state: str = Field(description="ok, lagging, down, promoted (each skipped by reads but ok) or unknown")
-    lag_seconds: float | None = None
-    lag_bytes: int | None = None
-    measured_seconds_ago: float | None = Field(
-        default=None, description="age of this measure (taken by the reads, not by the probe); null: never"
-    )
-
-
-class HealthResponse(ApiModel):
-    status: Literal["ok"]
-    backend: str | None = None
-    schema_revision: str | None = None
-    version: str
-    #: Readiness depends on the primary alone: a standby that is down is reported, and skipped.
-    standbys: list[StandbyHealth] | None = None
 
 
 # --- verification -------------------------------------------------------------------------------

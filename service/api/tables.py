@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query
@@ -14,7 +15,6 @@ from service.api.schemas import (
     CreateTableRequest,
     DropResponse,
     ListTablesResponse,
-    TableColumn,
     TableIdentifier,
     TableResponse,
 )
@@ -27,21 +27,16 @@ TableName = Annotated[str, Path(min_length=1, max_length=1024, description="Tabl
 
 
 def table_response(t: TableInfo) -> TableResponse:
-    return TableResponse(
-        identifier=TableIdentifier(namespace=[t.namespace], name=t.name),
-        table_id=t.table_id,
-        variant_columns=list(t.columns),
-        live_file_count=t.live_file_count,
-        live_record_count=t.live_record_count,
-        live_bytes=t.live_bytes,
-        current_snapshot_id=t.current_snapshot_id,
-        snapshot_count=t.snapshot_count,
-        last_commit_time=t.last_commit_time,
-        begin_snapshot=t.begin_snapshot,
-        columns=[TableColumn.model_validate(c, from_attributes=True) for c in t.all_columns],
-        partition_columns=list(t.partition_columns),
-        location=t.location,
-    )
+    """The catalog's table as the wire's: its fields by name, but for the catalog's ``columns``
+    (the Variant columns: the wire's ``variant-columns``) and ``all_columns`` (the wire's
+    ``columns``), and the name, which the wire nests in ``identifier``."""
+    renamed = {
+        "identifier": TableIdentifier(namespace=(t.namespace,), name=t.name),
+        "variant_columns": t.columns,
+        "columns": t.all_columns,
+        "partition_columns": t.partition_columns,
+    }
+    return TableResponse.of({f.name: getattr(t, f.name) for f in fields(t)} | renamed)
 
 
 @router.get(
@@ -59,7 +54,7 @@ def list_tables(
     tables = catalog.list_tables(namespace)
     if not tables:
         find_namespace(catalog, namespace)  # 404 for a namespace that does not exist
-    return ListTablesResponse(identifiers=[TableIdentifier(namespace=[t.namespace], name=t.name) for t in tables])
+    return ListTablesResponse(identifiers=tuple(TableIdentifier(namespace=(t.namespace,), name=t.name) for t in tables))
 
 
 @router.post(

@@ -7,8 +7,8 @@
 ...     plan = c.plan("lake", "events", sql="variant_get(v, '$.user.id', 'bigint') = 42")
 ...     paths = [f.path for f in plan.files]
 
-Every route has a typed method returning small frozen dataclasses (or plain dicts, typed by
-``TypedDict``, for the DuckLake-shaped statistics). :class:`AsyncShredcatClient` has the same
+Every route has a typed method returning the server's own response models, frozen (pydantic,
+:mod:`service.wire`), or plain dicts, typed by ``TypedDict``, for the DuckLake-shaped statistics. :class:`AsyncShredcatClient` has the same
 methods as coroutines. Both send below ``base_url`` when it is given, else below the base URL of the
 ``http`` client they are handed.
 
@@ -27,7 +27,7 @@ for a call, by call (:class:`NoSuchTable` from ``load_table``, :class:`Namespace
 :class:`ShredcatConnectionError`.
 
 Modules: :mod:`~service.client.errors` (exceptions, status maps), :mod:`~service.client.models`
-(response types), :mod:`~service.client.calls` (each route's request, parser and error map),
+(response types: the wire's models under the client's names), :mod:`~service.client.calls` (each route's request, parser and error map),
 :mod:`~service.client.retry` (the retry policy), :mod:`~service.client.base` (what both clients
 share), :mod:`~service.client.sync` and :mod:`~service.client.async_` (the two transports).
 """

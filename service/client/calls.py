@@ -146,7 +146,7 @@ _ON_TABLE: ErrorMap = {404: NoSuchTable}
 
 def health() -> Call[Health]:
     """Readiness (backend, schema revision, version); 503 raises."""
-    return Call("GET", "/health", _json(Health.from_json), idempotent=True)
+    return Call("GET", "/health", _json(Health.model_validate), idempotent=True)
 
 
 def metrics() -> Call[str]:
@@ -163,13 +163,13 @@ def list_namespaces() -> Call[list[str]]:
 
 def create_namespace(namespace: str) -> Call[Namespace]:
     return Call(
-        "POST", "/v1/namespaces", _json(Namespace.from_json), json={"namespace": [namespace]},
+        "POST", "/v1/namespaces", _json(Namespace.model_validate), json={"namespace": [namespace]},
         errors={409: NamespaceAlreadyExists},
     )
 
 
 def load_namespace(namespace: str) -> Call[Namespace]:
-    return Call("GET", _namespace_path(namespace), _json(Namespace.from_json), idempotent=True, errors=_ON_NAMESPACE)
+    return Call("GET", _namespace_path(namespace), _json(Namespace.model_validate), idempotent=True, errors=_ON_NAMESPACE)
 
 
 def drop_namespace(namespace: str) -> Call[int | None]:
@@ -212,7 +212,7 @@ def create_table(
     if location is not None:
         body["location"] = location
     return Call(
-        "POST", f"{_namespace_path(namespace)}/tables", _json(Table.from_json), json=body,
+        "POST", f"{_namespace_path(namespace)}/tables", _json(Table.model_validate), json=body,
         errors={**_ON_NAMESPACE, 409: TableAlreadyExists}, at_snapshot=lambda t: t.current_snapshot_id,
     )
 
@@ -221,7 +221,7 @@ def load_table(namespace: str, table: str, *, min_snapshot_id: int | None = None
     return Call(
         "GET",
         _table_path(namespace, table),
-        _json(Table.from_json),
+        _json(Table.model_validate),
         params=_params(min_snapshot_id=min_snapshot_id),
         idempotent=True,
         errors=_ON_TABLE,
@@ -308,7 +308,7 @@ def commit(
     return Call(
         "POST",
         f"{_table_path(namespace, table)}/commits",
-        _json(lambda d: CommitResult.from_json(d, key)),
+        _json(lambda d: CommitResult.sent_with(d, key)),
         json=body,
         headers={"Idempotency-Key": key},
         idempotent=True,
@@ -346,7 +346,7 @@ def remove_files(namespace: str, table: str, paths: Sequence[str], *, missing_ok
     return Call(
         "POST",
         f"{_table_path(namespace, table)}/files/remove",
-        _json(RemoveResult.from_json),
+        _json(RemoveResult.model_validate),
         json={"paths": list(paths), "missing-ok": missing_ok},
         # Removing the same paths again is harmless only when missing ones are tolerated.
         idempotent=missing_ok,
@@ -373,7 +373,7 @@ def list_files(
     return Call(
         "GET",
         f"{_table_path(namespace, table)}/files",
-        _json(FilesPage.from_json),
+        _json(FilesPage.model_validate),
         params=_params(
             prefix=prefix, snapshot_id=snapshot_id, page_size=page_size, page_token=page_token, min_snapshot_id=min_snapshot_id
         ),
@@ -414,7 +414,7 @@ def list_snapshots(
     return Call(
         "GET",
         f"{_table_path(namespace, table)}/snapshots",
-        _json(SnapshotsPage.from_json),
+        _json(SnapshotsPage.model_validate),
         params=_params(page_size=page_size, page_token=page_token),
         idempotent=True,
         errors=_ON_TABLE,
@@ -461,7 +461,7 @@ def plan(
     return Call(
         "POST",
         f"{_table_path(namespace, table)}/plan",
-        _json(PlanResult.from_json),
+        _json(PlanResult.model_validate),
         json=body,
         idempotent=True,
         min_snapshot="body",

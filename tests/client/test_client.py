@@ -494,7 +494,10 @@ def test_columns_and_declared_partitions_sync_and_async(sc: ShredcatClient, clie
     sc.create_namespace("lake")
     loc = str(warehouse / "events")
     t = sc.create_table("lake", "events", variant_columns=["v"], partition_columns={"day": "date"}, location=loc)
-    assert t.columns == (TableColumn("v", "variant", "variant"), TableColumn("day", "date", "partition", True))
+    assert t.columns == (
+        TableColumn(name="v", type="variant", kind="variant"),
+        TableColumn(name="day", type="date", kind="partition", declared=True),
+    )
     assert t.partition_columns == ("day",) and t.location == loc
     sc.create_table("lake", "plain", variant_columns=["v"])
     fs = extract_file(_paths(warehouse, 0)[0])
