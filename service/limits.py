@@ -11,10 +11,6 @@ command builds it without importing the commit validator (:mod:`service.catalog.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from service.settings import Settings
 
 #: Deepest predicate nesting (and/or/not levels).
 MAX_PREDICATE_DEPTH = 64
@@ -101,7 +97,7 @@ DEFAULT_FILE_LIMITS = FileLimits()
 @dataclass(frozen=True, slots=True)
 class Limits:
     """How much one commit may hold, and the largest page a read returns (settings of the same
-    names)."""
+    names; ``Settings.commit_limits`` gives the configured ones)."""
 
     max_files_per_commit: int
     max_stats_rows_per_file: int
@@ -110,14 +106,3 @@ class Limits:
     max_page_size: int
     #: How long an idempotency key replays its commit's result.
     idempotency_retention_seconds: int = IDEMPOTENCY_RETENTION_SECONDS
-
-    @classmethod
-    def from_settings(cls, s: Settings) -> Limits:
-        return cls(
-            max_files_per_commit=s.max_files_per_commit,
-            max_stats_rows_per_file=s.max_stats_rows_per_file,
-            max_bound_chars=s.max_bound_chars,
-            max_extra_stats_chars=s.max_extra_stats_chars,
-            max_page_size=s.max_page_size,
-            idempotency_retention_seconds=s.idempotency_retention_seconds,
-        )

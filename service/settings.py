@@ -200,6 +200,17 @@ class Settings(BaseSettings):
             max_shredded_paths=self.max_shredded_paths,
         )
 
+    @property
+    def commit_limits(self) -> limits.Limits:
+        return limits.Limits(
+            max_files_per_commit=self.max_files_per_commit,
+            max_stats_rows_per_file=self.max_stats_rows_per_file,
+            max_bound_chars=self.max_bound_chars,
+            max_extra_stats_chars=self.max_extra_stats_chars,
+            max_page_size=self.max_page_size,
+            idempotency_retention_seconds=self.idempotency_retention_seconds,
+        )
+
     @field_validator("tokens")
     @classmethod
     def _check_token_hashes(cls, v: dict[str, str]) -> dict[str, str]:

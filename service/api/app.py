@@ -33,7 +33,6 @@ from service.api.policy import BodyLimits, RoutePolicy, admin_session_check
 from service.dashboard import router as dashboard_router
 from service.dashboard.session import LoginThrottle, SessionSigner
 from service.errors import ShredcatError
-from service.limits import Limits
 from service.settings import Settings, get_settings
 
 if TYPE_CHECKING:
@@ -178,7 +177,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         roots=parse_roots(settings.warehouse_roots),
         metrics=metrics,
         authenticator=Authenticator(enabled=settings.auth == "on", tokens=settings.tokens),
-        limits=Limits.from_settings(settings),
+        limits=settings.commit_limits,
     )
 
     @asynccontextmanager

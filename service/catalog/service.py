@@ -131,7 +131,7 @@ class Catalog:
             if engine_or_url is None:
                 engine_or_url = get_settings().database_url
             if limits is None:
-                limits = Limits.from_settings(get_settings())
+                limits = get_settings().commit_limits
         self.limits = limits
         self._tables = repo.TableCache(TABLE_CACHE_SIZE)
         self._path_rows = repo.TableCache(PATH_ROWS_CACHE_SIZE)

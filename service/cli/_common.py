@@ -103,7 +103,7 @@ def catalog_settings(database_url: str | None) -> tuple[str, limits.Limits]:
     from service.settings import get_settings
 
     settings = get_settings()
-    return database_url or settings.database_url, limits.Limits.from_settings(settings)
+    return database_url or settings.database_url, settings.commit_limits
 
 
 def open_catalog(args: argparse.Namespace) -> Catalog:

@@ -12,7 +12,6 @@ from typing import Any
 from sqlalchemy import inspect, text
 
 from service.catalog import Catalog, models
-from service.limits import Limits
 from service.settings import Settings
 from service.stats.model import ColumnStats, FileStats, PartitionValue, PathStats
 from service.values import Bound, ShreddedType
@@ -27,7 +26,7 @@ DEC = ShreddedType.parse("decimal(38,2)")
 BLOB = ShreddedType.parse("blob")
 
 #: The default limits (the settings' defaults).
-LIMITS = Limits.from_settings(Settings())
+LIMITS = Settings().commit_limits
 
 _counter = itertools.count()
 

@@ -18,7 +18,6 @@ from service.catalog import Catalog
 from service.catalog.db import upgrade_to_head
 from service.cli._common import catalog_settings
 from service.errors import SettingsError
-from service.limits import Limits
 from service.settings import Settings, get_settings
 from service.stats.model import FileStats, PathStats
 from service.values import ShreddedType
@@ -210,8 +209,8 @@ def no_shredcat_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_cli_defaults_are_the_settings_defaults(no_shredcat_env: None) -> None:
     s = Settings()
-    assert catalog_settings(None) == (s.database_url, Limits.from_settings(s))
-    assert catalog_settings("sqlite:///x.db") == ("sqlite:///x.db", Limits.from_settings(s))
+    assert catalog_settings(None) == (s.database_url, s.commit_limits)
+    assert catalog_settings("sqlite:///x.db") == ("sqlite:///x.db", s.commit_limits)
 
 
 @pytest.mark.parametrize("name", ["SHREDCAT_DATABASE_URL", "shredcat_database_url"])
@@ -229,7 +228,7 @@ def test_any_other_setting_is_read_and_validated_by_the_settings(
 ) -> None:
     monkeypatch.setenv("SHREDCAT_MAX_PAGE_SIZE", "500")
     try:
-        assert catalog_settings(None) == ("sqlite:///./shredcat.db", Limits.from_settings(Settings()))
+        assert catalog_settings(None) == ("sqlite:///./shredcat.db", Settings().commit_limits)
         assert catalog_settings(None)[1].max_page_size == 500
         monkeypatch.setenv("SHREDCAT_MAX_PAGE_SIZE", "0")
         get_settings.cache_clear()
