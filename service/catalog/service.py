@@ -1075,7 +1075,7 @@ def _plan_page(
     from service.pruning.diagnostics import unused_terms
 
     unused = unused_terms(tree, cond) if tree is not None else ()
-    return replace(result, warnings=unused + _plan_warnings(conn, t, cond, result, facts))
+    return replace(result, warnings=unused + _plan_warnings(conn, t, cond, result, facts, cache))
 
 
 def _plan_warnings(
@@ -1084,12 +1084,14 @@ def _plan_warnings(
     condition: Condition,
     result: PlanResult,
     facts: Mapping[tuple[str, str | None], list[tuple[ShreddedType, int]]],
+    cache: repo.TableCache | None = None,
 ) -> tuple[PlanWarning, ...]:
     """The warnings of a first page, from the stored types of the leaves' paths at the planned
     snapshot: the live counters at the current one; at a past one, every type a path was ever
     stored as in the table (a superset, so a warning there is never wrong, though one may be
     missed). ``facts`` holds what planning already read (:func:`~service.catalog.planner.plan_in`);
-    only paths it did not read are looked up."""
+    only paths it did not read are looked up; ``cache``: the catalog's, holding the object shapes
+    planning read (:func:`~service.catalog.planner.absent.table_steps`)."""
     from service.pruning.diagnostics import MAX_SUGGESTION_PATHS, leaf_terms, plan_warnings
 
     uses = leaf_terms(condition)
@@ -1110,9 +1112,7 @@ def _plan_warnings(
         for (cid, vp), tnames in repo.shredded_types(conn, t.table_id, missing, live=live).items():
             stored[(names[cid], vp)] = [ShreddedType.parse(n) for n in tnames]
     unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
-    paths = {
-        c: repo.shredded_paths(conn, t.table_id, t.columns[c], live=live, limit=MAX_SUGGESTION_PATHS) for c in unshredded
-    }
+    paths = {c: _suggestion_paths(conn, t, c, live, MAX_SUGGESTION_PATHS, cache) for c in unshredded}
     # Unknown counts (not asked for): the warning's own test of the predicate's shape decides.
     pruned_nothing = None if result.files_pruned is None else result.files_pruned == 0 and bool(result.files_considered)
     from service.catalog.planner.absent import lacked_somewhere
@@ -1120,9 +1120,26 @@ def _plan_warnings(
     absent = {
         (u.column, u.variant_path)
         for u in uses
-        if (u.column, u.variant_path) not in stored and lacked_somewhere(conn, t, u.column, u.variant_path)
+        if (u.column, u.variant_path) not in stored and lacked_somewhere(conn, t, u.column, u.variant_path, cache)
     }
     return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing, absent=absent)
+
+
+def _suggestion_paths(
+    conn: Connection, t: repo.TableRow, column: str, live: bool, limit: int, cache: repo.TableCache | None
+) -> tuple[str, ...]:
+    """The shredded paths a ``path_not_shredded`` warning picks its suggestions from, read once
+    per state of the table (a commit or a removal moves its metadata key): a misspelt path, or a
+    field proven absent, is asked about again and again."""
+    key = None if cache is None or t.metadata_key is None else (*t.metadata_key, column, live, limit)
+    if cache is not None and key is not None:
+        hit = cache.get("suggestion_paths", key)
+        if hit is not None:
+            return cast(tuple[str, ...], hit)
+    found = tuple(repo.shredded_paths(conn, t.table_id, t.columns[column], live=live, limit=limit))
+    if cache is not None and key is not None:
+        cache.put("suggestion_paths", key, found)
+    return found
 
 
 def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobalStats:

@@ -159,3 +159,30 @@ def test_shape_counts_follow_commits_and_removals(catalog: Catalog, files: dict[
     catalog.commit("lake", "events", [files["lacks"], files["old"]])
     assert _shape_counts(catalog)['root ["a", "b"]'] == 1
     assert _kept(catalog, "variant_get(v, '$.scoped', 'boolean') = true") == {"has", "old"}
+
+
+def test_shapes_are_read_once_per_table_state(catalog: Catalog, files: dict[str, FileStats]) -> None:
+    """A path's shapes are read once per state of the table (the catalog's metadata cache), by
+    the plan and its warnings alike; a commit moves the state, so the next plan reads them again
+    and prunes the new file lacking the field."""
+    from sqlalchemy import event
+
+    reads: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if "FROM shredcat_object_shape" in statement:
+            reads.append(statement)
+
+    sql = "variant_get(v, '$.scoped.deep', 'bigint') > 3"
+    event.listen(catalog.engine, "before_cursor_execute", seen)
+    try:
+        assert _kept(catalog, sql) == {"has", "old", "residual"}
+        assert len(reads) == 1
+        assert _kept(catalog, sql) == {"has", "old", "residual"}
+        assert len(reads) == 1
+        catalog.commit("lake", "events", [dataclasses.replace(files["lacks"], path=files["lacks"].path + ".2.parquet")])
+        reads.clear()
+        assert _kept(catalog, sql) == {"has", "old", "residual"}
+        assert len(reads) == 1
+    finally:
+        event.remove(catalog.engine, "before_cursor_execute", seen)

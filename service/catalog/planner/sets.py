@@ -21,7 +21,7 @@ from sqlalchemy import Connection
 
 from service.catalog import repository as repo
 from service.catalog.models import COLUMN_KEY_PATH
-from service.catalog.planner.absent import absent_shapes, uncovered_files, unless_absent
+from service.catalog.planner.absent import absent_shapes, maybe_having, unless_absent
 from service.catalog.planner.clauses import PathRow, RowClauses
 from service.catalog.planner.sql import COLUMN_STATS, MAX_SQL_TERMS, VARIANT_STATS, Sql, statement
 from service.catalog.repository.objects import StepShapes
@@ -55,10 +55,11 @@ class Planner(ConditionVisitor[str]):
         self.current = current
         self.sql = Sql()
         self._paths: dict[tuple[str, str | None], list[PathRow]] = {}
-        self._cache = cache
+        #: The catalog's metadata cache (paths' dictionary rows, object shapes), if any.
+        self.cache = cache
         self.terms = 0
         #: Per leaf key: the object shapes at each step of its path (planner.absent).
-        self.absent_cache: dict[tuple[str, str | None], list[StepShapes]] = {}
+        self.absent_cache: dict[tuple[str, str | None], tuple[StepShapes, ...]] = {}
 
     def count(self, n: int) -> None:
         self.terms += n
@@ -89,7 +90,7 @@ class Planner(ConditionVisitor[str]):
             return found
         # A Variant path's dictionary rows change only with a snapshot of the table (a commit or a
         # removal), which moves the metadata key; ``refresh`` changes plain columns' only.
-        cache, cached = self._cache, None
+        cache, cached = self.cache, None
         if cache is not None and self.t.metadata_key is not None and variant_path is not None:
             cached = (*self.t.metadata_key, column, variant_path)
             hit = cache.get("variant_path", cached)
@@ -255,13 +256,12 @@ class Planner(ConditionVisitor[str]):
             )
         if uncovered:
             ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
-            no_row = uncovered_files(self, c) or self.all_files()
+            no_row = maybe_having(self, c)
             if ids:
                 no_row += (
                     f" AND NOT EXISTS (SELECT 1 FROM {table} s2 "
                     f"WHERE s2.data_file_id = f.data_file_id AND s2.path_id IN ({ids}))"
                 )
-            no_row += unless_absent(self, c, "f.data_file_id")
             self.count(1)
             branches.append(no_row)
         if not branches:

@@ -20,7 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from service.catalog.repository.common import chunks, keyset_page, utcnow
-from service.catalog.repository.objects import file_objects, objects_for_files, shapes_lacking
+from service.catalog.repository.objects import file_objects, objects_for_files
 from service.catalog.repository.reads import (
     FileSort,
     count_files,
@@ -125,7 +125,6 @@ __all__ = [
     "require_table",
     "revoke_session",
     "session_revoked",
-    "shapes_lacking",
     "shredded_paths",
     "shredded_types",
     "snapshot_exists",

@@ -202,9 +202,3 @@ def step_shapes(
         for p, (lk, hv, n, hn) in found.items()
     ]
 
-
-def shapes_lacking(
-    conn: Connection, table_id: int, column_id: int, steps: Sequence[tuple[str, str]]
-) -> list[int]:
-    """The shapes proving a key of ``steps`` absent (see :func:`step_shapes`)."""
-    return sorted(sid for st in step_shapes(conn, table_id, column_id, steps) for sid in st.lacking)
