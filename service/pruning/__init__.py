@@ -17,8 +17,9 @@ Running conditions against the catalog is the catalog's job: :meth:`service.cata
 whose planner (:mod:`service.catalog.planner`) translates the conditions defined here into SQL.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from service.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from service.pruning.conditions import Condition, LeafCondition, compile_expression, usable_types
@@ -159,10 +160,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later uses are plain attribute reads
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)

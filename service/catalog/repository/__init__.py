@@ -16,8 +16,7 @@ The write side (:mod:`.commit`, :mod:`.idempotency`, :mod:`.path_stats`) is impo
 names here (:func:`__getattr__`): the read-only commands never load it.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from service.catalog.repository.common import chunks, keyset_page, utcnow
 from service.catalog.repository.objects import file_objects, objects_for_files
@@ -71,6 +70,7 @@ from service.catalog.repository.tables import (
     stored_partition_types,
     table_infos,
 )
+from service.lazy import lazy_exports
 
 __all__ = [
     "ColumnRow",
@@ -156,10 +156,4 @@ if TYPE_CHECKING:
     from service.catalog.repository.path_stats import rebuild_global, write_global_json
 
 
-def __getattr__(name: str) -> Any:
-    module = _WRITE_SIDE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later uses are plain attribute reads
-    return value
+__getattr__ = lazy_exports(__name__, _WRITE_SIDE)
