@@ -1,4 +1,4 @@
-"""Remote extraction: shredcat vs DuckDB httpfs over object-store servers with a fixed round trip.
+"""Remote extraction: shredcat vs DuckDB and the trees before it, over object-store servers with a fixed round trip.
 
 ≥ 1,000 small shredded files (``bench/extract.py``'s generator) are put in each store's server on
 loopback (``--stores``: ``s3``, moto's S3 server; ``gcs``, gcp-storage-emulator behind the tests'
@@ -8,16 +8,23 @@ bytes. In the same run and on the same URI list (no listing for anyone), it meas
 
 * ``shredcat``: :func:`service.stats.batch.extract_many` at ``SHREDCAT_OBJECT_STORE_CONCURRENCY``
   1, 8, 32 and 64 (one ranged GET per file when the footer fits the 64 KiB tail);
-* ``duckdb``: ``parquet_metadata([...])`` through the httpfs extension, ``SET threads`` to the same
-  number, a fresh connection each time (no cache carried over); S3 only (httpfs reads GCS with
-  HMAC keys, which the GCS emulator's proxy does not check, and Azure needs another extension);
-* ``old``: the sequential path before the object-store module (``--old-rev``, extracted with
-  ``git archive`` and run in a subprocess: a HEAD and a GET per file through pyarrow.fs).
+* ``duckdb``: ``parquet_metadata([...])``, ``SET threads`` to the same number, a fresh connection
+  each time (no cache carried over): S3 through the httpfs extension, Azure through the azure
+  extension (``az://`` URIs, a ``CONNECTION_STRING`` secret); not GCS (httpfs reads GCS with HMAC
+  keys over the XML API, which the GCS emulator's proxy cannot check);
+* ``before``: the hand-written stores (httpx, own SigV4 and credential chains) of ``--before-rev``,
+  the tree before obstore, at the same concurrencies: its ``extract_many`` in a subprocess;
+* ``old``: the sequential path before the object-store module (``--old-rev``: a HEAD and a GET per
+  file through pyarrow.fs; S3 only).
+
+``before`` and ``old`` are extracted from git history with ``git archive`` and run with this
+virtualenv (the hand-written stores need ``httpx`` and ``cryptography``).
 
 Beside the client's CPU per file it prints the servers' (the store, the GCS XML-API proxy and the
 delaying proxy, from ``/proc``): on two cores shared with them, what bounds files/s.
 
-Requires ``duckdb-extension-httpfs==1.5.5`` (``pip install``; ``--httpfs-dir`` if installed with
+Requires ``duckdb-extension-httpfs==1.5.5`` and, for ``--stores azure``,
+``duckdb-extension-azure==1.5.5`` (``pip install``; ``--extension-dir`` if installed with
 ``--target``). Usage::
 
     python bench/remote.py [--stores s3,gcs,azure] [--files 2000] [--delays 0,5,20] [--concurrency 1,8,32,64]
@@ -26,6 +33,7 @@ Requires ``duckdb-extension-httpfs==1.5.5`` (``pip install``; ``--httpfs-dir`` i
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -84,6 +92,16 @@ class Proxy:
             return json.loads(r.read())  # type: ignore[no-any-return]
 
 
+@dataclass(frozen=True)
+class DuckPeer:
+    """How DuckDB reads a store: its extension (PyPI ``duckdb-extension-<name>``), the secret that
+    points it at the delaying proxy, and its spelling of shredcat's URIs."""
+
+    extension: str
+    secret: Callable[[str], str]
+    uri: Callable[[str], str] = str
+
+
 @dataclass
 class Target:
     """One store's server, set up for a run: where clients go (``upstream``, put behind the
@@ -95,7 +113,7 @@ class Target:
     upload: Callable[[list[str]], list[str]]
     pids: list[int]
     stop: Callable[[], None]
-    duckdb: bool = False
+    duckdb: DuckPeer | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -127,7 +145,14 @@ def s3_target() -> Target:
     def env(url: str) -> dict[str, str]:
         return {**ENV, "AWS_ENDPOINT_URL": url}
 
-    return Target("s3", endpoint, env, upload, [moto.pid], moto.kill, duckdb=True, extra={"moto": _moto_version()})
+    def secret(url: str) -> str:
+        return (
+            f"CREATE SECRET (TYPE s3, KEY_ID 'bench', SECRET 'bench', REGION 'us-east-1', ENDPOINT '{url.split('://', 1)[1]}', "
+            "URL_STYLE 'path', USE_SSL false)"
+        )
+
+    peer = DuckPeer("httpfs", secret)
+    return Target("s3", endpoint, env, upload, [moto.pid], moto.kill, duckdb=peer, extra={"moto": _moto_version()})
 
 
 def emulator_target(name: str) -> Target:
@@ -146,7 +171,16 @@ def emulator_target(name: str) -> Target:
             return dict(server.env(STORAGE_EMULATOR_HOST=url))
         return dict(server.env(AZURE_STORAGE_CONNECTION_STRING=server.connection_string(endpoint=url)))
 
-    return Target(name, server.endpoint, env, upload, [server.process.pid, server.proxy.pid], server.stop)
+    peer = None
+    if name == "azure":
+        # DuckDB's azure extension reads az://container/path; the account and its endpoint come
+        # from the connection string (Azurite's, with the delaying proxy as BlobEndpoint).
+        peer = DuckPeer(
+            "azure",
+            lambda url: f"CREATE SECRET (TYPE azure, CONNECTION_STRING '{server.connection_string(endpoint=url)}')",
+            lambda uri: "az://" + uri.split("://", 1)[1],
+        )
+    return Target(name, server.endpoint, env, upload, [server.process.pid, server.proxy.pid], server.stop, duckdb=peer)
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -164,7 +198,10 @@ def cpu_seconds(pids: list[int]) -> float:
 def run_shredcat(uris: list[str], concurrency: int) -> tuple[float, float]:
     from service.settings import get_settings
     from service.stats.batch import extract_many
-    from service.storage.objects import close_stores
+    from service.storage.objects import STORES, close_stores
+
+    for module in set(STORES.values()):  # imported before the clock starts, as in run_old
+        importlib.import_module(module)
 
     os.environ["SHREDCAT_OBJECT_STORE_CONCURRENCY"] = str(concurrency)
     get_settings.cache_clear()
@@ -176,13 +213,29 @@ def run_shredcat(uris: list[str], concurrency: int) -> tuple[float, float]:
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+#: Run in an old tree: concurrency 0, the sequential extract_file loop (before the object-store
+#: module); otherwise that tree's extract_many at that concurrency (its stores' own pool).
 OLD = """
-import json, sys, time
+import json, os, sys, time
+uris, concurrency = json.load(open(sys.argv[1])), int(sys.argv[2])
+os.environ["SHREDCAT_OBJECT_STORE_CONCURRENCY"] = str(max(concurrency, 1))
 from service.stats.extract import extract_file
-uris = json.load(open(sys.argv[1]))
+try:  # the store modules, imported before the clock starts as in this process (run_shredcat)
+    import importlib
+    from service.storage.objects import STORES
+    for module in set(STORES.values()):
+        importlib.import_module(module)
+except ImportError:  # the tree before the object-store module
+    pass
 t0, c0 = time.perf_counter(), time.process_time()
-for u in uris:
-    extract_file(u)
+if concurrency == 0:
+    for u in uris:
+        extract_file(u)
+else:
+    from service.stats.batch import extract_many
+    for u, fs in extract_many(uris):
+        if not hasattr(fs, "paths"):
+            raise SystemExit(f"{u}: {fs}")
 print(time.perf_counter() - t0, time.process_time() - c0)
 """
 
@@ -193,35 +246,45 @@ def old_tree(rev: str) -> Path:
         d.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "service"], check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(d)], input=archive, check=True)
-        for so in (REPO / "service" / "parquet").glob("_compact*.so"):
-            (d / "service" / "parquet" / so.name).write_bytes(so.read_bytes())
+        _build_accelerator(d / "service" / "parquet")
     return d
 
 
-def run_old(uris: list[str], tree: Path, endpoint: str) -> tuple[float, float]:
+def _build_accelerator(parquet: Path) -> None:
+    """The old tree's own C footer decoder (its ``_compact.c``: this tree's module may take other
+    arguments), compiled as ``pip install`` would; without a compiler the tree runs without it."""
+    import sysconfig
+
+    target = parquet / f"_compact{sysconfig.get_config_var('EXT_SUFFIX')}"
+    cmd = ["cc", "-shared", "-fPIC", "-O2", f"-I{sysconfig.get_paths()['include']}", str(parquet / "_compact.c"), "-o", str(target)]
+    if (parquet / "_compact.c").exists() and subprocess.run(cmd, capture_output=True).returncode != 0:
+        print(f"# {parquet}: the C accelerator did not build; that tree runs without it", flush=True)
+
+
+def run_old(uris: list[str], tree: Path, concurrency: int) -> tuple[float, float]:
+    """The old tree's reading of ``uris`` in a subprocess whose environment is this one's (the
+    store's, pointed at the delaying proxy)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(uris, f)
-    env = {**os.environ, **ENV, "AWS_ENDPOINT_URL": endpoint, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     # cwd = the old tree: "python -c" puts the working directory first on sys.path.
-    out = subprocess.run([sys.executable, "-c", OLD, f.name], env=env, cwd=tree, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", OLD, f.name, str(concurrency)], env=env, cwd=tree, capture_output=True, text=True)
     os.unlink(f.name)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}")
     wall, cpu = out.stdout.strip().splitlines()[-1].split()
     return float(wall), float(cpu)
 
 
-def run_duckdb(uris: list[str], threads: int, endpoint: str, httpfs: str) -> tuple[float, float]:
+def run_duckdb(uris: list[str], threads: int, endpoint: str, peer: DuckPeer, extension: str) -> tuple[float, float]:
     import duckdb
 
     con = duckdb.connect()
     try:
-        con.execute(f"LOAD '{httpfs}'")
+        con.execute(f"LOAD '{extension}'")
         con.execute(f"SET threads = {threads}")
-        host = endpoint.split("://", 1)[1]
-        con.execute(
-            f"CREATE SECRET (TYPE s3, KEY_ID 'bench', SECRET 'bench', REGION 'us-east-1', ENDPOINT '{host}', "
-            "URL_STYLE 'path', USE_SSL false)"
-        )
-        listing = "[" + ", ".join(f"'{u}'" for u in uris) + "]"
+        con.execute(peer.secret(endpoint))
+        listing = "[" + ", ".join(f"'{peer.uri(u)}'" for u in uris) + "]"
         t0, c0 = time.perf_counter(), time.process_time()
         n = con.execute(f"SELECT count(DISTINCT file_name) FROM parquet_metadata({listing})").fetchone()
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -232,12 +295,10 @@ def run_duckdb(uris: list[str], threads: int, endpoint: str, httpfs: str) -> tup
     return elapsed, cpu
 
 
-def _httpfs_path(extra: str | None) -> str:
-    if extra:
-        sys.path.insert(0, extra)
-    import duckdb_extension_httpfs  # type: ignore[import-not-found]
-
-    return os.path.join(os.path.dirname(duckdb_extension_httpfs.__file__), "extensions", "v1.5.5", "httpfs.duckdb_extension")
+def _extension_path(name: str) -> str:
+    """The extension file of PyPI's ``duckdb-extension-<name>`` (``--extension-dir`` is on sys.path)."""
+    module = importlib.import_module(f"duckdb_extension_{name}")
+    return os.path.join(os.path.dirname(str(module.__file__)), "extensions", "v1.5.5", f"{name}.duckdb_extension")
 
 
 TARGETS: dict[str, Callable[[], Target]] = {
@@ -254,58 +315,85 @@ def main() -> None:
     ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "shredcat-bench-remote"))
     ap.add_argument("--delays", default="0,5,20", help="ms added per request by the proxy")
     ap.add_argument("--concurrency", default="1,8,32,64")
+    ap.add_argument("--before-rev", default="f217a4f", help="the tree before obstore (hand-written stores)")
     ap.add_argument("--old-rev", default="1e01841", help="the commit before the object-store module")
     ap.add_argument("--old-delays", default="0", help="delays at which the old sequential path runs (S3)")
-    ap.add_argument("--httpfs-dir", default=None, help="a --target directory holding duckdb_extension_httpfs")
-    ap.add_argument("--skip", default="", help="comma-separated: shredcat,duckdb,old")
+    ap.add_argument(
+        "--extension-dir", "--httpfs-dir", default=None, help="a pip --target directory holding duckdb_extension_httpfs/_azure"
+    )
+    ap.add_argument("--skip", default="", help="comma-separated: shredcat,before,duckdb,old")
     a = ap.parse_args()
     skip = set(filter(None, a.skip.split(",")))
-    httpfs = _httpfs_path(a.httpfs_dir)
+    if a.extension_dir:
+        sys.path.insert(0, a.extension_dir)
     paths = generate(Path(a.dir), a.files)
     size = sum(os.path.getsize(p) for p in paths) / len(paths)
-    print(f"# {describe()}; {len(paths)} files of {size / 1024:.1f} KiB average; load average {os.getloadavg()[0]:.1f} at the start")
+    print(f"# {describe()}; {len(paths)} files of {size / 1024:.1f} KiB average; load average {_load()} at the start")
     print("| store | delay | reader | concurrency | files/s | requests/file | KiB/file | s | client CPU ms/file | server CPU ms/file |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    tree = old_tree(a.old_rev) if "old" not in skip else None
+    trees = {
+        "before": old_tree(a.before_rev) if "before" not in skip else None,
+        "old": old_tree(a.old_rev) if "old" not in skip else None,
+    }
     for name in a.stores.split(","):
         target = TARGETS[name]()
         proxy = Proxy(target.upstream)
         try:
             uris = target.upload(paths)
             os.environ.update(target.env(proxy.url))
+            print(f"# {name}: load average {_load()} before", flush=True)
             for delay in [float(x) for x in a.delays.split(",")]:
                 proxy.call(f"/_proxy/delay/{delay:g}")
-                runs: list[tuple[str, int]] = []
-                if tree is not None and name == "s3" and f"{delay:g}" in a.old_delays.split(","):
-                    runs.append(("old (pyarrow.fs, sequential)", 1))
-                for c in [int(x) for x in a.concurrency.split(",")]:
-                    if "shredcat" not in skip:
-                        runs.append(("shredcat", c))
-                    if "duckdb" not in skip and target.duckdb:
-                        runs.append(("duckdb httpfs", c))
-                for reader, c in runs:
-                    _measure(target, proxy, uris, reader, c, delay, tree, httpfs)
+                for reader, c in _runs(name, target, delay, a, skip, trees):
+                    _measure(target, proxy, uris, reader, c, delay, trees)
+            print(f"# {name}: load average {_load()} after", flush=True)
         finally:
             proxy.process.kill()
             target.stop()
-    print(f"# load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"# load average {_load()} at the end")
 
 
-def _measure(target: Target, proxy: Proxy, uris: list[str], reader: str, c: int, delay: float, tree: Path | None, httpfs: str) -> None:
+def _load() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _runs(
+    name: str, target: Target, delay: float, a: argparse.Namespace, skip: set[str], trees: dict[str, Path | None]
+) -> list[tuple[str, int]]:
+    """The readers at one delay, in the order they run: each concurrency's before, after and
+    DuckDB one after the other, so that they share the machine's state of that moment."""
+    runs: list[tuple[str, int]] = []
+    if trees["old"] is not None and name == "s3" and f"{delay:g}" in a.old_delays.split(","):
+        runs.append(("old (pyarrow.fs, sequential)", 0))
+    for c in [int(x) for x in a.concurrency.split(",")]:
+        if trees["before"] is not None:
+            runs.append((f"before ({a.before_rev}, hand-written)", c))
+        if "shredcat" not in skip:
+            runs.append(("shredcat", c))
+        if "duckdb" not in skip and target.duckdb is not None:
+            runs.append((f"duckdb {target.duckdb.extension}", c))
+    return runs
+
+
+def _measure(
+    target: Target, proxy: Proxy, uris: list[str], reader: str, c: int, delay: float, trees: dict[str, Path | None]
+) -> None:
     proxy.call("/_proxy/reset")
     pids = [*target.pids, proxy.process.pid]
     s0 = cpu_seconds(pids)
-    if reader == "shredcat":
-        try:
+    try:
+        if reader == "shredcat":
             t, cpu = run_shredcat(uris, c)
-        except SystemExit as e:  # a file failed: say so in the table, go on with the next run
-            print(f"| {target.name} | {delay:g} ms | {reader} | {c} | failed: {e} | | | | | |", flush=True)
-            return
-    elif reader.startswith("old"):
-        assert tree is not None
-        t, cpu = run_old(uris, tree, proxy.url)
-    else:
-        t, cpu = run_duckdb(uris, c, proxy.url, httpfs)
+        elif reader.startswith(("old", "before")):
+            tree = trees[reader.split()[0]]
+            assert tree is not None
+            t, cpu = run_old(uris, tree, c)
+        else:
+            assert target.duckdb is not None
+            t, cpu = run_duckdb(uris, c, proxy.url, target.duckdb, _extension_path(target.duckdb.extension))
+    except SystemExit as e:  # a file failed: say so in the table, go on with the next run
+        print(f"| {target.name} | {delay:g} ms | {reader} | {c} | failed: {e} | | | | | |", flush=True)
+        return
     server = cpu_seconds(pids) - s0
     st = proxy.call("/_proxy/stats", "GET")
     n = len(uris)
