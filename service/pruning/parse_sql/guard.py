@@ -228,26 +228,6 @@ def _check_paths(text: str, max_path_depth: int, max_steps: int) -> None:
         )
 
 
-def guarded_parse(
-    text: str,
-    *,
-    max_depth: int,
-    max_length: int,
-    max_terms: int,
-    max_in_list: int = DEFAULT_MAX_IN_LIST,
-    max_path_depth: int = DEFAULT_MAX_PATH_DEPTH,
-) -> exp.Expression:
-    """sqlglot's tree of ``text`` once it passed the checks (see the module docstring)."""
-    check_text(
-        text,
-        max_length=max_length,
-        max_terms=max_terms,
-        max_in_list=max_in_list,
-        max_path_depth=max_path_depth,
-    )
-    return checked_parse(text, max_depth=max_depth)
-
-
 def check_text(text: str, *, max_length: int, max_terms: int, max_in_list: int, max_path_depth: int) -> None:
     """The checks on the raw text (type, length, emptiness, terms, operators, branches, paths, IN
     lists), each a LimitExceededError or InvalidPredicateError, before anything parses it."""
