@@ -35,14 +35,7 @@ def _cached(catalog: Catalog, conn: Connection, t: repo.TableRow, kind: str, ext
     snapshot of the table (a commit or a removal moves its ``current_snapshot_id``) is a new key.
     A history or a path's types change only with a snapshot of the table (``refresh`` adds
     plain-column rows only). Viewed again, each costs the table row's read instead of a scan."""
-    if t.metadata_key is None:
-        return compute()
-    key = (*t.metadata_key, *extra)
-    hit = admin_reads(catalog)._bounds.get(kind, key)
-    if hit is None:
-        hit = compute()
-        admin_reads(catalog)._bounds.put(kind, key, hit)
-    return hit
+    return admin_reads(catalog)._bounds.derived(kind, t.metadata_key, extra, compute)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1131,15 +1131,11 @@ def _suggestion_paths(
     """The shredded paths a ``path_not_shredded`` warning picks its suggestions from, read once
     per state of the table (a commit or a removal moves its metadata key): a misspelt path, or a
     field proven absent, is asked about again and again."""
-    key = None if cache is None or t.metadata_key is None else (*t.metadata_key, column, live, limit)
-    if cache is not None and key is not None:
-        hit = cache.get("suggestion_paths", key)
-        if hit is not None:
-            return cast(tuple[str, ...], hit)
-    found = tuple(repo.shredded_paths(conn, t.table_id, t.columns[column], live=live, limit=limit))
-    if cache is not None and key is not None:
-        cache.put("suggestion_paths", key, found)
-    return found
+
+    def read() -> tuple[str, ...]:
+        return tuple(repo.shredded_paths(conn, t.table_id, t.columns[column], live=live, limit=limit))
+
+    return read() if cache is None else cache.derived("suggestion_paths", t.metadata_key, (column, live, limit), read)
 
 
 def _table_stats(t: repo.TableRow, snapshot: int, g: GlobalStats) -> TableGlobalStats:

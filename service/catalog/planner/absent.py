@@ -52,15 +52,11 @@ def table_steps(
     steps = key_steps(variant_path)
     if column_id is None or not steps:
         return ()
-    key = None if cache is None or t.metadata_key is None else (*t.metadata_key, column, variant_path)
-    if cache is not None and key is not None:
-        hit = cache.get("object_shapes", key)
-        if hit is not None:
-            return hit
-    found = tuple(step_shapes(conn, t.table_id, column_id, steps))
-    if cache is not None and key is not None:
-        cache.put("object_shapes", key, found)
-    return found
+
+    def read() -> tuple[StepShapes, ...]:
+        return tuple(step_shapes(conn, t.table_id, column_id, steps))
+
+    return read() if cache is None else cache.derived("object_shapes", t.metadata_key, (column, variant_path), read)
 
 
 def _steps(planner: _Planner, c: LeafCondition) -> tuple[StepShapes, ...]:

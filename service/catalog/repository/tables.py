@@ -10,10 +10,10 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import OrderedDict, defaultdict
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
 
@@ -23,6 +23,8 @@ from service.catalog.results import NamespaceInfo, TableColumn, TableInfo
 from service.errors import NotFoundError
 from service.stats.model import FileStats
 from service.variant.paths import quote_field
+
+V = TypeVar("V")
 
 
 def new_snapshot(
@@ -231,6 +233,19 @@ class TableCache:
             self._entries.move_to_end((kind, *key))
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
+
+    def derived(self, kind: str, metadata_key: tuple[Any, ...] | None, extra: tuple[Any, ...], compute: Callable[[], V]) -> V:
+        """``compute()``, kept for this state of the table (its :attr:`TableRow.metadata_key`, read
+        in the caller's transaction, and ``extra``) and computed again for another; with no key
+        (a table row read without one), computed every time."""
+        if metadata_key is None:
+            return compute()
+        key = (*metadata_key, *extra)
+        hit = self.get(kind, key)
+        if hit is None:
+            hit = compute()
+            self.put(kind, key, hit)
+        return cast(V, hit)
 
 
 def _table_statement() -> Any:
