@@ -27,13 +27,10 @@ TableName = Annotated[str, Path(min_length=1, max_length=1024, description="Tabl
 
 
 def table_response(t: TableInfo) -> TableResponse:
-    """The catalog's table as the wire's: its fields by name, but for the catalog's ``columns``
-    (the Variant columns: the wire's ``variant-columns``) and ``all_columns`` (the wire's
-    ``columns``), and the name, which the wire nests in ``identifier``."""
+    """The catalog's table as the wire's: its fields by name, but for the name, which the wire
+    nests in ``identifier``."""
     renamed = {
         "identifier": TableIdentifier(namespace=(t.namespace,), name=t.name),
-        "variant_columns": t.columns,
-        "columns": t.all_columns,
         "partition_columns": t.partition_columns,
     }
     return TableResponse.of({f.name: getattr(t, f.name) for f in fields(t)} | renamed)

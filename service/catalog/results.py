@@ -41,7 +41,7 @@ class TableInfo:
     namespace: str
     name: str
     #: Variant columns, in column order.
-    columns: tuple[str, ...]
+    variant_columns: tuple[str, ...]
     live_file_count: int
     live_record_count: int
     live_bytes: int
@@ -52,13 +52,13 @@ class TableInfo:
     last_commit_time: datetime | None
     begin_snapshot: int
     #: Every column (Variant, plain, partition), in column order.
-    all_columns: tuple[TableColumn, ...] = ()
+    columns: tuple[TableColumn, ...] = ()
     #: The base of partition directory segments (None: anywhere in a file's path).
     location: str | None = None
 
     @property
     def partition_columns(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.all_columns if c.kind == "partition")
+        return tuple(c.name for c in self.columns if c.kind == "partition")
 
     @property
     def qualified_name(self) -> str:

@@ -34,20 +34,20 @@ def run(args: argparse.Namespace) -> int:
                 json.dumps(
                     {
                         "table": t.qualified_name,
-                        "variant_columns": list(t.columns),
+                        "variant_columns": list(t.variant_columns),
                         "files": t.live_file_count,
                         "rows": t.live_record_count,
                         "bytes": t.live_bytes,
                         "snapshot_id": t.current_snapshot_id,
                         "snapshots": t.snapshot_count,
-                        "columns": [{"name": c.name, "type": c.type, "kind": c.kind} for c in t.all_columns],
+                        "columns": [{"name": c.name, "type": c.type, "kind": c.kind} for c in t.columns],
                         "partition_columns": list(t.partition_columns),
                     }
                 )
             )
         else:
             cols = ", ".join(
-                f"{c.name} {c.type}" + (" partition" if c.kind == "partition" else "") for c in t.all_columns
+                f"{c.name} {c.type}" + (" partition" if c.kind == "partition" else "") for c in t.columns
             )
             print(
                 f"{t.qualified_name}\t{t.live_file_count} files\t{t.live_record_count} rows\t{t.live_bytes} bytes"

@@ -95,7 +95,7 @@ class _Column:
 def _columns(catalog: Catalog, ns: str, table: str) -> tuple[list[_Column], list[tuple[str, str]]]:
     cols: list[_Column] = []
     skipped: list[tuple[str, str]] = []
-    for c in catalog.get_table(ns, table).all_columns:
+    for c in catalog.get_table(ns, table).columns:
         d = _duckdb_type(c.type)
         if "." in c.name:
             skipped.append((c.name, "a struct leaf (only top-level columns are exported)"))

@@ -62,7 +62,7 @@ def by_field(cat: Catalog, column: str = "v") -> dict[str, dict]:
 
 def test_create_and_list_tables(catalog: Catalog) -> None:
     info = catalog.create_table("ns1", "t1", ["v", "s.w"])
-    assert (info.namespace, info.name, info.columns) == ("ns1", "t1", ("v", "s.w"))
+    assert (info.namespace, info.name, info.variant_columns) == ("ns1", "t1", ("v", "s.w"))
     assert (info.live_file_count, info.live_record_count, info.live_bytes) == (0, 0, 0)
     assert info.snapshot_count == 1 and info.last_commit_time is not None
     catalog.create_table("ns1", "t0", ["v"])
@@ -73,7 +73,7 @@ def test_create_and_list_tables(catalog: Catalog) -> None:
     with pytest.raises(AlreadyExistsError):
         catalog.create_table("ns1", "t1", ["v"])
     again = catalog.create_table("ns1", "t1", ["other"], if_not_exists=True)
-    assert again.table_id == info.table_id and again.columns == ("v", "s.w")
+    assert again.table_id == info.table_id and again.variant_columns == ("v", "s.w")
     with pytest.raises(NotFoundError):
         catalog.create_table("nope", "t", ["v"], create_namespace=False)
     with pytest.raises(BadInputError):
@@ -294,7 +294,7 @@ def test_register_extract_failure_names_the_file_and_changes_nothing(catalog: Ca
     assert catalog.list_tables() == []  # not even the table was created
     r = catalog.register(NS, T, ["a.parquet", "c.parquet"], extract=extract)
     assert r.added == ("a.parquet", "c.parquet")
-    assert catalog.get_table(NS, T).columns == ("v",)
+    assert catalog.get_table(NS, T).variant_columns == ("v",)
     assert catalog.register(NS, T, ["a.parquet"], extract=extract).unchanged == ("a.parquet",)
 
 
@@ -319,7 +319,7 @@ def test_a_registration_refused_by_its_commit_creates_no_table(catalog: Catalog)
     assert [t.name for t in catalog.list_tables()] == [T]
     # Into an existing table, create_with changes nothing of it.
     again = catalog.commit("fresh", T, [int_file("s3://b/t/k=2/f.parquet")], create_with=["other"])
-    assert again.added == ("s3://b/t/k=2/f.parquet",) and catalog.get_table("fresh", T).columns == ("v",)
+    assert again.added == ("s3://b/t/k=2/f.parquet",) and catalog.get_table("fresh", T).variant_columns == ("v",)
 
 
 def test_same_content_is_a_noop_and_different_content_conflicts(cat: Catalog) -> None:

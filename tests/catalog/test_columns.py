@@ -45,8 +45,8 @@ def test_plain_columns_round_trip(catalog: Catalog) -> None:
     r = catalog.commit("ns", "t", files)
     assert len(r.added) == 5
     info = catalog.get_table("ns", "t")
-    assert info.columns == ("v",)  # the Variant columns, as before
-    assert [(c.name, c.type, c.kind) for c in info.all_columns] == [
+    assert info.variant_columns == ("v",)  # the Variant columns, as before
+    assert [(c.name, c.type, c.kind) for c in info.columns] == [
         ("v", "variant", "variant"),
         ("x", "int64", "plain"),
         ("name", "varchar", "plain"),
@@ -68,7 +68,7 @@ def test_a_later_file_keeps_its_own_type(catalog: Catalog) -> None:
     catalog.commit("ns", "t", [_file(0, 0, 9)])
     other = with_columns(fs("s3://b/t/other.parquet", ps('"a"', INT64, 1, 2)), cs("x", VARCHAR, "a", "b"))
     catalog.commit("ns", "t", [other])
-    types = {c.name: c.type for c in catalog.get_table("ns", "t").all_columns}
+    types = {c.name: c.type for c in catalog.get_table("ns", "t").columns}
     assert types["x"] == "int64"  # the first file's type
     [x] = catalog.file_stats("ns", "t", other.path).columns
     assert x.column_type == VARCHAR and x.min_value == "a"
@@ -298,12 +298,12 @@ def test_refresh_fills_columns_of_files_committed_at_0002(empty_db_url: str) -> 
     by_path = {f.path: f for f in files}
     with Catalog(empty_db_url) as cat:
         before = cat.get_table("ns", "t")
-        assert [c.kind for c in before.all_columns] == ["variant"]
+        assert [c.kind for c in before.columns] == ["variant"]
         r = cat.refresh("ns", "t", by_path.__getitem__)
         assert (r.read, r.refreshed, r.without_columns) == (3, 3, 0)
         after = cat.get_table("ns", "t")
         assert after.current_snapshot_id == before.current_snapshot_id  # in place
-        assert [(c.name, c.kind) for c in after.all_columns] == [("v", "variant"), ("x", "plain"), ("name", "plain")]
+        assert [(c.name, c.kind) for c in after.columns] == [("v", "variant"), ("x", "plain"), ("name", "plain")]
         for f in files[:3]:
             assert cat.file_stats("ns", "t", f.path).columns == f.columns
         assert_consistent(cat, "ns", "t")

@@ -51,7 +51,7 @@ def test_partition_values_come_from_the_paths(catalog: Catalog) -> None:
     files = [_f(f"s3://b/t/day=2024-01-0{d}/region=eu/f{d}.parquet", d, d + 5) for d in range(1, 4)]
     catalog.commit("ns", "t", files)
     info = catalog.get_table("ns", "t")
-    assert [(c.name, c.type, c.kind) for c in info.all_columns] == [
+    assert [(c.name, c.type, c.kind) for c in info.columns] == [
         ("v", "variant", "variant"),
         ("x", "int64", "plain"),
         ("day", "date", "partition"),
@@ -99,7 +99,7 @@ def test_a_data_column_named_like_a_partition_column_is_read_from_the_path(catal
     f.parent.mkdir(parents=True)
     duckdb.sql(f"COPY (SELECT {{'a': i}}::VARIANT AS v, 5 AS p, i AS id FROM range(3) t(i)) TO '{f}' (FORMAT parquet)")
     catalog.register("ns", "t", [str(f)])
-    kinds = {c.name: (c.type, c.kind) for c in catalog.get_table("ns", "t").all_columns}
+    kinds = {c.name: (c.type, c.kind) for c in catalog.get_table("ns", "t").columns}
     assert kinds["p"] == ("int32", "partition") and kinds["id"] == ("int64", "plain")
 
     def plan(sql: str) -> list[str]:
@@ -111,7 +111,7 @@ def test_a_data_column_named_like_a_partition_column_is_read_from_the_path(catal
     g.parent.mkdir(parents=True)
     duckdb.sql(f"COPY (SELECT {{'a': i}}::VARIANT AS v, 5 AS P, i AS id FROM range(3) t(i)) TO '{g}' (FORMAT parquet)")
     catalog.register("ns", "u", [str(g)])
-    assert sorted(c.name for c in catalog.get_table("ns", "u").all_columns) == ["id", "p", "v"]
+    assert sorted(c.name for c in catalog.get_table("ns", "u").columns) == ["id", "p", "v"]
     assert [c.path for c in catalog.iter_candidates("ns", "u", lambda schema: parse_sql("P = 1", schema=schema))] == [str(g)]
 
 
@@ -149,7 +149,7 @@ def test_replacing_every_live_file_may_change_the_layout(catalog: Catalog) -> No
     assert res.removed == tuple(f.path for f in old)
     info = catalog.get_table("ns", "t")
     assert info.partition_columns == ("region", "hr")
-    assert [(c.name, c.type, c.kind) for c in info.all_columns] == [
+    assert [(c.name, c.type, c.kind) for c in info.columns] == [
         ("v", "variant", "variant"),
         ("x", "int64", "plain"),
         ("region", "varchar", "partition"),
@@ -254,7 +254,7 @@ def test_a_replacement_may_swap_plain_and_partition_columns_or_drop_the_layout(c
     ]
     catalog.commit("ns", "t", swapped, remove=[f.path for f in old])
     info = catalog.get_table("ns", "t")
-    assert {c.name: c.kind for c in info.all_columns} == {"v": "variant", "day": "plain", "x": "partition"}
+    assert {c.name: c.kind for c in info.columns} == {"v": "variant", "day": "plain", "x": "partition"}
     assert _sql(catalog, "x = 6") == [swapped[1].path]
     assert _sql(catalog, "day = 5") == [swapped[0].path]  # day 5..6 in the first file, 6..7 in the second
     # At the first snapshot x is the plain column it was, day the partition column.
@@ -300,7 +300,7 @@ def test_undeclared_types_merge_and_other_types_are_kept(catalog: Catalog) -> No
     text = _f("s3://b/t/n=abc/f2.parquet")
     catalog.commit("ns", "t", [text])
     assert catalog.table_schema("ns", "t").columns["n"].type == VARCHAR
-    assert {c.name: c.type for c in catalog.get_table("ns", "t").all_columns}["n"] == "varchar"
+    assert {c.name: c.type for c in catalog.get_table("ns", "t").columns}["n"] == "varchar"
     eq_abc = _leaf(E.eq(E.variant("v", "$.a", "string"), "abc"), "n")
     # Only the string file can be judged: the int files are kept.
     assert _plan(catalog, eq_abc) == sorted([small.path, big.path, text.path])
@@ -321,7 +321,7 @@ def test_declared_partition_types_and_location(catalog: Catalog) -> None:
     got = catalog.file_stats("ns", "t", f.path)
     assert [(p.column, p.value_type, p.value) for p in got.partitions] == [("n", INT64, 5), ("day", VARCHAR, "2024-01-01")]
     info = catalog.get_table("ns", "t")
-    assert [(c.name, c.type, c.declared) for c in info.all_columns if c.kind == "partition"] == [
+    assert [(c.name, c.type, c.declared) for c in info.columns if c.kind == "partition"] == [
         ("n", "int64", True),
         ("day", "varchar", True),
     ]

@@ -44,7 +44,7 @@ def test_a_table_reaches_the_client_as_the_catalog_described_it() -> None:
     }
     columns = (("v", "variant", "variant", False), ("day", "date", "partition", True))
     info = TableInfo(
-        namespace="lake", name="events", columns=("v",), all_columns=tuple(CatalogColumn(*c) for c in columns), **same
+        namespace="lake", name="events", variant_columns=("v",), columns=tuple(CatalogColumn(*c) for c in columns), **same
     )
     body = _sent(table_response(info))
     assert {"table-id", "variant-columns", "live-record-count", "last-commit-time", "partition-columns"} <= set(body)

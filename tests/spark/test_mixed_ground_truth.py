@@ -125,7 +125,7 @@ def test_no_false_prunes_against_sparks_file_paths(spark: Any, lake: Path, catal
     with Catalog(catalog_url) as cat:
         cat.register("lake", "events", paths)
         info = cat.get_table("lake", "events")
-        kinds = {c.name: (c.type, c.kind) for c in info.all_columns}
+        kinds = {c.name: (c.type, c.kind) for c in info.columns}
         assert kinds["day"] == ("date", "partition") and kinds["bucket"] == ("int32", "partition")
         assert kinds["id"] == ("int64", "plain") and kinds["score"] == ("float64", "plain")
         full = spark.read.parquet(str(lake))

@@ -93,7 +93,7 @@ def test_no_false_prunes_in_the_sessions_zone(new_york: Any, lake: Path, catalog
     paths = sorted(str(p.resolve()) for p in lake.rglob("*.parquet"))
     with Catalog(catalog_url) as cat:
         cat.register("lake", "zoned", paths)
-        kinds = {c.name: (c.type, c.kind) for c in cat.get_table("lake", "zoned").all_columns}
+        kinds = {c.name: (c.type, c.kind) for c in cat.get_table("lake", "zoned").columns}
         assert kinds["ts"] == ("timestamptz", "plain") and kinds["ntz"] == ("timestamp", "plain")
         assert kinds["pts"][1] == "partition"
         full = new_york.read.parquet(str(lake))

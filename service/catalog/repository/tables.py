@@ -546,7 +546,7 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
             table_id=int(r[0]),
             namespace=r[1],
             name=r[2],
-            columns=tuple(cols[int(r[0])]),
+            variant_columns=tuple(cols[int(r[0])]),
             live_file_count=int(r[3]),
             live_record_count=int(r[4]),
             live_bytes=int(r[5]),
@@ -554,7 +554,7 @@ def table_infos(conn: Connection, namespace: str | None = None, name: str | None
             snapshot_count=int(r[7] or 0),
             last_commit_time=aware(r[8]),
             begin_snapshot=int(r[9]),
-            all_columns=tuple(every[int(r[0])]),
+            columns=tuple(every[int(r[0])]),
             location=r[10],
         )
         for r in rows

@@ -237,10 +237,10 @@ def _complete(request: Request, namespace: str, table: str, q: str) -> Response:
     catalog = catalog_of(request)
     info = catalog.get_table(namespace, table)
     text = q.strip().lstrip("$.").casefold()
-    columns = [(c.name, c.kind) for c in info.all_columns] or [(c, "variant") for c in info.columns]
+    columns = [(c.name, c.kind) for c in info.columns] or [(c, "variant") for c in info.variant_columns]
     wanted = [(n, k) for n, k in columns if text in n.casefold()][:COMPLETIONS]
     paths = complete_paths(catalog, namespace, table, text)
     coverage = [PathCoverage(p.column, p.variant_path, info.live_file_count, p.live_files, ((p.shredded_type, p.live_files),)) for p in paths]
-    items = insert_items(wanted, coverage, name_column=len(info.columns) > 1)[:COMPLETIONS]
+    items = insert_items(wanted, coverage, name_column=len(info.variant_columns) > 1)[:COMPLETIONS]
     body = [{"label": it.label, "text": it.text, "note": it.note} for it in items]
     return JSONResponse(body, headers=SECURITY_HEADERS)

@@ -68,7 +68,7 @@ def _file(request: Request, namespace: str, table: str, path: str, snapshot: str
         )
     present = {(ps.column, ps.variant_path) for ps in fs.paths}
     absent, absent_unlisted = fmt.widest_paths([c for key, c in coverage.items() if key not in present])
-    table_types = {c.name: c.type for c in info.all_columns}
+    table_types = {c.name: c.type for c in info.columns}
     column_rows = [
         {
             "cs": cs,

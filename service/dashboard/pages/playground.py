@@ -256,9 +256,9 @@ def _form_values(request: Request, catalog: Catalog, info: TableInfo, form: dict
         "max_url": MAX_RESULT_URL,
         "examples": [] if run else _examples(catalog, info.namespace, info.name),
     }
-    columns = [(c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}")) for c in info.all_columns]
+    columns = [(c.name, _KIND_WORDS.get(c.kind, c.kind) + ("" if c.kind == "variant" else f", {c.type}")) for c in info.columns]
     if not columns:
-        columns = [(c, "Variant column") for c in info.columns]
+        columns = [(c, "Variant column") for c in info.variant_columns]
     values["inserts"] = insert_items(columns, fmt.widest_paths(admin_reads(catalog).path_coverage(info.namespace, info.name))[0])
     return values
 
