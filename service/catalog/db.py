@@ -468,6 +468,11 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
     return cfg
 
 
+#: The PostgreSQL advisory lock key ``shredcat migrate`` holds (any fixed number no other
+#: application on the database uses: "shredcat" in ASCII).
+MIGRATION_LOCK = 0x7368726564636174
+
+
 def _with_alembic(bind: str | URL | Engine, action: Callable[[Any], None]) -> None:
     from alembic import command  # noqa: F401  (import check before opening connections)
 
@@ -475,6 +480,12 @@ def _with_alembic(bind: str | URL | Engine, action: Callable[[Any], None]) -> No
     engine = bind if isinstance(bind, Engine) else make_engine(bind)
     try:
         with translated(), transaction(engine, write=True) as conn:
+            if engine.dialect.name == "postgresql":
+                # Replicas started together each run `shredcat migrate`: without one lock they
+                # create the same tables at once and all but one fail (or wait on each other's
+                # catalog locks). Held to the transaction's end, so the next one finds the head
+                # already there. SQLite's write transaction already serializes them.
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
             action(alembic_config(connection=conn))
     finally:
         if owned:

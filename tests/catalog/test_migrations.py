@@ -179,3 +179,30 @@ def test_keys_that_had_values_are_found_by_the_upgrade(empty_db_url: str) -> Non
     finally:
         engine.dispose()
     assert {k: bool(v) for k, v in got.items()} == {"int32": True, "varchar": False}
+
+
+def test_migrations_started_at_once_all_succeed(empty_db_url: str) -> None:
+    """Several replicas (or deploy hooks) run ``shredcat migrate`` at the same moment on a fresh
+    catalog: each must end at the head revision without error; none may fail on the tables another
+    is creating."""
+    import threading
+
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def run() -> None:
+        start.wait()
+        try:
+            upgrade_to_head(empty_db_url)
+        except BaseException as e:  # collected: a thread's exception would otherwise be lost
+            errors.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == []
+    assert current_revision(empty_db_url) == HEAD
+    assert schema_drift(empty_db_url) == []
