@@ -30,8 +30,9 @@ from service.api.metrics import Metrics
 from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
 from service.api.policy import BodyLimits, RoutePolicy, admin_session_check
+from service.catalog.logins import LoginLimits
 from service.dashboard import router as dashboard_router
-from service.dashboard.session import LoginThrottle, SessionSigner
+from service.dashboard.session import SessionSigner
 from service.errors import ShredcatError
 from service.settings import Settings, get_settings
 
@@ -213,7 +214,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         [k.get_secret_value().encode("utf-8") for k in settings.session_secrets] or [secrets.token_bytes(32)]
     )
     app.state.session_signer = signer
-    app.state.login_throttle = LoginThrottle(
+    app.state.login_limits = LoginLimits(
         per_address=settings.login_failures_per_address, total=settings.login_failures_total
     )
     install_error_handlers(app)

@@ -1,6 +1,6 @@
 """Hardening at the API level (issue 14), in process: catalog errors split into 503 (busy, locked,
 unreachable) and 500 (a SQL mistake, no internals shown) on both backends; the footer-size cap at
-the edges (REST, CLI); the failed-login throttle and session key rotation as units. The same rows
+the edges (REST, CLI); the failed-login throttle through the app (its counting: ``tests/catalog/test_login_failures.py``) and session key rotation as a unit. The same rows
 against a real ``shredcat serve`` are in ``tests/ops/test_hardening.py``."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from service.api.auth import hash_token
 from service.catalog.db import make_engine, translate_error
-from service.dashboard.session import SESSION_SECONDS, LoginThrottle, SessionSigner
+from service.dashboard.session import SESSION_SECONDS, SessionSigner
 from service.errors import InvalidParquetError, StorageUnavailableError
 from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, read_file_metadata
 from service.settings import Settings
@@ -340,21 +340,6 @@ def test_session_keys_rotate_and_expiry_is_capped() -> None:
     # An expiry of digits int() refuses ('²' passes str.isdigit()) is no session, not a 500.
     for bad in ("v2.\xb2.x", "v2.\u0661\u0662.x"):
         assert rotated.verify(bad, tokens, now=1001) is None
-
-
-def test_login_throttle_per_address_and_overall() -> None:
-    th = LoginThrottle(per_address=3, total=5, window=60)
-    for _ in range(3):
-        assert th.retry_after("a", now=100) is None
-        th.failed("a", now=100)
-    assert th.retry_after("a", now=101) == 59
-    assert th.retry_after("b", now=101) is None
-    for addr in ("b", "c"):
-        th.failed(addr, now=120)
-    # 5 failures in the last minute from all addresses: everyone waits, even a new address.
-    assert th.retry_after("new", now=121) == 39
-    assert th.retry_after("new", now=161) is None
-    assert th.retry_after("a", now=161) is None  # the window has passed
 
 
 def test_login_is_throttled_with_429_and_retry_after(app_factory: Callable[..., TestClient]) -> None:
