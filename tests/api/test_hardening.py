@@ -360,6 +360,22 @@ def test_login_is_throttled_with_429_and_retry_after(app_factory: Callable[..., 
     assert "Too many failed sign-ins" in r.text  # type: ignore[attr-defined]
 
 
+def test_sign_in_without_the_catalog_is_a_503_not_an_unthrottled_check(
+    app_factory: Callable[..., TestClient],
+) -> None:
+    """The failures are counted in the catalog: when it cannot be reached, no token is checked
+    (a sign-in the limits cannot see would be a way around them)."""
+    import re
+
+    c = app_factory(database_url=f"postgresql://nobody@127.0.0.1:{free_port()}/x")
+    html = {"Accept": "text/html"}
+    page = c.get("/admin/login", headers=html)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    for token in ("wrong", "admin-token-3"):
+        r = c.post("/admin/login", data={"token": token, "csrf_token": csrf}, headers=html, follow_redirects=False)
+        assert r.status_code == 503 and "Catalog unavailable" in r.text and "shredcat_session" not in r.cookies
+
+
 def test_session_secrets_must_be_long() -> None:
     with pytest.raises(ValueError, match="at least 32"):
         Settings(session_secrets=["short"])
