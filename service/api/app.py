@@ -92,6 +92,9 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         engine = make_engine(settings.database_url, concurrency=pool)
         reads = ReadRouter.from_settings(engine, settings, concurrency=pool)
         reads.on_read = lambda database: ctx.metrics.catalog_reads.labels(database=database).inc()
+        # A server measures its standbys in a thread of its own: a hung one then costs no request
+        # a connect timeout per check interval (the CLI, one read per run, measures inline).
+        reads.start_monitor()
         catalog = Catalog(engine, limits=ctx.limits, reads=reads)
         # Opened in the background: a server starts (and reports unready) without its database.
         engines = [catalog.engine, *(s.engine for s in reads.standbys)]
@@ -116,8 +119,8 @@ def _close(ctx: AppContext, *, owned: bool) -> None:
     if executor is not None:
         executor.shutdown(wait=False, cancel_futures=True)
     if owned and catalog is not None:
+        catalog.reads.dispose()  # first: its monitor reads the primary's WAL position
         catalog.engine.dispose()  # made by _open, so the Catalog does not own it
-        catalog.reads.dispose()
 
 
 def settle_collector() -> None:
