@@ -203,23 +203,30 @@ class Catalog:
         The check, ``attempt`` and the count are one transaction on the primary that concurrent
         attempts wait for (:func:`repo.lock_login_failures`), so together they never pass a limit.
         ``attempt`` runs inside it: it must be quick and touch nothing but memory (it may run again
-        if the transaction is retried)."""
+        if the transaction is retried). An address already throttled is answered by a plain read
+        before that: a flood of refused attempts takes no lock (nor SQLite's write lock), and what
+        it finds stays true, as failures leave the window only with time."""
         digest = address_digest(address)
+
+        def wait(conn: Connection, t: datetime) -> int | None:
+            since = t - limits.window
+            mine = repo.newest_login_failures(conn, since, limits.per_address, digest)
+            return retry_after(mine, repo.newest_login_failures(conn, since, limits.total), limits, t)
 
         def op(conn: Connection) -> A | Throttled:
             repo.lock_login_failures(conn)
             t = now if now is not None else repo.utcnow()
-            since = t - limits.window
-            mine = repo.newest_login_failures(conn, since, limits.per_address, digest)
-            everyone = repo.newest_login_failures(conn, since, limits.total)
-            wait = retry_after(mine, everyone, limits, t)
-            if wait is not None:
-                return Throttled(wait)
+            seconds = wait(conn, t)
+            if seconds is not None:
+                return Throttled(seconds)
             outcome, failed = attempt()
             if failed:
-                repo.record_login_failure(conn, digest, t, forget_before=since)
+                repo.record_login_failure(conn, digest, t, forget_before=t - limits.window)
             return outcome
 
+        early = self._read(lambda conn: wait(conn, now if now is not None else repo.utcnow()), primary=True)
+        if early is not None:
+            return Throttled(early)
         return cast("A | Throttled", self._write(op))
 
     # --- namespaces and tables ----------------------------------------------------------------

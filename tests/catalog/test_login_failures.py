@@ -123,3 +123,32 @@ def test_concurrent_attempts_are_checked_exactly_up_to_the_limit(catalog_url: st
 
         assert together(["192.0.2.1"] * 40) == {"wrong": 7, "throttled": 33}
         assert together([f"198.51.100.{i}" for i in range(40)]) == {"wrong": 12 - 7, "throttled": 35}
+
+
+def test_a_throttled_address_is_answered_without_waiting_for_the_lock(catalog_url: str) -> None:
+    """While another attempt holds the sign-in lock (PostgreSQL's table lock, SQLite's write lock),
+    an address already throttled is still answered: its refusal is a plain read."""
+    from sqlalchemy import text
+
+    from service.catalog.db import make_engine
+
+    with Catalog(catalog_url) as cat:
+        for _ in range(3):
+            cat.login_attempt("a", LIMITS, _fail, now=at(0))
+        holder = make_engine(catalog_url)
+        answered: list[object] = []
+        try:
+            with holder.connect() as c:
+                held = c.begin()  # BEGIN IMMEDIATE on SQLite (the engine's writers' begin)
+                if c.dialect.name == "postgresql":
+                    c.execute(text("LOCK TABLE shredcat_login_failure IN SHARE ROW EXCLUSIVE MODE"))
+                t = threading.Thread(target=lambda: answered.append(cat.login_attempt("a", LIMITS, _fail, now=at(1))))
+                t.start()
+                t.join(20)  # a guard against hanging, not a timing: the lock is held until after it
+                assert answered, "the throttled attempt waited for the lock"
+                held.rollback()
+        finally:
+            holder.dispose()
+        t.join(60)
+        assert answered[0] == Throttled(59)
+        assert cat.login_attempt("b", LIMITS, _fail, now=at(2)) == "wrong"  # the lock is free again
