@@ -14,7 +14,7 @@ table loads, global stats, dashboard reads) run on the standbys given by
 
 Lag is measured every ``read_check_interval_s`` per process (one statement on the primary,
 ``pg_current_wal_flush_lsn()``, and one on each standby). A server measures in a thread of its own
-(:meth:`ReadRouter.start_monitor`), so a standby that hangs costs no request anything: reads
+(:meth:`ReadRouter.start_monitor`, one per standby), so a standby that hangs costs no request: reads
 then trust a measure only while it is younger than ``read_check_interval_s``, and go to the primary
 when the last one is older (the monitor is stuck on a standby that does not answer). That also
 bounds how long a promoted standby can answer: only a measure begun after the promotion is fresh
@@ -155,7 +155,7 @@ class ReadRouter:
         self._turn = itertools.count()
         self._checking = threading.Lock()
         self._counting = threading.Lock()
-        self._monitor: threading.Thread | None = None
+        self._monitors: list[threading.Thread] = []
         self._stopping = threading.Event()
 
     @classmethod
@@ -182,29 +182,40 @@ class ReadRouter:
 
     # --- measuring ------------------------------------------------------------------------
 
+    @property
+    def monitored(self) -> bool:
+        """Whether monitor threads measure the standbys (:meth:`start_monitor`)."""
+        return bool(self._monitors)
+
     def start_monitor(self) -> None:
-        """Measure the standbys from now on in a daemon thread, every half check interval (so that
-        the last measure stays fresh while the standbys answer), instead of in the reads' threads."""
-        if not self.standbys or self._monitor is not None:
+        """Measure the standbys from now on in daemon threads, one per standby (a hung one delays
+        no other's measure), every half check interval (so that the last measure stays fresh
+        while a standby answers), instead of in the reads' threads."""
+        if not self.standbys or self._monitors:
             return
         self._stopping.clear()
-        self._monitor = threading.Thread(target=self._monitor_loop, name="shredcat-standby-check", daemon=True)
-        self._monitor.start()
+        self._monitors = [
+            threading.Thread(target=self._monitor_loop, args=(s,), name=f"shredcat-standby-check-{i}", daemon=True)
+            for i, s in enumerate(self.standbys)
+        ]
+        for t in self._monitors:
+            t.start()
 
     def stop_monitor(self, timeout: float = STANDBY_CONNECT_TIMEOUT_S + 1) -> None:
-        """Stop the monitor; waits for a measure under way at most ``timeout`` seconds (a hung
-        standby's: the daemon thread is then left to end with the process)."""
-        monitor, self._monitor = self._monitor, None
-        if monitor is not None:
-            self._stopping.set()
-            monitor.join(timeout)
+        """Stop the monitor threads; waits for a measure under way at most ``timeout`` seconds in
+        all (a hung standby's: its daemon thread is then left to end with the process)."""
+        monitors, self._monitors = self._monitors, []
+        self._stopping.set()
+        deadline = time.monotonic() + timeout
+        for t in monitors:
+            t.join(max(0.0, deadline - time.monotonic()))
 
-    def _monitor_loop(self) -> None:
+    def _monitor_loop(self, s: Standby) -> None:
         while not self._stopping.is_set():
             try:
-                self.check(force=True)
+                self._measure(s, self._primary_lsn())
             except Exception:  # the thread must outlive any one measure; reads then use the primary
-                log.exception("measuring the standbys failed")
+                log.exception("measuring read database %s failed", s.name)
             self._stopping.wait(self.check_interval_s / 2)
 
     def check(self, *, force: bool = False) -> None:
@@ -265,7 +276,7 @@ class ReadRouter:
     def status(self, *, measure: bool = True) -> list[StandbyStatus]:
         """Each standby's state, measured first when due unless a monitor measures (``measure=False``:
         the last measure, so a readiness probe never waits on a standby that does not answer)."""
-        if measure and self._monitor is None:
+        if measure and not self.monitored:
             self.check()
         now = time.monotonic()
         return [
@@ -280,7 +291,7 @@ class ReadRouter:
     def _fit(self) -> list[Standby]:
         """The standbys to try, in round-robin order: measured fit, and with a monitor, measured
         within the check interval (see the module docstring)."""
-        fresh_after = time.monotonic() - self.check_interval_s if self._monitor is not None else float("-inf")
+        fresh_after = time.monotonic() - self.check_interval_s if self.monitored else float("-inf")
         fit = [s for s in self.standbys if s.state == "ok" and s.checked_at >= fresh_after]
         if not fit:
             return []
@@ -291,7 +302,7 @@ class ReadRouter:
         """``fn(conn)`` in a read transaction on a fit standby that holds ``min_snapshot_id`` (if
         given), else on the primary (``primary``: on the primary only)."""
         if not primary and self.standbys:
-            if self._monitor is None:
+            if not self.monitored:
                 self.check()
             fn_checked = fn if min_snapshot_id is None else _after(fn, min_snapshot_id)
             deadline = time.monotonic() + (self.wait_s if min_snapshot_id is not None else 0.0)

@@ -68,24 +68,26 @@ def test_bad_replication_settings_name_the_variable(
         get_settings.cache_clear()
 
 
-def _router_with_a_standby_that_hangs(tmp_path: Path) -> tuple[ReadRouter, threading.Event, threading.Event, list[str]]:
-    """A router over two SQLite files (primary, "standby") whose first measure finds the standby
-    fit and whose later ones hang until released; returns (router, measuring, release, the
-    names of the threads that measured, and ``check in <name>`` for each call of ``check``)."""
+def _router_with_a_standby_that_hangs(
+    tmp_path: Path, standbys: int = 1
+) -> tuple[ReadRouter, threading.Event, threading.Event, list[str]]:
+    """A router over SQLite files (a primary and ``standbys`` "standbys") whose first standby's
+    first measure finds it fit and whose later ones hang until released (the others' are always
+    fit); returns (router, hanging, release, the names of the threads that measured, and
+    ``check in <name>`` for each call of ``check``)."""
     from service.catalog.db import make_engine
 
-    router = ReadRouter(
-        make_engine(f"sqlite:///{tmp_path}/p.db"), [make_engine(f"sqlite:///{tmp_path}/s.db")], check_interval_s=0.05
-    )
-    measuring, release, threads = threading.Event(), threading.Event(), []
+    engines = [make_engine(f"sqlite:///{tmp_path}/{i}.db") for i in range(standbys + 1)]
+    router = ReadRouter(engines[0], engines[1:], check_interval_s=0.05)
+    hung, measuring, release, threads = router.standbys[0], threading.Event(), threading.Event(), []
 
     def measure(s: Standby, _lsn: int | None) -> None:
         threads.append(threading.current_thread().name)
-        if len([t for t in threads if not t.startswith("check")]) == 1:
-            s.state, s.lag_s, s.lag_bytes, s.checked_at = "ok", 0.0, 0, time.monotonic()
+        if s is hung and s.state == "ok":
+            measuring.set()
+            release.wait(30)
             return
-        measuring.set()
-        release.wait(30)
+        s.state, s.lag_s, s.lag_bytes, s.checked_at = "ok", 0.0, 0, time.monotonic()
 
     router._measure = measure  # type: ignore[method-assign]
     checking = router.check
@@ -96,6 +98,10 @@ def _router_with_a_standby_that_hangs(tmp_path: Path) -> tuple[ReadRouter, threa
 
     router.check = check  # type: ignore[method-assign]
     return router, measuring, release, threads
+
+
+def _select_one(router: ReadRouter) -> None:
+    assert router.read(lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1
 
 
 def test_with_a_monitor_a_hung_standby_costs_no_read_and_a_stale_measure_is_not_trusted(tmp_path: Path) -> None:
@@ -109,22 +115,38 @@ def test_with_a_monitor_a_hung_standby_costs_no_read_and_a_stale_measure_is_not_
         time.sleep(0.2)  # well past the check interval: the first measure is stale
         before = router.primary_reads
         for _ in range(5):
-            assert router.read(lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1
+            _select_one(router)
         assert router.primary_reads == before + 5 and router.standbys[0].reads == 0
         assert router.standbys[0].state == "ok"  # the stale measure's state: kept, not trusted
         assert router.status()[0].state == "ok"  # status does not measure either
-        assert set(threads) == {"shredcat-standby-check", "check in shredcat-standby-check"}
+        assert set(threads) == {"shredcat-standby-check-0"}  # reads called no check()
     finally:
         release.set()
         router.dispose()
-    assert router._monitor is None
+    assert not router.monitored
+
+
+def test_with_a_monitor_a_hung_standby_delays_no_other_standbys_measure(tmp_path: Path) -> None:
+    router, measuring, release, threads = _router_with_a_standby_that_hangs(tmp_path, standbys=2)
+    router.start_monitor()
+    try:
+        assert measuring.wait(30)
+        time.sleep(0.2)
+        hung, fine = router.standbys
+        for _ in range(4):
+            _select_one(router)
+        assert (hung.reads, fine.reads) == (0, 4)
+        assert threads.count("shredcat-standby-check-1") > threads.count("shredcat-standby-check-0") == 2
+    finally:
+        release.set()
+        router.dispose()
 
 
 def test_without_a_monitor_the_read_that_finds_the_measure_due_takes_it(tmp_path: Path) -> None:
     router, _, release, threads = _router_with_a_standby_that_hangs(tmp_path)
     release.set()
     try:
-        router.read(lambda c: c.exec_driver_sql("SELECT 1").scalar_one())
+        _select_one(router)
         me = threading.current_thread().name
         assert threads == [f"check in {me}", me] and router.standbys[0].reads == 1
     finally:
