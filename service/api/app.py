@@ -30,8 +30,9 @@ from service.api.metrics import Metrics
 from service.api.middleware import RequestContextMiddleware
 from service.api.paths import parse_roots
 from service.api.policy import BodyLimits, RoutePolicy, admin_session_check
+from service.catalog.logins import LoginLimits
 from service.dashboard import router as dashboard_router
-from service.dashboard.session import LoginThrottle, SessionSigner
+from service.dashboard.session import SessionSigner
 from service.errors import ShredcatError
 from service.settings import Settings, get_settings
 
@@ -91,6 +92,9 @@ def _open(ctx: AppContext, settings: Settings, catalog: Catalog | None) -> None:
         engine = make_engine(settings.database_url, concurrency=pool)
         reads = ReadRouter.from_settings(engine, settings, concurrency=pool)
         reads.on_read = lambda database: ctx.metrics.catalog_reads.labels(database=database).inc()
+        # A server measures its standbys in a thread of its own: a hung one then costs no request
+        # a connect timeout per check interval (the CLI, one read per run, measures inline).
+        reads.start_monitor()
         catalog = Catalog(engine, limits=ctx.limits, reads=reads)
         # Opened in the background: a server starts (and reports unready) without its database.
         engines = [catalog.engine, *(s.engine for s in reads.standbys)]
@@ -115,8 +119,8 @@ def _close(ctx: AppContext, *, owned: bool) -> None:
     if executor is not None:
         executor.shutdown(wait=False, cancel_futures=True)
     if owned and catalog is not None:
+        catalog.reads.dispose()  # first: its monitor reads the primary's WAL position
         catalog.engine.dispose()  # made by _open, so the Catalog does not own it
-        catalog.reads.dispose()
 
 
 def settle_collector() -> None:
@@ -213,7 +217,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         [k.get_secret_value().encode("utf-8") for k in settings.session_secrets] or [secrets.token_bytes(32)]
     )
     app.state.session_signer = signer
-    app.state.login_throttle = LoginThrottle(
+    app.state.login_limits = LoginLimits(
         per_address=settings.login_failures_per_address, total=settings.login_failures_total
     )
     install_error_handlers(app)

@@ -491,6 +491,21 @@ RevokedSession = Columns(
 )
 
 
+#: ``shredcat_login_failure``: one row per failed dashboard sign-in of the last minute, by the
+#: sha256 of the client's address (:mod:`service.catalog.repository.logins`); shared by every
+#: worker and replica, pruned as new ones are written.
+LoginFailure = Columns(
+    SqlTable(
+        "shredcat_login_failure",
+        _metadata,
+        SqlColumn("failure_id", BigId, primary_key=True, autoincrement=True),
+        SqlColumn("address_digest", String(64), nullable=False),
+        SqlColumn("failed_at", DateTime(timezone=True), index=True, nullable=False),
+        Index("ix_shredcat_login_failure_address", "address_digest", "failed_at"),
+    )
+)
+
+
 #: ``shredcat_object_shape``: per table, Variant column and object path, each distinct set of
 #: fields a file's object was proven fully shredded with (:class:`~service.stats.model.ShreddedObject`;
 #: ``fields`` a JSON array of the names, in the file's order). A table's files share few of

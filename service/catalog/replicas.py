@@ -12,10 +12,16 @@ table loads, global stats, dashboard reads) run on the standbys given by
   the catalog's), or
 * lags the primary by more than ``max_lag_s`` seconds.
 
-Lag is measured at most every ``read_check_interval_s`` per process (one statement on the primary,
-``pg_current_wal_flush_lsn()``, and one on each standby), by the thread that finds it due; the others
-use the last measure. A standby that has replayed the primary's WAL position read just before has
-no lag; else its lag is the age of the last transaction it replayed.
+Lag is measured every ``read_check_interval_s`` per process (one statement on the primary,
+``pg_current_wal_flush_lsn()``, and one on each standby). A server measures in a thread of its own
+(:meth:`ReadRouter.start_monitor`, one per standby), so a standby that hangs costs no request: reads
+then trust a measure only while it is younger than ``read_check_interval_s``, and go to the primary
+when the last one is older (the monitor is stuck on a standby that does not answer). That also
+bounds how long a promoted standby can answer: only a measure begun after the promotion is fresh
+``read_check_interval_s`` later, and it sees the promotion. Without the monitor (the CLI, a library
+caller) the read that finds the measure due takes it, and the others use the last one. A standby that
+has replayed the primary's WAL position read just before has no lag; else its lag is the age of the
+last transaction it replayed.
 
 **Read your writes.** A read may carry the snapshot id its caller needs (``min_snapshot_id``, the id
 a commit answered). The read's own transaction first reads the newest snapshot id the standby holds
@@ -101,6 +107,7 @@ class Standby:
     state: str = "unknown"
     lag_s: float | None = None
     lag_bytes: int | None = None
+    #: When the measure that set ``state`` began (monotonic seconds).
     checked_at: float = float("-inf")
     reads: int = 0
 
@@ -148,6 +155,8 @@ class ReadRouter:
         self._turn = itertools.count()
         self._checking = threading.Lock()
         self._counting = threading.Lock()
+        self._monitors: list[threading.Thread] = []
+        self._stopping = threading.Event()
 
     @classmethod
     def from_settings(cls, primary: Engine, settings: Settings, *, concurrency: int | None = None) -> ReadRouter:
@@ -166,11 +175,48 @@ class ReadRouter:
         )
 
     def dispose(self) -> None:
-        """Close the standbys' engines (the primary's belongs to the catalog)."""
+        """Stop the monitor and close the standbys' engines (the primary's belongs to the catalog)."""
+        self.stop_monitor()
         for s in self.standbys:
             s.engine.dispose()
 
     # --- measuring ------------------------------------------------------------------------
+
+    @property
+    def monitored(self) -> bool:
+        """Whether monitor threads measure the standbys (:meth:`start_monitor`)."""
+        return bool(self._monitors)
+
+    def start_monitor(self) -> None:
+        """Measure the standbys from now on in daemon threads, one per standby (a hung one delays
+        no other's measure), every half check interval (so that the last measure stays fresh
+        while a standby answers), instead of in the reads' threads."""
+        if not self.standbys or self._monitors:
+            return
+        self._stopping.clear()
+        self._monitors = [
+            threading.Thread(target=self._monitor_loop, args=(s,), name=f"shredcat-standby-check-{i}", daemon=True)
+            for i, s in enumerate(self.standbys)
+        ]
+        for t in self._monitors:
+            t.start()
+
+    def stop_monitor(self, timeout: float = STANDBY_CONNECT_TIMEOUT_S + 1) -> None:
+        """Stop the monitor threads; waits for a measure under way at most ``timeout`` seconds in
+        all (a hung standby's: its daemon thread is then left to end with the process)."""
+        monitors, self._monitors = self._monitors, []
+        self._stopping.set()
+        deadline = time.monotonic() + timeout
+        for t in monitors:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    def _monitor_loop(self, s: Standby) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._measure(s, self._primary_lsn())
+            except Exception:  # the thread must outlive any one measure; reads then use the primary
+                log.exception("measuring read database %s failed", s.name)
+            self._stopping.wait(self.check_interval_s / 2)
 
     def check(self, *, force: bool = False) -> None:
         """Measure every standby's state and lag when due (``force``: now). One thread measures;
@@ -200,13 +246,16 @@ class ReadRouter:
             return None
 
     def _measure(self, s: Standby, primary_lsn: int | None) -> None:
-        s.checked_at = time.monotonic()
+        started = time.monotonic()
         try:
             with s.engine.connect() as conn:
                 recovering, replay, age = conn.exec_driver_sql(_STANDBY_STATE).one()
         except SQLAlchemyError as e:
             self._mark_down(s, e)
             return
+        # Dated from its start, set with its result: a measure still under way leaves the previous
+        # one to age (and, with a monitor, go stale) rather than look fresh.
+        s.checked_at = started
         if not recovering:
             if s.state != "promoted":
                 log.error("read database %s is no longer a standby (promoted?): reads skip it", s.name)
@@ -225,9 +274,9 @@ class ReadRouter:
         s.state, s.lag_s, s.lag_bytes, s.checked_at = "down", None, None, time.monotonic()
 
     def status(self, *, measure: bool = True) -> list[StandbyStatus]:
-        """Each standby's state, measured first when due (``measure=False``: the last measure, as
-        the reads left it, so a readiness probe never waits on a standby that does not answer)."""
-        if measure:
+        """Each standby's state, measured first when due unless a monitor measures (``measure=False``:
+        the last measure, so a readiness probe never waits on a standby that does not answer)."""
+        if measure and not self.monitored:
             self.check()
         now = time.monotonic()
         return [
@@ -240,8 +289,10 @@ class ReadRouter:
     # --- reading --------------------------------------------------------------------------
 
     def _fit(self) -> list[Standby]:
-        """The standbys to try, in round-robin order."""
-        fit = [s for s in self.standbys if s.state == "ok"]
+        """The standbys to try, in round-robin order: measured fit, and with a monitor, measured
+        within the check interval (see the module docstring)."""
+        fresh_after = time.monotonic() - self.check_interval_s if self.monitored else float("-inf")
+        fit = [s for s in self.standbys if s.state == "ok" and s.checked_at >= fresh_after]
         if not fit:
             return []
         start = next(self._turn) % len(fit)
@@ -251,7 +302,8 @@ class ReadRouter:
         """``fn(conn)`` in a read transaction on a fit standby that holds ``min_snapshot_id`` (if
         given), else on the primary (``primary``: on the primary only)."""
         if not primary and self.standbys:
-            self.check()
+            if not self.monitored:
+                self.check()
             fn_checked = fn if min_snapshot_id is None else _after(fn, min_snapshot_id)
             deadline = time.monotonic() + (self.wait_s if min_snapshot_id is not None else 0.0)
             asked = False

@@ -44,6 +44,7 @@ from sqlalchemy.engine import URL, Engine
 
 from service.catalog import repository as repo
 from service.catalog.db import analyze_if_grown, make_engine, run_transaction
+from service.catalog.logins import LoginLimits, Throttled, address_digest, retry_after
 from service.catalog.replicas import ReadRouter
 from service.catalog.results import (
     Candidate,
@@ -84,6 +85,8 @@ if TYPE_CHECKING:
 
 #: A source of :meth:`Catalog.register` (a path, or what its ``extract_all`` reads).
 S = TypeVar("S")
+#: What a sign-in attempt answers (:meth:`Catalog.login_attempt`).
+A = TypeVar("A")
 
 #: The principal of idempotency keys of library callers that name none (the CLI, scripts).
 LIBRARY_PRINCIPAL = "library"
@@ -184,6 +187,47 @@ class Catalog:
     def session_revoked(self, digest: str) -> bool:
         # On the primary: a standby behind it would accept a session signed out a moment ago.
         return bool(self._read(lambda conn: repo.session_revoked(conn, digest), primary=True))
+
+    def login_attempt(
+        self,
+        address: str,
+        limits: LoginLimits,
+        attempt: Callable[[], tuple[A, bool]],
+        *,
+        now: datetime | None = None,
+    ) -> A | Throttled:
+        """One sign-in from ``address``, limited by the failures every process sharing the catalog
+        counted: :class:`Throttled` when ``limits`` are reached (``attempt`` is not run), else
+        ``attempt()``'s outcome, its failure counted when it says so (``(outcome, failed)``).
+
+        The check, ``attempt`` and the count are one transaction on the primary that concurrent
+        attempts wait for (:func:`repo.lock_login_failures`), so together they never pass a limit.
+        ``attempt`` runs inside it: it must be quick and touch nothing but memory (it may run again
+        if the transaction is retried). An address already throttled is answered by a plain read
+        before that: a flood of refused attempts takes no lock (nor SQLite's write lock), and what
+        it finds stays true, as failures leave the window only with time."""
+        digest = address_digest(address)
+
+        def wait(conn: Connection, t: datetime) -> int | None:
+            since = t - limits.window
+            mine = repo.newest_login_failures(conn, since, limits.per_address, digest)
+            return retry_after(mine, repo.newest_login_failures(conn, since, limits.total), limits, t)
+
+        def op(conn: Connection) -> A | Throttled:
+            repo.lock_login_failures(conn)
+            t = now if now is not None else repo.utcnow()
+            seconds = wait(conn, t)
+            if seconds is not None:
+                return Throttled(seconds)
+            outcome, failed = attempt()
+            if failed:
+                repo.record_login_failure(conn, digest, t, forget_before=t - limits.window)
+            return outcome
+
+        early = self._read(lambda conn: wait(conn, now if now is not None else repo.utcnow()), primary=True)
+        if early is not None:
+            return Throttled(early)
+        return cast("A | Throttled", self._write(op))
 
     # --- namespaces and tables ----------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from service.api.auth import AUTH_OFF, Principal
 from service.api.errors import shredcat_error_response
+from service.catalog.logins import LoginLimits, Throttled
 from service.dashboard import session
 from service.dashboard.web import (
     app_context,
@@ -134,26 +135,35 @@ async def login_submit(request: Request) -> Response:
     def again(status: int, error: str) -> Response:
         return render(request, "login.html", status=status, next_url=next_url, error=error, status_code=status)
 
-    # From the throttle's check to its count of a failure nothing awaits: on the event loop the
-    # two are one step, so concurrent attempts are checked exactly up to the limit
-    # (tests/ops/test_login_throttle.py). An await added between them would let more through.
-    throttle: session.LoginThrottle = request.app.state.login_throttle
-    address = request.client.host if request.client else "-"
-    wait = throttle.retry_after(address)
-    if wait is not None:
-        response = again(429, f"Too many failed sign-ins: try again in {wait} seconds.")
-        response.headers["Retry-After"] = str(wait)
-        return response
-    if not session.csrf_ok(request, form.get(session.CSRF_FIELD)):
-        return again(403, "The form expired or cookies are blocked: reload the page and sign in again.")
     token = form.get("token", "").strip()
-    if not token:
-        return again(422, "Enter a token.")
+
+    def attempt() -> tuple[Principal | tuple[int, str], bool]:
+        """The form's principal, or the (status, message) to answer; and whether that is a failed
+        sign-in to count. Memory only: it runs inside the catalog's throttle transaction."""
+        if not session.csrf_ok(request, form.get(session.CSRF_FIELD)):
+            return (403, "The form expired or cookies are blocked: reload the page and sign in again."), False
+        if not token:
+            return (422, "Enter a token."), False
+        try:
+            return ctx.authenticator.authenticate(f"Bearer {token}"), False
+        except UnauthorizedError:
+            return (401, "This token is not valid."), True
+
+    # Checked and counted by the catalog in one transaction, shared by every process and replica
+    # (tests/ops/test_login_throttle.py): concurrent attempts are checked exactly up to the limits.
+    address = request.client.host if request.client else "-"
+    limits: LoginLimits = request.app.state.login_limits
     try:
-        p = ctx.authenticator.authenticate(f"Bearer {token}")
-    except UnauthorizedError:
-        throttle.failed(address)
-        return again(401, "This token is not valid.")
+        outcome = await run_in_threadpool(catalog_of(request).login_attempt, address, limits, attempt)
+    except ShredcatError as e:
+        return error_from(request, e)
+    if isinstance(outcome, Throttled):
+        response = again(429, f"Too many failed sign-ins: try again in {outcome.retry_after} seconds.")
+        response.headers["Retry-After"] = str(outcome.retry_after)
+        return response
+    if isinstance(outcome, tuple):
+        return again(*outcome)
+    p = outcome
     if p.role != "admin":
         return again(403, f"This token has the {p.role!r} role; the dashboard needs an admin token.")
     response = RedirectResponse(next_url, status_code=303)

@@ -22,8 +22,10 @@ sharing the catalog refuses it, also after a restart. Cookies are ``HttpOnly``, 
 ``Secure`` when the request came over https (directly, or through a proxy listed in
 ``SHREDCAT_FORWARDED_ALLOW_IPS``).
 
-Failed sign-ins are counted per client address and overall (:class:`LoginThrottle`): past the
-limits, ``/admin/login`` answers 429 with ``Retry-After`` without looking at the token.
+Failed sign-ins are counted per client address and overall in the catalog database
+(``shredcat_login_failure``, :meth:`service.catalog.Catalog.login_attempt`), so the limits hold for
+all processes and replicas together: past them, ``/admin/login`` answers 429 with ``Retry-After``
+without looking at the token.
 
 Forms (login, logout, the prune playground) carry a CSRF token checked against a second cookie
 (double submit): a cross-site page can neither read the cookie nor, with ``SameSite=Strict``, make
@@ -36,12 +38,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import math
 import re
 import secrets
-import threading
 import time
-from collections import deque
 from collections.abc import Mapping, Sequence
 
 from fastapi import Request
@@ -127,47 +126,6 @@ def cookie_expiry(value: str) -> int | None:
     """The expiry (unix seconds) a session cookie states, or None when it states none."""
     parts = value.split(".")
     return int(parts[1]) if len(parts) in (3, 4) and ascii_digits(parts[1]) and len(parts[1]) <= 12 else None
-
-
-class LoginThrottle:
-    """Failed sign-ins in the last ``window`` seconds, per client address and overall.
-
-    Memory is bounded: an address keeps at most ``per_address`` times, the total at most
-    ``total``, and failures are recorded only while not throttled, so at most ``total`` addresses
-    hold a recent failure; the others are dropped when the table grows.
-    """
-
-    def __init__(self, *, per_address: int, total: int, window: float = 60.0) -> None:
-        self.per_address = per_address
-        self.total = total
-        self.window = window
-        self._by_address: dict[str, deque[float]] = {}
-        self._all: deque[float] = deque(maxlen=total)
-        self._lock = threading.Lock()
-
-    def _wait(self, times: deque[float], limit: int, now: float) -> float:
-        while times and times[0] <= now - self.window:
-            times.popleft()
-        return times[0] + self.window - now if len(times) >= limit else 0.0
-
-    def retry_after(self, address: str, *, now: float | None = None) -> int | None:
-        """Seconds to wait before ``address`` may try again, or None when it may try now."""
-        t = now if now is not None else time.monotonic()
-        with self._lock:
-            wait = self._wait(self._all, self.total, t)
-            mine = self._by_address.get(address)
-            if mine is not None:
-                wait = max(wait, self._wait(mine, self.per_address, t))
-        return max(1, math.ceil(wait)) if wait > 0 else None
-
-    def failed(self, address: str, *, now: float | None = None) -> None:
-        t = now if now is not None else time.monotonic()
-        with self._lock:
-            if len(self._by_address) > 2 * self.total:
-                for a in [a for a, times in self._by_address.items() if not times or times[-1] <= t - self.window]:
-                    del self._by_address[a]
-            self._by_address.setdefault(address, deque(maxlen=self.per_address)).append(t)
-            self._all.append(t)
 
 
 def _secure(request: Request) -> bool:

@@ -1,6 +1,6 @@
 """Hardening at the API level (issue 14), in process: catalog errors split into 503 (busy, locked,
 unreachable) and 500 (a SQL mistake, no internals shown) on both backends; the footer-size cap at
-the edges (REST, CLI); the failed-login throttle and session key rotation as units. The same rows
+the edges (REST, CLI); the failed-login throttle through the app (its counting: ``tests/catalog/test_login_failures.py``) and session key rotation as a unit. The same rows
 against a real ``shredcat serve`` are in ``tests/ops/test_hardening.py``."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from service.api.auth import hash_token
 from service.catalog.db import make_engine, translate_error
-from service.dashboard.session import SESSION_SECONDS, LoginThrottle, SessionSigner
+from service.dashboard.session import SESSION_SECONDS, SessionSigner
 from service.errors import InvalidParquetError, StorageUnavailableError
 from service.parquet.footer import DEFAULT_MAX_FOOTER_BYTES, read_file_metadata
 from service.settings import Settings
@@ -342,21 +342,6 @@ def test_session_keys_rotate_and_expiry_is_capped() -> None:
         assert rotated.verify(bad, tokens, now=1001) is None
 
 
-def test_login_throttle_per_address_and_overall() -> None:
-    th = LoginThrottle(per_address=3, total=5, window=60)
-    for _ in range(3):
-        assert th.retry_after("a", now=100) is None
-        th.failed("a", now=100)
-    assert th.retry_after("a", now=101) == 59
-    assert th.retry_after("b", now=101) is None
-    for addr in ("b", "c"):
-        th.failed(addr, now=120)
-    # 5 failures in the last minute from all addresses: everyone waits, even a new address.
-    assert th.retry_after("new", now=121) == 39
-    assert th.retry_after("new", now=161) is None
-    assert th.retry_after("a", now=161) is None  # the window has passed
-
-
 def test_login_is_throttled_with_429_and_retry_after(app_factory: Callable[..., TestClient]) -> None:
     import re
 
@@ -373,6 +358,22 @@ def test_login_is_throttled_with_429_and_retry_after(app_factory: Callable[..., 
     r = attempt("admin-token-3")
     assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1  # type: ignore[attr-defined]
     assert "Too many failed sign-ins" in r.text  # type: ignore[attr-defined]
+
+
+def test_sign_in_without_the_catalog_is_a_503_not_an_unthrottled_check(
+    app_factory: Callable[..., TestClient],
+) -> None:
+    """The failures are counted in the catalog: when it cannot be reached, no token is checked
+    (a sign-in the limits cannot see would be a way around them)."""
+    import re
+
+    c = app_factory(database_url=f"postgresql://nobody@127.0.0.1:{free_port()}/x")
+    html = {"Accept": "text/html"}
+    page = c.get("/admin/login", headers=html)
+    csrf = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    for token in ("wrong", "admin-token-3"):
+        r = c.post("/admin/login", data={"token": token, "csrf_token": csrf}, headers=html, follow_redirects=False)
+        assert r.status_code == 503 and "Catalog unavailable" in r.text and "shredcat_session" not in r.cookies
 
 
 def test_session_secrets_must_be_long() -> None:

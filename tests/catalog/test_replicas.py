@@ -1,11 +1,16 @@
-"""The read router's pure rules (no database): WAL positions, lag, round robin, settings."""
+"""The read router's pure rules (no PostgreSQL): WAL positions, lag, round robin, settings, and where
+standbys are measured (a monitor thread in a server, the read's thread otherwise)."""
 
 from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine
 
-from service.catalog.replicas import ReadRouter, lag_of, parse_lsn
+from service.catalog.replicas import ReadRouter, Standby, lag_of, parse_lsn
 
 
 def test_parse_lsn() -> None:
@@ -61,3 +66,88 @@ def test_bad_replication_settings_name_the_variable(
             get_settings()
     finally:
         get_settings.cache_clear()
+
+
+def _router_with_a_standby_that_hangs(
+    tmp_path: Path, standbys: int = 1
+) -> tuple[ReadRouter, threading.Event, threading.Event, list[str]]:
+    """A router over SQLite files (a primary and ``standbys`` "standbys") whose first standby's
+    first measure finds it fit and whose later ones hang until released (the others' are always
+    fit); returns (router, hanging, release, the names of the threads that measured, and
+    ``check in <name>`` for each call of ``check``)."""
+    from service.catalog.db import make_engine
+
+    engines = [make_engine(f"sqlite:///{tmp_path}/{i}.db") for i in range(standbys + 1)]
+    router = ReadRouter(engines[0], engines[1:], check_interval_s=0.05)
+    hung, measuring, release, threads = router.standbys[0], threading.Event(), threading.Event(), []
+
+    def measure(s: Standby, _lsn: int | None) -> None:
+        threads.append(threading.current_thread().name)
+        if s is hung and s.state == "ok":
+            measuring.set()
+            release.wait(30)
+            return
+        s.state, s.lag_s, s.lag_bytes, s.checked_at = "ok", 0.0, 0, time.monotonic()
+
+    router._measure = measure  # type: ignore[method-assign]
+    checking = router.check
+
+    def check(*, force: bool = False) -> None:
+        threads.append(f"check in {threading.current_thread().name}")
+        checking(force=force)
+
+    router.check = check  # type: ignore[method-assign]
+    return router, measuring, release, threads
+
+
+def _select_one(router: ReadRouter) -> None:
+    assert router.read(lambda c: c.exec_driver_sql("SELECT 1").scalar_one()) == 1
+
+
+def test_with_a_monitor_a_hung_standby_costs_no_read_and_a_stale_measure_is_not_trusted(tmp_path: Path) -> None:
+    """The monitor measures in its own thread: while it hangs on the standby, reads neither measure
+    nor wait, and once the last measure is older than the check interval they go to the primary
+    (a standby not measured lately may have been promoted)."""
+    router, measuring, release, threads = _router_with_a_standby_that_hangs(tmp_path)
+    router.start_monitor()
+    try:
+        assert measuring.wait(30)  # the second measure hangs
+        time.sleep(0.2)  # well past the check interval: the first measure is stale
+        before = router.primary_reads
+        for _ in range(5):
+            _select_one(router)
+        assert router.primary_reads == before + 5 and router.standbys[0].reads == 0
+        assert router.standbys[0].state == "ok"  # the stale measure's state: kept, not trusted
+        assert router.status()[0].state == "ok"  # status does not measure either
+        assert set(threads) == {"shredcat-standby-check-0"}  # reads called no check()
+    finally:
+        release.set()
+        router.dispose()
+    assert not router.monitored
+
+
+def test_with_a_monitor_a_hung_standby_delays_no_other_standbys_measure(tmp_path: Path) -> None:
+    router, measuring, release, threads = _router_with_a_standby_that_hangs(tmp_path, standbys=2)
+    router.start_monitor()
+    try:
+        assert measuring.wait(30)
+        time.sleep(0.2)
+        hung, fine = router.standbys
+        for _ in range(4):
+            _select_one(router)
+        assert (hung.reads, fine.reads) == (0, 4)
+        assert threads.count("shredcat-standby-check-1") > threads.count("shredcat-standby-check-0") == 2
+    finally:
+        release.set()
+        router.dispose()
+
+
+def test_without_a_monitor_the_read_that_finds_the_measure_due_takes_it(tmp_path: Path) -> None:
+    router, _, release, threads = _router_with_a_standby_that_hangs(tmp_path)
+    release.set()
+    try:
+        _select_one(router)
+        me = threading.current_thread().name
+        assert threads == [f"check in {me}", me] and router.standbys[0].reads == 1
+    finally:
+        router.dispose()

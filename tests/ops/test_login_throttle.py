@@ -1,9 +1,10 @@
-"""Issue 32's leftover: the failed sign-in throttle under concurrent attempts, against a real
-``shredcat serve`` (auth on, one worker). The first probe never reached the throttle (every attempt
-lacked the CSRF token: 403); here each attempt carries the login form's token and cookie, so it is
-a real wrong password. The check and the count happen on the event loop with no ``await`` between
-them, so the throttle is exact: of 60 attempts started together, exactly the limit are checked
-(401), the rest refused (429 with ``Retry-After``). Counted, never timed."""
+"""The failed sign-in throttle under concurrent attempts, against two real ``shredcat serve``
+processes (two workers each, auth on) on one catalog, as behind a load balancer (issue 32's leftover,
+issue 37 item 3), on both backends. Each attempt carries the login form's token and cookie, so it
+is a real wrong password. The failures are counted in the catalog, the check and the count in one
+transaction, so the limits hold for the four processes together and exactly: of 60 attempts
+started together, alternating between the servers, exactly the limit are checked (401), the rest
+refused (429 with ``Retry-After``). Counted, never timed."""
 
 from __future__ import annotations
 
@@ -26,16 +27,19 @@ PER_ADDRESS, TOTAL = 10, 25
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
+def servers(empty_db_url: str, tmp_path: Path) -> Iterator[list[Server]]:
     env = server_env(
-        f"sqlite:///{tmp_path / 'catalog.db'}",
+        empty_db_url,
         roots=[str(tmp_path)],
         SHREDCAT_LOGIN_FAILURES_PER_ADDRESS=str(PER_ADDRESS),
         SHREDCAT_LOGIN_FAILURES_TOTAL=str(TOTAL),
     )
     assert run_migrate(env).returncode == 0
-    with running_server(env, tmp_path / "server.log") as s:
-        yield s
+    with (
+        running_server(env, tmp_path / "a.log", workers=2) as a,
+        running_server(env, tmp_path / "b.log", workers=2) as b,
+    ):
+        yield [a, b]
 
 
 def _client(s: Server, address: str) -> httpx.Client:
@@ -50,10 +54,10 @@ def _csrf(c: httpx.Client) -> str:
     return m.group(1)
 
 
-def _attempts(s: Server, addresses: list[str], token: str = "not-a-token") -> list[httpx.Response]:
+def _attempts(servers: list[Server], addresses: list[str], token: str = "not-a-token") -> list[httpx.Response]:
     """One sign-in per entry of ``addresses``, all released together (each on its own connection,
-    with its own CSRF token fetched first)."""
-    clients = [_client(s, a) for a in addresses]
+    with its own CSRF token fetched first), sent to the servers in turn."""
+    clients = [_client(servers[i % len(servers)], a) for i, a in enumerate(addresses)]
     forms = [_csrf(c) for c in clients]
     ready = threading.Barrier(len(clients))
     out: list[httpx.Response] = []
@@ -73,18 +77,21 @@ def _attempts(s: Server, addresses: list[str], token: str = "not-a-token") -> li
     return out
 
 
-def test_sixty_concurrent_wrong_passwords_from_one_address_check_exactly_the_limit(server: Server) -> None:
-    answers = _attempts(server, ["127.0.0.1"] * 60)
+def test_sixty_concurrent_wrong_passwords_from_one_address_check_exactly_the_limit(servers: list[Server]) -> None:
+    answers = _attempts(servers, ["127.0.0.1"] * 60)
     assert Counter(r.status_code for r in answers) == {401: PER_ADDRESS, 429: 60 - PER_ADDRESS}
     assert all(int(r.headers["Retry-After"]) >= 1 for r in answers if r.status_code == 429)
     # The right token is not even checked while the address is throttled; another address may try.
-    right = _attempts(server, ["127.0.0.1"], TOKENS["admin"])[0]
-    assert right.status_code == 429 and "Too many failed sign-ins" in right.text
-    assert _attempts(server, ["127.0.0.2"], TOKENS["admin"])[0].status_code == 303
+    # On either server.
+    for s in servers:
+        right = _attempts([s], ["127.0.0.1"], TOKENS["admin"])[0]
+        assert right.status_code == 429 and "Too many failed sign-ins" in right.text
+        assert _attempts([s], ["127.0.0.2"], TOKENS["admin"])[0].status_code == 303
 
 
-def test_concurrent_wrong_passwords_from_many_addresses_check_exactly_the_total(server: Server) -> None:
+def test_concurrent_wrong_passwords_from_many_addresses_check_exactly_the_total(servers: list[Server]) -> None:
     addresses = [f"127.0.0.{10 + i % 6}" for i in range(60)]  # 10 from each of 6 addresses
-    answers = _attempts(server, addresses)
+    answers = _attempts(servers, addresses)
     assert Counter(r.status_code for r in answers) == {401: TOTAL, 429: 60 - TOTAL}
-    assert _attempts(server, ["127.0.0.99"], TOKENS["admin"])[0].status_code == 429  # the total holds for all
+    for s in servers:  # the total holds for all addresses, on either server
+        assert _attempts([s], ["127.0.0.99"], TOKENS["admin"])[0].status_code == 429

@@ -117,6 +117,35 @@ def test_a_promoted_standby_is_never_read_again(own_pair: Pair, events: list[str
         _close(cat)
 
 
+def test_a_promoted_standby_is_never_read_again_when_a_monitor_measures(own_pair: Pair, events: list[str]) -> None:
+    """As a server runs: the standbys measured in a thread of their own (reads do not measure). A
+    read one check interval after the promotion trusts only a measure begun after it, so the
+    promoted server does not answer it whether or not the monitor has measured since."""
+    rc = replicated_catalog(own_pair)
+    cat = _catalog(rc, check_interval_s=0.1)
+    cat.reads.start_monitor()
+    try:
+        cat.register("lake", "events", events[:2])
+        own_pair.wait_replayed()
+        for _ in range(100):  # until the standby answers one (a measure fresh at the read's start)
+            assert _plan(cat) == events[:2]
+            if cat.reads.standbys[0].reads:
+                break
+            time.sleep(0.02)
+        assert cat.reads.standbys[0].reads == 1
+        own_pair.standby.promote()
+        cat.register("lake", "events", events[2:])
+        time.sleep(0.15)
+        assert _plan(cat) == events
+        assert cat.reads.standbys[0].reads == 1
+        _wait_state(cat, "promoted")
+        for _ in range(3):
+            assert _plan(cat) == events
+        assert cat.reads.standbys[0].reads == 1
+    finally:
+        _close(cat)
+
+
 def test_a_standby_lagging_past_the_setting_is_skipped_until_it_catches_up(
     repl: ReplicatedCatalog, events: list[str]
 ) -> None:

@@ -19,6 +19,7 @@ names here (:func:`__getattr__`): the read-only commands never load it.
 from typing import TYPE_CHECKING
 
 from service.catalog.repository.common import chunks, keyset_page, utcnow
+from service.catalog.repository.logins import lock_login_failures, newest_login_failures, record_login_failure
 from service.catalog.repository.objects import file_objects, objects_for_files
 from service.catalog.repository.reads import (
     FileSort,
@@ -113,7 +114,9 @@ __all__ = [
     "live_file",
     "live_files_by_path",
     "live_path_rows",
+    "lock_login_failures",
     "new_snapshot",
+    "newest_login_failures",
     "objects_for_files",
     "partition_types_of",
     "path_coverage_rows",
@@ -122,6 +125,7 @@ __all__ = [
     "read_global_json",
     "rebuild_global",
     "recent_snapshots",
+    "record_login_failure",
     "require_table",
     "revoke_session",
     "session_revoked",
