@@ -344,6 +344,10 @@ def test_lists_of_plain_integers_read_as_each_literal_is() -> None:
         SetPredicate(Op.IN, variant("v", "$.a", "tinyint"), (1, 300))
     with pytest.raises(InvalidPredicateError, match="is not a int8 value"):
         SetPredicate(Op.IN, variant("v", "$.a", "tinyint"), (True, 3))
+    # The compiler slices a sorted list by a stored type's range: an unsorted one is refused.
+    for unsorted in ((3, 1), (1, 1), ("b", "a")):
+        with pytest.raises(InvalidPredicateError, match="sorted and distinct"):
+            SetPredicate(Op.IN, variant("v", "$.a", "string" if unsorted[0] == "b" else "bigint"), unsorted)
 
 
 def test_gt_literal_on_left_is_flipped_by_parsers_not_builders() -> None:
