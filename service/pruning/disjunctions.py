@@ -3,8 +3,9 @@
 whether some point lies in a stats row's ``[min, max]``, which the SQL layer answers as an ``IN``
 list's points are answered (:class:`~service.pruning.conditions.AnyPoint`: an index probe per
 point, or on PostgreSQL one join of a VALUES list) instead of a UNION branch per comparison: for
-an OR of 200 ids on PostgreSQL, three statements of ~2,500 binds and 200 branches each took
-~200 ms to plan and run, the point set's ~8 ms.
+an OR of 200 ids over 10,000 files, PostgreSQL spent 233 ms in the three statements of 200
+branches a playground page sends, 28 ms in the point set's (one sample each, under load;
+BENCHMARKS.md, issue 36).
 
 Why the answer stays the same (three-valued logic). For one row, with ``x`` the term's value
 and ``a``, ``b`` literals coerced to ``x``'s type by the same rule (the leaves were compiled
