@@ -367,3 +367,54 @@ def test_json_and_sql_forms_prune_the_same(catalog: Catalog, corpus: list[tuple[
         for other in (via_json, via_sql):
             got = catalog.plan("lake", "events", other, page_size=10_000)
             assert [c.path for c in got.candidates] == [c.path for c in base.candidates], to_sql(expr)
+
+
+def test_ors_of_one_path_s_points_prune_as_each_comparison_does(
+    catalog: Catalog, corpus: list[tuple[str, list[dict[str, Any]]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ORs of equalities and IN lists on one path (any target, casts included; a few other
+    comparisons and other paths among them) are planned as one point set per path
+    (service.pruning.disjunctions): the answer is exactly the one planned comparison by comparison
+    (the planner's own merging switched off), and no pruned file holds a selected row. Past
+    MAX_POINT_PROBES points too (PostgreSQL's VALUES join, SQLite's OR-ed branch)."""
+    from service.catalog.planner.sets import Planner
+
+    paths = [p for p, _ in corpus]
+    catalog.create_table("lake", "events", ["v"])
+    catalog.commit("lake", "events", [extract_file(p) for p in paths])
+    rows_by_path = dict(corpus)
+    rng = random.Random(36)
+    exprs: list[E.BooleanExpression] = []
+    while len(exprs) < 40:
+        n = rng.choice([2, 5, 12, MAX_POINT_PROBES + 20])
+        try:
+            leaves = [_random_leaf(rng) if rng.random() < 0.15 else _one_point(rng) for _ in range(n)]
+        except Exception:  # a literal out of the target's range: draw again
+            continue
+        exprs.append(E.or_(*leaves))
+
+    def answers() -> list[set[str]]:
+        return [{c.path for c in catalog.iter_candidates("lake", "events", expr)} for expr in exprs]
+
+    merged = answers()
+    with monkeypatch.context() as m:
+        m.setattr(Planner, "disjuncts", lambda self, c: list(c.children))
+        apart = answers()
+    pruned = 0
+    for expr, got, want in zip(exprs, merged, apart, strict=True):
+        assert got == want, to_sql(expr)
+        for p in paths:
+            if p not in got:
+                pruned += 1
+                assert not any(may_select(expr, row) for row in rows_by_path[p]), to_sql(expr)
+    assert pruned > 0
+
+
+def _one_point(rng: random.Random) -> E.BooleanExpression:
+    """An equality on ``$.a`` or ``$.b.c`` (a target of either; casts included)."""
+    path, target = rng.choice([("$.a", "bigint"), ("$.a", "int"), ("$.a", "string"), ("$.a", "double"), ("$.b.c", "string")])
+    term = E.variant("v", path, target)
+    if target == "string":
+        return E.eq(term, rng.choice(["apple", "k1", "s3", "zz", "5", "42", "1200"]))
+    value = rng.randint(-10, 1450)
+    return E.eq(term, float(value) if target == "double" else value)

@@ -321,6 +321,35 @@ def test_in_lists_drop_values_no_target_value_equals() -> None:
     assert in_(f, [0.0, -0.0]) == LiteralPredicate(Op.EQ, f, 0.0)
 
 
+def test_lists_of_plain_integers_read_as_each_literal_is() -> None:
+    """An integer list is read in one pass (an id list), each other list literal by literal: both
+    give each value's own image, and drop the values beyond the target's range."""
+    import random
+
+    from service.pruning.literals import literal_image
+
+    rng = random.Random(36)
+    for target in ("tinyint", "int", "bigint"):
+        term = variant("v", "$.a", target)
+        for _ in range(200):
+            values = [rng.choice([rng.randint(-300, 300), rng.randint(-(2**64), 2**64)]) for _ in range(rng.randint(2, 30))]
+            images = {literal_image(term.target, v).exact for v in values} - {None}
+            want = sorted(images)
+            got = in_(term, values)  # type: ignore[arg-type]
+            if len(want) == 1:
+                assert got == LiteralPredicate(Op.EQ, term, want[0])
+            else:
+                assert got == SetPredicate(Op.IN, term, tuple(want))  # type: ignore[arg-type]
+    with pytest.raises(InvalidPredicateError, match="is not a int8 value"):
+        SetPredicate(Op.IN, variant("v", "$.a", "tinyint"), (1, 300))
+    with pytest.raises(InvalidPredicateError, match="is not a int8 value"):
+        SetPredicate(Op.IN, variant("v", "$.a", "tinyint"), (True, 3))
+    # The compiler slices a sorted list by a stored type's range: an unsorted one is refused.
+    for unsorted in ((3, 1), (1, 1), ("b", "a")):
+        with pytest.raises(InvalidPredicateError, match="sorted and distinct"):
+            SetPredicate(Op.IN, variant("v", "$.a", "string" if unsorted[0] == "b" else "bigint"), unsorted)
+
+
 def test_gt_literal_on_left_is_flipped_by_parsers_not_builders() -> None:
     assert gt(A, 5) == LiteralPredicate(Op.GT, A, 5)
 

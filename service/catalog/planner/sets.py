@@ -12,7 +12,8 @@ Per leaf ``(column, variant_path)`` the candidate files are
   the common case and needs no anti-join.
 
 AllOf drives from its most selective-looking child and tests the others per candidate, AnyOf
-unites its children. Each leaf's test of one stats row is :class:`~.clauses.RowClauses`'.
+unites its children (its leaves on one key first merged into one point set, as an IN list's:
+:mod:`service.pruning.disjunctions`). Each leaf's test of one stats row is :class:`~.clauses.RowClauses`'.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from service.pruning.conditions import (
     visit_condition,
     visit_test,
 )
+from service.pruning.disjunctions import merge_points
 from service.pruning.rewrites import fold_true_leaves
 from service.pruning.selectivity import selectivity_rank
 from service.values import ShreddedType
@@ -268,9 +270,17 @@ class Planner(ConditionVisitor[str]):
             return self.empty()
         return " UNION ".join(f"SELECT data_file_id FROM ({b}) AS q{i}" for i, b in enumerate(branches))
 
+    def disjuncts(self, c: AnyOf) -> list[Condition]:
+        """``c``'s children with the leaves on one key merged into one point set (an OR of one
+        id's values: :mod:`service.pruning.disjunctions`), for the stored types of the key's rows."""
+        return merge_points(c.children, lambda column, path: [r.shredded_type for r in self.paths(column, path)])
+
     def visit_any_of(self, c: AnyOf) -> str:
-        self.count(len(c.children))
-        parts = [self.build(ch) for ch in c.children]
+        kids = self.disjuncts(c)
+        if len(kids) == 1:
+            return self.build(kids[0])
+        self.count(len(kids))
+        parts = [self.build(ch) for ch in kids]
         return " UNION ".join(f"SELECT data_file_id FROM ({p}) AS c{i}" for i, p in enumerate(parts))
 
     def visit_all_of(self, c: AllOf) -> str:
@@ -312,8 +322,9 @@ class _FileFilter(ConditionVisitor[str]):
         return "(" + " AND ".join(visit_condition(k, self) for k in c.children) + ")"
 
     def visit_any_of(self, c: AnyOf) -> str:
-        self.planner.count(len(c.children))
-        return "(" + " OR ".join(visit_condition(k, self) for k in c.children) + ")"
+        kids = self.planner.disjuncts(c)
+        self.planner.count(len(kids))
+        return "(" + " OR ".join(visit_condition(k, self) for k in kids) + ")"
 
 
 def simplify(planner: Planner, condition: Condition) -> Condition:

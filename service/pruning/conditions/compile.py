@@ -35,6 +35,7 @@ Soundness rules encoded here (a pruned file must never hold a matching row):
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from decimal import Decimal
 
@@ -177,9 +178,10 @@ def _comparison_test(op: Op, stored: ShreddedType, v: Bound, is_float: bool) -> 
 
 
 def _set_test(op: Op, stored: ShreddedType, values: Sequence[Bound], is_float: bool, max_points: int) -> Test:
-    # The values within the stored type's range, looked up once (a 10,000-id list meets 4 types).
+    # The values within the stored type's range: the literals are sorted, so they are one slice
+    # (a 10,000-id list meets 4 types; testing each value was ~2 ms).
     rng = _stored_range(stored)
-    pts = tuple(values) if rng is None else tuple(v for v in values if bound_le(rng[0], v) and bound_le(v, rng[1]))
+    pts = tuple(values) if rng is None else tuple(values[bisect_left(values, rng[0]) : bisect_right(values, rng[1])])
     if op is Op.IN:
         if not pts:
             return Never()

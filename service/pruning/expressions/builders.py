@@ -59,7 +59,7 @@ from service.pruning.literals import (
     literal_image,
 )
 from service.pruning.zones import ZoneDependent, current_zone
-from service.values import INT64_MAX, INT64_MIN, INTEGER_KINDS, Bound, Kind
+from service.values import INT64_MAX, INT64_MIN, INTEGER_KINDS, INTEGER_RANGES, Bound, Kind
 
 
 def _junction(
@@ -225,13 +225,21 @@ def in_list(op: Op | str, term: Term, values: Iterable[LiteralValue]) -> Boolean
         return _zone_unknown(op, term, values)
     values = in_list_literals(term.target, values)
     exact: set[Bound] = set()
-    for v in values:
-        try:
-            img = literal_image(term.target, v)
-        except ZoneDependent:
-            return _zone_unknown(op, term, values)
-        if img.exact is not None:
-            exact.add(img.exact)
+    kind = term.target.kind
+    ints = [v for v in values if type(v) is int] if kind in INTEGER_KINDS else []
+    if ints and len(ints) == len(values):
+        # literal_image's first test, for a whole list at once (an id list: 10,000 calls were
+        # ~4 ms): a plain integer in the target's range is its own image, one outside equals none.
+        lo, hi = INTEGER_RANGES[kind]
+        exact.update(v for v in ints if lo <= v <= hi)
+    else:
+        for v in values:
+            try:
+                img = literal_image(term.target, v)
+            except ZoneDependent:
+                return _zone_unknown(op, term, values)
+            if img.exact is not None:
+                exact.add(img.exact)
     lits = tuple(sorted(exact))
     if len(lits) == 1:
         return LiteralPredicate(Op.EQ if op is Op.IN else Op.NOT_EQ, term, lits[0])
