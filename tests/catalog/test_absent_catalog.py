@@ -213,7 +213,9 @@ def _coupon_files() -> list[FileStats]:
         # tested per candidate.
         ("variant_get(v, '$.a', 'bigint') BETWEEN 0 AND 25 AND variant_get(v, '$.coupon', 'string') IS NOT NULL", {"f00"}, True),
         ("variant_get(v, '$.a', 'bigint') BETWEEN 95 AND 125 AND variant_get(v, '$.coupon', 'string') > 'A'", {"f10"}, True),
-        # A wider driver (every file): the key's files are collected as a set.
+        # A one-sided range (not counted) and a wider driver (every file): the key's files are
+        # collected as a set.
+        ("variant_get(v, '$.a', 'bigint') > 200 AND variant_get(v, '$.coupon', 'string') IS NOT NULL", {"f20", "f30"}, False),
         (
             "variant_get(v, '$.a', 'bigint') BETWEEN 0 AND 1000 AND variant_get(v, '$.coupon', 'string') IS NOT NULL",
             {"f00", "f10", "f20", "f30"},

@@ -290,14 +290,17 @@ class Planner(ConditionVisitor[str]):
         set of files whose object has the key (:func:`~.absent.maybe_having`), which SQLite
         collects and then drives the whole AND from, probing each of those files for the driver's
         row (1 % of the files in bench/prune.py's ``absent_and``: 18 ms at 100,000 files, against
-        0.5 ms tested per candidate). Tested per candidate when the driver has no more candidates
-        than that set (:func:`~.absent.driver_within_set`); a wider driver keeps the set (per
+        0.5 ms tested per candidate). Tested per candidate when the driver looks narrow and has no
+        more candidates than that set (:func:`~.absent.driver_within_set`); a wider driver keeps the set (per
         candidate, ranges over a fifth to half of 100,000 files took 10-30x the set's time).
         """
         self.count(len(c.children))
         kids = list(c.children)
         drive = min(range(len(kids)), key=lambda i: selectivity_rank(kids[i]))
         driver = kids.pop(drive)
+        # Only a driver that looks narrow is counted: a one-sided range's probe read 10,000 rows
+        # (30 ms at 1,000,000 files) to keep the set anyway.
+        narrow = selectivity_rank(driver) == 0
         driver_sql: str | None = None
         outer = "d.data_file_id"
         conds = []
@@ -305,7 +308,7 @@ class Planner(ConditionVisitor[str]):
             f = None
             if isinstance(k, LeafCondition):
                 per_candidate = False
-                if absent_set_size(self, k) is not None:
+                if narrow and absent_set_size(self, k) is not None:
                     driver_sql = driver_sql or self.build(driver)
                     per_candidate = driver_within_set(self, k, driver_sql)
                 f = self.leaf_filter(k, outer, uncovered_ok=per_candidate)
