@@ -11,11 +11,16 @@ from typing import Any
 
 import pytest
 
+from service.catalog import repository as repo
 from service.catalog.admin import admin_reads
+from service.catalog.planner import routes, sets
 from service.catalog.service import Catalog
+from service.pruning.conditions import compile_expression
+from service.pruning.conjunctions import merge_conjunctions
 from service.pruning.parse_sql import parse_sql
 from service.stats.extract import extract_file
 from service.stats.model import FileStats, ShreddedObject
+from tests.catalog.factories import INT64, fs, ps
 from tests.support.shred_writer import write_shredded
 
 WITH: dict[str, Any] = {"a": "int64", "b": {"c": "int64"}, "scoped": "boolean"}
@@ -186,3 +191,55 @@ def test_shapes_are_read_once_per_table_state(catalog: Catalog, files: dict[str,
         assert len(reads) == 1
     finally:
         event.remove(catalog.engine, "before_cursor_execute", seen)
+
+
+def _coupon_files() -> list[FileStats]:
+    """40 files whose root object is proven (so its shapes cover every live file), ``a`` in
+    [10 i, 10 i + 9]; one in ten also has a ``coupon`` key, never fully shredded (no stats row
+    for it anywhere), as bench/prune.py's data."""
+    return [
+        dataclasses.replace(
+            fs(f"s3://b/t/f{i:02d}.parquet", ps('"a"', INT64, 10 * i, 10 * i + 9)),
+            objects=(ShreddedObject("v", "root", ("a", "coupon") if i % 10 == 0 else ("a",)),),
+        )
+        for i in range(40)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sql", "kept", "per_candidate"),
+    [
+        # The driver (files 0-2; 9-12) has no more candidates than the files holding the key (4):
+        # tested per candidate.
+        ("variant_get(v, '$.a', 'bigint') BETWEEN 0 AND 25 AND variant_get(v, '$.coupon', 'string') IS NOT NULL", {"f00"}, True),
+        ("variant_get(v, '$.a', 'bigint') BETWEEN 95 AND 125 AND variant_get(v, '$.coupon', 'string') > 'A'", {"f10"}, True),
+        # A one-sided range (not counted) and a wider driver (every file): the key's files are
+        # collected as a set.
+        ("variant_get(v, '$.a', 'bigint') > 200 AND variant_get(v, '$.coupon', 'string') IS NOT NULL", {"f20", "f30"}, False),
+        (
+            "variant_get(v, '$.a', 'bigint') BETWEEN 0 AND 1000 AND variant_get(v, '$.coupon', 'string') IS NOT NULL",
+            {"f00", "f10", "f20", "f30"},
+            False,
+        ),
+    ],
+)
+def test_an_and_tests_an_absent_field_per_candidate_of_a_narrower_driver(
+    catalog: Catalog, sql: str, kept: set[str], per_candidate: bool
+) -> None:
+    """The set plan of the AND (what a selective page reads) keeps the same files either way; the
+    absent-field leaf is a per-candidate lookup only when the driver is the narrower side."""
+    catalog.create_table("lake", "events", ["v"])
+    catalog.commit("lake", "events", _coupon_files())
+    cond = merge_conjunctions(compile_expression(parse_sql(sql)))
+    with catalog.engine.connect() as conn:
+        t = repo.require_table(conn, "lake", "events")
+        page = routes.Page(sets.Planner(conn, t, t.current_snapshot_id, True), cond, [])
+        assert {Path(r[1]).stem for r in routes.set_rows(page, 0, 100)} == kept
+        built = page.candidate_sql()
+    assert ("o.data_file_id = d.data_file_id" in built) is per_candidate
+    assert ("d.data_file_id IN (" in built) is not per_candidate
+    assert _kept(catalog, sql) == kept
+    # At a past snapshot (no live counters: always the set), the same answer.
+    snap = catalog.plan("lake", "events", parse_sql("true")).snapshot_id
+    catalog.commit("lake", "events", [dataclasses.replace(_coupon_files()[1], path="s3://b/t/g.parquet")])
+    assert _kept(catalog, sql, snapshot_id=snap) == kept

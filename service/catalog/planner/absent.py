@@ -18,7 +18,8 @@ from typing import Protocol
 
 from sqlalchemy import Connection
 
-from service.catalog.planner.sql import Sql
+from service.catalog.planner.clauses import PathRow
+from service.catalog.planner.sql import Sql, statement
 from service.catalog.repository.objects import StepShapes, step_shapes
 from service.catalog.repository.tables import TableCache, TableRow
 from service.pruning.absent import key_steps, rejects_nulls
@@ -40,6 +41,8 @@ class _Planner(Protocol):
     def empty(self) -> str: ...
 
     def all_files(self) -> str: ...
+
+    def paths(self, column: str, variant_path: str | None) -> list[PathRow]: ...
 
 
 def table_steps(
@@ -106,6 +109,32 @@ def maybe_having(planner: _Planner, c: LeafCondition) -> str:
         f"WHERE o.shape_id IN ({ids}) AND f.data_file_id = o.data_file_id AND f.table_id = {tid} "
         f"AND {planner.live('f')}{unless_absent(planner, c, 'f.data_file_id', skip=st)}"
     )
+
+
+def absent_set_size(planner: _Planner, c: LeafCondition) -> int | None:
+    """How many files :func:`maybe_having` can give for ``c`` at most, when that is its whole set
+    of files: no live file has a stats row for ``c``'s key and one step's shapes cover every live
+    file (the files whose object there has the key); None otherwise, or when no file has it (an
+    empty set costs nothing to collect)."""
+    st = _covering(planner, c)
+    if st is None or st.having_files == 0:
+        return None
+    if any(r.live_file_count for r in planner.paths(c.column, c.variant_path)):
+        return None
+    return st.having_files
+
+
+def driver_within_set(planner: _Planner, c: LeafCondition, driver: str) -> bool:
+    """Whether an AND's driver (``driver``: the SELECT of its candidates) has no more candidates
+    than ``c``'s set (:func:`absent_set_size`), so that testing ``c`` per candidate reads less
+    than collecting it. Counted only up to one past the set's size, so that the probe of a wide
+    driver can stop there."""
+    size = absent_set_size(planner, c)
+    if size is None:
+        return False
+    cap = planner.sql.bind(size + 1)
+    probe = f"SELECT count(*) FROM (SELECT 1 FROM ({driver}) AS d LIMIT {cap}) AS p"
+    return int(planner.conn.execute(statement(probe), planner.sql.params).scalar_one()) <= size
 
 
 def lacked_somewhere(
