@@ -104,6 +104,11 @@ def _byte_range(header: str | None, size: int) -> tuple[int, int] | str | None:
 def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # http.server sends the headers and the body in two writes: with Nagle's algorithm the
+        # body waits for the client's delayed ACK of the headers, 40 ms on Linux, for every
+        # answer with a body (Azurite through this proxy: 13 files/s read one at a time, 140
+        # with TCP_NODELAY; bench/remote.py, 2026-11-28).
+        disable_nagle_algorithm = True
         #: The log entry of the request being answered (None for the test-only routes).
         entry: dict[str, Any] | None = None
 
