@@ -5,7 +5,7 @@ loopback (``--stores``: ``s3``, moto's S3 server as the tests run it, ``tests/st
 ``gcs``, gcp-storage-emulator behind the tests' XML-API proxy; ``azure``, Azurite behind the tests'
 recording proxy, ``tests/storage/proxy.py``). That server (for S3) or proxy delays every request
 by 0, 5 or 20 ms, a sleep in the request's thread (no CPU, no extra hop: a byte-copying proxy in
-front of moto cost a fifth of the server CPU per file on this 2-core machine, where the servers
+front of moto cost 15–20 % of the server CPU per file on this 2-core machine, where the servers
 and the client share the cores), and counts requests and response bytes. In the same run and on
 the same URI list (no listing for anyone), it measures files/s of:
 
