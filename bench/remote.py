@@ -1,10 +1,13 @@
 """Remote extraction: shredcat vs DuckDB and the trees before it, over object-store servers with a fixed round trip.
 
 ≥ 1,000 small shredded files (``bench/extract.py``'s generator) are put in each store's server on
-loopback (``--stores``: ``s3``, moto's S3 server; ``gcs``, gcp-storage-emulator behind the tests'
-XML-API proxy; ``azure``, Azurite), behind a loopback proxy (``tests/support/delay_proxy.py``, in
-its own process) that delays every request by 0, 5 or 20 ms and counts requests and response
-bytes. In the same run and on the same URI list (no listing for anyone), it measures files/s of:
+loopback (``--stores``: ``s3``, moto's S3 server as the tests run it, ``tests/storage/s3server.py``;
+``gcs``, gcp-storage-emulator behind the tests' XML-API proxy; ``azure``, Azurite behind the tests'
+recording proxy, ``tests/storage/proxy.py``). That server (for S3) or proxy delays every request
+by 0, 5 or 20 ms, a sleep in the request's thread (no CPU, no extra hop: a byte-copying proxy in
+front of moto cost 15–20 % of the server CPU per file on this 2-core machine, where the servers
+and the client share the cores), and counts requests and response bytes. In the same run and on
+the same URI list (no listing for anyone), it measures files/s of:
 
 * ``shredcat``: :func:`service.stats.batch.extract_many` at ``SHREDCAT_OBJECT_STORE_CONCURRENCY``
   1, 8, 32 and 64 (one ranged GET per file when the footer fits the 64 KiB tail);
@@ -20,8 +23,8 @@ bytes. In the same run and on the same URI list (no listing for anyone), it meas
 ``before`` and ``old`` are extracted from git history with ``git archive`` and run with this
 virtualenv (the hand-written stores need ``httpx`` and ``cryptography``).
 
-Beside the client's CPU per file it prints the servers' (the store, the GCS XML-API proxy and the
-delaying proxy, from ``/proc``): on two cores shared with them, what bounds files/s.
+Beside the client's CPU per file it prints the servers' (the store and, for GCS and Azure, the
+tests' proxy in front of it, from ``/proc``): on two cores shared with them, what bounds files/s.
 
 Requires ``duckdb-extension-httpfs==1.5.5`` and, for ``--stores azure``,
 ``duckdb-extension-azure==1.5.5`` (``pip install``; ``--extension-dir`` if installed with
@@ -81,17 +84,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class Proxy:
-    def __init__(self, upstream: str) -> None:
-        self.process, line = _start(["-m", "tests.support.delay_proxy", upstream, "0"])
-        self.url = f"http://127.0.0.1:{line.split()[1]}"
-
-    def call(self, route: str, method: str = "POST") -> dict[str, Any]:
-        req = urllib.request.Request(self.url + route, method=method)
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return json.loads(r.read())  # type: ignore[no-any-return]
-
-
 @dataclass(frozen=True)
 class DuckPeer:
     """How DuckDB reads a store: its extension (PyPI ``duckdb-extension-<name>``), the secret that
@@ -104,17 +96,23 @@ class DuckPeer:
 
 @dataclass
 class Target:
-    """One store's server, set up for a run: where clients go (``upstream``, put behind the
-    delaying proxy), its environment for shredcat, its server processes (for their CPU)."""
+    """One store's server, set up for a run: where clients go (``endpoint``, which also answers
+    the tests' ``/_test/`` routes: delay, reset, requests), its environment for shredcat, its
+    server processes (for their CPU)."""
 
     name: str
-    upstream: str
-    env: Callable[[str], dict[str, str]]
+    endpoint: str
+    env: dict[str, str]
     upload: Callable[[list[str]], list[str]]
     pids: list[int]
     stop: Callable[[], None]
     duckdb: DuckPeer | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def control(self, route: str, method: str = "POST") -> Any:
+        req = urllib.request.Request(self.endpoint + "/_test/" + route, method=method)
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read())
 
 
 def _keys(paths: list[str]) -> list[tuple[str, str]]:
@@ -142,9 +140,6 @@ def s3_target() -> Target:
         _parallel(lambda pk: s3.upload_file(pk[0], BUCKET, pk[1]), _keys(paths))
         return [f"s3://{BUCKET}/{k}" for _, k in _keys(paths)]
 
-    def env(url: str) -> dict[str, str]:
-        return {**ENV, "AWS_ENDPOINT_URL": url}
-
     def secret(url: str) -> str:
         return (
             f"CREATE SECRET (TYPE s3, KEY_ID 'bench', SECRET 'bench', REGION 'us-east-1', ENDPOINT '{url.split('://', 1)[1]}', "
@@ -152,12 +147,13 @@ def s3_target() -> Target:
         )
 
     peer = DuckPeer("httpfs", secret)
+    env = {**ENV, "AWS_ENDPOINT_URL": endpoint}
     return Target("s3", endpoint, env, upload, [moto.pid], moto.kill, duckdb=peer, extra={"moto": _moto_version()})
 
 
 def emulator_target(name: str) -> Target:
-    """GCS (gcp-storage-emulator behind the tests' XML-API proxy) or Azure (Azurite), as the
-    storage tests start them; the environment points the client at the delaying proxy."""
+    """GCS (gcp-storage-emulator behind the tests' XML-API proxy) or Azure (Azurite behind the
+    tests' recording proxy), as the storage tests start them, and their environment."""
     from tests.storage.emulators import start_azurite, start_gcs
 
     server: Any = start_gcs() if name == "gcs" else start_azurite()
@@ -166,21 +162,17 @@ def emulator_target(name: str) -> Target:
         _parallel(lambda pk: server.put(pk[1], Path(pk[0]).read_bytes()), _keys(paths))
         return [server.uri(k) for _, k in _keys(paths)]
 
-    def env(url: str) -> dict[str, str]:
-        if name == "gcs":
-            return dict(server.env(STORAGE_EMULATOR_HOST=url))
-        return dict(server.env(AZURE_STORAGE_CONNECTION_STRING=server.connection_string(endpoint=url)))
-
     peer = None
     if name == "azure":
         # DuckDB's azure extension reads az://container/path; the account and its endpoint come
-        # from the connection string (Azurite's, with the delaying proxy as BlobEndpoint).
+        # from the connection string (Azurite's, with the recording proxy as BlobEndpoint).
         peer = DuckPeer(
             "azure",
             lambda url: f"CREATE SECRET (TYPE azure, CONNECTION_STRING '{server.connection_string(endpoint=url)}')",
             lambda uri: "az://" + uri.split("://", 1)[1],
         )
-    return Target(name, server.endpoint, env, upload, [server.process.pid, server.proxy.pid], server.stop, duckdb=peer)
+    pids = [server.process.pid, server.proxy.pid]
+    return Target(name, server.endpoint, dict(server.env()), upload, pids, server.stop, duckdb=peer)
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -263,7 +255,7 @@ def _build_accelerator(parquet: Path) -> None:
 
 def run_old(uris: list[str], tree: Path, concurrency: int) -> tuple[float, float]:
     """The old tree's reading of ``uris`` in a subprocess whose environment is this one's (the
-    store's, pointed at the delaying proxy)."""
+    store's)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(uris, f)
     env = {**os.environ, "PYTHONPATH": str(tree)}
@@ -337,18 +329,16 @@ def main() -> None:
     }
     for name in a.stores.split(","):
         target = TARGETS[name]()
-        proxy = Proxy(target.upstream)
         try:
             uris = target.upload(paths)
-            os.environ.update(target.env(proxy.url))
+            os.environ.update(target.env)
             print(f"# {name}: load average {_load()} before", flush=True)
             for delay in [float(x) for x in a.delays.split(",")]:
-                proxy.call(f"/_proxy/delay/{delay:g}")
+                target.control(f"delay/{delay:g}")
                 for reader, c in _runs(name, target, delay, a, skip, trees):
-                    _measure(target, proxy, uris, reader, c, delay, trees)
+                    _measure(target, uris, reader, c, delay, trees)
             print(f"# {name}: load average {_load()} after", flush=True)
         finally:
-            proxy.process.kill()
             target.stop()
     print(f"# load average {_load()} at the end")
 
@@ -375,11 +365,9 @@ def _runs(
     return runs
 
 
-def _measure(
-    target: Target, proxy: Proxy, uris: list[str], reader: str, c: int, delay: float, trees: dict[str, Path | None]
-) -> None:
-    proxy.call("/_proxy/reset")
-    pids = [*target.pids, proxy.process.pid]
+def _measure(target: Target, uris: list[str], reader: str, c: int, delay: float, trees: dict[str, Path | None]) -> None:
+    target.control("reset")
+    pids = target.pids
     s0 = cpu_seconds(pids)
     try:
         if reader == "shredcat":
@@ -390,16 +378,16 @@ def _measure(
             t, cpu = run_old(uris, tree, c)
         else:
             assert target.duckdb is not None
-            t, cpu = run_duckdb(uris, c, proxy.url, target.duckdb, _extension_path(target.duckdb.extension))
+            t, cpu = run_duckdb(uris, c, target.endpoint, target.duckdb, _extension_path(target.duckdb.extension))
     except SystemExit as e:  # a file failed: say so in the table, go on with the next run
         print(f"| {target.name} | {delay:g} ms | {reader} | {c} | failed: {e} | | | | | |", flush=True)
         return
     server = cpu_seconds(pids) - s0
-    st = proxy.call("/_proxy/stats", "GET")
+    served = target.control("requests", "GET")
     n = len(uris)
     print(
-        f"| {target.name} | {delay:g} ms | {reader} | {c} | {n / t:,.0f} | {st['requests'] / n:.2f} | "
-        f"{st['body_bytes'] / n / 1024:.1f} | {t:.2f} | {cpu / n * 1000:.2f} | {server / n * 1000:.2f} |",
+        f"| {target.name} | {delay:g} ms | {reader} | {c} | {n / t:,.0f} | {len(served) / n:.2f} | "
+        f"{sum(r['bytes'] for r in served) / n / 1024:.1f} | {t:.2f} | {cpu / n * 1000:.2f} | {server / n * 1000:.2f} |",
         flush=True,
     )
 

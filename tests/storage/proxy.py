@@ -4,11 +4,15 @@ Run as ``python -m tests.storage.proxy PORT UPSTREAM_PORT [BEARER_TOKEN]``; it p
 once it listens. Every request is forwarded unchanged (method, path, query, headers, body) to
 ``127.0.0.1:UPSTREAM_PORT`` and the upstream's answer is returned unchanged, so the emulator
 behind it (Azurite, gcp-storage-emulator) still decides everything else. Beside that it answers
-three test-only routes, as ``tests/storage/s3server.py`` does for moto:
+five test-only routes, as ``tests/storage/s3server.py`` does for moto:
 
 * ``GET /_test/requests``: the requests forwarded since the last reset, as JSON (method, path,
-  query, ``Range`` / ``x-ms-range`` and ``Accept-Encoding`` headers);
+  query, ``Range`` / ``x-ms-range`` and ``Accept-Encoding`` headers, and ``bytes``: the answer's
+  body as sent);
 * ``POST /_test/reset``: forget them;
+* ``POST /_test/delay/MS``: from now on every request waits MS milliseconds before it is
+  forwarded, the round trip of a real store (``bench/remote.py``): a sleep in the request's own
+  thread, which costs no CPU;
 * ``POST /_test/misbehave/MODE``: from now on, ``ignore-range`` answers a ranged read with the
   whole object (200; the range padded with zeros to the object's size: use objects of zeros), ``gzip`` sends every body gzip-compressed twice
   with ``Content-Encoding: gzip, gzip`` (a tiny answer that decodes to a huge one), ``none`` stops;
@@ -38,6 +42,7 @@ import json
 import os
 import sys
 import threading
+import time
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -58,9 +63,10 @@ class State:
         self.upstream_port = upstream_port
         self.token = token
         self.lock = threading.Lock()
-        self.log: list[dict[str, str | None]] = []
+        self.log: list[dict[str, Any]] = []
         self.lists_left: int | None = None
         self.misbehave: str | None = None
+        self.delay = 0.0
         self.local = threading.local()
 
     def upstream(self) -> http.client.HTTPConnection:
@@ -98,6 +104,13 @@ def _byte_range(header: str | None, size: int) -> tuple[int, int] | str | None:
 def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # http.server sends the headers and the body in two writes: with Nagle's algorithm the
+        # body waits for the client's delayed ACK of the headers, 40 ms on Linux, for every
+        # answer with a body (Azurite through this proxy: 13 files/s read one at a time, 140
+        # with TCP_NODELAY; bench/remote.py, 2026-11-28).
+        disable_nagle_algorithm = True
+        #: The log entry of the request being answered (None for the test-only routes).
+        entry: dict[str, Any] | None = None
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -123,6 +136,8 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     self.send_header(k, v)
             if not keep_length:
                 self.send_header("Content-Length", str(len(body)))
+                if self.entry is not None:
+                    self.entry["bytes"] = len(body)
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(body)
@@ -139,12 +154,15 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     state.misbehave = None if mode == "none" else mode
                 elif path.startswith("/_test/die-after-lists/"):
                     state.lists_left = int(path.rsplit("/", 1)[1])
+                elif path.startswith("/_test/delay/"):
+                    state.delay = float(path.rsplit("/", 1)[1]) / 1000
             self._reply(200, body, [("Content-Type", "application/json")])
 
         def _forward(self) -> None:
             split = urlsplit(self.path)
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
+            self.entry = None
             if split.path.startswith("/_test/"):
                 self._control(split.path)
                 return
@@ -153,15 +171,18 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                     if state.lists_left == 0:
                         os._exit(0)  # dies with the request unanswered
                     state.lists_left -= 1
-                state.log.append(
-                    {
-                        "method": self.command,
-                        "path": split.path,
-                        "query": split.query,
-                        "range": self.headers.get("x-ms-range") or self.headers.get("Range"),
-                        "accept_encoding": self.headers.get("Accept-Encoding"),
-                    }
-                )
+                self.entry = {
+                    "method": self.command,
+                    "path": split.path,
+                    "query": split.query,
+                    "range": self.headers.get("x-ms-range") or self.headers.get("Range"),
+                    "accept_encoding": self.headers.get("Accept-Encoding"),
+                    "bytes": 0,
+                }
+                state.log.append(self.entry)
+                delay = state.delay
+            if delay:
+                time.sleep(delay)
             if state.token is not None and self.headers.get("Authorization") != f"Bearer {state.token}":
                 error = {"error": {"code": 401, "message": "Invalid Credentials", "errors": [{"reason": "authError"}]}}
                 self._reply(401, json.dumps(error).encode(), [("Content-Type", "application/json")])

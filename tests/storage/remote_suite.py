@@ -186,9 +186,10 @@ def test_commit_a_prefix_through_rest_and_prune(store: Any, lake: str, app_facto
     assert verify.status_code == 200 and verify.json()["problems"] == [], verify.text
 
 
-def test_a_listed_file_costs_one_get(store: Any, lake: str, app_factory: Any) -> None:
+def test_a_listed_file_costs_one_get(store: Any, lake: str, duckdb_dir: Path, app_factory: Any) -> None:
     """Requests counted at the server: a listed file's footer comes in one GET (its size is known
-    from the listing), with no HEAD."""
+    from the listing), with no HEAD; the bytes the server counts (``bench/remote.py``'s KiB per
+    file) are those it sent: each file whole, as they are smaller than the tail read."""
     c = rest(app_factory, store)
     store.control("/_test/reset")
     r = c.post(T + "/commits", json={"prefixes": [lake]}, headers=WRITER)
@@ -196,6 +197,8 @@ def test_a_listed_file_costs_one_get(store: Any, lake: str, app_factory: Any) ->
     reads = [q for q in store.requests() if not store.is_listing(q)]
     assert sorted(unquote(q["path"]) for q in reads) == sorted(store.request_path(u) for u in data_files(lake)), reads
     assert all(q["method"] == "GET" and q["range"] for q in reads), reads
+    sizes = {store.request_path(u): (duckdb_dir / f"d{i}.parquet").stat().st_size for i, u in enumerate(data_files(lake))}
+    assert {unquote(q["path"]): q["bytes"] for q in reads} == sizes
 
 
 @pytest.mark.parametrize("where", ["other/", "lakehouse/", "", "..", "elsewhere"])

@@ -3,15 +3,16 @@
 It stands for the round trip of a real object store in front of an S3 API server on loopback:
 every request waits ``delay`` seconds before it is forwarded, so requests overlap only when the
 client sends them concurrently. It counts requests, requests in flight (and their maximum), and
-response body bytes, which tests and ``bench/remote.py`` read from its control routes:
+response body bytes, which tests read from its control routes:
 
 * ``GET /_proxy/stats``: JSON ``{"requests", "in_flight", "max_in_flight", "body_bytes",
   "methods": {...}, "ranges": [...]}`` (``ranges``: the Range header of each GET, or null);
 * ``POST /_proxy/reset``: zero the counters;
 * ``POST /_proxy/delay/<ms>``: change the delay.
 
-Run as ``python -m tests.support.delay_proxy UPSTREAM_URL DELAY_MS`` (prints ``ready PORT``), or
-in a thread with :func:`start_in_thread` (tests). Requests and responses are forwarded unchanged
+It runs in a thread of the test's process (:func:`start_in_thread`); ``bench/remote.py`` does not
+use it: there the servers sleep the delay themselves, which costs no CPU (a proxy in front cost 15–20 %
+of the servers' CPU per file with moto). Requests and responses are forwarded unchanged
 (Host included, so SigV4 signatures stay valid) except that each response is re-framed with a
 ``Content-Length`` and kept alive, whatever the upstream did.
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import threading
 from typing import Any
 from urllib.parse import urlsplit
@@ -179,11 +179,3 @@ def start_in_thread(upstream: str, delay: float) -> tuple[DelayProxy, str]:
         raise RuntimeError("the proxy did not start")
     return proxy, f"http://127.0.0.1:{port[0]}"
 
-
-def main() -> None:
-    proxy = DelayProxy(sys.argv[1], float(sys.argv[2]) / 1000)
-    asyncio.run(_serve(proxy, lambda p: print(f"ready {p}", flush=True)))
-
-
-if __name__ == "__main__":
-    main()
