@@ -3,8 +3,9 @@
 Catalog databases (every catalog test runs on both backends):
 
 * ``catalog_url``: a migrated, empty catalog database, parametrized over ``sqlite`` (a file under the
-  test's tmp dir) and ``postgres`` (a fresh database with a unique name on 127.0.0.1:5432, user
-  postgres, cloned from a per-worker migrated template and dropped afterwards). The postgres
+  test's tmp dir, copied from a per-worker migrated file) and ``postgres`` (a fresh database with a
+  unique name on 127.0.0.1:5432, user postgres, cloned from a per-worker migrated template and
+  dropped afterwards). The postgres
   params carry the ``postgres`` marker (``-m "not postgres"`` runs the SQLite half).
 * ``empty_db_url``: the same, but not migrated (for migration tests).
 * ``catalog``: a :class:`service.catalog.Catalog` on ``catalog_url``.
@@ -127,14 +128,12 @@ def empty_db_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> 
 
 
 @pytest.fixture(params=BACKENDS)
-def catalog_url(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> Iterator[str]:
+def catalog_url(request: pytest.FixtureRequest) -> Iterator[str]:
     """A migrated, empty catalog database of each backend."""
     if request.param == "sqlite":
-        from service.catalog.db import upgrade_to_head
-
-        url = f"sqlite:///{tmp_path}/catalog.db"
-        upgrade_to_head(url)
-        yield url
+        # A copy of the session's migrated file, as for the PostgreSQL half: running the
+        # migrations again for each of the ~260 SQLite tests cost more than most of those tests.
+        yield request.getfixturevalue("sqlite_url")
         return
     template = request.getfixturevalue("_pg_template")
     name = create_pg_database(template=template)
