@@ -3,9 +3,9 @@
 Catalog databases (every catalog test runs on both backends):
 
 * ``catalog_url``: a migrated, empty catalog database, parametrized over ``sqlite`` (a file under the
-  test's tmp dir, copied from a per-worker migrated file) and ``postgres`` (a fresh database with a
-  unique name on 127.0.0.1:5432, user postgres, cloned from a per-worker migrated template and
-  dropped afterwards). The postgres
+  test's tmp dir, copied from a per-worker migrated file) and ``postgres`` (a database on 127.0.0.1:5432,
+  user postgres, cloned from a per-worker migrated template, and emptied back to that cloned state
+  after each test; see :class:`_ReusedDatabase`). The postgres
   params carry the ``postgres`` marker (``-m "not postgres"`` runs the SQLite half).
 * ``empty_db_url``: the same, but not migrated (for migration tests).
 * ``catalog``: a :class:`service.catalog.Catalog` on ``catalog_url``.
