@@ -12,7 +12,7 @@ Catalog databases (every catalog test runs on both backends):
 
 When PostgreSQL is unreachable the postgres params are skipped on a laptop, and fail loudly when
 ``CI=true`` (``.ci/run`` sets it). Override the server with ``SHREDCAT_TEST_PG_URL`` (an admin URL
-whose user may create databases). Names are unique per worker and test, so ``pytest -n``
+whose user may create databases). Database names carry a random suffix, so ``pytest -n``
 (xdist) workers never collide.
 """
 
