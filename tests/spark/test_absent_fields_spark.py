@@ -21,6 +21,7 @@ from service.pruning.evaluator import FileEvaluator, stats_by_path
 from service.pruning.parse_sql import parse_sql
 from service.stats.extract import extract_file
 from service.stats.objects import file_objects
+from tests.spark.truth import matching_file_uris
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
@@ -72,8 +73,7 @@ def test_absent_fields_never_prune_a_file_spark_reads_rows_from(spark: Any, lake
         full = spark.read.parquet(str(lake))
         pruned_by_rule = 0
         for predicate in PREDICATES:
-            rows = full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct()
-            truth = {str(Path(_local(r.f)).resolve()) for r in rows.collect()}
+            truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate)}
             ev = FileEvaluator(parse_sql(predicate))
             kept = set()
             for p, (stats, objects) in files.items():
@@ -104,8 +104,7 @@ def test_the_catalog_prunes_absent_fields_as_spark_reads(spark: Any, lake: Path,
         cat.register("lake", "listings", paths)
         pruned_by_rule = 0
         for predicate in PREDICATES:
-            rows = full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct()
-            truth = {str(Path(_local(r.f)).resolve()) for r in rows.collect()}
+            truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate)}
             kept = {c.path for c in cat.iter_candidates("lake", "listings", parse_sql(predicate))}
             assert truth <= kept, (predicate, sorted(truth - kept))
             ev = FileEvaluator(parse_sql(predicate))

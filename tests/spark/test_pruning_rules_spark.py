@@ -18,6 +18,7 @@ import pytest
 
 from service.catalog import Catalog
 from service.pruning.parse_sql import parse_sql
+from tests.spark.truth import matching_file_uris
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
@@ -101,8 +102,7 @@ def test_rules_never_prune_a_file_spark_reads_rows_from(spark: Any, lake: Path, 
             for rule, predicates in RULES.items():
                 pruned = 0
                 for predicate in predicates:
-                    rows = full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct()
-                    truth = {str(Path(_local(r.f)).resolve()) for r in rows.collect()}
+                    truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate)}
                     got = {
                         c.path
                         for c in cat.iter_candidates(

@@ -22,6 +22,7 @@ from service.catalog import Catalog
 from service.pruning.literals import parse_timestamp_text
 from service.pruning.parse_sql import parse_sql
 from service.pruning.zones import SESSION_UTC, reading_in, session_zone
+from tests.spark.truth import matching_file_uris
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
@@ -100,7 +101,7 @@ def test_no_false_prunes_in_the_sessions_zone(new_york: Any, lake: Path, catalog
         pruned = 0
         utc_misses = []
         for predicate in PREDICATES:
-            truth = {_local(r.f) for r in full.where(predicate).select(full["_metadata.file_path"].alias("f")).distinct().collect()}
+            truth = {_local(f) for f in matching_file_uris(full, lake, predicate)}
             assert truth, predicate  # every predicate selects rows: a prune must be earned
             got = _plan(cat, predicate, ZONE)
             assert truth <= got, (predicate, sorted(truth - got))
