@@ -30,8 +30,9 @@ misspelt ``"vlaue"`` must not pass.
 
 Limits (LimitExceededError): ``max_depth`` for the nesting of and/or/not, ``max_in_list`` per
 in-list, ``max_terms`` leaves joined by and/or (counted as the tree is walked: a chain's operands
-are counted before any of them is built). :func:`decode_json` reads JSON text the way filters
-read numbers, for callers that decode a document holding a filter.
+are counted before any of them is built, and its walk stops once they are too many).
+:func:`decode_json` reads JSON text the way filters read numbers, for callers that decode a
+document holding a filter.
 
 ``to_json`` gives the canonical form back (``parse_json(to_json(e)) == e``); long AND/OR chains
 are emitted as balanced binary trees so the nesting stays logarithmic.
@@ -99,18 +100,42 @@ _NON_FINITE = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan
 _ALL_TYPES = ["true", "false", "and", "or", "not", *_COMPARISONS, *_SETS, *_UNARY]
 
 
-def _child(ptr: str, key: str | int) -> str:
-    return f"{ptr}/" + str(key).replace("~", "~0").replace("/", "~1")
+class Pointer:
+    """Where a node is in the filter document: its parent's place and its own key (an object key
+    or a list index); ``None`` is the document itself. A child costs the same at any depth, and
+    the pointer's text, as long as the node is deep, is written only for an error: writing it for
+    every node made a chain's walk quadratic in its depth."""
+
+    __slots__ = ("key", "parent")
+
+    def __init__(self, parent: Pointer | None, key: str | int) -> None:
+        self.parent = parent
+        self.key = key
 
 
-def _err(ptr: str, msg: str) -> InvalidPredicateError:
-    return InvalidPredicateError(f"{ptr or '/'}: {msg}", details={"pointer": ptr or "/"})
+def _child(ptr: Pointer | None, key: str | int) -> Pointer:
+    return Pointer(ptr, key)
 
 
-def _reraise(ptr: str, exc: ShredcatError) -> ShredcatError:
+def _pointer_text(ptr: Pointer | None) -> str:
+    """The JSON pointer (RFC 6901) of ``ptr``; ``/`` for the document itself."""
+    keys: list[str] = []
+    while ptr is not None:
+        keys.append(str(ptr.key).replace("~", "~0").replace("/", "~1"))
+        ptr = ptr.parent
+    return "/" + "/".join(reversed(keys))
+
+
+def _err(ptr: Pointer | None, msg: str) -> InvalidPredicateError:
+    where = _pointer_text(ptr)
+    return InvalidPredicateError(f"{where}: {msg}", details={"pointer": where})
+
+
+def _reraise(ptr: Pointer | None, exc: ShredcatError) -> ShredcatError:
+    where = _pointer_text(ptr)
     details = dict(exc.details)
-    details.setdefault("pointer", ptr or "/")
-    return type(exc)(f"{ptr or '/'}: {exc.message}", details=details)
+    details.setdefault("pointer", where)
+    return type(exc)(f"{where}: {exc.message}", details=details)
 
 
 def _is_term(node: Any) -> bool:
@@ -128,7 +153,7 @@ class _Untyped(Exception):
         self.name = name
 
 
-def _check_keys(node: Mapping[str, Any], ptr: str, allowed: set[str]) -> None:
+def _check_keys(node: Mapping[str, Any], ptr: Pointer | None, allowed: set[str]) -> None:
     extra = sorted(set(node) - allowed - {"type"})
     if extra:
         raise _err(
@@ -136,25 +161,25 @@ def _check_keys(node: Mapping[str, Any], ptr: str, allowed: set[str]) -> None:
         )
 
 
-def _require(node: Mapping[str, Any], key: str, ptr: str) -> Any:
+def _require(node: Mapping[str, Any], key: str, ptr: Pointer | None) -> Any:
     if key not in node:
         raise _err(ptr, f"a {node.get('type')!r} node needs {key!r}")
     return node[key]
 
 
-def _reference(name: Any, ptr: str, schema: TableSchema) -> ColumnTerm:
+def _reference(name: Any, ptr: Pointer | None, schema: TableSchema) -> ColumnTerm:
     if not isinstance(name, str) or not name:
         raise _err(ptr, "a column reference must be a non-empty string")
     info = schema.resolve(name)
     if info is None:
         e = schema.unknown_column(name)
-        raise type(e)(e.message, details={**e.details, "pointer": ptr or "/"})
+        raise type(e)(e.message, details={**e.details, "pointer": _pointer_text(ptr)})
     if info.type is None:
         raise _Untyped(info.name)
     return ColumnTerm(info.name, info.type, info.partition)
 
 
-def parse_term(node: Any, ptr: str = "", schema: TableSchema | None = None) -> Term:
+def parse_term(node: Any, ptr: Pointer | None = None, schema: TableSchema | None = None) -> Term:
     """A term: a variant term, or (with a schema) a column reference. A column whose type
     pruning cannot compare raises the private ``_Untyped`` (the caller makes the leaf unknown)."""
     if schema is not None and isinstance(node, str):
@@ -179,7 +204,7 @@ def parse_term(node: Any, ptr: str = "", schema: TableSchema | None = None) -> T
         resolved = schema.resolve_variant(column)
         if resolved is None:
             e = schema.unknown_column(column, variant=True)
-            raise type(e)(e.message, details={**e.details, "pointer": _child(ptr, "column")})
+            raise type(e)(e.message, details={**e.details, "pointer": _pointer_text(_child(ptr, "column"))})
         column = resolved
     path = _require(node, "path", ptr)
     try:
@@ -197,7 +222,7 @@ def parse_term(node: Any, ptr: str = "", schema: TableSchema | None = None) -> T
     return VariantTerm(column, jp, target, try_cast)
 
 
-def _in_double_range(v: int | Decimal, ptr: str) -> int | Decimal:
+def _in_double_range(v: int | Decimal, ptr: Pointer | None) -> int | Decimal:
     # JSON numbers are interoperable within the double range (RFC 8259 §6); beyond it a decoder
     # gives infinity or fails, so such a number is refused rather than read as something else.
     try:
@@ -209,7 +234,7 @@ def _in_double_range(v: int | Decimal, ptr: str) -> int | Decimal:
     return v
 
 
-def _value(v: Any, target: ShreddedType, ptr: str) -> LiteralValue:
+def _value(v: Any, target: ShreddedType, ptr: Pointer | None) -> LiteralValue:
     """A JSON scalar as a literal, read by the term's type."""
     if v is None:
         raise _err(ptr, "null is not a value (use is-null / not-null)")
@@ -298,7 +323,7 @@ def parse_json(
     bad = first_invalid_text(doc)
     if bad is not None:
         raise InvalidPredicateError(f"the filter holds text that is not valid Unicode: {shown(bad)!r}")
-    return _Parser(max_depth, max_in_list, max_terms, schema).parse(doc, "", 0)
+    return _Parser(max_depth, max_in_list, max_terms, schema).parse(doc, None, 0)
 
 
 def _reject_constant(name: str) -> Any:
@@ -313,26 +338,28 @@ class _Parser:
         self.schema = schema
         self.terms = 0
 
-    def _term(self, node: Any, ptr: str) -> Term:
+    def _term(self, node: Any, ptr: Pointer | None) -> Term:
         return parse_term(node, ptr, self.schema)
 
-    def _room(self, ptr: str, n: int) -> None:
+    def _room(self, ptr: Pointer | None, n: int) -> None:
         """Refuse when ``n`` more leaves would pass max_terms."""
         if self.terms + n > self.max_terms:
+            where = _pointer_text(ptr)
             raise LimitExceededError(
-                f"{ptr or '/'}: more than {self.max_terms} terms joined by and/or (the limit); use in-lists",
-                details={"pointer": ptr or "/", "limit": self.max_terms},
+                f"{where}: more than {self.max_terms} terms joined by and/or (the limit); use in-lists",
+                details={"pointer": where, "limit": self.max_terms},
             )
 
-    def _leaf(self, ptr: str) -> None:
+    def _leaf(self, ptr: Pointer | None) -> None:
         self._room(ptr, 1)
         self.terms += 1
 
-    def parse(self, node: Any, ptr: str, depth: int) -> BooleanExpression:
+    def parse(self, node: Any, ptr: Pointer | None, depth: int) -> BooleanExpression:
         if depth > self.max_depth:
+            where = _pointer_text(ptr)
             raise LimitExceededError(
-                f"{ptr or '/'}: predicate nested deeper than {self.max_depth}",
-                details={"pointer": ptr or "/", "limit": self.max_depth},
+                f"{where}: predicate nested deeper than {self.max_depth}",
+                details={"pointer": where, "limit": self.max_depth},
             )
         if node is True or node is False:
             self._leaf(ptr)
@@ -363,7 +390,7 @@ class _Parser:
             return self._unknown_if_untyped(node, kind, lambda: self._unary(node, ptr, kind))
         raise _err(ptr, f"unknown expression type {kind!r}; expected one of {_ALL_TYPES}")
 
-    def _unary(self, node: Mapping[str, Any], ptr: str, kind: str) -> BooleanExpression:
+    def _unary(self, node: Mapping[str, Any], ptr: Pointer | None, kind: str) -> BooleanExpression:
         has_term = "term" in node
         _check_keys(node, ptr, {"term"} if has_term else {"left"})
         term = self._term(
@@ -385,31 +412,34 @@ class _Parser:
         except _Untyped as u:
             return Unknown(_leaf_sql(kind, u.name, node), f"column {u.name} has no type pruning can compare")
 
-    def _chain(self, node: Mapping[str, Any], ptr: str, depth: int, kind: str) -> BooleanExpression:
+    def _chain(self, node: Mapping[str, Any], ptr: Pointer | None, depth: int, kind: str) -> BooleanExpression:
         # A long left-deep chain (how clients write many conjuncts) is walked with a stack,
         # counting as one level of nesting, so it neither recurses nor trips max_depth.
-        operands: list[tuple[Any, str]] = []
-        stack: list[tuple[Any, str]] = [(node, ptr)]
+        operands: list[tuple[Any, Pointer | None]] = []
+        stack: list[tuple[Any, Pointer | None]] = [(node, ptr)]
         while stack:
             n, p = stack.pop()
             if isinstance(n, Mapping) and isinstance(n.get("type"), str) and n["type"].lower() == kind:
                 _check_keys(n, p, {"left", "right"})
                 stack.append((_require(n, "right", p), _child(p, "right")))
                 stack.append((_require(n, "left", p), _child(p, "left")))
+                # Every operand, and every node still to walk, holds at least one leaf: a chain
+                # too long is refused once the walk has seen max_terms of them, before any is
+                # built, so refusing a chain costs the limit's work, not the chain's. (Popping an
+                # operand leaves the count as it is: its last value is the number of operands.)
+                self._room(ptr, len(operands) + len(stack))
             else:
                 operands.append((n, p))
-        # Every operand holds at least one leaf: a chain too long is refused before it is built.
-        self._room(ptr, len(operands))
         children = [self.parse(n, p, depth + 1) for n, p in operands]
         return and_(*children) if kind == "and" else or_(*children)
 
-    def _build(self, ptr: str, make: Callable[[], BooleanExpression]) -> BooleanExpression:
+    def _build(self, ptr: Pointer | None, make: Callable[[], BooleanExpression]) -> BooleanExpression:
         try:
             return make()
         except (InvalidPredicateError, InvalidPathError) as e:
             raise _reraise(ptr, e) from None
 
-    def _comparison(self, node: Mapping[str, Any], ptr: str, op: Op) -> BooleanExpression:
+    def _comparison(self, node: Mapping[str, Any], ptr: Pointer | None, op: Op) -> BooleanExpression:
         if "term" in node:
             _check_keys(node, ptr, {"term", "value"})
             term = self._term(node["term"], _child(ptr, "term"))
@@ -429,7 +459,7 @@ class _Parser:
         lit = _value(value, term.target, vptr)
         return self._build(vptr, lambda: compare(op, term, lit))
 
-    def _set(self, node: Mapping[str, Any], ptr: str, op: Op) -> BooleanExpression:
+    def _set(self, node: Mapping[str, Any], ptr: Pointer | None, op: Op) -> BooleanExpression:
         has_term = "term" in node
         _check_keys(node, ptr, {"term", "values"} if has_term else {"left", "values"})
         tkey = "term" if has_term else "left"
@@ -440,9 +470,10 @@ class _Parser:
         if not isinstance(values, list | tuple):
             raise _err(vptr, "values must be a list")
         if len(values) > self.max_in_list:
+            where = _pointer_text(vptr)
             raise LimitExceededError(
-                f"{vptr}: {len(values)} values in an in-list; the limit is {self.max_in_list}",
-                details={"pointer": vptr, "limit": self.max_in_list},
+                f"{where}: {len(values)} values in an in-list; the limit is {self.max_in_list}",
+                details={"pointer": where, "limit": self.max_in_list},
             )
         lits = [_value(v, term.target, _child(vptr, i)) for i, v in enumerate(values)]
         for i, lit in enumerate(lits):
