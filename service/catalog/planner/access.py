@@ -57,9 +57,11 @@ def first_rows(planner: Planner, condition: Condition, after: int, page_size: in
     A range (not a point) on a key every live file has reads the key's zones first: none that
     might pass means an empty page; a selective range whose estimated answer is cheaper to collect
     than to scan for goes to the set plan; otherwise the zones' runs of ids are scanned
-    (:func:`scan_rows`). Other trees whose every candidate must pass a point or bounded range go
-    to the set plan directly, other single leaves on such a key are scanned from the start.
-    Anything else is probed on :data:`PROBE_WINDOW` files; the density seen there predicts both
+    (:func:`scan_rows`). Other trees whose every candidate must pass a point or bounded range on
+    a number (:func:`has_narrow_keys`) go to the set plan directly, other single leaves on such a
+    key are scanned from the start. Anything else is probed on :data:`PROBE_WINDOW` files
+    (:data:`STRING_PROBE_WINDOW` where strings' points or ranges alone made the tree look
+    selective); the density seen there predicts both
     costs (walking on: need / density; the set: density x files), and the cheaper one finishes
     the page."""
     want = page_size + 1
@@ -113,7 +115,7 @@ def has_narrow_keys(planner: Planner, leaf: LeafCondition) -> bool:
     blind: on SQLite at 1,000,000 files, ``event LIKE 'purch%'`` (a handful of event names in
     every file, 57 % of the files kept) read 737,396 rows through ``max_bin >= 'purch'`` and
     sorted them for a page of 1,000 (0.8-2.8 s); probed first, the walk finds the page in
-    ~3 ms."""
+    ~3 ms. A key no file has a stats row for keeps the shape's verdict (nothing is read by key)."""
     return all(family(r.shredded_type) != "bin" for r in planner.paths(leaf.column, leaf.variant_path))
 
 
