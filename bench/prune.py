@@ -327,6 +327,10 @@ def queries(n: int) -> list[Query]:
         Query("int_range", f"variant_get(v, '$.user.id', 'int') BETWEEN {a} AND {a + 10_000}", Leaf(U, a, a + 10_000)),
         Query("double_point", f"variant_get(v, '$.user.id', 'double') = {a}.0", Leaf(U, a, a)),
         Query("like_prefix", f"{ev} LIKE 'purch%'", Leaf(E, "purchase", "purchase")),
+        # The range the prefix implies, and the one name it holds here: strings have no width
+        # floor, so the planner probes their density before the set plan (issue 34, h51).
+        Query("prefix_range", f"{ev} >= 'purch' AND {ev} < 'purci'", Leaf(E, "purchase", "purchase")),
+        Query("event_eq", f"{ev} = 'purchase'", Leaf(E, "purchase", "purchase")),
         # Absent fields (no peer: DuckLake has no fact to prune these on, it keeps every file).
         Query("absent_eq", "variant_get(v, '$.coupon', 'string') = 'SPRING'", None),
         Query("absent_and", f"{uid} BETWEEN {a} AND {a + 100_000} AND variant_get(v, '$.coupon', 'string') IS NOT NULL", None),

@@ -4,6 +4,8 @@ first (:mod:`service.catalog.planner`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from service.pruning.conditions import (
     AllOf,
     AnyOf,
@@ -75,10 +77,14 @@ class _SelectivityRank(ConditionVisitor[int]):
 
 
 class _LooksSelective(ConditionVisitor[bool]):
-    """Whether every file the condition keeps must pass a point or bounded-range leaf."""
+    """Whether every file the condition keeps must pass a point or bounded-range leaf (one that
+    ``narrow_key`` accepts)."""
+
+    def __init__(self, narrow_key: Callable[[LeafCondition], bool]) -> None:
+        self.narrow_key = narrow_key
 
     def visit_leaf(self, c: LeafCondition) -> bool:
-        return visit_condition(c, _SELECTIVITY) == 0
+        return visit_condition(c, _SELECTIVITY) == 0 and self.narrow_key(c)
 
     def visit_all_of(self, c: AllOf) -> bool:
         return any(visit_condition(k, self) for k in c.children)
@@ -92,7 +98,6 @@ class _LooksSelective(ConditionVisitor[bool]):
 
 _NARROWNESS = _Narrowness()
 _SELECTIVITY = _SelectivityRank()
-_LOOKS_SELECTIVE = _LooksSelective()
 
 
 def selectivity_rank(c: Condition) -> int:
@@ -102,7 +107,13 @@ def selectivity_rank(c: Condition) -> int:
     return visit_condition(c, _SELECTIVITY)
 
 
-def looks_selective(c: Condition) -> bool:
+def _any_key(c: LeafCondition) -> bool:
+    return True
+
+
+def looks_selective(c: Condition, narrow_key: Callable[[LeafCondition], bool] = _any_key) -> bool:
     """Whether every file ``c`` keeps must pass a point or bounded-range leaf: then the set plan
-    reads few rows, and a page goes to it without probing the density first."""
-    return visit_condition(c, _LOOKS_SELECTIVE)
+    reads few rows, and a page goes to it without probing the density first. ``narrow_key``: which
+    leaves' keys such a range keeps narrow (the caller knows the stored types; the shape alone
+    does not tell a clustered number from a handful of strings spread over every file)."""
+    return visit_condition(c, _LooksSelective(narrow_key))

@@ -207,6 +207,41 @@ def test_a_dense_first_page_never_builds_the_whole_answer(cat: Catalog, monkeypa
     assert r.files_kept is None and r.files_pruned is None and r.rows_skipped is None and r.bytes_skipped is None
 
 
+def test_a_string_point_or_prefix_is_probed_before_the_set_plan(cat: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A point or bounded range on a string key looks selective by its shape, but a string key has
+    no width floor, so the set plan reads every row on one side of a bound whatever the answer:
+    such a page is probed on :data:`~access.STRING_PROBE_WINDOW` files first. Dense (`d = 'n3'`, 3
+    files in 7; the prefix `d LIKE 'n3%'` as the range it implies), the walk fills the page; sparse (`d = 'n85'`: no file),
+    the set plan answers after the probe. A number's point still goes to the set plan directly."""
+    monkeypatch.setattr(access, "STRING_PROBE_WINDOW", 20)
+    real_walk, real_set = routes.walk, routes.set_rows
+    calls: list[tuple[str, int]] = []
+
+    def walk(*a: Any, **k: Any) -> Any:
+        calls.append(("walk", a[3]))
+        return real_walk(*a, **k)
+
+    def set_rows(*a: Any, **k: Any) -> Any:
+        calls.append(("set", 0))
+        return real_set(*a, **k)
+
+    monkeypatch.setattr(routes, "walk", walk)
+    monkeypatch.setattr(routes, "set_rows", set_rows)
+    for sql, route in (
+        (f"{D} = 'n3'", ["walk", "walk"]),  # 20 files probed: 8 of the 11 rows, then on
+        (f"{D} >= 'n3' AND {D} < 'n4'", ["walk", "walk"]),  # what `d LIKE 'n3%'` prunes with
+        (f"{D} = 'n85'", ["walk", "set"]),
+        (f"{A} = 1234", ["set"]),
+    ):
+        calls.clear()
+        r = cat.plan(NS, T, parse_sql(sql), page_size=10)
+        assert [c for c, _ in calls] == route, (sql, calls)
+        assert calls[0][1] == (20 if route[0] == "walk" else 0), (sql, calls)
+        assert [c.path for c in r.candidates] == _set_answer(cat, sql)[:10], sql
+        calls.clear()
+        assert _paged(cat, sql, 7) == _set_answer(cat, sql), sql
+
+
 def test_counts_when_asked_or_when_the_answer_fits(cat: Catalog) -> None:
     dense = f"{B} > 0"
     kept = len(_set_answer(cat, dense))

@@ -90,3 +90,18 @@ def test_selectivity_of_shapes() -> None:
     assert not looks_selective(_cond(f"{A} = 4 OR {B} > 1"))  # an OR needs every child
     assert looks_selective(_cond(f"{A} = 4 OR {A} BETWEEN 10 AND 20"))
     assert looks_selective(Constant(False, "")) and not looks_selective(EVERY_FILE)
+
+
+def test_selective_only_through_narrow_keys() -> None:
+    """The caller says which keys a point or bounded range keeps narrow (numbers, not strings):
+    an AND stays selective through one narrow child, an OR needs every child narrow."""
+    def numbers(leaf: LeafCondition) -> bool:
+        return leaf.variant_path != '"s"'
+
+    S = "variant_get(v, '$.s', 'string')"
+    assert looks_selective(_cond(f"{S} = 'x'")) and not looks_selective(_cond(f"{S} = 'x'"), numbers)
+    assert not looks_selective(_cond(f"{S} LIKE 'pur%'"), numbers)
+    assert looks_selective(_cond(f"{A} = 4"), numbers)
+    assert looks_selective(_cond(f"{S} = 'x' AND {A} = 4"), numbers)
+    assert not looks_selective(_cond(f"{S} = 'x' OR {A} = 4"), numbers)
+    assert not looks_selective(_cond(f"{S} = 'x' AND {A} > 4"), numbers)
