@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from service.catalog import models as m
 from service.catalog import repository as repo
 from service.catalog.admin import admin_reads
-from service.catalog.repository.common import VP, D, S, aware
+from service.catalog.repository.common import VP, D, aware
 from service.catalog.repository.reads import FILE_INFO_COLUMNS, file_filter, file_info, like_pattern
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ class TypeSpan:
 
 def type_timeline(catalog: Catalog, namespace: str, table: str, column: str, variant_path: str) -> list[TypeSpan]:
     """Which types ``column``/``variant_path`` was fully shredded as, from which snapshot (and its
-    time), in order of first appearance: one grouped read over the path's stats rows."""
+    time), in order of first appearance: the path's dictionary rows (one per type) and their snapshots."""
 
     def op(conn: Connection) -> list[TypeSpan]:
         t = repo.require_table(conn, namespace, table, cache=catalog._tables)
@@ -123,17 +123,10 @@ def type_timeline(catalog: Catalog, namespace: str, table: str, column: str, var
 
 
 def _timeline(conn: Connection, t: repo.TableRow, cid: int, variant_path: str) -> list[TypeSpan]:
-    stmt = (
-        select(
-            VP.shredded_type,
-            func.min(S.begin_snapshot),
-            func.max(S.end_snapshot),
-            func.count(),
-            func.count() - func.count(S.end_snapshot),
-        )
-        .join(S, S.path_id == VP.path_id)
-        .where(VP.table_id == t.table_id, VP.column_id == cid, VP.variant_path == variant_path)
-        .group_by(VP.shredded_type)
+    # The dictionary rows' own counters (kept by commits and removals): the path's removed stats
+    # rows, which no index serves by path, are not read.
+    stmt = select(VP.shredded_type, VP.first_snapshot, VP.last_end_snapshot, VP.files_ever, VP.live_file_count).where(
+        VP.table_id == t.table_id, VP.column_id == cid, VP.variant_path == variant_path, VP.files_ever > 0
     )
     rows = conn.execute(stmt).all()
     snaps = {int(r[1]) for r in rows} | {int(r[2]) for r in rows if r[2] is not None}

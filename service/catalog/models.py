@@ -289,6 +289,13 @@ VariantPath = Columns(
         #: 0008 filled it from the stats rows for plain and partition column keys, and from the live
         #: counters for Variant paths, which do not read it.
         SqlColumn("had_values", Boolean, default=False, server_default=false(), nullable=False),
+        #: A path's type timeline (the dashboard's) without reading its removed rows, which no
+        #: index serves by path: stats rows ever added under this key, the least snapshot one
+        #: began at (NULL: none yet) and the greatest one ended at (NULL: none ended). Kept by the
+        #: writes that keep the live counters; migration 0012 filled them from the stats rows.
+        SqlColumn("files_ever", BigInteger, default=0, server_default="0", nullable=False),
+        SqlColumn("first_snapshot", BigInteger, nullable=True),
+        SqlColumn("last_end_snapshot", BigInteger, nullable=True),
         Index(
             "uq_shredcat_variant_path_key",
             "table_id",

@@ -131,6 +131,7 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
             {"t": info.table_id},
         ):
             assert (int(n), int(vc), int(nc), int(sz)) == recount.get(int(pid), (0, 0, 0, 0)), pid
+        _assert_timeline_counters(c, info.table_id)
         # Widths are over-estimates of every live row's width (NULL = unbounded).
         widths = {
             int(r[0]): (r[1], r[2])
@@ -185,6 +186,34 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
             {"t": info.table_id},
         ).all()
         assert outside == [], outside
+
+
+def _assert_timeline_counters(c: Any, table_id: int) -> None:
+    """The dictionary's timeline counters == a recount over every stats row, live or removed
+    (schemas before 0012, which the migration tests check, have none)."""
+    if "files_ever" not in {col["name"] for col in inspect(c).get_columns("shredcat_variant_path")}:
+        return
+    recount = {
+        int(r[0]): (int(r[1]), int(r[2]), None if r[3] is None else int(r[3]))
+        for r in c.execute(
+            text(
+                f"SELECT path_id, count(*), min(begin_snapshot), max(end_snapshot) FROM ({_ALL_STATS}) s "
+                "WHERE table_id = :t GROUP BY path_id"
+            ),
+            {"t": table_id},
+        )
+    }
+    stored = {
+        int(pid): (int(n), None if first is None else int(first), None if end is None else int(end))
+        for pid, n, first, end in c.execute(
+            text(
+                "SELECT path_id, files_ever, first_snapshot, last_end_snapshot FROM shredcat_variant_path "
+                "WHERE table_id = :t"
+            ),
+            {"t": table_id},
+        )
+    }
+    assert stored == {pid: recount.get(pid, (0, None, None)) for pid in stored}
 
 
 #: Both stats tables, in the columns the zone check reads.

@@ -110,6 +110,9 @@ def _seed_at_head_then_down_to(revision: str) -> Callable[[str], None]:
         with Catalog(url) as cat:
             cat.commit("other", "t", [with_columns(fs("s3://b/other/y.parquet", ps('"k"', VARCHAR, "c", "d")), cs("n", INT64, 1, 2))])
             cat.remove("other", "t", ["s3://b/other/y.parquet"])
+            # Rows of one key ended at two snapshots: 0012 fills in the later one.
+            cat.commit("other", "t", [fs("s3://b/other/z.parquet", ps('"k"', VARCHAR, "e", "f"))])
+            cat.remove("other", "t", ["s3://b/other/z.parquet"])
         # What a reader sees, taken at head: a schema before 0010 cannot be read by the head
         # library (the files' proven objects), and the way down and up must give it back.
         SEEN_AT_HEAD[url] = fingerprint(url)
@@ -122,10 +125,12 @@ def _seed_at_head_then_down_to(revision: str) -> Callable[[str], None]:
 SEEN_AT_HEAD: dict[str, dict[str, Any]] = {}
 
 #: revision -> how to fill a database at that revision (default: the head library). The library
-#: writes zone maps with every stats row since 0007, the keys' ``had_values`` since 0008 and the
-#: files' proven objects (absent fields) since 0010, so every earlier revision is seeded at head.
+#: writes zone maps with every stats row since 0007, the keys' ``had_values`` since 0008, the
+#: files' proven objects (absent fields) since 0010 and the keys' timeline counters since 0012 (the
+#: way up fills them from the rows: ``assert_consistent`` recounts them), so every earlier revision
+#: is seeded at head.
 SEEDERS: dict[str, Callable[[str], None]] = {
-    r: _seed_at_head_then_down_to(r) for r in REVISIONS[: REVISIONS.index("0010")]
+    r: _seed_at_head_then_down_to(r) for r in REVISIONS[: REVISIONS.index("0012")]
 }
 #: Revisions whose seeding loses nothing a reader sees on the way down (only zone maps, which the
 #: upgrade rebuilds): the upgrade must give back exactly what the seed wrote.

@@ -7,18 +7,23 @@ aggregated in SQL. :func:`live_files_by_path` finds the live files a batch names
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, insert, select, text, update
 
 from service.catalog import models as m
-from service.catalog.encode import PreparedBatch, max_width
+from service.catalog.encode import PathTypeKey, PreparedBatch, max_width
 from service.catalog.models import COLUMN_KEY_PATH
 from service.catalog.repository.common import CHUNK, CS, PV, D, S, chunks, in_values
 from service.catalog.repository.objects import add_objects, end_objects
-from service.catalog.repository.path_stats import _apply_counters, _removed_counters, ensure_paths
+from service.catalog.repository.path_stats import (
+    _removed_counters,
+    add_counters,
+    ensure_paths,
+    remove_counters,
+)
 from service.catalog.repository.tables import TableRow
 from service.stats.merge import PathCounters
 from service.stats.model import FileStats
@@ -335,7 +340,23 @@ def _add_rows(
     widths = {
         pid_of[k]: max_width(path_rows[(cols[k[0]], k[1], k[2])].width, batch.widths[k]) for k in keys
     }
-    _apply_counters(conn, deltas, widths)
+    add_counters(conn, deltas, widths, _first_begins(pid_of, begins, batch.rows, batch.col_rows))
+
+
+def _first_begins(
+    pid_of: Mapping[PathTypeKey, int], begins: Sequence[int], *per_file_rows: Sequence[Sequence[tuple[Any, ...]]]
+) -> dict[int, int]:
+    """The least snapshot each key's new rows begin at (their files' ``begins``); rows of keys not
+    in ``pid_of`` (not added) are skipped."""
+    out: dict[int, int] = {}
+    for rows in per_file_rows:
+        # A batch without plain columns has no per-file list at all.
+        for snap, fr in zip(begins, rows, strict=False):
+            for r in fr:
+                pid = pid_of.get((r[0], r[1], r[2]))
+                if pid is not None and (pid not in out or snap < out[pid]):
+                    out[pid] = snap
+    return out
 
 
 # --- zones ------------------------------------------------------------------------------------
@@ -429,7 +450,7 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
                 .where(in_values(conn, model.data_file_id, chunk), model.end_snapshot.is_(None))
                 .values(end_snapshot=snap)
             )
-    _apply_counters(conn, removed, None, sign=-1)
+    remove_counters(conn, removed, snap)
     end_objects(conn, ids)
     conn.execute(
         update(m.Table)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, and_, bindparam, case, func, insert, or_, select, update
+from sqlalchemy import BigInteger, Connection, and_, bindparam, case, func, insert, or_, select, update
 
 from service.catalog import models as m
 from service.catalog.repository.common import _STATS_READ, VP, S, _path_stats, chunks
@@ -126,12 +126,9 @@ def ensure_paths(
 
 #: Once a commit adds a value that is not NULL under a key, it had values (removals leave it).
 _HAD_VALUES = or_(VP.had_values, bindparam("d_live_value_count") > 0)
-_UPDATE_COUNTERS = (
-    update(VP)
-    .where(VP.path_id == bindparam("p_path_id"))
-    .values({**{name: getattr(VP, name) + bindparam(f"d_{name}") for name in COUNTER_COLUMNS}, "had_values": _HAD_VALUES})
-)
-_UPDATE_COUNTERS_AND_WIDTHS = (
+_FIRST = bindparam("p_first", type_=BigInteger)
+_END = bindparam("p_end", type_=BigInteger)
+_ADD_COUNTERS = (
     update(VP)
     .where(VP.path_id == bindparam("p_path_id"))
     .values(
@@ -140,26 +137,48 @@ _UPDATE_COUNTERS_AND_WIDTHS = (
             "had_values": _HAD_VALUES,
             "max_width_num": bindparam("p_width_num", type_=VP.max_width_num.type),
             "max_width_real": bindparam("p_width_real", type_=VP.max_width_real.type),
+            "files_ever": VP.files_ever + bindparam("d_live_file_count"),
+            # The least: ``shredcat refresh`` adds rows beginning at their older files' snapshots.
+            "first_snapshot": case((or_(VP.first_snapshot.is_(None), VP.first_snapshot > _FIRST), _FIRST), else_=VP.first_snapshot),
+        }
+    )
+)
+_REMOVE_COUNTERS = (
+    update(VP)
+    .where(VP.path_id == bindparam("p_path_id"))
+    .values(
+        {
+            **{name: getattr(VP, name) - bindparam(f"d_{name}") for name in COUNTER_COLUMNS},
+            "last_end_snapshot": case((or_(VP.last_end_snapshot.is_(None), VP.last_end_snapshot < _END), _END), else_=VP.last_end_snapshot),
         }
     )
 )
 
 
-def _apply_counters(
-    conn: Connection, counters: Mapping[int, PathCounters], widths: Mapping[int, Width] | None, *, sign: int = 1
+def _counter_params(pid: int, c: PathCounters) -> dict[str, Any]:
+    return {"p_path_id": pid, **{f"d_{name}": v for name, v in zip(COUNTER_COLUMNS, c.values(), strict=True)}}
+
+
+def add_counters(
+    conn: Connection, counters: Mapping[int, PathCounters], widths: Mapping[int, Width], firsts: Mapping[int, int]
 ) -> None:
-    """Add (``sign=1``) or subtract (``sign=-1``) these counters to the path dictionary's."""
+    """Add the counters of new stats rows to their keys', with the keys' new widths and the least
+    snapshot the rows begin at (``firsts``)."""
     params = []
     for pid, c in sorted(counters.items()):
-        p: dict[str, Any] = {
-            "p_path_id": pid,
-            **{f"d_{name}": sign * v for name, v in zip(COUNTER_COLUMNS, c.values(), strict=True)},
-        }
-        if widths is not None:
-            p["p_width_num"], p["p_width_real"] = widths[pid]
+        p = _counter_params(pid, c)
+        p["p_width_num"], p["p_width_real"] = widths[pid]
+        p["p_first"] = firsts[pid]
         params.append(p)
     if params:
-        conn.execute(_UPDATE_COUNTERS_AND_WIDTHS if widths is not None else _UPDATE_COUNTERS, params)
+        conn.execute(_ADD_COUNTERS, params)
+
+
+def remove_counters(conn: Connection, counters: Mapping[int, PathCounters], snap: int) -> None:
+    """Subtract the counters of stats rows ended at ``snap`` from their keys'."""
+    params = [{**_counter_params(pid, c), "p_end": snap} for pid, c in sorted(counters.items())]
+    if params:
+        conn.execute(_REMOVE_COUNTERS, params)
 
 
 # --- global stats -----------------------------------------------------------------------------
