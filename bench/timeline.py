@@ -37,8 +37,8 @@ from bench.prune import COLUMN, DEFAULT_PG_ADMIN, NS, TABLE, load, postgres_db, 
 from service.catalog import Catalog
 from service.catalog import models as m
 from service.catalog import repository as repo
-from service.catalog.history import TypeSpan, _timeline
-from service.catalog.repository.common import VP, S, aware
+from service.catalog.history import TypeSpan, _timeline, type_spans
+from service.catalog.repository.common import VP, S
 
 PATH = '"name"'
 
@@ -59,18 +59,8 @@ def _full_scan_stmt(t: repo.TableRow, cid: int, variant_path: str) -> Any:
 
 
 def full_scan(conn: Connection, t: repo.TableRow, cid: int, variant_path: str) -> list[TypeSpan]:
-    """The timeline as computed before migration 0012 (the peer)."""
-    rows = conn.execute(_full_scan_stmt(t, cid, variant_path)).all()
-    snaps = {int(r[1]) for r in rows} | {int(r[2]) for r in rows if r[2] is not None}
-    Sn = m.Snapshot
-    times = {int(s): aware(tm) for s, tm in conn.execute(select(Sn.snapshot_id, Sn.snapshot_time).where(Sn.snapshot_id.in_(snaps)))}
-    spans = []
-    for tname, first, last_end, ever, live in rows:
-        until = None if int(live) > 0 or last_end is None else int(last_end)
-        spans.append(
-            TypeSpan(tname, int(first), times.get(int(first)), until, None if until is None else times.get(until), int(live), int(ever))
-        )
-    return sorted(spans, key=lambda s: (s.first_snapshot, s.shredded_type))
+    """The timeline as computed before migration 0012 (the peer; the tests' oracle)."""
+    return type_spans(conn, conn.execute(_full_scan_stmt(t, cid, variant_path)).all())
 
 
 def remove_some(url: str, n: int, every: int, batch: int) -> int:

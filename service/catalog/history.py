@@ -5,7 +5,7 @@ BY`` whose rows are snapshots or types, never files)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -128,7 +128,12 @@ def _timeline(conn: Connection, t: repo.TableRow, cid: int, variant_path: str) -
     stmt = select(VP.shredded_type, VP.first_snapshot, VP.last_end_snapshot, VP.files_ever, VP.live_file_count).where(
         VP.table_id == t.table_id, VP.column_id == cid, VP.variant_path == variant_path, VP.files_ever > 0
     )
-    rows = conn.execute(stmt).all()
+    return type_spans(conn, conn.execute(stmt).all())
+
+
+def type_spans(conn: Connection, rows: Sequence[Any]) -> list[TypeSpan]:
+    """The spans of rows ``(type, first snapshot, last end snapshot, files ever, live files)``,
+    with their snapshots' times, in order of first appearance."""
     snaps = {int(r[1]) for r in rows} | {int(r[2]) for r in rows if r[2] is not None}
     Sn = m.Snapshot
     times = {int(s): aware(tm) for s, tm in conn.execute(select(Sn.snapshot_id, Sn.snapshot_time).where(Sn.snapshot_id.in_(snaps)))}

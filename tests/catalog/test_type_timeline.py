@@ -8,44 +8,19 @@ import dataclasses
 import itertools
 
 from hypothesis import HealthCheck, given, settings
-from sqlalchemy import Connection, func, select
+from sqlalchemy import select
 
+from bench.timeline import full_scan
 from service.catalog import Catalog
 from service.catalog import models as m
 from service.catalog import repository as repo
-from service.catalog.history import TypeSpan, _timeline, type_timeline
-from service.catalog.repository.common import VP, S, aware
+from service.catalog.history import _timeline, type_timeline
+from service.catalog.repository.common import VP
 from service.stats.model import FileStats
 from tests.catalog.factories import INT64, VARCHAR, assert_consistent, fs, ps
 from tests.catalog.test_property import files_and_ops
 
 _tables = itertools.count()
-
-
-def _full_scan(conn: Connection, t: repo.TableRow, cid: int, variant_path: str) -> list[TypeSpan]:
-    """The timeline as computed before migration 0012: every stats row of the path, grouped."""
-    stmt = (
-        select(
-            VP.shredded_type,
-            func.min(S.begin_snapshot),
-            func.max(S.end_snapshot),
-            func.count(),
-            func.count() - func.count(S.end_snapshot),
-        )
-        .join(S, S.path_id == VP.path_id)
-        .where(VP.table_id == t.table_id, VP.column_id == cid, VP.variant_path == variant_path)
-        .group_by(VP.shredded_type)
-    )
-    rows = conn.execute(stmt).all()
-    Sn = m.Snapshot
-    times = {int(s): aware(tm) for s, tm in conn.execute(select(Sn.snapshot_id, Sn.snapshot_time))}
-    spans = []
-    for tname, first, last_end, ever, live in rows:
-        until = None if int(live) > 0 or last_end is None else int(last_end)
-        spans.append(
-            TypeSpan(tname, int(first), times.get(int(first)), until, None if until is None else times.get(until), int(live), int(ever))
-        )
-    return sorted(spans, key=lambda s: (s.first_snapshot, s.shredded_type))
 
 
 def assert_timelines_match(cat: Catalog, ns: str, table: str) -> int:
@@ -59,7 +34,7 @@ def assert_timelines_match(cat: Catalog, ns: str, table: str) -> int:
         for cid, vp in keys:
             if int(cid) not in t.column_names:
                 continue
-            expected = _full_scan(conn, t, int(cid), vp)
+            expected = full_scan(conn, t, int(cid), vp)
             assert _timeline(conn, t, int(cid), vp) == expected, (cid, vp)
             compared += len(expected)
     return compared
