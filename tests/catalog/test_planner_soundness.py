@@ -410,6 +410,30 @@ def test_ors_of_one_path_s_points_prune_as_each_comparison_does(
     assert pruned > 0
 
 
+def test_an_or_of_more_equalities_than_the_term_limit_is_planned_as_its_in_list(
+    catalog: Catalog, corpus: list[tuple[str, list[dict[str, Any]]]]
+) -> None:
+    """An OR of 450 equalities on one path (past the planner's 400-term limit, which refused it
+    with a 413 before ORs on one path were planned as one point set) answers as the same values
+    written as an IN list, and no file it prunes holds a selected row."""
+    from service.catalog.planner import MAX_SQL_TERMS
+
+    paths = [p for p, _ in corpus]
+    catalog.create_table("lake", "events", ["v"])
+    catalog.commit("lake", "events", [extract_file(p) for p in paths])
+    term = E.variant("v", "$.a", "bigint")
+    values = list(range(-10, 1450, 3))[:450]
+    assert len(values) > MAX_SQL_TERMS
+    ored = E.or_(*(E.eq(term, v) for v in values))
+    got = {c.path for c in catalog.iter_candidates("lake", "events", ored)}
+    assert got == {c.path for c in catalog.iter_candidates("lake", "events", E.in_(term, values))}
+    rows_by_path = dict(corpus)
+    pruned = [p for p in paths if p not in got]
+    assert pruned
+    for p in pruned:
+        assert not any(may_select(ored, row) for row in rows_by_path[p]), p
+
+
 def _one_point(rng: random.Random) -> E.BooleanExpression:
     """An equality on ``$.a`` or ``$.b.c`` (a target of either; casts included)."""
     path, target = rng.choice([("$.a", "bigint"), ("$.a", "int"), ("$.a", "string"), ("$.a", "double"), ("$.b.c", "string")])
