@@ -17,6 +17,7 @@ from service.catalog.planner.sql import (
     SQLITE_POINT_PROBES,
     VARIANT_STATS,
     Sql,
+    statement,
 )
 from service.pruning.conditions import (
     AnyPoint,
@@ -48,6 +49,11 @@ class PathRow:
 
 
 
+#: On SQLite, a bounded string range is counted on each of its two key indexes up to this many
+#: rows before its clause is written (:meth:`RowClauses.narrow_side`).
+SIDE_PROBE = 1_000
+
+
 class StatementContext(Protocol):
     """What a row's clauses need of the plan they are part of (:class:`~.sets.Planner`)."""
 
@@ -55,6 +61,8 @@ class StatementContext(Protocol):
     sql: Sql
     current: bool
     terms: int
+    #: :meth:`RowClauses.narrow_side`'s answers, by (stats table, path_id, lo key, hi key).
+    side_probes: dict[tuple[str, int, Any, Any], str | None]
 
     def live(self, alias: str) -> str: ...
 
@@ -108,6 +116,12 @@ class RowClauses(TestVisitor[list[str]]):
             # A literal without a typed key (a decimal beyond int64): no SQL test, keep the rows.
             return ["s.value_count > 0"]
         parts = ["s.value_count > 0"]
+        # A unary + keeps a column out of SQLite's index choice (and changes no comparison).
+        side = self.narrow_side(lo_k, hi_k) if fam == "bin" else None
+        if side == "min":
+            mx = f"+{mx}"
+        elif side == "max":
+            mn = f"+{mn}"
         if hi_k is not None:
             parts.append(f"{mn} {'<=' if hi_inc else '<'} {self.sql.bind(hi_k)}")
         else:
@@ -122,6 +136,32 @@ class RowClauses(TestVisitor[list[str]]):
         else:
             parts.append(f"{mx} IS NOT NULL")
         return [" AND ".join(parts), *self.unkeyed_branches()]
+
+    def narrow_side(self, lo_k: Any, hi_k: Any) -> str | None:
+        """Which key index reads fewer rows for a bounded string range on SQLite: ``"min"``
+        (``min <= hi``) or ``"max"`` (``max >= lo``), or None (not SQLite, a bound missing, a past
+        snapshot, a zone summary, or no clear winner). A number's range is bounded on both sides
+        by the width floor; a string's is read on the side of one bound, and SQLite, without range
+        statistics, picked ``max_bin >= 'aaaaaaab'`` for a name no file holds: every row of the
+        path (2.6-3.4 s at 1,000,000 files) where ``min_bin <= 'aaaaaaab'`` reads a handful. Each
+        side is counted up to :data:`SIDE_PROBE` rows on its partial index."""
+        planner, row = self.planner, self.row
+        if lo_k is None or hi_k is None or self.zones or not planner.current:
+            return None
+        if planner.conn.dialect.name != "sqlite":
+            return None
+        key = (row.table, row.path_id, lo_k, hi_k)
+        if key in planner.side_probes:
+            return planner.side_probes[key]
+        where = f"FROM {row.table} s WHERE s.path_id = :p AND s.end_snapshot IS NULL AND s"
+        probe = f"SELECT count(*) FROM (SELECT 1 {where}.%s LIMIT {SIDE_PROBE})"
+        lows, highs = planner.conn.execute(
+            statement(f"SELECT ({probe % 'min_bin <= :hi'}), ({probe % 'max_bin >= :lo'})"),
+            {"p": row.path_id, "lo": lo_k, "hi": hi_k},
+        ).one()
+        side = "min" if lows < highs else "max" if highs < lows else None
+        planner.side_probes[key] = side
+        return side
 
     def one_sided_rejects(self, t: RangeMayContain) -> list[str] | None:
         """For a range bounded on one side only: conditions over a row ``s`` that together find
