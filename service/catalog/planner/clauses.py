@@ -77,7 +77,7 @@ class RowClauses(TestVisitor[list[str]]):
     path's counters say such rows exist (or always, at a past snapshot).
     """
 
-    def __init__(self, planner: StatementContext, row: PathRow, *, zones: bool = False) -> None:
+    def __init__(self, planner: StatementContext, row: PathRow, *, zones: bool = False, steer: bool = False) -> None:
         self.planner = planner
         self.sql = planner.sql
         self.current = planner.current
@@ -86,6 +86,9 @@ class RowClauses(TestVisitor[list[str]]):
         #: rows, some of them no longer live, so neither the live counters (which drop the
         #: branches for rows without keys or with NaN) nor the per-file width floor apply.
         self.zones = zones
+        #: Rows read by key (the set plan's branches), not looked up per file on the primary
+        #: key: a string range's index side is then chosen (:meth:`narrow_side`).
+        self.steer = steer
 
     def key(self, v: Bound) -> Any:
         t = self.row.shredded_type
@@ -139,14 +142,14 @@ class RowClauses(TestVisitor[list[str]]):
 
     def narrow_side(self, lo_k: Any, hi_k: Any) -> str | None:
         """Which key index reads fewer rows for a bounded string range on SQLite: ``"min"``
-        (``min <= hi``) or ``"max"`` (``max >= lo``), or None (not SQLite, a bound missing, a past
-        snapshot, a zone summary, or no clear winner). A number's range is bounded on both sides
+        (``min <= hi``) or ``"max"`` (``max >= lo``), or None (not SQLite, not read by key, a
+        bound missing, a past snapshot, a zone summary, or no clear winner). A number's range is bounded on both sides
         by the width floor; a string's is read on the side of one bound, and SQLite, without range
         statistics, picked ``max_bin >= 'aaaaaaab'`` for a name no file holds: every row of the
         path (2.6-3.4 s at 1,000,000 files) where ``min_bin <= 'aaaaaaab'`` reads a handful. Each
         side is counted up to :data:`SIDE_PROBE` rows on its partial index."""
         planner, row = self.planner, self.row
-        if lo_k is None or hi_k is None or self.zones or not planner.current:
+        if not self.steer or lo_k is None or hi_k is None or self.zones or not planner.current:
             return None
         if planner.conn.dialect.name != "sqlite":
             return None

@@ -196,7 +196,7 @@ class Planner(ConditionVisitor[str]):
         parts = []
         for row in rows:
             test = c.test_for(row.shredded_type)
-            clauses = RowClauses(self, row)
+            clauses = RowClauses(self, row, steer=joins is not None)
             join = clauses.point_join(test, table) if joins is not None else None
             if join is not None and joins is not None:
                 joins.append(join)
