@@ -109,8 +109,11 @@ class RowClauses(TestVisitor[list[str]]):
         fam = family(self.row.shredded_type)
         return [f"s.value_count > 0 AND (s.min_{fam} IS NULL OR s.max_{fam} IS NULL)"]
 
-    def _range(self, lo: Bound | None, hi: Bound | None, lo_inc: bool, hi_inc: bool) -> list[str]:
-        """Branches for the rows whose [min, max] meets lo..hi."""
+    def _range(
+        self, lo: Bound | None, hi: Bound | None, lo_inc: bool, hi_inc: bool, *, steer: bool = True
+    ) -> list[str]:
+        """Branches for the rows whose [min, max] meets lo..hi (``steer``: a string range's index
+        side may be chosen, :meth:`narrow_side`)."""
         fam = family(self.row.shredded_type)
         mn, mx = f"s.min_{fam}", f"s.max_{fam}"
         lo_k = self.key(lo) if lo is not None else None
@@ -120,7 +123,7 @@ class RowClauses(TestVisitor[list[str]]):
             return ["s.value_count > 0"]
         parts = ["s.value_count > 0"]
         # A unary + keeps a column out of SQLite's index choice (and changes no comparison).
-        side = self.narrow_side(lo_k, hi_k) if fam == "bin" else None
+        side = self.narrow_side(lo_k, hi_k) if fam == "bin" and steer else None
         if side == "min":
             mx = f"+{mx}"
         elif side == "max":
@@ -231,10 +234,11 @@ class RowClauses(TestVisitor[list[str]]):
                     if b not in out:
                         out.append(b)
             return out
-        # Many points: one branch whose OR the database evaluates row by row.
+        # Many points: one branch whose OR the database evaluates row by row (no index side to
+        # choose, so no probe per point).
         ranges = []
         for p in t.points:
-            first, *rest = self._range(p, p, True, True)
+            first, *rest = self._range(p, p, True, True, steer=False)
             ranges.append(f"({first})")
             out.extend(b for b in rest if b not in out)
         return [" OR ".join(ranges), *out]
