@@ -342,7 +342,7 @@ def test_sqlite_reads_a_string_point_on_its_narrow_side(tmp_path: Path, monkeypa
     """SQLite has no range statistics, so for ``g = p`` on a string key (no width floor) it could
     not tell ``min_bin <= p`` from ``max_bin >= p`` and read every row through the max index for
     a name below every file's range (issue 34). The set plan now counts both sides (up to
-    :data:`~clauses.SIDE_PROBE` rows) and keeps the wider one out of the index choice: a point
+    :data:`~clauses.SIDE_PROBES` rows) and keeps the wider one out of the index choice: a point
     below every range reads the min index, one above every range the max index; a point on every
     file's range (a tie) leaves the SQL as it was. The answers are the files whose range holds the
     point."""
@@ -351,7 +351,7 @@ def test_sqlite_reads_a_string_point_on_its_narrow_side(tmp_path: Path, monkeypa
     from service.catalog.db import upgrade_to_head
     from service.catalog.planner import clauses
 
-    monkeypatch.setattr(clauses, "SIDE_PROBE", 50)
+    monkeypatch.setattr(clauses, "SIDE_PROBES", (50, 500))
     url = f"sqlite:///{tmp_path}/c.db"
     upgrade_to_head(url)
     c = Catalog(url)
@@ -371,7 +371,7 @@ def test_sqlite_reads_a_string_point_on_its_narrow_side(tmp_path: Path, monkeypa
             seen.clear()
             r = c.plan(NS, T, parse_sql(sql), page_size=10)
             assert [x.path for x in r.candidates] == kept, sql
-            probes = sum("LIMIT 50" in st and "max_bin >= ?" in st for st, _ in seen)
+            probes = sum("LIMIT 50)" in st and "max_bin >= ?" in st for st, _ in seen)
             with c.engine.connect() as conn:
                 cur = conn.connection.driver_connection.cursor()
                 return [
@@ -388,14 +388,14 @@ def test_sqlite_reads_a_string_point_on_its_narrow_side(tmp_path: Path, monkeypa
             plan, probes = plans(f"{G} = '{point}'", kept)
             assert probes == 1, (point, seen)
             assert any(index in p for p in plan) and not any(other in p for p in plan), (point, plan)
-        # Both sides reach the probe's limit: no side is preferred, the SQL has no unary +.
+        # Both sides reach every limit of the probe: no side is preferred, the SQL has no unary +.
         seen.clear()
         with c.engine.connect() as conn:
             t = repo.require_table(conn, NS, T)
             dense = merge_conjunctions(compile_expression(parse_sql(f"{G} = 'm'")))
             page = routes.Page(sets.Planner(conn, t, t.current_snapshot_id, True), dense, [])
             assert len(routes.set_rows(page, 0, N_FILES + 1)) == N_FILES
-        assert any("LIMIT 50" in st and "max_bin >= ?" in st for st, _ in seen)
+        assert any("LIMIT 500" in st and "max_bin >= ?" in st for st, _ in seen), seen
         assert not any("+s.m" in st for st, _ in seen), seen
         event.remove(c.engine, "before_cursor_execute", record)
     finally:

@@ -50,8 +50,10 @@ class PathRow:
 
 
 #: On SQLite, a bounded string range is counted on each of its two key indexes up to this many
-#: rows before its clause is written (:meth:`RowClauses.narrow_side`).
-SIDE_PROBE = 1_000
+#: rows before its clause is written, and up to the next limit while both sides reach it
+#: (:meth:`RowClauses.narrow_side`): a set plan whose narrow side holds more rows than a limit
+#: reads at least that many rows anyway, each dearer than an index entry counted.
+SIDE_PROBES = (1_000, 10_000, 100_000)
 
 
 class StatementContext(Protocol):
@@ -150,7 +152,8 @@ class RowClauses(TestVisitor[list[str]]):
         by the width floor; a string's is read on the side of one bound, and SQLite, without range
         statistics, picked ``max_bin >= 'aaaaaaab'`` for a name no file holds: every row of the
         path (2.6-3.4 s at 1,000,000 files) where ``min_bin <= 'aaaaaaab'`` reads a handful. Each
-        side is counted up to :data:`SIDE_PROBE` rows on its partial index."""
+        side is counted on its partial index, up to each of :data:`SIDE_PROBES` in turn while
+        both sides reach it (then neither reads fewer than the limit)."""
         planner, row = self.planner, self.row
         if not self.steer or lo_k is None or hi_k is None or self.zones or not planner.current:
             return None
@@ -160,12 +163,16 @@ class RowClauses(TestVisitor[list[str]]):
         if key in planner.side_probes:
             return planner.side_probes[key]
         where = f"FROM {row.table} s WHERE s.path_id = :p AND s.end_snapshot IS NULL AND s"
-        probe = f"SELECT count(*) FROM (SELECT 1 {where}.%s LIMIT {SIDE_PROBE})"
-        lows, highs = planner.conn.execute(
-            statement(f"SELECT ({probe % 'min_bin <= :hi'}), ({probe % 'max_bin >= :lo'})"),
-            {"p": row.path_id, "lo": lo_k, "hi": hi_k},
-        ).one()
-        side = "min" if lows < highs else "max" if highs < lows else None
+        side = None
+        for limit in SIDE_PROBES:
+            probe = f"SELECT count(*) FROM (SELECT 1 {where}.%s LIMIT {limit})"
+            lows, highs = planner.conn.execute(
+                statement(f"SELECT ({probe % 'min_bin <= :hi'}), ({probe % 'max_bin >= :lo'})"),
+                {"p": row.path_id, "lo": lo_k, "hi": hi_k},
+            ).one()
+            side = "min" if lows < highs else "max" if highs < lows else None
+            if side is not None or lows < limit:
+                break
         planner.side_probes[key] = side
         return side
 
