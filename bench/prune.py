@@ -331,6 +331,13 @@ def queries(n: int) -> list[Query]:
         # floor, so the planner probes their density before the set plan (issue 34, h51).
         Query("prefix_range", f"{ev} >= 'purch' AND {ev} < 'purci'", Leaf(E, "purchase", "purchase")),
         Query("event_eq", f"{ev} = 'purchase'", Leaf(E, "purchase", "purchase")),
+        # A name no file holds, below almost every file's range: min <= p is a handful of rows,
+        # max >= p nearly all of them (issue 34, h54: SQLite cannot tell the sides apart).
+        Query(
+            "rare_string_point",
+            "variant_get(v, '$.name', 'string') = 'aaaaaaab'",
+            Leaf('"name"', "aaaaaaab", "aaaaaaab"),
+        ),
         # Absent fields (no peer: DuckLake has no fact to prune these on, it keeps every file).
         Query("absent_eq", "variant_get(v, '$.coupon', 'string') = 'SPRING'", None),
         Query("absent_and", f"{uid} BETWEEN {a} AND {a + 100_000} AND variant_get(v, '$.coupon', 'string') IS NOT NULL", None),

@@ -336,3 +336,67 @@ def test_sqlite_index_choices(tmp_path: Path) -> None:
         event.remove(c.engine, "before_cursor_execute", record)
     finally:
         c.close()
+
+
+def test_sqlite_reads_a_string_point_on_its_narrow_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite has no range statistics, so for ``g = p`` on a string key (no width floor) it could
+    not tell ``min_bin <= p`` from ``max_bin >= p`` and read every row through the max index for
+    a name below every file's range (issue 34). The set plan now counts both sides (up to
+    :data:`~clauses.SIDE_PROBES` rows) and keeps the wider one out of the index choice: a point
+    below every range reads the min index, one above every range the max index; a point on every
+    file's range (a tie) leaves the SQL as it was. The answers are the files whose range holds the
+    point."""
+    from sqlalchemy import event
+
+    from service.catalog.db import upgrade_to_head
+    from service.catalog.planner import clauses
+
+    monkeypatch.setattr(clauses, "SIDE_PROBES", (50, 500))
+    url = f"sqlite:///{tmp_path}/c.db"
+    upgrade_to_head(url)
+    c = Catalog(url)
+    G = "variant_get(v, '$.g', 'string')"
+    try:
+        c.create_table(NS, T, ["v"])
+        files = [fs(f"s3://b/t/g{i:04d}.parquet", ps('"g"', VARCHAR, f"b{i:04d}", f"y{i:04d}")) for i in range(N_FILES)]
+        c.commit(NS, T, files)
+        seen: list[tuple[str, Any]] = []
+
+        def record(conn: Any, cursor: Any, statement: str, params: Any, *a: Any) -> None:
+            seen.append((statement, params))
+
+        event.listen(c.engine, "before_cursor_execute", record)
+
+        def plans(sql: str, kept: list[str]) -> tuple[list[str], int]:
+            seen.clear()
+            r = c.plan(NS, T, parse_sql(sql), page_size=10)
+            assert [x.path for x in r.candidates] == kept, sql
+            probes = sum("LIMIT 50)" in st and "max_bin >= ?" in st for st, _ in seen)
+            with c.engine.connect() as conn:
+                cur = conn.connection.driver_connection.cursor()
+                return [
+                    " | ".join(str(r[3]) for r in cur.execute("EXPLAIN QUERY PLAN " + st, p).fetchall())
+                    for st, p in seen
+                    if "ducklake_file_variant_stats" in st and st.lstrip().upper().startswith("SELECT F.")
+                ], probes
+
+        for point, kept, index, other in (
+            ("a0", [], "live_min_bin", "live_max_bin"),  # below every file's range
+            ("z0", [], "live_max_bin", "live_min_bin"),  # above every file's range
+            ("b0005", [f"s3://b/t/g{i:04d}.parquet" for i in range(6)], "live_min_bin", "live_max_bin"),
+        ):
+            plan, probes = plans(f"{G} = '{point}'", kept)
+            assert probes == 1, (point, seen)
+            assert any(index in p for p in plan) and not any(other in p for p in plan), (point, plan)
+        # Both sides reach every limit of the probe: no side is preferred, the SQL has no unary +.
+        seen.clear()
+        with c.engine.connect() as conn:
+            t = repo.require_table(conn, NS, T)
+            dense = merge_conjunctions(compile_expression(parse_sql(f"{G} = 'm'")))
+            page = routes.Page(sets.Planner(conn, t, t.current_snapshot_id, True), dense, [])
+            assert len(routes.set_rows(page, 0, N_FILES + 1)) == N_FILES
+        assert any("LIMIT 500" in st and "max_bin >= ?" in st for st, _ in seen), seen
+        assert not any("+s.m" in st for st, _ in seen), seen
+        event.remove(c.engine, "before_cursor_execute", record)
+    finally:
+        c.close()

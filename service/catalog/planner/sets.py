@@ -18,6 +18,8 @@ unites its children (its leaves on one key first merged into one point set, as a
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Connection
 
 from service.catalog import repository as repo
@@ -68,6 +70,8 @@ class Planner(ConditionVisitor[str]):
         self.terms = 0
         #: Per leaf key: the object shapes at each step of its path (planner.absent).
         self.absent_cache: dict[tuple[str, str | None], tuple[StepShapes, ...]] = {}
+        #: Which key index a bounded string range reads on SQLite (:meth:`RowClauses.narrow_side`).
+        self.side_probes: dict[tuple[str, int, Any, Any], str | None] = {}
 
     def count(self, n: int) -> None:
         self.terms += n
@@ -192,7 +196,7 @@ class Planner(ConditionVisitor[str]):
         parts = []
         for row in rows:
             test = c.test_for(row.shredded_type)
-            clauses = RowClauses(self, row)
+            clauses = RowClauses(self, row, steer=joins is not None)
             join = clauses.point_join(test, table) if joins is not None else None
             if join is not None and joins is not None:
                 joins.append(join)
