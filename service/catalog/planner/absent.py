@@ -124,14 +124,11 @@ def absent_set_size(planner: _Planner, c: LeafCondition) -> int | None:
     return st.having_files
 
 
-def driver_within_set(planner: _Planner, c: LeafCondition, driver: str) -> bool:
-    """Whether an AND's driver (``driver``: the SELECT of its candidates) has no more candidates
-    than ``c``'s set (:func:`absent_set_size`), so that testing ``c`` per candidate reads less
-    than collecting it. Counted only up to one past the set's size, so that the probe of a wide
-    driver can stop there."""
-    size = absent_set_size(planner, c)
-    if size is None:
-        return False
+def driver_within_set(planner: _Planner, size: int, driver: str) -> bool:
+    """Whether an AND's driver (``driver``: the SELECT of its candidates) has no more than
+    ``size`` candidates (a leaf's set: :func:`absent_set_size`), so that testing the leaf per
+    candidate reads less than collecting it. Counted only up to one past ``size``, so that the
+    probe of a wide driver can stop there."""
     cap = planner.sql.bind(size + 1)
     probe = f"SELECT count(*) FROM (SELECT 1 FROM ({driver}) AS d LIMIT {cap}) AS p"
     return int(planner.conn.execute(statement(probe), planner.sql.params).scalar_one()) <= size

@@ -148,12 +148,13 @@ class RowClauses(TestVisitor[list[str]]):
     def narrow_side(self, lo_k: Any, hi_k: Any) -> str | None:
         """Which key index reads fewer rows for a bounded string range on SQLite: ``"min"``
         (``min <= hi``) or ``"max"`` (``max >= lo``), or None (not SQLite, not read by key, a
-        bound missing, a past snapshot, a zone summary, or no clear winner). A number's range is bounded on both sides
-        by the width floor; a string's is read on the side of one bound, and SQLite, without range
-        statistics, picked ``max_bin >= 'aaaaaaab'`` for a name no file holds: every row of the
-        path (2.6-3.4 s at 1,000,000 files) where ``min_bin <= 'aaaaaaab'`` reads a handful. Each
-        side is counted on its partial index, up to each of :data:`SIDE_PROBES` in turn while
-        both sides reach it (then neither reads fewer than the limit)."""
+        bound missing, a past snapshot, a zone summary, or no clear winner). A number's range is
+        bounded on both sides by the width floor; a string's is read on the side of one bound,
+        and SQLite, without range statistics, picked ``max_bin >= 'aaaaaaab'`` for a name no file
+        holds: every row of the path (2.6-3.4 s at 1,000,000 files) where ``min_bin <=
+        'aaaaaaab'`` reads a handful. Each side is counted on its partial index, up to each of
+        :data:`SIDE_PROBES` in turn while both sides reach it (then neither reads fewer than the
+        limit)."""
         planner, row = self.planner, self.row
         if not self.steer or lo_k is None or hi_k is None or self.zones or not planner.current:
             return None
@@ -162,12 +163,15 @@ class RowClauses(TestVisitor[list[str]]):
         key = (row.table, row.path_id, lo_k, hi_k)
         if key in planner.side_probes:
             return planner.side_probes[key]
-        where = f"FROM {row.table} s WHERE s.path_id = :p AND s.end_snapshot IS NULL AND s"
+
+        def count(rows: str, limit: int) -> str:
+            live = f"FROM {row.table} s WHERE s.path_id = :p AND s.end_snapshot IS NULL"
+            return f"SELECT count(*) FROM (SELECT 1 {live} AND {rows} LIMIT {limit})"
+
         side = None
         for limit in SIDE_PROBES:
-            probe = f"SELECT count(*) FROM (SELECT 1 {where}.%s LIMIT {limit})"
             lows, highs = planner.conn.execute(
-                statement(f"SELECT ({probe % 'min_bin <= :hi'}), ({probe % 'max_bin >= :lo'})"),
+                statement(f"SELECT ({count('s.min_bin <= :hi', limit)}), ({count('s.max_bin >= :lo', limit)})"),
                 {"p": row.path_id, "lo": lo_k, "hi": hi_k},
             ).one()
             side = "min" if lows < highs else "max" if highs < lows else None

@@ -322,9 +322,10 @@ class Planner(ConditionVisitor[str]):
             f = None
             if isinstance(k, LeafCondition):
                 per_candidate = False
-                if narrow and absent_set_size(self, k) is not None:
+                size = absent_set_size(self, k) if narrow else None
+                if size is not None:
                     driver_sql = driver_sql or self.build(driver)
-                    per_candidate = driver_within_set(self, k, driver_sql)
+                    per_candidate = driver_within_set(self, size, driver_sql)
                 f = self.leaf_filter(k, outer, uncovered_ok=per_candidate)
             conds.append(f if f is not None else f"{outer} IN ({self.build(k)})")
         driver_sql = driver_sql or self.build(driver)
