@@ -46,6 +46,7 @@ from service.values.types import (
     ShreddedType,
     bound_le,
     bound_lt,
+    plain_integers,
     to_float32,
 )
 
@@ -85,6 +86,7 @@ __all__ = [
     "needs_truncation",
     "nul_free_bounds",
     "parse_bound",
+    "plain_integers",
     "quantize_to_scale",
     "to_float32",
     "truncate_lower",

@@ -25,6 +25,7 @@ import math
 import re
 import struct
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
@@ -91,6 +92,16 @@ INTEGER_RANGES = {
     Kind.INT64: (-(2**63), 2**63 - 1),
 }
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def plain_integers(kind: Kind, values: Sequence[object]) -> list[int] | None:
+    """``values`` when ``kind`` is an integer kind and each is a plain ``int`` (no bool, no
+    Decimal): then a value's whole check is the range test of :data:`INTEGER_RANGES`, which a
+    long id list takes at once instead of value by value. None otherwise, and for no values."""
+    if kind not in INTEGER_RANGES or not values:
+        return None
+    ints = [v for v in values if type(v) is int]
+    return ints if len(ints) == len(values) else None
 # DuckDB keeps date infinities as the extreme int32 values and timestamp infinities as the
 # extreme int64 values; a Parquet file written by DuckDB carries them verbatim.
 DATE_INFINITY = 2**31 - 1
