@@ -131,6 +131,11 @@ def _err(ptr: Pointer | None, msg: str) -> InvalidPredicateError:
     return InvalidPredicateError(f"{where}: {msg}", details={"pointer": where})
 
 
+def _over_limit(ptr: Pointer | None, msg: str, limit: int) -> LimitExceededError:
+    where = _pointer_text(ptr)
+    return LimitExceededError(f"{where}: {msg}", details={"pointer": where, "limit": limit})
+
+
 def _reraise(ptr: Pointer | None, exc: ShredcatError) -> ShredcatError:
     where = _pointer_text(ptr)
     details = dict(exc.details)
@@ -344,10 +349,8 @@ class _Parser:
     def _room(self, ptr: Pointer | None, n: int) -> None:
         """Refuse when ``n`` more leaves would pass max_terms."""
         if self.terms + n > self.max_terms:
-            where = _pointer_text(ptr)
-            raise LimitExceededError(
-                f"{where}: more than {self.max_terms} terms joined by and/or (the limit); use in-lists",
-                details={"pointer": where, "limit": self.max_terms},
+            raise _over_limit(
+                ptr, f"more than {self.max_terms} terms joined by and/or (the limit); use in-lists", self.max_terms
             )
 
     def _leaf(self, ptr: Pointer | None) -> None:
@@ -356,11 +359,7 @@ class _Parser:
 
     def parse(self, node: Any, ptr: Pointer | None, depth: int) -> BooleanExpression:
         if depth > self.max_depth:
-            where = _pointer_text(ptr)
-            raise LimitExceededError(
-                f"{where}: predicate nested deeper than {self.max_depth}",
-                details={"pointer": where, "limit": self.max_depth},
-            )
+            raise _over_limit(ptr, f"predicate nested deeper than {self.max_depth}", self.max_depth)
         if node is True or node is False:
             self._leaf(ptr)
             return AlwaysTrue() if node else AlwaysFalse()
@@ -470,10 +469,8 @@ class _Parser:
         if not isinstance(values, list | tuple):
             raise _err(vptr, "values must be a list")
         if len(values) > self.max_in_list:
-            where = _pointer_text(vptr)
-            raise LimitExceededError(
-                f"{where}: {len(values)} values in an in-list; the limit is {self.max_in_list}",
-                details={"pointer": where, "limit": self.max_in_list},
+            raise _over_limit(
+                vptr, f"{len(values)} values in an in-list; the limit is {self.max_in_list}", self.max_in_list
             )
         lits = [_value(v, term.target, _child(vptr, i)) for i, v in enumerate(values)]
         for i, lit in enumerate(lits):
