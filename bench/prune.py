@@ -603,6 +603,16 @@ def sqlite_db(data_dir: Path, n: int, keep: bool) -> Iterator[tuple[str, bool]]:
         d.rmdir()
 
 
+def analyze_catalog(cat: Catalog) -> None:
+    """Planner statistics after a bulk change, as a scheduled maintenance job would leave them."""
+    with cat.engine.connect() as c:
+        if cat.backend == "postgresql":
+            c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM ANALYZE")
+        else:
+            c.exec_driver_sql("ANALYZE")
+            c.commit()
+
+
 def load(url: str, n: int, batch: int, seed: int) -> dict[str, float]:
     upgrade_to_head(url)
     gen = commit = 0.0
@@ -624,12 +634,7 @@ def load(url: str, n: int, batch: int, seed: int) -> dict[str, float]:
                     flush=True,
                 )
         a0 = time.perf_counter()
-        with cat.engine.connect() as c:
-            if cat.backend == "postgresql":
-                c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM ANALYZE")
-            else:
-                c.exec_driver_sql("ANALYZE")
-                c.commit()
+        analyze_catalog(cat)
         analyze = time.perf_counter() - a0
         assert cat.get_table(NS, TABLE).live_file_count == n
     return {

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sqlalchemy import Connection, func, select
 
 from bench.machine import describe
-from bench.prune import COLUMN, DEFAULT_PG_ADMIN, NS, TABLE, load, postgres_db, sqlite_db
+from bench.prune import COLUMN, DEFAULT_PG_ADMIN, NS, TABLE, analyze_catalog, load, postgres_db, sqlite_db
 from service.catalog import Catalog
 from service.catalog import models as m
 from service.catalog import repository as repo
@@ -72,12 +72,7 @@ def remove_some(url: str, n: int, every: int, batch: int) -> int:
         gone = paths[::every]
         for i in range(0, len(gone), batch):
             cat.remove(NS, TABLE, gone[i : i + batch])
-        with cat.engine.connect() as c:
-            if cat.backend == "postgresql":
-                c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("VACUUM ANALYZE")
-            else:
-                c.exec_driver_sql("ANALYZE")
-                c.commit()
+        analyze_catalog(cat)
     return len(gone)
 
 

@@ -296,6 +296,17 @@ def test_the_walk_skips_other_tables_and_removed_files(cat: Catalog, monkeypatch
     assert n == N_FILES - N_FILES // 3 + 1 + 50
 
 
+def _stats_query_plans(c: Catalog, seen: list[tuple[str, Any]]) -> list[str]:
+    """SQLite's EXPLAIN QUERY PLAN of each recorded page statement over the Variant stats."""
+    with c.engine.connect() as conn:
+        cur = conn.connection.driver_connection.cursor()
+        return [
+            " | ".join(str(r[3]) for r in cur.execute("EXPLAIN QUERY PLAN " + st, p).fetchall())
+            for st, p in seen
+            if "ducklake_file_variant_stats" in st and st.lstrip().upper().startswith("SELECT F.")
+        ]
+
+
 def test_sqlite_index_choices(tmp_path: Path) -> None:
     """SQLite picks indexes by rule, not by cost: a point lookup must go through the key index
     (offered the id range and order, it scanned the key's rows in file order: 0.6 -> 80 ms at
@@ -320,13 +331,7 @@ def test_sqlite_index_choices(tmp_path: Path) -> None:
         def plans(sql: str) -> list[str]:
             seen.clear()
             c.plan(NS, T, parse_sql(sql), page_size=5)
-            with c.engine.connect() as conn:
-                cur = conn.connection.driver_connection.cursor()
-                return [
-                    " | ".join(str(r[3]) for r in cur.execute("EXPLAIN QUERY PLAN " + st, p).fetchall())
-                    for st, p in seen
-                    if "ducklake_file_variant_stats" in st and st.lstrip().upper().startswith("SELECT F.")
-                ]
+            return _stats_query_plans(c, seen)
 
         point = plans(f"{A} = 1234")
         assert point and not any("live_path_file" in p for p in point), point
@@ -372,13 +377,7 @@ def test_sqlite_reads_a_string_point_on_its_narrow_side(tmp_path: Path, monkeypa
             r = c.plan(NS, T, parse_sql(sql), page_size=10)
             assert [x.path for x in r.candidates] == kept, sql
             probes = sum("LIMIT 50)" in st and "max_bin >= ?" in st for st, _ in seen)
-            with c.engine.connect() as conn:
-                cur = conn.connection.driver_connection.cursor()
-                return [
-                    " | ".join(str(r[3]) for r in cur.execute("EXPLAIN QUERY PLAN " + st, p).fetchall())
-                    for st, p in seen
-                    if "ducklake_file_variant_stats" in st and st.lstrip().upper().startswith("SELECT F.")
-                ], probes
+            return _stats_query_plans(c, seen), probes
 
         for point, kept, index, other in (
             ("a0", [], "live_min_bin", "live_max_bin"),  # below every file's range
