@@ -98,7 +98,9 @@ class SessionSigner:
             nonce = parts[2]
         else:
             return None
-        if not ascii_digits(parts[1]) or len(parts[1]) > 12:
+        # One spelling per cookie: sign-out revokes the digest of the cookie's text, so another
+        # text of the same signature (a leading zero, a MAC in non-canonical base64) must not verify.
+        if not ascii_digits(parts[1]) or len(parts[1]) > 12 or str(int(parts[1])) != parts[1]:
             return None
         expiry = int(parts[1])
         t = now if now is not None else time.time()
@@ -107,6 +109,8 @@ class SessionSigner:
         try:
             presented = base64.urlsafe_b64decode(parts[-1] + "=" * (-len(parts[-1]) % 4))
         except (ValueError, TypeError):
+            return None
+        if _b64(presented) != parts[-1]:
             return None
         found: Principal | None = None
         for digest_hex, role in tokens.items():
