@@ -90,6 +90,13 @@ class LimitExceededError(BadInputError):
     http_status = 413
 
 
+class UnsupportedMediaTypeError(BadInputError):
+    """A request body of a content type the route does not read (a JSON route given a form, text...)."""
+
+    code = "unsupported_media_type"
+    http_status = 415
+
+
 class FileAccessError(BadInputError):
     """A file that cannot be opened or read (missing, permission, storage error)."""
 

@@ -8,7 +8,9 @@ alone does not help (the GIL is not released inside either call). So a route tak
 declares it with :func:`json_body` (for OpenAPI) and calls :func:`parse_json_body` in its thread,
 which decodes the top-level object member by member and a large array element by element, and
 validates the array's items one at a time: between steps the event loop gets the GIL. Its errors
-are FastAPI's own (the same ``RequestValidationError``, so the same 422 answers).
+are FastAPI's own (the same ``RequestValidationError``, so the same 422 answers), except for a
+body of another content type than JSON: 415 (:func:`check_json_content_type`), also for the routes
+whose body FastAPI decodes (their dependency :func:`json_content_type`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from fastapi import Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.models import OpenAPI
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
+
+from service.errors import UnsupportedMediaTypeError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -59,11 +64,31 @@ def add_body_schemas(openapi: dict[str, Any]) -> dict[str, Any]:
 
 def _is_json(content_type: str | None) -> bool:
     if not content_type:
-        return True  # FastAPI reads a body without a content type as JSON too
+        # Read as JSON, as these routes always have (callers posting bare bytes keep working).
+        # The routes FastAPI decodes leave it to FastAPI: older versions read it as JSON too,
+        # newer ones (``strict_content_type``) refuse it with a 422.
+        return True
     message = email.message.Message()
     message["content-type"] = content_type
     subtype = message.get_content_subtype()
     return message.get_content_maintype() == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
+def check_json_content_type(content_type: str | None) -> None:
+    """UnsupportedMediaTypeError (415) unless ``content_type`` is JSON's (``application/json``,
+    ``application/*+json``, with any parameters) or absent. FastAPI would instead validate the raw
+    bytes against the model (a 422 saying the body is not an object), hiding the actual mistake."""
+    if not _is_json(content_type):
+        raise UnsupportedMediaTypeError(
+            f"the request body must be JSON (Content-Type: application/json), not {content_type!r}",
+            details={"content-type": content_type, "expected": "application/json"},
+        )
+
+
+async def json_content_type(request: Request) -> None:
+    """The dependency of a route whose JSON body FastAPI decodes: :func:`check_json_content_type`,
+    before FastAPI's validation of the body."""
+    check_json_content_type(request.headers.get("content-type"))
 
 
 _WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, as json.decoder skips it
@@ -182,24 +207,24 @@ def parse_json_body(
 ) -> M:
     """``raw`` as ``model``, or the ``RequestValidationError`` FastAPI would raise for it (errors
     located under ``body``): a missing body, a body that is not JSON, or one the model refuses.
+    A ``content_type`` that is not JSON's is UnsupportedMediaTypeError (:func:`check_json_content_type`).
     ``items``: a list field of ``model`` and its item model, validated item by item. ``loads``:
     the JSON decoder (raising as ``json.loads`` does)."""
+    check_json_content_type(content_type)
     if not raw:
         raise RequestValidationError([{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}])
-    data: Any = raw
-    if _is_json(content_type):
-        try:
-            data = loads(raw)
-        except json.JSONDecodeError as e:
-            raise RequestValidationError(
-                [{"type": "json_invalid", "loc": ("body", e.pos), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.msg}}]
-            ) from None
-        except UnicodeDecodeError as e:
-            raise RequestValidationError(
-                [{"type": "json_invalid", "loc": ("body", e.start), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.reason}}]
-            ) from None
-        except RecursionError:  # json's decoder recurses once per nesting level
-            raise RequestValidationError(
-                [{"type": "json_invalid", "loc": ("body",), "msg": "JSON decode error", "input": {}, "ctx": {"error": "nested too deeply"}}]
-            ) from None
+    try:
+        data = loads(raw)
+    except json.JSONDecodeError as e:
+        raise RequestValidationError(
+            [{"type": "json_invalid", "loc": ("body", e.pos), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.msg}}]
+        ) from None
+    except UnicodeDecodeError as e:
+        raise RequestValidationError(
+            [{"type": "json_invalid", "loc": ("body", e.start), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.reason}}]
+        ) from None
+    except RecursionError:  # json's decoder recurses once per nesting level
+        raise RequestValidationError(
+            [{"type": "json_invalid", "loc": ("body",), "msg": "JSON decode error", "input": {}, "ctx": {"error": "nested too deeply"}}]
+        ) from None
     return _validate(model, data, items)

@@ -47,7 +47,7 @@ IdempotencyKey = Annotated[
     summary="Register a batch of files as one snapshot (by path, or with client-side statistics), "
     "optionally replacing live files in the same snapshot",
     response_model=CommitResponse,
-    responses=error_responses(*COMMON, 404, 409),
+    responses=error_responses(*COMMON, 404, 409, 415),
     openapi_extra=json_body(CommitRequest),
 )
 async def commit_files(
@@ -137,7 +137,7 @@ def _commit(
     operation_id="removeFiles",
     summary="Remove files from the table at one new snapshot",
     response_model=RemoveFilesResponse,
-    responses=error_responses(*COMMON, 404),
+    responses=error_responses(*COMMON, 404, 415),
     openapi_extra=json_body(RemoveFilesRequest),
 )
 async def remove_files(

@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path
 
 from service.api.auth import Principal, require_admin, require_reader
+from service.api.bodies import json_content_type
 from service.api.deps import COMMON, error_responses, field_error, get_catalog
 from service.api.schemas import (
     CreateNamespaceRequest,
@@ -51,7 +52,8 @@ def list_namespaces(
     operation_id="createNamespace",
     summary="Create a namespace",
     response_model=NamespaceResponse,
-    responses=error_responses(*COMMON, 409),
+    responses=error_responses(*COMMON, 409, 415),
+    dependencies=[Depends(json_content_type)],
 )
 def create_namespace(
     body: CreateNamespaceRequest,

@@ -177,7 +177,7 @@ def _run_plan(
     operation_id="planTableScan",
     summary="Prune: the files that can hold rows matching a predicate on Variant paths",
     response_model=PlanResponse,
-    responses=error_responses(*COMMON, 404),
+    responses=error_responses(*COMMON, 404, 415),
     openapi_extra=json_body(PlanRequest),
 )
 async def plan_table_scan(

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Query
 
 from service.api.auth import Principal, require_admin, require_reader
+from service.api.bodies import json_content_type
 from service.api.deps import COMMON, AppContext, error_responses, field_error, get_catalog, get_ctx
 from service.api.ingest import check_paths, extract_all
 from service.api.namespaces import NamespaceName, find_namespace
@@ -59,7 +60,8 @@ def list_tables(
     operation_id="createTable",
     summary="Create a table, declaring its Variant columns or inferring them from a file",
     response_model=TableResponse,
-    responses=error_responses(*COMMON, 404, 409),
+    responses=error_responses(*COMMON, 404, 409, 415),
+    dependencies=[Depends(json_content_type)],
 )
 def create_table(
     namespace: NamespaceName,

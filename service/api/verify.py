@@ -20,6 +20,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from service.api.auth import Principal, require_admin
+from service.api.bodies import json_content_type
 from service.api.deps import COMMON, AppContext, error_responses, field_error, get_catalog, get_ctx
 from service.api.ingest import extract_checked
 from service.api.namespaces import NamespaceName
@@ -42,7 +43,8 @@ TIME_LIMIT_SECONDS = 60.0
     operation_id="verifyFiles",
     summary="Re-extract a sample (or all) of the table's files and report stored statistics that differ",
     response_model=VerifyResponse,
-    responses=error_responses(*COMMON, 404),
+    responses=error_responses(*COMMON, 404, 415),
+    dependencies=[Depends(json_content_type)],
 )
 def verify_files(
     namespace: NamespaceName,

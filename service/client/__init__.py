@@ -53,6 +53,7 @@ from service.client.errors import (
     TableAlreadyExists,
     Unauthorized,
     Unprocessable,
+    UnsupportedMediaType,
 )
 from service.client.models import (
     ColumnStatsRowJSON,
@@ -118,6 +119,7 @@ __all__ = [
     "TableStatsJSON",
     "Unauthorized",
     "Unprocessable",
+    "UnsupportedMediaType",
     "VariantStatsRowJSON",
     "file_stats_payload",
 ]

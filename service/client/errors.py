@@ -88,6 +88,10 @@ class PayloadTooLarge(ClientError):
     pass
 
 
+class UnsupportedMediaType(ClientError):
+    """415: the body was not sent as JSON (a client built on this one never does that)."""
+
+
 class Unprocessable(ClientError):
     """422: a field of the request is invalid (``details["field"]`` names it)."""
 
@@ -114,6 +118,7 @@ DEFAULT_ERRORS: ErrorMap = {
     404: NotFound,
     409: Conflict,
     413: PayloadTooLarge,
+    415: UnsupportedMediaType,
     422: Unprocessable,
     503: ServiceUnavailable,
 }

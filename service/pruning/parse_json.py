@@ -30,7 +30,9 @@ misspelt ``"vlaue"`` must not pass.
 
 Limits (LimitExceededError): ``max_depth`` for the nesting of and/or/not, ``max_in_list`` per
 in-list, ``max_terms`` leaves joined by and/or (counted as the tree is walked: a chain's operands
-are counted before any of them is built, and its walk stops once they are too many).
+are counted before any of them is built, and its walk stops once they are too many). They are
+applied before the document's text is checked for lone surrogates (a walk over every string), so a
+document past one is refused without being read whole; within them, invalid text is refused first.
 :func:`decode_json` reads JSON text the way filters read numbers, for callers that decode a
 document holding a filter.
 
@@ -325,10 +327,24 @@ def parse_json(
             ) from None
         except ValueError as e:
             raise InvalidPredicateError(f"filter is not valid JSON: {e}") from None
+    # The limits first: the parser refuses a document past one after the limit's work, where
+    # the walk over every string would have read all of it. Any other outcome (a tree or another
+    # error) gives way to invalid text, as when the text was checked first.
+    try:
+        tree = _Parser(max_depth, max_in_list, max_terms, schema).parse(doc, None, 0)
+    except LimitExceededError:
+        raise
+    except Exception:
+        _refuse_invalid_text(doc)
+        raise
+    _refuse_invalid_text(doc)
+    return tree
+
+
+def _refuse_invalid_text(doc: Any) -> None:
     bad = first_invalid_text(doc)
     if bad is not None:
-        raise InvalidPredicateError(f"the filter holds text that is not valid Unicode: {shown(bad)!r}")
-    return _Parser(max_depth, max_in_list, max_terms, schema).parse(doc, None, 0)
+        raise InvalidPredicateError(f"the filter holds text that is not valid Unicode: {shown(bad)!r}") from None
 
 
 def _reject_constant(name: str) -> Any:

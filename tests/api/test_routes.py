@@ -163,6 +163,34 @@ def test_invalid_json_body(client) -> None:
     assert_error(r, 422, "validation_error")
 
 
+def _json_body_operations(client) -> list[tuple[str, str, dict]]:
+    """``(method, path, operation)`` of every operation of the document that takes a JSON body."""
+    return [
+        (method.upper(), path, op)
+        for path, item in client.app.openapi()["paths"].items()
+        for method, op in item.items()
+        if "application/json" in op.get("requestBody", {}).get("content", {})
+    ]
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
+def test_a_json_body_of_another_content_type_is_415(client, table: str, content_type: str) -> None:
+    operations = _json_body_operations(client)
+    assert len(operations) == 6  # namespaces, tables, commits, removals, plans, verification
+    for method, path, op in operations:
+        url = path.format(namespace="lake", table="events")
+        # A body each route would accept as JSON: refused for its content type alone.
+        r = client.request(method, url, content=b'{"namespace": ["x"]}', headers={**ADMIN, "content-type": content_type})
+        err = assert_error(r, 415, "unsupported_media_type")
+        assert "application/json" in err["message"] and content_type in err["message"], (url, err)
+        assert err["details"] == {"content-type": content_type, "expected": "application/json"}
+        assert "415" in op["responses"], op["operationId"]
+    assert client.get("/v1/namespaces/x", headers=READER).status_code == 404  # nothing was created
+    # Without a content type, the routes that decode their own body read it as JSON, as before.
+    r = client.post(table + "/plan", content=b'{"sql": "variant_get(v, \'$.a\', \'bigint\') = 1"}', headers=READER)
+    assert r.status_code == 200, r.text
+
+
 def test_drop_namespace(client) -> None:
     client.post("/v1/namespaces", json={"namespace": ["tmp"]}, headers=ADMIN)
     r = client.delete("/v1/namespaces/tmp", headers=ADMIN)

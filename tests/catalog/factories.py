@@ -102,36 +102,9 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
     assert stored.ducklake_json() == fresh.ducklake_json()
     assert cat.global_stats_json(ns, table) == fresh.ducklake_json()
     info = cat.get_table(ns, table)
+    assert fresh.file_count == info.live_file_count
     with cat.engine.connect() as c:
-        live = c.execute(
-            text(
-                "SELECT count(*), coalesce(sum(record_count), 0), coalesce(sum(file_size_bytes), 0) "
-                "FROM ducklake_data_file WHERE table_id = :t AND end_snapshot IS NULL"
-            ),
-            {"t": info.table_id},
-        ).one()
-        assert (info.live_file_count, info.live_record_count, info.live_bytes) == tuple(int(x) for x in live)
-        assert fresh.file_count == info.live_file_count
-        # Path dictionary counters == a recount over live stats rows.
-        recount = {
-            int(r[0]): (int(r[1]), int(r[2]), int(r[3]), int(r[4]))
-            for r in c.execute(
-                text(
-                    "SELECT path_id, count(*), sum(value_count), sum(null_count), sum(column_size_bytes) FROM ("
-                    f"{_ALL_STATS}) s WHERE table_id = :t AND end_snapshot IS NULL GROUP BY path_id"
-                ),
-                {"t": info.table_id},
-            )
-        }
-        for pid, n, vc, nc, sz in c.execute(
-            text(
-                "SELECT path_id, live_file_count, live_value_count, live_null_count, live_size_bytes "
-                "FROM shredcat_variant_path WHERE table_id = :t"
-            ),
-            {"t": info.table_id},
-        ):
-            assert (int(n), int(vc), int(nc), int(sz)) == recount.get(int(pid), (0, 0, 0, 0)), pid
-        _assert_timeline_counters(c, info.table_id)
+        assert_live_counters(c, info.table_id)
         # Widths are over-estimates of every live row's width (NULL = unbounded).
         widths = {
             int(r[0]): (r[1], r[2])
@@ -186,6 +159,60 @@ def assert_consistent(cat: Catalog, ns: str, table: str) -> None:
             {"t": info.table_id},
         ).all()
         assert outside == [], outside
+
+
+def assert_live_counters(c: Any, table_id: int) -> None:
+    """Every counter of live files shredcat keeps for a table (its own, its path dictionary's, its
+    object shapes') == a recount over its live rows: also for a dropped table, whose are all 0."""
+    live = c.execute(
+        text(
+            "SELECT count(*), coalesce(sum(record_count), 0), coalesce(sum(file_size_bytes), 0) "
+            "FROM ducklake_data_file WHERE table_id = :t AND end_snapshot IS NULL"
+        ),
+        {"t": table_id},
+    ).one()
+    stored = c.execute(
+        text("SELECT live_file_count, live_record_count, live_bytes FROM ducklake_table WHERE table_id = :t"),
+        {"t": table_id},
+    ).one()
+    assert tuple(int(x) for x in stored) == tuple(int(x) for x in live)
+    # Path dictionary counters == a recount over live stats rows.
+    recount = {
+        int(r[0]): (int(r[1]), int(r[2]), int(r[3]), int(r[4]))
+        for r in c.execute(
+            text(
+                "SELECT path_id, count(*), sum(value_count), sum(null_count), sum(column_size_bytes) FROM ("
+                f"{_ALL_STATS}) s WHERE table_id = :t AND end_snapshot IS NULL GROUP BY path_id"
+            ),
+            {"t": table_id},
+        )
+    }
+    for pid, n, vc, nc, sz in c.execute(
+        text(
+            "SELECT path_id, live_file_count, live_value_count, live_null_count, live_size_bytes "
+            "FROM shredcat_variant_path WHERE table_id = :t"
+        ),
+        {"t": table_id},
+    ):
+        assert (int(n), int(vc), int(nc), int(sz)) == recount.get(int(pid), (0, 0, 0, 0)), pid
+    _assert_timeline_counters(c, table_id)
+    _assert_shape_counters(c, table_id)
+
+
+def _assert_shape_counters(c: Any, table_id: int) -> None:
+    """Each object shape's live file count == its live files (schemas before 0010 have no shapes)."""
+    if not inspect(c).has_table("shredcat_object_shape"):
+        return
+    bad = c.execute(
+        text(
+            "SELECT sh.shape_id, sh.live_file_count, (SELECT count(*) FROM shredcat_file_object fo "
+            "JOIN ducklake_data_file d ON d.data_file_id = fo.data_file_id "
+            "WHERE fo.shape_id = sh.shape_id AND d.end_snapshot IS NULL) AS n "
+            "FROM shredcat_object_shape sh WHERE sh.table_id = :t"
+        ),
+        {"t": table_id},
+    ).all()
+    assert [r for r in bad if int(r[1]) != int(r[2])] == []
 
 
 def _assert_timeline_counters(c: Any, table_id: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from decimal import Decimal
 
@@ -19,7 +20,7 @@ from service.errors import (
     NotFoundError,
     ShredcatError,
 )
-from service.stats.model import FileStats
+from service.stats.model import FileStats, ShreddedObject
 from tests.catalog.factories import (
     BLOB,
     DATE,
@@ -30,9 +31,12 @@ from tests.catalog.factories import (
     INT64,
     VARCHAR,
     assert_consistent,
+    assert_live_counters,
+    cs,
     fs,
     int_file,
     ps,
+    with_columns,
 )
 
 NS, T = "lake", "events"
@@ -179,6 +183,43 @@ def test_drop_table_keeps_history_and_frees_the_name(cat: Catalog) -> None:
     assert files_of(cat) == []
     cat.commit(NS, T, [int_file("a")])  # the path is free again in the new table
     assert files_of(cat) == ["a"]
+
+
+def test_drop_table_ends_its_counters_as_removing_every_file_would(catalog: Catalog) -> None:
+    # Variant paths, a plain column and an object shape: every kind of live counter a file adds.
+    files = [
+        dataclasses.replace(
+            with_columns(int_file(f"s3://b/t/{i}.parquet", i, i + 5), cs("x", INT64, i, i + 1)),
+            objects=(ShreddedObject("v", "root", ("a",)),),
+        )
+        for i in range(3)
+    ]
+    ids = {}
+    for name in ("removed", "dropped"):
+        catalog.create_table(NS, name, ["v"])
+        catalog.commit(NS, name, files)
+        ids[name] = catalog.get_table(NS, name).table_id
+    catalog.remove(NS, "removed", [f.path for f in files])
+    catalog.drop_table(NS, "dropped")
+    with catalog.engine.connect() as c:
+        assert_live_counters(c, ids["dropped"])
+        left = {
+            name: [
+                c.execute(text(f"SELECT {cols} FROM {table} WHERE table_id = :t ORDER BY {order}"), {"t": t}).all()
+                for table, cols, order in _LIVE_COUNTERS
+            ]
+            for name, t in ids.items()
+        }
+    assert left["dropped"] == left["removed"]
+
+
+#: A table's counters of live files, and its global stats: (table, columns, order).
+_LIVE_COUNTERS = (
+    ("ducklake_table", "live_file_count, live_record_count, live_bytes", "table_id"),
+    ("shredcat_variant_path", "variant_path, shredded_type, live_file_count, live_value_count, files_ever, had_values", "path_id"),
+    ("shredcat_object_shape", "object_path, fields, live_file_count", "shape_id"),
+    ("ducklake_table_column_stats", "extra_stats", "column_id"),
+)
 
 
 def test_list_tables_counts(cat: Catalog) -> None:

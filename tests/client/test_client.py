@@ -36,6 +36,7 @@ from service.client import (
     TableAlreadyExists,
     Unauthorized,
     Unprocessable,
+    UnsupportedMediaType,
 )
 from service.stats.extract import extract_file
 from tests.api.conftest import TOKENS, write_variant_file
@@ -187,6 +188,19 @@ def test_payload_too_large(app_factory) -> None:
     c = ShredcatClient(http=app_factory(max_body_bytes=100), token=TOKENS["admin"])
     with pytest.raises(PayloadTooLarge):
         c.commit_paths("lake", "events", ["/x/" + "a" * 200 + ".parquet"])
+
+
+def test_a_body_sent_as_another_content_type_is_unsupported_media_type(app_factory) -> None:
+    http = app_factory()
+
+    def as_text(request: httpx.Request) -> None:  # what a broken proxy or transport could do
+        request.headers["content-type"] = "text/plain"
+
+    http.event_hooks["request"] = [as_text]
+    c = ShredcatClient(http=http, token=TOKENS["admin"])
+    with pytest.raises(UnsupportedMediaType) as e:
+        c.create_namespace("lake")
+    assert e.value.status == 415 and e.value.type == "unsupported_media_type"
 
 
 # --- retries ---------------------------------------------------------------------------------------

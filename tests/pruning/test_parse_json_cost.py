@@ -109,3 +109,57 @@ def test_a_refused_chain_costs_the_limit_not_the_chain(shape: Any) -> None:
     # The default limit is 400 terms: the walk stops at the 401st operand it knows of.
     small, large = _parser_calls(shape(1000)), _parser_calls(shape(20_000))
     assert small == large, (small, large)
+
+
+def _count_text_checks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The documents the Unicode check walks (each call walks the whole document it is given)."""
+    walked: list[Any] = []
+    check = pj.first_invalid_text
+
+    def counted(doc: Any) -> str | None:
+        walked.append(doc)
+        return check(doc)
+
+    monkeypatch.setattr(pj, "first_invalid_text", counted)
+    return walked
+
+
+def _past_the_limits(text: str) -> list[Any]:
+    """A document past each limit (terms, in-list, depth) holding ``text`` where the parser would
+    reach it last."""
+    last = {"type": "eq", "term": leaf(0)["term"], "value": text}
+    chain = left_deep(20_000)
+    chain["right"] = last  # the chain's last operand
+    deep: Any = last
+    for _ in range(500):
+        deep = {"type": "not", "child": deep}
+    return [chain, {"type": "in", "term": leaf(0)["term"], "values": [*range(10_000), text]}, deep]
+
+
+def test_a_document_past_a_limit_is_refused_before_its_text_is_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked = _count_text_checks(monkeypatch)
+    for doc, clean in zip(_past_the_limits("\ud800"), _past_the_limits("a"), strict=True):
+        with pytest.raises(LimitExceededError) as e:
+            parse_json(doc)
+        with pytest.raises(LimitExceededError) as without:
+            parse_json(clean)
+        assert (e.value.message, e.value.details) == (without.value.message, without.value.details)
+    assert walked == []
+
+
+def test_within_the_limits_invalid_text_is_refused_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked = _count_text_checks(monkeypatch)
+    term = leaf(0)["term"]
+    for doc, shown in (
+        ({"type": "eq", "term": term, "value": "\ud800x"}, "\\ud800x"),  # a filter that parses
+        ({"type": "eq", "term": term, "value": 1, "\ud800x": 1}, "\\ud800x"),  # one the parser refuses
+        ({"type": "eq", "term": {**term, "path": "$.\ud800x"}, "value": 1}, "$.\\ud800x"),
+        ({"type": "bogus", "note": "\ud800x"}, "\\ud800x"),
+    ):
+        with pytest.raises(InvalidPredicateError) as e:
+            parse_json(doc)
+        message = f"the filter holds text that is not valid Unicode: {shown!r}"
+        assert (e.value.message, e.value.details, e.value.http_status) == (message, {}, 422)
+    assert len(walked) == 4
+    parse_json(left_deep(400))  # a valid filter is walked once too
+    assert len(walked) == 5

@@ -5,7 +5,7 @@ here commits.
 
 - :mod:`.common`: table aliases, chunking, timestamps, the live-at filter, :func:`keyset_page`.
 - :mod:`.tables`: snapshots, namespaces and tables, and the per-table writer lock.
-- :mod:`.commit`: inserting files and stats rows (COPY on PostgreSQL), ending files.
+- :mod:`.commit`: inserting files and stats rows (COPY on PostgreSQL), ending files and tables.
 - :mod:`.path_stats`: the path dictionary's counters and widths, global stats' writes and rebuild.
 - :mod:`.objects`: each file's fully shredded objects (absent fields), as shapes.
 - :mod:`.reads`: files, stats, snapshots, coverage, global stats and the admin pages' reads.
@@ -58,7 +58,6 @@ from service.catalog.repository.tables import (
     columns_at,
     count_live_tables,
     drop_namespace,
-    drop_table,
     end_columns,
     find_namespace,
     find_table,
@@ -143,7 +142,7 @@ __all__ = [
 
 #: The write side's names, by the module that defines them.
 _WRITE_SIDE = {
-    **dict.fromkeys(("LiveFile", "add_column_rows", "add_files", "end_files", "live_files_by_path"), "commit"),
+    **dict.fromkeys(("LiveFile", "add_column_rows", "add_files", "drop_table", "end_files", "live_files_by_path"), "commit"),
     **dict.fromkeys(("expire_commit_keys", "get_commit_key", "put_commit_key"), "idempotency"),
     **dict.fromkeys(("rebuild_global", "write_global_json"), "path_stats"),
 }
@@ -153,6 +152,7 @@ if TYPE_CHECKING:
         LiveFile,
         add_column_rows,
         add_files,
+        drop_table,
         end_files,
         live_files_by_path,
     )

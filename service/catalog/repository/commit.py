@@ -1,7 +1,8 @@
 """Adding and ending files. :func:`add_files` inserts a prepared batch's files and stats rows
 (binary COPY on PostgreSQL, executemany on SQLite) and adds its per-path counters;
 :func:`end_files` ends files at a snapshot (rows are kept for history) and subtracts their counters,
-aggregated in SQL. :func:`live_files_by_path` finds the live files a batch names.
+aggregated in SQL; :func:`drop_table` ends a table after ending every live file that way.
+:func:`live_files_by_path` finds the live files a batch names.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from service.catalog.repository.path_stats import (
     _removed_counters,
     add_counters,
     ensure_paths,
+    rebuild_global,
     remove_counters,
+    write_global_json,
 )
-from service.catalog.repository.tables import TableRow
+from service.catalog.repository.reads import read_global_json
+from service.catalog.repository.tables import TableRow, new_snapshot
 from service.stats.merge import PathCounters
 from service.stats.model import FileStats
 
@@ -62,13 +66,19 @@ def live_files_by_path(conn: Connection, table_id: int, paths: Sequence[str]) ->
             rows = conn.execute(_PG_LIVE_BY_PATH, {"paths": list(chunk), "table_id": table_id})
         else:
             rows = conn.execute(
-                select(
-                    D.data_file_id, D.path, D.content_id, D.file_size_bytes, D.record_count, D.footer_size
-                ).where(D.table_id == table_id, D.end_snapshot.is_(None), D.path.in_(chunk))
+                select(*_LIVE_FILE_COLUMNS).where(D.table_id == table_id, D.end_snapshot.is_(None), D.path.in_(chunk))
             )
         for r in rows:
-            out[r[1]] = LiveFile(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), int(r[5]))
+            out[r[1]] = _live_file(r)
     return out
+
+
+_LIVE_FILE_COLUMNS = (D.data_file_id, D.path, D.content_id, D.file_size_bytes, D.record_count, D.footer_size)
+
+
+def _live_file(r: Any) -> LiveFile:
+    """A row of :data:`_LIVE_FILE_COLUMNS` (or :data:`_PG_LIVE_BY_PATH`'s, in the same order)."""
+    return LiveFile(int(r[0]), r[1], r[2], int(r[3]), int(r[4]), int(r[5]))
 
 
 STATS_COLUMNS = (
@@ -462,3 +472,36 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
             current_snapshot_id=snap,
         )
     )
+
+
+#: Live files a drop ends per :func:`end_files` call: a bounded list in memory, whatever the table's size.
+_DROP_PAGE = 10_000
+
+
+def drop_table(conn: Connection, t: TableRow) -> int:
+    """End a table at a new snapshot. Its live files end as a removal of all of them would end them
+    (:func:`end_files`: stats rows, the path dictionary's live and timeline counters, object shapes,
+    the table's own counters; then empty global stats), so nothing of the table stays counted live."""
+    snap = new_snapshot(conn, t.table_id, f"dropped_table:{t.table_id}", removed=t.live_file_count)
+    old_json = read_global_json(conn, t)
+    # The partial index on live files in id order: each page is the next one, ended files leave it.
+    page_stmt = (
+        select(*_LIVE_FILE_COLUMNS)
+        .where(D.table_id == t.table_id, D.end_snapshot.is_(None))
+        .order_by(D.data_file_id)
+        .limit(_DROP_PAGE)
+    )
+    while page := [_live_file(r) for r in conn.execute(page_stmt)]:
+        end_files(conn, t, snap, page)
+    write_global_json(conn, t, rebuild_global(conn, t, 0).column_json(t.columns), old_json)
+    conn.execute(
+        update(m.Table)
+        .where(m.Table.table_id == t.table_id)
+        .values(end_snapshot=snap, current_snapshot_id=snap)
+    )
+    conn.execute(
+        update(m.Column)
+        .where(m.Column.table_id == t.table_id, m.Column.end_snapshot.is_(None))
+        .values(end_snapshot=snap)
+    )
+    return snap

@@ -1,4 +1,5 @@
-"""Snapshots, namespaces and tables: creating and ending them, finding and listing them.
+"""Snapshots, namespaces and tables: creating them, ending namespaces and columns, finding and
+listing them (a table ends as its files do: :func:`service.catalog.repository.commit.drop_table`).
 
 Writers serialize per table: :func:`find_table` with ``lock=True`` takes ``SELECT ... FOR UPDATE``
 on the ``ducklake_table`` row on PostgreSQL (on SQLite the transaction already holds the write lock
@@ -18,7 +19,7 @@ from typing import Any, TypeVar, cast
 from sqlalchemy import Connection, bindparam, func, insert, or_, select, update
 
 from service.catalog import models as m
-from service.catalog.repository.common import CS, PV, D, S, aware, chunks, utcnow
+from service.catalog.repository.common import aware, chunks, utcnow
 from service.catalog.results import NamespaceInfo, TableColumn, TableInfo
 from service.errors import NotFoundError
 from service.stats.model import FileStats
@@ -458,30 +459,6 @@ def count_live_tables(conn: Connection, ns: NamespaceInfo) -> int:
             .where(m.Table.schema_id == ns.namespace_id, m.Table.end_snapshot.is_(None))
         ).scalar_one()
     )
-
-
-def drop_table(conn: Connection, t: TableRow) -> int:
-    snap = new_snapshot(conn, t.table_id, f"dropped_table:{t.table_id}", removed=t.live_file_count)
-    conn.execute(
-        update(m.Table)
-        .where(m.Table.table_id == t.table_id)
-        .values(end_snapshot=snap, current_snapshot_id=snap)
-    )
-    conn.execute(
-        update(m.Column)
-        .where(m.Column.table_id == t.table_id, m.Column.end_snapshot.is_(None))
-        .values(end_snapshot=snap)
-    )
-    conn.execute(
-        update(D).where(D.table_id == t.table_id, D.end_snapshot.is_(None)).values(end_snapshot=snap)
-    )
-    # Through the ended files (primary key of the stats rows), not a scan of every table's stats.
-    ended = select(D.data_file_id).where(D.table_id == t.table_id, D.end_snapshot == snap)
-    for model in (S, CS, PV):
-        conn.execute(
-            update(model).where(model.data_file_id.in_(ended), model.end_snapshot.is_(None)).values(end_snapshot=snap)
-        )
-    return snap
 
 
 def table_infos(conn: Connection, namespace: str | None = None, name: str | None = None) -> list[TableInfo]:
