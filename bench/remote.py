@@ -13,10 +13,17 @@ the same URI list (no listing for anyone), it measures files/s of:
   1, 8, 32 and 64 (one ranged GET per file when the footer fits the 64 KiB tail);
 * ``duckdb``: ``parquet_metadata([...])``, ``SET threads`` to the same number, a fresh connection
   each time (no cache carried over): S3 through the httpfs extension, Azure through the azure
-  extension (``az://`` URIs, a ``CONNECTION_STRING`` secret); not GCS (httpfs reads GCS with HMAC
-  keys over the XML API, which the GCS emulator's proxy cannot check);
-* ``before``: the hand-written stores (httpx, own SigV4 and credential chains) of ``--before-rev``,
-  the tree before obstore, at the same concurrencies: its ``extract_many`` in a subprocess;
+  extension (``az://`` URIs, a ``CONNECTION_STRING`` secret), GCS through httpfs with an HMAC key
+  (a ``gcs`` secret: SigV4 over GCS's XML API, what GCS's HMAC interoperability serves). The GCS
+  proxy is told the bench's HMAC key id and accepts SigV4 requests naming it **without checking
+  their signature** (as moto does not check S3's): the row measures DuckDB's requests and their
+  cost, not GCS's verification of them;
+* ``before``: the tree of ``--before-rev`` at the same concurrencies, its ``extract_many`` in a
+  subprocess: by default the hand-written stores (httpx, own SigV4 and credential chains) of the
+  tree before obstore. Any revisions, comma-separated: ``--before-rev main,HEAD --skip shredcat``
+  measures a change with both trees run alike, one after the other at each concurrency (this
+  process's own ``shredcat`` run has its caches and imports warm from the runs before it, a
+  subprocess pays them inside its clock);
 * ``old``: the sequential path before the object-store module (``--old-rev``: a HEAD and a GET per
   file through pyarrow.fs; S3 only).
 
@@ -56,6 +63,8 @@ from bench.extract import generate  # noqa: E402
 from bench.machine import describe  # noqa: E402
 
 BUCKET = "bench"
+#: The HMAC key id DuckDB signs its GCS requests with (the proxy checks the id, not the signature).
+GCS_HMAC_KEY_ID = "GOOGBENCH"
 ENV = {
     "AWS_ACCESS_KEY_ID": "bench",
     "AWS_SECRET_ACCESS_KEY": "bench",
@@ -156,14 +165,20 @@ def emulator_target(name: str) -> Target:
     tests' recording proxy), as the storage tests start them, and their environment."""
     from tests.storage.emulators import start_azurite, start_gcs
 
-    server: Any = start_gcs() if name == "gcs" else start_azurite()
+    server: Any = start_gcs(hmac_key_id=GCS_HMAC_KEY_ID) if name == "gcs" else start_azurite()
 
     def upload(paths: list[str]) -> list[str]:
         _parallel(lambda pk: server.put(pk[1], Path(pk[0]).read_bytes()), _keys(paths))
         return [server.uri(k) for _, k in _keys(paths)]
 
-    peer = None
-    if name == "azure":
+    if name == "gcs":
+        # gs://lake/... as shredcat names it; path style, plain http, the proxy as the endpoint.
+        peer = DuckPeer(
+            "httpfs",
+            lambda url: f"CREATE SECRET (TYPE gcs, KEY_ID '{GCS_HMAC_KEY_ID}', SECRET 'bench', "
+            f"ENDPOINT '{url.split('://', 1)[1]}', URL_STYLE 'path', USE_SSL false)",
+        )
+    else:
         # DuckDB's azure extension reads az://container/path; the account and its endpoint come
         # from the connection string (Azurite's, with the recording proxy as BlobEndpoint).
         peer = DuckPeer(
@@ -233,10 +248,13 @@ print(time.perf_counter() - t0, time.process_time() - c0)
 
 
 def old_tree(rev: str) -> Path:
+    # Kept by commit, not by name: "main" or "HEAD" name another commit tomorrow.
+    git = ["git", "-C", str(REPO)]
+    rev = subprocess.run([*git, "rev-parse", "--short=12", rev], check=True, capture_output=True, text=True).stdout.strip()
     d = Path(tempfile.gettempdir()) / f"shredcat-old-{rev}"
     if not (d / "service").is_dir():
         d.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "service"], check=True, capture_output=True).stdout
+        archive = subprocess.run([*git, "archive", rev, "service"], check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", str(d)], input=archive, check=True)
         _build_accelerator(d / "service" / "parquet")
     return d
@@ -307,7 +325,11 @@ def main() -> None:
     ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "shredcat-bench-remote"))
     ap.add_argument("--delays", default="0,5,20", help="ms added per request by the proxy")
     ap.add_argument("--concurrency", default="1,8,32,64")
-    ap.add_argument("--before-rev", default="f217a4f", help="the tree before obstore (hand-written stores)")
+    ap.add_argument(
+        "--before-rev",
+        default="f217a4f",
+        help="comma-separated trees to compare with (default: before obstore, the hand-written stores; e.g. main,HEAD)",
+    )
     ap.add_argument("--old-rev", default="1e01841", help="the commit before the object-store module")
     ap.add_argument("--old-delays", default="0", help="delays at which the old sequential path runs (S3)")
     ap.add_argument(
@@ -323,10 +345,12 @@ def main() -> None:
     print(f"# {describe()}; {len(paths)} files of {size / 1024:.1f} KiB average; load average {_load()} at the start")
     print("| store | delay | reader | concurrency | files/s | requests/file | KiB/file | s | client CPU ms/file | server CPU ms/file |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    trees = {
-        "before": old_tree(a.before_rev) if "before" not in skip else None,
-        "old": old_tree(a.old_rev) if "old" not in skip else None,
-    }
+    # Reader name -> its tree: "old", and "before (REV)" for each revision of --before-rev.
+    trees: dict[str, Path] = {}
+    if "old" not in skip:
+        trees["old"] = old_tree(a.old_rev)
+    if "before" not in skip:
+        trees.update({f"before ({rev})": old_tree(rev) for rev in a.before_rev.split(",")})
     for name in a.stores.split(","):
         target = TARGETS[name]()
         try:
@@ -348,16 +372,15 @@ def _load() -> str:
 
 
 def _runs(
-    name: str, target: Target, delay: float, a: argparse.Namespace, skip: set[str], trees: dict[str, Path | None]
+    name: str, target: Target, delay: float, a: argparse.Namespace, skip: set[str], trees: dict[str, Path]
 ) -> list[tuple[str, int]]:
     """The readers at one delay, in the order they run: each concurrency's before, after and
     DuckDB one after the other, so that they share the machine's state of that moment."""
     runs: list[tuple[str, int]] = []
-    if trees["old"] is not None and name == "s3" and f"{delay:g}" in a.old_delays.split(","):
+    if "old" in trees and name == "s3" and f"{delay:g}" in a.old_delays.split(","):
         runs.append(("old (pyarrow.fs, sequential)", 0))
     for c in [int(x) for x in a.concurrency.split(",")]:
-        if trees["before"] is not None:
-            runs.append((f"before ({a.before_rev}, hand-written)", c))
+        runs.extend((reader, c) for reader in trees if reader.startswith("before"))
         if "shredcat" not in skip:
             runs.append(("shredcat", c))
         if "duckdb" not in skip and target.duckdb is not None:
@@ -365,7 +388,7 @@ def _runs(
     return runs
 
 
-def _measure(target: Target, uris: list[str], reader: str, c: int, delay: float, trees: dict[str, Path | None]) -> None:
+def _measure(target: Target, uris: list[str], reader: str, c: int, delay: float, trees: dict[str, Path]) -> None:
     target.control("reset")
     pids = target.pids
     s0 = cpu_seconds(pids)
@@ -373,9 +396,7 @@ def _measure(target: Target, uris: list[str], reader: str, c: int, delay: float,
         if reader == "shredcat":
             t, cpu = run_shredcat(uris, c)
         elif reader.startswith(("old", "before")):
-            tree = trees[reader.split()[0]]
-            assert tree is not None
-            t, cpu = run_old(uris, tree, c)
+            t, cpu = run_old(uris, trees["old" if reader.startswith("old") else reader], c)
         else:
             assert target.duckdb is not None
             t, cpu = run_duckdb(uris, c, target.endpoint, target.duckdb, _extension_path(target.duckdb.extension))

@@ -1464,15 +1464,18 @@ def proven_objects(
     if columns is None:
         columns = _schema_plan(meta.schema, limits).columns
     out: list[ShreddedObject] = []
-
-    def walk(col: str, node: ShredNode, segs: tuple[str, ...]) -> None:
-        if node.kind != "object" or not _proven(meta, node):
-            return
-        path = ".".join(quote_field(s) for s in segs) if segs else ROOT
-        out.append(ShreddedObject(col, path, tuple(name for name, _ in node.fields)))
-        for name, child in node.fields:
-            walk(col, child, (*segs, name))
-
     for col in columns:
-        walk(col.name, col.root, ())
+        _walk_proven(meta, col.name, col.root, (), out)
     return tuple(out)
+
+
+def _walk_proven(meta: FileMetaData, col: str, node: ShredNode, segs: tuple[str, ...], out: list[ShreddedObject]) -> None:
+    # A module-level function, not a closure calling itself: such a closure is a reference cycle
+    # holding the whole footer, freed only by the garbage collector (whose passes over ~85 objects
+    # a file cost 3-5 % of a small remote file's client CPU), not when the extraction returns.
+    if node.kind != "object" or not _proven(meta, node):
+        return
+    path = ".".join(quote_field(s) for s in segs) if segs else ROOT
+    out.append(ShreddedObject(col, path, tuple(name for name, _ in node.fields)))
+    for name, child in node.fields:
+        _walk_proven(meta, col, child, (*segs, name), out)

@@ -178,3 +178,36 @@ def test_a_non_object_residual_beside_an_object_is_still_caught(
         reads = _reads(monkeypatch)
         assert bool(extract_file(str(p)).paths) is expect_row, name
         assert (reads == []) is expect_row, (name, reads)
+
+
+# --- memory ----------------------------------------------------------------------------------
+
+
+def _of_service(o: object) -> bool:
+    module = getattr(o, "__module__", None) if callable(o) else type(o).__module__
+    return isinstance(module, str) and module.startswith("service.")
+
+
+def test_an_extraction_leaves_no_reference_cycle(tmp_path: Path, duckdb_files: list[str]) -> None:
+    # A cycle (a closure calling itself held the footer) is freed only by the garbage collector:
+    # its passes over every footer cost a few % of a small remote file's client CPU.
+    import gc
+
+    rows = [{"a": i, "o": {"b": f"x{i}"}} for i in range(20)]
+    objects = str(write_shredded(tmp_path / "objects.parquet", rows, {"a": "int64", "o": {"b": "varchar"}}))
+    files = [objects, *duckdb_files[:6]]
+    assert extract_file(objects).objects  # proven objects: the walk that made the cycle runs
+    gc.disable()
+    try:
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)  # what the next collection frees is kept in gc.garbage
+        for p in files:
+            extract_file(p)
+        gc.collect()
+        # Only shredcat's own objects: another thread of the process may leave garbage of its own.
+        ours = {getattr(o, "__qualname__", type(o).__qualname__) for o in gc.garbage if _of_service(o)}
+        assert sorted(ours) == []
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()

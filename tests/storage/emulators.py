@@ -90,11 +90,14 @@ def _wait_for_line(log: Path, needle: str, process: subprocess.Popen[Any], what:
         time.sleep(0.05)
 
 
-def _start_proxy(upstream: int, token: str | None = None) -> tuple[subprocess.Popen[str], str]:
+def _start_proxy(
+    upstream: int, token: str | None = None, hmac_key_id: str | None = None
+) -> tuple[subprocess.Popen[str], str]:
     why = ""
     for _ in range(3):  # a free port may be taken by another process before the proxy binds it
         port = free_port()
-        args = [sys.executable, "-m", "tests.storage.proxy", str(port), str(upstream), *([token] if token else [])]
+        auth = [token, *([hmac_key_id] if hmac_key_id else [])] if token else []
+        args = [sys.executable, "-m", "tests.storage.proxy", str(port), str(upstream), *auth]
         process = subprocess.Popen(
             args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}
         )
@@ -319,17 +322,19 @@ class GcsServer(Emulator):
         return self.put(key, local.read_bytes())
 
 
-def start_gcs() -> GcsServer:
+def start_gcs(hmac_key_id: str | None = None) -> GcsServer:
+    """The emulator behind its proxy; ``hmac_key_id``: also accept SigV4 requests naming that HMAC
+    key, signature unchecked (``bench/remote.py``'s DuckDB peer; see :mod:`tests.storage.proxy`)."""
     for attempt in range(3):  # a free port may be taken by another process before the emulator binds it
         try:
-            return _start_gcs()
+            return _start_gcs(hmac_key_id)
         except EmulatorUnavailable:
             if attempt == 2:
                 raise
     raise AssertionError("not reached")
 
 
-def _start_gcs() -> GcsServer:
+def _start_gcs(hmac_key_id: str | None) -> GcsServer:
     try:
         import gcp_storage_emulator  # noqa: F401 - only whether it is installed
     except ImportError:
@@ -352,7 +357,7 @@ def _start_gcs() -> GcsServer:
         _wait_listening(port, process, "gcp-storage-emulator")
         _wait_bucket(f"http://127.0.0.1:{port}", process)
         token = base64.urlsafe_b64encode(os.urandom(24)).decode()
-        proxy, endpoint = _start_proxy(port, token)
+        proxy, endpoint = _start_proxy(port, token, hmac_key_id)
     except BaseException:
         process.kill()
         raise

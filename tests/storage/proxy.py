@@ -1,6 +1,6 @@
 """A recording, fault-injecting HTTP proxy on loopback, in front of an emulator that has no such hooks.
 
-Run as ``python -m tests.storage.proxy PORT UPSTREAM_PORT [BEARER_TOKEN]``; it prints ``ready``
+Run as ``python -m tests.storage.proxy PORT UPSTREAM_PORT [BEARER_TOKEN [HMAC_KEY_ID]]``; it prints ``ready``
 once it listens. Every request is forwarded unchanged (method, path, query, headers, body) to
 ``127.0.0.1:UPSTREAM_PORT`` and the upstream's answer is returned unchanged, so the emulator
 behind it (Azurite, gcp-storage-emulator) still decides everything else. Beside that it answers
@@ -25,7 +25,11 @@ Google Cloud Storage, each because GCS itself behaves so and the emulator does n
 
 * a request whose ``Authorization`` is not ``Bearer <token>`` is refused with 401 and GCS's JSON
   error body, as Google refuses an invalid OAuth token (the emulator checks no credentials: without
-  this, no test could see a refused credential);
+  this, no test could see a refused credential). Given a fourth argument ``HMAC_KEY_ID`` (only
+  ``bench/remote.py`` does), an ``AWS4-HMAC-SHA256`` ``Authorization`` naming that key id is
+  accepted too: GCS's HMAC interoperability, how DuckDB's httpfs reads ``gs://``. The key id is
+  checked, **the signature is not** (as moto does not verify S3's): enough for a benchmark peer,
+  not a test of signing;
 * GCS's XML API, which obstore (Apache Arrow's ``object_store``) uses for every request and the
   emulator does not serve (it answers 501): ``HEAD``/``GET /<bucket>/<object>`` (``Range`` of every
   form, ``If-Match`` of the ETag, ``Last-Modified``, the generation in ``x-goog-generation``) and
@@ -59,9 +63,10 @@ def is_listing(method: str, path: str, query: str) -> bool:
 
 
 class State:
-    def __init__(self, upstream_port: int, token: str | None) -> None:
+    def __init__(self, upstream_port: int, token: str | None, hmac_key_id: str | None = None) -> None:
         self.upstream_port = upstream_port
         self.token = token
+        self.hmac_key_id = hmac_key_id
         self.lock = threading.Lock()
         self.log: list[dict[str, Any]] = []
         self.lists_left: int | None = None
@@ -99,6 +104,14 @@ def _byte_range(header: str | None, size: int) -> tuple[int, int] | str | None:
     first = int(first_s)
     last = min(int(last_s), size - 1) if last_s else size - 1
     return "unsatisfiable" if first >= size else (first, last)
+
+
+def _authorized(state: State, authorization: str) -> bool:
+    """The bearer token, or (given an HMAC key id) a SigV4 header naming that key, signature unchecked."""
+    if authorization == f"Bearer {state.token}":
+        return True
+    key_id = state.hmac_key_id
+    return key_id is not None and authorization.startswith(f"AWS4-HMAC-SHA256 Credential={key_id}/")
 
 
 def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
@@ -183,7 +196,7 @@ def make_handler(state: State) -> type[BaseHTTPRequestHandler]:
                 delay = state.delay
             if delay:
                 time.sleep(delay)
-            if state.token is not None and self.headers.get("Authorization") != f"Bearer {state.token}":
+            if state.token is not None and not _authorized(state, self.headers.get("Authorization") or ""):
                 error = {"error": {"code": 401, "message": "Invalid Credentials", "errors": [{"reason": "authError"}]}}
                 self._reply(401, json.dumps(error).encode(), [("Content-Type", "application/json")])
                 return
@@ -294,7 +307,8 @@ class Server(ThreadingHTTPServer):
 def main() -> None:
     port, upstream = int(sys.argv[1]), int(sys.argv[2])
     token = sys.argv[3] if len(sys.argv) > 3 else None
-    server = Server(("127.0.0.1", port), make_handler(State(upstream, token)))
+    hmac_key_id = sys.argv[4] if len(sys.argv) > 4 else None
+    server = Server(("127.0.0.1", port), make_handler(State(upstream, token, hmac_key_id)))
     server.daemon_threads = True
     print("ready", flush=True)
     server.serve_forever()

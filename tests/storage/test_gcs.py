@@ -117,3 +117,32 @@ def test_a_server_dying_mid_listing_fails_the_commit(app_factory: Any, monkeypat
         nothing_committed(c)
     finally:
         server.stop()
+
+
+def _head_status(endpoint: str, path: str, authorization: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(endpoint + path, method="HEAD", headers={"Authorization": authorization})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return int(r.status)
+    except urllib.error.HTTPError as e:
+        return int(e.code)
+
+
+def test_an_hmac_key_id_is_accepted_only_where_the_bench_asks(gcs_server: GcsServer) -> None:
+    # bench/remote.py's DuckDB peer reads gs:// with SigV4 (GCS's HMAC keys); the proxy of the
+    # tests accepts bearer tokens only.
+    sigv4 = "AWS4-HMAC-SHA256 Credential={}/20261128/auto/s3/aws4_request, SignedHeaders=host, Signature=00"
+    path = "/" + gcs_server.put("hmac/a.parquet", b"x").split("://", 1)[1]
+    assert _head_status(gcs_server.endpoint, path, f"Bearer {gcs_server.token}") == 200
+    assert _head_status(gcs_server.endpoint, path, sigv4.format("GOOGBENCH")) == 401
+    bench = start_gcs(hmac_key_id="GOOGBENCH")
+    try:
+        path = "/" + bench.put("hmac/a.parquet", b"x").split("://", 1)[1]
+        assert _head_status(bench.endpoint, path, sigv4.format("GOOGBENCH")) == 200
+        assert _head_status(bench.endpoint, path, sigv4.format("GOOGOTHER")) == 401
+        assert _head_status(bench.endpoint, path, f"Bearer {bench.token}") == 200
+    finally:
+        bench.stop()
