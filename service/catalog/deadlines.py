@@ -17,8 +17,8 @@ Its server-side complement: standby sessions start with ``statement_timeout`` at
 (libpq ``options``), so a standby that is slow but alive cancels the statement itself and keeps the
 connection; the client deadline is :data:`GRACE_S` later, for one that does not even do that.
 
-Arming costs two lock round trips and a heap push per wait (``bench/deadlines.py``); no thread is
-started per statement.
+Arming costs two lock round trips and a heap push per wait on the server (two per read: the
+statement, the commit; ``bench/deadlines.py``); no thread is started per statement.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event
@@ -70,27 +70,34 @@ class Watchdog:
         os.register_at_fork(after_in_child=self._reset)  # the parent's thread is not the child's
 
     def _reset(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # Taken as the plain lock by arm and disarm (a C-level enter, unlike the condition's).
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._heap: list[tuple[float, int, Armed]] = []
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
+        #: When the thread wakes next (monotonic; inf: when notified).
+        self._wake_at = float("inf")
 
     def arm(self, fileno: Callable[[], int], timeout_s: float) -> Armed:
         """A deadline ``timeout_s`` from now for the socket ``fileno()`` gives (asked only when it
         fires, under the lock :meth:`disarm` takes: a socket disarmed and closed is never shut)."""
         armed = Armed(time.monotonic() + timeout_s, fileno)
-        with self._cond:
+        with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="shredcat-deadlines", daemon=True)
                 self._thread.start()
             heapq.heappush(self._heap, (armed.deadline, next(self._seq), armed))
-            if self._heap[0][2] is armed:  # sooner than what the thread sleeps until
+            # Only a deadline before the thread's next wake needs it now; with one timeout for all,
+            # that is the first after an idle spell (a wake per arm cost more than the rest).
+            if armed.deadline < self._wake_at:
+                self._wake_at = armed.deadline
                 self._cond.notify()
         return armed
 
     def disarm(self, armed: Armed) -> bool:
         """End ``armed``'s deadline; whether it had fired (the socket is then shut down)."""
-        with self._cond:
+        with self._lock:
             armed.done = True
             heap = self._heap
             # Deadlines are mostly armed in the order they end, so the heap stays as small as the
@@ -114,7 +121,8 @@ class Watchdog:
                     if not armed.done:
                         armed.done = armed.fired = True
                         _shut_down(armed.fileno)
-                self._cond.wait(heap[0][0] - now if heap else None)
+                self._wake_at = heap[0][0] if heap else float("inf")
+                self._cond.wait(self._wake_at - now if heap else None)
 
 
 def _shut_down(fileno: Callable[[], int]) -> None:
@@ -195,9 +203,15 @@ def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
         def wait(self, gen: PQGen[Any], *args: Any, **kwargs: Any) -> Any:
             if self.deadline_s is None:
                 return super().wait(gen, *args, **kwargs)
+            try:
+                first = next(gen)
+            except StopIteration as done:
+                # Nothing to wait for (5 of a read's 7 waits: setting the isolation level or
+                # autocommit, a rollback with no transaction open): no deadline to arm.
+                return done.value
             armed = WATCHDOG.arm(self.fileno, self.deadline_s)
             try:
-                result = super().wait(gen, *args, **kwargs)
+                result = super().wait(_resumed(first, gen), *args, **kwargs)
             except BaseException as e:
                 if WATCHDOG.disarm(armed) and isinstance(e, psycopg.OperationalError):
                     raise NoAnswer(f"{self.label} did not answer within {self.deadline_s:g} s: connection closed") from e
@@ -207,3 +221,13 @@ def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
             return result
 
     return DeadlineConnection, NoAnswer
+
+
+def _resumed(first: Any, gen: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+    """``gen`` again, its first step (``first``) already taken."""
+    sent = yield first
+    try:
+        while True:
+            sent = yield gen.send(sent)
+    except StopIteration as done:
+        return done.value

@@ -109,7 +109,7 @@ class Standby:
 
     name: str
     engine: Engine
-    #: ``ok``, ``down`` (errored), ``promoted``, ``lagging``, or ``unknown`` (never measured).
+    #: ``ok``, ``down`` (errored, or did not answer in time), ``promoted``, ``lagging``, or ``unknown`` (never measured).
     state: str = "unknown"
     lag_s: float | None = None
     lag_bytes: int | None = None
@@ -138,7 +138,10 @@ def describe(engine: Engine) -> str:
 
 
 class ReadRouter:
-    """Runs read transactions on the standbys (see the module docstring), writes on the primary."""
+    """Runs read transactions on the standbys (see the module docstring), writes on the primary.
+
+    The standbys' engines become the router's: it gives their connections the read timeout
+    (:func:`service.catalog.deadlines.install`, before they first connect) and disposes of them."""
 
     def __init__(
         self,

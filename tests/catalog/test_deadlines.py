@@ -187,3 +187,23 @@ def test_an_engine_given_a_deadline_gives_up_on_a_server_that_never_answers(
     assert isinstance(raised.value.orig, no_answer_error())
     (startup,) = silent.startups
     assert startup["options"].startswith("-c statement_timeout=100 -c jit=off")
+
+
+def test_waits_that_need_no_answer_arm_no_deadline(silent: SilentServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """psycopg also runs settings and a rollback outside a transaction through its wait (5 of a
+    read's 7): they send nothing, so they cost no deadline; a statement costs one."""
+    import psycopg
+
+    conn = deadlines._deadline_connection_class().connect(silent.dsn())
+    conn.deadline_s = 0.2  # type: ignore[attr-defined]
+    armed: list[float] = []
+    arm = deadlines.WATCHDOG.arm
+    monkeypatch.setattr(deadlines.WATCHDOG, "arm", lambda fileno, s: armed.append(s) or arm(fileno, s))
+    conn.autocommit = True
+    conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    conn.autocommit = False
+    conn.rollback()
+    assert armed == []
+    with pytest.raises(no_answer_error()):
+        returns(lambda: conn.execute("SELECT 1"))
+    assert armed == [0.2]

@@ -141,8 +141,12 @@ def test_an_http_plan_on_a_frozen_standby_is_answered_and_metrics_show_it_down(
         _until(lambda: standby_state() == "ok", "measured ok")
         ctx = http.app.state.ctx  # type: ignore[attr-defined]
         _until(lambda: ctx.pool_filler is None or not ctx.pool_filler.is_alive(), "pools filled")
+        # Standby sessions time their statements out themselves too (a slow standby, not frozen).
+        reads = ctx.catalog.reads
+        assert reads.read(lambda conn: conn.exec_driver_sql("SHOW statement_timeout").scalar()) == "500ms"
+        assert reads.standbys[0].reads == 1
         # The plan takes a connection already open (opening one would meet the connect timeout).
-        assert ctx.catalog.reads.standbys[0].engine.pool.checkedin() == 2
+        assert reads.standbys[0].engine.pool.checkedin() == 2
         with repl.pair.standby.frozen():
             r = returns(lambda: http.post("/v1/namespaces/lake/tables/events/plan", json={"sql": ALL}, headers=READER))
             assert r.status_code == 200, r.text
