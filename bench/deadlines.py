@@ -51,21 +51,30 @@ def pair_ns(n: int, threads: int) -> float:
     return (time.perf_counter() - t) / (n * threads) * 1e9
 
 
-def read_costs(url: str, deadline: bool, reads: int) -> tuple[float, float]:
-    """(CPU µs, wall µs) per read of ``SELECT 1`` in a read transaction."""
-    engine = make_engine(url, pool_size=1, max_overflow=0)
-    if deadline:
-        deadlines.install(engine, 10.0, label="bench")
+def read_costs(url: str, reads: int) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((CPU µs, wall µs) without, (CPU µs, wall µs) with the deadline) per read of ``SELECT 1``
+    in a read transaction: two engines, their reads taken in turn so that the machine's load
+    drifts alike on both (process CPU: the watchdog thread's included)."""
+    plain = make_engine(url, pool_size=1, max_overflow=0)
+    armed = make_engine(url, pool_size=1, max_overflow=0)
+    deadlines.install(armed, 10.0, label="bench")
+    one: Callable[..., object] = lambda conn: conn.exec_driver_sql("SELECT 1").scalar()  # noqa: E731
+    spent = {plain: [0.0, 0.0], armed: [0.0, 0.0]}
     try:
-        one: Callable[..., object] = lambda conn: conn.exec_driver_sql("SELECT 1").scalar()  # noqa: E731
-        for _ in range(50):  # connect, warm the statement cache
-            run_transaction(engine, one, write=False)
-        cpu, wall = time.process_time(), time.perf_counter()
+        for engine in (plain, armed):
+            for _ in range(50):  # connect, warm the statement cache
+                run_transaction(engine, one, write=False)
         for _ in range(reads):
-            run_transaction(engine, one, write=False)
-        return (time.process_time() - cpu) / reads * 1e6, (time.perf_counter() - wall) / reads * 1e6
+            for engine, total in spent.items():
+                cpu, wall = time.process_time(), time.perf_counter()
+                run_transaction(engine, one, write=False)
+                total[0] += time.process_time() - cpu
+                total[1] += time.perf_counter() - wall
+        (c0, w0), (c1, w1) = spent[plain], spent[armed]
+        return (c0 / reads * 1e6, w0 / reads * 1e6), (c1 / reads * 1e6, w1 / reads * 1e6)
     finally:
-        engine.dispose()
+        plain.dispose()
+        armed.dispose()
 
 
 def waits_per_read(url: str) -> float:
@@ -102,14 +111,13 @@ def main() -> None:
     shared = statistics.median(pair_ns(50_000, args.threads) for _ in range(args.rounds))
     print(f"arm + disarm: {single:.0f} ns (1 thread), {shared:.0f} ns per pair ({args.threads} threads at once)")
     print(f"armed waits per read: {waits_per_read(args.url):g}")
-    rows: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-    for _ in range(args.rounds):
-        for deadline in (False, True):
-            rows[deadline].append(read_costs(args.url, deadline, args.reads))
-    for deadline in (False, True):
-        cpu = statistics.median(c for c, _ in rows[deadline])
-        wall = statistics.median(w for _, w in rows[deadline])
-        print(f"read {'with' if deadline else 'without'} deadline: {cpu:.1f} µs CPU, {wall:.1f} µs wall per read")
+    rounds = [read_costs(args.url, args.reads) for _ in range(args.rounds)]
+    for i, name in enumerate(("without", "with")):
+        cpu = statistics.median(r[i][0] for r in rounds)
+        wall = statistics.median(r[i][1] for r in rounds)
+        print(f"read {name} deadline: {cpu:.1f} µs CPU, {wall:.1f} µs wall per read (medians of {args.rounds} rounds)")
+    extra = sorted(r[1][0] - r[0][0] for r in rounds)
+    print(f"CPU added per read: {statistics.median(extra):+.1f} µs (rounds: {', '.join(f'{x:+.1f}' for x in extra)})")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
-import logging
 import os
 import socket
 import threading
@@ -39,8 +38,6 @@ from sqlalchemy.engine import Engine
 
 if TYPE_CHECKING:
     import psycopg
-
-log = logging.getLogger(__name__)
 
 #: Seconds the client waits past the server's own ``statement_timeout`` before it closes the
 #: connection: the server's cancel (the connection kept) comes first from a standby that runs.
@@ -129,8 +126,13 @@ def _shut_down(fileno: Callable[[], int]) -> None:
     """Shut the socket down both ways: a wait blocked on it wakes and reads its end. The
     descriptor is duplicated, so closing the ``socket`` object leaves the connection's own."""
     try:
-        sock = socket.socket(fileno=os.dup(fileno()))
+        fd = os.dup(fileno())
     except Exception:  # the connection closed already: nothing waits on it
+        return
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:  # not a socket
+        os.close(fd)
         return
     with sock, contextlib.suppress(OSError):  # OSError: not connected any more
         sock.shutdown(socket.SHUT_RDWR)
