@@ -116,9 +116,12 @@ class Server:
         stopped: list[int] = []
         try:
             # The postmaster first: stopped, it forks no new backend while its children are listed.
-            for pid in [postmaster, *_children(postmaster)]:
-                os.kill(pid, signal.SIGSTOP)
-                stopped.append(pid)
+            os.kill(postmaster, signal.SIGSTOP)
+            stopped.append(postmaster)
+            for pid in _children(postmaster):
+                with suppress(ProcessLookupError):  # a backend that ended since it was listed
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
             yield stopped
         finally:
             for pid in stopped:
