@@ -20,7 +20,7 @@ Lag is measured every ``read_check_interval_s`` per process (one statement on th
 (:meth:`ReadRouter.start_monitor`, one per standby), so a standby that hangs costs no request: reads
 then trust a measure only while it is younger than ``read_check_interval_s``, and go to the primary
 when the last one is older (the monitor waits on a standby that does not answer, at most the read
-timeout: then it marks it down, and measures it again, until it answers). That also
+timeout and ``GRACE_S``: then it marks it down, and measures it again, until it answers). That also
 bounds how long a promoted standby can answer: only a measure begun after the promotion is fresh
 ``read_check_interval_s`` later, and it sees the promotion. Without the monitor (the CLI, a library
 caller) the read that finds the measure due takes it, and the others use the last one. A standby that
@@ -109,7 +109,8 @@ class Standby:
 
     name: str
     engine: Engine
-    #: ``ok``, ``down`` (errored, or did not answer in time), ``promoted``, ``lagging``, or ``unknown`` (never measured).
+    #: ``ok``, ``down`` (errored, or did not answer in time), ``promoted``, ``lagging``, or
+    #: ``unknown`` (never measured).
     state: str = "unknown"
     lag_s: float | None = None
     lag_bytes: int | None = None
