@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     read_wait_s: float = Field(default=2.0, ge=0, le=60)
     #: How often each server process measures its standbys' lag and retries one that errored (s).
     read_check_interval_s: float = Field(default=1.0, gt=0, le=3600)
+    #: Seconds a statement on a standby may run (its ``statement_timeout``); one second later the
+    #: client closes a connection whose standby has not answered at all (a frozen server), the
+    #: standby is skipped until a measure gets an answer, and the read runs elsewhere.
+    read_timeout_s: float = Field(default=10.0, gt=0, le=3600)
 
     # --- REST API (service.api) ---------------------------------------------------------------
 

@@ -8,6 +8,9 @@ table loads, global stats, dashboard reads) run on the standbys given by
 * errors (cannot be reached, stopped mid-request, or any error of its database, such as a
   column a migration it has not replayed yet adds: the read is run again on the next one, as a
   read-only transaction can be; it is tried again after ``read_check_interval_s``),
+* does not answer a statement within ``read_timeout_s`` (its ``statement_timeout``), or at all
+  (frozen: :mod:`service.catalog.deadlines` closes the connection ``GRACE_S`` later; the read is
+  then run elsewhere as after an error),
 * is no longer a standby (promoted: its timeline has left the primary's, so its answers are not
   the catalog's), or
 * lags the primary by more than ``max_lag_s`` seconds.
@@ -16,7 +19,8 @@ Lag is measured every ``read_check_interval_s`` per process (one statement on th
 ``pg_current_wal_flush_lsn()``, and one on each standby). A server measures in a thread of its own
 (:meth:`ReadRouter.start_monitor`, one per standby), so a standby that hangs costs no request: reads
 then trust a measure only while it is younger than ``read_check_interval_s``, and go to the primary
-when the last one is older (the monitor is stuck on a standby that does not answer). That also
+when the last one is older (the monitor waits on a standby that does not answer, at most the read
+timeout and ``GRACE_S``: then it marks it down, and measures it again, until it answers). That also
 bounds how long a promoted standby can answer: only a measure begun after the promotion is fresh
 ``read_check_interval_s`` later, and it sees the promotion. Without the monitor (the CLI, a library
 caller) the read that finds the measure due takes it, and the others use the last one. A standby that
@@ -46,6 +50,7 @@ from typing import TYPE_CHECKING, TypeVar
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from service.catalog import deadlines
 from service.catalog.db import make_engine, run_transaction, translated
 from service.errors import ShredcatError, StorageUnavailableError
 
@@ -60,6 +65,7 @@ T = TypeVar("T")
 DEFAULT_MAX_LAG_S = 5.0
 DEFAULT_WAIT_S = 2.0
 DEFAULT_CHECK_INTERVAL_S = 1.0
+DEFAULT_READ_TIMEOUT_S = 10.0
 #: Seconds a connection to a standby may take to open (the primary's: 10): a standby is optional,
 #: so one that does not answer is given up on quickly and the read goes elsewhere.
 STANDBY_CONNECT_TIMEOUT_S = 3
@@ -103,7 +109,8 @@ class Standby:
 
     name: str
     engine: Engine
-    #: ``ok``, ``down`` (errored), ``promoted``, ``lagging``, or ``unknown`` (never measured).
+    #: ``ok``, ``down`` (errored, or did not answer in time), ``promoted``, ``lagging``, or
+    #: ``unknown`` (never measured).
     state: str = "unknown"
     lag_s: float | None = None
     lag_bytes: int | None = None
@@ -132,7 +139,10 @@ def describe(engine: Engine) -> str:
 
 
 class ReadRouter:
-    """Runs read transactions on the standbys (see the module docstring), writes on the primary."""
+    """Runs read transactions on the standbys (see the module docstring), writes on the primary.
+
+    The standbys' engines become the router's: it gives their connections the read timeout
+    (:func:`service.catalog.deadlines.install`, before they first connect) and disposes of them."""
 
     def __init__(
         self,
@@ -142,9 +152,12 @@ class ReadRouter:
         max_lag_s: float = DEFAULT_MAX_LAG_S,
         wait_s: float = DEFAULT_WAIT_S,
         check_interval_s: float = DEFAULT_CHECK_INTERVAL_S,
+        read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         self.primary = primary
         self.standbys = [Standby(describe(e), e) for e in standbys]
+        for s in self.standbys:
+            deadlines.install(s.engine, read_timeout_s, label=f"read database {s.name}")
         self.max_lag_s = max_lag_s
         self.wait_s = wait_s
         self.check_interval_s = check_interval_s
@@ -172,6 +185,7 @@ class ReadRouter:
             max_lag_s=settings.read_max_lag_s,
             wait_s=settings.read_wait_s,
             check_interval_s=settings.read_check_interval_s,
+            read_timeout_s=settings.read_timeout_s,
         )
 
     def dispose(self) -> None:

@@ -50,6 +50,7 @@ def test_fit_standbys_are_taken_in_turn_and_unfit_ones_skipped() -> None:
         ({"SHREDCAT_READ_DATABASE_URLS": '["sqlite:///x.db"]', "SHREDCAT_DATABASE_URL": "postgresql://h/db"}, "hot standby"),
         ({"SHREDCAT_READ_DATABASE_URLS": '["postgresql://s/db"]'}, "PostgreSQL SHREDCAT_DATABASE_URL"),
         ({"SHREDCAT_READ_MAX_LAG_S": "-1"}, "SHREDCAT_READ_MAX_LAG_S"),
+        ({"SHREDCAT_READ_TIMEOUT_S": "0"}, "SHREDCAT_READ_TIMEOUT_S"),
     ],
 )
 def test_bad_replication_settings_name_the_variable(

@@ -16,10 +16,13 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,6 +107,27 @@ class Server:
     def running(self) -> bool:
         return self.run("pg_ctl", "-D", str(self.data), "status", check=False).returncode == 0
 
+    @contextmanager
+    def frozen(self) -> Iterator[list[int]]:
+        """The server's processes stopped (SIGSTOP) in the block, as a paused VM's would be: its
+        sockets stay open and the kernel still accepts connections and acknowledges data, but
+        nothing answers. Always continued (SIGCONT) when the block ends. Yields the pids."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        stopped: list[int] = []
+        try:
+            # The postmaster first: stopped, it forks no new backend while its children are listed.
+            os.kill(postmaster, signal.SIGSTOP)
+            stopped.append(postmaster)
+            for pid in _children(postmaster):
+                with suppress(ProcessLookupError):  # a backend that ended since it was listed
+                    os.kill(pid, signal.SIGSTOP)
+                    stopped.append(pid)
+            yield stopped
+        finally:
+            for pid in stopped:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+
     def log_tail(self, lines: int = 20) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -116,6 +140,22 @@ class Server:
         with psycopg.connect(self.dsn(database), autocommit=True, connect_timeout=10) as c:
             cur = c.execute(sql)  # type: ignore[arg-type]
             return list(cur.fetchall()) if cur.description else []
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (a postmaster's backends and auxiliary processes)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        # Fields after the command name (which may hold spaces and parentheses): state, ppid, ...
+        if int(stat.rpartition(")")[2].split()[1]) == pid:
+            found.append(int(entry))
+    return found
 
 
 #: The primary's settings: streaming replication and a hot standby; durability is not needed in

@@ -1,0 +1,235 @@
+"""A client-side deadline on every round trip to a hot standby, so one that stops answering hangs
+no thread.
+
+A standby frozen with its TCP connections up (its processes stopped, a paused VM, a black hole
+after the handshake) answers nothing, yet the kernel still acknowledges what is sent: TCP
+keepalives and ``tcp_user_timeout`` never fire, a server-side ``statement_timeout`` cannot run in a
+stopped server, and a cancel request goes to its stopped postmaster. ``connect_timeout`` bounds
+connecting only. So the client keeps the clock: each wait of a standby connection on its server
+(a statement, a fetch of a streamed result, a commit or rollback: everything psycopg does goes
+through ``Connection.wait``) is armed with a deadline, and **one** watchdog thread for the process
+shuts the socket down (``shutdown(SHUT_RDWR)``, which wakes the blocked wait at once) of any wait
+still under way at its deadline. psycopg then raises, the connection is broken (SQLAlchemy
+invalidates it rather than pool it), and the caller sees an ``OperationalError`` naming the standby
+and the deadline (:func:`no_answer_error`).
+
+Its server-side complement: standby sessions start with ``statement_timeout`` at the read timeout
+(libpq ``options``), so a standby that is slow but alive cancels the statement itself and keeps the
+connection; the client deadline is :data:`GRACE_S` later, for one that does not even do that.
+
+Arming costs two lock round trips and a heap push per wait on the server (two per read: the
+statement, the commit; ``bench/deadlines.py``); no thread is started per statement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+if TYPE_CHECKING:
+    import psycopg
+
+#: Seconds the client waits past the server's own ``statement_timeout`` before it closes the
+#: connection: the server's cancel (the connection kept) comes first from a standby that runs.
+GRACE_S = 1.0
+
+
+class Armed:
+    """One wait's deadline (:meth:`Watchdog.arm`)."""
+
+    __slots__ = ("deadline", "done", "fileno", "fired")
+
+    def __init__(self, deadline: float, fileno: Callable[[], int]) -> None:
+        self.deadline = deadline
+        self.fileno = fileno
+        #: Disarmed or fired: the watchdog has nothing more to do with it.
+        self.done = False
+        #: The deadline passed and the socket was shut down.
+        self.fired = False
+
+
+class Watchdog:
+    """Shuts down the socket of each armed wait still under way at its deadline, from one daemon
+    thread (started on first use, again in a forked child) that sleeps until the earliest one."""
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)  # the parent's thread is not the child's
+
+    def _reset(self) -> None:
+        # Taken as the plain lock by arm and disarm (a C-level enter, unlike the condition's).
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._heap: list[tuple[float, int, Armed]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        #: When the thread wakes next (monotonic; inf: when notified).
+        self._wake_at = float("inf")
+
+    def arm(self, fileno: Callable[[], int], timeout_s: float) -> Armed:
+        """A deadline ``timeout_s`` from now for the socket ``fileno()`` gives (asked only when it
+        fires, under the lock :meth:`disarm` takes: a socket disarmed and closed is never shut)."""
+        armed = Armed(time.monotonic() + timeout_s, fileno)
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="shredcat-deadlines", daemon=True)
+                self._thread.start()
+            heapq.heappush(self._heap, (armed.deadline, next(self._seq), armed))
+            # Only a deadline before the thread's next wake needs it now; with one timeout for all,
+            # that is the first after an idle spell (a wake per arm cost more than the rest).
+            if armed.deadline < self._wake_at:
+                self._wake_at = armed.deadline
+                self._cond.notify()
+        return armed
+
+    def disarm(self, armed: Armed) -> bool:
+        """End ``armed``'s deadline; whether it had fired (the socket is then shut down)."""
+        with self._lock:
+            armed.done = True
+            heap = self._heap
+            # Deadlines are mostly armed in the order they end, so the heap stays as small as the
+            # waits under way rather than growing with every wait of the last timeout.
+            while heap and heap[0][2].done:
+                heapq.heappop(heap)
+            return armed.fired
+
+    def pending(self) -> int:
+        """How many deadlines the heap holds (waits under way, and some already ended)."""
+        with self._cond:
+            return len(self._heap)
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                heap = self._heap
+                while heap and (heap[0][2].done or heap[0][0] <= now):
+                    armed = heapq.heappop(heap)[2]
+                    if not armed.done:
+                        armed.done = armed.fired = True
+                        _shut_down(armed.fileno)
+                self._wake_at = heap[0][0] if heap else float("inf")
+                self._cond.wait(self._wake_at - now if heap else None)
+
+
+def _shut_down(fileno: Callable[[], int]) -> None:
+    """Shut the socket down both ways: a wait blocked on it wakes and reads its end. The
+    descriptor is duplicated, so closing the ``socket`` object leaves the connection's own."""
+    try:
+        fd = os.dup(fileno())
+    except Exception:  # the connection closed already: nothing waits on it
+        return
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:  # not a socket
+        os.close(fd)
+        return
+    with sock, contextlib.suppress(OSError):  # OSError: not connected any more
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+#: The process's watchdog.
+WATCHDOG = Watchdog()
+
+
+def with_statement_timeout(options: str | None, timeout_s: float) -> str:
+    """libpq ``options`` that set ``statement_timeout`` to ``timeout_s``, before ``options`` (so
+    that a ``statement_timeout`` the URL sets itself wins)."""
+    mine = f"-c statement_timeout={max(1, round(timeout_s * 1000))}"
+    return f"{mine} {options}" if options else mine
+
+
+def install(engine: Engine, timeout_s: float, *, label: str) -> None:
+    """Give ``engine``'s connections (PostgreSQL only; others are left as they are) a
+    ``statement_timeout`` of ``timeout_s`` and a client deadline :data:`GRACE_S` later on each
+    wait. Call it before the engine connects, once."""
+    if engine.dialect.name != "postgresql":
+        return
+    cls = _deadline_connection_class()
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(_dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
+        # A copy: the engine passes the same dict to every connect.
+        params = {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}
+        conn: Any = cls.connect(*cargs, **params)
+        conn.deadline_s, conn.label = timeout_s + GRACE_S, label
+        return conn
+
+
+def _text(value: Any) -> str | None:
+    """A URL query value (a tuple when repeated) as one string."""
+    if isinstance(value, (tuple, list)):
+        return " ".join(value)
+    return None if value is None else str(value)
+
+
+_classes: dict[str, Any] = {}
+
+
+def _deadline_connection_class() -> type[psycopg.Connection[Any]]:
+    """The psycopg connection class whose waits are armed (built on first use, so that importing
+    this module imports no driver)."""
+    if "connection" not in _classes:
+        _classes["connection"], _classes["error"] = _build_classes()
+    return _classes["connection"]
+
+
+def no_answer_error() -> type[Exception]:
+    """The error a wait past its deadline raises (a ``psycopg.OperationalError``)."""
+    _deadline_connection_class()
+    return _classes["error"]
+
+
+def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
+    import psycopg
+    from psycopg.abc import PQGen
+
+    class NoAnswer(psycopg.OperationalError):
+        """The server did not answer a wait within the connection's deadline: it was closed."""
+
+    class DeadlineConnection(psycopg.Connection[Any]):
+        #: Seconds each wait may take (set by :func:`install`'s connect).
+        deadline_s: float | None = None
+        label = "the database"
+
+        def wait(self, gen: PQGen[Any], *args: Any, **kwargs: Any) -> Any:
+            if self.deadline_s is None:
+                return super().wait(gen, *args, **kwargs)
+            try:
+                first = next(gen)
+            except StopIteration as done:
+                # Nothing to wait for (5 of a read's 7 waits: setting the isolation level or
+                # autocommit, a rollback with no transaction open): no deadline to arm.
+                return done.value
+            armed = WATCHDOG.arm(self.fileno, self.deadline_s)
+            try:
+                result = super().wait(_resumed(first, gen), *args, **kwargs)
+            except BaseException as e:
+                if WATCHDOG.disarm(armed) and isinstance(e, psycopg.OperationalError):
+                    raise NoAnswer(f"{self.label} did not answer within {self.deadline_s:g} s: connection closed") from e
+                raise
+            if WATCHDOG.disarm(armed):  # it answered just as the deadline passed: its socket is shut
+                self.close()
+            return result
+
+    return DeadlineConnection, NoAnswer
+
+
+def _resumed(first: Any, gen: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+    """``gen`` again, its first step (``first``) already taken."""
+    sent = yield first
+    try:
+        while True:
+            sent = yield gen.send(sent)
+    except StopIteration as done:
+        return done.value
