@@ -130,3 +130,30 @@ def test_a_bad_database_url_alone_is_exit_2_too(
     assert main(["tables", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"shredcat tables: {needle}") and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "kind"),
+    [
+        ("SHREDCAT_WAREHOUSE_ROOTS", "/data/lake", "a JSON list"),
+        ("shredcat_warehouse_roots", "/data/lake", "a JSON list"),
+        ("SHREDCAT_TOKENS", "my-secret-token=admin", "a JSON object"),
+        ("SHREDCAT_SESSION_SECRETS", "my-secret-token", "a JSON list"),
+        ("SHREDCAT_READ_DATABASE_URLS", "postgresql://standby/db", "a JSON list"),
+    ],
+)
+@pytest.mark.parametrize("command", [["tables"], ["serve", "--port", "0"]])
+def test_a_json_setting_that_is_not_json_is_one_line_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    value: str,
+    kind: str,
+    command: list[str],
+) -> None:
+    # pydantic-settings decodes these before validating them: its error was a traceback naming
+    # the field, and the command exited 1.
+    monkeypatch.setenv(variable, value)
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err == f"shredcat {command[0]}: invalid settings: {variable.upper()}: must be {kind} (not JSON)\n"
