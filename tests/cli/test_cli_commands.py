@@ -196,6 +196,19 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w' (at column 13); its Variant columns: v"]
 
 
+def test_prune_refuses_json_nested_past_the_decoder_in_one_line(tmp_path: Path) -> None:
+    """A JSON predicate nested deeper than Python's JSON decoder recurses was a RecursionError
+    traceback (exit 1); it is refused as the depth limit is, exit 2."""
+    write_shredded(tmp_path / "f.parquet", [{"id": 1}], {"id": "int64"})
+    assert _run(["register", "--table", "lake.ev", "f.parquet"], tmp_path).returncode == 0
+    for depth in (65, 5000):
+        deep = '{"type": "not", "child": ' * depth + '{"type": "true"}' + "}" * depth
+        r = _run(["prune", "--table", "lake.ev", deep], tmp_path)
+        assert r.returncode == 2 and r.stdout == "", r.stderr
+        assert r.stderr.startswith("shredcat prune: ") and "predicate nested deeper than 64" in r.stderr, r.stderr
+        assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
 def test_prune_reads_literals_in_the_time_zone_given(tmp_path: Path) -> None:
     """``--time-zone``: zone-less timestamp literals as Spark reads them in that session zone."""
     import datetime as dt
