@@ -52,12 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
     import os
-    from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
     from service.cli._common import Progress
     from service.errors import ShredcatError
     from service.settings import get_settings
+    from service.stats.batch import in_processes
     from service.stats.extract import extract_file
     from service.storage.objects import is_remote
 
@@ -81,10 +81,9 @@ def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
             out.append(extract(s))
             progress.step()
         return out
-    with ProcessPoolExecutor(max_workers=n) as pool:
-        for fs in pool.map(extract, sources, chunksize=32):
-            out.append(fs)
-            progress.step()
+    for fs in in_processes(extract, sources, n):
+        out.append(fs)
+        progress.step()
     return out
 
 
