@@ -157,3 +157,16 @@ def test_a_json_setting_that_is_not_json_is_one_line_exit_2(
     assert main(command) == 2
     err = capsys.readouterr().err
     assert err == f"shredcat {command[0]}: invalid settings: {variable.upper()}: must be {kind} (not JSON)\n"
+
+
+def test_an_unreachable_catalog_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """libpq's refusal holds a second, indented line ("Is the server running on that host...")."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"postgresql://postgres@127.0.0.1:{s.getsockname()[1]}/x"
+    assert main(["tables", "--database-url", url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("shredcat tables: the catalog database is unavailable: connection failed:"), err
+    assert "Is the server running" in err and len(err.splitlines()) == 1, err
