@@ -7,8 +7,11 @@ import time, so a test or a CLI flag can set the environment first. Call
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Mapping
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, get_origin
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -234,6 +237,7 @@ def get_settings() -> Settings:
     """The environment's settings; a bad ``SHREDCAT_*`` value is a SettingsError naming each bad
     variable (not echoing its value, which may be a token pasted by mistake)."""
     from pydantic import ValidationError
+    from pydantic_settings import SettingsError as SourceError
 
     from service.errors import SettingsError
 
@@ -244,3 +248,26 @@ def get_settings() -> Settings:
             f"SHREDCAT_{'.'.join(map(str, x['loc'])).upper()}: {x['msg']}" for x in e.errors()
         )
         raise SettingsError(f"invalid settings: {why}") from None
+    except SourceError as e:
+        # pydantic-settings decodes list and mapping variables as JSON before validating them and
+        # raises on a value that is not JSON (`SHREDCAT_WAREHOUSE_ROOTS=/data/lake`), a traceback
+        # naming the field, not the variable: name the variable(s) instead.
+        raise SettingsError(f"invalid settings: {_not_json(os.environ) or e}") from None
+
+
+def _not_json(environ: Mapping[str, str]) -> str:
+    """The JSON-valued settings whose variable holds no JSON, in the form of the other errors."""
+    bad = []
+    for name, field in Settings.model_fields.items():
+        origin = get_origin(field.annotation)
+        kind = "a JSON list" if origin is list else "a JSON object" if origin is dict else None
+        variable = f"SHREDCAT_{name.upper()}"
+        # Variable names are matched case-insensitively, as pydantic-settings matches them.
+        values = [v for k, v in environ.items() if k.upper() == variable]
+        if kind is None or not values:
+            continue
+        try:
+            json.loads(values[-1])
+        except ValueError:
+            bad.append(f"{variable}: must be {kind} (not JSON)")
+    return "; ".join(bad)

@@ -267,7 +267,9 @@ def translate_error(exc: SQLAlchemyError) -> ShredcatError:
         return StorageUnavailableError(f"no catalog database connection was free in time: {exc}")
     if isinstance(exc, DBAPIError):
         if is_unavailable(exc):
-            return StorageUnavailableError(f"the catalog database is unavailable: {exc.orig}")
+            # One line: libpq's own text adds an indented hint line ("Is the server running...").
+            reason = " ".join(str(exc.orig).split())
+            return StorageUnavailableError(f"the catalog database is unavailable: {reason}")
         return ShredcatError(f"catalog database error: {exc.orig}")
     return ShredcatError(f"catalog database error: {exc}")
 

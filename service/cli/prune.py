@@ -63,6 +63,14 @@ def parse_predicate(text: str, schema: TableSchema | None = None) -> BooleanExpr
             from service.errors import InvalidPredicateError
 
             raise InvalidPredicateError(f"predicate JSON is not valid JSON: {e}") from None
+        except RecursionError:
+            # Nested past the decoder's recursion (a few thousand levels), far past the limit the
+            # parser would refuse it for.
+            from service.errors import LimitExceededError
+
+            raise LimitExceededError(
+                f"predicate nested deeper than {lim.max_depth}", details={"limit": lim.max_depth}
+            ) from None
         return parse_json(obj, schema=schema, **lim.json_keywords())
     from service.pruning.parse_sql import parse_sql
 

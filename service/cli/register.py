@@ -52,12 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
     import os
-    from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
     from service.cli._common import Progress
     from service.errors import ShredcatError
     from service.settings import get_settings
+    from service.stats.batch import in_processes
     from service.stats.extract import extract_file
     from service.storage.objects import is_remote
 
@@ -81,11 +81,38 @@ def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
             out.append(extract(s))
             progress.step()
         return out
-    with ProcessPoolExecutor(max_workers=n) as pool:
-        for fs in pool.map(extract, sources, chunksize=32):
-            out.append(fs)
-            progress.step()
+    for fs in in_processes(extract, sources, n):
+        out.append(fs)
+        progress.step()
     return out
+
+
+def _check_catalog(args: argparse.Namespace, ns: str, table: str) -> None:
+    """What would refuse the commit whatever the files hold, checked before any file is read (an
+    extraction may take hours): an unreachable catalog, one not migrated (or by a newer shredcat),
+    the name of a table to create. An embedded SQLite catalog that does not exist yet is not
+    created here (a file that cannot be read leaves none behind): the table is new there."""
+    import os
+
+    from service.catalog.db import normalize_url
+    from service.catalog.validate import check_object_name
+    from service.cli._common import catalog_settings, open_catalog
+    from service.errors import NotFoundError
+
+    url = normalize_url(catalog_settings(args.database_url)[0])
+    embedded = url.get_backend_name() == "sqlite" and (
+        url.database in (None, "", ":memory:") or not os.path.exists(url.database)
+    )
+    if not embedded:
+        with open_catalog(args) as catalog:
+            try:
+                catalog.get_table(ns, table, primary=True)
+                return
+            except NotFoundError:
+                pass
+    # Checked as the commit checks a table it creates (an existing one keeps the name it has).
+    check_object_name("namespace", ns)
+    check_object_name("table", table)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         ns, table = split_table(args.table)
+        _check_catalog(args, ns, table)
         sources = list(dict.fromkeys(normalize_source(p) for p in expand_sources(args.paths)))
         files = _extract_all(sources, args.workers)
         with open_catalog(args) as catalog:

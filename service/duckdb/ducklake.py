@@ -24,7 +24,9 @@ leaves (``a.b``) and types DuckDB has no name for are left out of the DuckLake t
 
 from __future__ import annotations
 
+import contextlib
 import os
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -144,6 +146,9 @@ def export_table(catalog: Catalog, namespace: str, table: str, to: str, *, data_
 
     cols, skipped_cols = _columns(catalog, namespace, table)
     snap, paths = live_paths(catalog, namespace, table)
+    # Built beside ``to`` and moved there complete: an export that fails or is interrupted leaves
+    # no catalog whose table lacks its files (which a rerun would also refuse as existing).
+    partial = f"{to}.{uuid.uuid4().hex[:12]}.partial"
     con = engine.connect()
     try:
         kept, skipped = [], []
@@ -154,18 +159,37 @@ def export_table(catalog: Catalog, namespace: str, table: str, to: str, *, data_
                 kept.append(fs)
             else:
                 skipped.append((f, why))
-        _create(con, to, data_path, namespace, table, cols)
+        _create(con, partial, data_path, namespace, table, cols)
         with engine.translated("writing DuckLake's metadata"):
-            con.execute(f"ATTACH {_s(to)} AS {_META}")
+            con.execute(f"ATTACH {_s(partial)} AS {_META}")
             con.execute("BEGIN")
             _write_files(con, namespace, table, cols, kept)
             con.execute("COMMIT")
             con.execute(f"DETACH {_META}")
+        con.close()
+        _publish(partial, to)
     finally:
         con.close()
+        for leftover in (partial, partial + ".wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(leftover)
     return ExportResult(
         to, data_path, f"{namespace}.{table}", len(kept), sum(f.record_count for f in kept), tuple(skipped), tuple(skipped_cols)
     )
+
+
+def _publish(partial: str, to: str) -> None:
+    """``partial`` renamed to ``to``, unless ``to`` was created meanwhile (a hard link fails
+    then, where a rename would replace it)."""
+    exists = BadInputError(f"{to} exists: the export writes a new DuckLake catalog", details={"field": "to"})
+    try:
+        os.link(partial, to)
+    except FileExistsError:
+        raise exists from None
+    except OSError:  # a file system without hard links: the same check, then a rename
+        if os.path.exists(to):
+            raise exists from None
+        os.rename(partial, to)
 
 
 def _one(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> tuple[Any, ...]:

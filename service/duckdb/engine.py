@@ -36,6 +36,12 @@ def translated(what: str) -> Iterator[None]:
         raise FileAccessError(f"{what}: {_first_line(e)}", details={"duckdb": type(e).__name__}) from None
     except duckdb.Error as e:
         raise QueryError(f"{what}: {_first_line(e)}", details={"duckdb": type(e).__name__}) from None
+    except RuntimeError as e:
+        # Ctrl-C during a statement: DuckDB stops it and raises "Query interrupted" from the
+        # KeyboardInterrupt, which callers (the CLI's exit 130) expect as such.
+        if isinstance(e.__cause__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise
 
 
 def _first_line(e: BaseException) -> str:

@@ -73,8 +73,8 @@ def extract_locally(
     files overlap their requests on threads (:mod:`service.stats.batch`); local files are decoded in
     ``workers`` processes (default: CPU count, at most 8), as ``shredcat register`` does."""
     import os
-    from concurrent.futures import ProcessPoolExecutor
 
+    from service.stats.batch import in_processes
     from service.storage.objects import is_remote
 
     if not paths:
@@ -82,8 +82,7 @@ def extract_locally(
     n = workers if workers is not None else min(os.cpu_count() or 1, 8)
     if any(is_remote(p) for p in paths) or n <= 1 or len(paths) < 64:
         return list(_extract_partition(paths))
-    with ProcessPoolExecutor(max_workers=n) as pool:
-        return list(pool.map(_extract_one, paths, chunksize=32))
+    return list(in_processes(_extract_one, paths, n))
 
 
 def _slices(n_files: int, files_per_task: int) -> int:

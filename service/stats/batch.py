@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ThreadPoolExecutor, wait
 from functools import partial
 from typing import Any, TypeVar
@@ -191,3 +191,22 @@ def _named(extract: Callable[[T], FileStats], path_of: Callable[[T], str], name_
             raise _name(e, path_of(item)) from e
 
     return run
+
+
+def in_processes(fn: Callable[[T], R], items: Sequence[T], workers: int, *, chunksize: int = 32) -> Iterator[R]:
+    """``fn`` over ``items`` in ``workers`` processes (local files: their cost is CPU), in order.
+
+    Ctrl-C in a terminal reaches the whole process group: the workers ignore it (else each prints
+    a KeyboardInterrupt traceback), the caller gets it, and the workers are ended at once, as they
+    are after an error or when the caller stops early (a ProcessPoolExecutor would first finish
+    every item already submitted, or hang when the interrupt lands inside its bookkeeping)."""
+    import multiprocessing
+
+    with multiprocessing.Pool(workers, initializer=_ignore_interrupts) as pool:
+        yield from pool.imap(fn, items, chunksize=chunksize)
+
+
+def _ignore_interrupts() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

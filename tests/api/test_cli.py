@@ -130,3 +130,43 @@ def test_a_bad_database_url_alone_is_exit_2_too(
     assert main(["tables", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"shredcat tables: {needle}") and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "kind"),
+    [
+        ("SHREDCAT_WAREHOUSE_ROOTS", "/data/lake", "a JSON list"),
+        ("shredcat_warehouse_roots", "/data/lake", "a JSON list"),
+        ("SHREDCAT_TOKENS", "my-secret-token=admin", "a JSON object"),
+        ("SHREDCAT_SESSION_SECRETS", "my-secret-token", "a JSON list"),
+        ("SHREDCAT_READ_DATABASE_URLS", "postgresql://standby/db", "a JSON list"),
+    ],
+)
+@pytest.mark.parametrize("command", [["tables"], ["serve", "--port", "0"]])
+def test_a_json_setting_that_is_not_json_is_one_line_exit_2(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    value: str,
+    kind: str,
+    command: list[str],
+) -> None:
+    # pydantic-settings decodes these before validating them: its error was a traceback naming
+    # the field, and the command exited 1.
+    monkeypatch.setenv(variable, value)
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err == f"shredcat {command[0]}: invalid settings: {variable.upper()}: must be {kind} (not JSON)\n"
+
+
+def test_an_unreachable_catalog_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """libpq's refusal holds a second, indented line ("Is the server running on that host...")."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"postgresql://postgres@127.0.0.1:{s.getsockname()[1]}/x"
+    assert main(["tables", "--database-url", url]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("shredcat tables: the catalog database is unavailable: connection failed:"), err
+    assert "Is the server running" in err and len(err.splitlines()) == 1, err

@@ -196,6 +196,19 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w' (at column 13); its Variant columns: v"]
 
 
+def test_prune_refuses_json_nested_past_the_decoder_in_one_line(tmp_path: Path) -> None:
+    """A JSON predicate nested deeper than Python's JSON decoder recurses was a RecursionError
+    traceback (exit 1); it is refused as the depth limit is, exit 2."""
+    write_shredded(tmp_path / "f.parquet", [{"id": 1}], {"id": "int64"})
+    assert _run(["register", "--table", "lake.ev", "f.parquet"], tmp_path).returncode == 0
+    for depth in (65, 5000):
+        deep = '{"type": "not", "child": ' * depth + '{"type": "true"}' + "}" * depth
+        r = _run(["prune", "--table", "lake.ev", deep], tmp_path)
+        assert r.returncode == 2 and r.stdout == "", r.stderr
+        assert r.stderr.startswith("shredcat prune: ") and "predicate nested deeper than 64" in r.stderr, r.stderr
+        assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
 def test_prune_reads_literals_in_the_time_zone_given(tmp_path: Path) -> None:
     """``--time-zone``: zone-less timestamp literals as Spark reads them in that session zone."""
     import datetime as dt
@@ -228,6 +241,31 @@ def test_bad_input_is_a_one_line_error(tmp_path: Path, args: list[str], message:
     r = _run(args, tmp_path)
     assert r.returncode != 0
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_register_refuses_a_bad_catalog_or_table_name_before_reading_any_file(tmp_path: Path) -> None:
+    """What refuses the commit whatever the files hold is said before the files are read (hours on
+    a large lake), not after: here no file can be read, so its error would come first."""
+    import socket
+    import sqlite3
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    newer = f"sqlite:///{tmp_path}/newer.db"
+    assert _run(["migrate", "--database-url", newer], tmp_path).returncode == 0
+    with sqlite3.connect(tmp_path / "newer.db") as db:
+        db.execute("UPDATE alembic_version SET version_num = '9999'")
+    for args, message in (
+        (["--database-url", f"postgresql://postgres@127.0.0.1:{closed}/x"], "the catalog database is unavailable"),
+        (["--database-url", newer], "revision 9999, which this shredcat"),
+    ):
+        r = _run(["register", "--table", "lake.ev", "missing.parquet", *args], tmp_path)
+        assert r.returncode == 1 and message in r.stderr and "missing.parquet" not in r.stderr, r.stderr
+    # The embedded default is not created to learn that a new table's name is refused.
+    r = _run(["register", "--table", "lake.a\u202eb", "missing.parquet"], tmp_path)
+    assert r.returncode == 1 and "U+202E" in r.stderr and "missing.parquet" not in r.stderr, r.stderr
+    assert not (tmp_path / "shredcat.db").exists()
 
 
 def test_new_table_names_are_nfc_without_hidden_characters(tmp_path: Path) -> None:

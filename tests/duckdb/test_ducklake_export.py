@@ -17,7 +17,7 @@ import pytest
 from service.catalog import Catalog
 from service.duckdb import engine
 from service.duckdb.ducklake import export_table
-from service.errors import BadInputError
+from service.errors import BadInputError, QueryError
 from tests.support.shred_writer import write_shredded
 
 
@@ -145,3 +145,58 @@ def test_ducklake_reads_its_metadata_through_views_read_only(tmp_path: Path) -> 
     c.execute(f"ATTACH 'ducklake:sqlite:{meta}' AS dl (DATA_PATH '{data}/')")
     with pytest.raises(Exception, match="ducklake_snapshot is not an table"):
         c.execute("INSERT INTO dl.t VALUES (1)")
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt(), QueryError("writing DuckLake's metadata: disk full")])
+def test_an_export_that_stops_midway_leaves_no_catalog(
+    tmp_path: Path, sqlite_url: str, monkeypatch: pytest.MonkeyPatch, stop: BaseException
+) -> None:
+    """Ctrl-C or a failure after the extension created the catalog left it there, its table without
+    files (an empty table to whoever attached it), and the rerun refused it as existing."""
+    from service.duckdb import ducklake
+
+    paths = _duck_table(tmp_path / "t")
+    out = tmp_path / "out" / "t.ducklake"
+    out.parent.mkdir()
+    real = ducklake._write_files
+
+    def interrupted(*args: Any) -> None:
+        real(*args)
+        raise stop
+
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", paths)
+        monkeypatch.setattr(ducklake, "_write_files", interrupted)
+        with pytest.raises(type(stop)):
+            export_table(cat, "lake", "t", str(out))
+        assert sorted(os.listdir(out.parent)) == []
+        monkeypatch.setattr(ducklake, "_write_files", real)
+        result = export_table(cat, "lake", "t", str(out))
+    assert sorted(os.listdir(out.parent)) == ["t.ducklake"]
+    assert engine.fetch(attached(result), "SELECT count(*) FROM lake.lake.t") == [(400,)]
+
+
+def test_ctrl_c_during_a_duckdb_statement_is_a_keyboard_interrupt() -> None:
+    """DuckDB stops a statement on SIGINT and raises RuntimeError("Query interrupted") from the
+    KeyboardInterrupt: that was a traceback and exit 1 instead of the CLI's exit 130."""
+    import signal
+
+    con = engine.connect()
+    # A statement that ends on its own (a few seconds) should the signal come before it starts.
+    sql = "SELECT count(*) FROM range(3000000000) t(x) WHERE x % 7 = 3"
+    received: list[BaseException] = []
+    old = signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        with engine.translated("counting"):
+            con.execute(sql).fetchall()
+    except BaseException as e:  # what the translation raised is the point
+        received.append(e)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert [type(e) for e in received] in ([KeyboardInterrupt], []), received
+    with pytest.raises(KeyboardInterrupt), engine.translated("counting"):
+        raise RuntimeError("Query interrupted") from KeyboardInterrupt()
+    with pytest.raises(RuntimeError, match="other"), engine.translated("counting"):
+        raise RuntimeError("other")
