@@ -18,6 +18,7 @@ from __future__ import annotations
 import email.message
 import json
 import re
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -28,7 +29,7 @@ from fastapi.openapi.models import OpenAPI
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
-from service.errors import UnsupportedMediaTypeError
+from service.errors import LimitExceededError, UnsupportedMediaTypeError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -224,7 +225,8 @@ def parse_json_body(
             [{"type": "json_invalid", "loc": ("body", e.start), "msg": "JSON decode error", "input": {}, "ctx": {"error": e.reason}}]
         ) from None
     except RecursionError:  # json's decoder recurses once per nesting level
-        raise RequestValidationError(
-            [{"type": "json_invalid", "loc": ("body",), "msg": "JSON decode error", "input": {}, "ctx": {"error": "nested too deeply"}}]
+        # A limit (the interpreter's), as a filter nested past SHREDCAT_MAX_PREDICATE_DEPTH is one.
+        raise LimitExceededError(
+            "request body is nested too deeply to be decoded", details={"limit": sys.getrecursionlimit()}
         ) from None
     return _validate(model, data, items)
