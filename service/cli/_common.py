@@ -14,6 +14,7 @@ from service.errors import BadInputError
 
 if TYPE_CHECKING:
     from service.catalog.service import Catalog
+    from service.errors import ShredcatError
 
 
 def add_database_argument(p: argparse.ArgumentParser) -> None:
@@ -29,6 +30,14 @@ def add_min_snapshot_argument(p: argparse.ArgumentParser) -> None:
         help="read from a hot standby (SHREDCAT_READ_DATABASE_URLS) only once it holds snapshot N (a commit's "
         "answer), waiting up to SHREDCAT_READ_WAIT_S, else from the primary",
     )
+
+
+def refused(command: str, e: ShredcatError) -> int:
+    """Print a read command's error as its one line; its exit status: 2 for what the user asked
+    (a bad ``--table``, an unknown table or snapshot, a limit: a 4xx over REST), 1 for the
+    catalog failing (unreachable, not migrated: a 5xx)."""
+    print(f"shredcat {command}: {e.message}", file=sys.stderr)
+    return 2 if e.http_status < 500 else 1
 
 
 def split_table(name: str) -> tuple[str, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from service.cli._common import add_database_argument, add_min_snapshot_argument
 
@@ -19,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.cli._common import read_catalog, split_table
+    from service.cli._common import read_catalog, refused, split_table
     from service.errors import ShredcatError
 
     try:
@@ -51,6 +50,5 @@ def run(args: argparse.Namespace) -> int:
                     break
                 after = page[-1].path
     except ShredcatError as e:
-        print(f"shredcat files: {e.message}", file=sys.stderr)
-        return 1
+        return refused("files", e)
     return 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from service.cli._common import add_database_argument
 
@@ -18,7 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.cli._common import open_catalog, split_table
+    from service.cli._common import open_catalog, refused, split_table
     from service.errors import ShredcatError
 
     try:
@@ -26,8 +25,7 @@ def run(args: argparse.Namespace) -> int:
         with open_catalog(args) as catalog:
             per_column = catalog.global_stats_json(ns, table)
     except ShredcatError as e:
-        print(f"shredcat global-stats: {e.message}", file=sys.stderr)
-        return 1
+        return refused("global-stats", e)
     for column, extra in per_column.items():
         print(json.dumps({"column": column, "extra_stats": None if extra is None else json.loads(extra)}, ensure_ascii=False))
     return 0

@@ -78,7 +78,7 @@ def parse_predicate(text: str, schema: TableSchema | None = None) -> BooleanExpr
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.cli._common import read_catalog, split_table
+    from service.cli._common import read_catalog, refused, split_table
     from service.errors import ShredcatError
 
     if args.sql == "duckdb":
@@ -106,8 +106,7 @@ def run(args: argparse.Namespace) -> int:
                 pages.append(nxt)
                 token = nxt.next_page_token
     except ShredcatError as e:
-        print(f"shredcat prune: {e.message}", file=sys.stderr)
-        return 2 if e.http_status < 500 else 1
+        return refused("prune", e)
     candidates = [c for p in pages for c in p.candidates]
     for w in first.warnings:
         print(f"warning: {w.message}", file=sys.stderr)
@@ -146,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_duckdb(args: argparse.Namespace) -> int:
     """``--sql duckdb``: the DuckDB query on stdout (``--json``: with the candidates), counts on stderr."""
-    from service.cli._common import read_catalog, split_table
+    from service.cli._common import read_catalog, refused, split_table
     from service.errors import ShredcatError
 
     if args.predicate.lstrip().startswith("{") or args.explain:
@@ -166,8 +165,7 @@ def _run_duckdb(args: argparse.Namespace) -> int:
             finally:
                 con.close()
     except ShredcatError as e:
-        print(f"shredcat prune: {e.message}", file=sys.stderr)
-        return 2 if e.http_status < 500 else 1
+        return refused("prune", e)
     for w in scan.warnings:
         print(f"warning: {w.message}", file=sys.stderr)
     if args.json:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from service.cli._common import add_database_argument, add_min_snapshot_argument
 
@@ -19,15 +18,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from service.cli._common import read_catalog
+    from service.cli._common import read_catalog, refused
     from service.errors import ShredcatError
 
     try:
         with read_catalog(args) as catalog:
             tables = catalog.list_tables(min_snapshot_id=args.min_snapshot_id)
     except ShredcatError as e:
-        print(f"shredcat tables: {e.message}", file=sys.stderr)
-        return 1
+        return refused("tables", e)
     for t in tables:
         if args.json:
             print(
