@@ -231,3 +231,23 @@ def test_cli_backfill_local_refuses_a_new_tables_bad_name_before_listing(
     assert err.startswith("shredcat backfill: invalid ") and err.count("\n") == 1, err
     assert "Not Found" not in err and "Traceback" not in err
     assert client.list_namespaces() == before
+
+
+def test_cli_backfill_local_fails_on_an_unreachable_service_before_listing(
+    root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every batch's commit would fail: one line, exit 1, the root never listed (a lake on an
+    object store may take minutes to list)."""
+    import importlib
+
+    from service.cli import main
+    from tests.support.server import free_port
+
+    def not_reached(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("listed before the service was reached")
+
+    monkeypatch.setattr(importlib.import_module("service.spark.backfill"), "list_data_files", not_reached)
+    monkeypatch.setenv("SHREDCAT_URL", f"http://127.0.0.1:{free_port()}")
+    assert main(["backfill", "--local", "--table", "lake.t", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("shredcat backfill: ") and "Connect" in err and err.count("\n") == 1, err
