@@ -33,6 +33,7 @@ from service.api.policy import BodyLimits, RoutePolicy, admin_session_check
 from service.catalog.logins import LoginLimits
 from service.dashboard import router as dashboard_router
 from service.dashboard.session import SessionSigner
+from service.dashboard.web import refused_url_page
 from service.errors import ShredcatError
 from service.settings import Settings, get_settings
 
@@ -242,6 +243,7 @@ def create_app(settings: Settings | None = None, *, catalog: Catalog | None = No
         metrics=metrics,
         authenticator=ctx.authenticator,
         policy=_policy(settings, [route for router in routers for route in router.routes], ctx.authenticator, signer),
+        refused_page=refused_url_page,
     )
     app.add_middleware(RequestLogMiddleware)  # outermost: the request id is in every log line
     return app

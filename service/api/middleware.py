@@ -23,17 +23,18 @@ import json
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import anyio
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.api.auth import PRINCIPAL_STATE, Authenticator
 from service.api.errors import error_body
 from service.api.metrics import Metrics
 from service.api.policy import Bounds, RoutePolicy
-from service.errors import ShredcatError
-from service.values.text import NUL_NOT_STORED
+from service.errors import BadInputError, ShredcatError
 
 log = logging.getLogger("service.api")
 
@@ -112,11 +113,16 @@ class _Exchange:
 
 
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp, *, metrics: Metrics, authenticator: Authenticator, policy: RoutePolicy) -> None:
+    def __init__(
+        self, app: ASGIApp, *, metrics: Metrics, authenticator: Authenticator, policy: RoutePolicy,
+        refused_page: Callable[[Scope, ShredcatError], Response | None] | None = None,
+    ) -> None:  # fmt: skip
         self.app = app
         self.metrics = metrics
         self.authenticator = authenticator
         self.policy = policy
+        #: The page of a URL refused here that is not the API's (the dashboard's), or None: JSON.
+        self.refused_page = refused_page
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -156,7 +162,12 @@ class RequestContextMiddleware:
         if "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b""):
             # A name, prefix or path holding NUL names nothing (the catalog stores no such text,
             # and PostgreSQL cannot compare it): one answer on both backends, before any route.
-            await ex.error(422, "bad_input", f"the request's URL holds a NUL character (%00): {NUL_NOT_STORED}")
+            e = BadInputError("the request's URL holds a NUL character (%00), which no name, path or value in the catalog holds")
+            page = self.refused_page(scope, e) if self.refused_page is not None else None
+            if page is not None:
+                await page(scope, receive, ex.send)
+            else:
+                await ex.error(e.http_status, e.code, e.message)
             return None
         declared = headers.get("content-length")
         has_body = (declared is not None and declared != "0") or "transfer-encoding" in headers

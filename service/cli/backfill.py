@@ -6,7 +6,8 @@ The service is ``--url`` (default ``SHREDCAT_URL``, else http://127.0.0.1:8181) 
 token in ``SHREDCAT_TOKEN`` (a writer's; an admin's when the table must be created). Spark is
 the session ``spark-submit`` configured, else ``--master`` (default ``local[*]``). Progress goes
 to stderr, the summary to stdout. Exit status 0 when every batch was committed, 1 when some
-failed (rerun to retry them: what is live is skipped), 2 on bad arguments.
+failed (rerun to retry them: what is live is skipped), 2 on bad arguments (a new table's name
+the catalog refuses too, before anything is listed or extracted).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from service.client import ShredcatAPIError, ShredcatClient, ShredcatConnectionError
-    from service.errors import ShredcatError
+    from service.errors import InvalidStatsError, ShredcatError
     from service.spark import backfill
     from service.spark._common import DEFAULT_URL, split_table
 
@@ -74,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
                 files_per_task=args.files_per_task,
                 create=not args.no_create,
             )
+    except InvalidStatsError as e:
+        # A new table's name the catalog refuses, found before anything was listed: a bad argument.
+        print(f"shredcat backfill: {e.message}", file=sys.stderr)
+        return 2
     except (ShredcatAPIError, ShredcatConnectionError, ShredcatError, ValueError, OSError) as e:
         print(f"shredcat backfill: {e.message if isinstance(e, ShredcatError) else e}", file=sys.stderr)
         return 1

@@ -32,11 +32,11 @@ from fastapi import APIRouter
 
 from service.dashboard import auth
 from service.dashboard.pages import coverage, export, file, missing, overview, path, playground, table
-from service.dashboard.web import static_route
+from service.dashboard.web import DASHBOARD_PREFIX, static_route
 
 router = APIRouter(include_in_schema=False)
-router.add_api_route("/admin/static/{name}", static_route, methods=["GET"])
+router.add_api_route(DASHBOARD_PREFIX + "/static/{name}", static_route, methods=["GET"])
 for _module in (auth, overview, table, path, coverage, file, playground, export, missing):  # missing: last
-    router.include_router(_module.router, prefix="/admin")
+    router.include_router(_module.router, prefix=DASHBOARD_PREFIX)
 
 __all__ = ["router"]

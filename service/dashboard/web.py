@@ -14,6 +14,7 @@ from fastapi import Request
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse, Response
+from starlette.types import Scope
 
 import service
 from service.api.auth import Principal
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("service.dashboard")
 
+#: Where the dashboard's pages are, under the app's root path.
+DASHBOARD_PREFIX = "/admin"
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
 
@@ -133,7 +136,7 @@ class Urls:
 
 
 def urls(request: Request) -> Urls:
-    return Urls(str(request.scope.get("root_path", "")).rstrip("/") + "/admin")
+    return Urls(str(request.scope.get("root_path", "")).rstrip("/") + DASHBOARD_PREFIX)
 
 
 # --- rendering --------------------------------------------------------------------------------
@@ -187,6 +190,16 @@ def error_from(request: Request, e: ShredcatError) -> HTMLResponse:
         )
     titles = {404: "Not found", 403: "Forbidden", 413: "Too large", 409: "Conflict"}
     return error_page(request, status, titles.get(status, "Invalid request"), e.message)
+
+
+def refused_url_page(scope: Scope, e: ShredcatError) -> Response | None:
+    """The error page of a dashboard URL the API's middleware refuses before any route runs (a
+    NUL in it), as the dashboard's own pages answer ``e``; None for any other URL (the API's JSON)."""
+    path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
+    path = path[len(root) :] if root and path.startswith(root) else path  # the route's path, as routing sees it
+    if path != DASHBOARD_PREFIX and not path.startswith(DASHBOARD_PREFIX + "/"):
+        return None
+    return error_from(Request(scope), e)
 
 
 def wants_html(request: Request) -> bool:

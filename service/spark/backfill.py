@@ -198,13 +198,15 @@ def backfill(
     started = time.perf_counter()
     result = BackfillResult(root=root, table=f"{ns}.{name}")
 
+    # The table first: what every batch's commit would meet (an unreachable service or catalog, a
+    # new table's name it refuses) fails the run before a lake is listed and extracted.
+    snapshot, live, missing = _live_files(client, ns, name, root, create)
     listed = list_data_files(root)
     result.files_listed = len(listed)
     if not listed:
         # As `shredcat register` of a directory: a scheduled backfill of a typo or of an unmounted
         # volume must not look like a run that found everything registered.
         raise FileAccessError(f"{root}: no Parquet data files under it (does it exist?)", details={"path": root})
-    snapshot, live, missing = _live_files(client, ns, name, root, create)
     pending = [p for p in listed if p not in live]
     result.already_live = len(listed) - len(pending)
     batches = chunks(pending, batch_size)
@@ -270,7 +272,10 @@ def _live_files(
     client: ShredcatClient, ns: str, name: str, root: str, create: bool
 ) -> tuple[int | None, set[str], bool]:
     """The table's current snapshot, its live files under ``root``, and whether it is missing
-    (then each commit creates it, when ``create``; NotFound otherwise)."""
+    (then each commit creates it, when ``create``; NotFound otherwise). A missing table's name is
+    checked as the commit checks a table it creates (InvalidStatsError): a '/' in it reaches no
+    route (a bare "Not Found"), and every batch would be refused."""
+    from service.catalog.validate import check_object_name
     from service.client import NotFound
 
     snapshot: int | None = None
@@ -278,6 +283,8 @@ def _live_files(
         snapshot = client.load_table(ns, name).current_snapshot_id
         return snapshot, {f.path for f in client.iter_files(ns, name, prefix=listing_prefix(root))}, False
     except NotFound:
+        check_object_name("namespace", ns)
+        check_object_name("table", name)
         if not create:
             raise
         # Each commit creates the table if it is still missing (with its files' Variant columns), in

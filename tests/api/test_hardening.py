@@ -319,6 +319,13 @@ def test_text_holding_nul_is_a_4xx_and_files_with_nul_strings_register(
     assert c.get(t, headers=READER).json()["live-file-count"] == live
 
 
+def test_a_nul_in_an_api_url_is_json_saying_it_once(app_factory: Callable[..., TestClient]) -> None:
+    c = app_factory()
+    for url in ("/v1/namespaces?x=%00", "/v1/namespaces/a%00b/tables", "/v1/namespaces/r/tables/t/files?prefix=%00"):
+        err = assert_error(c.get(url, headers=READER), 422, "bad_input")
+        assert err["message"] == "the request's URL holds a NUL character (%00), which no name, path or value in the catalog holds"
+
+
 # --- sessions and the login throttle (units) -----------------------------------------------------
 
 

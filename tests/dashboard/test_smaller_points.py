@@ -1,9 +1,11 @@
 """Issue 36's smaller points without a browser: the HTML 404 page for unknown ``/admin`` URLs, an
-HTML error (not the API's JSON) for a bad ``?snapshot=``/``?before=``, and the favicon."""
+HTML error (not the API's JSON) for a bad ``?snapshot=``/``?before=`` or a NUL in the URL, and the
+favicon."""
 
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 from fastapi.testclient import TestClient
@@ -30,6 +32,21 @@ def test_a_bad_snapshot_number_is_an_html_error(admin: TestClient, query: str) -
     r = admin.get(f"{T}?{query}")
     assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
     assert "a snapshot id is a whole number" in r.text
+
+
+@pytest.mark.parametrize(
+    "url", ["/admin?x=%00", f"{T}?prefix=%00", f"{T}/file?path=/a%00.parquet", "/admin/tables/lake/ev%00ents", "/admin/%00"]
+)
+def test_a_nul_in_an_admin_url_is_the_html_422_page(admin: TestClient, url: str) -> None:
+    """Refused before any route (the catalog stores no NUL), with the dashboard's page, not the
+    API's JSON; its reason said once."""
+    r = admin.get(url, headers=HTML)
+    assert r.status_code == 422 and r.headers["content-type"].startswith("text/html"), r.text
+    assert "<h1>422 · Invalid request</h1>" in r.text and r.headers["content-security-policy"]
+    assert r.text.count("NUL") == 1 and "the request's URL holds a NUL character (%00)" in unescape(r.text), r.text
+    # Not a dashboard URL: the API's JSON.
+    r = admin.get("/administrator?x=%00")
+    assert r.status_code == 422 and r.json()["error"]["type"] == "bad_input"
 
 
 def test_every_page_links_the_favicon_and_it_is_served(admin: TestClient) -> None:

@@ -201,3 +201,53 @@ def test_a_backfill_whose_every_batch_fails_creates_no_table(root: Path, client:
     with pytest.raises(NotFound):
         client.load_table("nothing", "here")
     assert "nothing" not in client.list_namespaces()
+
+
+@pytest.mark.parametrize("table", ["lake.b/f", "lake.tab\x01le", "sp/ace.t", "lake.cafe\u0301"])
+@pytest.mark.parametrize("no_create", [False, True])
+def test_cli_backfill_local_refuses_a_new_tables_bad_name_before_listing(
+    table: str, no_create: bool, root: Path, service: LocalService, client: ShredcatClient,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """A name the catalog refuses for a new table (as `shredcat register` checks it): one line,
+    exit 2, before the root is listed, let alone extracted; no table or namespace created. A '/'
+    was a bare "404 not_found: Not Found" from each batch, after extracting the whole lake."""
+    import importlib
+
+    from service.cli import main
+
+    spark_backfill = importlib.import_module("service.spark.backfill")  # the package exports the function
+
+    def not_reached(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("listed or extracted before the table's name was checked")
+
+    monkeypatch.setattr(spark_backfill, "list_data_files", not_reached)
+    monkeypatch.setattr(spark_backfill, "extract_locally", not_reached)
+    monkeypatch.setenv("SHREDCAT_URL", service.url)
+    before = client.list_namespaces()
+    args = ["backfill", "--local", "--table", table, str(root), *(["--no-create"] if no_create else [])]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("shredcat backfill: invalid ") and err.count("\n") == 1, err
+    assert "Not Found" not in err and "Traceback" not in err
+    assert client.list_namespaces() == before
+
+
+def test_cli_backfill_local_fails_on_an_unreachable_service_before_listing(
+    root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every batch's commit would fail: one line, exit 1, the root never listed (a lake on an
+    object store may take minutes to list)."""
+    import importlib
+
+    from service.cli import main
+    from tests.support.server import free_port
+
+    def not_reached(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("listed before the service was reached")
+
+    monkeypatch.setattr(importlib.import_module("service.spark.backfill"), "list_data_files", not_reached)
+    monkeypatch.setenv("SHREDCAT_URL", f"http://127.0.0.1:{free_port()}")
+    assert main(["backfill", "--local", "--table", "lake.t", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("shredcat backfill: ") and "Connect" in err and err.count("\n") == 1, err
