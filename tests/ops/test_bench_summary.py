@@ -96,4 +96,7 @@ def test_ratio_words() -> None:
 def test_the_repository_table_is_in_place() -> None:
     text = (ROOT / "BENCHMARKS.md").read_text()
     assert text.count(BEGIN) == 1 and text.count(END) == 1
-    assert "## New measurements" in text.split(END)[1]
+    # After the table: the open questions' latest figures, and the way to the history.
+    after = text.split(END)[1]
+    assert "## Open questions" in after and "docs/benchmarks-history.md" in after
+    assert (ROOT / "docs" / "benchmarks-history.md").is_file()
