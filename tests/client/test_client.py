@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -500,6 +501,15 @@ def test_plan_warnings_and_unknown_columns_sync_and_async(client, warehouse: Pat
 
 
 # --- base URL ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("base", ["localhost:8181", "127.0.0.1:8181", "ftp://host/", "http://[::1", "http://", "/v1"])
+def test_a_base_url_no_request_can_go_below_is_refused_at_once(base: str) -> None:
+    """Without a scheme every call was retried with backoff, then a ShredcatConnectionError
+    ("UnsupportedProtocol"); an unparsable URL raised httpx's own InvalidURL."""
+    for make in (ShredcatClient, AsyncShredcatClient):
+        with pytest.raises(ValueError, match=f"invalid base_url {re.escape(repr(base))}"):
+            make(base)
 
 
 @pytest.mark.parametrize("base", ["http://testserver/shredcat", "http://testserver/shredcat/"])
