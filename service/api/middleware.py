@@ -25,6 +25,7 @@ import time
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import anyio
 from starlette.responses import Response
@@ -48,6 +49,26 @@ def _clean_request_id(raw: str | None) -> str:
         return raw
     return uuid.uuid4().hex
 
+
+def _bad_url(scope: Scope) -> BadInputError | None:
+    """Why the request's URL names nothing the catalog holds, refused before any route: a NUL
+    (the catalog stores no such text, and PostgreSQL cannot compare it: one answer on both
+    backends), or percent-encoded bytes that are not UTF-8, which the server's decoding turns into
+    U+FFFD: a commit's create-if-missing made a table named U+FFFD + '(' of ``%C3%28``."""
+    query = scope.get("query_string", b"")
+    if "\x00" in scope.get("path", "") or b"%00" in query:
+        return BadInputError("the request's URL holds a NUL character (%00), which no name, path or value in the catalog holds")
+    for part, raw in (("path", scope.get("raw_path") or b""), ("query", query.replace(b"+", b" "))):
+        try:
+            unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeDecodeError as u:
+            bad = "".join(f"%{b:02X}" for b in u.object[u.start : u.end])
+            return BadInputError(
+                f"the request's URL {part} holds percent-encoded bytes that are not UTF-8 ({bad}): "
+                "names, paths and values are UTF-8 text",
+                details={"field": part},
+            )
+    return None
 
 class _TooLarge(Exception):
     pass
@@ -159,15 +180,13 @@ class RequestContextMiddleware:
     ) -> Receive | None:
         """What the app reads the body from; None when the answer was given here instead (a bad
         URL, a redirect, 401/403, a refused body)."""
-        if "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b""):
-            # A name, prefix or path holding NUL names nothing (the catalog stores no such text,
-            # and PostgreSQL cannot compare it): one answer on both backends, before any route.
-            e = BadInputError("the request's URL holds a NUL character (%00), which no name, path or value in the catalog holds")
-            page = self.refused_page(scope, e) if self.refused_page is not None else None
+        bad_url = _bad_url(scope)
+        if bad_url is not None:
+            page = self.refused_page(scope, bad_url) if self.refused_page is not None else None
             if page is not None:
                 await page(scope, receive, ex.send)
             else:
-                await ex.error(e.http_status, e.code, e.message)
+                await ex.error(bad_url.http_status, bad_url.code, bad_url.message, details=bad_url.details)
             return None
         declared = headers.get("content-length")
         has_body = (declared is not None and declared != "0") or "transfer-encoding" in headers

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import hashlib
+import json
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
@@ -57,6 +59,22 @@ PageToken = Annotated[
 PageSize = Annotated[int, Query(alias="page-size", ge=1, description="At most SHREDCAT_MAX_PAGE_SIZE.")]
 
 
+def _listing(*scope: str | None) -> str:
+    """What a listing's page token is bound to (the table, and the files' prefix), hashed."""
+    return hashlib.sha256(json.dumps(scope).encode()).hexdigest()[:16]
+
+
+def _listing_token(token: str, listing: str, what: str) -> dict[str, Any]:
+    """The page token's document, refused when another listing (``what``) made it: a token reused
+    on another table listed that table's rows after the other's key, without a word."""
+    doc = decode_page_token(token, "query.page-token")
+    made_by = doc.get("listing")
+    # A token of a server from before this check carries none (a rolling upgrade's pages go on).
+    if made_by is not None and made_by != listing:
+        raise field_error("query.page-token", f"the page token belongs to another {what}")
+    return doc
+
+
 def _int_or_none(v: object, field: str) -> int | None:
     if v is None:
         return None
@@ -86,8 +104,9 @@ def list_files(
 ) -> ListFilesResponse:
     check_page_size(ctx, page_size, field="query.page-size")
     after: str | None = None
+    listing = _listing(namespace, table, prefix or None)
     if page_token is not None:
-        doc = decode_page_token(page_token, "query.page-token")
+        doc = _listing_token(page_token, listing, "table or prefix")
         after = doc.get("after")
         if not isinstance(after, str):
             raise field_error("query.page-token", "invalid page token")
@@ -104,7 +123,7 @@ def list_files(
         page_size,
         limit,
     )
-    token = page.next_token(lambda r: {"after": r.path, "snapshot": snapshot_id})
+    token = page.next_token(lambda r: {"after": r.path, "snapshot": snapshot_id, "listing": listing})
     return ListFilesResponse.of({"snapshot_id": snapshot_id, "files": page.rows, "next_page_token": token})
 
 
@@ -198,8 +217,9 @@ def list_snapshots(
 ) -> ListSnapshotsResponse:
     check_page_size(ctx, page_size, field="query.page-size")
     after = None
+    listing = _listing(namespace, table)
     if page_token is not None:
-        after = _int_or_none(decode_page_token(page_token, "query.page-token").get("after"), "query.page-token")
+        after = _int_or_none(_listing_token(page_token, listing, "table").get("after"), "query.page-token")
         if after is None:
             raise field_error("query.page-token", "invalid page token")
     limit = keyset.fetch_limit(page_size, catalog.limits.max_page_size)
@@ -209,5 +229,5 @@ def list_snapshots(
         limit,
     )
     return ListSnapshotsResponse.of(
-        {"snapshots": page.rows, "next_page_token": page.next_token(lambda s: {"after": s.snapshot_id})}
+        {"snapshots": page.rows, "next_page_token": page.next_token(lambda s: {"after": s.snapshot_id, "listing": listing})}
     )

@@ -6,7 +6,8 @@ The service is ``--url`` (default ``SHREDCAT_URL``, else http://127.0.0.1:8181) 
 token in ``SHREDCAT_TOKEN`` (a writer's; an admin's when the table must be created). Spark is
 the session ``spark-submit`` configured, else ``--master`` (default ``local[*]``). Progress goes
 to stderr, the summary to stdout. Exit status 0 when every batch was committed, 1 when some
-failed (rerun to retry them: what is live is skipped), 2 on bad arguments (a new table's name
+failed (rerun to retry them: what is live is skipped) or a commit was refused for the token
+(401/403: one line, the run stopped there), 2 on bad arguments (a new table's name
 the catalog refuses too, before anything is listed or extracted).
 """
 

@@ -23,7 +23,8 @@ is applied exactly once).
 (:class:`NotFound`, :class:`Conflict`, :class:`Unprocessable`...) or, where a status has one meaning
 for a call, by call (:class:`NoSuchTable` from ``load_table``, :class:`NamespaceAlreadyExists` from
 ``create_namespace``..., subclasses of the status's class), carrying the server's body (``type``,
-``message``, ``details``); transport failures after the last retry raise
+``message``, ``details``); a success status whose body is not the call's answer raises
+:class:`UnexpectedResponse`; transport failures after the last retry raise
 :class:`ShredcatConnectionError`.
 
 Modules: :mod:`~service.client.errors` (exceptions, status maps), :mod:`~service.client.models`
@@ -52,6 +53,7 @@ from service.client.errors import (
     ShredcatConnectionError,
     TableAlreadyExists,
     Unauthorized,
+    UnexpectedResponse,
     Unprocessable,
     UnsupportedMediaType,
 )
@@ -118,6 +120,7 @@ __all__ = [
     "TableColumn",
     "TableStatsJSON",
     "Unauthorized",
+    "UnexpectedResponse",
     "Unprocessable",
     "UnsupportedMediaType",
     "VariantStatsRowJSON",

@@ -59,6 +59,19 @@ class route(Generic[P, T]):
         return method
 
 
+def _checked_base_url(base_url: str) -> str:
+    """``base_url``, or ValueError naming it when no request can go below it: without a scheme
+    (``localhost:8181``) each call was retried with backoff and then failed as a connection error
+    ("UnsupportedProtocol"); an unparsable one (``http://[::1``) raised httpx's InvalidURL."""
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL as e:
+        raise ValueError(f"invalid base_url {base_url!r}: {e}") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"invalid base_url {base_url!r}: expected http://HOST[:PORT][/PATH] or https://...")
+    return base_url
+
+
 class ClientBase(Generic[H]):
     """The state of a client over the httpx client ``H``, and every method that sends one call (its
     request, parser and error map are in :mod:`service.client.calls`)."""
@@ -97,7 +110,7 @@ class ClientBase(Generic[H]):
         """``http``: the httpx client to send with, else one opened by
         ``open_http(base_url=base_url)`` (and closed with this client)."""
         self._retry = RetryPolicy(retries, backoff)
-        self._base_url = base_url
+        self._base_url = None if base_url is None else _checked_base_url(base_url)
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
         self._owns_http = http is None
         if http is None:

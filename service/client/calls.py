@@ -27,6 +27,7 @@ from service.client.errors import (
     NoSuchTable,
     TableAlreadyExists,
     error_from_response,
+    unexpected_response,
 )
 from service.client.models import (
     ColumnStatsRowJSON,
@@ -99,7 +100,10 @@ class Call(Generic[T]):
     def result(self, r: httpx.Response) -> T:
         """The parsed answer, or the error answer raised."""
         if r.is_success:
-            return self.parse(r)
+            try:
+                return self.parse(r)
+            except (ValueError, TypeError, KeyError) as e:  # pydantic's ValidationError is a ValueError
+                raise unexpected_response(r, f"{self.method} {self.path}") from e
         raise error_from_response(r, self.errors)
 
 

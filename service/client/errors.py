@@ -104,6 +104,13 @@ class ServiceUnavailable(ServerError):
     pass
 
 
+class UnexpectedResponse(ShredcatAPIError):
+    """A success status whose body is not the call's answer: the base URL reaches another service
+    (a proxy's or a login page, the OpenAPI docs) or a server of an incompatible version. The
+    request may have been applied (a commit): it is not retried. ``type`` is
+    ``unexpected_response``, ``details`` the ``content-type``."""
+
+
 class ShredcatConnectionError(Exception):
     """The server could not be reached (after every retry)."""
 
@@ -147,3 +154,16 @@ def error_from_response(r: httpx.Response, errors: ErrorMap | None = None) -> Sh
         if text:
             message = text[:500]
     return cls(status, type_, message, details, request_id=r.headers.get("x-request-id"))
+
+
+def unexpected_response(r: httpx.Response, call: str) -> UnexpectedResponse:
+    """The exception for a success answer ``r`` of ``call`` (``"GET /v1/..."``) that does not parse."""
+    ctype = r.headers.get("content-type", "")
+    text = " ".join(r.text[:200].split())
+    return UnexpectedResponse(
+        r.status_code,
+        "unexpected_response",
+        f"{call}: the {r.status_code} answer is not this call's ({ctype or 'no Content-Type'}): {text or '(empty)'}",
+        {"content-type": ctype},
+        request_id=r.headers.get("x-request-id"),
+    )

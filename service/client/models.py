@@ -159,8 +159,15 @@ def dropped_snapshot_id(d: Mapping[str, Any]) -> int | None:
 
 
 def file_stats_json(d: Any) -> FileStatsJSON:
-    return cast(FileStatsJSON, d)
+    return cast(FileStatsJSON, _object(d))
 
 
 def table_stats_json(d: Any) -> TableStatsJSON:
-    return cast(TableStatsJSON, d)
+    return cast(TableStatsJSON, _object(d))
+
+
+def _object(d: Any) -> dict[str, Any]:
+    """``d``, a JSON object (what the dict-shaped answers are; anything else is not theirs)."""
+    if not isinstance(d, dict):
+        raise TypeError(f"expected a JSON object, not {type(d).__name__}")
+    return d

@@ -12,7 +12,8 @@
    ``Idempotency-Key`` (table, snapshot the run started from, the batch's paths): a batch retried
    after a lost answer is applied once, and a rerun skips what is already live.
 4. A file that cannot be extracted fails its batch (reported, not committed at all); the other
-   batches go on and the result lists what failed, so a rerun after a fix does the rest.
+   batches go on and the result lists what failed, so a rerun after a fix does the rest. A commit
+   refused for the token (401/403) stops the run with that error: every later batch would be refused.
 
 Runs unchanged on ``local[*]`` or any cluster (the driver needs to reach the service, the
 executors the storage). With ``spark=None`` (``shredcat backfill --local``) there is no Spark at
@@ -235,6 +236,19 @@ def backfill(
         finally:
             sc.setJobDescription(None)
 
+    _extract_and_commit(waves, extract_wave, committer)
+    result.table_created = missing and result.batches_committed > 0
+    result.seconds = time.perf_counter() - started
+    say(result.summary())
+    return result
+
+
+def _extract_and_commit(
+    waves: list[list[Sequence[str]]],
+    extract_wave: Callable[[Sequence[Sequence[str]]], list[tuple[str, dict[str, Any] | None, str | None]]],
+    committer: _Committer,
+) -> None:
+    """Each wave extracted (on one background thread) and then committed batch by batch."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shredcat-backfill") as pool:
         future: Future[Any] | None = pool.submit(extract_wave, waves[0])
         for w, wave in enumerate(waves):
@@ -246,12 +260,19 @@ def backfill(
                 future = pool.submit(extract_wave, waves[w + 1]) if w + 1 < len(waves) else None
                 committer.job_failed(wave, e)
                 continue
-            future = pool.submit(extract_wave, waves[w + 1]) if w + 1 < len(waves) else None
-            committer.commit_wave(wave, rows)
-    result.table_created = missing and result.batches_committed > 0
-    result.seconds = time.perf_counter() - started
-    say(result.summary())
-    return result
+            later = waves[w + 1] if w + 1 < len(waves) else None
+            # The next wave is extracted during these commits only once the service has answered
+            # one: a token it refuses (401/403, raised by commit_wave) refuses every batch, so
+            # nothing is extracted past the first wave for nothing.
+            future = pool.submit(extract_wave, later) if later is not None and committer.accepted else None
+            try:
+                committer.commit_wave(wave, rows)
+            except BaseException:
+                if future is not None:
+                    future.cancel()
+                raise
+            if later is not None and future is None:
+                future = pool.submit(extract_wave, later)
 
 
 def _waves(
@@ -310,6 +331,8 @@ class _Committer:
     backoff: float
     index: int = 0
     done_files: int = 0
+    #: The service answered a commit of this run other than by refusing the token.
+    accepted: bool = False
 
     def job_failed(self, wave: Sequence[Sequence[str]], e: Exception) -> None:
         for batch in wave:
@@ -327,7 +350,7 @@ class _Committer:
             offset += len(batch)
 
     def _commit(self, batch: Sequence[str], part: list[tuple[str, dict[str, Any] | None, str | None]]) -> None:
-        from service.client import ShredcatAPIError, ShredcatConnectionError
+        from service.client import Forbidden, ShredcatAPIError, ShredcatConnectionError, Unauthorized
 
         result, say, index = self.result, self.say, self.index
         label = f"{result.table}: batch {index}/{result.batches}"
@@ -345,10 +368,17 @@ class _Committer:
                 self.client, self.ns, self.name, payloads, key, create=self.create,
                 attempts=self.attempts, backoff=self.backoff, progress=say, label=label,
             )  # fmt: skip
+        except (Unauthorized, Forbidden) as e:
+            # The token may not commit (or create) here: every later batch would be refused the
+            # same way, so the run stops with this one error (the CLI's one line, exit 1).
+            e.args = (f"{label} refused, backfill stopped: {e}",)
+            raise
         except (ShredcatAPIError, ShredcatConnectionError) as e:
+            self.accepted = self.accepted or isinstance(e, ShredcatAPIError)
             result.failed.append(FailedBatch(index, tuple(batch), (), f"commit failed: {e}"))
             say(f"{label} FAILED: commit failed: {e}")
             return
+        self.accepted = True
         result.batches_committed += 1
         result.batches_replayed += int(commit.replayed)
         result.files_added += len(commit.added)

@@ -237,7 +237,8 @@ def test_text_that_is_not_unicode_is_a_4xx_never_a_500(
     for name_body in ('{"name": "\\ud800", "variant-columns": ["v"]}', '{"namespace": ["\\udcff"]}'):
         url = "/v1/namespaces/r/tables" if "name" in name_body else "/v1/namespaces"
         assert_error(c.post(url, content=name_body, headers={**raw, **ADMIN}), 422)
-    assert c.get("/v1/namespaces/r/tables/%ED%A0%80", headers=READER).status_code == 404
+    err = assert_error(c.get("/v1/namespaces/r/tables/%ED%A0%80", headers=READER), 422, "bad_input")
+    assert "not UTF-8 (%ED)" in err["message"], err
     # Client-side statistics: a string bound holding a lone surrogate is the file's 422.
     from tests.ops.support import file_payload
 
@@ -324,6 +325,24 @@ def test_a_nul_in_an_api_url_is_json_saying_it_once(app_factory: Callable[..., T
     for url in ("/v1/namespaces?x=%00", "/v1/namespaces/a%00b/tables", "/v1/namespaces/r/tables/t/files?prefix=%00"):
         err = assert_error(c.get(url, headers=READER), 422, "bad_input")
         assert err["message"] == "the request's URL holds a NUL character (%00), which no name, path or value in the catalog holds"
+
+
+def test_percent_encoded_bytes_that_are_not_utf8_are_refused_before_any_route(
+    app_factory: Callable[..., TestClient], warehouse: Path
+) -> None:
+    """They were decoded to U+FFFD: a commit creating its missing table made namespace
+    'n\ufffd' and table '\ufffd(' of names the caller never sent."""
+    c = app_factory()
+    body = {"paths": [str((warehouse / "events" / "f0.parquet").resolve())], "create-if-missing": {}}
+    for url, bad in (("/v1/namespaces/n%FF/tables/t/commits", "%FF"), ("/v1/namespaces/lake/tables/%C3%28/commits", "%C3")):
+        err = assert_error(c.post(url, json=body, headers=ADMIN), 422, "bad_input")
+        assert err["message"].startswith(f"the request's URL path holds percent-encoded bytes that are not UTF-8 ({bad})")
+    err = assert_error(c.get("/v1/namespaces?x=%E9t%E9", headers=READER), 422, "bad_input")
+    assert "URL query" in err["message"] and "(%E9)" in err["message"]
+    assert c.get("/v1/namespaces", headers=READER).json()["namespaces"] == []
+    # UTF-8 spelled with escapes, U+FFFD itself included, is a name like any other.
+    for name in ("%C3%A9t%C3%A9", "%EF%BF%BD"):
+        assert_error(c.get(f"/v1/namespaces/{name}", headers=READER), 404, "not_found")
 
 
 # --- sessions and the login throttle (units) -----------------------------------------------------

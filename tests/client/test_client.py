@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from service.client import (
     Table,
     TableAlreadyExists,
     Unauthorized,
+    UnexpectedResponse,
     Unprocessable,
     UnsupportedMediaType,
 )
@@ -329,6 +331,42 @@ def test_non_json_error_bodies() -> None:
     assert isinstance(ei.value, ShredcatAPIError)
 
 
+@pytest.mark.parametrize(
+    ("status", "body", "call"),
+    [
+        # A base URL reaching another page (the OpenAPI docs, a proxy's sign-in page) answers 200.
+        (200, {"html": "<!DOCTYPE html><html><title>Sign in</title></html>"}, "list_namespaces"),
+        (200, {"text": ""}, "health"),
+        (200, {"json": {"identifier": "events"}}, "load_table"),
+        (200, {"json": ["not", "stats"]}, "table_stats"),
+        (201, {"json": {"snapshot-id": "seven"}}, "commit_paths"),
+    ],
+)
+def test_a_success_answer_that_is_not_the_calls_raises_a_typed_error(status: int, body: dict[str, object], call: str) -> None:
+    """Was a raw JSONDecodeError, pydantic ValidationError or a list passed on as stats."""
+    args: dict[str, tuple[object, ...]] = {"list_namespaces": (), "health": (), "load_table": ("lake", "t")}
+    args |= {"table_stats": ("lake", "t"), "commit_paths": ("lake", "t", ["/a.parquet"])}
+    sent: list[str] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        sent.append(req.url.path)
+        return httpx.Response(status, **body)  # type: ignore[arg-type]  # one of html/text/json
+
+    c, _ = _mock(handler)
+    with pytest.raises(UnexpectedResponse) as ei:
+        getattr(c, call)(*args[call])
+    assert isinstance(ei.value, ShredcatAPIError) and ei.value.type == "unexpected_response" and len(sent) == 1
+    assert ei.value.status == status and ei.value.message.startswith(f"{'POST' if call == 'commit_paths' else 'GET'} {sent[0]}: the {status} answer")
+    assert ei.value.details["content-type"] == handler(httpx.Request("GET", "http://x")).headers.get("content-type", "")
+
+    async def run() -> None:
+        async with AsyncShredcatClient("http://shredcat.test", transport=httpx.MockTransport(handler)) as ac:
+            await getattr(ac, call)(*args[call])
+
+    with pytest.raises(UnexpectedResponse):
+        asyncio.run(run())
+
+
 class _LoseFirstResponse(httpx.BaseTransport):
     """Delivers every request to the app but loses the first commit's response (as a dropped
     connection would), so the client must retry a commit the server already applied."""
@@ -463,6 +501,15 @@ def test_plan_warnings_and_unknown_columns_sync_and_async(client, warehouse: Pat
 
 
 # --- base URL ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("base", ["localhost:8181", "127.0.0.1:8181", "ftp://host/", "http://[::1", "http://", "/v1"])
+def test_a_base_url_no_request_can_go_below_is_refused_at_once(base: str) -> None:
+    """Without a scheme every call was retried with backoff, then a ShredcatConnectionError
+    ("UnsupportedProtocol"); an unparsable URL raised httpx's own InvalidURL."""
+    for make in (ShredcatClient, AsyncShredcatClient):
+        with pytest.raises(ValueError, match=f"invalid base_url {re.escape(repr(base))}"):
+            make(base)
 
 
 @pytest.mark.parametrize("base", ["http://testserver/shredcat", "http://testserver/shredcat/"])

@@ -297,6 +297,21 @@ def test_an_empty_prefix_is_an_error(store: Any, app_factory: Any) -> None:
     assert "no Parquet data files" in json.dumps(err)
 
 
+def test_a_missing_bucket_is_named_by_the_cli_and_rest(store: Any, app_factory: Any, tmp_path: Path) -> None:
+    """A typo in the bucket's (container's) name: it was listed as empty ("no Parquet data files
+    in this directory"), while a file in it said "no such bucket" (on S3)."""
+    gone = f"{store.scheme}://no-such-bucket/lake/"
+    kind = "container" if store.scheme == "abfs" else "bucket"
+    done = cli(["register", "--table", "lake.nobucket", gone], tmp_path, {})
+    assert done.returncode == 1 and f"{gone}: no such {kind}" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and "no Parquet" not in done.stderr, done.stderr
+    c = app_factory(roots=[root_of(store), gone])
+    body = {"prefixes": [gone], "create-if-missing": {"variant-columns": ["v"]}}
+    err = assert_error(c.post(T + "/commits", json=body, headers=ADMIN), 422)
+    assert f"no such {kind}" in err["message"] and err["details"]["path"] == gone, err
+    assert c.get("/v1/namespaces", headers=READER).json()["namespaces"] == []
+
+
 def bad_commit(c: Any, body: dict[str, Any], needle: str) -> dict[str, Any]:
     r = c.post(T + "/commits", json=body, headers=WRITER)
     assert r.status_code == 422, r.text

@@ -117,7 +117,8 @@ def test_errors_of_the_store(azure: AzuriteServer, az_store: Any) -> None:
     with pytest.raises(ObjectNotFoundError, match="no such file"):
         az_store.read_tail(azure.uri("errors/nothing.parquet"), 10)
     assert az_store.head(azure.uri("errors/nothing.parquet")) is None
-    assert list(az_store.list("abfs://no-such-container/x/")) == []
+    with pytest.raises(ObjectNotFoundError, match="abfs://no-such-container/x/: no such container"):
+        list(az_store.list("abfs://no-such-container/x/"))
     wrong = open_store(azure.env(**azure.wrong_credentials()), StoreOptions())
     for call in (lambda: wrong.read_tail(uri, 10), lambda: list(wrong.list(azure.uri("errors/")))):
         with pytest.raises(ObjectAccessDeniedError, match=r"access denied \((AuthorizationFailure|HTTP 403)\)"):

@@ -89,7 +89,8 @@ def test_errors_of_the_store(gcs: GcsServer, gcs_store: Any) -> None:
         gcs_store.read_tail(gcs.uri("errors/nothing.parquet"), 10)
     assert gcs_store.head(gcs.uri("errors/nothing.parquet")) is None
     assert gcs_store.head(uri) is not None
-    assert list(gcs_store.list("gs://no-such-bucket/x/")) == []
+    with pytest.raises(ObjectNotFoundError, match="gs://no-such-bucket/x/: no such bucket"):
+        list(gcs_store.list("gs://no-such-bucket/x/"))
     wrong = open_store(gcs.env(**gcs.wrong_credentials()), StoreOptions())
     for call in (lambda: wrong.read_tail(uri, 10), lambda: list(wrong.list(gcs.uri("errors/")))):
         with pytest.raises(ObjectAccessDeniedError, match="access denied"):

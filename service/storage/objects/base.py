@@ -169,7 +169,8 @@ class ObjectStore(Protocol):
         ``prune`` accepts are not returned, and the S3, GCS and Azure stores jump over such a
         subtree with a listing offset (:func:`past_dir`) instead of paging through it. Each
         object the store sent counts against ``bound`` (returned or not). A prefix with nothing
-        below it lists nothing (no error). A failure part-way raises, never truncates."""
+        below it lists nothing (no error); a bucket (container) that does not exist is
+        ObjectNotFoundError. A failure part-way raises, never truncates."""
         ...
 
     def read_tail(self, uri: str, n: int) -> ObjectTail:

@@ -80,9 +80,10 @@ def _status(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def translate(uri: str, e: BaseException, what: str = "") -> ObjectStoreError:
+def translate(uri: str, e: BaseException, what: str = "", *, missing: str = "file") -> ObjectStoreError:
     """The typed error of an obstore failure. Only the status and the store's error code are
-    kept from obstore's text: it holds the request URL, which may carry a SAS signature."""
+    kept from obstore's text: it holds the request URL, which may carry a SAS signature.
+    ``missing``: what a 404 without the store's own code for it says is missing."""
     from obstore import exceptions as ox
 
     text = str(e)
@@ -94,8 +95,8 @@ def translate(uri: str, e: BaseException, what: str = "") -> ObjectStoreError:
         d["status"] = status
     said = f" ({code})" if code else f" (HTTP {status})" if status else ""
     if isinstance(e, FileNotFoundError) or status == 404:
-        missing = {"NoSuchBucket": "bucket", "ContainerNotFound": "container"}.get(code, "file")
-        return ObjectNotFoundError(f"{uri}: no such {missing}", details=d)
+        gone = {"NoSuchBucket": "bucket", "ContainerNotFound": "container"}.get(code, missing)
+        return ObjectNotFoundError(f"{uri}: no such {gone}", details=d)
     if isinstance(e, ox.PermissionDeniedError | ox.UnauthenticatedError) or status in (401, 403) or code in _DENIED:
         return ObjectAccessDeniedError(f"{uri}: access denied{said}", details=d)
     if isinstance(e, ox.PreconditionError) or status == 412:
@@ -333,8 +334,9 @@ class RemoteStore:
     @staticmethod
     def _pages(prefix: str, store: Any, key_prefix: str, offset: str | None) -> Iterator[Mapping[str, Any]]:
         """The objects of one flat listing from ``offset``, page by page as the caller consumes
-        them (obstore asks for the next page only when the previous one is used up); no such
-        bucket lists nothing."""
+        them (obstore asks for the next page only when the previous one is used up). A missing
+        bucket is ObjectNotFoundError naming it: listing it as empty made a typo in the bucket's
+        name (or an endpoint answering 404) read "no Parquet data files in this directory"."""
         import obstore
 
         stream = obstore.list(store, key_prefix or None, offset=offset, chunk_size=LIST_CHUNK)
@@ -344,10 +346,8 @@ class RemoteStore:
             except StopIteration:
                 return
             except Exception as e:
-                err = translate(prefix, e)
-                if isinstance(err, ObjectNotFoundError):
-                    return  # no such bucket: nothing below the prefix
-                raise err from None
+                # A store answers a missing prefix with an empty page: a 404 is the bucket's.
+                raise translate(prefix, e, missing="bucket") from None
             yield from chunk
 
     def read_tail(self, uri: str, n: int) -> ObjectTail:
