@@ -52,7 +52,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from service.catalog import deadlines
 from service.catalog.db import make_engine, run_transaction, translated
-from service.errors import ShredcatError, StorageUnavailableError
+from service.errors import NotFoundError, ShredcatError, StorageUnavailableError
 
 if TYPE_CHECKING:
     from service.settings import Settings
@@ -343,7 +343,7 @@ class ReadRouter:
                     if not self._primary_holds(min_snapshot_id):
                         break  # a snapshot not committed (a made-up id): no standby will replay it
                 time.sleep(WAIT_POLL_S)
-        result = run_transaction(self.primary, fn, write=False)
+        result = run_transaction(self.primary, fn if min_snapshot_id is None else _committed(fn, min_snapshot_id), write=False)
         self._answered(None)
         return result
 
@@ -378,6 +378,23 @@ def _after(fn: Callable[[Connection], T], min_snapshot_id: int) -> Callable[[Con
     def checked(conn: Connection) -> T:
         if conn.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one() < min_snapshot_id:
             raise _NotReplayed
+        return fn(conn)
+
+    return checked
+
+
+def _committed(fn: Callable[[Connection], T], min_snapshot_id: int) -> Callable[[Connection], T]:
+    """``fn`` on the primary, after checking that it holds ``min_snapshot_id``: the primary has every
+    committed snapshot, so a newer id was never committed (a made-up or another catalog's id), and
+    answering at an older snapshot would pass for reading one's writes."""
+
+    def checked(conn: Connection) -> T:
+        newest = conn.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one()
+        if newest < min_snapshot_id:
+            raise NotFoundError(
+                f"snapshot {min_snapshot_id} does not exist (the newest is {newest})",
+                details={"snapshot": min_snapshot_id, "newest_snapshot": newest},
+            )
         return fn(conn)
 
     return checked

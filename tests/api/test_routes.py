@@ -295,6 +295,22 @@ def test_list_files_pagination_and_prefix(client, table: str, warehouse: Path) -
     assert len(old["files"]) == 3
 
 
+def test_a_min_snapshot_id_never_committed_is_not_found(client, table: str, warehouse: Path) -> None:
+    """Read-your-writes names a snapshot the caller committed: one newer than the catalog's newest
+    was never committed, and answering at an older snapshot would pass for the caller's writes."""
+    r = client.post(table + "/commits", json={"paths": _paths(warehouse, 0)}, headers=WRITER)
+    snap = r.json()["snapshot-id"]
+    ok = client.get(table + "/files", params={"min-snapshot-id": snap}, headers=READER)
+    assert ok.status_code == 200 and len(ok.json()["files"]) == 1, ok.text
+    for route, params in (("/files", {}), ("", {}), ("/plan", None)):
+        if params is None:
+            r = client.post(table + route, json={"sql": "true", "min-snapshot-id": snap + 1}, headers=READER)
+        else:
+            r = client.get(table + route, params={"min-snapshot-id": snap + 1}, headers=READER)
+        err = assert_error(r, 404, "not_found")
+        assert err["message"] == f"snapshot {snap + 1} does not exist (the newest is {snap})", err
+
+
 def test_a_listings_page_token_is_refused_by_another_table_or_prefix(client, table: str, warehouse: Path) -> None:
     """Reused on another table, a file or snapshot token listed that table's rows after the other
     table's key, silently (an empty page, or files skipped); the plan's tokens were already bound."""

@@ -43,7 +43,9 @@ def behind(repl: ReplicatedCatalog, tmp_path: Path) -> Iterator[tuple[list[str],
         primary.dispose()
 
 
-def _shredcat(repl: ReplicatedCatalog, *args: str, standbys: bool = True) -> subprocess.CompletedProcess[str]:
+def _shredcat(
+    repl: ReplicatedCatalog, *args: str, standbys: bool = True, status: int = 0
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SHREDCAT_")}
     env.update(SHREDCAT_DATABASE_URL=repl.primary_url, SHREDCAT_READ_MAX_LAG_S="3600", SHREDCAT_READ_WAIT_S="0.2")
     if standbys:
@@ -51,7 +53,7 @@ def _shredcat(repl: ReplicatedCatalog, *args: str, standbys: bool = True) -> sub
     done = subprocess.run(
         [sys.executable, "-m", "service.cli", *args], env=env, capture_output=True, text=True, timeout=120
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == status, done.stderr
     return done
 
 
@@ -84,10 +86,12 @@ def test_prune_reads_the_standby_unless_told_a_newer_snapshot(
     assert json.loads(_shredcat(repl, *duck, "--min-snapshot-id", str(second)).stdout)["candidates"] == events
 
 
-def test_a_min_snapshot_id_past_the_newest_is_read_from_the_primary(
+def test_a_min_snapshot_id_past_the_newest_is_refused_by_the_primary(
     repl: ReplicatedCatalog, behind: tuple[list[str], int]
 ) -> None:
-    """A snapshot past the primary's newest is not waited for forever: the primary answers."""
-    events, second = behind
-    out = _shredcat(repl, "files", "--table", "lake.events", "--min-snapshot-id", str(second + 100))
-    assert out.stdout.split() == events
+    """A snapshot past the primary's newest is not waited for forever, nor answered at an older
+    snapshot as if it were the caller's: it was never committed (exit 2, one line)."""
+    _, second = behind
+    out = _shredcat(repl, "files", "--table", "lake.events", "--min-snapshot-id", str(second + 100), status=2)
+    assert out.stdout == ""
+    assert out.stderr == f"shredcat files: snapshot {second + 100} does not exist (the newest is {second})\n"
