@@ -11,10 +11,17 @@ import os
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.support.standby import Pair, StandbyUnavailable, start_pair
+
+if TYPE_CHECKING:
+    from service.catalog import Catalog
+
+#: A predicate every file of the tests' event lake may match (its ids are >= 0).
+ALL = "variant_get(v, '$.id', 'bigint') >= 0"
 
 
 def _start_or_fail() -> Pair:
@@ -80,3 +87,26 @@ def repl(pg_pair: Pair) -> Iterator[ReplicatedCatalog]:
         yield rc
     finally:
         pg_pair.primary.execute(f'DROP DATABASE IF EXISTS "{rc.database}" WITH (FORCE)')
+
+
+def standby_catalog(rc: ReplicatedCatalog, **router: Any) -> Catalog:
+    """A catalog on ``rc``'s primary that reads from its standby (``router``: the
+    :class:`~service.catalog.replicas.ReadRouter`'s settings); :func:`close_catalog` ends it."""
+    from service.catalog import Catalog
+    from service.catalog.db import make_engine
+    from service.catalog.replicas import ReadRouter
+
+    primary = make_engine(rc.primary_url)
+    return Catalog(primary, reads=ReadRouter(primary, [make_engine(rc.standby_url)], **router))
+
+
+def close_catalog(cat: Catalog) -> None:
+    cat.reads.dispose()
+    cat.engine.dispose()
+
+
+def plan_all(cat: Catalog, **kw: Any) -> list[str]:
+    """The candidates of :data:`ALL` on ``lake.events`` (``kw``: :meth:`Catalog.plan`'s options)."""
+    from service.pruning.parse_sql import parse_sql
+
+    return [c.path for c in cat.plan("lake", "events", lambda s: parse_sql(ALL, schema=s), **kw).candidates]

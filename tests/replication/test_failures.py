@@ -14,10 +14,14 @@ import pytest
 
 from service.catalog import Catalog
 from service.catalog import repository as repo
-from service.catalog.db import make_engine
-from service.catalog.replicas import ReadRouter
-from service.pruning.parse_sql import parse_sql
-from tests.replication.conftest import ReplicatedCatalog, replicated_catalog
+from tests.replication.conftest import (
+    ALL,
+    ReplicatedCatalog,
+    close_catalog,
+    plan_all,
+    replicated_catalog,
+    standby_catalog,
+)
 from tests.support.events import write_event_files
 from tests.support.standby import Pair
 
@@ -25,26 +29,11 @@ warnings.filterwarnings("ignore", message=".*httpx2.*")
 
 pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
 
-ALL = "variant_get(v, '$.id', 'bigint') >= 0"
 
 
 @pytest.fixture(scope="module")
 def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return write_event_files(tmp_path_factory.mktemp("fail-lake") / "warehouse" / "events")
-
-
-def _catalog(rc: ReplicatedCatalog, **kw: Any) -> Catalog:
-    primary = make_engine(rc.primary_url)
-    return Catalog(primary, reads=ReadRouter(primary, [make_engine(rc.standby_url)], **kw))
-
-
-def _close(cat: Catalog) -> None:
-    cat.reads.dispose()
-    cat.engine.dispose()
-
-
-def _plan(cat: Catalog) -> list[str]:
-    return [c.path for c in cat.plan("lake", "events", lambda s: parse_sql(ALL, schema=s)).candidates]
 
 
 def _wait_state(cat: Catalog, state: str, timeout: float = 30.0) -> None:
@@ -61,11 +50,11 @@ def test_a_standby_stopped_mid_request_is_skipped_and_the_read_answered_by_the_p
     own_pair: Pair, events: list[str]
 ) -> None:
     rc = replicated_catalog(own_pair)
-    cat = _catalog(rc, check_interval_s=0.2)
+    cat = standby_catalog(rc, check_interval_s=0.2)
     try:
         cat.register("lake", "events", events)
         own_pair.wait_replayed()
-        assert _plan(cat) == events and cat.reads.standbys[0].reads == 1
+        assert plan_all(cat) == events and cat.reads.standbys[0].reads == 1
         answered_on: list[str] = []
 
         def slow_read(conn: Any) -> int:
@@ -81,7 +70,7 @@ def test_a_standby_stopped_mid_request_is_skipped_and_the_read_answered_by_the_p
         assert cat.reads.standbys[0].state == "down"
         # Later reads go straight to the primary while the standby is down...
         before = cat.reads.primary_reads
-        assert _plan(cat) == events
+        assert plan_all(cat) == events
         assert cat.reads.primary_reads == before + 1
         assert cat.reads.status()[0].lag_s is None  # unknown, not 0
         # ...and to the standby again once it is back and has caught up.
@@ -90,31 +79,31 @@ def test_a_standby_stopped_mid_request_is_skipped_and_the_read_answered_by_the_p
         time.sleep(0.25)
         _wait_state(cat, "ok")
         standby_reads = cat.reads.standbys[0].reads
-        assert _plan(cat) == events
+        assert plan_all(cat) == events
         assert cat.reads.standbys[0].reads == standby_reads + 1
     finally:
-        _close(cat)
+        close_catalog(cat)
 
 
 def test_a_promoted_standby_is_never_read_again(own_pair: Pair, events: list[str]) -> None:
     rc = replicated_catalog(own_pair)
-    cat = _catalog(rc, check_interval_s=0.1)
+    cat = standby_catalog(rc, check_interval_s=0.1)
     try:
         cat.register("lake", "events", events[:2])
         own_pair.wait_replayed()
-        assert _plan(cat) == events[:2] and cat.reads.standbys[0].reads == 1
+        assert plan_all(cat) == events[:2] and cat.reads.standbys[0].reads == 1
         own_pair.standby.promote()
         # The primary moves on; the promoted server's own timeline no longer follows it.
         cat.register("lake", "events", events[2:])
         time.sleep(0.15)
-        assert _plan(cat) == events
+        assert plan_all(cat) == events
         assert cat.reads.standbys[0].state == "promoted"
         assert cat.reads.standbys[0].reads == 1
         for _ in range(3):
-            assert _plan(cat) == events
+            assert plan_all(cat) == events
         assert cat.reads.standbys[0].reads == 1
     finally:
-        _close(cat)
+        close_catalog(cat)
 
 
 def test_a_promoted_standby_is_never_read_again_when_a_monitor_measures(own_pair: Pair, events: list[str]) -> None:
@@ -122,13 +111,13 @@ def test_a_promoted_standby_is_never_read_again_when_a_monitor_measures(own_pair
     read one check interval after the promotion trusts only a measure begun after it, so the
     promoted server does not answer it whether or not the monitor has measured since."""
     rc = replicated_catalog(own_pair)
-    cat = _catalog(rc, check_interval_s=0.1)
+    cat = standby_catalog(rc, check_interval_s=0.1)
     cat.reads.start_monitor()
     try:
         cat.register("lake", "events", events[:2])
         own_pair.wait_replayed()
         for _ in range(100):  # until the standby answers one (a measure fresh at the read's start)
-            assert _plan(cat) == events[:2]
+            assert plan_all(cat) == events[:2]
             if cat.reads.standbys[0].reads:
                 break
             time.sleep(0.02)
@@ -136,25 +125,25 @@ def test_a_promoted_standby_is_never_read_again_when_a_monitor_measures(own_pair
         own_pair.standby.promote()
         cat.register("lake", "events", events[2:])
         time.sleep(0.15)
-        assert _plan(cat) == events
+        assert plan_all(cat) == events
         assert cat.reads.standbys[0].reads == 1
         _wait_state(cat, "promoted")
         for _ in range(3):
-            assert _plan(cat) == events
+            assert plan_all(cat) == events
         assert cat.reads.standbys[0].reads == 1
     finally:
-        _close(cat)
+        close_catalog(cat)
 
 
 def test_a_standby_lagging_past_the_setting_is_skipped_until_it_catches_up(
     repl: ReplicatedCatalog, events: list[str]
 ) -> None:
     pair = repl.pair
-    cat = _catalog(repl, max_lag_s=0.5, check_interval_s=0.1)
+    cat = standby_catalog(repl, max_lag_s=0.5, check_interval_s=0.1)
     try:
         cat.register("lake", "events", events[:2])
         pair.wait_replayed()
-        assert _plan(cat) == events[:2]
+        assert plan_all(cat) == events[:2]
         pair.standby.execute("SELECT pg_wal_replay_pause()")
         try:
             cat.register("lake", "events", events[2:])
@@ -163,17 +152,17 @@ def test_a_standby_lagging_past_the_setting_is_skipped_until_it_catches_up(
             assert cat.reads.standbys[0].lag_s > 0.5
             assert cat.reads.standbys[0].lag_bytes > 0
             before = cat.reads.primary_reads
-            assert _plan(cat) == events  # the primary's answer, not the standby's stale one
+            assert plan_all(cat) == events  # the primary's answer, not the standby's stale one
             assert cat.reads.primary_reads == before + 1
         finally:
             pair.standby.execute("SELECT pg_wal_replay_resume()")
         pair.wait_replayed()
         _wait_state(cat, "ok")
         standby_reads = cat.reads.standbys[0].reads
-        assert _plan(cat) == events
+        assert plan_all(cat) == events
         assert cat.reads.standbys[0].reads == standby_reads + 1
     finally:
-        _close(cat)
+        close_catalog(cat)
 
 
 def test_the_server_keeps_answering_while_its_standby_stops_and_comes_back(
@@ -234,7 +223,7 @@ def test_an_error_of_the_standbys_database_sends_the_read_elsewhere_but_a_reques
     of the request itself (no such table) is answered as it is, from the standby."""
     from service.errors import NotFoundError
 
-    cat = _catalog(repl, check_interval_s=60)
+    cat = standby_catalog(repl, check_interval_s=60)
     try:
         assert cat.reads.read(lambda conn: conn.exec_driver_sql("SELECT txid_current() > 0").scalar()) is True
         assert cat.reads.standbys[0].state == "down" and cat.reads.primary_reads == 1
@@ -244,4 +233,4 @@ def test_an_error_of_the_standbys_database_sends_the_read_elsewhere_but_a_reques
             cat.list_files("lake", "nope")  # raised inside the read transaction
         assert cat.reads.standbys[0].state == "ok" and cat.reads.primary_reads == 1
     finally:
-        _close(cat)
+        close_catalog(cat)

@@ -16,10 +16,7 @@ from sqlalchemy.engine import Connection
 
 from service.catalog import Catalog
 from service.catalog import repository as repo
-from service.catalog.db import make_engine
-from service.catalog.replicas import ReadRouter
-from service.pruning.parse_sql import parse_sql
-from tests.replication.conftest import ReplicatedCatalog
+from tests.replication.conftest import ALL, ReplicatedCatalog, close_catalog, plan_all, standby_catalog
 from tests.support.events import write_event_files
 from tests.support.guard import returns
 
@@ -27,7 +24,6 @@ warnings.filterwarnings("ignore", message=".*httpx2.*")
 
 pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
 
-ALL = "variant_get(v, '$.id', 'bigint') >= 0"
 #: The standbys' read timeout here (the client gives up GRACE_S = 1 s later on a frozen one).
 TIMEOUT_S = 0.5
 
@@ -35,20 +31,6 @@ TIMEOUT_S = 0.5
 @pytest.fixture(scope="module")
 def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return write_event_files(tmp_path_factory.mktemp("frozen-lake") / "warehouse" / "events")
-
-
-def _catalog(rc: ReplicatedCatalog, **kw: Any) -> Catalog:
-    primary = make_engine(rc.primary_url)
-    return Catalog(primary, reads=ReadRouter(primary, [make_engine(rc.standby_url)], read_timeout_s=TIMEOUT_S, **kw))
-
-
-def _close(cat: Catalog) -> None:
-    cat.reads.dispose()
-    cat.engine.dispose()
-
-
-def _plan(cat: Catalog) -> list[str]:
-    return [c.path for c in cat.plan("lake", "events", lambda s: parse_sql(ALL, schema=s)).candidates]
 
 
 def _until(cond: Any, what: str, timeout: float = 30.0) -> None:
@@ -62,12 +44,12 @@ def test_a_read_under_way_on_a_standby_that_freezes_is_answered_by_the_primary(
     repl: ReplicatedCatalog, events: list[str]
 ) -> None:
     standby = repl.pair.standby
-    cat = _catalog(repl, check_interval_s=60)  # measured once: only the read meets the freeze
+    cat = standby_catalog(repl, read_timeout_s=TIMEOUT_S, check_interval_s=60)  # measured once: only the read meets the freeze
     freeze = ExitStack()
     try:
         cat.register("lake", "events", events)
         repl.pair.wait_replayed()
-        assert _plan(cat) == events and cat.reads.standbys[0].reads == 1
+        assert plan_all(cat) == events and cat.reads.standbys[0].reads == 1
         answered_on: list[int | None] = []
 
         def read(conn: Connection) -> int:
@@ -81,22 +63,22 @@ def test_a_read_under_way_on_a_standby_that_freezes_is_answered_by_the_primary(
         assert cat.reads.status(measure=False)[0].state == "down"
         # While it stays frozen, later reads skip it (no wait).
         before = cat.reads.primary_reads
-        assert returns(lambda: _plan(cat)) == events
+        assert returns(lambda: plan_all(cat)) == events
         assert cat.reads.primary_reads == before + 1
         freeze.close()
         _until(lambda: (cat.reads.check(force=True), cat.reads.standbys[0].state)[1] == "ok", "measured ok again")
         standby_reads = cat.reads.standbys[0].reads
-        assert _plan(cat) == events and cat.reads.standbys[0].reads == standby_reads + 1
+        assert plan_all(cat) == events and cat.reads.standbys[0].reads == standby_reads + 1
     finally:
         freeze.close()
-        _close(cat)
+        close_catalog(cat)
 
 
 def test_the_monitor_marks_a_frozen_standby_down_and_measures_it_back_once_it_answers(
     repl: ReplicatedCatalog, events: list[str]
 ) -> None:
     standby = repl.pair.standby
-    cat = _catalog(repl, check_interval_s=0.2)
+    cat = standby_catalog(repl, read_timeout_s=TIMEOUT_S, check_interval_s=0.2)
     cat.reads.start_monitor()
     try:
         cat.register("lake", "events", events[:2])
@@ -105,16 +87,16 @@ def test_the_monitor_marks_a_frozen_standby_down_and_measures_it_back_once_it_an
         with standby.frozen():
             # The monitor's measure on the frozen standby times out: down, not the last "ok".
             _until(lambda: cat.reads.status(measure=False)[0].state == "down", "marked down by the monitor")
-            assert returns(lambda: _plan(cat)) == events[:2]
+            assert returns(lambda: plan_all(cat)) == events[:2]
             thawed_after = time.monotonic()
         assert all(t.is_alive() for t in cat.reads._monitors)
         _until(
             lambda: cat.reads.standbys[0].state == "ok" and cat.reads.standbys[0].checked_at > thawed_after,
             "measured ok again after the standby continued",
         )
-        _until(lambda: _plan(cat) == events[:2] and cat.reads.standbys[0].reads > 0, "read from the standby again")
+        _until(lambda: plan_all(cat) == events[:2] and cat.reads.standbys[0].reads > 0, "read from the standby again")
     finally:
-        _close(cat)
+        close_catalog(cat)
 
 
 def test_an_http_plan_on_a_frozen_standby_is_answered_and_metrics_show_it_down(

@@ -11,7 +11,7 @@ from service.catalog import Catalog
 from service.catalog.db import make_engine
 from service.catalog.replicas import ReadRouter
 from service.pruning.parse_sql import parse_sql
-from tests.replication.conftest import ReplicatedCatalog
+from tests.replication.conftest import ReplicatedCatalog, close_catalog, standby_catalog
 from tests.support.events import write_event_files
 
 warnings.filterwarnings("ignore", message=".*httpx2.*")
@@ -24,16 +24,6 @@ PLAN_SQL = "variant_get(v, '$.id', 'bigint') < 150"
 @pytest.fixture(scope="module")
 def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return write_event_files(tmp_path_factory.mktemp("repl-lake") / "warehouse" / "events")
-
-
-def _catalog(repl: ReplicatedCatalog, **kw: float) -> Catalog:
-    primary = make_engine(repl.primary_url)
-    return Catalog(primary, reads=ReadRouter(primary, [make_engine(repl.standby_url)], **kw))
-
-
-def _close(cat: Catalog) -> None:
-    cat.reads.dispose()
-    cat.engine.dispose()
 
 
 def _statements(server: object, database: str, like: str) -> int:
@@ -51,7 +41,7 @@ def test_plans_and_listings_run_on_the_standby_and_writes_on_the_primary(
 ) -> None:
     pair = repl.pair
     pair.primary.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements", repl.database)
-    cat = _catalog(repl, max_lag_s=60)
+    cat = standby_catalog(repl, max_lag_s=60)
     try:
         result = cat.register("lake", "events", events[:3])
         pair.wait_replayed()
@@ -74,17 +64,17 @@ def test_plans_and_listings_run_on_the_standby_and_writes_on_the_primary(
         rows = pair.primary.execute("SELECT max(snapshot_id) FROM ducklake_snapshot", repl.database)
         assert rows == [(later.snapshot_id,)]
     finally:
-        _close(cat)
+        close_catalog(cat)
 
 
 def test_the_router_reports_lag_and_state(repl: ReplicatedCatalog) -> None:
-    cat = _catalog(repl)
+    cat = standby_catalog(repl)
     try:
         [s] = cat.reads.status()
         assert s.state == "ok" and s.lag_s is not None and s.lag_s <= 5
         assert s.name == f"127.0.0.1:{repl.pair.standby.port}/{repl.database}"
     finally:
-        _close(cat)
+        close_catalog(cat)
 
 
 def test_the_whole_read_api_runs_on_a_standby_alone(
@@ -157,4 +147,4 @@ def test_reads_take_the_standbys_in_turn(repl: ReplicatedCatalog, events: list[s
         assert a.name != b.name and (a.reads, b.reads) == (3, 3)
         assert cat.reads.primary_reads == 0
     finally:
-        _close(cat)
+        close_catalog(cat)

@@ -13,12 +13,9 @@ from typing import Any
 
 import pytest
 
-from service.catalog import Catalog
-from service.catalog.db import make_engine
-from service.catalog.replicas import ReadRouter
 from service.errors import NotFoundError
 from service.pruning.parse_sql import parse_sql
-from tests.replication.conftest import ReplicatedCatalog
+from tests.replication.conftest import ALL, ReplicatedCatalog, plan_all, standby_catalog
 from tests.support.events import write_event_files
 from tests.support.standby import Pair
 
@@ -26,7 +23,6 @@ warnings.filterwarnings("ignore", message=".*httpx2.*")
 
 pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
 
-ALL = "variant_get(v, '$.id', 'bigint') >= 0"
 
 
 @pytest.fixture(scope="module")
@@ -49,29 +45,20 @@ def paused(repl: ReplicatedCatalog) -> Iterator[Pair]:
     resume(repl.pair)
 
 
-def _catalog(repl: ReplicatedCatalog, **kw: Any) -> Catalog:
-    primary = make_engine(repl.primary_url)
-    return Catalog(primary, reads=ReadRouter(primary, [make_engine(repl.standby_url)], **kw))
-
-
-def _plan(cat: Catalog, **kw: Any) -> list[str]:
-    return [c.path for c in cat.plan("lake", "events", lambda s: parse_sql(ALL, schema=s), **kw).candidates]
-
-
 def test_a_standby_behind_the_snapshot_is_passed_over_for_the_primary(
     repl: ReplicatedCatalog, paused: Pair, events: list[str]
 ) -> None:
-    cat = _catalog(repl, max_lag_s=60, wait_s=0.3)
+    cat = standby_catalog(repl, max_lag_s=60, wait_s=0.3)
     try:
         first = cat.register("lake", "events", events[:2])
         paused.wait_replayed()
         pause(paused)
         second = cat.register("lake", "events", events[2:])
         # Without min-snapshot-id a (fit) standby answers: its snapshot is the first commit's.
-        assert _plan(cat) == events[:2]
+        assert plan_all(cat) == events[:2]
         assert cat.reads.primary_reads == 0
         # With it, the standby cannot answer, the wait runs out, and the primary answers.
-        assert _plan(cat, min_snapshot_id=second.snapshot_id) == events
+        assert plan_all(cat, min_snapshot_id=second.snapshot_id) == events
         assert cat.reads.primary_reads == 1
         files = cat.list_files("lake", "events", min_snapshot_id=second.snapshot_id)
         assert len(files) == 5 and cat.reads.primary_reads == 2
@@ -86,14 +73,14 @@ def test_a_standby_behind_the_snapshot_is_passed_over_for_the_primary(
 def test_a_read_waits_for_the_standby_to_replay_its_snapshot(
     repl: ReplicatedCatalog, paused: Pair, events: list[str]
 ) -> None:
-    cat = _catalog(repl, max_lag_s=60, wait_s=30)
+    cat = standby_catalog(repl, max_lag_s=60, wait_s=30)
     try:
         cat.register("lake", "events", events[:2])
         paused.wait_replayed()
         pause(paused)
         second = cat.register("lake", "events", events[2:])
         threading.Timer(0.5, resume, args=(paused,)).start()
-        assert _plan(cat, min_snapshot_id=second.snapshot_id) == events
+        assert plan_all(cat, min_snapshot_id=second.snapshot_id) == events
         assert cat.reads.primary_reads == 0
         assert cat.reads.standbys[0].reads == 1
     finally:
@@ -106,7 +93,7 @@ def test_a_page_token_pins_the_later_pages_to_a_standby_holding_its_snapshot(
 ) -> None:
     """A later page is read at the first page's snapshot: a standby that has not replayed it (here
     the first page came from the primary) is passed over instead of answering 'no such snapshot'."""
-    cat = _catalog(repl, max_lag_s=60, wait_s=0.2)
+    cat = standby_catalog(repl, max_lag_s=60, wait_s=0.2)
     try:
         cat.register("lake", "events", events[:2])
         paused.wait_replayed()
@@ -189,7 +176,7 @@ def test_a_signed_out_session_is_refused_while_the_standby_is_behind(repl: Repli
     accept the session for as long as it lags (issue 32's sign-out, served with issue 37's reads)."""
     from datetime import UTC, datetime, timedelta
 
-    cat = _catalog(repl, max_lag_s=60, wait_s=0.3)
+    cat = standby_catalog(repl, max_lag_s=60, wait_s=0.3)
     try:
         paused.wait_replayed()
         pause(paused)
@@ -236,7 +223,7 @@ def test_a_snapshot_the_primary_never_committed_is_not_waited_for(repl: Replicat
     """A made-up min-snapshot-id (beyond the primary's newest) goes to the primary at once instead
     of polling the standbys for the whole wait (any reader could hold a worker thread that way),
     and is refused there: answered at an older snapshot, it would pass for the caller's writes."""
-    cat = _catalog(repl, max_lag_s=60, wait_s=30)
+    cat = standby_catalog(repl, max_lag_s=60, wait_s=30)
     try:
         cat.register("lake", "events", events[:1])
         repl.pair.wait_replayed()
@@ -259,7 +246,7 @@ def test_a_snapshot_the_primary_never_committed_is_not_waited_for(repl: Replicat
 def test_stats_and_snapshots_read_a_callers_own_commit(repl: ReplicatedCatalog, paused: Pair, events: list[str]) -> None:
     """Global stats, a file's stats and the snapshot list take min-snapshot-id too: after a commit
     the standby has not replayed, they answer from the primary instead of going back."""
-    cat = _catalog(repl, max_lag_s=60, wait_s=0.3)
+    cat = standby_catalog(repl, max_lag_s=60, wait_s=0.3)
     try:
         cat.register("lake", "events", events[:1])
         paused.wait_replayed()
