@@ -318,7 +318,7 @@ class ReadRouter:
         if not primary and self.standbys:
             if not self.monitored:
                 self.check()
-            fn_checked = fn if min_snapshot_id is None else _after(fn, min_snapshot_id)
+            fn_checked = fn if min_snapshot_id is None else _holding(fn, min_snapshot_id, _not_replayed)
             deadline = time.monotonic() + (self.wait_s if min_snapshot_id is not None else 0.0)
             asked = False
             while True:
@@ -343,7 +343,8 @@ class ReadRouter:
                     if not self._primary_holds(min_snapshot_id):
                         break  # a snapshot not committed (a made-up id): no standby will replay it
                 time.sleep(WAIT_POLL_S)
-        result = run_transaction(self.primary, fn if min_snapshot_id is None else _committed(fn, min_snapshot_id), write=False)
+        on_primary = fn if min_snapshot_id is None else _holding(fn, min_snapshot_id, _never_committed)
+        result = run_transaction(self.primary, on_primary, write=False)
         self._answered(None)
         return result
 
@@ -374,27 +375,31 @@ def _database_error(e: ShredcatError) -> bool:
     return isinstance(e, StorageUnavailableError) or isinstance(e.__cause__, SQLAlchemyError)
 
 
-def _after(fn: Callable[[Connection], T], min_snapshot_id: int) -> Callable[[Connection], T]:
-    def checked(conn: Connection) -> T:
-        if conn.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one() < min_snapshot_id:
-            raise _NotReplayed
-        return fn(conn)
-
-    return checked
-
-
-def _committed(fn: Callable[[Connection], T], min_snapshot_id: int) -> Callable[[Connection], T]:
-    """``fn`` on the primary, after checking that it holds ``min_snapshot_id``: the primary has every
-    committed snapshot, so a newer id was never committed (a made-up or another catalog's id), and
-    answering at an older snapshot would pass for reading one's writes."""
+def _holding(
+    fn: Callable[[Connection], T], min_snapshot_id: int, missing: Callable[[int, int], Exception]
+) -> Callable[[Connection], T]:
+    """``fn``, run once the database is seen to hold ``min_snapshot_id``; else the error
+    ``missing(min_snapshot_id, newest)`` is raised instead, before ``fn`` reads anything."""
 
     def checked(conn: Connection) -> T:
         newest = conn.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one()
         if newest < min_snapshot_id:
-            raise NotFoundError(
-                f"snapshot {min_snapshot_id} does not exist (the newest is {newest})",
-                details={"snapshot": min_snapshot_id, "newest_snapshot": newest},
-            )
+            raise missing(min_snapshot_id, newest)
         return fn(conn)
 
     return checked
+
+
+def _not_replayed(min_snapshot_id: int, newest: int) -> Exception:
+    """On a standby: not replayed yet (the read goes to another, waits, or goes to the primary)."""
+    return _NotReplayed()
+
+
+def _never_committed(min_snapshot_id: int, newest: int) -> Exception:
+    """On the primary, which has every committed snapshot: a newer id was never committed (a
+    made-up or another catalog's id), and answering at an older snapshot would pass for reading
+    one's writes."""
+    return NotFoundError(
+        f"snapshot {min_snapshot_id} does not exist (the newest is {newest})",
+        details={"snapshot": min_snapshot_id, "newest_snapshot": newest},
+    )
