@@ -13,6 +13,8 @@ metric, and the last-resort 500.
   limit), slower than the route's time is 408; both close the connection, as does any request
   whose body the route does not take (the app sees an empty body: the rest is never read).
 * Any exception escaping the app becomes a logged 500 with the error model, never a traceback.
+* ``HEAD`` is answered as ``GET`` is, without the body (same status and headers, as HTTP asks):
+  every GET route takes it, one rule here instead of a second route per path.
 * The latency metric's labels are bounded: methods outside :data:`METHODS` are counted as
   ``other`` and requests no route matches as route ``unmatched``.
 """
@@ -88,11 +90,13 @@ async def _empty() -> Message:
 
 class _Exchange:
     """One request's answer side: its status for the metric, whether the response started, the
-    request id and ``Connection: close`` added to the response's headers."""
+    request id and ``Connection: close`` added to the response's headers; ``head``: the body is
+    not sent (its headers, Content-Length included, are)."""
 
-    def __init__(self, send: Send, rid: str) -> None:
+    def __init__(self, send: Send, rid: str, *, head: bool = False) -> None:
         self._send = send
         self.rid = rid
+        self.head = head
         self.status = 500
         self.started = False
         self.close = False
@@ -105,6 +109,8 @@ class _Exchange:
             if self.close:
                 hs += _CLOSE
             message = {**message, "headers": hs}
+        elif self.head and message["type"] == "http.response.body":
+            message = {**message, "body": b""}
         await self._send(message)
 
     async def answer(
@@ -153,7 +159,11 @@ class RequestContextMiddleware:
         rid = _clean_request_id(headers.get("x-request-id"))
         scope.setdefault("state", {})["request_id"] = rid
         started = time.perf_counter()
-        ex = _Exchange(send, rid)
+        method = scope.get("method", "")
+        if method == "HEAD":
+            # A copy: the server's scope keeps HEAD (it then expects no body after Content-Length).
+            scope = {**scope, "method": "GET"}
+        ex = _Exchange(send, rid, head=method == "HEAD")
         bounds = Bounds(None, 0, 0.0)
         try:
             bounds = self.policy.decide(scope, headers)
@@ -170,7 +180,6 @@ class RequestContextMiddleware:
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
-            method = scope.get("method", "")
             self.metrics.request_latency.labels(
                 method=method if method in METHODS else "other", route=template, status=str(ex.status)
             ).observe(time.perf_counter() - started)

@@ -36,10 +36,6 @@ def test_health_and_liveness(client) -> None:
     body = r.json()
     assert body["status"] == "ok" and body["backend"] == "sqlite" and body["schema-revision"]
     assert client.get("/health/live").json()["status"] == "ok"
-    # Probes that send HEAD (load balancers) get the same status, no body.
-    for url in ("/health", "/health/live"):
-        r = client.head(url)
-        assert r.status_code == 200 and r.content == b"", url
 
 
 def test_health_reports_unmigrated_database(app_factory, tmp_path: Path) -> None:
@@ -88,6 +84,41 @@ def test_metrics_registries_are_per_app(app_factory) -> None:
     a.get("/health/live")
     assert '/health/live' in a.get("/metrics", headers=READER).text
     assert '/health/live' not in b.get("/metrics", headers=READER).text
+
+
+def _get_urls(client, path: str) -> list[str]:
+    """A URL of every GET route of the API (the dashboard's pages by their entry)."""
+    urls = []
+    for template, item in client.app.openapi()["paths"].items():
+        if "get" in item and not template.startswith("/admin"):
+            query = "?path=" + path if template.endswith("/files/stats") else ""
+            urls.append(template.format(namespace="lake", table="events") + query)
+    return [*urls, "/admin", "/admin/", "/admin/tables/lake/events", "/admin/static/dashboard.css"]
+
+
+def test_head_is_answered_as_get_without_a_body(client, table: str, warehouse: Path) -> None:
+    path = _paths(warehouse, 0)[0]
+    assert client.post(T + "/commits", json={"paths": [path]}, headers=WRITER).status_code == 200
+    urls = _get_urls(client, path)
+    assert len(urls) >= 14 and {"/metrics", "/health", T + "/files/stats?path=" + path} <= set(urls)
+    for url in [*urls, "/v1/namespaces/nope", "/no/such/route", T + "/plan"]:
+        for headers in (READER, {}):  # 200s and the 401s, 404s, 405s of the same URLs
+            got, head = client.get(url, headers=headers), client.head(url, headers=headers)
+            assert head.status_code == got.status_code, (url, head.status_code, got.status_code)
+            assert head.content == b"", url
+            differ = {"x-request-id", "date", "set-cookie", "content-length"}
+            assert {k: v for k, v in head.headers.items() if k not in differ} == {
+                k: v for k, v in got.headers.items() if k not in differ
+            }, url
+            if url != "/metrics":  # whose text counts this very request
+                assert head.headers["content-length"] == got.headers["content-length"], url
+    assert client.head("/health").status_code == 200
+    text = client.get("/metrics", headers=READER).text
+    assert 'method="HEAD",route="/v1/namespaces/{namespace}/tables/{table}/files/stats",status="200"' in text
+    # What a wrong method is told: a GET route takes HEAD too.
+    r = client.put(T + "/files", headers=WRITER)
+    assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"
+    assert client.put(T + "/plan", headers=WRITER).headers["allow"] == "POST"
 
 
 def test_unknown_route_and_method_use_the_error_model(client) -> None:
