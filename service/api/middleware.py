@@ -55,11 +55,18 @@ def _clean_request_id(raw: str | None) -> str:
 def _bad_url(scope: Scope) -> BadInputError | None:
     """Why the request's URL names nothing the catalog holds, refused before any route: a NUL
     (the catalog stores no such text, and PostgreSQL cannot compare it: one answer on both
-    backends), or percent-encoded bytes that are not UTF-8, which the server's decoding turns into
+    backends), an encoded '/' in a path segment (no name holds one), or percent-encoded bytes that are not UTF-8, which the server's decoding turns into
     U+FFFD: a commit's create-if-missing made a table named U+FFFD + '(' of ``%C3%28``."""
     query = scope.get("query_string", b"")
     if "\x00" in scope.get("path", "") or b"%00" in query:
         return BadInputError("the request's URL holds a NUL character (%00), which no name, path or value in the catalog holds")
+    if b"%2f" in (scope.get("raw_path") or b"").lower():
+        # Decoded before routing, it would split the segment in two: a bare 404 from no route.
+        return BadInputError(
+            "the request's URL path holds an encoded '/' (%2F) within a segment: namespace and table names "
+            "cannot contain '/'",
+            details={"field": "path"},
+        )
     for part, raw in (("path", scope.get("raw_path") or b""), ("query", query.replace(b"+", b" "))):
         try:
             unquote_to_bytes(raw).decode("utf-8")

@@ -345,6 +345,24 @@ def test_percent_encoded_bytes_that_are_not_utf8_are_refused_before_any_route(
         assert_error(c.get(f"/v1/namespaces/{name}", headers=READER), 404, "not_found")
 
 
+def test_an_encoded_slash_in_a_name_is_refused_naming_it(app_factory: Callable[..., TestClient], warehouse: Path) -> None:
+    """Decoded before routing, ``a%2Fb`` split the segment: a bare 404 'Not Found' from no route,
+    whatever the call (a commit creating its missing table included)."""
+    c = app_factory()
+    body = {"paths": [str((warehouse / "events" / "f0.parquet").resolve())], "create-if-missing": {}}
+    for r in (
+        c.get("/v1/namespaces/ns/tables/a%2Fb", headers=READER),
+        c.get("/v1/namespaces/a%2fb/tables", headers=READER),
+        c.delete("/v1/namespaces/a%2Fb", headers=ADMIN),
+        c.post("/v1/namespaces/ns/tables/a%2Fb/commits", json=body, headers=ADMIN),
+    ):
+        err = assert_error(r, 422, "bad_input", field="path")
+        assert "encoded '/' (%2F)" in err["message"] and "names cannot contain '/'" in err["message"], err
+    assert c.get("/v1/namespaces", headers=READER).json()["namespaces"] == []
+    # In the query it is a path's '/', as ever; '%252F' is the name 'a%2Fb'.
+    assert_error(c.get("/v1/namespaces/a%252Fb", headers=READER), 404, "not_found")
+
+
 # --- sessions and the login throttle (units) -----------------------------------------------------
 
 
