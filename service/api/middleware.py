@@ -25,9 +25,10 @@ import json
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote_to_bytes
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 import anyio
 from starlette.responses import Response
@@ -55,7 +56,8 @@ def _clean_request_id(raw: str | None) -> str:
 def _bad_url(scope: Scope) -> BadInputError | None:
     """Why the request's URL names nothing the catalog holds, refused before any route: a NUL
     (the catalog stores no such text, and PostgreSQL cannot compare it: one answer on both
-    backends), an encoded '/' in a path segment (no name holds one), or percent-encoded bytes that are not UTF-8, which the server's decoding turns into
+    backends), an encoded '/' in a path segment (no name holds one), a query parameter given twice,
+    or percent-encoded bytes that are not UTF-8, which the server's decoding turns into
     U+FFFD: a commit's create-if-missing made a table named U+FFFD + '(' of ``%C3%28``."""
     query = scope.get("query_string", b"")
     if "\x00" in scope.get("path", "") or b"%00" in query:
@@ -77,7 +79,20 @@ def _bad_url(scope: Scope) -> BadInputError | None:
                 "names, paths and values are UTF-8 text",
                 details={"field": part},
             )
-    return None
+    return _repeated_parameter(query.decode("latin-1"))  # as Starlette decodes it for the routes
+
+
+def _repeated_parameter(query: str) -> BadInputError | None:
+    """A query parameter given more than once: every parameter of the API and the dashboard takes
+    one value, and a route would silently use the last (``?path=a&path=b`` stats ``b``)."""
+    counts = Counter(name for name, _ in parse_qsl(query, keep_blank_values=True))
+    name, times = max(counts.items(), key=lambda kv: kv[1], default=("", 0))
+    if times < 2:
+        return None
+    return BadInputError(
+        f"the query parameter {name!r} is given {times} times: it takes one value", details={"field": f"query.{name}"}
+    )
+
 
 class _TooLarge(Exception):
     pass
