@@ -204,22 +204,23 @@ def _json_body_operations(client) -> list[tuple[str, str, dict]]:
     ]
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
-def test_a_json_body_of_another_content_type_is_415(client, table: str, content_type: str) -> None:
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_a_json_body_of_another_content_type_is_415(client, table: str, content_type: str | None) -> None:
+    """One rule on every JSON route, whoever decodes its body (FastAPI, or the route in its thread):
+    no Content-Type is not JSON's either (commits, removals and plans read such bodies as JSON,
+    the others answered FastAPI's 422 'Input should be a valid dictionary')."""
     operations = _json_body_operations(client)
     assert len(operations) == 6  # namespaces, tables, commits, removals, plans, verification
     for method, path, op in operations:
         url = path.format(namespace="lake", table="events")
         # A body each route would accept as JSON: refused for its content type alone.
-        r = client.request(method, url, content=b'{"namespace": ["x"]}', headers={**ADMIN, "content-type": content_type})
+        headers = ADMIN if content_type is None else {**ADMIN, "content-type": content_type}
+        r = client.request(method, url, content=b'{"namespace": ["x"]}', headers=headers)
         err = assert_error(r, 415, "unsupported_media_type")
-        assert "application/json" in err["message"] and content_type in err["message"], (url, err)
+        assert "application/json" in err["message"] and (content_type or "without a Content-Type") in err["message"], err
         assert err["details"] == {"content-type": content_type, "expected": "application/json"}
         assert "415" in op["responses"], op["operationId"]
     assert client.get("/v1/namespaces/x", headers=READER).status_code == 404  # nothing was created
-    # Without a content type, the routes that decode their own body read it as JSON, as before.
-    r = client.post(table + "/plan", content=b'{"sql": "variant_get(v, \'$.a\', \'bigint\') = 1"}', headers=READER)
-    assert r.status_code == 200, r.text
 
 
 def test_drop_namespace(client) -> None:
