@@ -8,9 +8,9 @@ alone does not help (the GIL is not released inside either call). So a route tak
 declares it with :func:`json_body` (for OpenAPI) and calls :func:`parse_json_body` in its thread,
 which decodes the top-level object member by member and a large array element by element, and
 validates the array's items one at a time: between steps the event loop gets the GIL. Its errors
-are FastAPI's own (the same ``RequestValidationError``, so the same 422 answers), except for a
-body of another content type than JSON: 415 (:func:`check_json_content_type`), also for the routes
-whose body FastAPI decodes (their dependency :func:`json_content_type`).
+are FastAPI's own (the same ``RequestValidationError``, so the same 422 answers). A request
+without JSON's content type is 415 on every JSON route, these and those whose body FastAPI decodes
+alike (their dependency :func:`json_content_type`).
 """
 
 from __future__ import annotations
@@ -65,31 +65,28 @@ def add_body_schemas(openapi: dict[str, Any]) -> dict[str, Any]:
 
 def _is_json(content_type: str | None) -> bool:
     if not content_type:
-        # Read as JSON, as these routes always have (callers posting bare bytes keep working).
-        # The routes FastAPI decodes leave it to FastAPI: older versions read it as JSON too,
-        # newer ones (``strict_content_type``) refuse it with a 422.
-        return True
+        # Bytes of no declared type are not JSON (HTTP: application/octet-stream at most), as
+        # FastAPI's routes refuse them (``strict_content_type``): one answer on every JSON route.
+        return False
     message = email.message.Message()
     message["content-type"] = content_type
     subtype = message.get_content_subtype()
     return message.get_content_maintype() == "application" and (subtype == "json" or subtype.endswith("+json"))
 
 
-def check_json_content_type(content_type: str | None) -> None:
-    """UnsupportedMediaTypeError (415) unless ``content_type`` is JSON's (``application/json``,
-    ``application/*+json``, with any parameters) or absent. FastAPI would instead validate the raw
-    bytes against the model (a 422 saying the body is not an object), hiding the actual mistake."""
+async def json_content_type(request: Request) -> None:
+    """The dependency of every route taking a JSON body, however it is decoded (by FastAPI, or by
+    :func:`parse_json_body`): UnsupportedMediaTypeError (415) unless the request's Content-Type is
+    JSON's (``application/json``, ``application/*+json``, with any parameters); a request without
+    one is refused alike. FastAPI would instead validate the raw bytes against the model (a 422
+    saying the body is not an object), hiding the actual mistake."""
+    content_type = request.headers.get("content-type")
     if not _is_json(content_type):
+        given = "a request without a Content-Type" if not content_type else repr(content_type)
         raise UnsupportedMediaTypeError(
-            f"the request body must be JSON (Content-Type: application/json), not {content_type!r}",
+            f"the request body must be JSON (Content-Type: application/json), not {given}",
             details={"content-type": content_type, "expected": "application/json"},
         )
-
-
-async def json_content_type(request: Request) -> None:
-    """The dependency of a route whose JSON body FastAPI decodes: :func:`check_json_content_type`,
-    before FastAPI's validation of the body."""
-    check_json_content_type(request.headers.get("content-type"))
 
 
 _WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, as json.decoder skips it
@@ -201,17 +198,15 @@ def _validate(model: type[M], data: Any, items: tuple[str, type[BaseModel]] | No
 def parse_json_body(
     model: type[M],
     raw: bytes,
-    content_type: str | None,
     *,
     items: tuple[str, type[BaseModel]] | None = None,
     loads: Callable[[bytes], Any] = loads_in_steps,
 ) -> M:
     """``raw`` as ``model``, or the ``RequestValidationError`` FastAPI would raise for it (errors
     located under ``body``): a missing body, a body that is not JSON, or one the model refuses.
-    A ``content_type`` that is not JSON's is UnsupportedMediaTypeError (:func:`check_json_content_type`).
+    Its Content-Type is the route's dependency :func:`json_content_type`, as on every JSON route.
     ``items``: a list field of ``model`` and its item model, validated item by item. ``loads``:
     the JSON decoder (raising as ``json.loads`` does)."""
-    check_json_content_type(content_type)
     if not raw:
         raise RequestValidationError([{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}])
     try:

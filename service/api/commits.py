@@ -8,7 +8,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Depends, Header, Request
 
 from service.api.auth import Principal, require_writer
-from service.api.bodies import json_body, parse_json_body
+from service.api.bodies import json_body, json_content_type, parse_json_body
 from service.api.deps import COMMON, AppContext, error_responses, field_error, get_catalog, get_ctx
 from service.api.ingest import check_paths, expand_prefixes, extract_all, file_from_body
 from service.api.namespaces import NamespaceName
@@ -49,6 +49,7 @@ IdempotencyKey = Annotated[
     response_model=CommitResponse,
     responses=error_responses(*COMMON, 404, 409, 415),
     openapi_extra=json_body(CommitRequest),
+    dependencies=[Depends(json_content_type)],
 )
 async def commit_files(
     namespace: NamespaceName,
@@ -61,10 +62,7 @@ async def commit_files(
 ) -> CommitResponse:
     # A commit body can be tens of megabytes: read here, parsed in the route's thread (bodies.py).
     raw = await request.body()
-    content_type = request.headers.get("content-type")
-    return await anyio.to_thread.run_sync(
-        _commit, ctx, catalog, namespace, table, raw, content_type, principal, idempotency_key
-    )
+    return await anyio.to_thread.run_sync(_commit, ctx, catalog, namespace, table, raw, principal, idempotency_key)
 
 
 def _commit(
@@ -73,11 +71,10 @@ def _commit(
     namespace: str,
     table: str,
     raw: bytes,
-    content_type: str | None,
     principal: Principal,
     idempotency_key: str | None,
 ) -> CommitResponse:
-    body = parse_json_body(CommitRequest, raw, content_type, items=("files", FileStatsBody))
+    body = parse_json_body(CommitRequest, raw, items=("files", FileStatsBody))
     assert ctx.executor is not None
     paths = body.paths or []
     prefixes = body.prefixes or []
@@ -139,6 +136,7 @@ def _commit(
     response_model=RemoveFilesResponse,
     responses=error_responses(*COMMON, 404, 415),
     openapi_extra=json_body(RemoveFilesRequest),
+    dependencies=[Depends(json_content_type)],
 )
 async def remove_files(
     namespace: NamespaceName,
@@ -150,15 +148,11 @@ async def remove_files(
 ) -> RemoveFilesResponse:
     # 10,000 paths of up to 2 KB: read here, decoded in the route's thread (bodies.py).
     raw = await request.body()
-    return await anyio.to_thread.run_sync(
-        _remove, ctx, catalog, namespace, table, raw, request.headers.get("content-type")
-    )
+    return await anyio.to_thread.run_sync(_remove, ctx, catalog, namespace, table, raw)
 
 
-def _remove(
-    ctx: AppContext, catalog: Catalog, namespace: str, table: str, raw: bytes, content_type: str | None
-) -> RemoveFilesResponse:
-    body = parse_json_body(RemoveFilesRequest, raw, content_type)
+def _remove(ctx: AppContext, catalog: Catalog, namespace: str, table: str, raw: bytes) -> RemoveFilesResponse:
+    body = parse_json_body(RemoveFilesRequest, raw)
     check_file_count(len(body.paths), ctx.limits, "paths")
     result = catalog.remove(namespace, table, [lookup_path(p) for p in body.paths], missing_ok=body.missing_ok)
     ctx.metrics.files_removed.inc(len(result.removed))

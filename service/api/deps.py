@@ -94,7 +94,7 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         409: "Conflict with the catalog's state.",
         413: "A limit was exceeded (body size, files per request, stats rows per file, string length, IN-list "
         "length, predicate depth).",
-        415: "The request body is not JSON (its Content-Type must be `application/json`, or absent).",
+        415: "The request body is not JSON (its Content-Type must be `application/json`).",
         422: "Invalid request (the field is named in `details.field`).",
         500: "Internal error (details only in the server log).",
         501: "Not supported by this version of the catalog.",

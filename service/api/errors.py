@@ -123,4 +123,8 @@ def install_error_handlers(app: FastAPI) -> None:
         status = exc.status_code
         type_ = _HTTP_TYPES.get(status, "internal_error" if status >= 500 else "bad_request")
         message = exc.detail if isinstance(exc.detail, str) else type_.replace("_", " ")
-        return error_response(status, type_, message, headers=dict(exc.headers or {}))
+        headers = dict(exc.headers or {})
+        allow = headers.get("Allow", "").split(", ")
+        if "GET" in allow and "HEAD" not in allow:  # the middleware answers HEAD on every GET route
+            headers["Allow"] = ", ".join([*allow, "HEAD"])
+        return error_response(status, type_, message, headers=headers)

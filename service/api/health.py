@@ -55,18 +55,6 @@ async def liveness() -> HealthResponse:
     return HealthResponse(status="ok", version=service.__version__)
 
 
-@router.head("/health", include_in_schema=False)
-def health_head(catalog: Annotated[Catalog, Depends(get_catalog)]) -> Response:
-    """``/health`` for probes that send HEAD (load balancers): its status, no body."""
-    health(catalog)
-    return Response(status_code=200)
-
-
-@router.head("/health/live", include_in_schema=False)
-async def liveness_head() -> Response:
-    return Response(status_code=200)
-
-
 @router.get(
     "/metrics",
     operation_id="metrics",

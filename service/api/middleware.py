@@ -13,6 +13,8 @@ metric, and the last-resort 500.
   limit), slower than the route's time is 408; both close the connection, as does any request
   whose body the route does not take (the app sees an empty body: the rest is never read).
 * Any exception escaping the app becomes a logged 500 with the error model, never a traceback.
+* ``HEAD`` is answered as ``GET`` is, without the body (same status and headers, as HTTP asks):
+  every GET route takes it, one rule here instead of a second route per path.
 * The latency metric's labels are bounded: methods outside :data:`METHODS` are counted as
   ``other`` and requests no route matches as route ``unmatched``.
 """
@@ -23,9 +25,10 @@ import json
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import unquote_to_bytes
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 import anyio
 from starlette.responses import Response
@@ -53,11 +56,19 @@ def _clean_request_id(raw: str | None) -> str:
 def _bad_url(scope: Scope) -> BadInputError | None:
     """Why the request's URL names nothing the catalog holds, refused before any route: a NUL
     (the catalog stores no such text, and PostgreSQL cannot compare it: one answer on both
-    backends), or percent-encoded bytes that are not UTF-8, which the server's decoding turns into
+    backends), an encoded '/' in a path segment (no name holds one), a query parameter given twice,
+    or percent-encoded bytes that are not UTF-8, which the server's decoding turns into
     U+FFFD: a commit's create-if-missing made a table named U+FFFD + '(' of ``%C3%28``."""
     query = scope.get("query_string", b"")
     if "\x00" in scope.get("path", "") or b"%00" in query:
         return BadInputError("the request's URL holds a NUL character (%00), which no name, path or value in the catalog holds")
+    if b"%2f" in (scope.get("raw_path") or b"").lower():
+        # Decoded before routing, it would split the segment in two: a bare 404 from no route.
+        return BadInputError(
+            "the request's URL path holds an encoded '/' (%2F) within a segment: namespace and table names "
+            "cannot contain '/'",
+            details={"field": "path"},
+        )
     for part, raw in (("path", scope.get("raw_path") or b""), ("query", query.replace(b"+", b" "))):
         try:
             unquote_to_bytes(raw).decode("utf-8")
@@ -68,7 +79,20 @@ def _bad_url(scope: Scope) -> BadInputError | None:
                 "names, paths and values are UTF-8 text",
                 details={"field": part},
             )
-    return None
+    return _repeated_parameter(query.decode("latin-1"))  # as Starlette decodes it for the routes
+
+
+def _repeated_parameter(query: str) -> BadInputError | None:
+    """A query parameter given more than once: every parameter of the API and the dashboard takes
+    one value, and a route would silently use the last (``?path=a&path=b`` stats ``b``)."""
+    counts = Counter(name for name, _ in parse_qsl(query, keep_blank_values=True))
+    name, times = max(counts.items(), key=lambda kv: kv[1], default=("", 0))
+    if times < 2:
+        return None
+    return BadInputError(
+        f"the query parameter {name!r} is given {times} times: it takes one value", details={"field": f"query.{name}"}
+    )
+
 
 class _TooLarge(Exception):
     pass
@@ -88,11 +112,13 @@ async def _empty() -> Message:
 
 class _Exchange:
     """One request's answer side: its status for the metric, whether the response started, the
-    request id and ``Connection: close`` added to the response's headers."""
+    request id and ``Connection: close`` added to the response's headers; ``head``: the body is
+    not sent (its headers, Content-Length included, are)."""
 
-    def __init__(self, send: Send, rid: str) -> None:
+    def __init__(self, send: Send, rid: str, *, head: bool = False) -> None:
         self._send = send
         self.rid = rid
+        self.head = head
         self.status = 500
         self.started = False
         self.close = False
@@ -105,6 +131,8 @@ class _Exchange:
             if self.close:
                 hs += _CLOSE
             message = {**message, "headers": hs}
+        elif self.head and message["type"] == "http.response.body":
+            message = {**message, "body": b""}
         await self._send(message)
 
     async def answer(
@@ -153,7 +181,11 @@ class RequestContextMiddleware:
         rid = _clean_request_id(headers.get("x-request-id"))
         scope.setdefault("state", {})["request_id"] = rid
         started = time.perf_counter()
-        ex = _Exchange(send, rid)
+        method = scope.get("method", "")
+        if method == "HEAD":
+            # A copy: the server's scope keeps HEAD (it then expects no body after Content-Length).
+            scope = {**scope, "method": "GET"}
+        ex = _Exchange(send, rid, head=method == "HEAD")
         bounds = Bounds(None, 0, 0.0)
         try:
             bounds = self.policy.decide(scope, headers)
@@ -170,7 +202,6 @@ class RequestContextMiddleware:
         finally:
             route = scope.get("route")
             template = getattr(route, "path", None) or "unmatched"
-            method = scope.get("method", "")
             self.metrics.request_latency.labels(
                 method=method if method in METHODS else "other", route=template, status=str(ex.status)
             ).observe(time.perf_counter() - started)

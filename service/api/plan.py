@@ -26,7 +26,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Depends, Request
 
 from service.api.auth import Principal, require_reader
-from service.api.bodies import json_body, parse_json_body
+from service.api.bodies import json_body, json_content_type, parse_json_body
 from service.api.deps import (
     COMMON,
     AppContext,
@@ -106,11 +106,11 @@ def _parsed_sql(sql: str, limits: PredicateLimits, schema: TableSchema | None) -
 
 
 def _run_plan(
-    ctx: AppContext, catalog: Catalog, namespace: str, table: str, raw: bytes, content_type: str | None
+    ctx: AppContext, catalog: Catalog, namespace: str, table: str, raw: bytes
 ) -> PlanResponse:
     # Decoded here, in the plan's thread: the body was bounded (SHREDCAT_MAX_PLAN_BODY_BYTES) before
     # a byte of it was read, and decoding it never holds the event loop.
-    body = parse_json_body(PlanRequest, raw, content_type, loads=decode_json)
+    body = parse_json_body(PlanRequest, raw, loads=decode_json)
     s = ctx.settings
     flt = body.filter
     if (flt is None) == (body.sql is None):
@@ -179,6 +179,7 @@ def _run_plan(
     response_model=PlanResponse,
     responses=error_responses(*COMMON, 404, 415),
     openapi_extra=json_body(PlanRequest),
+    dependencies=[Depends(json_content_type)],
 )
 async def plan_table_scan(
     namespace: NamespaceName,
@@ -189,11 +190,10 @@ async def plan_table_scan(
     catalog: Annotated[Catalog, Depends(get_catalog)],
 ) -> PlanResponse:
     raw = await request.body()
-    content_type = request.headers.get("content-type")
     try:
         # Its own limiter, not the thread pool's: plans beyond it wait here, holding no thread.
         return await anyio.to_thread.run_sync(
-            _run_plan, ctx, catalog, namespace, table, raw, content_type, limiter=ctx.plan_limiter
+            _run_plan, ctx, catalog, namespace, table, raw, limiter=ctx.plan_limiter
         )
     except ShredcatError as e:
         ctx.metrics.prune_calls.labels(outcome=e.code).inc()

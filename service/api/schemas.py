@@ -51,7 +51,7 @@ def _object_name(name: str) -> str:
         raise ValueError(e.message.replace("invalid object name", "invalid name")) from None
 
 
-#: Namespace and table names travel in URL paths: no '/' (an encoded %2F is decoded before routing),
+#: Namespace and table names travel in URL paths: no '/' (an encoded %2F is refused before routing),
 #: no dot segment; the catalog's own check (:func:`~service.catalog.validate.check_object_name`).
 ObjectName = Annotated[
     StrictStr,

@@ -30,8 +30,9 @@ last transaction it replayed.
 **Read your writes.** A read may carry the snapshot id its caller needs (``min_snapshot_id``, the id
 a commit answered). The read's own transaction first reads the newest snapshot id the standby holds
 (the same REPEATABLE READ snapshot the read then uses, so the check and the answer agree); a
-standby behind it is passed over. When none has it, the standbys are asked again until
-``read_wait_s`` has passed, then the primary answers.
+standby behind it is passed over. When none has it, the primary is asked once whether it committed
+that snapshot (an id it never committed is NotFoundError at once, not a wait), then the standbys
+are asked again until ``read_wait_s`` has passed, then the primary answers.
 
 Pure routing and bookkeeping over :mod:`service.catalog.db` (no SQL of the catalog's tables but
 the one snapshot probe).
@@ -340,21 +341,22 @@ class ReadRouter:
                     break
                 if not asked:
                     asked = True
-                    if not self._primary_holds(min_snapshot_id):
-                        break  # a snapshot not committed (a made-up id): no standby will replay it
+                    self._check_committed(min_snapshot_id)
                 time.sleep(WAIT_POLL_S)
         on_primary = fn if min_snapshot_id is None else _holding(fn, min_snapshot_id, _never_committed)
         result = run_transaction(self.primary, on_primary, write=False)
         self._answered(None)
         return result
 
-    def _primary_holds(self, snapshot_id: int | None) -> bool:
-        """Whether the primary has committed ``snapshot_id``: asked once before waiting for a
-        standby to replay it (a made-up id would hold every such read for the whole wait)."""
+    def _check_committed(self, snapshot_id: int | None) -> None:
+        """The primary's NotFoundError when it never committed ``snapshot_id``: asked once before
+        waiting for a standby to replay it (a made-up id would hold every such read for the whole
+        wait), and final (the primary's newest snapshot is not read a second time to say so)."""
         if snapshot_id is None:
-            return True
+            return
         newest = run_transaction(self.primary, lambda c: c.exec_driver_sql(_NEWEST_SNAPSHOT).scalar_one(), write=False)
-        return bool(newest >= snapshot_id)
+        if newest < snapshot_id:
+            raise _never_committed(snapshot_id, newest)
 
     def _answered(self, s: Standby | None) -> None:
         with self._counting:

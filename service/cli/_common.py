@@ -121,12 +121,14 @@ def open_catalog(args: argparse.Namespace) -> Catalog:
     The embedded SQLite default is created and migrated on first use, so the commands work with
     no set-up; a server database (PostgreSQL) is migrated only by ``shredcat migrate``. Otherwise
     the only schema check is a read of the revision (Alembic itself is imported only to migrate).
+    The catalog owns its engine: closing it (``with``) closes the connections.
     """
-    from service.catalog.db import current_revision, make_engine, schema_revision_error, upgrade_to_head
+    from service.catalog.db import current_revision, schema_revision_error, upgrade_to_head
     from service.catalog.service import Catalog
 
     url, limits = catalog_settings(args.database_url)
-    engine = make_engine(url)
+    catalog = Catalog(url, limits=limits)
+    engine = catalog.engine
     try:
         revision = current_revision(engine)
         if engine.dialect.name == "sqlite" and revision is None:
@@ -134,9 +136,9 @@ def open_catalog(args: argparse.Namespace) -> Catalog:
         elif (error := schema_revision_error(revision)) is not None:
             raise error
     except BaseException:
-        engine.dispose()
+        catalog.close()
         raise
-    return Catalog(engine, limits=limits)
+    return catalog
 
 
 @contextmanager
@@ -157,7 +159,7 @@ def read_catalog(args: argparse.Namespace) -> Iterator[Catalog]:
         yield catalog
     finally:
         catalog.reads.dispose()
-        catalog.engine.dispose()
+        catalog.close()
 
 
 def normalize_source(path: str) -> str:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from service.cli._common import add_database_argument
 
 if TYPE_CHECKING:  # the CLI's start-up imports no extractor
+    from service.catalog import Catalog
     from service.stats.model import FileStats
 
 
@@ -87,11 +89,13 @@ def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
     return out
 
 
-def _check_catalog(args: argparse.Namespace, ns: str, table: str) -> None:
-    """What would refuse the commit whatever the files hold, checked before any file is read (an
-    extraction may take hours): an unreachable catalog, one not migrated (or by a newer shredcat),
-    the name of a table to create. An embedded SQLite catalog that does not exist yet is not
-    created here (a file that cannot be read leaves none behind): the table is new there."""
+def _checked_catalog(args: argparse.Namespace, ns: str, table: str, opened: ExitStack) -> Catalog | None:
+    """The catalog, opened (in ``opened``) to check what would refuse the commit whatever the files
+    hold before any file is read (an extraction may take hours): an unreachable catalog, one not
+    migrated (or by a newer shredcat), the name of a table to create. The commit then uses it:
+    one engine, one connection and one schema check per run. None for an embedded SQLite catalog
+    that does not exist yet, which is not created here (a file that cannot be read leaves none
+    behind): the table is new there."""
     import os
 
     from service.catalog.db import normalize_url
@@ -103,16 +107,17 @@ def _check_catalog(args: argparse.Namespace, ns: str, table: str) -> None:
     embedded = url.get_backend_name() == "sqlite" and (
         url.database in (None, "", ":memory:") or not os.path.exists(url.database)
     )
-    if not embedded:
-        with open_catalog(args) as catalog:
-            try:
-                catalog.get_table(ns, table, primary=True)
-                return
-            except NotFoundError:
-                pass
+    catalog = None if embedded else opened.enter_context(open_catalog(args))
+    if catalog is not None:
+        try:
+            catalog.get_table(ns, table, primary=True)
+            return catalog
+        except NotFoundError:
+            pass
     # Checked as the commit checks a table it creates (an existing one keeps the name it has).
     check_object_name("namespace", ns)
     check_object_name("table", table)
+    return catalog
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,13 +127,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         ns, table = split_table(args.table)
-        _check_catalog(args, ns, table)
-        sources = list(dict.fromkeys(normalize_source(p) for p in expand_sources(args.paths)))
-        files = _extract_all(sources, args.workers)
-        with open_catalog(args) as catalog:
-            # Extracted here from the files (before the catalog is opened, so that a file that
-            # cannot be read leaves no embedded catalog behind): a live file whose stored stats
-            # differ is restated. A missing table is created in the commit's transaction.
+        with ExitStack() as opened:
+            catalog = _checked_catalog(args, ns, table, opened)
+            sources = list(dict.fromkeys(normalize_source(p) for p in expand_sources(args.paths)))
+            files = _extract_all(sources, args.workers)
+            if catalog is None:  # created only now: a file that cannot be read leaves none behind
+                catalog = opened.enter_context(open_catalog(args))
+            # Extracted here from the files: a live file whose stored stats differ is restated.
+            # A missing table is created in the commit's transaction.
             result = catalog.register(
                 ns,
                 table,

@@ -142,9 +142,11 @@ class ClientBase(Generic[H]):
         # With a base URL, requests go below it even through an ``http`` client of another base;
         # without one, the ``http`` client's own base URL applies.
         url = call.path if self._base_url is None else self._base_url.rstrip("/") + call.path
-        return self._http.build_request(
-            call.method, url, params=call.params, json=call.json, headers={**self._auth, **call.headers}
-        )
+        headers = {**self._auth, **call.headers}
+        if call.json is not None:
+            # Named here: httpx's own yields to a Content-Type among the ``http`` client's headers.
+            headers["Content-Type"] = "application/json"
+        return self._http.build_request(call.method, url, params=call.params, json=call.json, headers=headers)
 
     def _wait_after_error(self, call: Call[Any], attempt: int, exc: httpx.TransportError) -> float:
         """The wait before the next attempt; ShredcatConnectionError when there is none."""

@@ -32,7 +32,8 @@ from fastapi import APIRouter
 
 from service.dashboard import auth
 from service.dashboard.pages import coverage, export, file, missing, overview, path, playground, table
-from service.dashboard.web import DASHBOARD_PREFIX, static_route
+from service.dashboard.session import DASHBOARD_PREFIX
+from service.dashboard.web import static_route
 
 router = APIRouter(include_in_schema=False)
 router.add_api_route(DASHBOARD_PREFIX + "/static/{name}", static_route, methods=["GET"])

@@ -52,7 +52,9 @@ from service.values.text import ascii_digits
 SESSION_COOKIE = "shredcat_session"
 CSRF_COOKIE = "shredcat_csrf"
 CSRF_FIELD = "csrf_token"
-COOKIE_PATH = "/admin"
+#: Where the dashboard's pages are, under the app's root path; its cookies' path. Here, not in
+#: :mod:`.web` (which imports this module), so both read the one constant.
+DASHBOARD_PREFIX = "/admin"
 #: Lifetime of a dashboard session (12 hours), also the furthest expiry a cookie may carry.
 SESSION_SECONDS = 12 * 3600
 #: Clock difference tolerated between the process that signed a cookie and the one verifying it.
@@ -141,7 +143,7 @@ def set_session_cookie(response: Response, request: Request, value: str) -> None
         SESSION_COOKIE,
         value,
         max_age=SESSION_SECONDS,
-        path=COOKIE_PATH,
+        path=DASHBOARD_PREFIX,
         httponly=True,
         samesite="strict",
         secure=_secure(request),
@@ -149,7 +151,7 @@ def set_session_cookie(response: Response, request: Request, value: str) -> None
 
 
 def clear_session_cookie(response: Response, request: Request) -> None:
-    response.delete_cookie(SESSION_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict", secure=_secure(request))
+    response.delete_cookie(SESSION_COOKIE, path=DASHBOARD_PREFIX, httponly=True, samesite="strict", secure=_secure(request))
 
 
 # --- CSRF (double submit) ---------------------------------------------------------------------
@@ -172,7 +174,7 @@ def attach_csrf_cookie(response: Response, request: Request) -> None:
     new = getattr(request.state, "new_csrf", None)
     if new is not None:
         response.set_cookie(
-            CSRF_COOKIE, new, path=COOKIE_PATH, httponly=True, samesite="strict", secure=_secure(request)
+            CSRF_COOKIE, new, path=DASHBOARD_PREFIX, httponly=True, samesite="strict", secure=_secure(request)
         )
 
 

@@ -21,6 +21,7 @@ from service.api.auth import Principal
 from service.api.errors import request_id
 from service.dashboard import format as fmt
 from service.dashboard import session
+from service.dashboard.session import DASHBOARD_PREFIX
 from service.errors import ShredcatError, StorageUnavailableError
 from service.values.text import ascii_digits
 
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("service.dashboard")
 
-#: Where the dashboard's pages are, under the app's root path.
-DASHBOARD_PREFIX = "/admin"
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
 

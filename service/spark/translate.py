@@ -30,7 +30,10 @@ import math
 import re
 import struct
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from service.pruning.schema import ColumnInfo
 
 __all__ = [
     "Untranslatable",
@@ -106,32 +109,36 @@ def table_schema_of(struct: Any) -> Any:
     value model, any other type a column of no comparable type."""
     from types import MappingProxyType
 
-    from service.pruning.schema import ColumnInfo, TableSchema
-    from service.pruning.spark_types import parse_spark_type
+    from service.pruning.schema import TableSchema
 
     variants: list[str] = []
     columns: dict[str, ColumnInfo] = {}
-
-    def walk(fields: Any, prefix: str) -> None:
-        for f in fields:
-            name = prefix + f.name
-            dt = f.dataType
-            kind = dt.typeName()
-            if kind == "variant":
-                variants.append(name)
-            elif kind == "struct":
-                walk(dt.fields, name + ".")
-            else:
-                simple = dt.simpleString()
-                if simple.startswith(("char", "varchar")):
-                    simple = "string"
-                try:
-                    columns[name] = ColumnInfo(name, parse_spark_type(simple))
-                except Exception:  # a list, a map, an interval...: known, never compared
-                    columns[name] = ColumnInfo(name, None)
-
-    walk(struct.fields, "")
+    _walk_fields(struct.fields, "", variants, columns)
     return TableSchema(tuple(variants), MappingProxyType(columns))
+
+
+def _walk_fields(fields: Any, prefix: str, variants: list[str], columns: dict[str, ColumnInfo]) -> None:
+    """:func:`table_schema_of`'s walk, a module function: a closure calling itself is a reference
+    cycle (the function and its cell) left to the garbage collector on every call."""
+    from service.pruning.schema import ColumnInfo
+    from service.pruning.spark_types import parse_spark_type
+
+    for f in fields:
+        name = prefix + f.name
+        dt = f.dataType
+        kind = dt.typeName()
+        if kind == "variant":
+            variants.append(name)
+        elif kind == "struct":
+            _walk_fields(dt.fields, name + ".", variants, columns)
+        else:
+            simple = dt.simpleString()
+            if simple.startswith(("char", "varchar")):
+                simple = "string"
+            try:
+                columns[name] = ColumnInfo(name, parse_spark_type(simple))
+            except Exception:  # a list, a map, an interval...: known, never compared
+                columns[name] = ColumnInfo(name, None)
 
 
 def _timestamp_columns(text: str, schema: Any) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -170,3 +171,43 @@ def test_an_unreachable_catalog_is_one_line(capsys: pytest.CaptureFixture[str]) 
     err = capsys.readouterr().err
     assert err.startswith("shredcat tables: the catalog database is unavailable: connection failed:"), err
     assert "Is the server running" in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["existing-table", "new-table"])
+def test_register_opens_the_catalog_once(
+    sqlite_url: str, warehouse: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    existing: bool,
+) -> None:
+    """The catalog checked before extraction is the one the commit uses: one database connection
+    and one schema check per run (it was opened twice, its first engine never closed)."""
+    from sqlalchemy import event
+    from sqlalchemy.pool import Pool
+
+    from service.catalog import db
+
+    files = [str(warehouse / "events" / f"f{i}.parquet") for i in range(2)]
+    if existing:
+        assert main(["register", "--database-url", sqlite_url, "--table", "lake.events", files[0]]) == 0
+    seen = {"connections": 0, "closed": 0, "schema checks": 0}
+
+    def connected(*_: object) -> None:
+        seen["connections"] += 1
+
+    def closed(*_: object) -> None:
+        seen["closed"] += 1
+
+    def revision(engine: Any) -> str | None:
+        seen["schema checks"] += 1
+        return read_revision(engine)
+
+    read_revision = db.current_revision
+    monkeypatch.setattr(db, "current_revision", revision)
+    event.listen(Pool, "connect", connected)
+    event.listen(Pool, "close", closed)
+    try:
+        assert main(["register", "--database-url", sqlite_url, "--table", "lake.events", files[1]]) == 0
+    finally:
+        event.remove(Pool, "connect", connected)
+        event.remove(Pool, "close", closed)
+    assert "1 added" in capsys.readouterr().out
+    assert seen == {"connections": 1, "closed": 1, "schema checks": 1}

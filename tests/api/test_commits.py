@@ -335,14 +335,14 @@ def test_a_commit_body_is_parsed_off_the_event_loop(client, table, warehouse: Pa
 def test_commit_body_errors_are_fastapis(client, table) -> None:
     """Parsed by the route, the body fails as FastAPI's own parsing would."""
     cases = [
-        (b"", "application/json", "body", "missing"),
-        (b"{not json", "application/json", "body[1]", "json_invalid"),
-        (b"\xff\xfe{", "application/json", None, "json_invalid"),
-        (b'{"paths": [1]}', None, "body.paths[0]", "string_type"),
-        (b'{"paths": ["/a"], "surprise": 1}', "application/json", "body.surprise", "extra_forbidden"),
+        (b"", "body", "missing"),
+        (b"{not json", "body[1]", "json_invalid"),
+        (b"\xff\xfe{", None, "json_invalid"),
+        (b'{"paths": [1]}', "body.paths[0]", "string_type"),
+        (b'{"paths": ["/a"], "surprise": 1}', "body.surprise", "extra_forbidden"),
     ]
-    for raw, content_type, field, type_ in cases:
-        headers = {**WRITER, **({"content-type": content_type} if content_type else {})}
+    for raw, field, type_ in cases:
+        headers = {**WRITER, "content-type": "application/json"}
         err = assert_error(client.post(T + "/commits", content=raw, headers=headers), 422, "validation_error")
         assert err["details"]["errors"][0]["type"] == type_, err
         if field is not None:

@@ -345,6 +345,55 @@ def test_percent_encoded_bytes_that_are_not_utf8_are_refused_before_any_route(
         assert_error(c.get(f"/v1/namespaces/{name}", headers=READER), 404, "not_found")
 
 
+def test_an_encoded_slash_in_a_name_is_refused_naming_it(app_factory: Callable[..., TestClient], warehouse: Path) -> None:
+    """Decoded before routing, ``a%2Fb`` split the segment: a bare 404 'Not Found' from no route,
+    whatever the call (a commit creating its missing table included)."""
+    c = app_factory()
+    body = {"paths": [str((warehouse / "events" / "f0.parquet").resolve())], "create-if-missing": {}}
+    for r in (
+        c.get("/v1/namespaces/ns/tables/a%2Fb", headers=READER),
+        c.get("/v1/namespaces/a%2fb/tables", headers=READER),
+        c.delete("/v1/namespaces/a%2Fb", headers=ADMIN),
+        c.post("/v1/namespaces/ns/tables/a%2Fb/commits", json=body, headers=ADMIN),
+    ):
+        err = assert_error(r, 422, "bad_input", field="path")
+        assert "encoded '/' (%2F)" in err["message"] and "names cannot contain '/'" in err["message"], err
+    assert c.get("/v1/namespaces", headers=READER).json()["namespaces"] == []
+    # In the query it is a path's '/', as ever; '%252F' is the name 'a%2Fb'.
+    assert_error(c.get("/v1/namespaces/a%252Fb", headers=READER), 404, "not_found")
+
+
+def test_a_query_parameter_given_twice_is_refused_naming_it(
+    app_factory: Callable[..., TestClient], warehouse: Path
+) -> None:
+    """Every query parameter takes one value; a route used the last one given, without a word."""
+    c = app_factory()
+    t = "/v1/namespaces/lake/tables/events"
+    c.post("/v1/namespaces", json={"namespace": ["lake"]}, headers=ADMIN)
+    c.post("/v1/namespaces/lake/tables", json={"name": "events", "variant-columns": ["v"]}, headers=ADMIN)
+    path = str((warehouse / "events" / "f0.parquet").resolve())
+    snapshot = c.post(t + "/commits", json={"paths": [path]}, headers=WRITER).json()["snapshot-id"]
+    valid = {"path": path, "prefix": "/", "snapshot-id": snapshot, "min-snapshot-id": snapshot, "page-size": 1}
+    checked = set()
+    for template, item in c.app.openapi()["paths"].items():
+        for method, op in item.items():
+            url = template.format(namespace="lake", table="events")
+            query = [p for p in op.get("parameters", []) if p["in"] == "query"]
+            for param in query:
+                name = param["name"]
+                assert "array" not in json.dumps(param["schema"]), (template, name)  # none takes several
+                given = [(p["name"], valid.get(p["name"], "x")) for p in query if p["name"] in valid]
+                twice = [*(kv for kv in given if kv[0] != name), (name, "x"), (name, valid.get(name, "x"))]
+                err = assert_error(c.request(method, url, params=twice, headers=READER), 422, "bad_input")
+                assert err["message"] == f"the query parameter {name!r} is given 2 times: it takes one value", err
+                assert err["details"] == {"field": f"query.{name}"}
+                checked.add(name)
+    assert checked == {"path", "prefix", "snapshot-id", "min-snapshot-id", "page-size", "page-token"}
+    # Escaped, the name is the same name; distinct parameters and one empty value stay fine.
+    assert_error(c.get(t + "/files/stats?path=x&pa%74h=" + path, headers=READER), 422, "bad_input", field="query.path")
+    assert c.get(t + "/files", params={"prefix": "", "page-size": 1}, headers=READER).status_code == 200
+
+
 # --- sessions and the login throttle (units) -----------------------------------------------------
 
 

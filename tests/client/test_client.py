@@ -192,6 +192,22 @@ def test_payload_too_large(app_factory) -> None:
         c.commit_paths("lake", "events", ["/x/" + "a" * 200 + ".parquet"])
 
 
+def test_every_body_is_sent_as_json_whatever_the_http_clients_headers(app_factory, warehouse: Path) -> None:
+    """The service refuses a body without JSON's Content-Type (415): the client names it on each
+    call with a body, over a default one of the ``http`` client it is given."""
+    http = app_factory()
+    http.headers["Content-Type"] = "text/plain"
+    sent: list[str | None] = []
+    http.event_hooks["request"] = [lambda request: sent.append(request.headers.get("content-type"))]
+    c = ShredcatClient(http=http, token=TOKENS["admin"])
+    c.create_namespace("lake")
+    c.create_table("lake", "events", variant_columns=["v"])
+    c.commit_paths("lake", "events", _paths(warehouse, 0))
+    assert len(c.plan("lake", "events", sql="variant_get(v, '$.id', 'bigint') = 5").files) == 1
+    c.remove_files("lake", "events", _paths(warehouse, 0))
+    assert sent == ["application/json"] * 5
+
+
 def test_a_body_sent_as_another_content_type_is_unsupported_media_type(app_factory) -> None:
     http = app_factory()
 

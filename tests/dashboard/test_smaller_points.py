@@ -49,6 +49,18 @@ def test_a_nul_in_an_admin_url_is_the_html_422_page(admin: TestClient, url: str)
     assert r.status_code == 422 and r.json()["error"]["type"] == "bad_input"
 
 
+def test_an_encoded_slash_in_an_admin_url_is_the_html_422_page(admin: TestClient) -> None:
+    r = admin.get("/admin/tables/lake/a%2Fb", headers=HTML)
+    assert r.status_code == 422 and r.headers["content-type"].startswith("text/html"), r.text
+    assert "names cannot contain '/'" in unescape(r.text)
+
+
+def test_a_query_parameter_given_twice_is_the_html_422_page(admin: TestClient) -> None:
+    r = admin.get(f"{T}?sort=path&sort=size", headers=HTML)
+    assert r.status_code == 422 and r.headers["content-type"].startswith("text/html"), r.text
+    assert "the query parameter 'sort' is given 2 times: it takes one value" in unescape(r.text)
+
+
 def test_every_page_links_the_favicon_and_it_is_served(admin: TestClient) -> None:
     page = admin.get("/admin").text
     assert '<link rel="icon" type="image/svg+xml" href="/admin/static/favicon.svg?v=' in page

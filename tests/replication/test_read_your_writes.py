@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
+from service.catalog.replicas import _NEWEST_SNAPSHOT
 from service.errors import NotFoundError
 from service.pruning.parse_sql import parse_sql
 from tests.replication.conftest import ALL, ReplicatedCatalog, plan_all, standby_catalog
@@ -236,9 +238,17 @@ def test_a_snapshot_the_primary_never_committed_is_not_waited_for(repl: Replicat
             return real()
 
         cat.reads._fit = counted  # type: ignore[method-assign]
+        newest_reads = 0
+
+        def executed(conn: object, cursor: object, statement: str, *_: object) -> None:
+            nonlocal newest_reads
+            newest_reads += statement == _NEWEST_SNAPSHOT
+
+        event.listen(cat.engine, "before_cursor_execute", executed)
         with pytest.raises(NotFoundError, match="does not exist"):
             cat.list_files("lake", "events", min_snapshot_id=9_000_000_000_000_000_000)
         assert polls == 1
+        assert newest_reads == 1  # the primary's newest snapshot, read once to refuse the id
     finally:
         cat.reads.dispose()
 

@@ -127,3 +127,28 @@ def test_pruned_reads_with_column_terms_return_the_rows_of_a_full_read(spark: An
         if not isinstance(predicate, str) or ("variant_get" in predicate and " OR " not in predicate):
             # A Variant conjunct prunes whatever the service makes of the other conjuncts.
             assert scan.candidates < FILES, (str(predicate), scan.pruning_sql, scan.fallback)
+
+
+def test_a_table_schema_of_leaves_no_reference_cycle() -> None:
+    """Its walk of nested structs was a closure calling itself: a cycle per call (the function
+    and its cell), freed only by the garbage collector."""
+    import gc
+
+    from pyspark.sql.types import LongType, StringType, StructField, StructType, VariantType
+
+    inner = StructType([StructField("b", LongType()), StructField("c", StructType([StructField("d", StringType())]))])
+    struct = StructType([StructField("v", VariantType()), StructField("a", inner)])
+    gc.disable()
+    try:
+        gc.collect()
+        gc.set_debug(gc.DEBUG_SAVEALL)  # what the next collection frees is kept in gc.garbage
+        ts = table_schema_of(struct)
+        gc.collect()
+        # Only shredcat's own objects: another thread of the process may leave garbage of its own.
+        ours = sorted(getattr(o, "__qualname__", "") for o in gc.garbage if getattr(o, "__module__", "") == "service.spark.translate")
+        assert ours == []
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert ts.variant_columns == ("v",) and list(ts.columns) == ["a.b", "a.c.d"]

@@ -305,6 +305,9 @@ def test_a_missing_bucket_is_named_by_the_cli_and_rest(store: Any, app_factory: 
     done = cli(["register", "--table", "lake.nobucket", gone], tmp_path, {})
     assert done.returncode == 1 and f"{gone}: no such {kind}" in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1 and "no Parquet" not in done.stderr, done.stderr
+    # A file named in it (Azure's HEAD and the GCS emulator's GET said "no such file").
+    done = cli(["register", "--table", "lake.nobucket", gone + "f.parquet"], tmp_path, {})
+    assert done.returncode == 1 and f"{gone}f.parquet: no such {kind}" in done.stderr, done.stderr
     c = app_factory(roots=[root_of(store), gone])
     body = {"prefixes": [gone], "create-if-missing": {"variant-columns": ["v"]}}
     err = assert_error(c.post(T + "/commits", json=body, headers=ADMIN), 422)

@@ -119,6 +119,18 @@ def test_errors_of_the_store(azure: AzuriteServer, az_store: Any) -> None:
     assert az_store.head(azure.uri("errors/nothing.parquet")) is None
     with pytest.raises(ObjectNotFoundError, match="abfs://no-such-container/x/: no such container"):
         list(az_store.list("abfs://no-such-container/x/"))
+    # A blob named in a missing container: the HEAD's 404 has no body to say which (no such file).
+    gone = "abfs://no-such-container/x.parquet"
+    for read in (lambda: az_store.read_tail(gone, 10), lambda: az_store.read_ranges(gone, [(0, 4)])):
+        with pytest.raises(ObjectNotFoundError, match=f"^{gone}: no such container$") as e:
+            read()
+        assert e.value.details["missing"] == "container"
+    # A storage account the endpoint does not hold (the listing said "no such bucket").
+    other = azure.connection_string().replace(f"AccountName={azure.account};", "AccountName=nosuchaccount;")
+    nobody = open_store({"AZURE_STORAGE_CONNECTION_STRING": other.replace(f"/{azure.account};", "/nosuchaccount;")}, StoreOptions())
+    for read in (lambda: nobody.read_tail(uri, 10), lambda: list(nobody.list(azure.uri("errors/")))):
+        with pytest.raises(ObjectNotFoundError, match=r"no such storage account$"):
+            read()
     wrong = open_store(azure.env(**azure.wrong_credentials()), StoreOptions())
     for call in (lambda: wrong.read_tail(uri, 10), lambda: list(wrong.list(azure.uri("errors/")))):
         with pytest.raises(ObjectAccessDeniedError, match=r"access denied \((AuthorizationFailure|HTTP 403)\)"):

@@ -91,6 +91,12 @@ def test_errors_of_the_store(gcs: GcsServer, gcs_store: Any) -> None:
     assert gcs_store.head(uri) is not None
     with pytest.raises(ObjectNotFoundError, match="gs://no-such-bucket/x/: no such bucket"):
         list(gcs_store.list("gs://no-such-bucket/x/"))
+    # A file in a missing bucket: the emulator's GET says NoSuchKey, a listing says NoSuchBucket.
+    gone = "gs://no-such-bucket/x.parquet"
+    for read in (lambda: gcs_store.read_tail(gone, 10), lambda: gcs_store.read_ranges(gone, [(0, 4)])):
+        with pytest.raises(ObjectNotFoundError, match=f"^{gone}: no such bucket$") as e:
+            read()
+        assert e.value.details["missing"] == "bucket"
     wrong = open_store(gcs.env(**gcs.wrong_credentials()), StoreOptions())
     for call in (lambda: wrong.read_tail(uri, 10), lambda: list(wrong.list(gcs.uri("errors/")))):
         with pytest.raises(ObjectAccessDeniedError, match="access denied"):

@@ -53,7 +53,7 @@ def open_store(env: Mapping[str, str], options: StoreOptions) -> RemoteStore:
         except Exception as e:
             raise config_error("Azure Blob Storage (the AZURE_* environment)", e, list(config.values())) from None
 
-    return RemoteStore(SCHEMES, split_uri, make, suffix_ranges=False)
+    return RemoteStore(SCHEMES, split_uri, make, suffix_ranges=False, bucket="container")
 
 
 __all__ = ["ENV_VARS", "SCHEMES", "open_store", "split_uri"]

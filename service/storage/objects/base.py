@@ -176,7 +176,8 @@ class ObjectStore(Protocol):
     def read_tail(self, uri: str, n: int) -> ObjectTail:
         """The last ``n`` (> 0) bytes of the object, its size and content id, in one request.
         An empty object gives ``data == b""``. A body shorter than the response promised:
-        :class:`ObjectTruncatedError`."""
+        :class:`ObjectTruncatedError`. No such object: :class:`ObjectNotFoundError`, naming the
+        bucket (container) instead when that is what does not exist."""
         ...
 
     def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> builtins.list[bytes]:

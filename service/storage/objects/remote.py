@@ -22,6 +22,10 @@ What is kept here because obstore does not do it:
 * **Errors without secrets**: obstore's messages carry the request URL (an Azure SAS token's
   ``sig=``, a presigned query) and the store's answer. The typed errors built here name the
   file, the HTTP status and the store's error code only (:func:`translate`).
+* **What is missing**: a read that finds no object says whether the file, its bucket (Azure: its
+  container, or the storage account) is missing, ``details["missing"]``. The object's own 404
+  may not tell (an Azure HEAD has no body; a GCS emulator answers NoSuchKey for a missing
+  bucket): a listing under the file's name, made only once the read failed, does.
 """
 
 from __future__ import annotations
@@ -80,6 +84,16 @@ def _status(text: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+#: What a 404's error code says is missing (Azure: a container-level request of an account that
+#: does not exist answers ResourceNotFound; a missing container is ContainerNotFound).
+_MISSING = {"NoSuchBucket": "bucket", "ContainerNotFound": "container", "ResourceNotFound": "storage account"}
+
+
+def not_found(uri: str, missing: str = "file", **details: Any) -> ObjectNotFoundError:
+    """``<uri>: no such <missing>``, what is missing also in ``details["missing"]``."""
+    return ObjectNotFoundError(f"{uri}: no such {missing}", details={"path": uri, "missing": missing, **details})
+
+
 def translate(uri: str, e: BaseException, what: str = "", *, missing: str = "file") -> ObjectStoreError:
     """The typed error of an obstore failure. Only the status and the store's error code are
     kept from obstore's text: it holds the request URL, which may carry a SAS signature.
@@ -95,8 +109,7 @@ def translate(uri: str, e: BaseException, what: str = "", *, missing: str = "fil
         d["status"] = status
     said = f" ({code})" if code else f" (HTTP {status})" if status else ""
     if isinstance(e, FileNotFoundError) or status == 404:
-        gone = {"NoSuchBucket": "bucket", "ContainerNotFound": "container"}.get(code, missing)
-        return ObjectNotFoundError(f"{uri}: no such {gone}", details=d)
+        return not_found(uri, _MISSING.get(code, missing), **{k: v for k, v in d.items() if k != "path"})
     if isinstance(e, ox.PermissionDeniedError | ox.UnauthenticatedError) or status in (401, 403) or code in _DENIED:
         return ObjectAccessDeniedError(f"{uri}: access denied{said}", details=d)
     if isinstance(e, ox.PreconditionError) or status == 412:
@@ -221,8 +234,11 @@ class RemoteStore:
         *,
         suffix_ranges: bool = True,
         generation_ids: bool = False,
+        bucket: str = "bucket",
     ) -> None:
         self.schemes = schemes
+        #: The store's word for a bucket (Azure: container).
+        self.bucket = bucket
         self._generation_ids = generation_ids
         self._split = split
         self._make = make
@@ -310,7 +326,7 @@ class RemoteStore:
         offset: str | None = None
         while True:
             jump: str | None = None
-            for meta in self._pages(prefix, store, key_prefix, offset):
+            for meta in self._pages(prefix, store, key_prefix, offset, self.bucket):
                 if bound is not None:
                     bound.count(prefix)
                 key = meta["path"]
@@ -332,7 +348,7 @@ class RemoteStore:
             offset = jump  # a new listing from past the pruned directory: its subtree is never paged
 
     @staticmethod
-    def _pages(prefix: str, store: Any, key_prefix: str, offset: str | None) -> Iterator[Mapping[str, Any]]:
+    def _pages(prefix: str, store: Any, key_prefix: str, offset: str | None, bucket: str) -> Iterator[Mapping[str, Any]]:
         """The objects of one flat listing from ``offset``, page by page as the caller consumes
         them (obstore asks for the next page only when the previous one is used up). A missing
         bucket is ObjectNotFoundError naming it: listing it as empty made a typo in the bucket's
@@ -347,14 +363,34 @@ class RemoteStore:
                 return
             except Exception as e:
                 # A store answers a missing prefix with an empty page: a 404 is the bucket's.
-                raise translate(prefix, e, missing="bucket") from None
+                raise translate(prefix, e, missing=bucket) from None
             yield from chunk
+
+    def _missing(self, uri: str, key: str, store: Any, e: ObjectNotFoundError) -> ObjectNotFoundError:
+        """``e``, a read's "no such file", or the error naming the bucket (container, account) the
+        file is in when that is what is missing: a listing under the file's own name (a page of
+        at most a few objects) answers 404 then, and nothing otherwise."""
+        if e.details.get("missing") != "file":
+            return e
+        try:
+            next(self._pages(uri, store, key, None, self.bucket), None)
+        except ObjectNotFoundError as gone:
+            return gone
+        except ObjectStoreError:
+            return e  # the listing's own failure (denied, say) says nothing of the file
+        return e
 
     def read_tail(self, uri: str, n: int) -> ObjectTail:
         _, bucket, key = self._split(uri)
         if not key:
-            raise ObjectNotFoundError(f"{uri}: no such file", details={"path": uri})
+            raise not_found(uri)
         store = self._store(bucket)
+        try:
+            return self._tail(uri, key, store, n)
+        except ObjectNotFoundError as e:
+            raise self._missing(uri, key, store, e) from None
+
+    def _tail(self, uri: str, key: str, store: Any, n: int) -> ObjectTail:
         if self._suffix_ranges:
             return self._suffix(uri, key, store, n)
         seen = self._hints.take(uri)
@@ -366,7 +402,7 @@ class RemoteStore:
         for _ in range(2):
             info = self.head(uri)
             if info is None:
-                raise ObjectNotFoundError(f"{uri}: no such file", details={"path": uri})
+                raise not_found(uri)
             if info.size == 0:
                 return ObjectTail(info, b"")
             try:
@@ -406,6 +442,14 @@ class RemoteStore:
     def read_ranges(self, uri: str, ranges: Sequence[ByteRange], *, version: str | None = None) -> builtins.list[bytes]:
         _, bucket, key = self._split(uri)
         store = self._store(bucket)
+        try:
+            return self._ranges(uri, key, store, ranges, version)
+        except ObjectNotFoundError as e:
+            raise self._missing(uri, key, store, e) from None
+
+    def _ranges(
+        self, uri: str, key: str, store: Any, ranges: Sequence[ByteRange], version: str | None
+    ) -> builtins.list[bytes]:
         fetched: dict[ByteRange, bytes] = {}
         # One GET per coalesced span, in this thread: the extraction pool's size is the bound of
         # requests in flight (obstore's get_ranges would add up to ten of its own).
@@ -427,4 +471,4 @@ class RemoteStore:
             self._buckets.clear()
 
 
-__all__ = ["RemoteStore", "client_options", "config_error", "quoted", "retry_config", "translate"]
+__all__ = ["RemoteStore", "client_options", "config_error", "not_found", "quoted", "retry_config", "translate"]
