@@ -43,9 +43,11 @@ from sqlalchemy.exc import (
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.pool import StaticPool
 
+from service.catalog import deadlines
 from service.errors import (
     BadInputError,
     ConflictError,
+    DatabaseUnresponsiveError,
     SchemaNotMigratedError,
     ShredcatError,
     StorageUnavailableError,
@@ -203,8 +205,13 @@ def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        write = conn.get_execution_options().get(_WRITE_OPTION, True)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        conn.exec_driver_sql("BEGIN" if reading(conn) else "BEGIN IMMEDIATE")
+
+
+def reading(conn: Connection) -> bool:
+    """Whether ``conn``'s transaction is a read (:func:`transaction` with ``write=False``); any
+    other use of a connection counts as a write."""
+    return conn.get_execution_options().get(_WRITE_OPTION, True) is False
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -266,6 +273,9 @@ def translate_error(exc: SQLAlchemyError) -> ShredcatError:
         # the database is unavailable to this request now, not broken.
         return StorageUnavailableError(f"no catalog database connection was free in time: {exc}")
     if isinstance(exc, DBAPIError):
+        if deadlines.gave_up(exc.orig):
+            # Our own message (the database's label and the deadline, never its host): shown.
+            return DatabaseUnresponsiveError(f"the catalog database is unresponsive: {exc.orig}")
         if is_unavailable(exc):
             # One line: libpq's own text adds an indented hint line ("Is the server running...").
             reason = " ".join(str(exc.orig).split())

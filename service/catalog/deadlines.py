@@ -1,5 +1,5 @@
-"""A client-side deadline on every round trip to a hot standby, so one that stops answering hangs
-no thread.
+"""A client-side deadline on every round trip of a read to a catalog database (a hot standby, or
+the primary), so one that stops answering hangs no thread.
 
 A standby frozen with its TCP connections up (its processes stopped, a paused VM, a black hole
 after the handshake) answers nothing, yet the kernel still acknowledges what is sent: TCP
@@ -17,6 +17,16 @@ Its server-side complement: standby sessions start with ``statement_timeout`` at
 (libpq ``options``), so a standby that is slow but alive cancels the statement itself and keeps the
 connection; the client deadline is :data:`GRACE_S` later, for one that does not even do that.
 
+**The primary** (``armed_if``): its sessions also write, so only its read transactions are armed,
+at the read timeout itself, and its sessions get no ``statement_timeout``. Writes (commits,
+removals, migrations, ``ANALYZE``) keep no client deadline, on purpose: a socket shut while a
+COMMIT is under way leaves its outcome unknown to the client (a write without an idempotency key,
+such as a removal or the CLI's, could not be replayed safely), a migration or a 10,000-file commit
+may rightly take longer than any read, and nothing but the primary can take a write anyway, so a
+deadline would trade a hang for an unknown outcome and the primary's work for nothing. A frozen
+primary holds those writes (and their pooled connections) until it answers again, as before; the
+caller's own HTTP timeout bounds its wait, and an idempotency key makes its retry safe.
+
 Arming costs two lock round trips and a heap push per wait on the server (two per read: the
 statement, the commit; ``bench/deadlines.py``); no thread is started per statement.
 """
@@ -30,11 +40,12 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 if TYPE_CHECKING:
     import psycopg
@@ -149,21 +160,41 @@ def with_statement_timeout(options: str | None, timeout_s: float) -> str:
     return f"{mine} {options}" if options else mine
 
 
-def install(engine: Engine, timeout_s: float, *, label: str) -> None:
+#: The engines :func:`install` has given a deadline (a second install is a no-op).
+_installed: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def install(
+    engine: Engine, timeout_s: float, *, label: str, armed_if: Callable[[Connection], bool] | None = None
+) -> None:
     """Give ``engine``'s connections (PostgreSQL only; others are left as they are) a
     ``statement_timeout`` of ``timeout_s`` and a client deadline :data:`GRACE_S` later on each
-    wait. Call it before the engine connects, once."""
-    if engine.dialect.name != "postgresql":
+    wait. ``armed_if`` (an engine that also writes, the primary's): only the transactions for
+    which it is true get a deadline, ``timeout_s`` itself, and no ``statement_timeout`` is set (see
+    the module docstring). Call it before the engine connects (connections opened before keep no
+    deadline); once per engine: the first call's settings stay."""
+    if engine.dialect.name != "postgresql" or engine in _installed:
         return
+    _installed.add(engine)
     cls = _deadline_connection_class()
+    deadline_s = timeout_s + GRACE_S if armed_if is None else timeout_s
 
     @event.listens_for(engine, "do_connect")
     def _connect(_dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
         # A copy: the engine passes the same dict to every connect.
-        params = {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}
+        params = cparams if armed_if else {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}
         conn: Any = cls.connect(*cargs, **params)
-        conn.deadline_s, conn.label = timeout_s + GRACE_S, label
+        # Armed from the start either way: the dialect's first queries on a new connection are reads.
+        conn.deadline_s, conn.label = deadline_s, label
         return conn
+
+    if armed_if is not None:
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Connection) -> None:
+            dbapi = conn.connection.dbapi_connection
+            if isinstance(dbapi, cls):  # not a connection opened before install
+                dbapi.deadline_s = deadline_s if armed_if(conn) else None
 
 
 def _text(value: Any) -> str | None:
@@ -188,6 +219,13 @@ def no_answer_error() -> type[Exception]:
     """The error a wait past its deadline raises (a ``psycopg.OperationalError``)."""
     _deadline_connection_class()
     return _classes["error"]
+
+
+def gave_up(error: BaseException | None) -> bool:
+    """Whether ``error`` (a driver error) is a wait that passed its deadline (without importing
+    the driver: before any deadline is installed, none can have)."""
+    cls = _classes.get("error")
+    return cls is not None and isinstance(error, cls)
 
 
 def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
