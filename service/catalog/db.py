@@ -205,13 +205,8 @@ def _configure_sqlite(engine: Engine, *, in_memory: bool) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql("BEGIN" if reading(conn) else "BEGIN IMMEDIATE")
-
-
-def reading(conn: Connection) -> bool:
-    """Whether ``conn``'s transaction is a read (:func:`transaction` with ``write=False``); any
-    other use of a connection counts as a write."""
-    return conn.get_execution_options().get(_WRITE_OPTION, True) is False
+        write = conn.get_execution_options().get(_WRITE_OPTION, True)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -307,8 +302,10 @@ def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
     transactions never fail with serialization errors."""
     with engine.connect() as conn:
         conn.execution_options(**{_WRITE_OPTION: write})
+        armed = None
         if not write and engine.dialect.name == "postgresql":
             conn.execution_options(isolation_level="REPEATABLE READ")
+            armed = deadlines.arm_read(conn)  # the primary's reads (its writes are never armed)
         trans = conn.begin()
         try:
             yield conn
@@ -322,6 +319,8 @@ def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
             else:
                 trans.rollback()
             raise
+        finally:
+            deadlines.disarm_read(armed)
 
 
 def _connection_lost(e: BaseException) -> bool:

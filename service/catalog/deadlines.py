@@ -17,8 +17,9 @@ Its server-side complement: standby sessions start with ``statement_timeout`` at
 (libpq ``options``), so a standby that is slow but alive cancels the statement itself and keeps the
 connection; the client deadline is :data:`GRACE_S` later, for one that does not even do that.
 
-**The primary** (``armed_if``): its sessions also write, so only its read transactions are armed,
-at the read timeout itself, and its sessions get no ``statement_timeout``. Writes (commits,
+**The primary** (``shared_with_writes``): its sessions also write, so only its read transactions
+(:func:`service.catalog.db.transaction` with ``write=False``, :func:`arm_read`) are armed, at the
+read timeout itself, and its sessions get no ``statement_timeout``. Writes (commits,
 removals, migrations, ``ANALYZE``) keep no client deadline, on purpose: a socket shut while a
 COMMIT is under way leaves its outcome unknown to the client (a write without an idempotency key,
 such as a removal or the CLI's, could not be replayed safely), a migration or a 10,000-file commit
@@ -164,37 +165,57 @@ def with_statement_timeout(options: str | None, timeout_s: float) -> str:
 _installed: weakref.WeakSet[Engine] = weakref.WeakSet()
 
 
-def install(
-    engine: Engine, timeout_s: float, *, label: str, armed_if: Callable[[Connection], bool] | None = None
-) -> None:
+def install(engine: Engine, timeout_s: float, *, label: str, shared_with_writes: bool = False) -> None:
     """Give ``engine``'s connections (PostgreSQL only; others are left as they are) a
     ``statement_timeout`` of ``timeout_s`` and a client deadline :data:`GRACE_S` later on each
-    wait. ``armed_if`` (an engine that also writes, the primary's): only the transactions for
-    which it is true get a deadline, ``timeout_s`` itself, and no ``statement_timeout`` is set (see
-    the module docstring). Call it before the engine connects (connections opened before keep no
-    deadline); once per engine: the first call's settings stay."""
+    wait. ``shared_with_writes`` (the primary's engine): no ``statement_timeout``, and a deadline
+    of ``timeout_s`` itself in read transactions only (:func:`arm_read`; see the module
+    docstring). Call it before the engine connects (connections opened before keep no deadline);
+    once per engine: the first call's settings stay."""
     if engine.dialect.name != "postgresql" or engine in _installed:
         return
     _installed.add(engine)
     cls = _deadline_connection_class()
-    deadline_s = timeout_s + GRACE_S if armed_if is None else timeout_s
 
     @event.listens_for(engine, "do_connect")
     def _connect(_dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
-        # A copy: the engine passes the same dict to every connect.
-        params = cparams if armed_if else {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}
-        conn: Any = cls.connect(*cargs, **params)
-        # Armed from the start either way: the dialect's first queries on a new connection are reads.
-        conn.deadline_s, conn.label = deadline_s, label
+        if shared_with_writes:
+            conn: Any = cls.connect(*cargs, **cparams)
+            # Armed until the dialect's first queries on it (reads) are done: see _connected.
+            conn.deadline_s = conn.read_deadline_s = timeout_s
+        else:
+            # A copy: the engine passes the same dict to every connect.
+            params = {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}
+            conn = cls.connect(*cargs, **params)
+            conn.deadline_s = timeout_s + GRACE_S
+        conn.label = label
         return conn
 
-    if armed_if is not None:
+    if shared_with_writes:
 
-        @event.listens_for(engine, "begin")
-        def _begin(conn: Connection) -> None:
-            dbapi = conn.connection.dbapi_connection
-            if isinstance(dbapi, cls):  # not a connection opened before install
-                dbapi.deadline_s = deadline_s if armed_if(conn) else None
+        @event.listens_for(engine, "connect")
+        def _connected(dbapi: Any, _record: Any) -> None:
+            # Run after the dialect's own connect listener (registered by create_engine, so first).
+            dbapi.deadline_s = None
+
+
+def arm_read(conn: Connection) -> Any:
+    """Arm the waits of the read transaction about to run on ``conn`` when its engine's deadline
+    is for reads only (``install(shared_with_writes=True)``); what to pass to :func:`disarm_read`
+    when it ends (None: nothing was armed). Set per transaction, not per connection event: a
+    ``begin`` listener cost each read of every engine 25 µs of CPU (``bench/deadlines.py``)."""
+    dbapi = conn.connection.dbapi_connection
+    deadline_s = getattr(dbapi, "read_deadline_s", None)
+    if deadline_s is None:
+        return None
+    dbapi.deadline_s = deadline_s  # type: ignore[union-attr]
+    return dbapi
+
+
+def disarm_read(dbapi: Any) -> None:
+    """End what :func:`arm_read` armed: the connection goes back to the pool unarmed, for writes."""
+    if dbapi is not None:
+        dbapi.deadline_s = None
 
 
 def _text(value: Any) -> str | None:

@@ -60,7 +60,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from service.catalog import deadlines
-from service.catalog.db import make_engine, reading, run_transaction, transaction, translated
+from service.catalog.db import make_engine, run_transaction, transaction, translated
 from service.errors import NotFoundError, ShredcatError, StorageUnavailableError
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ class ReadRouter:
         self.primary = primary
         # Its reads get the deadline too (its writes none: see deadlines' docstring). Once per
         # engine: a catalog's default router and a CLI's router from the settings share one.
-        deadlines.install(primary, read_timeout_s, label="the primary database", armed_if=reading)
+        deadlines.install(primary, read_timeout_s, label="the primary database", shared_with_writes=True)
         self.standbys = [Standby(describe(e), e) for e in standbys]
         for s in self.standbys:
             deadlines.install(s.engine, read_timeout_s, label=f"read database {s.name}")

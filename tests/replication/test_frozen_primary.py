@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 from service.catalog import Catalog
 from service.catalog import repository as repo
 from service.catalog.db import fill_pool, run_transaction
-from service.errors import DatabaseUnresponsiveError, StorageUnavailableError
+from service.errors import DatabaseUnresponsiveError
 from tests.replication.conftest import ALL, ReplicatedCatalog, close_catalog, plan_all, standby_catalog
 from tests.support.events import write_event_files
 from tests.support.guard import returns
@@ -78,8 +78,9 @@ def test_the_monitor_keeps_measuring_the_standby_while_the_primary_is_frozen(
     repl: ReplicatedCatalog, events: list[str]
 ) -> None:
     """The standby that had replayed the primary's last reading answers until that reading is
-    ``max_lag_s`` old (nothing it lacks can be older); then the primary is asked, and does not answer."""
-    cat = standby_catalog(repl, read_timeout_s=TIMEOUT_S, check_interval_s=0.2, max_lag_s=3.0)
+    ``max_lag_s`` old (nothing it lacks can be older), then is lagging (reads go to the primary:
+    the other tests show what they meet there); its monitor thread is never held by the primary's."""
+    cat = standby_catalog(repl, read_timeout_s=TIMEOUT_S, check_interval_s=0.2, max_lag_s=2.0)
     cat.reads.start_monitor()
     standby = cat.reads.standbys[0]
     try:
@@ -91,11 +92,7 @@ def test_the_monitor_keeps_measuring_the_standby_while_the_primary_is_frozen(
             _until(lambda: standby.checked_at > frozen_at and standby.state == "ok", "measured during the freeze")
             assert returns(lambda: plan_all(cat)) == events[:2] and standby.reads == 1
             _until(lambda: standby.state == "lagging", "past max_lag_s since the primary last answered")
-            assert standby.lag_s is not None and standby.lag_s > 3.0
-            # On a pooled connection the read times out (DatabaseUnresponsiveError); the monitor's
-            # tries may have used them all, and a new one meets the connect timeout: 503 either way.
-            with pytest.raises(StorageUnavailableError):
-                returns(lambda: plan_all(cat))
+            assert standby.lag_s is not None and standby.lag_s > 2.0
             primary_seen = cat.reads._primary_seen
             assert primary_seen is not None and primary_seen[1] < frozen_at  # not read since
             thawed_at = time.monotonic()
