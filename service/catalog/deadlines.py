@@ -10,8 +10,9 @@ connecting only. So the client keeps the clock: each wait of a standby connectio
 through ``Connection.wait``) is armed with a deadline, and **one** watchdog thread for the process
 shuts the socket down (``shutdown(SHUT_RDWR)``, which wakes the blocked wait at once) of any wait
 still under way at its deadline. psycopg then raises, the connection is broken (SQLAlchemy
-invalidates it rather than pool it), and the caller sees an ``OperationalError`` naming the standby
-and the deadline (:func:`no_answer_error`).
+invalidates it rather than pool it), and the caller sees an ``OperationalError`` naming the database
+and the deadline (:func:`no_answer_error`; :func:`service.catalog.db.translate_error` makes it a
+:class:`~service.errors.DatabaseUnresponsiveError`).
 
 Its server-side complement: standby sessions start with ``statement_timeout`` at the read timeout
 (libpq ``options``), so a standby that is slow but alive cancels the statement itself and keeps the
@@ -19,7 +20,9 @@ connection; the client deadline is :data:`GRACE_S` later, for one that does not 
 
 **The primary** (``shared_with_writes``): its sessions also write, so only its read transactions
 (:func:`service.catalog.db.transaction` with ``write=False``, :func:`arm_read`) are armed, at the
-read timeout itself, and its sessions get no ``statement_timeout``. Writes (commits,
+read timeout itself, and its sessions get no ``statement_timeout`` (so a primary that is slow but
+alive runs a read the client gave up on until it next sends; a new connection's first queries,
+reads too, are armed). Writes (commits,
 removals, migrations, ``ANALYZE``) keep no client deadline, on purpose: a socket shut while a
 COMMIT is under way leaves its outcome unknown to the client (a write without an idempotency key,
 such as a removal or the CLI's, could not be replayed safely), a migration or a 10,000-file commit
