@@ -169,6 +169,28 @@ def test_a_write_under_way_when_the_primary_freezes_completes_once_it_answers(re
         close_catalog(cat)
 
 
+def test_only_read_transactions_on_the_primary_are_armed(repl: ReplicatedCatalog) -> None:
+    """One pooled connection, used in turn by a read, a write, and outside any transaction (as
+    ``analyze_if_grown`` after a commit): armed in the read only, and returned to the pool unarmed."""
+    cat = standby_catalog(repl, read_timeout_s=TIMEOUT_S)
+    seen: list[tuple[int, object]] = []
+
+    def deadline(conn: Connection) -> None:
+        dbapi = conn.connection.dbapi_connection
+        seen.append((id(dbapi), getattr(dbapi, "deadline_s", "no deadline attribute")))
+
+    try:
+        cat.reads.read(deadline, primary=True)
+        run_transaction(cat.engine, deadline)
+        with cat.engine.connect() as conn:
+            deadline(conn)
+        cat.reads.read(deadline, primary=True)
+    finally:
+        close_catalog(cat)
+    assert len({conn for conn, _ in seen}) == 1
+    assert [s for _, s in seen] == [TIMEOUT_S, None, None, TIMEOUT_S]
+
+
 def _http(repl: ReplicatedCatalog, **settings: Any) -> Any:
     from fastapi.testclient import TestClient
 
