@@ -1,11 +1,13 @@
-"""What the standby deadline (:mod:`service.catalog.deadlines`) costs a read.
+"""What the read deadline (:mod:`service.catalog.deadlines`) costs a read, on a standby's engine and
+on the primary's (armed per read transaction).
 
 Two figures:
 
 * the watchdog alone: one ``arm`` + ``disarm`` pair (what each psycopg wait of a standby connection
   adds), in one thread and in ``--threads`` threads at once (they share its lock);
-* a small read through :func:`service.catalog.db.run_transaction` on a PostgreSQL engine with and
-  without the deadline installed (``--url``, default the local cluster's ``postgres`` database;
+* a small read through :func:`service.catalog.db.run_transaction` on a PostgreSQL engine without
+  the deadline, with a standby's, and with the primary's (``shared_with_writes``: each read
+  transaction armed and disarmed) (``--url``, default the local cluster's ``postgres`` database;
   the read is ``SELECT 1`` in a read transaction, the cheapest read there is, so the overhead is
   at its largest share): process CPU and wall time per read, and the waits per read.
 
@@ -33,6 +35,9 @@ from bench.machine import describe  # noqa: E402
 from service.catalog import deadlines  # noqa: E402
 from service.catalog.db import make_engine, run_transaction  # noqa: E402
 
+#: The engines compared, as installed: none, a standby's, the primary's.
+KINDS = ("without deadline", "standby deadline", "primary deadline")
+
 
 def pair_ns(n: int, threads: int) -> float:
     """Wall nanoseconds per arm + disarm pair, ``threads`` threads each doing ``n``."""
@@ -51,30 +56,29 @@ def pair_ns(n: int, threads: int) -> float:
     return (time.perf_counter() - t) / (n * threads) * 1e9
 
 
-def read_costs(url: str, reads: int) -> tuple[tuple[float, float], tuple[float, float]]:
-    """((CPU µs, wall µs) without, (CPU µs, wall µs) with the deadline) per read of ``SELECT 1``
-    in a read transaction: two engines, their reads taken in turn so that the machine's load
-    drifts alike on both (process CPU: the watchdog thread's included)."""
-    plain = make_engine(url, pool_size=1, max_overflow=0)
-    armed = make_engine(url, pool_size=1, max_overflow=0)
-    deadlines.install(armed, 10.0, label="bench")
+def read_costs(url: str, reads: int) -> list[tuple[float, float]]:
+    """(CPU µs, wall µs) per read of ``SELECT 1`` in a read transaction on each engine of
+    :data:`KINDS`, their reads taken in turn so that the machine's load drifts alike on all
+    (process CPU: the watchdog thread's included)."""
+    engines = [make_engine(url, pool_size=1, max_overflow=0) for _ in KINDS]
+    deadlines.install(engines[1], 10.0, label="bench standby")
+    deadlines.install(engines[2], 10.0, label="bench primary", shared_with_writes=True)
     one: Callable[..., object] = lambda conn: conn.exec_driver_sql("SELECT 1").scalar()  # noqa: E731
-    spent = {plain: [0.0, 0.0], armed: [0.0, 0.0]}
+    spent = [[0.0, 0.0] for _ in engines]
     try:
-        for engine in (plain, armed):
+        for engine in engines:
             for _ in range(50):  # connect, warm the statement cache
                 run_transaction(engine, one, write=False)
         for _ in range(reads):
-            for engine, total in spent.items():
+            for engine, total in zip(engines, spent, strict=True):
                 cpu, wall = time.process_time(), time.perf_counter()
                 run_transaction(engine, one, write=False)
                 total[0] += time.process_time() - cpu
                 total[1] += time.perf_counter() - wall
-        (c0, w0), (c1, w1) = spent[plain], spent[armed]
-        return (c0 / reads * 1e6, w0 / reads * 1e6), (c1 / reads * 1e6, w1 / reads * 1e6)
+        return [(c / reads * 1e6, w / reads * 1e6) for c, w in spent]
     finally:
-        plain.dispose()
-        armed.dispose()
+        for engine in engines:
+            engine.dispose()
 
 
 def waits_per_read(url: str) -> float:
@@ -112,12 +116,13 @@ def main() -> None:
     print(f"arm + disarm: {single:.0f} ns (1 thread), {shared:.0f} ns per pair ({args.threads} threads at once)")
     print(f"armed waits per read: {waits_per_read(args.url):g}")
     rounds = [read_costs(args.url, args.reads) for _ in range(args.rounds)]
-    for i, name in enumerate(("without", "with")):
+    for i, name in enumerate(KINDS):
         cpu = statistics.median(r[i][0] for r in rounds)
         wall = statistics.median(r[i][1] for r in rounds)
-        print(f"read {name} deadline: {cpu:.1f} µs CPU, {wall:.1f} µs wall per read (medians of {args.rounds} rounds)")
-    extra = sorted(r[1][0] - r[0][0] for r in rounds)
-    print(f"CPU added per read: {statistics.median(extra):+.1f} µs (rounds: {', '.join(f'{x:+.1f}' for x in extra)})")
+        print(f"read {name}: {cpu:.1f} µs CPU, {wall:.1f} µs wall per read (medians of {args.rounds} rounds)")
+    for i, name in enumerate(KINDS[1:], 1):
+        extra = sorted(r[i][0] - r[0][0] for r in rounds)
+        print(f"CPU added per read, {name}: {statistics.median(extra):+.1f} µs (rounds: {', '.join(f'{x:+.1f}' for x in extra)})")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -189,6 +189,15 @@ class StorageUnavailableError(ShredcatError):
     http_status = 503
 
 
+class DatabaseUnresponsiveError(StorageUnavailableError):
+    """A catalog database kept its connection open but did not answer a read within the read
+    timeout (its processes stopped, a paused VM, a network black hole): the client closed the
+    connection (:mod:`service.catalog.deadlines`). Only reads have this deadline, so nothing was
+    half written; the message names the database (never its host)."""
+
+    code = "database_unresponsive"
+
+
 class SchemaNotMigratedError(StorageUnavailableError):
     """The catalog database's schema is not the one this code needs: ``shredcat migrate``."""
 

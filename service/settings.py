@@ -43,7 +43,8 @@ class Settings(BaseSettings):
     read_check_interval_s: float = Field(default=1.0, gt=0, le=3600)
     #: Seconds a statement on a standby may run (its ``statement_timeout``); one second later the
     #: client closes a connection whose standby has not answered at all (a frozen server), the
-    #: standby is skipped until a measure gets an answer, and the read runs elsewhere.
+    #: standby is skipped until a measure gets an answer, and the read runs elsewhere. A read on the
+    #: primary that has not answered within it fails (503 ``database_unresponsive``); writes wait.
     read_timeout_s: float = Field(default=10.0, gt=0, le=3600)
 
     # --- REST API (service.api) ---------------------------------------------------------------

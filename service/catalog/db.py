@@ -43,9 +43,11 @@ from sqlalchemy.exc import (
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.pool import StaticPool
 
+from service.catalog import deadlines
 from service.errors import (
     BadInputError,
     ConflictError,
+    DatabaseUnresponsiveError,
     SchemaNotMigratedError,
     ShredcatError,
     StorageUnavailableError,
@@ -266,6 +268,9 @@ def translate_error(exc: SQLAlchemyError) -> ShredcatError:
         # the database is unavailable to this request now, not broken.
         return StorageUnavailableError(f"no catalog database connection was free in time: {exc}")
     if isinstance(exc, DBAPIError):
+        if deadlines.gave_up(exc.orig):
+            # Our own message (the database's label and the deadline, never its host): shown.
+            return DatabaseUnresponsiveError(f"the catalog database is unresponsive: {exc.orig}")
         if is_unavailable(exc):
             # One line: libpq's own text adds an indented hint line ("Is the server running...").
             reason = " ".join(str(exc.orig).split())
@@ -297,8 +302,10 @@ def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
     transactions never fail with serialization errors."""
     with engine.connect() as conn:
         conn.execution_options(**{_WRITE_OPTION: write})
+        armed = None
         if not write and engine.dialect.name == "postgresql":
             conn.execution_options(isolation_level="REPEATABLE READ")
+            armed = deadlines.arm_read(conn)  # the primary's reads (its writes are never armed)
         trans = conn.begin()
         try:
             yield conn
@@ -312,6 +319,8 @@ def transaction(engine: Engine, *, write: bool = True) -> Iterator[Connection]:
             else:
                 trans.rollback()
             raise
+        finally:
+            deadlines.disarm_read(armed)
 
 
 def _connection_lost(e: BaseException) -> bool:

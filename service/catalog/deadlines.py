@@ -1,5 +1,5 @@
-"""A client-side deadline on every round trip to a hot standby, so one that stops answering hangs
-no thread.
+"""A client-side deadline on every round trip of a read to a catalog database (a hot standby, or
+the primary), so one that stops answering hangs no thread.
 
 A standby frozen with its TCP connections up (its processes stopped, a paused VM, a black hole
 after the handshake) answers nothing, yet the kernel still acknowledges what is sent: TCP
@@ -10,12 +10,26 @@ connecting only. So the client keeps the clock: each wait of a standby connectio
 through ``Connection.wait``) is armed with a deadline, and **one** watchdog thread for the process
 shuts the socket down (``shutdown(SHUT_RDWR)``, which wakes the blocked wait at once) of any wait
 still under way at its deadline. psycopg then raises, the connection is broken (SQLAlchemy
-invalidates it rather than pool it), and the caller sees an ``OperationalError`` naming the standby
-and the deadline (:func:`no_answer_error`).
+invalidates it rather than pool it), and the caller sees an ``OperationalError`` naming the database
+and the deadline (:func:`no_answer_error`; :func:`service.catalog.db.translate_error` makes it a
+:class:`~service.errors.DatabaseUnresponsiveError`).
 
 Its server-side complement: standby sessions start with ``statement_timeout`` at the read timeout
 (libpq ``options``), so a standby that is slow but alive cancels the statement itself and keeps the
 connection; the client deadline is :data:`GRACE_S` later, for one that does not even do that.
+
+**The primary** (``shared_with_writes``): its sessions also write, so only its read transactions
+(:func:`service.catalog.db.transaction` with ``write=False``, :func:`arm_read`) are armed, at the
+read timeout itself, and its sessions get no ``statement_timeout`` (so a primary that is slow but
+alive runs a read the client gave up on until it next sends; a new connection's first queries,
+reads too, are armed). Writes (commits,
+removals, migrations, ``ANALYZE``) keep no client deadline, on purpose: a socket shut while a
+COMMIT is under way leaves its outcome unknown to the client (a write without an idempotency key,
+such as a removal or the CLI's, could not be replayed safely), a migration or a 10,000-file commit
+may rightly take longer than any read, and nothing but the primary can take a write anyway, so a
+deadline would trade a hang for an unknown outcome and the primary's work for nothing. A frozen
+primary holds those writes (and their pooled connections) until it answers again, as before; the
+caller's own HTTP timeout bounds its wait, and an idempotency key makes its retry safe.
 
 Arming costs two lock round trips and a heap push per wait on the server (two per read: the
 statement, the commit; ``bench/deadlines.py``); no thread is started per statement.
@@ -30,11 +44,12 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 if TYPE_CHECKING:
     import psycopg
@@ -149,21 +164,61 @@ def with_statement_timeout(options: str | None, timeout_s: float) -> str:
     return f"{mine} {options}" if options else mine
 
 
-def install(engine: Engine, timeout_s: float, *, label: str) -> None:
+#: The engines :func:`install` has given a deadline (a second install is a no-op).
+_installed: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def install(engine: Engine, timeout_s: float, *, label: str, shared_with_writes: bool = False) -> None:
     """Give ``engine``'s connections (PostgreSQL only; others are left as they are) a
     ``statement_timeout`` of ``timeout_s`` and a client deadline :data:`GRACE_S` later on each
-    wait. Call it before the engine connects, once."""
-    if engine.dialect.name != "postgresql":
+    wait. ``shared_with_writes`` (the primary's engine): no ``statement_timeout``, and a deadline
+    of ``timeout_s`` itself in read transactions only (:func:`arm_read`; see the module
+    docstring). Call it before the engine connects (connections opened before keep no deadline);
+    once per engine: the first call's settings stay."""
+    if engine.dialect.name != "postgresql" or engine in _installed:
         return
+    _installed.add(engine)
     cls = _deadline_connection_class()
 
     @event.listens_for(engine, "do_connect")
     def _connect(_dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
-        # A copy: the engine passes the same dict to every connect.
-        params = {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}
-        conn: Any = cls.connect(*cargs, **params)
-        conn.deadline_s, conn.label = timeout_s + GRACE_S, label
+        if shared_with_writes:
+            conn: Any = cls.connect(*cargs, **cparams)
+            # Armed until the dialect's first queries on it (reads) are done: see _connected.
+            conn.deadline_s = conn.read_deadline_s = timeout_s
+        else:
+            # A copy: the engine passes the same dict to every connect.
+            params = {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}
+            conn = cls.connect(*cargs, **params)
+            conn.deadline_s = timeout_s + GRACE_S
+        conn.label = label
         return conn
+
+    if shared_with_writes:
+
+        @event.listens_for(engine, "connect")
+        def _connected(dbapi: Any, _record: Any) -> None:
+            # Run after the dialect's own connect listener (registered by create_engine, so first).
+            dbapi.deadline_s = None
+
+
+def arm_read(conn: Connection) -> Any:
+    """Arm the waits of the read transaction about to run on ``conn`` when its engine's deadline
+    is for reads only (``install(shared_with_writes=True)``); what to pass to :func:`disarm_read`
+    when it ends (None: nothing was armed). Set per transaction, not per connection event: a
+    ``begin`` listener cost each read of every engine 25 µs of CPU (``bench/deadlines.py``)."""
+    dbapi = conn.connection.dbapi_connection
+    deadline_s = getattr(dbapi, "read_deadline_s", None)
+    if deadline_s is None:
+        return None
+    dbapi.deadline_s = deadline_s  # type: ignore[union-attr]
+    return dbapi
+
+
+def disarm_read(dbapi: Any) -> None:
+    """End what :func:`arm_read` armed: the connection goes back to the pool unarmed, for writes."""
+    if dbapi is not None:
+        dbapi.deadline_s = None
 
 
 def _text(value: Any) -> str | None:
@@ -188,6 +243,13 @@ def no_answer_error() -> type[Exception]:
     """The error a wait past its deadline raises (a ``psycopg.OperationalError``)."""
     _deadline_connection_class()
     return _classes["error"]
+
+
+def gave_up(error: BaseException | None) -> bool:
+    """Whether ``error`` (a driver error) is a wait that passed its deadline (without importing
+    the driver: before any deadline is installed, none can have)."""
+    cls = _classes.get("error")
+    return cls is not None and isinstance(error, cls)
 
 
 def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:

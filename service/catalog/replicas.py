@@ -16,16 +16,24 @@ table loads, global stats, dashboard reads) run on the standbys given by
 * lags the primary by more than ``max_lag_s`` seconds.
 
 Lag is measured every ``read_check_interval_s`` per process (one statement on the primary,
-``pg_current_wal_flush_lsn()``, and one on each standby). A server measures in a thread of its own
-(:meth:`ReadRouter.start_monitor`, one per standby), so a standby that hangs costs no request: reads
-then trust a measure only while it is younger than ``read_check_interval_s``, and go to the primary
-when the last one is older (the monitor waits on a standby that does not answer, at most the read
-timeout and ``GRACE_S``: then it marks it down, and measures it again, until it answers). That also
-bounds how long a promoted standby can answer: only a measure begun after the promotion is fresh
-``read_check_interval_s`` later, and it sees the promotion. Without the monitor (the CLI, a library
-caller) the read that finds the measure due takes it, and the others use the last one. A standby that
-has replayed the primary's WAL position read just before has no lag; else its lag is the age of the
-last transaction it replayed.
+``pg_current_wal_flush_lsn()``, and one on each standby). A server measures in threads of its own
+(:meth:`ReadRouter.start_monitor`, one for the primary and one per standby), so a database that
+hangs costs no request and delays no other's measure: reads then trust a measure only while it is
+younger than ``read_check_interval_s``, and go to the primary when the last one is older (the
+monitor waits on a standby that does not answer, at most the read timeout and ``GRACE_S``: then it
+marks it down, and measures it again, until it answers). That also bounds how long a promoted
+standby can answer: only a measure begun after the promotion is fresh ``read_check_interval_s``
+later, and it sees the promotion. Without the monitor (the CLI, a library caller) the read that
+finds the measure due takes it, and the others use the last one.
+
+A standby's lag is an upper bound, from the primary's WAL position last read: a standby that has
+replayed it lags at most the time since that read began (none when it was read just before); one
+that has not lags at most the age of the last transaction it replayed. **A primary that does not
+answer** (down, or frozen: its reads have the same deadline, :mod:`service.catalog.deadlines`)
+leaves its last reading to age, so a standby that had replayed it stays fit until that bound
+passes ``max_lag_s`` (nothing newer can have been committed meanwhile that it lacks by more), and
+reads it can answer do not wait on the primary; then, or for a read only the primary can answer,
+the read fails with :class:`~service.errors.DatabaseUnresponsiveError` at the read timeout.
 
 **Read your writes.** A read may carry the snapshot id its caller needs (``min_snapshot_id``, the id
 a commit answered). The read's own transaction first reads the newest snapshot id the standby holds
@@ -40,6 +48,7 @@ the one snapshot probe).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
@@ -52,7 +61,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from service.catalog import deadlines
-from service.catalog.db import make_engine, run_transaction, translated
+from service.catalog.db import make_engine, run_transaction, transaction, translated
 from service.errors import NotFoundError, ShredcatError, StorageUnavailableError
 
 if TYPE_CHECKING:
@@ -88,15 +97,18 @@ def parse_lsn(text: str | None) -> int | None:
     return (int(high, 16) << 32) | int(low, 16)
 
 
-def lag_of(primary_lsn: int, replay_lsn: int | None, replay_age_s: float | None) -> tuple[float | None, int | None]:
-    """(seconds, bytes) a standby is behind: none when it has replayed ``primary_lsn`` (read on
-    the primary just before), else the age of the last transaction it replayed; unknown (None)
-    when it has replayed nothing yet."""
+def lag_of(
+    primary_lsn: int, replay_lsn: int | None, replay_age_s: float | None, primary_age_s: float = 0.0
+) -> tuple[float | None, int | None]:
+    """(seconds, bytes) a standby is at most behind: when it has replayed ``primary_lsn`` (read on
+    the primary ``primary_age_s`` before the standby was measured), what the primary may have
+    committed since; else the age of the last transaction it replayed; unknown (None) when it has
+    replayed nothing yet."""
     if replay_lsn is None:
         return None, None
     behind = max(0, primary_lsn - replay_lsn)
     if behind == 0:
-        return 0.0, 0
+        return max(0.0, primary_age_s), 0
     return (None if replay_age_s is None else max(0.0, replay_age_s)), behind
 
 
@@ -156,6 +168,9 @@ class ReadRouter:
         read_timeout_s: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         self.primary = primary
+        # Its reads get the deadline too (its writes none: see deadlines' docstring). Once per
+        # engine: a catalog's default router and a CLI's router from the settings share one.
+        deadlines.install(primary, read_timeout_s, label="the primary database", shared_with_writes=True)
         self.standbys = [Standby(describe(e), e) for e in standbys]
         for s in self.standbys:
             deadlines.install(s.engine, read_timeout_s, label=f"read database {s.name}")
@@ -171,6 +186,8 @@ class ReadRouter:
         self._counting = threading.Lock()
         self._monitors: list[threading.Thread] = []
         self._stopping = threading.Event()
+        #: The primary's WAL position last read, and when that read began (monotonic); None: never.
+        self._primary_seen: tuple[int, float] | None = None
 
     @classmethod
     def from_settings(cls, primary: Engine, settings: Settings, *, concurrency: int | None = None) -> ReadRouter:
@@ -203,15 +220,17 @@ class ReadRouter:
         return bool(self._monitors)
 
     def start_monitor(self) -> None:
-        """Measure the standbys from now on in daemon threads, one per standby (a hung one delays
-        no other's measure), every half check interval (so that the last measure stays fresh
-        while a standby answers), instead of in the reads' threads."""
+        """Measure the standbys from now on in daemon threads, one for the primary's WAL position
+        and one per standby (a hung database delays no other's measure), every half check interval
+        (so that the last measure stays fresh while a standby answers), instead of in the reads'
+        threads."""
         if not self.standbys or self._monitors:
             return
         self._stopping.clear()
+        loops: list[tuple[str, Callable[[], None]]] = [("shredcat-primary-check", self._measure_primary)]
+        loops += [(f"shredcat-standby-check-{i}", functools.partial(self._measure, s)) for i, s in enumerate(self.standbys)]
         self._monitors = [
-            threading.Thread(target=self._monitor_loop, args=(s,), name=f"shredcat-standby-check-{i}", daemon=True)
-            for i, s in enumerate(self.standbys)
+            threading.Thread(target=self._monitor_loop, args=(measure,), name=name, daemon=True) for name, measure in loops
         ]
         for t in self._monitors:
             t.start()
@@ -225,12 +244,12 @@ class ReadRouter:
         for t in monitors:
             t.join(max(0.0, deadline - time.monotonic()))
 
-    def _monitor_loop(self, s: Standby) -> None:
+    def _monitor_loop(self, measure: Callable[[], None]) -> None:
         while not self._stopping.is_set():
             try:
-                self._measure(s, self._primary_lsn())
+                measure()
             except Exception:  # the thread must outlive any one measure; reads then use the primary
-                log.exception("measuring read database %s failed", s.name)
+                log.exception("measuring a catalog database's state failed (%s)", threading.current_thread().name)
             self._stopping.wait(self.check_interval_s / 2)
 
     def check(self, *, force: bool = False) -> None:
@@ -245,22 +264,27 @@ class ReadRouter:
         if not self._checking.acquire(blocking=first or force):
             return
         try:
-            primary_lsn = self._primary_lsn()
+            self._measure_primary()
             for s in self.standbys:
                 if force or time.monotonic() - s.checked_at >= self.check_interval_s:
-                    self._measure(s, primary_lsn)
+                    self._measure(s)
         finally:
             self._checking.release()
 
-    def _primary_lsn(self) -> int | None:
+    def _measure_primary(self) -> None:
+        """Read the primary's WAL position; one that cannot be read (unreachable, no answer within
+        the read timeout, not a PostgreSQL primary) leaves the last reading to age."""
+        started = time.monotonic()
         try:
-            with translated(), self.primary.connect() as conn:
-                return parse_lsn(conn.exec_driver_sql("SELECT pg_current_wal_flush_lsn()::text").scalar())
-        except ShredcatError as e:  # unreachable, or not a PostgreSQL primary
+            with translated(), transaction(self.primary, write=False) as conn:
+                lsn = parse_lsn(conn.exec_driver_sql("SELECT pg_current_wal_flush_lsn()::text").scalar())
+        except ShredcatError as e:
             log.warning("could not read the primary's WAL position to measure standby lag: %s", e)
-            return None
+            return
+        if lsn is not None:
+            self._primary_seen = (lsn, started)
 
-    def _measure(self, s: Standby, primary_lsn: int | None) -> None:
+    def _measure(self, s: Standby) -> None:
         started = time.monotonic()
         try:
             with s.engine.connect() as conn:
@@ -276,10 +300,11 @@ class ReadRouter:
                 log.error("read database %s is no longer a standby (promoted?): reads skip it", s.name)
             s.state, s.lag_s, s.lag_bytes = "promoted", None, None
             return
-        if primary_lsn is None:  # the primary is unreachable: the lag cannot be known
+        seen = self._primary_seen
+        if seen is None:  # the primary never answered: the lag cannot be known
             s.state, s.lag_s, s.lag_bytes = "unknown", None, None
             return
-        s.lag_s, s.lag_bytes = lag_of(primary_lsn, parse_lsn(replay), age)
+        s.lag_s, s.lag_bytes = lag_of(seen[0], parse_lsn(replay), age, started - seen[1])
         fit = s.lag_s is not None and s.lag_s <= self.max_lag_s
         s.state = "ok" if fit else "lagging"
 

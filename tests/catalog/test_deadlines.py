@@ -207,3 +207,27 @@ def test_waits_that_need_no_answer_arm_no_deadline(silent: SilentServer, monkeyp
     with pytest.raises(no_answer_error()):
         returns(lambda: conn.execute("SELECT 1"))
     assert armed == [0.2]
+
+
+def test_an_engine_that_also_writes_gets_no_statement_timeout_and_its_reads_fail_as_unresponsive(
+    silent: SilentServer,
+) -> None:
+    """The primary's engine (``shared_with_writes``): its sessions also write, so they get no server-side
+    statement timeout; a read past the deadline (``timeout_s`` itself: no server cancel comes
+    first) is a DatabaseUnresponsiveError naming the database, its own message. Installed once:
+    a second install (another router on the same engine) changes nothing."""
+    from service.catalog.db import run_transaction
+    from service.errors import DatabaseUnresponsiveError
+
+    engine = make_engine(
+        f"postgresql+psycopg://u@127.0.0.1:{silent.port}/d?sslmode=disable&gssencmode=disable", pool_size=1
+    )
+    install(engine, 0.2, label="the primary database", shared_with_writes=True)
+    install(engine, 30.0, label="another", shared_with_writes=True)
+    try:
+        with pytest.raises(DatabaseUnresponsiveError, match=r"the primary database did not answer within 0\.2 s"):
+            returns(lambda: run_transaction(engine, lambda conn: conn.exec_driver_sql("SELECT 1").scalar(), write=False))
+    finally:
+        engine.dispose()
+    (startup,) = silent.startups
+    assert "statement_timeout" not in startup["options"]

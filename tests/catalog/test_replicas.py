@@ -21,6 +21,10 @@ def test_parse_lsn() -> None:
 
 def test_lag_is_zero_once_the_primary_position_is_replayed_else_the_replay_age() -> None:
     assert lag_of(100, 100, 30.0) == (0.0, 0)
+    # The primary's position read 2 s before (it has not answered since): it may have committed
+    # more in those 2 s; a standby behind even that reading lags its replay age, as before.
+    assert lag_of(100, 100, 30.0, 2.0) == (2.0, 0)
+    assert lag_of(100, 40, 2.5, 9.0) == (2.5, 60)
     assert lag_of(100, 120, 30.0) == (0.0, 0)  # replayed beyond what the primary had when asked
     assert lag_of(100, 40, 2.5) == (2.5, 60)
     assert lag_of(100, 40, -0.1) == (0.0, 60)  # clocks of one machine, read a moment apart
@@ -82,7 +86,7 @@ def _router_with_a_standby_that_hangs(
     router = ReadRouter(engines[0], engines[1:], check_interval_s=0.05)
     hung, measuring, release, threads = router.standbys[0], threading.Event(), threading.Event(), []
 
-    def measure(s: Standby, _lsn: int | None) -> None:
+    def measure(s: Standby) -> None:
         threads.append(threading.current_thread().name)
         if s is hung and s.state == "ok":
             measuring.set()
@@ -120,7 +124,7 @@ def test_with_a_monitor_a_hung_standby_costs_no_read_and_a_stale_measure_is_not_
         assert router.primary_reads == before + 5 and router.standbys[0].reads == 0
         assert router.standbys[0].state == "ok"  # the stale measure's state: kept, not trusted
         assert router.status()[0].state == "ok"  # status does not measure either
-        assert set(threads) == {"shredcat-standby-check-0"}  # reads called no check()
+        assert set(threads) == {"shredcat-standby-check-0"}  # reads called no check(), nor measured
     finally:
         release.set()
         router.dispose()
