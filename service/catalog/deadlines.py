@@ -19,8 +19,9 @@ Its server-side complement: standby sessions start with ``statement_timeout`` at
 connection; the client deadline is :data:`GRACE_S` later, for one that does not even do that.
 
 **The primary** (``shared_with_writes``): its sessions also write, so only its read transactions
-(:func:`service.catalog.db.transaction` with ``write=False``, :func:`arm_read`) are armed, at the
-read timeout itself, and its sessions get no ``statement_timeout`` (so a primary that is slow but
+(:func:`service.catalog.db.transaction` with ``write=False``, :func:`arm_read`) are armed, with the
+standbys' client deadline (the read timeout and :data:`GRACE_S`: one bound for a read on any
+database, and a loaded primary is not given up on sooner than a standby), and its sessions get no ``statement_timeout`` (so a primary that is slow but
 alive runs a read the client gave up on until it next sends; a new connection's first queries,
 reads too, are armed). Writes (commits,
 removals, migrations, ``ANALYZE``) keep no client deadline, on purpose: a socket shut while a
@@ -171,8 +172,8 @@ _installed: weakref.WeakSet[Engine] = weakref.WeakSet()
 def install(engine: Engine, timeout_s: float, *, label: str, shared_with_writes: bool = False) -> None:
     """Give ``engine``'s connections (PostgreSQL only; others are left as they are) a
     ``statement_timeout`` of ``timeout_s`` and a client deadline :data:`GRACE_S` later on each
-    wait. ``shared_with_writes`` (the primary's engine): no ``statement_timeout``, and a deadline
-    of ``timeout_s`` itself in read transactions only (:func:`arm_read`; see the module
+    wait. ``shared_with_writes`` (the primary's engine): no ``statement_timeout``, and the same
+    deadline in read transactions only (:func:`arm_read`; see the module
     docstring). Call it before the engine connects (connections opened before keep no deadline);
     once per engine: the first call's settings stay."""
     if engine.dialect.name != "postgresql" or engine in _installed:
@@ -185,7 +186,7 @@ def install(engine: Engine, timeout_s: float, *, label: str, shared_with_writes:
         if shared_with_writes:
             conn: Any = cls.connect(*cargs, **cparams)
             # Armed until the dialect's first queries on it (reads) are done: see _connected.
-            conn.deadline_s = conn.read_deadline_s = timeout_s
+            conn.deadline_s = conn.read_deadline_s = timeout_s + GRACE_S
         else:
             # A copy: the engine passes the same dict to every connect.
             params = {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from service.catalog import Catalog
 from service.catalog import repository as repo
 from service.catalog.db import fill_pool, run_transaction
+from service.catalog.deadlines import GRACE_S
 from service.errors import DatabaseUnresponsiveError
 from tests.replication.conftest import ALL, ReplicatedCatalog, close_catalog, plan_all, standby_catalog
 from tests.support.events import write_event_files
@@ -29,9 +30,10 @@ warnings.filterwarnings("ignore", message=".*httpx2.*")
 
 pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
 
-#: The read timeout here: a read on the frozen primary gives up after it.
+#: The read timeout here: a read on the frozen primary gives up GRACE_S (1 s) after it.
 TIMEOUT_S = 0.5
-UNRESPONSIVE = r"the primary database did not answer within 0\.5 s"
+DEADLINE_S = TIMEOUT_S + GRACE_S
+UNRESPONSIVE = rf"the primary database did not answer within {DEADLINE_S:g} s"
 PLAN = "/v1/namespaces/lake/tables/events/plan"
 
 
@@ -188,7 +190,7 @@ def test_only_read_transactions_on_the_primary_are_armed(repl: ReplicatedCatalog
     finally:
         close_catalog(cat)
     assert len({conn for conn, _ in seen}) == 1
-    assert [s for _, s in seen] == [TIMEOUT_S, None, None, TIMEOUT_S]
+    assert [s for _, s in seen] == [DEADLINE_S, None, None, DEADLINE_S]
 
 
 def _http(repl: ReplicatedCatalog, **settings: Any) -> Any:
@@ -245,6 +247,6 @@ def test_an_http_plan_without_a_fit_standby_is_503_naming_the_primary_unresponsi
             assert r.headers["Retry-After"] == "1"
             error = r.json()["error"]
             assert error["type"] == "database_unresponsive"
-            assert "the primary database did not answer within 0.5 s" in error["message"]
+            assert f"the primary database did not answer within {DEADLINE_S:g} s" in error["message"]
         r = http.post(PLAN, json={"sql": ALL}, headers=READER)
         assert r.status_code == 200, r.text
