@@ -125,7 +125,8 @@ def _create(con: duckdb.DuckDBPyConnection, to: str, data_path: str, ns: str, ta
     with engine.translated("creating the DuckLake catalog"):
         con.execute(f"LOAD {_s(engine.ducklake_extension())}")
         con.execute(f"ATTACH {_s('ducklake:' + to)} AS dl (DATA_PATH {_s(data_path)})")
-        con.execute(f"CREATE SCHEMA dl.{_q(ns)}")
+        # The extension makes schema ``main`` itself: a namespace of that name is that schema.
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS dl.{_q(ns)}")
         body = ", ".join(f"{_q(c.name)} {c.duckdb_type}" for c in cols)
         con.execute(f"CREATE TABLE dl.{_q(ns)}.{_q(table)} ({body})")
         parts = [c.name for c in cols if c.kind == "partition"]

@@ -83,6 +83,18 @@ def test_files_duckdb_cannot_read_as_variant_are_named(tmp_path: Path, sqlite_ur
     assert result.skipped_files == ((str(odd), "DuckDB reads column v as STRUCT, not as VARIANT"),)
 
 
+
+@pytest.mark.parametrize("namespace", ["main", 'we"ird ns'])
+def test_a_namespace_the_extension_already_has_or_must_quote_is_exported(tmp_path: Path, sqlite_url: str, namespace: str) -> None:
+    """The extension creates DuckLake's schema ``main`` itself: ``CREATE SCHEMA dl.main`` failed
+    ("Schema with name "main" already exists"), so no table of namespace ``main`` could be exported."""
+    paths = _duck_table(tmp_path / "t")
+    with Catalog(sqlite_url) as cat:
+        cat.register(namespace, "t", paths)
+        result = export_table(cat, namespace, "t", str(tmp_path / "out.ducklake"))
+    ns = '"' + namespace.replace('"', '""') + '"'
+    assert engine.fetch(attached(result), f"SELECT count(*), sum(id) FROM lake.{ns}.t") == [(400, sum(range(400)))]
+
 def test_cli_ducklake_export(tmp_path: Path) -> None:
     paths = _duck_table(tmp_path / "t")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
