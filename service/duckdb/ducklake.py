@@ -142,6 +142,9 @@ def export_table(catalog: Catalog, namespace: str, table: str, to: str, *, data_
     to = os.path.abspath(to)
     if os.path.exists(to):
         raise BadInputError(f"{to} exists: the export writes a new DuckLake catalog", details={"field": "to"})
+    if not os.path.isdir(os.path.dirname(to)):
+        # Else DuckDB's own error names the temporary file the catalog is built in.
+        raise BadInputError(f"{os.path.dirname(to)} is no directory: the export writes {to} into it", details={"field": "to"})
     data_path = os.path.abspath(data_path or os.path.splitext(to)[0] + ".files") + "/"
     from service.duckdb.verify import live_paths
 

@@ -116,6 +116,9 @@ def test_cli_ducklake_export(tmp_path: Path) -> None:
     assert r.returncode == 2 and "exists" in r.stderr
     r = cli("ducklake", "export", "--table", "lake.nope", "--to", str(tmp_path / "y.ducklake"))
     assert r.returncode == 2 and "Traceback" not in r.stderr
+    # A missing directory is named, not the temporary file DuckDB would have opened in it.
+    r = cli("ducklake", "export", "--table", "lake.t", "--to", str(tmp_path / "no" / "z.ducklake"))
+    assert (r.returncode, r.stderr) == (2, f"shredcat ducklake: {tmp_path / 'no'} is no directory: the export writes {tmp_path / 'no' / 'z.ducklake'} into it\n")
 
 
 def test_ducklake_reads_its_metadata_through_views_read_only(tmp_path: Path) -> None:
