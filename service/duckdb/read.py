@@ -15,6 +15,7 @@ table makes it a string).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
@@ -54,8 +55,9 @@ class DuckDBScan:
     files_total: int
     files_pruned: int
     snapshot_id: int | None
-    #: The table function that reads the candidates (one live file with ``WHERE FALSE`` when
-    #: there is none, for the table's schema).
+    #: What reads the candidates with every column of the table (one live file, or none, with
+    #: ``WHERE FALSE`` when there is no candidate): the table function, or a query over it that adds
+    #: as NULLs the columns no candidate holds.
     source: str
     #: Warnings of the plan (a path shredded in no live file...), also logged; never a change to ``paths``.
     warnings: tuple[Any, ...] = ()
@@ -202,11 +204,8 @@ def plan_pruned(
 
         with client_for(client, min_snapshot_id=min_snapshot_id) as c:
             plan = _plan_client(c, ns, name, predicate, snapshot, time_zone)
-    hive = _hive_types(plan.schema)
     read = plan.paths or ((plan.one_file,) if plan.one_file else ())
-    if not read:
-        raise QueryError(f"{ns}.{name} has no live file: DuckDB has no schema to read it with")
-    source = engine.parquet_source(read, hive)
+    source = _source(con, read, plan.schema, f"{ns}.{name}")
     # The rendering is checked against the types DuckDB reads (a column it reads otherwise is refused).
     where = to_duckdb_sql(plan.tree, column_types=_column_types(con, source, read))
     if not plan.paths:
@@ -221,6 +220,30 @@ def plan_pruned(
     )
 
 
+def _source(con: duckdb.DuckDBPyConnection, paths: Sequence[str], schema: TableSchema, table: str) -> str:
+    """What reads ``paths`` with every top-level column of the table: a column none of them holds
+    (one that later files added, a Variant column only other files have) is NULL of its type, as
+    it is in their rows of a full read, where ``union_by_name`` reads every file. No file at all:
+    no row, the table's columns."""
+    from service.errors import UnrenderablePredicateError
+    from service.pruning.render_duckdb import duckdb_type, quote_identifier
+
+    wanted = [(c, "VARIANT") for c in schema.variant_columns if "." not in c]
+    for n, c in schema.columns.items():
+        if "." not in n and c.type is not None:
+            with contextlib.suppress(UnrenderablePredicateError):  # a type DuckDB cannot name: left out
+                wanted.append((n, duckdb_type(c.type)))
+    if not paths:
+        if not wanted:
+            raise QueryError(f"{table} has no live file and no column DuckDB can type")
+        return "(SELECT " + ", ".join(f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted) + " LIMIT 0)"
+    source = engine.parquet_source(paths, _hive_types(schema))
+    # DuckDB's names are case-insensitive: a column read under another case is there.
+    there = {n.casefold() for n in engine.describe(con, source)}
+    missing = [f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted if n.casefold() not in there]
+    return f"(SELECT *, {', '.join(missing)} FROM {source})" if missing else source
+
+
 def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> dict[str, str]:
     """What DuckDB reads each column as; a string Spark compares by a collation other than binary
     (UTF8_LCASE: 'ABC' = 'abc') is no type DuckDB's comparisons follow, so a term on it is refused
@@ -230,7 +253,7 @@ def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[s
 
     types = engine.describe(con, source)
     footers: dict[str, dict[str, str]] = {}
-    for file, key, value in engine.footer_keys(con, paths, SPARK_FOOTER_KEYS):
+    for file, key, value in engine.footer_keys(con, paths, SPARK_FOOTER_KEYS) if paths else ():
         footers.setdefault(file, {})[key] = value
     facts = {f: spark_footer_facts(kv) for f, kv in footers.items()}
     legacy = sorted(f for f, (old, _) in facts.items() if old)

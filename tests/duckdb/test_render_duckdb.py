@@ -216,6 +216,45 @@ def test_read_pruned_reads_only_candidates_and_prints_a_runnable_query(tmp_path:
             plan_pruned(con, "lake.t", "nope = 1", catalog=cat)
 
 
+
+def test_columns_no_candidate_holds_are_read_as_nulls_as_in_a_full_read(tmp_path: Path, catalog_url: str) -> None:
+    """A column later files added (``extra``), or a Variant column only other files hold, was
+    missing from ``read_parquet`` over the candidates alone: ``extra IS NULL`` was refused
+    ("DuckDB reads no column 'extra'") and ``variant_get(v, ...) IS NULL`` failed in DuckDB's
+    binder, where a full read (``union_by_name`` over every file) answers with the NULL rows."""
+    c = engine.connect()
+    files = {
+        "old": "range AS id, {'k': range}::VARIANT AS v",
+        "new": "range AS id, {'k': range}::VARIANT AS v, range::INTEGER AS extra",
+        "plain": "range AS id, range::INTEGER AS extra",
+    }
+    paths = []
+    for i, (name, cols) in enumerate(files.items()):
+        paths.append(str(tmp_path / f"{name}.parquet"))
+        c.execute(f"COPY (SELECT {cols} FROM range({10 * i}, {10 * i + 10})) TO '{paths[-1]}'")
+    full = engine.parquet_source(paths)
+    with Catalog(catalog_url) as cat:
+        cat.register("lake", "t", paths)
+        for pred, only in [
+            ("extra IS NULL", "old"),
+            ("variant_get(v, '$.k', 'bigint') IS NULL", "plain"),
+            ("try_variant_get(v, '$.k', 'bigint') IS NULL AND extra > 25", "plain"),
+        ]:
+            scan = plan_pruned(c, "lake.t", pred, catalog=cat)
+            assert [Path(p).stem for p in scan.paths] == [only]
+            want = engine.fetch(c, f"SELECT id, extra, v FROM {full} WHERE {scan.where} ORDER BY id")
+            assert want and engine.fetch(c, f"SELECT id, extra, v FROM ({scan.sql}) ORDER BY id") == want
+            assert set(read_pruned(c, "lake.t", pred, catalog=cat).columns) == {"id", "v", "extra"}
+
+
+def test_a_table_without_files_reads_as_no_row_with_its_columns(sqlite_url: str) -> None:
+    """``read_pruned`` on a table with no live file was a QueryError ("DuckDB has no schema to
+    read it with") where any other plan without candidates is an empty relation."""
+    with Catalog(sqlite_url) as cat:
+        cat.create_table("lake", "t", ["v"])
+        rel = read_pruned(engine.connect(), "lake.t", "variant_get(v, '$.k', 'bigint') = 1", catalog=cat)
+    assert (rel.fetchall(), rel.columns, rel.types) == ([], ["v"], ["VARIANT"])
+
 def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path, sqlite_url: str) -> None:
     from service.spark import LocalService
 
