@@ -272,6 +272,27 @@ def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path
     assert rows == sorted(i for i in range(40) if i % 4 in (1, 3) and f"x{i}" >= "x3")
 
 
+def test_a_refused_min_snapshot_id_is_not_kept_for_later_reads(tmp_path: Path, sqlite_url: str) -> None:
+    """The helpers raised the client's snapshot to ``min_snapshot_id`` before asking and kept it
+    after a refusal: every later call of that client, and of the process's helpers at that URL
+    (a fresh client too), failed with 404 'snapshot 1000000 does not exist'."""
+    from service.client import NotFound
+    from service.spark import LocalService
+
+    paths = _duck_table(tmp_path / "t")
+    con = engine.connect()
+    with Catalog(sqlite_url) as cat:
+        newest = cat.register("lake", "t", paths).snapshot_id
+    pred = "variant_get(v, '$.k', 'bigint') = 3"
+    with LocalService(sqlite_url, [str(tmp_path)]) as svc, svc.client() as client:
+        assert plan_pruned(con, "lake.t", pred, client=client).snapshot_id == newest
+        with pytest.raises(NotFound, match="snapshot 1000000 does not exist"):
+            plan_pruned(con, "lake.t", pred, client=client, min_snapshot_id=1_000_000)
+        assert client.last_snapshot_id == newest
+        assert plan_pruned(con, "lake.t", pred, client=client, min_snapshot_id=newest).snapshot_id == newest
+        with svc.client() as fresh:
+            assert plan_pruned(con, "lake.t", pred, client=fresh).snapshot_id == newest
+
 def test_cli_prune_sql_duckdb_prints_a_query_duckdb_runs(tmp_path: Path) -> None:
     import json
     import os
