@@ -272,6 +272,37 @@ def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path
     assert rows == sorted(i for i in range(40) if i % 4 in (1, 3) and f"x{i}" >= "x3")
 
 
+def test_local_paths_with_glob_characters_are_read_exactly(tmp_path: Path, sqlite_url: str) -> None:
+    """DuckDB globs every path it reads (``b[1]/f.parquet`` reads ``b1/f.parquet``); such paths
+    were refused ("cannot be read exactly"), so a table under ``/lake/run[1]/`` could not be read
+    by ``read_pruned``, its files were left out of a DuckLake export and ``verify --data`` found
+    them unverifiable. One-character classes (``[[]``, ``[*]``, ``[?]``) match only themselves."""
+    from service.duckdb.ducklake import export_table
+    from service.duckdb.verify import verify_data
+
+    c = engine.connect()
+    real = [tmp_path / "b[1]" / "f.parquet", tmp_path / "b[1]" / "g*?.parquet"]
+    decoys = [tmp_path / "b1" / "f.parquet", tmp_path / "b[1]" / "gx.parquet"]
+    for i, p in enumerate(real + decoys):
+        p.parent.mkdir(exist_ok=True)
+        c.execute(f"COPY (SELECT {i} AS x, {{'k': {i}}}::VARIANT AS v) TO '{p}'")
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", [str(p) for p in real])
+        assert sorted(read_pruned(c, "lake.t", "x >= 0", catalog=cat).project("x").fetchall()) == [(0,), (1,)]
+        result = export_table(cat, "lake", "t", str(tmp_path / "t.ducklake"))
+        assert (result.files, result.skipped_files) == (2, ())
+        report, _ = verify_data(cat, "lake", "t")
+        assert (report.matching, report.problems) == (2, ())
+    c.execute(f"LOAD '{engine.ducklake_extension()}'")
+    c.execute(result.attach)
+    assert sorted(engine.fetch(c, "SELECT x FROM lake.lake.t")) == [(0,), (1,)]
+    with pytest.raises(QueryError, match="object-store path"):
+        engine.parquet_source(["s3://bucket/b[1]/f.parquet"])
+    # Footer metadata (Spark's calendar and collation keys) is read from the file itself too.
+    for p, tag in ((real[0], "real"), (decoys[0], "decoy")):
+        c.execute(f"COPY (SELECT 1 AS x) TO '{p}' (KV_METADATA {{k: '{tag}'}})")
+    assert engine.footer_keys(c, [str(real[0])], ["k"]) == [(str(real[0]), "k", "real")]
+
 def test_a_refused_min_snapshot_id_is_not_kept_for_later_reads(tmp_path: Path, sqlite_url: str) -> None:
     """The helpers raised the client's snapshot to ``min_snapshot_id`` before asking and kept it
     after a refusal: every later call of that client, and of the process's helpers at that URL
