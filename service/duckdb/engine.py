@@ -16,7 +16,7 @@ from service.errors import FileAccessError, QueryError, ShredcatError
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["connect", "describe", "ducklake_extension", "fetch", "parquet_source", "relation", "translated", "usable"]
+__all__ = ["connect", "describe", "ducklake_extension", "exact_glob", "fetch", "parquet_source", "relation", "translated", "usable"]
 
 #: The DuckDB version the pinned DuckLake extension is built for (pyproject pins both).
 DUCKDB_VERSION = "1.5.5"
@@ -67,16 +67,16 @@ def _sql_string(s: str) -> str:
 
 def parquet_source(paths: Sequence[str], hive_types: Sequence[tuple[str, str]] = (), *, hive: bool = True) -> str:
     """``read_parquet([...], hive_partitioning = true, union_by_name = true[, hive_types = {...}])``:
-    exactly these files (see :func:`_exact_glob`), with the partition columns typed as the catalog
+    exactly these files (see :func:`exact_glob`), with the partition columns typed as the catalog
     types them (``hive=False``: the files' own columns only)."""
-    files = ", ".join(_sql_string(_exact_glob(p)) for p in paths)
+    files = ", ".join(_sql_string(exact_glob(p)) for p in paths)
     args = [f"[{files}]", f"hive_partitioning = {'true' if hive else 'false'}", "union_by_name = true"]
     if hive_types:
         args.append("hive_types = {" + ", ".join(f"{_sql_string(n)}: {_sql_string(t)}" for n, t in hive_types) + "}")
     return f"read_parquet({', '.join(args)})"
 
 
-def _exact_glob(path: str) -> str:
+def exact_glob(path: str) -> str:
     """The DuckDB glob matching exactly the file ``path``: DuckDB globs every path it reads
     (``/lake/b[1]/f.parquet`` reads ``/lake/b1/f.parquet``) and has no escape character, but a
     class of one character matches only that character (``[[]``, ``[*]``, ``[?]``). Checked on
@@ -102,7 +102,7 @@ def footer_keys(con: duckdb.DuckDBPyConnection, paths: Sequence[str], keys: Sequ
         "WHERE decode(key) IN (SELECT unnest(?))"
     )
     with translated("reading the files' footer metadata"):
-        return [(str(f), str(k), str(v)) for f, k, v in con.execute(sql, [[_exact_glob(p) for p in paths], list(keys)]).fetchall()]
+        return [(str(f), str(k), str(v)) for f, k, v in con.execute(sql, [[exact_glob(p) for p in paths], list(keys)]).fetchall()]
 
 
 def relation(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:
