@@ -351,6 +351,14 @@ def test_cli_prune_sql_duckdb_prints_a_query_duckdb_runs(tmp_path: Path) -> None
     assert r.returncode == 2 and "no exact DuckDB rendering" in r.stderr and "Traceback" not in r.stderr
     r = cli("prune", "--table", "lake.t", '{"type": "true"}', "--sql", "duckdb")
     assert r.returncode == 2 and "Spark SQL text" in r.stderr
+    # A plan warning: one `warning:` line (plan_pruned's log record was printed too), and in the JSON.
+    r = cli("prune", "--table", "lake.t", "variant_get(v, '$.kk', 'bigint') = 1", "--sql", "duckdb")
+    assert r.returncode == 0 and [line for line in r.stderr.splitlines() if "$.kk" in line] == [
+        "warning: path $.kk of column v is not shredded in any live file: files are pruned on it only where proven "
+        "to lack it (did you mean $.k?)"
+    ]
+    out = json.loads(cli("prune", "--table", "lake.t", "variant_get(v, '$.kk', 'bigint') = 1", "--sql", "duckdb", "--json").stdout)
+    assert [(w["type"], w["suggestions"]) for w in out["warnings"]] == [("path_not_shredded", ["$.k"])]
 
 
 def test_a_column_spark_compares_by_a_collation_is_refused(tmp_path: Path, catalog_url: str) -> None:
