@@ -18,7 +18,8 @@ itself, in one transaction, from the statistics shredcat already holds:
   :func:`service.stats.merge.merge_geometry_extra`).
 
 A file DuckDB cannot read as the table describes it (a Variant column it reads as a STRUCT: a
-writer that does not annotate the group) is left out, and the result says which and why. Struct
+writer that does not annotate the group; a plain column of another type than the table's, which
+DuckLake would read cast) is left out, and the result says which and why. Struct
 leaves (``a.b``) and types DuckDB has no name for are left out of the DuckLake table the same way.
 """
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     from service.catalog import Catalog
     from service.stats.model import FileStats
+    from service.values import ShreddedType
 
 __all__ = ["ExportResult", "attach_sql", "export_table"]
 
@@ -117,7 +119,29 @@ def _readable(con: duckdb.DuckDBPyConnection, fs: FileStats, cols: list[_Column]
     for c in cols:
         if c.kind == "variant" and c.name in types and types[c.name] != "VARIANT":
             return f"DuckDB reads column {c.name} as {types[c.name].split('(')[0]}, not as VARIANT"
+    from service.values import ShreddedType
+
+    mine = {s.column: s.column_type for s in fs.columns}
+    for c in cols:
+        t = mine.get(c.name)
+        if c.kind == "plain" and t is not None and not _held_by(t, ShreddedType.parse(c.ducklake_type)):
+            # DuckLake casts the file's values to the column's type (10.5 reads as 11, a timestamp
+            # as its date) and compares its bounds as that type ('9' < '10' fails as VARCHAR).
+            return (
+                f"column {c.name} is {t.name} in this file, {c.ducklake_type} in the table (the type of the "
+                "first file that had it): DuckLake would read its values cast"
+            )
     return None
+
+
+def _held_by(t: ShreddedType, column: ShreddedType) -> bool:
+    """Whether a column of type ``column`` holds every value of type ``t`` unchanged (the same
+    type, or a narrower integer), bounds included."""
+    from service.values import INTEGER_KINDS
+
+    if t == column:
+        return True
+    return t.is_integer and column.is_integer and INTEGER_KINDS.index(t.kind) < INTEGER_KINDS.index(column.kind)
 
 
 def _create(con: duckdb.DuckDBPyConnection, to: str, data_path: str, ns: str, table: str, cols: list[_Column]) -> None:
