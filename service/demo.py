@@ -189,12 +189,11 @@ def _print_shredded_paths(paths: Sequence[str]) -> None:
             f"  {row['variant_path']:<28} {row['shredded_type']:<12} "
             f"min={row['min_value']!s:<26} max={row['max_value']!s:<26} nulls={row['null_count']}"
         )
-    drift = {}
-    for p in (paths[0], paths[-1]):
-        types = {x.variant_path: x.shredded_type.name for x in extract_file(p).paths}
-        drift[Path(p).name[:10]] = types.get('"latency_ms"', "not fully shredded")
-    print(f"  latency_ms is shredded as {drift['part-00000']} in the first file, "
-          f"as {list(drift.values())[-1]} in the last one")
+    first_type, last_type = (
+        {x.variant_path: x.shredded_type.name for x in extract_file(p).paths}.get('"latency_ms"', "not fully shredded")
+        for p in (paths[0], paths[-1])
+    )
+    print(f"  latency_ms is shredded as {first_type} in the first file, as {last_type} in the last one")
 
 
 def _compare_reads(spark: Any, client: Any, events_dir: str, repeat: int) -> bool:
