@@ -238,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=2, help="timing runs per query, best kept (default 2)")
     p.add_argument("--url", default=None, help="use this running service instead of one in this process")
     args = p.parse_args(argv)
+    for name in ("events", "files"):
+        if getattr(args, name) < 1:  # else no file is written, and the demo's table never exists
+            p.error(f"--{name} must be at least 1")
     return run(args.url, args.events, args.files, max(1, args.repeat))
 
 

@@ -10,6 +10,18 @@ from service import demo
 from service.duckdb import engine
 
 
+@pytest.mark.parametrize("args", [["--events", "0"], ["--events", "-1"], ["--files", "0"]])
+def test_nothing_to_write_is_a_usage_error_before_spark_starts(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No event wrote no file, so no commit created demo.events: a traceback (404) after Spark had
+    started."""
+    monkeypatch.setattr(demo, "run", lambda *a: pytest.fail("the demo started"))
+    with pytest.raises(SystemExit) as e:
+        demo.main(args)
+    assert e.value.code == 2 and f"{args[0]} must be at least 1" in capsys.readouterr().err
+
+
 def test_the_latency_drift_line_names_the_first_and_last_files_whatever_their_names(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
