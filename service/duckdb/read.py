@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from service.client import ShredcatClient
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
+    from service.pruning.zones import SessionZone
 
 __all__ = ["DuckDBScan", "plan_pruned", "read_pruned"]
 
@@ -103,13 +104,30 @@ def _client_schema(client: ShredcatClient, ns: str, name: str) -> tuple[TableSch
 
 
 def _hive_types(schema: TableSchema) -> tuple[tuple[str, str], ...]:
+    """The partition columns' DuckDB types; a Spark timestamp (an instant) as a wall-clock
+    TIMESTAMP, which :func:`_zoned` reads in the session's zone (DuckDB's own TIMESTAMPTZ parsing
+    would read ``ts=2024-01-01 10:00:00`` in the connection's ``TimeZone``)."""
     from service.pruning.render_duckdb import duckdb_type
+    from service.values import Kind
 
     out = []
     for name, t in schema.partition_types().items():
         if t is not None:
-            out.append((name, duckdb_type(t)))
+            out.append((name, "TIMESTAMP" if t.kind is Kind.TIMESTAMPTZ else duckdb_type(t)))
     return tuple(out)
+
+
+def _zoned(column: str, zone: SessionZone) -> str:
+    """The instant of the wall-clock TIMESTAMP ``column`` in ``zone``, as Spark's session reads a
+    timestamp partition value."""
+    if zone.is_utc:
+        return f"timezone('UTC', {column})"
+    key = getattr(zone.zone, "key", None)  # a region: DuckDB knows the same names
+    if key is not None:
+        return f"timezone('{key}', {column})"
+    offset = zone.zone.utcoffset(None)
+    seconds = int(offset.total_seconds()) if offset is not None else 0
+    return f"timezone('UTC', {column} - INTERVAL ({seconds}) SECOND)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +223,9 @@ def plan_pruned(
         with client_for(client, min_snapshot_id=min_snapshot_id) as c:
             plan = _plan_client(c, ns, name, predicate, snapshot, time_zone)
     read = plan.paths or ((plan.one_file,) if plan.one_file else ())
-    source = _source(con, read, plan.schema, f"{ns}.{name}")
+    from service.pruning.zones import session_zone
+
+    source = _source(con, read, plan.schema, f"{ns}.{name}", session_zone(time_zone))
     # The rendering is checked against the types DuckDB reads (a column it reads otherwise is refused).
     where = to_duckdb_sql(plan.tree, column_types=_column_types(con, source, read))
     if not plan.paths:
@@ -220,13 +240,17 @@ def plan_pruned(
     )
 
 
-def _source(con: duckdb.DuckDBPyConnection, paths: Sequence[str], schema: TableSchema, table: str) -> str:
+def _source(
+    con: duckdb.DuckDBPyConnection, paths: Sequence[str], schema: TableSchema, table: str, zone: SessionZone
+) -> str:
     """What reads ``paths`` with every top-level column of the table: a column none of them holds
     (one that later files added, a Variant column only other files have) is NULL of its type, as
-    it is in their rows of a full read, where ``union_by_name`` reads every file. No file at all:
-    no row, the table's columns."""
+    it is in their rows of a full read, where ``union_by_name`` reads every file; a timestamp
+    partition column the instant its value names in the session's ``zone``. No file at all: no
+    row, the table's columns."""
     from service.errors import UnrenderablePredicateError
     from service.pruning.render_duckdb import duckdb_type, quote_identifier
+    from service.values import Kind
 
     wanted = [(c, "VARIANT") for c in schema.variant_columns if "." not in c]
     for n, c in schema.columns.items():
@@ -237,11 +261,16 @@ def _source(con: duckdb.DuckDBPyConnection, paths: Sequence[str], schema: TableS
         if not wanted:
             raise QueryError(f"{table} has no live file and no column DuckDB can type")
         return "(SELECT " + ", ".join(f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted) + " LIMIT 0)"
-    source = engine.parquet_source(paths, _hive_types(schema))
+    hive = _hive_types(schema)
+    source = engine.parquet_source(paths, hive)
     # DuckDB's names are case-insensitive: a column read under another case is there.
     there = {n.casefold() for n in engine.describe(con, source)}
     missing = [f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted if n.casefold() not in there]
-    return f"(SELECT *, {', '.join(missing)} FROM {source})" if missing else source
+    instants = [quote_identifier(n) for n, t in schema.partition_types().items() if t is not None and t.kind is Kind.TIMESTAMPTZ]
+    if not missing and not instants:
+        return source
+    replace = f" REPLACE ({', '.join(f'{_zoned(q, zone)} AS {q}' for q in instants)})" if instants else ""
+    return f"(SELECT *{replace}{''.join(', ' + m for m in missing)} FROM {source})"
 
 
 def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> dict[str, str]:

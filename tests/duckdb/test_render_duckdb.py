@@ -255,6 +255,31 @@ def test_a_table_without_files_reads_as_no_row_with_its_columns(sqlite_url: str)
         rel = read_pruned(engine.connect(), "lake.t", "variant_get(v, '$.k', 'bigint') = 1", catalog=cat)
     assert (rel.fetchall(), rel.columns, rel.types) == ([], ["v"], ["VARIANT"])
 
+def test_timestamp_partition_values_are_instants_whatever_the_connections_time_zone(tmp_path: Path, sqlite_url: str) -> None:
+    """``ts=2024-01-01 11:00:00`` (a Spark timestamp: an instant) was read as TIMESTAMPTZ in the
+    connection's ``TimeZone``: in America/New_York it was 16:00 UTC, so ``ts = TIMESTAMP
+    '2024-01-01 11:00:00'`` (UTC) found none of its rows. It is the wall-clock time in Spark's
+    session zone (``time_zone``, UTC by default), as Spark reads it (checked against Spark 4.3 for
+    UTC, America/New_York, +02:00 and Asia/Kolkata sessions)."""
+    c = engine.connect()
+    c.execute(
+        "COPY (SELECT range AS id, TIMESTAMP '2024-01-01 10:00:00' + INTERVAL (range % 3) HOUR AS ts, "
+        f"{{'k': range}}::VARIANT AS v FROM range(12)) TO '{tmp_path / 't'}' (FORMAT parquet, PARTITION_BY (ts))"
+    )
+    paths = sorted(str(p) for p in (tmp_path / "t").rglob("*.parquet"))
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", paths)
+        assert {col.name: col.type for col in cat.get_table("lake", "t").columns}["ts"] == "timestamptz"
+        for zone in ("America/New_York", "Asia/Kolkata"):
+            con = engine.connect(utc=False)
+            con.execute(f"SET TimeZone = '{zone}'")
+            rel = read_pruned(con, "lake.t", "ts = TIMESTAMP '2024-01-01 11:00:00'", catalog=cat)
+            assert sorted(r[0] for r in rel.project("id").fetchall()) == [1, 4, 7, 10]
+            for time_zone, hours in ((None, 10), ("America/New_York", 15), ("+02:00", 8)):
+                rel = read_pruned(con, "lake.t", "id = 0", catalog=cat, time_zone=time_zone)
+                utc = rel.project("epoch_us(ts) // 3600000000 % 24").fetchall()
+                assert utc == [(hours,)], (zone, time_zone, utc)
+
 def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path, sqlite_url: str) -> None:
     from service.spark import LocalService
 
