@@ -113,12 +113,11 @@ def _columns(catalog: Catalog, ns: str, table: str) -> tuple[list[_Column], list
 def _readable(con: duckdb.DuckDBPyConnection, fs: FileStats, cols: list[_Column]) -> str | None:
     """Why DuckDB cannot read ``fs`` as the table describes it (None: it can)."""
     try:
-        types = engine.describe(con, engine.parquet_source([fs.path], hive=False))
+        why = engine.not_variant(con, fs.path, [c.name for c in cols if c.kind == "variant"])
     except ShredcatError as e:
         return e.message
-    for c in cols:
-        if c.kind == "variant" and c.name in types and types[c.name] != "VARIANT":
-            return f"DuckDB reads column {c.name} as {types[c.name].split('(')[0]}, not as VARIANT"
+    if why is not None:
+        return why
     from service.values import ShreddedType
 
     mine = {s.column: s.column_type for s in fs.columns}

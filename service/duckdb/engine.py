@@ -16,7 +16,10 @@ from service.errors import FileAccessError, QueryError, ShredcatError
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["connect", "describe", "ducklake_extension", "exact_glob", "fetch", "parquet_source", "relation", "translated", "usable"]
+__all__ = [
+    "connect", "describe", "ducklake_extension", "exact_glob", "fetch", "not_variant", "parquet_source", "relation", "translated",
+    "usable",
+]  # fmt: skip
 
 #: The DuckDB version the pinned DuckLake extension is built for (pyproject pins both).
 DUCKDB_VERSION = "1.5.5"
@@ -93,6 +96,17 @@ def describe(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
     with translated("reading the files' schema"):
         rows = con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()
     return {str(r[0]): str(r[1]) for r in rows}
+
+
+def not_variant(con: duckdb.DuckDBPyConnection, path: str, columns: Sequence[str]) -> str | None:
+    """Why DuckDB does not read ``columns`` of the file ``path`` as VARIANT (a writer that does
+    not annotate the group: DuckDB reads a STRUCT), or None. Read file by file: in a
+    ``union_by_name`` read such a STRUCT is cast to a VARIANT object of its three fields."""
+    types = describe(con, parquet_source([path], hive=False))
+    for c in columns:
+        if c in types and types[c] != "VARIANT":
+            return f"DuckDB reads column {c} as {types[c].split('(')[0]}, not as VARIANT"
+    return None
 
 
 def footer_keys(con: duckdb.DuckDBPyConnection, paths: Sequence[str], keys: Sequence[str]) -> list[tuple[str, str, str]]:

@@ -281,6 +281,15 @@ def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[s
     from service.stats.extract import SPARK_FOOTER_KEYS, spark_footer_facts
 
     types = engine.describe(con, source)
+    if len(paths) > 1 and "VARIANT" in types.values():
+        variants = [n for n, t in types.items() if t == "VARIANT"]
+        misread = [(p, why) for p in paths if (why := engine.not_variant(con, p, variants)) is not None]
+        if misread:
+            raise QueryError(
+                f"{len(misread)} file(s) hold a Variant column DuckDB does not read as VARIANT ({misread[0][0]}: "
+                f"{misread[0][1]}): read together with the others, their values would be lost; read them with Spark",
+                details={"files": [p for p, _ in misread[:20]]},
+            )
     footers: dict[str, dict[str, str]] = {}
     for file, key, value in engine.footer_keys(con, paths, SPARK_FOOTER_KEYS) if paths else ():
         footers.setdefault(file, {})[key] = value

@@ -280,6 +280,24 @@ def test_timestamp_partition_values_are_instants_whatever_the_connections_time_z
                 utc = rel.project("epoch_us(ts) // 3600000000 % 24").fetchall()
                 assert utc == [(hours,)], (zone, time_zone, utc)
 
+def test_a_variant_file_duckdb_reads_as_a_struct_is_refused_beside_variant_files(tmp_path: Path, sqlite_url: str) -> None:
+    """A writer that does not annotate the Variant group gives a file DuckDB reads as a STRUCT;
+    ``union_by_name`` with VARIANT files cast that STRUCT to a VARIANT object of its three fields,
+    so ``variant_get(v, '$.k', 'bigint') > 0`` silently returned the other files' rows only."""
+    from tests.support.shred_writer import write_shredded
+
+    c = engine.connect()
+    odd = write_shredded(tmp_path / "odd.parquet", [{"k": 1, "s": "a"}, {"k": 7, "s": "b"}], {"k": "int64", "s": "varchar"})
+    good = tmp_path / "good.parquet"
+    c.execute(f"COPY (SELECT {{'k': range, 's': 'x'}}::VARIANT AS v FROM range(5)) TO '{good}'")
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", [str(odd), str(good)])
+        with pytest.raises(QueryError, match="does not read as VARIANT") as e:
+            plan_pruned(c, "lake.t", "variant_get(v, '$.k', 'bigint') > 0", catalog=cat)
+        assert e.value.details["files"] == [str(odd)]
+        # The VARIANT file alone (the other pruned) reads as before.
+        assert len(engine.fetch(c, plan_pruned(c, "lake.t", "variant_get(v, '$.k', 'bigint') = 0", catalog=cat).sql)) == 1
+
 def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path, sqlite_url: str) -> None:
     from service.spark import LocalService
 
