@@ -58,7 +58,7 @@ class DuckDBScan:
     snapshot_id: int | None
     #: What reads the candidates with every column of the table (one live file, or none, with
     #: ``WHERE FALSE`` when there is no candidate): the table function, or a query over it that adds
-    #: as NULLs the columns no candidate holds.
+    #: as NULLs the columns no candidate holds and reads timestamp partition values in the session's zone.
     source: str
     #: Warnings of the plan (a path shredded in no live file...), also logged; never a change to ``paths``.
     warnings: tuple[Any, ...] = ()
@@ -124,7 +124,7 @@ def _zoned(column: str, zone: SessionZone) -> str:
         return f"timezone('UTC', {column})"
     key = getattr(zone.zone, "key", None)  # a region: DuckDB knows the same names
     if key is not None:
-        return f"timezone('{key}', {column})"
+        return "timezone('" + key.replace("'", "''") + f"', {column})"
     offset = zone.zone.utcoffset(None)
     seconds = int(offset.total_seconds()) if offset is not None else 0
     return f"timezone('UTC', {column} - INTERVAL ({seconds}) SECOND)"
@@ -208,6 +208,7 @@ def plan_pruned(
     standbys); a client also asks for its own last snapshot and the Spark helpers' commits to its URL
     (:func:`service.spark._common.client_for`)."""
     from service.pruning.render_duckdb import to_duckdb_sql
+    from service.pruning.zones import session_zone
 
     if not isinstance(predicate, str):
         raise TypeError(f"a predicate is Spark SQL text, not {type(predicate).__name__}")
@@ -223,8 +224,6 @@ def plan_pruned(
         with client_for(client, min_snapshot_id=min_snapshot_id) as c:
             plan = _plan_client(c, ns, name, predicate, snapshot, time_zone)
     read = plan.paths or ((plan.one_file,) if plan.one_file else ())
-    from service.pruning.zones import session_zone
-
     source = _source(con, read, plan.schema, f"{ns}.{name}", session_zone(time_zone))
     # The rendering is checked against the types DuckDB reads (a column it reads otherwise is refused).
     where = to_duckdb_sql(plan.tree, column_types=_column_types(con, source, read))
