@@ -189,12 +189,11 @@ def _print_shredded_paths(paths: Sequence[str]) -> None:
             f"  {row['variant_path']:<28} {row['shredded_type']:<12} "
             f"min={row['min_value']!s:<26} max={row['max_value']!s:<26} nulls={row['null_count']}"
         )
-    drift = {}
-    for p in (paths[0], paths[-1]):
-        types = {x.variant_path: x.shredded_type.name for x in extract_file(p).paths}
-        drift[Path(p).name[:10]] = types.get('"latency_ms"', "not fully shredded")
-    print(f"  latency_ms is shredded as {drift['part-00000']} in the first file, "
-          f"as {list(drift.values())[-1]} in the last one")
+    first_type, last_type = (
+        {x.variant_path: x.shredded_type.name for x in extract_file(p).paths}.get('"latency_ms"', "not fully shredded")
+        for p in (paths[0], paths[-1])
+    )
+    print(f"  latency_ms is shredded as {first_type} in the first file, as {last_type} in the last one")
 
 
 def _compare_reads(spark: Any, client: Any, events_dir: str, repeat: int) -> bool:
@@ -239,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=2, help="timing runs per query, best kept (default 2)")
     p.add_argument("--url", default=None, help="use this running service instead of one in this process")
     args = p.parse_args(argv)
+    for name in ("events", "files"):
+        if getattr(args, name) < 1:  # else no file is written, and the demo's table never exists
+            p.error(f"--{name} must be at least 1")
     return run(args.url, args.events, args.files, max(1, args.repeat))
 
 

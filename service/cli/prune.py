@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from service.cli._common import add_database_argument, add_min_snapshot_argument
 
@@ -122,10 +124,7 @@ def run(args: argparse.Namespace) -> int:
                 {"path": c.path, "file_size_bytes": c.file_size_bytes, "record_count": c.record_count} for c in candidates
             ],
         }
-        out["warnings"] = [
-            {"type": w.type, "column": w.column, "path": w.path, "message": w.message, "suggestions": list(w.suggestions)}
-            for w in first.warnings
-        ]
+        out["warnings"] = _warnings_json(first.warnings)
         if first.explain is not None:
             out["explain"] = [{"path": e.path, "kept": e.kept, "reason": e.reason} for e in first.explain]
         print(json.dumps(out, ensure_ascii=False))
@@ -143,6 +142,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _warnings_json(warnings: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
+        {"type": w.type, "column": w.column, "path": w.path, "message": w.message, "suggestions": list(w.suggestions)}
+        for w in warnings
+    ]
+
+
 def _run_duckdb(args: argparse.Namespace) -> int:
     """``--sql duckdb``: the DuckDB query on stdout (``--json``: with the candidates), counts on stderr."""
     from service.cli._common import read_catalog, refused, split_table
@@ -155,6 +161,9 @@ def _run_duckdb(args: argparse.Namespace) -> int:
         from service.duckdb import engine, plan_pruned
 
         table = split_table(args.table)
+        # plan_pruned logs the plan's warnings for library callers; Python's last-resort handler
+        # would print each a second time beside its ``warning:`` line.
+        logging.getLogger("service.duckdb").addHandler(logging.NullHandler())
         with read_catalog(args) as catalog:
             con = engine.connect()
             try:
@@ -176,6 +185,7 @@ def _run_duckdb(args: argparse.Namespace) -> int:
             "candidates": list(scan.paths),
             "where": scan.where,
             "sql": scan.sql,
+            "warnings": _warnings_json(scan.warnings),
         }
         print(json.dumps(out, ensure_ascii=False))
         return 0

@@ -18,7 +18,8 @@ itself, in one transaction, from the statistics shredcat already holds:
   :func:`service.stats.merge.merge_geometry_extra`).
 
 A file DuckDB cannot read as the table describes it (a Variant column it reads as a STRUCT: a
-writer that does not annotate the group) is left out, and the result says which and why. Struct
+writer that does not annotate the group; a plain column of another type than the table's, which
+DuckLake would read cast) is left out, and the result says which and why. Struct
 leaves (``a.b``) and types DuckDB has no name for are left out of the DuckLake table the same way.
 """
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
     from service.catalog import Catalog
     from service.stats.model import FileStats
+    from service.values import ShreddedType
 
 __all__ = ["ExportResult", "attach_sql", "export_table"]
 
@@ -111,13 +113,34 @@ def _columns(catalog: Catalog, ns: str, table: str) -> tuple[list[_Column], list
 def _readable(con: duckdb.DuckDBPyConnection, fs: FileStats, cols: list[_Column]) -> str | None:
     """Why DuckDB cannot read ``fs`` as the table describes it (None: it can)."""
     try:
-        types = engine.describe(con, engine.parquet_source([fs.path], hive=False))
+        why = engine.not_variant(con, fs.path, [c.name for c in cols if c.kind == "variant"])
     except ShredcatError as e:
         return e.message
+    if why is not None:
+        return why
+    from service.values import ShreddedType
+
+    mine = {s.column: s.column_type for s in fs.columns}
     for c in cols:
-        if c.kind == "variant" and c.name in types and types[c.name] != "VARIANT":
-            return f"DuckDB reads column {c.name} as {types[c.name].split('(')[0]}, not as VARIANT"
+        t = mine.get(c.name)
+        if c.kind == "plain" and t is not None and not _held_by(t, ShreddedType.parse(c.ducklake_type)):
+            # DuckLake casts the file's values to the column's type (10.5 reads as 11, a timestamp
+            # as its date) and compares its bounds as that type ('9' < '10' fails as VARCHAR).
+            return (
+                f"column {c.name} is {t.name} in this file, {c.ducklake_type} in the table (the type of the "
+                "first file that had it): DuckLake would read its values cast"
+            )
     return None
+
+
+def _held_by(t: ShreddedType, column: ShreddedType) -> bool:
+    """Whether a column of type ``column`` holds every value of type ``t`` unchanged (the same
+    type, or a narrower integer), bounds included."""
+    from service.values import INTEGER_KINDS
+
+    if t == column:
+        return True
+    return t.is_integer and column.is_integer and INTEGER_KINDS.index(t.kind) < INTEGER_KINDS.index(column.kind)
 
 
 def _create(con: duckdb.DuckDBPyConnection, to: str, data_path: str, ns: str, table: str, cols: list[_Column]) -> None:
@@ -125,7 +148,8 @@ def _create(con: duckdb.DuckDBPyConnection, to: str, data_path: str, ns: str, ta
     with engine.translated("creating the DuckLake catalog"):
         con.execute(f"LOAD {_s(engine.ducklake_extension())}")
         con.execute(f"ATTACH {_s('ducklake:' + to)} AS dl (DATA_PATH {_s(data_path)})")
-        con.execute(f"CREATE SCHEMA dl.{_q(ns)}")
+        # The extension makes schema ``main`` itself: a namespace of that name is that schema.
+        con.execute(f"CREATE SCHEMA IF NOT EXISTS dl.{_q(ns)}")
         body = ", ".join(f"{_q(c.name)} {c.duckdb_type}" for c in cols)
         con.execute(f"CREATE TABLE dl.{_q(ns)}.{_q(table)} ({body})")
         parts = [c.name for c in cols if c.kind == "partition"]
@@ -141,6 +165,9 @@ def export_table(catalog: Catalog, namespace: str, table: str, to: str, *, data_
     to = os.path.abspath(to)
     if os.path.exists(to):
         raise BadInputError(f"{to} exists: the export writes a new DuckLake catalog", details={"field": "to"})
+    if not os.path.isdir(os.path.dirname(to)):
+        # Else DuckDB's own error names the temporary file the catalog is built in.
+        raise BadInputError(f"{os.path.dirname(to)} is no directory: the export writes {to} into it", details={"field": "to"})
     data_path = os.path.abspath(data_path or os.path.splitext(to)[0] + ".files") + "/"
     from service.duckdb.verify import live_paths
 

@@ -16,7 +16,10 @@ from service.errors import FileAccessError, QueryError, ShredcatError
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["connect", "describe", "ducklake_extension", "fetch", "parquet_source", "relation", "translated", "usable"]
+__all__ = [
+    "connect", "describe", "ducklake_extension", "exact_glob", "fetch", "not_variant", "parquet_source", "relation", "translated",
+    "usable",
+]  # fmt: skip
 
 #: The DuckDB version the pinned DuckLake extension is built for (pyproject pins both).
 DUCKDB_VERSION = "1.5.5"
@@ -67,17 +70,25 @@ def _sql_string(s: str) -> str:
 
 def parquet_source(paths: Sequence[str], hive_types: Sequence[tuple[str, str]] = (), *, hive: bool = True) -> str:
     """``read_parquet([...], hive_partitioning = true, union_by_name = true[, hive_types = {...}])``:
-    exactly these files (DuckDB expands globs in a path: ``*?[`` are refused rather than escaped,
-    since DuckDB has no escape for them), with the partition columns typed as the catalog types them
-    (``hive=False``: the files' own columns only)."""
-    for p in paths:
-        if any(c in p for c in "*?["):
-            raise QueryError(f"DuckDB would read {p!r} as a glob pattern; such a path cannot be read exactly")
-    files = ", ".join(_sql_string(p) for p in paths)
+    exactly these files (see :func:`exact_glob`), with the partition columns typed as the catalog
+    types them (``hive=False``: the files' own columns only)."""
+    files = ", ".join(_sql_string(exact_glob(p)) for p in paths)
     args = [f"[{files}]", f"hive_partitioning = {'true' if hive else 'false'}", "union_by_name = true"]
     if hive_types:
         args.append("hive_types = {" + ", ".join(f"{_sql_string(n)}: {_sql_string(t)}" for n, t in hive_types) + "}")
     return f"read_parquet({', '.join(args)})"
+
+
+def exact_glob(path: str) -> str:
+    """The DuckDB glob matching exactly the file ``path``: DuckDB globs every path it reads
+    (``/lake/b[1]/f.parquet`` reads ``/lake/b1/f.parquet``) and has no escape character, but a
+    class of one character matches only that character (``[[]``, ``[*]``, ``[?]``). Checked on
+    local files; an object-store path holding one is refused rather than guessed at."""
+    if not any(c in path for c in "*?["):
+        return path
+    if not path.startswith("/"):
+        raise QueryError(f"DuckDB would read {path!r} as a glob pattern; such an object-store path cannot be read exactly")
+    return "".join(f"[{c}]" if c in "*?[" else c for c in path)
 
 
 def describe(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
@@ -87,6 +98,17 @@ def describe(con: duckdb.DuckDBPyConnection, source: str) -> dict[str, str]:
     return {str(r[0]): str(r[1]) for r in rows}
 
 
+def not_variant(con: duckdb.DuckDBPyConnection, path: str, columns: Sequence[str]) -> str | None:
+    """Why DuckDB does not read ``columns`` of the file ``path`` as VARIANT (a writer that does
+    not annotate the group: DuckDB reads a STRUCT), or None. Read file by file: in a
+    ``union_by_name`` read such a STRUCT is cast to a VARIANT object of its three fields."""
+    types = describe(con, parquet_source([path], hive=False))
+    for c in columns:
+        if c in types and types[c] != "VARIANT":
+            return f"DuckDB reads column {c} as {types[c].split('(')[0]}, not as VARIANT"
+    return None
+
+
 def footer_keys(con: duckdb.DuckDBPyConnection, paths: Sequence[str], keys: Sequence[str]) -> list[tuple[str, str, str]]:
     """``(file, key, value)`` of each of ``keys`` in the files' footer key-value metadata."""
     sql = (
@@ -94,7 +116,7 @@ def footer_keys(con: duckdb.DuckDBPyConnection, paths: Sequence[str], keys: Sequ
         "WHERE decode(key) IN (SELECT unnest(?))"
     )
     with translated("reading the files' footer metadata"):
-        return [(str(f), str(k), str(v)) for f, k, v in con.execute(sql, [list(paths), list(keys)]).fetchall()]
+        return [(str(f), str(k), str(v)) for f, k, v in con.execute(sql, [[exact_glob(p) for p in paths], list(keys)]).fetchall()]
 
 
 def relation(con: duckdb.DuckDBPyConnection, sql: str) -> duckdb.DuckDBPyRelation:

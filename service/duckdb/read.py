@@ -15,6 +15,7 @@ table makes it a string).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from service.client import ShredcatClient
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
+    from service.pruning.zones import SessionZone
 
 __all__ = ["DuckDBScan", "plan_pruned", "read_pruned"]
 
@@ -54,8 +56,9 @@ class DuckDBScan:
     files_total: int
     files_pruned: int
     snapshot_id: int | None
-    #: The table function that reads the candidates (one live file with ``WHERE FALSE`` when
-    #: there is none, for the table's schema).
+    #: What reads the candidates with every column of the table (one live file, or none, with
+    #: ``WHERE FALSE`` when there is no candidate): the table function, or a query over it that adds
+    #: as NULLs the columns no candidate holds and reads timestamp partition values in the session's zone.
     source: str
     #: Warnings of the plan (a path shredded in no live file...), also logged; never a change to ``paths``.
     warnings: tuple[Any, ...] = ()
@@ -101,13 +104,30 @@ def _client_schema(client: ShredcatClient, ns: str, name: str) -> tuple[TableSch
 
 
 def _hive_types(schema: TableSchema) -> tuple[tuple[str, str], ...]:
+    """The partition columns' DuckDB types; a Spark timestamp (an instant) as a wall-clock
+    TIMESTAMP, which :func:`_zoned` reads in the session's zone (DuckDB's own TIMESTAMPTZ parsing
+    would read ``ts=2024-01-01 10:00:00`` in the connection's ``TimeZone``)."""
     from service.pruning.render_duckdb import duckdb_type
+    from service.values import Kind
 
     out = []
     for name, t in schema.partition_types().items():
         if t is not None:
-            out.append((name, duckdb_type(t)))
+            out.append((name, "TIMESTAMP" if t.kind is Kind.TIMESTAMPTZ else duckdb_type(t)))
     return tuple(out)
+
+
+def _zoned(column: str, zone: SessionZone) -> str:
+    """The instant of the wall-clock TIMESTAMP ``column`` in ``zone``, as Spark's session reads a
+    timestamp partition value."""
+    if zone.is_utc:
+        return f"timezone('UTC', {column})"
+    key = getattr(zone.zone, "key", None)  # a region: DuckDB knows the same names
+    if key is not None:
+        return "timezone('" + key.replace("'", "''") + f"', {column})"
+    offset = zone.zone.utcoffset(None)
+    seconds = int(offset.total_seconds()) if offset is not None else 0
+    return f"timezone('UTC', {column} - INTERVAL ({seconds}) SECOND)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +208,7 @@ def plan_pruned(
     standbys); a client also asks for its own last snapshot and the Spark helpers' commits to its URL
     (:func:`service.spark._common.client_for`)."""
     from service.pruning.render_duckdb import to_duckdb_sql
+    from service.pruning.zones import session_zone
 
     if not isinstance(predicate, str):
         raise TypeError(f"a predicate is Spark SQL text, not {type(predicate).__name__}")
@@ -202,11 +223,8 @@ def plan_pruned(
 
         with client_for(client, min_snapshot_id=min_snapshot_id) as c:
             plan = _plan_client(c, ns, name, predicate, snapshot, time_zone)
-    hive = _hive_types(plan.schema)
     read = plan.paths or ((plan.one_file,) if plan.one_file else ())
-    if not read:
-        raise QueryError(f"{ns}.{name} has no live file: DuckDB has no schema to read it with")
-    source = engine.parquet_source(read, hive)
+    source = _source(con, read, plan.schema, f"{ns}.{name}", session_zone(time_zone))
     # The rendering is checked against the types DuckDB reads (a column it reads otherwise is refused).
     where = to_duckdb_sql(plan.tree, column_types=_column_types(con, source, read))
     if not plan.paths:
@@ -221,6 +239,39 @@ def plan_pruned(
     )
 
 
+def _source(
+    con: duckdb.DuckDBPyConnection, paths: Sequence[str], schema: TableSchema, table: str, zone: SessionZone
+) -> str:
+    """What reads ``paths`` with every top-level column of the table: a column none of them holds
+    (one that later files added, a Variant column only other files have) is NULL of its type, as
+    it is in their rows of a full read, where ``union_by_name`` reads every file; a timestamp
+    partition column the instant its value names in the session's ``zone``. No file at all: no
+    row, the table's columns."""
+    from service.errors import UnrenderablePredicateError
+    from service.pruning.render_duckdb import duckdb_type, quote_identifier
+    from service.values import Kind
+
+    wanted = [(c, "VARIANT") for c in schema.variant_columns if "." not in c]
+    for n, c in schema.columns.items():
+        if "." not in n and c.type is not None:
+            with contextlib.suppress(UnrenderablePredicateError):  # a type DuckDB cannot name: left out
+                wanted.append((n, duckdb_type(c.type)))
+    if not paths:
+        if not wanted:
+            raise QueryError(f"{table} has no live file and no column DuckDB can type")
+        return "(SELECT " + ", ".join(f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted) + " LIMIT 0)"
+    hive = _hive_types(schema)
+    source = engine.parquet_source(paths, hive)
+    # DuckDB's names are case-insensitive: a column read under another case is there.
+    there = {n.casefold() for n in engine.describe(con, source)}
+    missing = [f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted if n.casefold() not in there]
+    instants = [quote_identifier(n) for n, t in schema.partition_types().items() if t is not None and t.kind is Kind.TIMESTAMPTZ]
+    if not missing and not instants:
+        return source
+    replace = f" REPLACE ({', '.join(f'{_zoned(q, zone)} AS {q}' for q in instants)})" if instants else ""
+    return f"(SELECT *{replace}{''.join(', ' + m for m in missing)} FROM {source})"
+
+
 def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> dict[str, str]:
     """What DuckDB reads each column as; a string Spark compares by a collation other than binary
     (UTF8_LCASE: 'ABC' = 'abc') is no type DuckDB's comparisons follow, so a term on it is refused
@@ -229,8 +280,17 @@ def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[s
     from service.stats.extract import SPARK_FOOTER_KEYS, spark_footer_facts
 
     types = engine.describe(con, source)
+    if len(paths) > 1 and "VARIANT" in types.values():
+        variants = [n for n, t in types.items() if t == "VARIANT"]
+        misread = [(p, why) for p in paths if (why := engine.not_variant(con, p, variants)) is not None]
+        if misread:
+            raise QueryError(
+                f"{len(misread)} file(s) hold a Variant column DuckDB does not read as VARIANT ({misread[0][0]}: "
+                f"{misread[0][1]}): read together with the others, their values would be lost; read them with Spark",
+                details={"files": [p for p, _ in misread[:20]]},
+            )
     footers: dict[str, dict[str, str]] = {}
-    for file, key, value in engine.footer_keys(con, paths, SPARK_FOOTER_KEYS):
+    for file, key, value in engine.footer_keys(con, paths, SPARK_FOOTER_KEYS) if paths else ():
         footers.setdefault(file, {})[key] = value
     facts = {f: spark_footer_facts(kv) for f, kv in footers.items()}
     legacy = sorted(f for f, (old, _) in facts.items() if old)

@@ -214,7 +214,7 @@ def _misread_decimals(con: duckdb.DuckDBPyConnection, stored: FileStats) -> set[
     if not doubles:
         return set()
     sql = "SELECT DISTINCT name FROM parquet_schema(?) WHERE converted_type = 'DECIMAL' AND precision > 38"
-    wide = {str(r[0]) for r in engine.fetch(con, sql, [stored.path])}
+    wide = {str(r[0]) for r in engine.fetch(con, sql, [engine.exact_glob(stored.path)])}
     return {c for c in doubles if c.rsplit(".", 1)[-1] in wide}
 
 

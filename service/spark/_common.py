@@ -64,12 +64,20 @@ def client_for(
 @contextmanager
 def _remembered(client: ShredcatClient, base: str | None, min_snapshot_id: int | None) -> Iterator[None]:
     """``client`` starting from the snapshot remembered for ``base`` (and ``min_snapshot_id``),
-    and the newest it reaches remembered afterwards (a client with no URL of its own: not kept)."""
+    and the newest it reaches remembered afterwards (a client with no URL of its own: not kept).
+    A ``min_snapshot_id`` the service refused (none so new, not a snapshot id) is forgotten: kept,
+    it made every later read of this client, and of the process's helpers at that URL, fail."""
     if base is not None:
         _at_least(client, _last_snapshot.get(base))
+    known = client.last_snapshot_id
     _at_least(client, min_snapshot_id)
+    asked = client.last_snapshot_id
     try:
         yield
+    except BaseException:
+        if asked != known and client.last_snapshot_id == asked:  # no answer reached it
+            client.last_snapshot_id = known
+        raise
     finally:
         if base is not None and client.last_snapshot_id is not None:
             _last_snapshot[base] = max(client.last_snapshot_id, _last_snapshot.get(base, client.last_snapshot_id))

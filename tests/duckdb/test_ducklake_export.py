@@ -83,6 +83,47 @@ def test_files_duckdb_cannot_read_as_variant_are_named(tmp_path: Path, sqlite_ur
     assert result.skipped_files == ((str(odd), "DuckDB reads column v as STRUCT, not as VARIANT"),)
 
 
+
+@pytest.mark.parametrize("namespace", ["main", 'we"ird ns'])
+def test_a_namespace_the_extension_already_has_or_must_quote_is_exported(tmp_path: Path, sqlite_url: str, namespace: str) -> None:
+    """The extension creates DuckLake's schema ``main`` itself: ``CREATE SCHEMA dl.main`` failed
+    ("Schema with name "main" already exists"), so no table of namespace ``main`` could be exported."""
+    paths = _duck_table(tmp_path / "t")
+    with Catalog(sqlite_url) as cat:
+        cat.register(namespace, "t", paths)
+        result = export_table(cat, namespace, "t", str(tmp_path / "out.ducklake"))
+    ns = '"' + namespace.replace('"', '""') + '"'
+    assert engine.fetch(attached(result), f"SELECT count(*), sum(id) FROM lake.{ns}.t") == [(400, sum(range(400)))]
+
+@pytest.mark.parametrize(
+    ("first", "second", "kept"),
+    [
+        ("(range % 5)::VARCHAR", "range", False),  # ints 5..9 as VARCHAR bounds '5'..'9': x = '10' skipped the file
+        ("range::INTEGER", "range + 0.5", False),  # was InvalidStatsError: '5.5' is not a valid int32 bound
+        ("DATE '2024-01-01' + range::INTEGER", "TIMESTAMP '2024-01-01 12:00:00' + INTERVAL (range) DAY", False),
+        ("range::BIGINT", "range::INTEGER", True),  # a narrower integer: read and bounded as it is
+    ],
+)
+def test_a_file_whose_column_has_another_type_than_the_tables_is_left_out(
+    tmp_path: Path, sqlite_url: str, first: str, second: str, kept: bool
+) -> None:
+    """A plain column has the type of the first file that had it; DuckLake reads another file's
+    values cast to it (5.5 as 6, a timestamp as its date) and compares that file's bounds as that
+    type, so such a file is left out and named, unless the column holds its values unchanged."""
+    c = engine.connect()
+    paths = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    for p, x, lo in zip(paths, (first, second), (0, 5), strict=True):
+        c.execute(f"COPY (SELECT range AS id, {x} AS x, {{'k': range}}::VARIANT AS v FROM range({lo}, {lo + 5} + {lo})) TO '{p}'")
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", paths)
+        result = export_table(cat, "lake", "t", str(tmp_path / "t.ducklake"))
+    assert [p for p, _ in result.skipped_files] == ([] if kept else [paths[1]])
+    con = attached(result)
+    ids = [r[0] for r in engine.fetch(con, "SELECT id FROM lake.lake.t ORDER BY id")]
+    assert ids == list(range(15 if kept else 5))
+    for i, x in engine.fetch(con, "SELECT id, x FROM lake.lake.t"):
+        assert engine.fetch(con, "SELECT id FROM lake.lake.t WHERE x = ?", [x]) == [(i,)]
+
 def test_cli_ducklake_export(tmp_path: Path) -> None:
     paths = _duck_table(tmp_path / "t")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
@@ -104,6 +145,9 @@ def test_cli_ducklake_export(tmp_path: Path) -> None:
     assert r.returncode == 2 and "exists" in r.stderr
     r = cli("ducklake", "export", "--table", "lake.nope", "--to", str(tmp_path / "y.ducklake"))
     assert r.returncode == 2 and "Traceback" not in r.stderr
+    # A missing directory is named, not the temporary file DuckDB would have opened in it.
+    r = cli("ducklake", "export", "--table", "lake.t", "--to", str(tmp_path / "no" / "z.ducklake"))
+    assert (r.returncode, r.stderr) == (2, f"shredcat ducklake: {tmp_path / 'no'} is no directory: the export writes {tmp_path / 'no' / 'z.ducklake'} into it\n")
 
 
 def test_ducklake_reads_its_metadata_through_views_read_only(tmp_path: Path) -> None:

@@ -216,6 +216,88 @@ def test_read_pruned_reads_only_candidates_and_prints_a_runnable_query(tmp_path:
             plan_pruned(con, "lake.t", "nope = 1", catalog=cat)
 
 
+
+def test_columns_no_candidate_holds_are_read_as_nulls_as_in_a_full_read(tmp_path: Path, catalog_url: str) -> None:
+    """A column later files added (``extra``), or a Variant column only other files hold, was
+    missing from ``read_parquet`` over the candidates alone: ``extra IS NULL`` was refused
+    ("DuckDB reads no column 'extra'") and ``variant_get(v, ...) IS NULL`` failed in DuckDB's
+    binder, where a full read (``union_by_name`` over every file) answers with the NULL rows."""
+    c = engine.connect()
+    files = {
+        "old": "range AS id, {'k': range}::VARIANT AS v",
+        "new": "range AS id, {'k': range}::VARIANT AS v, range::INTEGER AS extra",
+        "plain": "range AS id, range::INTEGER AS extra",
+    }
+    paths = []
+    for i, (name, cols) in enumerate(files.items()):
+        paths.append(str(tmp_path / f"{name}.parquet"))
+        c.execute(f"COPY (SELECT {cols} FROM range({10 * i}, {10 * i + 10})) TO '{paths[-1]}'")
+    full = engine.parquet_source(paths)
+    with Catalog(catalog_url) as cat:
+        cat.register("lake", "t", paths)
+        for pred, only in [
+            ("extra IS NULL", "old"),
+            ("variant_get(v, '$.k', 'bigint') IS NULL", "plain"),
+            ("try_variant_get(v, '$.k', 'bigint') IS NULL AND extra > 25", "plain"),
+        ]:
+            scan = plan_pruned(c, "lake.t", pred, catalog=cat)
+            assert [Path(p).stem for p in scan.paths] == [only]
+            want = engine.fetch(c, f"SELECT id, extra, v FROM {full} WHERE {scan.where} ORDER BY id")
+            assert want and engine.fetch(c, f"SELECT id, extra, v FROM ({scan.sql}) ORDER BY id") == want
+            assert set(read_pruned(c, "lake.t", pred, catalog=cat).columns) == {"id", "v", "extra"}
+
+
+def test_a_table_without_files_reads_as_no_row_with_its_columns(sqlite_url: str) -> None:
+    """``read_pruned`` on a table with no live file was a QueryError ("DuckDB has no schema to
+    read it with") where any other plan without candidates is an empty relation."""
+    with Catalog(sqlite_url) as cat:
+        cat.create_table("lake", "t", ["v"])
+        rel = read_pruned(engine.connect(), "lake.t", "variant_get(v, '$.k', 'bigint') = 1", catalog=cat)
+    assert (rel.fetchall(), rel.columns, rel.types) == ([], ["v"], ["VARIANT"])
+
+def test_timestamp_partition_values_are_instants_whatever_the_connections_time_zone(tmp_path: Path, sqlite_url: str) -> None:
+    """``ts=2024-01-01 11:00:00`` (a Spark timestamp: an instant) was read as TIMESTAMPTZ in the
+    connection's ``TimeZone``: in America/New_York it was 16:00 UTC, so ``ts = TIMESTAMP
+    '2024-01-01 11:00:00'`` (UTC) found none of its rows. It is the wall-clock time in Spark's
+    session zone (``time_zone``, UTC by default), as Spark reads it (checked against Spark 4.3 for
+    UTC, America/New_York, +02:00 and Asia/Kolkata sessions)."""
+    c = engine.connect()
+    c.execute(
+        "COPY (SELECT range AS id, TIMESTAMP '2024-01-01 10:00:00' + INTERVAL (range % 3) HOUR AS ts, "
+        f"{{'k': range}}::VARIANT AS v FROM range(12)) TO '{tmp_path / 't'}' (FORMAT parquet, PARTITION_BY (ts))"
+    )
+    paths = sorted(str(p) for p in (tmp_path / "t").rglob("*.parquet"))
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", paths)
+        assert {col.name: col.type for col in cat.get_table("lake", "t").columns}["ts"] == "timestamptz"
+        for zone in ("America/New_York", "Asia/Kolkata"):
+            con = engine.connect(utc=False)
+            con.execute(f"SET TimeZone = '{zone}'")
+            rel = read_pruned(con, "lake.t", "ts = TIMESTAMP '2024-01-01 11:00:00'", catalog=cat)
+            assert sorted(r[0] for r in rel.project("id").fetchall()) == [1, 4, 7, 10]
+            for time_zone, hours in ((None, 10), ("America/New_York", 15), ("+02:00", 8)):
+                rel = read_pruned(con, "lake.t", "id = 0", catalog=cat, time_zone=time_zone)
+                utc = rel.project("epoch_us(ts) // 3600000000 % 24").fetchall()
+                assert utc == [(hours,)], (zone, time_zone, utc)
+
+def test_a_variant_file_duckdb_reads_as_a_struct_is_refused_beside_variant_files(tmp_path: Path, sqlite_url: str) -> None:
+    """A writer that does not annotate the Variant group gives a file DuckDB reads as a STRUCT;
+    ``union_by_name`` with VARIANT files cast that STRUCT to a VARIANT object of its three fields,
+    so ``variant_get(v, '$.k', 'bigint') > 0`` silently returned the other files' rows only."""
+    from tests.support.shred_writer import write_shredded
+
+    c = engine.connect()
+    odd = write_shredded(tmp_path / "odd.parquet", [{"k": 1, "s": "a"}, {"k": 7, "s": "b"}], {"k": "int64", "s": "varchar"})
+    good = tmp_path / "good.parquet"
+    c.execute(f"COPY (SELECT {{'k': range, 's': 'x'}}::VARIANT AS v FROM range(5)) TO '{good}'")
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", [str(odd), str(good)])
+        with pytest.raises(QueryError, match="does not read as VARIANT") as e:
+            plan_pruned(c, "lake.t", "variant_get(v, '$.k', 'bigint') > 0", catalog=cat)
+        assert e.value.details["files"] == [str(odd)]
+        # The VARIANT file alone (the other pruned) reads as before.
+        assert len(engine.fetch(c, plan_pruned(c, "lake.t", "variant_get(v, '$.k', 'bigint') = 0", catalog=cat).sql)) == 1
+
 def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path, sqlite_url: str) -> None:
     from service.spark import LocalService
 
@@ -232,6 +314,58 @@ def test_read_pruned_through_the_rest_service_matches_the_catalog(tmp_path: Path
     rows = sorted(r[0] for r in via_rest.relation(con).project("id").fetchall())
     assert rows == sorted(i for i in range(40) if i % 4 in (1, 3) and f"x{i}" >= "x3")
 
+
+def test_local_paths_with_glob_characters_are_read_exactly(tmp_path: Path, sqlite_url: str) -> None:
+    """DuckDB globs every path it reads (``b[1]/f.parquet`` reads ``b1/f.parquet``); such paths
+    were refused ("cannot be read exactly"), so a table under ``/lake/run[1]/`` could not be read
+    by ``read_pruned``, its files were left out of a DuckLake export and ``verify --data`` found
+    them unverifiable. One-character classes (``[[]``, ``[*]``, ``[?]``) match only themselves."""
+    from service.duckdb.ducklake import export_table
+    from service.duckdb.verify import verify_data
+
+    c = engine.connect()
+    real = [tmp_path / "b[1]" / "f.parquet", tmp_path / "b[1]" / "g*?.parquet"]
+    decoys = [tmp_path / "b1" / "f.parquet", tmp_path / "b[1]" / "gx.parquet"]
+    for i, p in enumerate(real + decoys):
+        p.parent.mkdir(exist_ok=True)
+        c.execute(f"COPY (SELECT {i} AS x, {{'k': {i}}}::VARIANT AS v) TO '{p}'")
+    with Catalog(sqlite_url) as cat:
+        cat.register("lake", "t", [str(p) for p in real])
+        assert sorted(read_pruned(c, "lake.t", "x >= 0", catalog=cat).project("x").fetchall()) == [(0,), (1,)]
+        result = export_table(cat, "lake", "t", str(tmp_path / "t.ducklake"))
+        assert (result.files, result.skipped_files) == (2, ())
+        report, _ = verify_data(cat, "lake", "t")
+        assert (report.matching, report.problems) == (2, ())
+    c.execute(f"LOAD '{engine.ducklake_extension()}'")
+    c.execute(result.attach)
+    assert sorted(engine.fetch(c, "SELECT x FROM lake.lake.t")) == [(0,), (1,)]
+    with pytest.raises(QueryError, match="object-store path"):
+        engine.parquet_source(["s3://bucket/b[1]/f.parquet"])
+    # Footer metadata (Spark's calendar and collation keys) is read from the file itself too.
+    for p, tag in ((real[0], "real"), (decoys[0], "decoy")):
+        c.execute(f"COPY (SELECT 1 AS x) TO '{p}' (KV_METADATA {{k: '{tag}'}})")
+    assert engine.footer_keys(c, [str(real[0])], ["k"]) == [(str(real[0]), "k", "real")]
+
+def test_a_refused_min_snapshot_id_is_not_kept_for_later_reads(tmp_path: Path, sqlite_url: str) -> None:
+    """The helpers raised the client's snapshot to ``min_snapshot_id`` before asking and kept it
+    after a refusal: every later call of that client, and of the process's helpers at that URL
+    (a fresh client too), failed with 404 'snapshot 1000000 does not exist'."""
+    from service.client import NotFound
+    from service.spark import LocalService
+
+    paths = _duck_table(tmp_path / "t")
+    con = engine.connect()
+    with Catalog(sqlite_url) as cat:
+        newest = cat.register("lake", "t", paths).snapshot_id
+    pred = "variant_get(v, '$.k', 'bigint') = 3"
+    with LocalService(sqlite_url, [str(tmp_path)]) as svc, svc.client() as client:
+        assert plan_pruned(con, "lake.t", pred, client=client).snapshot_id == newest
+        with pytest.raises(NotFound, match="snapshot 1000000 does not exist"):
+            plan_pruned(con, "lake.t", pred, client=client, min_snapshot_id=1_000_000)
+        assert client.last_snapshot_id == newest
+        assert plan_pruned(con, "lake.t", pred, client=client, min_snapshot_id=newest).snapshot_id == newest
+        with svc.client() as fresh:
+            assert plan_pruned(con, "lake.t", pred, client=fresh).snapshot_id == newest
 
 def test_cli_prune_sql_duckdb_prints_a_query_duckdb_runs(tmp_path: Path) -> None:
     import json
@@ -260,6 +394,14 @@ def test_cli_prune_sql_duckdb_prints_a_query_duckdb_runs(tmp_path: Path) -> None
     assert r.returncode == 2 and "no exact DuckDB rendering" in r.stderr and "Traceback" not in r.stderr
     r = cli("prune", "--table", "lake.t", '{"type": "true"}', "--sql", "duckdb")
     assert r.returncode == 2 and "Spark SQL text" in r.stderr
+    # A plan warning: one `warning:` line (plan_pruned's log record was printed too), and in the JSON.
+    r = cli("prune", "--table", "lake.t", "variant_get(v, '$.kk', 'bigint') = 1", "--sql", "duckdb")
+    assert r.returncode == 0 and [line for line in r.stderr.splitlines() if "$.kk" in line] == [
+        "warning: path $.kk of column v is not shredded in any live file: files are pruned on it only where proven "
+        "to lack it (did you mean $.k?)"
+    ]
+    out = json.loads(cli("prune", "--table", "lake.t", "variant_get(v, '$.kk', 'bigint') = 1", "--sql", "duckdb", "--json").stdout)
+    assert [(w["type"], w["suggestions"]) for w in out["warnings"]] == [("path_not_shredded", ["$.k"])]
 
 
 def test_a_column_spark_compares_by_a_collation_is_refused(tmp_path: Path, catalog_url: str) -> None:

@@ -34,7 +34,7 @@ def _tree_facts(tree: exp.Expr) -> list[tuple[str, object, dict[str, object] | N
     [
         "x IN (1, 2, 3)",
         "x IN (1)",
-        "x NOT IN ('a', 'b''c', 'd\\'e', \"f\")",
+        "x NOT IN ('a', 'b', 'd\\'e', \"f\")",  # 'b''c': Spark's doubled quote, not sqlglot's CONCAT (test_syntax_errors)
         "x IN ('a' 'b', 'c')",  # adjacent strings: sqlglot's path (a concatenation)
         "x IN (1, -2, 3)",  # a sign: sqlglot's path
         "x IN (1.5, 2e3, .5, 12BD, 3L)",

@@ -66,6 +66,26 @@ def test_escaped_quotes_are_not_unterminated() -> None:
     assert ei.value.position == len("variant_get(v, '$.s', 'string') = 'a\\'b' OR variant_get(v, '$.s', 'string') = ")
 
 
+@pytest.mark.parametrize(
+    ("literal", "value"),
+    [("'O''Brien'", "O'Brien"), ("''''", "'"), ("'a''b''c'", "a'b'c"), ('"x""y"', 'x"y'), ("'it\\'s'", "it's")],
+)
+def test_a_doubled_quote_inside_a_string_literal_is_that_quote(literal: str, value: str) -> None:
+    """Spark reads ``'O''Brien'`` as O'Brien (tests/spark/test_translate_columns.py asks it);
+    sqlglot made it CONCAT('O', 'Brien'): no literal, so the term never pruned and its warning
+    showed a predicate the user did not write."""
+    from service.pruning.expressions import LiteralPredicate, SetPredicate
+    from service.pruning.parse_sql.syntax import split_conjunctions
+
+    tree = parse_sql(f"variant_get(v, '$.s', 'string') = {literal}")
+    assert isinstance(tree, LiteralPredicate) and tree.literal == value
+    listed = parse_sql(f"variant_get(v, '$.s', 'string') IN ('x', {literal})")
+    assert isinstance(listed, SetPredicate) and set(listed.literals) == {"x", value}
+    with pytest.raises(InvalidPredicateError, match="expected a literal"):  # with a space: a CONCAT, as in Spark
+        parse_sql(f"variant_get(v, '$.s', 'string') = 'a' {literal}")
+    parts = split_conjunctions(f"length(s) > 1 AND variant_get(v, '$.s', 'string') = {literal}")
+    assert parts is not None and parse_sql(parts[1]) == tree
+
 def test_a_malformed_predicate_is_an_error_not_a_log_line_of_sqlglots(caplog: pytest.LogCaptureFixture) -> None:
     """sqlglot warns before parsing some malformed texts as a 'Command'; the error is the
     client's answer, and the server's log stays quiet."""

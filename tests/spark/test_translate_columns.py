@@ -100,6 +100,14 @@ def test_sql_text_with_unknown_sub_expressions_is_sent_as_written_first(spark: A
     assert any(isinstance(c, Unknown) for c in getattr(tree, "children", ()))
 
 
+def test_doubled_quotes_in_literals_are_read_as_spark_reads_them(spark: Any) -> None:
+    texts = ["'O''Brien'", "''''", '"x""y"', "'a' 'b'"]
+    row = spark.sql("SELECT " + ", ".join(f"{t} AS c{i}" for i, t in enumerate(texts))).collect()[0]
+    for i, text in enumerate(texts[:-1]):
+        tree = parse_sql(f"variant_get(v, '$.s', 'string') = {text}")
+        assert isinstance(tree, LiteralPredicate) and tree.literal == row[i], (text, tree, row[i])
+    assert row[-1] == "ab"  # 'a' 'b' is a CONCAT (not a literal shredcat prunes on)
+
 def test_non_utc_sessions_do_not_prune_on_timestamp_columns(spark: Any, lake: Path) -> None:
     ts = table_schema_of(_schema(spark, lake))
     attempts, why = pruning_attempts("ts < '2024-03-01 00:10:00'", utc=False, schema=ts)

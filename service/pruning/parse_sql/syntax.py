@@ -39,9 +39,28 @@ def first_dialect(text: str) -> str:
 def tokenize(text: str, dialect: str) -> list[Token]:
     """``text``'s tokens in ``dialect``; an unterminated quote is an InvalidPredicateError at it."""
     try:
-        return sqlglot.tokenize(text, read=dialect)
+        tokens = sqlglot.tokenize(text, read=dialect)
     except TokenError as e:
         raise _token_error(text, e) from None
+    return _doubled_quotes(text, tokens)
+
+
+def _doubled_quotes(text: str, tokens: list[Token]) -> list[Token]:
+    """Spark reads a quote doubled inside a string literal as that quote (``'O''Brien'`` is
+    O'Brien); sqlglot tokenizes two literals there, which its parser joins with CONCAT ('OBrien').
+    Literals with nothing between them are one literal again (``'a' 'b'``, with a space, stays a
+    concatenation, as in Spark)."""
+    out: list[Token] = []
+    for t in tokens:
+        prev = out[-1] if out else None
+        if prev is not None and t.token_type is TokenType.STRING is prev.token_type and t.start == prev.end + 1:
+            out[-1] = Token(
+                TokenType.STRING, prev.text + text[prev.end] + t.text, line=t.line, col=t.col,
+                start=prev.start, end=t.end, comments=[*prev.comments, *t.comments],
+            )  # fmt: skip
+        else:
+            out.append(t)
+    return out
 
 
 def is_plain_name(text: str) -> bool:
@@ -198,14 +217,15 @@ def split_conjunctions(text: str) -> list[str] | None:
     For a predicate the parser refuses as a whole, whose conjuncts may each still prune."""
     for dialect in ("spark", "databricks"):
         try:
-            tree = sqlglot.parse_one(text, dialect=dialect)
-            break
-        except (SqlglotError, RecursionError):
+            trees = parse_tokens(dialect, tokenize(text, dialect), text)
+        except (SqlglotError, InvalidPredicateError, RecursionError):
             continue
+        if len(trees) == 1 and isinstance(trees[0], exp.Expression):
+            break
     else:
         return None
     out: list[exp.Expr] = []
-    stack = [tree]
+    stack: list[exp.Expr] = [trees[0]]
     while stack:
         node = stack.pop()
         while isinstance(node, exp.Paren):
