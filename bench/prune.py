@@ -613,13 +613,18 @@ def analyze_catalog(cat: Catalog) -> None:
             c.commit()
 
 
-def load(url: str, n: int, batch: int, seed: int) -> dict[str, float]:
+def load(url: str, n: int, batch: int, seed: int, bulk: int = 0) -> dict[str, float]:
+    """Load the files through ``Catalog.commit`` (one per batch) or, with ``bulk`` files per load,
+    through ``Catalog.bulk_load`` (each load one transaction, so an interrupted run keeps the loads
+    that ended; generation is then inside the load's time)."""
     upgrade_to_head(url)
     gen = commit = 0.0
     t_all = time.perf_counter()
     with Catalog(url) as cat:
         cat.create_table(NS, TABLE, [COLUMN])
-        for k, start in enumerate(range(0, n, batch)):
+        if bulk:
+            commit = _bulk_load(cat, n, batch, seed, bulk)
+        for k, start in enumerate(range(0, 0 if bulk else n, batch)):
             g0 = time.perf_counter()
             files = make_batch(start, min(n, start + batch), seed)
             c0 = time.perf_counter()
@@ -643,6 +648,30 @@ def load(url: str, n: int, batch: int, seed: int) -> dict[str, float]:
         "analyze_s": analyze,
         "total_s": time.perf_counter() - t_all,
     }
+
+
+def _bulk_load(cat: Catalog, n: int, batch: int, seed: int, per_load: int) -> float:
+    """``Catalog.bulk_load`` of ``per_load`` files at a time (batches of ``batch``); its seconds."""
+    t0 = time.perf_counter()
+
+    def batches(lo: int, hi: int) -> Iterator[list[FileStats]]:
+        for k, start in enumerate(range(lo, hi, batch)):
+            if k and k % 100 == 0:
+                secs = time.perf_counter() - t0
+                print(f"  generated {start:,}/{n:,} files ({secs:.0f}s, {start / secs:,.0f} files/s)", flush=True)
+            yield make_batch(start, min(hi, start + batch), seed)
+
+    for lo in range(0, n, per_load):
+        hi = min(n, lo + per_load)
+        l0 = time.perf_counter()
+        res = cat.bulk_load(NS, TABLE, batches(lo, hi))
+        secs = time.perf_counter() - l0
+        print(
+            f"  bulk load of files {lo:,}..{hi - 1:,}: snapshot {res.snapshot_id}, {res.added:,} added in "
+            f"{secs:.0f}s ({res.added / secs:,.0f} files/s; {hi / (time.perf_counter() - t0):,.0f} files/s overall)",
+            flush=True,
+        )
+    return time.perf_counter() - t0
 
 
 DUCK_DATA_FILE = (
@@ -994,6 +1023,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mixed", action="store_true", help="8 plain + 2 partition columns, mixed predicates")
     p.add_argument("--whole", action="store_true", help=f"also page through the whole answer of {', '.join(WHOLE)}".replace("%", "%%"))
     p.add_argument("--runs", type=int, default=1, help="repeat every query this many times; report the median p50")
+    p.add_argument(
+        "--bulk",
+        type=int,
+        nargs="?",
+        const=-1,
+        default=0,
+        metavar="FILES",
+        help="load through Catalog.bulk_load, FILES per load (default: all in one)",
+    )
     p.add_argument("--min-runs", type=int, default=5, help="fewest timed runs per query and system")
     args = p.parse_args(argv)
     MIN_RUNS["n"] = args.min_runs
@@ -1039,7 +1077,7 @@ def main(argv: list[str] | None = None) -> int:
                     upgrade_to_head(url)
                     print(f"  migrated to head in {time.perf_counter() - m0:.1f}s", flush=True)
                 else:
-                    ld = load(url, n, args.batch, args.seed)
+                    ld = load(url, n, args.batch, args.seed, n if args.bulk < 0 else args.bulk)
                     entry["load"] = ld
                     print(
                         f"  load: commits {ld['commit_s']:.0f}s ({n / ld['commit_s']:,.0f} files/s), "
