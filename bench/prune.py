@@ -44,7 +44,7 @@ with each round's load average.
 ``ts``, ``event``, ``score``, ``price``, ``qty``, ``device``, ``status``, the same values as the
 paths) and 2 Hive partition columns from its path (``dt=YYYY-MM-DD/hr=H``, 60 files per hour), and
 the queries mix them with Variant paths (partition equality AND a Variant point; a plain range
-OR a Variant range...). The DuckLake-style peer reads the plain and partition columns'
+OR a Variant range...). ``--variant-queries`` adds the Variant-only queries on that data. The DuckLake-style peer reads the plain and partition columns'
 VARCHAR min/max from ``ducklake_file_column_stats`` with the same casts.
 
 ``--bulk [FILES]``: load through ``Catalog.bulk_load`` instead, FILES per load (each load one
@@ -1088,6 +1088,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--explain", action="store_true")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--mixed", action="store_true", help="8 plain + 2 partition columns, mixed predicates")
+    p.add_argument("--variant-queries", action="store_true", help="with --mixed: the Variant-only queries too")
     p.add_argument("--whole", action="store_true", help=f"also page through the whole answer of {', '.join(WHOLE)}".replace("%", "%%"))
     p.add_argument("--runs", type=int, default=1, help="repeat every query this many times; report the median p50")
     p.add_argument(
@@ -1121,8 +1122,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {info}")
     qs = queries(n)
     if args.mixed:
-        # The whole answers are the non-selective Variant queries': the mixed data has the same paths.
-        qs = mixed_queries(n) + ([q for q in qs if q.name in WHOLE] if args.whole else [])
+        # The mixed data has the same paths: the Variant queries run on it too when asked (--whole:
+        # the whole answers are theirs).
+        qs = mixed_queries(n) + [q for q in qs if args.variant_queries or (args.whole and q.name in WHOLE)]
     if args.only:
         wanted = set(args.only.split(","))
         qs = [q for q in qs if q.name in wanted]
