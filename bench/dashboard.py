@@ -53,7 +53,7 @@ from urllib.parse import urlencode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.machine import describe
-from bench.prune import DEFAULT_PG_ADMIN, NS, TABLE, load, postgres_db, sqlite_db
+from bench.prune import DEFAULT_PG_ADMIN, MIXED, NS, TABLE, load, postgres_db, sqlite_db
 
 T = f"/admin/tables/{NS}/{TABLE}"
 def point(n: int) -> str:
@@ -248,7 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", action="store_true", help="keep (and reuse) the loaded databases, as bench/prune.py --keep")
     p.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "shredcat-bench-prune"))
     p.add_argument("--unsettled", action="store_true", help="leave the garbage collector as Python starts it")
+    p.add_argument("--mixed", action="store_true", help="bench/prune.py --mixed's data (and its kept databases)")
     args = p.parse_args(argv)
+    MIXED["on"] = args.mixed
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
     results: dict[str, list[tuple[str, float, float, float, int, float]]] = {}
     for backend in backends:

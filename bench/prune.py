@@ -3,6 +3,7 @@
     .venv/bin/python bench/prune.py                        # 100,000 files x 10 paths, SQLite and PostgreSQL
     .venv/bin/python bench/prune.py --large --backend postgres --keep   # 1,000,000 files, keep the data
     .venv/bin/python bench/prune.py --files 10000 --repeat 10 --explain  # small, with query plans
+    .venv/bin/python bench/prune.py --files 10000000 --mixed --bulk 500000 --backend postgres --keep  # 10 M
 
 Data: N synthetic files x 10 shredded paths of column ``v`` (ids clustered by file, timestamps
 clustered by time, a date, a low-cardinality string, a free string, a double, a decimal, unclustered
@@ -43,8 +44,15 @@ with each round's load average.
 ``ts``, ``event``, ``score``, ``price``, ``qty``, ``device``, ``status``, the same values as the
 paths) and 2 Hive partition columns from its path (``dt=YYYY-MM-DD/hr=H``, 60 files per hour), and
 the queries mix them with Variant paths (partition equality AND a Variant point; a plain range
-OR a Variant range...). The DuckLake-style peer reads the plain and partition columns'
+OR a Variant range...). ``--variant-queries`` adds the Variant-only queries on that data. The DuckLake-style peer reads the plain and partition columns'
 VARCHAR min/max from ``ducklake_file_column_stats`` with the same casts.
+
+``--bulk [FILES]``: load through ``Catalog.bulk_load`` instead, FILES per load (each load one
+transaction and one snapshot; default all in one), so that a run stopped mid-way keeps the loads
+that ended. ``--drop-indexes`` (an experiment, with ``--bulk``): the stats tables' secondary
+indexes dropped before the load and built again after it, timed apart. ``--commit-probe K``:
+after the queries, K commits of new files into the loaded table against K into an empty table of
+the same catalog (alternating), median files/s of each; the files are then removed again.
 
 The kept-file counts of all systems are compared (they must agree on this data); a mismatch is
 printed. ``--explain`` prints the plans of shredcat's statements (EXPLAIN ANALYZE on PostgreSQL,
@@ -613,13 +621,27 @@ def analyze_catalog(cat: Catalog) -> None:
             c.commit()
 
 
-def load(url: str, n: int, batch: int, seed: int) -> dict[str, float]:
+def load(url: str, n: int, batch: int, seed: int, bulk: int = 0, drop_indexes: bool = False) -> dict[str, float]:
+    """Load the files through ``Catalog.commit`` (one per batch) or, with ``bulk`` files per load,
+    through ``Catalog.bulk_load`` (each load one transaction, so an interrupted run keeps the loads
+    that ended; generation is then inside the load's time). ``drop_indexes``: the experiment the
+    bulk path's rule about indexes rests on (README): the stats tables' secondary indexes dropped
+    before the load and built again after it (timed apart)."""
     upgrade_to_head(url)
-    gen = commit = 0.0
+    gen = commit = reindex = 0.0
     t_all = time.perf_counter()
     with Catalog(url) as cat:
         cat.create_table(NS, TABLE, [COLUMN])
-        for k, start in enumerate(range(0, n, batch)):
+        if drop_indexes:
+            _stats_indexes(cat, create=False)
+        if bulk:
+            commit = _bulk_load(cat, n, batch, seed, bulk)
+        if drop_indexes:
+            r0 = time.perf_counter()
+            _stats_indexes(cat, create=True)
+            reindex = time.perf_counter() - r0
+            print(f"  stats tables' indexes built again in {reindex:.1f}s", flush=True)
+        for k, start in enumerate(range(0, 0 if bulk else n, batch)):
             g0 = time.perf_counter()
             files = make_batch(start, min(n, start + batch), seed)
             c0 = time.perf_counter()
@@ -641,8 +663,82 @@ def load(url: str, n: int, batch: int, seed: int) -> dict[str, float]:
         "generate_s": gen,
         "commit_s": commit,
         "analyze_s": analyze,
+        "reindex_s": reindex,
         "total_s": time.perf_counter() - t_all,
     }
+
+
+def commit_probe(cat: Catalog, n: int, batch: int, seed: int, k: int) -> dict[str, float]:
+    """Commit throughput into the loaded table against an empty table of the same catalog: ``k``
+    batches of new files (those after the ``n`` loaded) committed to each, alternating which goes
+    first; afterwards the files are removed again and the empty table dropped, so a kept
+    database keeps its ``n`` live files (the removed rows stay, ended, as history)."""
+    empty = f"{TABLE}_probe_empty"
+    cat.create_table(NS, empty, [COLUMN])
+    secs: dict[str, list[float]] = {TABLE: [], empty: []}
+    added: list[str] = []
+    try:
+        for j in range(k):
+            files = make_batch(n + j * batch, n + (j + 1) * batch, seed)
+            for name in (TABLE, empty) if j % 2 == 0 else (empty, TABLE):
+                t0 = time.perf_counter()
+                cat.commit(NS, name, files)
+                secs[name].append(time.perf_counter() - t0)
+            added += [f.path for f in files]
+    finally:
+        for lo in range(0, len(added), batch):
+            cat.remove(NS, TABLE, added[lo : lo + batch])
+        cat.drop_table(NS, empty)
+    out = {
+        "loaded_files_per_s": batch / statistics.median(secs[TABLE]),
+        "empty_files_per_s": batch / statistics.median(secs[empty]),
+        "batches": k,
+    }
+    print(
+        f"  commit throughput, median of {k} batches of {batch:,}: into the {n:,}-file table "
+        f"{out['loaded_files_per_s']:,.0f} files/s, into an empty table {out['empty_files_per_s']:,.0f} files/s "
+        f"({out['loaded_files_per_s'] / out['empty_files_per_s']:.2f}x)",
+        flush=True,
+    )
+    return out
+
+
+def _stats_indexes(cat: Catalog, *, create: bool) -> None:
+    """Drop (or create again, from the models) the secondary indexes of the two stats tables."""
+    from service.catalog import models
+
+    tables = ("ducklake_file_variant_stats", "ducklake_file_column_stats")
+    with cat.engine.begin() as c:
+        for t in models.schema().sorted_tables:
+            for idx in t.indexes if t.name in tables else ():
+                if create:
+                    idx.create(c)
+                else:
+                    c.exec_driver_sql(f"DROP INDEX {idx.name}")
+
+
+def _bulk_load(cat: Catalog, n: int, batch: int, seed: int, per_load: int) -> float:
+    """``Catalog.bulk_load`` of ``per_load`` files at a time (batches of ``batch``); its seconds."""
+    t0 = time.perf_counter()
+
+    def batches(lo: int, hi: int) -> Iterator[list[FileStats]]:
+        for k, start in enumerate(range(lo, hi, batch)):
+            if k and k % 100 == 0:
+                secs = time.perf_counter() - t0
+                print(f"  generated {start:,}/{n:,} files ({secs:.0f}s, {start / secs:,.0f} files/s)", flush=True)
+            yield make_batch(start, min(hi, start + batch), seed)
+
+    for lo in range(0, n, per_load):
+        hi = min(n, lo + per_load)
+        l0 = time.perf_counter()
+        res = cat.bulk_load(NS, TABLE, batches(lo, hi))
+        secs = time.perf_counter() - l0
+        print(
+            f"  bulk load of files {lo:,}..{hi - 1:,}: snapshot {res.snapshot_id}, {res.added:,} added in "
+            f"{secs:.0f}s ({res.added / secs:,.0f} files/s; {hi / (time.perf_counter() - t0):,.0f} files/s overall)",
+            flush=True,
+        )
+    return time.perf_counter() - t0
 
 
 DUCK_DATA_FILE = (
@@ -992,8 +1088,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--explain", action="store_true")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--mixed", action="store_true", help="8 plain + 2 partition columns, mixed predicates")
+    p.add_argument("--variant-queries", action="store_true", help="with --mixed: the Variant-only queries too")
     p.add_argument("--whole", action="store_true", help=f"also page through the whole answer of {', '.join(WHOLE)}".replace("%", "%%"))
     p.add_argument("--runs", type=int, default=1, help="repeat every query this many times; report the median p50")
+    p.add_argument(
+        "--bulk",
+        type=int,
+        nargs="?",
+        const=-1,
+        default=0,
+        metavar="FILES",
+        help="load through Catalog.bulk_load, FILES per load (default: all in one)",
+    )
+    p.add_argument(
+        "--commit-probe",
+        type=int,
+        default=0,
+        metavar="K",
+        help="after the queries: K commits into the loaded table vs an empty one (then removed)",
+    )
+    p.add_argument(
+        "--drop-indexes", action="store_true", help="experiment: drop the stats tables' indexes for the load"
+    )
     p.add_argument("--min-runs", type=int, default=5, help="fewest timed runs per query and system")
     args = p.parse_args(argv)
     MIN_RUNS["n"] = args.min_runs
@@ -1004,7 +1120,11 @@ def main(argv: list[str] | None = None) -> int:
 
     info = machine()
     print(f"machine: {info}")
-    qs = mixed_queries(n) if args.mixed else queries(n)
+    qs = queries(n)
+    if args.mixed:
+        # The mixed data has the same paths: the Variant queries run on it too when asked (--whole:
+        # the whole answers are theirs).
+        qs = mixed_queries(n) + [q for q in qs if args.variant_queries or (args.whole and q.name in WHOLE)]
     if args.only:
         wanted = set(args.only.split(","))
         qs = [q for q in qs if q.name in wanted]
@@ -1039,7 +1159,7 @@ def main(argv: list[str] | None = None) -> int:
                     upgrade_to_head(url)
                     print(f"  migrated to head in {time.perf_counter() - m0:.1f}s", flush=True)
                 else:
-                    ld = load(url, n, args.batch, args.seed)
+                    ld = load(url, n, args.batch, args.seed, n if args.bulk < 0 else args.bulk, args.drop_indexes)
                     entry["load"] = ld
                     print(
                         f"  load: commits {ld['commit_s']:.0f}s ({n / ld['commit_s']:,.0f} files/s), "
@@ -1086,6 +1206,10 @@ def main(argv: list[str] | None = None) -> int:
                                 Path(args.json).write_text(json.dumps(results, indent=2))
 
                         run_queries(cat, duck if b == backends[0] else None, qs, args, record)
+                    if args.commit_probe:
+                        entry["commit_probe"] = commit_probe(cat, n, args.batch, args.seed, args.commit_probe)
+                        if args.json:
+                            Path(args.json).write_text(json.dumps(results, indent=2))
                     if args.runs > 1:
                         print_summary(entry["results"], args.runs)
     finally:

@@ -12,6 +12,7 @@ types. Schema: :mod:`.models` (created by the Alembic migrations, :func:`.db.upg
 """
 
 from service.catalog.results import (
+    BulkLoadResult,
     Candidate,
     CommitResult,
     DataFileInfo,
@@ -35,6 +36,7 @@ from service.catalog.results import (
 from service.catalog.service import Catalog
 
 __all__ = [
+    "BulkLoadResult",
     "Candidate",
     "Catalog",
     "CommitResult",

@@ -447,22 +447,32 @@ def analyze_if_grown(engine: Engine) -> bool:
         return False
     try:
         with engine.connect() as conn:
-            rows, counted = conn.exec_driver_sql(
-                "SELECT (SELECT coalesce(max(data_file_id), 0) FROM ducklake_data_file), "
-                "(SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'ducklake_data_file'::regclass)"
-            ).one()
-            if rows <= 2 * counted + ANALYZE_SLACK_ROWS:
-                return False
             conn.exec_driver_sql("SET LOCAL lock_timeout = '200ms'")
-            # A tenth of the default sample: row counts and rough histograms are what the plans
-            # of a growing catalog were missing; autovacuum refines them later.
-            conn.exec_driver_sql("SET LOCAL default_statistics_target = 10")
-            conn.exec_driver_sql("ANALYZE " + ", ".join(ANALYZED_TABLES))
+            if not analyze_grown(conn):
+                return False
             conn.commit()
             return True
     except SQLAlchemyError as e:
         log.warning("could not refresh the planner statistics of the catalog's file tables: %s", e)
         return False
+
+
+def analyze_grown(conn: Connection) -> bool:
+    """:func:`analyze_if_grown`'s test and ANALYZE, in ``conn``'s transaction (PostgreSQL only).
+
+    A bulk load calls it between its batches: ANALYZE in the load's own transaction samples the
+    rows the load inserted (counted as live there), which no other session can see yet."""
+    rows, counted = conn.exec_driver_sql(
+        "SELECT (SELECT coalesce(max(data_file_id), 0) FROM ducklake_data_file), "
+        "(SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'ducklake_data_file'::regclass)"
+    ).one()
+    if rows <= 2 * counted + ANALYZE_SLACK_ROWS:
+        return False
+    # A tenth of the default sample: row counts and rough histograms are what the plans of a
+    # growing catalog were missing; autovacuum refines them later.
+    conn.exec_driver_sql("SET LOCAL default_statistics_target = 10")
+    conn.exec_driver_sql("ANALYZE " + ", ".join(ANALYZED_TABLES))
+    return True
 
 
 def alembic_config(connection: Connection | None = None, url: str | None = None) -> Any:

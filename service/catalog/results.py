@@ -66,6 +66,17 @@ class TableInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class BulkLoadResult:
+    """What a bulk load did: the snapshot it wrote (None when every file was already live and
+    unchanged), how many files it added and how many it left unchanged, in how many batches."""
+
+    snapshot_id: int | None
+    added: int
+    unchanged: int
+    batches: int
+
+
+@dataclass(frozen=True, slots=True)
 class RefreshResult:
     """What :meth:`~service.catalog.Catalog.refresh` did: ``read`` live files had no plain-column
     or partition rows and were read again; ``refreshed`` of them got rows; ``without_columns``

@@ -47,6 +47,7 @@ from service.catalog.db import analyze_if_grown, make_engine, run_transaction
 from service.catalog.logins import LoginLimits, Throttled, address_digest, retry_after
 from service.catalog.replicas import ReadRouter
 from service.catalog.results import (
+    BulkLoadResult,
     Candidate,
     CommitResult,
     DataFileInfo,
@@ -404,6 +405,49 @@ class Catalog:
         # A get-or-create race on the table or namespace is a unique violation: the second attempt
         # finds the row the other writer created.
         result: CommitResult = self._write(lambda conn: run(conn, req), retry_integrity=req.creating is not None)
+        if result.snapshot_id is not None:
+            analyze_if_grown(self.engine)
+        return result
+
+    def bulk_load(self, namespace: str, table: str, batches: Iterable[Iterable[FileStats]]) -> BulkLoadResult:
+        """Load many batches of files into an existing table as **one** snapshot, in one
+        transaction: what committing the batches in order would leave (same rows, counters and
+        global stats; same typed errors, naming the batch's first bad file), except that every
+        file begins at that one snapshot. All or nothing: an error leaves nothing of the load.
+
+        For a first load of many files (a backfill, a migration from another catalog): it saves
+        a transaction, a snapshot and a global-stats rewrite per batch, and validates and encodes
+        the next batch while the database writes the current one. ``batches`` may be a generator:
+        one batch (at most ``max_files_per_commit`` files) is held at a time, plus the next.
+        Indexes are kept (a load into a table that has files, or beside other tables being read,
+        must not lock every table's stats rows; docs/benchmarks-history.md, "10,000,000 files").
+
+        The transaction lasts as long as the load: readers see the table before it until it ends,
+        and other commits to the table wait for it. It is not retried (the batches may be read
+        once only); a lock timeout or a lost connection fails the whole load.
+        """
+        from service.catalog.commit import check_request
+        from service.catalog.commit.bulk import prefetched, run_bulk
+
+        requests = prefetched(
+            check_request(
+                namespace,
+                table,
+                files,
+                limits=self.limits,
+                idempotency_key=None,
+                principal=LIBRARY_PRINCIPAL,
+                extracted=(),
+                remove=(),
+                remove_missing_ok=False,
+                create_with=None,
+                may_create=False,
+            )
+            for files in batches
+        )
+        result: BulkLoadResult = run_transaction(
+            self.engine, lambda conn: run_bulk(conn, requests), attempts=1
+        )
         if result.snapshot_id is not None:
             analyze_if_grown(self.engine)
         return result
