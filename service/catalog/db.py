@@ -398,11 +398,36 @@ def run_transaction(
                 log.info("catalog transaction retry %d after %s", attempt, e.__class__.__name__)
                 time.sleep(delay)
                 continue
-            raise translate_error(e) from e
+            raise _unmigrated(engine, e) or translate_error(e) from e
         except Exception as e:
             if _nul_text(e):  # psycopg's own, from a COPY (not wrapped by SQLAlchemy)
                 raise _nul_refused() from None
             raise
+
+
+#: A table or column the statement names is not in the database (PostgreSQL's SQLSTATEs,
+#: SQLite's messages): a catalog never migrated, or migrated by older code.
+_UNDEFINED_SQLSTATES = ("42P01", "42703")
+_SQLITE_UNDEFINED = ("no such table", "no such column")
+
+
+def _unmigrated(engine: Engine, exc: SQLAlchemyError) -> SchemaNotMigratedError | None:
+    """The :func:`schema_revision_error` of ``engine``'s database when ``exc`` is a missing table or
+    column there and its schema is not this code's: the library, the server and the CLI then name
+    ``shredcat migrate`` alike, where the library said "no such table: ducklake_schema". Checked on
+    such an error only, so a catalog pays no revision read per transaction. None otherwise (the
+    revision read failing too: the original error stands)."""
+    if not isinstance(exc, DBAPIError):
+        return None
+    if isinstance(exc.orig, sqlite3.Error):
+        if not str(exc.orig).lower().startswith(_SQLITE_UNDEFINED):
+            return None
+    elif _sqlstate(exc) not in _UNDEFINED_SQLSTATES:
+        return None
+    try:
+        return schema_revision_error(current_revision(engine))
+    except ShredcatError:
+        return None
 
 
 # --- migrations -------------------------------------------------------------------------------

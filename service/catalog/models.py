@@ -284,8 +284,9 @@ VariantPath = Columns(
         #: Max over files ever committed of (max_real - min_real), rounded up; NULL = unbounded.
         SqlColumn("max_width_real", Double, default=0.0, nullable=True),
         #: A file committed with this key held a value that is not NULL (kept when the files go): a
-        #: partition column's types at a past snapshot are those its values were ever stored as, and
-        #: a NULL value (``__HIVE_DEFAULT_PARTITION__``, stored under varchar) is no type. Migration
+        #: partition column's types at a past snapshot probe only such keys for a row live then
+        #: (:func:`~service.catalog.repository.tables.partition_types_at`), since a NULL value
+        #: (``__HIVE_DEFAULT_PARTITION__``, stored under varchar) is no type. Migration
         #: 0008 filled it from the stats rows for plain and partition column keys, and from the live
         #: counters for Variant paths, which do not read it.
         SqlColumn("had_values", Boolean, default=False, server_default=false(), nullable=False),

@@ -881,9 +881,10 @@ class Catalog:
         inferred = {c.column_id: n for n, c in t.plain.items() if c.partition and not c.declared}
         if inferred and t.as_of is None:
             merged = repo.partition_types_of(conn, [t.table_id]).get(t.table_id, {})
-        elif inferred:
-            # At a past snapshot, typed by every type ever stored (the live files are not those).
-            merged = {inferred[cid]: tname for cid, tname in repo.stored_partition_types(conn, t.table_id, inferred).items()}
+        elif inferred and t.as_of is not None:
+            # At a past snapshot, typed by the files live then (today's live counters are not theirs).
+            types = repo.partition_types_at(conn, t.table_id, inferred, t.as_of)
+            merged = {inferred[cid]: tname for cid, tname in types.items()}
         cols = {}
         for name, c in t.plain.items():
             tname = merged.get(name, c.type_name) if c.partition and not c.declared else c.type_name

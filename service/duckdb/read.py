@@ -83,13 +83,24 @@ def _split(table: str | tuple[str, str]) -> tuple[str, str]:
         raise BadInputError(str(e), details={"field": "table"}) from None
 
 
-def _client_schema(client: ShredcatClient, ns: str, name: str) -> tuple[TableSchema, str | None]:
-    """The table's :class:`TableSchema` as the REST service describes it, and one live file."""
-    from service.errors import ShredcatError
+def _client_schema(client: ShredcatClient, ns: str, name: str, snapshot: int | None) -> tuple[TableSchema, str | None]:
+    """The table's :class:`TableSchema` as the REST service describes it, and one live file. A
+    past ``snapshot`` of a table with an inferred partition column is refused: the service
+    describes today's types only, and a type the snapshot's files did not make (``p=05``, ``p=5``:
+    an int; a later ``p=a``: a string) would read ``'05' = '5'`` as false and lose rows."""
+    from service.errors import BadInputError, ShredcatError
     from service.pruning.schema import ColumnInfo, TableSchema
     from service.values import ShreddedType
 
     info = client.load_table(ns, name)
+    inferred = [c.name for c in info.columns if c.kind == "partition" and not c.declared]
+    if inferred and snapshot is not None and snapshot < info.current_snapshot_id:
+        raise BadInputError(
+            f"{ns}.{name} at past snapshot {snapshot}: the REST service gives the types of its inferred "
+            f"partition columns ({', '.join(inferred)}) at the current snapshot only, which that snapshot's "
+            "files may type otherwise; read it with catalog= (the catalog itself), or at the current snapshot",
+            details={"field": "snapshot", "columns": inferred},
+        )
     cols: dict[str, ColumnInfo] = {}
     for c in info.columns:
         if c.kind == "variant":
@@ -178,7 +189,7 @@ def _plan_catalog(
 
 
 def _plan_client(client: ShredcatClient, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
-    schema, one = _client_schema(client, ns, name)
+    schema, one = _client_schema(client, ns, name, snapshot)
     tree = _parse(predicate, schema, time_zone)
     zone = {} if time_zone is None else {"session_time_zone": time_zone}
     res = client.plan_all(ns, name, sql=predicate, snapshot_id=snapshot, counts=True, **zone)

@@ -46,6 +46,17 @@ def test_health_reports_unmigrated_database(app_factory, tmp_path: Path) -> None
     assert c.get("/health/live").status_code == 200
 
 
+def test_requests_on_an_unmigrated_database_name_shredcat_migrate(app_factory, empty_db_url: str, tmp_path: Path) -> None:
+    """Not /health only: any request on a database never migrated is the 503 that names
+    ``shredcat migrate`` (it was "the catalog database is unavailable", the missing table's error)."""
+    # The SQLite half's empty file is where app_factory's migrated catalog already is: another one.
+    url = f"sqlite:///{tmp_path / 'empty.db'}" if empty_db_url.startswith("sqlite") else empty_db_url
+    c = app_factory(database_url=url)
+    for r in (c.get("/v1/namespaces", headers=READER), c.post("/v1/namespaces", headers=ADMIN, json={"namespace": ["ns"]})):
+        err = assert_error(r, 503, "schema_not_migrated")
+        assert "was never migrated" in err["message"] and "run `shredcat migrate`" in err["message"]
+
+
 def test_health_database_down(app_factory, tmp_path: Path) -> None:
     # A directory is not a database file: the driver fails to open it.
     c = app_factory(database_url=f"sqlite:///{tmp_path}")

@@ -6,10 +6,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from sqlalchemy import inspect
 
-from service.catalog.db import current_revision, downgrade, make_engine, schema_drift, upgrade_to_head
+from service.catalog import Catalog
+from service.catalog.db import (
+    current_revision,
+    downgrade,
+    make_engine,
+    schema_drift,
+    schema_revision_error,
+    upgrade_to_head,
+)
 from service.catalog.models import schema
+from service.errors import SchemaNotMigratedError
 
 REPO = Path(__file__).resolve().parents[2]
 HEAD = "0012"
@@ -56,6 +66,20 @@ def test_commands_refuse_a_catalog_not_at_the_code_revision(empty_db_url: str, t
     r = tables()
     assert r.returncode == 1 and "is at schema revision 0007; this shredcat needs revision" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and "column" not in r.stderr
+
+
+def test_the_library_names_shredcat_migrate_on_an_unmigrated_database(empty_db_url: str) -> None:
+    """``Catalog(url)`` on a database never migrated failed with "catalog database error: no such
+    table: ducklake_schema": now the typed error and the words of the CLI and the server
+    (:func:`schema_revision_error`), for a read and a write alike, leaving the database empty."""
+    want = schema_revision_error(None)
+    assert want is not None and "run `shredcat migrate`" in want.message
+    with Catalog(empty_db_url) as cat:
+        for op in (cat.list_namespaces, lambda: cat.create_table("ns", "t", ["v"]), lambda: cat.get_table("ns", "t")):
+            with pytest.raises(SchemaNotMigratedError) as e:
+                op()
+            assert e.value.message == want.message
+    assert current_revision(empty_db_url) is None and _tables(empty_db_url) == set()
 
 
 def test_upgrade_downgrade_round_trip(empty_db_url: str) -> None:

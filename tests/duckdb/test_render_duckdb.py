@@ -461,3 +461,31 @@ def test_files_spark_wrote_in_its_legacy_calendar_are_refused_where_dates_may_di
         assert read_pruned(con, "lake.new", "id = 1", catalog=cat).fetchall() == [(1, dt.date(1000, 6, 21))]
         cat.register("lake", "plain", [write("plain", pa.table({"id": [1, 2]}), legacy=True)])
         assert read_pruned(con, "lake.plain", "id = 2", catalog=cat).fetchall() == [(2,)]
+
+
+def test_a_past_snapshot_over_rest_with_inferred_partition_types_is_refused(tmp_path: Path, sqlite_url: str) -> None:
+    """``p=05`` and ``p=5`` (an int: both equal '5'), then ``p=a`` (a string today). The REST
+    service describes today's types only, so a read of the first snapshot through it typed ``p``
+    as a string and returned one row of the two Spark reads; it is refused, naming what reads it
+    (the catalog itself, whose plan types the snapshot as its files did)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from service.spark import LocalService
+
+    paths = {}
+    for i, raw in enumerate(["05", "5", "a"]):
+        (tmp_path / f"p={raw}").mkdir()
+        paths[raw] = str(tmp_path / f"p={raw}" / "f.parquet")
+        pq.write_table(pa.table({"id": pa.array([i], pa.int64())}), paths[raw])
+    with Catalog(sqlite_url) as cat:
+        first = cat.register("lake", "t", [paths["05"], paths["5"]]).snapshot_id
+        cat.register("lake", "t", [paths["a"]])
+        local = read_pruned(engine.connect(), "lake.t", "p = '5'", catalog=cat, snapshot=first)
+        assert sorted(r[0] for r in local.project("id").fetchall()) == [0, 1]
+    with LocalService(sqlite_url, [str(tmp_path)]) as svc, svc.client() as client:
+        with pytest.raises(BadInputError, match=r"past snapshot .*\(p\).*catalog=") as e:
+            read_pruned(engine.connect(), "lake.t", "p = '5'", client=client, snapshot=first)
+        assert e.value.details == {"field": "snapshot", "columns": ["p"]}
+        today = read_pruned(engine.connect(), "lake.t", "p = 'a'", client=client)
+        assert [r[0] for r in today.project("id").fetchall()] == [2]

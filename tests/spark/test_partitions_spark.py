@@ -141,3 +141,33 @@ def test_type_conflicts_and_microsecond_timestamps(spark: Any, tmp_path: Path) -
     assert types["z"] is None  # every value NULL: void
     assert types["n"] == ShreddedType(Kind.INT32)
     assert types["m"] == ShreddedType(Kind.TIMESTAMPTZ)  # date and timestamp
+
+
+def test_a_plan_at_a_past_snapshot_types_partitions_as_spark_reads_that_snapshot(
+    spark: Any, tmp_path: Path, catalog_url: str
+) -> None:
+    """``p=05`` and ``p=5``, then ``p=a``: Spark reading the first snapshot's two files types
+    ``p`` as an int, so ``p = '5'`` holds for both rows. The catalog typed a past snapshot by
+    every type ever stored (a string, once ``p=a`` came), so the plan and the DuckDB read of that
+    snapshot compared ``'05' = '5'`` as strings and lost the ``p=05`` row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from service.catalog import Catalog
+    from service.duckdb import engine, read_pruned
+
+    paths = {}
+    for i, raw in enumerate(["05", "5", "a"]):
+        (tmp_path / f"p={raw}").mkdir()
+        paths[raw] = str(tmp_path / f"p={raw}" / "f.parquet")
+        pq.write_table(pa.table({"id": pa.array([i], pa.int64())}), paths[raw])
+    then = [paths["05"], paths["5"]]
+    truth = spark.read.option("basePath", str(tmp_path)).parquet(*then)
+    assert dict((f.name, f.dataType.simpleString()) for f in truth.schema.fields)["p"] == "int"
+    want = sorted(r.id for r in truth.where("p = '5'").collect())
+    assert want == [0, 1]
+    with Catalog(catalog_url) as cat:
+        first = cat.register("lake", "t", then).snapshot_id
+        cat.register("lake", "t", [paths["a"]])
+        rel = read_pruned(engine.connect(), "lake.t", "p = '5'", catalog=cat, snapshot=first)
+        assert sorted(r[0] for r in rel.project("id").fetchall()) == want

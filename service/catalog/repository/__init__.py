@@ -65,9 +65,9 @@ from service.catalog.repository.tables import (
     insert_table,
     list_namespaces,
     new_snapshot,
+    partition_types_at,
     partition_types_of,
     require_table,
-    stored_partition_types,
     table_infos,
 )
 from service.lazy import lazy_exports
@@ -117,6 +117,7 @@ __all__ = [
     "new_snapshot",
     "newest_login_failures",
     "objects_for_files",
+    "partition_types_at",
     "partition_types_of",
     "path_coverage_rows",
     "path_types",
@@ -134,7 +135,6 @@ __all__ = [
     "snapshot_info",
     "sorted_keys",
     "stats_for_files",
-    "stored_partition_types",
     "table_infos",
     "utcnow",
     "write_global_json",

@@ -166,25 +166,44 @@ def columns_at(conn: Connection, table_id: int, snap: int) -> tuple[dict[str, in
     return variant, plain
 
 
-def stored_partition_types(conn: Connection, table_id: int, column_ids: Collection[int]) -> dict[int, str | None]:
-    """The type of each of these undeclared partition columns at a past snapshot: Spark's merge
-    of every type its values were ever stored as. The live counters say what the live files hold
-    now, not what the files live then held (a file removed since may have made the column a
-    string); every type ever stored is a superset of the types at any one snapshot, whose merge
-    never reads a value as a type it was not stored as: a file stored otherwise is judged by
-    type-independent facts only. A NULL value is stored under varchar but is no type: only types
-    that held a value count (:attr:`~service.catalog.models.VariantPath.had_values`)."""
+def partition_types_at(
+    conn: Connection, table_id: int, column_ids: Collection[int], snapshot: int
+) -> dict[int, str | None]:
+    """The type of each of these undeclared partition columns at a past ``snapshot``: Spark's
+    merge of the types its non-NULL values were stored as in the files live then, as Spark reading
+    those files infers it. Neither the live counters (today's files) nor every type ever stored
+    will do: ``p=05`` and ``p=5`` make ``p`` an int, where both equal ``'5'``; a later ``p=a``
+    makes it a string, where only one does, and a plan typed so would prune the other. A key
+    counts if a stats row with values was live at ``snapshot`` (a NULL value is stored under
+    varchar but is no type); the keys that never had values, or whose first row came later, are
+    not probed."""
     if not column_ids:
         return {}
+    VP, S, F = m.VariantPath, m.FileColumnStats, m.DataFile
+    # Through the files live at the snapshot (the data files' table index), each probing the
+    # stats rows' primary key: no index serves a key's ended rows by themselves.
+    live_then = (
+        select(S.data_file_id)
+        .join(F, F.data_file_id == S.data_file_id)
+        .where(
+            F.table_id == table_id,
+            F.begin_snapshot <= snapshot,
+            or_(F.end_snapshot.is_(None), F.end_snapshot > snapshot),
+            S.path_id == VP.path_id,
+            S.value_count > 0,
+        )
+        .exists()
+    )
     found: dict[int, list[str]] = defaultdict(list)
-    VP = m.VariantPath
     for cid, tname in conn.execute(
         # table_id first: the dictionary's one index leads with it.
         select(VP.column_id, VP.shredded_type).where(
             VP.table_id == table_id,
             VP.column_id.in_(list(column_ids)),
             VP.variant_path == m.COLUMN_KEY_PATH,
-            VP.had_values.is_(True),  # a NULL value is no type
+            VP.had_values.is_(True),
+            VP.first_snapshot <= snapshot,
+            live_then,
         )
     ):
         found[int(cid)].append(tname)
