@@ -294,12 +294,16 @@ def _live_files(
 ) -> tuple[int | None, set[str], bool]:
     """The table's current snapshot, its live files under ``root``, and whether it is missing
     (then each commit creates it, when ``create``; NotFound otherwise). A missing table's name is
-    checked as the commit checks a table it creates (InvalidStatsError): a '/' in it reaches no
-    route (a bare "Not Found"), and every batch would be refused."""
+    checked as the commit checks a table it creates (InvalidStatsError), and a name holding '/' before
+    any request (the API refuses it in a URL): every batch would be refused."""
     from service.catalog.validate import check_object_name
     from service.client import NotFound
 
     snapshot: int | None = None
+    if "/" in ns + name:
+        # No URL can address it (the API refuses an encoded '/' in a name): refused as a new name is.
+        check_object_name("namespace", ns)
+        check_object_name("table", name)
     try:
         snapshot = client.load_table(ns, name).current_snapshot_id
         return snapshot, {f.path for f in client.iter_files(ns, name, prefix=listing_prefix(root))}, False
