@@ -445,9 +445,13 @@ class Catalog:
             )
             for files in batches
         )
-        result: BulkLoadResult = run_transaction(
-            self.engine, lambda conn: run_bulk(conn, requests), attempts=1
-        )
+        # Closed here, not by the garbage collector: a load that fails leaves the generator (and
+        # its prefetching thread) suspended, and its close joins that thread, which deadlocked
+        # once when the collector ran it inside another thread's start.
+        with contextlib.closing(requests):
+            result: BulkLoadResult = run_transaction(
+                self.engine, lambda conn: run_bulk(conn, requests), attempts=1
+            )
         if result.snapshot_id is not None:
             analyze_if_grown(self.engine)
         return result

@@ -6,7 +6,9 @@ nothing of the load."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import shutil
+import threading
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -200,6 +202,24 @@ def test_a_failed_bulk_load_leaves_nothing(catalog: Catalog, case: str, error: t
     if case == "invalid":
         assert batches[2][3].path in str(e.value)
     assert _dump(catalog, frozenset()) == before
+
+
+def test_a_failed_bulk_load_leaves_no_prefetching_thread(catalog: Catalog) -> None:
+    """The load's batch generator is closed when the load fails, not later by the garbage
+    collector: run inside another thread's start, its close (a join of the prefetching thread)
+    deadlocked a test run. The error's traceback keeps the generator alive; collector off."""
+    catalog.create_table(NS, T, ["v"])
+    catalog.commit(NS, T, [_file(1000)])
+    batches = _batches(60, 20)
+    batches[2][3] = _conflicting(_file(1000))  # refused by the load, while the generator waits
+    gc.disable()
+    try:
+        with pytest.raises(ConflictError) as failed:
+            catalog.bulk_load(NS, T, iter(batches))
+        assert failed.value is not None  # kept, with its traceback, as the failing test kept it
+        assert [t.name for t in threading.enumerate() if t.name.startswith("shredcat-bulk")] == []
+    finally:
+        gc.enable()
 
 
 def test_bulk_load_errors_are_the_commits(catalog: Catalog) -> None:

@@ -17,7 +17,7 @@ GIL). Indexes are kept: see :meth:`~service.catalog.Catalog.bulk_load` for why.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -33,7 +33,7 @@ from service.catalog.validate import check_table_totals
 from service.stats.merge import GlobalStatsAccumulator, from_ducklake_json
 
 
-def prefetched(requests: Iterator[CommitRequest]) -> Iterator[CommitRequest]:
+def prefetched(requests: Iterator[CommitRequest]) -> Generator[CommitRequest, None, None]:
     """``requests``, each computed in a second thread while the caller writes the previous one."""
     with ThreadPoolExecutor(1, thread_name_prefix="shredcat-bulk") as pool:
 
