@@ -285,6 +285,10 @@ class ReadRouter:
             self._primary_seen = (lsn, started)
 
     def _measure(self, s: Standby) -> None:
+        if self._primary_seen is None:
+            # The primary's own thread may not have read it yet (they start together): a standby
+            # measured first would be 'unknown' until its next measure, half an interval later.
+            self._measure_primary()
         started = time.monotonic()
         try:
             with s.engine.connect() as conn:
