@@ -8,13 +8,15 @@ Where the pair cannot start, the tests are skipped on a laptop and fail loudly u
 from __future__ import annotations
 
 import os
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.support.events import write_event_files
 from tests.support.standby import Pair, StandbyUnavailable, start_pair
 
 if TYPE_CHECKING:
@@ -110,3 +112,17 @@ def plan_all(cat: Catalog, **kw: Any) -> list[str]:
     from service.pruning.parse_sql import parse_sql
 
     return [c.path for c in cat.plan("lake", "events", lambda s: parse_sql(ALL, schema=s), **kw).candidates]
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The event lake's files, written once per test module (each module registers them anew)."""
+    return write_event_files(tmp_path_factory.mktemp("repl-lake") / "warehouse" / "events")
+
+
+def until(cond: Callable[[], object], what: str, timeout: float = 30.0) -> None:
+    """Wait for ``cond`` (polled every 50 ms), failing 'never <what>' after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"never {what}"
+        time.sleep(0.05)

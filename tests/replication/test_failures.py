@@ -22,7 +22,6 @@ from tests.replication.conftest import (
     replicated_catalog,
     standby_catalog,
 )
-from tests.support.events import write_event_files
 from tests.support.standby import Pair
 
 warnings.filterwarnings("ignore", message=".*httpx2.*")
@@ -30,10 +29,6 @@ warnings.filterwarnings("ignore", message=".*httpx2.*")
 pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
 
 
-
-@pytest.fixture(scope="module")
-def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    return write_event_files(tmp_path_factory.mktemp("fail-lake") / "warehouse" / "events")
 
 
 def _wait_state(cat: Catalog, state: str, timeout: float = 30.0) -> None:

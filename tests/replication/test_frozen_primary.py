@@ -22,8 +22,7 @@ from service.catalog import repository as repo
 from service.catalog.db import fill_pool, run_transaction
 from service.catalog.deadlines import GRACE_S
 from service.errors import DatabaseUnresponsiveError
-from tests.replication.conftest import ALL, ReplicatedCatalog, close_catalog, plan_all, standby_catalog
-from tests.support.events import write_event_files
+from tests.replication.conftest import ALL, ReplicatedCatalog, close_catalog, plan_all, standby_catalog, until
 from tests.support.guard import returns
 
 warnings.filterwarnings("ignore", message=".*httpx2.*")
@@ -37,16 +36,6 @@ UNRESPONSIVE = rf"the primary database did not answer within {DEADLINE_S:g} s"
 PLAN = "/v1/namespaces/lake/tables/events/plan"
 
 
-@pytest.fixture(scope="module")
-def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    return write_event_files(tmp_path_factory.mktemp("frozen-primary-lake") / "warehouse" / "events")
-
-
-def _until(cond: Any, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"never {what}"
-        time.sleep(0.05)
 
 
 def _live_files(conn: Connection) -> int:
@@ -88,18 +77,18 @@ def test_the_monitor_keeps_measuring_the_standby_while_the_primary_is_frozen(
     try:
         cat.register("lake", "events", events[:2])
         repl.pair.wait_replayed()
-        _until(lambda: standby.state == "ok" and standby.lag_s is not None and standby.lag_s < 1, "measured ok")
+        until(lambda: standby.state == "ok" and standby.lag_s is not None and standby.lag_s < 1, "measured ok")
         with repl.pair.primary.frozen():
             frozen_at = time.monotonic()
-            _until(lambda: standby.checked_at > frozen_at and standby.state == "ok", "measured during the freeze")
+            until(lambda: standby.checked_at > frozen_at and standby.state == "ok", "measured during the freeze")
             assert returns(lambda: plan_all(cat)) == events[:2] and standby.reads == 1
-            _until(lambda: standby.state == "lagging", "past max_lag_s since the primary last answered")
+            until(lambda: standby.state == "lagging", "past max_lag_s since the primary last answered")
             assert standby.lag_s is not None and standby.lag_s > 2.0
             primary_seen = cat.reads._primary_seen
             assert primary_seen is not None and primary_seen[1] < frozen_at  # not read since
             thawed_at = time.monotonic()
         assert all(t.is_alive() for t in cat.reads._monitors)
-        _until(lambda: standby.state == "ok" and standby.checked_at > thawed_at, "measured ok again")
+        until(lambda: standby.state == "ok" and standby.checked_at > thawed_at, "measured ok again")
         assert returns(lambda: plan_all(cat)) == events[:2] and standby.reads == 2
     finally:
         close_catalog(cat)
@@ -206,7 +195,7 @@ def _pools_filled(http: Any) -> None:
     """Until the server has opened its pooled connections (a plan then takes one already open:
     opening one to a frozen server would meet the connect timeout instead)."""
     ctx = http.app.state.ctx
-    _until(lambda: ctx.pool_filler is None or not ctx.pool_filler.is_alive(), "pools filled")
+    until(lambda: ctx.pool_filler is None or not ctx.pool_filler.is_alive(), "pools filled")
     assert ctx.catalog.engine.pool.checkedin() == 2
 
 
@@ -221,11 +210,11 @@ def test_an_http_plan_with_a_fit_standby_is_answered_while_the_primary_is_frozen
     with _http(repl, read_database_urls=[repl.standby_url], read_check_interval_s=0.2, read_max_lag_s=60) as http:
         _pools_filled(http)
         standby = http.app.state.ctx.catalog.reads.standbys[0]
-        _until(lambda: standby.state == "ok", "measured ok")
+        until(lambda: standby.state == "ok", "measured ok")
         with repl.pair.primary.frozen():
             frozen_at = time.monotonic()
             # Measured again without the primary (a stale measure would send the plan to it).
-            _until(lambda: standby.checked_at > frozen_at + 0.2 and standby.state == "ok", "measured during the freeze")
+            until(lambda: standby.checked_at > frozen_at + 0.2 and standby.state == "ok", "measured during the freeze")
             r = returns(lambda: http.post(PLAN, json={"sql": ALL}, headers=READER))
             assert r.status_code == 200, r.text
             assert len(r.json()["files"]) == 5 and standby.reads == 1

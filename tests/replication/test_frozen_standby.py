@@ -9,15 +9,13 @@ from __future__ import annotations
 import time
 import warnings
 from contextlib import ExitStack
-from typing import Any
 
 import pytest
 from sqlalchemy.engine import Connection
 
 from service.catalog import Catalog
 from service.catalog import repository as repo
-from tests.replication.conftest import ALL, ReplicatedCatalog, close_catalog, plan_all, standby_catalog
-from tests.support.events import write_event_files
+from tests.replication.conftest import ALL, ReplicatedCatalog, close_catalog, plan_all, standby_catalog, until
 from tests.support.guard import returns
 
 warnings.filterwarnings("ignore", message=".*httpx2.*")
@@ -28,16 +26,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
 TIMEOUT_S = 0.5
 
 
-@pytest.fixture(scope="module")
-def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    return write_event_files(tmp_path_factory.mktemp("frozen-lake") / "warehouse" / "events")
-
-
-def _until(cond: Any, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, f"never {what}"
-        time.sleep(0.05)
 
 
 def test_a_read_under_way_on_a_standby_that_freezes_is_answered_by_the_primary(
@@ -66,7 +54,7 @@ def test_a_read_under_way_on_a_standby_that_freezes_is_answered_by_the_primary(
         assert returns(lambda: plan_all(cat)) == events
         assert cat.reads.primary_reads == before + 1
         freeze.close()
-        _until(lambda: (cat.reads.check(force=True), cat.reads.standbys[0].state)[1] == "ok", "measured ok again")
+        until(lambda: (cat.reads.check(force=True), cat.reads.standbys[0].state)[1] == "ok", "measured ok again")
         standby_reads = cat.reads.standbys[0].reads
         assert plan_all(cat) == events and cat.reads.standbys[0].reads == standby_reads + 1
     finally:
@@ -83,18 +71,18 @@ def test_the_monitor_marks_a_frozen_standby_down_and_measures_it_back_once_it_an
     try:
         cat.register("lake", "events", events[:2])
         repl.pair.wait_replayed()
-        _until(lambda: cat.reads.status(measure=False)[0].state == "ok", "measured ok")
+        until(lambda: cat.reads.status(measure=False)[0].state == "ok", "measured ok")
         with standby.frozen():
             # The monitor's measure on the frozen standby times out: down, not the last "ok".
-            _until(lambda: cat.reads.status(measure=False)[0].state == "down", "marked down by the monitor")
+            until(lambda: cat.reads.status(measure=False)[0].state == "down", "marked down by the monitor")
             assert returns(lambda: plan_all(cat)) == events[:2]
             thawed_after = time.monotonic()
         assert all(t.is_alive() for t in cat.reads._monitors)
-        _until(
+        until(
             lambda: cat.reads.standbys[0].state == "ok" and cat.reads.standbys[0].checked_at > thawed_after,
             "measured ok again after the standby continued",
         )
-        _until(lambda: plan_all(cat) == events[:2] and cat.reads.standbys[0].reads > 0, "read from the standby again")
+        until(lambda: plan_all(cat) == events[:2] and cat.reads.standbys[0].reads > 0, "read from the standby again")
     finally:
         close_catalog(cat)
 
@@ -120,9 +108,9 @@ def test_an_http_plan_on_a_frozen_standby_is_answered_and_metrics_show_it_down(
             (standby,) = http.get("/health").json()["standbys"]
             return str(standby["state"])
 
-        _until(lambda: standby_state() == "ok", "measured ok")
+        until(lambda: standby_state() == "ok", "measured ok")
         ctx = http.app.state.ctx  # type: ignore[attr-defined]
-        _until(lambda: ctx.pool_filler is None or not ctx.pool_filler.is_alive(), "pools filled")
+        until(lambda: ctx.pool_filler is None or not ctx.pool_filler.is_alive(), "pools filled")
         # Standby sessions time their statements out themselves too (a slow standby, not frozen).
         reads = ctx.catalog.reads
         assert reads.read(lambda conn: conn.exec_driver_sql("SHOW statement_timeout").scalar()) == "500ms"

@@ -12,7 +12,6 @@ from service.catalog.db import make_engine
 from service.catalog.replicas import ReadRouter
 from service.pruning.parse_sql import parse_sql
 from tests.replication.conftest import ReplicatedCatalog, close_catalog, standby_catalog
-from tests.support.events import write_event_files
 
 warnings.filterwarnings("ignore", message=".*httpx2.*")
 
@@ -20,10 +19,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
 
 PLAN_SQL = "variant_get(v, '$.id', 'bigint') < 150"
 
-
-@pytest.fixture(scope="module")
-def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    return write_event_files(tmp_path_factory.mktemp("repl-lake") / "warehouse" / "events")
 
 
 def _statements(server: object, database: str, like: str) -> int:

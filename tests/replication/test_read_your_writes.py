@@ -18,7 +18,6 @@ from service.catalog.replicas import _NEWEST_SNAPSHOT
 from service.errors import NotFoundError
 from service.pruning.parse_sql import parse_sql
 from tests.replication.conftest import ALL, ReplicatedCatalog, plan_all, standby_catalog
-from tests.support.events import write_event_files
 from tests.support.standby import Pair
 
 warnings.filterwarnings("ignore", message=".*httpx2.*")
@@ -26,10 +25,6 @@ warnings.filterwarnings("ignore", message=".*httpx2.*")
 pytestmark = [pytest.mark.postgres, pytest.mark.xdist_group("replication")]
 
 
-
-@pytest.fixture(scope="module")
-def events(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    return write_event_files(tmp_path_factory.mktemp("ryw-lake") / "warehouse" / "events")
 
 
 def pause(pair: Pair) -> None:
