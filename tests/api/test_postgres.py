@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from service.client import file_stats_payload
 from service.stats.extract import extract_file
@@ -106,7 +109,7 @@ def _reading_requests(events: str) -> dict[str, tuple[str, dict[str, object], di
 
 @pytest.mark.parametrize("request_name", list(_reading_requests("")))
 def test_a_request_reading_files_holds_no_connection_meanwhile(
-    app_factory, pg_url: str, warehouse: Path, monkeypatch: pytest.MonkeyPatch, request_name: str
+    app_factory: Callable[..., TestClient], pg_url: str, warehouse: Path, monkeypatch: pytest.MonkeyPatch, request_name: str
 ) -> None:
     """One pooled connection, and a request whose store blocks until another request has been
     answered: that request gets the connection (files are read with none held: a slow store
@@ -120,7 +123,7 @@ def test_a_request_reading_files_holds_no_connection_meanwhile(
     reading, answered = threading.Event(), threading.Event()
     extract = ingest.extract_checked
 
-    def slow_store(*args, **kw):  # type: ignore[no-untyped-def]
+    def slow_store(*args: Any, **kw: Any) -> Any:
         reading.set()
         assert answered.wait(60), "the other request was never answered"
         return extract(*args, **kw)
