@@ -32,7 +32,7 @@ from service.api.schemas import (
     TableStatsResponse,
     VariantStatsRow,
 )
-from service.api.tables import TableName
+from service.api.tables import MinSnapshotId, TableName
 from service.catalog import Catalog
 from service.stats.model import ColumnStats
 from service.values import format_bound
@@ -42,16 +42,6 @@ router = APIRouter(prefix="/v1/namespaces/{namespace}/tables/{table}", tags=["fi
 SnapshotId = Annotated[
     int | None,
     Query(alias="snapshot-id", ge=0, le=2**63 - 1, description="Read as of this snapshot (default: current)."),
-]
-MinSnapshotId = Annotated[
-    int | None,
-    Query(
-        alias="min-snapshot-id",
-        ge=0,
-        le=2**63 - 1,
-        description="Answer from a database holding at least this snapshot (your own commit's `snapshot-id`): "
-        "a hot standby that has replayed it, else the primary.",
-    ),
 ]
 PageToken = Annotated[
     str | None, Query(alias="page-token", max_length=4096, description="`next-page-token` of the previous page.")

@@ -25,6 +25,17 @@ from service.errors import ShredcatError
 router = APIRouter(prefix="/v1/namespaces/{namespace}/tables", tags=["tables"])
 
 TableName = Annotated[str, Path(min_length=1, max_length=1024, description="Table name.")]
+#: A read's ``min-snapshot-id`` (read your writes), the one declaration of every route taking it.
+MinSnapshotId = Annotated[
+    int | None,
+    Query(
+        alias="min-snapshot-id",
+        ge=0,
+        le=2**63 - 1,
+        description="Answer from a database holding at least this snapshot (your own commit's `snapshot-id`): "
+        "a hot standby that has replayed it, else the primary.",
+    ),
+]
 
 
 def table_response(t: TableInfo) -> TableResponse:
@@ -114,16 +125,7 @@ def load_table(
     table: TableName,
     _: Annotated[Principal, Depends(require_reader)],
     catalog: Annotated[Catalog, Depends(get_catalog)],
-    min_snapshot_id: Annotated[
-        int | None,
-        Query(
-            alias="min-snapshot-id",
-            ge=0,
-            le=2**63 - 1,
-            description="Answer from a database holding at least this snapshot (your own commit's "
-            "`snapshot-id`): a hot standby that has replayed it, else the primary.",
-        ),
-    ] = None,
+    min_snapshot_id: MinSnapshotId = None,
 ) -> TableResponse:
     return table_response(catalog.get_table(namespace, table, min_snapshot_id=min_snapshot_id))
 

@@ -14,6 +14,13 @@ invalidates it rather than pool it), and the caller sees an ``OperationalError``
 and the deadline (:func:`no_answer_error`; :func:`service.catalog.db.translate_error` makes it a
 :class:`~service.errors.DatabaseUnresponsiveError`).
 
+**Opening a connection** goes through psycopg's own wait, bounded by ``connect_timeout`` only: a
+server that accepts TCP but never answers the start-up (frozen) would hold it that long, then fail
+as if unreachable. So while a connection waits for the server's answer (its TCP connection up),
+it is given up on at the same deadline (or ``connect_timeout``, when shorter) with the same
+error; one still connecting TCP (a host down) is left to ``connect_timeout``. Nothing is sent
+before the connection opens, so this holds for writes' connections too.
+
 Its server-side complement: standby sessions start with ``statement_timeout`` at the read timeout
 (libpq ``options``), so a standby that is slow but alive cancels the statement itself and keeps the
 connection; the client deadline is :data:`GRACE_S` later, for one that does not even do that.
@@ -39,6 +46,7 @@ statement, the commit; ``bench/deadlines.py``); no thread is started per stateme
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import heapq
 import itertools
 import os
@@ -46,7 +54,7 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event
@@ -183,15 +191,16 @@ def install(engine: Engine, timeout_s: float, *, label: str, shared_with_writes:
 
     @event.listens_for(engine, "do_connect")
     def _connect(_dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
+        # A copy: the engine passes the same dict to every connect.
+        params = {**cparams}
+        if not shared_with_writes:
+            params["options"] = with_statement_timeout(_text(cparams.get("options")), timeout_s)
+        with _connecting(connect_bound(timeout_s + GRACE_S, cparams.get("connect_timeout")), label):
+            conn: Any = cls.connect(*cargs, **params)
+        conn.deadline_s = timeout_s + GRACE_S
         if shared_with_writes:
-            conn: Any = cls.connect(*cargs, **cparams)
             # Armed until the dialect's first queries on it (reads) are done: see _connected.
-            conn.deadline_s = conn.read_deadline_s = timeout_s + GRACE_S
-        else:
-            # A copy: the engine passes the same dict to every connect.
-            params = {**cparams, "options": with_statement_timeout(_text(cparams.get("options")), timeout_s)}
-            conn = cls.connect(*cargs, **params)
-            conn.deadline_s = timeout_s + GRACE_S
+            conn.read_deadline_s = conn.deadline_s
         conn.label = label
         return conn
 
@@ -201,6 +210,35 @@ def install(engine: Engine, timeout_s: float, *, label: str, shared_with_writes:
         def _connected(dbapi: Any, _record: Any) -> None:
             # Run after the dialect's own connect listener (registered by create_engine, so first).
             dbapi.deadline_s = None
+
+
+def connect_bound(deadline_s: float, connect_timeout: Any) -> float:
+    """Seconds a new connection may wait for the server's answer once its TCP connection is up:
+    the deadline of a wait on an open connection, or the connect timeout when shorter (libpq's
+    rules: at least 2 s; 0 or none, no timeout)."""
+    try:
+        limit = int(float(connect_timeout))
+    except (TypeError, ValueError):
+        return deadline_s
+    return deadline_s if limit <= 0 else min(deadline_s, max(2, limit))
+
+
+#: The bound and label of the connection the thread is opening (:func:`_connecting`).
+_CONNECTING: contextvars.ContextVar[tuple[float, float, str] | None] = contextvars.ContextVar(
+    "shredcat_connecting", default=None
+)
+
+
+@contextlib.contextmanager
+def _connecting(bound_s: float, label: str) -> Iterator[None]:
+    """Within the block, a connection being opened gives up after ``bound_s`` seconds waiting on
+    the server's answer (from now: before psycopg starts its own connect timeout's clock, so that
+    at an equal bound this one, the typed error, fires first)."""
+    token = _CONNECTING.set((time.monotonic() + bound_s, bound_s, label))
+    try:
+        yield
+    finally:
+        _CONNECTING.reset(token)
 
 
 def arm_read(conn: Connection) -> Any:
@@ -255,7 +293,7 @@ def gave_up(error: BaseException | None) -> bool:
 
 def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
     import psycopg
-    from psycopg.abc import PQGen
+    from psycopg.abc import PQGen, PQGenConn
 
     class NoAnswer(psycopg.OperationalError):
         """The server did not answer a wait within the connection's deadline: it was closed."""
@@ -264,6 +302,15 @@ def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
         #: Seconds each wait may take (set by :func:`install`'s connect).
         deadline_s: float | None = None
         label = "the database"
+
+        @classmethod
+        def _connect_gen(cls, conninfo: str = "") -> PQGenConn[Any]:
+            # Connecting goes through psycopg's wait_conn, not wait: a server that accepts TCP
+            # but never answers (frozen) would hold it the whole connect timeout, then fail as
+            # unreachable rather than as a read on an open connection does.
+            gen = super()._connect_gen(conninfo)
+            connecting = _CONNECTING.get()
+            return gen if connecting is None else _answered_by(gen, *connecting, NoAnswer)
 
         def wait(self, gen: PQGen[Any], *args: Any, **kwargs: Any) -> Any:
             if self.deadline_s is None:
@@ -286,6 +333,27 @@ def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
             return result
 
     return DeadlineConnection, NoAnswer
+
+
+def _answered_by(
+    gen: Generator[Any, Any, Any], deadline: float, bound_s: float, label: str, no_answer: type[Exception]
+) -> Generator[Any, Any, Any]:
+    """``gen`` (psycopg's connection generator), given up with ``no_answer`` when, at ``deadline``
+    (monotonic), it still waits to read the server's answer: its TCP connection is up, so the
+    server is there but silent (while it waits to write, TCP is still connecting: an unreachable
+    host is left to the connect timeout)."""
+    from psycopg.waiting import Wait
+
+    step = next(gen)
+    while True:
+        ready = yield step
+        if step[1] == Wait.R and time.monotonic() >= deadline:
+            gen.close()  # the half-open libpq connection is finished with the generator
+            raise no_answer(f"{label} did not answer within {bound_s:g} s: connection closed")
+        try:
+            step = gen.send(ready)
+        except StopIteration as done:
+            return done.value
 
 
 def _resumed(first: Any, gen: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:

@@ -26,8 +26,9 @@ standby can answer: only a measure begun after the promotion is fresh ``read_che
 later, and it sees the promotion. Without the monitor (the CLI, a library caller) the read that
 finds the measure due takes it, and the others use the last one.
 
-A standby's lag is an upper bound, from the primary's WAL position last read: a standby that has
-replayed it lags at most the time since that read began (none when it was read just before); one
+A standby's lag is an upper bound, from the primary's WAL position last read before the standby's
+measure began (a newer reading, taken in the primary's thread while the standby answered, could
+be ahead of a standby caught up when measured): a standby that has replayed it lags at most the time since that read began (none when it was read just before); one
 that has not lags at most the age of the last transaction it replayed. **A primary that does not
 answer** (down, or frozen: its reads have the same deadline, :mod:`service.catalog.deadlines`)
 leaves its last reading to age, so a standby that had replayed it stays fit until that bound
@@ -289,6 +290,10 @@ class ReadRouter:
             # The primary's own thread may not have read it yet (they start together): a standby
             # measured first would be 'unknown' until its next measure, half an interval later.
             self._measure_primary()
+        # The reading taken before this measure begins, not the one current when it ends: the
+        # primary's thread may read a newer position meanwhile, which a standby caught up when
+        # measured has not replayed yet (it would be judged by its last transaction's age).
+        seen = self._primary_seen
         started = time.monotonic()
         try:
             with s.engine.connect() as conn:
@@ -304,7 +309,6 @@ class ReadRouter:
                 log.error("read database %s is no longer a standby (promoted?): reads skip it", s.name)
             s.state, s.lag_s, s.lag_bytes = "promoted", None, None
             return
-        seen = self._primary_seen
         if seen is None:  # the primary never answered: the lag cannot be known
             s.state, s.lag_s, s.lag_bytes = "unknown", None, None
             return

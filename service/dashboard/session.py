@@ -52,7 +52,7 @@ from service.values.text import ascii_digits
 SESSION_COOKIE = "shredcat_session"
 CSRF_COOKIE = "shredcat_csrf"
 CSRF_FIELD = "csrf_token"
-#: Where the dashboard's pages are, under the app's root path; its cookies' path. Here, not in
+#: Where the dashboard's pages are, under the app's root path (:func:`dashboard_base`). Here, not in
 #: :mod:`.web` (which imports this module), so both read the one constant.
 DASHBOARD_PREFIX = "/admin"
 #: Lifetime of a dashboard session (12 hours), also the furthest expiry a cookie may carry.
@@ -134,6 +134,13 @@ def cookie_expiry(value: str) -> int | None:
     return int(parts[1]) if len(parts) in (3, 4) and ascii_digits(parts[1]) and len(parts[1]) <= 12 else None
 
 
+def dashboard_base(request: Request) -> str:
+    """The dashboard's path as the browser sees it: under the app's root path (a proxy's prefix,
+    ``--root-path /catalog``), which is also its cookies' path (a cookie of ``/admin`` alone would
+    never be sent to ``/catalog/admin``)."""
+    return str(request.scope.get("root_path", "")).rstrip("/") + DASHBOARD_PREFIX
+
+
 def _secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
@@ -143,7 +150,7 @@ def set_session_cookie(response: Response, request: Request, value: str) -> None
         SESSION_COOKIE,
         value,
         max_age=SESSION_SECONDS,
-        path=DASHBOARD_PREFIX,
+        path=dashboard_base(request),
         httponly=True,
         samesite="strict",
         secure=_secure(request),
@@ -151,7 +158,9 @@ def set_session_cookie(response: Response, request: Request, value: str) -> None
 
 
 def clear_session_cookie(response: Response, request: Request) -> None:
-    response.delete_cookie(SESSION_COOKIE, path=DASHBOARD_PREFIX, httponly=True, samesite="strict", secure=_secure(request))
+    response.delete_cookie(
+        SESSION_COOKIE, path=dashboard_base(request), httponly=True, samesite="strict", secure=_secure(request)
+    )
 
 
 # --- CSRF (double submit) ---------------------------------------------------------------------
@@ -174,7 +183,7 @@ def attach_csrf_cookie(response: Response, request: Request) -> None:
     new = getattr(request.state, "new_csrf", None)
     if new is not None:
         response.set_cookie(
-            CSRF_COOKIE, new, path=DASHBOARD_PREFIX, httponly=True, samesite="strict", secure=_secure(request)
+            CSRF_COOKIE, new, path=dashboard_base(request), httponly=True, samesite="strict", secure=_secure(request)
         )
 
 

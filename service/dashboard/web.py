@@ -135,7 +135,7 @@ class Urls:
 
 
 def urls(request: Request) -> Urls:
-    return Urls(str(request.scope.get("root_path", "")).rstrip("/") + DASHBOARD_PREFIX)
+    return Urls(session.dashboard_base(request))
 
 
 # --- rendering --------------------------------------------------------------------------------

@@ -54,6 +54,26 @@ def test_the_response_shapes_are_the_recorded_ones(tmp_path: Path) -> None:
     assert got == json.loads(RECORDED.read_text())
 
 
+def test_min_snapshot_id_is_declared_once_for_every_read_taking_it(tmp_path: Path) -> None:
+    """One declaration (service/api/tables.py's ``MinSnapshotId``), so one parameter in the document:
+    a second copy would drift from it (its bounds, its description)."""
+    import service.api
+
+    doc = _app(tmp_path).openapi()
+    taking = {
+        op["operationId"]: json.dumps(p, sort_keys=True)
+        for item in doc["paths"].values()
+        for op in item.values()
+        for p in op.get("parameters", [])
+        if p["name"] == "min-snapshot-id"
+    }
+    assert "loadTable" in taking and len(taking) >= 5 and len(set(taking.values())) == 1
+    declared = [
+        f.name for f in Path(service.api.__file__).parent.glob("*.py") if 'alias="min-snapshot-id"' in f.read_text()
+    ]
+    assert declared == ["tables.py"]
+
+
 if __name__ == "__main__":
     import tempfile
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from service.client import file_stats_payload
 from service.stats.extract import extract_file
@@ -85,3 +88,53 @@ def test_concurrent_commits_on_postgres(app_factory, pg_url: str, tmp_path: Path
     g = c.get(T + "/stats", headers=READER).json()
     ids = next(o for o in g["columns"]["v"] if o["field_name"] == '"id"')
     assert (ids["min"], ids["max"], ids["num_values"]) == ("0", "59", 60)
+
+
+
+
+def _reading_requests(events: str) -> dict[str, tuple[str, dict[str, object], dict[str, str]]]:
+    """Each request that reads files (footers from disk or an object store) before it writes:
+    (URL, body, headers)."""
+    f0 = f"{events}/f0.parquet"
+    return {
+        "commit by path": (T + "/commits", {"paths": [f0]}, {**WRITER, "Idempotency-Key": "slow-1"}),
+        "commit by prefix, creating the table": (
+            "/v1/namespaces/lake/tables/fresh/commits",
+            {"prefixes": [events], "create-if-missing": {}},
+            ADMIN,
+        ),
+        "create a table from a file": ("/v1/namespaces/lake/tables", {"name": "inferred", "infer-from": f0}, ADMIN),
+    }
+
+
+@pytest.mark.parametrize("request_name", list(_reading_requests("")))
+def test_a_request_reading_files_holds_no_connection_meanwhile(
+    app_factory: Callable[..., TestClient], pg_url: str, warehouse: Path, monkeypatch: pytest.MonkeyPatch, request_name: str
+) -> None:
+    """One pooled connection, and a request whose store blocks until another request has been
+    answered: that request gets the connection (files are read with none held: a slow store
+    must not exhaust the pool for everyone), then the first one completes."""
+    import threading
+
+    from service.api import ingest
+    from tests.support.guard import returns
+
+    c = _with_table(app_factory(database_url=pg_url, db_pool_size=1))
+    reading, answered = threading.Event(), threading.Event()
+    extract = ingest.extract_checked
+
+    def slow_store(*args: Any, **kw: Any) -> Any:
+        reading.set()
+        assert answered.wait(60), "the other request was never answered"
+        return extract(*args, **kw)
+
+    monkeypatch.setattr(ingest, "extract_checked", slow_store)
+    url, body, headers = _reading_requests(os.path.realpath(warehouse / "events"))[request_name]
+    with ThreadPoolExecutor(1) as pool:
+        reads_files = pool.submit(c.post, url, json=body, headers=headers)
+        assert reading.wait(60)
+        other = returns(lambda: c.get(T, headers=READER))
+        answered.set()
+        assert other.status_code == 200, other.text
+        r = reads_files.result(60)
+    assert r.status_code == 200, r.text

@@ -87,9 +87,11 @@ def test_install_leaves_other_databases_alone() -> None:
 
 class SilentServer:
     """Accepts PostgreSQL connections, completes the start-up handshake (no SSL, no password), then
-    reads what is sent and never answers. Records each start-up packet's parameters."""
+    reads what is sent and never answers. Records each start-up packet's parameters.
+    ``handshake=False``: answers nothing at all, the start-up included (frozen before it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, handshake: bool = True) -> None:
+        self.handshake = handshake
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.startups: list[dict[str, str]] = []
@@ -107,6 +109,8 @@ class SilentServer:
 
     def _serve(self, conn: socket.socket) -> None:
         try:
+            while not self.handshake and conn.recv(65536):
+                pass
             while True:
                 (length,) = struct.unpack("!i", _read(conn, 4))
                 body = _read(conn, length - 4)
@@ -230,3 +234,35 @@ def test_an_engine_that_also_writes_gets_no_statement_timeout_and_its_reads_fail
         engine.dispose()
     (startup,) = silent.startups
     assert "statement_timeout" not in startup["options"]
+
+
+def test_a_new_connection_the_server_never_answers_fails_as_unresponsive_at_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Connecting goes through psycopg's own wait, not the armed one: a server that accepts TCP and
+    never answers the start-up is given up on at the read deadline, with the read's typed error
+    and message (before: psycopg's connect timeout, 5 s here, then 'unavailable')."""
+    from service.catalog.db import run_transaction
+    from service.errors import DatabaseUnresponsiveError
+
+    mute = SilentServer(handshake=False)
+    engine = make_engine(
+        f"postgresql+psycopg://u@127.0.0.1:{mute.port}/d?sslmode=disable&gssencmode=disable&connect_timeout=5",
+        pool_size=1,
+    )
+    monkeypatch.setattr(deadlines, "GRACE_S", 0.1)
+    install(engine, 0.2, label="the primary database", shared_with_writes=True)
+    try:
+        with pytest.raises(DatabaseUnresponsiveError, match=r"the primary database did not answer within 0\.3 s"):
+            returns(lambda: run_transaction(engine, lambda conn: conn.exec_driver_sql("SELECT 1").scalar()))
+    finally:
+        engine.dispose()
+        mute.close()
+
+
+def test_a_new_connection_waits_for_an_answer_the_deadline_or_the_shorter_connect_timeout() -> None:
+    assert deadlines.connect_bound(11.0, 10) == 10
+    assert deadlines.connect_bound(1.5, 10) == 1.5
+    assert deadlines.connect_bound(11.0, 1) == 2  # libpq's minimum
+    assert deadlines.connect_bound(11.0, "3") == 3
+    assert deadlines.connect_bound(11.0, 0) == deadlines.connect_bound(11.0, None) == 11.0

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import create_engine
+from sqlalchemy import Engine, create_engine, event
 
 from service.catalog.replicas import ReadRouter, Standby, lag_of, parse_lsn
 
@@ -154,5 +156,43 @@ def test_without_a_monitor_the_read_that_finds_the_measure_due_takes_it(tmp_path
         _select_one(router)
         me = threading.current_thread().name
         assert threads == [f"check in {me}", me] and router.standbys[0].reads == 1
+    finally:
+        router.dispose()
+
+
+def _answering(engine: Engine, answer: Callable[[], str]) -> None:
+    """``engine`` (SQLite) answers each statement with ``SELECT <answer()>``: a stand-in for the
+    PostgreSQL functions the router reads."""
+
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _rewrite(_conn: Any, _cursor: Any, _statement: str, parameters: Any, _context: Any, _many: bool) -> Any:
+        return f"SELECT {answer()}", parameters
+
+
+def test_a_standby_is_judged_against_the_primary_reading_taken_before_its_measure(tmp_path: Path) -> None:
+    """The primary's thread reads a newer WAL position while a standby answers: the standby, caught
+    up with the primary when measured, is judged by the reading before its measure (not by the age
+    of its last replayed transaction, 30 s, which would make it 'lagging')."""
+    from service.catalog.db import make_engine
+
+    primary, standby = (make_engine(f"sqlite:///{tmp_path}/{name}.db") for name in ("primary", "standby"))
+    router = ReadRouter(primary, [standby], max_lag_s=5.0)
+    wal = ["'0/100'"]
+    _answering(primary, lambda: wal[0])
+    _answering(standby, lambda: "1, '0/100', 30.0")  # in recovery, replayed 0/100, last commit 30 s ago
+
+    @event.listens_for(standby, "after_cursor_execute")
+    def _primary_reads_meanwhile(*_: Any) -> None:
+        wal[0] = "'0/200'"
+        router._measure_primary()
+
+    try:
+        router._measure_primary()
+        router._measure(router.standbys[0])
+        assert router._primary_seen is not None and router._primary_seen[0] == 0x200  # read meanwhile
+        s = router.standbys[0]
+        assert (s.state, s.lag_bytes) == ("ok", 0)
+        router._measure(s)  # the next measure: judged against 0/200, which it has not replayed
+        assert (s.state, s.lag_s, s.lag_bytes) == ("lagging", 30.0, 0x100)
     finally:
         router.dispose()

@@ -23,6 +23,7 @@ import pytest
 from service.api.auth import hash_token
 from service.client import ShredcatClient
 from tests.support.events import write_events
+from tests.support.screenshots import save_screenshot
 from tests.support.server import running_server, shredcat_cmd
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
@@ -173,8 +174,7 @@ def page(browser: Any, server: dict[str, Any]) -> Iterator[Any]:
 
 
 def shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    save_screenshot(page, ARTIFACTS / f"{name}.png", full_page=True)
 
 
 def login(page: Any, token: str) -> Any:
@@ -403,8 +403,7 @@ def sized(request: pytest.FixtureRequest, browser: Any, server: dict[str, Any]) 
 
 
 def check_layout(page: Any, view: str, name: str) -> dict[str, Any]:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{view}-{name}.png"), full_page=True)
+    save_screenshot(page, SCREENSHOTS / f"{view}-{name}.png", full_page=True)
     facts = page.evaluate(LAYOUT_JS)
     assert facts["scrollWidth"] == facts["clientWidth"], (name, facts)
     assert not facts["wide"], (name, facts["wide"][:10])
@@ -677,7 +676,7 @@ def test_chart_bars_are_one_tab_stop_with_arrow_keys(sized: tuple[str, Any]) -> 
     page.keyboard.press("ArrowLeft")
     assert page.evaluate(focused) == "0"
     page.keyboard.press("ArrowRight")
-    page.screenshot(path=str(SCREENSHOTS / f"{view}-chart-focus.png"), full_page=True)
+    save_screenshot(page, SCREENSHOTS / f"{view}-chart-focus.png", full_page=True)
     page.keyboard.press("Enter")  # follows the focused bar's link
     page.wait_for_url("**/file?path=*")
 

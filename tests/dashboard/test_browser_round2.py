@@ -14,6 +14,7 @@ import pytest
 from service.client import ShredcatClient
 from tests.dashboard import test_browser as tb
 from tests.dashboard.test_browser import ADMIN, MANY, TABLE, check_layout, metric
+from tests.support.screenshots import save_screenshot
 
 # The fixtures of test_browser.py: the server, the browser, signed-in pages at both widths.
 server = tb.server
@@ -215,7 +216,7 @@ def test_file_names_keep_their_part_number_on_a_phone(sized: tuple[str, Any]) ->
         check_layout(page, view, f"paths-{name}")
         # The rows themselves, as they show on screen.
         page.evaluate("sel => document.querySelector(sel).scrollIntoView()", sel)
-        page.screenshot(path=str(tb.SCREENSHOTS / f"{view}-paths-{name}-rows.png"))
+        save_screenshot(page, tb.SCREENSHOTS / f"{view}-paths-{name}-rows.png")
 
 
 def test_key_columns_stay_on_screen_on_a_phone(sized: tuple[str, Any]) -> None:
@@ -243,7 +244,7 @@ def test_key_columns_stay_on_screen_on_a_phone(sized: tuple[str, Any]) -> None:
         assert not spill, (name, spill[:3])
         check_layout(page, view, f"cards-{name}")
         page.evaluate("sel => document.querySelector(sel).scrollIntoView()", sel)
-        page.screenshot(path=str(tb.SCREENSHOTS / f"{view}-cards-{name}-rows.png"))
+        save_screenshot(page, tb.SCREENSHOTS / f"{view}-cards-{name}-rows.png")
     reasons = page.locator("#plan-files td.reason").evaluate_all("cs => cs.map(c => c.getBoundingClientRect().width)")
     assert min(reasons) > 150, reasons[:3]
     page.goto("/admin")
@@ -281,7 +282,7 @@ def test_chart_axis_stays_pinned_while_the_bars_scroll(sized: tuple[str, Any]) -
     assert [round(t["top"]) for t in at["pinned"]] == [round(t["top"]) for t in at["chart"]]
     size = page.evaluate("() => getComputedStyle(document.querySelector('svg.chart-axis text.tick')).fontSize")
     assert size == "11px"
-    page.screenshot(path=str(tb.SCREENSHOTS / f"{view}-chart-scrolled-axis-pinned.png"))
+    save_screenshot(page, tb.SCREENSHOTS / f"{view}-chart-scrolled-axis-pinned.png")
     check_layout(page, view, "chart-axis-pinned")
 
 

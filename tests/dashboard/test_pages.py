@@ -453,6 +453,34 @@ def test_login_sets_a_signed_httponly_strict_cookie(make_client: Callable[..., T
     assert c.get(T, headers=HTML).status_code == 303
 
 
+def test_behind_a_root_path_the_dashboards_cookies_are_set_for_it(filled: str, events_files: list[str]) -> None:
+    """Behind a proxy prefix (``--root-path /catalog``) a browser sends a cookie only under its path:
+    the CSRF and session cookies are set (and cleared) for ``/catalog/admin``, so signing in, the
+    pages and signing out work there (the client's jar keeps to cookie paths as a browser does)."""
+    from service.api import create_app
+    from tests.api.conftest import make_settings
+
+    settings = make_settings(filled, [str(Path(events_files[0]).parent.parent)])
+    app = create_app(settings)
+    with TestClient(app, root_path="/catalog", raise_server_exceptions=False, follow_redirects=False) as c:
+        page = c.get("/catalog/admin/login", headers=HTML)
+        assert page.status_code == 200
+        (csrf,) = [x for x in page.headers.get_list("set-cookie") if x.startswith(session.CSRF_COOKIE + "=")]
+        assert "path=/catalog/admin;" in csrf.lower()
+        data = {"token": ADMIN_TOKEN, "csrf_token": csrf_from(page.text), "next": "/catalog" + T}
+        r = c.post("/catalog/admin/login", data=data, headers=HTML)
+        assert r.status_code == 303 and r.headers["location"] == "/catalog" + T, r.text
+        (sess,) = [x for x in r.headers.get_list("set-cookie") if x.startswith(session.SESSION_COOKIE + "=")]
+        assert "path=/catalog/admin;" in sess.lower()
+        page = c.get("/catalog" + T, headers=HTML)
+        assert page.status_code == 200 and "Sign out" in page.text
+        out = c.post("/catalog/admin/logout", data={"csrf_token": csrf_from(page.text)}, headers=HTML)
+        assert out.status_code == 303 and out.headers["location"].startswith("/catalog/admin/login")
+        (cleared,) = [x for x in out.headers.get_list("set-cookie") if x.startswith(session.SESSION_COOKIE + "=")]
+        assert "path=/catalog/admin;" in cleared.lower()
+        assert c.get("/catalog" + T, headers=HTML).status_code == 303  # signed out: to the login page
+
+
 def test_login_refuses_bad_and_non_admin_tokens(client: TestClient) -> None:
     r = _login(client, "wrong-token")
     assert r.status_code == 401 and "not valid" in r.text and 'aria-invalid="true"' in r.text

@@ -145,7 +145,7 @@ def test_a_write_under_way_when_the_primary_freezes_completes_once_it_answers(re
 
     writer = threading.Thread(target=run, daemon=True)
     try:
-        fill_pool(cat.engine)  # the read below takes an open connection (a new one meets the connect timeout)
+        fill_pool(cat.engine)  # the read below takes an open connection (a new one would fail while connecting, before the read is sent)
         writer.start()
         assert in_write.wait(30)
         with pytest.raises(DatabaseUnresponsiveError):
@@ -193,7 +193,7 @@ def _http(repl: ReplicatedCatalog, **settings: Any) -> Any:
 
 def _pools_filled(http: Any) -> None:
     """Until the server has opened its pooled connections (a plan then takes one already open:
-    opening one to a frozen server would meet the connect timeout instead)."""
+    opening one to a frozen server would fail while connecting, before the plan's read is sent)."""
     ctx = http.app.state.ctx
     until(lambda: ctx.pool_filler is None or not ctx.pool_filler.is_alive(), "pools filled")
     assert ctx.catalog.engine.pool.checkedin() == 2
@@ -231,11 +231,33 @@ def test_an_http_plan_without_a_fit_standby_is_503_naming_the_primary_unresponsi
     with _http(repl) as http:  # no standby at all
         _pools_filled(http)
         with repl.pair.primary.frozen():
-            r = returns(lambda: http.post(PLAN, json={"sql": ALL}, headers=READER))
-            assert r.status_code == 503, r.text
-            assert r.headers["Retry-After"] == "1"
-            error = r.json()["error"]
-            assert error["type"] == "database_unresponsive"
-            assert f"the primary database did not answer within {DEADLINE_S:g} s" in error["message"]
+            _assert_unresponsive(returns(lambda: http.post(PLAN, json={"sql": ALL}, headers=READER)))
         r = http.post(PLAN, json={"sql": ALL}, headers=READER)
         assert r.status_code == 200, r.text
+
+
+def test_an_http_plan_needing_a_new_connection_to_the_frozen_primary_is_503_naming_it_unresponsive(
+    repl: ReplicatedCatalog, events: list[str]
+) -> None:
+    """The server accepts the TCP connection but never answers its start-up: given up on at the
+    read deadline as a read on an open connection is (not after the 10 s connect timeout, as if
+    it were unreachable)."""
+    from tests.api.conftest import READER
+
+    with Catalog(repl.primary_url) as c:
+        c.register("lake", "events", events)
+    with _http(repl) as http:
+        _pools_filled(http)
+        http.app.state.ctx.catalog.engine.dispose()  # no open connection left: the plan opens one
+        with repl.pair.primary.frozen():
+            _assert_unresponsive(returns(lambda: http.post(PLAN, json={"sql": ALL}, headers=READER)))
+        r = http.post(PLAN, json={"sql": ALL}, headers=READER)
+        assert r.status_code == 200, r.text
+
+
+def _assert_unresponsive(r: Any) -> None:
+    assert r.status_code == 503, r.text
+    assert r.headers["Retry-After"] == "1"
+    error = r.json()["error"]
+    assert error["type"] == "database_unresponsive"
+    assert f"the primary database did not answer within {DEADLINE_S:g} s" in error["message"]

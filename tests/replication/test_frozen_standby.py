@@ -115,7 +115,7 @@ def test_an_http_plan_on_a_frozen_standby_is_answered_and_metrics_show_it_down(
         reads = ctx.catalog.reads
         assert reads.read(lambda conn: conn.exec_driver_sql("SHOW statement_timeout").scalar()) == "500ms"
         assert reads.standbys[0].reads == 1
-        # The plan takes a connection already open (opening one would meet the connect timeout).
+        # The plan takes a connection already open (opening one would fail while connecting, before the read is sent).
         assert reads.standbys[0].engine.pool.checkedin() == 2
         with repl.pair.standby.frozen():
             r = returns(lambda: http.post("/v1/namespaces/lake/tables/events/plan", json={"sql": ALL}, headers=READER))
