@@ -304,11 +304,12 @@ def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
         label = "the database"
 
         @classmethod
-        def _connect_gen(cls, conninfo: str = "") -> PQGenConn[Any]:
+        def _connect_gen(cls, *args: Any, **kwargs: Any) -> PQGenConn[Any]:
             # Connecting goes through psycopg's wait_conn, not wait: a server that accepts TCP
             # but never answers (frozen) would hold it the whole connect timeout, then fail as
-            # unreachable rather than as a read on an open connection does.
-            gen = super()._connect_gen(conninfo)
+            # unreachable rather than as a read on an open connection does. (A private method:
+            # its arguments are passed through untouched, whatever a later psycopg adds.)
+            gen = super()._connect_gen(*args, **kwargs)
             connecting = _CONNECTING.get()
             return gen if connecting is None else _answered_by(gen, *connecting, NoAnswer)
 
