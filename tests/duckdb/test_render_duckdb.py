@@ -14,7 +14,13 @@ import pytest
 
 from service.catalog import Catalog
 from service.duckdb import engine, plan_pruned, read_pruned
-from service.errors import BadInputError, NotFoundError, QueryError, UnknownColumnError, UnrenderablePredicateError
+from service.errors import (
+    BadInputError,
+    NotFoundError,
+    QueryError,
+    UnknownColumnError,
+    UnrenderablePredicateError,
+)
 from service.pruning.expressions import And, LiteralPredicate, Op, Unknown, variant
 from service.pruning.parse_sql import parse_sql
 from service.pruning.render_duckdb import duckdb_literal, to_duckdb_sql
@@ -499,7 +505,7 @@ def test_a_past_snapshot_over_rest_reads_the_rows_of_the_library_path(tmp_path: 
         snaps = [first, second]
         local = rows(catalog=cat)
         for bad in (999, -1):  # the catalog's typed error, as for any read at such a snapshot
-            with pytest.raises(NotFoundError, match="snapshot -?\\d+"):
+            with pytest.raises(NotFoundError, match=r"snapshot -?\d+"):
                 read_pruned(engine.connect(), "lake.t", "p = '5'", catalog=cat, snapshot=bad)
     assert local[(first, "p = '5'")] == [(0, 5), (1, 5)]  # Spark's rows at that snapshot (tests/spark)
     assert local[(second, "p = '5'")] == [(1, "5")]
