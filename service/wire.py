@@ -248,6 +248,13 @@ class PlanResponse(ApiModel):
     warnings: tuple[PlanWarning, ...] = Field(
         default_factory=tuple, description="On the first page only (like the counts); empty on follow-up pages."
     )
+    partition_types: dict[str, str | None] | None = Field(
+        default=None,
+        description="Each partition column's type as the plan read it at `snapshot-id` (null: every value is "
+        "NULL): at a past snapshot, an inferred column is typed as that snapshot's files make it (`p=05` and "
+        "`p=5`: `int32`, whatever a later `p=a` makes it now), which loadTable (today's types) cannot tell. "
+        "On the first page only; null on follow-up pages and from servers before it.",
+    )
 
     # The counts read from the page itself (the client's users did before they were nested).
 

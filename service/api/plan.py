@@ -168,6 +168,7 @@ def _run_plan(
             "metrics": result,
             "explain": result.explain,
             "warnings": result.warnings,
+            "partition_types": result.partition_types,
         }
     )
 

@@ -310,3 +310,7 @@ class PlanResult:
     #: What the predicate cannot prune on here (a path shredded nowhere, a type it is not stored
     #: as); on the first page only, like the counts. Never a change to the candidates.
     warnings: tuple[PlanWarning, ...] = ()
+    #: Each partition column's type (a DuckLake name; None: every value NULL) as the plan read it
+    #: at ``snapshot_id``: at a past one, an inferred type is that snapshot's files' (a reader of
+    #: those files must type them so). On the first page only; None on follow-up pages.
+    partition_types: Mapping[str, str | None] | None = None

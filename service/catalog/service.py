@@ -1168,7 +1168,9 @@ def _plan_page(
     from service.pruning.diagnostics import unused_terms
 
     unused = unused_terms(tree, cond) if tree is not None else ()
-    return replace(result, warnings=unused + _plan_warnings(conn, t, cond, result, facts, cache))
+    # The types planned with: a REST reader of a past snapshot has no other way to learn them.
+    types = {n: None if pt is None else pt.name for n, pt in schema.partition_types().items()}
+    return replace(result, warnings=unused + _plan_warnings(conn, t, cond, result, facts, cache), partition_types=types)
 
 
 def _plan_warnings(

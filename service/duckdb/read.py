@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import duckdb
 
     from service.catalog import Catalog
-    from service.client import ShredcatClient
+    from service.client import PlanResult, ShredcatClient
     from service.pruning.expressions import BooleanExpression
     from service.pruning.schema import TableSchema
     from service.pruning.zones import SessionZone
@@ -83,34 +83,28 @@ def _split(table: str | tuple[str, str]) -> tuple[str, str]:
         raise BadInputError(str(e), details={"field": "table"}) from None
 
 
-def _client_schema(client: ShredcatClient, ns: str, name: str, snapshot: int | None) -> tuple[TableSchema, str | None]:
-    """The table's :class:`TableSchema` as the REST service describes it, and one live file. A
-    past ``snapshot`` of a table with an inferred partition column is refused: the service
-    describes today's types only, and a type the snapshot's files did not make (``p=05``, ``p=5``:
-    an int; a later ``p=a``: a string) would read ``'05' = '5'`` as false and lose rows."""
-    from service.errors import BadInputError, ShredcatError
+def _client_schema(client: ShredcatClient, ns: str, name: str, plan: PlanResult, snapshot: int | None) -> tuple[TableSchema, str | None]:
+    """The table's :class:`TableSchema` as the REST service describes it, its partition columns
+    typed as ``plan`` was made (at a past snapshot, as that snapshot's files type them:
+    :func:`~service.spark._common.partition_types_read`), and one file live at the plan's snapshot."""
+    from service.errors import ShredcatError
     from service.pruning.schema import ColumnInfo, TableSchema
+    from service.spark._common import partition_types_read
     from service.values import ShreddedType
 
     info = client.load_table(ns, name)
-    inferred = [c.name for c in info.columns if c.kind == "partition" and not c.declared]
-    if inferred and snapshot is not None and snapshot < info.current_snapshot_id:
-        raise BadInputError(
-            f"{ns}.{name} at past snapshot {snapshot}: the REST service gives the types of its inferred "
-            f"partition columns ({', '.join(inferred)}) at the current snapshot only, which that snapshot's "
-            "files may type otherwise; read it with catalog= (the catalog itself), or at the current snapshot",
-            details={"field": "snapshot", "columns": inferred},
-        )
+    partition = partition_types_read(info, plan, snapshot)
     cols: dict[str, ColumnInfo] = {}
     for c in info.columns:
         if c.kind == "variant":
             continue
+        tname = partition.get(c.name, c.type)
         try:
-            t: ShreddedType | None = ShreddedType.parse(c.type)
+            t: ShreddedType | None = None if tname is None else ShreddedType.parse(tname)
         except ShredcatError:
             t = None
         cols[c.name] = ColumnInfo(c.name, t, c.kind == "partition")
-    page = client.list_files(ns, name, page_size=1)
+    page = client.list_files(ns, name, snapshot_id=plan.snapshot_id, page_size=1)
     return TableSchema(tuple(info.variant_columns), MappingProxyType(cols)), (page.files[0].path if page.files else None)
 
 
@@ -189,10 +183,11 @@ def _plan_catalog(
 
 
 def _plan_client(client: ShredcatClient, ns: str, name: str, predicate: str, snapshot: int | None, time_zone: str | None) -> _Plan:
-    schema, one = _client_schema(client, ns, name, snapshot)
-    tree = _parse(predicate, schema, time_zone)
+    # Planned first: the plan says how it typed the partition columns, which the tree must follow.
     zone = {} if time_zone is None else {"session_time_zone": time_zone}
     res = client.plan_all(ns, name, sql=predicate, snapshot_id=snapshot, counts=True, **zone)
+    schema, one = _client_schema(client, ns, name, res, snapshot)
+    tree = _parse(predicate, schema, time_zone)
     return _Plan(
         tree, schema, tuple(res.paths), res.files_considered or 0, res.files_pruned or 0,
         res.snapshot_id, tuple(res.warnings), one,

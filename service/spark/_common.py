@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from service.client import ShredcatClient
+    from service.client import PlanResult, ShredcatClient, Table
 
 DEFAULT_URL = "http://127.0.0.1:8181"
 
@@ -86,6 +86,30 @@ def _remembered(client: ShredcatClient, base: str | None, min_snapshot_id: int |
 def _at_least(client: ShredcatClient, snapshot_id: int | None) -> None:
     if snapshot_id is not None and (client.last_snapshot_id is None or snapshot_id > client.last_snapshot_id):
         client.last_snapshot_id = snapshot_id
+
+
+def partition_types_read(table: Table, plan: PlanResult, snapshot: int | None) -> dict[str, str | None]:
+    """The type of each partition column of ``table`` (its loadTable) to read ``plan``'s files with
+    (a DuckLake name; None: every value NULL): those the plan was made with, at its snapshot.
+    loadTable gives today's, which at a past snapshot may not be those files' (``p=05`` and
+    ``p=5`` make an int, a later ``p=a`` a string: as strings ``'05' = '5'`` is false and a row is
+    lost). A server that does not send them (before ``partition-types``) is trusted only where
+    today's types are the snapshot's: at the current snapshot, or with declared types only."""
+    from service.errors import BadInputError
+
+    today: dict[str, str | None] = {c.name: c.type for c in table.columns if c.kind == "partition"}
+    if plan.partition_types is not None:
+        return {name: plan.partition_types.get(name, t) for name, t in today.items()}
+    inferred = [c.name for c in table.columns if c.kind == "partition" and not c.declared]
+    if inferred and snapshot is not None and snapshot < table.current_snapshot_id:
+        raise BadInputError(
+            f"{table.namespace}.{table.name} at past snapshot {snapshot}: this service does not say how it types "
+            f"the inferred partition columns ({', '.join(inferred)}) there (its plan has no partition-types), and "
+            "that snapshot's files may type them otherwise than today's; upgrade the service, or read with "
+            "catalog= (the catalog itself)",
+            details={"field": "snapshot", "columns": inferred},
+        )
+    return today
 
 
 def idempotency_key(kind: str, namespace: str, table: str, paths: Iterable[str], salt: str = "") -> str:

@@ -31,7 +31,7 @@ from service.spark.translate import (
 )
 
 if TYPE_CHECKING:
-    from service.client import PlanWarning, ShredcatClient
+    from service.client import PlanWarning, ShredcatClient, Table
 
 __all__ = ["PrunedScan", "plan_pruned", "read_pruned"]
 
@@ -179,9 +179,25 @@ def read_schema(
     return StructType(fields)
 
 
-def _one_file(client: ShredcatClient, namespace: str, table: str) -> str | None:
-    page = client.list_files(namespace, table, page_size=1)
+def _one_file(client: ShredcatClient, namespace: str, table: str, snapshot: int | None) -> str | None:
+    page = client.list_files(namespace, table, snapshot_id=snapshot, page_size=1)
     return page.files[0].path if page.files else None
+
+
+def _partition_types(
+    c: ShredcatClient, info: Table, snapshot: int | None
+) -> tuple[tuple[str, str], ...]:
+    """The table's partition columns and the types to read them as at ``snapshot``: loadTable's
+    (today's) at the current one; at another, those the service plans that snapshot with, from a
+    one-file plan of ``TRUE`` there (the column check and the read need them before the plan of the
+    predicate itself, whose snapshot's types are the same)."""
+    from service.spark._common import partition_types_read
+
+    ns, name = info.namespace, info.name
+    if snapshot is None or not info.partition_columns:
+        return tuple((col.name, col.type) for col in info.columns if col.kind == "partition")
+    probe = c.plan(ns, name, sql="TRUE", snapshot_id=snapshot, page_size=1)
+    return tuple((n, t) for n, t in partition_types_read(info, probe, snapshot).items() if t is not None)
 
 
 def _column_text(
@@ -192,6 +208,7 @@ def _column_text(
     predicate: Any,
     base_path: str | None,
     partition_types: tuple[tuple[str, str], ...],
+    snapshot: int | None,
 ) -> tuple[str | None, str | None, str | None]:
     """``(sql, fallback, schema_file)`` for a PySpark Column: the AND of its top-level conjuncts
     that have a SQL form Spark itself reads as the same predicate (leaving one out only widens
@@ -200,7 +217,7 @@ def _column_text(
         parts = column_conjuncts(spark, predicate)
     except Untranslatable as e:
         return None, f"the Column has no SQL form ({e})", None
-    schema_file = _one_file(c, ns, name) if any(sql is not None for _, sql, _ in parts) else None
+    schema_file = _one_file(c, ns, name, snapshot) if any(sql is not None for _, sql, _ in parts) else None
     kept: list[str] = []
     reasons: list[str] = []
     for part, sql, why in parts:
@@ -228,6 +245,7 @@ def _plan_text(
     base_path: str | None,
     partition_types: tuple[tuple[str, str], ...],
     schema_file: str | None,
+    snapshot: int | None,
 ) -> tuple[Any, str | None, str | None, str | None]:
     """The service's plan of the first pruning attempt of ``text`` it accepts: ``(plan or None,
     the SQL planned, why none was, the schema file read if one was needed)``."""
@@ -244,10 +262,12 @@ def _plan_text(
         nonlocal result, sql, fallback
         for attempt in attempts:
             try:
-                result = c.plan_all(ns, name, sql=attempt, **zone)
+                result = c.plan_all(ns, name, sql=attempt, snapshot_id=snapshot, **zone)
                 sql, fallback = attempt, None
                 return
             except (BadRequest, Unprocessable, PayloadTooLarge) as e:
+                if e.details.get("field") == "body.snapshot-id":
+                    raise  # the snapshot, not the predicate: no other attempt or full read answers it
                 fallback = f"the service refused the predicate ({e.type}: {e.message})"
 
     zone = session_zone_of(spark)
@@ -258,7 +278,7 @@ def _plan_text(
         spark_schema = None
         if not utc:
             # Timestamp columns compared with zone-less literals need the table's types.
-            schema_file = schema_file or _one_file(c, ns, name)
+            schema_file = schema_file or _one_file(c, ns, name, snapshot)
             if schema_file is not None:
                 spark_schema = table_schema_of(read_schema(spark, schema_file, base_path, partition_types))
         attempts, why = pruning_attempts(text, utc=utc, schema=spark_schema)
@@ -277,10 +297,12 @@ def plan_pruned(
     token: str | None = None,
     base_path: str | None = None,
     min_snapshot_id: int | None = None,
+    snapshot: int | None = None,
 ) -> PrunedScan:
     """Ask the service for the candidate files of ``predicate`` (SQL text or PySpark Column) on
     ``table`` (``"ns.table"``). See :func:`read_pruned`; ``min_snapshot_id``: plan at least at
-    that snapshot (another process's commit; this process's own are passed by themselves)."""
+    that snapshot (another process's commit; this process's own are passed by themselves);
+    ``snapshot``: plan at that past snapshot (time travel)."""
     if not isinstance(predicate, str) and not is_column(predicate):
         raise TypeError(f"a predicate is SQL text or a PySpark Column, not {type(predicate).__name__}")
     ns, name = split_table(table)
@@ -293,27 +315,28 @@ def plan_pruned(
         # The table itself only when its partition columns' types are needed (or, below, its
         # Variant columns): one loadTable at most.
         info = c.load_table(ns, name) if base_path is not None else None
-        partition_types = tuple((col.name, col.type) for col in info.columns if col.kind == "partition") if info else ()
+        partition_types = _partition_types(c, info, snapshot) if info else ()
         if isinstance(predicate, str):
             text = predicate
         else:
-            text, fallback, schema_file = _column_text(spark, c, ns, name, predicate, base_path, partition_types)
+            text, fallback, schema_file = _column_text(spark, c, ns, name, predicate, base_path, partition_types, snapshot)
         result = None
         if fallback is None and text is not None:
             result, sql, fallback, schema_file = _plan_text(
-                spark, c, ns, name, text, base_path, partition_types, schema_file
+                spark, c, ns, name, text, base_path, partition_types, schema_file, snapshot
             )
+        planned: int | None = snapshot
         if result is not None:
             paths = tuple(result.paths)
-            total, pruned, snapshot = result.files_considered, result.files_pruned, result.snapshot_id
+            total, pruned, planned = result.files_considered, result.files_pruned, result.snapshot_id
         else:
-            files = list(c.iter_files(ns, name))
+            files = list(c.iter_files(ns, name, snapshot_id=snapshot))
             paths = tuple(f.path for f in files)
-            total, pruned, snapshot = len(paths), 0, None
+            total, pruned = len(paths), 0
             log.warning("read_pruned %s.%s: reading all %d files: %s", ns, name, total, fallback)
         variant_columns: tuple[str, ...] = ()
         if not paths:
-            schema_file = schema_file or _one_file(c, ns, name)
+            schema_file = schema_file or _one_file(c, ns, name, snapshot)
             if schema_file is None:
                 variant_columns = tuple((info or c.load_table(ns, name)).variant_columns)
     seconds = time.perf_counter() - start
@@ -333,7 +356,7 @@ def plan_pruned(
         paths=paths,
         files_total=total,
         files_pruned=pruned,
-        snapshot_id=snapshot,
+        snapshot_id=planned,
         fallback=fallback,
         plan_seconds=seconds,
         schema_file=schema_file,
@@ -354,6 +377,7 @@ def read_pruned(
     base_path: str | None = None,
     schema: Any = None,
     min_snapshot_id: int | None = None,
+    snapshot: int | None = None,
 ) -> Any:
     """The rows of ``table`` matching ``predicate``, reading only the files the service keeps.
 
@@ -363,8 +387,10 @@ def read_pruned(
     partitioned by directory (``key=value/``), so the partition columns are kept. Returns
     ``spark.read.parquet(*candidates).where(predicate)``, an empty DataFrame with the table's
     schema when there is no candidate. The plan includes this process's own commits (and
-    ``min_snapshot_id``) when the service reads from hot standbys."""
+    ``min_snapshot_id``) when the service reads from hot standbys. ``snapshot``: the rows Spark
+    read at that past snapshot (its files, partition columns typed as they typed them)."""
     scan = plan_pruned(
-        spark, table, predicate, client=client, url=url, token=token, base_path=base_path, min_snapshot_id=min_snapshot_id
+        spark, table, predicate, client=client, url=url, token=token, base_path=base_path,
+        min_snapshot_id=min_snapshot_id, snapshot=snapshot,
     )
     return scan.read(spark, base_path=base_path, schema=schema)

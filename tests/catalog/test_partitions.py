@@ -227,6 +227,14 @@ def test_a_past_snapshot_is_not_typed_by_a_later_files_values(catalog: Catalog) 
     assert _sql(catalog, "p = '5'", snapshot_id=first) == [padded.path, five.path]
     # As ints, 05 = 5 too: both files pruned (as strings, '05' <> '5' would keep p=05).
     assert _sql(catalog, "p <> '5'", snapshot_id=first) == []
+    # The plan's first page says so (a REST reader of that snapshot types the files by it); a
+    # follow-up page says nothing.
+    def plan(**kw: Any) -> Any:
+        return catalog.plan("ns", "t", lambda schema: parse_sql("p IS NOT NULL", schema=schema), page_size=1, **kw)
+
+    page = plan(snapshot_id=first)
+    assert page.partition_types == {"p": "int32"} and plan().partition_types == {"p": "varchar"}
+    assert page.next_page_token is not None and plan(page_token=page.next_page_token).partition_types is None
 
 
 def test_pages_keep_the_first_pages_partition_types_across_a_commit(catalog: Catalog) -> None:

@@ -195,3 +195,35 @@ def test_the_pages_of_a_plan_merge_into_one_result() -> None:
     counted = first.model_copy(update={"metrics": uncounted.model_copy(update={"files_kept": 1, "files_pruned": 4})})
     assert (PlanResult.merged([counted, second]).files_kept, PlanResult.merged([counted]).files_pruned) == (1, 4)
     assert first.files_kept is None  # the pages are not changed
+
+
+def test_a_reader_types_partition_columns_as_the_plan_did_and_refuses_an_older_servers_past() -> None:
+    """:func:`partition_types_read` (the DuckDB and Spark helpers' REST reads): the plan's types of
+    its snapshot over loadTable's (today's); from a server that sends none, today's, except for a
+    past snapshot of a table with an inferred partition column, which that snapshot's files may
+    type otherwise: refused, naming the columns."""
+    import pytest
+
+    from service.errors import BadInputError
+    from service.spark._common import partition_types_read
+
+    cols = [
+        CatalogColumn("v", "variant", "variant"),
+        CatalogColumn("p", "varchar", "partition"),
+        CatalogColumn("d", "date", "partition", declared=True),
+    ]
+    table = Table.model_validate(_sent(table_response(TableInfo(1, "lake", "t", ("v",), 3, 3, 9, 7, 3, None, 1, tuple(cols)))))
+    metrics = PlanMetrics(files_considered=3, files_pruned=0, files_kept=3, rows_skipped=0, bytes_skipped=0)
+    body = _sent(PlanResponse(snapshot_id=4, files=[], metrics=metrics, partition_types={"p": "int32", "d": "date"}))
+    assert body["partition-types"] == {"p": "int32", "d": "date"}
+    planned = PlanResult.model_validate(body)
+    assert partition_types_read(table, planned, 4) == {"p": "int32", "d": "date"}
+    body.pop("partition-types")  # a server before them
+    older = PlanResult.model_validate(body)
+    assert older.partition_types is None
+    assert partition_types_read(table, older, None) == partition_types_read(table, older, 7) == {"p": "varchar", "d": "date"}
+    with pytest.raises(BadInputError, match=r"past snapshot 4: .*\(p\)") as e:
+        partition_types_read(table, older, 4)
+    assert e.value.details == {"field": "snapshot", "columns": ["p"]}
+    declared = table.model_copy(update={"columns": tuple(c for c in table.columns if c.name != "p")})
+    assert partition_types_read(declared, older, 4) == {"d": "date"}

@@ -4,6 +4,7 @@ files registered in both catalog backends."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 from decimal import Decimal
 from pathlib import Path
@@ -13,7 +14,13 @@ import pytest
 
 from service.catalog import Catalog
 from service.duckdb import engine, plan_pruned, read_pruned
-from service.errors import BadInputError, QueryError, UnknownColumnError, UnrenderablePredicateError
+from service.errors import (
+    BadInputError,
+    NotFoundError,
+    QueryError,
+    UnknownColumnError,
+    UnrenderablePredicateError,
+)
 from service.pruning.expressions import And, LiteralPredicate, Op, Unknown, variant
 from service.pruning.parse_sql import parse_sql
 from service.pruning.render_duckdb import duckdb_literal, to_duckdb_sql
@@ -463,14 +470,16 @@ def test_files_spark_wrote_in_its_legacy_calendar_are_refused_where_dates_may_di
         assert read_pruned(con, "lake.plain", "id = 2", catalog=cat).fetchall() == [(2,)]
 
 
-def test_a_past_snapshot_over_rest_with_inferred_partition_types_is_refused(tmp_path: Path, sqlite_url: str) -> None:
-    """``p=05`` and ``p=5`` (an int: both equal '5'), then ``p=a`` (a string today). The REST
-    service describes today's types only, so a read of the first snapshot through it typed ``p``
-    as a string and returned one row of the two Spark reads; it is refused, naming what reads it
-    (the catalog itself, whose plan types the snapshot as its files did)."""
+def test_a_past_snapshot_over_rest_reads_the_rows_of_the_library_path(tmp_path: Path, sqlite_url: str) -> None:
+    """``p=05`` and ``p=5`` (an int: both equal '5'), then ``p=a`` (a string today). loadTable
+    describes today's types only, so a REST read of the first snapshot typed ``p`` as a string and
+    returned one row of the two Spark reads (then it was refused); the plan now says how it typed
+    the partition columns at its snapshot, and the REST read returns the library path's rows, over
+    real HTTP, at every snapshot of the table."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from service.client import NotFound, Unprocessable
     from service.spark import LocalService
 
     paths = {}
@@ -478,14 +487,35 @@ def test_a_past_snapshot_over_rest_with_inferred_partition_types_is_refused(tmp_
         (tmp_path / f"p={raw}").mkdir()
         paths[raw] = str(tmp_path / f"p={raw}" / "f.parquet")
         pq.write_table(pa.table({"id": pa.array([i], pa.int64())}), paths[raw])
+    predicates = ["p = '5'", "p = 5", "p = '05'", "p = 'a'", "p IS NOT NULL", "id >= 0 AND p <> '5'"]
+
+    def rows(**how: Any) -> dict[tuple[int, str], list[tuple[Any, ...]]]:
+        out = {}
+        for snap in snaps:
+            for pred in predicates:
+                with contextlib.suppress(UnrenderablePredicateError):  # the same refusal from both paths
+                    rel = read_pruned(engine.connect(), "lake.t", pred, snapshot=snap, **how)
+                    out[(snap, pred)] = sorted(rel.project("id, p").fetchall())
+        return out
+
     with Catalog(sqlite_url) as cat:
         first = cat.register("lake", "t", [paths["05"], paths["5"]]).snapshot_id
-        cat.register("lake", "t", [paths["a"]])
-        local = read_pruned(engine.connect(), "lake.t", "p = '5'", catalog=cat, snapshot=first)
-        assert sorted(r[0] for r in local.project("id").fetchall()) == [0, 1]
+        second = cat.register("lake", "t", [paths["a"]]).snapshot_id
+        assert first is not None and second is not None
+        snaps = [first, second]
+        local = rows(catalog=cat)
+        for bad in (999, -1):  # the catalog's typed error, as for any read at such a snapshot
+            with pytest.raises(NotFoundError, match=r"snapshot -?\d+"):
+                read_pruned(engine.connect(), "lake.t", "p = '5'", catalog=cat, snapshot=bad)
+    assert local[(first, "p = '5'")] == [(0, 5), (1, 5)]  # Spark's rows at that snapshot (tests/spark)
+    assert local[(second, "p = '5'")] == [(1, "5")]
     with LocalService(sqlite_url, [str(tmp_path)]) as svc, svc.client() as client:
-        with pytest.raises(BadInputError, match=r"past snapshot .*\(p\).*catalog=") as e:
-            read_pruned(engine.connect(), "lake.t", "p = '5'", client=client, snapshot=first)
-        assert e.value.details == {"field": "snapshot", "columns": ["p"]}
-        today = read_pruned(engine.connect(), "lake.t", "p = 'a'", client=client)
-        assert [r[0] for r in today.project("id").fetchall()] == [2]
+        assert rows(client=client) == local
+        scan = plan_pruned(engine.connect(), "lake.t", "p = '5'", client=client, snapshot=first)
+        assert scan.snapshot_id == first and sorted(scan.paths) == sorted([paths["05"], paths["5"]])
+        # A snapshot that does not exist, or not an id: the API's typed errors, nothing read.
+        with pytest.raises(NotFound, match="snapshot 999 does not exist"):
+            read_pruned(engine.connect(), "lake.t", "p = '5'", client=client, snapshot=999)
+        with pytest.raises(Unprocessable) as e:
+            read_pruned(engine.connect(), "lake.t", "p = '5'", client=client, snapshot=-1)
+        assert e.value.details["field"] == "body.snapshot-id"

@@ -404,6 +404,53 @@ def test_a_pruned_read_types_partition_columns_as_the_whole_table_does(
         spark.conf.set("spark.sql.ansi.enabled", before)
 
 
+def test_a_pruned_read_at_a_past_snapshot_reads_the_rows_spark_read_then(spark: Any, lake: Path, client: Any) -> None:
+    """Time travel through the REST service: ``p=05`` and ``p=5`` (Spark types ``p`` an int, so
+    ``p = '5'`` holds for both), then ``p=a`` (a string now: only ``p=5``), then ``p=5`` removed.
+    At each snapshot, the pruned read's rows are Spark's plain read of the files live then, with
+    ``base_path`` (partition columns typed as those files type them) and without; a snapshot that
+    does not exist, or is not an id, is the API's typed error (before: no ``snapshot=`` at all)."""
+    from pyspark.sql import functions as F
+
+    from service.client import NotFound, Unprocessable
+
+    root = str(lake / "time-travel")
+
+    def write(values: list[str]) -> tuple[int, list[str]]:
+        before = list_parquet_files(root) if Path(root).exists() else []
+        spark.range(0, 4 * len(values), 1, 1).selectExpr(
+            "id", "to_variant_object(named_struct('a', id)) AS v", f"element_at(array({', '.join(repr(v) for v in values)}), CAST(id % {len(values)} + 1 AS INT)) AS p"
+        ).write.mode("append").partitionBy("p").parquet(root)
+        res = register_written(root, "lake.tt", before, client=client, spark=spark)
+        assert res.commit is not None and res.commit.snapshot_id is not None
+        return res.commit.snapshot_id, list(res.paths)
+
+    first, old = write(["05", "5"])
+    second, new = write(["a"])
+    fives = [p for p in old if "/p=5/" in p]
+    third = client.remove_files("lake", "tt", fives).snapshot_id
+    live = {first: old, second: old + new, third: [p for p in old + new if p not in fives]}
+    predicates: list[Any] = ["p = '5'", "p = '05'", "p <> '05' AND variant_get(v, '$.a', 'bigint') >= 2", F.col("p") == "5"]
+    for snap, files in live.items():
+        truth = spark.read.option("basePath", root).parquet(*files)
+        assert truth.schema["p"].dataType.simpleString() == ("int" if snap == first else "string")
+        for pred in predicates:
+            got = read_pruned(spark, "lake.tt", pred, client=client, base_path=root, snapshot=snap)
+            assert got.schema["p"].dataType == truth.schema["p"].dataType, (snap, str(pred))
+            want = sorted(tuple(r) for r in truth.where(pred).select("id", "p").collect())
+            assert sorted(tuple(r) for r in got.select("id", "p").collect()) == want, (snap, str(pred))
+        scan = plan_pruned(spark, "lake.tt", "variant_get(v, '$.a', 'bigint') >= 0", client=client, snapshot=snap)
+        assert scan.snapshot_id == snap and sorted(scan.paths) == sorted(files) and scan.fallback is None
+        ids = sorted(r.id for r in scan.read(spark).select("id").collect())
+        assert ids == sorted(r.id for r in spark.read.parquet(*files).select("id").collect())
+    for base in (root, None):
+        with pytest.raises(NotFound, match="snapshot 1000000 does not exist"):
+            read_pruned(spark, "lake.tt", "p = '5'", client=client, base_path=base, snapshot=1_000_000)
+        with pytest.raises(Unprocessable) as e:
+            read_pruned(spark, "lake.tt", "p = '5'", client=client, base_path=base, snapshot=-1)
+        assert e.value.details["field"] == "body.snapshot-id"
+
+
 def test_a_refused_registration_leaves_no_table_behind(spark: Any, client: Any, tmp_path: Path) -> None:
     from service.client import ClientError, NotFound
 
