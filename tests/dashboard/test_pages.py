@@ -170,6 +170,21 @@ def test_path_chart_is_capped(admin: TestClient, monkeypatch: pytest.MonkeyPatch
     assert "keeps about <strong>20.0%</strong> of the 5 files" in html
 
 
+def test_path_chart_of_many_files_says_it_is_a_sample(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path in more files than a page reads is charted from a sample: the caption, the axis and
+    the estimate say so."""
+    from service.catalog import admin as admin_module
+
+    monkeypatch.setattr(admin_module, "PATH_BOUNDS_EXACT_FILES", 4)
+    monkeypatch.setattr(admin_module, "PATH_BOUNDS_SAMPLE", 2)
+    html = admin.get(_path_url('"id"')).text
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", html, re.S).group(0)
+    assert 'data-files="2"' in svg and "(2 of 5, evenly spaced in a sample of 2)" in svg
+    cap = re.search(r'id="chart-cap">(.*?)</p>', html, re.S).group(1)
+    assert "Showing 2 of 5 files" in cap and 'id="chart-sample">sample of 2<' in cap
+    assert re.search(r'id="estimated">about 5 files \(estimated from the sample of 2\)', html)
+
+
 def test_path_chart_follows_commits(admin: TestClient, filled: str) -> None:
     """The chart's data is kept per table snapshot: a file committed by another writer (another
     Catalog, as another process would) is drawn on the next view and counted in the estimate."""
