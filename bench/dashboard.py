@@ -179,7 +179,9 @@ def forget_path_bounds(client: Any) -> None:
     playground._parsed.clear()
 
 
-def run(url: str, n: int, warmup: int, repeat: int, settle: bool = True) -> list[tuple[str, float, float, float, int, float]]:
+def run(
+    url: str, n: int, warmup: int, repeat: int, settle: bool = True, only: tuple[str, ...] = ()
+) -> list[tuple[str, float, float, float, int, float]]:
     import re
     from html import unescape
 
@@ -206,6 +208,8 @@ def run(url: str, n: int, warmup: int, repeat: int, settle: bool = True) -> list
         # The playground's form carries the CSRF token of the session cookie the client now holds.
         csrf = re.search(r'name="csrf_token" value="([^"]+)"', c.get(f"{T}/prune").text)
         for name, page_url, marker, form in pages(first, cursor_page, n):
+            if only and not any(o in name for o in only):
+                continue
             # A form is encoded once: the 90 KB IN list's urlencoding was ~60 ms of this process's
             # CPU per request, counted as the server's.
             body = None if form is None else urlencode({**form, "csrf_token": csrf.group(1) if csrf else ""})
@@ -249,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "shredcat-bench-prune"))
     p.add_argument("--unsettled", action="store_true", help="leave the garbage collector as Python starts it")
     p.add_argument("--mixed", action="store_true", help="bench/prune.py --mixed's data (and its kept databases)")
+    p.add_argument("--only", default="", help="comma-separated parts of page names: time only the pages named so")
     args = p.parse_args(argv)
     MIXED["on"] = args.mixed
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
@@ -263,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         with ctx as (url, loaded):
             if not loaded:
                 load(url, args.files, 1_000, args.seed)
-            results[backend] = run(url, args.files, args.warmup, args.repeat, not args.unsettled)
+            only = tuple(o for o in args.only.split(",") if o)
+            results[backend] = run(url, args.files, args.warmup, args.repeat, not args.unsettled, only)
     print()
     collector = "Python's default garbage collector" if args.unsettled else "collector settled as shredcat serve's"
     print(
