@@ -3,6 +3,7 @@
     .venv/bin/python bench/dashboard.py                          # 10,000 files, both back ends
     .venv/bin/python bench/dashboard.py --backend sqlite --repeat 50
     .venv/bin/python bench/dashboard.py --backend postgres --keep   # PostgreSQL at SHREDCAT_BENCH_PG_ADMIN_URL
+    .venv/bin/python bench/dashboard.py --files 1000000 --mixed --backend postgres --keep --only "first view|contains" --export-stream 2
 
 Data: the synthetic files of ``bench/prune.py`` (10 shredded paths each, clustered ids and
 times), committed through ``Catalog.commit`` in batches of 1,000 and ANALYZEd; a fresh database
@@ -26,6 +27,11 @@ not reported as fast.
 The app settles the process's garbage collector after start-up as ``shredcat serve``'s workers
 do (``service.api.app.settle_collector``; ``--unsettled``: Python's default collector, as a
 library caller has it).
+
+``--only`` times the pages whose names contain one of its parts (separated by ``|``). ``--export-stream
+K``: then K CSV exports of every kept file read off the ASGI app as a server streams them: the time
+to the first chunk and to the last, and the peak of Python's allocations meanwhile
+(:func:`export_stream`).
 
 The range charts (and a table's history, a path's types) are cached per table snapshot by the
 catalog (``AdminReads.path_bounds``), and the playground keeps its last parsed predicates (the filter,
@@ -179,7 +185,9 @@ def forget_path_bounds(client: Any) -> None:
     playground._parsed.clear()
 
 
-def run(url: str, n: int, warmup: int, repeat: int, settle: bool = True) -> list[tuple[str, float, float, float, int, float]]:
+def run(
+    url: str, n: int, warmup: int, repeat: int, settle: bool = True, only: tuple[str, ...] = ()
+) -> list[tuple[str, float, float, float, int, float]]:
     import re
     from html import unescape
 
@@ -206,6 +214,8 @@ def run(url: str, n: int, warmup: int, repeat: int, settle: bool = True) -> list
         # The playground's form carries the CSRF token of the session cookie the client now holds.
         csrf = re.search(r'name="csrf_token" value="([^"]+)"', c.get(f"{T}/prune").text)
         for name, page_url, marker, form in pages(first, cursor_page, n):
+            if only and not any(o in name for o in only):
+                continue
             # A form is encoded once: the 90 KB IN list's urlencoding was ~60 ms of this process's
             # CPU per request, counted as the server's.
             body = None if form is None else urlencode({**form, "csrf_token": csrf.group(1) if csrf else ""})
@@ -237,6 +247,52 @@ def run(url: str, n: int, warmup: int, repeat: int, settle: bool = True) -> list
     return out
 
 
+def export_stream(client: Any, n: int, repeat: int) -> list[tuple[float, float, int, int]]:
+    """The CSV export of every kept file read straight off the ASGI app as a server sends it (the
+    TestClient keeps the whole body before it returns): per request, the seconds to the first body
+    chunk and to the last, the bytes sent and the peak of the memory Python allocated meanwhile
+    (tracemalloc, which slows the request: its times are not the table's)."""
+    import asyncio
+    import tracemalloc
+
+    path = f"{T}/prune/export"
+    qs = urlencode({"sql": WIDE, "format": "csv"}).encode()
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": qs, "root_path": "",
+        "headers": [(b"host", b"bench"), (b"accept", b"text/html")], "client": ("127.0.0.1", 1), "server": ("bench", 80),
+    }  # fmt: skip
+
+    async def once() -> tuple[float, float, int]:
+        t0, first, size = time.perf_counter(), 0.0, 0
+        asked = [False]
+
+        async def receive() -> dict[str, Any]:
+            if asked[0]:  # the client never leaves: wait until the response's end cancels this
+                await asyncio.Event().wait()
+            asked[0] = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal first, size
+            if message["type"] == "http.response.body" and message.get("body"):
+                first = first or time.perf_counter() - t0
+                size += len(message["body"])
+
+        await client.app(scope, receive, send)
+        return first, time.perf_counter() - t0, size
+
+    out = []
+    for _ in range(repeat):
+        tracemalloc.start()
+        first, last, size = asyncio.run(once())
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        out.append((first, last, size, peak))
+        print(f"  export CSV streamed: first chunk {first * 1000:.1f} ms, last {last * 1000:.0f} ms, {size:,} bytes, peak {peak / 2**20:.1f} MiB", flush=True)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--files", type=int, default=10_000)
@@ -249,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "shredcat-bench-prune"))
     p.add_argument("--unsettled", action="store_true", help="leave the garbage collector as Python starts it")
     p.add_argument("--mixed", action="store_true", help="bench/prune.py --mixed's data (and its kept databases)")
+    p.add_argument("--only", default="", help="parts of page names separated by |: time only the pages named so")
+    p.add_argument("--export-stream", type=int, default=0, metavar="K", help="K streamed CSV exports of every file (export_stream)")
     args = p.parse_args(argv)
     MIXED["on"] = args.mixed
     backends = ["sqlite", "postgres"] if args.backend == "both" else [args.backend]
@@ -263,7 +321,11 @@ def main(argv: list[str] | None = None) -> int:
         with ctx as (url, loaded):
             if not loaded:
                 load(url, args.files, 1_000, args.seed)
-            results[backend] = run(url, args.files, args.warmup, args.repeat, not args.unsettled)
+            only = tuple(o for o in args.only.split("|") if o)
+            results[backend] = run(url, args.files, args.warmup, args.repeat, not args.unsettled, only)
+            if args.export_stream:
+                with app_client(url, not args.unsettled) as c:
+                    export_stream(c, args.files, args.export_stream)
     print()
     collector = "Python's default garbage collector" if args.unsettled else "collector settled as shredcat serve's"
     print(

@@ -566,7 +566,7 @@ def downgrade(bind: str | URL | Engine, revision: str = "base") -> None:
 VERSION_TABLE = "alembic_version"
 #: The schema revision this code reads and writes: Alembic's head in ``migrations/`` (a test keeps
 #: them equal), known without importing Alembic so that every command can check it cheaply.
-SCHEMA_REVISION = "0012"
+SCHEMA_REVISION = "0013"
 
 
 def current_revision(bind: str | URL | Engine) -> str | None:

@@ -1,7 +1,8 @@
 """What a path's index keys say about pruning: the share of the files a point lookup keeps.
 
-Computed by :meth:`service.catalog.admin.AdminReads.path_bounds` from every file's keys (the range chart
-shows it next to the bars it draws), once per table snapshot: the catalog caches the answer.
+Computed by :meth:`service.catalog.admin.AdminReads.path_bounds` from every file's keys, or a sample's
+for a path in many files (the range chart shows it next to the bars it draws), once per table
+snapshot: the catalog caches the answer.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from service.catalog import models as m
 from service.catalog import repository as repo
@@ -53,8 +53,8 @@ class HistoryPoint:
 
 def table_history(catalog: Catalog, namespace: str, table: str, limit: int = HISTORY_POINTS) -> list[HistoryPoint]:
     """The newest ``limit`` snapshots of the table, oldest first, each with what was live after it:
-    the running sums of what each snapshot added (files' ``begin_snapshot``) minus what it removed
-    (their ``end_snapshot``), two grouped reads whose rows are snapshots."""
+    the table's live totals, less what each newer snapshot added and plus what it removed (the
+    counts and sums each snapshot row keeps), one read of ``limit`` snapshot rows."""
 
     def op(conn: Connection) -> list[HistoryPoint]:
         t = repo.require_table(conn, namespace, table, cache=catalog._tables)
@@ -65,32 +65,25 @@ def table_history(catalog: Catalog, namespace: str, table: str, limit: int = HIS
 
 
 def _history(conn: Connection, t: repo.TableRow, limit: int) -> list[HistoryPoint]:
-    delta: dict[int, list[int]] = {}
-    for col, sign in ((D.begin_snapshot, 1), (D.end_snapshot, -1)):
-        stmt = (
-            select(col, func.count(), func.sum(D.record_count), func.sum(D.file_size_bytes))
-            .where(D.table_id == t.table_id, col.is_not(None))
-            .group_by(col)
-        )
-        for snap, n, rows, size in conn.execute(stmt):
-            assert snap is not None  # filtered above
-            d = delta.setdefault(int(snap), [0, 0, 0, 0, 0])
-            d[0] += sign * int(n)
-            d[1] += sign * int(rows or 0)
-            d[2] += sign * int(size or 0)
-            d[3 if sign > 0 else 4] += int(n)
     Sn = m.Snapshot
-    times = {
-        int(s): aware(tm)
-        for s, tm in conn.execute(select(Sn.snapshot_id, Sn.snapshot_time).where(Sn.table_id == t.table_id))
-    }
+    stmt = (
+        select(
+            Sn.snapshot_id, Sn.snapshot_time, Sn.added_files, Sn.removed_files,
+            Sn.added_records, Sn.removed_records, Sn.added_bytes, Sn.removed_bytes,
+        )
+        .where(Sn.table_id == t.table_id)
+        .order_by(Sn.snapshot_id.desc())
+        .limit(limit)
+    )  # fmt: skip
+    files, records, size = t.live_file_count, t.live_record_count, t.live_bytes
     out: list[HistoryPoint] = []
-    files = rows = size = 0
-    for snap in sorted(set(delta) | set(times)):
-        d = delta.get(snap, [0, 0, 0, 0, 0])
-        files, rows, size = files + d[0], rows + d[1], size + d[2]
-        out.append(HistoryPoint(snap, times.get(snap), files, rows, size, d[3], d[4]))
-    return out[-limit:]
+    for snap, time, added, removed, added_records, removed_records, added_bytes, removed_bytes in conn.execute(stmt):
+        out.append(HistoryPoint(int(snap), aware(time), files, records, size, int(added), int(removed)))
+        files += int(removed) - int(added)
+        records += int(removed_records) - int(added_records)
+        size += int(removed_bytes) - int(added_bytes)
+    out.reverse()
+    return out
 
 
 @dataclass(frozen=True, slots=True)

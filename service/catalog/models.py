@@ -145,6 +145,14 @@ Snapshot = Columns(
         SqlColumn("changes_made", String, nullable=False),
         SqlColumn("added_files", BigInteger, default=0, nullable=False),
         SqlColumn("removed_files", BigInteger, default=0, nullable=False),
+        #: Records and bytes of the files the snapshot added and removed: with the table's live
+        #: totals, what was live after each of its newest snapshots, without reading their files
+        #: (the dashboard's table history). Kept where the table's totals are kept (migration 0013
+        #: filled them from the files).
+        SqlColumn("added_records", BigInteger, default=0, server_default="0", nullable=False),
+        SqlColumn("added_bytes", BigInteger, default=0, server_default="0", nullable=False),
+        SqlColumn("removed_records", BigInteger, default=0, server_default="0", nullable=False),
+        SqlColumn("removed_bytes", BigInteger, default=0, server_default="0", nullable=False),
         Index("ix_ducklake_snapshot_table_id_snapshot_id", "table_id", "snapshot_id"),
         sqlite_autoincrement=True,
     )
@@ -246,6 +254,9 @@ DataFile = Columns(
 _live("ducklake_data_file", "uq_ducklake_data_file_live_path", "table_id", "path", unique=True)
 # A dense plan's walk over a table's live files in id order (planner.routes.walk).
 _live("ducklake_data_file", "ix_ducklake_data_file_live_table_id", "table_id", "data_file_id")
+# The dashboard's files list by size or by record count, a keyset page each (migration 0013).
+_live("ducklake_data_file", "ix_ducklake_data_file_live_size", "table_id", "file_size_bytes", "path")
+_live("ducklake_data_file", "ix_ducklake_data_file_live_records", "table_id", "record_count", "path")
 
 
 #: ``shredcat_variant_path``: dictionary of (column, variant_path, shredded_type) per table, with

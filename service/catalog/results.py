@@ -247,6 +247,11 @@ class PathBounds:
     #: storing the path as another type, or not fully shredding it): see
     #: :func:`service.catalog.estimates.point_keep_ratio`. None when no file holds values.
     point_keep: float | None = None
+    #: 0: ``files``, ``with_values`` and ``point_keep`` are read from every one of the ``total``
+    #: files. Otherwise the number of files of a sample they were read from instead (a path in
+    #: more files than a page can read in time): ``files`` are evenly spaced picks of the sample
+    #: in ``order``, ``with_values`` and ``point_keep`` estimates scaled from it to ``total``.
+    sample: int = 0
 
 
 # --- planning ---------------------------------------------------------------------------------

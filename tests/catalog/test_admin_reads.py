@@ -169,6 +169,33 @@ def test_path_bounds_are_kept_per_snapshot(filled_catalog: Catalog) -> None:
     assert admin_reads(filled_catalog).path_bounds("lake", "events", "v", '"id"').total == 6
 
 
+def test_path_bounds_of_a_path_in_many_files_come_from_a_sample(filled_catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past PATH_BOUNDS_EXACT_FILES a path's chart reads a sample of its files, not every key: a
+    sample probing every id holds every file and gives what every file's keys give; a sample of
+    two holds the first and the last file in commit order, and the files with values and the
+    estimate are scaled from it to every file."""
+    from service.catalog import admin
+
+    reads = admin_reads(filled_catalog)
+    exact = {order: reads.path_bounds("lake", "events", "v", '"id"', order=order, limit=3) for order in ("min", "path")}
+    assert exact["min"].sample == 0
+    monkeypatch.setattr(admin, "PATH_BOUNDS_EXACT_FILES", 5)
+    monkeypatch.setattr(admin, "PATH_BOUNDS_SAMPLE", 1000)
+    for order in ("min", "path"):
+        whole = reads.path_bounds("lake", "events", "v", '"id"', order=order, limit=4)
+        assert whole.sample == 6 and whole.total == 6 and whole.with_values == 6
+        assert whole.point_keep == pytest.approx(exact[order].point_keep)
+        assert [f.path for f in whole.files] == [f.path for f in reads.path_bounds("lake", "events", "v", '"id"', order=order, limit=4).files]
+        assert [f.path for f in whole.files][::3] == [f.path for f in exact[order].files][::2]  # first and last
+    monkeypatch.setattr(admin, "PATH_BOUNDS_SAMPLE", 2)
+    two = reads.path_bounds("lake", "events", "v", '"id"', limit=10)
+    assert two.sample == 2 and two.total == 6 and two.live_files == 6 and two.types == (("int64", 6),)
+    # The first file's known range, then the unknown one (committed last): each probe of the known
+    # range is held by both files of the sample, so by every file.
+    assert [(f.min_value, f.max_value) for f in two.files] == [(exact["min"].files[0].min_value, exact["min"].files[0].max_value), (None, None)]
+    assert two.with_values == 6 and two.point_keep == pytest.approx(1.0)
+
+
 @pytest.mark.parametrize(
     ("type_name", "bounds"),
     [

@@ -170,6 +170,50 @@ def test_path_chart_is_capped(admin: TestClient, monkeypatch: pytest.MonkeyPatch
     assert "keeps about <strong>20.0%</strong> of the 5 files" in html
 
 
+def test_path_chart_of_many_files_says_it_is_a_sample(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path in more files than a page reads is charted from a sample: the caption, the axis and
+    the estimate say so."""
+    from service.catalog import admin as admin_module
+
+    monkeypatch.setattr(admin_module, "PATH_BOUNDS_EXACT_FILES", 4)
+    monkeypatch.setattr(admin_module, "PATH_BOUNDS_SAMPLE", 2)
+    html = admin.get(_path_url('"id"')).text
+    svg = re.search(r"<svg class=\"chart\".*?</svg>", html, re.S).group(0)
+    assert 'data-files="2"' in svg and "(2 of 5, evenly spaced in a sample of 2)" in svg
+    cap = re.search(r'id="chart-cap">(.*?)</p>', html, re.S).group(1)
+    assert "Showing 2 of 5 files" in cap and 'id="chart-sample">sample of 2<' in cap
+    assert re.search(r'id="estimated">about 5 files \(estimated from the sample of 2\)', html)
+
+
+def test_a_substring_found_in_one_page_is_counted_by_that_page(admin: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A path search whose matches fit in the first page counts them from it: no second scan of
+    every live path for the count (a rare substring's two scans took 4.3 s at 3,000,000 files);
+    one that fills the page still counts every match."""
+    from sqlalchemy import event
+
+    engine = admin.app.state.ctx.catalog.engine  # type: ignore[attr-defined]
+    seen: list[str] = []
+
+    def record(*a: object) -> None:
+        seen.append(str(a[2]))
+
+    def counts() -> list[str]:
+        return [s for s in seen if "count(" in s and "LIKE" in s.upper()]
+
+    monkeypatch.setattr(table_page, "FILES_PAGE", 2)
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        found = admin.get(T, params={"contains": "RT-3"}).text
+        counted = counts()
+        seen.clear()
+        many = admin.get(T, params={"contains": ".parquet", "sort": "size"}).text
+        counted_many = counts()
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert "1 of 5 live files contain" in found and counted == []
+    assert "5 of 5 live files contain" in many and len(counted_many) == 1
+
+
 def test_path_chart_follows_commits(admin: TestClient, filled: str) -> None:
     """The chart's data is kept per table snapshot: a file committed by another writer (another
     Catalog, as another process would) is drawn on the next view and counted in the estimate."""

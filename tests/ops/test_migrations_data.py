@@ -30,6 +30,7 @@ import pytest
 from service.catalog import Catalog
 from service.catalog.admin import admin_reads
 from service.catalog.db import current_revision, downgrade, schema_drift, upgrade_to_head
+from service.catalog.history import table_history
 from service.errors import ConflictError
 from tests.catalog.factories import (
     BLOB,
@@ -126,11 +127,12 @@ SEEN_AT_HEAD: dict[str, dict[str, Any]] = {}
 
 #: revision -> how to fill a database at that revision (default: the head library). The library
 #: writes zone maps with every stats row since 0007, the keys' ``had_values`` since 0008, the
-#: files' proven objects (absent fields) since 0010 and the keys' timeline counters since 0012 (the
-#: way up fills them from the rows: ``assert_consistent`` recounts them), so every earlier revision
-#: is seeded at head.
+#: files' proven objects (absent fields) since 0010, the keys' timeline counters since 0012 and the
+#: snapshots' records and bytes since 0013 (the way up fills them from the rows: ``assert_consistent``
+#: recounts them, the fingerprint holds the table's history), so every earlier revision is seeded
+#: at head.
 SEEDERS: dict[str, Callable[[str], None]] = {
-    r: _seed_at_head_then_down_to(r) for r in REVISIONS[: REVISIONS.index("0012")]
+    r: _seed_at_head_then_down_to(r) for r in REVISIONS[: REVISIONS.index("0013")]
 }
 #: Revisions whose seeding loses nothing a reader sees on the way down (only zone maps, which the
 #: upgrade rebuilds): the upgrade must give back exactly what the seed wrote.
@@ -165,6 +167,7 @@ def fingerprint(url: str) -> dict[str, Any]:
                 "at": at,
                 "global": cat.global_stats_json(ns, name),
                 "coverage": admin_reads(cat).path_coverage(ns, name),
+                "history": table_history(cat, ns, name),
             }
     return out
 

@@ -41,6 +41,7 @@ from service.pruning.conditions import (
     Condition,
     ConditionVisitor,
     Constant,
+    HasValues,
     Keep,
     LeafCondition,
     RangeMayContain,
@@ -148,7 +149,8 @@ class Planner(ConditionVisitor[str]):
 
     def holds_everywhere(self, c: LeafCondition) -> bool:
         """Whether every live file passes ``c``'s one-sided range test (``score > 0`` where every
-        file's max is positive): then the leaf is TRUE and a dense answer needs no lookup per file
+        file's max is positive) or its test of values alone (a type the term cannot compare, where
+        every row holds values): then the leaf is TRUE and a dense answer needs no lookup per file
         (:func:`simplify`). Current snapshot only (the counters and partial indexes describe the
         live files).
 
@@ -167,9 +169,13 @@ class Planner(ConditionVisitor[str]):
             t = c.test_for(row.shredded_type)
             if isinstance(t, Keep):
                 continue
-            if not isinstance(t, RangeMayContain) or (t.lo is None) == (t.hi is None):
+            fails: list[str] | None
+            if isinstance(t, HasValues):  # a type the term cannot compare: it rejects no other row
+                fails = ["s.value_count = 0"]
+            elif not isinstance(t, RangeMayContain) or (t.lo is None) == (t.hi is None):
                 return False
-            fails = RowClauses(self, row).one_sided_rejects(t)
+            else:
+                fails = RowClauses(self, row).one_sided_rejects(t)
             if fails is None:
                 return False
             pid = self.sql.bind(row.path_id)

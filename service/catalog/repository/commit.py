@@ -280,16 +280,26 @@ def add_files(conn: Connection, t: TableRow, snap: int, batch: PreparedBatch) ->
     ids = _insert_files(conn, t.table_id, snap, files)
     _add_rows(conn, t, ids, [snap] * len(ids), batch, variant=True)
     add_objects(conn, t, ids, files)
+    records, size = sum(f.record_count for f in files), sum(f.file_size_bytes for f in files)
     conn.execute(
         update(m.Table)
         .where(m.Table.table_id == t.table_id)
         .values(
             live_file_count=m.Table.live_file_count + len(files),
-            live_record_count=m.Table.live_record_count + sum(f.record_count for f in files),
-            live_bytes=m.Table.live_bytes + sum(f.file_size_bytes for f in files),
+            live_record_count=m.Table.live_record_count + records,
+            live_bytes=m.Table.live_bytes + size,
             current_snapshot_id=snap,
         )
     )
+    _count_in_snapshot(conn, snap, "added", records, size)
+
+
+def _count_in_snapshot(conn: Connection, snap: int, side: str, records: int, size: int) -> None:
+    """Add to the records and bytes ``snap`` added or removed (``side``): what the table's totals
+    moved by, kept beside them for its history."""
+    Sn = m.Snapshot
+    rec, byt = getattr(Sn, f"{side}_records"), getattr(Sn, f"{side}_bytes")
+    conn.execute(update(Sn).where(Sn.snapshot_id == snap).values({rec: rec + records, byt: byt + size}))
 
 
 def add_column_rows(
@@ -462,16 +472,18 @@ def end_files(conn: Connection, t: TableRow, snap: int, live: Sequence[LiveFile]
             )
     remove_counters(conn, removed, snap)
     end_objects(conn, ids)
+    records, size = sum(lf.record_count for lf in live), sum(lf.file_size_bytes for lf in live)
     conn.execute(
         update(m.Table)
         .where(m.Table.table_id == t.table_id)
         .values(
             live_file_count=m.Table.live_file_count - len(live),
-            live_record_count=m.Table.live_record_count - sum(lf.record_count for lf in live),
-            live_bytes=m.Table.live_bytes - sum(lf.file_size_bytes for lf in live),
+            live_record_count=m.Table.live_record_count - records,
+            live_bytes=m.Table.live_bytes - size,
             current_snapshot_id=snap,
         )
     )
+    _count_in_snapshot(conn, snap, "removed", records, size)
 
 
 #: Live files a drop ends per :func:`end_files` call: a bounded list in memory, whatever the table's size.

@@ -11,7 +11,7 @@ import math
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Connection, Select, exists, func, select
+from sqlalchemy import BigInteger, ColumnElement, Connection, Select, exists, func, literal, select
 
 from service.catalog import models as m
 from service.catalog.repository.common import (
@@ -491,6 +491,51 @@ def file_bounds(conn: Connection, path_id: int, ids: Sequence[int]) -> list[File
         for r in conn.execute(stmt).all():
             found[int(r[0])] = _bound(r)
     return [found[i] for i in ids if i in found]
+
+
+def sample_file_bounds(
+    conn: Connection, path_id: int, st: ShreddedType, n: int
+) -> list[tuple[Key | None, Key | None, int, FileBound]]:
+    """``(min key, max key, data_file_id, bounds)`` of up to ``n`` live stats rows of ``path_id``
+    spread over their ``data_file_id`` range: for each of ``n`` evenly spaced ids from the least to
+    the greatest, the first row at or after it (each row once), in ``data_file_id`` order.
+
+    ``n`` probes of the ``(path_id, data_file_id)`` index and a primary-key read per row found,
+    whatever the number of rows: what a path in millions of files is sampled with (a systematic
+    sample in commit order; files just past a run of ids without the path are likelier picks)."""
+    live = (S.path_id == path_id, S.end_snapshot.is_(None))
+    ends = [
+        conn.execute(select(S.data_file_id).where(*live).order_by(o).limit(1)).scalar()
+        for o in (S.data_file_id.asc(), S.data_file_id.desc())
+    ]
+    if ends[0] is None or ends[1] is None:
+        return []
+    first, last = int(ends[0]), int(ends[1])
+    # The probes' targets, counted in SQL (a recursive CTE: both backends, no parameter per probe).
+    step = select(literal(0, BigInteger).label("i")).cte("step", recursive=True)
+    step = step.union_all(select(step.c.i + 1).where(step.c.i < n - 1))
+    probe = S.alias()
+    target = literal(first, BigInteger) + step.c.i * (last - first) // max(1, n - 1)
+    found = (
+        select(probe.data_file_id)
+        .where(probe.path_id == path_id, probe.end_snapshot.is_(None), probe.data_file_id >= target)
+        .order_by(probe.data_file_id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    ids = sorted({int(i) for (i,) in conn.execute(select(found).select_from(step)) if i is not None})
+    fam = family(st)
+    keys = (getattr(S, f"min_{fam}"), getattr(S, f"max_{fam}"))
+    rows: list[Any] = []
+    for chunk in chunks(ids):
+        stmt = (
+            select(*_BOUND_COLS, *keys)
+            .join(D, D.data_file_id == S.data_file_id)
+            .where(*live, in_values(conn, S.data_file_id, chunk))
+        )
+        rows += conn.execute(stmt).all()
+    rows.sort(key=lambda r: r[0])
+    return [(r[7], r[8], int(r[0]), _bound(r)) for r in rows]
 
 
 def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, str, int]]:

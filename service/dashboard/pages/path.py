@@ -75,7 +75,9 @@ def _path(
             for f in pb.files
         ]
         x_label = f"files ordered by {'minimum' if order == 'min' else 'path'}"
-        if len(files) < pb.total:
+        if pb.sample:
+            x_label += f" ({len(files):,} of {pb.total:,}, evenly spaced in a sample of {pb.sample:,})"
+        elif len(files) < pb.total:
             x_label += f" ({len(files):,} of {pb.total:,}, evenly spaced)"
         chart = render_chart(
             pb.shredded_type,

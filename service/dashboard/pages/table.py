@@ -254,12 +254,15 @@ def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filte
     if view.order not in ("asc", "desc"):
         raise BadInputError(f"order must be asc or desc, not {view.order!r}")
     prefix = _full_prefix(catalog, namespace, table, filters.prefix)
-    matching = admin_reads(catalog).count_files(
-        namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
-    )
-    pages = max(1, -(-matching // FILES_PAGE))
+
+    def count() -> int:
+        return admin_reads(catalog).count_files(
+            namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
+        )
+
     if view.page is not None:
-        number = min(max(1, view.page), pages)  # a page past the last shows the last
+        matching = count()
+        number = min(max(1, view.page), max(1, -(-matching // FILES_PAGE)))  # a page past the last shows the last
         start = (number - 1) * FILES_PAGE
         got = files_at(
             catalog, namespace, table, sort=view.sort, descending=view.order == "desc",
@@ -269,6 +272,10 @@ def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filte
         files, more_before, more_after = got, start > 0, start + len(got) < matching
     else:
         files, start, more_before, more_after = _cursor_page(catalog, namespace, table, prefix, filters, view)
+        # A page holding every match has counted them: a rare substring's count would be a second
+        # scan of every live path (what the page itself read to find so few).
+        matching = len(files) if not more_before and not more_after else count()
+    pages = max(1, -(-matching // FILES_PAGE))
     next_cursor = prev_cursor = None
     if files and more_after:
         last = files[-1]
