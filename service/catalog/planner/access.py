@@ -71,7 +71,7 @@ def first_rows(planner: Planner, condition: Condition, after: int, page_size: in
         return page
     shaped = looks_selective(condition)
     selective = shaped and looks_selective(condition, lambda leaf: has_narrow_keys(planner, leaf))
-    scan = zones.key_scan(planner, condition)
+    scan = zones.key_scan(planner, condition, selective=selective)
     runs = None if scan is None else zones.zone_runs(planner, scan, after, estimate=selective)
     if scan is not None and runs is not None:
         if not runs:

@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, TypeGuard
 
 from service.catalog import models
 from service.catalog.models import PATH_FILE_COLUMNS
@@ -30,9 +30,12 @@ class KeyScan:
     clause: str
 
 
-def key_scan(planner: Planner, condition: Condition) -> KeyScan | None:
+def key_scan(planner: Planner, condition: Condition, *, selective: bool = False) -> KeyScan | None:
     """The scan for a single leaf whose key every live file has, with one stored type (so one
-    index range in file order holds every file) whose keys the index holds; None otherwise."""
+    index range in file order holds every file) whose keys the index holds; None otherwise, and
+    for a ``selective`` leaf that is no range for the zones (:func:`zoned`): the set plan answers
+    that one whatever the scan (:func:`~.access.first_rows`), and building the scan's test of a
+    200-point list cost more client CPU than its whole plan otherwise."""
     if not isinstance(condition, LeafCondition) or not planner.covers_every_file(condition):
         return None
     rows = planner.paths(condition.column, condition.variant_path)
@@ -41,6 +44,8 @@ def key_scan(planner: Planner, condition: Condition) -> KeyScan | None:
         # a row per entry, so strings keep the walk.
         return None
     test = condition.test_for(rows[0].shredded_type)
+    if selective and not zoned(test):
+        return None
     branches = visit_test(test, RowClauses(planner, rows[0]))
     clause = " OR ".join(f"({b})" for b in branches) if branches else "1=0"
     if not set(_ROW_COLUMN.findall(clause)) <= _SCANNED_COLUMNS:
@@ -71,6 +76,12 @@ class Run:
     estimate: float
 
 
+def zoned(t: Test) -> TypeGuard[RangeMayContain]:
+    """Whether a zone map helps a key scan with test ``t``: a range wider than one value (a point,
+    or a point list, is a short index range each on the key indexes)."""
+    return isinstance(t, RangeMayContain) and not (t.lo is not None and t.lo == t.hi)
+
+
 def zone_runs(planner: Planner, scan: KeyScan, after: int, *, estimate: bool) -> list[Run] | None:
     """The runs of zones after ``after`` that might hold rows passing ``scan``'s range, in file
     order (at most :data:`MAX_RUNS`: the smallest gaps are read through); None when the test is not
@@ -79,7 +90,7 @@ def zone_runs(planner: Planner, scan: KeyScan, after: int, *, estimate: bool) ->
     database (consecutive zones share ``zone - row_number()``), which returns a row per run; with
     ``estimate``, each run's rows that might pass are estimated there too."""
     t = scan.test
-    if not isinstance(t, RangeMayContain) or (t.lo is not None and t.lo == t.hi):
+    if not zoned(t):
         return None
     clauses = RowClauses(planner, scan.row, zones=True)
     branches = visit_test(t, clauses)
