@@ -353,8 +353,9 @@ def queries(n: int) -> list[Query]:
     ]
 
 
-#: Queries whose whole answer is also paged through (``--whole``): the non-selective ones.
-WHOLE = ("score>0", "score50%")
+#: Queries whose whole answer is also paged through (``--whole``): the non-selective ones (a tenth
+#: of the files kept or more: spread, clustered, strings).
+WHOLE = ("score>0", "score10%", "score50%", "uid50%", "like_prefix", "prefix_range", "event_eq")
 
 
 def mixed_queries(n: int) -> list[Query]:

@@ -140,6 +140,7 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
             ("set",): "set",
             ("walk",): "walk",
             ("walk", "walk"): "walk_on",
+            ("walk", "scan"): "walk_scan",
             ("scan",): "scan",
             ("scan", "scan"): "scan_on",
         }.get(tuple(calls), "")
@@ -179,10 +180,12 @@ def test_every_route_pages_exactly_the_set_answer(cat: Catalog, monkeypatch: pyt
         expected = _set_answer(cat, sql)
         for page_size in (7, 14, 25, 1000):
             assert _paged(cat, sql, page_size) == expected, f"{sql} (pages of {page_size})"
-    wanted = (
+    wanted: tuple[str, ...] = (
         "every", "set", "walk", "walk_on", "walk+set", "scan", "scan_on", "scan+set",
         "zones", "zones+set", "zones+scan", "zones+scan+scan",
     )  # fmt: skip
+    if cat.backend == "postgresql":
+        wanted += ("walk_scan",)  # a dense string leaf read on by its key's rows (zones.string_scan)
     missing = [r for r in wanted if not taken.get(r)]
     assert not missing, f"routes never taken: {missing}; taken: {sorted(taken.items())}"
 
@@ -211,10 +214,12 @@ def test_a_string_point_or_prefix_is_probed_before_the_set_plan(cat: Catalog, mo
     """A point or bounded range on a string key looks selective by its shape, but a string key has
     no width floor, so the set plan reads every row on one side of a bound whatever the answer:
     such a page is probed on :data:`~access.STRING_PROBE_WINDOW` files first. Dense (`d = 'n3'`, 3
-    files in 7; the prefix `d LIKE 'n3%'` as the range it implies), the walk fills the page; sparse (`d = 'n85'`: no file),
-    the set plan answers after the probe. A number's point still goes to the set plan directly."""
+    files in 7; the prefix `d LIKE 'n3%'` as the range it implies), the page is filled on from there:
+    on PostgreSQL by the key's rows in file order (a scan, :func:`~zones.string_scan`), on SQLite by
+    the walk; sparse (`d = 'n85'`: no file), the set plan answers after the probe. A number's point
+    still goes to the set plan directly."""
     monkeypatch.setattr(access, "STRING_PROBE_WINDOW", 20)
-    real_walk, real_set = routes.walk, routes.set_rows
+    real_walk, real_set, real_scan = routes.walk, routes.set_rows, routes.scan_window
     calls: list[tuple[str, int]] = []
 
     def walk(*a: Any, **k: Any) -> Any:
@@ -225,11 +230,17 @@ def test_a_string_point_or_prefix_is_probed_before_the_set_plan(cat: Catalog, mo
         calls.append(("set", 0))
         return real_set(*a, **k)
 
+    def scan(*a: Any, **k: Any) -> Any:
+        calls.append(("scan", 0))
+        return real_scan(*a, **k)
+
     monkeypatch.setattr(routes, "walk", walk)
     monkeypatch.setattr(routes, "set_rows", set_rows)
+    monkeypatch.setattr(routes, "scan_window", scan)
+    on = "scan" if cat.backend == "postgresql" else "walk"
     for sql, route in (
-        (f"{D} = 'n3'", ["walk", "walk"]),  # 20 files probed: 8 of the 11 rows, then on
-        (f"{D} >= 'n3' AND {D} < 'n4'", ["walk", "walk"]),  # what `d LIKE 'n3%'` prunes with
+        (f"{D} = 'n3'", ["walk", on]),  # 20 files probed: 8 of the 11 rows, then on
+        (f"{D} >= 'n3' AND {D} < 'n4'", ["walk", on]),  # what `d LIKE 'n3%'` prunes with
         (f"{D} = 'n85'", ["walk", "set"]),
         (f"{A} = 1234", ["set"]),
     ):

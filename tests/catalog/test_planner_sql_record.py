@@ -54,6 +54,8 @@ def _param(v: Any) -> Any:
         return {"bytes": v.hex()}
     if isinstance(v, Decimal):
         return {"decimal": str(v)}
+    if isinstance(v, list):  # an array parameter (a long point list's keys)
+        return [_param(x) for x in v]
     raise AssertionError(f"unexpected parameter type {type(v).__name__}")
 
 

@@ -71,7 +71,7 @@ def first_rows(planner: Planner, condition: Condition, after: int, page_size: in
         return page
     shaped = looks_selective(condition)
     selective = shaped and looks_selective(condition, lambda leaf: has_narrow_keys(planner, leaf))
-    scan = zones.key_scan(planner, condition)
+    scan = zones.key_scan(planner, condition, selective=selective)
     runs = None if scan is None else zones.zone_runs(planner, scan, after, estimate=selective)
     if scan is not None and runs is not None:
         if not runs:
@@ -96,15 +96,29 @@ def first_rows(planner: Planner, condition: Condition, after: int, page_size: in
     density = len(rows) / walked
     remaining = max(planner.t.live_file_count - walked, 0)
     if density > 0 and need / density < density * remaining:
-        window = min(MAX_WALK, math.ceil(3 * need / density))
-        more, walked, last = routes.walk(planner, test, last, window, need)
+        more, last, done = _walk_on(planner, condition, test, last, min(MAX_WALK, math.ceil(3 * need / density)), need)
         rows += more
-        if len(rows) >= want or walked < window:
+        if len(rows) >= want or done:
             page.rows = rows
             return page
         need = want - len(rows)
     page.rows = rows + routes.set_rows(page, last, need)
     return page
+
+
+def _walk_on(
+    planner: Planner, condition: Condition, test: str, after: int, window: int, limit: int
+) -> tuple[list[Any], int, bool]:
+    """A walk's next ``window`` live files after ``after`` once its probe found the candidates
+    dense: the passing files (at most ``limit``), the last id read, whether every file was read.
+    A single leaf on a string key every file has reads the key's rows in file order instead
+    (:func:`~.zones.string_scan`), one row each rather than a lookup per file."""
+    strings = zones.string_scan(planner, condition)
+    if strings is not None:
+        rows, _, last, done = routes.scan_runs(planner, strings, [Run(after + 1, INT64_MAX, window, 0.0)], after, window, limit)
+        return rows, last, done
+    rows, walked, last = routes.walk(planner, test, after, window, limit)
+    return rows, last, walked < window
 
 
 

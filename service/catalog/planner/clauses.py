@@ -267,12 +267,15 @@ class RowClauses(TestVisitor[list[str]]):
 
     def point_join(self, t: Test, table: str) -> str | None:
         """On PostgreSQL, a long point list (more than :data:`MAX_POINT_PROBES`) as one SELECT
-        joining a VALUES list of ``(key, key - max width)`` to the path's rows: one short index
+        joining the points' ``(key, key - max width)`` pairs to the path's rows: one short index
         range per point, where an OR of the points costs tens of ms of planning. The rows come
         from a LATERAL subquery PostgreSQL cannot flatten (OFFSET 0); flattened, it drives the
-        join from the stats rows (seconds). None (branches or the OR-ed scan then) elsewhere, or
-        when a point has no typed key or the path no width; the rows without keys are
-        :meth:`unkeyed_branches`."""
+        join from the stats rows (seconds). The pairs come as two array parameters, unnested
+        together: a VALUES list took two binds per point, and 200 points' 400 binds cost more
+        client CPU (SQLAlchemy's and psycopg's handling of each bind, a statement too long for
+        psycopg's cache) than the database's whole answer (bench/prune.py's ``in200``). None
+        (branches or the OR-ed scan then) elsewhere, or when a point has no typed key or the
+        path no width; the rows without keys are :meth:`unkeyed_branches`."""
         if not isinstance(t, AnyPoint) or len(t.points) <= MAX_POINT_PROBES:
             return None
         if self.planner.conn.dialect.name != "postgresql":
@@ -286,15 +289,16 @@ class RowClauses(TestVisitor[list[str]]):
                 return None
             pairs.append((k, floor))
         bind = self.sql.bind
-        values = ", ".join(f"({bind(k)}, {bind(f)})" for k, f in pairs)
+        array = "BIGINT[]" if fam == "num" else "DOUBLE PRECISION[]"
+        keys, floors = bind([k for k, _ in pairs]), bind([f for _, f in pairs])
         mn, mx = f"s.min_{fam}", f"s.max_{fam}"
         where = (
             f"s.path_id = {bind(self.row.path_id)} AND {self.planner.live('s')} AND s.value_count > 0 "
-            f"AND {mn} <= pt.column1 AND {mn} >= pt.column2 AND {mx} >= pt.column1"
+            f"AND {mn} <= pt.k AND {mn} >= pt.floor AND {mx} >= pt.k"
         )
         return (
-            f"SELECT x.data_file_id FROM (VALUES {values}) AS pt CROSS JOIN LATERAL "
-            f"(SELECT s.data_file_id FROM {table} s WHERE {where} OFFSET 0) AS x"
+            f"SELECT x.data_file_id FROM unnest(CAST({keys} AS {array}), CAST({floors} AS {array})) AS pt(k, floor) "
+            f"CROSS JOIN LATERAL (SELECT s.data_file_id FROM {table} s WHERE {where} OFFSET 0) AS x"
         )
 
     def visit_not_all_in(self, t: NotAllIn) -> list[str]:

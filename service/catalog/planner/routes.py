@@ -69,20 +69,27 @@ def scan_window(
     """The files after ``after`` (up to ``upto``) that pass the leaf (at most ``limit``) among the
     key's next ``window`` rows in file order; how many rows that window held, and its last file id.
     The rows come from a subquery PostgreSQL and SQLite keep apart (OFFSET 0), so the test cannot
-    pull the key indexes in: it reads only the file-order index, in order, and stops early."""
+    pull the key indexes in: it reads the file-order index (and a string's rows: ``scan.columns``),
+    in order, and stops early. The window's count reads the index alone."""
     sql = planner.sql
-    cols = ", ".join(f"s.{c}" for c in PATH_FILE_COLUMNS)
-    rows_sql = (
-        f"SELECT {cols} FROM {scan.row.table} s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
+    where = (
+        f"FROM {scan.row.table} s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
         f"AND {planner.live('s')} AND s.data_file_id > {sql.bind(after)} AND s.data_file_id <= {sql.bind(upto)} "
         f"ORDER BY s.data_file_id LIMIT {sql.bind(window)} OFFSET 0"
     )
-    ids = f"SELECT s.data_file_id FROM ({rows_sql}) AS s WHERE {scan.clause} ORDER BY s.data_file_id LIMIT {sql.bind(limit)}"
+
+    def rows_sql(columns: tuple[str, ...]) -> str:
+        return f"SELECT {', '.join(f's.{c}' for c in columns)} {where}"
+
+    ids = (
+        f"SELECT s.data_file_id FROM ({rows_sql(scan.columns)}) AS s WHERE {scan.clause} "
+        f"ORDER BY s.data_file_id LIMIT {sql.bind(limit)}"
+    )
     found = files_of(planner, ids)
     if len(found) >= limit:
         return found, window, int(found[-1][0])
     n, last = planner.conn.execute(
-        statement(f"SELECT count(*), max(s.data_file_id) FROM ({rows_sql}) AS s"), sql.params
+        statement(f"SELECT count(*), max(s.data_file_id) FROM ({rows_sql(PATH_FILE_COLUMNS)}) AS s"), sql.params
     ).one()
     return found, int(n), int(last) if last is not None else after
 
