@@ -102,6 +102,8 @@ def pages(first_file: str, cursor_page: str, n: int) -> list[tuple[str, str, str
     play_mid = min(50, max(1, n // 200))
     # A part of the first file's name: a path search that finds files at any size.
     contains = first_file.rsplit("/", 1)[-1][:12] or "part-"
+    # Common substrings: one in every path, one in about a 24th of them (an hour's directory).
+    every, hourly = "part-", "hr=2/"
     POINT = point(n)
     coverage = f"{T}/coverage?" + urlencode({"column": "v", "path": user_id, "type": "int64"})
     gets: list[tuple[str, str, str]] = [
@@ -110,6 +112,8 @@ def pages(first_file: str, cursor_page: str, n: int) -> list[tuple[str, str, str
         ("table, files page 2", cursor_page, 'id="files-range"'),
         ("table, files by size", f"{T}?sort=size&order=desc", 'id="files-table"'),
         (f"table, path contains {contains!r}", f"{T}?{urlencode({'contains': contains})}", 'id="files-table"'),
+        (f"table, path contains {every!r} (common)", f"{T}?{urlencode({'contains': every})}", 'id="files-table"'),
+        (f"table, path contains {hourly!r} (common)", f"{T}?{urlencode({'contains': hourly})}", 'id="files-table"'),
         ("file", f"{T}/file?{urlencode({'path': first_file})}", 'id="file-stats"'),
         ("coverage (int64 files)", coverage, 'id="coverage-files"'),
         (f"chart int64 (500 of {n:,})", path(path=user_id), "<svg"),

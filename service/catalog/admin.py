@@ -217,16 +217,22 @@ class AdminReads:
         prefix: str | None = None,
         contains: str | None = None,
         added_in: int | None = None,
+        at_most: int | None = None,
     ) -> int:
         """Live files of the table kept by the filters of :meth:`list_files_sorted` (all of them
-        without one)."""
+        without one). ``at_most``: counting stops past it, a result above it means "more than
+        ``at_most``" (:func:`repo.count_files`)."""
         _check_id("added_in", added_in)
+        if at_most is not None and at_most < 0:
+            raise BadInputError("at_most must not be negative")
 
         def op(conn: Connection) -> int:
             t = repo.require_table(conn, namespace, table)
             if not prefix and not contains and added_in is None:
-                return t.live_file_count
-            return repo.count_files(conn, t.table_id, None, prefix=prefix, contains=contains, added_in=added_in)
+                return t.live_file_count if at_most is None else min(t.live_file_count, at_most + 1)
+            return repo.count_files(
+                conn, t.table_id, None, prefix=prefix, contains=contains, added_in=added_in, at_most=at_most
+            )
 
         return self._cat._read(op)
 

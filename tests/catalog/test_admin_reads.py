@@ -268,6 +268,23 @@ def test_substring_search_takes_wildcards_literally(catalog: Catalog) -> None:
         admin_reads(catalog).count_files("lake", "t", added_in=2**70)
 
 
+def test_a_count_of_files_stops_past_at_most(catalog: Catalog) -> None:
+    """``at_most``: the count is exact up to it and ``at_most + 1`` (meaning "more") past it, with
+    or without a filter; a bad bound is refused."""
+    catalog.create_namespace("lake", if_not_exists=True)
+    catalog.create_table("lake", "t", ["v"])
+    catalog.commit("lake", "t", [FileStats(f"/lake/a/part-{i}.parquet", 100, 1, 10, None, ("v",), ()) for i in range(5)])
+    reads = admin_reads(catalog)
+    counts = [reads.count_files("lake", "t", contains="PART-", at_most=n) for n in (0, 3, 4, 5, 9)]
+    assert counts == [1, 4, 5, 5, 5]
+    assert reads.count_files("lake", "t", contains="t-3", at_most=0) == 1
+    assert reads.count_files("lake", "t", contains="nowhere", at_most=0) == 0
+    assert [reads.count_files("lake", "t", at_most=n) for n in (2, 5)] == [3, 5]
+    assert reads.count_files("lake", "t", prefix="/lake/a/", at_most=2) == 3
+    with pytest.raises(BadInputError):
+        reads.count_files("lake", "t", contains="part", at_most=-1)
+
+
 def test_files_behind_each_coverage_status_and_health(filled_catalog: Catalog, events_files: list[str]) -> None:
     # "name" is varchar in four files, int64 in part-4; "extra" only in part-4; "id" everywhere
     # but with unknown bounds in the client-side file (which has no other path).

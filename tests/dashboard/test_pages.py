@@ -214,6 +214,63 @@ def test_a_substring_found_in_one_page_is_counted_by_that_page(admin: TestClient
     assert "5 of 5 live files contain" in many and len(counted_many) == 1
 
 
+@pytest.fixture
+def admin_each_backend(catalog_url: str, events_files: list[str]) -> Iterator[TestClient]:
+    """As ``admin``, on a catalog of each back end holding ``lake.events`` (its five files)."""
+    from service.api import create_app
+    from service.catalog import Catalog
+    from tests.api.conftest import make_settings
+
+    with Catalog(catalog_url) as cat:
+        cat.register("lake", "events", events_files)
+    settings = make_settings(catalog_url, [str(Path(events_files[0]).parent.parent)])
+    with TestClient(create_app(settings), raise_server_exceptions=False, follow_redirects=False) as c:
+        c.headers.update({**HTML, **bearer(ADMIN_TOKEN)})
+        yield c
+
+
+def test_a_path_search_counts_its_matches_up_to_a_cap(admin_each_backend: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past :data:`table_page.MATCHES_COUNTED` matches the count says "more than" it (no exact
+    number it did not count, no Last page); at the cap it is exact; the pages still walk every match."""
+    admin = admin_each_backend
+    monkeypatch.setattr(table_page, "FILES_PAGE", 2)
+
+    def text(html: str, element: str) -> str:
+        m = re.search(rf'id="{element}">(.*?)</(?:p|span)>', html, re.S)
+        return "" if m is None else re.sub(r"<[^>]+>|\s+", " ", m.group(1)).strip()
+
+    def shown(html: str) -> list[str]:
+        return [p.rsplit("/", 1)[1] for p in re.findall(r'class="path"><a [^>]*title="([^"]+)"', html)]
+
+    def following(html: str) -> str | None:
+        m = re.search(r'rel="next" href="([^"]+)"', html)
+        return None if m is None else unescape(m.group(1)).split("#")[0]
+
+    monkeypatch.setattr(table_page, "MATCHES_COUNTED", 5)
+    exact = admin.get(T, params={"contains": "PART-"}).text
+    assert text(exact, "files-count").startswith("5 of 5 live files contain")
+    assert text(exact, "files-range") == "1–2 of 5" and text(exact, "files-page") == "page 1 of 3"
+    assert 'id="files-count-capped"' not in exact and "Last »" in exact
+
+    monkeypatch.setattr(table_page, "MATCHES_COUNTED", 4)
+    page = admin.get(T, params={"contains": "PART-"}).text
+    assert text(page, "files-count").startswith("more than 4 of 5 live files contain")
+    assert text(page, "files-range") == "1–2 of more than 4" and text(page, "files-page") == "page 1 of more than 2"
+    assert text(page, "files-count-capped") == "Counting stopped at 4 matches." and "Last »" not in page
+    seen = shown(page)
+    while (url := following(page)) is not None:
+        page = admin.get(url).text
+        seen += shown(page)
+        assert "of more than 4" in text(page, "files-range")
+    assert seen == [f"part-{i}.parquet" for i in range(5)] and text(page, "files-range") == "5–5 of more than 4"
+    # A page asked by number stays within the counted matches' pages.
+    numbered = admin.get(T, params={"contains": "PART-", "page": "9"}).text
+    assert shown(numbered) == ["part-2.parquet", "part-3.parquet"] and text(numbered, "files-range") == "3–4 of more than 4"
+    # A prefix is counted exactly whatever the cap (its index range is the count).
+    prefixed = admin.get(T, params={"prefix": "part-"}).text
+    assert text(prefixed, "files-count").startswith("5 of 5 live files start with")
+
+
 def test_path_chart_follows_commits(admin: TestClient, filled: str) -> None:
     """The chart's data is kept per table snapshot: a file committed by another writer (another
     Catalog, as another process would) is drawn on the next view and counted in the estimate."""

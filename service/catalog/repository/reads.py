@@ -45,15 +45,17 @@ def count_files(
     prefix: str | None = None,
     contains: str | None = None,
     added_in: int | None = None,
+    at_most: int | None = None,
 ) -> int:
-    """Files live at ``snapshot`` (None = now), only those kept by :func:`file_filter` if given."""
-    return int(
-        conn.execute(
-            select(func.count())
-            .select_from(D)
-            .where(D.table_id == table_id, _live_at(D, snapshot), *file_filter(prefix, contains, added_in))
-        ).scalar_one()
-    )
+    """Files live at ``snapshot`` (None = now), only those kept by :func:`file_filter` if given.
+    ``at_most``: the count stops at ``at_most + 1`` files (a result above ``at_most`` means "more
+    than ``at_most``"), so a common substring reads that many matches, not every live path."""
+    where = (D.table_id == table_id, _live_at(D, snapshot), *file_filter(prefix, contains, added_in))
+    if at_most is None:
+        stmt = select(func.count()).select_from(D).where(*where)
+    else:
+        stmt = select(func.count()).select_from(select(D.data_file_id).where(*where).limit(at_most + 1).subquery())
+    return int(conn.execute(stmt).scalar_one())
 
 
 def stats_for_files(

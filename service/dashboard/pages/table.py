@@ -25,6 +25,10 @@ router = APIRouter()
 #: Files listed per page on the table page, snapshots per page of its history.
 FILES_PAGE = 50
 SNAPSHOTS_PAGE = 20
+#: A path search's count of matches stops past this many: no index serves a substring, so an
+#: exact count of a common one read every live path (1.4 s at 1,000,000 files); past it the page
+#: says "more than" this, never a number it did not count.
+MATCHES_COUNTED = 10_000
 
 
 @dataclass(frozen=True)
@@ -255,13 +259,17 @@ def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filte
         raise BadInputError(f"order must be asc or desc, not {view.order!r}")
     prefix = _full_prefix(catalog, namespace, table, filters.prefix)
 
-    def count() -> int:
-        return admin_reads(catalog).count_files(
-            namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot
+    def count() -> tuple[int, bool]:
+        """The files matching and whether there are more: past :data:`MATCHES_COUNTED` matches of
+        a substring, that number and True (the pages offered are then those known to be full)."""
+        n = admin_reads(catalog).count_files(
+            namespace, table, prefix=prefix or None, contains=filters.contains or None, added_in=filters.snapshot,
+            at_most=MATCHES_COUNTED if filters.contains else None,
         )
+        return (MATCHES_COUNTED, True) if filters.contains and n > MATCHES_COUNTED else (n, False)
 
     if view.page is not None:
-        matching = count()
+        matching, capped = count()
         number = min(max(1, view.page), max(1, -(-matching // FILES_PAGE)))  # a page past the last shows the last
         start = (number - 1) * FILES_PAGE
         got = files_at(
@@ -269,12 +277,12 @@ def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filte
             filters={"prefix": prefix or None, "contains": filters.contains or None, "snapshot": filters.snapshot},
             offset=start, limit=FILES_PAGE,
         )
-        files, more_before, more_after = got, start > 0, start + len(got) < matching
+        files, more_before, more_after = got, start > 0, capped or start + len(got) < matching
     else:
         files, start, more_before, more_after = _cursor_page(catalog, namespace, table, prefix, filters, view)
         # A page holding every match has counted them: a rare substring's count would be a second
         # scan of every live path (what the page itself read to find so few).
-        matching = len(files) if not more_before and not more_after else count()
+        matching, capped = (len(files), False) if not more_before and not more_after else count()
     pages = max(1, -(-matching // FILES_PAGE))
     next_cursor = prev_cursor = None
     if files and more_after:
@@ -299,6 +307,7 @@ def _files_section(catalog: Catalog, namespace: str, table: str, filters: _Filte
         "next_cursor": next_cursor,
         "prev_cursor": prev_cursor,
         "matching": matching,
+        "matching_capped": capped,
     }
 
 
