@@ -9,6 +9,9 @@ the files it replaces change together, and a reader sees the table before or aft
 Extraction runs in worker processes for many local files, and on threads with
 ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight for object-store files; the commit is one
 transaction: a file that cannot be extracted fails the whole registration.
+
+``--bulk`` takes any number of files through ``Catalog.bulk_load`` instead
+(:mod:`service.cli.register_bulk`); both extract by :func:`_extracted`.
 """
 
 from __future__ import annotations

@@ -235,3 +235,15 @@ def test_bulk_refuses_what_it_cannot_do(
         code, out, err = _run(["register", "--bulk", "--table", f"{NS}.{T}", "missing.parquet", *extra], capsys)
         assert (code, out) == (2, "") and err == f"shredcat register: --bulk cannot be combined with {named}\n"
     assert not (tmp_path / "shredcat.db").exists()
+
+
+def test_batches_from_worker_processes_are_the_files_in_order(tmp_path: Path) -> None:
+    """Many local files: each batch extracted in worker processes as it is asked for, the same
+    stats in the same order as one after the other in this process."""
+    from service.cli.register import _extracted
+
+    paths = [str(write_shredded(tmp_path / f"f{i:03d}.parquet", [{"a": i}], {"a": "int64"})) for i in range(70)]
+    in_processes = list(_extracted(paths, 2, 32))
+    assert [len(b) for b in in_processes] == [32, 32, 6]
+    assert [f for b in in_processes for f in b] == [f for b in _extracted(paths, 1, 70) for f in b]
+    assert [f.path for b in in_processes for f in b] == paths
