@@ -9,6 +9,9 @@ the files it replaces change together, and a reader sees the table before or aft
 Extraction runs in worker processes for many local files, and on threads with
 ``SHREDCAT_OBJECT_STORE_CONCURRENCY`` requests in flight for object-store files; the commit is one
 transaction: a file that cannot be extracted fails the whole registration.
+
+``--bulk`` takes any number of files through ``Catalog.bulk_load`` instead
+(:mod:`service.cli.register_bulk`); both extract by :func:`_extracted`.
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import ExitStack
-from typing import TYPE_CHECKING
+from itertools import islice
+from typing import TYPE_CHECKING, TypeVar
 
 from service.cli._common import add_database_argument
 
 if TYPE_CHECKING:  # the CLI's start-up imports no extractor
     from service.catalog import Catalog
     from service.stats.model import FileStats
+
+T = TypeVar("T")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,18 +55,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--remove-missing-ok", action="store_true", help="report --remove paths that are not live instead of failing"
     )
+    p.add_argument(
+        "--bulk",
+        action="store_true",
+        help="load every file as one snapshot through the bulk path (Catalog.bulk_load), in batches of "
+        "SHREDCAT_MAX_FILES_PER_COMMIT files extracted as the load takes them: for a lake of more files than one "
+        "commit may take; one transaction for the whole load (not with --remove or --idempotency-key)",
+    )
     p.add_argument("--json", action="store_true", help="print the commit result as JSON")
     add_database_argument(p)
 
 
-def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
+def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def _extracted(sources: list[str], workers: int | None, size: int) -> Generator[list[FileStats], None, None]:
+    """The sources' stats, extracted in order, in batches of ``size``: each batch only when the
+    caller asks for it (a bulk load's memory is one batch and the next, whatever the lake's size).
+    Object-store files overlap their round trips on threads; many local files are extracted in
+    worker processes (their cost is CPU), a batch at a time."""
     import os
     from functools import partial
 
     from service.cli._common import Progress
     from service.errors import ShredcatError
     from service.settings import get_settings
-    from service.stats.batch import in_processes
+    from service.stats.batch import process_pool
     from service.stats.extract import extract_file
     from service.storage.objects import is_remote
 
@@ -67,26 +91,41 @@ def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
     extract = partial(extract_file, max_footer_bytes=settings.max_footer_bytes, limits=settings.file_limits)
     progress = Progress(len(sources), "extracting")
     n = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    out = []
     if any(is_remote(s) for s in sources):
-        # Object-store files: their round trips overlap on threads (the footer decoding is short).
         from service.stats.batch import extract_many
 
-        for _, fs in extract_many(sources, extract=extract):
-            if isinstance(fs, ShredcatError):
-                raise fs
-            out.append(fs)
-            progress.step()
-        return out
+        # extract_many reads a bounded window ahead of what is taken from it.
+        stream = extract_many(sources, extract=extract)
+        try:
+            for chunk in _batched(stream, size):
+                for _, fs in chunk:
+                    if isinstance(fs, ShredcatError):
+                        raise fs
+                progress.step(len(chunk))
+                yield [fs for _, fs in chunk]  # type: ignore[misc]  # errors raised above
+        finally:
+            stream.close()
+        return
     if n <= 1 or len(sources) < 64:
-        for s in sources:
-            out.append(extract(s))
-            progress.step()
-        return out
-    for fs in in_processes(extract, sources, n):
-        out.append(fs)
-        progress.step()
-    return out
+        for names in _batched(sources, size):
+            out = []
+            for s in names:
+                out.append(extract(s))
+                progress.step()
+            yield out
+        return
+    with process_pool(n) as pool:
+        for names in _batched(sources, size):
+            out = []
+            for fs in pool.imap(extract, names, chunksize=32):
+                out.append(fs)
+                progress.step()
+            yield out
+
+
+def _extract_all(sources: list[str], workers: int | None) -> list[FileStats]:
+    """Every source's stats, in order (one batch: a commit takes them all at once)."""
+    return [f for batch in _extracted(sources, workers, max(len(sources), 1)) for f in batch]
 
 
 def _checked_catalog(args: argparse.Namespace, ns: str, table: str, opened: ExitStack) -> Catalog | None:
@@ -120,7 +159,23 @@ def _checked_catalog(args: argparse.Namespace, ns: str, table: str, opened: Exit
     return catalog
 
 
+#: Options --bulk does not take: a bulk load only adds files, and is not replayed.
+BULK_EXCLUDES = (("remove", "--remove"), ("remove_missing_ok", "--remove-missing-ok"), ("idempotency_key", "--idempotency-key"))
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.bulk:
+        given = [flag for attr, flag in BULK_EXCLUDES if getattr(args, attr)]
+        if given:
+            print(f"shredcat register: --bulk cannot be combined with {', '.join(given)}", file=sys.stderr)
+            return 2
+        from service.cli.register_bulk import run_bulk
+
+        return run_bulk(args)
+    return _run_commit(args)
+
+
+def _run_commit(args: argparse.Namespace) -> int:
     from service.cli._common import normalize_source, open_catalog, split_table
     from service.errors import ShredcatError
     from service.storage import expand_sources

@@ -19,12 +19,16 @@ import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Executor, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from service.errors import ShredcatError
 from service.limits import FileLimits
 from service.stats.model import FileStats
+
+if TYPE_CHECKING:
+    import multiprocessing.pool
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -200,10 +204,19 @@ def in_processes(fn: Callable[[T], R], items: Sequence[T], workers: int, *, chun
     a KeyboardInterrupt traceback), the caller gets it, and the workers are ended at once, as they
     are after an error or when the caller stops early (a ProcessPoolExecutor would first finish
     every item already submitted, or hang when the interrupt lands inside its bookkeeping)."""
+    with process_pool(workers) as pool:
+        yield from pool.imap(fn, items, chunksize=chunksize)
+
+
+@contextmanager
+def process_pool(workers: int) -> Iterator[multiprocessing.pool.Pool]:
+    """The worker processes of :func:`in_processes`, for a caller that maps several chunks in turn
+    (``shredcat register --bulk``: one chunk per batch, so that no more than one is extracted
+    ahead of the load); they ignore Ctrl-C and are ended on leaving."""
     import multiprocessing
 
     with multiprocessing.Pool(workers, initializer=_ignore_interrupts) as pool:
-        yield from pool.imap(fn, items, chunksize=chunksize)
+        yield pool
 
 
 def _ignore_interrupts() -> None:
