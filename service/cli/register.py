@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
         from service.cli.register_bulk import run_bulk
 
-        return run_bulk(args)
+        return run_bulk(args, checked_catalog=_checked_catalog, extracted=_extracted)
     return _run_commit(args)
 
 

@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable, Generator
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from itertools import chain
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
     from service.catalog import Catalog
     from service.catalog.results import BulkLoadResult
     from service.stats.model import FileStats
+
+#: The plain register's table check and batched extraction (``service.cli.register``).
+CheckedCatalog = Callable[[argparse.Namespace, str, str, ExitStack], "Catalog | None"]
+Extracted = Callable[[list[str], "int | None", int], Generator["list[FileStats]", None, None]]
 
 
 @dataclass(frozen=True)
@@ -40,9 +45,10 @@ class Created:
     namespace_created: bool
 
 
-def run_bulk(args: argparse.Namespace) -> int:
+def run_bulk(args: argparse.Namespace, *, checked_catalog: CheckedCatalog, extracted: Extracted) -> int:
+    """``checked_catalog`` and ``extracted`` are the plain register's (passed in, so that this
+    module, which ``service.cli.register`` runs, imports nothing of it back)."""
     from service.cli._common import normalize_source, open_catalog, split_table
-    from service.cli.register import _checked_catalog, _extracted
     from service.errors import ShredcatError
     from service.storage import expand_sources
 
@@ -51,10 +57,10 @@ def run_bulk(args: argparse.Namespace) -> int:
     try:
         ns, table = split_table(args.table)
         with ExitStack() as opened:
-            catalog = _checked_catalog(args, ns, table, opened)
+            catalog = checked_catalog(args, ns, table, opened)
             sources = list(dict.fromkeys(normalize_source(p) for p in expand_sources(args.paths)))
             size = _batch_size(args, catalog)
-            batches = opened.enter_context(closing(_extracted(sources, args.workers, size)))
+            batches = opened.enter_context(closing(extracted(sources, args.workers, size)))
             first = next(batches, [])
             if catalog is None:  # created only now: a file of the first batch that cannot be read leaves none
                 catalog = opened.enter_context(open_catalog(args))
