@@ -4,6 +4,7 @@ standby's lag in /metrics and on the dashboard."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import warnings
@@ -161,11 +162,14 @@ def test_the_dashboard_shows_each_standbys_lag(repl: ReplicatedCatalog, events: 
         # first one is taken in the background as the server starts.
         reads = http.app.state.ctx.catalog.reads  # type: ignore[attr-defined]
         for _ in range(300):
-            if reads.standbys[0].state != "unknown":
+            if reads.standbys[0].state == "ok":
                 break
             time.sleep(0.05)
         html = http.get("/admin", headers={**ADMIN, "Accept": "text/html"}).text
-    assert f"Read replicas: 127.0.0.1:{repl.pair.standby.port}/{repl.database} ok, lag 0.0 s" in html
+    # The lag is an upper bound from the primary's last reading (its age when the standby was
+    # measured), so its value depends on the machine's timing: the page must show it, whatever it is.
+    shown = f"Read replicas: 127.0.0.1:{repl.pair.standby.port}/{repl.database} ok, lag "
+    assert re.search(re.escape(shown) + r"\d+\.\d s", html), html
 
 
 def test_a_signed_out_session_is_refused_while_the_standby_is_behind(repl: ReplicatedCatalog, paused: Pair) -> None:
