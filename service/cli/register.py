@@ -98,11 +98,13 @@ def _extracted(sources: list[str], workers: int | None, size: int) -> Generator[
         stream = extract_many(sources, extract=extract)
         try:
             for chunk in _batched(stream, size):
+                batch: list[FileStats] = []
                 for _, fs in chunk:
                     if isinstance(fs, ShredcatError):
                         raise fs
+                    batch.append(fs)
                 progress.step(len(chunk))
-                yield [fs for _, fs in chunk]  # type: ignore[misc]  # errors raised above
+                yield batch
         finally:
             stream.close()
         return
