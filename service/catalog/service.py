@@ -409,11 +409,20 @@ class Catalog:
             analyze_if_grown(self.engine)
         return result
 
-    def bulk_load(self, namespace: str, table: str, batches: Iterable[Iterable[FileStats]]) -> BulkLoadResult:
-        """Load many batches of files into an existing table as **one** snapshot, in one
-        transaction: what committing the batches in order would leave (same rows, counters and
-        global stats; same typed errors, naming the batch's first bad file), except that every
-        file begins at that one snapshot. All or nothing: an error leaves nothing of the load.
+    def bulk_load(
+        self, namespace: str, table: str, batches: Iterable[Iterable[FileStats]], *, create: bool = False
+    ) -> BulkLoadResult:
+        """Load many batches of files into a table as **one** snapshot, in one transaction: what
+        committing the batches in order would leave (same rows, counters and global stats; same
+        typed errors, naming the batch's first bad file), except that every file begins at that
+        one snapshot. All or nothing: an error leaves nothing of the load.
+
+        The table must exist unless ``create``: then a missing one is created in the load's
+        transaction (a failed load leaves no table, nor any snapshot), as :meth:`register` would
+        create it for all the files in one commit: with the Variant columns of every batch, in
+        the order they first appear, which the load adds as later batches bring them (NotFoundError
+        otherwise). Creating holds the namespace's row lock (PostgreSQL) for the load's length:
+        creating or dropping another table of that namespace waits for the load.
 
         For a first load of many files (a backfill, a migration from another catalog): it saves
         a transaction, a snapshot and a global-stats rewrite per batch, and validates and encodes
@@ -428,6 +437,7 @@ class Catalog:
         """
         from service.catalog.commit import check_request
         from service.catalog.commit.bulk import prefetched, run_bulk
+        from service.catalog.creation import create_columns
 
         requests = prefetched(
             check_request(
@@ -440,10 +450,10 @@ class Catalog:
                 extracted=(),
                 remove=(),
                 remove_missing_ok=False,
-                create_with=None,
-                may_create=False,
+                create_with=create_columns(files, create),
+                may_create=create,
             )
-            for files in batches
+            for files in (list(b) for b in batches)
         )
         # Closed here, not by the garbage collector: a load that fails leaves the generator (and
         # its prefetching thread) suspended, and its close joins that thread, which deadlocked
