@@ -70,7 +70,7 @@ from service.errors import (
 )
 from service.limits import Limits
 from service.stats.model import FileStats
-from service.values import INT64_MAX, INT64_MIN, ShreddedType
+from service.values import INT64_MAX, ShreddedType
 
 # What only writes, verification and merged global stats need (validation, table creation,
 # partition typing, the merge) is imported where used: the read commands never load it.
@@ -106,10 +106,14 @@ def _newest(*snapshots: int | None) -> int | None:
 
 
 def _check_id(field: str, value: int | None) -> None:
-    """Snapshot ids are BIGINTs: a larger one cannot exist, and must not reach the driver (whose
-    OverflowError would be a 500)."""
-    if value is not None and not INT64_MIN <= value <= INT64_MAX:
-        raise BadInputError(f"{field}: {value} is not a snapshot id (a 64-bit integer)", details={"field": field})
+    """Snapshot ids are non-negative BIGINTs: a negative one is not a snapshot id at all (bad input,
+    as the API's ``ge=0`` says: 422 there, here the same error), a larger one cannot exist and must
+    not reach the driver (whose OverflowError would be a 500). A valid id never committed is
+    NotFoundError, where it is looked up."""
+    if value is not None and not 0 <= value <= INT64_MAX:
+        raise BadInputError(
+            f"{field}: {value} is not a snapshot id (a non-negative 64-bit integer)", details={"field": field}
+        )
 
 
 class Catalog:
@@ -176,6 +180,7 @@ class Catalog:
     def _read(self, fn: Callable[[Connection], Any], *, min_snapshot_id: int | None = None, primary: bool = False) -> Any:
         """A read transaction on a standby that holds ``min_snapshot_id`` when one is fit, else on
         the primary; ``primary``: on the primary (a read a write depends on, or just made)."""
+        _check_id("min-snapshot-id", min_snapshot_id)  # each read checks its own first, naming them
         return self.reads.read(fn, min_snapshot_id=min_snapshot_id, primary=primary)
 
     # --- dashboard sessions -------------------------------------------------------------------
@@ -773,6 +778,7 @@ class Catalog:
     ) -> FileStats:
         """The stats of one file as committed (live now, or at ``snapshot``); ``min_snapshot_id``:
         read where that snapshot is replayed (a caller's own commit)."""
+        _check_id("min-snapshot-id", min_snapshot_id)
 
         def op(conn: Connection) -> FileStats:
             t = self._table(conn, namespace, table, snapshot)
@@ -795,6 +801,7 @@ class Catalog:
         """Snapshots that changed this table (creation, commits, removals), oldest first."""
         self._check_limit(limit)
         _check_id("after", after)
+        _check_id("min-snapshot-id", min_snapshot_id)
 
         def op(conn: Connection) -> list[SnapshotInfo]:
             t = self._table(conn, namespace, table)
@@ -807,6 +814,7 @@ class Catalog:
     ) -> TableGlobalStats:
         """The stored global Variant stats (``snapshot=None``), or those of the files live at a past
         snapshot (recomputed: global stats are tied to snapshots)."""
+        _check_id("min-snapshot-id", min_snapshot_id)
         if snapshot is not None:
             return self.recompute_global_stats(namespace, table, snapshot=snapshot)
 
