@@ -1167,7 +1167,7 @@ def _plan_page(
     about: compiling drops them)."""
     from service.catalog.planner import plan_in
 
-    facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
+    facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int, int]]] = {}
     result = plan_in(
         conn,
         t,
@@ -1196,13 +1196,14 @@ def _plan_warnings(
     t: repo.TableRow,
     condition: Condition,
     result: PlanResult,
-    facts: Mapping[tuple[str, str | None], list[tuple[ShreddedType, int]]],
+    facts: Mapping[tuple[str, str | None], list[tuple[ShreddedType, int, int]]],
     cache: repo.TableCache | None = None,
 ) -> tuple[PlanWarning, ...]:
     """The warnings of a first page, from the stored types of the leaves' paths at the planned
-    snapshot: the live counters at the current one; at a past one, every type a path was ever
-    stored as in the table (a superset, so a warning there is never wrong, though one may be
-    missed). ``facts`` holds what planning already read (:func:`~service.catalog.planner.plan_in`);
+    snapshot: the live counters at the current one (with the types holding only nulls there
+    apart: a null-only file neither hides a type mismatch nor makes one); at a past one, every type
+    a path was ever stored as in the table (a superset, so a warning there is never wrong, though
+    one may be missed). ``facts`` holds what planning already read (:func:`~service.catalog.planner.plan_in`);
     only paths it did not read are looked up; ``cache``: the catalog's, holding the object shapes
     planning read (:func:`~service.catalog.planner.absent.table_steps`)."""
     from service.pruning.diagnostics import MAX_SUGGESTION_PATHS, leaf_terms, plan_warnings
@@ -1212,18 +1213,23 @@ def _plan_warnings(
         return ()
     live = result.snapshot_id == t.current_snapshot_id
     stored: dict[tuple[str, str | None], list[ShreddedType]] = {}
+    valueless: dict[tuple[str, str | None], list[ShreddedType]] = {}
     for key, types in facts.items():
-        kept = [st for st, n in types if n > 0 or not live]
+        kept = [st for st, n, _ in types if n > 0 or not live]
         if kept:
             stored[key] = kept
+        if live and (empty := [st for st, n, values in types if n > 0 and values == 0]):
+            valueless[key] = empty
     # Plain and partition columns (variant_path None) have their stored types in ``facts``; only
     # Variant paths are looked up, and only they have shredded paths to suggest.
     uses = tuple(u for u in uses if u.variant_path is not None and u.column in t.columns)
     missing = {(t.columns[u.column], u.variant_path) for u in uses if (u.column, u.variant_path) not in facts}
     if missing:
         names = t.column_names
-        for (cid, vp), tnames in repo.shredded_types(conn, t.table_id, missing, live=live).items():
-            stored[(names[cid], vp)] = [ShreddedType.parse(n) for n in tnames]
+        for (cid, vp), found in repo.shredded_types(conn, t.table_id, missing, live=live).items():
+            stored[(names[cid], vp)] = [ShreddedType.parse(n) for n, _ in found]
+            if live and (empty := [ShreddedType.parse(n) for n, values in found if values == 0]):
+                valueless[(names[cid], vp)] = empty
     unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
     paths = {c: _suggestion_paths(conn, t, c, live, MAX_SUGGESTION_PATHS, cache) for c in unshredded}
     # Unknown counts (not asked for): the warning's own test of the predicate's shape decides.
@@ -1235,7 +1241,7 @@ def _plan_warnings(
         for u in uses
         if (u.column, u.variant_path) not in stored and lacked_somewhere(conn, t, u.column, u.variant_path, cache)
     }
-    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing, absent=absent)
+    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing, absent=absent, valueless=valueless)
 
 
 def _suggestion_paths(
