@@ -3,7 +3,10 @@
 
 The files are listed as the plain register lists them, then extracted in batches of
 ``SHREDCAT_MAX_FILES_PER_COMMIT`` files, each only when the load asks for it: the load's memory is
-the batch being written and the next one, whatever the number of files (the list of paths aside).
+the batch being written and the next one, whatever the number of files, but for the list of
+paths, held whole (~160 MB per million paths; why it is not streamed: the load's file order is the
+plain register's, sorted over each whole listing, and a path given twice is dropped by what was
+seen: docs/benchmarks-history.md, "The list of paths of register --bulk").
 The load is one transaction: a file that cannot be read or that the commit would refuse, a
 conflict, Ctrl-C, stop it with nothing loaded (the plain register's errors and exit status).
 
