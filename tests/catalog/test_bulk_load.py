@@ -286,6 +286,37 @@ def test_a_failed_bulk_load_that_creates_leaves_nothing(catalog: Catalog, case: 
     assert _dump(catalog, frozenset()) == before
 
 
+@pytest.mark.postgres
+def test_a_table_another_writer_creates_meanwhile_is_not_the_loads(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``create=True`` finds the table missing, then another writer creates it (and commits)
+    before the load creates it: the load goes into that table as into any existing one, and never
+    gives it its own columns (a later batch's other Variant column is refused, as by a commit)."""
+    from service.catalog.commit import bulk
+
+    real = bulk.repo.find_table
+    with Catalog(pg_url) as cat, Catalog(pg_url) as other:
+        cat.create_namespace(NS)
+        calls = 0
+
+        def racing(conn: Any, namespace: str, name: str, **kw: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == 1:  # the load's first look: missing; the other writer creates it now
+                other.create_table(NS, T, ["v"])
+                return None
+            return real(conn, namespace, name, **kw)
+
+        monkeypatch.setattr(bulk.repo, "find_table", racing)
+        batches = _batches(40, 20)
+        batches[1] = [_in("w", f) for f in batches[1]]
+        with pytest.raises(InvalidStatsError, match="'w' not in table"):
+            cat.bulk_load(NS, T, iter(batches), create=True)
+        monkeypatch.setattr(bulk.repo, "find_table", real)
+        assert [c.name for c in cat.get_table(NS, T).columns] == ["v"]
+        res = cat.bulk_load(NS, T, iter(_batches(40, 20)), create=True)
+        assert (res.added, res.created) == (40, False)
+
+
 def test_a_failed_bulk_load_leaves_no_prefetching_thread(catalog: Catalog) -> None:
     """The load's batch generator is closed when the load fails, not later by the garbage
     collector: run inside another thread's start, its close (a join of the prefetching thread)
