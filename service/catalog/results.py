@@ -68,12 +68,15 @@ class TableInfo:
 @dataclass(frozen=True, slots=True)
 class BulkLoadResult:
     """What a bulk load did: the snapshot it wrote (None when every file was already live and
-    unchanged), how many files it added and how many it left unchanged, in how many batches."""
+    unchanged), how many files it added and how many it left unchanged, in how many batches, and
+    whether it created the table."""
 
     snapshot_id: int | None
     added: int
     unchanged: int
     batches: int
+    #: Whether the load created its table (``bulk_load(..., create=True)`` and it was missing).
+    created: bool = False
 
 
 @dataclass(frozen=True, slots=True)

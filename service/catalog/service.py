@@ -70,7 +70,7 @@ from service.errors import (
 )
 from service.limits import Limits
 from service.stats.model import FileStats
-from service.values import INT64_MAX, INT64_MIN, ShreddedType
+from service.values import INT64_MAX, ShreddedType
 
 # What only writes, verification and merged global stats need (validation, table creation,
 # partition typing, the merge) is imported where used: the read commands never load it.
@@ -106,10 +106,14 @@ def _newest(*snapshots: int | None) -> int | None:
 
 
 def _check_id(field: str, value: int | None) -> None:
-    """Snapshot ids are BIGINTs: a larger one cannot exist, and must not reach the driver (whose
-    OverflowError would be a 500)."""
-    if value is not None and not INT64_MIN <= value <= INT64_MAX:
-        raise BadInputError(f"{field}: {value} is not a snapshot id (a 64-bit integer)", details={"field": field})
+    """Snapshot ids are non-negative BIGINTs: a negative one is not a snapshot id at all (bad input,
+    as the API's ``ge=0`` says: 422 there, here the same error), a larger one cannot exist and must
+    not reach the driver (whose OverflowError would be a 500). A valid id never committed is
+    NotFoundError, where it is looked up."""
+    if value is not None and not 0 <= value <= INT64_MAX:
+        raise BadInputError(
+            f"{field}: {value} is not a snapshot id (a non-negative 64-bit integer)", details={"field": field}
+        )
 
 
 class Catalog:
@@ -176,6 +180,7 @@ class Catalog:
     def _read(self, fn: Callable[[Connection], Any], *, min_snapshot_id: int | None = None, primary: bool = False) -> Any:
         """A read transaction on a standby that holds ``min_snapshot_id`` when one is fit, else on
         the primary; ``primary``: on the primary (a read a write depends on, or just made)."""
+        _check_id("min-snapshot-id", min_snapshot_id)  # each read checks its own first, naming them
         return self.reads.read(fn, min_snapshot_id=min_snapshot_id, primary=primary)
 
     # --- dashboard sessions -------------------------------------------------------------------
@@ -409,11 +414,20 @@ class Catalog:
             analyze_if_grown(self.engine)
         return result
 
-    def bulk_load(self, namespace: str, table: str, batches: Iterable[Iterable[FileStats]]) -> BulkLoadResult:
-        """Load many batches of files into an existing table as **one** snapshot, in one
-        transaction: what committing the batches in order would leave (same rows, counters and
-        global stats; same typed errors, naming the batch's first bad file), except that every
-        file begins at that one snapshot. All or nothing: an error leaves nothing of the load.
+    def bulk_load(
+        self, namespace: str, table: str, batches: Iterable[Iterable[FileStats]], *, create: bool = False
+    ) -> BulkLoadResult:
+        """Load many batches of files into a table as **one** snapshot, in one transaction: what
+        committing the batches in order would leave (same rows, counters and global stats; same
+        typed errors, naming the batch's first bad file), except that every file begins at that
+        one snapshot. All or nothing: an error leaves nothing of the load.
+
+        The table must exist unless ``create``: then a missing one is created in the load's
+        transaction (a failed load leaves no table, nor any snapshot), as :meth:`register` would
+        create it for all the files in one commit: with the Variant columns of every batch, in
+        the order they first appear, which the load adds as later batches bring them (NotFoundError
+        otherwise). Creating holds the namespace's row lock (PostgreSQL) for the load's length:
+        creating or dropping another table of that namespace waits for the load.
 
         For a first load of many files (a backfill, a migration from another catalog): it saves
         a transaction, a snapshot and a global-stats rewrite per batch, and validates and encodes
@@ -428,6 +442,7 @@ class Catalog:
         """
         from service.catalog.commit import check_request
         from service.catalog.commit.bulk import prefetched, run_bulk
+        from service.catalog.creation import create_columns
 
         requests = prefetched(
             check_request(
@@ -440,10 +455,10 @@ class Catalog:
                 extracted=(),
                 remove=(),
                 remove_missing_ok=False,
-                create_with=None,
-                may_create=False,
+                create_with=create_columns(files, create),
+                may_create=create,
             )
-            for files in batches
+            for files in (list(b) for b in batches)
         )
         # Closed here, not by the garbage collector: a load that fails leaves the generator (and
         # its prefetching thread) suspended, and its close joins that thread, which deadlocked
@@ -763,6 +778,7 @@ class Catalog:
     ) -> FileStats:
         """The stats of one file as committed (live now, or at ``snapshot``); ``min_snapshot_id``:
         read where that snapshot is replayed (a caller's own commit)."""
+        _check_id("min-snapshot-id", min_snapshot_id)
 
         def op(conn: Connection) -> FileStats:
             t = self._table(conn, namespace, table, snapshot)
@@ -785,6 +801,7 @@ class Catalog:
         """Snapshots that changed this table (creation, commits, removals), oldest first."""
         self._check_limit(limit)
         _check_id("after", after)
+        _check_id("min-snapshot-id", min_snapshot_id)
 
         def op(conn: Connection) -> list[SnapshotInfo]:
             t = self._table(conn, namespace, table)
@@ -797,6 +814,7 @@ class Catalog:
     ) -> TableGlobalStats:
         """The stored global Variant stats (``snapshot=None``), or those of the files live at a past
         snapshot (recomputed: global stats are tied to snapshots)."""
+        _check_id("min-snapshot-id", min_snapshot_id)
         if snapshot is not None:
             return self.recompute_global_stats(namespace, table, snapshot=snapshot)
 
@@ -1149,7 +1167,7 @@ def _plan_page(
     about: compiling drops them)."""
     from service.catalog.planner import plan_in
 
-    facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] = {}
+    facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int, int]]] = {}
     result = plan_in(
         conn,
         t,
@@ -1178,13 +1196,14 @@ def _plan_warnings(
     t: repo.TableRow,
     condition: Condition,
     result: PlanResult,
-    facts: Mapping[tuple[str, str | None], list[tuple[ShreddedType, int]]],
+    facts: Mapping[tuple[str, str | None], list[tuple[ShreddedType, int, int]]],
     cache: repo.TableCache | None = None,
 ) -> tuple[PlanWarning, ...]:
     """The warnings of a first page, from the stored types of the leaves' paths at the planned
-    snapshot: the live counters at the current one; at a past one, every type a path was ever
-    stored as in the table (a superset, so a warning there is never wrong, though one may be
-    missed). ``facts`` holds what planning already read (:func:`~service.catalog.planner.plan_in`);
+    snapshot: the live counters at the current one (with the types holding only nulls there
+    apart: a null-only file neither hides a type mismatch nor makes one); at a past one, every type
+    a path was ever stored as in the table (a superset, so a warning there is never wrong, though
+    one may be missed). ``facts`` holds what planning already read (:func:`~service.catalog.planner.plan_in`);
     only paths it did not read are looked up; ``cache``: the catalog's, holding the object shapes
     planning read (:func:`~service.catalog.planner.absent.table_steps`)."""
     from service.pruning.diagnostics import MAX_SUGGESTION_PATHS, leaf_terms, plan_warnings
@@ -1194,18 +1213,23 @@ def _plan_warnings(
         return ()
     live = result.snapshot_id == t.current_snapshot_id
     stored: dict[tuple[str, str | None], list[ShreddedType]] = {}
+    valueless: dict[tuple[str, str | None], list[ShreddedType]] = {}
     for key, types in facts.items():
-        kept = [st for st, n in types if n > 0 or not live]
+        kept = [st for st, n, _ in types if n > 0 or not live]
         if kept:
             stored[key] = kept
+        if live and (empty := [st for st, n, values in types if n > 0 and values == 0]):
+            valueless[key] = empty
     # Plain and partition columns (variant_path None) have their stored types in ``facts``; only
     # Variant paths are looked up, and only they have shredded paths to suggest.
     uses = tuple(u for u in uses if u.variant_path is not None and u.column in t.columns)
     missing = {(t.columns[u.column], u.variant_path) for u in uses if (u.column, u.variant_path) not in facts}
     if missing:
         names = t.column_names
-        for (cid, vp), tnames in repo.shredded_types(conn, t.table_id, missing, live=live).items():
-            stored[(names[cid], vp)] = [ShreddedType.parse(n) for n in tnames]
+        for (cid, vp), found in repo.shredded_types(conn, t.table_id, missing, live=live).items():
+            stored[(names[cid], vp)] = [ShreddedType.parse(n) for n, _ in found]
+            if live and (empty := [ShreddedType.parse(n) for n, values in found if values == 0]):
+                valueless[(names[cid], vp)] = empty
     unshredded = {u.column for u in uses if (u.column, u.variant_path) not in stored}
     paths = {c: _suggestion_paths(conn, t, c, live, MAX_SUGGESTION_PATHS, cache) for c in unshredded}
     # Unknown counts (not asked for): the warning's own test of the predicate's shape decides.
@@ -1217,7 +1241,7 @@ def _plan_warnings(
         for u in uses
         if (u.column, u.variant_path) not in stored and lacked_somewhere(conn, t, u.column, u.variant_path, cache)
     }
-    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing, absent=absent)
+    return plan_warnings(condition, stored, paths, pruned_nothing=pruned_nothing, absent=absent, valueless=valueless)
 
 
 def _suggestion_paths(

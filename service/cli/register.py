@@ -134,7 +134,8 @@ def _checked_catalog(args: argparse.Namespace, ns: str, table: str, opened: Exit
     """The catalog, opened (in ``opened``) to check what would refuse the commit whatever the files
     hold before any file is read (an extraction may take hours): an unreachable catalog, one not
     migrated (or by a newer shredcat), the name of a table to create. The commit then uses it:
-    one engine, one connection and one schema check per run. None for an embedded SQLite catalog
+    one engine and one schema check per run, but no connection held while the files are
+    extracted (:func:`_idle`). None for an embedded SQLite catalog
     that does not exist yet, which is not created here (a file that cannot be read leaves none
     behind): the table is new there."""
     import os
@@ -152,12 +153,21 @@ def _checked_catalog(args: argparse.Namespace, ns: str, table: str, opened: Exit
     if catalog is not None:
         try:
             catalog.get_table(ns, table, primary=True)
-            return catalog
         except NotFoundError:
             pass
+        else:
+            return _idle(catalog)
     # Checked as the commit checks a table it creates (an existing one keeps the name it has).
     check_object_name("namespace", ns)
     check_object_name("table", table)
+    return None if catalog is None else _idle(catalog)
+
+
+def _idle(catalog: Catalog) -> Catalog:
+    """``catalog`` with no connection open: the extraction that follows may take hours, and a
+    pooled connection kept for the commit would hold a PostgreSQL session slot (and SQLite's file)
+    all that time; the commit connects again."""
+    catalog.engine.dispose()
     return catalog
 
 

@@ -17,7 +17,8 @@ are candidates.
   - ``path_not_shredded``: the path is fully shredded in no live file, so no file has statistics
     for it (with the table's close paths as suggestions);
   - ``type_not_comparable``: the term compares bounds of its requested type, and the path is
-    stored only as types whose bounds do not speak for it (:func:`~.conditions.usable_types`);
+    stored only as types whose bounds do not speak for it (:func:`~.conditions.usable_types`),
+    types holding only nulls in the live files aside (they have nothing to compare);
   - ``predicate_prunes_nothing``: no file was pruned, and the predicate could have pruned only
     through the leaves above.
 
@@ -167,6 +168,25 @@ def _is_blind(leaf: LeafCondition, stored: Collection[ShreddedType]) -> bool:
     return bool(leaf.cases) and not any(s in case.types for case in leaf.cases for s in stored)
 
 
+def _mismatch(use: TermUse, types: Collection[ShreddedType], empty: Collection[ShreddedType]) -> PlanWarning | None:
+    """``type_not_comparable`` when no type the path holds values as can be compared as asked.
+    Types that hold only nulls (``empty``) are left out both ways: such a file neither hides a
+    mismatch (a type that would compare, but has nothing to compare) nor makes one (a path with no
+    values at all has nothing the term could be compared with)."""
+    valued = [s for s in types if s not in empty]
+    if not valued or any(s in use.usable or _decimal_cast(s, use.requested) for s in valued):
+        return None
+    alternatives = tuple(sorted({n for n in map(_spark_name, valued) if n is not None}))
+    hint = f" (ask for {' or '.join(alternatives)})" if alternatives else ""
+    nulls = [s for s in types if s in empty]
+    also = f" (and as {_type_names(nulls)} holding only nulls)" if nulls else ""
+    message = (
+        f"path {use.json_path} of column {use.column} is stored as {_type_names(valued)}{also}, asked as "
+        f"{spark_type_name(use.requested)}: not comparable, no file can be pruned on its values{hint}"
+    )
+    return PlanWarning(TYPE_NOT_COMPARABLE, message, use.column, use.json_path, alternatives)
+
+
 def _decimal_cast(stored: ShreddedType, requested: ShreddedType) -> bool:
     """A decimal asked as a decimal of any scale: compared through Spark's rounding cast
     (service.pruning.conditions.casts; too many stored types to list in a term's ``usable``)."""
@@ -190,6 +210,7 @@ def plan_warnings(
     *,
     pruned_nothing: bool | None,
     absent: Collection[tuple[str, str | None]] = (),
+    valueless: Mapping[tuple[str, str | None], Collection[ShreddedType]] | None = None,
 ) -> tuple[PlanWarning, ...]:
     """The warnings of a plan of ``condition``.
 
@@ -197,6 +218,8 @@ def plan_warnings(
     at least one live file (missing or empty: none). ``shredded_paths``: per column with such an
     unshredded leaf, variant paths shredded in the table (to suggest close ones: up to
     :data:`MAX_SUGGESTION_PATHS`, for the first :data:`MAX_SUGGESTED_TERMS` such terms).
+    ``valueless``: per key, the types of ``stored`` that hold only nulls in every live file that
+    stores them (the type mismatch is judged without them: :func:`_mismatch`).
     ``pruned_nothing``: the plan kept every live file (and there was at least one); None when the
     plan did not count its answer: the predicate's shape alone then decides (a predicate whose
     every pruning term is blind keeps every file). ``absent``: the unshredded leaf keys some file
@@ -236,14 +259,8 @@ def plan_warnings(
             )
             out.append(PlanWarning(PATH_NOT_SHREDDED, message, use.column, use.json_path, close))
             seen.add(key)
-        elif use.usable and not any(s in use.usable or _decimal_cast(s, use.requested) for s in types):
-            alternatives = tuple(sorted({n for n in map(_spark_name, types) if n is not None}))
-            hint = f" (ask for {' or '.join(alternatives)})" if alternatives else ""
-            message = (
-                f"path {use.json_path} of column {use.column} is stored as {_type_names(types)}, asked as "
-                f"{spark_type_name(use.requested)}: not comparable, no file can be pruned on its values{hint}"
-            )
-            out.append(PlanWarning(TYPE_NOT_COMPARABLE, message, use.column, use.json_path, alternatives))
+        elif use.usable and (mismatch := _mismatch(use, types, (valueless or {}).get((use.column, use.variant_path), ()))):
+            out.append(mismatch)
             seen.add(key)
     if out and pruned_nothing is not False:
 

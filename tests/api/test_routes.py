@@ -6,6 +6,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -539,3 +540,53 @@ def test_operation_ids_are_stable(client) -> None:
     for name in ("CreateNamespaceRequest", "CreateTableRequest", "CommitRequest", "PlanRequest", "RemoveFilesRequest",
                  "VerifyRequest"):
         assert schemas[name].get("examples"), name
+
+
+#: Every REST read taking a snapshot id: (method, path under the table's URL, where the id goes,
+#: its name), with the library call it answers by (given the file's path and the id).
+SNAPSHOT_READS: list[tuple[str, str, str, str, Any]] = [
+    ("GET", "/files", "query", "snapshot-id", lambda c, p, s: c.list_files("lake", "events", snapshot=s)),
+    ("GET", "/files", "query", "min-snapshot-id", lambda c, p, s: c.list_files("lake", "events", min_snapshot_id=s)),
+    ("GET", "/files/stats", "query", "snapshot-id", lambda c, p, s: c.file_stats("lake", "events", p, snapshot=s)),
+    ("GET", "/files/stats", "query", "min-snapshot-id", lambda c, p, s: c.file_stats("lake", "events", p, min_snapshot_id=s)),
+    ("GET", "/stats", "query", "snapshot-id", lambda c, p, s: c.global_stats("lake", "events", snapshot=s)),
+    ("GET", "/stats", "query", "min-snapshot-id", lambda c, p, s: c.global_stats("lake", "events", min_snapshot_id=s)),
+    ("GET", "/snapshots", "query", "min-snapshot-id", lambda c, p, s: c.list_snapshots("lake", "events", min_snapshot_id=s)),
+    ("GET", "", "query", "min-snapshot-id", lambda c, p, s: c.get_table("lake", "events", min_snapshot_id=s)),
+    ("POST", "/plan", "body", "snapshot-id", lambda c, p, s: c.plan("lake", "events", _plan_expr(), snapshot_id=s)),
+    ("POST", "/plan", "body", "min-snapshot-id", lambda c, p, s: c.plan("lake", "events", _plan_expr(), min_snapshot_id=s)),
+]
+PLAN_SQL = "variant_get(v, '$.id', 'bigint') > 1"
+
+
+def _plan_expr() -> Any:
+    from service.pruning.parse_sql import parse_sql
+
+    return parse_sql(PLAN_SQL)
+
+
+@pytest.mark.parametrize(
+    ("method", "route", "where", "name", "library"), SNAPSHOT_READS, ids=[f"{m} {r} {n}" for m, r, _, n, _ in SNAPSHOT_READS]
+)
+def test_snapshot_ids_over_rest_and_in_the_library(
+    client, table: str, warehouse: Path, sqlite_url: str, method: str, route: str, where: str, name: str, library: Any
+) -> None:
+    """One rule, both layers: a negative id is bad input (422 naming the field; the library's
+    BadInputError), one never committed is not found (404; NotFoundError). The library's side on
+    both backends: tests/catalog/test_snapshot_ids.py."""
+    from service.catalog import Catalog
+    from service.errors import ShredcatError
+
+    paths = _paths(warehouse, 0, 1)
+    client.post(table + "/commits", json={"paths": paths}, headers=WRITER)
+    for snapshot, status, field in ((-1, 422, f"{where}.{name}"), (10**12, 404, None)):
+        if method == "GET":
+            params = {name: snapshot, **({"path": paths[0]} if route == "/files/stats" else {})}
+            r = client.get(table + route, params=params, headers=READER)
+        else:
+            r = client.post(table + route, json={"sql": PLAN_SQL, name: snapshot}, headers=READER)
+        err = assert_error(r, status, field=field)
+        assert ("does not exist" in err["message"]) is (status == 404), err
+        with Catalog(sqlite_url) as cat, pytest.raises(ShredcatError) as e:
+            library(cat, paths[0], snapshot)
+        assert e.value.http_status == status, (snapshot, e.value.message)

@@ -96,6 +96,39 @@ def _dump(cat: Catalog, ignore: frozenset[str], skip: Sequence[str] = ()) -> dic
     return out
 
 
+#: Surrogate keys a load allocates as it meets their objects: one commit of every file and a load
+#: of batches meet them in another order. Compared by what they name.
+SURROGATES = ("column_id", "parent_column", "path_id", "shape_id")
+
+
+def _by_name(cat: Catalog) -> dict[str, list[tuple[Any, ...]]]:
+    """Every catalog table's rows (:func:`_dump`, but clock, UUIDs, snapshot ids and the
+    snapshot table), column, path and shape ids replaced by what they name."""
+    ignore = CLOCK_AND_UUIDS | SNAPSHOT_IDS
+    with cat.engine.connect() as c:
+        col: dict[int, str] = dict(c.execute(text("SELECT column_id, column_name || ':' || column_kind FROM ducklake_column")).all())
+        name = {
+            "column_id": col,
+            "parent_column": col,
+            "path_id": {
+                p: (col[cid], vp, ty)
+                for p, cid, vp, ty in c.execute(text("SELECT path_id, column_id, variant_path, shredded_type FROM shredcat_variant_path"))
+            },
+            "shape_id": {
+                s: (col[cid], op, d)
+                for s, cid, op, d in c.execute(text("SELECT shape_id, column_id, object_path, fields_digest FROM shredcat_object_shape"))
+            },
+        }
+    out = {}
+    for table, rows in _dump(cat, ignore, ("ducklake_snapshot",)).items():
+        cols = [x.name for x in models.schema().tables[table].columns if x.name not in ignore]
+        out[table] = sorted(
+            (tuple(name[k].get(v, v) if k in name and v is not None else v for k, v in zip(cols, r, strict=True)) for r in rows),
+            key=repr,
+        )
+    return out
+
+
 #: Predicates over every kind of key the files have (plain, partition, Variant, mixed, absent).
 PREDICATES = (
     "variant_get(v, '$.a', 'bigint') BETWEEN 100 AND 260",
@@ -202,6 +235,86 @@ def test_a_failed_bulk_load_leaves_nothing(catalog: Catalog, case: str, error: t
     if case == "invalid":
         assert batches[2][3].path in str(e.value)
     assert _dump(catalog, frozenset()) == before
+
+
+def _in(column: str, f: FileStats) -> FileStats:
+    """``f`` with its Variant stats in ``column`` instead of ``v``."""
+    return dataclasses.replace(
+        f,
+        variant_columns=(column,),
+        paths=tuple(dataclasses.replace(p, column=column) for p in f.paths),
+        objects=tuple(dataclasses.replace(o, column=column) for o in f.objects),
+    )
+
+
+def test_bulk_load_creates_the_table_register_would(catalog_url: str, other_url: str) -> None:
+    """``create=True``: a missing table is created as one registration of every file creates it
+    (the Variant columns of every batch, in the order they first appear, a later batch's too),
+    and every row equals that registration's, snapshot ids included."""
+    batches = _batches(50, 20, late=25)
+    batches[1] = [_in("w", f) if i % 3 == 0 else f for i, f in enumerate(batches[1])]
+    batches[2] = [_in("u", f) for f in batches[2]]
+    files = [f for b in batches for f in b]
+    with Catalog(catalog_url) as by_register, Catalog(other_url) as by_bulk:
+        by_register.register(NS, T, [], given=files)
+        res = by_bulk.bulk_load(NS, T, iter(batches), create=True)
+        assert (res.added, res.batches, res.created) == (50, 3, True)
+        assert [c.name for c in by_bulk.get_table(NS, T).columns][:3] == ["v", "w", "u"]
+        # Column ids aside (the load meets its Variant columns later than its plain columns).
+        assert _by_name(by_bulk) == _by_name(by_register)
+        snapshots = "SELECT snapshot_id, changes_made, added_files, table_id FROM ducklake_snapshot ORDER BY 1"
+        with by_bulk.engine.connect() as b, by_register.engine.connect() as r:
+            assert b.execute(text(snapshots)).all() == r.execute(text(snapshots)).all()
+        assert _answers(by_bulk) == _answers(by_register)
+        assert_consistent(by_bulk, NS, T)
+        again = by_bulk.bulk_load(NS, T, iter(batches), create=True)
+        assert (again.snapshot_id, again.unchanged, again.created) == (None, 50, False)
+
+
+@pytest.mark.parametrize("case", ["invalid", "source"])
+def test_a_failed_bulk_load_that_creates_leaves_nothing(catalog: Catalog, case: str) -> None:
+    """A load that would create its table (and namespace) and fails in its third batch, after a
+    second batch added a Variant column: every catalog table's rows as before, no snapshot."""
+    catalog.create_table("other", "t", ["v"])
+    before = _dump(catalog, frozenset())
+    batches = _batches(60, 20)
+    batches[1] = [_in("w", f) for f in batches[1]]
+    if case == "invalid":
+        batches[2][3] = _bad(batches[2][3])
+    with pytest.raises(InvalidStatsError if case == "invalid" else OSError):
+        catalog.bulk_load(NS, T, _failing(batches, 2) if case == "source" else iter(batches), create=True)
+    assert _dump(catalog, frozenset()) == before
+
+
+@pytest.mark.postgres
+def test_a_table_another_writer_creates_meanwhile_is_not_the_loads(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``create=True`` finds the table missing, then another writer creates it (and commits)
+    before the load creates it: the load goes into that table as into any existing one, and never
+    gives it its own columns (a later batch's other Variant column is refused, as by a commit)."""
+    from service.catalog.commit import bulk
+
+    real = bulk.repo.find_table
+    with Catalog(pg_url) as cat, Catalog(pg_url) as other:
+        cat.create_namespace(NS)
+        calls = 0
+
+        def racing(conn: Any, namespace: str, name: str, **kw: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == 1:  # the load's first look: missing; the other writer creates it now
+                other.create_table(NS, T, ["v"])
+                return None
+            return real(conn, namespace, name, **kw)
+
+        monkeypatch.setattr(bulk.repo, "find_table", racing)
+        batches = _batches(40, 20)
+        batches[1] = [_in("w", f) for f in batches[1]]
+        with pytest.raises(InvalidStatsError, match="'w' not in table"):
+            cat.bulk_load(NS, T, iter(batches), create=True)
+        monkeypatch.setattr(bulk.repo, "find_table", real)
+        assert [c.name for c in cat.get_table(NS, T).columns] == ["v"]
+        res = cat.bulk_load(NS, T, iter(_batches(40, 20)), create=True)
+        assert (res.added, res.created) == (40, False)
 
 
 def test_a_failed_bulk_load_leaves_no_prefetching_thread(catalog: Catalog) -> None:

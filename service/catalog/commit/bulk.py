@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlalchemy import Connection, update
 
@@ -27,9 +27,11 @@ from service.catalog import models as m
 from service.catalog import repository as repo
 from service.catalog.commit.request import CommitRequest
 from service.catalog.commit.steps import Resolved, detect_conflicts, resolve_table, validate_layout
+from service.catalog.creation import creation_forbidden, insert_table
 from service.catalog.db import analyze_grown
 from service.catalog.results import BulkLoadResult
-from service.catalog.validate import check_table_totals
+from service.catalog.validate import check_object_name, check_table_totals
+from service.errors import AlreadyExistsError
 from service.stats.merge import GlobalStatsAccumulator, from_ducklake_json
 
 
@@ -58,6 +60,8 @@ class _Load:
     added: int = 0
     unchanged: int = 0
     batches: int = 0
+    #: Whether the load created its table (None: not known yet, the table not looked up).
+    created: bool | None = None
 
 
 def run_bulk(conn: Connection, requests: Iterable[CommitRequest]) -> BulkLoadResult:
@@ -65,7 +69,13 @@ def run_bulk(conn: Connection, requests: Iterable[CommitRequest]) -> BulkLoadRes
     load = _Load()
     for req in requests:
         load.batches += 1
+        if req.creating is None and req.may_create and not req.batch:
+            continue  # an empty batch of a load that may create its table: nothing to create it for
+        if load.created is None:
+            load.created = req.creating is not None and _creates(conn, req)
         r = resolve_table(conn, req)  # read again: the previous batch's columns and counters
+        if load.created and req.creating:
+            r = _with_columns(conn, r, req.creating)
         matched = detect_conflicts(conn, r, validate_layout(conn, req, r))
         load.unchanged += len(matched.same)
         if matched.new:
@@ -76,7 +86,36 @@ def run_bulk(conn: Connection, requests: Iterable[CommitRequest]) -> BulkLoadRes
                 analyze_grown(conn)
     if load.snapshot_id is not None:
         _finish(conn, load)
-    return BulkLoadResult(load.snapshot_id, load.added, load.unchanged, load.batches)
+    if load.created and load.table is not None:
+        repo.order_columns_as_created(conn, load.table.table_id)
+    return BulkLoadResult(load.snapshot_id, load.added, load.unchanged, load.batches, bool(load.created))
+
+
+def _creates(conn: Connection, req: CommitRequest) -> bool:
+    """Create the load's table when it is missing; whether this load created it. Decided under
+    the namespace's lock, where a commit creates its table: a table another writer created (and
+    committed) meanwhile is theirs, and is never given this load's columns."""
+    assert req.creating is not None
+    if repo.find_table(conn, req.namespace, req.table) is not None:
+        return False
+    if not req.may_create:
+        raise creation_forbidden(req.namespace, req.table)
+    check_object_name("namespace", req.namespace)
+    check_object_name("table", req.table)
+    try:
+        insert_table(conn, req.namespace, req.table, req.creating, (), None, if_not_exists=False)
+    except AlreadyExistsError:
+        return False
+    return True
+
+
+def _with_columns(conn: Connection, r: Resolved, variant: Sequence[str]) -> Resolved:
+    """The batch's table with the Variant columns it brings and the table lacks: a table the load
+    created gets those of every batch, as one commit of all the files would create it (its plain
+    and partition columns come with the files, as in any commit; the places of all of them are
+    set at the end, as that commit would have set them)."""
+    missing = [c for c in variant if c not in r.table.columns]
+    return replace(r, table=repo.add_variant_columns(conn, r.table, missing)) if missing else r
 
 
 def _add(conn: Connection, r: Resolved, new: Sequence[int], load: _Load) -> None:

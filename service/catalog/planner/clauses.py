@@ -46,6 +46,8 @@ class PathRow:
     unkeyed_files: int
     #: The stats table of the key's rows (:data:`VARIANT_STATS` or :data:`COLUMN_STATS`).
     table: str = VARIANT_STATS
+    #: Values in the live files (0: the key holds only nulls wherever it is stored as this type).
+    live_value_count: int = 0
 
 
 

@@ -35,7 +35,7 @@ def plan_in(
     page_size: int = 1000,
     page_token: str | None = None,
     explain_sample: int = DEFAULT_EXPLAIN_SAMPLE,
-    path_facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int]]] | None = None,
+    path_facts: dict[tuple[str, str | None], list[tuple[ShreddedType, int, int]]] | None = None,
     partition_types: Mapping[str, ShreddedType | None] | None = None,
     counts: bool = False,
     cache: repo.TableCache | None = None,
@@ -44,7 +44,7 @@ def plan_in(
     transaction, on the table row ``t`` read in it; see :meth:`service.catalog.Catalog.plan`.
 
     ``path_facts``, if given, receives what planning read of each leaf's path: ``(column,
-    variant_path) -> [(stored type, live files)]`` (every type ever stored), so the plan's
+    variant_path) -> [(stored type, live files, live values)]`` (every type ever stored), so the plan's
     warnings need no second look at the same rows. ``partition_types``: the type of each partition
     column as the predicate reads it (declared, or merged over the live files): a file whose value
     is stored as another type is judged by type-independent facts only
@@ -66,7 +66,7 @@ def plan_in(
     page = access.first_rows(planner, condition, after, page_size)
     if path_facts is not None:
         for key, prows in planner.path_rows().items():
-            path_facts[key] = [(r.shredded_type, r.live_file_count) for r in prows]
+            path_facts[key] = [(r.shredded_type, r.live_file_count, r.live_value_count) for r in prows]
     shown = keyset.cut(page.rows, page_size)
     candidates = tuple([Candidate(r[1], r[2], r[3], r[0]) for r in shown.rows])
     next_token = shown.next_token(lambda r: next_token_doc(r[0], snapshot, fp, partition_types))

@@ -124,13 +124,14 @@ class Planner(ConditionVisitor[str]):
                 statement(
                     "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "
                     "live_nan_files + live_nan_unknown_files, "
-                    "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files "
+                    "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files, "
+                    "live_value_count "
                     "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
                 ),
                 {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
             ):
                 st = ShreddedType.parse(r[1])
-                rows.append(PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table))
+                rows.append(PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table, int(r[7])))
         self._paths[key] = rows
         if cache is not None and cached is not None:
             cache.put("variant_path", cached, tuple(rows))

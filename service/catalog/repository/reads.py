@@ -551,22 +551,22 @@ def path_coverage_rows(conn: Connection, table_id: int) -> list[tuple[int, str, 
 
 def shredded_types(
     conn: Connection, table_id: int, keys: Collection[tuple[int, str]], *, live: bool
-) -> dict[tuple[int, str], list[str]]:
-    """The types each ``(column_id, variant_path)`` is fully shredded as: in a live file
-    (``live``, from the live counters), or in any file ever committed (a superset of the types
-    at any past snapshot)."""
-    out: dict[tuple[int, str], list[str]] = {}
+) -> dict[tuple[int, str], list[tuple[str, int]]]:
+    """The types each ``(column_id, variant_path)`` is fully shredded as, with the values the live
+    files hold as that type: in a live file (``live``, from the live counters), or in any file
+    ever committed (a superset of the types at any past snapshot)."""
+    out: dict[tuple[int, str], list[tuple[str, int]]] = {}
     wanted = set(keys)
     column_ids = sorted({cid for cid, _ in wanted})
     for chunk in chunks(sorted({vp for _, vp in wanted})):
-        stmt = select(VP.column_id, VP.variant_path, VP.shredded_type).where(
+        stmt = select(VP.column_id, VP.variant_path, VP.shredded_type, VP.live_value_count).where(
             VP.table_id == table_id, VP.column_id.in_(column_ids), VP.variant_path.in_(chunk)
         )
         if live:
             stmt = stmt.where(VP.live_file_count > 0)
-        for cid, vp, tname in conn.execute(stmt):
+        for cid, vp, tname, values in conn.execute(stmt):
             if (int(cid), vp) in wanted:
-                out.setdefault((int(cid), vp), []).append(tname)
+                out.setdefault((int(cid), vp), []).append((tname, int(values)))
     return out
 
 

@@ -408,34 +408,72 @@ def insert_table(
     )
     conn.execute(update(m.Snapshot).where(m.Snapshot.snapshot_id == snap).values(table_id=table_id))
     for order, col in enumerate(columns):
-        column_id = conn.execute(
-            insert(m.Column)
-            .values(
-                begin_snapshot=snap,
-                end_snapshot=None,
-                table_id=table_id,
-                column_order=order,
-                column_name=col,
-                column_type="variant",
-                nulls_allowed=True,
-                parent_column=None,
-            )
-            .returning(m.Column.column_id)
-        ).scalar_one()
-        conn.execute(
-            insert(m.TableColumnStats).values(
-                table_id=table_id,
-                column_id=column_id,
-                contains_null=None,
-                contains_nan=None,
-                min_value=None,
-                max_value=None,
-                extra_stats=None,
-            )
-        )
+        _insert_variant_column(conn, table_id, snap, order, col)
     for order, (col, tname) in enumerate(partition_columns, start=len(columns)):
         insert_column(conn, table_id, snap, order, col, tname, PARTITION, declared=True)
     return table_id
+
+
+def _insert_variant_column(conn: Connection, table_id: int, snap: int, order: int, name: str) -> None:
+    """A Variant column and its (empty) global stats row."""
+    column_id = conn.execute(
+        insert(m.Column)
+        .values(
+            begin_snapshot=snap,
+            end_snapshot=None,
+            table_id=table_id,
+            column_order=order,
+            column_name=name,
+            column_type="variant",
+            nulls_allowed=True,
+            parent_column=None,
+        )
+        .returning(m.Column.column_id)
+    ).scalar_one()
+    conn.execute(
+        insert(m.TableColumnStats).values(
+            table_id=table_id,
+            column_id=column_id,
+            contains_null=None,
+            contains_nan=None,
+            min_value=None,
+            max_value=None,
+            extra_stats=None,
+        )
+    )
+
+
+def add_variant_columns(conn: Connection, t: TableRow, names: Sequence[str]) -> TableRow:
+    """Give a table created in ``conn``'s own transaction more Variant columns, as if it had been
+    created with them (at its creation snapshot); their places are set by
+    :func:`order_columns_as_created`. Only for a table nobody else has seen yet (a bulk load that
+    created it): a committed table's columns are history."""
+    if not names:
+        return t
+    order = int(
+        conn.execute(
+            select(func.coalesce(func.max(m.Column.column_order), -1)).where(m.Column.table_id == t.table_id)
+        ).scalar_one()
+    ) + 1
+    for k, name in enumerate(names):
+        _insert_variant_column(conn, t.table_id, t.begin_snapshot, order + k, name)
+    variant, plain = load_columns(conn, t.table_id)
+    return replace(t, columns=variant, plain=plain)
+
+
+def order_columns_as_created(conn: Connection, table_id: int) -> None:
+    """Place a table's columns as one commit of all its files would have created them: Variant,
+    then plain, then partition columns, each kind in the order they came. For a table created in
+    ``conn``'s own transaction, whose columns came batch by batch (a later batch's Variant or
+    plain column after an earlier batch's partition columns)."""
+    rank = {VARIANT: 0, PLAIN: 1, PARTITION: 2}
+    rows = conn.execute(
+        select(m.Column.column_id, m.Column.column_kind, m.Column.column_order).where(m.Column.table_id == table_id)
+    ).all()
+    placed = sorted(rows, key=lambda r: (rank.get(r.column_kind, 1), r.column_order))
+    for order, r in enumerate(placed):
+        if r.column_order != order:
+            conn.execute(update(m.Column).where(m.Column.column_id == r.column_id).values(column_order=order))
 
 
 def insert_column(
