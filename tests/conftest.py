@@ -100,6 +100,19 @@ def drop_pg_database(name: str) -> None:
     _admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(autouse=True)
+def _settings_from_each_tests_environment() -> Iterator[None]:
+    """``get_settings()`` is cached per process: a test that sets a ``SHREDCAT_*`` variable with
+    ``monkeypatch`` and reads the settings again before its end would leave its value cached for
+    the next test on the worker (``monkeypatch`` restores the variable only at teardown). Being
+    autouse, this fixture is set up before ``monkeypatch`` and so torn down after it."""
+    from service.settings import get_settings
+
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def _pg_template() -> Iterator[str]:
     """A migrated database per worker session; test databases are cloned from it (fast)."""
