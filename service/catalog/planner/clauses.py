@@ -235,20 +235,20 @@ class RowClauses(TestVisitor[list[Shape]]):
         return out + (self._nan_branches() if t.nan_matches else [])
 
     def visit_any_point(self, t: AnyPoint) -> list[Shape]:
-        out: list[Shape] = []
+        # Each branch once, in order of first appearance (a dict: comparing nested tuples one by
+        # one cost ~6 ms of CPU for 200 points).
+        out: dict[Shape, None] = {}
         if len(t.points) <= MAX_POINT_PROBES or self._sqlite_branches(len(t.points)):
             for p in t.points:
-                for b in self._range(p, p, True, True):
-                    if b not in out:
-                        out.append(b)
-            return out
+                out.update(dict.fromkeys(self._range(p, p, True, True)))
+            return list(out)
         # Many points: one branch whose OR the database evaluates row by row (no index side to
         # choose, so no probe per point).
         ranges = []
         for p in t.points:
             first, *rest = self._range(p, p, True, True, steer=False)
             ranges.append(first)
-            out.extend(b for b in rest if b not in out)
+            out.update(dict.fromkeys(rest))
         return [("or", *ranges), *out]
 
     def _sqlite_branches(self, n: int) -> bool:
