@@ -61,7 +61,8 @@ EMPTY: Shape = ("empty",)
 
 
 class Planner(ConditionVisitor[Shape]):
-    """Translates a condition into a SELECT of the data_file_ids that might match it."""
+    """Translates a condition into a SELECT of the data_file_ids that might match it (its shape:
+    :mod:`.shapes`), and runs the plan's statements with the values they name."""
 
     def __init__(
         self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool, cache: repo.TableCache | None = None
