@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from sqlalchemy import (
+    ARRAY,
     DOUBLE_PRECISION,
     BigInteger,
     and_,
@@ -39,7 +40,6 @@ from sqlalchemy import (
     true,
     union,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.compiler import SQLCompiler
