@@ -75,3 +75,21 @@ def test_a_shape_is_built_once_and_run_with_each_plans_values(monkeypatch: pytes
 def test_a_row_test_names_the_columns_it_reads() -> None:
     test = ("or", ("and", ("count", "s", "value_count", ">"), ("unkeyed", "s", "num")), ("nan", "s"))
     assert set(shapes.row_columns(test)) == {"value_count", "min_num", "max_num", "contains_nan"}
+
+
+def test_the_kept_statements_are_bounded_by_their_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(S, "_kept", type(S._kept)())
+    monkeypatch.setattr(S, "_kept_chars", 0)
+    dialect = sqlite.pysqlite.dialect()
+    one = len(compiled(dialect, _branch(Binds(), 1, "a", 1.0))[0])
+    monkeypatch.setattr(S, "KEPT_CHARS", 3 * one + one // 2)
+    shapes_seen = []
+    for n in range(6):  # the same statement, its path's position moved: another shape each
+        b = Binds()
+        for _ in range(n):
+            b(None)
+        shape = _branch(b, 1, "a", 1.0)
+        shapes_seen.append(shape)
+        compiled(dialect, shape)
+    assert len(S._kept) == 3 and S._kept_chars <= S.KEPT_CHARS
+    assert [k[2] for k in S._kept] == shapes_seen[3:]  # the least recently used went first

@@ -56,8 +56,12 @@ class Binds:
 
 #: Compiled statements kept, by (dialect, paramstyle, shape): a server's predicates repeat (the
 #: pages of one predicate, dashboards); about 700 shapes cover the planner's recorded test set.
+#: Also at most :data:`KEPT_CHARS` characters of SQL: a long point list's shape and SQL weigh
+#: ~0.1 MB and ~40 kB (200 branches), a short plan's a few kB.
 KEPT_SHAPES = 1024
+KEPT_CHARS = 8_000_000
 _kept: OrderedDict[tuple[str, str, Shape], tuple[str, tuple[int, ...], bool]] = OrderedDict()
+_kept_chars = 0
 _lock = threading.Lock()
 
 
@@ -76,11 +80,21 @@ def compiled(dialect: Dialect, shape: Shape) -> tuple[str, tuple[int, ...], bool
         made = (c.string, order, True)
     else:
         made = (c.string, tuple(sorted({int(name[1:]) for name in c.binds})), False)
-    with _lock:
-        _kept[key] = made
-        while len(_kept) > KEPT_SHAPES:
-            _kept.popitem(last=False)
+    _keep(key, made)
     return made
+
+
+def _keep(key: tuple[str, str, Shape], made: tuple[str, tuple[int, ...], bool]) -> None:
+    """Keeps a compiled statement, dropping the least recently used past either bound."""
+    global _kept_chars
+    with _lock:
+        if key in _kept:  # compiled by another thread meanwhile
+            return
+        _kept[key] = made
+        _kept_chars += len(made[0])
+        while len(_kept) > 1 and (len(_kept) > KEPT_SHAPES or _kept_chars > KEPT_CHARS):
+            _, (sql, _, _) = _kept.popitem(last=False)
+            _kept_chars -= len(sql)
 
 
 def run(conn: Connection, shape: Shape, values: list[Any] | None = None) -> CursorResult[*TupleAny]:
