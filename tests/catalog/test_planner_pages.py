@@ -205,7 +205,7 @@ def test_a_dense_first_page_never_builds_the_whole_answer(cat: Catalog, monkeypa
     r = cat.plan(NS, T, parse_sql(f"{B} > 0"), page_size=10)
     event.remove(cat.engine, "before_cursor_execute", record)
     assert len(r.candidates) == 10 and r.next_page_token is not None
-    assert not [s for s in seen if "IN (SELECT data_file_id" in s or "count(*), coalesce(sum" in s], seen
+    assert not [s for s in seen if "q0.data_file_id" in s or "coalesce(sum(" in s], seen
     assert r.files_considered == N_FILES
     assert r.files_kept is None and r.files_pruned is None and r.rows_skipped is None and r.bytes_skipped is None
 
@@ -387,7 +387,7 @@ def test_sqlite_reads_a_string_point_on_its_narrow_side(tmp_path: Path, monkeypa
             seen.clear()
             r = c.plan(NS, T, parse_sql(sql), page_size=10)
             assert [x.path for x in r.candidates] == kept, sql
-            probes = sum("LIMIT 50)" in st and "max_bin >= ?" in st for st, _ in seen)
+            probes = sum("LIMIT 50 OFFSET 0)" in st and "max_bin >= ?" in st for st, _ in seen)
             return _stats_query_plans(c, seen), probes
 
         for point, kept, index, other in (
@@ -405,8 +405,8 @@ def test_sqlite_reads_a_string_point_on_its_narrow_side(tmp_path: Path, monkeypa
             dense = merge_conjunctions(compile_expression(parse_sql(f"{G} = 'm'")))
             page = routes.Page(sets.Planner(conn, t, t.current_snapshot_id, True), dense, [])
             assert len(routes.set_rows(page, 0, N_FILES + 1)) == N_FILES
-        assert any("LIMIT 500" in st and "max_bin >= ?" in st for st, _ in seen), seen
-        assert not any("+s.m" in st for st, _ in seen), seen
+        assert any("LIMIT 500 OFFSET 0)" in st and "max_bin >= ?" in st for st, _ in seen), seen
+        assert not any("+ s.m" in st for st, _ in seen), seen
         event.remove(c.engine, "before_cursor_execute", record)
     finally:
         c.close()

@@ -1,17 +1,23 @@
 """The planner's SQL, byte for byte, over a recorded predicate set, on both backends.
 
-Recorded before the planner became a package (issue 33): every statement the planner sends
-(its text, as the planner spelled it, and every bind parameter) while planning a large set of
-predicates, and each plan's answer. A refactoring that keeps the behaviour keeps these; a change
-of the SQL on purpose re-records them (``SHREDCAT_RECORD_PLANNER_SQL=1``, then review the diff of
-``tests/catalog/planner_sql/``, gzipped JSON: ``zcat`` reads it).
+Every statement the planner sends (its SQL as the driver receives it, compiled from the
+statement's shape by SQLAlchemy Core, and every parameter in the driver's form) while planning a
+large set of predicates, and each plan's answer. A refactoring that keeps the behaviour keeps
+these; a change of the SQL on purpose re-records them (``SHREDCAT_RECORD_PLANNER_SQL=1``, then
+review the diff of ``tests/catalog/planner_sql/``, gzipped JSON: ``zcat`` reads it), and proves the
+change with ``bench/planner_sql_explain.py`` (the answers, the statements per case, and the
+databases' plans of each statement, old recording against new).
 
 The set: the soundness test's random predicates and long IN lists over its real files (first
 pages, every page of small pages, counts, a past snapshot, explain, the playground's listing),
 the paging test's predicates over its 600 files with its shrunken windows (every route: walk,
 scan, zones, set), and predicates on plain and partition columns. Only the planner's statements
-are recorded: it alone sends SQL text (``text()``); the repository's statements are built with
-SQLAlchemy Core.
+are recorded: those whose SQL the planner's one execute helper compiled
+(:func:`service.catalog.planner.sql.compiled`, hooked here), seen at the cursor
+(``before_cursor_execute``: the helper runs them with ``exec_driver_sql``, which fires no
+``before_execute``). The recording of 2026-11-28 (the planner's text builder) was replaced by
+the Core build's in issue 33 item 3: same answers, same statements per case, same plans
+(docs/benchmarks-history.md).
 """
 
 from __future__ import annotations
@@ -27,12 +33,12 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event
-from sqlalchemy.sql.elements import TextClause
 
 from service.catalog import Catalog, models
 from service.catalog import planner as P
 from service.catalog.admin import admin_reads
 from service.catalog.planner import access, zones
+from service.catalog.planner import sql as planner_sql
 from service.pruning import expressions as E
 from service.pruning.parse_sql import parse_sql
 from service.stats.extract import extract_file
@@ -59,28 +65,31 @@ def _param(v: Any) -> Any:
     raise AssertionError(f"unexpected parameter type {type(v).__name__}")
 
 
+#: The SQL of every statement the planner's execute helper compiled (see the module's docstring).
+_PLANNER_SQL: set[str] = set()
+
+
 class _Recorder:
-    """Every ``text()`` statement executed on ``engine`` (the planner's), with its parameters."""
+    """Every planner statement executed on ``engine``, with its parameters."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
-        self.statements: list[tuple[str, dict[str, Any]]] = []
+        self.statements: list[tuple[str, Any]] = []
 
     def __enter__(self) -> _Recorder:
-        event.listen(self.engine, "before_execute", self._seen)
+        event.listen(self.engine, "before_cursor_execute", self._seen)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        event.remove(self.engine, "before_execute", self._seen)
+        event.remove(self.engine, "before_cursor_execute", self._seen)
 
-    def _seen(self, conn: Any, clause: Any, multiparams: Any, params: Any, options: Any) -> None:
-        if not isinstance(clause, TextClause):
+    def _seen(self, conn: Any, cursor: Any, statement: str, params: Any, context: Any, executemany: bool) -> None:
+        if statement not in _PLANNER_SQL:
             return
-        bound: dict[str, Any] = {}
-        for p in [*(multiparams or ()), params or {}]:
-            if isinstance(p, dict):
-                bound.update(p)
-        self.statements.append((clause.text, {k: _param(v) for k, v in sorted(bound.items())}))
+        if isinstance(params, dict):
+            self.statements.append((statement, {k: _param(v) for k, v in sorted(params.items())}))
+        else:
+            self.statements.append((statement, [_param(v) for v in params]))
 
 
 class _Log:
@@ -229,20 +238,44 @@ def recorded_run(
     files = [p for p, _ in corpus]
     base = str(Path(files[0]).parent) + "/"
     _shrink(monkeypatch)
+    compile_sql = planner_sql.compiled
+
+    def compiled(dialect: Any, shape: Any) -> Any:
+        made = compile_sql(dialect, shape)
+        _PLANNER_SQL.add(made[0])
+        return made
+
+    monkeypatch.setattr(planner_sql, "compiled", compiled)
     cat = Catalog(catalog_url)
     try:
         log = _Log(cat, base)
         _soundness_cases(cat, files, log)
         _routes_cases(cat, log)
         _partition_cases(cat, log)
+        texts: dict[str, int] = {}
+        cases = []
+        for c in log.cases:
+            stmts = [[texts.setdefault(sql, len(texts)), params] for sql, params in c["statements"]]
+            cases.append({**c, "statements": stmts})
+        got = {"texts": list(texts), "cases": cases}
+        if EXPLAIN_AGAINST:
+            _explain_against(cat, backend, got)
     finally:
         cat.close()
-    texts: dict[str, int] = {}
-    cases = []
-    for c in log.cases:
-        stmts = [[texts.setdefault(sql, len(texts)), params] for sql, params in c["statements"]]
-        cases.append({**c, "statements": stmts})
-    yield backend, {"texts": list(texts), "cases": cases}
+    yield backend, got
+
+
+#: A directory of older recordings to compare this run's plans with (bench/planner_sql_explain.py).
+EXPLAIN_AGAINST = os.environ.get("SHREDCAT_PLANNER_SQL_EXPLAIN")
+
+
+def _explain_against(cat: Catalog, backend: str, got: dict[str, Any]) -> None:
+    from bench.planner_sql_explain import compare
+
+    folder = Path(str(EXPLAIN_AGAINST))
+    old = json.loads(gzip.decompress((folder / f"{backend}.json.gz").read_bytes()).decode("utf-8"))
+    report = compare(cat.engine, backend, old, got)
+    (folder / f"{backend}.report.json").write_text(json.dumps(report, indent=1) + "\n")
 
 
 def test_the_planner_sends_the_recorded_sql(recorded_run: tuple[str, dict[str, Any]]) -> None:

@@ -22,7 +22,7 @@ from service.pruning.schema import TableSchema
 from tests.catalog.factories import INT64, cs, fs, ps, with_columns
 
 #: The planner's read of a key's dictionary rows.
-PATH_ROWS = "SELECT path_id, shredded_type"
+PATH_ROWS = "SELECT shredcat_variant_path.path_id, shredcat_variant_path.shredded_type"
 
 
 def _variant_file(i: int, lo: int, hi: int) -> Any:

@@ -7,8 +7,9 @@ decide in Python (:mod:`service.pruning.evaluator`, used by explain mode and tes
 :meth:`service.catalog.Catalog.plan` is the entry point; the rewrites of a condition that need no
 database are :mod:`service.pruning.rewrites` and :mod:`service.pruning.selectivity`.
 
-* :mod:`.sql`: the one SQL builder (text with named binds; why not SQLAlchemy Core: there), the
-  names and limits every statement shares;
+* :mod:`.shapes`: each statement family as SQLAlchemy Core, built from the statement's shape (a
+  tuple naming what decides the SQL and the positions of its values); :mod:`.sql`: runs a shape
+  (compiled once per shape and dialect, then run by the driver), the limits every statement shares;
 * :mod:`.clauses`: a leaf's test of one stats row; :mod:`.sets`: a condition as one SELECT of the
   candidate ids (the set plan), or as a test of one file;
 * :mod:`.access`: the cost-based choice of how a page is read (set plan, walk, key scan, zones),

@@ -14,12 +14,13 @@ queries on tables where every object has the field).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
 from service.catalog.planner.clauses import PathRow
-from service.catalog.planner.sql import Sql, statement
+from service.catalog.planner.shapes import Shape
+from service.catalog.planner.sql import Binds
 from service.catalog.repository.objects import StepShapes, step_shapes
 from service.catalog.repository.tables import TableCache, TableRow
 from service.pruning.absent import key_steps, rejects_nulls
@@ -32,15 +33,17 @@ class _Planner(Protocol):
     conn: Connection
     t: TableRow
     current: bool
-    sql: Sql
+    binds: Binds
     cache: TableCache | None
     absent_cache: dict[tuple[str, str | None], tuple[StepShapes, ...]]
 
-    def live(self, alias: str) -> str: ...
+    def live(self, alias: str) -> Shape: ...
 
-    def empty(self) -> str: ...
+    def empty(self) -> Shape: ...
 
-    def all_files(self) -> str: ...
+    def all_files(self, *more: Shape) -> Shape: ...
+
+    def run(self, shape: Shape) -> Any: ...
 
     def paths(self, column: str, variant_path: str | None) -> list[PathRow]: ...
 
@@ -88,8 +91,9 @@ def _covering(planner: _Planner, c: LeafCondition) -> StepShapes | None:
     return min(covering, key=lambda s: s.having_files) if covering else None
 
 
-def maybe_having(planner: _Planner, c: LeafCondition) -> str:
-    """A SELECT of the live files ``f`` that may hold ``c``'s key (no shape proves it absent).
+def maybe_having(planner: _Planner, c: LeafCondition, *more: Shape) -> Shape:
+    """A SELECT of the live files ``f`` that may hold ``c``'s key (no shape proves it absent) and
+    pass ``more`` (tests of ``f``).
 
     When one step's shapes cover every live file, they are the files whose object there has the
     key: an index range per shape (none: an empty set), joined to the files in that order
@@ -99,16 +103,12 @@ def maybe_having(planner: _Planner, c: LeafCondition) -> str:
     Otherwise every live file, less those a shape proves lacking the key."""
     st = _covering(planner, c)
     if st is None:
-        return planner.all_files() + unless_absent(planner, c, "f.data_file_id")
+        return planner.all_files(*unless_absent(planner, c, "f"), *more)
     if not st.having:
         return planner.empty()
-    ids = ", ".join(planner.sql.bind(s) for s in st.having)
-    tid = planner.sql.bind(planner.t.table_id)
-    return (
-        "SELECT f.data_file_id FROM shredcat_file_object o CROSS JOIN ducklake_data_file f "
-        f"WHERE o.shape_id IN ({ids}) AND f.data_file_id = o.data_file_id AND f.table_id = {tid} "
-        f"AND {planner.live('f')}{unless_absent(planner, c, 'f.data_file_id', skip=st)}"
-    )
+    ids = tuple(planner.binds(s) for s in st.having)
+    tid = planner.binds(planner.t.table_id)
+    return ("having", ids, tid, planner.live("f"), *unless_absent(planner, c, "f", skip=st), *more)
 
 
 def absent_set_size(planner: _Planner, c: LeafCondition) -> int | None:
@@ -124,14 +124,13 @@ def absent_set_size(planner: _Planner, c: LeafCondition) -> int | None:
     return st.having_files
 
 
-def driver_within_set(planner: _Planner, size: int, driver: str) -> bool:
+def driver_within_set(planner: _Planner, size: int, driver: Shape) -> bool:
     """Whether an AND's driver (``driver``: the SELECT of its candidates) has no more than
     ``size`` candidates (a leaf's set: :func:`absent_set_size`), so that testing the leaf per
     candidate reads less than collecting it. Counted only up to one past ``size``, so that the
     probe of a wide driver can stop there."""
-    cap = planner.sql.bind(size + 1)
-    probe = f"SELECT count(*) FROM (SELECT 1 FROM ({driver}) AS d LIMIT {cap}) AS p"
-    return int(planner.conn.execute(statement(probe), planner.sql.params).scalar_one()) <= size
+    cap = planner.binds(size + 1)
+    return int(planner.run(("count_upto", driver, cap)).scalar_one()) <= size
 
 
 def lacked_somewhere(
@@ -143,14 +142,11 @@ def lacked_somewhere(
     return any(st.lacking for st in table_steps(conn, t, column, variant_path, cache))
 
 
-def unless_absent(planner: _Planner, c: LeafCondition, outer: str, skip: StepShapes | None = None) -> str:
-    """`` AND NOT EXISTS (...)`` dropping the files ``outer`` whose objects prove ``c``'s key
-    absent (but for the shapes of the step ``skip``), or "" when no shape of the table does."""
+def unless_absent(planner: _Planner, c: LeafCondition, outer: str, skip: StepShapes | None = None) -> tuple[Shape, ...]:
+    """The test (``NOT EXISTS``) dropping the files of ``outer`` (an alias) whose objects prove
+    ``c``'s key absent (but for the shapes of the step ``skip``); none when no shape of the table
+    does."""
     shapes = sorted(sid for st in _steps(planner, c) if st is not skip for sid in st.lacking)
     if not shapes:
-        return ""
-    ids = ", ".join(planner.sql.bind(s) for s in shapes)
-    return (
-        f" AND NOT EXISTS (SELECT 1 FROM shredcat_file_object o "
-        f"WHERE o.data_file_id = {outer} AND o.shape_id IN ({ids}))"
-    )
+        return ()
+    return (("not_lacking", outer, tuple(planner.binds(s) for s in shapes)),)

@@ -16,6 +16,7 @@ from typing import Any
 from service.catalog.planner import routes, zones
 from service.catalog.planner.routes import Page
 from service.catalog.planner.sets import Planner
+from service.catalog.planner.shapes import Shape
 from service.catalog.planner.zones import KeyScan, Run
 from service.pruning.conditions import Condition, Constant, LeafCondition
 from service.pruning.selectivity import looks_selective
@@ -86,7 +87,7 @@ def first_rows(planner: Planner, condition: Condition, after: int, page_size: in
         page.rows = scan_rows(page, scan, after, want, [Run(after + 1, INT64_MAX, planner.t.live_file_count, 0.0)])
         return page
     planner.terms = 0
-    test = planner.file_filter(condition, "f.data_file_id")
+    test = planner.file_filter(condition, "f")
     probe = STRING_PROBE_WINDOW if shaped else PROBE_WINDOW
     rows, walked, last = routes.walk(planner, test, after, probe, want)
     if len(rows) >= want or walked < probe:
@@ -107,7 +108,7 @@ def first_rows(planner: Planner, condition: Condition, after: int, page_size: in
 
 
 def _walk_on(
-    planner: Planner, condition: Condition, test: str, after: int, window: int, limit: int
+    planner: Planner, condition: Condition, test: Shape, after: int, window: int, limit: int
 ) -> tuple[list[Any], int, bool]:
     """A walk's next ``window`` live files after ``after`` once its probe found the candidates
     dense: the passing files (at most ``limit``), the last id read, whether every file was read.

@@ -8,19 +8,19 @@ from sqlalchemy import Connection
 
 from service.catalog import repository as repo
 from service.catalog.planner.sets import Planner
-from service.catalog.planner.sql import statement
+from service.catalog.planner.shapes import Shape
 from service.catalog.results import Candidate, FileExplanation
 from service.pruning.conditions import Condition
 
 DEFAULT_EXPLAIN_SAMPLE = 50
 
 
-def not_a_candidate(cand_sql: str) -> str:
-    """``f`` is not among the candidates: an anti-join, not ``NOT IN (...)``, which PostgreSQL
+def not_a_candidate(cand_sql: Shape) -> Shape:
+    """``f`` is not among the candidates ``cand_sql``: an anti-join, not ``NOT IN (...)``, which PostgreSQL
     runs as a subplan rescanned for every file once it misjudges the candidates too many to hash
     in ``work_mem`` (at a past snapshot its estimate was 11 million rows for a 50,000-file table:
     47 s for an explained plan instead of 1 s)."""
-    return f"NOT EXISTS (SELECT 1 FROM ({cand_sql}) c WHERE c.data_file_id = f.data_file_id)"
+    return ("not_candidate", cand_sql)
 
 
 def explain(
@@ -28,7 +28,7 @@ def explain(
     planner: Planner,
     t: repo.TableRow,
     condition: Condition,
-    cand_sql: str,
+    cand_sql: Shape,
     candidates: tuple[Candidate, ...],
     sample: int,
 ) -> tuple[FileExplanation, ...]:
@@ -37,14 +37,8 @@ def explain(
     file is reported kept (the SQL answer), never silently pruned."""
     from service.pruning.evaluator import interpret, stats_by_path  # a plan without explain never loads it
 
-    sql = planner.sql
-    pruned_rows = conn.execute(
-        statement(
-            f"SELECT f.data_file_id, f.path FROM ducklake_data_file f WHERE f.data_file_id IN ({planner.all_files()}) "
-            f"AND {not_a_candidate(cand_sql)} ORDER BY f.data_file_id LIMIT {sql.bind(sample)}"
-        ),
-        sql.params,
-    ).all()
+    tests = (("in", "f", planner.all_files()), not_a_candidate(cand_sql))
+    pruned_rows = planner.run(("listed", "paths", tests, planner.binds(sample), None)).all()
     kept_files = [(c.data_file_id, c.path, True) for c in candidates[:sample]]
     files = kept_files + [(int(r[0]), r[1], False) for r in pruned_rows]
     stats = repo.stats_for_files(conn, t, [f[0] for f in files])

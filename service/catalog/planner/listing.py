@@ -13,7 +13,7 @@ from service.catalog import repository as repo
 from service.catalog.planner.explain import not_a_candidate
 from service.catalog.planner.scope import resolve_snapshot, restrict_partitions
 from service.catalog.planner.sets import Planner, simplify
-from service.catalog.planner.sql import FILE_ROWS, statement
+from service.catalog.planner.shapes import Shape
 from service.catalog.results import PlannedFile, PlannedFilesPage
 from service.pruning.conditions import Condition, condition_paths
 from service.pruning.evaluator import ShortReasons, stats_by_path
@@ -39,35 +39,21 @@ def plan_files_in(
         condition = restrict_partitions(condition, t, partition_types)
     planner = Planner(conn, t, snapshot, current)
     cand_sql = planner.build(simplify(planner, condition))
-    sql = planner.sql
-    where = f"f.data_file_id IN ({planner.all_files()})"
+    binds = planner.binds
+    tests: tuple[Shape, ...] = (("in", "f", planner.all_files()),)
     if decision == "kept":
-        where += f" AND f.data_file_id IN ({cand_sql})"
+        tests += (("in", "f", cand_sql),)
     elif decision == "skipped":
-        where += f" AND {not_a_candidate(cand_sql)}"
-    rows = conn.execute(
-        statement(
-            f"{FILE_ROWS} "
-            f"WHERE {where} ORDER BY f.data_file_id LIMIT {sql.bind(limit + 1)} OFFSET {sql.bind(offset)}"
-        ),
-        sql.params,
-    ).all()
+        tests += (not_a_candidate(cand_sql),)
+    rows = planner.run(("listed", "rows", tests, binds(limit + 1), binds(offset))).all()
     shown = keyset.cut(rows, limit)
     rows = shown.rows
     if decision == "all" and rows:
         # The decision for this page's files only: the candidate set is read once, as a set,
         # rather than probed per row of the whole table.
-        ids = ", ".join(sql.bind(int(r[0])) for r in rows)
-        kept_ids = {
-            int(x)
-            for (x,) in conn.execute(
-                statement(
-                    f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.data_file_id IN ({ids}) "
-                    f"AND f.data_file_id IN ({cand_sql})"
-                ),
-                sql.params,
-            )
-        }
+        ids = tuple(binds(int(r[0])) for r in rows)
+        page_ids: Shape = ("in_values", "f", "data_file_id", ids)
+        kept_ids = {int(x) for (x,) in planner.run(("listed", "ids", (page_ids, ("in", "f", cand_sql)), None, None))}
     else:
         kept_ids = {int(r[0]) for r in rows} if decision == "kept" else set()
     stats = repo.stats_for_files(conn, t, [int(r[0]) for r in rows], condition_paths(condition))

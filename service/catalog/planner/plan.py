@@ -17,7 +17,6 @@ from service.catalog.planner.paging import decode_plan_token, fingerprint, next_
 from service.catalog.planner.routes import Page
 from service.catalog.planner.scope import resolve_snapshot, restrict_partitions
 from service.catalog.planner.sets import Planner, simplify
-from service.catalog.planner.sql import FILE_SUMS, statement
 from service.catalog.results import Candidate, PlanResult
 from service.errors import BadInputError
 from service.pruning.conditions import Condition
@@ -118,9 +117,7 @@ def _counts(planner: Planner, page: Page, candidates: tuple[Candidate, ...], *, 
     if planner.current:
         total_n, total_rows, total_bytes = t.live_file_count, t.live_record_count, t.live_bytes
     elif counts or not more:
-        total_n, total_rows, total_bytes = _sums(
-            planner, f"FROM ({planner.all_files()}) a JOIN ducklake_data_file f ON f.data_file_id = a.data_file_id"
-        )
+        total_n, total_rows, total_bytes = planner.run(("sums_joined", planner.all_files())).one()
     else:
         total_n = total_rows = total_bytes = None
     considered = None if total_n is None else int(total_n)
@@ -132,9 +129,7 @@ def _counts(planner: Planner, page: Page, candidates: tuple[Candidate, ...], *, 
     elif keeps_every_file(page.condition) and total_n is not None:
         kept_n, kept_rows, kept_bytes = total_n, total_rows, total_bytes
     elif counts:
-        kept_n, kept_rows, kept_bytes = _sums(
-            planner, f"FROM ducklake_data_file f WHERE f.data_file_id IN ({page.candidate_sql()})"
-        )
+        kept_n, kept_rows, kept_bytes = planner.run(("sums", page.candidate_sql())).one()
     else:
         kept_n = None
     if kept_n is None or total_n is None:
@@ -143,8 +138,3 @@ def _counts(planner: Planner, page: Page, candidates: tuple[Candidate, ...], *, 
     return _Counts(
         considered, int(total_n) - kept, kept, int(total_rows) - int(kept_rows), int(total_bytes) - int(kept_bytes)
     )
-
-
-def _sums(planner: Planner, source: str) -> Any:
-    """The file count, record count and bytes of ``source`` (a FROM clause over files ``f``)."""
-    return planner.conn.execute(statement(f"{FILE_SUMS} {source}"), planner.sql.params).one()

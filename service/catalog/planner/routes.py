@@ -10,7 +10,7 @@ from typing import Any
 
 from service.catalog.models import PATH_FILE_COLUMNS
 from service.catalog.planner.sets import Planner
-from service.catalog.planner.sql import FILE_ROWS, statement
+from service.catalog.planner.shapes import Shape
 from service.catalog.planner.zones import KeyScan, Run
 from service.pruning.conditions import Condition
 
@@ -22,9 +22,9 @@ class Page:
     planner: Planner
     condition: Condition
     rows: list[Any]
-    _cand_sql: str | None = None
+    _cand_sql: Shape | None = None
 
-    def candidate_sql(self) -> str:
+    def candidate_sql(self) -> Shape:
         """The set plan's SELECT of every candidate (built on first use)."""
         if self._cand_sql is None:
             self.planner.terms = 0
@@ -39,27 +39,20 @@ def set_rows(page: Page, after: int, limit: int) -> list[Any]:
     range scan of the key's file-order index that stops when the page is full, or the key index
     and a sort of what it finds, whichever the database estimates cheaper. On PostgreSQL the ids
     come as an array (an index lookup each); a join there chose to hash the whole file table."""
-    sql = page.planner.sql
+    binds = page.planner.binds
     # SQLite does not weigh the file-order index against the key indexes: offered the id range
     # and order, it scanned a key's rows in file order for a point lookup (0.6 -> 80 ms at
     # 1,000,000 files). A unary + keeps the id out of its index choice; file-order scans are
     # _scan's, chosen by density.
-    fid = "+c.data_file_id" if page.planner.conn.dialect.name == "sqlite" else "c.data_file_id"
-    ids = (
-        f"SELECT DISTINCT c.data_file_id FROM ({page.candidate_sql()}) AS c "
-        f"WHERE {fid} > {sql.bind(after)} ORDER BY {fid} LIMIT {sql.bind(limit)}"
-    )
+    plussed = page.planner.conn.dialect.name == "sqlite"
+    ids = ("page_ids", page.candidate_sql(), plussed, binds(after), binds(limit))
     return files_of(page.planner, ids)
 
 
-def files_of(planner: Planner, ids: str) -> list[Any]:
-    """The page rows of the files ``ids`` (a SELECT of at most a page of ids), in id order."""
-    match = f"= ANY(ARRAY({ids}))" if planner.conn.dialect.name == "postgresql" else f"IN ({ids})"
-    return list(
-        planner.conn.execute(
-            statement(f"{FILE_ROWS} WHERE f.data_file_id {match} ORDER BY f.data_file_id"), planner.sql.params
-        ).all()
-    )
+def files_of(planner: Planner, ids: Shape) -> list[Any]:
+    """The page rows of the files ``ids`` (a SELECT of at most a page of ids), in id order: on
+    PostgreSQL ``= ANY(ARRAY(ids))``."""
+    return list(planner.run(("files_of", planner.conn.dialect.name == "postgresql", ids)).all())
 
 
 
@@ -71,26 +64,16 @@ def scan_window(
     The rows come from a subquery PostgreSQL and SQLite keep apart (OFFSET 0), so the test cannot
     pull the key indexes in: it reads the file-order index (and a string's rows: ``scan.columns``),
     in order, and stops early. The window's count reads the index alone."""
-    sql = planner.sql
-    where = (
-        f"FROM {scan.row.table} s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
-        f"AND {planner.live('s')} AND s.data_file_id > {sql.bind(after)} AND s.data_file_id <= {sql.bind(upto)} "
-        f"ORDER BY s.data_file_id LIMIT {sql.bind(window)} OFFSET 0"
-    )
+    binds = planner.binds
+    where = (binds(scan.row.path_id), planner.live("s"), binds(after), binds(upto), binds(window))
 
-    def rows_sql(columns: tuple[str, ...]) -> str:
-        return f"SELECT {', '.join(f's.{c}' for c in columns)} {where}"
+    def rows_sql(columns: tuple[str, ...]) -> Shape:
+        return ("window", scan.row.table, columns, *where)
 
-    ids = (
-        f"SELECT s.data_file_id FROM ({rows_sql(scan.columns)}) AS s WHERE {scan.clause} "
-        f"ORDER BY s.data_file_id LIMIT {sql.bind(limit)}"
-    )
-    found = files_of(planner, ids)
+    found = files_of(planner, ("scan_ids", rows_sql(scan.columns), scan.clause, binds(limit)))
     if len(found) >= limit:
         return found, window, int(found[-1][0])
-    n, last = planner.conn.execute(
-        statement(f"SELECT count(*), max(s.data_file_id) FROM ({rows_sql(PATH_FILE_COLUMNS)}) AS s"), sql.params
-    ).one()
+    n, last = planner.run(("window_count", "s", rows_sql(PATH_FILE_COLUMNS))).one()
     return found, int(n), int(last) if last is not None else after
 
 
@@ -116,45 +99,25 @@ def scan_runs(
 
 
 
-def walk(planner: Planner, test: str, after: int, window: int, limit: int) -> tuple[list[Any], int, int]:
+def walk(planner: Planner, test: Shape, after: int, window: int, limit: int) -> tuple[list[Any], int, int]:
     """The live files after ``after`` that pass ``test`` (at most ``limit``) among the next
     ``window`` live files in id order; how many files that window held, and its last id.
 
     The window is a bound on the id (its last id, one uncorrelated subquery on the table's live
     files index), not a subquery the files are read from: an ORDER BY over a subquery's rows is
     a sort to SQLite, which would test every file of the window before returning the first."""
-    sql = planner.sql
-    tid, start = sql.bind(planner.t.table_id), sql.bind(after)
-    span = (
-        f"SELECT f2.data_file_id FROM ducklake_data_file f2 WHERE f2.table_id = {tid} AND {planner.live('f2')} "
-        f"AND f2.data_file_id > {start} ORDER BY f2.data_file_id LIMIT {sql.bind(window)}"
-    )
-    rows = list(
-        planner.conn.execute(
-            statement(
-                f"{FILE_ROWS} "
-                f"WHERE f.table_id = {tid} AND {planner.live('f')} AND f.data_file_id > {start} "
-                f"AND f.data_file_id <= (SELECT max(w.data_file_id) FROM ({span}) AS w) AND {test} "
-                f"ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
-            ),
-            sql.params,
-        ).all()
-    )
+    binds = planner.binds
+    tid, start = binds(planner.t.table_id), binds(after)
+    span = ("span", tid, planner.live("f2"), start, binds(window))
+    rows = list(planner.run(("walk", tid, planner.live("f"), start, span, test, binds(limit))).all())
     if len(rows) >= limit:
         return rows, window, int(rows[-1][0])  # stopped early: the span's end is not needed
-    walked, last = planner.conn.execute(statement(f"SELECT count(*), max(w.data_file_id) FROM ({span}) AS w"), sql.params).one()
+    walked, last = planner.run(("window_count", "w", span)).one()
     return rows, int(walked), int(last) if last is not None else after
 
 
 def every_row(planner: Planner, after: int, limit: int) -> list[Any]:
     """The next ``limit`` live files after ``after``: the page of a condition every file passes."""
-    sql = planner.sql
-    return list(
-        planner.conn.execute(
-            statement(
-                f"{FILE_ROWS} WHERE f.table_id = {sql.bind(planner.t.table_id)} AND {planner.live('f')} "
-                f"AND f.data_file_id > {sql.bind(after)} ORDER BY f.data_file_id LIMIT {sql.bind(limit)}"
-            ),
-            sql.params,
-        ).all()
-    )
+    binds = planner.binds
+    tid = binds(planner.t.table_id)
+    return list(planner.run(("next_files", tid, planner.live("f"), binds(after), binds(limit))).all())

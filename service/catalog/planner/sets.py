@@ -31,8 +31,9 @@ from service.catalog.planner.absent import (
     maybe_having,
     unless_absent,
 )
-from service.catalog.planner.clauses import PathRow, RowClauses
-from service.catalog.planner.sql import COLUMN_STATS, MAX_SQL_TERMS, VARIANT_STATS, Sql, statement
+from service.catalog.planner.clauses import NO_VALUES, PathRow, RowClauses
+from service.catalog.planner.shapes import Shape
+from service.catalog.planner.sql import COLUMN_STATS, MAX_SQL_TERMS, VARIANT_STATS, Binds, run
 from service.catalog.repository.objects import StepShapes
 from service.errors import LimitExceededError
 from service.pruning.conditions import (
@@ -53,9 +54,15 @@ from service.pruning.rewrites import fold_true_leaves
 from service.pruning.selectivity import selectivity_rank
 from service.values import ShreddedType
 
+TRUE: Shape = ("constant", True)
+FALSE: Shape = ("constant", False)
+#: A SELECT of no file.
+EMPTY: Shape = ("empty",)
 
-class Planner(ConditionVisitor[str]):
-    """Translates a condition into a SELECT of the data_file_ids that might match it."""
+
+class Planner(ConditionVisitor[Shape]):
+    """Translates a condition into a SELECT of the data_file_ids that might match it (its shape:
+    :mod:`.shapes`), and runs the plan's statements with the values they name."""
 
     def __init__(
         self, conn: Connection, t: repo.TableRow, snapshot: int, current: bool, cache: repo.TableCache | None = None
@@ -64,7 +71,7 @@ class Planner(ConditionVisitor[str]):
         self.t = t
         self.snapshot = snapshot
         self.current = current
-        self.sql = Sql()
+        self.binds = Binds()
         self._paths: dict[tuple[str, str | None], list[PathRow]] = {}
         #: The catalog's metadata cache (paths' dictionary rows, object shapes), if any.
         self.cache = cache
@@ -84,15 +91,18 @@ class Planner(ConditionVisitor[str]):
 
     # Live rows at the snapshot. At the current snapshot the literal `end_snapshot IS NULL`
     # matches the partial indexes' predicate, which is what lets the planner use them.
-    def live(self, alias: str) -> str:
+    def live(self, alias: str) -> Shape:
         if self.current:
-            return f"{alias}.end_snapshot IS NULL"
-        s = self.sql.bind(self.snapshot)
-        return f"({alias}.begin_snapshot <= {s} AND ({alias}.end_snapshot IS NULL OR {alias}.end_snapshot > {s}))"
+            return ("live", alias)
+        return ("live", alias, self.binds(self.snapshot))
 
-    def all_files(self) -> str:
-        tid = self.sql.bind(self.t.table_id)
-        return f"SELECT f.data_file_id FROM ducklake_data_file f WHERE f.table_id = {tid} AND {self.live('f')}"
+    def all_files(self, *more: Shape) -> Shape:
+        """A SELECT of the table's live files ``f`` (passing ``more``, tests of ``f``)."""
+        return ("all_files", self.binds(self.t.table_id), self.live("f"), *more)
+
+    def run(self, shape: Shape) -> Any:
+        """Runs a statement of this plan (:func:`~.sql.run`)."""
+        return run(self.conn, shape, self.binds.values)
 
     def paths(self, column: str, variant_path: str | None) -> list[PathRow]:
         """The dictionary rows (one per stored type) of a Variant path, or (``variant_path``
@@ -120,16 +130,8 @@ class Planner(ConditionVisitor[str]):
         rows: list[PathRow] = []
         # A path holding NUL is never stored (service.values.text), and PostgreSQL cannot compare it.
         if column_id is not None and (variant_path is None or "\x00" not in variant_path):
-            for r in self.conn.execute(
-                statement(
-                    "SELECT path_id, shredded_type, live_file_count, max_width_num, max_width_real, "
-                    "live_nan_files + live_nan_unknown_files, "
-                    "live_min_unknown_files + live_max_unknown_files + live_min_keyless_files + live_max_keyless_files, "
-                    "live_value_count "
-                    "FROM shredcat_variant_path WHERE table_id = :t AND column_id = :c AND variant_path = :p"
-                ),
-                {"t": self.t.table_id, "c": column_id, "p": COLUMN_KEY_PATH if variant_path is None else variant_path},
-            ):
+            values = [self.t.table_id, column_id, COLUMN_KEY_PATH if variant_path is None else variant_path]
+            for r in run(self.conn, ("path_rows", 0, 1, 2), values):
                 st = ShreddedType.parse(r[1])
                 rows.append(PathRow(int(r[0]), st, int(r[2]), r[3], r[4], int(r[5]), int(r[6]), table, int(r[7])))
         self._paths[key] = rows
@@ -163,37 +165,33 @@ class Planner(ConditionVisitor[str]):
         row with values but a key missing passes through the unkeyed branch."""
         if not self.current or (not self.covers_every_file(c) and absent_shapes(self, c)):
             return False  # (files lacking the key are not kept: planner.absent)
-        probes: list[str] = []
+        probes: list[Shape] = []
         for row in self.paths(c.column, c.variant_path):
             if row.live_file_count == 0:
                 continue
             t = c.test_for(row.shredded_type)
             if isinstance(t, Keep):
                 continue
-            fails: list[str] | None
+            fails: list[Shape] | None
             if isinstance(t, HasValues):  # a type the term cannot compare: it rejects no other row
-                fails = ["s.value_count = 0"]
+                fails = [NO_VALUES]
             elif not isinstance(t, RangeMayContain) or (t.lo is None) == (t.hi is None):
                 return False
             else:
                 fails = RowClauses(self, row).one_sided_rejects(t)
             if fails is None:
                 return False
-            pid = self.sql.bind(row.path_id)
-            probes += [
-                f"EXISTS (SELECT 1 FROM {row.table} s WHERE s.path_id = {pid} AND s.end_snapshot IS NULL AND {f})"
-                for f in fails
-            ]
+            pid = self.binds(row.path_id)
+            probes += [("path_exists", row.table, pid, f) for f in fails]
         if not probes:
             return True
-        found = self.conn.execute(statement("SELECT " + " OR ".join(probes)), self.sql.params).scalar()
-        return not found
+        return not self.run(("any_row", *probes)).scalar()
 
     # --- conditions -> sets of data_file_id --------------------------------------------------
 
     def _leaf_parts(
-        self, c: LeafCondition, joins: list[str] | None = None
-    ) -> tuple[list[tuple[int, str]], bool, str]:
+        self, c: LeafCondition, joins: list[Shape] | None = None
+    ) -> tuple[list[tuple[int, Shape]], bool, str]:
         """(path_id, WHERE clause) per branch over stats rows, whether files without a stats row
         for the key must be added (they are kept: nothing is known there), and the stats table.
         With ``joins``, a long point list is appended there as one join (:meth:`RowClauses.point_join`)
@@ -214,8 +212,9 @@ class Planner(ConditionVisitor[str]):
 
     def leaf_filter(
         self, c: LeafCondition, outer: str, *, uncovered_ok: bool = False, per_file: bool = False
-    ) -> str | None:
-        """The leaf as a correlated test of ``outer``'s data_file_id (an index lookup per
+    ) -> Shape | None:
+        """The leaf as a correlated test of the data_file_id of ``outer`` (an alias: ``f`` or ``d``;
+        an index lookup per
         candidate on the stats primary key). When files without a row for the key must be kept:
         None, or with ``uncovered_ok`` a test that also passes the files with no row.
 
@@ -227,80 +226,67 @@ class Planner(ConditionVisitor[str]):
         parts, uncovered, table = self._leaf_parts(c)
         if uncovered and not uncovered_ok:
             return None
-        tail = " LIMIT 1 OFFSET 0" if per_file else ""
-        tests = []
+        tests: list[Shape] = []
         for path_id, clause in parts:
             self.count(1)
-            tests.append(
-                f"EXISTS (SELECT 1 FROM {table} s WHERE s.data_file_id = {outer} "
-                f"AND s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause}){tail})"
-            )
+            pid = self.binds(path_id)
+            tests.append(("row_exists", table, outer, pid, self.live("s"), clause, per_file))
         if uncovered:
             self.count(1)
-            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
+            ids = tuple(self.binds(r.path_id) for r in self.paths(c.column, c.variant_path))
             if not ids:
-                return f"(1=1{unless_absent(self, c, outer)})"
-            tests.append(
-                f"(NOT EXISTS (SELECT 1 FROM {table} s2 WHERE s2.data_file_id = {outer} AND s2.path_id IN ({ids}){tail})"
-                f"{unless_absent(self, c, outer)})"
-            )
+                return ("and", TRUE, *unless_absent(self, c, outer))
+            no_row: Shape = ("no_row", table, outer, ids, per_file)
+            tests.append(("and", no_row, *unless_absent(self, c, outer)))
         if not tests:
-            return "1=0"
-        return "(" + " OR ".join(tests) + ")"
+            return FALSE
+        return ("or", *tests)
 
-    def file_filter(self, c: Condition, outer: str) -> str:
+    def file_filter(self, c: Condition, outer: str) -> Shape:
         """``c`` as a test of one file, ``outer`` (its data_file_id): index lookups per file on
         the stats primary key, for plans that walk the live files in id order and stop early."""
         return visit_condition(c, _FileFilter(self, outer))
 
-    def empty(self) -> str:
-        return "SELECT f.data_file_id FROM ducklake_data_file f WHERE 1=0"
+    def empty(self) -> Shape:
+        return EMPTY
 
-    def build(self, c: Condition) -> str:
+    def build(self, c: Condition) -> Shape:
         """A SELECT of the data_file_ids that might match ``c``."""
         return visit_condition(c, self)
 
-    def visit_constant(self, c: Constant) -> str:
+    def visit_constant(self, c: Constant) -> Shape:
         return self.all_files() if c.might_match else self.empty()
 
-    def visit_leaf(self, c: LeafCondition) -> str:
-        branches: list[str] = []
+    def visit_leaf(self, c: LeafCondition) -> Shape:
+        branches: list[Shape] = []
         parts, uncovered, table = self._leaf_parts(c, joins=branches)
         self.count(len(branches))
         for path_id, clause in parts:
             self.count(1)
-            branches.append(
-                f"SELECT s.data_file_id FROM {table} s "
-                f"WHERE s.path_id = {self.sql.bind(path_id)} AND {self.live('s')} AND ({clause})"
-            )
+            pid = self.binds(path_id)
+            branches.append(("branch", table, pid, self.live("s"), clause))
         if uncovered:
-            ids = ", ".join(self.sql.bind(r.path_id) for r in self.paths(c.column, c.variant_path))
-            no_row = maybe_having(self, c)
-            if ids:
-                no_row += (
-                    f" AND NOT EXISTS (SELECT 1 FROM {table} s2 "
-                    f"WHERE s2.data_file_id = f.data_file_id AND s2.path_id IN ({ids}))"
-                )
+            ids = tuple(self.binds(r.path_id) for r in self.paths(c.column, c.variant_path))
+            no_row = maybe_having(self, c, *([("no_row", table, "f", ids, False)] if ids else []))
             self.count(1)
             branches.append(no_row)
         if not branches:
             return self.empty()
-        return " UNION ".join(f"SELECT data_file_id FROM ({b}) AS q{i}" for i, b in enumerate(branches))
+        return ("union", "q", *branches)
 
     def disjuncts(self, c: AnyOf) -> list[Condition]:
         """``c``'s children with the leaves on one key merged into one point set (an OR of one
         id's values: :mod:`service.pruning.disjunctions`), for the stored types of the key's rows."""
         return merge_points(c.children, lambda column, path: [r.shredded_type for r in self.paths(column, path)])
 
-    def visit_any_of(self, c: AnyOf) -> str:
+    def visit_any_of(self, c: AnyOf) -> Shape:
         kids = self.disjuncts(c)
         if len(kids) == 1:
             return self.build(kids[0])
         self.count(len(kids))
-        parts = [self.build(ch) for ch in kids]
-        return " UNION ".join(f"SELECT data_file_id FROM ({p}) AS c{i}" for i, p in enumerate(parts))
+        return ("union", "c", *(self.build(ch) for ch in kids))
 
-    def visit_all_of(self, c: AllOf) -> str:
+    def visit_all_of(self, c: AllOf) -> Shape:
         """Drive from the most selective-looking child; test the others per candidate.
 
         An INTERSECT would materialize every child: a low-cardinality string equality matches
@@ -322,9 +308,9 @@ class Planner(ConditionVisitor[str]):
         # Only a driver that looks narrow is counted: a one-sided range's probe read 10,000 rows
         # (30 ms at 1,000,000 files) to keep the set anyway.
         narrow = selectivity_rank(driver) == 0
-        driver_sql: str | None = None
-        outer = "d.data_file_id"
-        conds = []
+        driver_sql: Shape | None = None
+        outer = "d"
+        conds: list[Shape] = []
         for k in kids:
             f = None
             if isinstance(k, LeafCondition):
@@ -334,34 +320,34 @@ class Planner(ConditionVisitor[str]):
                     driver_sql = driver_sql or self.build(driver)
                     per_candidate = driver_within_set(self, size, driver_sql)
                 f = self.leaf_filter(k, outer, uncovered_ok=per_candidate)
-            conds.append(f if f is not None else f"{outer} IN ({self.build(k)})")
+            conds.append(f if f is not None else ("in", outer, self.build(k)))
         driver_sql = driver_sql or self.build(driver)
-        return f"SELECT d.data_file_id FROM ({driver_sql}) AS d WHERE " + " AND ".join(conds)
+        return ("drive", driver_sql, *conds)
 
 
-class _FileFilter(ConditionVisitor[str]):
+class _FileFilter(ConditionVisitor[Shape]):
     """A condition as a boolean over one file's id (see :meth:`Planner.file_filter`)."""
 
     def __init__(self, planner: Planner, outer: str) -> None:
         self.planner = planner
         self.outer = outer
 
-    def visit_constant(self, c: Constant) -> str:
-        return "1=1" if c.might_match else "1=0"
+    def visit_constant(self, c: Constant) -> Shape:
+        return TRUE if c.might_match else FALSE
 
-    def visit_leaf(self, c: LeafCondition) -> str:
+    def visit_leaf(self, c: LeafCondition) -> Shape:
         f = self.planner.leaf_filter(c, self.outer, uncovered_ok=True, per_file=True)
         assert f is not None  # uncovered_ok: never None
         return f
 
-    def visit_all_of(self, c: AllOf) -> str:
+    def visit_all_of(self, c: AllOf) -> Shape:
         self.planner.count(len(c.children))
-        return "(" + " AND ".join(visit_condition(k, self) for k in c.children) + ")"
+        return ("and", *(visit_condition(k, self) for k in c.children))
 
-    def visit_any_of(self, c: AnyOf) -> str:
+    def visit_any_of(self, c: AnyOf) -> Shape:
         kids = self.planner.disjuncts(c)
         self.planner.count(len(kids))
-        return "(" + " OR ".join(visit_condition(k, self) for k in kids) + ")"
+        return ("or", *(visit_condition(k, self) for k in kids))
 
 
 def simplify(planner: Planner, condition: Condition) -> Condition:

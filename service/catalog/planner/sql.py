@@ -1,24 +1,27 @@
-"""The planner's one SQL builder: statement text with named bind parameters, and the names and
-limits every statement of the planner shares.
+"""How the planner runs its statements: each one a shape (:mod:`.shapes`) and the plan's values,
+its SQLAlchemy Core built and compiled once per shape and dialect, then run by the driver with
+the values in the compiled statement's order; and the limits every statement shares.
 
-Why text and not SQLAlchemy Core (which ``repository/`` uses for its reads and writes): each
-planner statement is a shape measured on both databases at up to 1,000,000 files, and its
-speed hangs on details of the text that Core would spell its own way or not at all: the
-``OFFSET 0`` fences that keep PostgreSQL from flattening a subquery, the unary ``+`` that keeps
-an id out of SQLite's index choice, ``= ANY(ARRAY(...))`` on PostgreSQL, a ``VALUES`` list
-joined ``LATERAL``, comparisons written exactly as the partial indexes' predicates so that both
-databases use them. The planner's SQL is kept byte-identical to what was measured
-(``tests/catalog/test_planner_sql_record.py``). Values never enter the text: every one goes
-through :meth:`Sql.bind`; only the planner's own identifiers (table and column names chosen
-from constants here and in :mod:`service.catalog.models`) are spliced in.
+Why not Core executed the usual way (``conn.execute(select(...))``): a plan's statements are
+built per plan, and SQLAlchemy computes the cache key of a Core statement and extracts its
+parameters on every execution; over the many branches of a long point list that cost 2.5-5x the
+text's CPU (docs/benchmarks-history.md: h55). Here a statement's shape holds no values (their
+positions only), so a plan whose shape was seen before builds no Core object at all: its compiled
+string is looked up by the shape and run with ``Connection.exec_driver_sql`` (which fires
+``before_cursor_execute`` but not ``before_execute``). A shape is a nested tuple, hashed in C.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import threading
+from collections import OrderedDict
 from typing import Any
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import Connection, CursorResult
+from sqlalchemy.engine import Dialect
+from sqlalchemy.util.typing import TupleAny
+
+from service.catalog.planner.shapes import Shape, build
 
 #: Most SELECT terms one plan may union or intersect. SQLite refuses compound SELECTs of more than
 #: 500 terms; past a few hundred the predicate is better rejected with a clear 413 anyway.
@@ -31,45 +34,73 @@ MAX_SQL_TERMS = 400
 MAX_POINT_PROBES = 64
 SQLITE_POINT_PROBES = 256
 
-#: A page's rows (id, path, size, record count), and the sums the counts are made of, over
-#: ``ducklake_data_file f``: one spelling for every statement here.
-FILE_ROWS = "SELECT f.data_file_id, f.path, f.file_size_bytes, f.record_count FROM ducklake_data_file f"
-FILE_SUMS = "SELECT count(*), coalesce(sum(f.record_count), 0), coalesce(sum(f.file_size_bytes), 0)"
-
 #: Where the stats rows of a key live: Variant paths, and plain or partition columns.
 VARIANT_STATS = "ducklake_file_variant_stats"
 COLUMN_STATS = "ducklake_file_column_stats"
 
 
-class Sql:
-    """Accumulates the bind parameters of one plan's statements: :meth:`bind` gives a value its
-    placeholder (``:p1``, ``:p2``, ... in binding order), :attr:`params` holds them all, passed
-    with each statement of the plan."""
+class Binds:
+    """The values of one plan's statements, in binding order: :meth:`__call__` gives a value its
+    position, which a shape names (``:p{i}``); every statement of the plan runs with the values
+    its shape names."""
+
+    __slots__ = ("values",)
 
     def __init__(self) -> None:
-        self.params: dict[str, Any] = {}
-        self._n = 0
+        self.values: list[Any] = []
 
-    def bind(self, value: Any) -> str:
-        self._n += 1
-        name = f"p{self._n}"
-        self.params[name] = value
-        return f":{name}"
+    def __call__(self, value: Any) -> int:
+        self.values.append(value)
+        return len(self.values) - 1
 
 
-#: Statements longer than this are kept by :func:`statement` (a short one costs little to parse).
-LONG_STATEMENT = 4_000
+#: Compiled statements kept, by (dialect, paramstyle, shape): a server's predicates repeat (the
+#: pages of one predicate, dashboards); about 700 shapes cover the planner's recorded test set.
+#: Also at most :data:`KEPT_CHARS` characters of SQL: a long point list's shape and SQL weigh
+#: ~0.1 MB and ~40 kB (200 branches), a short plan's a few kB.
+KEPT_SHAPES = 1024
+KEPT_CHARS = 8_000_000
+_kept: OrderedDict[tuple[str, str, Shape], tuple[str, tuple[int, ...], bool]] = OrderedDict()
+_kept_chars = 0
+_lock = threading.Lock()
 
 
-def statement(sql: str) -> TextClause:
-    """``text(sql)``, a long statement kept for its next run: SQLAlchemy parses a statement's
-    bind names into parameter objects on every ``text()``, ~8 ms of CPU for the ~2,500 binds of
-    an OR of 200 comparisons, run by the playground's counts and page and again by its buttons.
-    Bind names are numbered in order (:class:`Sql`), so an equal plan gives an equal text;
-    values are passed at execution, never kept."""
-    return _long_statement(sql) if len(sql) > LONG_STATEMENT else text(sql)
+def compiled(dialect: Dialect, shape: Shape) -> tuple[str, tuple[int, ...], bool]:
+    """The SQL of ``shape`` for ``dialect``, the positions of the values it takes in order (with
+    repeats, for positional parameters) or by name, and whether they are positional."""
+    key = (dialect.name, dialect.paramstyle, shape)
+    with _lock:
+        hit = _kept.get(key)
+        if hit is not None:
+            _kept.move_to_end(key)
+            return hit
+    c = build(shape).compile(dialect=dialect)
+    if c.positiontup is not None:
+        order = tuple(int(name[1:]) for name in c.positiontup)
+        made = (c.string, order, True)
+    else:
+        made = (c.string, tuple(sorted({int(name[1:]) for name in c.binds})), False)
+    _keep(key, made)
+    return made
 
 
-@lru_cache(maxsize=16)
-def _long_statement(sql: str) -> TextClause:
-    return text(sql)
+def _keep(key: tuple[str, str, Shape], made: tuple[str, tuple[int, ...], bool]) -> None:
+    """Keeps a compiled statement, dropping the least recently used past either bound."""
+    global _kept_chars
+    with _lock:
+        if key in _kept:  # compiled by another thread meanwhile
+            return
+        _kept[key] = made
+        _kept_chars += len(made[0])
+        while len(_kept) > 1 and (len(_kept) > KEPT_SHAPES or _kept_chars > KEPT_CHARS):
+            _, (sql, _, _) = _kept.popitem(last=False)
+            _kept_chars -= len(sql)
+
+
+def run(conn: Connection, shape: Shape, values: list[Any] | None = None) -> CursorResult[*TupleAny]:
+    """Runs the statement of ``shape`` with ``values`` (the plan's, by position)."""
+    sql, order, positional = compiled(conn.dialect, shape)
+    vals = values or []
+    if positional:
+        return conn.exec_driver_sql(sql, tuple([vals[i] for i in order]))
+    return conn.exec_driver_sql(sql, {f"p{i}": vals[i] for i in order})

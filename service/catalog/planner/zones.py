@@ -7,7 +7,6 @@ zones that cannot."""
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, TypeGuard
@@ -15,10 +14,10 @@ from typing import Any, TypeGuard
 from service.catalog import models
 from service.catalog.models import PATH_FILE_COLUMNS
 from service.catalog.planner.clauses import PathRow, RowClauses
-from service.catalog.planner.sets import Planner
-from service.catalog.planner.sql import statement
+from service.catalog.planner.sets import FALSE, Planner
+from service.catalog.planner.shapes import Shape, row_columns
 from service.pruning.conditions import Condition, LeafCondition, RangeMayContain, Test, visit_test
-from service.values import Bound, family
+from service.values import family
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +27,7 @@ class KeyScan:
 
     row: PathRow
     test: Test
-    clause: str
+    clause: Shape
     columns: tuple[str, ...] = PATH_FILE_COLUMNS
 
 
@@ -84,16 +83,12 @@ def _only_row(planner: Planner, leaf: LeafCondition) -> PathRow | None:
 def _scan(planner: Planner, row: PathRow, test: Test, columns: tuple[str, ...]) -> KeyScan | None:
     """The scan of ``row``'s key with ``test``, when the test reads only ``columns`` of a row."""
     branches = visit_test(test, RowClauses(planner, row))
-    clause = " OR ".join(f"({b})" for b in branches) if branches else "1=0"
-    if not set(_ROW_COLUMN.findall(clause)) <= set(columns):
+    clause = ("or", *branches) if branches else FALSE
+    if not set(row_columns(clause)) <= set(columns):
         # The scan reads those columns only (IS NULL needs null_count).
         return None
     planner.count(1)
     return KeyScan(row, test, clause, columns)
-
-
-#: How a row clause names a column of ``s``.
-_ROW_COLUMN = re.compile(r"\bs\.([a-z_]+)")
 
 
 #: At most this many id runs per scan: runs closer together than the gaps left are scanned as one.
@@ -132,40 +127,20 @@ def zone_runs(planner: Planner, scan: KeyScan, after: int, *, estimate: bool) ->
     branches = visit_test(t, clauses)
     if not branches:
         return []
-    sql = planner.sql
+    binds = planner.binds
     size = models.ZONE_FILES
-    share = "0"
+    share: Shape | None = None
     if estimate:
-        fam = family(scan.row.shredded_type)
-        step = 1 if fam == "num" else 0
-        # In double precision: a difference of two int64 keys may not fit an int64.
-        zmin, zmax = (f"CAST(s.{k}_{fam} AS DOUBLE PRECISION)" for k in ("min", "max"))
-
-        def within(edge: str, beyond: str, bound: Bound | None) -> str:
-            """The zone's ``edge``, or the range's ``bound`` where the edge lies ``beyond`` it."""
-            key = None if bound is None else clauses.key(bound)
-            if key is None:
-                return edge
-            k = sql.bind(float(key))
-            return f"CASE WHEN {edge} {beyond} {k} THEN {edge} ELSE {k} END"
-
-        lo, hi = within(zmin, ">", t.lo), within(zmax, "<", t.hi)
-        part = f"({hi} - {lo} + {step}) / ({zmax} - {zmin} + {step})"
+        # Each side of the range, as its key's position (None: open, or no typed key).
+        lo, hi = (None if b is None else clauses.key(b) for b in (t.lo, t.hi))
         share = (
-            f"CASE WHEN s.min_{fam} IS NULL OR s.max_{fam} IS NULL OR s.max_{fam} <= s.min_{fam} THEN 1.0 "
-            f"WHEN {part} < 0 THEN 0.0 WHEN {part} > 1 THEN 1.0 ELSE {part} END"
+            "share",
+            family(scan.row.shredded_type),
+            None if lo is None else binds(float(lo)),
+            None if hi is None else binds(float(hi)),
         )
-    where = " OR ".join(f"({b})" for b in branches)
-    found = planner.conn.execute(
-        statement(
-            "SELECT min(q.zone), max(q.zone), sum(q.files), sum(q.files * q.share) FROM ("
-            f"SELECT s.zone, s.files, {share} AS share, s.zone - row_number() OVER (ORDER BY s.zone) AS run "
-            f"FROM shredcat_stats_zone s WHERE s.path_id = {sql.bind(scan.row.path_id)} "
-            f"AND s.zone >= {sql.bind(after // size)} AND ({where})"
-            ") AS q GROUP BY q.run ORDER BY 1"
-        ),
-        sql.params,
-    ).all()
+    pid = binds(scan.row.path_id)
+    found = planner.run(("zone_runs", pid, binds(after // size), ("or", *branches), share)).all()
     runs = [
         Run(max(int(first) * size, after + 1), int(last) * size + size - 1, int(files), _finite(est, files))
         for first, last, files, est in found
