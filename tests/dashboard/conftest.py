@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from service.api import create_app  # noqa: E402
 from tests.api.conftest import TOKENS, make_settings  # noqa: E402
+from tests.dashboard.browser_server import browser, server  # noqa: E402, F401 (the browser tests' session fixtures)
 from tests.support.events import write_event_files  # noqa: E402
 
 HTML = {"Accept": "text/html,application/xhtml+xml"}
