@@ -221,7 +221,8 @@ def _primary_template(bin_dir: Path) -> Path:
     global _template
     if _template is not None and _template.exists():
         return _template
-    root = Path(tempfile.mkdtemp(prefix="shredcat-standby-template-"))
+    _remove_stale_templates()
+    root = Path(tempfile.mkdtemp(prefix=f"shredcat-standby-template-{os.getpid()}-"))
     _own(root)
     data = root / "primary"
     try:
@@ -238,6 +239,14 @@ def _primary_template(bin_dir: Path) -> Path:
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     _template = data
     return data
+
+
+def _remove_stale_templates() -> None:
+    """Templates of processes that ended without their exit handlers (a killed run): removed."""
+    for stale in Path(tempfile.gettempdir()).glob("shredcat-standby-template-*-*"):
+        pid = stale.name.split("-")[3]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _own(root: Path) -> None:
