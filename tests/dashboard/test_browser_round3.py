@@ -18,9 +18,8 @@ from service.client import ShredcatClient
 from tests.dashboard import test_browser as tb
 from tests.dashboard.test_browser import ADMIN, MANY, TABLE, check_layout, metric
 
-# The fixtures of test_browser.py: the server, the browser, signed-in pages at both widths.
-server = tb.server
-browser = tb.browser
+# Signed-in pages at both widths, from test_browser.py (the server and the browser they use are
+# the session's: tests/dashboard/browser_server.py).
 sized = tb.sized
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
