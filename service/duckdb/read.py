@@ -230,9 +230,9 @@ def plan_pruned(
         with client_for(client, min_snapshot_id=min_snapshot_id) as c:
             plan = _plan_client(c, ns, name, predicate, snapshot, time_zone)
     read = plan.paths or ((plan.one_file,) if plan.one_file else ())
-    source = _source(con, read, plan.schema, f"{ns}.{name}", session_zone(time_zone))
+    source, described = _source(con, read, plan.schema, f"{ns}.{name}", session_zone(time_zone))
     # The rendering is checked against the types DuckDB reads (a column it reads otherwise is refused).
-    where = to_duckdb_sql(plan.tree, column_types=_column_types(con, source, read))
+    where = to_duckdb_sql(plan.tree, column_types=_column_types(con, source, read, described))
     if not plan.paths:
         where = "FALSE"
     seconds = time.perf_counter() - start
@@ -247,12 +247,13 @@ def plan_pruned(
 
 def _source(
     con: duckdb.DuckDBPyConnection, paths: Sequence[str], schema: TableSchema, table: str, zone: SessionZone
-) -> str:
+) -> tuple[str, dict[str, str] | None]:
     """What reads ``paths`` with every top-level column of the table: a column none of them holds
     (one that later files added, a Variant column only other files have) is NULL of its type, as
     it is in their rows of a full read, where ``union_by_name`` reads every file; a timestamp
     partition column the instant its value names in the session's ``zone``. No file at all: no
-    row, the table's columns."""
+    row, the table's columns. With it, the types DuckDB reads it as when it is the files' own read
+    (described here already; None: not described)."""
     from service.errors import UnrenderablePredicateError
     from service.pruning.render_duckdb import duckdb_type, quote_identifier
     from service.values import Kind
@@ -265,30 +266,34 @@ def _source(
     if not paths:
         if not wanted:
             raise QueryError(f"{table} has no live file and no column DuckDB can type")
-        return "(SELECT " + ", ".join(f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted) + " LIMIT 0)"
+        return "(SELECT " + ", ".join(f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted) + " LIMIT 0)", None
     hive = _hive_types(schema)
     source = engine.parquet_source(paths, hive)
     # DuckDB's names are case-insensitive: a column read under another case is there.
-    there = {n.casefold() for n in engine.describe(con, source)}
+    types = engine.describe(con, source)
+    there = {n.casefold() for n in types}
     missing = [f"NULL::{t} AS {quote_identifier(n)}" for n, t in wanted if n.casefold() not in there]
     instants = [quote_identifier(n) for n, t in schema.partition_types().items() if t is not None and t.kind is Kind.TIMESTAMPTZ]
     if not missing and not instants:
-        return source
+        return source, types
     replace = f" REPLACE ({', '.join(f'{_zoned(q, zone)} AS {q}' for q in instants)})" if instants else ""
-    return f"(SELECT *{replace}{''.join(', ' + m for m in missing)} FROM {source})"
+    return f"(SELECT *{replace}{''.join(', ' + m for m in missing)} FROM {source})", None
 
 
-def _column_types(con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str]) -> dict[str, str]:
+def _column_types(
+    con: duckdb.DuckDBPyConnection, source: str, paths: Sequence[str], described: dict[str, str] | None = None
+) -> dict[str, str]:
     """What DuckDB reads each column as; a string Spark compares by a collation other than binary
     (UTF8_LCASE: 'ABC' = 'abc') is no type DuckDB's comparisons follow, so a term on it is refused
     instead of answered in byte order. Files Spark wrote in its LEGACY calendar mode are refused
-    where the table may hold dates or timestamps: DuckDB reads them without Spark's rebase."""
+    where the table may hold dates or timestamps: DuckDB reads them without Spark's rebase.
+    ``described``: ``source``'s types, when the caller has them already."""
     from service.stats.extract import SPARK_FOOTER_KEYS, spark_footer_facts
 
-    types = engine.describe(con, source)
+    types = dict(described) if described is not None else engine.describe(con, source)
     if len(paths) > 1 and "VARIANT" in types.values():
         variants = [n for n, t in types.items() if t == "VARIANT"]
-        misread = [(p, why) for p in paths if (why := engine.not_variant(con, p, variants)) is not None]
+        misread = engine.not_variant_files(con, paths, variants)
         if misread:
             raise QueryError(
                 f"{len(misread)} file(s) hold a Variant column DuckDB does not read as VARIANT ({misread[0][0]}: "
