@@ -250,7 +250,7 @@ def arm_read(conn: Connection) -> Any:
     deadline_s = getattr(dbapi, "read_deadline_s", None)
     if deadline_s is None:
         return None
-    dbapi.deadline_s = deadline_s  # type: ignore[union-attr]
+    dbapi.deadline_s = deadline_s  # type: ignore[union-attr]  # not None: it held read_deadline_s (above)
     return dbapi
 
 
