@@ -147,7 +147,7 @@ def test_a_plan_reads_one_snapshot_while_a_commit_lands_between_its_statements(c
         fired = []
 
         def interleave(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-            if not fired and "FROM ducklake_data_file f" in statement:
+            if not fired and "FROM ducklake_data_file AS f" in statement:
                 fired.append(other.commit(NS, T, [make_file(i) for i in range(5, 20)]))
 
         event.listen(cat.engine, "before_cursor_execute", interleave)

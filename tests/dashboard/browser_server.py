@@ -129,8 +129,11 @@ def _add_skewed_table(url: str, lake: Path) -> None:
         cat.commit("lake", "skew", files)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(server: dict[str, Any]) -> Iterator[Any]:
+    """Chromium, per module (the server above is per session): Playwright's sync API keeps an
+    asyncio loop running in the worker's main thread while it is open, so a session-long one made
+    every later test of that worker that calls ``asyncio.run`` fail (tests/ops/test_load.py)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

@@ -504,9 +504,12 @@ def test_a_past_snapshot_over_rest_reads_the_rows_of_the_library_path(tmp_path: 
         assert first is not None and second is not None
         snaps = [first, second]
         local = rows(catalog=cat)
-        for bad in (999, -1):  # the catalog's typed error, as for any read at such a snapshot
-            with pytest.raises(NotFoundError, match=r"snapshot -?\d+"):
-                read_pruned(engine.connect(), "lake.t", "p = '5'", catalog=cat, snapshot=bad)
+        # The catalog's typed errors, as for any read at such a snapshot: one never committed is
+        # not found, a negative id is not a snapshot id (bad input, as REST's 422).
+        with pytest.raises(NotFoundError, match=r"snapshot 999"):
+            read_pruned(engine.connect(), "lake.t", "p = '5'", catalog=cat, snapshot=999)
+        with pytest.raises(BadInputError, match=r"-1 is not a snapshot id"):
+            read_pruned(engine.connect(), "lake.t", "p = '5'", catalog=cat, snapshot=-1)
     assert local[(first, "p = '5'")] == [(0, 5), (1, 5)]  # Spark's rows at that snapshot (tests/spark)
     assert local[(second, "p = '5'")] == [(1, "5")]
     with LocalService(sqlite_url, [str(tmp_path)]) as svc, svc.client() as client:
