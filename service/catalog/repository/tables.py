@@ -416,20 +416,7 @@ def insert_table(
 
 def _insert_variant_column(conn: Connection, table_id: int, snap: int, order: int, name: str) -> None:
     """A Variant column and its (empty) global stats row."""
-    column_id = conn.execute(
-        insert(m.Column)
-        .values(
-            begin_snapshot=snap,
-            end_snapshot=None,
-            table_id=table_id,
-            column_order=order,
-            column_name=name,
-            column_type="variant",
-            nulls_allowed=True,
-            parent_column=None,
-        )
-        .returning(m.Column.column_id)
-    ).scalar_one()
+    column_id = insert_column(conn, table_id, snap, order, name, "variant", VARIANT)
     conn.execute(
         insert(m.TableColumnStats).values(
             table_id=table_id,
