@@ -71,7 +71,9 @@ def test_the_monitor_keeps_measuring_the_standby_while_the_primary_is_frozen(
     """The standby that had replayed the primary's last reading answers until that reading is
     ``max_lag_s`` old (nothing it lacks can be older), then is lagging (reads go to the primary:
     the other tests show what they meet there); its monitor thread is never held by the primary's."""
-    cat = standby_catalog(repl, read_timeout_s=TIMEOUT_S, check_interval_s=0.2, max_lag_s=2.0)
+    # A monitored standby is fit only while its last measure is younger than the check interval:
+    # 1 s (measured every 0.5 s) leaves a loaded machine time between a measure and the plan.
+    cat = standby_catalog(repl, read_timeout_s=TIMEOUT_S, check_interval_s=1.0, max_lag_s=3.0)
     cat.reads.start_monitor()
     standby = cat.reads.standbys[0]
     try:
@@ -83,7 +85,7 @@ def test_the_monitor_keeps_measuring_the_standby_while_the_primary_is_frozen(
             until(lambda: standby.checked_at > frozen_at and standby.state == "ok", "measured during the freeze")
             assert returns(lambda: plan_all(cat)) == events[:2] and standby.reads == 1
             until(lambda: standby.state == "lagging", "past max_lag_s since the primary last answered")
-            assert standby.lag_s is not None and standby.lag_s > 2.0
+            assert standby.lag_s is not None and standby.lag_s > 3.0
             primary_seen = cat.reads._primary_seen
             assert primary_seen is not None and primary_seen[1] < frozen_at  # not read since
             thawed_at = time.monotonic()
@@ -207,7 +209,10 @@ def test_an_http_plan_with_a_fit_standby_is_answered_while_the_primary_is_frozen
     with Catalog(repl.primary_url) as c:
         c.register("lake", "events", events)
     repl.pair.wait_replayed()
-    with _http(repl, read_database_urls=[repl.standby_url], read_check_interval_s=0.2, read_max_lag_s=60) as http:
+    # Fit only while its last measure is younger than the check interval: 3 s (measured every 1.5 s)
+    # so that the plan, sent right after a measure, still finds it fit on a loaded machine (0.2 s
+    # did not: CI's plan went to the frozen primary).
+    with _http(repl, read_database_urls=[repl.standby_url], read_check_interval_s=3.0, read_max_lag_s=60) as http:
         _pools_filled(http)
         standby = http.app.state.ctx.catalog.reads.standbys[0]
         until(lambda: standby.state == "ok", "measured ok")
