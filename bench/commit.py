@@ -101,8 +101,8 @@ def make_file(i: int, n_paths: int, seed: int = 7, *, columns: int = 0, partitio
                 column_size_bytes=1000 + rnd.randrange(10_000),
                 value_count=10_000,
                 null_count=rnd.randrange(100),
-                min_value=lo,  # type: ignore[arg-type]
-                max_value=hi,  # type: ignore[arg-type]
+                min_value=lo,
+                max_value=hi,
                 contains_nan=False if t.is_float else None,
             )
         )

@@ -149,7 +149,8 @@ def pages(first_file: str, cursor_page: str, n: int) -> list[tuple[str, str, str
         (f"playground, 90 KB IN list (POST), {FIRST}", f"{T}/prune", 'id="no-url"', {"sql": LONG_IN}),
         (f"playground, 5 KB OR (POST), {FIRST}", f"{T}/prune", 'id="plan-files"', {"sql": WIDE_OR}),
     ]
-    return [(n, u, m, None) for n, u, m in gets] + posts
+    no_body: list[tuple[str, str, str, dict[str, str] | None]] = [(n, u, m, None) for n, u, m in gets]
+    return no_body + list(posts)
 
 
 def pct(xs: list[float], p: float) -> float:

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -111,7 +112,7 @@ def write_paths(path: Path, fields: int = 200_000) -> None:
     _footer_file(path, schema)
 
 
-WRITERS = {"residual": write_residual, "deep": write_deep, "paths": write_paths}
+WRITERS: dict[str, Callable[[Path], None]] = {"residual": write_residual, "deep": write_deep, "paths": write_paths}
 
 
 def _free_port() -> int:
@@ -176,7 +177,8 @@ def measure(repo: Path, path: Path, work: Path, timeout: float, warm: Path | Non
             t0 = time.perf_counter()
             try:
                 r = c.post("/v1/namespaces/h/tables/t/commits", json={"paths": [str(path)]})
-                status, body = r.status_code, r.text[:160]
+                status: int | str = r.status_code
+                body = r.text[:160]
             except httpx.TimeoutException:
                 status, body = "timeout", f"no answer within {timeout} s"
             seconds = time.perf_counter() - t0

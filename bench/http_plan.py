@@ -438,7 +438,7 @@ def profile_in_process(url: str, n_files: int, requests: int) -> str:
 
 @contextlib.contextmanager
 def server_for(url: str, code_dir: Path, workers: int, **extra: str) -> Iterator[Any]:
-    env = server_env(url, PYTHONPATH=str(code_dir), SHREDCAT_LOG_LEVEL="info", **extra)
+    env = server_env(url, PYTHONPATH=str(code_dir), SHREDCAT_LOG_LEVEL="info") | extra
     with tempfile.TemporaryDirectory() as tmp, running_server(env, Path(tmp) / "server.log", workers=workers) as s:
         yield s
 
@@ -535,11 +535,11 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"machine: {describe()}; load average at start {os.getloadavg()[0]:.2f}", flush=True)
     if args.standby:
-        cells = run_standby(args, concurrency, workers)
+        standby_cells = run_standby(args, concurrency, workers)
         print(f"\nload average at end {os.getloadavg()[0]:.2f}\n")
-        print(standby_table(cells))
+        print(standby_table(standby_cells))
         if args.json:
-            Path(args.json).write_text(json.dumps([asdict(x) for x in cells], indent=1))
+            Path(args.json).write_text(json.dumps([asdict(x) for x in standby_cells], indent=1))
         return 0
     cells: list[Cell] = []
     with postgres_db(args.pg_admin_url, args.files, args.keep) as (url, loaded):

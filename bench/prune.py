@@ -174,7 +174,7 @@ def make_batch(start: int, stop: int, seed: int) -> list[FileStats]:
         p_lo = Decimal(rnd.randrange(100, 10_000)) / 100
         p_hi = p_lo + Decimal(rnd.randrange(100, 1_000_000)) / 100
         d_lo = rnd.randrange(1 << 40)
-        bounds = {
+        bounds: dict[str, tuple[Any, Any]] = {
             '"user"."id"': (i * 1000 - rnd.randrange(200), i * 1000 + 999 + rnd.randrange(200)),
             '"ts"': (
                 T0_US + (i * 60 - rnd.randrange(30)) * 1_000_000,
@@ -807,9 +807,9 @@ def build_duckdb(source_url: str, backend: str, path: Path, n: int) -> tuple[Any
             import pyarrow as pa
 
             src = sqlite3.connect(source_url.removeprefix("sqlite:///"))
-            cur = src.execute(select)
-            names = [d[0] for d in cur.description]
-            while rows := cur.fetchmany(200_000):
+            rows_of = src.execute(select)
+            names = [d[0] for d in rows_of.description]
+            while rows := rows_of.fetchmany(200_000):
                 batch = pa.table({nm: [r[i] for r in rows] for i, nm in enumerate(names)})  # noqa: F841
                 con.execute(f"INSERT INTO {table} SELECT * FROM batch")
             src.close()

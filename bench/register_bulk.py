@@ -64,15 +64,15 @@ def catalog_on(backend: str, pg_admin: str, work: Path) -> Iterator[str]:
     name = f"h73_bench_{os.getpid()}"
     dsn = f"host={admin.host} port={admin.port or 5432} user={admin.username} dbname={admin.database}"
     with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute(f'DROP DATABASE IF EXISTS "{name}"')  # type: ignore[arg-type]
-        c.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+        c.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        c.execute(f'CREATE DATABASE "{name}"')
     try:
         url = admin.set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
         upgrade_to_head(url)
         yield url
     finally:
         with psycopg.connect(dsn, autocommit=True) as c:
-            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _cli(args: list[str], env: dict[str, str]) -> str:

@@ -138,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
                 pruned()
                 plain()  # warm-up
                 tp, tf, plans = [], [], []
-                scan, rows, expected = None, [], []
+                scan = None
+                rows: list[Any] = []
+                expected: list[Any] = []
                 for _ in range(args.repeat):
                     s, (scan, rows) = timed(pruned)
                     tp.append(s)
