@@ -47,16 +47,18 @@ def test_commands_refuse_a_catalog_not_at_the_code_revision(empty_db_url: str, t
     embedded SQLite file is migrated on first use."""
     import os
 
+    from tests.support.cli import shredcat
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
 
-    def tables() -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "service.cli", "tables", "--database-url", empty_db_url]
-        return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    def tables(real: bool = False) -> subprocess.CompletedProcess[str]:
+        """The first run a real process, the second the same ``main`` here (tests.support.cli)."""
+        return shredcat(["tables", "--database-url", empty_db_url], env, real=real, cwd=tmp_path)
 
     if empty_db_url.startswith("sqlite"):
-        assert tables().returncode == 0 and current_revision(empty_db_url) == HEAD
+        assert tables(real=True).returncode == 0 and current_revision(empty_db_url) == HEAD
     else:
-        r = tables()
+        r = tables(real=True)
         assert r.returncode == 1 and r.stderr.strip() == (
             "shredcat tables: the catalog database was never migrated; this shredcat needs revision "
             f"{HEAD}: run `shredcat migrate`"

@@ -1,25 +1,25 @@
 """The ``shredcat`` command line as scripts use it: real subprocesses, real files, the embedded
-SQLite default (no server)."""
+SQLite default (no server). Each behaviour is shown by a real process; the set-up registrations
+and the variations of a behaviour already shown run the same ``main`` in this process
+(:mod:`tests.support.cli`: a process costs 1-2 s of CPU in imports)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import SHREDCAT, shredcat
 from tests.support.imports import modules_loaded_by
 from tests.support.shred_writer import write_shredded
 
-SHREDCAT = [sys.executable, "-m", "service.cli"]
 
-
-def _run(args: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], cwd: Path, *, real: bool = False) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
-    return subprocess.run([*SHREDCAT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, **kw)  # type: ignore[call-overload, no-any-return]
+    return shredcat(args, env, real=real, cwd=cwd)
 
 
 def test_startup_imports_no_heavy_library() -> None:
@@ -34,7 +34,7 @@ def test_startup_imports_no_heavy_library() -> None:
 def test_stats_contract(tmp_path: Path) -> None:
     good = write_shredded(tmp_path / "good.parquet", [{"a": 1, "s": "x"}, {"a": 7, "s": "y"}], {"a": "int64", "s": "varchar"})
     (tmp_path / "bad.parquet").write_text("not parquet")
-    r = _run(["stats", "good.parquet", "bad.parquet", "--json"], tmp_path)
+    r = _run(["stats", "good.parquet", "bad.parquet", "--json"], tmp_path, real=True)
     assert r.returncode != 0
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     assert [x["variant_path"] for x in lines] == ['"a"', '"s"']
@@ -74,7 +74,7 @@ def test_stats_columns_contract(tmp_path: Path) -> None:
     )
     pq.write_table(table, tmp_path / "plain.parquet")
     write_shredded(tmp_path / "shred.parquet", [{"a": 1}, {"a": 2}], {"a": "int64"})
-    r = _run(["stats", "--columns", "plain.parquet", "shred.parquet"], tmp_path)
+    r = _run(["stats", "--columns", "plain.parquet", "shred.parquet"], tmp_path, real=True)
     assert r.returncode == 0, r.stderr
     lines = [json.loads(x) for x in r.stdout.splitlines()]
     assert [(x["file"], x["column"]) for x in lines] == [
@@ -115,21 +115,21 @@ def test_register_list_stats_and_prune_on_the_embedded_default(tmp_path: Path) -
     for i in range(6):
         write_shredded(data / f"f{i}.parquet", [{"id": i * 100 + r, "k": "ab"[r % 2]} for r in range(50)], {"id": "int64", "k": "varchar"})
     files = sorted(str(p.relative_to(tmp_path)) for p in data.glob("*.parquet"))
-    r = _run(["register", "--table", "lake.ev", *files], tmp_path)
+    r = _run(["register", "--table", "lake.ev", *files], tmp_path, real=True)
     assert r.returncode == 0, r.stderr
     assert "6 added" in r.stdout
     assert (tmp_path / "shredcat.db").exists(), "the embedded default is a SQLite file in the working directory"
     # Re-registering the same files is a no-op.
     r = _run(["register", "--table", "lake.ev", *files, "--json"], tmp_path)
     assert json.loads(r.stdout)["snapshot_id"] is None
-    listed = _run(["files", "--table", "lake.ev"], tmp_path).stdout.splitlines()
+    listed = _run(["files", "--table", "lake.ev"], tmp_path, real=True).stdout.splitlines()
     assert listed == sorted(str((tmp_path / f).resolve()) for f in files), "local paths are stored absolute"
     tables = _run(["tables", "--json"], tmp_path).stdout.splitlines()
     assert json.loads(tables[0])["files"] == 6
-    gs = json.loads(_run(["global-stats", "--table", "lake.ev"], tmp_path).stdout)
+    gs = json.loads(_run(["global-stats", "--table", "lake.ev"], tmp_path, real=True).stdout)
     ids = next(p for p in gs["extra_stats"] if p["field_name"] == '"id"')
     assert (ids["min"], ids["max"], ids["num_values"]) == ("0", "549", 300)
-    r = _run(["prune", "--table", "lake.ev", "variant_get(v, '$.id', 'bigint') BETWEEN 120 AND 130"], tmp_path)
+    r = _run(["prune", "--table", "lake.ev", "variant_get(v, '$.id', 'bigint') BETWEEN 120 AND 130"], tmp_path, real=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [str((data / "f1.parquet").resolve())]
     assert "1 of 6 files kept" in r.stderr
@@ -146,12 +146,12 @@ def test_register_can_replace_files_in_one_snapshot(tmp_path: Path) -> None:
     merged = str(write_shredded(tmp_path / "merged.parquet", rows[0] + rows[1], {"id": "int64"}))
     db = ["--database-url", f"sqlite:///{tmp_path}/cat.db"]
     assert _run(["register", "--table", "lake.ev", *old, *db], tmp_path).returncode == 0
-    r = _run(["register", "--table", "lake.ev", "merged.parquet", "--remove", "f0.parquet", "--remove", old[1], *db], tmp_path)
+    r = _run(["register", "--table", "lake.ev", "merged.parquet", "--remove", "f0.parquet", "--remove", old[1], *db], tmp_path, real=True)
     assert r.returncode == 0, r.stderr
     assert "1 added, 0 unchanged, 2 removed" in r.stdout
     assert _run(["files", "--table", "lake.ev", *db], tmp_path).stdout.splitlines() == sorted([merged, old[2]])
     # A file to remove that is not live fails the whole registration; with the flag it is reported.
-    r = _run(["register", "--table", "lake.ev", old[0], "--remove", old[1], *db], tmp_path)
+    r = _run(["register", "--table", "lake.ev", old[0], "--remove", old[1], *db], tmp_path, real=True)
     assert r.returncode == 1 and "cannot be removed" in r.stderr
     assert _run(["files", "--table", "lake.ev", *db], tmp_path).stdout.splitlines() == sorted([merged, old[2]])
     r = _run(["register", "--table", "lake.ev", old[0], "--remove", old[1], "--remove-missing-ok", "--json", *db], tmp_path)
@@ -174,7 +174,7 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     ]
     db = ["--database-url", f"sqlite:///{tmp_path}/cat.db"]
     assert _run(["register", "--table", "demo.events", *files, *db], tmp_path).returncode == 0
-    r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.id.d','bigint') = 1234", *db], tmp_path)
+    r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.id.d','bigint') = 1234", *db], tmp_path, real=True)
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.splitlines()) == sorted(files)
     warnings = [x for x in r.stderr.splitlines() if x.startswith("warning: ")]
@@ -191,7 +191,7 @@ def test_prune_warnings_on_stderr_and_unknown_columns_exit_2(tmp_path: Path) -> 
     assert r.stderr.count("warning: ") == 2
     r = _run(["prune", "--table", "demo.events", "variant_get(v,'$.user.id','bigint') = 12", "--json", *db], tmp_path)
     assert json.loads(r.stdout)["warnings"] == [] and "warning" not in r.stderr
-    r = _run(["prune", "--table", "demo.events", "variant_get(w,'$.user.id','bigint') = 1234", *db], tmp_path)
+    r = _run(["prune", "--table", "demo.events", "variant_get(w,'$.user.id','bigint') = 1234", *db], tmp_path, real=True)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.splitlines() == ["shredcat prune: demo.events has no Variant column 'w' (at column 13); its Variant columns: v"]
 
@@ -203,7 +203,7 @@ def test_prune_refuses_json_nested_past_the_decoder_in_one_line(tmp_path: Path) 
     assert _run(["register", "--table", "lake.ev", "f.parquet"], tmp_path).returncode == 0
     for depth in (65, 5000):
         deep = '{"type": "not", "child": ' * depth + '{"type": "true"}' + "}" * depth
-        r = _run(["prune", "--table", "lake.ev", deep], tmp_path)
+        r = _run(["prune", "--table", "lake.ev", deep], tmp_path, real=depth > 1000)  # past the decoder: a real stack
         assert r.returncode == 2 and r.stdout == "", r.stderr
         assert r.stderr.startswith("shredcat prune: ") and "predicate nested deeper than 64" in r.stderr, r.stderr
         assert len(r.stderr.splitlines()) == 1, r.stderr
@@ -219,12 +219,12 @@ def test_prune_reads_literals_in_the_time_zone_given(tmp_path: Path) -> None:
     db = ["--database-url", f"sqlite:///{tmp_path}/cat.db"]
     assert _run(["register", "--table", "demo.events", str(early), str(late), *db], tmp_path).returncode == 0
     predicate = "variant_get(v, '$.t', 'timestamp') < TIMESTAMP '2024-01-01 01:00:00'"
-    r = _run(["prune", "--table", "demo.events", predicate, *db], tmp_path)
+    r = _run(["prune", "--table", "demo.events", predicate, *db], tmp_path, real=True)
     assert r.stdout.splitlines() == [str(early)], r.stderr
     # 01:00 in New York is 06:00 UTC: both files may hold earlier instants.
     r = _run(["prune", "--table", "demo.events", predicate, "--time-zone", "America/New_York", *db], tmp_path)
     assert sorted(r.stdout.splitlines()) == sorted([str(early), str(late)]), r.stderr
-    r = _run(["prune", "--table", "demo.events", predicate, "--time-zone", "Mars/Olympus", *db], tmp_path)
+    r = _run(["prune", "--table", "demo.events", predicate, "--time-zone", "Mars/Olympus", *db], tmp_path, real=True)
     assert r.returncode == 2 and "unknown time zone 'Mars/Olympus'" in r.stderr
 
 
@@ -243,7 +243,7 @@ def test_prune_reads_literals_in_the_time_zone_given(tmp_path: Path) -> None:
     ],
 )
 def test_bad_input_is_a_one_line_error(tmp_path: Path, args: list[str], message: str, status: int) -> None:
-    r = _run(args, tmp_path)
+    r = _run(args, tmp_path, real=True)
     assert r.returncode == status, r.stderr
     assert message in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
@@ -265,10 +265,10 @@ def test_register_refuses_a_bad_catalog_or_table_name_before_reading_any_file(tm
         (["--database-url", f"postgresql://postgres@127.0.0.1:{closed}/x"], "the catalog database is unavailable"),
         (["--database-url", newer], "revision 9999, which this shredcat"),
     ):
-        r = _run(["register", "--table", "lake.ev", "missing.parquet", *args], tmp_path)
+        r = _run(["register", "--table", "lake.ev", "missing.parquet", *args], tmp_path, real=True)
         assert r.returncode == 1 and message in r.stderr and "missing.parquet" not in r.stderr, r.stderr
     # The embedded default is not created to learn that a new table's name is refused.
-    r = _run(["register", "--table", "lake.a\u202eb", "missing.parquet"], tmp_path)
+    r = _run(["register", "--table", "lake.a\u202eb", "missing.parquet"], tmp_path, real=True)
     assert r.returncode == 1 and "U+202E" in r.stderr and "missing.parquet" not in r.stderr, r.stderr
     assert not (tmp_path / "shredcat.db").exists()
 
@@ -283,7 +283,7 @@ def test_new_table_names_are_nfc_without_hidden_characters(tmp_path: Path) -> No
         r = _run(["register", "--table", table, "f.parquet"], tmp_path)
         assert r.returncode == 1 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert _run(["tables"], tmp_path).stdout == ""
-    r = _run(["register", "--table", "caf\u00e9.ev", "f.parquet"], tmp_path)
+    r = _run(["register", "--table", "caf\u00e9.ev", "f.parquet"], tmp_path, real=True)
     assert r.returncode == 0, r.stderr
     assert _run(["tables"], tmp_path).stdout.startswith("caf\u00e9.ev")
 
@@ -303,7 +303,7 @@ def test_verify_contract(tmp_path: Path) -> None:
     ]
     db = ["--database-url", url]
     assert _run(["register", "--table", "ns.t", str(files[0]), str(files[1]), *db], tmp_path).returncode == 0
-    r = _run(["verify", "--table", "ns.t", "--all", *db], tmp_path)
+    r = _run(["verify", "--table", "ns.t", "--all", *db], tmp_path, real=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "" and "2 match, 0 differ, 0 unverifiable" in r.stderr
     # Client-side stats of f2 claim a wrong max (a pruning hazard); f1 disappears.
@@ -315,7 +315,7 @@ def test_verify_contract(tmp_path: Path) -> None:
     with Catalog(url) as cat:
         cat.commit("ns", "t", [dataclasses.replace(good, paths=(dataclasses.replace(row, max_value=5),))])
     files[1].unlink()
-    r = _run(["verify", "--table", "ns.t", "--all", "--json", *db], tmp_path)
+    r = _run(["verify", "--table", "ns.t", "--all", "--json", *db], tmp_path, real=True)
     assert r.returncode == 1, r.stderr
     lines = {x["path"]: x for x in map(json.loads, r.stdout.splitlines())}
     assert lines[str(files[2])] == {
@@ -332,10 +332,10 @@ def test_verify_contract(tmp_path: Path) -> None:
     # Registering f2 by path re-extracts it: its stats are restated; only the missing file is left.
     r = _run(["register", "--table", "ns.t", str(files[2]), "--json", *db], tmp_path)
     assert json.loads(r.stdout)["restated"] == [str(files[2])]
-    assert _run(["verify", "--table", "ns.t", "--all", *db], tmp_path).returncode == 3
-    for usage in (["--table", "ns.t"], ["--table", "ns.t", "--all", "--sample", "1"], ["--table", "ns.t", "--sample", "0"],
-                  ["--table", "nodot", "--all"], ["--table", "ns.missing", "--all"]):  # fmt: skip
-        r = _run(["verify", *usage, *db], tmp_path)
+    assert _run(["verify", "--table", "ns.t", "--all", *db], tmp_path, real=True).returncode == 3
+    for i, usage in enumerate((["--table", "ns.t"], ["--table", "ns.t", "--all", "--sample", "1"], ["--table", "ns.t", "--sample", "0"],
+                               ["--table", "nodot", "--all"], ["--table", "ns.missing", "--all"])):  # fmt: skip
+        r = _run(["verify", *usage, *db], tmp_path, real=i == 0)
         assert r.returncode == 2, (usage, r.stderr)
         assert r.stderr
 
@@ -375,7 +375,7 @@ def test_prune_warns_about_terms_pruning_cannot_use_as_the_catalog_does(tmp_path
     db = ["--database-url", url]
     assert _run(["register", "--table", "demo.events", *files, *db], tmp_path).returncode == 0
     sql = "v:s::string LIKE '%a' OR length(v:s::string) > 3 OR v:id::bigint = 'abc'"
-    r = _run(["prune", "--table", "demo.events", sql, *db], tmp_path)
+    r = _run(["prune", "--table", "demo.events", sql, *db], tmp_path, real=True)
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.splitlines()) == sorted(files)
     lines = [x.removeprefix("warning: ") for x in r.stderr.splitlines() if x.startswith("warning: ")]

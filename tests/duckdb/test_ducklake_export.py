@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from service.catalog import Catalog
 from service.duckdb import engine
 from service.duckdb.ducklake import export_table
 from service.errors import BadInputError, QueryError
+from tests.support.cli import shredcat
 from tests.support.shred_writer import write_shredded
 
 
@@ -129,12 +129,13 @@ def test_cli_ducklake_export(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
     env["SHREDCAT_DATABASE_URL"] = f"sqlite:///{tmp_path}/cat.db"
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "service.cli", *args], env=env, capture_output=True, text=True, timeout=120)
+    def cli(*args: str, real: bool = False) -> subprocess.CompletedProcess[str]:
+        """Each behaviour once in a real process, its variations in this one (tests.support.cli)."""
+        return shredcat(args, env, real=real)
 
     assert cli("register", "--table", "lake.t", *paths).returncode == 0
     to = str(tmp_path / "x.ducklake")
-    r = cli("ducklake", "export", "--table", "lake.t", "--to", to)
+    r = cli("ducklake", "export", "--table", "lake.t", "--to", to, real=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"ATTACH 'ducklake:{to}' AS lake") and "400 rows" in r.stderr
     con = engine.connect()
@@ -143,7 +144,7 @@ def test_cli_ducklake_export(tmp_path: Path) -> None:
     assert engine.fetch(con, "SELECT count(*), sum(id) FROM lake.lake.t") == [(400, sum(range(400)))]
     r = cli("ducklake", "export", "--table", "lake.t", "--to", to, "--json")
     assert r.returncode == 2 and "exists" in r.stderr
-    r = cli("ducklake", "export", "--table", "lake.nope", "--to", str(tmp_path / "y.ducklake"))
+    r = cli("ducklake", "export", "--table", "lake.nope", "--to", str(tmp_path / "y.ducklake"), real=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     # A missing directory is named, not the temporary file DuckDB would have opened in it.
     r = cli("ducklake", "export", "--table", "lake.t", "--to", str(tmp_path / "no" / "z.ducklake"))

@@ -378,18 +378,20 @@ def test_cli_prune_sql_duckdb_prints_a_query_duckdb_runs(tmp_path: Path) -> None
     import json
     import os
     import subprocess
-    import sys
+
+    from tests.support.cli import shredcat
 
     paths = _duck_table(tmp_path / "t")
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
     env["SHREDCAT_DATABASE_URL"] = f"sqlite:///{tmp_path}/cat.db"
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "service.cli", *args], env=env, capture_output=True, text=True, timeout=120)
+    def cli(*args: str, real: bool = False) -> subprocess.CompletedProcess[str]:
+        """Each behaviour once in a real process, its variations in this one (tests.support.cli)."""
+        return shredcat(args, env, real=real)
 
     assert cli("register", "--table", "lake.t", *paths).returncode == 0
     pred = "part = 3 AND variant_get(v, '$.k', 'bigint') < 20"
-    r = cli("prune", "--table", "lake.t", pred, "--sql", "duckdb")
+    r = cli("prune", "--table", "lake.t", pred, "--sql", "duckdb", real=True)
     assert r.returncode == 0, r.stderr
     assert "1 of 4 files kept" in r.stderr
     rows = engine.fetch(engine.connect(), r.stdout.strip().rstrip(";"))
@@ -397,12 +399,12 @@ def test_cli_prune_sql_duckdb_prints_a_query_duckdb_runs(tmp_path: Path) -> None
     out = json.loads(cli("prune", "--table", "lake.t", pred, "--sql", "duckdb", "--json").stdout)
     assert out["files_pruned"] == 3 and len(out["candidates"]) == 1 and out["sql"].endswith(out["where"])
     # No exact rendering: exit 2, one line naming the part; JSON predicates are not taken.
-    r = cli("prune", "--table", "lake.t", "upper(name) = 'N1'", "--sql", "duckdb")
+    r = cli("prune", "--table", "lake.t", "upper(name) = 'N1'", "--sql", "duckdb", real=True)
     assert r.returncode == 2 and "no exact DuckDB rendering" in r.stderr and "Traceback" not in r.stderr
     r = cli("prune", "--table", "lake.t", '{"type": "true"}', "--sql", "duckdb")
     assert r.returncode == 2 and "Spark SQL text" in r.stderr
     # A plan warning: one `warning:` line (plan_pruned's log record was printed too), and in the JSON.
-    r = cli("prune", "--table", "lake.t", "variant_get(v, '$.kk', 'bigint') = 1", "--sql", "duckdb")
+    r = cli("prune", "--table", "lake.t", "variant_get(v, '$.kk', 'bigint') = 1", "--sql", "duckdb", real=True)
     assert r.returncode == 0 and [line for line in r.stderr.splitlines() if "$.kk" in line] == [
         "warning: path $.kk of column v is not shredded in any live file: files are pruned on it only where proven "
         "to lack it (did you mean $.k?)"

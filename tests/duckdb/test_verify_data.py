@@ -13,7 +13,6 @@ import datetime as dt
 import json
 import os
 import subprocess
-import sys
 import uuid
 from decimal import Decimal
 from functools import partial
@@ -24,6 +23,7 @@ from service.duckdb import engine
 from service.duckdb.verify import verify_data
 from service.errors import ShredcatError
 from service.stats.extract import extract_file
+from tests.support.cli import shredcat
 from tests.support.conformance import SHREDDED_VARIANT, needs_corpus
 from tests.support.shred_writer import MISSING, write_shredded
 
@@ -160,22 +160,23 @@ def test_cli_verify_data_exit_codes(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
     env["SHREDCAT_DATABASE_URL"] = f"sqlite:///{tmp_path}/cat.db"
 
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "service.cli", *args], env=env, capture_output=True, text=True, timeout=120)
+    def cli(*args: str, real: bool = False) -> subprocess.CompletedProcess[str]:
+        """Each behaviour once in a real process, its variations in this one (tests.support.cli)."""
+        return shredcat(args, env, real=real)
 
     assert cli("register", "--table", "a.honest", str(honest)).returncode == 0
     assert cli("register", "--table", "a.liar", str(liar), str(honest)).returncode == 0
-    r = cli("verify", "--table", "a.honest", "--all", "--data")
+    r = cli("verify", "--table", "a.honest", "--all", "--data", real=True)
     assert r.returncode == 0 and "1 match, 0 differ" in r.stderr, r.stderr
     assert cli("verify", "--table", "a.liar", "--all").returncode == 0  # the footer agrees with itself
-    r = cli("verify", "--table", "a.liar", "--all", "--data")
+    r = cli("verify", "--table", "a.liar", "--all", "--data", real=True)
     assert r.returncode == 1 and f"different {liar}" in r.stdout and "max_value id: stored '20', file '39'" in r.stdout
     r = cli("verify", "--table", "a.liar", "--sample", "2", "--data", "--json")
     assert r.returncode == 1
     (line,) = r.stdout.splitlines()
     assert json.loads(line)["differences"] == [{"field": "max_value", "stored": "20", "extracted": "39", "column": "id", "variant_path": None}]
     liar.unlink()
-    r = cli("verify", "--table", "a.liar", "--all", "--data")
+    r = cli("verify", "--table", "a.liar", "--all", "--data", real=True)
     assert r.returncode == 3 and "unverifiable" in r.stdout and "Traceback" not in r.stderr
 
 

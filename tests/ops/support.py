@@ -17,7 +17,7 @@ from typing import Any
 
 from service.api.auth import hash_token
 from tests.support.pg import psycopg_dsn
-from tests.support.server import free_port, shredcat_cmd
+from tests.support.server import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 PG_BIN = Path(os.environ.get("SHREDCAT_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
@@ -204,7 +204,12 @@ def server_env(database_url: str, *, roots: list[str] | None = None, **extra: st
 
 
 def run_migrate(env: Mapping[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*shredcat_cmd(), "migrate"], env=dict(env), capture_output=True, text=True, timeout=timeout)
+    """``shredcat migrate`` with ``env``, a set-up step of the servers' tests: run by the same
+    ``main`` in this process (a process spends seconds importing Alembic and the catalog). The
+    real process is tests/api/test_e2e.py's, test_deploy's and the browser server's."""
+    from tests.support.cli import shredcat
+
+    return shredcat(["migrate"], env, real=False, timeout=timeout)
 
 
 # --- payloads -----------------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ import pytest
 import yaml
 
 from service.settings import Settings
-from tests.ops.support import REPO, TOKENS, free_port, fresh_database, server_env, shredcat_cmd
+from tests.ops.support import REPO, TOKENS, free_port, fresh_database, server_env
+from tests.support.server import shredcat_cmd
 
 SETTINGS = set(Settings.model_fields)
 

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from tests.ops.support import TOKENS, run_migrate, server_env
-from tests.support.server import Server, running_server
+from tests.support.server import Server, running_servers
 
 pytestmark = pytest.mark.slow
 
@@ -35,11 +35,8 @@ def servers(empty_db_url: str, tmp_path: Path) -> Iterator[list[Server]]:
         SHREDCAT_LOGIN_FAILURES_TOTAL=str(TOTAL),
     )
     assert run_migrate(env).returncode == 0
-    with (
-        running_server(env, tmp_path / "a.log", workers=2) as a,
-        running_server(env, tmp_path / "b.log", workers=2) as b,
-    ):
-        yield [a, b]
+    with running_servers((env, tmp_path / "a.log"), (env, tmp_path / "b.log"), workers=2) as both:
+        yield both
 
 
 def _client(s: Server, address: str) -> httpx.Client:

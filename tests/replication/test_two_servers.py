@@ -19,7 +19,7 @@ from service.api.auth import hash_token
 from tests.api.conftest import TOKENS
 from tests.replication.conftest import ReplicatedCatalog, replicated_catalog
 from tests.support.events import write_event_files
-from tests.support.server import Server, running_server
+from tests.support.server import Server, running_servers
 from tests.support.standby import Pair
 
 warnings.filterwarnings("ignore", message=".*httpx2.*")
@@ -78,10 +78,8 @@ def servers(mrepl: ReplicatedCatalog, tmp_path_factory: pytest.TempPathFactory) 
         "SHREDCAT_READ_WAIT_S": "0.3",
         "SHREDCAT_LOG_FORMAT": "text",
     }
-    with (
-        running_server({**env, "SHREDCAT_READ_DATABASE_URLS": json.dumps([mrepl.standby_url])}, tmp_path / "a.log", workers=2) as a,
-        running_server(env, tmp_path / "b.log", workers=2) as b,
-    ):
+    a_env = {**env, "SHREDCAT_READ_DATABASE_URLS": json.dumps([mrepl.standby_url])}
+    with running_servers((a_env, tmp_path / "a.log"), (env, tmp_path / "b.log"), workers=2) as (a, b):
         yield a, b, events
 
 

@@ -17,7 +17,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -28,17 +27,19 @@ from service.errors import FileAccessError
 from service.storage import expand_sources, list_data_files, listing_prefix
 from tests.api.conftest import ADMIN, READER, WRITER, assert_error, write_variant_file
 from tests.storage.emulators import REPO
+from tests.support.cli import shredcat
 from tests.support.conformance import SHREDDED_VARIANT, require_corpus
 
 #: The conformance corpus, where every other test finds it (``../shared`` beside the repository).
 CORPUS = SHREDDED_VARIANT
-SHREDCAT = [sys.executable, "-m", "service.cli"]
 T = "/v1/namespaces/lake/tables/events"
 
 
-def cli(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def cli(args: list[str], cwd: Path, env: dict[str, str], *, real: bool = True) -> subprocess.CompletedProcess[str]:
+    """``shredcat``: a real process for every read of the store (the filesystems a process caches
+    are its own); a command reading only the local catalog or local files may run in this one."""
     full = {**os.environ, **env, "PYTHONPATH": str(REPO), "SHREDCAT_DATABASE_URL": f"sqlite:///{cwd / 'cat.db'}"}
-    return subprocess.run([*SHREDCAT, *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=300)
+    return shredcat(args, full, real=real, cwd=cwd, timeout=300)
 
 
 def rows(stdout: str) -> list[dict[str, Any]]:
@@ -88,7 +89,7 @@ def test_stats_gives_the_local_rows(server: Any, corpus_uri: str, duckdb_dir: Pa
     local_dir.mkdir()
     for f in [*CORPUS.glob("*.parquet"), *duckdb_dir.glob("*.parquet")]:
         shutil.copy(f, local_dir / f.name)
-    local = cli(["stats", str(local_dir)], tmp_path, server.env())
+    local = cli(["stats", str(local_dir)], tmp_path, server.env(), real=False)
     remote = cli(["stats", corpus_uri], tmp_path, server.env())
     assert local.returncode == remote.returncode  # the corpus's invalid cases fail alike
     expected = rows(local.stdout)
@@ -142,9 +143,9 @@ def test_register_a_prefix_with_the_cli_and_prune(store: Any, lake: str, tmp_pat
     r = cli(["register", "--table", "lake.events", lake, "--json"], tmp_path, store.env())
     assert r.returncode == 0, r.stderr
     assert sorted(json.loads(r.stdout)["added"]) == data_files(lake)
-    files = cli(["files", "--table", "lake.events"], tmp_path, store.env())
+    files = cli(["files", "--table", "lake.events"], tmp_path, store.env(), real=False)
     assert sorted(files.stdout.split()) == data_files(lake)
-    pruned = cli(["prune", "--table", "lake.events", "variant_get(v, '$.id', 'bigint') = 60"], tmp_path, store.env())
+    pruned = cli(["prune", "--table", "lake.events", "variant_get(v, '$.id', 'bigint') = 60"], tmp_path, store.env(), real=False)
     assert pruned.returncode == 0, pruned.stderr
     assert pruned.stdout.split() == [lake + "_c=1/part-1.parquet"]
 

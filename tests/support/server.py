@@ -66,8 +66,13 @@ def start_server(
     env: Mapping[str, str], log_path: Path, *, workers: int = 1, port: int | None = None, timeout: float = 60
 ) -> Server:
     """Start ``shredcat serve --workers N`` and wait until ``/health`` answers 200."""
-    import httpx
+    server = launch_server(env, log_path, workers=workers, port=port)
+    await_healthy(server, timeout)
+    return server
 
+
+def launch_server(env: Mapping[str, str], log_path: Path, *, workers: int = 1, port: int | None = None) -> Server:
+    """Start ``shredcat serve --workers N`` without waiting for it (:func:`await_healthy` does)."""
     port = port or free_port()
     log = log_path.open("ab")
     proc = subprocess.Popen(
@@ -77,7 +82,14 @@ def start_server(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    server = Server(f"http://127.0.0.1:{port}", proc, log_path, dict(env), log)
+    return Server(f"http://127.0.0.1:{port}", proc, log_path, dict(env), log)
+
+
+def await_healthy(server: Server, timeout: float = 60) -> None:
+    """Wait until ``server``'s ``/health`` answers 200; stops it and raises if it never does."""
+    import httpx
+
+    proc, log_path = server.proc, server.log_path
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
@@ -85,7 +97,7 @@ def start_server(
             raise RuntimeError(f"shredcat serve exited with {proc.returncode}: {log_path.read_text()[-4000:]}")
         try:
             if httpx.get(server.base_url + "/health", timeout=2).status_code == 200:
-                return server
+                return
         except httpx.TransportError:
             pass
         if time.monotonic() > deadline:
@@ -97,20 +109,50 @@ def start_server(
 @contextlib.contextmanager
 def running_server(env: Mapping[str, str], log_path: Path, **kw: Any) -> Iterator[Server]:
     server = start_server(env, log_path, **kw)
+    with _stopped_after([server]):
+        yield server
+
+
+@contextlib.contextmanager
+def running_servers(*specs: tuple[Mapping[str, str], Path], workers: int = 1, timeout: float = 60) -> Iterator[list[Server]]:
+    """Several servers (each ``(env, log_path)``) started at once: their start-ups (imports,
+    workers forking) overlap instead of queueing, as each server waits on nothing but itself."""
+    servers: list[Server] = []
+    try:
+        for env, log_path in specs:
+            servers.append(launch_server(env, log_path, workers=workers))
+        for s in servers:
+            await_healthy(s, timeout)
+    except BaseException:
+        for s in servers:
+            s.stop()
+        raise
+    with _stopped_after(servers):
+        yield servers
+
+
+@contextlib.contextmanager
+def _stopped_after(servers: list[Server]) -> Iterator[None]:
     failed = False
     try:
-        yield server
+        yield
     except BaseException as e:
         import pytest
 
         failed = not isinstance(e, pytest.skip.Exception)  # pytest.fail counts; a skip does not
         raise
     finally:
-        server.stop()
+        for server in servers:
+            server.stop()
         if failed:
-            # A failing test shows what the server said (a 500's traceback), all of it once stopped.
-            try:
-                tail = log_path.read_text(errors="replace")[-8000:]
-            except OSError as e:
-                tail = f"(cannot be read: {e})"
-            sys.stderr.write(f"--- the server's log {log_path}, last 8,000 characters ---\n{tail}\n")
+            for server in servers:
+                _show_log(server.log_path)
+
+
+def _show_log(log_path: Path) -> None:
+    """A failing test shows what the server said (a 500's traceback), all of it once stopped."""
+    try:
+        tail = log_path.read_text(errors="replace")[-8000:]
+    except OSError as e:
+        tail = f"(cannot be read: {e})"
+    sys.stderr.write(f"--- the server's log {log_path}, last 8,000 characters ---\n{tail}\n")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +15,8 @@ import pytest
 from service.catalog import Catalog
 from service.errors import InvalidParquetError
 from service.stats.extract import extract_file
+from tests.support.cli import shredcat
 from tests.writers.traps import EXPECTED, Row, write_traps
-
-SHREDCAT = [sys.executable, "-m", "service.cli"]
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +35,10 @@ def test_each_trap_gives_the_rows_its_data_proves(traps: dict[str, Path], name: 
     assert {c.column: _row(c) for c in fs.columns} == EXPECTED[name]
 
 
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], cwd: Path, *, real: bool = False) -> subprocess.CompletedProcess[str]:
+    """``shredcat *args``: each behaviour once in a real process, its variations in this one."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHREDCAT_")}
-    return subprocess.run([*SHREDCAT, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return shredcat(args, env, real=real, cwd=cwd, timeout=300)
 
 
 def test_stats_prints_every_trap_and_one_line_for_the_bad_file(traps: dict[str, Path], tmp_path: Path) -> None:
@@ -48,7 +47,7 @@ def test_stats_prints_every_trap_and_one_line_for_the_bad_file(traps: dict[str, 
     names = sorted(EXPECTED)
     # The bad file in the middle: the files after it are still read.
     paths = [str(traps[n]) for n in names[:3]] + [str(bad)] + [str(traps[n]) for n in names[3:]]
-    r = _run(["stats", "--columns", *paths], tmp_path)
+    r = _run(["stats", "--columns", *paths], tmp_path, real=True)
     assert r.returncode == 1
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"shredcat: {bad}: "), r.stderr
@@ -69,7 +68,7 @@ def test_register_takes_every_trap_and_refuses_a_bad_file_alone(traps: dict[str,
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"not parquet at all")
     paths = [str(traps[n]) for n in sorted(EXPECTED)]
-    r = _run(["register", "--database-url", db, "--table", "z.t", paths[0], str(bad), *paths[1:]], tmp_path)
+    r = _run(["register", "--database-url", db, "--table", "z.t", paths[0], str(bad), *paths[1:]], tmp_path, real=True)
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and str(bad) in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert _run(["tables", "--database-url", db, "--json"], tmp_path).stdout.strip() in ("", "[]")
