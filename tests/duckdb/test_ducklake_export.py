@@ -27,6 +27,23 @@ def files_read(con: Any, sql: str) -> int:
     return sum(int(n) for n in re.findall(r"Total Files Read: (\d+)", plan))
 
 
+def rows_and_files_read(con: Any, sql: str) -> tuple[list[tuple[Any, ...]], int]:
+    """A query's rows and DuckLake's count of the data files it read, from one run: the profile
+    EXPLAIN ANALYZE prints (``files_read`` runs the query once more for it)."""
+    con.execute("PRAGMA enable_profiling = 'no_output'")
+    try:
+        rows = engine.fetch(con, sql)
+        profile = json.loads(con.get_profiling_information(format="json"))
+    finally:
+        con.execute("PRAGMA disable_profiling")
+    counts, todo = [], [profile]
+    while todo:
+        node = todo.pop()
+        counts.append(int(node.get("extra_info", {}).get("Total Files Read", 0)))
+        todo.extend(node.get("children", []))
+    return rows, sum(counts)
+
+
 def attached(result: Any) -> Any:
     con = engine.connect()
     con.execute(f"LOAD '{engine.ducklake_extension()}'")

@@ -177,7 +177,7 @@ def test_ducklake_export_rows_equal_sparks_rows_and_skip_files(
     from service.duckdb.ducklake import export_table
     from service.pruning.parse_sql import parse_sql
     from service.pruning.render_duckdb import to_duckdb_sql
-    from tests.duckdb.test_ducklake_export import attached, files_read
+    from tests.duckdb.test_ducklake_export import attached, files_read, rows_and_files_read
 
     total = len(data_files(lakes[which]))
     with Catalog(sqlite_url) as cat:
@@ -191,10 +191,10 @@ def test_ducklake_export_rows_equal_sparks_rows_and_skip_files(
     wrong, read = [], 0
     for predicate in PREDICATES:
         where = to_duckdb_sql(parse_sql(predicate, schema=schema), column_types=types)
-        got = sorted(r[0] for r in engine.fetch(con, f"SELECT id FROM {table} WHERE {where}"))
-        if got != _truth(spark, lakes[which], which, predicate):
+        rows, n = rows_and_files_read(con, f"SELECT id FROM {table} WHERE {where}")
+        if sorted(r[0] for r in rows) != _truth(spark, lakes[which], which, predicate):
             wrong.append((predicate, where))
-        read += files_read(con, f"SELECT id FROM {table} WHERE {where}")
+        read += n
     assert wrong == []
     assert read < len(PREDICATES) * total
     assert files_read(con, f"SELECT id FROM {table} WHERE id = 599") == 1

@@ -1,4 +1,4 @@
-"""A real local SparkSession (local[2], UI off, UTC), shared by every Spark test of a worker.
+"""A real local SparkSession (local[2], UI off, UTC, no adaptive execution), shared by every Spark test of a worker.
 
 All Spark tests carry ``xdist_group("spark")`` so that one pytest worker runs them and only one
 JVM is started.
@@ -26,5 +26,8 @@ def spark() -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     session = local_session("shredcat-tests", driver_memory="1g")
+    # The tests' tables hold at most a few thousand rows: adaptive execution re-plans each job's
+    # later stages from its shuffle statistics, a cost with nothing to gain on such data.
+    session.conf.set("spark.sql.adaptive.enabled", "false")
     yield session
     session.stop()

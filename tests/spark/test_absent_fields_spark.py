@@ -73,7 +73,7 @@ def test_absent_fields_never_prune_a_file_spark_reads_rows_from(spark: Any, lake
         full = spark.read.parquet(str(lake))
         pruned_by_rule = 0
         for predicate in PREDICATES:
-            truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate)}
+            truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate, PREDICATES)}
             ev = FileEvaluator(parse_sql(predicate))
             kept = set()
             for p, (stats, objects) in files.items():
@@ -104,7 +104,7 @@ def test_the_catalog_prunes_absent_fields_as_spark_reads(spark: Any, lake: Path,
         cat.register("lake", "listings", paths)
         pruned_by_rule = 0
         for predicate in PREDICATES:
-            truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate)}
+            truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate, PREDICATES)}
             kept = {c.path for c in cat.iter_candidates("lake", "listings", parse_sql(predicate))}
             assert truth <= kept, (predicate, sorted(truth - kept))
             ev = FileEvaluator(parse_sql(predicate))

@@ -59,7 +59,7 @@ def test_legacy_calendar_files_are_never_pruned_wrongly(spark: Any, legacy_lake:
     with Catalog(catalog_url) as cat:
         cat.register("lake", "legacy", paths)
         for predicate in PREDICATES:
-            truth = {unquote(urlparse(f).path) for f in matching_file_uris(full, legacy_lake, predicate)}
+            truth = {unquote(urlparse(f).path) for f in matching_file_uris(full, legacy_lake, predicate, PREDICATES)}
             assert truth, predicate  # every predicate names a value some file holds, or is a range
             got = {
                 c.path

@@ -61,6 +61,7 @@ RULES: dict[str, list[str]] = {
         "variant_get(v, '$.name', 'string') NOT LIKE 'pytest-%'",
     ],
 }
+CORPUS = [p for predicates in RULES.values() for p in predicates]
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +103,7 @@ def test_rules_never_prune_a_file_spark_reads_rows_from(spark: Any, lake: Path, 
             for rule, predicates in RULES.items():
                 pruned = 0
                 for predicate in predicates:
-                    truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate)}
+                    truth = {str(Path(_local(f)).resolve()) for f in matching_file_uris(full, lake, predicate, CORPUS)}
                     got = {
                         c.path
                         for c in cat.iter_candidates(

@@ -18,6 +18,7 @@ from service.catalog.db import upgrade_to_head
 from service.catalog.service import Catalog
 from service.pruning.parse_sql import parse_sql
 from service.stats.extract import extract_file
+from tests.spark.truth import files_per_predicate
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("spark")]
 
@@ -80,16 +81,17 @@ def test_spark_written_files_are_never_pruned_wrongly(spark: Any, tmp_path: Path
         catalog.create_table("lake", "t", ["v"])
         catalog.commit("lake", "t", [extract_file(f) for f in files])
         data = spark.read.parquet(*files)
+        texts = _predicates(random.Random(11))
+        # Spark's files for every predicate in one job (tests/spark/truth.py).
+        truths = files_per_predicate(
+            data,
+            F.input_file_name(),
+            [f"try_variant_get(v, '$.id', 'bigint') IS NOT NULL AND ({t.replace('variant_get(', 'try_variant_get(')})" for t in texts],
+        )
         pruned_total = 0
-        for text in _predicates(random.Random(11)):
+        for text, uris in zip(texts, truths, strict=True):
             candidates = {c.path for c in catalog.iter_candidates("lake", "t", parse_sql(text))}
-            truth = {
-                r[0].replace("file://", "")
-                for r in data.where(f"try_variant_get(v, '$.id', 'bigint') IS NOT NULL AND ({text.replace('variant_get(', 'try_variant_get(')})")
-                .select(F.input_file_name())
-                .distinct()
-                .collect()
-            }
+            truth = {u.replace("file://", "") for u in uris}
             missing = truth - candidates
             assert not missing, f"Should read: {sorted(missing)} hold rows matching {text}"
             pruned_total += len(files) - len(candidates)

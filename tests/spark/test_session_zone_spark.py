@@ -101,7 +101,7 @@ def test_no_false_prunes_in_the_sessions_zone(new_york: Any, lake: Path, catalog
         pruned = 0
         utc_misses = []
         for predicate in PREDICATES:
-            truth = {_local(f) for f in matching_file_uris(full, lake, predicate)}
+            truth = {_local(f) for f in matching_file_uris(full, lake, predicate, PREDICATES)}
             assert truth, predicate  # every predicate selects rows: a prune must be earned
             got = _plan(cat, predicate, ZONE)
             assert truth <= got, (predicate, sorted(truth - got))
