@@ -34,10 +34,11 @@ def test_a_wait_disarmed_in_time_keeps_its_socket() -> None:
     dog = Watchdog()
     (a, b), (c, d) = socket.socketpair(), socket.socketpair()
     with a, b, c, d:
-        early = dog.arm(a.fileno, 0.05)
+        # 0.5 s between arming and disarming: a process held up that long fires the deadline first.
+        early = dog.arm(a.fileno, 0.5)
         assert dog.disarm(early) is False
         c.settimeout(GUARD_S)
-        late = dog.arm(c.fileno, 0.2)
+        late = dog.arm(c.fileno, 0.6)
         assert c.recv(1) == b"" and dog.disarm(late)  # the later deadline fired...
         # ...so the earlier one has passed: its socket still carries data both ways.
         b.sendall(b"x")
@@ -182,7 +183,9 @@ def test_an_engine_given_a_deadline_gives_up_on_a_server_that_never_answers(
         f"postgresql+psycopg://u@127.0.0.1:{silent.port}/d?sslmode=disable&gssencmode=disable", pool_size=1
     )
     install(engine, 0.1, label="read database silent")
-    monkeypatch.setattr(deadlines, "GRACE_S", 0.1)
+    # The connect is bounded by the same deadline (1 s) and the silent server, a thread of this
+    # process, must read the start-up before it: 0.2 s was not enough on a loaded machine.
+    monkeypatch.setattr(deadlines, "GRACE_S", 0.9)
     try:
         with pytest.raises(sqlalchemy.exc.OperationalError) as raised:
             returns(lambda: engine.connect().exec_driver_sql("SELECT 1"))
