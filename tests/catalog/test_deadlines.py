@@ -183,9 +183,7 @@ def test_an_engine_given_a_deadline_gives_up_on_a_server_that_never_answers(
         f"postgresql+psycopg://u@127.0.0.1:{silent.port}/d?sslmode=disable&gssencmode=disable", pool_size=1
     )
     install(engine, 0.1, label="read database silent")
-    # The connect is bounded by the same deadline (1 s) and the silent server, a thread of this
-    # process, must read the start-up before it: 0.2 s was not enough on a loaded machine.
-    monkeypatch.setattr(deadlines, "GRACE_S", 0.9)
+    monkeypatch.setattr(deadlines, "GRACE_S", 0.1)
     try:
         with pytest.raises(sqlalchemy.exc.OperationalError) as raised:
             returns(lambda: engine.connect().exec_driver_sql("SELECT 1"))
