@@ -34,10 +34,11 @@ def test_a_wait_disarmed_in_time_keeps_its_socket() -> None:
     dog = Watchdog()
     (a, b), (c, d) = socket.socketpair(), socket.socketpair()
     with a, b, c, d:
-        early = dog.arm(a.fileno, 0.05)
+        # 0.5 s between arming and disarming: a process held up that long fires the deadline first.
+        early = dog.arm(a.fileno, 0.5)
         assert dog.disarm(early) is False
         c.settimeout(GUARD_S)
-        late = dog.arm(c.fileno, 0.2)
+        late = dog.arm(c.fileno, 0.6)
         assert c.recv(1) == b"" and dog.disarm(late)  # the later deadline fired...
         # ...so the earlier one has passed: its socket still carries data both ways.
         b.sendall(b"x")

@@ -76,7 +76,7 @@ def test_bad_replication_settings_name_the_variable(
 
 
 def _router_with_a_standby_that_hangs(
-    tmp_path: Path, standbys: int = 1
+    tmp_path: Path, standbys: int = 1, check_interval_s: float = 0.05
 ) -> tuple[ReadRouter, threading.Event, threading.Event, list[str]]:
     """A router over SQLite files (a primary and ``standbys`` "standbys") whose first standby's
     first measure finds it fit and whose later ones hang until released (the others' are always
@@ -85,7 +85,7 @@ def _router_with_a_standby_that_hangs(
     from service.catalog.db import make_engine
 
     engines = [make_engine(f"sqlite:///{tmp_path}/{i}.db") for i in range(standbys + 1)]
-    router = ReadRouter(engines[0], engines[1:], check_interval_s=0.05)
+    router = ReadRouter(engines[0], engines[1:], check_interval_s=check_interval_s)
     hung, measuring, release, threads = router.standbys[0], threading.Event(), threading.Event(), []
 
     def measure(s: Standby) -> None:
@@ -105,6 +105,13 @@ def _router_with_a_standby_that_hangs(
 
     router.check = check  # type: ignore[method-assign]
     return router, measuring, release, threads
+
+
+def _until(cond: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.01)
 
 
 def _select_one(router: ReadRouter) -> None:
@@ -134,12 +141,16 @@ def test_with_a_monitor_a_hung_standby_costs_no_read_and_a_stale_measure_is_not_
 
 
 def test_with_a_monitor_a_hung_standby_delays_no_other_standbys_measure(tmp_path: Path) -> None:
-    router, measuring, release, threads = _router_with_a_standby_that_hangs(tmp_path, standbys=2)
+    # The fine standby's reads need its last measure younger than the check interval: 1 s
+    # (measured every 0.5 s) leaves a loaded machine's monitor thread room, which 0.05 s did not.
+    router, measuring, release, threads = _router_with_a_standby_that_hangs(tmp_path, standbys=2, check_interval_s=1.0)
     router.start_monitor()
+    hung, fine = router.standbys
     try:
         assert measuring.wait(30)
-        time.sleep(0.2)
-        hung, fine = router.standbys
+        # Until the hung one's first measure is stale, and the fine one measured again meanwhile.
+        _until(lambda: time.monotonic() - hung.checked_at > router.check_interval_s)
+        _until(lambda: threads.count("shredcat-standby-check-1") > 2)
         for _ in range(4):
             _select_one(router)
         assert (hung.reads, fine.reads) == (0, 4)

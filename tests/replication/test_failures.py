@@ -21,6 +21,7 @@ from tests.replication.conftest import (
     plan_all,
     replicated_catalog,
     standby_catalog,
+    until,
 )
 from tests.support.standby import Pair
 
@@ -41,6 +42,17 @@ def _wait_state(cat: Catalog, state: str, timeout: float = 30.0) -> None:
     raise AssertionError(f"the standby is {cat.reads.standbys[0].state}, not {state}")
 
 
+def _stop_once_sleeping(pair: Pair) -> None:
+    """Stop ``pair``'s standby (immediate) as soon as a ``pg_sleep`` runs on it."""
+    until(
+        lambda: pair.standby.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(60)%'"
+        )[0][0],
+        "the read's pg_sleep running on the standby",
+    )
+    pair.standby.stop(mode="immediate")
+
+
 def test_a_standby_stopped_mid_request_is_skipped_and_the_read_answered_by_the_primary(
     own_pair: Pair, events: list[str]
 ) -> None:
@@ -59,8 +71,12 @@ def test_a_standby_stopped_mid_request_is_skipped_and_the_read_answered_by_the_p
                 conn.exec_driver_sql("SELECT pg_sleep(60)")
             return repo.table_infos(conn, "lake", "events")[0].live_file_count
 
-        threading.Timer(0.5, own_pair.standby.stop, kwargs={"mode": "immediate"}).start()
+        # Stopped once its pg_sleep is seen running there (a timer could fire before the read
+        # reached the standby on a loaded machine, and the read would never meet the stop).
+        stopper = threading.Thread(target=_stop_once_sleeping, args=(own_pair,), daemon=True)
+        stopper.start()
         assert cat.reads.read(slow_read) == 5
+        stopper.join(60)
         assert answered_on == [str(own_pair.standby.port), str(own_pair.primary.port)]
         assert cat.reads.standbys[0].state == "down"
         # Later reads go straight to the primary while the standby is down...
@@ -111,11 +127,9 @@ def test_a_promoted_standby_is_never_read_again_when_a_monitor_measures(own_pair
     try:
         cat.register("lake", "events", events[:2])
         own_pair.wait_replayed()
-        for _ in range(100):  # until the standby answers one (a measure fresh at the read's start)
-            assert plan_all(cat) == events[:2]
-            if cat.reads.standbys[0].reads:
-                break
-            time.sleep(0.02)
+        # Until the standby answers one (a measure fresh at the read's start): polled for as long
+        # as until() allows, not a count of tries a loaded machine's monitor may not meet.
+        until(lambda: plan_all(cat) == events[:2] and cat.reads.standbys[0].reads, "a plan answered by the standby")
         assert cat.reads.standbys[0].reads == 1
         own_pair.standby.promote()
         cat.register("lake", "events", events[2:])
@@ -191,11 +205,17 @@ def test_the_server_keeps_answering_while_its_standby_stops_and_comes_back(
 
         for _ in range(3):
             plan_ok()  # the pool now holds connections to the standby
+        # The monitor's first measure is taken in the background as the server starts: on a
+        # loaded machine it may come after the plans (the state is 'unknown' until then).
+        until(lambda: standby_health()["state"] == "ok", "measured ok")
         healthy = standby_health()
         assert healthy["state"] == "ok" and healthy["lag-seconds"] is not None and healthy["measured-seconds-ago"] >= 0
         own_pair.standby.stop("immediate")
         for _ in range(3):
             plan_ok()
+        # Marked down by a plan that tried it, or else by the monitor's next measure (reads skip a
+        # measure older than the check interval, which a loaded machine's monitor may leave).
+        until(lambda: standby_health()["state"] == "down", "marked down")
         down = standby_health()
         assert down["state"] == "down" and down["lag-seconds"] is None
         text = http.get("/metrics", headers=READER).text

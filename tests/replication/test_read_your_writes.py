@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from sqlalchemy import event
 from service.catalog.replicas import _NEWEST_SNAPSHOT
 from service.errors import NotFoundError
 from service.pruning.parse_sql import parse_sql
-from tests.replication.conftest import ALL, ReplicatedCatalog, plan_all, standby_catalog
+from tests.replication.conftest import ALL, ReplicatedCatalog, plan_all, standby_catalog, until
 from tests.support.standby import Pair
 
 warnings.filterwarnings("ignore", message=".*httpx2.*")
@@ -122,8 +121,15 @@ def test_the_client_passes_its_own_commits_snapshot(
         read_database_urls=[repl.standby_url],
         read_max_lag_s=60,
         read_wait_s=0.2,
+        # The reader's plans must find the standby fit: a monitored one is only while its last
+        # measure is younger than the check interval, which 1 s (measured every 0.5 s) does not
+        # leave a loaded machine (a stale measure sends the plan to the primary, and its answer
+        # holds the writer's commit).
+        read_check_interval_s=3.0,
     )
     with TestClient(create_app(settings)) as http:
+        reads = http.app.state.ctx.catalog.reads  # type: ignore[attr-defined]
+        until(lambda: reads.standbys[0].state == "ok", "measured ok")  # the first measure is the monitor's
         writer = ShredcatClient(http=http, token=TOKENS["admin"])
         other = ShredcatClient(http=http, token=TOKENS["reader"])
         first = writer.commit("lake", "events", paths=events[:2], create_if_missing=True)
@@ -161,10 +167,7 @@ def test_the_dashboard_shows_each_standbys_lag(repl: ReplicatedCatalog, events: 
         # The page shows the server's monitor's last measure (it measures nothing itself): the
         # first one is taken in the background as the server starts.
         reads = http.app.state.ctx.catalog.reads  # type: ignore[attr-defined]
-        for _ in range(300):
-            if reads.standbys[0].state == "ok":
-                break
-            time.sleep(0.05)
+        until(lambda: reads.standbys[0].state == "ok", "measured ok")
         html = http.get("/admin", headers={**ADMIN, "Accept": "text/html"}).text
     # The lag is an upper bound from the primary's last reading (its age when the standby was
     # measured), so its value depends on the machine's timing: the page must show it, whatever it is.
