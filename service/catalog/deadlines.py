@@ -28,9 +28,13 @@ connection; the client deadline is :data:`GRACE_S` later, for one that does not 
 **The primary** (``shared_with_writes``): its sessions also write, so only its read transactions
 (:func:`service.catalog.db.transaction` with ``write=False``, :func:`arm_read`) are armed, with the
 standbys' client deadline (the read timeout and :data:`GRACE_S`: one bound for a read on any
-database, and a loaded primary is not given up on sooner than a standby), and its sessions get no ``statement_timeout`` (so a primary that is slow but
-alive runs a read the client gave up on until it next sends; a new connection's first queries,
-reads too, are armed). Writes (commits,
+database, and a loaded primary is not given up on sooner than a standby; a new connection's first
+queries, reads too, are armed). Its sessions get no ``statement_timeout`` (writes share them), but
+each armed read transaction does, at the read timeout (``SET LOCAL``, sent in the same message as
+its ``BEGIN``: no round trip of its own), so a primary that is slow but alive stops a read the
+client would give up on, rather than run it on for nobody while it is struggling; the read then
+fails as unresponsive (a ``QueryCanceled`` that :func:`gave_up` knows: the connection is rolled
+back and kept). Writes (commits,
 removals, migrations, ``ANALYZE``) keep no client deadline, on purpose: a socket shut while a
 COMMIT is under way leaves its outcome unknown to the client (a write without an idempotency key,
 such as a removal or the CLI's, could not be replayed safely), a migration or a 10,000-file commit
@@ -62,6 +66,7 @@ from sqlalchemy.engine import Connection, Engine
 
 if TYPE_CHECKING:
     import psycopg
+    from psycopg.abc import PQGen
 
 #: Seconds the client waits past the server's own ``statement_timeout`` before it closes the
 #: connection: the server's cancel (the connection kept) comes first from a standby that runs.
@@ -169,8 +174,13 @@ WATCHDOG = Watchdog()
 def with_statement_timeout(options: str | None, timeout_s: float) -> str:
     """libpq ``options`` that set ``statement_timeout`` to ``timeout_s``, before ``options`` (so
     that a ``statement_timeout`` the URL sets itself wins)."""
-    mine = f"-c statement_timeout={max(1, round(timeout_s * 1000))}"
+    mine = f"-c statement_timeout={_ms(timeout_s)}"
     return f"{mine} {options}" if options else mine
+
+
+def _ms(timeout_s: float) -> int:
+    """``timeout_s`` as a ``statement_timeout`` (milliseconds; 0 would mean none)."""
+    return max(1, round(timeout_s * 1000))
 
 
 #: The engines :func:`install` has given a deadline (a second install is a no-op).
@@ -180,9 +190,8 @@ _installed: weakref.WeakSet[Engine] = weakref.WeakSet()
 def install(engine: Engine, timeout_s: float, *, label: str, shared_with_writes: bool = False) -> None:
     """Give ``engine``'s connections (PostgreSQL only; others are left as they are) a
     ``statement_timeout`` of ``timeout_s`` and a client deadline :data:`GRACE_S` later on each
-    wait. ``shared_with_writes`` (the primary's engine): no ``statement_timeout``, and the same
-    deadline in read transactions only (:func:`arm_read`; see the module
-    docstring). Call it before the engine connects (connections opened before keep no deadline);
+    wait. ``shared_with_writes`` (the primary's engine): both in read transactions only
+    (:func:`arm_read`; the ``statement_timeout`` set local to each; see the module docstring). Call it before the engine connects (connections opened before keep no deadline);
     once per engine: the first call's settings stay."""
     if engine.dialect.name != "postgresql" or engine in _installed:
         return
@@ -201,6 +210,7 @@ def install(engine: Engine, timeout_s: float, *, label: str, shared_with_writes:
         if shared_with_writes:
             # Armed until the dialect's first queries on it (reads) are done: see _connected.
             conn.read_deadline_s = conn.deadline_s
+            conn.read_timeout_ms = _ms(timeout_s)
         conn.label = label
         return conn
 
@@ -250,6 +260,7 @@ def arm_read(conn: Connection) -> Any:
     deadline_s = getattr(dbapi, "read_deadline_s", None)
     if deadline_s is None:
         return None
+    # Also what makes its BEGIN set the statement timeout (DeadlineConnection._start_query).
     dbapi.deadline_s = deadline_s  # type: ignore[union-attr]  # not None: it held read_deadline_s (above)
     return dbapi
 
@@ -274,7 +285,7 @@ def _deadline_connection_class() -> type[psycopg.Connection[Any]]:
     """The psycopg connection class whose waits are armed (built on first use, so that importing
     this module imports no driver)."""
     if "connection" not in _classes:
-        _classes["connection"], _classes["error"] = _build_classes()
+        _classes["connection"], _classes["error"], _classes["timed_out"] = _build_classes()
     return _classes["connection"]
 
 
@@ -285,23 +296,46 @@ def no_answer_error() -> type[Exception]:
 
 
 def gave_up(error: BaseException | None) -> bool:
-    """Whether ``error`` (a driver error) is a wait that passed its deadline (without importing
-    the driver: before any deadline is installed, none can have)."""
+    """Whether ``error`` (a driver error) is a wait that passed its deadline, or a read the
+    primary cancelled at its read timeout (without importing the driver: before any deadline is
+    installed, none can have)."""
     cls = _classes.get("error")
-    return cls is not None and isinstance(error, cls)
+    return cls is not None and isinstance(error, (cls, _classes["timed_out"]))
 
 
-def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
+def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception], type[Exception]]:
     import psycopg
-    from psycopg.abc import PQGen, PQGenConn
+    from psycopg.abc import PQGenConn
 
     class NoAnswer(psycopg.OperationalError):
         """The server did not answer a wait within the connection's deadline: it was closed."""
 
+    class TimedOut(psycopg.errors.QueryCanceled):
+        """The primary cancelled a read at the statement timeout its transaction set: its
+        SQLSTATE (57014) is kept, so the transaction is rolled back and the connection pooled."""
+
     class DeadlineConnection(psycopg.Connection[Any]):
         #: Seconds each wait may take (set by :func:`install`'s connect).
         deadline_s: float | None = None
+        #: The primary's: the ``statement_timeout`` set local to each armed read transaction.
+        read_timeout_ms: int | None = None
         label = "the database"
+
+        def _start_query(self) -> PQGen[None]:
+            timeout_ms = self.read_timeout_ms
+            if timeout_ms is None or self.deadline_s is None or self._autocommit:
+                return (yield from super()._start_query())
+            if self.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                return None  # in a transaction already: nothing to start
+            begin = self._get_tx_start_command()
+            set_local = b"SET LOCAL statement_timeout = %d" % timeout_ms
+            if self._pipeline:  # both queued: sent together with what follows
+                yield from self._exec_command(begin)
+                yield from self._exec_command(set_local)
+                yield from self._pipeline._sync_gen()
+                return None
+            # One message of two statements (the simple query protocol): one round trip for both.
+            return (yield from _commands(self, begin + b"; " + set_local))
 
         @classmethod
         def _connect_gen(cls, *args: Any, **kwargs: Any) -> PQGenConn[Any]:
@@ -316,6 +350,9 @@ def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
         def wait(self, gen: PQGen[Any], *args: Any, **kwargs: Any) -> Any:
             if self.deadline_s is None:
                 return super().wait(gen, *args, **kwargs)
+            # Before the generator's first step, which sends the statement: the server's timeout
+            # cannot have started earlier (the thread may be descheduled before it arms).
+            began = time.monotonic() if self.read_timeout_ms is not None else 0.0
             try:
                 first = next(gen)
             except StopIteration as done:
@@ -328,12 +365,39 @@ def _build_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
             except BaseException as e:
                 if WATCHDOG.disarm(armed) and isinstance(e, psycopg.OperationalError):
                     raise NoAnswer(f"{self.label} did not answer within {self.deadline_s:g} s: connection closed") from e
+                timeout_s = self._timed_out(began) if isinstance(e, psycopg.errors.QueryCanceled) else None
+                if timeout_s is not None:
+                    raise TimedOut(f"{self.label} did not answer within {timeout_s:g} s: it cancelled the read") from e
                 raise
             if WATCHDOG.disarm(armed):  # it answered just as the deadline passed: its socket is shut
                 self.close()
             return result
 
-    return DeadlineConnection, NoAnswer
+        def _timed_out(self, began: float) -> float | None:
+            """The statement timeout (seconds) when a cancel of a read ending now, its wait begun
+            at ``began``, is its doing (the wait has lasted that long; an administrator's cancel
+            before it is left as it is)."""
+            if self.read_timeout_ms is None:
+                return None
+            timeout_s = self.read_timeout_ms / 1000
+            return timeout_s if time.monotonic() - began >= timeout_s else None
+
+    return DeadlineConnection, NoAnswer, TimedOut
+
+
+def _commands(conn: psycopg.Connection[Any], commands: bytes) -> PQGen[None]:
+    """Send ``commands`` (statements without results, such as ``BEGIN``) in one simple-query
+    message and check each one's result (psycopg's own ``_exec_command`` takes one statement)."""
+    from psycopg import errors, generators, pq
+
+    conn.pgconn.send_query(commands)
+    results = yield from generators.execute(conn.pgconn)
+    for result in results:
+        if result.status == pq.ExecStatus.FATAL_ERROR:
+            raise errors.error_from_result(result, encoding=conn.pgconn._encoding)
+        if result.status != pq.ExecStatus.COMMAND_OK:
+            raise errors.InterfaceError(f"unexpected result {pq.ExecStatus(result.status).name} from {commands!r}")
+    return None
 
 
 def _answered_by(

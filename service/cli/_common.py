@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING
 
 from service import limits
@@ -139,6 +139,49 @@ def open_catalog(args: argparse.Namespace) -> Catalog:
         catalog.close()
         raise
     return catalog
+
+
+def open_created_catalog(args: argparse.Namespace, opened: ExitStack) -> Catalog:
+    """:func:`open_catalog` (in ``opened``) for an embedded SQLite catalog a writing command found
+    missing: created and migrated now, and removed again (with its ``-wal``, ``-shm`` and
+    ``-journal`` files) when the command then fails, so that a failed command leaves no state. Only
+    a file this call creates, and only while none of its tables holds a row: another process may
+    have created it, or committed to it, meanwhile."""
+    from service.catalog.db import normalize_url
+
+    path = normalize_url(catalog_settings(args.database_url)[0]).database
+    if path not in (None, "", ":memory:") and not os.path.exists(path):
+
+        def remove_on_failure(exc_type: type[BaseException] | None, *_: object) -> bool:
+            if exc_type is not None:
+                _remove_if_empty(str(path))
+            return False  # the failure goes on
+
+        # Pushed first: it runs after the catalog (entered next) has closed its connections.
+        opened.push(remove_on_failure)
+    return opened.enter_context(open_catalog(args))
+
+
+def _remove_if_empty(path: str) -> None:
+    """Remove the SQLite catalog at ``path`` and its side files when it holds nothing but its
+    schema (the migrations' revision); a file that cannot be read now (locked by another process)
+    is left as it is."""
+    import sqlite3
+    from contextlib import closing, suppress
+    from pathlib import Path
+
+    try:
+        with closing(sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)) as c:
+            tables = c.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%' AND name != 'alembic_version'"
+            ).fetchall()
+            if any(c.execute(f'SELECT 1 FROM "{name}" LIMIT 1').fetchone() for (name,) in tables):
+                return
+    except sqlite3.Error:
+        return
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with suppress(FileNotFoundError):
+            os.remove(path + suffix)
 
 
 @contextmanager

@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_commit(args: argparse.Namespace) -> int:
-    from service.cli._common import normalize_source, open_catalog, split_table
+    from service.cli._common import normalize_source, open_created_catalog, split_table
     from service.errors import ShredcatError
     from service.storage import expand_sources
 
@@ -198,8 +198,8 @@ def _run_commit(args: argparse.Namespace) -> int:
             catalog = _checked_catalog(args, ns, table, opened)
             sources = list(dict.fromkeys(normalize_source(p) for p in expand_sources(args.paths)))
             files = _extract_all(sources, args.workers)
-            if catalog is None:  # created only now: a file that cannot be read leaves none behind
-                catalog = opened.enter_context(open_catalog(args))
+            if catalog is None:  # created only now: a file that cannot be read leaves none behind,
+                catalog = open_created_catalog(args, opened)  # nor does a commit that fails
             # Extracted here from the files: a live file whose stored stats differ is restated.
             # A missing table is created in the commit's transaction.
             result = catalog.register(

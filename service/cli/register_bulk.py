@@ -39,7 +39,7 @@ Extracted = Callable[[list[str], "int | None", int], Generator["list[FileStats]"
 def run_bulk(args: argparse.Namespace, *, checked_catalog: CheckedCatalog, extracted: Extracted) -> int:
     """``checked_catalog`` and ``extracted`` are the plain register's (passed in, so that this
     module, which ``service.cli.register`` runs, imports nothing of it back)."""
-    from service.cli._common import normalize_source, open_catalog, split_table
+    from service.cli._common import normalize_source, open_created_catalog, split_table
     from service.errors import ShredcatError
     from service.storage import expand_sources
 
@@ -52,8 +52,8 @@ def run_bulk(args: argparse.Namespace, *, checked_catalog: CheckedCatalog, extra
             size = _batch_size(args, catalog)
             batches = opened.enter_context(closing(extracted(sources, args.workers, size)))
             first = next(batches, [])
-            if catalog is None:  # created only now: a file of the first batch that cannot be read leaves none
-                catalog = opened.enter_context(open_catalog(args))
+            if catalog is None:  # created only now: a file of the first batch that cannot be read leaves none,
+                catalog = open_created_catalog(args, opened)  # nor does a load that fails later
             result = catalog.bulk_load(ns, table, chain([first], batches), create=True)
     except ShredcatError as e:
         print(f"shredcat register: {e.message}", file=sys.stderr)

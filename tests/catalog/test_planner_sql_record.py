@@ -17,7 +17,9 @@ are recorded: those whose SQL the planner's one execute helper compiled
 (``before_cursor_execute``: the helper runs them with ``exec_driver_sql``, which fires no
 ``before_execute``). The recording of 2026-11-28 (the planner's text builder) was replaced by
 the Core build's in issue 33 item 3: same answers, same statements per case, same plans
-(docs/benchmarks-history.md).
+(docs/benchmarks-history.md). Point lists padded to powers of two (:func:`service.catalog.planner.sql.padded`)
+re-recorded it: same answers and statements per case, each plan the same or the same with the
+padding's repeated probes (the comparison's ``plans_padded_only``).
 """
 
 from __future__ import annotations

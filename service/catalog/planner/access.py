@@ -86,7 +86,7 @@ def first_rows(planner: Planner, condition: Condition, after: int, page_size: in
     if scan is not None:
         page.rows = scan_rows(page, scan, after, want, [Run(after + 1, INT64_MAX, planner.t.live_file_count, 0.0)])
         return page
-    planner.terms = 0
+    planner.restart_terms()
     test = planner.file_filter(condition, "f")
     probe = STRING_PROBE_WINDOW if shaped else PROBE_WINDOW
     rows, walked, last = routes.walk(planner, test, after, probe, want)

@@ -13,11 +13,14 @@ from sqlalchemy import Connection
 
 from service.catalog.planner.shapes import Shape
 from service.catalog.planner.sql import (
+    MAX_PAD_TERMS,
     MAX_POINT_PROBES,
     MAX_SQL_TERMS,
     SQLITE_POINT_PROBES,
     VARIANT_STATS,
     Binds,
+    padded,
+    padded_length,
     run,
 )
 from service.pruning.conditions import (
@@ -66,6 +69,8 @@ class StatementContext(Protocol):
     binds: Binds
     current: bool
     terms: int
+    #: UNION terms the statement's point lists were padded with (:meth:`RowClauses.visit_any_point`).
+    padded: int
     #: :meth:`RowClauses.narrow_side`'s answers, by (stats table, path_id, lo key, hi key).
     side_probes: dict[tuple[str, int, Any, Any], str | None]
 
@@ -100,6 +105,8 @@ class RowClauses(TestVisitor[list[Shape]]):
         #: Rows read by key (the set plan's branches), not looked up per file on the primary
         #: key: a string range's index side is then chosen (:meth:`narrow_side`).
         self.steer = steer
+        #: Branches these clauses added to pad point lists: not counted as the plan's terms.
+        self.padding = 0
 
     def key(self, v: Bound) -> Any:
         t = self.row.shredded_type
@@ -239,19 +246,41 @@ class RowClauses(TestVisitor[list[Shape]]):
     def visit_any_point(self, t: AnyPoint) -> list[Shape]:
         # Each branch once, in order of first appearance (a dict: comparing nested tuples one by
         # one cost ~6 ms of CPU for 200 points).
+        # What is chosen (a branch per point or not, the term budget) is by the points themselves;
+        # only the branches written are padded to a power of two (sql.padded: fewer shapes to
+        # compile).
         out: dict[Shape, None] = {}
         if len(t.points) <= MAX_POINT_PROBES or self._sqlite_branches(len(t.points)):
             for p in t.points:
                 out.update(dict.fromkeys(self._range(p, p, True, True)))
+            self._pad_branches(t.points, out)
             return list(out)
         # Many points: one branch whose OR the database evaluates row by row (no index side to
-        # choose, so no probe per point).
+        # choose, so no probe per point). Not padded: SQLite's expression depth (1,000) ends an
+        # OR of 450 points padded to 512.
         ranges = []
         for p in t.points:
             first, *rest = self._range(p, p, True, True, steer=False)
             ranges.append(first)
             out.update(dict.fromkeys(rest))
         return [("or", *ranges), *out]
+
+    def _pad_branches(self, points: tuple[Bound, ...], out: dict[Shape, None]) -> None:
+        """Adds to ``out`` the branches of the last point again, up to :func:`padded_length`
+        points (each with its own bind positions: a shape names positions, and a length's
+        shape must not depend on which values repeat), within the statement's
+        :data:`MAX_PAD_TERMS`. A point without a typed key adds no branch (its branch is the
+        constant one already there)."""
+        extra = padded_length(len(points)) - len(points)
+        planner = self.planner
+        if not extra or planner.padded + extra > MAX_PAD_TERMS:
+            return
+        before, last = len(out), points[-1]
+        for _ in range(extra):
+            out.update(dict.fromkeys(self._range(last, last, True, True)))
+        added = len(out) - before
+        planner.padded += added
+        self.padding += added
 
     def _sqlite_branches(self, n: int) -> bool:
         """Whether SQLite answers ``n`` points with a branch each: up to
@@ -296,6 +325,9 @@ class RowClauses(TestVisitor[list[Shape]]):
         keys = [self.key(v) for v in t.values]
         if not keys or any(k is None for k in keys):
             return [VALUES]
-        out: list[Shape] = [("and", VALUES, ("notall", "s", fam, tuple(self.binds(k) for k in keys)))]
+        # Padded as a point list (fresh positions: see _pad_branches); a longer list is left as it
+        # is, far from the drivers' bind limits (SQLite's 32,766, PostgreSQL's 65,535).
+        ids = tuple(self.binds(k) for k in (padded(keys) if len(keys) <= MAX_POINT_PROBES else keys))
+        out: list[Shape] = [("and", VALUES, ("notall", "s", fam, ids))]
         return out + (self._nan_branches() if t.nan_matches else [])
 

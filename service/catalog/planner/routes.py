@@ -27,7 +27,7 @@ class Page:
     def candidate_sql(self) -> Shape:
         """The set plan's SELECT of every candidate (built on first use)."""
         if self._cand_sql is None:
-            self.planner.terms = 0
+            self.planner.restart_terms()
             self._cand_sql = self.planner.build(self.condition)
         return self._cand_sql
 

@@ -76,10 +76,16 @@ class Planner(ConditionVisitor[Shape]):
         #: The catalog's metadata cache (paths' dictionary rows, object shapes), if any.
         self.cache = cache
         self.terms = 0
+        #: The terms point lists were padded with (:meth:`RowClauses.visit_any_point`), not counted.
+        self.padded = 0
         #: Per leaf key: the object shapes at each step of its path (planner.absent).
         self.absent_cache: dict[tuple[str, str | None], tuple[StepShapes, ...]] = {}
         #: Which key index a bounded string range reads on SQLite (:meth:`RowClauses.narrow_side`).
         self.side_probes: dict[tuple[str, int, Any, Any], str | None] = {}
+
+    def restart_terms(self) -> None:
+        """A new statement: its terms and padding are counted from none."""
+        self.terms = self.padded = 0
 
     def count(self, n: int) -> None:
         self.terms += n
@@ -191,14 +197,16 @@ class Planner(ConditionVisitor[Shape]):
 
     def _leaf_parts(
         self, c: LeafCondition, joins: list[Shape] | None = None
-    ) -> tuple[list[tuple[int, Shape]], bool, str]:
+    ) -> tuple[list[tuple[int, Shape]], bool, str, int]:
         """(path_id, WHERE clause) per branch over stats rows, whether files without a stats row
-        for the key must be added (they are kept: nothing is known there), and the stats table.
+        for the key must be added (they are kept: nothing is known there), the stats table, and
+        how many of the branches only pad point lists (not counted as terms).
         With ``joins``, a long point list is appended there as one join (:meth:`RowClauses.point_join`)
         instead of a branch that ORs every point."""
         rows = self.paths(c.column, c.variant_path)
         table = COLUMN_STATS if c.variant_path is None else VARIANT_STATS
         parts = []
+        padding = 0
         for row in rows:
             test = c.test_for(row.shredded_type)
             clauses = RowClauses(self, row, steer=joins is not None)
@@ -208,7 +216,8 @@ class Planner(ConditionVisitor[Shape]):
                 parts += [(row.path_id, clause) for clause in clauses.unkeyed_branches()]
             else:
                 parts += [(row.path_id, clause) for clause in visit_test(test, clauses)]
-        return parts, not self.covers_every_file(c), table
+            padding += clauses.padding
+        return parts, not self.covers_every_file(c), table, padding
 
     def leaf_filter(
         self, c: LeafCondition, outer: str, *, uncovered_ok: bool = False, per_file: bool = False
@@ -223,12 +232,12 @@ class Planner(ConditionVisitor[Shape]):
         row of the path (a million for a predicate that keeps every file) before the first page
         can stop; an OFFSET in the subquery is what stops that rewrite (and means nothing else).
         """
-        parts, uncovered, table = self._leaf_parts(c)
+        parts, uncovered, table, padding = self._leaf_parts(c)
         if uncovered and not uncovered_ok:
             return None
         tests: list[Shape] = []
+        self.count(len(parts) - padding)
         for path_id, clause in parts:
-            self.count(1)
             pid = self.binds(path_id)
             tests.append(("row_exists", table, outer, pid, self.live("s"), clause, per_file))
         if uncovered:
@@ -259,10 +268,9 @@ class Planner(ConditionVisitor[Shape]):
 
     def visit_leaf(self, c: LeafCondition) -> Shape:
         branches: list[Shape] = []
-        parts, uncovered, table = self._leaf_parts(c, joins=branches)
-        self.count(len(branches))
+        parts, uncovered, table, padding = self._leaf_parts(c, joins=branches)
+        self.count(len(branches) + len(parts) - padding)
         for path_id, clause in parts:
-            self.count(1)
             pid = self.binds(path_id)
             branches.append(("branch", table, pid, self.live("s"), clause))
         if uncovered:
