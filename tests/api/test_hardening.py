@@ -40,7 +40,7 @@ def _no_internals(r: object) -> None:
 # --- catalog errors: 500 for mistakes, 503 for unavailability ----------------------------------
 
 
-def test_a_sql_mistake_is_a_500_with_no_internals(app_factory: Callable[..., TestClient], catalog_url: str) -> None:
+def test_a_sql_mistake_is_a_500_with_no_internals(catalog_url: str, app_factory: Callable[..., TestClient]) -> None:
     # A migrated catalog whose namespace table was renamed: listing namespaces names a missing table.
     engine = make_engine(catalog_url)
     try:
