@@ -250,6 +250,9 @@ def test_ctrl_c_during_a_duckdb_statement_is_a_keyboard_interrupt() -> None:
     received: list[BaseException] = []
     # From another thread, as a terminal's Ctrl-C comes (a Python SIGALRM handler that sent it
     # ran only once the statement had ended on its own: nothing was interrupted).
+    # Python's own handler, as in the CLI's process: an earlier test in this worker may have left
+    # another (a SparkContext installs one that first cancels its jobs through the JVM).
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     ctrl_c = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     ctrl_c.start()
     try:
@@ -259,6 +262,7 @@ def test_ctrl_c_during_a_duckdb_statement_is_a_keyboard_interrupt() -> None:
         received.append(e)
     finally:
         ctrl_c.cancel()
+        signal.signal(signal.SIGINT, handler)
     assert [type(e) for e in received] == [KeyboardInterrupt], received
     # DuckDB's own error, translated (not a KeyboardInterrupt raised before the statement began).
     assert isinstance(received[0].__context__, RuntimeError), received[0].__context__
