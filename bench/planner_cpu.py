@@ -12,10 +12,12 @@ PostgreSQL: a database ``bench_planner_cpu_<pid>`` on ``--admin-url``'s server, 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -78,27 +80,33 @@ def measure(url: str, repeat: int) -> dict[str, tuple[float, float]]:
         cat.close()
 
 
+@contextlib.contextmanager
+def catalog_url(backend: str, admin_url: str, name: str) -> Iterator[str]:
+    """An empty catalog database's URL for the block: a SQLite file in a temporary directory, or
+    the PostgreSQL database ``name`` created on ``admin_url``'s server and dropped afterwards."""
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory() as d:
+            yield f"sqlite:///{Path(d) / 'c.db'}"
+        return
+    admin = make_url(admin_url)
+    dsn = admin.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin.set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--admin-url", default=os.environ.get("SHREDCAT_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/test"))
     args = ap.parse_args()
-    if args.backend == "sqlite":
-        with tempfile.TemporaryDirectory() as d:
-            result = measure(f"sqlite:///{Path(d) / 'c.db'}", args.repeat)
-    else:
-        name = f"bench_planner_cpu_{os.getpid()}"
-        admin = make_url(args.admin_url)
-        dsn = admin.set(drivername="postgresql").render_as_string(hide_password=False)
-        with psycopg.connect(dsn, autocommit=True) as c:
-            c.execute(f'CREATE DATABASE "{name}"')
-        try:
-            url = admin.set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
-            result = measure(url, args.repeat)
-        finally:
-            with psycopg.connect(dsn, autocommit=True) as c:
-                c.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    with catalog_url(args.backend, args.admin_url, f"bench_planner_cpu_{os.getpid()}") as url:
+        result = measure(url, args.repeat)
     print(" ".join(f"{k}={med:.2f}/{least:.2f}" for k, (med, least) in result.items()))
 
 

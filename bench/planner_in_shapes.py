@@ -17,17 +17,13 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-import psycopg  # noqa: E402
-from sqlalchemy import make_url  # noqa: E402
-
-from bench.planner_cpu import _files  # noqa: E402
+from bench.planner_cpu import _files, catalog_url  # noqa: E402
 from service.catalog import Catalog  # noqa: E402
 from service.catalog.db import upgrade_to_head  # noqa: E402
 from service.catalog.planner import sql as planner_sql  # noqa: E402
@@ -65,21 +61,8 @@ def main() -> None:
     ap.add_argument("--db-prefix", default="bench_", help="the PostgreSQL database's name starts with it")
     args = ap.parse_args()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    if args.backend == "sqlite":
-        with tempfile.TemporaryDirectory() as d:
-            first, again, kept = measure(f"sqlite:///{Path(d) / 'c.db'}", args.max)
-    else:
-        name = f"{args.db_prefix}planner_in_{os.getpid()}"
-        admin = make_url(args.admin_url)
-        dsn = admin.set(drivername="postgresql").render_as_string(hide_password=False)
-        with psycopg.connect(dsn, autocommit=True) as c:
-            c.execute(f'CREATE DATABASE "{name}"')
-        try:
-            url = admin.set(drivername="postgresql+psycopg", database=name).render_as_string(hide_password=False)
-            first, again, kept = measure(url, args.max)
-        finally:
-            with psycopg.connect(dsn, autocommit=True) as c:
-                c.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    with catalog_url(args.backend, args.admin_url, f"{args.db_prefix}planner_in_{os.getpid()}") as url:
+        first, again, kept = measure(url, args.max)
     print(
         f"{args.backend}: lengths 1..{args.max}, first plans {sum(first):.0f} ms in all "
         f"(median {statistics.median(first):.2f} ms, max {max(first):.2f} ms); "
