@@ -149,8 +149,9 @@ def open_created_catalog(args: argparse.Namespace, opened: ExitStack) -> Catalog
     have created it, or committed to it, meanwhile."""
     from service.catalog.db import normalize_url
 
-    path = normalize_url(catalog_settings(args.database_url)[0]).database
-    if path not in (None, "", ":memory:") and not os.path.exists(path):
+    url = normalize_url(catalog_settings(args.database_url)[0])
+    path = url.database
+    if url.get_backend_name() == "sqlite" and path not in (None, "", ":memory:") and not os.path.exists(path):
 
         def remove_on_failure(exc_type: type[BaseException] | None, *_: object) -> bool:
             if exc_type is not None:

@@ -21,9 +21,7 @@ from service.limits import FileLimits
 from service.parquet.footer.read import count_schema_leaves, parse_file_metadata, schema_elements_stated
 from service.stats.extract import extract_file
 from tests.api.conftest import ADMIN, WRITER, app_factory, assert_error, warehouse  # noqa: F401
-
-SHREDCAT = [sys.executable, "-m", "service.cli"]
-
+from tests.support.cli import SHREDCAT
 
 
 @pytest.mark.parametrize(
